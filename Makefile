@@ -1,0 +1,127 @@
+# recce's build. `make` builds ./recce; `make check` installs what is
+# missing, builds and runs every test; `make demo` profiles the bundled
+# example server; `make bench` compares recce with perf (never in check).
+
+PREFIX ?= /usr/local
+CC ?= cc
+B ?= build
+PKGS := libdw libelf libprotobuf-c zlib
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+WARN := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wundef
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+SAN ?=
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) $(CFLAGS) $(SAN) \
+	-Isrc -I$(B) $(PKG_CFLAGS)
+LDLIBS = $(PKG_LIBS) -lstdc++ -lpthread -lm
+
+SRCS := $(wildcard src/*.c)
+CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/recce.c,$(SRCS))) \
+	$(B)/profile.pb-c.o $(B)/help-pages.o
+DOCS := $(wildcard docs/recce*.md)
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
+TARGET_SRCS := $(wildcard tests/targets/*.c)
+TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
+
+.PHONY: all deps check unit cli targets demo bench asan install clean format
+.DEFAULT_GOAL := all
+
+all: recce
+
+recce: $(B)/recce
+	cp $< $@
+
+$(B)/recce: $(B)/recce.o $(B)/librecce-core.a
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/librecce-core.a: $(CORE_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/profile.pb-c.c $(B)/profile.pb-c.h: proto/profile.proto | $(B)
+	protoc-c --proto_path=proto --c_out=$(B) $<
+
+$(B)/profile.pb-c.o: $(B)/profile.pb-c.c
+	$(CC) $(ALL_CFLAGS) -Wno-shadow -c -o $@ $<
+
+$(B)/help-pages.c: scripts/gen-help.sh $(DOCS) | $(B)
+	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
+
+$(B)/%.o: src/%.c $(B)/profile.pb-c.h | $(B)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/help-pages.o: $(B)/help-pages.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B):
+	mkdir -p $(B)/tests $(B)/targets
+
+-include $(wildcard $(B)/*.d)
+
+# Unit tests (cmocka), one binary per tests/unit/test-*.c.
+$(B)/tests/%: tests/unit/%.c $(B)/librecce-core.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librecce-core.a $(LDLIBS) -lcmocka
+
+# Test target programs: small, with frame pointers and debug info.
+$(B)/targets/%: tests/targets/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline-functions-called-once \
+		-pthread -o $@ $< -lm
+
+targets: $(TARGET_BINS) $(B)/targets/hot-stripped $(B)/ratchet $(B)/drive
+
+# The same hot target without symbols or debug info, for the stripped test.
+$(B)/targets/hot-stripped: $(B)/targets/hot
+	strip -o $@ $<
+
+# The demo server names its source relative to the tree, as a release
+# build would, so reports read examples/ratchet.c:LINE.
+$(B)/ratchet: examples/ratchet.c | $(B)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -ffile-prefix-map=$(CURDIR)=. -pthread \
+		-o $@ $<
+
+$(B)/drive: examples/drive.c | $(B)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+deps:
+	@sh scripts/install-deps.sh
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
+
+cli: recce targets
+	B=$(B) prove -v tests/cli/
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) cli
+
+demo: deps
+	$(MAKE) all $(B)/ratchet $(B)/drive
+	sh scripts/demo.sh
+
+bench: deps
+	$(MAKE) all
+	sh bench/run.sh
+
+asan: deps
+	$(MAKE) B=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit
+
+install: recce
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/recce
+	install -m 0755 recce $(DESTDIR)$(PREFIX)/bin/recce
+	install -m 0644 $(DOCS) README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
+
+format:
+	clang-format -i src/*.c src/*.h tests/unit/*.c tests/targets/*.c examples/*.c
+
+clean:
+	rm -rf build build-asan recce

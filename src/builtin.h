@@ -1,0 +1,13 @@
+/*
+ * The subcommands: one cmd_NAME() per file cmd-NAME.c. Each parses its own
+ * options, wires engine modules together, prints, and returns the exit
+ * status (0 success, 1 runtime error, 2 usage error).
+ */
+#ifndef RECCE_BUILTIN_H
+#define RECCE_BUILTIN_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * Messages and exits for the program side (subcommands), in git's style:
+ * messages start lowercase, say what went wrong first and quote the
+ * subject. Engine modules never call these; they return -errno codes that
+ * a subcommand turns into a message.
+ *
+ *   die("cannot open '%s': %s", path, strerror(errno));   exits 1
+ *   return error("no samples in '%s'", path);               prints, returns -1
+ *   usage_die("record", "-F must be between 1 and %d", max); exits 2
+ */
+#ifndef RECCE_USAGE_H
+#define RECCE_USAGE_H
+
+#include <stdint.h>
+
+#define RECCE_EXIT_ERROR 1
+#define RECCE_EXIT_USAGE 2
+
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) int error(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warning(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void note(const char *fmt, ...);
+
+/* A usage error of subcommand cmd: prints the message and a pointer to
+ * `recce CMD --help`, exits 2. */
+__attribute__((noreturn, format(printf, 2, 3))) void usage_die(const char *cmd, const char *fmt,
+							       ...);
+
+/* Parses a decimal integer in [min, max]; returns 0 or -1. */
+int parse_int(const char *s, long long min, long long max, long long *out);
+/* Parses a non-negative number of seconds, fractions allowed; returns 0 or -1. */
+int parse_seconds(const char *s, double *out);
+/* Parses "1,2,3" into a heap array of integers; returns the count or -1. */
+int parse_int_list(const char *s, int64_t **out);
+
+#endif
