@@ -1,0 +1,62 @@
+/*
+ * The process registry: for every process recce watches, the executable
+ * mappings of its address space, kept up to date from PERF_RECORD_MMAP2,
+ * FORK, COMM (exec) and EXIT records. Each file-backed mapping holds an
+ * open sym_file, so addresses can still be symbolized after the process
+ * exits or its binary is deleted or replaced.
+ *
+ * Ownership: procs_new() returns a heap object freed by procs_free(); it
+ * borrows the symbolizer, which must outlive it. Returned maps stay valid
+ * until the next change to that process.
+ */
+#ifndef RECCE_PROC_MAPS_H
+#define RECCE_PROC_MAPS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+struct sym_file;
+struct proc_registry;
+
+struct proc_map {
+	uint64_t start, end, pgoff;
+	const char *path;      /* as the kernel names it: file path, "[vdso]", "//anon" */
+	struct sym_file *file; /* NULL when not an ELF file we could open (anon, JIT) */
+	int prot;	       /* PROT_* bits */
+};
+
+struct proc_registry *procs_new(struct symbolizer *sym);
+void procs_free(struct proc_registry *r);
+
+/* Reads /proc/PID/maps and registers every executable mapping, opening
+ * files through /proc/PID/map_files/ when possible. Also records the
+ * process's uid and command name. Returns 0, -ESRCH if it does not exist. */
+int procs_scan(struct proc_registry *r, pid_t pid);
+
+/* A new mapping from a PERF_RECORD_MMAP2 record (non-executable ones are
+ * ignored). Returns 0 or -errno; an unopenable file is kept without a
+ * sym_file, not an error. */
+int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	       const char *path, int prot);
+
+/* The child starts with a copy of the parent's mappings. */
+int procs_fork(struct proc_registry *r, pid_t parent, pid_t child);
+
+/* An exec replaced the address space: drop all mappings of pid. */
+void procs_exec(struct proc_registry *r, pid_t pid);
+
+/* The mapping of pid that contains addr, or NULL. */
+const struct proc_map *procs_find(struct proc_registry *r, pid_t pid, uint64_t addr);
+
+/* All mappings of pid in address order; returns the count. */
+size_t procs_maps(struct proc_registry *r, pid_t pid, const struct proc_map **maps);
+
+/* The uid that owns pid (from the scan), or (uid_t)-1 if unknown. */
+uid_t procs_uid(struct proc_registry *r, pid_t pid);
+
+/* The command name (comm) of pid, or NULL. */
+const char *procs_comm(struct proc_registry *r, pid_t pid);
+int procs_set_comm(struct proc_registry *r, pid_t pid, const char *comm);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * The symbolizer: turns an address inside an ELF file into frames with
+ * function names and source file:line, inlined frames expanded, using
+ * elfutils (libdwfl/libdw). Files are opened once and shared by every
+ * process that maps them (cached by device and inode), so a fleet of
+ * processes running one binary costs one symbol table.
+ *
+ * Addresses given to symbolizer_lookup() are ELF virtual addresses (the
+ * link-time addresses of the file, as `nm` shows them); turn a runtime
+ * address into one with sym_file_offset_to_vaddr() on its file offset
+ * (address - mapping start + mapping offset).
+ *
+ * Separate debug files are found by build-id (/usr/lib/debug/.build-id/)
+ * and by .gnu_debuglink. C++ and Rust names are demangled (Rust's hash
+ * suffix is dropped). The [vdso] is symbolized from recce's own vDSO, which
+ * is the same image for every process on this kernel.
+ *
+ * Names: inlined frames are named from DWARF; the outermost frame (the
+ * function the code really is in) from the symbol table, which tells
+ * clones such as "foo.cold" apart, without a symbol version ("memcpy" for
+ * "memcpy@@GLIBC_2.14"; system_name keeps it). Of several symbols at one
+ * address the public one wins ("qsort" over "__libc_qsort"). Only code
+ * symbols name addresses: an address in data is unknown (0 frames).
+ *
+ * Ownership: every string returned (frames, paths, build-ids) is owned by
+ * the symbolizer and lives until symbolizer_free(). A sym_file is owned by
+ * the symbolizer too. The symbolizer is not thread-safe.
+ */
+#ifndef RECCE_SYMBOLIZE_H
+#define RECCE_SYMBOLIZE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+struct sym_file;
+
+/* One frame; lookups return frames innermost first (inlined leaf first). */
+struct sym_frame {
+	const char *function;	 /* demangled name; NULL if no symbol covers the address */
+	const char *system_name; /* name as in the symbol table; NULL if none */
+	const char *file;	 /* source file; NULL if no line info */
+	int line;		 /* 0 if unknown */
+};
+
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Opens an ELF file, or returns the cached one with the same device and
+ * inode. fd, if >= 0, is an open descriptor of the file (for example from
+ * /proc/PID/map_files/, which works even when the file was deleted); it is
+ * duplicated, the caller keeps its own. path names the file in output and
+ * is where the file is read from when fd < 0.
+ * Returns 0 and *out, or -errno (-ENOEXEC if the file is not an ELF
+ * executable or shared object). A file rewritten in place (same inode,
+ * new size or time) is opened anew; the old sym_file stays valid.
+ */
+int symbolizer_open(struct symbolizer *s, const char *path, int fd, struct sym_file **out);
+
+/* The vDSO of this kernel, as a sym_file. Returns 0 or -errno. */
+int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out);
+
+const char *sym_file_path(const struct sym_file *f);
+const char *sym_file_build_id(const struct sym_file *f); /* lowercase hex, "" if none */
+int sym_file_fd(const struct sym_file *f);		 /* stays open for the symbolizer's life */
+int sym_file_has_debuginfo(const struct sym_file *f);	 /* DWARF lines available */
+
+/* ELF type of the file: ET_EXEC or ET_DYN (from <elf.h>). */
+int sym_file_elf_type(const struct sym_file *f);
+
+/* Converts a file offset into the ELF virtual address through the PT_LOAD
+ * program headers. Returns 0, or -ENOENT if no loadable segment covers it. */
+int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t *vaddr);
+
+/*
+ * Resolves vaddr in f. Fills at most max frames, innermost first, and
+ * returns how many (>= 1 when a symbol covers vaddr: a function name without
+ * line info still gives one frame), 0 when nothing is known, -errno on error.
+ * For a return address taken from a call stack, pass the address minus one
+ * so the line is the call's, not the next statement's.
+ */
+int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+		      struct sym_frame *frames, int max);
+
+/* Looks a function symbol up by name in f: the name as in the symbol table
+ * (a version suffix may be left out), else demangled, else demangled
+ * without its parameter list ("ns::f" for "ns::f(int)"). Returns 0 and its
+ * vaddr and size (size may be NULL), or -ENOENT. Used by tracing later. */
+int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
+			   uint64_t *vaddr, uint64_t *size);
+
+#endif

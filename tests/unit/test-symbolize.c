@@ -1,0 +1,428 @@
+/*
+ * Unit tests of the symbolizer on code whose truth we know: functions of
+ * this very test program (names, file:line, an inlined call expanded into
+ * two frames), libstdc++ (C++ names), the vDSO, a deleted copy of this
+ * program, and files that are not ELF. Lines are captured with __LINE__
+ * next to the calls whose return addresses are looked up, so the tests
+ * hold at any optimisation level.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+#if defined(__clang__)
+#define NOIPA __attribute__((noinline, used))
+#else
+#define NOIPA __attribute__((noipa, used))
+#endif
+
+static volatile uintptr_t captured_ret;
+static volatile int captured_line, leaf_call_line, sink;
+
+/* Records its return address: a point inside the caller at a known line. */
+NOIPA static void capture(int line)
+{
+	captured_ret = (uintptr_t)__builtin_return_address(0);
+	captured_line = line;
+}
+
+NOIPA int recce_test_known_function(int x)
+{
+	capture(__LINE__);
+	return x + sink;
+}
+
+static inline __attribute__((always_inline)) void recce_test_inlined_leaf(int call_line)
+{
+	leaf_call_line = call_line;
+	capture(__LINE__);
+	sink++;
+}
+
+NOIPA void recce_test_outer(void)
+{
+	recce_test_inlined_leaf(__LINE__);
+	sink++;
+}
+
+static char self_path[4096];
+static uintptr_t self_bias;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	self_bias = info->dlpi_addr;
+	return 1; /* the first object is the program itself */
+}
+
+/* Link-time address of a runtime address in this program. */
+static uint64_t self_vaddr(uintptr_t addr)
+{
+	return addr - self_bias;
+}
+
+static int setup(void **state)
+{
+	if (!realpath("/proc/self/exe", self_path))
+		return -1;
+	dl_iterate_phdr(find_self, NULL);
+	*state = symbolizer_new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	symbolizer_free(*state);
+	return 0;
+}
+
+static struct sym_file *open_self(struct symbolizer *s)
+{
+	struct sym_file *f = NULL;
+
+	assert_int_equal(symbolizer_open(s, self_path, -1, &f), 0);
+	assert_non_null(f);
+	return f;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static void test_function_and_line(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	struct sym_frame fr[8];
+
+	recce_test_known_function(1);
+	/* A return address: minus one lands inside the call instruction. */
+	int n = symbolizer_lookup(s, f, self_vaddr(captured_ret) - 1, fr, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(fr[0].function, "recce_test_known_function");
+	assert_string_equal(fr[0].system_name, "recce_test_known_function");
+	assert_non_null(fr[0].file);
+	assert_true(ends_with(fr[0].file, "test-symbolize.c"));
+	assert_int_equal(fr[0].line, captured_line);
+
+	/* The entry point is in the function too. */
+	n = symbolizer_lookup(s, f, self_vaddr((uintptr_t)recce_test_known_function), fr, 8);
+	assert_int_equal(n, 1);
+	assert_string_equal(fr[0].function, "recce_test_known_function");
+	assert_int_equal(sym_file_has_debuginfo(f), 1);
+}
+
+static void test_inlined_frames(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	struct sym_frame fr[8];
+
+	recce_test_outer();
+	int n = symbolizer_lookup(s, f, self_vaddr(captured_ret) - 1, fr, 8);
+	assert_int_equal(n, 2);
+	assert_string_equal(fr[0].function, "recce_test_inlined_leaf");
+	assert_int_equal(fr[0].line, captured_line);
+	assert_true(ends_with(fr[0].file, "test-symbolize.c"));
+	assert_string_equal(fr[1].function, "recce_test_outer");
+	assert_int_equal(fr[1].line, leaf_call_line);
+	assert_true(ends_with(fr[1].file, "test-symbolize.c"));
+
+	/* max bounds the frames, innermost first; 0 asks for none. */
+	struct sym_frame one;
+	assert_int_equal(symbolizer_lookup(s, f, self_vaddr(captured_ret) - 1, &one, 1), 1);
+	assert_string_equal(one.function, "recce_test_inlined_leaf");
+	assert_int_equal(symbolizer_lookup(s, f, self_vaddr(captured_ret) - 1, NULL, 0), 0);
+}
+
+static void test_cached_lookup(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	struct sym_frame a[8], b[8];
+	uint64_t v;
+
+	recce_test_outer();
+	v = self_vaddr(captured_ret) - 1;
+	assert_int_equal(symbolizer_lookup(s, f, v, a, 8), 2);
+	assert_int_equal(symbolizer_lookup(s, f, v, b, 8), 2);
+	/* Strings are interned: the second answer is the same memory. */
+	assert_ptr_equal(a[0].function, b[0].function);
+	assert_ptr_equal(a[1].file, b[1].file);
+	assert_int_equal(a[1].line, b[1].line);
+}
+
+static void test_unknown_address(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	struct sym_frame fr[8];
+
+	/* The ELF header and an address far past the file name no code. */
+	assert_int_equal(symbolizer_lookup(s, f, 0x10, fr, 8), 0);
+	assert_int_equal(symbolizer_lookup(s, f, 0x7fffffff0000ULL, fr, 8), 0);
+	assert_int_equal(symbolizer_lookup(s, f, 0x10, fr, -1), -EINVAL);
+}
+
+static void test_open_cache_and_metadata(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s), *g = NULL, *h = NULL;
+	unsigned char ident[EI_NIDENT + 2];
+	int fd = open(self_path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(symbolizer_open(s, self_path, -1, &g), 0);
+	assert_ptr_equal(f, g);
+	/* Another name for the same inode is the same file. */
+	assert_int_equal(symbolizer_open(s, "/proc/self/exe", fd, &h), 0);
+	assert_ptr_equal(f, h);
+	assert_string_equal(sym_file_path(f), self_path);
+	assert_true(sym_file_fd(f) >= 0 && sym_file_fd(f) != fd);
+
+	assert_int_equal(pread(fd, ident, sizeof(ident), 0), (ssize_t)sizeof(ident));
+	assert_int_equal(sym_file_elf_type(f), ident[EI_NIDENT] | ident[EI_NIDENT + 1] << 8);
+	close(fd);
+
+	const char *id = sym_file_build_id(f);
+	assert_non_null(id);
+	assert_true(strlen(id) >= 16 && strlen(id) % 2 == 0);
+	assert_int_equal(strspn(id, "0123456789abcdef"), strlen(id));
+}
+
+/* The mapping of this program that holds code, from /proc/self/maps. */
+static int self_text_mapping(uintptr_t addr, uint64_t *start, uint64_t *pgoff)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	while (maps && fgets(line, sizeof(line), maps)) {
+		unsigned long long lo, hi, off;
+		if (sscanf(line, "%llx-%llx %*s %llx", &lo, &hi, &off) == 3 && lo <= addr &&
+		    addr < hi) {
+			*start = lo;
+			*pgoff = off;
+			found = 1;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	return found;
+}
+
+static void test_offset_to_vaddr(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	uintptr_t addr = (uintptr_t)recce_test_known_function;
+	uint64_t start, pgoff, vaddr = 0;
+
+	assert_true(self_text_mapping(addr, &start, &pgoff));
+	assert_int_equal(sym_file_offset_to_vaddr(f, addr - start + pgoff, &vaddr), 0);
+	assert_int_equal(vaddr, self_vaddr(addr));
+	assert_int_equal(sym_file_offset_to_vaddr(f, 1ULL << 50, &vaddr), -ENOENT);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_not_elf(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = NULL;
+	char dir[] = "/tmp/recce-test-XXXXXX", path[256];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/text", dir);
+	write_file(path, "#!/bin/sh\necho this is not ELF\n");
+	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOEXEC);
+	write_file(path, "");
+	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOEXEC);
+	/* ELF magic alone, as a relocatable object: no load addresses. */
+	write_file(path, "\177ELF\2\1\1\0\0\0\0\0\0\0\0\0\1\0");
+	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOEXEC);
+	unlink(path);
+	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOENT);
+	assert_int_equal(symbolizer_open(s, dir, -1, &f), -ENOEXEC);
+	rmdir(dir);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+	ssize_t n;
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
+static void test_deleted_file(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = NULL;
+	struct sym_frame fr[4];
+	char path[] = "/tmp/recce-test-copy-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	copy_file(self_path, path);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	unlink(path);
+
+	/* Gone by name, still readable through the descriptor. */
+	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOENT);
+	assert_int_equal(symbolizer_open(s, path, fd, &f), 0);
+	close(fd);
+	assert_int_equal(
+	    symbolizer_lookup(s, f, self_vaddr((uintptr_t)recce_test_known_function), fr, 4), 1);
+	assert_string_equal(fr[0].function, "recce_test_known_function");
+	assert_true(ends_with(fr[0].file, "test-symbolize.c"));
+}
+
+static void test_find_symbol(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	uint64_t vaddr = 0, size = 0;
+
+	assert_int_equal(symbolizer_find_symbol(s, f, "recce_test_known_function", &vaddr, &size),
+			 0);
+	assert_int_equal(vaddr, self_vaddr((uintptr_t)recce_test_known_function));
+	assert_true(size > 0);
+	assert_int_equal(symbolizer_find_symbol(s, f, "recce_no_such_function", &vaddr, &size),
+			 -ENOENT);
+}
+
+static int find_libstdcxx(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (!strstr(info->dlpi_name, "libstdc++"))
+		return 0;
+	snprintf(data, 4096, "%s", info->dlpi_name);
+	return 1;
+}
+
+static void test_cxx_names(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = NULL;
+	struct sym_frame fr[8];
+	char lib[4096] = "";
+	uint64_t mangled = 0, pretty = 0, bare = 0;
+
+	dl_iterate_phdr(find_libstdcxx, lib);
+	if (!lib[0])
+		skip();
+	assert_int_equal(symbolizer_open(s, lib, -1, &f), 0);
+	/* By mangled name, by demangled name, and without the parameters. */
+	assert_int_equal(symbolizer_find_symbol(s, f, "_ZSt9terminatev", &mangled, NULL), 0);
+	assert_int_equal(symbolizer_find_symbol(s, f, "std::terminate()", &pretty, NULL), 0);
+	assert_int_equal(symbolizer_find_symbol(s, f, "std::terminate", &bare, NULL), 0);
+	assert_true(mangled != 0);
+	assert_int_equal(mangled, pretty);
+	assert_int_equal(mangled, bare);
+
+	int n = symbolizer_lookup(s, f, mangled, fr, 8);
+	assert_true(n >= 1);
+	assert_string_equal(fr[n - 1].function, "std::terminate()");
+	assert_string_equal(fr[n - 1].system_name, "_ZSt9terminatev");
+}
+
+static void test_vdso(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = NULL, *g = NULL;
+	struct sym_frame fr[4];
+	uint64_t vaddr = 0, size = 0;
+
+	assert_int_equal(symbolizer_open_vdso(s, &f), 0);
+	assert_int_equal(symbolizer_open_vdso(s, &g), 0);
+	assert_ptr_equal(f, g);
+	assert_string_equal(sym_file_path(f), "[vdso]");
+	assert_int_equal(symbolizer_find_symbol(s, f, "__vdso_clock_gettime", &vaddr, &size), 0);
+	assert_int_equal(symbolizer_lookup(s, f, vaddr + size / 2, fr, 4), 1);
+	assert_non_null(strstr(fr[0].function, "clock_gettime"));
+}
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (!strstr(info->dlpi_name, "/libc.so"))
+		return 0;
+	snprintf(data, 4096, "%s", info->dlpi_name);
+	return 1;
+}
+
+/* With libc6-dbg installed, libc's separate debug file is found by its
+ * build-id and gives source lines; without it the test is skipped. */
+static void test_separate_debuginfo(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = NULL;
+	struct sym_frame fr[8];
+	char lib[4096] = "", debug[512];
+	uint64_t vaddr = 0, size = 0;
+
+	dl_iterate_phdr(find_libc, lib);
+	if (!lib[0])
+		skip();
+	assert_int_equal(symbolizer_open(s, lib, -1, &f), 0);
+	const char *id = sym_file_build_id(f);
+	snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+	if (strlen(id) < 4 || access(debug, R_OK) != 0)
+		skip();
+	assert_int_equal(sym_file_has_debuginfo(f), 1);
+	assert_int_equal(symbolizer_find_symbol(s, f, "qsort", &vaddr, &size), 0);
+	int n = symbolizer_lookup(s, f, vaddr, fr, 8);
+	assert_true(n >= 1);
+	assert_string_equal(fr[n - 1].function, "qsort");
+	assert_non_null(fr[0].file);
+	assert_true(fr[0].line > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_function_and_line, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_inlined_frames, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cached_lookup, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unknown_address, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_open_cache_and_metadata, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_offset_to_vaddr, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_elf, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deleted_file, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_find_symbol, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cxx_names, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_separate_debuginfo, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
