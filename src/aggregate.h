@@ -1,0 +1,85 @@
+/*
+ * Online aggregation of samples: one entry per distinct (pid, address-space
+ * generation, tid, call stack), holding a sample count and the summed
+ * sampling period (CPU nanoseconds). Memory grows with the number of
+ * distinct stacks and threads, not with the length of the recording:
+ * adding a sample of a stack already seen allocates nothing.
+ *
+ * Frames are raw addresses as the kernel or the unwinder gave them, leaf
+ * first, PERF_CONTEXT_* markers included (resolve.c interprets them).
+ *
+ * Address-space generations: a process that calls exec gets new code at
+ * the same addresses, so aggregate_exec() starts a new generation for its
+ * pid and later samples never share an entry with earlier ones.
+ *
+ * Threads: the aggregator also keeps, per tid, its pid, its latest name
+ * and its sample count, for the profile's labels and the summary.
+ *
+ * Ownership: aggregate_new() returns a heap object freed by
+ * aggregate_free(); entries live as long as it. A thread name returned by
+ * aggregate_thread_name() is valid until the next call that may add a
+ * thread (aggregate_add, aggregate_set_thread, aggregate_exec).
+ */
+#ifndef RECCE_AGGREGATE_H
+#define RECCE_AGGREGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AGG_COMM_LEN 16 /* the kernel's TASK_COMM_LEN */
+
+struct agg_stack {
+	uint64_t count;	 /* samples */
+	uint64_t period; /* summed period: CPU ns for cpu-clock */
+	uint64_t hash;
+	uint32_t pid, tid;
+	uint32_t gen; /* address-space generation of pid */
+	uint32_t nframes;
+	uint32_t resolved; /* free for the resolver's use: set once turned into a profile sample */
+	uint64_t frames[]; /* leaf first */
+};
+
+struct aggregate_stats {
+	uint64_t samples;
+	uint64_t period;
+	size_t stacks;	/* distinct entries */
+	size_t threads; /* threads with at least one sample */
+	size_t bytes;	/* memory held: arena chunks and tables */
+};
+
+struct aggregate;
+
+struct aggregate *aggregate_new(void);
+void aggregate_free(struct aggregate *a);
+
+/* Adds one sample of period to the entry of (pid, its current generation,
+ * tid, frames). Returns 0 or -ENOMEM (the sample is then not counted). */
+int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
+		  uint64_t period);
+
+/* pid replaced its address space: start a new generation. Returns 0 or
+ * -ENOMEM. */
+int aggregate_exec(struct aggregate *a, pid_t pid);
+
+/* The current generation of pid (0 if never exec'd while watched). */
+uint32_t aggregate_gen(const struct aggregate *a, pid_t pid);
+
+/* How many entries pid's current generation has (so that a caller can skip
+ * resolving a process that has none). */
+uint64_t aggregate_gen_stacks(const struct aggregate *a, pid_t pid);
+
+/* Entries in the order they first appeared; i < aggregate_nstacks(). */
+size_t aggregate_nstacks(const struct aggregate *a);
+struct agg_stack *aggregate_stack(struct aggregate *a, size_t i);
+
+/* Records a thread and, if name is not NULL, its name (truncated to
+ * AGG_COMM_LEN - 1 bytes). Returns 0 or -ENOMEM. */
+int aggregate_set_thread(struct aggregate *a, pid_t pid, pid_t tid, const char *name);
+
+/* The latest name of tid, or NULL if none is known. */
+const char *aggregate_thread_name(const struct aggregate *a, pid_t tid);
+
+void aggregate_get_stats(const struct aggregate *a, struct aggregate_stats *st);
+
+#endif

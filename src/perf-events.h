@@ -1,0 +1,137 @@
+/*
+ * cpu-clock sampling through perf_event_open(2): opening the events of a
+ * thread on every online CPU, one ring buffer per CPU, and reading the
+ * records of all rings merged in time order.
+ *
+ * Layout. The kernel refuses to mmap an inherited per-task event with
+ * cpu == -1, so every target thread gets one event per online CPU (pid =
+ * TID, cpu = N, inherit = 1: threads and processes it creates later are
+ * sampled too). Each CPU's ring belongs to a dummy event that recce opens
+ * on itself on that CPU; every target event of that CPU is redirected into
+ * it with PERF_EVENT_IOC_SET_OUTPUT. The rings therefore outlive any target
+ * event, and an event can be closed without losing its ring.
+ *
+ * Records. perf_events_read() parses and bounds-checks every record and
+ * calls a handler with a struct perf_record whose pointers point into the
+ * ring (or into a bounce buffer when the record wraps around the end of the
+ * ring): they are valid only during the call. Records of the rings are
+ * merged by timestamp (CLOCK_MONOTONIC), so a mapping or an exec seen on
+ * one CPU is handled before the samples that follow it on another.
+ *
+ * Ownership: perf_events_new() returns a heap object freed by
+ * perf_events_free(), which closes every event and unmaps the rings.
+ */
+#ifndef RECCE_PERF_EVENTS_H
+#define RECCE_PERF_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Bits of sample_regs_user recce asks for in dwarf mode: AX..SP, IP, R8..R15
+ * in the kernel's PERF_REG_X86_* numbering. */
+#define PERF_EVENTS_REGS_MASK 0xff01ffULL
+/* Largest user stack copy the kernel accepts (a u16 record size bounds it). */
+#define PERF_EVENTS_MAX_STACK_BYTES 65528u
+
+struct perf_events_config {
+	unsigned freq;	      /* samples per second of CPU time, >= 1 */
+	int dwarf;	      /* copy user registers and stack instead of a user callchain */
+	uint32_t stack_bytes; /* dwarf: bytes of user stack per sample (multiple of 8) */
+	uint16_t max_stack;   /* callchain depth; 0 means the kernel's maximum */
+	int enable_on_exec;   /* start disabled; the kernel enables at the target's exec */
+	size_t ring_pages;    /* data pages per CPU ring (a power of two); 0 = default */
+};
+
+/* A parsed record. Which fields are set depends on type (PERF_RECORD_*). */
+struct perf_record {
+	uint32_t type;
+	uint16_t misc;
+	uint64_t time; /* CLOCK_MONOTONIC ns; 0 if the record has none */
+	uint64_t id;   /* id of the event that was opened (inherited events share it) */
+	uint32_t pid, tid;
+	union {
+		struct {
+			uint64_t ip, period;
+			uint64_t nr; /* callchain entries, PERF_CONTEXT_* markers included */
+			const uint64_t *ips;
+			uint64_t abi;	      /* PERF_SAMPLE_REGS_ABI_*; 0 = no registers */
+			const uint64_t *regs; /* PERF_EVENTS_REGS_MASK order, when abi != 0 */
+			uint64_t stack_size;  /* valid bytes of the user stack copy */
+			const uint8_t *stack; /* starts at the sampled stack pointer */
+		} sample;
+		struct {
+			uint64_t addr, len, pgoff;
+			uint32_t prot, flags;
+			const char *filename;
+		} mmap;
+		struct {
+			const char *comm;
+			int exec; /* PERF_RECORD_MISC_COMM_EXEC */
+		} comm;
+		struct {
+			uint32_t ppid, ptid; /* FORK and EXIT */
+		} task;
+		struct {
+			uint64_t lost;
+		} lost;
+	};
+};
+
+/* Counters of what the rings delivered. */
+struct perf_events_stats {
+	uint64_t records;
+	uint64_t malformed; /* records skipped because they failed a bounds check */
+	uint64_t wraps;	    /* records copied through a bounce buffer */
+};
+
+struct perf_events;
+
+/*
+ * Opens the per-CPU rings. Returns 0 and *out, or -errno: -EACCES when the
+ * kernel refuses perf_event_open altogether (perf_event_paranoid), -EINVAL
+ * for a bad configuration.
+ */
+int perf_events_new(const struct perf_events_config *cfg, struct perf_events **out);
+void perf_events_free(struct perf_events *pe);
+
+/*
+ * Opens the sampling events of thread tid on every CPU and redirects them
+ * into the rings. If kernel sampling is refused (EACCES/EPERM) the events,
+ * this one and all later ones, fall back to user-only sampling. Returns the
+ * index of the new task (>= 0), or -ESRCH when the thread is gone, -EACCES
+ * when perf_event_open is refused even for user-only sampling, -EMFILE,
+ * -errno.
+ */
+int perf_events_open_task(struct perf_events *pe, pid_t tid);
+
+/* Closes the events of a task (its inherited events in other threads go
+ * with them). Records already in the rings keep their id. */
+void perf_events_close_task(struct perf_events *pe, int task);
+
+/* The task whose events have this record id, or -1. */
+int perf_events_id_task(const struct perf_events *pe, uint64_t id);
+size_t perf_events_ntasks(const struct perf_events *pe);
+
+/* Whether sampling fell back to user space only. */
+int perf_events_user_only(const struct perf_events *pe);
+
+/* Fills fds with up to max descriptors to poll(2) for POLLIN, one per
+ * ring; returns the number of rings (fds may be NULL when max is 0). */
+size_t perf_events_pollfds(const struct perf_events *pe, int *fds, size_t max);
+
+/*
+ * Reads every record now in the rings, in time order, calling fn for each.
+ * A non-zero return from fn stops the pass early; the record that returned
+ * it counts as read. Returns the number of records read or -errno.
+ */
+int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record *rec, void *arg),
+		     void *arg);
+
+const struct perf_events_stats *perf_events_stats(const struct perf_events *pe);
+
+/* Reads an integer from a /proc/sys file, such as
+ * /proc/sys/kernel/perf_event_max_sample_rate. Returns 0 or -errno. */
+int perf_sysctl_read(const char *path, long long *out);
+
+#endif

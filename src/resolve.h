@@ -1,0 +1,59 @@
+/*
+ * Turns aggregated raw stacks into the profile model: addresses become
+ * locations with function names and file:line (inlined frames as extra
+ * lines), through the process registry and the symbolizer for user code,
+ * /proc/kallsyms for kernel code, and /tmp/perf-PID.map for JIT code.
+ *
+ * Model choices:
+ *  - One mapping per (process, address-space generation, mapping) that a
+ *    sample actually uses: pprof addresses are runtime addresses, and two
+ *    processes load one file at different places. The kernel is one
+ *    mapping, "[kernel.kallsyms]", shared by every process.
+ *  - One location per distinct (process, generation, address, leaf or
+ *    not). A return address (every frame but the first of each context) is
+ *    looked up at address - 1, so the line is the call's.
+ *  - Unknown code is named, never dropped: "MODULE+0xOFFSET" (base name of
+ *    the file, file offset) inside a file without a covering symbol,
+ *    "[kernel]" for a kernel address kallsyms cannot name, "[unknown]" for
+ *    an address in no mapping or in anonymous memory without a perf map.
+ *  - Samples carry two values, samples/count and cpu/nanoseconds, and three
+ *    labels: numeric "pid" and "tid" and the string "thread".
+ *
+ * Resolution can happen in steps: resolver_add() turns every entry of the
+ * aggregate not resolved yet (of one process, or all) into a profile
+ * sample and marks it resolved. The recorder resolves a process's stacks
+ * just before an exec replaces its mappings, and everything else at the end.
+ *
+ * Ownership: resolver_new() returns a heap object freed by resolver_free();
+ * it borrows the registry and the symbolizer. The profile it builds is
+ * handed over by resolver_take_profile().
+ */
+#ifndef RECCE_RESOLVE_H
+#define RECCE_RESOLVE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct aggregate;
+struct proc_registry;
+struct profile;
+struct symbolizer;
+struct resolver;
+
+/* period_ns is the profile's period (1e9 / sampling frequency). */
+struct resolver *resolver_new(struct proc_registry *procs, struct symbolizer *sym,
+			      int64_t period_ns);
+void resolver_free(struct resolver *r);
+
+/* Resolves the unresolved entries of process pid (or of all processes
+ * when pid is 0). Returns 0 or -ENOMEM. */
+int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid);
+
+/* The profile built so far; it stays owned by the resolver. */
+struct profile *resolver_profile(struct resolver *r);
+
+/* Hands the profile over to the caller (who frees it with profile_free());
+ * the resolver must not be used to add more afterwards. */
+struct profile *resolver_take_profile(struct resolver *r);
+
+#endif

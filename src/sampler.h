@@ -1,0 +1,108 @@
+/*
+ * The recording engine behind `recce record`: attaches cpu-clock sampling
+ * to running processes (every thread, and every thread or process they
+ * create later) or launches a command with sampling enabled at its exec,
+ * then reads the rings until the duration is over, the stop descriptor
+ * becomes readable, or every target has exited.
+ *
+ * Records go where they belong: mappings, forks, execs and names to the
+ * process registry (which opens every mapped file when it appears, so code
+ * can be named after its process exits), thread names to the aggregator,
+ * samples to the aggregator, through the DWARF unwinder in dwarf mode.
+ * Before an exec replaces a process's mappings, its stacks are resolved
+ * through the resolver, if one is given.
+ *
+ * Threads are found by listing /proc/PID/task after the events of the
+ * listed threads are open, again and again until a listing finds nothing
+ * new: a thread created by an already-sampled thread inherits its events,
+ * and one created earlier is opened by the next listing. A thread that got
+ * both (it was created in the instant between) would be sampled twice;
+ * the sampler notices the second stream and closes it.
+ *
+ * Ownership: sampler_new() returns a heap object freed by sampler_free();
+ * it borrows the registry, aggregator and resolver of its config.
+ */
+#ifndef RECCE_SAMPLER_H
+#define RECCE_SAMPLER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct aggregate;
+struct proc_registry;
+struct resolver;
+struct sampler;
+
+struct sampler_config {
+	const pid_t *pids; /* attach to these processes... */
+	size_t npids;
+	char *const *argv;	       /* ...or launch this command (searched in PATH) */
+	const sigset_t *child_sigmask; /* the command's signal mask; NULL = none blocked */
+
+	unsigned freq;	 /* samples per second of CPU time */
+	double duration; /* seconds; 0 = until stopped or every target exits */
+	int dwarf;	 /* --call-graph dwarf */
+	uint32_t stack_bytes;
+	int stop_fd; /* stop when readable (a signalfd); -1 for none */
+
+	struct proc_registry *procs;
+	struct aggregate *agg;
+	struct resolver *resolver; /* may be NULL */
+};
+
+struct sampler_target {
+	pid_t pid;
+	int err;       /* 0 when attached; -ESRCH when it was gone before its events were open */
+	char *cmdline; /* the command line, arguments separated by spaces */
+};
+
+enum sampler_stop {
+	SAMPLER_STOP_NONE,
+	SAMPLER_STOP_DURATION,
+	SAMPLER_STOP_SIGNAL,
+	SAMPLER_STOP_EXITED,
+};
+
+struct sampler_stats {
+	uint64_t samples;   /* samples aggregated */
+	uint64_t lost;	    /* samples the kernel could not write (PERF_RECORD_LOST) */
+	uint64_t throttled; /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
+	uint64_t dropped;   /* duplicate or unusable samples not aggregated */
+	uint64_t malformed; /* records that failed a bounds check */
+	size_t threads;	    /* threads with at least one sample */
+	int64_t start_ns;   /* CLOCK_REALTIME when sampling started */
+	int64_t duration_ns;
+	int user_only; /* the kernel refused kernel-mode sampling */
+	enum sampler_stop stop;
+	int child_status; /* wait status of the launched command, if it exited */
+	int child_exited;
+};
+
+int sampler_new(const struct sampler_config *cfg, struct sampler **out);
+
+/*
+ * Opens the events: attaches to the pids or launches the command. Returns
+ * 0 when at least one target is sampled (see sampler_targets() for each
+ * one's outcome), -ESRCH when none could be attached, -EACCES when the
+ * kernel refuses perf_event_open, -EMFILE when out of descriptors, or the
+ * errno of a failed exec of the command (-ENOENT, -EACCES...: then
+ * sampler_exec_failed() is 1).
+ */
+int sampler_start(struct sampler *s);
+int sampler_exec_failed(const struct sampler *s);
+
+/* Reads the rings until a stop condition. Returns 0 or -errno. */
+int sampler_run(struct sampler *s);
+
+/* The targets, in the order given (one for a launched command). */
+size_t sampler_targets(const struct sampler *s, const struct sampler_target **targets);
+
+void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
+
+/* Closes every event. A launched command still running gets SIGTERM (and
+ * SIGKILL if it lingers for 2 s) and is reaped: it ends with its recording. */
+void sampler_free(struct sampler *s);
+
+#endif

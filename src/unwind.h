@@ -1,0 +1,50 @@
+/*
+ * DWARF unwinding of sampled user stacks (`--call-graph dwarf`), for code
+ * built without frame pointers such as Debian's libc. Each sample carries
+ * the user registers and a copy of the top of the user stack; elfutils'
+ * libdwfl unwinder walks it with the call frame information (.eh_frame,
+ * .debug_frame) of the modules mapped in the target.
+ *
+ * One Dwfl per process holds that process's modules at their runtime load
+ * bias, reported from the process registry's open files (so a deleted or
+ * replaced binary still unwinds). It is kept between samples and brought up
+ * to date when the registry says the mappings changed.
+ *
+ * The design follows perf's tools/perf/util/unwind-libdw.c: memory reads
+ * inside the copied stack come from the copy, other reads (rare: .got,
+ * constant data used by a CFI expression) from the mapped file.
+ *
+ * Ownership: unwinder_new() returns a heap object freed by unwinder_free();
+ * it borrows the registry, which must outlive it.
+ */
+#ifndef RECCE_UNWIND_H
+#define RECCE_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_registry;
+struct unwinder;
+
+struct unwinder *unwinder_new(struct proc_registry *procs);
+void unwinder_free(struct unwinder *u);
+
+/* pid's mappings changed (a new mapping): its modules are checked against
+ * the registry before its next unwind. */
+void unwinder_maps_changed(struct unwinder *u, pid_t pid);
+
+/* pid exec'd or exited: its state is dropped and rebuilt if needed. */
+void unwinder_forget(struct unwinder *u, pid_t pid);
+
+/*
+ * Unwinds one sample of thread tid of process pid. regs holds the user
+ * registers in PERF_EVENTS_REGS_MASK order (perf-events.h); stack is the
+ * copy of stack_len bytes of user stack starting at the sampled SP. Fills
+ * frames[] leaf first with program counters (return addresses after the
+ * leaf) and returns how many, at least 1 (the sampled IP) unless max is 0.
+ */
+int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
+		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max);
+
+#endif
