@@ -1,0 +1,62 @@
+#!/bin/bash
+# Help: `recce help CMD`, `recce CMD --help` and `recce CMD -h` print the very
+# page docs/recce-CMD.md holds (minus its code fences), so help and docs
+# cannot drift apart; --version; unknown commands are usage errors.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE"
+
+run "$RECCE" --version
+is "$RC" 0 "recce --version exits 0"
+VERSION=$(sed -n 's/^#define RECCE_VERSION "\(.*\)"$/\1/p' src/version.h)
+is "$(cat "$OUT")" "recce $VERSION" "it prints 'recce $VERSION' (src/version.h)"
+
+# The overview: docs/recce.md, then the list of commands.
+grep -v '^```' docs/recce.md >"$T/want"
+run "$RECCE" help
+is "$RC" 0 "recce help exits 0"
+is "$(head -n "$(wc -l <"$T/want")" "$OUT")" "$(cat "$T/want")" "recce help starts with docs/recce.md"
+cp "$OUT" "$T/help"
+run "$RECCE" --help
+is "$(cat "$OUT")" "$(cat "$T/help")" "recce --help prints the same"
+for cmd in record report help; do
+	like "$(cat "$T/help")" "^ +$cmd +[a-z]" "recce help lists '$cmd'"
+done
+# Every listed command has its page.
+LISTED=$(sed -n '/^commands:/,/^$/s/^ \{1,\}\([a-z][a-z-]*\) .*/\1/p' "$T/help")
+for cmd in $LISTED; do
+	ok "the listed command '$cmd' has a page docs/recce-$cmd.md" test -f "docs/recce-$cmd.md"
+done
+
+# Each page, three ways.
+for page in docs/recce-*.md; do
+	cmd=${page#docs/recce-}
+	cmd=${cmd%.md}
+	grep -v '^```' "$page" >"$T/want"
+	run "$RECCE" help "$cmd"
+	is "$RC" 0 "recce help $cmd exits 0"
+	is "$(cat "$OUT")" "$(cat "$T/want")" "recce help $cmd prints $page minus code fences"
+	run "$RECCE" "$cmd" --help
+	is "$RC" 0 "recce $cmd --help exits 0"
+	is "$(cat "$OUT")" "$(cat "$T/want")" "recce $cmd --help prints the same page"
+	run "$RECCE" "$cmd" -h
+	is "$(cat "$OUT")" "$(cat "$T/want")" "recce $cmd -h prints the same page"
+done
+for cmd in record report; do
+	ok "docs/recce-$cmd.md exists" test -f "docs/recce-$cmd.md"
+done
+
+# A --help after -- belongs to the profiled command, not to recce.
+if [ -f docs/recce-record.md ] && [ -x "$TARGETS/hot" ]; then
+	run "$RECCE" record -o "$T/x.pb.gz" -- "$TARGETS/hot" 0.2 --help
+	is "$RC" 0 "record -- CMD --help profiles CMD (its --help is its own)"
+	ok "and writes the profile" test -s "$T/x.pb.gz"
+fi
+
+run "$RECCE" help no-such-command
+is "$RC" 2 "recce help UNKNOWN: usage error"
+like "$(cat "$ERR")" 'no-such-command' "the message names it"
+run "$RECCE" no-such-command --help
+is "$RC" 2 "recce UNKNOWN --help: usage error"
+run "$RECCE" no-such-command
+is "$RC" 2 "recce UNKNOWN: usage error"
+like "$(cat "$ERR")" 'no-such-command' "the message names it"

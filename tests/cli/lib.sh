@@ -1,0 +1,393 @@
+# A small TAP library for recce's black-box tests (bash). Each tests/cli/*.t
+# sources it, then calls the helpers below; `prove tests/cli/` runs them.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   plan 3
+#   run "$RECCE" record -o "$T/x.pb.gz" -- "$TARGETS/hot" 1
+#   is "$RC" 0 "record exits 0"
+#   like "$(cat "$ERR")" 'recce: [0-9]+ samples' "record prints a summary"
+#
+# Environment: RECCE (the binary, default ./recce at the repo root) and B (the
+# build directory holding targets/, default build). Each test file gets its
+# own temporary directory $T. Every process started with spawn or
+# spawn_recce is killed on exit, however the test ends, and a sysctl changed
+# with set_sysctl is restored. Without plan, the plan is printed at the end.
+
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+B=${B:-build}
+case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
+RECCE=${RECCE:-$ROOT/recce}
+case "$RECCE" in /*) ;; *) RECCE="$ROOT/$RECCE" ;; esac
+TARGETS="$B/targets"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/recce-cli.XXXXXX")
+OUT="$T/.out"
+ERR="$T/.err"
+RC=0
+ELAPSED=0
+
+_tap_n=0
+_tap_failed=0
+_tap_planned=
+_spawned=()
+_sysctl_restore=()
+_remove=()
+
+# --- cleanup -------------------------------------------------------------
+
+# Restores sysctls first, then kills the process groups of everything spawn
+# started (TERM, then KILL after a second) and removes the test's files.
+_cleanup()
+{
+	local p i
+	for i in "${_sysctl_restore[@]}"; do
+		printf '%s\n' "${i#*=}" >"${i%%=*}" 2>/dev/null
+	done
+	for p in "${_spawned[@]}"; do
+		kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${_spawned[@]}"; do
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			_gone "$p" && break
+			sleep 0.1
+		done
+		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -f "${_remove[@]}"
+	rm -rf "$T"
+}
+
+_on_exit()
+{
+	local rc=$?
+	_cleanup
+	if [ -z "$_tap_planned" ]; then
+		echo "1..$_tap_n"
+	elif [ "$_tap_planned" != "$_tap_n" ] && [ "$_tap_planned" != skip ]; then
+		echo "# planned $_tap_planned tests but ran $_tap_n"
+		rc=255
+	fi
+	if [ "$_tap_failed" -gt 0 ]; then
+		echo "# failed $_tap_failed of $_tap_n tests"
+		rc=1
+	fi
+	exit "$rc"
+}
+trap _on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- TAP -----------------------------------------------------------------
+
+plan()
+{
+	_tap_planned=$1
+	echo "1..$1"
+}
+
+# Skips the whole file: the precondition cannot be made on this machine.
+skip_all()
+{
+	_tap_planned=skip
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+diag()
+{
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+pass()
+{
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n - $1"
+}
+
+fail()
+{
+	_tap_n=$((_tap_n + 1))
+	# A "# TODO" test may fail without failing the file.
+	case "$1" in *'# TODO'*) ;; *) _tap_failed=$((_tap_failed + 1)) ;; esac
+	echo "not ok $_tap_n - $1"
+	shift
+	[ $# -gt 0 ] && diag "$@"
+	# The line of the test file that called the outermost helper.
+	local n=${#BASH_LINENO[@]}
+	diag "  at $(basename "$0") line ${BASH_LINENO[n - 2]}"
+	return 1
+}
+
+# skip N REASON: counts N tests as skipped.
+skip()
+{
+	local i
+	for ((i = 0; i < $1; i++)); do
+		_tap_n=$((_tap_n + 1))
+		echo "ok $_tap_n # skip $2"
+	done
+}
+
+# ok DESC CMD...: passes when CMD exits 0.
+ok()
+{
+	local desc=$1
+	shift
+	if "$@"; then
+		pass "$desc"
+	else
+		fail "$desc" "  command failed: $*"
+	fi
+}
+
+# is GOT WANT DESC
+is()
+{
+	if [ "$1" = "$2" ]; then
+		pass "$3"
+	else
+		fail "$3" "       got: '$1'" "  expected: '$2'"
+	fi
+}
+
+# isnt GOT UNWANTED DESC
+isnt()
+{
+	if [ "$1" != "$2" ]; then
+		pass "$3"
+	else
+		fail "$3" "  got '$1', which it must not be"
+	fi
+}
+
+# like TEXT ERE DESC: some line of TEXT matches the extended regex.
+like()
+{
+	if printf '%s\n' "$1" | grep -qE -- "$2"; then
+		pass "$3"
+	else
+		fail "$3" "  no line matches /$2/ in:" "$(printf '%s\n' "$1" | head -n 20)"
+	fi
+}
+
+# unlike TEXT ERE DESC: no line of TEXT matches.
+unlike()
+{
+	local m
+	if m=$(printf '%s\n' "$1" | grep -E -- "$2"); then
+		fail "$3" "  these lines match /$2/:" "$(printf '%s\n' "$m" | head -n 10)"
+	else
+		pass "$3"
+	fi
+}
+
+# cmp_ok A OP B DESC: a numeric comparison, OP one of < <= > >= == !=; A and
+# B are numbers or awk expressions of numbers ("$TOTAL * 0.8"). An empty
+# side fails.
+cmp_ok()
+{
+	if [ -n "$1" ] && [ -n "$3" ] && awk "BEGIN { exit !(($1) $2 ($3)) }" 2>/dev/null; then
+		pass "$4"
+	else
+		fail "$4" "  failed: $1 $2 $3"
+	fi
+}
+
+# --- running things ------------------------------------------------------
+
+# run CMD...: runs CMD with stdout to $OUT and stderr to $ERR (files), its
+# status in $RC and its wall time in seconds in $ELAPSED. Bounded by
+# RUN_TIMEOUT seconds (default 60): a hang shows as RC 124 or 137.
+run()
+{
+	local t0 t1
+	t0=$(date +%s.%N)
+	timeout -k 5 "${RUN_TIMEOUT:-60}" "$@" >"$OUT" 2>"$ERR" </dev/null
+	RC=$?
+	t1=$(date +%s.%N)
+	ELAPSED=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	return 0
+}
+
+# Shows the last run's command output as diagnostics (on failure).
+show_run()
+{
+	diag "exit status $RC after ${ELAPSED}s" "stdout:" "$(head -n 30 "$OUT")" \
+		"stderr:" "$(head -n 30 "$ERR")"
+}
+
+# spawn OUTFILE CMD...: starts CMD in the background in its own session and
+# process group, stdout and stderr to OUTFILE; sets $PID. The group is
+# killed at exit.
+spawn()
+{
+	local out=$1
+	shift
+	setsid env --default-signal=INT "$@" >"$out" 2>&1 </dev/null &
+	PID=$!
+	_spawned+=("$PID")
+}
+
+# spawn_recce STDOUT STDERR ARGS...: starts recce in the background in its
+# own process group, with SIGINT at its default (as in a terminal: bash
+# would have a background job ignore it); sets $PID. Killed at exit.
+spawn_recce()
+{
+	local out=$1 err=$2
+	shift 2
+	setsid env --default-signal=INT "$RECCE" "$@" >"$out" 2>"$err" </dev/null &
+	PID=$!
+	_spawned+=("$PID")
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.05 s until it succeeds; returns
+# 1 if it never did.
+wait_for()
+{
+	local end
+	end=$(awk -v s="$1" 'BEGIN { print int(s * 20) }')
+	shift
+	while [ "$end" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		end=$((end - 1))
+	done
+	return 1
+}
+
+# wait_exit SECONDS PID: waits for a child of this shell to exit; sets
+# $WAIT_RC to its status, or returns 1 if it is still running.
+wait_exit()
+{
+	if ! wait_for "$1" _gone "$2"; then
+		return 1
+	fi
+	wait "$2" 2>/dev/null
+	WAIT_RC=$?
+	return 0
+}
+
+_gone()
+{
+	# A zombie child still answers kill -0; look at its state.
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
+# has_perf_events PID: PID holds at least one perf_event file descriptor
+# (recce has attached and is sampling).
+has_perf_events()
+{
+	local f
+	for f in /proc/"$1"/fd/*; do
+		[ "$(readlink "$f" 2>/dev/null)" = 'anon_inode:[perf_event]' ] && return 0
+	done
+	return 1
+}
+
+# remove_at_exit PATH...: files outside $T that the test causes to exist.
+remove_at_exit()
+{
+	_remove+=("$@")
+}
+
+# set_sysctl FILE VALUE: writes a /proc/sys file, restored at exit.
+set_sysctl()
+{
+	local old
+	old=$(cat "$1") || return 1
+	_sysctl_restore+=("$1=$old")
+	printf '%s\n' "$2" >"$1" 2>/dev/null
+}
+
+# --- recce specifics -------------------------------------------------------
+
+# need_file PATH...: stops the whole run (TAP "Bail out!") unless every PATH
+# exists: the binary or a target was not built, and nothing would be tested.
+need_file()
+{
+	local f
+	for f in "$@"; do
+		if [ ! -e "$f" ]; then
+			_tap_planned=skip
+			echo "Bail out! $f is missing (make recce targets builds it)"
+			exit 1
+		fi
+	done
+}
+
+# folded_total TEXT: the sum of the counts of folded lines.
+folded_total()
+{
+	printf '%s\n' "$1" | awk '{ n += $NF } END { print n + 0 }'
+}
+
+# folded_count TEXT ERE: the sum of the counts of the folded lines whose
+# stack matches ERE.
+folded_count()
+{
+	printf '%s\n' "$1" | awk -v re="$2" '{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s);
+		if (s ~ re) n += c } END { print n + 0 }'
+}
+
+# source_line FILE MARKER: the line number of the line holding MARKER.
+source_line()
+{
+	grep -n -F -- "$2" "$1" | head -n 1 | cut -d: -f1
+}
+
+# table_rows TEXT: the rows of `recce report`'s table (they start with the
+# self and total percentages).
+table_rows()
+{
+	printf '%s\n' "$1" | grep -E '^ *[0-9]+(\.[0-9]+)?% +[0-9]+(\.[0-9]+)?% '
+}
+
+# summary_samples: the sample count from record's summary line in $ERR.
+summary_samples()
+{
+	sed -n 's/.*recce: \([0-9][0-9]*\) samples.*/\1/p' "$ERR" | tail -n 1
+}
+
+# A PID that no process has (counting down from pid_max).
+unused_pid()
+{
+	local p
+	p=$(($(cat /proc/sys/kernel/pid_max) - 1))
+	while [ -e "/proc/$p" ]; do
+		p=$((p - 1))
+	done
+	echo "$p"
+}
+
+# folded_top TEXT [N]: the N (default 1) heaviest folded lines.
+folded_top()
+{
+	printf '%s\n' "$1" | awk 'NF { print $NF "\t" $0 }' | sort -t"$(printf '\t')" -k1,1 -n -r |
+		head -n "${2:-1}" | cut -f2-
+}
+
+# folded FILE [ARGS...]: runs `recce report --folded --value samples FILE
+# ARGS...` (sample counts, whatever the profile's default value) and prints
+# its output.
+folded()
+{
+	local f=$1
+	shift
+	run "$RECCE" report --folded --value samples "$@" "$f"
+	[ "$RC" = 0 ] || diag "report --folded $f $*: status $RC: $(head -n 3 "$ERR")" >&2
+	cat "$OUT"
+}
+
+# near A B TOLERANCE: A is within TOLERANCE (a fraction) of B; A and B are
+# numbers or awk expressions of numbers.
+near()
+{
+	[ -n "$1" ] && [ -n "$2" ] &&
+		awk "BEGIN { a = ($1); b = ($2); d = a - b; if (d < 0) d = -d; exit !(d <= ($3) * b) }" 2>/dev/null
+}

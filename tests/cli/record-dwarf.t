@@ -1,0 +1,38 @@
+#!/bin/bash
+# --call-graph dwarf: a comparator called by libc's qsort (built without
+# frame pointers) gets its whole caller chain, main -> sort_batch -> qsort
+# -> slow_compare.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/qsort"
+
+# A stack from main through sort_batch and libc's qsort to slow_compare.
+CHAIN='(^|;)main;(.*;)?sort_batch;(.*;)?[^;]*qsort[^;]*;(.*;)?slow_compare$'
+# The same as a whole folded line, with its count.
+CHAIN_LINE='(^|;)main;(.*;)?sort_batch;(.*;)?[^;]*qsort[^;]*;(.*;)?slow_compare [0-9]+$'
+
+P="$T/dwarf.pb.gz"
+run "$RECCE" record --call-graph dwarf -o "$P" -- "$TARGETS/qsort" 2
+is "$RC" 0 "record --call-graph dwarf -- qsort 2 exits 0" || show_run
+like "$(cat "$OUT")" '^qsort: [0-9]+ batches, check 0$' "the target ran correctly under dwarf sampling"
+run "$RECCE" report --folded --value samples "$P"
+is "$RC" 0 "report --folded exits 0" || show_run
+FOLDED=$(cat "$OUT")
+TOTAL=$(folded_total "$FOLDED")
+CMP=$(folded_count "$FOLDED" '(^|;)slow_compare$')
+FULL=$(folded_count "$FOLDED" "$CHAIN")
+cmp_ok "$CMP" '>' "$TOTAL * 0.5" "slow_compare is the leaf of most samples ($CMP of $TOTAL)"
+like "$FOLDED" "$CHAIN_LINE" "a stack runs main;...sort_batch;...qsort...;slow_compare"
+cmp_ok "$FULL" '>=' "$CMP * 0.9" "nearly every slow_compare sample has the complete chain ($FULL of $CMP)"
+diag "dwarf: the heaviest stack:" "$(folded_top "$FOLDED")"
+
+# A larger stack copy is accepted too.
+run "$RECCE" record --call-graph dwarf,16384 -o "$T/dwarf16k.pb.gz" -- "$TARGETS/qsort" 0.5
+is "$RC" 0 "--call-graph dwarf,16384 is accepted" || show_run
+like "$(folded "$T/dwarf16k.pb.gz")" "$CHAIN_LINE" "and gives the complete chain too"
+
+# What frame pointers alone give (for information; libc has none).
+run "$RECCE" record --call-graph fp -o "$T/fp.pb.gz" -- "$TARGETS/qsort" 1
+is "$RC" 0 "--call-graph fp is accepted" || show_run
+FP=$(folded "$T/fp.pb.gz")
+diag "fp: $(folded_count "$FP" "$CHAIN") of $(folded_count "$FP" '(^|;)slow_compare$') slow_compare samples have the complete chain; the heaviest stack:" \
+	"$(folded_top "$FP")"

@@ -1,0 +1,132 @@
+#!/bin/bash
+# `recce record -p PID`: attach to a running program, sample it, detach, and
+# leave it running and unaffected; Ctrl-C ends a recording and still writes
+# the profile.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/hot"
+
+# The target's output without recce (its checksum does not depend on how
+# long it runs).
+run "$TARGETS/hot" 0.3
+WANT_OUT=$(cat "$OUT")
+
+spawn "$T/hot.out" "$TARGETS/hot"
+HOT=$PID
+sleep 0.2
+
+P="$T/pid.pb.gz"
+# The target's CPU time (clock ticks) while recce's perf events are open.
+ticks()
+{
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+not_sampling()
+{
+	! has_perf_events "$1"
+}
+HZ_TICKS=$(getconf CLK_TCK)
+S0=$(date +%s.%N)
+spawn_recce "$T/rec.out" "$T/rec.err" record -p "$HOT" -d 2 -o "$P"
+REC=$PID
+wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
+C0=$(ticks "$HOT")
+wait_for 10 not_sampling "$REC"
+C1=$(ticks "$HOT")
+wait_exit 10 "$REC" || WAIT_RC="still running after 10 s"
+ELAPSED=$(awk -v a="$S0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+cp "$T/rec.err" "$ERR"
+is "$WAIT_RC" 0 "record -p PID -d 2 exits 0" || diag "$(cat "$ERR")"
+cmp_ok "$ELAPSED" '>=' 1.9 "it records for the 2 s asked (${ELAPSED}s)"
+cmp_ok "$ELAPSED" '<' 4 "and stops soon after (${ELAPSED}s)"
+N=$(summary_samples)
+WANT=$(awk -v c=$((C1 - C0)) -v hz="$HZ_TICKS" 'BEGIN { printf "%d", c / hz * 99 }')
+ok "the samples match the target's CPU time x 99 Hz while sampled ($N, ~$WANT)" near "${N:-0}" "$WANT" 0.2
+like "$(cat "$ERR")" "^recce: recording process at 99 Hz" "recce says it is recording"
+
+ok "the target is still running after recce detached" kill -0 "$HOT"
+STATE=$(awk '{ print $3 }' "/proc/$HOT/stat" 2>/dev/null)
+like "$STATE" '^[RS]$' "and it is not left stopped (state $STATE)"
+# It keeps getting CPU time after the detach.
+T0=$(awk '{ print $14 }' "/proc/$HOT/stat")
+sleep 0.5
+T1=$(awk '{ print $14 }' "/proc/$HOT/stat")
+cmp_ok "$T1" '>' "$T0" "and it keeps running on the CPU ($T0 -> $T1 ticks)"
+
+kill -TERM "$HOT"
+if wait_exit 5 "$HOT"; then
+	is "$WAIT_RC" 0 "the target exits normally when asked to"
+else
+	fail "the target exits normally when asked to" "it did not exit within 5 s of SIGTERM"
+fi
+is "$(grep checksum "$T/hot.out")" "$WANT_OUT" "its checksum output is the same as without recce"
+
+FOLDED=$(folded "$P")
+TOTAL=$(folded_total "$FOLDED")
+BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+cmp_ok "$BURN" '>' "$TOTAL * 0.8" "burn_cpu is the leaf of most samples ($BURN of $TOTAL)"
+like "$FOLDED" '(^|;)main;burn_cpu [0-9]+$' "with main as its caller"
+
+# Ctrl-C (SIGINT to recce) ends a recording without -d, and the profile is
+# still written.
+spawn "$T/hot2.out" "$TARGETS/hot"
+HOT2=$PID
+P2="$T/int.pb.gz"
+spawn_recce "$T/int.out" "$T/int.err" record -p "$HOT2" -o "$P2"
+REC=$PID
+if wait_for 5 has_perf_events "$REC"; then
+	sleep 1
+	kill -INT "$REC"
+	if wait_exit 5 "$REC"; then
+		is "$WAIT_RC" 0 "SIGINT ends record -p PID (no -d) with status 0"
+	else
+		fail "SIGINT ends record -p PID (no -d) with status 0" "still running 5 s after SIGINT"
+	fi
+else
+	fail "SIGINT ends record -p PID (no -d) with status 0" "recce never opened a perf event" \
+		"$(cat "$T/int.err")"
+fi
+ok "the profile is written after SIGINT" gzip -t "$P2"
+like "$(cat "$T/int.err")" 'recce: [0-9]+ samples' "and the summary line is printed"
+like "$(folded "$P2")" '(^|;)burn_cpu [0-9]+$' "and it names burn_cpu"
+ok "the target survives recce's SIGINT" kill -0 "$HOT2"
+
+# Two processes at once: each sample keeps its pid, and --pid picks one.
+spawn "$T/a.out" "$TARGETS/hot"
+A=$PID
+spawn "$T/b.out" "$TARGETS/hot"
+B=$PID
+P3="$T/two.pb.gz"
+run "$RECCE" record -p "$A,$B" -d 1 -o "$P3"
+is "$RC" 0 "record -p A,B exits 0" || show_run
+like "$(cat "$ERR")" 'recording processes' "recce says it records the processes"
+TOTAL=$(folded_total "$(folded "$P3")")
+NA=$(folded_total "$(folded "$P3" --pid "$A")")
+NB=$(folded_total "$(folded "$P3" --pid "$B")")
+cmp_ok "$NA" '>' "$TOTAL * 0.25" "process A has its share of the samples ($NA of $TOTAL)"
+cmp_ok "$NB" '>' "$TOTAL * 0.25" "process B has its share of the samples ($NB of $TOTAL)"
+is $((NA + NB)) "$TOTAL" "every sample belongs to A or B"
+run "$RECCE" report "$P3"
+like "$(cat "$OUT")" "^pid: $A\$" "the report's header lists PID $A"
+like "$(cat "$OUT")" "^pid: $B\$" "and PID $B"
+kill -TERM "$A" "$B"
+
+# A child process forked after the attach is recorded too: sh waits on a
+# FIFO, then forks hot.
+mkfifo "$T/go"
+spawn "$T/sh.out" sh -c 'read x <"$1"; "$2" 1; true' sh "$T/go" "$TARGETS/hot"
+SH=$PID
+spawn_recce "$T/child.out" "$T/child.err" record -p "$SH" -d 10 -o "$T/child.pb.gz"
+REC=$PID
+wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
+sleep 0.2
+echo go >"$T/go"
+if wait_exit 10 "$REC"; then
+	is "$WAIT_RC" 0 "record -p SHELL ends with status 0 when the shell exits" ||
+		diag "$(cat "$T/child.err")"
+else
+	fail "record -p SHELL ends with status 0 when the shell exits" "still running after 10 s"
+fi
+FOLDED=$(folded "$T/child.pb.gz")
+TOTAL=$(folded_total "$FOLDED")
+BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the child forked after the attach is recorded ($BURN of $TOTAL)"

@@ -1,0 +1,59 @@
+#!/bin/bash
+# A stripped binary: no symbols, no debug info. The report must be honest:
+# its frames are shown as module+0xOFFSET, at the right offsets, with no
+# made-up names; libc frames keep their names.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/hot-stripped" "$TARGETS/hot"
+
+# The unstripped twin has the same code at the same offsets: it tells where
+# burn_cpu and main are.
+range()
+{
+	local a s
+	read -r a s <<<"$(nm -S "$TARGETS/hot" | awk -v f="$1" '$4 == f { print $1, $2 }')"
+	echo $((16#$a)) $((16#$a + 16#$s))
+}
+read -r BURN_LO BURN_HI <<<"$(range burn_cpu)"
+read -r MAIN_LO MAIN_HI <<<"$(range main)"
+
+P="$T/stripped.pb.gz"
+run "$RECCE" record -o "$P" -- "$TARGETS/hot-stripped" 1.5
+is "$RC" 0 "record -- hot-stripped exits 0" || show_run
+run "$RECCE" report --folded --value samples "$P"
+is "$RC" 0 "report --folded of it exits 0" || show_run
+FOLDED=$(cat "$OUT")
+diag "the most frequent stacks:" "$(folded_top "$FOLDED" 3)"
+
+TOTAL=$(folded_total "$FOLDED")
+STRIPPED=$(folded_count "$FOLDED" '(^|;)hot-stripped\+0x[0-9a-f]+$')
+cmp_ok "$STRIPPED" '>' "$TOTAL * 0.8" "most leaves are hot-stripped+0xOFFSET frames ($STRIPPED of $TOTAL)"
+
+# The leaf and its caller of the heaviest stack must be inside burn_cpu and
+# main: the offsets are file offsets a user can give to addr2line or objdump.
+TOP=$(folded_top "$FOLDED" | sed 's/ [0-9]*$//')
+LEAF=$(printf '%s\n' "$TOP" | awk -F';' '{ print $NF }')
+CALLER=$(printf '%s\n' "$TOP" | awk -F';' 'NF > 1 { print $(NF - 1) }')
+off()
+{
+	local h
+	h=$(printf '%s\n' "$1" | sed -n 's/^hot-stripped+0x\([0-9a-f]*\)$/\1/p')
+	[ -n "$h" ] && echo $((16#$h))
+}
+LEAF_OFF=$(off "$LEAF")
+CALLER_OFF=$(off "$CALLER")
+cmp_ok "${LEAF_OFF:-0}" '>=' "$BURN_LO" "the leaf offset ($LEAF) is inside burn_cpu ($BURN_LO..$BURN_HI)"
+cmp_ok "${LEAF_OFF:-0}" '<' "$BURN_HI" "(upper bound)"
+# A return address may point just past the call, hence <=.
+cmp_ok "${CALLER_OFF:-0}" '>=' "$MAIN_LO" "its caller ($CALLER) is inside main ($MAIN_LO..$MAIN_HI)"
+cmp_ok "${CALLER_OFF:-0}" '<=' "$MAIN_HI" "(upper bound)"
+
+# No name is invented for code of the stripped binary: every frame between
+# libc's start code and the leaf is module+offset.
+unlike "$FOLDED" '(^|;)(burn_cpu|main|_init|_fini|_start|frame_dummy|register_tm_clones)(;| )' \
+	"no symbol names are made up for the stripped binary's code"
+
+run "$RECCE" report "$P"
+is "$RC" 0 "the default report of it exits 0" || show_run
+TOPROW=$(table_rows "$(cat "$OUT")" | head -n 1)
+like "$TOPROW" 'hot-stripped\+0x[0-9a-f]+' "its top row is a hot-stripped+0x frame"
+like "$(cat "$OUT")" '__libc_start_call_main|__libc_start_main' "libc frames still have names"
