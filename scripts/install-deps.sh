@@ -11,6 +11,7 @@ libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev
 erlang-base golang-go libxml2-utils
 linux-perf
+valgrind chromium nodejs
 "
 
 missing=""
@@ -22,7 +23,26 @@ for p in $PACKAGES; do
 	esac
 done
 
-[ -z "$missing" ] && exit 0
+# The npm packages of the format tests (speedscope's importer and
+# playwright-core), from tests/js's lockfile; offline once installed.
+install_js()
+{
+	[ -d tests/js/node_modules/speedscope ] && [ -d tests/js/node_modules/playwright-core ] && return 0
+	# Debian's nodejs leaves npm to a package of its own; other builds of
+	# node bring it along.
+	if ! command -v npm >/dev/null 2>&1; then
+		[ "$(id -u)" -eq 0 ] || { echo "install-deps: npm is missing: run as root to install it" >&2; return 0; }
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends npm ||
+			{ echo "install-deps: could not install npm: the format tests that need it will skip" >&2; return 0; }
+	fi
+	npm ci --prefix tests/js --no-audit --no-fund >/dev/null 2>&1 ||
+		echo "install-deps: npm ci --prefix tests/js failed: the format tests that need it will skip" >&2
+}
+
+if [ -z "$missing" ]; then
+	install_js
+	exit 0
+fi
 
 echo "install-deps: installing:$missing"
 if [ "$(id -u)" -ne 0 ]; then
@@ -34,3 +54,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
+install_js

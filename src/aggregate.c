@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "timeline.h"
 
 struct agg_thread {
 	int32_t tid; /* 0 = empty slot */
@@ -31,6 +32,7 @@ struct aggregate {
 	size_t threads_cap, nthreads;
 	uint64_t samples, period;
 	size_t busy_threads;
+	struct timeline_writer *timeline; /* NULL unless enabled */
 };
 
 static uint64_t mix(uint64_t h)
@@ -65,6 +67,9 @@ void aggregate_free(struct aggregate *a)
 	if (!a)
 		return;
 	arena_release(&a->arena);
+	if (a->timeline)
+		timeline_writer_release(a->timeline);
+	free(a->timeline);
 	free(a->table);
 	free(a->stacks);
 	free(a->threads);
@@ -171,9 +176,31 @@ static int stack_matches(const struct agg_stack *s, uint64_t hash, uint32_t pid,
 	       s->nframes == n && (!n || memcmp(s->frames, frames, n * sizeof(*frames)) == 0);
 }
 
+void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes)
+{
+	if (a->timeline)
+		return;
+	a->timeline = malloc(sizeof(*a->timeline));
+	if (a->timeline)
+		timeline_writer_init(a->timeline, max_bytes);
+}
+
+struct timeline_writer *aggregate_timeline(struct aggregate *a)
+{
+	return a->timeline;
+}
+
 int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		  uint64_t period)
 {
+	return aggregate_add_at(a, pid, tid, frames, n, period, -1);
+}
+
+int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
+		     uint64_t period, int64_t time_ns)
+{
+	struct agg_stack *s;
+
 	struct agg_thread *t = thread_get(a, pid, tid);
 
 	if (!t)
@@ -187,7 +214,7 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 	if (a->table_cap) {
 		size_t mask = a->table_cap - 1;
 		for (size_t j = hash & mask; a->table[j]; j = (j + 1) & mask) {
-			struct agg_stack *s = a->table[j];
+			s = a->table[j];
 			if (stack_matches(s, hash, (uint32_t)pid, gen, (uint32_t)tid, frames, n)) {
 				s->count++;
 				s->period += period;
@@ -207,7 +234,7 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 		a->stacks = ns;
 		a->stacks_cap = ncap;
 	}
-	struct agg_stack *s = arena_alloc(&a->arena, sizeof(*s) + n * sizeof(*frames));
+	s = arena_alloc(&a->arena, sizeof(*s) + n * sizeof(*frames));
 	if (!s)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
@@ -216,6 +243,7 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 	s->tid = (uint32_t)tid;
 	s->gen = gen;
 	s->nframes = (uint32_t)n;
+	s->index = (uint32_t)a->nstacks;
 	if (n)
 		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->count = 1;
@@ -231,6 +259,9 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 		leader->gen_stacks++;
 	t = thread_slot(a, tid); /* thread_get may have moved the table */
 counted:
+	/* A full timeline drops the event, never the sample. */
+	if (a->timeline && time_ns >= 0)
+		timeline_writer_add(a->timeline, s->index, time_ns, (int64_t)period);
 	if (!t->samples++)
 		a->busy_threads++;
 	a->samples++;

@@ -15,6 +15,11 @@
  * Threads: the aggregator also keeps, per tid, its pid, its latest name
  * and its sample count, for the profile's labels and the summary.
  *
+ * Timeline: when enabled, every sample added with a time also appends an
+ * event (stack index, time, period) to a compact timeline (timeline.h), so
+ * the order of samples survives the aggregation; that costs a few bytes a
+ * sample, up to a cap, past which events are counted as dropped.
+ *
  * Ownership: aggregate_new() returns a heap object freed by
  * aggregate_free(); entries live as long as it. A thread name returned by
  * aggregate_thread_name() is valid until the next call that may add a
@@ -37,6 +42,7 @@ struct agg_stack {
 	uint32_t gen; /* address-space generation of pid */
 	uint32_t nframes;
 	uint32_t resolved; /* free for the resolver's use: set once turned into a profile sample */
+	uint32_t index;	   /* position in insertion order (aggregate_stack()) */
 	uint64_t frames[]; /* leaf first */
 };
 
@@ -57,6 +63,18 @@ void aggregate_free(struct aggregate *a);
  * tid, frames). Returns 0 or -ENOMEM (the sample is then not counted). */
 int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		  uint64_t period);
+
+/* Keeps a timeline from now on, of at most max_bytes. */
+void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes);
+
+/* aggregate_add(), and with a timeline enabled, an event at time_ns (since
+ * the start of the recording) for the sample's stack. */
+int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
+		     uint64_t period, int64_t time_ns);
+
+/* The timeline kept so far (indexes of aggregate_stack()), NULL when not
+ * enabled. */
+struct timeline_writer *aggregate_timeline(struct aggregate *a);
 
 /* pid replaced its address space: start a new generation. Returns 0 or
  * -ENOMEM. */

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,13 +24,17 @@
 #include "profile.h"
 #include "resolve.h"
 #include "sampler.h"
+#include "signals.h"
 #include "symbolize.h"
+#include "timeline.h"
 #include "usage.h"
 #include "version.h"
 
 #define DEFAULT_FILE	    "recce.pb.gz"
 #define DEFAULT_FREQ	    99
 #define DEFAULT_STACK_BYTES 8192
+/* About ten million samples: hours of a busy thread at 99 Hz. */
+#define TIMELINE_MAX_BYTES (64u << 20)
 
 struct record_args {
 	pid_t *pids;
@@ -42,10 +45,11 @@ struct record_args {
 	const char *output;
 	int dwarf;
 	uint32_t stack_bytes;
+	int timeline;
 	char *invocation; /* "recce record ...", for the profile's comments */
 };
 
-enum { OPT_CALL_GRAPH = 256 };
+enum { OPT_CALL_GRAPH = 256, OPT_TIMELINE };
 
 static const struct option record_options[] = {
     {"pid", required_argument, NULL, 'p'},
@@ -53,6 +57,7 @@ static const struct option record_options[] = {
     {"duration", required_argument, NULL, 'd'},
     {"output", required_argument, NULL, 'o'},
     {"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+    {"timeline", no_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
 };
 
@@ -73,25 +78,6 @@ static void parse_call_graph(struct record_args *a, const char *s)
 		return;
 	}
 	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
-}
-
-static void parse_pids(struct record_args *a, const char *s)
-{
-	int64_t *v;
-	int n = parse_int_list(s, &v);
-
-	if (n <= 0)
-		usage_die("record", "-p wants a process id or a comma-separated list, not '%s'", s);
-	pid_t *pids = realloc(a->pids, (a->npids + (size_t)n) * sizeof(*pids));
-	if (!pids)
-		die("out of memory");
-	for (int i = 0; i < n; i++) {
-		if (v[i] <= 0 || v[i] > INT32_MAX)
-			usage_die("record", "-p: '%s' is not a process id", s);
-		pids[a->npids++] = (pid_t)v[i];
-	}
-	free(v);
-	a->pids = pids;
 }
 
 static char *join_invocation(int argc, char **argv)
@@ -134,7 +120,7 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:p:F:d:o:", record_options, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			parse_pids(a, optarg);
+			parse_pid_list("record", optarg, &a->pids, &a->npids);
 			break;
 		case 'F':
 			if (parse_int(optarg, 1, max_rate, &a->freq) < 0)
@@ -154,6 +140,9 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 			break;
 		case OPT_CALL_GRAPH:
 			parse_call_graph(a, optarg);
+			break;
+		case OPT_TIMELINE:
+			a->timeline = 1;
 			break;
 		case ':':
 			usage_die("record", "option '%s' needs a value", argv[optind - 1]);
@@ -176,35 +165,6 @@ static void check_pids(const struct record_args *a)
 	for (size_t i = 0; i < a->npids; i++)
 		if (kill(a->pids[i], 0) < 0 && errno == ESRCH)
 			die("no process with PID %d", (int)a->pids[i]);
-}
-
-/* SIGINT and SIGTERM become readable on a signalfd, so that the first one
- * stops the recording and the profile is still written. */
-static int block_stop_signals(sigset_t *old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
-/* After the recording, a second Ctrl-C ends recce at once: the signal that
- * stopped the recording is consumed, the others are let through. */
-static void unblock_stop_signals(int sfd, const sigset_t *old)
-{
-	struct signalfd_siginfo si;
-
-	if (sfd >= 0) {
-		while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			;
-		close(sfd);
-	}
-	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
@@ -235,7 +195,7 @@ static double effective_rate(const struct sampler_stats *st)
 }
 
 static void describe(struct profile *p, const struct record_args *a, const struct sampler *s,
-		     const struct sampler_stats *st)
+		     const struct sampler_stats *st, uint64_t timeline_dropped)
 {
 	static const char *const stops[] = {"", "duration", "signal", "targets exited"};
 	const struct sampler_target *t;
@@ -261,6 +221,9 @@ static void describe(struct profile *p, const struct record_args *a, const struc
 	if (st->user_only)
 		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
 	add_comment(p, "stopped-by", "%s", stops[st->stop]);
+	if (a->timeline)
+		add_comment(p, "timeline", "%llu samples in time order",
+			    (unsigned long long)(st->samples - timeline_dropped));
 	p->time_nanos = st->start_ns;
 	p->duration_nanos = st->duration_ns;
 }
@@ -337,6 +300,11 @@ int cmd_record(int argc, char **argv)
 	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
 	if (!sym || !procs || !agg || !res)
 		die("out of memory");
+	if (a.timeline) {
+		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
+		if (!aggregate_timeline(agg))
+			die("out of memory");
+	}
 
 	int sfd = block_stop_signals(&old_mask);
 	struct sampler_config cfg = {0};
@@ -387,8 +355,14 @@ int cmd_record(int argc, char **argv)
 
 	if (resolver_add(res, agg, 0) < 0)
 		die("out of memory while symbolizing");
+	uint64_t timeline_dropped = a.timeline ? aggregate_timeline(agg)->dropped : 0;
+	if (timeline_dropped)
+		warning("the timeline is full: the last %llu samples are counted but not in it",
+			(unsigned long long)timeline_dropped);
+	if (resolver_add_timeline(res, agg) < 0)
+		die("out of memory while writing the timeline");
 	struct profile *p = resolver_profile(res);
-	describe(p, &a, s, &st);
+	describe(p, &a, s, &st, timeline_dropped);
 
 	err = pprof_write_file(p, a.output);
 	if (err)

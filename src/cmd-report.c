@@ -1,8 +1,10 @@
 /*
  * recce report: reads a pprof profile and shows it as a table of functions
- * or source lines, as folded stacks, or as a flamegraph SVG. This file only
- * parses options and wires pprof.c, stacks.c and the writers together; the
- * page docs/recce-report.md is its --help.
+ * or source lines, or writes it in a format another tool reads (folded
+ * stacks, pprof, callgrind, speedscope, Chrome trace, flamegraph SVG), or
+ * compares two profiles (--diff). This file only parses options and wires
+ * pprof.c, stacks.c and the writers together; the page
+ * docs/recce-report.md is its --help.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,22 +21,43 @@
 #include "report-text.h"
 #include "stacks.h"
 #include "usage.h"
+#include "report-diff.h"
+#include "writer-callgrind.h"
+#include "writer-chrome.h"
 #include "writer-flame.h"
 #include "writer-folded.h"
+#include "writer-pprof.h"
+#include "writer-speedscope.h"
 
 #define DEFAULT_FILE "recce.pb.gz"
 #define DEFAULT_TOP  20
 
-/* One output mode; --format (later) selects among more of them. */
+/* The output format; --lines, --folded and --flame are older spellings. */
 enum report_mode {
 	MODE_TABLE,
 	MODE_LINES,
 	MODE_FOLDED,
 	MODE_FLAME,
+	MODE_PPROF,
+	MODE_CALLGRIND,
+	MODE_SPEEDSCOPE,
+	MODE_CHROME,
 };
+
+static const struct {
+	const char *name;
+	enum report_mode mode;
+} formats[] = {
+    {"text", MODE_TABLE},	   {"folded", MODE_FOLDED},	    {"pprof", MODE_PPROF},
+    {"callgrind", MODE_CALLGRIND}, {"speedscope", MODE_SPEEDSCOPE}, {"chrome", MODE_CHROME},
+    {"svg", MODE_FLAME},
+};
+#define FORMAT_NAMES "text, folded, pprof, callgrind, speedscope, chrome, svg"
 
 struct report_args {
 	const char *file;
+	const char *before; /* --diff BEFORE; file is AFTER */
+	int diff;
 	enum report_mode mode;
 	int mode_set;
 	const char *output; /* -o, or the SVG of --flame; NULL: stdout */
@@ -45,6 +68,8 @@ struct report_args {
 	int npids, ntids;
 	regex_t focus, ignore;
 	int has_focus, has_ignore;
+	int icicle;
+	const char *title;
 };
 
 enum {
@@ -56,6 +81,10 @@ enum {
 	OPT_TID,
 	OPT_FOCUS,
 	OPT_IGNORE,
+	OPT_FORMAT,
+	OPT_ICICLE,
+	OPT_TITLE,
+	OPT_DIFF,
 };
 
 static const struct option report_options[] = {
@@ -69,6 +98,10 @@ static const struct option report_options[] = {
     {"tid", required_argument, NULL, OPT_TID},
     {"focus", required_argument, NULL, OPT_FOCUS},
     {"ignore", required_argument, NULL, OPT_IGNORE},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"icicle", no_argument, NULL, OPT_ICICLE},
+    {"title", required_argument, NULL, OPT_TITLE},
+    {"diff", no_argument, NULL, OPT_DIFF},
     {NULL, 0, NULL, 0},
 };
 
@@ -76,8 +109,8 @@ static void args_set_mode(struct report_args *a, enum report_mode mode, const ch
 {
 	if (a->mode_set && a->mode != mode)
 		usage_die("report",
-			  "%s cannot be combined with another output mode "
-			  "(--lines, --folded, --flame)",
+			  "%s cannot be combined with another output format "
+			  "(--format, --lines, --folded, --flame)",
 			  opt);
 	a->mode = mode;
 	a->mode_set = 1;
@@ -114,6 +147,8 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 			a->output = optarg;
 			break;
 		case OPT_LINES:
+			if (a->mode_set && a->mode == MODE_TABLE)
+				a->mode_set = 0; /* --format text --lines */
 			args_set_mode(a, MODE_LINES, "--lines");
 			break;
 		case OPT_FOLDED:
@@ -125,6 +160,28 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 			break;
 		case OPT_VALUE:
 			a->value = optarg;
+			break;
+		case OPT_FORMAT: {
+			size_t i;
+			for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+				if (strcmp(optarg, formats[i].name) == 0)
+					break;
+			if (i == sizeof(formats) / sizeof(formats[0]))
+				usage_die("report", "unknown format '%s' (known: " FORMAT_NAMES ")",
+					  optarg);
+			/* --lines is text too. */
+			if (!(formats[i].mode == MODE_TABLE && a->mode == MODE_LINES))
+				args_set_mode(a, formats[i].mode, "--format");
+			break;
+		}
+		case OPT_ICICLE:
+			a->icicle = 1;
+			break;
+		case OPT_TITLE:
+			a->title = optarg;
+			break;
+		case OPT_DIFF:
+			a->diff = 1;
 			break;
 		case OPT_PID:
 		case OPT_TID: {
@@ -164,6 +221,15 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 		a->output = a->flame;
 	else if (a->output && strcmp(a->output, "-") == 0)
 		a->output = NULL; /* -o - is standard output */
+	if (a->diff) {
+		if (argc - optind != 2)
+			usage_die("report", "--diff compares two profiles: --diff BEFORE AFTER");
+		a->before = argv[optind++];
+		a->file = argv[optind++];
+		if (a->mode != MODE_TABLE && a->mode != MODE_FLAME)
+			usage_die("report", "--diff writes --format text or svg");
+		return;
+	}
 	if (optind < argc)
 		a->file = argv[optind++];
 	if (optind < argc)
@@ -218,8 +284,18 @@ static size_t value_index(const struct profile *p, const struct report_args *a)
 		  p->nsample_types ? types : "none");
 }
 
+/* The command that was recorded, from recce's comments; NULL if none. */
+static const char *profile_command(const struct profile *p)
+{
+	for (size_t i = 0; i < p->ncomments; i++)
+		if (strncmp(p->comments[i], "command: ", 9) == 0)
+			return p->comments[i] + 9;
+	return NULL;
+}
+
 static int output_write(FILE *out, const struct report_args *a, const struct profile *p,
-			const struct stack_set *set)
+			const struct stack_set *set, const struct stack_event *events,
+			size_t nevents)
 {
 	struct report_text_opts text = {
 	    .top = (size_t)a->top,
@@ -227,15 +303,126 @@ static int output_write(FILE *out, const struct report_args *a, const struct pro
 	    .comments = p->comments,
 	    .ncomments = p->ncomments,
 	};
+	struct flame_opts flame = {a->title, NULL, a->icicle, 0, 0};
 
 	switch (a->mode) {
 	case MODE_FOLDED:
 		return folded_write(out, set);
 	case MODE_FLAME:
-		return flame_write_svg(out, set, NULL);
+		return flame_write_svg(out, set, &flame);
+	case MODE_PPROF:
+		return pprof_write_view(out, p, set);
+	case MODE_CALLGRIND:
+		return callgrind_write(out, set, p->sample_types, p->nsample_types,
+				       profile_command(p));
+	case MODE_SPEEDSCOPE:
+		return speedscope_write(out, set, events, nevents, a->title ? a->title : a->file);
+	case MODE_CHROME:
+		return chrome_write(out, set, events, nevents);
 	default:
 		return report_text_write(out, set, &text);
 	}
+}
+
+/* Writes to -o's file (whole or not at all) or standard output; prints
+ * why not and returns non-zero on failure. */
+static int output_run(const struct report_args *a, int (*write)(FILE *, const void *),
+		      const void *arg)
+{
+	struct outfile o = {0};
+	int ret = a->output ? outfile_open(&o, a->output) : 0;
+
+	if (!ret) {
+		ret = write(a->output ? o.fp : stdout, arg);
+		if (a->output && ret)
+			outfile_abort(&o);
+		else if (a->output)
+			ret = outfile_commit(&o);
+		else if (fflush(stdout) != 0 && !ret)
+			ret = -errno;
+	}
+	if (ret)
+		error("cannot write '%s': %s", a->output ? a->output : "standard output",
+		      strerror(-ret));
+	return ret;
+}
+
+struct report_job {
+	const struct report_args *a;
+	const struct profile *p;
+	const struct stack_set *set;
+	const struct stack_event *events;
+	size_t nevents;
+	const struct stack_set *before; /* --diff */
+	int64_t base_total;
+};
+
+static int job_write(FILE *out, const void *arg)
+{
+	const struct report_job *j = arg;
+
+	return output_write(out, j->a, j->p, j->set, j->events, j->nevents);
+}
+
+static int diff_job_write(FILE *out, const void *arg)
+{
+	const struct report_job *j = arg;
+	struct flame_opts flame = {j->a->title ? j->a->title : "Differential Flame Graph", NULL,
+				   j->a->icicle, 1, j->base_total};
+
+	if (j->a->mode == MODE_FLAME)
+		return flame_write_svg(out, j->set, &flame);
+	return report_diff_write(out, j->before, j->set, (size_t)j->a->top, j->a->before,
+				 j->a->file);
+}
+
+static struct stack_filter filter_of(const struct report_args *a)
+{
+	return (struct stack_filter){
+	    .pids = a->pids,
+	    .npids = (size_t)a->npids,
+	    .tids = a->tids,
+	    .ntids = (size_t)a->ntids,
+	    .focus = a->has_focus ? (regex_t *)&a->focus : NULL,
+	    .ignore = a->has_ignore ? (regex_t *)&a->ignore : NULL,
+	};
+}
+
+/* recce report --diff BEFORE AFTER: the same sample type from both. */
+static int report_diff(struct report_args *a)
+{
+	struct profile *before = profile_load(a->before), *after = NULL;
+	struct stack_set sb = {0}, sa = {0}, merged = {0};
+	struct stack_filter filter = filter_of(a);
+	int status = RECCE_EXIT_ERROR;
+
+	if (!before || !(after = profile_load(a->file)))
+		goto out;
+	size_t ia = value_index(after, a);
+	const struct profile_value_type *t = &after->sample_types[ia];
+	int ib = profile_sample_type_index(before, t->type);
+	if (ib < 0 || strcmp(before->sample_types[ib].unit, t->unit) != 0) {
+		error("cannot compare '%s' with '%s': '%s' has no sample type '%s' in %s",
+		      a->before, a->file, a->before, t->type, t->unit);
+		note("--diff compares profiles of the same kind (such as two CPU profiles)");
+		goto out;
+	}
+	if (stacks_from_profile(before, (size_t)ib, &filter, &sb) ||
+	    stacks_from_profile(after, ia, &filter, &sa) || stacks_diff_merge(&sb, &sa, &merged)) {
+		error("out of memory");
+		goto out;
+	}
+	struct report_job job = {.a = a, .p = after, .before = &sb, .base_total = sb.total};
+	job.set = a->mode == MODE_FLAME ? &merged : &sa;
+	if (output_run(a, diff_job_write, &job) == 0)
+		status = 0;
+out:
+	stacks_release(&merged);
+	stacks_release(&sb);
+	stacks_release(&sa);
+	profile_free(before);
+	profile_free(after);
+	return status;
 }
 
 int cmd_report(int argc, char **argv)
@@ -243,7 +430,8 @@ int cmd_report(int argc, char **argv)
 	struct report_args a = {0};
 	struct stack_filter filter;
 	struct stack_set set;
-	struct outfile o = {0};
+	struct stack_event *events = NULL;
+	size_t nevents = 0;
 	struct profile *p;
 	int status = RECCE_EXIT_ERROR;
 	int ret;
@@ -255,51 +443,49 @@ int cmd_report(int argc, char **argv)
 		error("cannot write '%s': %s", a.output, strerror(-ret));
 		goto out_args;
 	}
+	if (a.diff) {
+		status = report_diff(&a);
+		goto out_args;
+	}
 	p = profile_load(a.file);
 	if (!p)
 		goto out_args;
+	if (a.mode == MODE_CHROME && !p->timeline) {
+		error("'%s' has no sample timeline, which --format chrome needs: the order of its "
+		      "samples is unknown",
+		      a.file);
+		note("record with 'recce record --timeline' to keep each sample's time and thread");
+		goto out_profile;
+	}
 
-	filter = (struct stack_filter){
-	    .pids = a.pids,
-	    .npids = (size_t)a.npids,
-	    .tids = a.tids,
-	    .ntids = (size_t)a.ntids,
-	    .focus = a.has_focus ? &a.focus : NULL,
-	    .ignore = a.has_ignore ? &a.ignore : NULL,
-	};
+	filter = filter_of(&a);
 	ret = stacks_from_profile(p, value_index(p, &a), &filter, &set);
 	if (ret) {
 		error("cannot read the stacks of '%s': %s", a.file, strerror(-ret));
 		goto out_profile;
 	}
+	if ((a.mode == MODE_CHROME || a.mode == MODE_SPEEDSCOPE) && p->timeline) {
+		ret = stacks_timeline(&set, p, &events, &nevents);
+		if (ret) {
+			error("cannot read the timeline of '%s': %s", a.file, strerror(-ret));
+			goto out_stacks;
+		}
+	}
 	if (!set.n && a.mode != MODE_TABLE && a.mode != MODE_LINES)
 		warning("no samples%s in '%s'", set.dropped ? " left after the filters" : "",
 			a.file);
 
-	ret = a.output ? outfile_open(&o, a.output) : 0;
-	if (ret) {
-		error("cannot write '%s': %s", a.output, strerror(-ret));
+	struct report_job job = {&a, p, &set, events, nevents, NULL, 0};
+	if (output_run(&a, job_write, &job))
 		goto out_stacks;
-	}
-	ret = output_write(a.output ? o.fp : stdout, &a, p, &set);
-	if (a.output && ret)
-		outfile_abort(&o);
-	else if (a.output)
-		ret = outfile_commit(&o);
-	else if (fflush(stdout) != 0 && !ret)
-		ret = -errno;
-	if (ret) {
-		error("cannot write '%s': %s", a.output ? a.output : "standard output",
-		      strerror(-ret));
-		goto out_stacks;
-	}
-	if (a.mode == MODE_FLAME) {
+	if (a.mode == MODE_FLAME && a.output) {
 		char total[32];
 		report_value_format(total, sizeof(total), set.total, set.unit);
 		note("wrote '%s' (%s %s)", a.output, total, set.type);
 	}
 	status = 0;
 out_stacks:
+	free(events);
 	stacks_release(&set);
 out_profile:
 	profile_free(p);

@@ -13,32 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "perf-ring.h"
 #include "u64map.h"
 
-#define DEFAULT_RING_PAGES_FP	 64    /* 256 KiB per CPU */
-#define DEFAULT_RING_PAGES_DWARF 512   /* 2 MiB per CPU: a sample carries its stack copy */
-#define BOUNCE_BYTES		 65536 /* a record's size is a u16 */
-#define SAMPLE_ID_BYTES		 24    /* pid/tid, time, identifier */
-
-struct perf_ring {
-	int fd; /* the dummy event on recce itself that owns the buffer */
-	int cpu;
-	struct perf_event_mmap_page *meta;
-	size_t map_len;
-	const unsigned char *data;
-	uint64_t size; /* power of two */
-	uint64_t head; /* snapshot for this pass */
-	uint64_t tail; /* our read position: the start of the next unhandled record */
-	uint64_t next; /* when peeked: the position after rec */
-	int peeked;    /* rec holds the next record */
-	struct perf_record rec;
-	unsigned char *bounce;
-};
+#define DEFAULT_RING_PAGES_FP	 64  /* 256 KiB per CPU */
+#define DEFAULT_RING_PAGES_DWARF 512 /* 2 MiB per CPU: a sample carries its stack copy */
+#define SAMPLE_ID_BYTES		 24  /* pid/tid, time, identifier */
 
 struct perf_task {
 	pid_t tid;
@@ -52,6 +36,7 @@ struct perf_events {
 	int *cpus;
 	size_t ncpus;
 	struct perf_ring *rings;
+	struct perf_record *recs; /* one per ring: its peeked record */
 	struct perf_task *tasks;
 	size_t ntasks, tasks_cap;
 	struct u64map ids; /* event id -> task index */
@@ -89,63 +74,6 @@ int perf_sysctl_read(const char *path, long long *out)
 	return 0;
 }
 
-/* Parses /sys/devices/system/cpu/online ("0-3,5,7-8"). */
-static int cpus_online(int **out, size_t *n)
-{
-	char buf[4096];
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	int err = len < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[len] = 0;
-
-	int *cpus = NULL;
-	size_t count = 0, cap = 0;
-	char *p = buf;
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-		if (end == p || a < 0)
-			goto bad;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a || b > 65535)
-				goto bad;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (count == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				int *ncpus = realloc(cpus, ncap * sizeof(*ncpus));
-				if (!ncpus) {
-					free(cpus);
-					return -ENOMEM;
-				}
-				cpus = ncpus;
-				cap = ncap;
-			}
-			cpus[count++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-	}
-	if (!count)
-		goto bad;
-	*out = cpus;
-	*n = count;
-	return 0;
-bad:
-	free(cpus);
-	return -EINVAL;
-}
-
 /* The attributes shared by the ring owners and the sampling events, so
  * that PERF_EVENT_IOC_SET_OUTPUT accepts them (same clock) and every record
  * carries the same sample_id trailer. */
@@ -172,63 +100,18 @@ static void attr_common(const struct perf_events *pe, struct perf_event_attr *at
 	}
 }
 
-static void ring_release(struct perf_ring *r)
-{
-	if (r->meta)
-		munmap(r->meta, r->map_len);
-	if (r->fd >= 0)
-		close(r->fd);
-	free(r->bounce);
-	r->meta = NULL;
-	r->fd = -1;
-	r->bounce = NULL;
-}
-
 static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_t pages)
 {
 	struct perf_event_attr attr;
-	long page = sysconf(_SC_PAGESIZE);
 
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	r->cpu = cpu;
 	attr_common(pe, &attr);
 	attr.config = PERF_COUNT_SW_DUMMY;
 	attr.exclude_kernel = 1;
-	r->fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (r->fd < 0)
+	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	r->bounce = malloc(BOUNCE_BYTES);
-	if (!r->bounce) {
-		ring_release(r);
-		return -ENOMEM;
-	}
-	/* Halve the ring while the kernel refuses it: an unprivileged user is
-	 * limited by kernel.perf_event_mlock_kb. */
-	for (;;) {
-		r->map_len = (pages + 1) * (size_t)page;
-		void *m = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (m != MAP_FAILED) {
-			r->meta = m;
-			break;
-		}
-		int err = -errno;
-		if ((err != -EPERM && err != -ENOMEM) || pages <= 8) {
-			ring_release(r);
-			return err;
-		}
-		pages /= 2;
-	}
-	uint64_t off = r->meta->data_offset ? r->meta->data_offset : (uint64_t)page;
-	uint64_t size = r->meta->data_size ? r->meta->data_size : pages * (uint64_t)page;
-	if (off + size > r->map_len || (size & (size - 1))) {
-		ring_release(r);
-		return -EINVAL;
-	}
-	r->data = (const unsigned char *)r->meta + off;
-	r->size = size;
-	r->tail = __atomic_load_n(&r->meta->data_tail, __ATOMIC_ACQUIRE);
-	return 0;
+	/* Halve the ring while the kernel refuses it, down to 8 pages. */
+	return perf_ring_map(r, fd, pages, 8);
 }
 
 int perf_events_new(const struct perf_events_config *cfg, struct perf_events **out)
@@ -259,16 +142,17 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 		pe->nregs = (uint64_t)__builtin_popcountll(PERF_EVENTS_REGS_MASK);
 	}
 
-	int err = cpus_online(&pe->cpus, &pe->ncpus);
+	int err = perf_cpus_online(&pe->cpus, &pe->ncpus);
 	if (err)
 		goto out_free;
 	pe->rings = calloc(pe->ncpus, sizeof(*pe->rings));
-	if (!pe->rings) {
+	pe->recs = calloc(pe->ncpus, sizeof(*pe->recs));
+	if (!pe->rings || !pe->recs) {
 		err = -ENOMEM;
 		goto out_free;
 	}
 	for (size_t i = 0; i < pe->ncpus; i++)
-		pe->rings[i].fd = -1;
+		perf_ring_init(&pe->rings[i]);
 	size_t pages = cfg->ring_pages;
 	if (!pages)
 		pages = cfg->dwarf ? DEFAULT_RING_PAGES_DWARF : DEFAULT_RING_PAGES_FP;
@@ -304,8 +188,9 @@ void perf_events_free(struct perf_events *pe)
 	free(pe->tasks);
 	if (pe->rings)
 		for (size_t i = 0; i < pe->ncpus; i++)
-			ring_release(&pe->rings[i]);
+			perf_ring_release(&pe->rings[i]);
 	free(pe->rings);
+	free(pe->recs);
 	free(pe->cpus);
 	u64map_release(&pe->ids);
 	free(pe);
@@ -598,89 +483,42 @@ static int parse_record(const struct perf_events *pe, const unsigned char *p, si
 	}
 }
 
-/*
- * Makes ring r's next record available in r->rec, or returns 0 when the
- * ring has nothing more in this pass. A record that wraps around the end
- * of the buffer is copied into the bounce buffer first.
- */
-static int ring_peek(struct perf_events *pe, struct perf_ring *r)
+/* One pass of perf_events_read(): perf-ring's context. */
+struct read_pass {
+	struct perf_events *pe;
+	int (*fn)(const struct perf_record *rec, void *arg);
+	void *arg;
+};
+
+/* perf-ring's parse: every well-formed record is handled, in time order. */
+static int parse_pass(void *ctx, size_t ring, const unsigned char *p, size_t len, uint64_t *time)
 {
-	while (!r->peeked) {
-		uint64_t avail = r->head - r->tail;
-		if (avail == 0)
-			return 0;
-		struct perf_event_header h;
-		uint64_t off = r->tail & (r->size - 1);
-		if (avail < sizeof(h) || off + sizeof(h) > r->size)
-			goto corrupt;
-		memcpy(&h, r->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > avail || h.size % 8)
-			goto corrupt;
-		const unsigned char *p = r->data + off;
-		if (off + h.size > r->size) {
-			size_t first = (size_t)(r->size - off);
-			memcpy(r->bounce, r->data + off, first);
-			memcpy(r->bounce + first, r->data, h.size - first);
-			p = r->bounce;
-			pe->stats.wraps++;
-		}
-		if (parse_record(pe, p, h.size, &r->rec) < 0) {
-			pe->stats.malformed++;
-			r->tail += h.size;
-			continue;
-		}
-		r->next = r->tail + h.size;
-		r->peeked = 1;
-	}
+	struct read_pass *rp = ctx;
+	struct perf_record *r = &rp->pe->recs[ring];
+
+	if (parse_record(rp->pe, p, len, r) < 0)
+		return -EBADMSG;
+	*time = r->time;
 	return 1;
-corrupt:
-	/* The kernel never writes such a header: give up on what is left. */
-	pe->stats.malformed++;
-	r->tail = r->head;
-	return 0;
+}
+
+static int handle_pass(void *ctx, size_t ring)
+{
+	struct read_pass *rp = ctx;
+
+	return rp->fn(&rp->pe->recs[ring], rp->arg);
 }
 
 int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record *rec, void *arg),
 		     void *arg)
 {
-	int count = 0;
+	static const struct perf_ring_ops ops = {parse_pass, handle_pass};
+	struct read_pass rp = {pe, fn, arg};
+	struct perf_ring_counts counts = {0, 0};
 
-	for (size_t i = 0; i < pe->ncpus; i++) {
-		struct perf_ring *r = &pe->rings[i];
-		r->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		/* A head behind the tail or more than a ring ahead of it is
-		 * not something the kernel writes; resynchronize. */
-		if (r->head - r->tail > r->size) {
-			pe->stats.malformed++;
-			r->tail = r->head;
-		}
-		r->peeked = 0;
-	}
-	for (;;) {
-		struct perf_ring *best = NULL;
-		for (size_t i = 0; i < pe->ncpus; i++) {
-			struct perf_ring *r = &pe->rings[i];
-			if (!ring_peek(pe, r))
-				continue;
-			if (!best || r->rec.time < best->rec.time)
-				best = r;
-		}
-		if (!best)
-			break;
-		best->peeked = 0;
-		best->tail = best->next;
-		pe->stats.records++;
-		count++;
-		int stop = fn(&best->rec, arg);
-		if (stop)
-			break;
-	}
-	/* A record peeked but not handled stays in the ring (the tail still
-	 * points at it) and is read again next pass. */
-	for (size_t i = 0; i < pe->ncpus; i++) {
-		struct perf_ring *r = &pe->rings[i];
-		r->peeked = 0;
-		__atomic_store_n(&r->meta->data_tail, r->tail, __ATOMIC_RELEASE);
-	}
+	int count = perf_rings_read(pe->rings, pe->ncpus, &ops, &rp, &counts);
+	pe->stats.records += (uint64_t)count;
+	pe->stats.malformed += counts.malformed;
+	pe->stats.wraps += counts.wraps;
 	return count;
 }

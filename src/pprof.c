@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "outfile.h"
+#include "timeline.h"
 #include "profile.pb-c.h"
 #include "u64map.h"
 
@@ -138,6 +139,7 @@ struct encoder {
 	pb_line *lines, **line_ptrs;
 	pb_function *functions, **function_ptrs;
 	int64_t *comments;
+	ProtobufCMessageUnknownField timeline;
 };
 
 static void encoder_release(struct encoder *e)
@@ -158,6 +160,7 @@ static void encoder_release(struct encoder *e)
 	free(e->functions);
 	free(e->function_ptrs);
 	free(e->comments);
+	free(e->timeline.data);
 }
 
 /* calloc of an array and of its array of pointers, at least one element
@@ -325,6 +328,38 @@ static int encode_functions(struct encoder *e, const struct profile *p)
 	return 0;
 }
 
+/*
+ * The timeline goes in field PPROF_TIMELINE_FIELD, which profile.proto
+ * does not define: protobuf-c packs it as an unknown field, and readers
+ * that do not know it skip it, as protobuf readers must. protobuf-c keeps
+ * a length-delimited unknown field with its length prefix in data.
+ */
+static int encode_timeline(struct encoder *e, const struct profile *p)
+{
+	unsigned char prefix[10];
+	size_t n = 0;
+	uint64_t v = p->timeline_len;
+
+	if (!p->timeline)
+		return 0;
+	while (v >= 0x80) {
+		prefix[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	prefix[n++] = (unsigned char)v;
+	e->timeline.data = malloc(n + p->timeline_len);
+	if (!e->timeline.data)
+		return -ENOMEM;
+	memcpy(e->timeline.data, prefix, n);
+	memcpy(e->timeline.data + n, p->timeline, p->timeline_len);
+	e->timeline.len = n + p->timeline_len;
+	e->timeline.tag = PPROF_TIMELINE_FIELD;
+	e->timeline.wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+	e->msg.base.n_unknown_fields = 1;
+	e->msg.base.unknown_fields = &e->timeline;
+	return 0;
+}
+
 static int encode_header(struct encoder *e, const struct profile *p)
 {
 	e->comments = calloc(p->ncomments ? p->ncomments : 1, sizeof(*e->comments));
@@ -339,7 +374,7 @@ static int encode_header(struct encoder *e, const struct profile *p)
 	e->msg.time_nanos = p->time_nanos;
 	e->msg.duration_nanos = p->duration_nanos;
 	e->msg.period = p->period;
-	return 0;
+	return encode_timeline(e, p);
 }
 
 /* Gzip-compresses in[0..n) into a new heap buffer. */
@@ -791,6 +826,39 @@ static int dec_samples(struct decoder *d)
 	return ret;
 }
 
+/* The timeline field (see encode_timeline()), checked against the samples
+ * it indexes. The last one counts if a file has several, as for any
+ * protobuf field that is not repeated. */
+static int dec_timeline(struct decoder *d)
+{
+	const ProtobufCMessageUnknownField *f = NULL;
+	struct timeline_event *ev;
+	size_t n, at = 0;
+	uint64_t len = 0;
+
+	for (unsigned i = 0; i < d->msg->base.n_unknown_fields; i++)
+		if (d->msg->base.unknown_fields[i].tag == PPROF_TIMELINE_FIELD)
+			f = &d->msg->base.unknown_fields[i];
+	if (!f)
+		return 0;
+	if (f->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+		return bad(d->why, d->whylen, "the timeline field is not bytes");
+	for (unsigned shift = 0; at < f->len && shift < 64; shift += 7) {
+		len |= (uint64_t)(f->data[at] & 0x7f) << shift;
+		if (!(f->data[at++] & 0x80))
+			break;
+	}
+	if (len != f->len - at)
+		return bad(d->why, d->whylen, "the timeline field is truncated");
+	int ret = timeline_decode(f->data + at, (size_t)len, d->p->nsamples, &ev, &n);
+	if (ret == -EBADMSG)
+		return bad(d->why, d->whylen, "the sample timeline is malformed");
+	if (ret)
+		return ret;
+	free(ev);
+	return profile_set_timeline(d->p, f->data + at, (size_t)len);
+}
+
 static int dec_header(struct decoder *d)
 {
 	const pb_profile *msg = d->msg;
@@ -817,6 +885,8 @@ static int dec_header(struct decoder *d)
 	d->p->time_nanos = msg->time_nanos;
 	d->p->duration_nanos = msg->duration_nanos;
 	d->p->period = msg->period;
+	if (!ret)
+		ret = dec_timeline(d);
 	return ret;
 }
 

@@ -30,6 +30,16 @@
 
 #include "profile.h"
 
+/*
+ * recce's sample timeline (timeline.h), when a profile has one, is written
+ * as bytes in this field number of the Profile message, which
+ * profile.proto leaves undefined: pprof readers skip fields they do not
+ * know (Go's pprof does, by design of protobuf), so the file stays a valid
+ * profile for them, with the same totals. The decoder checks it against
+ * the samples and refuses a file whose timeline is malformed.
+ */
+#define PPROF_TIMELINE_FIELD 1001
+
 /* Files larger than this, compressed or not, are refused with -EFBIG. */
 #define PPROF_MAX_BYTES ((size_t)1 << 30)
 

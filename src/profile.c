@@ -242,6 +242,19 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 	return 0;
 }
 
+int profile_set_timeline(struct profile *p, const unsigned char *buf, size_t len)
+{
+	unsigned char *copy = arena_alloc(&p->pool->strings.arena, len ? len : 1);
+
+	if (!copy)
+		return -ENOMEM;
+	if (len)
+		memcpy(copy, buf, len);
+	p->timeline = copy;
+	p->timeline_len = len;
+	return 0;
+}
+
 int profile_add_comment(struct profile *p, const char *comment)
 {
 	if (grow((void **)&p->comments, &p->comments_cap, p->ncomments + 1, sizeof(*p->comments)))

@@ -98,6 +98,11 @@ struct profile {
 
 	const char *drop_frames, *keep_frames; /* regexes, may be "" */
 
+	/* The encoded sample timeline (see timeline.h), indexes into
+	 * samples[]; NULL when the recording kept none. */
+	const unsigned char *timeline;
+	size_t timeline_len;
+
 	struct profile_pool *pool; /* private: interned strings and arrays */
 };
 
@@ -124,6 +129,9 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
  * are copied. Returns 0 or -ENOMEM, -EINVAL for an unknown location id. */
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t nlocations,
 		       const int64_t *values, const struct profile_label *labels, size_t nlabels);
+
+/* Sets the encoded timeline (copied). Returns 0 or -ENOMEM. */
+int profile_set_timeline(struct profile *p, const unsigned char *buf, size_t len);
 
 /* Appends a comment line. Returns 0 or -ENOMEM. */
 int profile_add_comment(struct profile *p, const char *comment);

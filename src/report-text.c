@@ -215,7 +215,7 @@ const char *report_value_format(char *buf, size_t size, int64_t value, const cha
 }
 
 /* "file:line", "file", the module, or "" when nothing is known. */
-static const char *row_location(const struct report_row *r, char *buf, size_t size)
+const char *report_row_location(const struct report_row *r, char *buf, size_t size)
 {
 	if (*r->file && r->line)
 		snprintf(buf, size, "%s:%" PRId64, r->file, r->line);
@@ -256,8 +256,8 @@ static void table_write(FILE *out, const struct stack_set *set, const struct rep
 	 * last column lines up; the value column fits the widest value. */
 	for (size_t i = 0; i < n; i++) {
 		int w = (int)strlen(report_value_format(v, sizeof(v), rows[i].self, set->unit));
-		int k =
-		    (int)strlen(lines ? row_location(&rows[i], loc, sizeof(loc)) : rows[i].name);
+		int k = (int)strlen(lines ? report_row_location(&rows[i], loc, sizeof(loc))
+					  : rows[i].name);
 		vw = w > vw ? w : vw;
 		kw = k > kw ? k : kw;
 	}
@@ -267,7 +267,7 @@ static void table_write(FILE *out, const struct stack_set *set, const struct rep
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *r = &rows[i];
 
-		row_location(r, loc, sizeof(loc));
+		report_row_location(r, loc, sizeof(loc));
 		fprintf(out, "%6.2f%% %6.2f%%  %*s  %-*s  %s\n", percent(r->self, set->total),
 			percent(r->total, set->total), vw,
 			report_value_format(v, sizeof(v), r->self, set->unit), kw,

@@ -49,6 +49,10 @@ struct report_text_opts {
  */
 int report_text_write(FILE *out, const struct stack_set *set, const struct report_text_opts *opts);
 
+/* A row's "file:line", "file", module, or "" when nothing is known; returns
+ * buf. */
+const char *report_row_location(const struct report_row *r, char *buf, size_t size);
+
 /* Formats a value of the given unit for people ("1234", "1.50s"); returns
  * buf. */
 const char *report_value_format(char *buf, size_t size, int64_t value, const char *unit);

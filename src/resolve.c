@@ -17,6 +17,7 @@
 #include "proc-maps.h"
 #include "profile.h"
 #include "symbolize.h"
+#include "timeline.h"
 
 #define KERNEL_START  0xffff800000000000ULL
 #define MAX_INLINE    16		/* inlined frames kept per address */
@@ -393,7 +394,42 @@ int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 		int err = resolve_stack(r, a, s);
 		if (err)
 			return err;
-		s->resolved = 1;
+		/* The sample's index + 1, which resolver_add_timeline() needs. */
+		s->resolved = (uint32_t)r->prof->nsamples;
 	}
 	return 0;
+}
+
+int resolver_add_timeline(struct resolver *r, struct aggregate *a)
+{
+	struct timeline_writer *w = aggregate_timeline(a);
+	struct timeline_event *ev = NULL;
+	unsigned char *buf = NULL;
+	size_t nev, len, nstacks = aggregate_nstacks(a);
+	uint64_t *remap = NULL;
+	int ret;
+
+	if (!w || !r->prof)
+		return 0;
+	ret = timeline_writer_take(w, &buf, &len);
+	if (!ret)
+		ret = timeline_decode(buf, len, nstacks, &ev, &nev);
+	free(buf);
+	buf = NULL;
+	remap = calloc(nstacks + 1, sizeof(*remap));
+	if (!ret && !remap)
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	/* Stacks never resolved have no sample: their events are left out. */
+	for (size_t i = 0; i < nstacks; i++)
+		remap[i] = aggregate_stack(a, i)->resolved;
+	ret = timeline_remap(ev, nev, remap, &buf, &len);
+	if (!ret)
+		ret = profile_set_timeline(r->prof, buf, len);
+out:
+	free(buf);
+	free(ev);
+	free(remap);
+	return ret;
 }

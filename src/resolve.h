@@ -49,6 +49,11 @@ void resolver_free(struct resolver *r);
  * when pid is 0). Returns 0 or -ENOMEM. */
 int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid);
 
+/* Turns the aggregate's timeline (if it kept one) into the profile's,
+ * with sample indexes in place of stack indexes; call it after the last
+ * resolver_add(). Returns 0 or -ENOMEM. */
+int resolver_add_timeline(struct resolver *r, struct aggregate *a);
+
 /* The profile built so far; it stays owned by the resolver. */
 struct profile *resolver_profile(struct resolver *r);
 

@@ -520,8 +520,9 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 		frames = &rec->sample.ip;
 		n = 1;
 	}
-	if (aggregate_add(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
-			  rec->sample.period) < 0)
+	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
+	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
+			     rec->sample.period, when) < 0)
 		s->stats.dropped++;
 	else
 		s->stats.samples++;

@@ -9,6 +9,8 @@
  */
 #include "stacks.h"
 
+#include "timeline.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,4 +267,118 @@ void stacks_release(struct stack_set *set)
 	free(set->frame_pool);
 	free(set->name_pool);
 	memset(set, 0, sizeof(*set));
+}
+
+int stacks_timeline(const struct stack_set *set, const struct profile *p,
+		    struct stack_event **events, size_t *n)
+{
+	struct timeline_event *ev;
+	size_t nev, m = 0;
+	int time_type = set->unit && strcmp(set->unit, "count") != 0;
+
+	*events = NULL;
+	*n = 0;
+	if (!p->timeline)
+		return -ENODATA;
+	int ret = timeline_decode(p->timeline, p->timeline_len, p->nsamples, &ev, &nev);
+	if (ret)
+		return ret;
+	/* sample index -> entry index + 1 */
+	size_t *entry_of = calloc(p->nsamples + 1, sizeof(*entry_of));
+	struct stack_event *out = malloc((nev ? nev : 1) * sizeof(*out));
+	if (!entry_of || !out) {
+		free(ev);
+		free(entry_of);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		entry_of[set->entries[i].sample - p->samples] = i + 1;
+	for (size_t i = 0; i < nev; i++) {
+		size_t e = entry_of[ev[i].index];
+		if (!e)
+			continue;
+		out[m++] = (struct stack_event){e - 1, ev[i].time_ns, time_type ? ev[i].period : 1,
+						ev[i].period};
+	}
+	free(ev);
+	free(entry_of);
+	*events = out;
+	*n = m;
+	return 0;
+}
+
+size_t stacks_nframes(const struct stack_set *set)
+{
+	if (!set->n)
+		return 0;
+	const struct stack_entry *last = &set->entries[set->n - 1];
+	return (size_t)(last->frames - set->frame_pool) + last->nframes;
+}
+
+size_t stacks_frame_index(const struct stack_set *set, const struct stack_frame *f)
+{
+	return (size_t)(f - set->frame_pool);
+}
+
+int64_t stacks_entry_num(const struct stack_entry *e, const char *key, int64_t def)
+{
+	const struct profile_label *l = e->sample ? profile_sample_label(e->sample, key) : NULL;
+
+	return l && !l->str ? l->num : def;
+}
+
+static uint64_t function_hash(const struct stack_frame *f)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a over name, NUL, file */
+
+	for (const char *c = f->name ? f->name : ""; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	h *= 1099511628211ULL;
+	for (const char *c = f->file ? f->file : ""; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	return h;
+}
+
+static int same_function(const struct stack_frame *a, const struct stack_frame *b)
+{
+	const char *an = a->name ? a->name : "", *bn = b->name ? b->name : "";
+	const char *af = a->file ? a->file : "", *bf = b->file ? b->file : "";
+
+	return (an == bn || strcmp(an, bn) == 0) && (af == bf || strcmp(af, bf) == 0);
+}
+
+int stacks_function_ids(const struct stack_set *set, uint32_t **ids,
+			const struct stack_frame ***funcs, size_t *nfuncs)
+{
+	size_t nframes = stacks_nframes(set), cap = 64, n = 0;
+
+	while (cap < 2 * nframes)
+		cap *= 2;
+	uint32_t *slots = calloc(cap, sizeof(*slots)); /* id + 1, 0 = free */
+	*ids = malloc((nframes ? nframes : 1) * sizeof(**ids));
+	*funcs = malloc((nframes ? nframes : 1) * sizeof(**funcs));
+	if (!slots || !*ids || !*funcs) {
+		free(slots);
+		free(*ids);
+		free(*funcs);
+		*ids = NULL;
+		*funcs = NULL;
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nframes; k++) {
+		const struct stack_frame *f = &set->frame_pool[k];
+		size_t j = function_hash(f) & (cap - 1);
+
+		while (slots[j] && !same_function((*funcs)[slots[j] - 1], f))
+			j = (j + 1) & (cap - 1);
+		if (!slots[j]) {
+			(*funcs)[n] = f;
+			slots[j] = (uint32_t)++n;
+		}
+		(*ids)[k] = slots[j] - 1;
+	}
+	free(slots);
+	*nfuncs = n;
+	return 0;
 }

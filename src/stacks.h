@@ -38,6 +38,7 @@ struct stack_entry {
 	struct stack_frame *frames; /* root first */
 	int64_t value;
 	const struct profile_sample *sample;
+	int64_t base; /* for a diff: the value in the base profile (else 0) */
 };
 
 struct stack_filter {
@@ -67,5 +68,40 @@ struct stack_set {
 int stacks_from_profile(const struct profile *p, size_t value_index,
 			const struct stack_filter *filter, struct stack_set *out);
 void stacks_release(struct stack_set *set);
+
+/* One sample of the timeline: which entry, when, and its weight. */
+struct stack_event {
+	size_t entry;	 /* index into set->entries */
+	int64_t time_ns; /* since the start of the recording */
+	int64_t weight;	 /* the period for a time value type, else 1 */
+	int64_t period;	 /* CPU ns the sample stands for */
+};
+
+/*
+ * The events of p's timeline whose sample the set kept, in time order, in
+ * a heap array the caller frees. set must have been built from p. Returns
+ * 0, -ENODATA when p has no timeline, -EBADMSG for a malformed one,
+ * -ENOMEM.
+ */
+int stacks_timeline(const struct stack_set *set, const struct profile *p,
+		    struct stack_event **events, size_t *n);
+
+/*
+ * Numbers the distinct functions of set, a function being a (name, file)
+ * pair: ids[k] is the id of the k-th frame of the set's frames in entry
+ * order (frame_pool order), and funcs[id] a frame of that function. Both
+ * are heap arrays the caller frees. Returns 0 or -ENOMEM.
+ */
+int stacks_function_ids(const struct stack_set *set, uint32_t **ids,
+			const struct stack_frame ***funcs, size_t *nfuncs);
+
+/* The index of f in the set's frames (the key into function ids). */
+size_t stacks_frame_index(const struct stack_set *set, const struct stack_frame *f);
+
+/* The frames of all entries together. */
+size_t stacks_nframes(const struct stack_set *set);
+
+/* The numeric label key (pid, tid) of an entry's sample; def if none. */
+int64_t stacks_entry_num(const struct stack_entry *e, const char *key, int64_t def);
 
 #endif

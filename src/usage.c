@@ -119,3 +119,22 @@ int parse_int_list(const char *s, int64_t **out)
 	*out = v;
 	return (int)n;
 }
+
+void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids)
+{
+	int64_t *v;
+	int n = parse_int_list(s, &v);
+
+	if (n <= 0)
+		usage_die(cmd, "-p wants a process id or a comma-separated list, not '%s'", s);
+	pid_t *grown = realloc(*pids, (*npids + (size_t)n) * sizeof(*grown));
+	if (!grown)
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		if (v[i] <= 0 || v[i] > INT32_MAX)
+			usage_die(cmd, "-p: '%s' is not a process id", s);
+		grown[(*npids)++] = (pid_t)v[i];
+	}
+	free(v);
+	*pids = grown;
+}

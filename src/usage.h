@@ -11,7 +11,9 @@
 #ifndef RECCE_USAGE_H
 #define RECCE_USAGE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define RECCE_EXIT_ERROR 1
 #define RECCE_EXIT_USAGE 2
@@ -32,5 +34,8 @@ int parse_int(const char *s, long long min, long long max, long long *out);
 int parse_seconds(const char *s, double *out);
 /* Parses "1,2,3" into a heap array of integers; returns the count or -1. */
 int parse_int_list(const char *s, int64_t **out);
+/* Parses -p's "PID[,PID...]" for subcommand cmd and appends the ids to the
+ * heap array *pids of *npids entries; a bad list is a usage error. */
+void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids);
 
 #endif

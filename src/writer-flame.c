@@ -36,6 +36,7 @@ struct node {
 	const char *module; /* of the first frame merged here */
 	int64_t line;	    /* 0 if unknown or different between merged frames */
 	int64_t value;	    /* this frame and everything it called */
+	int64_t base;	    /* the same in the base profile of a diff */
 	int64_t x;	    /* value to its left, in the graph */
 	int64_t next_x;	    /* where its next callee goes */
 	uint32_t parent;
@@ -92,7 +93,7 @@ static int compare_at_depth(const void *pa, const void *pb, void *depth)
 struct group {
 	size_t lo, hi, depth;
 	uint32_t parent;
-	int64_t value;
+	int64_t value, base;
 	const char *file; /* "" if unknown or not the same in every stack */
 	int64_t line;	  /* 0 if unknown or not the same in every stack */
 };
@@ -102,6 +103,7 @@ static void group_start(struct group *g, const struct stack_entry *e)
 	const struct stack_frame *f = &e->frames[g->depth];
 
 	g->value = 0;
+	g->base = 0;
 	g->file = f->file ? f->file : "";
 	g->line = f->line;
 }
@@ -111,6 +113,7 @@ static void group_add(struct group *g, const struct stack_entry *e)
 	const struct stack_frame *f = &e->frames[g->depth];
 
 	g->value += e->value;
+	g->base += e->base;
 	if (g->line != f->line)
 		g->line = 0;
 	if (g->file[0] && compare_names(g->file, f->file ? f->file : "") != 0)
@@ -212,10 +215,11 @@ static int tree_build(struct tree *t, const struct stack_set *set)
 	if (!order || !stack || tree_add_node(t, NULL, 0) < 0)
 		goto out;
 	for (size_t i = 0; i < set->n; i++) {
-		if (set->entries[i].value <= 0)
+		if (set->entries[i].value <= 0 && set->entries[i].base <= 0)
 			continue;
 		order[m++] = &set->entries[i];
-		t->nodes[0].value += set->entries[i].value;
+		t->nodes[0].value += set->entries[i].value > 0 ? set->entries[i].value : 0;
+		t->nodes[0].base += set->entries[i].base > 0 ? set->entries[i].base : 0;
 	}
 	t->min_value = (int64_t)ceil(MIN_FRACTION * (double)t->nodes[0].value);
 	if (t->min_value < 1)
@@ -235,6 +239,7 @@ static int tree_build(struct tree *t, const struct stack_set *set)
 			goto out;
 		n = &t->nodes[id];
 		n->value = g.value;
+		n->base = g.base;
 		n->file = g.file;
 		n->line = g.line;
 		/* Callees side by side from the caller's left edge, in name
@@ -530,6 +535,32 @@ static void put_fill(FILE *out, const struct node *n)
 	putc(')', out);
 }
 
+/* The change of a node's share, in percent, from the base profile. */
+static double node_delta(const struct node *n, int64_t total, int64_t base_total)
+{
+	double now = total > 0 ? 100.0 * (double)n->value / (double)total : 0;
+	double then = base_total > 0 ? 100.0 * (double)n->base / (double)base_total : 0;
+
+	return now - then;
+}
+
+/* Red for a frame whose share grew, blue for one that shrank, white for no
+ * change; scale is the largest change of the graph, which gets the
+ * deepest colour. */
+static void put_diff_fill(FILE *out, double delta, double scale)
+{
+	double k = scale > 0 ? fabs(delta) / scale : 0;
+	int fade = 255 - (int)lround(200 * (k > 1 ? 1 : k));
+
+	fputs("rgb(", out);
+	put_int(out, delta > 0 ? 255 : fade);
+	putc(',', out);
+	put_int(out, fade);
+	putc(',', out);
+	put_int(out, delta < 0 ? 255 : fade);
+	putc(')', out);
+}
+
 /* The viewer, around the line of settings that put_script() writes. Kept
  * free of "]]>", which would end the CDATA section. */
 static const char *const script_head[] = {
@@ -810,10 +841,18 @@ static void put_script(FILE *out, const struct flame_opts *opts)
 	fputs("]]></script>\n", out);
 }
 
+/* What a diff adds to a frame: its colour scale and the base total. */
+struct diff_view {
+	int on;
+	int64_t base_total;
+	double scale;
+};
+
 static void put_frame(FILE *out, const struct node *n, double x, double width, int y, int64_t total,
-		      const struct stack_set *set)
+		      const struct stack_set *set, const struct diff_view *dv)
 {
 	char value[96];
+	double delta = dv->on ? node_delta(n, total, dv->base_total) : 0;
 
 	fputs("<g class=\"frame\" data-name=\"", out);
 	put_escaped(out, n->name);
@@ -829,6 +868,11 @@ static void put_frame(FILE *out, const struct node *n, double x, double width, i
 		}
 		putc('"', out);
 	}
+	if (dv->on) {
+		fputs(" data-delta=\"", out);
+		put_hundredths(out, delta);
+		putc('"', out);
+	}
 	fputs("><title>", out);
 	put_escaped(out, n->name);
 	format_value(value, sizeof(value), set, n->value);
@@ -836,6 +880,15 @@ static void put_frame(FILE *out, const struct node *n, double x, double width, i
 	put_escaped(out, value);
 	fputs(", ", out);
 	put_hundredths(out, 100.0 * (double)n->value / (double)total);
+	if (dv->on) {
+		fputs("%, was ", out);
+		put_hundredths(
+		    out, dv->base_total > 0 ? 100.0 * (double)n->base / (double)dv->base_total : 0);
+		fputs("%, ", out);
+		if (delta >= 0)
+			putc('+', out);
+		put_hundredths(out, delta);
+	}
 	fputs("%)</title><rect x=\"", out);
 	put_hundredths(out, x);
 	fputs("\" y=\"", out);
@@ -845,7 +898,10 @@ static void put_frame(FILE *out, const struct node *n, double x, double width, i
 	fputs("\" height=\"", out);
 	put_int(out, FRAME_HEIGHT - 1); /* a pixel of gap between rows */
 	fputs("\" rx=\"2\" ry=\"2\" fill=\"", out);
-	put_fill(out, n);
+	if (dv->on)
+		put_diff_fill(out, delta, dv->scale);
+	else
+		put_fill(out, n);
 	fputs("\"/><text x=\"", out);
 	put_hundredths(out, x + 3);
 	fputs("\" y=\"", out);
@@ -857,11 +913,19 @@ static void put_frame(FILE *out, const struct node *n, double x, double width, i
 
 /* Writes the frames in the tree's depth-first order, which the script
  * relies on to find callers and callees. */
-static void put_frames(FILE *out, const struct tree *t, int height, int top_pad, int icicle,
-		       const struct stack_set *set)
+static void put_frames(FILE *out, const struct tree *t, int height, int top_pad,
+		       const struct flame_opts *opts, const struct stack_set *set)
 {
 	int64_t total = t->nodes[0].value;
 	double scale = (double)FRAME_WIDTH / (double)total;
+	struct diff_view dv = {opts->diff, opts->base_total, 0};
+	int icicle = opts->icicle;
+
+	for (size_t i = 0; dv.on && i < t->n; i++) {
+		double d = fabs(node_delta(&t->nodes[i], total, dv.base_total));
+		if (d > dv.scale)
+			dv.scale = d;
+	}
 
 	fputs("<g id=\"frames\">\n", out);
 	for (size_t i = 0; i < t->n; i++) {
@@ -870,7 +934,7 @@ static void put_frames(FILE *out, const struct tree *t, int height, int top_pad,
 			       : height - BOTTOM_PAD - ((int)n->depth + 1) * FRAME_HEIGHT;
 
 		put_frame(out, n, XPAD + (double)n->x * scale, (double)n->value * scale, y, total,
-			  set);
+			  set, &dv);
 	}
 	fputs("</g>\n", out);
 }
@@ -894,7 +958,7 @@ static int write_empty(FILE *out, const char *title, const char *subtitle,
 
 int flame_write_svg(FILE *out, const struct stack_set *set, const struct flame_opts *opts)
 {
-	static const struct flame_opts defaults = {NULL, NULL, 0};
+	static const struct flame_opts defaults = {NULL, NULL, 0, 0, 0};
 	char subtitle_buf[128];
 	const char *title, *subtitle;
 	struct tree t;
@@ -942,7 +1006,7 @@ int flame_write_svg(FILE *out, const struct stack_set *set, const struct flame_o
 		height - BOTTOM_PAD / 2);
 	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", IMAGE_WIDTH - XPAD,
 		height - BOTTOM_PAD / 2);
-	put_frames(out, &t, height, top_pad, opts->icicle, set);
+	put_frames(out, &t, height, top_pad, opts, set);
 	fputs("</svg>\n", out);
 
 out_flush:

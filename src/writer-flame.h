@@ -36,6 +36,13 @@ struct flame_opts {
 	const char *title;    /* NULL: "Flame Graph", or "Icicle Graph" */
 	const char *subtitle; /* NULL: "Total: VALUE"; "": none */
 	int icicle;	      /* root at the top, callees below */
+	/* A differential graph: widths are the entries' values (the new
+	 * profile), colours the change of each frame's share from the
+	 * entries' base values (the old one, whose total is base_total): red
+	 * grew, blue shrank, white unchanged, deeper for larger changes.
+	 * Each frame also gets data-delta="D", the change in percent. */
+	int diff;
+	int64_t base_total;
 };
 
 /*

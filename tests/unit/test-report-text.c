@@ -34,9 +34,9 @@ static struct stack_frame unknown[] = {
     {"other", "", 0, "libother.so"},
 };
 static struct stack_entry entries[] = {
-    {4, recursive, 3, NULL},
-    {2, shallow, 1, NULL},
-    {2, unknown, 2, NULL},
+    {4, recursive, 3, NULL, 0},
+    {2, shallow, 1, NULL, 0},
+    {2, unknown, 2, NULL, 0},
 };
 static const struct stack_set set = {entries, 3, 6, 0, "samples", "count", NULL, NULL};
 

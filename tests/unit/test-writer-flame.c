@@ -192,7 +192,7 @@ static void test_children_merged(void **state)
 static void test_names_escaped(void **state)
 {
 	struct stack_set set = {0};
-	struct flame_opts opts = {"a <b> & \"c\"", "d's", 0};
+	struct flame_opts opts = {"a <b> & \"c\"", "d's", 0, 0, 0};
 	char *svg;
 
 	add_stack(&set, "main;std::map<int, A&B>::find(\"k\", 'v')", 10);
@@ -234,7 +234,7 @@ static void test_tiny_frames_elided(void **state)
 static void test_icicle_root_on_top(void **state)
 {
 	struct stack_set set = {0};
-	struct flame_opts opts = {NULL, NULL, 1};
+	struct flame_opts opts = {NULL, NULL, 1, 0, 0};
 	char *svg;
 
 	add_stack(&set, "main;work;leaf", 3);
@@ -319,7 +319,7 @@ static void test_value_wording(void **state)
 
 	set.type = "samples";
 	set.unit = "count";
-	svg = write_svg(&set, &(struct flame_opts){"T", "", 0});
+	svg = write_svg(&set, &(struct flame_opts){"T", "", 0, 0, 0});
 	assert_non_null(strstr(svg, "<title>work (2500000 samples, 25.00%)</title>"));
 	assert_null(strstr(svg, "id=\"subtitle\""));
 	free(svg);
@@ -373,7 +373,7 @@ static void test_colours(void **state)
 	free(svg);
 
 	/* The colour depends on the name only: the same in every graph. */
-	svg = write_svg(&set, &(struct flame_opts){NULL, NULL, 1});
+	svg = write_svg(&set, &(struct flame_opts){NULL, NULL, 1, 0, 0});
 	frame_rgb(svg, "main", again);
 	assert_memory_equal(native, again, sizeof(native));
 	free(svg);

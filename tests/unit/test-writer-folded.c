@@ -36,8 +36,8 @@ static char *folded_text(const struct stack_set *set)
 static void test_folded(void **state)
 {
 	struct stack_entry entries[] = {
-	    {2, ab, 2, NULL},	{2, odd, 1, NULL},  {2, ab2, 3, NULL},
-	    {0, NULL, 4, NULL}, {1, root, 1, NULL},
+	    {2, ab, 2, NULL, 0},   {2, odd, 1, NULL, 0},  {2, ab2, 3, NULL, 0},
+	    {0, NULL, 4, NULL, 0}, {1, root, 1, NULL, 0},
 	};
 	struct stack_set set = {entries, 5, 11, 0, "samples", "count", NULL, NULL};
 	char *text = folded_text(&set);

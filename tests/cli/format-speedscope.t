@@ -1,0 +1,33 @@
+#!/bin/bash
+# --format speedscope, proven by speedscope's own importer (the npm
+# package's code, run under Node by tests/js/speedscope-import.js): one
+# profile per thread, the expected frames, the right total weight; with a
+# timeline its samples are in time order, without one the name says so.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/format-consumers.sh"
+need_file "$RECCE" "$TARGETS/threads" "$TARGETS/hot"
+need_js speedscope
+plan 9
+
+need_profile threads
+run "$RECCE" report --format speedscope -o "$T/th.json" "$THREADS"
+is "$RC" 0 "report --format speedscope exits 0" || show_run
+run node tests/js/speedscope-import.js "$T/th.json"
+is "$RC" 0 "speedscope's importer loads it" || show_run
+J=$(cat "$OUT")
+COUNT=$(printf '%s' "$J" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).profiles.length))')
+is "$COUNT" "$SAMPLED_THREADS" "one profile per sampled thread ($SAMPLED_THREADS, as record counted)"
+like "$J" '"frames":\["start_thread","early_worker_spin","spin_until"\]' "a thread's frames are found, root first"
+like "$J" '"name":"late-[0-9]+ tid [0-9]+' "profiles are named by thread"
+unlike "$J" 'order unknown' "with a timeline, the order is not called unknown"
+# The weights add up to the profile's CPU time.
+NS=$("$RECCE" report --format folded --value cpu "$THREADS" | awk '{ n += $NF } END { printf "%.0f\n", n }')
+SUM=$(printf '%s' "$J" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).profiles.reduce((a,p)=>a+p.total,0)))')
+cmp_ok "$SUM" "==" "$NS" "the weights total the CPU time ($SUM ns)"
+
+# Without a timeline: merged stacks, and the name says the order is unknown.
+perl tests/cli/mkpprof.pl go >"$T/go.pb.gz"
+run "$RECCE" report --format speedscope -o "$T/go.json" "$T/go.pb.gz"
+run node tests/js/speedscope-import.js "$T/go.json"
+is "$RC" 0 "a profile without a timeline imports too" || show_run
+like "$(cat "$OUT")" 'order unknown, merged stacks.*main\.hotLoop' "its name says the order is unknown"
