@@ -8,7 +8,7 @@ PACKAGES="
 gcc make pkg-config perl binutils procps
 libdw-dev libelf-dev elfutils
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-libcmocka-dev
+libcmocka-dev libncurses-dev tmux
 erlang-base golang-go libxml2-utils
 linux-perf
 valgrind chromium nodejs

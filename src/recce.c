@@ -21,6 +21,7 @@ struct command {
 static const struct command commands[] = {
     {"record", cmd_record, "sample a live process or a command into a profile"},
     {"report", cmd_report, "show a profile: top functions, lines, folded stacks, flamegraph"},
+    {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 

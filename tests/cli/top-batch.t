@@ -1,0 +1,114 @@
+#!/bin/bash
+# recce top in batch mode (-b): thread rows with CPU, names and the hot
+# function, threads appearing, targets exiting, system-wide process rows,
+# JSON output, and the /proc-only fallback when perf_event_open is refused.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf"
+perl -MJSON::PP -e 1 2>/dev/null || skip_all "perl JSON::PP is missing"
+
+# jrow FILE SNAPSHOT NAME FIELD: FIELD of the row named NAME in the
+# SNAPSHOT-th JSON line of FILE (the last one when SNAPSHOT is 0).
+jrow()
+{
+	perl -MJSON::PP -e '
+		my ($file, $n, $name, $field) = @ARGV;
+		open my $fh, "<", $file or exit 1;
+		my @l = grep { /^\{/ } <$fh>;
+		my $s = decode_json($n ? $l[$n - 1] : $l[-1]);
+		for my $r (@{ $s->{rows} }) {
+			next unless $r->{name} eq $name;
+			my $v = $r->{$field};
+			print defined $v ? $v : "null", "\n";
+			exit 0;
+		}' "$@"
+}
+
+spawn "$T/mix.out" "$TARGETS/topmix" 60
+MIX=$PID
+wait_for 5 grep -q 'topmix: ready' "$T/mix.out" || diag "topmix never got ready"
+
+# --- thread rows of one process ---------------------------------------------
+
+run "$RECCE" top -b -n 2 --json -p "$MIX"
+is "$RC" 0 "top -b -n 2 --json exits 0" || show_run
+is "$(grep -c '^{' "$OUT")" 2 "two snapshots, one JSON object per line"
+ok "every line is valid JSON" perl -MJSON::PP -ne 'decode_json($_)' "$OUT"
+BUSY_CPU=$(jrow "$OUT" 0 busy cpu)
+cmp_ok "$BUSY_CPU" '>' 5 "the busy thread shows CPU use ($BUSY_CPU%)"
+is "$(jrow "$OUT" 0 busy hot)" busy_spin "the busy thread's hot function is busy_spin"
+HOT_SHARE=$(jrow "$OUT" 0 busy hot_share)
+cmp_ok "$HOT_SHARE" '>=' 0.9 "and it holds nearly all of its samples ($HOT_SHARE)"
+is "$(jrow "$OUT" 0 busy last)" busy_spin "the busy thread's last function is busy_spin"
+cmp_ok "$(jrow "$OUT" 0 idle cpu)" '==' 0 "the idle thread shows 0% CPU"
+is "$(jrow "$OUT" 0 idle samples)" 0 "and no samples"
+is "$(jrow "$OUT" 0 idle hot)" null "and no hot function"
+is "$(jrow "$OUT" 0 idle state)" S "the idle thread sleeps (state S)"
+is "$(jrow "$OUT" 0 topmix tid)" "$MIX" "the main thread's row has its TID"
+like "$(head -n 1 "$OUT")" '"targets":\{"processes":1,"threads":3,' "the header counts 1 process, 3 threads"
+like "$(head -n 1 "$OUT")" '"load":\[[0-9.]+,[0-9.]+,[0-9.]+\]' "the header has the load"
+like "$(head -n 1 "$OUT")" '"cpus":\[[0-9.]+(,[0-9.]+)*\]' "the header has per-core CPU use"
+
+# Text output: the same rows as a table.
+run "$RECCE" top -b -n 1 -p "$MIX"
+is "$RC" 0 "top -b -n 1 exits 0" || show_run
+like "$(cat "$OUT")" '^recce top - up [0-9]' "the text header starts with the uptime"
+like "$(cat "$OUT")" "^ *$MIX +[0-9]+ busy +R .*busy_spin \\([0-9]+%\\) +busy_spin\$" \
+	"the text row of the busy thread names busy_spin, share and last"
+like "$(cat "$OUT")" "^ *$MIX +[0-9]+ idle +S +0\\.0 " "the idle thread's text row shows 0.0% CPU"
+
+# --- a thread created while top runs ----------------------------------------
+
+spawn_recce "$T/late.out" "$T/late.err" top -b -n 4 -d 0.5 --json -p "$MIX"
+TOP=$PID
+wait_for 10 grep -q '^{' "$T/late.out" || diag "top printed no snapshot"
+is "$(jrow "$T/late.out" 1 late tid)" "" "no thread named late in the first snapshot"
+kill -USR1 "$MIX"
+wait_exit 20 "$TOP" || diag "top -n 4 did not end"
+is "$(jrow "$T/late.out" 0 late hot)" late_spin "the thread created mid-run appears, in late_spin"
+LATE_TID=$(jrow "$T/late.out" 0 late tid)
+ok "with its real thread id" test -d "/proc/$MIX/task/$LATE_TID"
+
+# --- a target exiting ---------------------------------------------------------
+
+spawn "$T/exits.out" "$TARGETS/exits" 1.5
+EX=$PID
+run "$RECCE" top -b -d 0.5 --json -p "$MIX,$EX" -n 8
+is "$RC" 0 "top -p A,B exits 0 when one of them exits" || show_run
+like "$(cat "$OUT")" "\"events\":\\[\"process $EX exited\"\\]" "a line says the process exited"
+is "$(jrow "$OUT" 0 exits pid)" "" "its rows are gone from the last snapshot"
+is "$(jrow "$OUT" 0 busy hot)" busy_spin "the other process is still watched"
+is "$(grep -c '^{' "$OUT")" 8 "all 8 snapshots were shown"
+
+spawn "$T/exits2.out" "$TARGETS/exits" 1
+EX=$PID
+run "$RECCE" top -b -d 0.5 -p "$EX"
+is "$RC" 0 "top without -n ends when its only target exits" || show_run
+like "$(cat "$OUT")" "^process $EX exited\$" "the text output says it exited"
+like "$(cat "$ERR")" 'every watched process has exited' "and stderr says none is left"
+
+# --- every process ------------------------------------------------------------
+
+run "$RECCE" top -b -n 1 --json
+is "$RC" 0 "top -b without -p exits 0" || show_run
+is "$(jrow "$OUT" 0 topmix pid)" "$MIX" "rows are processes: topmix has a row"
+is "$(jrow "$OUT" 0 topmix threads)" 4 "with its thread count (main, busy, idle, late)"
+like "$(jrow "$OUT" 0 topmix hot)" '^(busy|late)_spin$' "and the function its threads run most"
+
+# --- perf_event_open refused --------------------------------------------------
+
+run "$TARGETS/deny-perf" EACCES "$RECCE" top -b -n 1 -p "$MIX"
+is "$RC" 0 "top runs when perf_event_open is refused" || show_run
+like "$(cat "$OUT")" '^sampling off: perf_event_open refused.*perf_event_paranoid' \
+	"a line says why there are no function columns"
+like "$(cat "$OUT")" "^ *$MIX +[0-9]+ busy +R +[0-9.]+ .* - +-\$" \
+	"the rows keep their /proc columns, without functions"
+
+# --- bad input ----------------------------------------------------------------
+
+run "$RECCE" top -b -n 1 -p "$(unused_pid)"
+is "$RC" 1 "a PID that does not exist: exit 1"
+like "$(cat "$ERR")" 'no process with PID' "and says so"
+run "$RECCE" top -b -d 0
+is "$RC" 2 "-d 0 is a usage error"
+run "$RECCE" top --json
+is "$RC" 2 "--json without -b is a usage error"

@@ -1,0 +1,66 @@
+#!/bin/bash
+# recce top's screen, driven in tmux: sort keys reorder the rows, Enter
+# opens the hottest stacks of the selected thread with its hot function,
+# f writes a flamegraph, a tiny terminal is told so, q quits and gives the
+# terminal back.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/topmix"
+command -v tmux >/dev/null || skip_all "tmux is not installed"
+
+SOCK="recce-top-test-$$"
+tm() { tmux -L "$SOCK" "$@"; }
+trap 'tm kill-server 2>/dev/null; _on_exit' EXIT
+
+spawn "$T/mix.out" "$TARGETS/topmix" 60
+MIX=$PID
+wait_for 5 grep -q 'topmix: ready' "$T/mix.out" || diag "topmix never got ready"
+
+screen() { tm capture-pane -p -t top; }
+# The rows' names in screen order (lines that start with the PID).
+names() { screen | awk -v p="$MIX" '$1 == p { print $3 }' | paste -sd' ' -; }
+shows() { screen | grep -qE -- "$1"; }
+
+tm new-session -d -s top -x 160 -y 40 \
+	"cd '$T' && '$RECCE' top -d 0.5 -p $MIX; echo RECCE-EXIT-\$?; exec sleep 60"
+wait_for 10 shows 'busy_spin \(' || diag "the screen never showed busy_spin" "$(screen)"
+
+tm send-keys -t top n
+wait_for 5 eval '[ "$(names)" = "busy idle topmix" ]'
+is "$(names)" "busy idle topmix" "n sorts the rows by name"
+tm send-keys -t top c
+wait_for 5 eval '[ "$(names | cut -d" " -f1)" = busy ]'
+is "$(names | cut -d' ' -f1)" busy "c sorts by CPU: the busy thread comes first"
+
+# Select the first row, open its stacks.
+tm send-keys -t top Up Up Up Enter
+wait_for 5 shows 'hottest stacks of thread' || diag "$(screen)"
+like "$(screen)" 'hottest stacks of thread [0-9]+ \(busy\)' "Enter opens the stacks of the selected thread"
+like "$(screen)" '^ +busy_spin +.*topmix\.c:[0-9]+$' "the stack names busy_spin with file:line"
+like "$(screen)" '^ +busy_main +.*topmix\.c:[0-9]+$' "and its caller"
+tm send-keys -t top Escape
+wait_for 5 eval '! shows "hottest stacks"'
+unlike "$(screen)" 'hottest stacks' "Esc goes back to the rows"
+
+tm send-keys -t top f
+wait_for 5 shows "wrote 'recce-top-[0-9]+\\.svg'"
+SVG=$(ls "$T"/recce-top-*.svg 2>/dev/null | head -n 1)
+ok "f writes a flamegraph file" test -s "$SVG"
+like "$(cat "$SVG" 2>/dev/null)" 'data-name="busy_spin"' "the flamegraph holds busy_spin"
+
+tm send-keys -t top /
+tm send-keys -t top -l idle
+tm send-keys -t top Enter
+wait_for 5 eval '[ "$(names)" = idle ]'
+is "$(names)" idle "/ filters the rows"
+
+tm resize-window -t top -x 40 -y 8 2>/dev/null
+wait_for 5 shows 'terminal too small'
+like "$(screen)" 'terminal too small' "a tiny terminal is told so"
+tm resize-window -t top -x 160 -y 40 2>/dev/null
+wait_for 5 shows 'PID +TID'
+like "$(screen)" 'PID +TID' "and the rows come back when it grows"
+
+tm send-keys -t top q
+wait_for 5 shows 'RECCE-EXIT-0'
+like "$(screen)" '^RECCE-EXIT-0$' "q quits with status 0"
+unlike "$(screen)" 'PID +TID|recce top - up' "and the screen is given back (alternate screen left)"
