@@ -22,6 +22,8 @@ static const struct command commands[] = {
     {"record", cmd_record, "sample a live process or a command into a profile"},
     {"report", cmd_report, "show a profile: top functions, lines, folded stacks, flamegraph"},
     {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
+    {"trace", cmd_trace, "trace calls of live processes: arguments, returns, under limits"},
+    {"replay", cmd_replay, "print trace files, merged from several processes by time"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 

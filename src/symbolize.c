@@ -1123,3 +1123,46 @@ int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char 
 	}
 	return best ? 0 : -ENOENT;
 }
+
+int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
+				int (*fn)(const char *name, uint64_t vaddr, uint64_t size,
+					  void *ctx),
+				void *ctx)
+{
+	char buf[512];
+	int nsyms;
+
+	if (!s || !f || !fn)
+		return -EINVAL;
+	nsyms = dwfl_module_getsymtab(f->mod);
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+
+		if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF ||
+		    shndx == (GElf_Word)-1 || addr == 0)
+			continue;
+		/* "memcpy@@GLIBC_2.14" is matched and shown as "memcpy". */
+		const char *at = strchr(name, '@');
+		if (at) {
+			size_t n = (size_t)(at - name);
+			if (n >= sizeof(buf))
+				continue;
+			memcpy(buf, name, n);
+			buf[n] = 0;
+			name = buf;
+		}
+		int rc = fn(name, addr, sym.st_size, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+struct Dwfl_Module *sym_file_module(struct sym_file *f)
+{
+	return f ? f->mod : NULL;
+}

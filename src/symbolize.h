@@ -90,4 +90,17 @@ int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
 			   uint64_t *vaddr, uint64_t *size);
 
+/* Calls fn for every defined function symbol of f (name without its
+ * version suffix, as the symbol table spells it; aliases each get a call).
+ * A non-zero return from fn stops the walk and is returned; else 0. */
+int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
+				int (*fn)(const char *name, uint64_t vaddr, uint64_t size,
+					  void *ctx),
+				void *ctx);
+
+/* The elfutils module of f (a Dwfl_Module *, whose addresses are ELF
+ * vaddrs), for readers of DWARF beyond lines such as trace-args.c; owned
+ * by the symbolizer. */
+struct Dwfl_Module *sym_file_module(struct sym_file *f);
+
 #endif

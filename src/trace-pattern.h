@@ -1,0 +1,86 @@
+/*
+ * Trace patterns: `[OBJECT:]FUNCTION` with fnmatch(3) globs, such as
+ * `old_fibonacci`, `ratchet:*fib*` or `libc.so.6:malloc`, resolved into the
+ * functions to probe in every executable object of the target. OBJECT
+ * matches a file's base name, or its name up to a dot ("libc" is
+ * "libc.so.6"); without OBJECT every object is searched. A "::" belongs to
+ * the function (C++ names), not to an object.
+ *
+ * Resolution keeps one probe per code address (aliases such as malloc and
+ * __libc_malloc are one function), refuses more than max functions, and
+ * for a pattern that matches nothing offers the nearest names by edit
+ * distance.
+ *
+ * Ownership: the caller owns a struct trace_resolved and releases it with
+ * trace_resolved_release(); the sym_files it names belong to the
+ * symbolizer.
+ */
+#ifndef RECCE_TRACE_PATTERN_H
+#define RECCE_TRACE_PATTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+struct sym_file;
+
+#define TRACE_NEAREST 5
+
+struct trace_pattern {
+	char *object;	/* NULL: any object */
+	char *function; /* a glob */
+};
+
+/* Splits text into *p (copies). Returns 0, -EINVAL for an empty function
+ * or object, -ENOMEM. */
+int trace_pattern_parse(const char *text, struct trace_pattern *p);
+void trace_pattern_release(struct trace_pattern *p);
+
+/* Whether the object at path is named by p's object part. */
+int trace_pattern_match_object(const struct trace_pattern *p, const char *path);
+
+/* One function to probe. */
+struct trace_fn {
+	struct sym_file *file;
+	char *path;		/* the object's path */
+	char *object;		/* its base name */
+	char *name;		/* the symbol's name */
+	uint64_t vaddr, offset; /* ELF address and file offset of the entry */
+	int pattern;		/* the first pattern that matched it */
+};
+
+struct trace_resolved {
+	struct trace_fn *fns;
+	size_t n, cap;
+	size_t total; /* distinct functions matched, kept or not */
+	/* For each pattern, how many functions it matched, and the nearest
+	 * names when it matched none. */
+	size_t *matched;
+	char *(*nearest)[TRACE_NEAREST];
+};
+
+/* An object to search: an ELF file and the path it is known by. */
+struct trace_object {
+	struct sym_file *file;
+	const char *path;
+};
+
+/*
+ * Resolves npat patterns against nobj objects into *out (zeroed first).
+ * Returns 0; -E2BIG when more than max functions matched (out->total
+ * says how many); -ENOENT when some pattern matched nothing
+ * (out->matched and out->nearest say which and what is near); -ENOMEM.
+ */
+int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t npat,
+		  const struct trace_object *objs, size_t nobj, size_t max,
+		  struct trace_resolved *out);
+void trace_resolved_release(struct trace_resolved *r, size_t npat);
+
+/* Levenshtein distance of a and b, capped at cap (cheap early exit). */
+size_t trace_edit_distance(const char *a, const char *b, size_t cap);
+
+/* The file offset of ELF address vaddr in the file open as fd, through its
+ * PT_LOAD program headers. Returns 0 or -ENOENT. */
+int trace_vaddr_to_offset(int fd, uint64_t vaddr, uint64_t *offset);
+
+#endif

@@ -1,0 +1,560 @@
+/*
+ * Uprobes through the perf_event_open uprobe PMU (see uprobe.h). The
+ * records of all CPU rings are merged by time so that a call is always seen
+ * before its return, even when the thread moved to another CPU in between.
+ */
+#include "uprobe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "perf-ring.h"
+#include "u64map.h"
+
+#define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
+/* AX, CX, DX, SI, DI, R8, R9 in the kernel's PERF_REG_X86_* numbering; the
+ * sample holds them in this (ascending) order. */
+#define REGS_MASK                                                                                  \
+	((1ULL << 0) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 16) |      \
+	 (1ULL << 17))
+#define NREGS	   7
+#define TID_PROBED 1 /* u64map value of a thread whose probes are open */
+#define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
+
+/* A ring's parsed next hit (perf-ring.h's per-ring slot). */
+struct uprobe_slot {
+	struct uprobe_hit hit;
+	uint64_t chain[UPROBE_MAX_CHAIN];
+};
+
+/* What a probe is, to open it again on a thread created while tracing. */
+struct uprobe_probe {
+	char *path;
+	uint64_t offset;
+	int retprobe;
+};
+
+struct uprobe_fd {
+	int fd;
+	pid_t tid;
+};
+
+struct uprobe_set {
+	struct uprobe_set_config cfg;
+	uint32_t pmu_type;
+	int retprobe_bit;
+	int *cpus;
+	size_t ncpus;
+	struct perf_ring *rings;
+	struct uprobe_slot *slots; /* one per ring */
+	struct uprobe_probe *probes;
+	size_t nprobes, probes_cap;
+	/* Every probe event and every thread watcher, closed by
+	 * uprobe_set_remove_all() (or when their thread exits). */
+	struct uprobe_fd *fds;
+	size_t nfds, fds_cap;
+	int removed;
+	struct u64map ids;  /* event id -> probe index << 1 | retprobe */
+	struct u64map tids; /* thread -> TID_PROBED or TID_GONE */
+	uint64_t sample_type;
+	struct uprobe_stats stats;
+	int (*fn)(const struct uprobe_hit *hit, void *arg); /* during uprobe_set_read() */
+	void *arg;
+};
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+				unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	return 0;
+}
+
+int uprobe_pmu(uint32_t *type, int *retprobe_bit)
+{
+	char buf[64];
+	int err = read_small_file("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
+
+	if (err)
+		return -ENOENT;
+	*type = (uint32_t)strtoul(buf, NULL, 10);
+	/* The file reads "config:0"; without it, bit 0 is what every kernel
+	 * since 4.17 uses. */
+	*retprobe_bit = 0;
+	if (read_small_file("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
+			    sizeof(buf)) == 0 &&
+	    strncmp(buf, "config:", 7) == 0) {
+		int bit = atoi(buf + 7);
+		if (bit >= 0 && bit < 64)
+			*retprobe_bit = bit;
+	}
+	return 0;
+}
+
+static void attr_common(const struct uprobe_set *u, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->sample_type = u->sample_type;
+	attr->sample_period = 1;
+	attr->sample_regs_user = REGS_MASK;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	/* Wake the reader on every hit: a trace prints as it happens. */
+	attr->wakeup_events = 1;
+	attr->exclude_callchain_kernel = 1;
+	attr->sample_max_stack = UPROBE_MAX_CHAIN;
+	if (u->sample_type & PERF_SAMPLE_STACK_USER)
+		attr->sample_stack_user = 8;
+}
+
+/* A dummy event: it never samples, it owns a ring or reports tasks. */
+static void attr_dummy(const struct uprobe_set *u, struct perf_event_attr *attr)
+{
+	attr_common(u, attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->exclude_kernel = 1;
+}
+
+static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t pages)
+{
+	struct perf_event_attr attr;
+
+	attr_dummy(u, &attr);
+	/* A 1-byte watermark on the ring wakes the reader for every record,
+	 * not only for samples: a new thread's PERF_RECORD_FORK must be read
+	 * at once, since its calls go unseen until its probes are open.
+	 * (wakeup_watermark shares its field with wakeup_events, 1.) */
+	attr.watermark = 1;
+	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno == EPERM ? -EACCES : -errno;
+	return perf_ring_map(r, fd, pages, pages);
+}
+
+int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
+{
+	struct uprobe_set *u = calloc(1, sizeof(*u));
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	u->cfg = *cfg;
+	u64map_init(&u->ids);
+	u64map_init(&u->tids);
+	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
+	if (err)
+		goto out_free;
+	u->sample_type =
+	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
+	/* At a function's first instruction the caller has no frame of its
+	 * own yet: the frame-pointer walk skips it, and only the return
+	 * address at the stack pointer names it. 8 bytes of stack give it. */
+	if (cfg->callchain)
+		u->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+	err = perf_cpus_online(&u->cpus, &u->ncpus);
+	if (err)
+		goto out_free;
+	u->rings = calloc(u->ncpus, sizeof(*u->rings));
+	u->slots = calloc(u->ncpus, sizeof(*u->slots));
+	if (!u->rings || !u->slots) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < u->ncpus; i++)
+		perf_ring_init(&u->rings[i]);
+	size_t pages = cfg->ring_pages ? cfg->ring_pages : DEFAULT_RING_PAGES;
+	if (pages & (pages - 1)) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	for (size_t i = 0; i < u->ncpus; i++) {
+		err = ring_open(u, &u->rings[i], u->cpus[i], pages);
+		if (err)
+			goto out_free;
+	}
+	*out = u;
+	return 0;
+out_free:
+	uprobe_set_free(u);
+	return err;
+}
+
+void uprobe_set_remove_all(struct uprobe_set *u)
+{
+	for (size_t i = 0; i < u->nfds; i++)
+		close(u->fds[i].fd);
+	u->nfds = 0;
+	u->removed = 1;
+}
+
+void uprobe_set_free(struct uprobe_set *u)
+{
+	if (!u)
+		return;
+	uprobe_set_remove_all(u);
+	free(u->fds);
+	if (u->rings)
+		for (size_t i = 0; i < u->ncpus; i++)
+			perf_ring_release(&u->rings[i]);
+	free(u->rings);
+	free(u->slots);
+	for (size_t i = 0; i < u->nprobes; i++)
+		free(u->probes[i].path);
+	free(u->probes);
+	free(u->cpus);
+	u64map_release(&u->ids);
+	u64map_release(&u->tids);
+	free(u);
+}
+
+static int fds_push(struct uprobe_set *u, int fd, pid_t tid)
+{
+	struct uprobe_fd *n = array_reserve(u->fds, &u->fds_cap, u->nfds + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	u->fds = n;
+	u->fds[u->nfds++] = (struct uprobe_fd){fd, tid};
+	return 0;
+}
+
+/* Closes the descriptors opened since the first `first`. */
+static void fds_truncate(struct uprobe_set *u, size_t first)
+{
+	while (u->nfds > first)
+		close(u->fds[--u->nfds].fd);
+}
+
+/* Opens attr on thread tid on every CPU into that CPU's ring, recording
+ * each event's id with value id_val unless id_val is UINT64_MAX. Returns
+ * 0, -ESRCH when the thread has exited, or -errno (every descriptor it
+ * opened closed again). */
+static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_t tid,
+			uint64_t id_val)
+{
+	size_t first = u->nfds;
+	int err;
+
+	for (size_t c = 0; c < u->ncpus; c++) {
+		int fd = (int)sys_perf_event_open(attr, tid, u->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = errno == EPERM ? -EACCES : -errno;
+			goto out_close;
+		}
+		uint64_t id;
+		if (fds_push(u, fd, tid) < 0) {
+			close(fd);
+			err = -ENOMEM;
+			goto out_close;
+		}
+		errno = 0;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[c].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
+		    (id_val != UINT64_MAX && u64map_put(&u->ids, id, id_val) < 0)) {
+			err = errno ? -errno : -ENOMEM;
+			goto out_close;
+		}
+	}
+	return 0;
+out_close:
+	fds_truncate(u, first);
+	return err;
+}
+
+/*
+ * A probe event is never inherited: the kernel would set up the inherited
+ * copy by reading uprobe_path again, from the memory of the thread that
+ * calls clone(), where recce's pointer means nothing, and the target's
+ * clone() would fail with EFAULT. Instead a dummy event with inherit and
+ * task set watches each thread: its PERF_RECORD_FORK names every thread
+ * and process the target creates, and the probes are opened on it then.
+ */
+static int open_watcher(struct uprobe_set *u, pid_t tid)
+{
+	struct perf_event_attr attr;
+
+	attr_dummy(u, &attr);
+	attr.inherit = 1;
+	attr.task = 1;
+	attr.sample_id_all = 1; /* the merge needs the records' times */
+	return open_on_cpus(u, &attr, tid, UINT64_MAX);
+}
+
+static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
+{
+	const struct uprobe_probe *p = &u->probes[probe];
+	struct perf_event_attr attr;
+
+	attr_common(u, &attr);
+	attr.type = u->pmu_type;
+	attr.config = p->retprobe ? 1ULL << u->retprobe_bit : 0;
+	attr.config1 = (uint64_t)(uintptr_t)p->path; /* uprobe_path */
+	attr.config2 = p->offset;		     /* probe_offset */
+	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0));
+}
+
+/* Opens every probe on a thread created while tracing (a PERF_RECORD_FORK).
+ * Best effort: a thread that already exited has nothing to trace. */
+static void follow_thread(struct uprobe_set *u, pid_t tid)
+{
+	uint64_t state;
+
+	if (u->removed || (u64map_get(&u->tids, (uint64_t)tid, &state) && state == TID_PROBED))
+		return;
+	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
+		return;
+	for (size_t i = 0; i < u->nprobes; i++)
+		if (open_probe(u, i, tid) < 0)
+			u->stats.unfollowed++;
+}
+
+/* Closes the events of a thread that exited, so that a target that keeps
+ * creating threads does not run recce out of descriptors. */
+static void forget_thread(struct uprobe_set *u, pid_t tid)
+{
+	size_t j = 0;
+
+	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, NULL))
+		return;
+	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
+	for (size_t i = 0; i < u->nfds; i++) {
+		if (u->fds[i].tid == tid)
+			close(u->fds[i].fd);
+		else
+			u->fds[j++] = u->fds[i];
+	}
+	u->nfds = j;
+}
+
+int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe,
+		   const pid_t *tids, size_t ntids)
+{
+	size_t first = u->nfds, opened = 0;
+	int err = -ESRCH;
+
+	struct uprobe_probe *probes =
+	    array_reserve(u->probes, &u->probes_cap, u->nprobes + 1, sizeof(*probes));
+	if (!probes)
+		return -ENOMEM;
+	u->probes = probes;
+	struct uprobe_probe *p = &u->probes[u->nprobes];
+	p->path = strdup(path);
+	p->offset = offset;
+	p->retprobe = retprobe != 0;
+	if (!p->path)
+		return -ENOMEM;
+	for (size_t t = 0; t < ntids; t++) {
+		uint64_t state;
+		int rc = 0;
+		if (!u64map_get(&u->tids, (uint64_t)tids[t], &state)) {
+			rc = open_watcher(u, tids[t]);
+			if (!rc && u64map_put(&u->tids, (uint64_t)tids[t], TID_PROBED) < 0)
+				rc = -ENOMEM;
+		}
+		if (!rc)
+			rc = open_probe(u, u->nprobes, tids[t]);
+		if (rc == -ESRCH)
+			continue; /* exited meanwhile */
+		if (rc < 0) {
+			err = rc;
+			goto out_close;
+		}
+		opened++;
+	}
+	if (!opened)
+		goto out_close;
+	return (int)u->nprobes++;
+out_close:
+	fds_truncate(u, first);
+	free(p->path);
+	return err;
+}
+
+size_t uprobe_set_nprobes(const struct uprobe_set *u)
+{
+	return u->nprobes;
+}
+
+size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)
+{
+	for (size_t i = 0; i < u->ncpus && i < max; i++)
+		fds[i] = u->rings[i].fd;
+	return u->ncpus;
+}
+
+const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
+{
+	return &u->stats;
+}
+
+/* Parses a sample of len bytes at p into r->hit; -EBADMSG if it does not
+ * fit. Returns 1 for a hit, 0 for a record to skip. */
+static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
+			size_t len)
+{
+	struct perf_event_header h;
+	const unsigned char *end = p + len;
+	uint64_t v[3];
+
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	if (h.type == PERF_RECORD_LOST) {
+		if (end - p >= 16) {
+			memcpy(v, p, 16);
+			u->stats.lost += v[1];
+		}
+		return 0;
+	}
+	if (h.type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (end - p < 24)
+		return -EBADMSG;
+	memcpy(v, p, 24); /* identifier, pid/tid, time */
+	p += 24;
+	struct uprobe_hit *hit = &r->hit;
+	uint64_t probe;
+	memset(hit, 0, sizeof(*hit));
+	if (!u64map_get(&u->ids, v[0], &probe))
+		return 0; /* an event of a removed probe set: cannot happen, skip */
+	hit->probe = (int)(probe >> 1);
+	hit->retprobe = (int)(probe & 1);
+	hit->pid = (uint32_t)v[1];
+	hit->tid = (uint32_t)(v[1] >> 32);
+	hit->time = v[2];
+	hit->chain = r->chain;
+	if (u->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+		if (end - p < 8)
+			return -EBADMSG;
+		memcpy(&nr, p, 8);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return -EBADMSG;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t ip;
+			memcpy(&ip, p + i * 8, 8);
+			if (ip >= PERF_CONTEXT_MAX)
+				continue; /* a PERF_CONTEXT_* marker */
+			if (hit->nchain < UPROBE_MAX_CHAIN)
+				r->chain[hit->nchain++] = ip;
+		}
+		p += nr * 8;
+	}
+	uint64_t abi;
+	if (end - p < 8)
+		return -EBADMSG;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (abi) {
+		uint64_t regs[NREGS];
+		if ((size_t)(end - p) < sizeof(regs))
+			return -EBADMSG;
+		memcpy(regs, p, sizeof(regs));
+		/* Sample order AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
+		hit->ret = regs[0];
+		hit->args[0] = regs[4];
+		hit->args[1] = regs[3];
+		hit->args[2] = regs[2];
+		hit->args[3] = regs[1];
+		hit->args[4] = regs[5];
+		hit->args[5] = regs[6];
+		hit->has_regs = 1;
+		p += sizeof(regs);
+	}
+	if (u->sample_type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size, ret_addr = 0, dyn = 0;
+		if (end - p < 8)
+			return -EBADMSG;
+		memcpy(&size, p, 8);
+		p += 8;
+		if (size) {
+			if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+				return -EBADMSG;
+			if (size >= 8)
+				memcpy(&ret_addr, p, 8);
+			memcpy(&dyn, p + size, 8);
+		}
+		/* On an entry probe, insert the caller unless the kernel's
+		 * walk already named it. */
+		if (!hit->retprobe && dyn >= 8 && hit->nchain >= 1 &&
+		    (hit->nchain < 2 || r->chain[1] != ret_addr)) {
+			size_t n =
+			    hit->nchain < UPROBE_MAX_CHAIN ? hit->nchain : UPROBE_MAX_CHAIN - 1;
+			memmove(r->chain + 2, r->chain + 1, (n - 1) * sizeof(r->chain[0]));
+			r->chain[1] = ret_addr;
+			hit->nchain = n + 1;
+		}
+	}
+	return 1;
+}
+
+/* perf-ring's parse: a sample into the ring's slot; a thread created or
+ * exited is handled here and skipped. */
+static int parse_one(void *ctx, size_t ring, const unsigned char *p, size_t len, uint64_t *time)
+{
+	struct uprobe_set *u = ctx;
+	struct uprobe_slot *s = &u->slots[ring];
+	struct perf_event_header h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
+		uint32_t ids[4]; /* pid, ppid, tid, ptid */
+		if (len < sizeof(h) + sizeof(ids))
+			return -EBADMSG;
+		memcpy(ids, p + sizeof(h), sizeof(ids));
+		if (h.type == PERF_RECORD_FORK)
+			follow_thread(u, (pid_t)ids[2]);
+		else
+			forget_thread(u, (pid_t)ids[2]);
+		return 0;
+	}
+	int rc = parse_record(u, s, p, len);
+	if (rc > 0)
+		*time = s->hit.time;
+	return rc;
+}
+
+static int handle_one(void *ctx, size_t ring)
+{
+	struct uprobe_set *u = ctx;
+
+	u->stats.hits++;
+	return u->fn(&u->slots[ring].hit, u->arg);
+}
+
+int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit, void *arg),
+		    void *arg)
+{
+	static const struct perf_ring_ops ops = {parse_one, handle_one};
+	struct perf_ring_counts counts = {0, 0};
+
+	u->fn = fn;
+	u->arg = arg;
+	int n = perf_rings_read(u->rings, u->ncpus, &ops, u, &counts);
+	u->stats.malformed += counts.malformed;
+	return n;
+}

@@ -1,0 +1,101 @@
+/*
+ * Uprobes and uretprobes through the perf_event_open(2) uprobe PMU: no
+ * tracefs state, so a probe exists exactly as long as its file descriptors
+ * and vanishes when they close, even if recce is killed with SIGKILL.
+ *
+ * Layout (as in perf-events.c, with perf-ring.c's rings). Each probe is
+ * opened on every target thread and every online CPU (pid = TID, cpu = N),
+ * so it fires only in the target's processes; the kernel installs the
+ * breakpoint only in the address spaces of those tasks, so another process
+ * running the same library is untouched. Every event of a CPU is redirected
+ * into one ring buffer owned by a dummy event recce opens on itself on that
+ * CPU.
+ *
+ * Probe events are not inherited (the kernel cannot copy one into a new
+ * thread: the target's clone() would fail). An inherited dummy event on
+ * each target thread reports the threads and processes the target creates,
+ * and uprobe_set_read() opens every probe on them as it reads that report,
+ * so calls a new thread makes in its first moments, before recce has read
+ * the report, are not seen.
+ *
+ * Samples carry the thread, a CLOCK_MONOTONIC time, the SysV argument
+ * registers (rdi rsi rdx rcx r8 r9) and rax, and, when asked, the user call
+ * chain. uprobe_set_read() bounds-checks every record.
+ *
+ * Ownership: uprobe_set_new() returns a heap object; uprobe_set_free()
+ * closes every probe and unmaps the rings.
+ */
+#ifndef RECCE_UPROBE_H
+#define RECCE_UPROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UPROBE_MAX_CHAIN 64 /* call chain entries kept per hit */
+
+struct uprobe_set_config {
+	int callchain;	   /* record the user call chain of every hit */
+	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
+};
+
+/* One probe hit, valid only during the callback. */
+struct uprobe_hit {
+	int probe;    /* index returned by uprobe_set_add() */
+	int retprobe; /* a function return (uretprobe) */
+	uint32_t pid, tid;
+	uint64_t time;	  /* CLOCK_MONOTONIC ns */
+	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
+	uint64_t ret;	  /* rax */
+	int has_regs;
+	size_t nchain; /* user addresses, innermost first, markers removed */
+	const uint64_t *chain;
+};
+
+struct uprobe_stats {
+	uint64_t hits;
+	uint64_t lost;	     /* samples the kernel dropped because a ring was full */
+	uint64_t malformed;  /* records that failed a bounds check */
+	uint64_t unfollowed; /* probes that could not be opened on a new thread */
+};
+
+struct uprobe_set;
+
+/* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
+ * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
+int uprobe_pmu(uint32_t *type, int *retprobe_bit);
+
+/* Opens the per-CPU rings. Returns 0 and *out, or -errno (-EACCES when
+ * perf_event_open is refused, -ENOENT without a uprobe PMU). */
+int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out);
+void uprobe_set_free(struct uprobe_set *u);
+
+/*
+ * Opens a probe at byte offset `offset` of the file `path` (the function's
+ * file offset, not its address) on each of the threads tids, a uretprobe if
+ * retprobe is set. Threads that have exited meanwhile are skipped. Returns
+ * the probe's index (>= 0), or -errno: -ESRCH when no thread was left,
+ * -EMFILE, -EACCES, -EINVAL (the kernel refused the offset).
+ */
+int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe,
+		   const pid_t *tids, size_t ntids);
+
+/* Removes every probe at once (closes their descriptors); the rings stay,
+ * so hits already recorded can still be read. */
+void uprobe_set_remove_all(struct uprobe_set *u);
+
+size_t uprobe_set_nprobes(const struct uprobe_set *u);
+
+/* Descriptors to poll(2) for POLLIN, one per ring; returns the count. */
+size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max);
+
+/* Reads every hit now in the rings, in time order, and opens the probes on
+ * the threads the targets created (until uprobe_set_remove_all()). A
+ * non-zero return from fn stops early. Returns the number of hits read or
+ * -errno. */
+int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit, void *arg),
+		    void *arg);
+
+const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u);
+
+#endif

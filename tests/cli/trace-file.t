@@ -1,0 +1,53 @@
+#!/bin/bash
+# `recce trace -o FILE --wrap` and `recce replay`: wrapped files keep the
+# newest events; replay merges two processes' files in time order, filters
+# with --if, and stops at damage.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/calls"
+
+# 40 calls into 3 files of 4 records: the newest 9..12 are kept.
+spawn "$T/a.out" "$TARGETS/calls" 40 500
+sleep 0.2
+run "$RECCE" trace -p "$PID" add_pair --count 0 -o "$T/w.bin" --wrap $((64 + 4 * 1024)),3
+is "$RC" 0 "trace -o --wrap exits 0" || show_run
+like "$(cat "$ERR")" 'wrote 40 events' "40 events were written"
+run "$RECCE" replay "$T"/w.bin.*
+N=$(grep -c 'add_pair(' "$OUT")
+cmp_ok "$N" '>=' 9 "the wrapped set holds the newest events ($N)"
+like "$(tail -n 1 "$OUT")" 'add_pair\(a=39, b=78\)' "including the very last call"
+unlike "$(cat "$OUT")" 'add_pair\(a=0,' "and not the first"
+A=$(grep -o 'a=[0-9]*' "$OUT" | cut -d= -f2 | tr '\n' ' ')
+is "$A" "$(grep -o 'a=[0-9]*' "$OUT" | cut -d= -f2 | sort -n | tr '\n' ' ')" "in call order"
+
+# Two processes traced at once into two files; replay merges by time. The
+# pause leaves two recces time to attach even on a slow (sanitizer) build.
+spawn "$T/p.out" "$TARGETS/calls" 10 1500
+P1=$PID
+sleep 0.2
+spawn "$T/q.out" "$TARGETS/calls" 10 1500
+P2=$PID
+sleep 0.2
+spawn_recce "$T/r1.out" "$T/r1.err" trace -p "$P1" greet --count 0 -o "$T/p1.bin"
+R1=$PID
+spawn_recce "$T/r2.out" "$T/r2.err" trace -p "$P2" greet --count 0 -o "$T/p2.bin"
+R2=$PID
+wait_exit 20 "$R1"
+wait_exit 20 "$R2"
+run "$RECCE" replay "$T/p1.bin" "$T/p2.bin"
+is "$RC" 0 "replay of two files exits 0" || show_run
+is "$(grep -c "<$P1> calls:greet" "$OUT")" 10 "it holds the 10 calls of the first process"
+is "$(grep -c "<$P2> calls:greet" "$OUT")" 10 "and the 10 of the second"
+TIMES=$(awk '{ print $1 }' "$OUT")
+is "$TIMES" "$(printf '%s\n' "$TIMES" | sort)" "merged in time order"
+run "$RECCE" replay "$T/p1.bin" "$T/p2.bin" --if 'name == "client-3"'
+is "$(grep -c 'client-3' "$OUT")" 2 "replay --if selects across files"
+run "$RECCE" replay "$T/p1.bin" --format json
+like "$(head -n 1 "$OUT")" '^\{"time_ns":[0-9]+,"pid":'"$P1"',.*"event":"call","function":"calls:greet","args":\{"name":"client-0"\}\}$' "--format json"
+
+# Damage: a truncated file replays what comes before it.
+cp "$T/p1.bin" "$T/cut.bin"
+truncate -s $((64 + 3 * 1024 + 500)) "$T/cut.bin"
+run "$RECCE" replay "$T/cut.bin"
+is "$RC" 1 "a truncated file exits 1"
+is "$(grep -c 'greet(' "$OUT")" 3 "after replaying the 3 whole records"
+like "$(cat "$ERR")" "truncated.* at byte $((64 + 3 * 1024))" "and says where it stopped"

@@ -1,0 +1,109 @@
+/*
+ * A target whose calls are known, for `recce trace` tests.
+ *
+ *   calls [N] [PAUSE_MS] [ROUNDS] [THREADS]
+ *
+ * Waits PAUSE_MS (default 500) so a tracer can attach, then, ROUNDS times
+ * (default 1; 0 forever), calls add_pair(i, 2 * i) and greet("client-I")
+ * for i = 0..N-1 (default 10), one call every millisecond (greet copies
+ * the name with strdup, so it calls malloc too), prints a
+ * checksum line per round and finally "calls: done" and sleeps PAUSE_MS
+ * again, so a tracer can see the process still running afterwards.
+ *
+ * With THREADS (default 0), THREADS worker threads make those calls
+ * instead of the main thread, each printing its own checksum lines: the
+ * first half of them start at once (they exist when a tracer attaches
+ * during the pause), the others after the pause (a tracer must follow
+ * threads created while it traces).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) long add_pair(long a, long b)
+{
+	sink += (uint64_t)a;
+	return a + b;
+}
+
+/* Copies the name, so that every call also calls libc's malloc. */
+__attribute__((noinline)) int greet(const char *name)
+{
+	char *copy = strdup(name);
+	int len = copy ? (int)strlen(copy) : 0;
+
+	sink += (uint64_t)len;
+	free(copy);
+	return len;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static long n_calls = 10, pause = 500, rounds = 1;
+
+/* The calls of one thread: ROUNDS rounds of N calls of each function. */
+static void make_calls(void)
+{
+	char name[32];
+
+	for (long r = 0; rounds == 0 || r < rounds; r++) {
+		long sum = 0;
+		for (long i = 0; i < n_calls; i++) {
+			sum += add_pair(i, 2 * i);
+			snprintf(name, sizeof(name), "client-%ld", i);
+			sum += greet(name);
+			pause_ms(1);
+		}
+		printf("calls: round %ld checksum %ld\n", r, sum);
+	}
+}
+
+static void *early_worker(void *arg)
+{
+	(void)arg;
+	pause_ms(pause);
+	make_calls();
+	return NULL;
+}
+
+static void *late_worker(void *arg)
+{
+	(void)arg;
+	make_calls();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long threads = argc > 4 ? atol(argv[4]) : 0;
+	pthread_t tids[64];
+
+	n_calls = argc > 1 ? atol(argv[1]) : 10;
+	pause = argc > 2 ? atol(argv[2]) : 500;
+	rounds = argc > 3 ? atol(argv[3]) : 1;
+	if (threads < 0 || threads > 64)
+		threads = 64;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (long t = 0; t < threads / 2; t++)
+		pthread_create(&tids[t], NULL, early_worker, NULL);
+	pause_ms(pause);
+	for (long t = threads / 2; t < threads; t++)
+		pthread_create(&tids[t], NULL, late_worker, NULL);
+	if (!threads)
+		make_calls();
+	for (long t = 0; t < threads; t++)
+		pthread_join(tids[t], NULL);
+	printf("calls: done\n");
+	pause_ms(pause);
+	return 0;
+}
