@@ -110,7 +110,7 @@ demo: deps
 
 bench: deps
 	$(MAKE) all
-	sh bench/run.sh
+	B=$(B) sh bench/run.sh
 
 asan: deps
 	$(MAKE) B=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit

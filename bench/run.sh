@@ -1,0 +1,354 @@
+#!/bin/sh
+# bench/run.sh: `make bench`. Measures recce against `perf record` on the
+# workloads in bench/workloads/, each case several times with the tools
+# interleaved (none, perf, recce, none, perf, recce, ...) so that the drift
+# of a shared machine falls on all of them alike, then writes
+# bench/results/latest.md and latest.json (medians, min-max spreads, ratios
+# to the anchors, PASS/MISS per budget) through bench/summarize.awk.
+#
+#     sh bench/run.sh            after `make`; B=DIR for another build dir
+#
+# Settings (environment):
+#   BENCH_REPS   repetitions of every case (default 3)
+#   BENCH_CASES  which groups to run (default: all of them)
+#                slowdown deep tenk split threads symbolize
+#   RECCE        the recce binary (default $B/recce)
+#
+# Raw measurements, one tab-separated key=value line per run, are kept in
+# bench/results/tmp/raw.txt; every other file there is scratch.
+
+# The sh -c scripts below are in single quotes on purpose: they get their
+# paths as arguments.
+# shellcheck disable=SC2016
+set -eu
+
+cd "$(dirname "$0")/.."
+
+B=${B:-build}
+RECCE=${RECCE:-$B/recce}
+REPS=${BENCH_REPS:-3}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize"}
+CC=${CC:-cc}
+
+OUT=bench/results
+TMP=$OUT/tmp
+BIN=$B/bench
+RAW=$TMP/raw.txt
+
+HZ_LOW=99
+HZ_HIGH=999
+STACK_BYTES=8192
+CPU2_SECONDS=3      # the cpu2 workload, per thread
+DEEP_SECONDS=2      # the deep workload
+TENK_SAMPLES=10000  # the recording of the "10,000 samples" flamegraph budget
+SPLIT_SECONDS=4     # the split workload (accuracy)
+THREADS_SECONDS=3   # how long the profilers follow the threads workloads
+SYM_FUNCS=4000      # functions in the generated binary
+SYM_ADDRS=100000    # addresses given to recce's symbolizer and addr2line
+SYM_EU_ADDRS=5000   # the first ones of them given to eu-addr2line (slow with -i)
+
+say() { echo "bench: $*"; }
+die() { echo "bench: error: $*" >&2; exit 1; }
+
+# The value of KEY in a file of key=value fields (tab- or line-separated).
+field() { tr '\t' '\n' < "$1" | sed -n "s/^$2=//p" | tail -n 1; }
+
+# Arithmetic: calc 'EXPR' prints its value.
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+
+# A file of key=value lines as one tab-separated line.
+joined() { tr '\n' '\t' < "$1" | sed 's/\t*$//'; }
+
+# ---------------------------------------------------------------------------
+# Build the workloads and helpers.
+
+build() {
+	[ -x "$RECCE" ] || die "no recce at '$RECCE': run make first"
+	[ -f "$B/librecce-core.a" ] || die "no $B/librecce-core.a: run make first"
+	command -v perf > /dev/null || die "perf is missing: apt-get install linux-perf"
+	mkdir -p "$BIN" "$TMP"
+	wflags="-std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra"
+	for w in cpu2 split deep threads; do
+		# shellcheck disable=SC2086
+		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
+	done
+	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
+	# Linked as the Makefile links recce: its pkg-config packages and libraries.
+	pkgs=$(sed -n 's/^PKGS := //p' Makefile)
+	# shellcheck disable=SC2046,SC2086
+	$CC -std=c11 -O2 -g -Wall -Wextra -Isrc -o "$BIN/symbolize-bench" bench/symbolize-bench.c \
+		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
+}
+
+# The generated binary takes a while to compile (tens of seconds), so it is
+# kept between runs and rebuilt when its generator or size changes.
+build_bigbin() {
+	stamp="$BIN/bigbin.stamp"
+	want="$SYM_FUNCS $(cksum < bench/gen-bigbin.sh)"
+	if [ -x "$BIN/bigbin" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+		return
+	fi
+	say "generating and compiling a binary of $SYM_FUNCS functions (once)"
+	rm -rf "$BIN/bigbin-src"
+	sh bench/gen-bigbin.sh "$BIN/bigbin-src" "$SYM_FUNCS"
+	find "$BIN/bigbin-src" -name '*.c' -print0 |
+		xargs -0 -P "$(nproc)" -I{} "$CC" -O2 -g -c -o {}.o {}
+	$CC -o "$BIN/bigbin" "$BIN/bigbin-src"/*.o
+	echo "$want" > "$stamp"
+}
+
+machine() {
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+	tree=clean
+	git diff --quiet HEAD -- src Makefile 2> /dev/null || tree=modified
+	printf 'kind=machine\tcpu=%s\tcores=%s\tkernel=%s\tperf=%s\trecce=%s\tcommit=%s\ttree=%s\tmax_stack=%s\tdate=%s\treps=%s\tloadavg_start=%s\n' \
+		"$cpu" "$(nproc)" "$(uname -r)" "$(perf --version | sed 's/^perf version //')" \
+		"$("$RECCE" --version | sed 's/^recce //')" \
+		"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" "$tree" \
+		"$(cat /proc/sys/kernel/perf_event_max_stack)" \
+		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$REPS" "$(cut -d' ' -f1-3 /proc/loadavg)" >> "$RAW"
+}
+
+# ---------------------------------------------------------------------------
+# One run of a workload, alone or under a profiler that launches it.
+#
+#     record CASE TOOL HZ CALLGRAPH REP WORKLOAD [ARGS...]
+#
+# Appends a line to $RAW with the workload's own times (from its stats),
+# the profiler process's CPU time (its wait4 total minus the workload's own
+# CPU), its sample count and file size, and the time from the end of the
+# workload's work to a flamegraph: the profiler's exit after that instant
+# ("tail": perf finishing perf.data and its build-ids; recce symbolizing
+# and writing the profile) plus the flamegraph step (`recce report --flame`
+# against `perf script | awk -f bench/stackcollapse.awk`).
+
+record() {
+	c=$1 tool=$2 hz=$3 cg=$4 rep=$5 samples=
+	shift 5
+	rm -f "$TMP/stats" "$TMP/perf.data" "$TMP/recce.pb.gz" "$TMP/err" "$TMP/extra"
+	case $cg in
+	fp) pcg="-g" rcg="fp" ;;
+	dwarf) pcg="--call-graph dwarf,$STACK_BYTES" rcg="dwarf,$STACK_BYTES" ;;
+	esac
+	status=0
+	case $tool in
+	none)
+		BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$@" \
+			> /dev/null 2> "$TMP/err" || status=$?
+		;;
+	perf)
+		# shellcheck disable=SC2086
+		BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- perf record -e cpu-clock \
+			-F "$hz" $pcg -o "$TMP/perf.data" -- "$@" > /dev/null 2> "$TMP/err" || status=$?
+		;;
+	recce)
+		BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$RECCE" record -F "$hz" \
+			--call-graph "$rcg" -o "$TMP/recce.pb.gz" -- "$@" \
+			> /dev/null 2> "$TMP/err" || status=$?
+		;;
+	esac
+	if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ]; then
+		say "$c $tool rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=run\tcase=%s\ttool=%s\trep=%s\tstatus=failed\n' "$c" "$tool" "$rep" >> "$RAW"
+		return
+	fi
+
+	line=$(printf 'kind=run\tcase=%s\ttool=%s\trep=%s\thz=%s\tcg=%s\tstatus=ok\t%s' \
+		"$c" "$tool" "$rep" "$hz" "$cg" "$(joined "$TMP/stats")")
+	wl_cpu=$(field "$TMP/stats" cpu_s)
+	wl_end=$(field "$TMP/stats" end_ns)
+	if [ "$tool" != none ]; then
+		run_cpu=$(field "$TMP/run" cpu_s)
+		run_end=$(field "$TMP/run" end_ns)
+		if [ "$tool" = perf ]; then
+			samples=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$TMP/err" | tail -n 1)
+			lost=$(sed -n 's/.*Processed .* and lost \([0-9]*\) chunks.*/\1/p' "$TMP/err" | tail -n 1)
+			file=$TMP/perf.data
+			"$BIN/measure" "$TMP/flame" -- sh -c \
+				'perf script -i "$1" 2> /dev/null | awk -f bench/stackcollapse.awk > "$2"' \
+				sh "$file" "$TMP/perf.folded" || true
+			folded=$TMP/perf.folded
+			skip_root=1 # stackcollapse puts the process name first
+		else
+			samples=$(sed -n 's/^recce: \([0-9]*\) samples in.*/\1/p' "$TMP/err" | tail -n 1)
+			lost=$(sed -n 's/^recce: .* \([0-9]*\) lost,.*/\1/p' "$TMP/err" | tail -n 1)
+			file=$TMP/recce.pb.gz
+			"$BIN/measure" "$TMP/flame" -- "$RECCE" report "$file" \
+				--flame "$TMP/flame.svg" 2> /dev/null || true
+			"$RECCE" report "$file" --folded --value samples -o "$TMP/recce.folded" ||
+				: > "$TMP/recce.folded"
+			folded=$TMP/recce.folded
+			skip_root=0
+		fi
+		depth=$(awk -v s="$skip_root" '{ n = split($0, f, ";") - s; if (n > m) m = n } END { print m + 0 }' "$folded")
+		line=$(printf '%s\tprof_cpu_s=%s\tprof_wall_s=%s\tprof_maxrss_kb=%s\tsamples=%s\tlost=%s\tsize_bytes=%s\ttail_s=%s\tflame_s=%s\tflame_status=%s\tmax_depth=%s' \
+			"$line" "$(calc "$run_cpu - $wl_cpu")" "$(field "$TMP/run" wall_s)" \
+			"$(field "$TMP/run" maxrss_kb)" "${samples:-0}" "${lost:-0}" \
+			"$(stat -c %s "$file")" "$(calc "($run_end - $wl_end) / 1e9")" \
+			"$(field "$TMP/flame" wall_s)" "$(field "$TMP/flame" status)" "$depth")
+		if [ "$c" = split ]; then
+			line=$(printf '%s\t%s' "$line" "$(awk -f bench/shares.awk \
+				-v true_a="$(field "$TMP/stats" true_a)" -v true_b="$(field "$TMP/stats" true_b)" \
+				-v true_c="$(field "$TMP/stats" true_c)" -v true_d="$(field "$TMP/stats" true_d)" \
+				"$folded")")
+		fi
+	fi
+	echo "$line" >> "$RAW"
+	say "$c $tool rep $rep: workload $(field "$TMP/stats" wall_s) s wall${samples:+, $samples samples}"
+}
+
+# One run of a profiler attached by PID to a threads workload that is
+# already running, for THREADS_SECONDS: peak RSS and CPU of the profiler
+# process alone (the workload is not its child).
+#
+#     attach CASE TOOL REP WORKLOAD-ARGS...
+attach() {
+	c=$1 tool=$2 rep=$3
+	shift 3
+	rm -f "$TMP/stats" "$TMP/err"
+	BENCH_STATS=$TMP/stats "$BIN/threads" "$@" > /dev/null 2>&1 &
+	wpid=$!
+	sleep 0.5
+	status=0
+	if [ "$tool" = perf ]; then
+		"$BIN/measure" "$TMP/run" -- perf record -e cpu-clock -F "$HZ_LOW" -g -p "$wpid" \
+			-o "$TMP/perf.data" -- sleep "$THREADS_SECONDS" > /dev/null 2> "$TMP/err" || status=$?
+		samples=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$TMP/err" | tail -n 1)
+		file=$TMP/perf.data
+	else
+		"$BIN/measure" "$TMP/run" -- "$RECCE" record -F "$HZ_LOW" -p "$wpid" \
+			-d "$THREADS_SECONDS" -o "$TMP/recce.pb.gz" > /dev/null 2> "$TMP/err" || status=$?
+		samples=$(sed -n 's/^recce: \([0-9]*\) samples in.*/\1/p' "$TMP/err" | tail -n 1)
+		file=$TMP/recce.pb.gz
+	fi
+	wait "$wpid" || true
+	if [ "$status" -ne 0 ]; then
+		say "$c $tool rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=attach\tcase=%s\ttool=%s\trep=%s\tstatus=failed\n' "$c" "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=attach\tcase=%s\ttool=%s\trep=%s\tstatus=ok\thz=%s\tseconds=%s\t%s\tprof_cpu_s=%s\tprof_wall_s=%s\tprof_maxrss_kb=%s\tsamples=%s\tsize_bytes=%s\n' \
+		"$c" "$tool" "$rep" "$HZ_LOW" "$THREADS_SECONDS" "$(joined "$TMP/stats")" \
+		"$(field "$TMP/run" cpu_s)" "$(field "$TMP/run" wall_s)" \
+		"$(field "$TMP/run" maxrss_kb)" "${samples:-0}" "$(stat -c %s "$file")" >> "$RAW"
+	say "$c $tool rep $rep: peak RSS $(field "$TMP/run" maxrss_kb) KiB, ${samples:-0} samples"
+}
+
+# ---------------------------------------------------------------------------
+# The groups of cases.
+
+group_slowdown() {
+	units=$("$BIN/cpu2" --calibrate "$CPU2_SECONDS")
+	for rep in $(seq "$REPS"); do
+		for setting in "$HZ_LOW fp" "$HZ_HIGH fp" "$HZ_LOW dwarf" "$HZ_HIGH dwarf"; do
+			# shellcheck disable=SC2086
+			set -- $setting
+			for tool in none perf recce; do
+				record "cpu2-$1-$2" "$tool" "$1" "$2" "$rep" "$BIN/cpu2" "$units"
+			done
+		done
+	done
+}
+
+group_deep() {
+	units=$("$BIN/deep" --calibrate "$DEEP_SECONDS")
+	for rep in $(seq "$REPS"); do
+		for cg in fp dwarf; do
+			for tool in none perf recce; do
+				record "deep-$HZ_HIGH-$cg" "$tool" "$HZ_HIGH" "$cg" "$rep" "$BIN/deep" "$units"
+			done
+		done
+	done
+}
+
+# cpu2 long enough for TENK_SAMPLES samples at HZ_HIGH over its two threads.
+group_tenk() {
+	units=$("$BIN/cpu2" --calibrate "$(calc "$TENK_SAMPLES / $HZ_HIGH / 2")")
+	for rep in $(seq "$REPS"); do
+		for tool in perf recce; do
+			record "tenk-$HZ_HIGH-fp" "$tool" "$HZ_HIGH" fp "$rep" "$BIN/cpu2" "$units"
+		done
+	done
+}
+
+group_split() {
+	for rep in $(seq "$REPS"); do
+		for tool in perf recce; do
+			record split "$tool" "$HZ_HIGH" fp "$rep" "$BIN/split" "$SPLIT_SECONDS"
+		done
+	done
+}
+
+group_threads() {
+	t=$(calc "$THREADS_SECONDS + 2")
+	for rep in $(seq "$REPS"); do
+		for tool in perf recce; do
+			attach threads-200 "$tool" "$rep" "$t" 200
+			attach threads-churn "$tool" "$rep" --churn "$t"
+		done
+	done
+}
+
+group_symbolize() {
+	build_bigbin
+	big=$BIN/bigbin
+	# Random addresses inside the functions of the binary (nm's text
+	# symbols with a size), the same list for every tool.
+	nm -S --defined-only "$big" | awk -v n="$SYM_ADDRS" '
+		function hex(s,    i, v) {
+			v = 0
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		$3 ~ /^[tT]$/ && hex($2) > 0 { start[++k] = hex($1); size[k] = hex($2) }
+		END {
+			srand(42)
+			for (i = 0; i < n; i++) {
+				j = int(rand() * k) + 1
+				printf "%x\n", start[j] + int(rand() * size[j])
+			}
+		}' > "$TMP/addrs"
+	head -n "$SYM_EU_ADDRS" "$TMP/addrs" > "$TMP/addrs-eu"
+	funcs=$(nm --defined-only "$big" | grep -c ' [tT] f[0-9]')
+	for rep in $(seq "$REPS"); do
+		"$BIN/measure" "$TMP/run" -- sh -c '"$1" "$2" < "$3" > "$4" 2> "$5"' sh \
+			"$BIN/symbolize-bench" "$big" "$TMP/addrs" "$TMP/out-recce" "$TMP/err"
+		printf 'kind=sym\ttool=recce\trep=%s\taddresses=%s\tfunctions=%s\t%s\t%s\n' "$rep" \
+			"$SYM_ADDRS" "$funcs" "$(joined "$TMP/run")" "$(joined "$TMP/err")" >> "$RAW"
+		"$BIN/measure" "$TMP/run" -- sh -c 'addr2line -a -f -i -e "$1" < "$2" > "$3"' sh \
+			"$big" "$TMP/addrs" "$TMP/out-addr2line"
+		printf 'kind=sym\ttool=addr2line\trep=%s\taddresses=%s\t%s\n' "$rep" "$SYM_ADDRS" \
+			"$(joined "$TMP/run")" >> "$RAW"
+		"$BIN/measure" "$TMP/run" -- sh -c 'eu-addr2line -a -f -i -e "$1" < "$2" > "$3"' sh \
+			"$big" "$TMP/addrs-eu" "$TMP/out-eu-addr2line"
+		printf 'kind=sym\ttool=eu-addr2line\trep=%s\taddresses=%s\t%s\n' "$rep" "$SYM_EU_ADDRS" \
+			"$(joined "$TMP/run")" >> "$RAW"
+		say "symbolize rep $rep done"
+	done
+	# Does recce say what addr2line says, frame for frame?
+	same=$(awk -f bench/compare-frames.awk "$TMP/out-recce" "$TMP/out-addr2line")
+	printf 'kind=symcheck\tsame_frames_pct=%s\tlines_recce=%s\tlines_addr2line=%s\n' "$same" \
+		"$(wc -l < "$TMP/out-recce")" "$(wc -l < "$TMP/out-addr2line")" >> "$RAW"
+}
+
+# ---------------------------------------------------------------------------
+
+build
+: > "$RAW"
+machine
+start=$(date +%s)
+for g in $CASES; do
+	case $g in
+	slowdown | deep | tenk | split | threads | symbolize) "group_$g" ;;
+	*) die "unknown case group '$g' in BENCH_CASES" ;;
+	esac
+done
+printf 'kind=end\tloadavg_end=%s\tseconds=%s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" \
+	"$(($(date +%s) - start))" >> "$RAW"
+
+awk -f bench/summarize.awk -v json="$OUT/latest.json" "$RAW" > "$OUT/latest.md"
+find "$TMP" -type f ! -name raw.txt -exec rm -f {} + # perf.data files are large
+say "wrote $OUT/latest.md and $OUT/latest.json ($(($(date +%s) - start)) s)"

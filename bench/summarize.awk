@@ -1,0 +1,642 @@
+# summarize.awk: turns the raw measurements of bench/run.sh (one line per
+# run, tab-separated key=value fields) into bench/results/latest.md (on
+# standard output) and latest.json (the file named by -v json=PATH): per
+# figure the median and the min-max spread over the repetitions, the
+# ratios against the anchors (perf record, addr2line), and a PASS or MISS
+# per budget, with a plain sentence where recce misses.
+#
+#     awk -f bench/summarize.awk -v json=latest.json raw.txt > latest.md
+#
+# Slowdowns are paired: each run under a profiler is compared with the
+# run of the workload alone made just before it, and the median is taken
+# over those pairs. A budget is judged on the medians; the "noise" of a
+# case is how far apart the runs of the workload alone were (max - min, in
+# percent of their median), which says how small a difference this machine
+# could see that day.
+
+BEGIN { FS = "\t" }
+
+{
+	delete rec
+	for (i = 1; i <= NF; i++) {
+		eq = index($i, "=")
+		if (eq)
+			rec[substr($i, 1, eq - 1)] = substr($i, eq + 1)
+	}
+	kind = rec["kind"]
+	nlines++
+	rawline[nlines] = $0
+	if (kind == "machine" || kind == "end" || kind == "symcheck") {
+		for (k in rec)
+			M[k] = rec[k]
+		next
+	}
+	if (rec["status"] != "ok" && kind != "sym") {
+		failed++
+		failures = failures (failures == "" ? "" : ", ") rec["case"] " " rec["tool"] " rep " rec["rep"]
+		next
+	}
+	if (kind == "run" || kind == "attach") {
+		c = rec["case"]
+		if (!((c, "seen") in R)) {
+			R[c, "seen"] = 1
+			if (kind == "run")
+				runcase[++nrun] = c
+			else
+				attcase[++natt] = c
+			R[c, "hz"] = rec["hz"]
+			R[c, "cg"] = rec["cg"]
+		}
+		R[c, rec["tool"]] = 1
+		r = rec["rep"] + 0
+		if (r > maxrep)
+			maxrep = r
+		for (k in rec)
+			R[c, rec["tool"], r, k] = rec[k]
+	} else if (kind == "sym") {
+		r = rec["rep"] + 0
+		if (r > maxrep)
+			maxrep = r
+		S[rec["tool"]] = 1
+		for (k in rec)
+			S[rec["tool"], r, k] = rec[k]
+	}
+}
+
+# ---------------------------------------------------------------------------
+# Statistics over the global array V[1..n].
+
+function sortv(n,    i, j, t) {
+	for (i = 2; i <= n; i++) {
+		t = V[i]
+		for (j = i - 1; j >= 1 && V[j] > t; j--)
+			V[j + 1] = V[j]
+		V[j + 1] = t
+	}
+}
+
+function stats(n) {
+	if (n == 0) {
+		MED = MIN = MAX = ""
+		return 0
+	}
+	sortv(n)
+	MED = n % 2 ? V[(n + 1) / 2] : (V[n / 2] + V[n / 2 + 1]) / 2
+	MIN = V[1]
+	MAX = V[n]
+	NV = n
+	return n
+}
+
+# V = field f of case c and tool t, one value a repetition.
+function get(c, t, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((c, t, r, f) in R && R[c, t, r, f] != "")
+			V[++n] = R[c, t, r, f] + 0
+	return stats(n)
+}
+
+# V = percent change of field f of tool t over tool base, paired by rep.
+function pct(c, t, base, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((c, t, r, f) in R && (c, base, r, f) in R && R[c, base, r, f] > 0)
+			V[++n] = 100 * (R[c, t, r, f] / R[c, base, r, f] - 1)
+	return stats(n)
+}
+
+# V = 1000 * a / b (a per 1,000 of b), or a / b with scale 1.
+function per(c, t, a, b, scale,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((c, t, r, a) in R && R[c, t, r, b] > 0)
+			V[++n] = scale * R[c, t, r, a] / R[c, t, r, b]
+	return stats(n)
+}
+
+# V = the sum of fields a and b.
+function sum2(c, t, a, b,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((c, t, r, a) in R && (c, t, r, b) in R)
+			V[++n] = R[c, t, r, a] + R[c, t, r, b]
+	return stats(n)
+}
+
+# V = addresses per second (wall) of symbolizer t, or per CPU second.
+function rate(t, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((t, r, f) in S && S[t, r, f] > 0)
+			V[++n] = S[t, r, "addresses"] / S[t, r, f]
+	return stats(n)
+}
+
+# The noise of case c: spread of the workload-alone runs, in percent.
+function noise(c, f) {
+	if (!get(c, "none", f) || MED == 0)
+		return ""
+	return 100 * (MAX - MIN) / MED
+}
+
+# ---------------------------------------------------------------------------
+# Formatting.
+
+# "median (min..max)" with printf format f, from the last stats().
+function spread(f) {
+	if (MED == "")
+		return "n/a"
+	if (NV == 1)
+		return sprintf(f, MED)
+	return sprintf(f, MED) " (" sprintf(f, MIN) ".." sprintf(f, MAX) ")"
+}
+
+function jstats() {
+	if (MED == "")
+		return "null"
+	return sprintf("{\"median\": %s, \"min\": %s, \"max\": %s, \"n\": %d}", jn(MED), jn(MIN), jn(MAX), NV)
+}
+
+function abs(x) {
+	return x < 0 ? -x : x
+}
+
+function jn(x) {
+	if (x == "")
+		return "null"
+	return sprintf("%.6g", x)
+}
+
+function js(s) {
+	gsub(/\\/, "\\\\", s)
+	gsub(/"/, "\\\"", s)
+	gsub(/\t/, " ", s)
+	return "\"" s "\""
+}
+
+function bytes(b) {
+	if (b == "")
+		return "n/a"
+	if (b < 1024)
+		return sprintf("%d B", b)
+	if (b < 1048576)
+		return sprintf("%.1f KiB", b / 1024)
+	return sprintf("%.1f MiB", b / 1048576)
+}
+
+# A readable name for a case: "cpu2-999-dwarf" -> "cpu2, 999 Hz, dwarf".
+function label(c,    p, n) {
+	n = split(c, p, "-")
+	if (p[1] == "tenk")
+		return "cpu2 (10k samples), " p[2] " Hz, " p[3]
+	if (n == 3)
+		return p[1] ", " p[2] " Hz, " p[3]
+	if (c == "split")
+		return "split, " R[c, "hz"] " Hz, " R[c, "cg"]
+	return c
+}
+
+function budget(name, bud, measured, ok, sentence) {
+	nb++
+	B_name[nb] = name
+	B_budget[nb] = bud
+	B_measured[nb] = measured
+	B_verdict[nb] = ok ? "PASS" : "MISS"
+	B_sentence[nb] = ok ? "" : sentence
+	B_caveat[nb] = ""
+}
+
+# A note on the last budget: its verdict is within this machine's noise.
+function caveat(s) {
+	B_caveat[nb] = s
+}
+
+function jappend(section, s) {
+	J[section] = J[section] (J[section] == "" ? "" : ",\n    ") s
+}
+
+# ---------------------------------------------------------------------------
+
+END {
+	print "# recce benchmark: recce record against perf record"
+	print ""
+	printf "Made by `make bench` (bench/run.sh, %d repetitions of every case, tools interleaved", maxrep
+	print " none, perf, recce, none, perf, recce ...) on " M["date"] "."
+	print ""
+	print "| machine | |"
+	print "|---|---|"
+	print "| CPU | " M["cpu"] " |"
+	print "| cores | " M["cores"] " |"
+	print "| kernel | " M["kernel"] " |"
+	print "| perf | " M["perf"] " |"
+	print "| recce | " M["recce"] " (commit " M["commit"] (M["tree"] == "clean" ? "" : ", with uncommitted changes in the tree") ") |"
+	print "| load average at start / end | " M["loadavg_start"] " / " M["loadavg_end"] " |"
+	print "| bench duration | " M["seconds"] " s |"
+	print ""
+	print "Each figure is the median over the repetitions, with the smallest and the largest"
+	print "value in parentheses. The machine is shared with other work, so look at the spreads"
+	print "before reading much into a small difference."
+	if (failed)
+		print "\n**" failed " runs failed and are left out:** " failures "."
+	print ""
+
+	figure_slowdown()
+	figure_cost()
+	figure_size()
+	figure_flame()
+	figure_accuracy()
+	figure_symbolize()
+	figure_memory()
+	print_budgets()
+	write_json()
+}
+
+# 1. Target slowdown.
+function figure_slowdown(    i, c, w, base_w, base_c, nw, nc) {
+	print "## 1. Target slowdown"
+	print ""
+	print "The workload's own wall time and CPU time (getrusage of the whole process, every"
+	print "thread), alone and launched by `perf record -e cpu-clock -F HZ` (`-g` or"
+	print "`--call-graph dwarf,8192`) or by `recce record -F HZ` (`--call-graph fp` or"
+	print "`dwarf,8192`). A change is the run under the profiler against the run alone just"
+	print "before it. CPU time is what sampling costs inside the target (interrupts, stack"
+	print "walks and stack copies happen in its context); wall time also carries the"
+	print "profiler's own CPU competing for this machine's cores and other users' load."
+	print "The budgets are judged on CPU time. Noise: spread of the runs alone."
+	print ""
+	print "| case | alone: wall, CPU | perf: wall | perf: CPU | recce: wall | recce: CPU | recce vs perf: CPU | noise: wall, CPU |"
+	print "|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nrun; i++) {
+		c = runcase[i]
+		if (!((c, "none") in R))
+			continue
+		get(c, "none", "wall_s"); base_w = MED
+		get(c, "none", "cpu_s"); base_c = MED
+		nw = noise(c, "wall_s")
+		nc = noise(c, "cpu_s")
+		line = "| " label(c) " | " sprintf("%.2f s, %.2f s", base_w, base_c)
+		js_ = "{\"case\": " js(c) ", \"hz\": " R[c, "hz"] ", \"call_graph\": " js(R[c, "cg"]) \
+			", \"alone_wall_s\": " jn(base_w) ", \"alone_cpu_s\": " jn(base_c) \
+			", \"noise_wall_pct\": " jn(nw) ", \"noise_cpu_pct\": " jn(nc)
+		for (t = 1; t <= 2; t++) {
+			tool = t == 1 ? "perf" : "recce"
+			pct(c, tool, "none", "wall_s"); line = line " | " spread("%+.2f%%")
+			js_ = js_ ", \"" tool "_wall_pct\": " jstats()
+			pct(c, tool, "none", "cpu_s"); line = line " | " spread("%+.2f%%")
+			js_ = js_ ", \"" tool "_cpu_pct\": " jstats()
+			SLOW[c, tool] = MED
+		}
+		pct(c, "recce", "perf", "cpu_s"); line = line " | " spread("%+.2f%%")
+		js_ = js_ ", \"recce_vs_perf_cpu_pct\": " jstats()
+		pct(c, "recce", "perf", "wall_s")
+		js_ = js_ ", \"recce_vs_perf_wall_pct\": " jstats() "}"
+		line = line " | " sprintf("%.1f%%, %.1f%%", nw, nc) " |"
+		print line
+		jappend("slowdown", js_)
+		NOISE[c] = nc
+
+		if (R[c, "hz"] == 99)
+			budget("target slowdown at 99 Hz, " R[c, "cg"] " (" label(c) ")", "under 0.5% (CPU time)",
+				sprintf("%+.2f%% (perf %+.2f%%; noise %.1f%%)", SLOW[c, "recce"], SLOW[c, "perf"], nc),
+				SLOW[c, "recce"] < 0.5,
+				sprintf("recce slowed %s by %+.2f%% of CPU time at 99 Hz, above the 0.5%% budget%s.",
+					label(c), SLOW[c, "recce"],
+					nc >= 0.5 ? sprintf(" (but the runs alone varied by %.1f%%, more than the budget)", nc) : ""))
+		if (R[c, "hz"] == 99 && nc >= 0.5)
+			caveat(sprintf("%s: the runs of the workload alone varied by %.1f%% of CPU time, " \
+				"more than the 0.5%% budget, so this verdict is within the noise of this machine; " \
+				"a quiet machine and more repetitions (BENCH_REPS) are needed to resolve it.", label(c), nc))
+		if (R[c, "hz"] == 999 && R[c, "cg"] == "fp" && c ~ /^cpu2/)
+			budget("target slowdown at 999 Hz, fp (" label(c) ")", "no worse than perf",
+				sprintf("recce %+.2f%%, perf %+.2f%% (noise %.1f%%)", SLOW[c, "recce"], SLOW[c, "perf"], nc),
+				SLOW[c, "recce"] <= SLOW[c, "perf"],
+				sprintf("recce slowed %s by %+.2f%% of CPU time, perf by %+.2f%%%s.", label(c),
+					SLOW[c, "recce"], SLOW[c, "perf"],
+					SLOW[c, "recce"] - SLOW[c, "perf"] < nc ? sprintf("; the difference is within the %.1f%% noise", nc) : ""))
+		if (R[c, "hz"] == 999 && R[c, "cg"] == "fp" && c ~ /^cpu2/ && abs(SLOW[c, "recce"] - SLOW[c, "perf"]) < nc)
+			caveat(sprintf("%s: recce and perf differ by %.2f points, less than the %.1f%% the runs alone " \
+				"varied by: within the noise of this machine.", label(c), abs(SLOW[c, "recce"] - SLOW[c, "perf"]), nc))
+	}
+	print ""
+}
+
+# 2. Profiler cost.
+function figure_cost(    i, c, pm, rm, ps, rs, line, ok, worst, misses, n, nok) {
+	print "## 2. Profiler cost"
+	print ""
+	print "CPU seconds of the whole profiler process per 1,000 samples: its wait4 user + system"
+	print "time (children included) minus the workload's own CPU time. perf's includes writing"
+	print "perf.data and its build-id pass at the end; recce's includes symbolizing every"
+	print "stack and writing the profile at the end. Samples as each tool reports them."
+	print ""
+	print "| case | perf: samples | perf: CPU s / 1k samples | recce: samples | recce: CPU s / 1k samples | recce / perf | budget |"
+	print "|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nrun; i++) {
+		c = runcase[i]
+		if (!((c, "perf") in R) || !((c, "recce") in R))
+			continue
+		get(c, "perf", "samples"); ps = MED
+		get(c, "recce", "samples"); rs = MED
+		per(c, "perf", "prof_cpu_s", "samples", 1000); pm = MED; pj = jstats(); line = spread("%.3f")
+		per(c, "recce", "prof_cpu_s", "samples", 1000); rm = MED; rj = jstats()
+		ok = rm < pm
+		n++; nok += ok
+		printf "| %s | %d | %s | %d | %s | %.2fx | %s |\n", label(c), ps, line, rs, spread("%.3f"),
+			(pm > 0 ? rm / pm : 0), ok ? "PASS" : "MISS"
+		jappend("cost", "{\"case\": " js(c) ", \"perf_samples\": " jn(ps) ", \"recce_samples\": " jn(rs) \
+			", \"perf_cpu_s_per_1k_samples\": " pj ", \"recce_cpu_s_per_1k_samples\": " rj \
+			", \"recce_to_perf\": " jn(pm > 0 ? rm / pm : "") ", \"verdict\": " js(ok ? "PASS" : "MISS") "}")
+		if (!ok)
+			misses = misses (misses == "" ? "" : "; ") sprintf("%s: %.3f s against perf's %.3f s", label(c), rm, pm)
+	}
+	print ""
+	budget("recce's CPU per 1,000 samples", "less than perf's", sprintf("less in %d of %d cases", nok, n),
+		nok == n, "recce used more CPU per 1,000 samples than perf record in " misses ".")
+}
+
+# 3. Output size.
+function figure_size(    i, c, pb, rb, ratio, ok, n, nok, misses, worst) {
+	print "## 3. Output size"
+	print ""
+	print "recce.pb.gz against perf.data of the same recording (the same runs as above)."
+	print "Deepest stack: the most frames in one sample of the flamegraph's input (perf's"
+	print "folded stacks without the process name; recce's folded stacks), the deepest run;"
+	print "the kernel cuts frame-pointer call chains at kernel.perf_event_max_stack"
+	print "(" M["max_stack"] " here) for both tools."
+	print ""
+	print "| case | perf.data | recce.pb.gz | perf.data / recce.pb.gz | budget (20x) | deepest stack: perf, recce |"
+	print "|---|---|---|---|---|---|"
+	worst = ""
+	for (i = 1; i <= nrun; i++) {
+		c = runcase[i]
+		if (!((c, "perf") in R) || !((c, "recce") in R))
+			continue
+		get(c, "perf", "size_bytes"); pb = MED; pj = jstats()
+		get(c, "recce", "size_bytes"); rb = MED; rj = jstats()
+		ratio = rb > 0 ? pb / rb : 0
+		ok = ratio >= 20
+		n++; nok += ok
+		if (worst == "" || ratio < worst)
+			worst = ratio
+		get(c, "perf", "max_depth"); pd = MAX
+		get(c, "recce", "max_depth"); rd = MAX
+		printf "| %s | %s | %s | %.0fx | %s | %d, %d |\n", label(c), bytes(pb), bytes(rb), ratio,
+			ok ? "PASS" : "MISS", pd, rd
+		jappend("size", "{\"case\": " js(c) ", \"perf_bytes\": " pj ", \"recce_bytes\": " rj \
+			", \"perf_to_recce\": " jn(ratio) ", \"verdict\": " js(ok ? "PASS" : "MISS") \
+			", \"perf_max_depth\": " jn(pd) ", \"recce_max_depth\": " jn(rd) "}")
+		if (!ok)
+			misses = misses (misses == "" ? "" : "; ") sprintf("%s: %.1fx", label(c), ratio)
+	}
+	print ""
+	budget("profile size", "at least 20x smaller than perf.data",
+		sprintf("%d of %d cases; smallest ratio %.0fx", nok, n, worst), nok == n,
+		"recce's profile was less than 20x smaller than perf.data in " misses ".")
+}
+
+# 4. Time to a flamegraph.
+function figure_flame(    i, c, pt, rt, ratio, ok, n, nok, misses, line, s10k, t10k) {
+	print "## 4. Time to a flamegraph"
+	print ""
+	print "From the end of the recording to a symbolized flamegraph. The recording ends when"
+	print "the workload's work ends (it notes that instant, CLOCK_MONOTONIC, just before"
+	print "returning from main). Then \"tail\" is the time until the profiler process exits"
+	print "(perf: flushing perf.data and its build-id pass, perf record's default; recce:"
+	print "symbolizing every stack, file:line and inlined frames included, and writing the"
+	print "profile); \"step\" is the"
+	print "flamegraph step run afterwards: `recce report FILE --flame out.svg` (an SVG) against"
+	print "`perf script -i perf.data | awk -f bench/stackcollapse.awk > out.folded` (folded"
+	print "stacks only: the SVG rendering that flamegraph.pl would add is not counted for"
+	print "perf, which favours perf)."
+	print ""
+	print "| case | samples | perf: tail + step = total s | recce: tail + step = total s | perf / recce | budget (10x) |"
+	print "|---|---|---|---|---|---|"
+	for (i = 1; i <= nrun; i++) {
+		c = runcase[i]
+		if (!((c, "perf") in R) || !((c, "recce") in R))
+			continue
+		get(c, "recce", "samples"); s = MED
+		get(c, "perf", "tail_s"); ptl = MED; ptj = jstats()
+		get(c, "perf", "flame_s"); pst = MED; psj = jstats()
+		sum2(c, "perf", "tail_s", "flame_s"); pt = MED; line = spread("%.3f"); pj = jstats()
+		get(c, "recce", "tail_s"); rtl = MED; rtj = jstats()
+		get(c, "recce", "flame_s"); rst = MED; rsj = jstats()
+		sum2(c, "recce", "tail_s", "flame_s"); rt = MED; rj = jstats()
+		ratio = rt > 0 ? pt / rt : 0
+		ok = ratio >= 10
+		n++; nok += ok
+		printf "| %s | %d | %.3f + %.3f = %s | %.3f + %.3f = %s | %.1fx | %s |\n", label(c), s,
+			ptl, pst, line, rtl, rst, spread("%.3f"), ratio, ok ? "PASS" : "MISS"
+		jappend("flame", "{\"case\": " js(c) ", \"recce_samples\": " jn(s) \
+			", \"perf_tail_s\": " ptj ", \"perf_step_s\": " psj ", \"perf_total_s\": " pj \
+			", \"recce_tail_s\": " rtj ", \"recce_step_s\": " rsj ", \"recce_total_s\": " rj \
+			", \"perf_to_recce\": " jn(ratio) ", \"verdict\": " js(ok ? "PASS" : "MISS") "}")
+		if (!ok)
+			misses = misses (misses == "" ? "" : "; ") sprintf("%s: %.1fx (%.3f s against %.3f s)", label(c), ratio, rt, pt)
+		if (c ~ /^tenk/) {
+			s10k = s
+			t10k = rt
+			get(c, "recce", "tail_s"); tail10k = MED
+		}
+	}
+	print ""
+	budget("time to a flamegraph", "at least 10x sooner than perf script + fold",
+		sprintf("%d of %d cases", nok, n), nok == n,
+		"recce was less than 10x sooner than the perf pipeline in " misses ".")
+	if (t10k != "")
+		budget("time to a flamegraph, 10,000 samples", "under 1 s",
+			sprintf("%.3f s for %d samples", t10k, s10k), t10k < 1,
+			sprintf("recce took %.3f s from the end of a %d-sample recording to the SVG (%.3f s of it before record exited).",
+				t10k, s10k, tail10k))
+}
+
+# 5. Accuracy on split.
+function figure_accuracy(    t, tool, r, l, e, line, js_, truth) {
+	if (!(("split", "recce") in R))
+		return
+	print "## 5. Accuracy"
+	print ""
+	print "`split` calls leaf_a..leaf_d, built to take 50/30/15/5% of its CPU time; the true"
+	print "shares are what the workload itself measured with its thread CPU clock around every"
+	print "call. Measured share: samples whose innermost leaf is that leaf, over the samples in"
+	print "any leaf. Error: the largest absolute difference over the four leaves, in"
+	print "percentage points. Sampling at " R["split", "hz"] " Hz, frame pointers."
+	print ""
+	print "| | samples in leaves | max error (points) | per run | leaf_a | leaf_b | leaf_c | leaf_d |"
+	print "|---|---|---|---|---|---|---|---|"
+	line = "| true shares | | | |"
+	for (l = 1; l <= 4; l++) {
+		get("split", "recce", "true_" substr("abcd", l, 1))
+		line = line sprintf(" %.2f%% |", MED)
+	}
+	print line
+	for (t = 1; t <= 2; t++) {
+		tool = t == 1 ? "perf" : "recce"
+		get("split", tool, "samples_leaves"); s = MED
+		get("split", tool, "max_err_pts"); line = spread("%.2f"); ej = jstats(); E[tool] = MED; EMAX[tool] = MAX
+		per_run = ""
+		for (r = 1; r <= maxrep; r++)
+			if (("split", tool, r, "max_err_pts") in R)
+				per_run = per_run (per_run == "" ? "" : ", ") sprintf("%.2f", R["split", tool, r, "max_err_pts"])
+		line = "| " tool " | " sprintf("%d", s) " | " line " | " per_run " |"
+		js_ = "\"" tool "\": {\"samples_in_leaves\": " jn(s) ", \"max_err_pts\": " ej
+		for (l = 1; l <= 4; l++) {
+			get("split", tool, "share_" substr("abcd", l, 1))
+			line = line sprintf(" %.2f%% |", MED)
+			js_ = js_ ", \"share_" substr("abcd", l, 1) "\": " jn(MED)
+		}
+		print line
+		J["accuracy"] = J["accuracy"] (J["accuracy"] == "" ? "" : ", ") js_ "}"
+	}
+	print ""
+	budget("accuracy on split", "largest error within 2 points",
+		sprintf("recce %.2f points (worst run %.2f), perf %.2f", E["recce"], EMAX["recce"], E["perf"]),
+		E["recce"] <= 2,
+		sprintf("recce's shares on split were off by %.2f points (median of the runs), more than 2.", E["recce"]))
+}
+
+# 6. Symbolization throughput.
+function figure_symbolize(    t, tool, ref, rr, line) {
+	if (!("recce" in S))
+		return
+	print "## 6. Symbolization throughput"
+	print ""
+	print "A generated C program of " S["recce", 1, "functions"] " functions (bench/gen-bigbin.sh, -O2 -g, with"
+	print "inlined helpers); random addresses inside its functions, one list for every tool."
+	print "Each tool runs as one process reading the addresses on standard input and printing"
+	print "function and file:line for every frame, inlined ones included: recce's symbolizer"
+	print "through bench/symbolize-bench.c, `addr2line -a -f -i -e BIN` and"
+	print "`eu-addr2line -a -f -i -e BIN` (which gets only the first " S["eu-addr2line", 1, "addresses"]
+	print "addresses: it takes about a millisecond for each). Rates are addresses per second of"
+	print "wall time of the whole process, start-up and reading the debug information included."
+	print ""
+	print "| tool | addresses | wall s | addresses / s | recce is faster by |"
+	print "|---|---|---|---|---|"
+	rate("recce", "wall_s"); rr = MED
+	for (t = 1; t <= 3; t++) {
+		tool = t == 1 ? "recce" : t == 2 ? "addr2line" : "eu-addr2line"
+		if (!(tool in S))
+			continue
+		get_sym(tool, "wall_s"); w = MED
+		rate(tool, "wall_s"); RATE[tool] = MED
+		line = spread("%.0f")
+		printf "| %s | %d | %.3f | %s | %s |\n", tool, S[tool, 1, "addresses"], w, line,
+			tool == "recce" ? "" : sprintf("%.1fx", rr / MED)
+		jappend("sym", "{\"tool\": " js(tool) ", \"addresses\": " S[tool, 1, "addresses"] \
+			", \"addresses_per_s\": " jstats() ", \"recce_speedup\": " jn(tool == "recce" ? 1 : rr / MED) "}")
+	}
+	rate("recce", "lookup_s")
+	print ""
+	print "recce's lookups alone (after the process started and opened the file, before it"
+	print "exits) ran at " spread("%.0f") " addresses / s. recce and addr2line gave the same frames"
+	print "(function, file and line of every frame) for " M["same_frames_pct"] "% of the addresses."
+	J["sym_lookup"] = jstats()
+	print ""
+	budget("symbolization throughput", "at least 10x addr2line",
+		sprintf("%.1fx addr2line (%.0f against %.0f addresses / s)", RATE["recce"] / RATE["addr2line"],
+			RATE["recce"], RATE["addr2line"]),
+		RATE["recce"] >= 10 * RATE["addr2line"],
+		sprintf("recce's symbolizer resolved %.0f addresses / s, %.1fx addr2line's %.0f, short of 10x.",
+			RATE["recce"], RATE["recce"] / RATE["addr2line"], RATE["addr2line"]))
+}
+
+function get_sym(t, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((t, r, f) in S)
+			V[++n] = S[t, r, f] + 0
+	return stats(n)
+}
+
+# 7. Memory.
+function figure_memory(    i, c, t, tool, line, rss, cpu) {
+	if (!natt)
+		return
+	print "## 7. Memory"
+	print ""
+	print "Peak RSS of the profiler process (wait4's ru_maxrss), attached by PID for "
+	print R[attcase[1], "perf", 1, "seconds"] " s at " R[attcase[1], "perf", 1, "hz"] " Hz to a `threads` workload that was already running: 200"
+	print "threads each working about 50 us every 10 ms, or a thread created and ended every"
+	print "millisecond (`--churn`). perf is `perf record -e cpu-clock -g -p PID -- sleep S`."
+	print "CPU: the profiler's CPU seconds per second of recording. No budget; for reference."
+	print "Threads that live for less than one sampling period of CPU time are rarely"
+	print "sampled by either tool (the cpu-clock of each thread starts at zero)."
+	print ""
+	print "| workload | tool | peak RSS | CPU s / s | samples |"
+	print "|---|---|---|---|---|"
+	for (i = 1; i <= natt; i++) {
+		c = attcase[i]
+		for (t = 1; t <= 2; t++) {
+			tool = t == 1 ? "perf" : "recce"
+			get(c, tool, "prof_maxrss_kb"); rss = MED; rline = spread("%.0f"); rj = jstats()
+			per(c, tool, "prof_cpu_s", "seconds", 1); cline = spread("%.3f"); cj = jstats()
+			get(c, tool, "samples"); s = MED
+			printf "| %s | %s | %s KiB | %s | %d |\n", c, tool, rline, cline, s
+			jappend("memory", "{\"case\": " js(c) ", \"tool\": " js(tool) ", \"peak_rss_kib\": " rj \
+				", \"cpu_s_per_s\": " cj ", \"samples\": " jn(s) "}")
+		}
+	}
+	print ""
+}
+
+function print_budgets(    i) {
+	print "## Budgets"
+	print ""
+	print "| budget | target | measured | verdict |"
+	print "|---|---|---|---|"
+	for (i = 1; i <= nb; i++)
+		printf "| %s | %s | %s | %s |\n", B_name[i], B_budget[i], B_measured[i], B_verdict[i]
+	print ""
+	for (i = 1; i <= nb; i++)
+		if (B_sentence[i] != "")
+			print "- **MISS**: " B_sentence[i]
+	for (i = 1; i <= nb; i++)
+		if (B_caveat[i] != "")
+			print "- **Noise**: " B_caveat[i]
+	print ""
+	print "Raw measurements of every run: bench/results/latest.json (\"runs\")."
+}
+
+function write_json(    i, k, n, f, p, eq, sep, v) {
+	if (json == "")
+		return
+	printf "{\n  \"machine\": {" > json
+	sep = ""
+	split("cpu cores kernel perf recce commit tree max_stack date reps loadavg_start loadavg_end seconds", f, " ")
+	for (i = 1; i in f; i++) {
+		v = M[f[i]]
+		printf "%s%s: %s", sep, js(f[i]), (v ~ /^[0-9]+(\.[0-9]+)?$/ ? v : js(v)) > json
+		sep = ", "
+	}
+	printf "},\n" > json
+	printf "  \"slowdown\": [\n    %s\n  ],\n", J["slowdown"] > json
+	printf "  \"profiler_cpu\": [\n    %s\n  ],\n", J["cost"] > json
+	printf "  \"output_size\": [\n    %s\n  ],\n", J["size"] > json
+	printf "  \"time_to_flamegraph\": [\n    %s\n  ],\n", J["flame"] > json
+	printf "  \"accuracy\": {%s},\n", J["accuracy"] > json
+	printf "  \"symbolization\": {\"tools\": [\n    %s\n  ], \"recce_lookup_only_per_s\": %s, \"same_frames_as_addr2line_pct\": %s},\n", \
+		J["sym"], (J["sym_lookup"] == "" ? "null" : J["sym_lookup"]), jn(M["same_frames_pct"]) > json
+	printf "  \"memory\": [\n    %s\n  ],\n", J["memory"] > json
+	printf "  \"budgets\": [\n" > json
+	for (i = 1; i <= nb; i++)
+		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
+			js(B_name[i]), js(B_budget[i]), js(B_measured[i]), js(B_verdict[i]), js(B_sentence[i]), js(B_caveat[i]),
+			(i < nb ? "," : "") > json
+	printf "  ],\n  \"failed_runs\": %d,\n  \"runs\": [\n", failed > json
+	sep = ""
+	for (i = 1; i <= nlines; i++) {
+		n = split(rawline[i], p, "\t")
+		printf "%s    {", sep > json
+		for (k = 1; k <= n; k++) {
+			eq = index(p[k], "=")
+			v = substr(p[k], eq + 1)
+			printf "%s%s: %s", (k > 1 ? ", " : ""), js(substr(p[k], 1, eq - 1)),
+				(v ~ /^-?[0-9]+(\.[0-9]+)?$/ ? v : js(v)) > json
+		}
+		printf "}" > json
+		sep = ",\n"
+	}
+	printf "\n  ]\n}\n" > json
+	close(json)
+}
