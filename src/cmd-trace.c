@@ -133,6 +133,39 @@ static const struct option trace_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/*
+ * How often the kernel wakes recce, in hits per CPU. A wakeup costs the
+ * traced thread several times what the probe does, so recce takes the
+ * hits in batches: a quarter of the smallest limit, so that --count and
+ * --limit still stop the trace within a fraction of their count, and at
+ * most WAKEUP_MAX_HITS, so that a flood is seen (and the breaker trips)
+ * within a few milliseconds. Between wakeups, the poll timeout
+ * (POLL_MS) shows slow trickles of calls without delay a person notices.
+ *
+ * A string argument (char *) is read from the target's memory when recce
+ * handles the call, so it must be handled while the call is still
+ * running: a trace that shows strings wakes recce on every hit, and pays
+ * for it.
+ */
+#define WAKEUP_MAX_HITS 256
+#define POLL_MS		50
+
+static unsigned wakeup_hits(const struct trace_args *a, const struct trace_sig *sigs, size_t n_fns)
+{
+	uint64_t n = WAKEUP_MAX_HITS * 4;
+
+	for (size_t i = 0; i < n_fns; i++)
+		for (int k = 0; k < sigs[i].nparams; k++)
+			if (sigs[i].params[k].kind == TRACE_ARG_STR)
+				return 1;
+
+	if (a->count > 0 && (uint64_t)a->count < n)
+		n = (uint64_t)a->count;
+	if (a->rate_n > 0 && a->rate_n < n)
+		n = a->rate_n;
+	return n / 4 ? (unsigned)(n / 4) : 1;
+}
+
 static uint64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -748,7 +781,7 @@ int cmd_trace(int argc, char **argv)
 	describe_probes(&t);
 	raise_fd_limit();
 
-	struct uprobe_set_config ucfg = {a.stack || a.caller, 0};
+	struct uprobe_set_config ucfg = {a.stack || a.caller, 0, wakeup_hits(&a, t.sigs, t.res.n)};
 	err = uprobe_set_new(&ucfg, &t.up);
 	if (err == -EACCES)
 		die("perf_event_open refused: run recce as root, or lower "
@@ -838,7 +871,7 @@ int cmd_trace(int argc, char **argv)
 		 * no longer than the time limit. */
 		if (t.limits.stop && !(t.limits.stop == TRACE_STOP_COUNT && t.pending && left))
 			break;
-		int timeout = left > 200000000ULL ? 200 : (int)(left / 1000000ULL) + 1;
+		int timeout = left > POLL_MS * 1000000ULL ? POLL_MS : (int)(left / 1000000ULL) + 1;
 		poll(pfd, nrings + 1 + ntargets, timeout);
 		if (uprobe_set_read(t.up, on_hit, &t) < 0)
 			break;

@@ -2,6 +2,14 @@
  * Uprobes through the perf_event_open uprobe PMU (see uprobe.h). The
  * records of all CPU rings are merged by time so that a call is always seen
  * before its return, even when the thread moved to another CPU in between.
+ *
+ * Each CPU has two rings. The hits go to a "hit ring" that wakes the
+ * reader only every cfg->wakeup_hits hits: a wakeup is an interrupt and a
+ * context switch paid in the target's thread, several times the cost of
+ * the probe itself, so waking on every hit would multiply what tracing
+ * costs the target. The thread watchers' records (a thread created or
+ * ended) go to a "task ring" that wakes the reader at once, because a new
+ * thread's calls go unseen until its probes are open.
  */
 #include "uprobe.h"
 
@@ -54,6 +62,7 @@ struct uprobe_set {
 	int retprobe_bit;
 	int *cpus;
 	size_t ncpus;
+	/* rings[c] is CPU c's hit ring, rings[ncpus + c] its task ring. */
 	struct perf_ring *rings;
 	struct uprobe_slot *slots; /* one per ring */
 	struct uprobe_probe *probes;
@@ -122,8 +131,7 @@ static void attr_common(const struct uprobe_set *u, struct perf_event_attr *attr
 	attr->sample_regs_user = REGS_MASK;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
-	/* Wake the reader on every hit: a trace prints as it happens. */
-	attr->wakeup_events = 1;
+	attr->wakeup_events = (uint32_t)u->cfg.wakeup_hits;
 	attr->exclude_callchain_kernel = 1;
 	attr->sample_max_stack = UPROBE_MAX_CHAIN;
 	if (u->sample_type & PERF_SAMPLE_STACK_USER)
@@ -139,16 +147,18 @@ static void attr_dummy(const struct uprobe_set *u, struct perf_event_attr *attr)
 	attr->exclude_kernel = 1;
 }
 
-static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t pages)
+/* A hit ring wakes the reader by its hits' wakeup_events (or when half
+ * full); a task ring, with a 1-byte watermark, for every record. */
+static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t pages, int task)
 {
 	struct perf_event_attr attr;
 
 	attr_dummy(u, &attr);
-	/* A 1-byte watermark on the ring wakes the reader for every record,
-	 * not only for samples: a new thread's PERF_RECORD_FORK must be read
-	 * at once, since its calls go unseen until its probes are open.
-	 * (wakeup_watermark shares its field with wakeup_events, 1.) */
-	attr.watermark = 1;
+	attr.wakeup_events = 0;
+	if (task) {
+		attr.watermark = 1;
+		attr.wakeup_watermark = 1;
+	}
 	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
@@ -163,6 +173,8 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	if (!u)
 		return -ENOMEM;
 	u->cfg = *cfg;
+	if (u->cfg.wakeup_hits == 0)
+		u->cfg.wakeup_hits = 1;
 	u64map_init(&u->ids);
 	u64map_init(&u->tids);
 	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
@@ -178,21 +190,25 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	err = perf_cpus_online(&u->cpus, &u->ncpus);
 	if (err)
 		goto out_free;
-	u->rings = calloc(u->ncpus, sizeof(*u->rings));
-	u->slots = calloc(u->ncpus, sizeof(*u->slots));
+	u->rings = calloc(2 * u->ncpus, sizeof(*u->rings));
+	u->slots = calloc(2 * u->ncpus, sizeof(*u->slots));
 	if (!u->rings || !u->slots) {
 		err = -ENOMEM;
 		goto out_free;
 	}
-	for (size_t i = 0; i < u->ncpus; i++)
+	for (size_t i = 0; i < 2 * u->ncpus; i++)
 		perf_ring_init(&u->rings[i]);
 	size_t pages = cfg->ring_pages ? cfg->ring_pages : DEFAULT_RING_PAGES;
 	if (pages & (pages - 1)) {
 		err = -EINVAL;
 		goto out_free;
 	}
-	for (size_t i = 0; i < u->ncpus; i++) {
-		err = ring_open(u, &u->rings[i], u->cpus[i], pages);
+	/* Task records are few and small: a task ring is an eighth of a
+	 * hit ring, at least one page. */
+	for (size_t i = 0; i < 2 * u->ncpus; i++) {
+		int task = i >= u->ncpus;
+		size_t n = task ? (pages >= 8 ? pages / 8 : 1) : pages;
+		err = ring_open(u, &u->rings[i], u->cpus[i % u->ncpus], n, task);
 		if (err)
 			goto out_free;
 	}
@@ -203,6 +219,15 @@ out_free:
 	return err;
 }
 
+/*
+ * Closing a probe's event waits, under a lock the kernel holds for every
+ * probe event, for a grace period (tens of milliseconds on a busy
+ * machine), and the breakpoint stays in the target's code until the last
+ * event of that probe (one per thread and CPU) is closed: the target runs
+ * at full speed again only after all but one of those waits. Closing them
+ * from several threads does not help, the lock orders them; make bench
+ * measures that time.
+ */
 void uprobe_set_remove_all(struct uprobe_set *u)
 {
 	for (size_t i = 0; i < u->nfds; i++)
@@ -218,7 +243,7 @@ void uprobe_set_free(struct uprobe_set *u)
 	uprobe_set_remove_all(u);
 	free(u->fds);
 	if (u->rings)
-		for (size_t i = 0; i < u->ncpus; i++)
+		for (size_t i = 0; i < 2 * u->ncpus; i++)
 			perf_ring_release(&u->rings[i]);
 	free(u->rings);
 	free(u->slots);
@@ -249,12 +274,13 @@ static void fds_truncate(struct uprobe_set *u, size_t first)
 		close(u->fds[--u->nfds].fd);
 }
 
-/* Opens attr on thread tid on every CPU into that CPU's ring, recording
- * each event's id with value id_val unless id_val is UINT64_MAX. Returns
- * 0, -ESRCH when the thread has exited, or -errno (every descriptor it
- * opened closed again). */
+/* Opens attr on thread tid on every CPU into that CPU's ring (its task
+ * ring when task is set, else its hit ring), recording each event's id
+ * with value id_val unless id_val is UINT64_MAX. Returns 0, -ESRCH when
+ * the thread has exited, or -errno (every descriptor it opened closed
+ * again). */
 static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_t tid,
-			uint64_t id_val)
+			uint64_t id_val, int task)
 {
 	size_t first = u->nfds;
 	int err;
@@ -272,7 +298,7 @@ static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_
 			goto out_close;
 		}
 		errno = 0;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[c].fd) < 0 ||
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[task ? u->ncpus + c : c].fd) < 0 ||
 		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
 		    (id_val != UINT64_MAX && u64map_put(&u->ids, id, id_val) < 0)) {
 			err = errno ? -errno : -ENOMEM;
@@ -301,7 +327,7 @@ static int open_watcher(struct uprobe_set *u, pid_t tid)
 	attr.inherit = 1;
 	attr.task = 1;
 	attr.sample_id_all = 1; /* the merge needs the records' times */
-	return open_on_cpus(u, &attr, tid, UINT64_MAX);
+	return open_on_cpus(u, &attr, tid, UINT64_MAX, 1);
 }
 
 static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
@@ -314,7 +340,7 @@ static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	attr.config = p->retprobe ? 1ULL << u->retprobe_bit : 0;
 	attr.config1 = (uint64_t)(uintptr_t)p->path; /* uprobe_path */
 	attr.config2 = p->offset;		     /* probe_offset */
-	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0));
+	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
 }
 
 /* Opens every probe on a thread created while tracing (a PERF_RECORD_FORK).
@@ -401,9 +427,9 @@ size_t uprobe_set_nprobes(const struct uprobe_set *u)
 
 size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)
 {
-	for (size_t i = 0; i < u->ncpus && i < max; i++)
+	for (size_t i = 0; i < 2 * u->ncpus && i < max; i++)
 		fds[i] = u->rings[i].fd;
-	return u->ncpus;
+	return 2 * u->ncpus;
 }
 
 const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
@@ -554,7 +580,7 @@ int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit
 
 	u->fn = fn;
 	u->arg = arg;
-	int n = perf_rings_read(u->rings, u->ncpus, &ops, u, &counts);
+	int n = perf_rings_read(u->rings, 2 * u->ncpus, &ops, u, &counts);
 	u->stats.malformed += counts.malformed;
 	return n;
 }

@@ -37,6 +37,11 @@
 struct uprobe_set_config {
 	int callchain;	   /* record the user call chain of every hit */
 	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
+	/* Wake the reader every this many hits on a CPU (0 or 1: every
+	 * hit); it is also woken when a ring is half full. Each wakeup costs
+	 * the target's thread far more than the probe itself, so a caller
+	 * that polls with a timeout anyway should make this large. */
+	unsigned wakeup_hits;
 };
 
 /* One probe hit, valid only during the callback. */
