@@ -1,8 +1,9 @@
 #!/bin/sh
-# bench/run.sh: `make bench`. Measures recce against `perf record` on the
-# workloads in bench/workloads/, each case several times with the tools
-# interleaved (none, perf, recce, none, perf, recce, ...) so that the drift
-# of a shared machine falls on all of them alike, then writes
+# bench/run.sh: `make bench`. Measures recce against its anchors (`perf
+# record`, addr2line, a bare kernel uprobe, procps top) on the workloads in
+# bench/workloads/, each case several times with the tools interleaved
+# (none, perf, recce, none, perf, recce, ...) so that the drift of a shared
+# machine falls on all of them alike, then writes
 # bench/results/latest.md and latest.json (medians, min-max spreads, ratios
 # to the anchors, PASS/MISS per budget) through bench/summarize.awk.
 #
@@ -11,7 +12,7 @@
 # Settings (environment):
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
-#                slowdown deep tenk split threads symbolize
+#                slowdown deep tenk split threads symbolize trace top
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -46,6 +47,12 @@ THREADS_SECONDS=3   # how long the profilers follow the threads workloads
 SYM_FUNCS=4000      # functions in the generated binary
 SYM_ADDRS=100000    # addresses given to recce's symbolizer and addr2line
 SYM_EU_ADDRS=5000   # the first ones of them given to eu-addr2line (slow with -i)
+TRACE_SECONDS=2     # the calls workload under each tracer
+BREAKER=1000/100    # recce trace --limit of the recovery case
+TOP_SNAPSHOTS=5     # recce top -b -n, one a second
+TOP_THREADS=500     # threads of the workload top watches
+TOP_WORK_US=10      # each working this long every 10 ms: half a core in all
+TOP_HZ=49           # recce top's default rate
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -68,11 +75,12 @@ build() {
 	command -v perf > /dev/null || die "perf is missing: apt-get install linux-perf"
 	mkdir -p "$BIN" "$TMP"
 	wflags="-std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra"
-	for w in cpu2 split deep threads; do
+	for w in cpu2 split deep threads calls; do
 		# shellcheck disable=SC2086
 		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
 	done
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
+	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
 	# Linked as the Makefile links recce: its pkg-config packages and libraries.
 	pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 	# shellcheck disable=SC2046,SC2086
@@ -239,6 +247,29 @@ attach() {
 # ---------------------------------------------------------------------------
 # The groups of cases.
 
+group_trace() {
+	for rep in $(seq "$REPS"); do
+		for tool in none bare recce; do
+			trace_run "$tool" "$rep"
+		done
+		trace_recovery "$rep"
+	done
+}
+
+group_top() {
+	units=$("$BIN/cpu2" --calibrate "$CPU2_SECONDS")
+	for rep in $(seq "$REPS"); do
+		for c in top-pid top-system; do
+			for tool in procps recce; do
+				top_cost "$c" "$tool" "$rep"
+			done
+		done
+		for tool in none recce; do
+			top_slowdown "$tool" "$rep" "$units"
+		done
+	done
+}
+
 group_slowdown() {
 	units=$("$BIN/cpu2" --calibrate "$CPU2_SECONDS")
 	for rep in $(seq "$REPS"); do
@@ -334,6 +365,149 @@ group_symbolize() {
 		"$(wc -l < "$TMP/out-recce")" "$(wc -l < "$TMP/out-addr2line")" >> "$RAW"
 }
 
+# The calls workload alone, under a bare uprobe and uretprobe on traced()
+# (bench/uprobe-bare.c), and under `recce trace traced --return` with every
+# limit off: the target's own time per call.
+#
+#     trace_run TOOL REP
+trace_run() {
+	tool=$1 rep=$2 events= lost=0
+	rm -f "$TMP/stats" "$TMP/err"
+	status=0
+	case $tool in
+	none) set -- ;;
+	bare) set -- "$BIN/uprobe-bare" "$BIN/calls" traced -- ;;
+	recce) set -- "$RECCE" trace traced --return --count 0 --time 0 --limit 0 -- ;;
+	esac
+	BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$@" "$BIN/calls" "$TRACE_SECONDS" \
+		> /dev/null 2> "$TMP/err" || status=$?
+	if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ]; then
+		say "trace $tool rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=trace\tcase=calls\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	case $tool in
+	bare)
+		# A call is two hits, its entry and its return.
+		events=$(sed -n 's/^uprobe-bare: \([0-9]*\) hits, \([0-9]*\) lost$/\1/p' "$TMP/err")
+		events=$((events / 2))
+		lost=$(sed -n 's/^uprobe-bare: \([0-9]*\) hits, \([0-9]*\) lost$/\2/p' "$TMP/err")
+		;;
+	recce)
+		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
+		lost=$(sed -n 's/.*the kernel dropped \([0-9]*\) events.*/\1/p' "$TMP/err")
+		;;
+	esac
+	printf 'kind=trace\tcase=calls\ttool=%s\trep=%s\tstatus=ok\t%s\tprof_cpu_s=%s\tevents=%s\tlost=%s\n' \
+		"$tool" "$rep" "$(joined "$TMP/stats")" \
+		"$(calc "$(field "$TMP/run" cpu_s) - $(field "$TMP/stats" cpu_s)")" \
+		"${events:-0}" "${lost:-0}" >> "$RAW"
+	say "trace $tool rep $rep: $(field "$TMP/stats" ns_per_call) ns a call"
+}
+
+# The circuit breaker: recce trace attached to a calls workload that times
+# every call, with --limit BREAKER. The trace's last event is the last one
+# before the trip; the workload says when its calls stopped being slow.
+trace_recovery() {
+	rep=$1
+	rm -f "$TMP/stats" "$TMP/err"
+	BENCH_STATS=$TMP/stats "$BIN/calls" --recovery 2 > /dev/null 2>&1 &
+	wpid=$!
+	sleep 0.5
+	status=0
+	"$RECCE" trace -p "$wpid" traced --count 0 --time 0 --limit "$BREAKER" --format json \
+		> "$TMP/trace.json" 2> "$TMP/err" || status=$?
+	wait "$wpid" || true
+	last=$(tail -n 1 "$TMP/trace.json" | sed -n 's/^{"time_ns":\([0-9]*\),.*/\1/p')
+	if [ "$status" -ne 0 ] || [ -z "$last" ] || ! grep -q 'circuit breaker' "$TMP/err"; then
+		say "breaker rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=trace\tcase=breaker\ttool=recce\trep=%s\tstatus=failed\n' "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=trace\tcase=breaker\ttool=recce\trep=%s\tstatus=ok\tlimit=%s\t%s\tevents=%s\ttrip_ns=%s\trecovery_ms=%s\n' \
+		"$rep" "$BREAKER" "$(joined "$TMP/stats")" "$(wc -l < "$TMP/trace.json")" "$last" \
+		"$(calc "($(field "$TMP/stats" probe_end_ns) - $last) / 1e6")" >> "$RAW"
+	say "breaker rep $rep: calls at full speed $(calc "($(field "$TMP/stats" probe_end_ns) - $last) / 1e6") ms after the last event"
+}
+
+# What watching costs: recce top or procps top (top -H, one row a thread)
+# on TOP_THREADS threads, refreshing every second, by PID (case top-pid) or
+# over the whole system (top-system). The steady cost is the tool's run
+# time (schedstat, every thread of it) over TOP_SNAPSHOTS seconds once it
+# has started and drawn its first snapshot; its start-up is the rest of
+# its CPU.
+#
+#     top_cost CASE TOOL REP
+top_cost() {
+	c=$1 tool=$2 rep=$3
+	rm -f "$TMP/stats" "$TMP/run"
+	BENCH_STATS=$TMP/stats "$BIN/threads" "$((TOP_SNAPSHOTS + 6))" "$TOP_THREADS" \
+		"$TOP_WORK_US" > /dev/null 2>&1 &
+	wpid=$!
+	sleep 1
+	case $c in top-pid) set -- -p "$wpid" ;; *) set -- ;; esac
+	n=$((TOP_SNAPSHOTS + 3))
+	if [ "$tool" = procps ]; then
+		"$BIN/measure" "$TMP/run" -- top -b -H -d 1 -n "$n" "$@" > "$TMP/top.out" 2> "$TMP/err" &
+	else
+		"$BIN/measure" "$TMP/run" -- "$RECCE" top -b -d 1 -n "$n" "$@" > "$TMP/top.out" 2> "$TMP/err" &
+	fi
+	mpid=$!
+	sleep 1.5
+	tpid=$(pgrep -P "$mpid" | head -n 1)
+	r1=$(runtime_ns "$tpid") w1=$(date +%s%N)
+	sleep "$TOP_SNAPSHOTS"
+	r2=$(runtime_ns "$tpid") w2=$(date +%s%N)
+	status=0
+	wait "$mpid" || status=$?
+	wait "$wpid" || true
+	if [ "$status" -ne 0 ] || [ -z "$r1" ] || [ -z "$r2" ]; then
+		say "$c $tool rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=top\tcase=%s\ttool=%s\trep=%s\tstatus=failed\n' "$c" "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	steady=$(calc "100 * ($r2 - $r1) / ($w2 - $w1)")
+	printf 'kind=top\tcase=%s\ttool=%s\trep=%s\tstatus=ok\tthreads=%s\tsteady_seconds=%s\tsteady_cpu_pct=%s\tstartup_cpu_s=%s\tprof_cpu_s=%s\tprof_wall_s=%s\tprof_maxrss_kb=%s\n' \
+		"$c" "$tool" "$rep" "$TOP_THREADS" "$TOP_SNAPSHOTS" "$steady" \
+		"$(calc "$(field "$TMP/run" cpu_s) - ($r2 - $r1) / 1e9 * $n / $TOP_SNAPSHOTS")" \
+		"$(field "$TMP/run" cpu_s)" "$(field "$TMP/run" wall_s)" "$(field "$TMP/run" maxrss_kb)" >> "$RAW"
+	say "$c $tool rep $rep: $steady% of a core"
+}
+
+# Nanoseconds of CPU a process has run, all its threads together.
+runtime_ns() {
+	[ -n "$1" ] || return 0
+	cat /proc/"$1"/task/*/schedstat 2> /dev/null | awk '{ s += $1 } END { if (NR) printf "%d", s }'
+}
+
+# The cpu2 workload alone, and watched by `recce top -b -p PID` at its
+# default 49 Hz for the whole run: the target's own times.
+#
+#     top_slowdown TOOL REP UNITS
+top_slowdown() {
+	tool=$1 rep=$2 units=$3
+	rm -f "$TMP/stats"
+	BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null 2>&1 &
+	wpid=$!
+	tpid=
+	if [ "$tool" = recce ]; then
+		"$RECCE" top -b -d 1 -F "$TOP_HZ" -p "$wpid" > /dev/null 2>&1 &
+		tpid=$!
+	fi
+	wait "$wpid" || true
+	[ -z "$tpid" ] || wait "$tpid" || true
+	if [ ! -s "$TMP/stats" ]; then
+		printf 'kind=topslow\tcase=cpu2-top\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=topslow\tcase=cpu2-top\ttool=%s\trep=%s\thz=%s\tcg=top\tstatus=ok\t%s\n' \
+		"$tool" "$rep" "$TOP_HZ" "$(joined "$TMP/stats")" >> "$RAW"
+	say "cpu2-top $tool rep $rep: workload $(field "$TMP/stats" cpu_s) s CPU"
+}
+
 # ---------------------------------------------------------------------------
 
 build
@@ -342,7 +516,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

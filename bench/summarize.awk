@@ -36,14 +36,16 @@ BEGIN { FS = "\t" }
 		failures = failures (failures == "" ? "" : ", ") rec["case"] " " rec["tool"] " rep " rec["rep"]
 		next
 	}
-	if (kind == "run" || kind == "attach") {
+	if (kind == "run" || kind == "attach" || kind == "top" || kind == "topslow" || kind == "trace") {
 		c = rec["case"]
 		if (!((c, "seen") in R)) {
 			R[c, "seen"] = 1
 			if (kind == "run")
 				runcase[++nrun] = c
-			else
+			else if (kind == "attach")
 				attcase[++natt] = c
+			else if (kind == "top")
+				topcase[++ntop] = c
 			R[c, "hz"] = rec["hz"]
 			R[c, "cg"] = rec["cg"]
 		}
@@ -219,7 +221,7 @@ function jappend(section, s) {
 # ---------------------------------------------------------------------------
 
 END {
-	print "# recce benchmark: recce record against perf record"
+	print "# recce benchmark: recce against perf record, addr2line, a bare uprobe and top"
 	print ""
 	printf "Made by `make bench` (bench/run.sh, %d repetitions of every case, tools interleaved", maxrep
 	print " none, perf, recce, none, perf, recce ...) on " M["date"] "."
@@ -248,6 +250,8 @@ END {
 	figure_accuracy()
 	figure_symbolize()
 	figure_memory()
+	figure_top()
+	figure_trace()
 	print_budgets()
 	write_json()
 }
@@ -580,6 +584,121 @@ function figure_memory(    i, c, t, tool, line, rss, cpu) {
 	print ""
 }
 
+# 8. recce top.
+function figure_top(    i, c, t, tool, name, cpu, line, rj, cj, slow, nz, sj, cline, sline) {
+	if (!ntop && !(("cpu2-top", "seen") in R))
+		return
+	print "## 8. recce top"
+	print ""
+	print "What watching costs: `recce top -b -d 1` and procps `top -b -H -d 1` (a row a"
+	print "thread), by PID on a `threads` workload of " R[topcase[1], "recce", 1, "threads"] " threads (each working about"
+	print "10 us every 10 ms) or over the whole system. Steady: the tool's CPU (schedstat, all"
+	print "its threads) over " R[topcase[1], "recce", 1, "steady_seconds"] " s of refreshes once it is running, in percent of one core."
+	print "Start-up: the rest of its CPU, before its first snapshot (recce loads the"
+	print "symbols of what it watches then). recce also samples every CPU at 49 Hz to name"
+	print "each thread's functions; procps top reads /proc only."
+	print ""
+	print "| case | tool | steady CPU, % of a core | start-up CPU | peak RSS |"
+	print "|---|---|---|---|---|"
+	for (i = 1; i <= ntop; i++) {
+		c = topcase[i]
+		for (t = 1; t <= 2; t++) {
+			tool = t == 1 ? "procps" : "recce"
+			name = t == 1 ? "procps top -H" : "recce top"
+			get(c, tool, "steady_cpu_pct"); line = spread("%.2f"); cj = jstats()
+			if (tool == "recce")
+				cpu[c] = MED
+			get(c, tool, "startup_cpu_s"); sline = spread("%.3f"); sj = jstats()
+			get(c, tool, "prof_maxrss_kb"); rj = jstats()
+			printf "| %s | %s | %s | %s s | %s KiB |\n", c, name, line, sline, spread("%.0f")
+			jappend("top", "{\"case\": " js(c) ", \"tool\": " js(tool) ", \"steady_cpu_pct_of_core\": " cj \
+				", \"startup_cpu_s\": " sj ", \"peak_rss_kib\": " rj "}")
+		}
+	}
+	print ""
+	if (("top-pid", "seen") in R)
+		budget("recce top's CPU, 1 s refresh, " R["top-pid", "recce", 1, "threads"] " threads", "under 1% of a core",
+			sprintf("%.2f%% of a core", cpu["top-pid"]), cpu["top-pid"] < 1,
+			sprintf("recce top used %.2f%% of a core watching %d threads.", cpu["top-pid"], R["top-pid", "recce", 1, "threads"]))
+	if (!(("cpu2-top", "seen") in R))
+		return
+	print "The target's own CPU time (cpu2, two busy threads) alone and watched by `recce top"
+	print "-b -d 1 -p PID` at " R["cpu2-top", "recce", 1, "hz"] " Hz for its whole run; each watched run against the run alone"
+	print "just before it. Noise: spread of the runs alone."
+	print ""
+	print "| case | alone: CPU | watched: CPU change | noise: CPU |"
+	print "|---|---|---|---|"
+	get("cpu2-top", "none", "cpu_s"); line = spread("%.2f")
+	pct("cpu2-top", "recce", "none", "cpu_s"); slow = MED; sj = jstats(); cline = spread("%+.2f%%")
+	nz = noise("cpu2-top", "cpu_s")
+	printf "| cpu2, %s Hz | %s s | %s | %s |\n", R["cpu2-top", "recce", 1, "hz"], line, cline, (nz == "" ? "n/a" : sprintf("%.1f%%", nz))
+	print ""
+	jappend("top", "{\"case\": \"cpu2-top\", \"target_cpu_change_pct\": " sj ", \"noise_pct\": " jn(nz) "}")
+	if (slow != "" && nz != "")
+		budget("target slowdown under recce top at " R["cpu2-top", "recce", 1, "hz"] " Hz", "not measurable",
+			sprintf("%+.2f%% CPU (noise %.1f%%)", slow, nz), slow <= nz,
+			sprintf("the target used %+.2f%% CPU under recce top, more than the %.1f%% noise.", slow, nz))
+}
+
+# 9. recce trace.
+function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_line, ev, lo, pc, rj) {
+	if (!(("calls", "seen") in R))
+		return
+	print "## 9. recce trace"
+	print ""
+	print "The target's own time per call of a small function called in a loop for"
+	print "about 2 s: alone, under a bare kernel uprobe and uretprobe on it (bench/uprobe-bare.c:"
+	print "perf_event_open on the uprobe PMU, a sample per hit with tid and time, the kernel's"
+	print "default wakeups, a reader that skips the records), and under `recce trace traced"
+	print "--return` with every limit off (text to /dev/null). Added: the time per call"
+	print "over the run alone just before. The budget: recce's added time within 1.2x of the"
+	print "bare probes'."
+	print ""
+	print "| tool | ns per call | added ns per call | calls seen | lost | tracer's CPU s |"
+	print "|---|---|---|---|---|---|"
+	for (t = 1; t <= 3; t++) {
+		tool = t == 1 ? "none" : t == 2 ? "bare" : "recce"
+		get("calls", tool, "ns_per_call"); line = spread("%.0f")
+		n = 0
+		for (r = 1; r <= maxrep; r++)
+			if (("calls", tool, r, "ns_per_call") in R && ("calls", "none", r, "ns_per_call") in R)
+				V[++n] = R["calls", tool, r, "ns_per_call"] - R["calls", "none", r, "ns_per_call"]
+		stats(n); added[tool] = MED; aj = jstats()
+		a_line = tool == "none" ? "-" : spread("%.0f")
+		get("calls", tool, "events"); ev = MED
+		get("calls", tool, "lost"); lo = MED
+		get("calls", tool, "prof_cpu_s"); pc = tool == "none" ? "-" : spread("%.2f")
+		printf "| %s | %s | %s | %s | %s | %s |\n", (tool == "bare" ? "bare uprobe" : tool == "recce" ? "recce trace" : "alone"), \
+			line, a_line, (tool == "none" ? "-" : sprintf("%d", ev)), (tool == "none" ? "-" : sprintf("%d", lo)), pc
+		jappend("trace", "{\"tool\": " js(tool) ", \"added_ns_per_call\": " aj ", \"events\": " jn(ev) ", \"lost\": " jn(lo) "}")
+	}
+	print ""
+	if (added["bare"] > 0 && added["recce"] != "") {
+		ratio = added["recce"] / added["bare"]
+		printf "recce's added time per call is %.2fx the bare probes'.\n\n", ratio
+		budget("trace: added time per traced call", "within 1.2x of a bare uprobe + uretprobe",
+			sprintf("%.2fx (%.0f ns against %.0f ns)", ratio, added["recce"], added["bare"]), ratio <= 1.2,
+			sprintf("a traced call cost the target %.0f ns more, %.2fx the bare probes' %.0f ns.", added["recce"], ratio, added["bare"]))
+	}
+	if (!(("breaker", "seen") in R))
+		return
+	print "The circuit breaker: `recce trace -p PID traced --limit " R["breaker", "recce", 1, "limit"] "` on the same loop, timing"
+	print "every call. Recovery: from the last event recce printed (the one before the event"
+	print "that tripped the breaker) to the end of the last run of slow calls, on the same"
+	print "clock. The breakpoint leaves the target's code only when the last of the probe's"
+	print "events (one per thread and CPU) is closed, and the kernel closes them one at a"
+	print "time, each after a grace period."
+	print ""
+	get("breaker", "recce", "recovery_ms"); rec_ = MED; line = spread("%.1f"); rj = jstats()
+	get("breaker", "recce", "events"); evj = MED
+	print "| limit | events before the trip | calls at full speed again after |"
+	print "|---|---|---|"
+	printf "| %s | %d | %s ms |\n\n", R["breaker", "recce", 1, "limit"], evj, line
+	jappend("trace", "{\"case\": \"breaker\", \"recovery_ms\": " rj "}")
+	budget("trace: target at full speed after the breaker trips", "within 10 ms", sprintf("%.1f ms", rec_), rec_ <= 10,
+		sprintf("the target ran slow for %.1f ms after the trip: the kernel closes the probe's per-CPU events one at a time, each after a grace period, and the breakpoint stays until the last; one uprobe_multi BPF link (one unregister for all) or one event per probe would remove it at once.", rec_))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -618,6 +737,8 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"symbolization\": {\"tools\": [\n    %s\n  ], \"recce_lookup_only_per_s\": %s, \"same_frames_as_addr2line_pct\": %s},\n", \
 		J["sym"], (J["sym_lookup"] == "" ? "null" : J["sym_lookup"]), jn(M["same_frames_pct"]) > json
 	printf "  \"memory\": [\n    %s\n  ],\n", J["memory"] > json
+	printf "  \"top\": [\n    %s\n  ],\n", J["top"] > json
+	printf "  \"trace\": [\n    %s\n  ],\n", J["trace"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

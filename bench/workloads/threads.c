@@ -1,9 +1,11 @@
 /*
  * threads: many threads for a profiler to follow, for SECONDS.
  *
- *     threads SECONDS [NTHREADS]   NTHREADS (default 200) threads, each
- *                                  working about 50 us every 10 ms, like
- *                                  the workers of a busy server
+ *     threads SECONDS [NTHREADS [WORK_US]]
+ *                                  NTHREADS (default 200) threads, each
+ *                                  working about WORK_US (default 50) us
+ *                                  every 10 ms, like the workers of a busy
+ *                                  server
  *     threads --churn SECONDS      creates and ends 1,000 threads a second,
  *                                  each doing about 50 us of work
  *
@@ -19,6 +21,7 @@
 
 static volatile int stop;
 static volatile uint64_t sink;
+static uint64_t work_steps = 25000; /* about 50 us */
 
 NOINLINE static uint64_t chunk(uint64_t n, uint64_t seed)
 {
@@ -34,7 +37,7 @@ static void *worker(void *arg)
 	uint64_t acc = (uintptr_t)arg;
 
 	while (!stop) {
-		acc += chunk(25000, acc); /* about 50 us */
+		acc += chunk(work_steps, acc);
 		nanosleep(&pause, NULL);
 	}
 	sink += acc;
@@ -106,10 +109,13 @@ int main(int argc, char **argv)
 	bench_begin();
 	if (argc == 3 && strcmp(argv[1], "--churn") == 0)
 		rc = run_churn(atof(argv[2]));
-	else if (argc == 2 || argc == 3)
-		rc = run_many(atof(argv[1]), argc == 3 ? atoi(argv[2]) : 200);
-	else {
-		fprintf(stderr, "usage: threads SECONDS [NTHREADS] | threads --churn SECONDS\n");
+	else if (argc >= 2 && argc <= 4) {
+		if (argc == 4)
+			work_steps = (uint64_t)(atof(argv[3]) * 500);
+		rc = run_many(atof(argv[1]), argc >= 3 ? atoi(argv[2]) : 200);
+	} else {
+		fprintf(stderr,
+			"usage: threads SECONDS [NTHREADS [WORK_US]] | threads --churn SECONDS\n");
 		return 2;
 	}
 	bench_end();
