@@ -798,49 +798,53 @@ int cmd_trace(int argc, char **argv)
 	}
 	pid_t *targets = a.npids ? a.pids : &child;
 	size_t ntargets = a.npids ? a.npids : 1;
-	for (size_t i = 0; i < t.res.n; i++) {
+	for (size_t i = 0; i < t.res.n; i++)
 		for (int ret = 0; ret <= a.ret; ret++) {
-			int probe = -ESRCH;
-			for (size_t p = 0; p < ntargets; p++) {
-				pid_t *tids;
-				size_t ntids = list_threads(targets[p], &tids);
-				if (!ntids)
-					continue;
-				int rc = uprobe_set_add(t.up, t.res.fns[i].path,
-							t.res.fns[i].offset, ret, tids, ntids);
-				free(tids);
-				if (rc >= 0 || probe < 0)
-					probe = rc;
-				if (rc >= 0)
-					t.probe_fn[rc] = (int)i;
-			}
-			if (probe == -ESRCH) {
-				uprobe_set_free(t.up);
-				if (child)
-					kill(child, SIGKILL);
-				die("process %d exited before recce could attach", (int)first);
-			}
-			if (probe < 0) {
-				uprobe_set_free(t.up);
-				if (child)
-					kill(child, SIGKILL);
-				if (probe == -EMFILE || probe == -ENFILE)
-					die("out of file descriptors (each probe needs one per "
-					    "thread and "
-					    "CPU): raise 'ulimit -n' or trace fewer functions");
-				die("cannot probe %s:%s: %s", t.res.fns[i].object,
-				    t.res.fns[i].name, strerror(-probe));
-			}
+			int probe =
+			    uprobe_set_add(t.up, t.res.fns[i].path, t.res.fns[i].offset, ret);
+			if (probe < 0)
+				die("out of memory");
+			t.probe_fn[probe] = (int)i;
 		}
+	size_t attached = 0;
+	for (size_t p = 0; p < ntargets; p++) {
+		pid_t *tids = NULL;
+		size_t ntids = list_threads(targets[p], &tids);
+		int rc = ntids ? uprobe_set_attach(t.up, targets[p], tids, ntids) : -ESRCH;
+		free(tids);
+		if (rc == -ESRCH)
+			continue; /* exited: the others are traced */
+		if (rc < 0) {
+			const char *path = uprobe_set_error_path(t.up);
+			uprobe_set_free(t.up);
+			if (child)
+				kill(child, SIGKILL);
+			if (rc == -EMFILE || rc == -ENFILE)
+				die("out of file descriptors (each probe needs one per thread and "
+				    "CPU): raise 'ulimit -n' or trace fewer functions");
+			if (rc == -EACCES || rc == -EPERM)
+				die("the kernel refused the probes: run recce as root, or grant "
+				    "CAP_PERFMON and CAP_BPF");
+			die("cannot probe %s in process %d: %s", path ? path : "the functions",
+			    (int)targets[p], strerror(-rc));
+		}
+		attached++;
+	}
+	if (!attached) {
+		uprobe_set_free(t.up);
+		if (child)
+			kill(child, SIGKILL);
+		die("process %d exited before recce could attach", (int)first);
 	}
 	t.mono_to_real = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	trace_limits_init(&t.limits, (uint64_t)a.count, (uint64_t)(a.seconds * 1e9), a.rate_n,
 			  a.rate_ms, now_ns(CLOCK_MONOTONIC));
 	if (a.npids)
-		note("tracing %zu function%s in %s %d; limits: --count %lld, --time %g, --limit "
-		     "%llu/%llu",
+		note("tracing %zu function%s in %s %d with %s; limits: --count %lld, --time %g, "
+		     "--limit %llu/%llu",
 		     t.res.n, t.res.n == 1 ? "" : "s", ntargets > 1 ? "processes from" : "process",
-		     (int)first, a.count, a.seconds, (unsigned long long)a.rate_n,
+		     (int)first, uprobe_set_uses_links(t.up) ? "BPF links" : "perf uprobe events",
+		     a.count, a.seconds, (unsigned long long)a.rate_n,
 		     (unsigned long long)a.rate_ms);
 	if (gate >= 0) {
 		if (write(gate, "g", 1) != 1)

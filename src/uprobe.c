@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "array.h"
 #include "perf-ring.h"
 #include "u64map.h"
+#include "uprobe-bpf.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
 /* AX, CX, DX, SI, DI, R8, R9 in the kernel's PERF_REG_X86_* numbering; the
@@ -44,7 +46,7 @@ struct uprobe_slot {
 	uint64_t chain[UPROBE_MAX_CHAIN];
 };
 
-/* What a probe is, to open it again on a thread created while tracing. */
+/* What a probe is, to attach it to every process and thread traced. */
 struct uprobe_probe {
 	char *path;
 	uint64_t offset;
@@ -53,11 +55,18 @@ struct uprobe_probe {
 
 struct uprobe_fd {
 	int fd;
-	pid_t tid;
+	pid_t tid;  /* the thread of a probe event or watcher; a link's process */
+	int link;   /* a BPF link (closed in parallel by uprobe_set_remove_all()) */
 };
 
 struct uprobe_set {
 	struct uprobe_set_config cfg;
+	/* Link mode (BPF uprobe_multi links, one per file, direction and
+	 * process) when the kernel has them, else one perf uprobe event per
+	 * probe, thread and CPU. */
+	int links;
+	int map_fd, prog_fd; /* link mode */
+	const char *error_path; /* the file whose probes failed to attach */
 	uint32_t pmu_type;
 	int retprobe_bit;
 	int *cpus;
@@ -148,7 +157,8 @@ static void attr_dummy(const struct uprobe_set *u, struct perf_event_attr *attr)
 }
 
 /* A hit ring wakes the reader by its hits' wakeup_events (or when half
- * full); a task ring, with a 1-byte watermark, for every record. */
+ * full); a task ring, with a 1-byte watermark, for every record. In link
+ * mode a hit ring belongs to the BPF output event the program writes to. */
 static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t pages, int task)
 {
 	struct perf_event_attr attr;
@@ -158,11 +168,49 @@ static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t 
 	if (task) {
 		attr.watermark = 1;
 		attr.wakeup_watermark = 1;
+	} else if (u->links) {
+		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+		attr.sample_type = PERF_SAMPLE_RAW;
+		attr.sample_period = 1;
+		attr.wakeup_events = (uint32_t)u->cfg.wakeup_hits;
 	}
-	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	/* The program writes from the traced threads: its event must be
+	 * active whatever runs on the CPU (pid -1), not only recce. */
+	pid_t pid = !task && u->links ? -1 : 0;
+	int fd = (int)sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
 	return perf_ring_map(r, fd, pages, pages);
+}
+
+/*
+ * Link mode needs a BPF map, the program and a kernel that makes uprobe_multi
+ * links (6.6): the test link, on "/", fails with EBADF where links exist
+ * (the path is not a regular file) and EINVAL where they do not.
+ */
+static int links_open(struct uprobe_set *u, size_t nmap)
+{
+	static const uint64_t zero = 0;
+
+	u->map_fd = ubpf_map_new(nmap);
+	if (u->map_fd < 0)
+		return u->map_fd;
+	u->prog_fd = ubpf_prog_new(u->map_fd, u->cfg.callchain, NULL, 0);
+	if (u->prog_fd < 0)
+		return u->prog_fd;
+	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, 0, getpid());
+	if (fd >= 0)
+		close(fd);
+	return fd == -EBADF ? 0 : -EOPNOTSUPP;
+}
+
+static void links_close(struct uprobe_set *u)
+{
+	if (u->prog_fd >= 0)
+		close(u->prog_fd);
+	if (u->map_fd >= 0)
+		close(u->map_fd);
+	u->prog_fd = u->map_fd = -1;
 }
 
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
@@ -173,12 +221,20 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	if (!u)
 		return -ENOMEM;
 	u->cfg = *cfg;
+	u->map_fd = u->prog_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
 	u64map_init(&u->ids);
 	u64map_init(&u->tids);
-	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
+	err = perf_cpus_online(&u->cpus, &u->ncpus);
 	if (err)
+		goto out_free;
+	if (!getenv("RECCE_NO_BPF") && links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
+		u->links = 1;
+	else
+		links_close(u);
+	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
+	if (err && !u->links)
 		goto out_free;
 	u->sample_type =
 	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
@@ -187,9 +243,6 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	 * address at the stack pointer names it. 8 bytes of stack give it. */
 	if (cfg->callchain)
 		u->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
-	err = perf_cpus_online(&u->cpus, &u->ncpus);
-	if (err)
-		goto out_free;
 	u->rings = calloc(2 * u->ncpus, sizeof(*u->rings));
 	u->slots = calloc(2 * u->ncpus, sizeof(*u->slots));
 	if (!u->rings || !u->slots) {
@@ -209,6 +262,8 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 		int task = i >= u->ncpus;
 		size_t n = task ? (pages >= 8 ? pages / 8 : 1) : pages;
 		err = ring_open(u, &u->rings[i], u->cpus[i % u->ncpus], n, task);
+		if (!err && u->links && !task)
+			err = ubpf_map_set(u->map_fd, u->cpus[i], u->rings[i].fd);
 		if (err)
 			goto out_free;
 	}
@@ -219,19 +274,41 @@ out_free:
 	return err;
 }
 
+static void *close_link(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
 /*
- * Closing a probe's event waits, under a lock the kernel holds for every
- * probe event, for a grace period (tens of milliseconds on a busy
- * machine), and the breakpoint stays in the target's code until the last
- * event of that probe (one per thread and CPU) is closed: the target runs
- * at full speed again only after all but one of those waits. Closing them
- * from several threads does not help, the lock orders them; make bench
- * measures that time.
+ * Releasing a link takes its breakpoints out of the target at once and
+ * then waits for a grace period (tens of milliseconds); an entry and a
+ * return link of the same function share its breakpoint, which goes with
+ * the later of the two. So the links are closed from threads of their
+ * own, and the waits overlap: the target is back to full speed within the
+ * kernel's own removal time, however many threads and CPUs it has.
+ * (Should a thread not start, its link is closed here.)
+ *
+ * In event mode each close waits for that grace period under a lock the
+ * kernel holds for every probe event, and a breakpoint stays until the
+ * last event of its probe (one per thread and CPU) is closed: nothing
+ * here can shorten that, and make bench measures it.
  */
 void uprobe_set_remove_all(struct uprobe_set *u)
 {
-	for (size_t i = 0; i < u->nfds; i++)
-		close(u->fds[i].fd);
+	pthread_t threads[64];
+	size_t nthreads = 0;
+
+	for (size_t i = 0; i < u->nfds; i++) {
+		if (u->fds[i].link && nthreads < sizeof(threads) / sizeof(threads[0]) &&
+		    pthread_create(&threads[nthreads], NULL, close_link,
+				   (void *)(intptr_t)u->fds[i].fd) == 0)
+			nthreads++;
+		else
+			close(u->fds[i].fd);
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		pthread_join(threads[t], NULL);
 	u->nfds = 0;
 	u->removed = 1;
 }
@@ -241,6 +318,7 @@ void uprobe_set_free(struct uprobe_set *u)
 	if (!u)
 		return;
 	uprobe_set_remove_all(u);
+	links_close(u);
 	free(u->fds);
 	if (u->rings)
 		for (size_t i = 0; i < 2 * u->ncpus; i++)
@@ -256,14 +334,14 @@ void uprobe_set_free(struct uprobe_set *u)
 	free(u);
 }
 
-static int fds_push(struct uprobe_set *u, int fd, pid_t tid)
+static int fds_push(struct uprobe_set *u, int fd, pid_t tid, int link)
 {
 	struct uprobe_fd *n = array_reserve(u->fds, &u->fds_cap, u->nfds + 1, sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
 	u->fds = n;
-	u->fds[u->nfds++] = (struct uprobe_fd){fd, tid};
+	u->fds[u->nfds++] = (struct uprobe_fd){fd, tid, link};
 	return 0;
 }
 
@@ -292,7 +370,7 @@ static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_
 			goto out_close;
 		}
 		uint64_t id;
-		if (fds_push(u, fd, tid) < 0) {
+		if (fds_push(u, fd, tid, 0) < 0) {
 			close(fd);
 			err = -ENOMEM;
 			goto out_close;
@@ -343,9 +421,53 @@ static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
 }
 
-/* Opens every probe on a thread created while tracing (a PERF_RECORD_FORK).
- * Best effort: a thread that already exited has nothing to trace. */
-static void follow_thread(struct uprobe_set *u, pid_t tid)
+/*
+ * Link mode: the links of every probe for process pid, one per file and
+ * direction, each offset's cookie its probe's index. Returns 0 or -errno
+ * (-ESRCH when the process is gone), with u->error_path naming the file
+ * whose link failed.
+ */
+static int attach_links(struct uprobe_set *u, pid_t pid)
+{
+	uint64_t *offsets = calloc(u->nprobes, sizeof(*offsets));
+	uint64_t *cookies = calloc(u->nprobes, sizeof(*cookies));
+	char *done = calloc(u->nprobes, 1);
+	int err = offsets && cookies && done ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < u->nprobes && !err; i++) {
+		const struct uprobe_probe *p = &u->probes[i];
+		size_t n = 0;
+		if (done[i])
+			continue;
+		for (size_t j = i; j < u->nprobes; j++)
+			if (!done[j] && u->probes[j].retprobe == p->retprobe &&
+			    strcmp(u->probes[j].path, p->path) == 0) {
+				offsets[n] = u->probes[j].offset;
+				cookies[n++] = j;
+				done[j] = 1;
+			}
+		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n, p->retprobe, pid);
+		if (fd < 0) {
+			err = fd;
+			u->error_path = p->path;
+		} else if ((err = fds_push(u, fd, pid, 1)) < 0) {
+			close(fd);
+		}
+	}
+	free(offsets);
+	free(cookies);
+	free(done);
+	return err;
+}
+
+/*
+ * A thread or process created while tracing (a PERF_RECORD_FORK). In link
+ * mode a new thread is traced already (links are per process) and a new
+ * process gets links of its own; in event mode every probe is opened on
+ * the new thread. Best effort: a task that already exited has nothing to
+ * trace.
+ */
+static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 {
 	uint64_t state;
 
@@ -353,13 +475,19 @@ static void follow_thread(struct uprobe_set *u, pid_t tid)
 		return;
 	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
 		return;
+	if (u->links) {
+		if (pid != ppid && tid == pid && attach_links(u, pid) < 0)
+			u->stats.unfollowed++;
+		return;
+	}
 	for (size_t i = 0; i < u->nprobes; i++)
 		if (open_probe(u, i, tid) < 0)
 			u->stats.unfollowed++;
 }
 
 /* Closes the events of a thread that exited, so that a target that keeps
- * creating threads does not run recce out of descriptors. */
+ * creating threads does not run recce out of descriptors. A process's
+ * links stay: its other threads may run on. */
 static void forget_thread(struct uprobe_set *u, pid_t tid)
 {
 	size_t j = 0;
@@ -368,7 +496,7 @@ static void forget_thread(struct uprobe_set *u, pid_t tid)
 		return;
 	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
 	for (size_t i = 0; i < u->nfds; i++) {
-		if (u->fds[i].tid == tid)
+		if (u->fds[i].tid == tid && !u->fds[i].link)
 			close(u->fds[i].fd);
 		else
 			u->fds[j++] = u->fds[i];
@@ -376,12 +504,8 @@ static void forget_thread(struct uprobe_set *u, pid_t tid)
 	u->nfds = j;
 }
 
-int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe,
-		   const pid_t *tids, size_t ntids)
+int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe)
 {
-	size_t first = u->nfds, opened = 0;
-	int err = -ESRCH;
-
 	struct uprobe_probe *probes =
 	    array_reserve(u->probes, &u->probes_cap, u->nprobes + 1, sizeof(*probes));
 	if (!probes)
@@ -393,7 +517,16 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 	p->retprobe = retprobe != 0;
 	if (!p->path)
 		return -ENOMEM;
-	for (size_t t = 0; t < ntids; t++) {
+	return (int)u->nprobes++;
+}
+
+int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
+{
+	size_t first = u->nfds, alive = 0;
+	int err = 0;
+
+	u->error_path = NULL;
+	for (size_t t = 0; t < ntids && !err; t++) {
 		uint64_t state;
 		int rc = 0;
 		if (!u64map_get(&u->tids, (uint64_t)tids[t], &state)) {
@@ -401,23 +534,42 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 			if (!rc && u64map_put(&u->tids, (uint64_t)tids[t], TID_PROBED) < 0)
 				rc = -ENOMEM;
 		}
-		if (!rc)
-			rc = open_probe(u, u->nprobes, tids[t]);
 		if (rc == -ESRCH)
 			continue; /* exited meanwhile */
-		if (rc < 0) {
-			err = rc;
-			goto out_close;
-		}
-		opened++;
+		err = rc;
+		alive++;
 	}
-	if (!opened)
-		goto out_close;
-	return (int)u->nprobes++;
-out_close:
-	fds_truncate(u, first);
-	free(p->path);
+	if (!err && !alive)
+		err = -ESRCH;
+	if (!err && u->links)
+		err = attach_links(u, pid);
+	for (size_t i = 0; i < u->nprobes && !err && !u->links; i++) {
+		size_t opened = 0;
+		for (size_t t = 0; t < ntids && !err; t++) {
+			int rc = open_probe(u, i, tids[t]);
+			if (rc == -ESRCH)
+				continue;
+			err = rc;
+			opened++;
+		}
+		if (!err && !opened)
+			err = -ESRCH;
+		if (err)
+			u->error_path = u->probes[i].path;
+	}
+	if (err)
+		fds_truncate(u, first);
 	return err;
+}
+
+const char *uprobe_set_error_path(const struct uprobe_set *u)
+{
+	return u->error_path;
+}
+
+int uprobe_set_uses_links(const struct uprobe_set *u)
+{
+	return u->links;
 }
 
 size_t uprobe_set_nprobes(const struct uprobe_set *u)
@@ -435,6 +587,72 @@ size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)
 const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
 {
 	return &u->stats;
+}
+
+/*
+ * At a function's entry its caller has no frame of its own yet: the
+ * frame-pointer walk skips it, and only the return address at the stack
+ * pointer names it. Inserts it as the chain's second entry unless the walk
+ * already found it.
+ */
+static void insert_caller(struct uprobe_slot *r, uint64_t ret_addr)
+{
+	struct uprobe_hit *hit = &r->hit;
+
+	if (hit->retprobe || hit->nchain < 1 || (hit->nchain >= 2 && r->chain[1] == ret_addr))
+		return;
+	size_t n = hit->nchain < UPROBE_MAX_CHAIN ? hit->nchain : UPROBE_MAX_CHAIN - 1;
+	memmove(r->chain + 2, r->chain + 1, (n - 1) * sizeof(r->chain[0]));
+	r->chain[1] = ret_addr;
+	hit->nchain = n + 1;
+}
+
+/* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
+ * data of a sample. */
+static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
+		     const unsigned char *end)
+{
+	uint64_t w[UBPF_NWORDS];
+	uint32_t size;
+
+	if (end - p < 4)
+		return -EBADMSG;
+	memcpy(&size, p, 4);
+	p += 4;
+	if (size > (size_t)(end - p) || size < sizeof(w))
+		return -EBADMSG;
+	memcpy(w, p, sizeof(w));
+	if (w[UBPF_COOKIE] >= u->nprobes)
+		return 0; /* not one of ours: cannot happen, skip */
+	struct uprobe_hit *hit = &r->hit;
+	memset(hit, 0, sizeof(*hit));
+	hit->probe = (int)w[UBPF_COOKIE];
+	hit->retprobe = u->probes[hit->probe].retprobe;
+	hit->pid = (uint32_t)(w[UBPF_PID_TGID] >> 32);
+	hit->tid = (uint32_t)w[UBPF_PID_TGID];
+	hit->time = w[UBPF_TIME];
+	/* Words AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
+	hit->ret = w[UBPF_AX];
+	hit->args[0] = w[UBPF_AX + 4];
+	hit->args[1] = w[UBPF_AX + 3];
+	hit->args[2] = w[UBPF_AX + 2];
+	hit->args[3] = w[UBPF_AX + 1];
+	hit->args[4] = w[UBPF_AX + 5];
+	hit->args[5] = w[UBPF_AX + 6];
+	hit->has_regs = 1;
+	hit->chain = r->chain;
+	uint64_t bytes = w[UBPF_CHAIN_BYTES];
+	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
+		return -EBADMSG;
+	for (uint64_t i = 0; i < bytes / 8 && hit->nchain < UPROBE_MAX_CHAIN; i++) {
+		uint64_t ip;
+		memcpy(&ip, p + sizeof(w) + i * 8, 8);
+		if (ip < PERF_CONTEXT_MAX)
+			r->chain[hit->nchain++] = ip;
+	}
+	if (bytes && w[UBPF_RET_ADDR])
+		insert_caller(r, w[UBPF_RET_ADDR]);
+	return 1;
 }
 
 /* Parses a sample of len bytes at p into r->hit; -EBADMSG if it does not
@@ -457,6 +675,8 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 	}
 	if (h.type != PERF_RECORD_SAMPLE)
 		return 0;
+	if (u->links)
+		return parse_raw(u, r, p, end);
 	if (end - p < 24)
 		return -EBADMSG;
 	memcpy(v, p, 24); /* identifier, pid/tid, time */
@@ -524,16 +744,8 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 				memcpy(&ret_addr, p, 8);
 			memcpy(&dyn, p + size, 8);
 		}
-		/* On an entry probe, insert the caller unless the kernel's
-		 * walk already named it. */
-		if (!hit->retprobe && dyn >= 8 && hit->nchain >= 1 &&
-		    (hit->nchain < 2 || r->chain[1] != ret_addr)) {
-			size_t n =
-			    hit->nchain < UPROBE_MAX_CHAIN ? hit->nchain : UPROBE_MAX_CHAIN - 1;
-			memmove(r->chain + 2, r->chain + 1, (n - 1) * sizeof(r->chain[0]));
-			r->chain[1] = ret_addr;
-			hit->nchain = n + 1;
-		}
+		if (dyn >= 8)
+			insert_caller(r, ret_addr);
 	}
 	return 1;
 }
@@ -553,7 +765,7 @@ static int parse_one(void *ctx, size_t ring, const unsigned char *p, size_t len,
 			return -EBADMSG;
 		memcpy(ids, p + sizeof(h), sizeof(ids));
 		if (h.type == PERF_RECORD_FORK)
-			follow_thread(u, (pid_t)ids[2]);
+			follow_task(u, (pid_t)ids[0], (pid_t)ids[1], (pid_t)ids[2]);
 		else
 			forget_thread(u, (pid_t)ids[2]);
 		return 0;

@@ -1,26 +1,33 @@
 /*
- * Uprobes and uretprobes through the perf_event_open(2) uprobe PMU: no
- * tracefs state, so a probe exists exactly as long as its file descriptors
- * and vanishes when they close, even if recce is killed with SIGKILL.
+ * Uprobes and uretprobes on the processes recce traces, with no tracefs
+ * state: a probe exists exactly as long as recce's file descriptors and
+ * vanishes when they close, even if recce is killed with SIGKILL. The
+ * kernel installs a breakpoint only in the address spaces of the traced
+ * processes, so another process running the same library is untouched.
  *
- * Layout (as in perf-events.c, with perf-ring.c's rings). Each probe is
- * opened on every target thread and every online CPU (pid = TID, cpu = N),
- * so it fires only in the target's processes; the kernel installs the
- * breakpoint only in the address spaces of those tasks, so another process
- * running the same library is untouched. Every event of a CPU is redirected
- * into one ring buffer owned by a dummy event recce opens on itself on that
- * CPU.
+ * Two mechanisms, the first the kernel offers:
  *
- * Probe events are not inherited (the kernel cannot copy one into a new
- * thread: the target's clone() would fail). An inherited dummy event on
- * each target thread reports the threads and processes the target creates,
- * and uprobe_set_read() opens every probe on them as it reads that report,
- * so calls a new thread makes in its first moments, before recce has read
- * the report, are not seen.
+ * - Link mode (Linux 6.6+, uprobe-bpf.h): a small BPF program attached by
+ *   uprobe_multi links, one per file, direction and traced process, which
+ *   cover every thread of the process, present and future. Removing them
+ *   takes a constant time, whatever the threads and CPUs.
+ * - Event mode: the perf_event_open(2) uprobe PMU, one event per probe,
+ *   thread and online CPU (pid = TID, cpu = N). Probe events are not
+ *   inherited (the kernel cannot copy one into a new thread: the target's
+ *   clone() would fail), so recce opens the probes on each new thread when
+ *   it reads the report of its creation; calls a new thread makes in its
+ *   first moments are not seen. Removing them takes a kernel grace period
+ *   per event.
  *
- * Samples carry the thread, a CLOCK_MONOTONIC time, the SysV argument
- * registers (rdi rsi rdx rcx r8 r9) and rax, and, when asked, the user call
- * chain. uprobe_set_read() bounds-checks every record.
+ * In both, an inherited dummy event on each target thread reports the
+ * threads and processes the targets create (new processes get links or
+ * probes of their own), and hits land in one ring per CPU (perf-ring.c).
+ * A hit carries the thread, a CLOCK_MONOTONIC time, the SysV argument
+ * registers (rdi rsi rdx rcx r8 r9) and rax, and, when asked, the user
+ * call chain. uprobe_set_read() bounds-checks every record.
+ *
+ * RECCE_NO_BPF=1 in the environment forces event mode (for the tests of
+ * both mechanisms, and kernels whose BPF misbehaves).
  *
  * Ownership: uprobe_set_new() returns a heap object; uprobe_set_free()
  * closes every probe and unmaps the rings.
@@ -70,20 +77,33 @@ struct uprobe_set;
  * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
 int uprobe_pmu(uint32_t *type, int *retprobe_bit);
 
-/* Opens the per-CPU rings. Returns 0 and *out, or -errno (-EACCES when
- * perf_event_open is refused, -ENOENT without a uprobe PMU). */
+/* Chooses the mechanism and opens the per-CPU rings. Returns 0 and *out,
+ * or -errno (-EACCES when perf_event_open is refused, -ENOENT with neither
+ * links nor a uprobe PMU). */
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out);
 void uprobe_set_free(struct uprobe_set *u);
 
 /*
- * Opens a probe at byte offset `offset` of the file `path` (the function's
- * file offset, not its address) on each of the threads tids, a uretprobe if
- * retprobe is set. Threads that have exited meanwhile are skipped. Returns
- * the probe's index (>= 0), or -errno: -ESRCH when no thread was left,
- * -EMFILE, -EACCES, -EINVAL (the kernel refused the offset).
+ * Declares a probe at byte offset `offset` of the file `path` (the
+ * function's file offset, not its address), a uretprobe if retprobe is
+ * set; nothing fires until uprobe_set_attach(). Returns the probe's index
+ * (>= 0, the `probe` of its hits) or -ENOMEM.
  */
-int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe,
-		   const pid_t *tids, size_t ntids);
+int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe);
+
+/*
+ * Attaches every probe declared so far to process pid, whose threads are
+ * tids (those that exited meanwhile are skipped), and to the threads and
+ * processes it creates while traced. Returns 0 or -errno: -ESRCH when the
+ * process is gone, -EMFILE, -EACCES, -EINVAL (the kernel refused an
+ * offset); then uprobe_set_error_path() names the file whose probes failed
+ * and nothing of this call stays attached.
+ */
+int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids);
+const char *uprobe_set_error_path(const struct uprobe_set *u);
+
+/* Whether link mode is in use (see above). */
+int uprobe_set_uses_links(const struct uprobe_set *u);
 
 /* Removes every probe at once (closes their descriptors); the rings stay,
  * so hits already recorded can still be read. */

@@ -159,3 +159,25 @@ is "$(printf '%s\n' "$LATE" | grep -c .)" 3 "the 3 threads created while traced 
 for tid in $LATE; do
 	like "$(grep "<$tid> " "$OUT")" 'calls:add_pair\(a=29, b=58\)$' "thread $tid: up to its last call"
 done
+
+# Two processes in one trace, two functions with their returns: every
+# call of each, paired with its return, under the right process.
+spawn "$T/p1.out" "$TARGETS/calls" 12 700
+P1=$PID
+spawn "$T/p2.out" "$TARGETS/calls" 12 700
+P2=$PID
+sleep 0.2
+run "$RECCE" trace -p "$P1,$P2" add_pair greet --return --count 0 --time 5 --format json
+is "$RC" 0 "trace -p A,B exits 0" || show_run
+J=$(python3 -c '
+import json, sys
+pids = sys.argv[1:]
+ev = [json.loads(l) for l in sys.stdin]
+for p in pids:
+    for f in ("calls:add_pair", "calls:greet"):
+        c = sum(1 for e in ev if str(e["pid"]) == p and e["function"] == f and e["event"] == "call")
+        r = sum(1 for e in ev if str(e["pid"]) == p and e["function"] == f and e["event"] == "return")
+        print(f, c, r)
+' "$P1" "$P2" < "$OUT")
+is "$J" "$(printf 'calls:add_pair 12 12\ncalls:greet 12 12\ncalls:add_pair 12 12\ncalls:greet 12 12')" \
+	"each process: its 12 calls of each function and their 12 returns"
