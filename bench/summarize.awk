@@ -685,9 +685,10 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 	print "The circuit breaker: `recce trace -p PID traced --limit " R["breaker", "recce", 1, "limit"] "` on the same loop, timing"
 	print "every call. Recovery: from the last event recce printed (the one before the event"
 	print "that tripped the breaker) to the end of the last run of slow calls, on the same"
-	print "clock. The breakpoint leaves the target's code only when the last of the probe's"
-	print "events (one per thread and CPU) is closed, and the kernel closes them one at a"
-	print "time, each after a grace period."
+	print "clock. recce attaches with BPF uprobe_multi links where the kernel has them: the"
+	print "breakpoint leaves the target as soon as the link is released, whatever its threads"
+	print "and CPUs (with perf uprobe events, only after a kernel grace period per thread and"
+	print "CPU but the last)."
 	print ""
 	get("breaker", "recce", "recovery_ms"); rec_ = MED; line = spread("%.1f"); rj = jstats()
 	get("breaker", "recce", "events"); evj = MED
@@ -696,7 +697,7 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 	printf "| %s | %d | %s ms |\n\n", R["breaker", "recce", 1, "limit"], evj, line
 	jappend("trace", "{\"case\": \"breaker\", \"recovery_ms\": " rj "}")
 	budget("trace: target at full speed after the breaker trips", "within 10 ms", sprintf("%.1f ms", rec_), rec_ <= 10,
-		sprintf("the target ran slow for %.1f ms after the trip: the kernel closes the probe's per-CPU events one at a time, each after a grace period, and the breakpoint stays until the last; one uprobe_multi BPF link (one unregister for all) or one event per probe would remove it at once.", rec_))
+		sprintf("the target ran slow for %.1f ms after the trip: the kernel's removal of the breakpoint (its mmap locks and an RCU grace period) took that long on this machine.", rec_))
 }
 
 function print_budgets(    i) {

@@ -1,9 +1,10 @@
 /*
  * uprobe-bare: the baseline of the trace benchmark. It opens a bare kernel
- * uprobe and uretprobe on one function of a program, as recce trace does
- * (perf_event_open on the uprobe PMU, one sample per hit, bound to the
- * program's process), but with nothing else: no registers, no stack, the
- * kernel's default wakeups, and a reader that only skips the records.
+ * uprobe and uretprobe on one function of a program (perf_event_open on the
+ * uprobe PMU, one sample per hit, bound to the program's process) with
+ * nothing else: no registers, no stack, the kernel's default wakeups, and a
+ * reader that only skips the records. recce trace, which attaches a BPF
+ * program to the same breakpoints, is measured against it.
  *
  *     uprobe-bare BINARY SYMBOL -- COMMAND [ARGS...]
  *
