@@ -9,7 +9,7 @@ gcc make pkg-config perl binutils procps
 libdw-dev libelf-dev elfutils
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev libncurses-dev tmux
-erlang-base golang-go libxml2-utils
+erlang-base golang-go libxml2-utils python3
 linux-perf
 valgrind chromium nodejs
 "

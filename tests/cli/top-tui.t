@@ -1,8 +1,8 @@
 #!/bin/bash
-# recce top's screen, driven in tmux: sort keys reorder the rows, Enter
-# opens the hottest stacks of the selected thread with its hot function,
-# f writes a flamegraph, a tiny terminal is told so, q quits and gives the
-# terminal back.
+# recce top's screen, driven in tmux: sort keys reorder the rows, p
+# pauses, Enter opens the hottest stacks of the selected thread with its
+# hot function, f writes a flamegraph, a tiny terminal is told so, q quits
+# and gives the terminal back.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/topmix"
 command -v tmux >/dev/null || skip_all "tmux is not installed"
@@ -14,22 +14,42 @@ trap 'tm kill-server 2>/dev/null; _on_exit' EXIT
 spawn "$T/mix.out" "$TARGETS/topmix" 60
 MIX=$PID
 wait_for 5 grep -q 'topmix: ready' "$T/mix.out" || diag "topmix never got ready"
+# A second process that holds 64 MiB, far more than topmix: m sorts it first.
+spawn "$T/big.out" python3 -c 'import sys, time
+b = b"x" * (64 << 20)
+print("big: ready", flush=True)
+time.sleep(60)'
+BIG=$PID
+wait_for 5 grep -q 'big: ready' "$T/big.out" || diag "the big process never got ready"
 
 screen() { tm capture-pane -p -t top; }
 # The rows' names in screen order (lines that start with the PID).
 names() { screen | awk -v p="$MIX" '$1 == p { print $3 }' | paste -sd' ' -; }
+# The PID of the first row.
+first_pid() { screen | awk -v a="$MIX" -v b="$BIG" '$1 == a || $1 == b { print $1; exit }'; }
 shows() { screen | grep -qE -- "$1"; }
 
 tm new-session -d -s top -x 160 -y 40 \
-	"cd '$T' && '$RECCE' top -d 0.5 -p $MIX; echo RECCE-EXIT-\$?; exec sleep 60"
+	"cd '$T' && '$RECCE' top -d 0.5 -p $MIX,$BIG; echo RECCE-EXIT-\$?; exec sleep 60"
 wait_for 10 shows 'busy_spin \(' || diag "the screen never showed busy_spin" "$(screen)"
 
 tm send-keys -t top n
 wait_for 5 eval '[ "$(names)" = "busy idle topmix" ]'
 is "$(names)" "busy idle topmix" "n sorts the rows by name"
+tm send-keys -t top m
+wait_for 5 eval '[ "$(first_pid)" = "$BIG" ]'
+is "$(first_pid)" "$BIG" "m sorts by memory: the 64 MiB process comes first"
 tm send-keys -t top c
 wait_for 5 eval '[ "$(names | cut -d" " -f1)" = busy ]'
 is "$(names | cut -d' ' -f1)" busy "c sorts by CPU: the busy thread comes first"
+is "$(first_pid)" "$MIX" "and topmix, whose thread it is, comes before the idle big process"
+
+tm send-keys -t top p
+wait_for 5 shows 'PAUSED'
+like "$(screen)" '\| PAUSED' "p pauses the screen, and says so"
+tm send-keys -t top p
+wait_for 5 eval '! shows PAUSED'
+unlike "$(screen)" 'PAUSED' "p again resumes it"
 
 # Select the first row, open its stacks.
 tm send-keys -t top Up Up Up Enter
