@@ -3,7 +3,9 @@
 # start the example server ratchet on a free loopback port, drive requests
 # at it, record it by PID while it works, then print the report and write
 # flame.svg. old_fibonacci, its naive recursive Fibonacci, should dominate
-# both. The server is stopped however the script ends.
+# both. Last, trace a few calls of the /number-info helpers live, with
+# their arguments, results and durations. The server is stopped however the
+# script ends.
 #
 # Environment: B (build directory, default build), RECCE (default ./recce),
 # FLAME (output SVG, default flame.svg).
@@ -60,12 +62,19 @@ while [ -z "$port" ]; do
 done
 echo "demo: ratchet (pid $ratchet_pid) listens on 127.0.0.1:$port"
 
-"$B/drive" "$port" 6 3 &
+"$B/drive" "$port" 8 3 &
 drive_pid=$!
 sleep 1 # let the load settle before recording
 
 echo "demo: \$ $RECCE record -p $ratchet_pid -d 4 -o $PROFILE"
 "$RECCE" record -p "$ratchet_pid" -d 4 -o "$PROFILE"
+
+# old_fibonacci itself makes about a million calls a request: traced, each
+# costs a breakpoint trap, so the helpers of /number-info show better.
+echo
+echo "demo: \$ $RECCE trace -p $ratchet_pid is_prime collatz_steps --return --count 4"
+trace=$("$RECCE" trace -p "$ratchet_pid" is_prime collatz_steps --return --count 4 --time 3 2>&1)
+printf '%s\n' "$trace"
 
 wait "$drive_pid" || echo "demo: the load driver failed" >&2
 drive_pid=""
@@ -88,6 +97,13 @@ case "$report" in
 esac
 grep -q 'data-name="old_fibonacci"' "$FLAME" ||
 	{ echo "demo: old_fibonacci is missing from $FLAME" >&2 && exit 1; }
+case "$trace" in
+*"ratchet:is_prime(n="*"ratchet:is_prime/1 --> "*) ;;
+*)
+	echo "demo: the trace shows no call and return of is_prime; something is wrong" >&2
+	exit 1
+	;;
+esac
 
 case "$FLAME" in
 /*) where=$FLAME ;;
