@@ -110,7 +110,9 @@ static int read_small_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-int uprobe_pmu(uint32_t *type, int *retprobe_bit)
+/* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
+ * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
+static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
 {
 	char buf[64];
 	int err = read_small_file("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
@@ -460,6 +462,30 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 	return err;
 }
 
+/* Event mode: every probe on each of the threads tids (those that exited
+ * meanwhile skipped). Returns 0 or -errno, as attach_links(). */
+static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
+{
+	for (size_t i = 0; i < u->nprobes; i++) {
+		size_t opened = 0;
+		int err = 0;
+		for (size_t t = 0; t < ntids && !err; t++) {
+			err = open_probe(u, i, tids[t]);
+			if (err == -ESRCH)
+				err = 0; /* exited meanwhile */
+			else if (!err)
+				opened++;
+		}
+		if (!err && !opened)
+			err = -ESRCH;
+		if (err) {
+			u->error_path = u->probes[i].path;
+			return err;
+		}
+	}
+	return 0;
+}
+
 /*
  * A thread or process created while tracing (a PERF_RECORD_FORK). In link
  * mode a new thread is traced already (links are per process) and a new
@@ -541,22 +567,8 @@ int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t
 	}
 	if (!err && !alive)
 		err = -ESRCH;
-	if (!err && u->links)
-		err = attach_links(u, pid);
-	for (size_t i = 0; i < u->nprobes && !err && !u->links; i++) {
-		size_t opened = 0;
-		for (size_t t = 0; t < ntids && !err; t++) {
-			int rc = open_probe(u, i, tids[t]);
-			if (rc == -ESRCH)
-				continue;
-			err = rc;
-			opened++;
-		}
-		if (!err && !opened)
-			err = -ESRCH;
-		if (err)
-			u->error_path = u->probes[i].path;
-	}
+	if (!err)
+		err = u->links ? attach_links(u, pid) : attach_events(u, tids, ntids);
 	if (err)
 		fds_truncate(u, first);
 	return err;
@@ -570,11 +582,6 @@ const char *uprobe_set_error_path(const struct uprobe_set *u)
 int uprobe_set_uses_links(const struct uprobe_set *u)
 {
 	return u->links;
-}
-
-size_t uprobe_set_nprobes(const struct uprobe_set *u)
-{
-	return u->nprobes;
 }
 
 size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)

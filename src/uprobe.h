@@ -73,10 +73,6 @@ struct uprobe_stats {
 
 struct uprobe_set;
 
-/* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
- * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
-int uprobe_pmu(uint32_t *type, int *retprobe_bit);
-
 /* Chooses the mechanism and opens the per-CPU rings. Returns 0 and *out,
  * or -errno (-EACCES when perf_event_open is refused, -ENOENT with neither
  * links nor a uprobe PMU). */
@@ -108,8 +104,6 @@ int uprobe_set_uses_links(const struct uprobe_set *u);
 /* Removes every probe at once (closes their descriptors); the rings stay,
  * so hits already recorded can still be read. */
 void uprobe_set_remove_all(struct uprobe_set *u);
-
-size_t uprobe_set_nprobes(const struct uprobe_set *u);
 
 /* Descriptors to poll(2) for POLLIN, one per ring; returns the count. */
 size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max);
