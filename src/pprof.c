@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "outfile.h"
+#include "readall.h"
 #include "timeline.h"
 #include "profile.pb-c.h"
 #include "u64map.h"
@@ -960,64 +961,16 @@ int pprof_decode(const void *buf, size_t len, struct profile **out, char *why, s
 	return ret;
 }
 
-/* Reads all of fd (a pipe too) into a new heap buffer. */
-static int fd_read_all(int fd, unsigned char **out, size_t *outlen)
-{
-	struct stat st;
-	size_t cap = 65536, used = 0;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
-	if (S_ISREG(st.st_mode) && (size_t)st.st_size > PPROF_MAX_BYTES)
-		return -EFBIG;
-	if (S_ISREG(st.st_mode))
-		cap = (size_t)st.st_size + 1;
-	unsigned char *buf = malloc(cap);
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		if (used == cap) {
-			if (cap >= PPROF_MAX_BYTES) {
-				free(buf);
-				return -EFBIG;
-			}
-			unsigned char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + used, cap - used);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int err = -errno;
-			free(buf);
-			return err;
-		}
-		if (r == 0)
-			break;
-		used += (size_t)r;
-	}
-	*out = buf;
-	*outlen = used;
-	return 0;
-}
-
 int pprof_read_file(const char *path, struct profile **out, char *why, size_t whylen)
 {
-	unsigned char *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0;
 
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	int ret = fd_read_all(fd, &buf, &len);
+	int ret = read_all(fd, PPROF_MAX_BYTES, &buf, &len);
 	close(fd);
 	if (ret)
 		return ret;

@@ -2,11 +2,16 @@
  * From raw stacks to a symbolized profile (see resolve.h). Every address is
  * resolved once: locations and mappings are cached by key, so a profile of
  * 100,000 samples over 500 distinct addresses costs 500 symbol lookups.
+ * The kernel's symbol table takes tens of milliseconds to read, so when a
+ * batch of stacks holds kernel frames it is read by a second thread while
+ * this one resolves the user frames.
  */
 #include "resolve.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +55,8 @@ struct resolver {
 	struct profile *prof;
 	struct kallsyms *kallsyms;
 	int kallsyms_tried;
+	int kallsyms_loading; /* kallsyms_thread runs and must be joined */
+	pthread_t kallsyms_thread;
 	uint64_t kernel_mapping;
 	struct idmap locations, mappings;
 	struct perfmap_slot perfmaps[MAX_PERFMAPS];
@@ -153,10 +160,51 @@ fail:
 	return NULL;
 }
 
+static void *kallsyms_loader(void *arg)
+{
+	struct resolver *r = arg;
+
+	r->kallsyms = kallsyms_load(NULL);
+	return NULL;
+}
+
+/* Starts reading the kernel's symbols, in a thread that takes no signals
+ * (or here, if no thread can start). */
+static void kallsyms_start(struct resolver *r)
+{
+	sigset_t all, old;
+
+	if (r->kallsyms_tried)
+		return;
+	r->kallsyms_tried = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r->kallsyms_loading = pthread_create(&r->kallsyms_thread, NULL, kallsyms_loader, r) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!r->kallsyms_loading)
+		r->kallsyms = kallsyms_load(NULL);
+}
+
+static void kallsyms_join(struct resolver *r)
+{
+	if (r->kallsyms_loading) {
+		pthread_join(r->kallsyms_thread, NULL);
+		r->kallsyms_loading = 0;
+	}
+}
+
+static const struct kallsyms *kallsyms_wait(struct resolver *r)
+{
+	kallsyms_start(r);
+	kallsyms_join(r);
+	return r->kallsyms;
+}
+
 void resolver_free(struct resolver *r)
 {
 	if (!r)
 		return;
+	kallsyms_join(r);
 	profile_free(r->prof);
 	kallsyms_free(r->kallsyms);
 	for (size_t i = 0; i < r->nperfmaps; i++)
@@ -223,14 +271,11 @@ static uint64_t kernel_location(struct resolver *r, uint64_t addr, int nonleaf)
 		if (!r->kernel_mapping)
 			return 0;
 	}
-	if (!r->kallsyms_tried) {
-		r->kallsyms_tried = 1;
-		r->kallsyms = kallsyms_load(NULL);
-	}
+	const struct kallsyms *k = kallsyms_wait(r);
 	const char *name = NULL, *module = NULL;
 	uint64_t start;
-	if (r->kallsyms)
-		name = kallsyms_lookup(r->kallsyms, nonleaf ? addr - 1 : addr, &module, &start);
+	if (k)
+		name = kallsyms_lookup(k, nonleaf ? addr - 1 : addr, &module, &start);
 	return location_named(r, r->kernel_mapping, addr, name ? name : "[kernel]");
 }
 
@@ -330,7 +375,10 @@ static uint64_t frame_location(struct resolver *r, pid_t pid, uint32_t gen, uint
 	return id;
 }
 
-static int resolve_stack(struct resolver *r, struct aggregate *a, const struct agg_stack *s)
+/* Resolves the frames of s into r->loc_ids (*nlocs of them); with
+ * user_only, resolves its user frames only, to fill the cache. */
+static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
+			   size_t *nlocs_out)
 {
 	if (r->loc_cap < s->nframes) {
 		uint64_t *n = realloc(r->loc_ids, s->nframes * sizeof(*n));
@@ -357,13 +405,26 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 		if (kernel == 2)
 			continue;
 		int is_kernel = kernel >= 0 ? kernel : addr >= KERNEL_START;
-		uint64_t id = frame_location(r, (pid_t)s->pid, s->gen, addr, is_kernel, !first);
+		int nonleaf = !first;
 		first = 0;
+		if (user_only && is_kernel)
+			continue;
+		uint64_t id = frame_location(r, (pid_t)s->pid, s->gen, addr, is_kernel, nonleaf);
 		if (!id)
 			return -ENOMEM;
 		r->loc_ids[nlocs++] = id;
 	}
+	*nlocs_out = nlocs;
+	return 0;
+}
 
+static int resolve_stack(struct resolver *r, struct aggregate *a, const struct agg_stack *s)
+{
+	size_t nlocs;
+	int err = stack_locations(r, s, 0, &nlocs);
+
+	if (err)
+		return err;
 	int64_t values[2] = {(int64_t)s->count, (int64_t)s->period};
 	struct profile_label labels[3];
 	size_t nlabels = 0;
@@ -382,11 +443,34 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 	return profile_add_sample(r->prof, r->loc_ids, nlocs, values, labels, nlabels);
 }
 
+static int has_kernel_frames(const struct agg_stack *s)
+{
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i] == (uint64_t)PERF_CONTEXT_KERNEL ||
+		    (s->frames[i] >= KERNEL_START && s->frames[i] < CONTEXT_FLOOR))
+			return 1;
+	return 0;
+}
+
 int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 {
 	if (!r->prof)
 		return -EINVAL;
-	size_t n = aggregate_nstacks(a);
+	size_t n = aggregate_nstacks(a), nlocs;
+	for (size_t i = 0; i < n && !r->kallsyms_tried; i++) {
+		const struct agg_stack *s = aggregate_stack(a, i);
+		if (!s->resolved && (!pid || s->pid == (uint32_t)pid) && has_kernel_frames(s))
+			kallsyms_start(r);
+	}
+	/* While the kernel's symbols load, the user frames are resolved. */
+	for (size_t i = 0; i < n && r->kallsyms_loading; i++) {
+		const struct agg_stack *s = aggregate_stack(a, i);
+		if (s->resolved || (pid && s->pid != (uint32_t)pid))
+			continue;
+		int err = stack_locations(r, s, 1, &nlocs);
+		if (err)
+			return err;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct agg_stack *s = aggregate_stack(a, i);
 		if (s->resolved || (pid && s->pid != (uint32_t)pid))

@@ -2,8 +2,8 @@
  * Unit tests of the kernel symbol table, from crafted kallsyms files: a
  * symbol reaches to the next one, data symbols and malformed lines are
  * skipped, module names come from the "[mod]" suffix, a global alias wins
- * over a local one, and a kptr_restrict file (all zeros) gives an empty
- * table.
+ * over a local one, modules out of address order are sorted, and a
+ * kptr_restrict file (all zeros) gives an empty table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,8 +69,9 @@ static void test_lookup(void **state)
 	const char *module = NULL;
 	uint64_t start = 0;
 
-	/* Seven symbols with an end; the last has none, data is skipped. */
-	assert_int_equal(kallsyms_count(k), 8);
+	/* Seven addresses with an end (two aliases share the first); the
+	 * last has none, data is skipped. */
+	assert_int_equal(kallsyms_count(k), 7);
 	assert_null(kallsyms_lookup(k, 0xffffffff80ffffffULL, &module, &start));
 	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000050ULL, &module, &start), "_stext");
 	assert_string_equal(module, "");
@@ -88,6 +89,34 @@ static void test_lookup(void **state)
 	assert_string_equal(module, "other");
 	/* Nothing is known to end the last symbol. */
 	assert_null(kallsyms_lookup(k, 0xffffffffc0000310ULL, NULL, NULL));
+	kallsyms_free(k);
+}
+
+/* Modules are listed in load order, not address order, and a module can
+ * sit below the last vmlinux symbol's successor. */
+static void test_unsorted(void **state)
+{
+	struct kallsyms *k = load_text("ffffffff81000000 T _stext\n"
+				       "ffffffff81000100 T do_one\n"
+				       "ffffffffc0002000 t late_fn\t[late]\n"
+				       "ffffffffc0002100 t late_end\t[late]\n"
+				       "ffffffffc0001000 t early_b\t[early]\n"
+				       "ffffffffc0000f00 t early_a\t[early]\n"
+				       "ffffffff81000080 t squeezed\n");
+	const char *module = NULL;
+	uint64_t start = 0;
+
+	assert_int_equal(kallsyms_count(k), 6);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000090ULL, &module, &start), "squeezed");
+	assert_string_equal(module, "");
+	assert_int_equal(start, 0xffffffff81000080ULL);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000100ULL, NULL, NULL), "do_one");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0000f80ULL, &module, NULL), "early_a");
+	assert_string_equal(module, "early");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0001fffULL, &module, NULL), "early_b");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0002000ULL, &module, NULL), "late_fn");
+	assert_string_equal(module, "late");
+	assert_null(kallsyms_lookup(k, 0xffffffffc0002100ULL, NULL, NULL));
 	kallsyms_free(k);
 }
 
@@ -123,6 +152,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_lookup, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unsorted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_restricted, setup, teardown),
 	    cmocka_unit_test(test_unreadable),
 	    cmocka_unit_test(test_this_kernel),

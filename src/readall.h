@@ -1,0 +1,15 @@
+/*
+ * Reading a whole file descriptor (a regular file, a pipe, a /proc file
+ * whose size reads as zero) into one heap buffer, with a cap on its size.
+ */
+#ifndef RECCE_READALL_H
+#define RECCE_READALL_H
+
+#include <stddef.h>
+
+/* Reads fd to its end into a new buffer (*out, freed by the caller) of
+ * *len bytes followed by a NUL. Returns 0, -EISDIR, -EFBIG past max
+ * bytes, -ENOMEM or the read's -errno. */
+int read_all(int fd, size_t max, char **out, size_t *len);
+
+#endif
