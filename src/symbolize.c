@@ -72,6 +72,9 @@ struct cu_index {
 	Dwarf_Files *files;   /* for DW_AT_call_file; NULL if unreadable */
 	size_t nfiles;
 	const char *comp_dir; /* absolute compilation directory, or NULL */
+	struct {
+		const char *src, *path;
+	} paths[16]; /* cu_source_path() of the line table's names, by pointer */
 };
 
 /* A unit found by its own ranges, for files without .debug_aranges. */
@@ -99,6 +102,7 @@ struct sym_file {
 
 	struct ranges syms;	/* idx: sym_names[] */
 	const char **sym_names; /* in the ELF string tables, live with dwfl */
+	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
 
 	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
@@ -162,6 +166,7 @@ static void sym_file_free(struct sym_file *f)
 	free(f->spans);
 	ranges_release(&f->syms);
 	free(f->sym_names);
+	free(f->sym_shown);
 	free(f->segs);
 	free(f);
 }
@@ -678,6 +683,22 @@ static const char *cu_source_path(struct symbolizer *s, const struct cu_index *c
 	return strpool_intern(&s->strings, buf);
 }
 
+/* cu_source_path() of a name from the unit's line table, whose strings
+ * stay put: most lookups in a unit hit one of a few files. */
+static const char *cu_line_path(struct symbolizer *s, struct cu_index *ci, const char *src)
+{
+	size_t slot = ((uintptr_t)src >> 3) % (sizeof(ci->paths) / sizeof(ci->paths[0]));
+
+	if (ci->paths[slot].src != src) {
+		const char *path = cu_source_path(s, ci, src);
+		if (!path)
+			return NULL;
+		ci->paths[slot].src = src;
+		ci->paths[slot].path = path;
+	}
+	return ci->paths[slot].path;
+}
+
 static int cu_index_get(struct sym_file *f, Dwarf_Die *cudie, struct cu_index **out)
 {
 	uint64_t key = dwarf_dieoffset(cudie), v;
@@ -783,7 +804,7 @@ static int resolve_dwarf(struct symbolizer *s, struct sym_file *f, uint64_t vadd
 	Dwarf_Line *l = dwarf_getsrc_die(&cudie, a);
 	if (l && dwarf_lineno(l, &line) == 0 && line > 0) {
 		const char *src = dwarf_linesrc(l, NULL, NULL);
-		file = src ? cu_source_path(s, ci, src) : NULL;
+		file = src ? cu_line_path(s, ci, src) : NULL;
 		if (src && !file)
 			return -ENOMEM;
 	}
@@ -933,8 +954,9 @@ static int build_symbols(struct sym_file *f)
 	if (nsyms <= 1)
 		return 0;
 	f->sym_names = calloc((size_t)nsyms, sizeof(*f->sym_names));
+	f->sym_shown = calloc((size_t)nsyms * 2, sizeof(*f->sym_shown));
 	loose = malloc((size_t)nsyms * sizeof(*loose));
-	if (!f->sym_names || !loose) {
+	if (!f->sym_names || !f->sym_shown || !loose) {
 		free(loose);
 		return -ENOMEM;
 	}
@@ -974,21 +996,22 @@ static int build_symbols(struct sym_file *f)
 	return rc;
 }
 
-/* The raw name of the code symbol covering vaddr, or NULL. */
-static int find_symbol_name(struct sym_file *f, uint64_t vaddr, const char **name)
+/* The index of the code symbol covering vaddr: 1 and *idx, 0 if none,
+ * or -errno. */
+static int find_symbol(struct sym_file *f, uint64_t vaddr, uint32_t *idx)
 {
 	const struct range *r;
 
-	*name = NULL;
 	if (!f->syms_built) {
 		int rc = build_symbols(f);
 		if (rc < 0)
 			return rc;
 	}
 	r = ranges_find(&f->syms, vaddr);
-	if (r)
-		*name = f->sym_names[r->idx];
-	return 0;
+	if (!r)
+		return 0;
+	*idx = r->idx;
+	return 1;
 }
 
 /* The name to show for a symbol: without its version ("memcpy" for
@@ -1005,17 +1028,24 @@ static const char *symbol_display_name(struct symbolizer *s, const char *sys)
 static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
 		   int cap)
 {
-	const char *symname, *sys = NULL, *pretty = NULL;
+	const char *sys = NULL, *pretty = NULL;
 	int n = 0, complete = 0;
-	int rc = find_symbol_name(f, vaddr, &symname);
+	uint32_t idx;
+	int rc = find_symbol(f, vaddr, &idx);
 
 	if (rc < 0)
 		return rc;
-	if (symname) {
-		sys = strpool_intern(&s->strings, symname);
-		pretty = sys ? symbol_display_name(s, sys) : NULL;
-		if (!pretty)
-			return -ENOMEM;
+	if (rc > 0) {
+		/* Interned and demangled once per symbol. */
+		const char **shown = &f->sym_shown[2 * (size_t)idx];
+		if (!shown[1]) {
+			shown[0] = strpool_intern(&s->strings, f->sym_names[idx]);
+			shown[1] = shown[0] ? symbol_display_name(s, shown[0]) : NULL;
+			if (!shown[1])
+				return -ENOMEM;
+		}
+		sys = shown[0];
+		pretty = shown[1];
 	}
 	if (sym_file_load_dwarf(f)) {
 		n = resolve_dwarf(s, f, vaddr, out, cap, &complete);
