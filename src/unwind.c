@@ -2,18 +2,29 @@
  * The DWARF unwinder (see unwind.h): libdwfl's frame unwinder over the
  * registers and stack copy of one perf sample, with the target's modules
  * reported from the process registry.
+ *
+ * A fast path comes first: frames whose rules are in the common form
+ * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only. A
+ * sample that meets any other frame is unwound again, whole, by libdwfl,
+ * so the two agree. They differ in one place on purpose: where the return
+ * address lies past the copied stack, the fast path ends the stack, while
+ * libdwfl goes on to guess the next frame from rbp as a frame pointer.
+ * RECCE_UNWIND_CHECK=1 runs both on every sample and reports how many
+ * stacks differ when the unwinder is freed.
  */
 #include "unwind.h"
 
 #include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cfi-rules.h"
 #include "proc-maps.h"
 #include "symbolize.h"
 
@@ -28,6 +39,7 @@
 static const unsigned char dwarf_from_perf[17] = {
     0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8,
 };
+#define REG_BP 6
 #define REG_SP 7
 #define REG_IP 8
 
@@ -45,7 +57,8 @@ struct proc_unwind {
 	int broken;   /* could not report any module: unwind only the IP */
 	struct reported *mods;
 	size_t nmods, mods_cap;
-	uint64_t used; /* LRU clock */
+	struct cfi_rules *rules; /* the fast path's, for these modules */
+	uint64_t used;		 /* LRU clock */
 };
 
 /* The sample being unwound: what the Dwfl callbacks read. */
@@ -66,6 +79,8 @@ struct unwinder {
 	struct unwind_ctx cur;
 	int vdso_fd; /* memfd holding this kernel's vDSO image, -2 = not tried */
 	uint64_t vdso_vaddr;
+	int check;			/* RECCE_UNWIND_CHECK: run both unwinders */
+	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
@@ -82,6 +97,8 @@ struct unwinder *unwinder_new(struct proc_registry *procs)
 		return NULL;
 	u->procs = procs;
 	u->vdso_fd = -2;
+	const char *check = getenv("RECCE_UNWIND_CHECK");
+	u->check = check && strcmp(check, "1") == 0;
 	return u;
 }
 
@@ -90,6 +107,7 @@ static void proc_release(struct proc_unwind *p)
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	free(p->mods);
+	cfi_rules_free(p->rules);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -97,6 +115,12 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	if (u->check)
+		fprintf(stderr,
+			"recce: unwind check: %llu samples, %llu by the fast path, %llu stacks "
+			"differ\n",
+			(unsigned long long)u->checked, (unsigned long long)u->fast,
+			(unsigned long long)u->differ);
 	for (size_t i = 0; i < MAX_PROCS; i++)
 		proc_release(&u->procs_cache[i]);
 	if (u->vdso_fd >= 0)
@@ -299,13 +323,24 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return tid == u->cur.tid;
 }
 
+/* A word of the sample's stack copy, if addr is in it. */
+static bool copy_read(const struct unwind_ctx *c, uint64_t addr, uint64_t *out)
+{
+	if (addr >= c->sp && addr - c->sp <= c->stack_len && c->stack_len - (addr - c->sp) >= 8) {
+		memcpy(out, c->stack + (addr - c->sp), sizeof(*out));
+		return true;
+	}
+	return false;
+}
+
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct unwinder *u = arg;
 	const struct unwind_ctx *c = &u->cur;
+	uint64_t word;
 
-	if (addr >= c->sp && addr - c->sp <= c->stack_len && c->stack_len - (addr - c->sp) >= 8) {
-		memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
+	if (copy_read(c, addr, &word)) {
+		*result = word;
 		return true;
 	}
 	/* Outside the copied stack: read the mapped file, if any. */
@@ -341,8 +376,11 @@ static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
 
 	if (p && p->dirty && !p->broken) {
 		p->dirty = 0;
-		if (proc_report(u, p) < 0)
+		int added = proc_report(u, p);
+		if (added < 0)
 			proc_release(p); /* the layout changed: start over */
+		else if (added > 0)
+			cfi_rules_clear(p->rules); /* "no module" may have changed */
 	}
 	p = proc_find(u, pid);
 	if (p) {
@@ -376,6 +414,7 @@ static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
 		return NULL;
 	}
 	p->attached = 1;
+	p->rules = cfi_rules_new(); /* without it, every sample goes to libdwfl */
 	return p;
 }
 
@@ -393,6 +432,94 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	c->frames[c->n++] = pc;
 	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* A word of the sample's stack: 1 when read from the copy, 0 when the
+ * address is in no file (past the copy's end: the stack ends there), -1
+ * when libdwfl would read it from a file. */
+static int stack_read(struct unwinder *u, uint64_t addr, uint64_t *out)
+{
+	const struct unwind_ctx *c = &u->cur;
+
+	if (copy_read(c, addr, out))
+		return 1;
+	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
+	return m && m->file ? -1 : 0;
+}
+
+/* The fast path: the count of frames, or 0 when libdwfl must do it. */
+static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	struct unwind_ctx *c = &u->cur;
+	uint64_t sp = c->regs[REG_SP], bp = c->regs[REG_BP], look = c->regs[REG_IP];
+	int bp_known = 1;
+	size_t n = 0;
+
+	if (!p->rules)
+		return 0;
+	c->frames[n++] = look;
+	while (n < c->max) {
+		struct cfi_rule r;
+		if (cfi_rules_get(p->rules, p->dwfl, look, &r) <= 0)
+			return 0;
+		if (r.ra_how == CFI_UNDEFINED)
+			break; /* the outermost frame */
+		if (r.cfa_reg == CFI_REG_BP && !bp_known)
+			return 0;
+		uint64_t cfa = (r.cfa_reg == CFI_REG_SP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
+		uint64_t ra;
+		int rd = stack_read(u, cfa + (uint64_t)(int64_t)r.ra_off, &ra);
+		if (rd == 0)
+			break;
+		if (rd < 0)
+			return 0;
+		if (r.bp_how == CFI_SAVED_AT) {
+			rd = stack_read(u, cfa + (uint64_t)(int64_t)r.bp_off, &bp);
+			if (rd < 0)
+				return 0;
+			bp_known = rd > 0;
+		} else if (r.bp_how == CFI_UNDEFINED) {
+			bp_known = 0;
+		}
+		sp = cfa;
+		/* A zero return address ends the stack (_start, clone). */
+		if (!ra)
+			break;
+		c->frames[n++] = ra;
+		look = ra - 1;
+	}
+	return n;
+}
+
+/* The general path: libdwfl over the whole sample. */
+static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	u->cur.n = 0;
+	dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u);
+	return u->cur.n;
+}
+
+/* In check mode: both paths, compared. */
+static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	struct unwind_ctx *c = &u->cur;
+	uint64_t *fast = malloc(c->max * sizeof(*fast)), *frames = c->frames;
+	size_t nfast = 0;
+
+	if (fast) {
+		c->frames = fast;
+		nfast = fast_unwind(u, p);
+		c->frames = frames;
+	}
+	size_t n = dwfl_unwind(u, p);
+	u->checked++;
+	if (nfast) {
+		u->fast++;
+		if (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0)
+			u->differ++;
+	}
+	free(fast);
+	return n;
 }
 
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
@@ -417,8 +544,10 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	c->sp = regs[REG_SP];
 	c->frames = frames;
 	c->max = max;
-	if (p)
-		dwfl_getthread_frames(p->dwfl, tid, cb_frame, u);
+	if (p && u->check)
+		checked_unwind(u, p);
+	else if (p && (c->n = fast_unwind(u, p)) == 0)
+		dwfl_unwind(u, p);
 	/* The unwinder gives nothing when the IP is in no module (JIT code,
 	 * an unknown mapping): the IP alone is still a true frame. */
 	if (!c->n)

@@ -1,9 +1,10 @@
 #!/bin/bash
 # --call-graph dwarf: a comparator called by libc's qsort (built without
 # frame pointers) gets its whole caller chain, main -> sort_batch -> qsort
-# -> slow_compare.
+# -> slow_compare. The unwinder's fast path (cached CFI rules) gives the
+# same stacks as libdwfl's unwinder, sample by sample.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/qsort"
+need_file "$RECCE" "$TARGETS/qsort" "$TARGETS/threads"
 
 # A stack from main through sort_batch and libc's qsort to slow_compare.
 CHAIN='(^|;)main;(.*;)?sort_batch;(.*;)?[^;]*qsort[^;]*;(.*;)?slow_compare$'
@@ -36,3 +37,18 @@ is "$RC" 0 "--call-graph fp is accepted" || show_run
 FP=$(folded "$T/fp.pb.gz")
 diag "fp: $(folded_count "$FP" "$CHAIN") of $(folded_count "$FP" '(^|;)slow_compare$') slow_compare samples have the complete chain; the heaviest stack:" \
 	"$(folded_top "$FP")"
+
+# RECCE_UNWIND_CHECK=1 unwinds every sample with both unwinders and counts
+# the stacks that differ: none may, and the fast path must do the most.
+for target in "qsort 1" "threads 1"; do
+	# shellcheck disable=SC2086
+	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F 499 -o "$T/check.pb.gz" \
+		-- "$TARGETS"/$target
+	is "$RC" 0 "record --call-graph dwarf -- $target, checking the unwinder, exits 0" || show_run
+	CHECK=$(grep '^recce: unwind check:' "$ERR")
+	like "$CHECK" ' 0 stacks differ$' "$target: the fast path agrees with libdwfl ($CHECK)"
+	SAMPLES=$(sed -n 's/.*check: \([0-9]*\) samples.*/\1/p' <<<"$CHECK")
+	FAST=$(sed -n 's/.*, \([0-9]*\) by the fast path.*/\1/p' <<<"$CHECK")
+	cmp_ok "${SAMPLES:-0}" '>' 100 "$target: enough samples were compared"
+	cmp_ok "${FAST:-0}" '>=' "${SAMPLES:-0} * 0.9" "$target: the fast path did nearly all"
+done
