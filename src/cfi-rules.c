@@ -1,9 +1,12 @@
 /*
- * Cached unwinding rules (see cfi-rules.h): an open-addressing table from
- * program counter to rule, filled from libdw's CFI the way libdwfl's own
- * unwinder finds it (.eh_frame first, then .debug_frame).
+ * Cached unwinding rules (see cfi-rules.h): a map from program counter to
+ * rule, filled from libdw's CFI the way libdwfl's own unwinder finds it
+ * (.eh_frame first, then .debug_frame).
  */
 #include "cfi-rules.h"
+
+#include "array.h"
+#include "u64map.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -14,44 +17,37 @@
 #define RULES_MAX    (1u << 20) /* past this many PCs, rules are not kept */
 #define DWARF_REG_RA 16
 
-struct entry {
-	uint64_t key; /* pc + 1; 0: a free slot */
-	struct cfi_rule rule;
-	uint8_t simple;
-};
-
 struct cfi_rules {
-	struct entry *v;
-	size_t cap, n;
+	struct u64map by_pc; /* pc -> 1 + index in rules[]; 0: not simple */
+	struct cfi_rule *rules;
+	size_t n, cap;
 };
 
 struct cfi_rules *cfi_rules_new(void)
 {
-	return calloc(1, sizeof(struct cfi_rules));
+	struct cfi_rules *c = calloc(1, sizeof(*c));
+
+	if (c)
+		u64map_init(&c->by_pc);
+	return c;
 }
 
 void cfi_rules_free(struct cfi_rules *c)
 {
 	if (!c)
 		return;
-	free(c->v);
+	u64map_release(&c->by_pc);
+	free(c->rules);
 	free(c);
 }
 
 void cfi_rules_clear(struct cfi_rules *c)
 {
-	if (c && c->v)
-		memset(c->v, 0, c->cap * sizeof(*c->v));
-	if (c)
-		c->n = 0;
-}
-
-static size_t slot_hash(uint64_t key, size_t cap)
-{
-	key ^= key >> 29;
-	key *= 0xbf58476d1ce4e5b9ULL;
-	key ^= key >> 32;
-	return (size_t)key & (cap - 1);
+	if (!c)
+		return;
+	u64map_release(&c->by_pc);
+	u64map_init(&c->by_pc);
+	c->n = 0;
 }
 
 static int fits_i32(int64_t v)
@@ -125,51 +121,29 @@ static int compute(Dwfl *dwfl, uint64_t pc, struct cfi_rule *r)
 	return simple;
 }
 
-static int grow(struct cfi_rules *c)
-{
-	size_t ncap = c->cap ? c->cap * 2 : 4096;
-	struct entry *v = calloc(ncap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		if (!c->v[i].key)
-			continue;
-		size_t j = slot_hash(c->v[i].key, ncap);
-		while (v[j].key)
-			j = (j + 1) & (ncap - 1);
-		v[j] = c->v[i];
-	}
-	free(c->v);
-	c->v = v;
-	c->cap = ncap;
-	return 0;
-}
-
 int cfi_rules_get(struct cfi_rules *c, Dwfl *dwfl, uint64_t pc, struct cfi_rule *rule)
 {
-	uint64_t key = pc + 1;
-	size_t j = 0;
+	uint64_t v;
 
-	if (c->cap) {
-		for (j = slot_hash(key, c->cap); c->v[j].key; j = (j + 1) & (c->cap - 1)) {
-			if (c->v[j].key == key) {
-				*rule = c->v[j].rule;
-				return c->v[j].simple;
-			}
-		}
+	if (u64map_get(&c->by_pc, pc, &v)) {
+		if (v)
+			*rule = c->rules[v - 1];
+		return v != 0;
 	}
 	memset(rule, 0, sizeof(*rule));
 	int simple = compute(dwfl, pc, rule);
-	if (c->n >= RULES_MAX || !key)
+	if (u64map_count(&c->by_pc) >= RULES_MAX)
 		return simple;
-	if ((c->n + 1) * 2 > c->cap) {
-		if (grow(c) < 0)
+	v = 0;
+	if (simple) {
+		struct cfi_rule *nr = array_reserve(c->rules, &c->cap, c->n + 1, sizeof(*nr));
+		if (!nr)
 			return -ENOMEM;
-		for (j = slot_hash(key, c->cap); c->v[j].key; j = (j + 1) & (c->cap - 1))
-			;
+		c->rules = nr;
+		c->rules[c->n++] = *rule;
+		v = c->n;
 	}
-	c->v[j] = (struct entry){key, *rule, (uint8_t)simple};
-	c->n++;
+	if (u64map_put(&c->by_pc, pc, v) < 0)
+		return -ENOMEM;
 	return simple;
 }
