@@ -452,6 +452,12 @@ static int has_kernel_frames(const struct agg_stack *s)
 	return 0;
 }
 
+/* Whether resolver_add(..., pid) has s still to resolve. */
+static int pending(const struct agg_stack *s, pid_t pid)
+{
+	return !s->resolved && (!pid || s->pid == (uint32_t)pid);
+}
+
 int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 {
 	if (!r->prof)
@@ -459,13 +465,13 @@ int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 	size_t n = aggregate_nstacks(a), nlocs;
 	for (size_t i = 0; i < n && !r->kallsyms_tried; i++) {
 		const struct agg_stack *s = aggregate_stack(a, i);
-		if (!s->resolved && (!pid || s->pid == (uint32_t)pid) && has_kernel_frames(s))
+		if (pending(s, pid) && has_kernel_frames(s))
 			kallsyms_start(r);
 	}
 	/* While the kernel's symbols load, the user frames are resolved. */
 	for (size_t i = 0; i < n && r->kallsyms_loading; i++) {
 		const struct agg_stack *s = aggregate_stack(a, i);
-		if (s->resolved || (pid && s->pid != (uint32_t)pid))
+		if (!pending(s, pid))
 			continue;
 		int err = stack_locations(r, s, 1, &nlocs);
 		if (err)
@@ -473,7 +479,7 @@ int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct agg_stack *s = aggregate_stack(a, i);
-		if (s->resolved || (pid && s->pid != (uint32_t)pid))
+		if (!pending(s, pid))
 			continue;
 		int err = resolve_stack(r, a, s);
 		if (err)
