@@ -20,8 +20,11 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) $(CFLAGS) $(
 	-Isrc -I$(B) $(PKG_CFLAGS)
 LDLIBS = $(PKG_LIBS) -lstdc++ -lpthread -lm
 
-SRCS := $(wildcard src/*.c)
-CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/recce.c,$(SRCS))) \
+# src/ has one folder per layer (docs/internals.md); every .c in them but
+# the entry point goes into one static library.
+LAYERS := util symbols proc perf profile sampling trace top writers cli
+SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
+CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
 	$(B)/profile.pb-c.o $(B)/help-pages.o
 DOCS := $(wildcard docs/recce*.md)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
@@ -29,7 +32,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 
-.PHONY: all deps check unit cli targets demo bench asan install clean format
+.PHONY: all deps check lint unit cli targets demo bench asan install clean format
 .DEFAULT_GOAL := all
 
 all: recce
@@ -37,7 +40,7 @@ all: recce
 recce: $(B)/recce
 	cp $< $@
 
-$(B)/recce: $(B)/recce.o $(B)/librecce-core.a
+$(B)/recce: $(B)/cli/recce.o $(B)/librecce-core.a
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/librecce-core.a: $(CORE_OBJS)
@@ -54,6 +57,7 @@ $(B)/help-pages.c: scripts/gen-help.sh $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
 
 $(B)/%.o: src/%.c $(B)/profile.pb-c.h | $(B)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/help-pages.o: $(B)/help-pages.c
@@ -62,7 +66,7 @@ $(B)/help-pages.o: $(B)/help-pages.c
 $(B):
 	mkdir -p $(B)/tests $(B)/targets
 
--include $(wildcard $(B)/*.d)
+-include $(wildcard $(B)/*.d $(B)/*/*.d)
 
 # Unit tests (cmocka), one binary per tests/unit/test-*.c.
 $(B)/tests/%: tests/unit/%.c $(B)/librecce-core.a
@@ -99,7 +103,12 @@ unit: $(UNIT_BINS)
 cli: recce targets
 	B=$(B) prove -v tests/cli/
 
+# Checks of the tree itself: the layering of src/.
+lint:
+	@sh scripts/check-layers.sh
+
 check: deps
+	$(MAKE) lint
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) cli
@@ -121,7 +130,7 @@ install: recce
 	install -m 0644 $(DOCS) README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
 
 format:
-	clang-format -i src/*.c src/*.h tests/unit/*.c tests/targets/*.c examples/*.c
+	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/targets/*.c examples/*.c
 
 clean:
 	rm -rf build build-asan recce

@@ -1,6 +1,6 @@
 /*
  * symbolize-bench: resolves addresses with recce's symbolizer
- * (src/symbolize.h) the way `addr2line -a -f -i -e BIN` does, for figure 6
+ * (src/symbols/symbolize.h) the way `addr2line -a -f -i -e BIN` does, for figure 6
  * of `make bench`.
  *
  *     symbolize-bench BIN < ADDRESSES > FRAMES
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbolize.h"
+include "symbols/symbolize.h"
 
 static double now(void)
 {

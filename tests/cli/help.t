@@ -7,8 +7,8 @@ need_file "$RECCE"
 
 run "$RECCE" --version
 is "$RC" 0 "recce --version exits 0"
-VERSION=$(sed -n 's/^#define RECCE_VERSION "\(.*\)"$/\1/p' src/version.h)
-is "$(cat "$OUT")" "recce $VERSION" "it prints 'recce $VERSION' (src/version.h)"
+VERSION=$(sed -n 's/^#define RECCE_VERSION "\(.*\)"$/\1/p' src/util/version.h)
+is "$(cat "$OUT")" "recce $VERSION" "it prints 'recce $VERSION' (src/util/version.h)"
 
 # The overview: docs/recce.md, then the list of commands.
 grep -v '^```' docs/recce.md >"$T/want"

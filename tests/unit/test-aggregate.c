@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "aggregate.h"
+#include "profile/aggregate.h"
 
 static void test_distinct_stacks(void **state)
 {

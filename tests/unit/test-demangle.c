@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "demangle.h"
+#include "symbols/demangle.h"
 
 static void check(const char *mangled, const char *want)
 {

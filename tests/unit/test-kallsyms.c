@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "kallsyms.h"
+#include "symbols/kallsyms.h"
 
 static char path[64];
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbols/perfmap.h"
 
 static char dir[64], path[128];
 

@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "pprof.h"
-#include "profile.h"
 #include "profile.pb-c.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
 
 /* A profile with two mappings, an inlined call, a location without lines,
  * string and numeric labels, comments and every header field. */

@@ -18,8 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "proc-maps.h"
-#include "symbolize.h"
+#include "proc/proc-maps.h"
+#include "symbols/symbolize.h"
 
 /* Pids no process can have: above the kernel's PID_MAX_LIMIT. */
 #define FAKE_PID   5000001

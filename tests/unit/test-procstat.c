@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "proc/procstat.h"
 
 static const char STAT[] =
     "4242 (a (b) c) R 1 4242 4242 0 -1 4194304 100 0 0 0 1234 567 0 0 20 0 3 0 98765 "

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "ranges.h"
+#include "util/ranges.h"
 
 static uint32_t idx_at(const struct ranges *t, uint64_t addr)
 {

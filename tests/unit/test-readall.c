@@ -18,7 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "readall.h"
+#include "util/readall.h"
 
 static void test_regular_and_cap(void **state)
 {

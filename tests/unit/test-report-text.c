@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "report-text.h"
-#include "stacks.h"
+#include "profile/stacks.h"
+#include "writers/report-text.h"
 
 /* main calls fib (line 30), which recurses (line 11) to its hot line 12,
  * and other (line 31), a function without line information. */

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "profile.h"
-#include "stacks.h"
+#include "profile/profile.h"
+#include "profile/stacks.h"
 
 /*
  * Samples, leaf first, values {samples, cpu}:

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #if defined(__clang__)
 #define NOIPA __attribute__((noinline, used))

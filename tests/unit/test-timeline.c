@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "timeline.h"
+#include "profile/timeline.h"
 
 static void test_round_trip(void **state)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "top-model.h"
+#include "top/top-model.h"
 
 static const char *const F_BUSY = "busy_spin", *const F_MAIN = "main", *const F_OTHER = "other";
 

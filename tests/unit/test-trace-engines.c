@@ -16,12 +16,12 @@
 
 #include <cmocka.h>
 
-#include "trace-cond.h"
-#include "trace-event.h"
-#include "trace-file.h"
-#include "trace-hist.h"
-#include "trace-limits.h"
-#include "trace-pattern.h"
+#include "trace/trace-cond.h"
+#include "trace/trace-event.h"
+#include "trace/trace-file.h"
+#include "trace/trace-hist.h"
+#include "trace/trace-limits.h"
+#include "trace/trace-pattern.h"
 
 static struct trace_record make_call(long n, const char *name)
 {

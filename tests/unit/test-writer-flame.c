@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "writer-flame.h"
+#include "writers/writer-flame.h"
 
 #define FULL_WIDTH 1180.0 /* the image's 1200 pixels less 10 on each side */
 

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "stacks.h"
-#include "writer-folded.h"
+#include "profile/stacks.h"
+#include "writers/writer-folded.h"
 
 static struct stack_frame ab[] = {{"a", "", 0, ""}, {"b", "x.c", 1, ""}};
 static struct stack_frame ab2[] = {{"a", "", 0, ""}, {"b", "x.c", 2, ""}};

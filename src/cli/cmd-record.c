@@ -1,0 +1,397 @@
+/*
+ * recce record: samples running processes (-p) or a command it launches
+ * into a pprof profile. This file validates options, wires the sampler,
+ * aggregator, process registry, symbolizer and resolver together, and
+ * turns their results and error codes into messages; the page
+ * docs/recce-record.md is its --help.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/usage.h"
+#include "perf/perf-events.h"
+#include "proc/proc-maps.h"
+#include "profile/aggregate.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "profile/resolve.h"
+#include "profile/timeline.h"
+#include "sampling/sampler.h"
+#include "symbols/symbolize.h"
+#include "util/signals.h"
+#include "util/version.h"
+
+#define DEFAULT_FILE	    "recce.pb.gz"
+#define DEFAULT_FREQ	    99
+#define DEFAULT_STACK_BYTES 8192
+/* About ten million samples: hours of a busy thread at 99 Hz. */
+#define TIMELINE_MAX_BYTES (64u << 20)
+
+struct record_args {
+	pid_t *pids;
+	size_t npids;
+	char **argv; /* the command, NULL-terminated */
+	long long freq;
+	double duration;
+	const char *output;
+	int dwarf;
+	uint32_t stack_bytes;
+	int timeline;
+	char *invocation; /* "recce record ...", for the profile's comments */
+};
+
+enum { OPT_CALL_GRAPH = 256, OPT_TIMELINE };
+
+static const struct option record_options[] = {
+    {"pid", required_argument, NULL, 'p'},
+    {"freq", required_argument, NULL, 'F'},
+    {"duration", required_argument, NULL, 'd'},
+    {"output", required_argument, NULL, 'o'},
+    {"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
+    {"timeline", no_argument, NULL, OPT_TIMELINE},
+    {NULL, 0, NULL, 0},
+};
+
+static void parse_call_graph(struct record_args *a, const char *s)
+{
+	if (strcmp(s, "fp") == 0) {
+		a->dwarf = 0;
+		return;
+	}
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == 0 || s[5] == ',')) {
+		long long bytes = DEFAULT_STACK_BYTES;
+		if (s[5] == ',' && parse_int(s + 6, 8, PERF_EVENTS_MAX_STACK_BYTES, &bytes) < 0)
+			usage_die("record",
+				  "--call-graph dwarf,BYTES: BYTES must be between 8 and %u",
+				  PERF_EVENTS_MAX_STACK_BYTES);
+		a->dwarf = 1;
+		a->stack_bytes = (uint32_t)bytes & ~7u; /* the kernel wants a multiple of 8 */
+		return;
+	}
+	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
+}
+
+static char *join_invocation(int argc, char **argv)
+{
+	size_t len = sizeof("recce");
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	size_t at = 0;
+	memcpy(s, "recce", 5);
+	at = 5;
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+		s[at++] = ' ';
+		memcpy(s + at, argv[i], n);
+		at += n;
+	}
+	s[at] = 0;
+	return s;
+}
+
+static void parse_args(struct record_args *a, int argc, char **argv)
+{
+	long long max_rate = 100000;
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->freq = DEFAULT_FREQ;
+	a->output = DEFAULT_FILE;
+	a->stack_bytes = DEFAULT_STACK_BYTES;
+	a->invocation = join_invocation(argc, argv);
+	perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+
+	opterr = 0;
+	optind = 1;
+	/* "+": stop at the first non-option, the command's name. */
+	while ((c = getopt_long(argc, argv, "+:p:F:d:o:", record_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			parse_pid_list("record", optarg, &a->pids, &a->npids);
+			break;
+		case 'F':
+			if (parse_int(optarg, 1, max_rate, &a->freq) < 0)
+				usage_die("record",
+					  "-F must be between 1 and %lld "
+					  "(kernel.perf_event_max_sample_rate), not '%s'",
+					  max_rate, optarg);
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &a->duration) < 0 || a->duration <= 0)
+				usage_die("record",
+					  "-d wants a positive number of seconds, not '%s'",
+					  optarg);
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case OPT_CALL_GRAPH:
+			parse_call_graph(a, optarg);
+			break;
+		case OPT_TIMELINE:
+			a->timeline = 1;
+			break;
+		case ':':
+			usage_die("record", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_die("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		a->argv = argv + optind;
+	if (!a->npids && !a->argv)
+		usage_die("record", "nothing to record: give -p PID or a command after --");
+	if (a->npids && a->argv)
+		usage_die("record", "give either -p PID or a command, not both");
+	if (!*a->output)
+		usage_die("record", "-o wants a file name");
+}
+
+static void check_pids(const struct record_args *a)
+{
+	for (size_t i = 0; i < a->npids; i++)
+		if (kill(a->pids[i], 0) < 0 && errno == ESRCH)
+			die("no process with PID %d", (int)a->pids[i]);
+}
+
+static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
+{
+	char value[4096], line[4200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%s: %s", key, value);
+	profile_add_comment(p, line);
+}
+
+static double seconds_of(int64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double effective_rate(const struct sampler_stats *st)
+{
+	double secs = seconds_of(st->duration_ns);
+
+	return secs > 0 ? (double)st->samples / secs : 0;
+}
+
+static void describe(struct profile *p, const struct record_args *a, const struct sampler *s,
+		     const struct sampler_stats *st, uint64_t timeline_dropped)
+{
+	static const char *const stops[] = {"", "duration", "signal", "targets exited"};
+	const struct sampler_target *t;
+	size_t n = sampler_targets(s, &t);
+
+	for (size_t i = 0; i < n; i++) {
+		add_comment(p, "pid", "%d", (int)t[i].pid);
+		if (t[i].cmdline)
+			add_comment(p, "command", "%s", t[i].cmdline);
+	}
+	if (a->invocation)
+		add_comment(p, "recorded-by", "%s (recce %s)", a->invocation, RECCE_VERSION);
+	add_comment(p, "rate-requested", "%lld Hz", a->freq);
+	add_comment(p, "samples-per-second", "%.1f", effective_rate(st));
+	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
+	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
+	add_comment(p, "lost", "%llu", (unsigned long long)st->lost);
+	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
+	if (a->dwarf)
+		add_comment(p, "call-graph", "dwarf,%u", a->stack_bytes);
+	else
+		add_comment(p, "call-graph", "fp");
+	if (st->user_only)
+		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
+	add_comment(p, "stopped-by", "%s", stops[st->stop]);
+	if (a->timeline)
+		add_comment(p, "timeline", "%llu samples in time order",
+			    (unsigned long long)(st->samples - timeline_dropped));
+	p->time_nanos = st->start_ns;
+	p->duration_nanos = st->duration_ns;
+}
+
+static void format_size(char *buf, size_t len, long long bytes)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%lld bytes", bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, len, "%lld KiB", (bytes + 512) / 1024);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+/* The first target owned by another user, when recce is not root: the
+ * kernel then wants the right to ptrace it, whatever the paranoid level. */
+static pid_t foreign_target(const struct record_args *a)
+{
+	char path[64];
+	struct stat st;
+
+	if (geteuid() == 0)
+		return 0;
+	for (size_t i = 0; i < a->npids; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)a->pids[i]);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			return a->pids[i];
+	}
+	return 0;
+}
+
+static void start_failed(const struct record_args *a, const struct sampler *s, int err)
+{
+	pid_t foreign = err == -EACCES ? foreign_target(a) : 0;
+
+	if (foreign)
+		die("perf_event_open refused: process %d belongs to another user, and recce "
+		    "needs the right to ptrace it: run recce as that user or as root "
+		    "(or grant CAP_PERFMON and CAP_SYS_PTRACE)",
+		    (int)foreign);
+	if (err == -EACCES && !sampler_exec_failed(s))
+		die("perf_event_open refused: lower kernel.perf_event_paranoid "
+		    "(sysctl -w kernel.perf_event_paranoid=1) or grant CAP_PERFMON");
+	if (sampler_exec_failed(s))
+		die("cannot run '%s': %s", a->argv[0], strerror(-err));
+	if (err == -EMFILE || err == -ENFILE)
+		die("out of file descriptors (recce needs one per thread and CPU): "
+		    "raise the limit with 'ulimit -n'");
+	if (err == -ESRCH) {
+		const struct sampler_target *t;
+		size_t n = sampler_targets(s, &t);
+		for (size_t i = 0; i < n; i++)
+			error("process %d exited before recce could attach", (int)t[i].pid);
+		exit(RECCE_EXIT_ERROR);
+	}
+	die("cannot start sampling: %s", strerror(-err));
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a;
+	sigset_t old_mask;
+	int status = 0;
+
+	parse_args(&a, argc, argv);
+	check_pids(&a);
+	int err = pprof_check_writable(a.output);
+	if (err)
+		die("cannot write '%s': %s", a.output, strerror(-err));
+
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	struct aggregate *agg = aggregate_new();
+	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
+	if (!sym || !procs || !agg || !res)
+		die("out of memory");
+	if (a.timeline) {
+		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
+		if (!aggregate_timeline(agg))
+			die("out of memory");
+	}
+
+	int sfd = block_stop_signals(&old_mask);
+	struct sampler_config cfg = {0};
+	cfg.pids = a.pids;
+	cfg.npids = a.npids;
+	cfg.argv = a.argv;
+	cfg.child_sigmask = &old_mask;
+	cfg.freq = (unsigned)a.freq;
+	cfg.duration = a.duration;
+	cfg.dwarf = a.dwarf;
+	cfg.stack_bytes = a.stack_bytes;
+	cfg.stop_fd = sfd;
+	cfg.procs = procs;
+	cfg.agg = agg;
+	cfg.resolver = res;
+	struct sampler *s;
+	err = sampler_new(&cfg, &s);
+	if (err)
+		die("cannot start sampling: %s", strerror(-err));
+	err = sampler_start(s);
+	if (err) {
+		unblock_stop_signals(sfd, &old_mask);
+		start_failed(&a, s, err);
+	}
+
+	const struct sampler_target *t;
+	size_t ntargets = sampler_targets(s, &t);
+	for (size_t i = 0; i < ntargets; i++) {
+		if (t[i].err) {
+			error("process %d exited before recce could attach", (int)t[i].pid);
+			status = RECCE_EXIT_ERROR;
+		}
+	}
+	if (a.npids && !status)
+		note("recording %s at %lld Hz%s", ntargets > 1 ? "processes" : "process", a.freq,
+		     a.duration > 0 ? "" : "; Ctrl-C to stop");
+
+	err = sampler_run(s);
+	unblock_stop_signals(sfd, &old_mask);
+	if (err)
+		error("sampling stopped early: %s", strerror(-err));
+
+	struct sampler_stats st;
+	sampler_get_stats(s, &st);
+	if (st.user_only)
+		warning("kernel.perf_event_paranoid forbids kernel sampling: "
+			"recorded user-space code only");
+
+	if (resolver_add(res, agg, 0) < 0)
+		die("out of memory while symbolizing");
+	uint64_t timeline_dropped = a.timeline ? aggregate_timeline(agg)->dropped : 0;
+	if (timeline_dropped)
+		warning("the timeline is full: the last %llu samples are counted but not in it",
+			(unsigned long long)timeline_dropped);
+	if (resolver_add_timeline(res, agg) < 0)
+		die("out of memory while writing the timeline");
+	struct profile *p = resolver_profile(res);
+	describe(p, &a, s, &st, timeline_dropped);
+
+	err = pprof_write_file(p, a.output);
+	if (err)
+		die("cannot write '%s': %s", a.output, strerror(-err));
+
+	struct stat sb;
+	char size[32] = "?";
+	if (stat(a.output, &sb) == 0)
+		format_size(size, sizeof(size), (long long)sb.st_size);
+	note("%llu samples in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from %zu "
+	     "thread%s, %llu lost, %llu throttled; wrote %s (%s)",
+	     (unsigned long long)st.samples, seconds_of(st.duration_ns), effective_rate(&st),
+	     a.freq, st.threads, st.threads == 1 ? "" : "s", (unsigned long long)st.lost,
+	     (unsigned long long)st.throttled, a.output, size);
+	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
+		note("the command exited with status %d", WEXITSTATUS(st.child_status));
+	else if (st.child_exited && WIFSIGNALED(st.child_status) && st.stop == SAMPLER_STOP_EXITED)
+		note("the command was killed by signal %d (%s)", WTERMSIG(st.child_status),
+		     strsignal(WTERMSIG(st.child_status)));
+	if (st.lost)
+		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
+			(unsigned long long)st.lost);
+
+	sampler_free(s);
+	resolver_free(res);
+	aggregate_free(agg);
+	procs_free(procs);
+	symbolizer_free(sym);
+	free(a.pids);
+	free(a.invocation);
+	return status;
+}

@@ -1,0 +1,193 @@
+/*
+ * recce top: a live view of what the threads of running processes are
+ * doing (CPU, context switches, memory, and the function each one is in).
+ * This file parses options, sets up the session (top/session.h), runs
+ * batch mode or the screen over it, and turns error codes into messages;
+ * the page docs/recce-top.md is its --help.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/top-ui.h"
+#include "cli/usage.h"
+#include "perf/perf-events.h"
+
+#define DEFAULT_FREQ  49
+#define DEFAULT_DELAY 1.0
+
+enum { OPT_JSON = 256, OPT_HISTORY };
+
+static const struct option top_options[] = {
+    {"pid", required_argument, NULL, 'p'},
+    {"delay", required_argument, NULL, 'd'},
+    {"freq", required_argument, NULL, 'F'},
+    {"batch", no_argument, NULL, 'b'},
+    {"count", required_argument, NULL, 'n'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"history", required_argument, NULL, OPT_HISTORY},
+    {NULL, 0, NULL, 0},
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void parse_args(struct top_session *s, int argc, char **argv)
+{
+	long long max_rate = 100000, v;
+	int c;
+
+	s->delay = DEFAULT_DELAY;
+	s->freq = DEFAULT_FREQ;
+	s->history = TOP_DEFAULT_HISTORY;
+	perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":p:d:F:bn:", top_options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			parse_pid_list("top", optarg, &s->pids, &s->npids);
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &s->delay) < 0 || s->delay < 0.05)
+				usage_die("top",
+					  "-d wants a number of seconds of at least 0.05, not '%s'",
+					  optarg);
+			break;
+		case 'F':
+			if (parse_int(optarg, 1, max_rate, &v) < 0)
+				usage_die("top",
+					  "-F must be between 1 and %lld "
+					  "(kernel.perf_event_max_sample_rate), not '%s'",
+					  max_rate, optarg);
+			s->freq = (unsigned)v;
+			break;
+		case 'b':
+			s->batch = 1;
+			break;
+		case 'n':
+			if (parse_int(optarg, 1, 1LL << 40, &s->count) < 0)
+				usage_die("top", "-n wants a positive count, not '%s'", optarg);
+			break;
+		case OPT_JSON:
+			s->json = 1;
+			break;
+		case OPT_HISTORY:
+			if (parse_int(optarg, 1, TOP_MAX_HISTORY, &v) < 0)
+				usage_die("top", "--history must be between 1 and %d, not '%s'",
+					  TOP_MAX_HISTORY, optarg);
+			s->history = (unsigned)v;
+			break;
+		case ':':
+			usage_die("top", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_die("top", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_die("top", "unexpected argument '%s'", argv[optind]);
+	if (s->json && !s->batch)
+		usage_die("top", "--json goes with -b (batch mode)");
+}
+
+static void check_pids(const struct top_session *s)
+{
+	for (size_t i = 0; i < s->npids; i++)
+		if (kill(s->pids[i], 0) < 0 && errno == ESRCH)
+			die("no process with PID %d", (int)s->pids[i]);
+}
+
+/* The words for a sampler the kernel refused: the screen and the
+ * batch header show them. */
+static void describe_sampling_off(struct top_session *s)
+{
+	int err = s->sampling_err;
+
+	if (err == -EACCES || err == -EPERM)
+		snprintf(s->sampling_off, sizeof(s->sampling_off),
+			 "perf_event_open refused: no function columns; run as root, grant "
+			 "CAP_PERFMON, or lower kernel.perf_event_paranoid to 0 "
+			 "(sysctl -w kernel.perf_event_paranoid=0)");
+	else if (err == -EMFILE || err == -ENFILE)
+		snprintf(s->sampling_off, sizeof(s->sampling_off),
+			 "out of file descriptors: no function columns (raise 'ulimit -n')");
+	else
+		snprintf(s->sampling_off, sizeof(s->sampling_off),
+			 "cannot sample: %s: no function columns", strerror(-err));
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int run_batch(struct top_session *s)
+{
+	for (;;) {
+		if (top_session_wait(s, -1) < 0)
+			return 0;
+		int err = top_session_snapshot(s);
+		if (err)
+			die("cannot read the processes: %s", strerror(-err));
+		top_batch_print(s, stdout);
+		s->shown++;
+		if (s->npids && !s->nalive) {
+			note("every watched process has exited");
+			return 0;
+		}
+		if (s->count && s->shown >= s->count)
+			return 0;
+	}
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_session s;
+	int status;
+
+	memset(&s, 0, sizeof(s));
+	parse_args(&s, argc, argv);
+	check_pids(&s);
+	s.stop = &stop_requested;
+	int err = top_session_init(&s);
+	if (err == -ENOMEM)
+		die("out of memory");
+	if (err)
+		die("cannot set up: %s", strerror(-err));
+	if (!s.sampler)
+		describe_sampling_off(&s);
+	if (!s.sampler && s.batch && !s.json)
+		warning("%s", s.sampling_off);
+	install_signals();
+
+	/* The first reading is the baseline every rate of the first
+	 * snapshot is measured against; it is not shown. */
+	err = top_session_snapshot(&s);
+	if (err)
+		die("cannot read the processes: %s", strerror(-err));
+	if (s.npids && !s.nalive)
+		die("every watched process exited before the first snapshot");
+
+	status = s.batch ? run_batch(&s) : top_tui_run(&s);
+
+	top_session_release(&s);
+	free(s.pids);
+	return status;
+}

@@ -1,0 +1,488 @@
+/*
+ * recce trace: Erlang-style call tracing of live native processes. This
+ * file parses options, builds the tracer's config (trace/tracer.h), and
+ * prints or writes the events the tracer hands it (trace-event,
+ * trace-file); it turns the tracer's errors into messages.
+ * docs/recce-trace.md is its --help.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "cli/usage.h"
+#include "trace/trace-cond.h"
+#include "trace/trace-event.h"
+#include "trace/trace-file.h"
+#include "trace/trace-pattern.h"
+#include "trace/tracer.h"
+#include "util/signals.h"
+
+struct trace_args {
+	pid_t *pids;
+	size_t npids;
+	char **argv;
+	char **patterns;
+	size_t npatterns;
+	int show_args, ret, stack, caller, hist;
+	const char *cond_text;
+	struct trace_cond *cond;
+	long long count, max_probes;
+	double seconds;
+	uint64_t rate_n, rate_ms;
+	enum trace_format format;
+	const char *output;
+	uint64_t wrap_size;
+	unsigned wrap_count;
+};
+
+/* What the sink needs: where events go. */
+struct trace_out {
+	const struct trace_args *a;
+	struct trace_writer *writer;
+	int write_err;
+};
+
+/* "1M", "512K", "4096" -> bytes. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != ',' && *end)
+		return -1;
+	*out = v;
+	return (int)(end - s);
+}
+
+static void parse_wrap(struct trace_args *a, const char *s)
+{
+	long long count;
+	int n = parse_size(s, &a->wrap_size);
+
+	if (n <= 0 || s[n] != ',' || parse_int(s + n + 1, 1, 1000, &count) < 0 ||
+	    a->wrap_size < TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE)
+		usage_die("trace",
+			  "--wrap wants SIZE,COUNT (SIZE at least %d bytes, with K, M or G; COUNT "
+			  "1 to 1000), not '%s'",
+			  TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE, s);
+	a->wrap_count = (unsigned)count;
+}
+
+/* Shows where a condition fails to parse, and exits 2. */
+static void cond_die(const char *text, const struct trace_cond_error *e)
+{
+	error("--if: %s at column %d:", e->message, e->column);
+	fprintf(stderr, "    %s\n    %*s^\n", text, e->column - 1, "");
+	fprintf(stderr, "see 'recce trace --help'\n");
+	exit(RECCE_EXIT_USAGE);
+}
+
+/* The options whose values need checking, by their tag. */
+enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_FORMAT, V_WRAP };
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct trace_args *a = ctx;
+	long long v;
+
+	switch (o->set) {
+	case V_PID:
+		parse_pid_list("trace", arg, &a->pids, &a->npids);
+		break;
+	case V_HIST:
+		a->hist = a->ret = 1;
+		break;
+	case V_COUNT:
+		if (parse_int(arg, 0, INT32_MAX, &a->count) < 0)
+			usage_die("trace",
+				  "--count wants a number of events (0: no limit), not '%s'", arg);
+		break;
+	case V_TIME:
+		if (parse_seconds(arg, &a->seconds) < 0)
+			usage_die("trace", "--time wants seconds (0: no limit), not '%s'", arg);
+		break;
+	case V_LIMIT:
+		if (strcmp(arg, "0") == 0)
+			a->rate_n = 0;
+		else if (trace_limits_parse_rate(arg, &a->rate_n, &a->rate_ms) < 0)
+			usage_die("trace", "--limit wants N/MS (events per milliseconds), not '%s'",
+				  arg);
+		break;
+	case V_MAX_PROBES:
+		if (parse_int(arg, 1, 100000, &v) < 0)
+			usage_die("trace", "--max-probes wants 1 to 100000, not '%s'", arg);
+		a->max_probes = v;
+		break;
+	case V_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			a->format = TRACE_FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			a->format = TRACE_FORMAT_JSON;
+		else
+			usage_die("trace", "--format must be text or json, not '%s'", arg);
+		break;
+	case V_WRAP:
+		parse_wrap(a, arg);
+		break;
+	}
+}
+
+static const struct opt trace_options[] = {
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "trace these processes"),
+    OPT_FLAG_(0, "args", struct trace_args, show_args,
+	      "show arguments, as raw registers without DWARF"),
+    OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),
+    OPT_FLAG_(0, "stack", struct trace_args, stack, "print the caller chain under each call"),
+    OPT_FLAG_(0, "caller", struct trace_args, caller, "append the immediate caller to each call"),
+    OPT_STRING_(0, "if", "EXPR", struct trace_args, cond_text, "only calls for which EXPR holds"),
+    OPT_CALL_(0, "count", "N", set_value, V_COUNT, "stop after N events (default 10)"),
+    OPT_CALL_(0, "time", "S", set_value, V_TIME, "stop after S seconds (default 15)"),
+    OPT_CALL_(0, "limit", "N/MS", set_value, V_LIMIT, "the circuit breaker (default 1000/1000)"),
+    OPT_CALL_(0, "max-probes", "N", set_value, V_MAX_PROBES,
+	      "refuse patterns matching more than N functions"),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
+    OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
+    OPT_STRING_('o', "output", "FILE", struct trace_args, output,
+		"write the events into a trace file"),
+    OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
+    OPT_END_(),
+};
+
+static void parse_args(struct trace_args *a, int argc, char **argv)
+{
+	int dashdash, first;
+
+	memset(a, 0, sizeof(*a));
+	a->count = TRACE_DEFAULT_COUNT;
+	a->seconds = TRACE_DEFAULT_SECONDS;
+	a->rate_n = TRACE_DEFAULT_RATE_N;
+	a->rate_ms = TRACE_DEFAULT_RATE_MS;
+	a->max_probes = 100;
+	first = options_parse("trace", trace_options, argc, argv, a, &dashdash);
+	a->patterns = argv + first;
+	a->npatterns = (size_t)(dashdash - first);
+	if (dashdash < argc - 1)
+		a->argv = argv + dashdash + 1;
+	if (!a->npatterns)
+		usage_die("trace", "name at least one function to trace");
+	if (!a->npids && !a->argv)
+		usage_die("trace", "nothing to trace: give -p PID or a command after --");
+	if (a->npids && a->argv)
+		usage_die("trace", "give either -p PID or a command, not both");
+	if (a->wrap_size && !a->output)
+		usage_die("trace", "--wrap needs -o FILE");
+	if (a->cond_text) {
+		struct trace_cond_error e;
+		int err = trace_cond_parse(a->cond_text, &a->cond, &e);
+		if (err == -EINVAL)
+			cond_die(a->cond_text, &e);
+		if (err)
+			die("out of memory");
+	}
+}
+
+/* The tracer's sink: each event to the trace file or the terminal, and
+ * in text, a call's callers below it. */
+static void sink(void *arg, const struct trace_record *r, const struct tracer_frame *stack,
+		 size_t nstack)
+{
+	struct trace_out *o = arg;
+
+	if (o->writer) {
+		struct trace_record numbered = *r; /* the writer numbers it */
+		int err = trace_writer_write(o->writer, &numbered);
+		if (err && !o->write_err)
+			o->write_err = err;
+		return;
+	}
+	trace_record_print(r, o->a->format, 0, stdout);
+	for (size_t i = 0; i < nstack; i++) {
+		if (stack[i].file)
+			printf("    at %s (%s:%d)\n", stack[i].name, stack[i].file, stack[i].line);
+		else
+			printf("    at %s\n", stack[i].name);
+	}
+}
+
+/* Says why the patterns found nothing to trace, with the nearest names. */
+static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	if (err == -E2BIG) {
+		error("the patterns match %zu functions, more than --max-probes %lld allows: "
+		      "narrow them, or raise --max-probes if you mean it",
+		      res->total, a->max_probes);
+		return;
+	}
+	if (err != -ENOENT) {
+		error("cannot read the symbols of process %d: %s", (int)pid, strerror(-err));
+		return;
+	}
+	for (size_t p = 0; p < a->npatterns; p++) {
+		if (res->matched[p])
+			continue;
+		error("'%s' matches no function in %s %d", a->patterns[p],
+		      a->argv ? "the command, run as" : "process", (int)pid);
+		char **near = res->nearest[p];
+		if (near[0]) {
+			fprintf(stderr, "the nearest names are:");
+			for (int i = 0; i < TRACE_NEAREST && near[i]; i++)
+				fprintf(stderr, "%s %s", i ? "," : "", near[i]);
+			fputc('\n', stderr);
+		}
+	}
+}
+
+/* Turns a failed tracer step into one message a person can act on. */
+static void trace_failed(const struct trace_args *a, const struct tracer *t, int err)
+{
+	pid_t pid;
+	const char *path;
+
+	switch (tracer_failure(t, &pid, &path)) {
+	case TRACER_TARGET:
+		if (err == -ESRCH)
+			error("no process with PID %d", (int)pid);
+		else
+			error("cannot read the mappings of process %d: %s", (int)pid,
+			      strerror(-err));
+		break;
+	case TRACER_PROGRAM:
+		error("cannot run '%s': no such executable", a->argv[0]);
+		break;
+	case TRACER_RESOLVE:
+		resolve_failed(a, t, err, pid);
+		break;
+	case TRACER_BUFFERS:
+		if (err == -EACCES)
+			error("perf_event_open refused: run recce as root, or lower "
+			      "kernel.perf_event_paranoid and grant CAP_PERFMON");
+		else if (err == -ENOENT)
+			error("this kernel has no uprobe PMU "
+			      "(/sys/bus/event_source/devices/uprobe)");
+		else
+			error("cannot open the trace buffers: %s", strerror(-err));
+		break;
+	case TRACER_ATTACH:
+		if (err == -EMFILE || err == -ENFILE)
+			error("out of file descriptors (each probe needs one per thread and "
+			      "CPU): raise 'ulimit -n' or trace fewer functions");
+		else if (err == -EACCES || err == -EPERM)
+			error("the kernel refused the probes: run recce as root, or grant "
+			      "CAP_PERFMON and CAP_BPF");
+		else
+			error("cannot probe %s in process %d: %s", path ? path : "the functions",
+			      (int)pid, strerror(-err));
+		break;
+	case TRACER_EXITED:
+		error("process %d exited before recce could attach", (int)pid);
+		break;
+	case TRACER_LAUNCH:
+	case TRACER_EXEC:
+		error("cannot run '%s': %s", a->argv[0], strerror(-err));
+		break;
+	default:
+		error("%s", err == -ENOMEM ? "out of memory" : strerror(-err));
+	}
+}
+
+static void describe_probes(const struct trace_args *a, const struct tracer *t)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	for (size_t i = 0; i < res->n; i++) {
+		const struct trace_sig *sig = tracer_signature(t, i);
+		if (!sig->known && (a->show_args || a->cond))
+			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
+				res->fns[i].object, res->fns[i].name, sig->reason);
+	}
+}
+
+static void stop_line(const struct trace_args *a, const struct tracer_stats *st)
+{
+	char what[160];
+
+	switch (st->stop) {
+	case TRACE_STOP_COUNT:
+		snprintf(what, sizeof(what), " (--count %lld)", a->count);
+		break;
+	case TRACE_STOP_TIME:
+		snprintf(what, sizeof(what), ": time limit reached (--time %g)", a->seconds);
+		break;
+	case TRACE_STOP_BREAKER:
+		snprintf(what, sizeof(what),
+			 ": circuit breaker tripped (--limit %llu/%llu: more than %llu events in "
+			 "%llu ms)",
+			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms,
+			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms);
+		break;
+	case TRACE_STOP_EXITED:
+		snprintf(what, sizeof(what), ": the target exited");
+		break;
+	case TRACE_STOP_SIGNAL:
+		snprintf(what, sizeof(what), ": interrupted");
+		break;
+	default:
+		what[0] = 0;
+	}
+	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
+	     st->shown == 1 ? "" : "s", what);
+}
+
+/* The warnings about what was lost, and the histograms. */
+static void report(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	if (st->lost)
+		warning("the kernel dropped %llu events (the ring was full)",
+			(unsigned long long)st->lost);
+	if (st->unfollowed)
+		warning("%llu probes could not be opened on threads the target created "
+			"while traced",
+			(unsigned long long)st->unfollowed);
+	if (st->dropped)
+		warning("%llu calls nested deeper than %d or on more than %d threads were not "
+			"paired with their returns",
+			(unsigned long long)st->dropped, TRACER_MAX_DEPTH, TRACER_MAX_THREADS);
+	for (size_t i = 0; a->hist && i < res->n; i++) {
+		struct trace_hist *h = tracer_hist(t, i);
+		char name[256];
+		if (!h || !h->count)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", res->fns[i].object, res->fns[i].name);
+		trace_hist_print(h, name, stdout);
+	}
+}
+
+static struct trace_pattern *parse_patterns(const struct trace_args *a)
+{
+	struct trace_pattern *pats = calloc(a->npatterns, sizeof(*pats));
+
+	if (!pats)
+		die("out of memory");
+	for (size_t i = 0; i < a->npatterns; i++)
+		if (trace_pattern_parse(a->patterns[i], &pats[i]) < 0)
+			usage_die("trace", "'%s' is not a pattern: [OBJECT:]FUNCTION",
+				  a->patterns[i]);
+	return pats;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_args a;
+	struct trace_out out = {&a, NULL, 0};
+	struct tracer *t = NULL;
+	struct tracer_stats st;
+	sigset_t old_mask;
+	int err, status = RECCE_EXIT_ERROR;
+
+	parse_args(&a, argc, argv);
+	for (size_t i = 0; i < a.npids; i++)
+		if (kill(a.pids[i], 0) < 0 && errno == ESRCH)
+			die("no process with PID %d", (int)a.pids[i]);
+	struct trace_pattern *pats = parse_patterns(&a);
+	if (a.output) {
+		/* Refuse an unwritable path before any probe exists. */
+		err = trace_writer_new(a.output, a.wrap_size, a.wrap_count,
+				       a.npids ? (uint32_t)a.pids[0] : 0, &out.writer);
+		if (err)
+			die("cannot write '%s': %s", a.output, strerror(-err));
+	}
+	int sfd = block_stop_signals(&old_mask);
+	struct tracer_config cfg = {
+	    .pids = a.pids,
+	    .npids = a.npids,
+	    .argv = a.argv,
+	    .child_sigmask = &old_mask,
+	    .patterns = pats,
+	    .npatterns = a.npatterns,
+	    .max_probes = (size_t)a.max_probes,
+	    .want_args = a.show_args,
+	    .want_return = a.ret,
+	    .want_caller = a.caller,
+	    /* Callers are shown under a call in text on the terminal only. */
+	    .want_stack = a.stack && !a.output && a.format == TRACE_FORMAT_TEXT,
+	    .want_hist = a.hist,
+	    .cond = a.cond,
+	    .count = (uint64_t)a.count,
+	    .time_ns = (uint64_t)(a.seconds * 1e9),
+	    .rate_n = a.rate_n,
+	    .rate_ms = a.rate_ms,
+	    .stop_fd = sfd,
+	    .sink = sink,
+	    .sink_arg = &out,
+	};
+	err = tracer_new(&cfg, &t);
+	if (!err) {
+		describe_probes(&a, t);
+		err = tracer_start(t);
+	}
+	if (err) {
+		if (t)
+			trace_failed(&a, t, err);
+		else
+			error("out of memory");
+		goto out;
+	}
+	tracer_get_stats(t, &st);
+	if (a.npids)
+		note("tracing %zu function%s in %s %d with %s; limits: --count %lld, --time %g, "
+		     "--limit %llu/%llu",
+		     tracer_functions(t)->n, tracer_functions(t)->n == 1 ? "" : "s",
+		     st.ntargets > 1 ? "processes from" : "process", (int)st.first,
+		     st.uses_links ? "BPF links" : "perf uprobe events", a.count, a.seconds,
+		     (unsigned long long)a.rate_n, (unsigned long long)a.rate_ms);
+	tracer_run(t);
+	fflush(stdout);
+	tracer_get_stats(t, &st);
+	stop_line(&a, &st);
+	report(&a, t, &st);
+	status = 0;
+	if (out.writer) {
+		uint64_t n = trace_writer_count(out.writer);
+		err = trace_writer_close(out.writer);
+		out.writer = NULL;
+		if (err || out.write_err) {
+			error("cannot write '%s': %s", a.output,
+			      strerror(-(err ? err : out.write_err)));
+			status = RECCE_EXIT_ERROR;
+		} else {
+			note("wrote %llu events to %s%s", (unsigned long long)n, a.output,
+			     a.wrap_size ? ".*" : "");
+		}
+	}
+	/* The command runs on, untraced, to its end: wait for it, with the
+	 * stop signals delivered again. */
+	unblock_stop_signals(sfd, &old_mask);
+	sfd = -1;
+	tracer_wait_child(t);
+out:
+	if (sfd >= 0)
+		unblock_stop_signals(sfd, &old_mask);
+	if (out.writer)
+		trace_writer_close(out.writer);
+	tracer_free(t);
+	for (size_t i = 0; i < a.npatterns; i++)
+		trace_pattern_release(&pats[i]);
+	free(pats);
+	trace_cond_free(a.cond);
+	free(a.pids);
+	return status;
+}

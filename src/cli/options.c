@@ -1,0 +1,115 @@
+/*
+ * Option tables (see options.h): a table is turned into getopt_long's
+ * long-option array and short-option string once per parse, and each
+ * option found is dispatched to its entry.
+ */
+#include "cli/options.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/usage.h"
+
+#define MAX_OPTS 64
+#define LIST_ID	 (MAX_OPTS + 1) /* getopt's value for --list-options */
+
+static size_t count_opts(const struct opt *opts)
+{
+	size_t n = 0;
+
+	while (opts[n].kind != OPT_END)
+		n++;
+	return n;
+}
+
+static void apply(const struct opt *o, const char *arg, void *ctx)
+{
+	switch (o->kind) {
+	case OPT_FLAG:
+		*(int *)((char *)ctx + o->offset) = o->set ? o->set : 1;
+		break;
+	case OPT_STRING:
+		*(const char **)((char *)ctx + o->offset) = arg;
+		break;
+	case OPT_CALL:
+		o->cb(ctx, arg, o);
+		break;
+	default:
+		break;
+	}
+}
+
+int options_parse(const char *cmd, const struct opt *opts, int argc, char **argv, void *ctx,
+		  int *dashdash_out)
+{
+	struct option longs[MAX_OPTS + 2];
+	char shorts[3 * MAX_OPTS + 2];
+	size_t n = count_opts(opts), nl = 0, ns = 0;
+	int dashdash = argc, c;
+
+	if (n > MAX_OPTS)
+		die("internal error: recce %s has more than %d options", cmd, MAX_OPTS);
+	shorts[ns++] = ':'; /* report a missing value as ':' */
+	for (size_t i = 0; i < n; i++) {
+		int has_arg = opts[i].arg_name ? required_argument : no_argument;
+		if (opts[i].long_name)
+			longs[nl++] = (struct option){opts[i].long_name, has_arg, NULL, (int)i + 1};
+		if (opts[i].short_name) {
+			shorts[ns++] = opts[i].short_name;
+			if (has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	shorts[ns] = 0;
+	longs[nl++] = (struct option){"list-options", no_argument, NULL, LIST_ID};
+	longs[nl] = (struct option){NULL, 0, NULL, 0};
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dashdash = i;
+			break;
+		}
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(dashdash, argv, shorts, longs, NULL)) != -1) {
+		if (c == LIST_ID) {
+			options_list(opts, stdout);
+			exit(0);
+		}
+		if (c == ':')
+			usage_die(cmd, "option '%s' needs a value", argv[optind - 1]);
+		const struct opt *o = NULL;
+		if (c > 0 && c <= (int)n)
+			o = &opts[c - 1];
+		for (size_t i = 0; !o && c != '?' && i < n; i++)
+			if (opts[i].short_name == c)
+				o = &opts[i];
+		if (!o)
+			usage_die(cmd, "unknown option '%s'", argv[optind - 1]);
+		apply(o, optarg, ctx);
+	}
+	if (dashdash_out) {
+		/* getopt moved the options before the operands, and "--"
+		 * stayed where it was. */
+		*dashdash_out = dashdash;
+	}
+	return optind;
+}
+
+void options_list(const struct opt *opts, FILE *out)
+{
+	for (const struct opt *o = opts; o->kind != OPT_END; o++) {
+		char names[96];
+		int len = 0;
+		if (o->short_name)
+			len += snprintf(names + len, sizeof(names) - (size_t)len, "-%c",
+					o->short_name);
+		if (o->long_name)
+			len += snprintf(names + len, sizeof(names) - (size_t)len, "%s--%s",
+					len ? ", " : "", o->long_name);
+		if (o->arg_name && len < (int)sizeof(names))
+			snprintf(names + len, sizeof(names) - (size_t)len, " %s", o->arg_name);
+		fprintf(out, "%s\t%s\n", names, o->help ? o->help : "");
+	}
+}

@@ -1,0 +1,90 @@
+/*
+ * recce's entry point: git-style dispatch from one commands[] table to one
+ * cmd_NAME() per subcommand file. `recce CMD --help` and `recce help CMD`
+ * print the same page, which is docs/recce-CMD.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/builtin.h"
+#include "cli/help.h"
+#include "cli/usage.h"
+#include "util/version.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+    {"record", cmd_record, "sample a live process or a command into a profile"},
+    {"report", cmd_report, "show a profile: top functions, lines, folded stacks, flamegraph"},
+    {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
+    {"trace", cmd_trace, "trace calls of live processes: arguments, returns, under limits"},
+    {"replay", cmd_replay, "print trace files, merged from several processes by time"},
+    {"help", cmd_help, "show the help page of a subcommand"},
+};
+
+static void list_commands(FILE *out)
+{
+	fprintf(out, "usage: recce [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'recce help COMMAND' or 'recce COMMAND --help' shows a command's page.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc < 2) {
+		help_show("", stdout);
+		list_commands(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return help_show("help", stdout) ? 1 : 0;
+	if (help_show(argv[1], stdout) < 0) {
+		error("no help page for '%s'", argv[1]);
+		list_commands(stderr);
+		return RECCE_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	/*
+	 * libdw fetches missing debug info over the network when
+	 * DEBUGINFOD_URLS is set (Debian sets it in login shells). A profiler
+	 * must never stall on a network at the end of a recording, so recce
+	 * uses only the debug info on this machine unless told otherwise.
+	 */
+	if (!getenv("RECCE_DEBUGINFOD"))
+		unsetenv("DEBUGINFOD_URLS");
+	if (argc < 2) {
+		list_commands(stderr);
+		return RECCE_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+		printf("recce %s\n", RECCE_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+		return cmd_help(1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, cmd) != 0)
+			continue;
+		for (int a = 2; a < argc; a++) {
+			if (strcmp(argv[a], "--") == 0)
+				break;
+			if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0)
+				return help_show(cmd, stdout) ? 1 : 0;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
+	error("'%s' is not a recce command", cmd);
+	list_commands(stderr);
+	return RECCE_EXIT_USAGE;
+}

@@ -1,0 +1,140 @@
+/*
+ * Messages, exits and small option-parsing helpers shared by subcommands.
+ */
+#include "cli/usage.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("recce: error: ", fmt, ap);
+	va_end(ap);
+	exit(RECCE_EXIT_ERROR);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("recce: error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("recce: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("recce: ", fmt, ap);
+	va_end(ap);
+}
+
+void usage_die(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("recce: usage: ", fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "see 'recce %s --help'\n", cmd);
+	exit(RECCE_EXIT_USAGE);
+}
+
+int parse_int(const char *s, long long min, long long max, long long *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v >= 0) || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int parse_int_list(const char *s, int64_t **out)
+{
+	size_t n = 1;
+
+	for (const char *c = s; *c; c++)
+		n += *c == ',';
+	int64_t *v = calloc(n, sizeof(*v));
+	if (!v)
+		return -1;
+	size_t i = 0;
+	const char *c = s;
+	while (i < n) {
+		char *end;
+		errno = 0;
+		long long x = strtoll(c, &end, 10);
+		if (errno || end == c || x < 0 || (*end && *end != ',')) {
+			free(v);
+			return -1;
+		}
+		v[i++] = x;
+		c = *end ? end + 1 : end;
+	}
+	*out = v;
+	return (int)n;
+}
+
+void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids)
+{
+	int64_t *v;
+	int n = parse_int_list(s, &v);
+
+	if (n <= 0)
+		usage_die(cmd, "-p wants a process id or a comma-separated list, not '%s'", s);
+	pid_t *grown = realloc(*pids, (*npids + (size_t)n) * sizeof(*grown));
+	if (!grown)
+		die("out of memory");
+	for (int i = 0; i < n; i++) {
+		if (v[i] <= 0 || v[i] > INT32_MAX)
+			usage_die(cmd, "-p: '%s' is not a process id", s);
+		grown[(*npids)++] = (pid_t)v[i];
+	}
+	free(v);
+	*pids = grown;
+}

@@ -1,0 +1,524 @@
+/*
+ * perf_event_open(2) sampling events and their ring buffers (see
+ * perf-events.h). Everything read from a ring is bounds-checked: a record
+ * whose size does not fit what the kernel says it wrote ends the pass over
+ * that ring rather than being trusted.
+ */
+#include "perf/perf-events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf/perf-ring.h"
+#include "util/u64map.h"
+
+#define DEFAULT_RING_PAGES_FP	 64  /* 256 KiB per CPU */
+#define DEFAULT_RING_PAGES_DWARF 512 /* 2 MiB per CPU: a sample carries its stack copy */
+#define SAMPLE_ID_BYTES		 24  /* pid/tid, time, identifier */
+
+struct perf_task {
+	pid_t tid;
+	int closed;
+	int *fds;      /* one per CPU, -1 once closed */
+	uint64_t *ids; /* one per CPU */
+};
+
+struct perf_events {
+	struct perf_events_config cfg;
+	int *cpus;
+	size_t ncpus;
+	struct perf_ring *rings;
+	struct perf_record *recs; /* one per ring: its peeked record */
+	struct perf_task *tasks;
+	size_t ntasks, tasks_cap;
+	struct u64map ids; /* event id -> task index */
+	int user_only;
+	uint64_t sample_type;
+	uint64_t nregs;
+	struct perf_events_stats stats;
+};
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+				unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+int perf_sysctl_read(const char *path, long long *out)
+{
+	char buf[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	char *end;
+	errno = 0;
+	long long v = strtoll(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* The attributes shared by the ring owners and the sampling events, so
+ * that PERF_EVENT_IOC_SET_OUTPUT accepts them (same clock) and every record
+ * carries the same sample_id trailer. */
+static void attr_common(const struct perf_events *pe, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->sample_type = pe->sample_type;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	/* Wake the reader when a ring is half full, not per sample: with
+	 * watermark set and wakeup_watermark 0 the kernel uses half the size
+	 * of the ring actually mapped (which may be smaller than asked). */
+	attr->watermark = 1;
+	attr->wakeup_watermark = 0;
+	attr->exclude_hv = 1;
+	if (pe->cfg.dwarf) {
+		/* The kernel validates these whenever sample_type asks for
+		 * them, even on the dummy. */
+		attr->sample_regs_user = PERF_EVENTS_REGS_MASK;
+		attr->sample_stack_user = pe->cfg.stack_bytes;
+	}
+}
+
+static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_t pages)
+{
+	struct perf_event_attr attr;
+
+	attr_common(pe, &attr);
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.exclude_kernel = 1;
+	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Halve the ring while the kernel refuses it, down to 8 pages. */
+	return perf_ring_map(r, fd, pages, 8);
+}
+
+int perf_events_new(const struct perf_events_config *cfg, struct perf_events **out)
+{
+	long long max_stack = 127;
+
+	if (!cfg->freq)
+		return -EINVAL;
+	if (cfg->dwarf && (cfg->stack_bytes < 8 || cfg->stack_bytes > PERF_EVENTS_MAX_STACK_BYTES ||
+			   cfg->stack_bytes % 8))
+		return -EINVAL;
+	struct perf_events *pe = calloc(1, sizeof(*pe));
+	if (!pe)
+		return -ENOMEM;
+	pe->cfg = *cfg;
+	u64map_init(&pe->ids);
+	perf_sysctl_read("/proc/sys/kernel/perf_event_max_stack", &max_stack);
+	if (max_stack < 1)
+		max_stack = 1;
+	if (max_stack > 65535)
+		max_stack = 65535;
+	if (!pe->cfg.max_stack || pe->cfg.max_stack > max_stack)
+		pe->cfg.max_stack = (uint16_t)max_stack;
+	pe->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (cfg->dwarf) {
+		pe->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		pe->nregs = (uint64_t)__builtin_popcountll(PERF_EVENTS_REGS_MASK);
+	}
+
+	int err = perf_cpus_online(&pe->cpus, &pe->ncpus);
+	if (err)
+		goto out_free;
+	pe->rings = calloc(pe->ncpus, sizeof(*pe->rings));
+	pe->recs = calloc(pe->ncpus, sizeof(*pe->recs));
+	if (!pe->rings || !pe->recs) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < pe->ncpus; i++)
+		perf_ring_init(&pe->rings[i]);
+	size_t pages = cfg->ring_pages;
+	if (!pages)
+		pages = cfg->dwarf ? DEFAULT_RING_PAGES_DWARF : DEFAULT_RING_PAGES_FP;
+	if (pages & (pages - 1)) {
+		err = -EINVAL;
+		goto out_free;
+	}
+
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		err = ring_open(pe, &pe->rings[i], pe->cpus[i], pages);
+		if (err) {
+			if (err == -EPERM)
+				err = -EACCES;
+			goto out_free;
+		}
+	}
+	*out = pe;
+	return 0;
+out_free:
+	perf_events_free(pe);
+	return err;
+}
+
+void perf_events_free(struct perf_events *pe)
+{
+	if (!pe)
+		return;
+	for (size_t t = 0; t < pe->ntasks; t++) {
+		perf_events_close_task(pe, (int)t);
+		free(pe->tasks[t].fds);
+		free(pe->tasks[t].ids);
+	}
+	free(pe->tasks);
+	if (pe->rings)
+		for (size_t i = 0; i < pe->ncpus; i++)
+			perf_ring_release(&pe->rings[i]);
+	free(pe->rings);
+	free(pe->recs);
+	free(pe->cpus);
+	u64map_release(&pe->ids);
+	free(pe);
+}
+
+int perf_events_id_task(const struct perf_events *pe, uint64_t id)
+{
+	uint64_t task;
+
+	return u64map_get(&pe->ids, id, &task) ? (int)task : -1;
+}
+
+size_t perf_events_ntasks(const struct perf_events *pe)
+{
+	return pe->ntasks;
+}
+
+int perf_events_user_only(const struct perf_events *pe)
+{
+	return pe->user_only;
+}
+
+static void attr_sampling(const struct perf_events *pe, struct perf_event_attr *attr)
+{
+	attr_common(pe, attr);
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->freq = 1;
+	attr->sample_freq = pe->cfg.freq;
+	attr->inherit = 1;
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->disabled = pe->cfg.enable_on_exec ? 1 : 0;
+	attr->enable_on_exec = pe->cfg.enable_on_exec ? 1 : 0;
+	attr->exclude_kernel = pe->user_only ? 1 : 0;
+	attr->sample_max_stack = pe->cfg.max_stack;
+	attr->exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
+}
+
+/* Opens the event of tid on one CPU, falling back to user-only sampling
+ * the first time kernel sampling is refused. */
+static int open_one(struct perf_events *pe, pid_t tid, int cpu)
+{
+	struct perf_event_attr attr;
+
+	for (;;) {
+		attr_sampling(pe, &attr);
+		int fd = (int)sys_perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		int err = errno;
+		if ((err == EACCES || err == EPERM) && !pe->user_only) {
+			pe->user_only = 1;
+			continue;
+		}
+		if (err == EPERM)
+			err = EACCES;
+		return -err;
+	}
+}
+
+static int task_slot(struct perf_events *pe)
+{
+	if (pe->ntasks == pe->tasks_cap) {
+		size_t ncap = pe->tasks_cap ? pe->tasks_cap * 2 : 16;
+		struct perf_task *n = realloc(pe->tasks, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		pe->tasks = n;
+		pe->tasks_cap = ncap;
+	}
+	struct perf_task *t = &pe->tasks[pe->ntasks];
+	memset(t, 0, sizeof(*t));
+	t->fds = malloc(pe->ncpus * sizeof(*t->fds));
+	t->ids = calloc(pe->ncpus, sizeof(*t->ids));
+	if (!t->fds || !t->ids) {
+		free(t->fds);
+		free(t->ids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < pe->ncpus; i++)
+		t->fds[i] = -1;
+	return 0;
+}
+
+int perf_events_open_task(struct perf_events *pe, pid_t tid)
+{
+	int err = task_slot(pe);
+
+	if (err)
+		return err;
+	struct perf_task *t = &pe->tasks[pe->ntasks];
+	t->tid = tid;
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		int fd = open_one(pe, tid, pe->cpus[i]);
+		if (fd < 0) {
+			err = fd;
+			goto out_close;
+		}
+		t->fds[i] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &t->ids[i]) < 0) {
+			err = -errno;
+			goto out_close;
+		}
+	}
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		err = u64map_put(&pe->ids, t->ids[i], pe->ntasks);
+		if (err)
+			goto out_close;
+	}
+	return (int)pe->ntasks++;
+out_close:
+	for (size_t i = 0; i < pe->ncpus; i++)
+		if (t->fds[i] >= 0)
+			close(t->fds[i]);
+	free(t->fds);
+	free(t->ids);
+	return err;
+}
+
+void perf_events_close_task(struct perf_events *pe, int task)
+{
+	if (task < 0 || (size_t)task >= pe->ntasks || pe->tasks[task].closed)
+		return;
+	struct perf_task *t = &pe->tasks[task];
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		if (t->fds[i] >= 0)
+			close(t->fds[i]);
+		t->fds[i] = -1;
+	}
+	t->closed = 1;
+}
+
+size_t perf_events_pollfds(const struct perf_events *pe, int *fds, size_t max)
+{
+	for (size_t i = 0; i < pe->ncpus && i < max; i++)
+		fds[i] = pe->rings[i].fd;
+	return pe->ncpus;
+}
+
+const struct perf_events_stats *perf_events_stats(const struct perf_events *pe)
+{
+	return &pe->stats;
+}
+
+/* A cursor over one record's bytes; every read is checked against end. */
+struct cursor {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static uint64_t cur_u64(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	if (c->end - c->p < 8) {
+		c->bad = 1;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+static const void *cur_bytes(struct cursor *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->bad = 1;
+		return NULL;
+	}
+	const void *v = c->p;
+	c->p += n;
+	return v;
+}
+
+/* A NUL-terminated string within [p, end). */
+static const char *bounded_str(const unsigned char *p, const unsigned char *end)
+{
+	if (p >= end || !memchr(p, 0, (size_t)(end - p)))
+		return NULL;
+	return (const char *)p;
+}
+
+static int parse_sample(const struct perf_events *pe, struct cursor *c, struct perf_record *r)
+{
+	r->id = cur_u64(c);
+	r->sample.ip = cur_u64(c);
+	uint64_t pidtid = cur_u64(c);
+	r->pid = (uint32_t)pidtid;
+	r->tid = (uint32_t)(pidtid >> 32);
+	r->time = cur_u64(c);
+	r->sample.period = cur_u64(c);
+	r->sample.nr = cur_u64(c);
+	if (c->bad || r->sample.nr > (uint64_t)(c->end - c->p) / 8)
+		return -EBADMSG;
+	r->sample.ips = cur_bytes(c, r->sample.nr * 8);
+	if (pe->cfg.dwarf) {
+		r->sample.abi = cur_u64(c);
+		if (r->sample.abi) {
+			r->sample.regs = cur_bytes(c, pe->nregs * 8);
+			if (!r->sample.regs)
+				return -EBADMSG;
+		}
+		uint64_t size = cur_u64(c);
+		if (size) {
+			r->sample.stack = cur_bytes(c, size);
+			uint64_t dyn = cur_u64(c);
+			if (c->bad)
+				return -EBADMSG;
+			r->sample.stack_size = dyn < size ? dyn : size;
+		}
+	}
+	return c->bad ? -EBADMSG : 0;
+}
+
+/* Parses one record of len bytes at p (8-byte aligned) into r. */
+static int parse_record(const struct perf_events *pe, const unsigned char *p, size_t len,
+			struct perf_record *r)
+{
+	struct perf_event_header h;
+	struct cursor c = {p + sizeof(h), p + len, 0};
+
+	memcpy(&h, p, sizeof(h));
+	memset(r, 0, sizeof(*r));
+	r->type = h.type;
+	r->misc = h.misc;
+	if (h.type == PERF_RECORD_SAMPLE)
+		return parse_sample(pe, &c, r);
+
+	/* Every other record ends with the sample_id trailer: pid/tid, time,
+	 * identifier. */
+	if (len < sizeof(h) + SAMPLE_ID_BYTES)
+		return -EBADMSG;
+	const unsigned char *trailer = p + len - SAMPLE_ID_BYTES;
+	uint64_t pidtid;
+	memcpy(&pidtid, trailer, 8);
+	memcpy(&r->time, trailer + 8, 8);
+	memcpy(&r->id, trailer + 16, 8);
+	c.end = trailer;
+
+	switch (h.type) {
+	case PERF_RECORD_MMAP2: {
+		uint64_t ids = cur_u64(&c);
+		r->pid = (uint32_t)ids;
+		r->tid = (uint32_t)(ids >> 32);
+		r->mmap.addr = cur_u64(&c);
+		r->mmap.len = cur_u64(&c);
+		r->mmap.pgoff = cur_u64(&c);
+		cur_bytes(&c, 24); /* maj, min, ino, ino_generation or build id */
+		uint64_t pf = cur_u64(&c);
+		r->mmap.prot = (uint32_t)pf;
+		r->mmap.flags = (uint32_t)(pf >> 32);
+		if (c.bad)
+			return -EBADMSG;
+		r->mmap.filename = bounded_str(c.p, c.end);
+		return r->mmap.filename ? 0 : -EBADMSG;
+	}
+	case PERF_RECORD_COMM: {
+		uint64_t ids = cur_u64(&c);
+		r->pid = (uint32_t)ids;
+		r->tid = (uint32_t)(ids >> 32);
+		if (c.bad)
+			return -EBADMSG;
+		r->comm.comm = bounded_str(c.p, c.end);
+		r->comm.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		return r->comm.comm ? 0 : -EBADMSG;
+	}
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT: {
+		uint64_t a = cur_u64(&c), b = cur_u64(&c);
+		r->pid = (uint32_t)a;
+		r->task.ppid = (uint32_t)(a >> 32);
+		r->tid = (uint32_t)b;
+		r->task.ptid = (uint32_t)(b >> 32);
+		return c.bad ? -EBADMSG : 0;
+	}
+	case PERF_RECORD_LOST:
+		cur_u64(&c);
+		r->lost.lost = cur_u64(&c);
+		r->pid = (uint32_t)pidtid;
+		r->tid = (uint32_t)(pidtid >> 32);
+		return c.bad ? -EBADMSG : 0;
+	default:
+		r->pid = (uint32_t)pidtid;
+		r->tid = (uint32_t)(pidtid >> 32);
+		return 0;
+	}
+}
+
+/* One pass of perf_events_read(): perf-ring's context. */
+struct read_pass {
+	struct perf_events *pe;
+	int (*fn)(const struct perf_record *rec, void *arg);
+	void *arg;
+};
+
+/* perf-ring's parse: every well-formed record is handled, in time order. */
+static int parse_pass(void *ctx, size_t ring, const unsigned char *p, size_t len, uint64_t *time)
+{
+	struct read_pass *rp = ctx;
+	struct perf_record *r = &rp->pe->recs[ring];
+
+	if (parse_record(rp->pe, p, len, r) < 0)
+		return -EBADMSG;
+	*time = r->time;
+	return 1;
+}
+
+static int handle_pass(void *ctx, size_t ring)
+{
+	struct read_pass *rp = ctx;
+
+	return rp->fn(&rp->pe->recs[ring], rp->arg);
+}
+
+int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record *rec, void *arg),
+		     void *arg)
+{
+	static const struct perf_ring_ops ops = {parse_pass, handle_pass};
+	struct read_pass rp = {pe, fn, arg};
+	struct perf_ring_counts counts = {0, 0};
+
+	int count = perf_rings_read(pe->rings, pe->ncpus, &ops, &rp, &counts);
+	pe->stats.records += (uint64_t)count;
+	pe->stats.malformed += counts.malformed;
+	pe->stats.wraps += counts.wraps;
+	return count;
+}

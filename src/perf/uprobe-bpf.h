@@ -1,0 +1,62 @@
+/*
+ * The BPF side of call tracing (uprobe.c's "link" mode): one small BPF
+ * program, written here instruction by instruction, that copies a probe
+ * hit (its cookie, pid and tid, time, argument and return registers, and
+ * optionally the return address and user call chain) into a perf ring
+ * through a BPF_MAP_TYPE_PERF_EVENT_ARRAY, and uprobe_multi links that
+ * attach it to many offsets of one file in one process at once.
+ *
+ * Why links rather than one uprobe perf event per thread and CPU: the
+ * kernel removes a probe's breakpoint only when its last consumer goes,
+ * and each perf event is a consumer whose removal waits for a grace
+ * period under a global lock, so removing P probes on T threads and C
+ * CPUs kept the target slowed for P*T*C grace periods (seconds). A link
+ * is one consumer per offset for a whole process, and its release takes
+ * every breakpoint out first and waits for one grace period after.
+ *
+ * Needs Linux 6.6 or later (uprobe_multi links) and CAP_BPF with
+ * CAP_PERFMON (or root). Every function returns a file descriptor the
+ * caller owns, or -errno.
+ */
+#ifndef RECCE_UPROBE_BPF_H
+#define RECCE_UPROBE_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UBPF_MAX_CHAIN 48 /* call chain entries a hit carries (the BPF stack is 512 bytes) */
+
+/*
+ * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
+ * 64-bit words, UBPF_NWORDS of them plus UBPF_MAX_CHAIN chain entries when
+ * the program was built with a call chain.
+ */
+enum {
+	UBPF_COOKIE,		     /* the link's cookie for the offset hit */
+	UBPF_PID_TGID,		     /* tgid << 32 | tid */
+	UBPF_TIME,		     /* CLOCK_MONOTONIC ns */
+	UBPF_AX,		     /* then cx dx si di r8 r9, as the next six words */
+	UBPF_RET_ADDR = UBPF_AX + 7, /* the word at the stack pointer (a call's return address) */
+	UBPF_CHAIN_BYTES,	     /* bytes of chain that follow, 0 without a chain */
+	UBPF_NWORDS,
+};
+
+/* A BPF_MAP_TYPE_PERF_EVENT_ARRAY of n entries, one per CPU number. */
+int ubpf_map_new(size_t n);
+
+/* Puts the perf event fd (a PERF_COUNT_SW_BPF_OUTPUT event) at index cpu. */
+int ubpf_map_set(int map_fd, int cpu, int event_fd);
+
+/* Loads the program writing into map_fd; with callchain, records carry the
+ * return address and the user call chain. On failure, a verifier log (if
+ * any) is left in log, of size log_len. */
+int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len);
+
+/* Attaches prog at the n offsets of path (cookie i for offset i), as return
+ * probes if retprobe is set, for process pid only (its threads, present
+ * and future). */
+int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		  size_t n, int retprobe, pid_t pid);
+
+#endif

@@ -1,0 +1,806 @@
+/*
+ * Uprobes through the perf_event_open uprobe PMU (see uprobe.h). The
+ * records of all CPU rings are merged by time so that a call is always seen
+ * before its return, even when the thread moved to another CPU in between.
+ *
+ * Each CPU has two rings. The hits go to a "hit ring" that wakes the
+ * reader only every cfg->wakeup_hits hits: a wakeup is an interrupt and a
+ * context switch paid in the target's thread, several times the cost of
+ * the probe itself, so waking on every hit would multiply what tracing
+ * costs the target. The thread watchers' records (a thread created or
+ * ended) go to a "task ring" that wakes the reader at once, because a new
+ * thread's calls go unseen until its probes are open.
+ */
+#include "perf/uprobe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf/perf-ring.h"
+#include "perf/uprobe-bpf.h"
+#include "util/array.h"
+#include "util/u64map.h"
+
+#define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
+/* AX, CX, DX, SI, DI, R8, R9 in the kernel's PERF_REG_X86_* numbering; the
+ * sample holds them in this (ascending) order. */
+#define REGS_MASK                                                                                  \
+	((1ULL << 0) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 16) |      \
+	 (1ULL << 17))
+#define NREGS	   7
+#define TID_PROBED 1 /* u64map value of a thread whose probes are open */
+#define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
+
+/* A ring's parsed next hit (perf-ring.h's per-ring slot). */
+struct uprobe_slot {
+	struct uprobe_hit hit;
+	uint64_t chain[UPROBE_MAX_CHAIN];
+};
+
+/* What a probe is, to attach it to every process and thread traced. */
+struct uprobe_probe {
+	char *path;
+	uint64_t offset;
+	int retprobe;
+};
+
+struct uprobe_fd {
+	int fd;
+	pid_t tid; /* the thread of a probe event or watcher; a link's process */
+	int link;  /* a BPF link (closed in parallel by uprobe_set_remove_all()) */
+};
+
+struct uprobe_set {
+	struct uprobe_set_config cfg;
+	/* Link mode (BPF uprobe_multi links, one per file, direction and
+	 * process) when the kernel has them, else one perf uprobe event per
+	 * probe, thread and CPU. */
+	int links;
+	int map_fd, prog_fd;	/* link mode */
+	const char *error_path; /* the file whose probes failed to attach */
+	uint32_t pmu_type;
+	int retprobe_bit;
+	int *cpus;
+	size_t ncpus;
+	/* rings[c] is CPU c's hit ring, rings[ncpus + c] its task ring. */
+	struct perf_ring *rings;
+	struct uprobe_slot *slots; /* one per ring */
+	struct uprobe_probe *probes;
+	size_t nprobes, probes_cap;
+	/* Every probe event and every thread watcher, closed by
+	 * uprobe_set_remove_all() (or when their thread exits). */
+	struct uprobe_fd *fds;
+	size_t nfds, fds_cap;
+	int removed;
+	struct u64map ids;  /* event id -> probe index << 1 | retprobe */
+	struct u64map tids; /* thread -> TID_PROBED or TID_GONE */
+	uint64_t sample_type;
+	struct uprobe_stats stats;
+	int (*fn)(const struct uprobe_hit *hit, void *arg); /* during uprobe_set_read() */
+	void *arg;
+};
+
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+				unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = 0;
+	return 0;
+}
+
+/* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
+ * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
+static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
+{
+	char buf[64];
+	int err = read_small_file("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
+
+	if (err)
+		return -ENOENT;
+	*type = (uint32_t)strtoul(buf, NULL, 10);
+	/* The file reads "config:0"; without it, bit 0 is what every kernel
+	 * since 4.17 uses. */
+	*retprobe_bit = 0;
+	if (read_small_file("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
+			    sizeof(buf)) == 0 &&
+	    strncmp(buf, "config:", 7) == 0) {
+		int bit = atoi(buf + 7);
+		if (bit >= 0 && bit < 64)
+			*retprobe_bit = bit;
+	}
+	return 0;
+}
+
+static void attr_common(const struct uprobe_set *u, struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->sample_type = u->sample_type;
+	attr->sample_period = 1;
+	attr->sample_regs_user = REGS_MASK;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->wakeup_events = (uint32_t)u->cfg.wakeup_hits;
+	attr->exclude_callchain_kernel = 1;
+	attr->sample_max_stack = UPROBE_MAX_CHAIN;
+	if (u->sample_type & PERF_SAMPLE_STACK_USER)
+		attr->sample_stack_user = 8;
+}
+
+/* A dummy event: it never samples, it owns a ring or reports tasks. */
+static void attr_dummy(const struct uprobe_set *u, struct perf_event_attr *attr)
+{
+	attr_common(u, attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->exclude_kernel = 1;
+}
+
+/* A hit ring wakes the reader by its hits' wakeup_events (or when half
+ * full); a task ring, with a 1-byte watermark, for every record. In link
+ * mode a hit ring belongs to the BPF output event the program writes to. */
+static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t pages, int task)
+{
+	struct perf_event_attr attr;
+
+	attr_dummy(u, &attr);
+	attr.wakeup_events = 0;
+	if (task) {
+		attr.watermark = 1;
+		attr.wakeup_watermark = 1;
+	} else if (u->links) {
+		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+		attr.sample_type = PERF_SAMPLE_RAW;
+		attr.sample_period = 1;
+		attr.wakeup_events = (uint32_t)u->cfg.wakeup_hits;
+	}
+	/* The program writes from the traced threads: its event must be
+	 * active whatever runs on the CPU (pid -1), not only recce. */
+	pid_t pid = !task && u->links ? -1 : 0;
+	int fd = (int)sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno == EPERM ? -EACCES : -errno;
+	return perf_ring_map(r, fd, pages, pages);
+}
+
+/*
+ * Link mode needs a BPF map, the program and a kernel that makes uprobe_multi
+ * links (6.6): the test link, on "/", fails with EBADF where links exist
+ * (the path is not a regular file) and EINVAL where they do not.
+ */
+static int links_open(struct uprobe_set *u, size_t nmap)
+{
+	static const uint64_t zero = 0;
+
+	u->map_fd = ubpf_map_new(nmap);
+	if (u->map_fd < 0)
+		return u->map_fd;
+	u->prog_fd = ubpf_prog_new(u->map_fd, u->cfg.callchain, NULL, 0);
+	if (u->prog_fd < 0)
+		return u->prog_fd;
+	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, 0, getpid());
+	if (fd >= 0)
+		close(fd);
+	return fd == -EBADF ? 0 : -EOPNOTSUPP;
+}
+
+static void links_close(struct uprobe_set *u)
+{
+	if (u->prog_fd >= 0)
+		close(u->prog_fd);
+	if (u->map_fd >= 0)
+		close(u->map_fd);
+	u->prog_fd = u->map_fd = -1;
+}
+
+int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
+{
+	struct uprobe_set *u = calloc(1, sizeof(*u));
+	int err;
+
+	if (!u)
+		return -ENOMEM;
+	u->cfg = *cfg;
+	u->map_fd = u->prog_fd = -1;
+	if (u->cfg.wakeup_hits == 0)
+		u->cfg.wakeup_hits = 1;
+	u64map_init(&u->ids);
+	u64map_init(&u->tids);
+	err = perf_cpus_online(&u->cpus, &u->ncpus);
+	if (err)
+		goto out_free;
+	if (!getenv("RECCE_NO_BPF") && links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
+		u->links = 1;
+	else
+		links_close(u);
+	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
+	if (err && !u->links)
+		goto out_free;
+	u->sample_type =
+	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
+	/* At a function's first instruction the caller has no frame of its
+	 * own yet: the frame-pointer walk skips it, and only the return
+	 * address at the stack pointer names it. 8 bytes of stack give it. */
+	if (cfg->callchain)
+		u->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+	u->rings = calloc(2 * u->ncpus, sizeof(*u->rings));
+	u->slots = calloc(2 * u->ncpus, sizeof(*u->slots));
+	if (!u->rings || !u->slots) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < 2 * u->ncpus; i++)
+		perf_ring_init(&u->rings[i]);
+	size_t pages = cfg->ring_pages ? cfg->ring_pages : DEFAULT_RING_PAGES;
+	if (pages & (pages - 1)) {
+		err = -EINVAL;
+		goto out_free;
+	}
+	/* Task records are few and small: a task ring is an eighth of a
+	 * hit ring, at least one page. */
+	for (size_t i = 0; i < 2 * u->ncpus; i++) {
+		int task = i >= u->ncpus;
+		size_t n = task ? (pages >= 8 ? pages / 8 : 1) : pages;
+		err = ring_open(u, &u->rings[i], u->cpus[i % u->ncpus], n, task);
+		if (!err && u->links && !task)
+			err = ubpf_map_set(u->map_fd, u->cpus[i], u->rings[i].fd);
+		if (err)
+			goto out_free;
+	}
+	*out = u;
+	return 0;
+out_free:
+	uprobe_set_free(u);
+	return err;
+}
+
+static void *close_link(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/*
+ * Releasing a link takes its breakpoints out of the target at once and
+ * then waits for a grace period (tens of milliseconds); an entry and a
+ * return link of the same function share its breakpoint, which goes with
+ * the later of the two. So the links are closed from threads of their
+ * own, and the waits overlap: the target is back to full speed within the
+ * kernel's own removal time, however many threads and CPUs it has.
+ * (Should a thread not start, its link is closed here.)
+ *
+ * In event mode each close waits for that grace period under a lock the
+ * kernel holds for every probe event, and a breakpoint stays until the
+ * last event of its probe (one per thread and CPU) is closed: nothing
+ * here can shorten that, and make bench measures it.
+ */
+void uprobe_set_remove_all(struct uprobe_set *u)
+{
+	pthread_t threads[64];
+	size_t nthreads = 0;
+
+	for (size_t i = 0; i < u->nfds; i++) {
+		if (u->fds[i].link && nthreads < sizeof(threads) / sizeof(threads[0]) &&
+		    pthread_create(&threads[nthreads], NULL, close_link,
+				   (void *)(intptr_t)u->fds[i].fd) == 0)
+			nthreads++;
+		else
+			close(u->fds[i].fd);
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		pthread_join(threads[t], NULL);
+	u->nfds = 0;
+	u->removed = 1;
+}
+
+void uprobe_set_free(struct uprobe_set *u)
+{
+	if (!u)
+		return;
+	uprobe_set_remove_all(u);
+	links_close(u);
+	free(u->fds);
+	if (u->rings)
+		for (size_t i = 0; i < 2 * u->ncpus; i++)
+			perf_ring_release(&u->rings[i]);
+	free(u->rings);
+	free(u->slots);
+	for (size_t i = 0; i < u->nprobes; i++)
+		free(u->probes[i].path);
+	free(u->probes);
+	free(u->cpus);
+	u64map_release(&u->ids);
+	u64map_release(&u->tids);
+	free(u);
+}
+
+static int fds_push(struct uprobe_set *u, int fd, pid_t tid, int link)
+{
+	struct uprobe_fd *n = array_reserve(u->fds, &u->fds_cap, u->nfds + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	u->fds = n;
+	u->fds[u->nfds++] = (struct uprobe_fd){fd, tid, link};
+	return 0;
+}
+
+/* Closes the descriptors opened since the first `first`. */
+static void fds_truncate(struct uprobe_set *u, size_t first)
+{
+	while (u->nfds > first)
+		close(u->fds[--u->nfds].fd);
+}
+
+/* Opens attr on thread tid on every CPU into that CPU's ring (its task
+ * ring when task is set, else its hit ring), recording each event's id
+ * with value id_val unless id_val is UINT64_MAX. Returns 0, -ESRCH when
+ * the thread has exited, or -errno (every descriptor it opened closed
+ * again). */
+static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_t tid,
+			uint64_t id_val, int task)
+{
+	size_t first = u->nfds;
+	int err;
+
+	for (size_t c = 0; c < u->ncpus; c++) {
+		int fd = (int)sys_perf_event_open(attr, tid, u->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = errno == EPERM ? -EACCES : -errno;
+			goto out_close;
+		}
+		uint64_t id;
+		if (fds_push(u, fd, tid, 0) < 0) {
+			close(fd);
+			err = -ENOMEM;
+			goto out_close;
+		}
+		errno = 0;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[task ? u->ncpus + c : c].fd) <
+			0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
+		    (id_val != UINT64_MAX && u64map_put(&u->ids, id, id_val) < 0)) {
+			err = errno ? -errno : -ENOMEM;
+			goto out_close;
+		}
+	}
+	return 0;
+out_close:
+	fds_truncate(u, first);
+	return err;
+}
+
+/*
+ * A probe event is never inherited: the kernel would set up the inherited
+ * copy by reading uprobe_path again, from the memory of the thread that
+ * calls clone(), where recce's pointer means nothing, and the target's
+ * clone() would fail with EFAULT. Instead a dummy event with inherit and
+ * task set watches each thread: its PERF_RECORD_FORK names every thread
+ * and process the target creates, and the probes are opened on it then.
+ */
+static int open_watcher(struct uprobe_set *u, pid_t tid)
+{
+	struct perf_event_attr attr;
+
+	attr_dummy(u, &attr);
+	attr.inherit = 1;
+	attr.task = 1;
+	attr.sample_id_all = 1; /* the merge needs the records' times */
+	return open_on_cpus(u, &attr, tid, UINT64_MAX, 1);
+}
+
+static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
+{
+	const struct uprobe_probe *p = &u->probes[probe];
+	struct perf_event_attr attr;
+
+	attr_common(u, &attr);
+	attr.type = u->pmu_type;
+	attr.config = p->retprobe ? 1ULL << u->retprobe_bit : 0;
+	attr.config1 = (uint64_t)(uintptr_t)p->path; /* uprobe_path */
+	attr.config2 = p->offset;		     /* probe_offset */
+	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
+}
+
+/*
+ * Link mode: the links of every probe for process pid, one per file and
+ * direction, each offset's cookie its probe's index. Returns 0 or -errno
+ * (-ESRCH when the process is gone), with u->error_path naming the file
+ * whose link failed.
+ */
+static int attach_links(struct uprobe_set *u, pid_t pid)
+{
+	uint64_t *offsets = calloc(u->nprobes, sizeof(*offsets));
+	uint64_t *cookies = calloc(u->nprobes, sizeof(*cookies));
+	char *done = calloc(u->nprobes, 1);
+	int err = offsets && cookies && done ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < u->nprobes && !err; i++) {
+		const struct uprobe_probe *p = &u->probes[i];
+		size_t n = 0;
+		if (done[i])
+			continue;
+		for (size_t j = i; j < u->nprobes; j++)
+			if (!done[j] && u->probes[j].retprobe == p->retprobe &&
+			    strcmp(u->probes[j].path, p->path) == 0) {
+				offsets[n] = u->probes[j].offset;
+				cookies[n++] = j;
+				done[j] = 1;
+			}
+		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n, p->retprobe, pid);
+		if (fd < 0) {
+			err = fd;
+			u->error_path = p->path;
+		} else if ((err = fds_push(u, fd, pid, 1)) < 0) {
+			close(fd);
+		}
+	}
+	free(offsets);
+	free(cookies);
+	free(done);
+	return err;
+}
+
+/* Event mode: every probe on each of the threads tids (those that exited
+ * meanwhile skipped). Returns 0 or -errno, as attach_links(). */
+static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
+{
+	for (size_t i = 0; i < u->nprobes; i++) {
+		size_t opened = 0;
+		int err = 0;
+		for (size_t t = 0; t < ntids && !err; t++) {
+			err = open_probe(u, i, tids[t]);
+			if (err == -ESRCH)
+				err = 0; /* exited meanwhile */
+			else if (!err)
+				opened++;
+		}
+		if (!err && !opened)
+			err = -ESRCH;
+		if (err) {
+			u->error_path = u->probes[i].path;
+			return err;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A thread or process created while tracing (a PERF_RECORD_FORK). In link
+ * mode a new thread is traced already (links are per process) and a new
+ * process gets links of its own; in event mode every probe is opened on
+ * the new thread. Best effort: a task that already exited has nothing to
+ * trace.
+ */
+static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
+{
+	uint64_t state;
+
+	if (u->removed || (u64map_get(&u->tids, (uint64_t)tid, &state) && state == TID_PROBED))
+		return;
+	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
+		return;
+	if (u->links) {
+		if (pid != ppid && tid == pid && attach_links(u, pid) < 0)
+			u->stats.unfollowed++;
+		return;
+	}
+	for (size_t i = 0; i < u->nprobes; i++)
+		if (open_probe(u, i, tid) < 0)
+			u->stats.unfollowed++;
+}
+
+/* Closes the events of a thread that exited, so that a target that keeps
+ * creating threads does not run recce out of descriptors. A process's
+ * links stay: its other threads may run on. */
+static void forget_thread(struct uprobe_set *u, pid_t tid)
+{
+	size_t j = 0;
+
+	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, NULL))
+		return;
+	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
+	for (size_t i = 0; i < u->nfds; i++) {
+		if (u->fds[i].tid == tid && !u->fds[i].link)
+			close(u->fds[i].fd);
+		else
+			u->fds[j++] = u->fds[i];
+	}
+	u->nfds = j;
+}
+
+int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe)
+{
+	struct uprobe_probe *probes =
+	    array_reserve(u->probes, &u->probes_cap, u->nprobes + 1, sizeof(*probes));
+	if (!probes)
+		return -ENOMEM;
+	u->probes = probes;
+	struct uprobe_probe *p = &u->probes[u->nprobes];
+	p->path = strdup(path);
+	p->offset = offset;
+	p->retprobe = retprobe != 0;
+	if (!p->path)
+		return -ENOMEM;
+	return (int)u->nprobes++;
+}
+
+int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
+{
+	size_t first = u->nfds, alive = 0;
+	int err = 0;
+
+	u->error_path = NULL;
+	for (size_t t = 0; t < ntids && !err; t++) {
+		uint64_t state;
+		int rc = 0;
+		if (!u64map_get(&u->tids, (uint64_t)tids[t], &state)) {
+			rc = open_watcher(u, tids[t]);
+			if (!rc && u64map_put(&u->tids, (uint64_t)tids[t], TID_PROBED) < 0)
+				rc = -ENOMEM;
+		}
+		if (rc == -ESRCH)
+			continue; /* exited meanwhile */
+		err = rc;
+		alive++;
+	}
+	if (!err && !alive)
+		err = -ESRCH;
+	if (!err)
+		err = u->links ? attach_links(u, pid) : attach_events(u, tids, ntids);
+	if (err)
+		fds_truncate(u, first);
+	return err;
+}
+
+const char *uprobe_set_error_path(const struct uprobe_set *u)
+{
+	return u->error_path;
+}
+
+int uprobe_set_uses_links(const struct uprobe_set *u)
+{
+	return u->links;
+}
+
+size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)
+{
+	for (size_t i = 0; i < 2 * u->ncpus && i < max; i++)
+		fds[i] = u->rings[i].fd;
+	return 2 * u->ncpus;
+}
+
+const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
+{
+	return &u->stats;
+}
+
+/*
+ * At a function's entry its caller has no frame of its own yet: the
+ * frame-pointer walk skips it, and only the return address at the stack
+ * pointer names it. Inserts it as the chain's second entry unless the walk
+ * already found it.
+ */
+static void insert_caller(struct uprobe_slot *r, uint64_t ret_addr)
+{
+	struct uprobe_hit *hit = &r->hit;
+
+	if (hit->retprobe || hit->nchain < 1 || (hit->nchain >= 2 && r->chain[1] == ret_addr))
+		return;
+	size_t n = hit->nchain < UPROBE_MAX_CHAIN ? hit->nchain : UPROBE_MAX_CHAIN - 1;
+	memmove(r->chain + 2, r->chain + 1, (n - 1) * sizeof(r->chain[0]));
+	r->chain[1] = ret_addr;
+	hit->nchain = n + 1;
+}
+
+/* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
+ * data of a sample. */
+static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
+		     const unsigned char *end)
+{
+	uint64_t w[UBPF_NWORDS];
+	uint32_t size;
+
+	if (end - p < 4)
+		return -EBADMSG;
+	memcpy(&size, p, 4);
+	p += 4;
+	if (size > (size_t)(end - p) || size < sizeof(w))
+		return -EBADMSG;
+	memcpy(w, p, sizeof(w));
+	if (w[UBPF_COOKIE] >= u->nprobes)
+		return 0; /* not one of ours: cannot happen, skip */
+	struct uprobe_hit *hit = &r->hit;
+	memset(hit, 0, sizeof(*hit));
+	hit->probe = (int)w[UBPF_COOKIE];
+	hit->retprobe = u->probes[hit->probe].retprobe;
+	hit->pid = (uint32_t)(w[UBPF_PID_TGID] >> 32);
+	hit->tid = (uint32_t)w[UBPF_PID_TGID];
+	hit->time = w[UBPF_TIME];
+	/* Words AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
+	hit->ret = w[UBPF_AX];
+	hit->args[0] = w[UBPF_AX + 4];
+	hit->args[1] = w[UBPF_AX + 3];
+	hit->args[2] = w[UBPF_AX + 2];
+	hit->args[3] = w[UBPF_AX + 1];
+	hit->args[4] = w[UBPF_AX + 5];
+	hit->args[5] = w[UBPF_AX + 6];
+	hit->has_regs = 1;
+	hit->chain = r->chain;
+	uint64_t bytes = w[UBPF_CHAIN_BYTES];
+	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
+		return -EBADMSG;
+	for (uint64_t i = 0; i < bytes / 8 && hit->nchain < UPROBE_MAX_CHAIN; i++) {
+		uint64_t ip;
+		memcpy(&ip, p + sizeof(w) + i * 8, 8);
+		if (ip < PERF_CONTEXT_MAX)
+			r->chain[hit->nchain++] = ip;
+	}
+	if (bytes && w[UBPF_RET_ADDR])
+		insert_caller(r, w[UBPF_RET_ADDR]);
+	return 1;
+}
+
+/* Parses a sample of len bytes at p into r->hit; -EBADMSG if it does not
+ * fit. Returns 1 for a hit, 0 for a record to skip. */
+static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
+			size_t len)
+{
+	struct perf_event_header h;
+	const unsigned char *end = p + len;
+	uint64_t v[3];
+
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	if (h.type == PERF_RECORD_LOST) {
+		if (end - p >= 16) {
+			memcpy(v, p, 16);
+			u->stats.lost += v[1];
+		}
+		return 0;
+	}
+	if (h.type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (u->links)
+		return parse_raw(u, r, p, end);
+	if (end - p < 24)
+		return -EBADMSG;
+	memcpy(v, p, 24); /* identifier, pid/tid, time */
+	p += 24;
+	struct uprobe_hit *hit = &r->hit;
+	uint64_t probe;
+	memset(hit, 0, sizeof(*hit));
+	if (!u64map_get(&u->ids, v[0], &probe))
+		return 0; /* an event of a removed probe set: cannot happen, skip */
+	hit->probe = (int)(probe >> 1);
+	hit->retprobe = (int)(probe & 1);
+	hit->pid = (uint32_t)v[1];
+	hit->tid = (uint32_t)(v[1] >> 32);
+	hit->time = v[2];
+	hit->chain = r->chain;
+	if (u->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr;
+		if (end - p < 8)
+			return -EBADMSG;
+		memcpy(&nr, p, 8);
+		p += 8;
+		if (nr > (uint64_t)(end - p) / 8)
+			return -EBADMSG;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t ip;
+			memcpy(&ip, p + i * 8, 8);
+			if (ip >= PERF_CONTEXT_MAX)
+				continue; /* a PERF_CONTEXT_* marker */
+			if (hit->nchain < UPROBE_MAX_CHAIN)
+				r->chain[hit->nchain++] = ip;
+		}
+		p += nr * 8;
+	}
+	uint64_t abi;
+	if (end - p < 8)
+		return -EBADMSG;
+	memcpy(&abi, p, 8);
+	p += 8;
+	if (abi) {
+		uint64_t regs[NREGS];
+		if ((size_t)(end - p) < sizeof(regs))
+			return -EBADMSG;
+		memcpy(regs, p, sizeof(regs));
+		/* Sample order AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
+		hit->ret = regs[0];
+		hit->args[0] = regs[4];
+		hit->args[1] = regs[3];
+		hit->args[2] = regs[2];
+		hit->args[3] = regs[1];
+		hit->args[4] = regs[5];
+		hit->args[5] = regs[6];
+		hit->has_regs = 1;
+		p += sizeof(regs);
+	}
+	if (u->sample_type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size, ret_addr = 0, dyn = 0;
+		if (end - p < 8)
+			return -EBADMSG;
+		memcpy(&size, p, 8);
+		p += 8;
+		if (size) {
+			if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+				return -EBADMSG;
+			if (size >= 8)
+				memcpy(&ret_addr, p, 8);
+			memcpy(&dyn, p + size, 8);
+		}
+		if (dyn >= 8)
+			insert_caller(r, ret_addr);
+	}
+	return 1;
+}
+
+/* perf-ring's parse: a sample into the ring's slot; a thread created or
+ * exited is handled here and skipped. */
+static int parse_one(void *ctx, size_t ring, const unsigned char *p, size_t len, uint64_t *time)
+{
+	struct uprobe_set *u = ctx;
+	struct uprobe_slot *s = &u->slots[ring];
+	struct perf_event_header h;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
+		uint32_t ids[4]; /* pid, ppid, tid, ptid */
+		if (len < sizeof(h) + sizeof(ids))
+			return -EBADMSG;
+		memcpy(ids, p + sizeof(h), sizeof(ids));
+		if (h.type == PERF_RECORD_FORK)
+			follow_task(u, (pid_t)ids[0], (pid_t)ids[1], (pid_t)ids[2]);
+		else
+			forget_thread(u, (pid_t)ids[2]);
+		return 0;
+	}
+	int rc = parse_record(u, s, p, len);
+	if (rc > 0)
+		*time = s->hit.time;
+	return rc;
+}
+
+static int handle_one(void *ctx, size_t ring)
+{
+	struct uprobe_set *u = ctx;
+
+	u->stats.hits++;
+	return u->fn(&u->slots[ring].hit, u->arg);
+}
+
+int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit, void *arg),
+		    void *arg)
+{
+	static const struct perf_ring_ops ops = {parse_one, handle_one};
+	struct perf_ring_counts counts = {0, 0};
+
+	u->fn = fn;
+	u->arg = arg;
+	int n = perf_rings_read(u->rings, 2 * u->ncpus, &ops, u, &counts);
+	u->stats.malformed += counts.malformed;
+	return n;
+}

@@ -1,0 +1,133 @@
+/*
+ * Naming the code at an address of a process (see frame-name.h). The
+ * perf maps are kept in a small array searched linearly: a namer sees a
+ * few processes that have one (JIT runtimes), and each lookup is cached
+ * by its caller per address.
+ */
+#include "proc/frame-name.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/proc-maps.h"
+#include "symbols/perfmap.h"
+#include "util/array.h"
+#include "util/path.h"
+
+struct perfmap_slot {
+	pid_t pid;
+	struct perfmap *map; /* NULL: the process has none (or not its user's) */
+};
+
+struct frame_namer {
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct perfmap_slot *maps;
+	size_t nmaps, cap;
+};
+
+struct frame_namer *frame_namer_new(struct symbolizer *sym, struct proc_registry *procs)
+{
+	struct frame_namer *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->sym = sym;
+	n->procs = procs;
+	return n;
+}
+
+void frame_namer_free(struct frame_namer *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nmaps; i++)
+		perfmap_free(n->maps[i].map);
+	free(n->maps);
+	free(n);
+}
+
+/* The perf map of pid, loaded on first use; NULL if it has none. */
+static const struct perfmap *perfmap_of(struct frame_namer *n, pid_t pid)
+{
+	for (size_t i = 0; i < n->nmaps; i++)
+		if (n->maps[i].pid == pid)
+			return n->maps[i].map;
+	struct perfmap_slot *s = array_reserve(n->maps, &n->cap, n->nmaps + 1, sizeof(*s));
+	if (!s)
+		return NULL; /* not remembered: tried again next time */
+	n->maps = s;
+	s = &n->maps[n->nmaps++];
+	s->pid = pid;
+	if (perfmap_load(pid, procs_uid(n->procs, pid), NULL, &s->map) < 0)
+		s->map = NULL;
+	return s->map;
+}
+
+void frame_namer_forget(struct frame_namer *n, pid_t pid)
+{
+	for (size_t i = 0; i < n->nmaps; i++)
+		if (n->maps[i].pid == pid) {
+			perfmap_free(n->maps[i].map);
+			n->maps[i] = n->maps[--n->nmaps];
+			return;
+		}
+}
+
+void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonleaf,
+		      struct frame_name *out)
+{
+	const struct proc_map *m = procs_find(n->procs, pid, addr);
+
+	out->kind = FRAME_UNKNOWN;
+	out->map = m;
+	out->offset = 0;
+	out->jit_name = NULL;
+	out->nframes = 0;
+	if (!m)
+		return;
+	uint64_t look = nonleaf && addr > m->start ? addr - 1 : addr;
+	out->offset = addr - m->start + m->pgoff;
+	if (!m->file) {
+		const struct perfmap *pm = perfmap_of(n, pid);
+		uint64_t start;
+		out->jit_name = pm ? perfmap_lookup(pm, look, &start) : NULL;
+		if (out->jit_name)
+			out->kind = FRAME_JIT;
+		else if (m->path && (m->path[0] == '/' || strcmp(m->path, "[vdso]") == 0))
+			out->kind = FRAME_OFFSET;
+		return;
+	}
+	struct sym_frame frames[FRAME_MAX_INLINE];
+	uint64_t vaddr;
+	int nf = 0;
+	if (sym_file_offset_to_vaddr(m->file, look - m->start + m->pgoff, &vaddr) == 0)
+		nf = symbolizer_lookup(n->sym, m->file, vaddr, frames, FRAME_MAX_INLINE);
+	if (nf <= 0 || !frames[0].function) {
+		out->kind = FRAME_OFFSET;
+		return;
+	}
+	for (int i = 0; i < nf && i < FRAME_MAX_INLINE; i++)
+		if (frames[i].function)
+			out->frames[out->nframes++] = frames[i];
+	out->kind = FRAME_SYMBOL;
+}
+
+void frame_name_format(const struct frame_name *f, char *buf, size_t len)
+{
+	switch (f->kind) {
+	case FRAME_SYMBOL:
+		snprintf(buf, len, "%s", f->frames[0].function);
+		break;
+	case FRAME_JIT:
+		snprintf(buf, len, "%s", f->jit_name);
+		break;
+	case FRAME_OFFSET:
+		snprintf(buf, len, "%s+0x%llx", path_base(f->map->path ? f->map->path : "?"),
+			 (unsigned long long)f->offset);
+		break;
+	default:
+		snprintf(buf, len, "[unknown]");
+	}
+}

@@ -1,0 +1,474 @@
+/*
+ * The process registry (see proc-maps.h). Each process keeps its
+ * executable mappings sorted and non-overlapping, as the kernel does: a
+ * new mapping cuts away whatever it covers of older ones. Files are
+ * opened when the mapping is learnt, through /proc/PID/map_files/ first
+ * (the very file that is mapped, even if it was deleted or replaced since),
+ * so that symbolizing later does not depend on the process or the path
+ * still being there.
+ */
+#include "proc/proc-maps.h"
+
+#include "symbols/symbolize.h"
+#include "util/array.h"
+#include "util/lines.h"
+#include "util/strpool.h"
+#include "util/u64map.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A maps line: fixed fields of about 75 bytes, then a path. */
+#define PATH_MAX_LEN   4096
+#define MAPS_LINE_MAX  (PATH_MAX_LEN + 128)
+#define DELETED_SUFFIX " (deleted)"
+
+struct proc {
+	pid_t pid;
+	uid_t uid;
+	const char *comm;
+	struct proc_map *maps; /* sorted by start, non-overlapping */
+	size_t nmaps, cap;
+};
+
+struct proc_registry {
+	struct symbolizer *sym;
+	struct u64map by_pid; /* pid -> index in procs[] */
+	struct proc *procs;
+	size_t nprocs, cap;
+	struct strpool strings;
+};
+
+struct proc_registry *procs_new(struct symbolizer *sym)
+{
+	struct proc_registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->sym = sym;
+	u64map_init(&r->by_pid);
+	strpool_init(&r->strings);
+	return r;
+}
+
+void procs_free(struct proc_registry *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nprocs; i++)
+		free(r->procs[i].maps);
+	free(r->procs);
+	u64map_release(&r->by_pid);
+	strpool_release(&r->strings);
+	free(r);
+}
+
+static struct proc *proc_find(struct proc_registry *r, pid_t pid)
+{
+	uint64_t i;
+
+	if (!u64map_get(&r->by_pid, (uint32_t)pid, &i))
+		return NULL;
+	return &r->procs[i];
+}
+
+static struct proc *proc_get(struct proc_registry *r, pid_t pid)
+{
+	struct proc *p = proc_find(r, pid);
+
+	if (p)
+		return p;
+	struct proc *v = array_reserve(r->procs, &r->cap, r->nprocs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	r->procs = v;
+	if (u64map_put(&r->by_pid, (uint32_t)pid, r->nprocs) < 0)
+		return NULL;
+	p = &r->procs[r->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->uid = (uid_t)-1;
+	return p;
+}
+
+/*
+ * Inserts m, cutting what it overlaps out of older mappings: those fully
+ * covered go, one that sticks out on a side keeps that side (with its file
+ * offset moved along), one that covers m on both sides splits in two.
+ */
+static int proc_insert(struct proc *p, const struct proc_map *m)
+{
+	size_t cap = p->nmaps + 2, n = 0;
+	struct proc_map *out = malloc(cap * sizeof(*out));
+	int placed = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct proc_map old = p->maps[i];
+		if (old.end <= m->start) {
+			out[n++] = old;
+			continue;
+		}
+		if (old.start >= m->end) {
+			if (!placed)
+				out[n++] = *m;
+			placed = 1;
+			out[n++] = old;
+			continue;
+		}
+		if (old.start < m->start) {
+			out[n] = old;
+			out[n++].end = m->start;
+		}
+		if (!placed)
+			out[n++] = *m;
+		placed = 1;
+		if (old.end > m->end) {
+			out[n] = old;
+			out[n].start = m->end;
+			out[n++].pgoff = old.pgoff + (m->end - old.start);
+		}
+	}
+	if (!placed)
+		out[n++] = *m;
+	free(p->maps);
+	p->maps = out;
+	p->nmaps = n;
+	p->cap = cap;
+	return 0;
+}
+
+/* The path without the kernel's " (deleted)" mark, interned. */
+static const char *clean_path(struct proc_registry *r, const char *path, int *deleted)
+{
+	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
+
+	*deleted = len > slen && strcmp(path + len - slen, DELETED_SUFFIX) == 0;
+	return strpool_intern_len(&r->strings, path, *deleted ? len - slen : len);
+}
+
+/*
+ * The sym_file for a mapping, or NULL when it is not an ELF file we can
+ * open. map_files/ gives the mapped file itself; the path is only a
+ * fallback, and not for a deleted file (the path may now name another
+ * one), nor when the inode differs from what the maps line says.
+ */
+static struct sym_file *open_mapping(struct proc_registry *r, pid_t pid, uint64_t start,
+				     uint64_t end, const char *path, uint64_t inode)
+{
+	struct sym_file *f = NULL;
+	char mf[96];
+	int deleted, fd;
+	const char *clean;
+
+	if (strcmp(path, "[vdso]") == 0)
+		return symbolizer_open_vdso(r->sym, &f) == 0 ? f : NULL;
+	if (path[0] != '/')
+		return NULL;
+	clean = clean_path(r, path, &deleted);
+	if (!clean)
+		return NULL;
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && !deleted)
+		fd = open(clean, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (inode && fstat(fd, &st) == 0 && (uint64_t)st.st_ino != inode) {
+		close(fd);
+		return NULL;
+	}
+	if (symbolizer_open(r->sym, clean, fd, &f) < 0)
+		f = NULL;
+	close(fd);
+	return f;
+}
+
+static int prot_of(const char *perms)
+{
+	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+	       (perms[2] == 'x' ? PROT_EXEC : 0);
+}
+
+/* "START-END PERMS OFFSET MAJ:MIN INODE [PATH]"; 1 if well formed. */
+static int parse_maps_line(const char *line, struct proc_map *m, uint64_t *inode, const char **path)
+{
+	const char *p = line;
+	uint64_t dev;
+
+	if (lines_parse_hex(&p, &m->start) < 0 || *p++ != '-' || lines_parse_hex(&p, &m->end) < 0 ||
+	    lines_skip_blanks(&p) == 0)
+		return 0;
+	if (strlen(p) < 4 || (p[4] != ' ' && p[4] != '\t'))
+		return 0;
+	m->prot = prot_of(p);
+	p += 4;
+	lines_skip_blanks(&p);
+	if (lines_parse_hex(&p, &m->pgoff) < 0 || lines_skip_blanks(&p) == 0 ||
+	    lines_parse_hex(&p, &dev) < 0 || *p++ != ':' || lines_parse_hex(&p, &dev) < 0 ||
+	    lines_skip_blanks(&p) == 0 || lines_parse_dec(&p, inode) < 0)
+		return 0;
+	lines_skip_blanks(&p);
+	*path = p;
+	return m->start < m->end;
+}
+
+static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps, size_t *n)
+{
+	char file[64], *line;
+	size_t cap = 0;
+	FILE *f;
+	int rc = 0, got;
+
+	*maps = NULL;
+	*n = 0;
+	snprintf(file, sizeof(file), "/proc/%d/maps", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	line = malloc(MAPS_LINE_MAX);
+	if (!line) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	while ((got = lines_read(f, line, MAPS_LINE_MAX)) != 0) {
+		struct proc_map m;
+		uint64_t inode;
+		const char *path;
+
+		if (got < 0 || !parse_maps_line(line, &m, &inode, &path) || !(m.prot & PROT_EXEC))
+			continue;
+		struct proc_map *v = array_reserve(*maps, &cap, *n + 1, sizeof(*v));
+		if (!v) {
+			rc = -ENOMEM;
+			break;
+		}
+		*maps = v;
+		m.path = strpool_intern(&r->strings, *path ? path : "//anon");
+		if (!m.path) {
+			rc = -ENOMEM;
+			break;
+		}
+		/* The kernel lists mappings in order; keep ours sorted even
+		 * if a line is out of place. */
+		if (*n > 0 && (*maps)[*n - 1].end > m.start)
+			continue;
+		m.file = open_mapping(r, pid, m.start, m.end, path, inode);
+		(*maps)[(*n)++] = m;
+	}
+	free(line);
+	fclose(f);
+	if (rc < 0) {
+		free(*maps);
+		*maps = NULL;
+	}
+	return rc;
+}
+
+/* The effective uid from /proc/PID/status, or (uid_t)-1. */
+static uid_t read_uid(pid_t pid)
+{
+	char file[64], line[256];
+	uid_t uid = (uid_t)-1;
+	FILE *f;
+	int got;
+
+	snprintf(file, sizeof(file), "/proc/%d/status", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return uid;
+	while ((got = lines_read(f, line, sizeof(line))) != 0) {
+		const char *p = line + 4;
+		uint64_t real, eff;
+		if (got < 0 || strncmp(line, "Uid:", 4) != 0)
+			continue;
+		lines_skip_blanks(&p);
+		if (lines_parse_dec(&p, &real) == 0 && lines_skip_blanks(&p) &&
+		    lines_parse_dec(&p, &eff) == 0 && eff < (uid_t)-1)
+			uid = (uid_t)eff;
+		break;
+	}
+	fclose(f);
+	return uid;
+}
+
+static int read_comm(struct proc_registry *r, pid_t pid, struct proc *p)
+{
+	char file[64], line[64];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/comm", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return 0;
+	if (lines_read(f, line, sizeof(line)) > 0) {
+		const char *c = strpool_intern(&r->strings, line);
+		if (!c) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		p->comm = c;
+	}
+	fclose(f);
+	return 0;
+}
+
+int procs_scan(struct proc_registry *r, pid_t pid)
+{
+	struct proc_map *maps = NULL;
+	struct proc *p;
+	size_t n = 0;
+	int rc;
+
+	if (!r || pid <= 0)
+		return -EINVAL;
+	rc = read_maps(r, pid, &maps, &n);
+	if (rc < 0)
+		return rc;
+	p = proc_get(r, pid);
+	if (!p) {
+		free(maps);
+		return -ENOMEM;
+	}
+	free(p->maps);
+	p->maps = maps;
+	p->nmaps = p->cap = n;
+	p->uid = read_uid(pid);
+	return read_comm(r, pid, p);
+}
+
+int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	       const char *path, int prot)
+{
+	struct proc_map m;
+	struct proc *p;
+
+	if (!r)
+		return -EINVAL;
+	if (!(prot & PROT_EXEC))
+		return 0;
+	if (len == 0 || start + len < start)
+		return -EINVAL;
+	p = proc_get(r, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!path || !*path)
+		path = "//anon";
+	m.start = start;
+	m.end = start + len;
+	m.pgoff = pgoff;
+	m.prot = prot;
+	m.path = strpool_intern(&r->strings, path);
+	if (!m.path)
+		return -ENOMEM;
+	/* The record carries no inode; map_files/ still tells the truth
+	 * while the process lives. */
+	m.file = open_mapping(r, pid, m.start, m.end, path, 0);
+	return proc_insert(p, &m);
+}
+
+int procs_fork(struct proc_registry *r, pid_t parent, pid_t child)
+{
+	struct proc *p, *c;
+	struct proc_map *maps = NULL;
+
+	if (!r)
+		return -EINVAL;
+	if (!proc_find(r, parent))
+		return -ESRCH;
+	c = proc_get(r, child); /* may move procs[]: find the parent after */
+	p = proc_find(r, parent);
+	if (!c)
+		return -ENOMEM;
+	if (c == p)
+		return 0;
+	if (p->nmaps) {
+		maps = malloc(p->nmaps * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		memcpy(maps, p->maps, p->nmaps * sizeof(*maps));
+	}
+	free(c->maps);
+	c->maps = maps;
+	c->nmaps = c->cap = p->nmaps;
+	c->uid = p->uid;
+	c->comm = p->comm;
+	return 0;
+}
+
+void procs_exec(struct proc_registry *r, pid_t pid)
+{
+	struct proc *p = r ? proc_find(r, pid) : NULL;
+
+	if (!p)
+		return;
+	free(p->maps);
+	p->maps = NULL;
+	p->nmaps = p->cap = 0;
+}
+
+const struct proc_map *procs_find(struct proc_registry *r, pid_t pid, uint64_t addr)
+{
+	struct proc *p = r ? proc_find(r, pid) : NULL;
+	size_t lo = 0, hi;
+
+	if (!p)
+		return NULL;
+	hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+size_t procs_maps(struct proc_registry *r, pid_t pid, const struct proc_map **maps)
+{
+	struct proc *p = r ? proc_find(r, pid) : NULL;
+
+	*maps = p ? p->maps : NULL;
+	return p ? p->nmaps : 0;
+}
+
+uid_t procs_uid(struct proc_registry *r, pid_t pid)
+{
+	struct proc *p = r ? proc_find(r, pid) : NULL;
+
+	return p ? p->uid : (uid_t)-1;
+}
+
+const char *procs_comm(struct proc_registry *r, pid_t pid)
+{
+	struct proc *p = r ? proc_find(r, pid) : NULL;
+
+	return p ? p->comm : NULL;
+}
+
+int procs_set_comm(struct proc_registry *r, pid_t pid, const char *comm)
+{
+	struct proc *p;
+	const char *c;
+
+	if (!r || !comm)
+		return -EINVAL;
+	p = proc_get(r, pid);
+	c = strpool_intern(&r->strings, comm);
+	if (!p || !c)
+		return -ENOMEM;
+	p->comm = c;
+	return 0;
+}

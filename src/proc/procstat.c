@@ -1,0 +1,375 @@
+/*
+ * /proc parsers and readers (see procstat.h). Every parser walks a bounded
+ * buffer with explicit lengths; the kernel's formats are stable, but a
+ * task can vanish mid-read and leave a short or empty file, which must
+ * parse as an error, not as zeros.
+ */
+#include "proc/procstat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc/tasks.h"
+
+#define INITIAL_BUF (64 * 1024)
+#define MAX_BUF	    (16 * 1024 * 1024) /* /proc/stat of a very large machine */
+
+/* A cursor over [p, end): numbers are read one field at a time. */
+struct field_cursor {
+	const char *p, *end;
+};
+
+static void skip_spaces(struct field_cursor *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+}
+
+static int next_u64(struct field_cursor *c, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *start;
+
+	skip_spaces(c);
+	start = c->p;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		v = v * 10 + (uint64_t)(*c->p - '0');
+		c->p++;
+	}
+	if (c->p == start)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Skips one space-separated field, whatever it holds (a negative number). */
+static int skip_field(struct field_cursor *c)
+{
+	const char *start;
+
+	skip_spaces(c);
+	start = c->p;
+	while (c->p < c->end && *c->p != ' ' && *c->p != '\n')
+		c->p++;
+	return c->p == start ? -EINVAL : 0;
+}
+
+/* Parses a non-negative decimal with an optional fraction ("12345.67"). */
+static int next_double(struct field_cursor *c, double *out)
+{
+	uint64_t whole;
+	double frac = 0, scale = 0.1;
+
+	if (next_u64(c, &whole) < 0)
+		return -EINVAL;
+	if (c->p < c->end && *c->p == '.') {
+		c->p++;
+		while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+			frac += (*c->p - '0') * scale;
+			scale /= 10;
+			c->p++;
+		}
+	}
+	*out = (double)whole + frac;
+	return 0;
+}
+
+uint64_t procstat_cpu_busy(const struct procstat_cpu *c)
+{
+	return c->user + c->nice + c->system + c->irq + c->softirq + c->steal;
+}
+
+uint64_t procstat_cpu_all(const struct procstat_cpu *c)
+{
+	return procstat_cpu_busy(c) + c->idle + c->iowait;
+}
+
+int procstat_parse_stat(const char *buf, size_t len, struct procstat_task *t)
+{
+	const char *open = memchr(buf, '(', len);
+	const char *close = NULL;
+	uint64_t tid, v;
+
+	if (!open)
+		return -EINVAL;
+	/* The name may hold ')' itself: it ends at the last one. */
+	for (const char *p = buf + len; p > open; p--)
+		if (p[-1] == ')') {
+			close = p - 1;
+			break;
+		}
+	if (!close)
+		return -EINVAL;
+	struct field_cursor c = {buf, open};
+	if (next_u64(&c, &tid) < 0)
+		return -EINVAL;
+	size_t n = (size_t)(close - open - 1);
+	if (n >= PROCSTAT_COMM_LEN)
+		n = PROCSTAT_COMM_LEN - 1;
+	memcpy(t->comm, open + 1, n);
+	t->comm[n] = 0;
+	t->tid = (pid_t)tid;
+
+	c.p = close + 1;
+	c.end = buf + len;
+	skip_spaces(&c);
+	if (c.p >= c.end)
+		return -EINVAL;
+	t->state = *c.p++;
+	/* Fields after the state, counted from 4 as in proc(5). */
+	for (int field = 4; field <= 24; field++) {
+		if (field == 14 || field == 15 || field == 20 || field == 22 || field == 24) {
+			if (next_u64(&c, &v) < 0)
+				return -EINVAL;
+			if (field == 14)
+				t->utime = v;
+			else if (field == 15)
+				t->stime = v;
+			else if (field == 20)
+				t->num_threads = (long)v;
+			else if (field == 22)
+				t->starttime = v;
+			else
+				t->rss_pages = v;
+		} else if (skip_field(&c) < 0) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* The value of "Key:\t123" lines; returns 1 if key was found. */
+static int status_value(const char *buf, size_t len, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+		if ((size_t)(line_end - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == ':') {
+			struct field_cursor c = {p + klen + 1, line_end};
+			return next_u64(&c, out) == 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int procstat_parse_status(const char *buf, size_t len, struct procstat_task *t)
+{
+	uint64_t v;
+
+	if (!status_value(buf, len, "Tgid", &v))
+		return -EINVAL;
+	t->pid = (pid_t)v;
+	t->vcsw = status_value(buf, len, "voluntary_ctxt_switches", &v) ? v : 0;
+	t->ivcsw = status_value(buf, len, "nonvoluntary_ctxt_switches", &v) ? v : 0;
+	return 0;
+}
+
+int procstat_parse_uptime(const char *buf, size_t len, double *uptime)
+{
+	struct field_cursor c = {buf, buf + len};
+
+	return next_double(&c, uptime);
+}
+
+int procstat_parse_loadavg(const char *buf, size_t len, double load[3])
+{
+	struct field_cursor c = {buf, buf + len};
+
+	for (int i = 0; i < 3; i++)
+		if (next_double(&c, &load[i]) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+int procstat_parse_meminfo(const char *buf, size_t len, struct procstat_system *s)
+{
+	uint64_t v;
+
+	if (!status_value(buf, len, "MemTotal", &v))
+		return -EINVAL;
+	s->mem_total_kb = v;
+	s->mem_available_kb = status_value(buf, len, "MemAvailable", &v) ? v : 0;
+	s->swap_total_kb = status_value(buf, len, "SwapTotal", &v) ? v : 0;
+	s->swap_free_kb = status_value(buf, len, "SwapFree", &v) ? v : 0;
+	return 0;
+}
+
+static int parse_cpu_line(struct field_cursor *c, struct procstat_cpu *cpu)
+{
+	uint64_t *f[] = {&cpu->user,   &cpu->nice, &cpu->system,  &cpu->idle,
+			 &cpu->iowait, &cpu->irq,  &cpu->softirq, &cpu->steal};
+
+	memset(cpu, 0, sizeof(*cpu));
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (next_u64(c, f[i]) < 0)
+			return i >= 4 ? 0 : -EINVAL; /* old kernels have fewer columns */
+	return 0;
+}
+
+int procstat_parse_cpus(const char *buf, size_t len, struct procstat_system *s)
+{
+	const char *p = buf, *end = buf + len;
+	int have_total = 0;
+
+	s->ncpus = 0;
+	s->ctxt = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+		struct field_cursor c = {p, line_end};
+		if (line_end - p > 4 && memcmp(p, "cpu ", 4) == 0) {
+			c.p += 4;
+			if (parse_cpu_line(&c, &s->total) < 0)
+				return -EINVAL;
+			have_total = 1;
+		} else if (line_end - p > 3 && memcmp(p, "cpu", 3) == 0) {
+			uint64_t n;
+			c.p += 3;
+			struct procstat_cpu cpu;
+			if (next_u64(&c, &n) < 0 || parse_cpu_line(&c, &cpu) < 0)
+				return -EINVAL;
+			if (s->ncpus < PROCSTAT_MAX_CPUS)
+				s->cpu[s->ncpus++] = cpu;
+		} else if (line_end - p > 5 && memcmp(p, "ctxt ", 5) == 0) {
+			c.p += 5;
+			if (next_u64(&c, &s->ctxt) < 0)
+				return -EINVAL;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return have_total ? 0 : -EINVAL;
+}
+
+int procstat_reader_init(struct procstat_reader *r, const char *root)
+{
+	memset(r, 0, sizeof(*r));
+	r->root = root ? root : "/proc";
+	r->buf = malloc(INITIAL_BUF);
+	if (!r->buf)
+		return -ENOMEM;
+	r->cap = INITIAL_BUF;
+	return 0;
+}
+
+void procstat_reader_release(struct procstat_reader *r)
+{
+	free(r->buf);
+	proc_ids_release(&r->ids);
+	memset(r, 0, sizeof(*r));
+}
+
+ssize_t procstat_read_file(struct procstat_reader *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (;;) {
+		if (len + 1 >= r->cap) {
+			/* Grows rarely: the buffer is kept for later reads. */
+			if (r->cap >= MAX_BUF)
+				break;
+			char *n = realloc(r->buf, r->cap * 2);
+			if (!n) {
+				close(fd);
+				return -ENOMEM;
+			}
+			r->buf = n;
+			r->cap *= 2;
+		}
+		ssize_t got = read(fd, r->buf + len, r->cap - 1 - len);
+		if (got < 0) {
+			int err = errno;
+			close(fd);
+			return err == ENOENT ? -ESRCH : -err;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	r->buf[len] = 0;
+	return (ssize_t)len;
+}
+
+int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t)
+{
+	char path[96];
+	ssize_t n;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", r->root, (int)pid, (int)tid);
+	n = procstat_read_file(r, path);
+	if (n < 0)
+		return (int)n;
+	/* A thread that exits while it is read leaves an empty file. */
+	if (n == 0 || procstat_parse_stat(r->buf, (size_t)n, t) < 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "%s/%d/task/%d/status", r->root, (int)pid, (int)tid);
+	n = procstat_read_file(r, path);
+	if (n < 0)
+		return (int)n;
+	if (n == 0 || procstat_parse_status(r->buf, (size_t)n, t) < 0)
+		return -ESRCH;
+	t->pid = pid;
+	return 0;
+}
+
+/* Reads ROOT/name and parses it with one of the system parsers. */
+static int read_system_file(struct procstat_reader *r, const char *name, int which,
+			    struct procstat_system *s)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "%s/%s", r->root, name);
+	ssize_t n = procstat_read_file(r, path);
+	if (n < 0)
+		return (int)n;
+	switch (which) {
+	case 0:
+		return procstat_parse_uptime(r->buf, (size_t)n, &s->uptime);
+	case 1:
+		return procstat_parse_loadavg(r->buf, (size_t)n, s->load);
+	case 2:
+		return procstat_parse_meminfo(r->buf, (size_t)n, s);
+	default:
+		return procstat_parse_cpus(r->buf, (size_t)n, s);
+	}
+}
+
+int procstat_read_system(struct procstat_reader *r, struct procstat_system *s)
+{
+	static const char *const files[] = {"uptime", "loadavg", "meminfo", "stat"};
+
+	for (int i = 0; i < 4; i++) {
+		int err = read_system_file(r, files[i], i, s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+ssize_t procstat_list_tasks(struct procstat_reader *r, pid_t pid, const pid_t **ids)
+{
+	ssize_t n = proc_ids_list_tasks(&r->ids, r->root, pid, PROCSTAT_MAX_TASKS);
+
+	*ids = r->ids.ids;
+	return n;
+}
+
+ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids)
+{
+	ssize_t n = proc_ids_list_dir(&r->ids, r->root, PROCSTAT_MAX_TASKS);
+
+	*ids = r->ids.ids;
+	return n;
+}

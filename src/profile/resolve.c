@@ -1,0 +1,463 @@
+/*
+ * From raw stacks to a symbolized profile (see resolve.h). Every address is
+ * resolved once: locations and mappings are cached by key, so a profile of
+ * 100,000 samples over 500 distinct addresses costs 500 symbol lookups.
+ * The kernel's symbol table takes tens of milliseconds to read, so when a
+ * batch of stacks holds kernel frames it is read by a second thread while
+ * this one resolves the user frames.
+ */
+#include "profile/resolve.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/frame-name.h"
+#include "proc/proc-maps.h"
+#include "profile/aggregate.h"
+#include "profile/profile.h"
+#include "profile/timeline.h"
+#include "symbols/kallsyms.h"
+#include "symbols/symbolize.h"
+
+#define KERNEL_START  0xffff800000000000ULL
+#define CONTEXT_FLOOR ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above */
+
+/* An open-addressing map from a (pid, generation, address, flag) key to
+ * an id; 0 marks a free slot, ids are >= 1. */
+struct key {
+	uint64_t addr;
+	uint32_t pid, gen;
+	uint32_t flag;
+};
+
+struct idmap {
+	struct key *keys;
+	uint64_t *ids;
+	size_t cap, n;
+};
+
+struct resolver {
+	struct proc_registry *procs;
+	struct symbolizer *sym;
+	struct profile *prof;
+	struct kallsyms *kallsyms;
+	int kallsyms_tried;
+	int kallsyms_loading; /* kallsyms_thread runs and must be joined */
+	pthread_t kallsyms_thread;
+	uint64_t kernel_mapping;
+	struct idmap locations, mappings;
+	struct frame_namer *namer;
+	uint64_t *loc_ids; /* scratch: one sample's location ids */
+	size_t loc_cap;
+};
+
+static uint64_t key_hash(const struct key *k)
+{
+	uint64_t h = k->addr ^ ((uint64_t)k->pid << 32 | k->gen) * 0x9e3779b97f4a7c15ULL ^ k->flag;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static int key_equal(const struct key *a, const struct key *b)
+{
+	return a->addr == b->addr && a->pid == b->pid && a->gen == b->gen && a->flag == b->flag;
+}
+
+static uint64_t idmap_get(const struct idmap *m, const struct key *k)
+{
+	if (!m->cap)
+		return 0;
+	for (size_t j = key_hash(k) & (m->cap - 1); m->ids[j]; j = (j + 1) & (m->cap - 1))
+		if (key_equal(&m->keys[j], k))
+			return m->ids[j];
+	return 0;
+}
+
+static int idmap_put(struct idmap *m, const struct key *k, uint64_t id)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 1024;
+		struct key *keys = calloc(ncap, sizeof(*keys));
+		uint64_t *ids = calloc(ncap, sizeof(*ids));
+		if (!keys || !ids) {
+			free(keys);
+			free(ids);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->ids[i])
+				continue;
+			size_t j = key_hash(&m->keys[i]) & (ncap - 1);
+			while (ids[j])
+				j = (j + 1) & (ncap - 1);
+			keys[j] = m->keys[i];
+			ids[j] = m->ids[i];
+		}
+		free(m->keys);
+		free(m->ids);
+		m->keys = keys;
+		m->ids = ids;
+		m->cap = ncap;
+	}
+	size_t j = key_hash(k) & (m->cap - 1);
+	while (m->ids[j])
+		j = (j + 1) & (m->cap - 1);
+	m->keys[j] = *k;
+	m->ids[j] = id;
+	m->n++;
+	return 0;
+}
+
+static void idmap_release(struct idmap *m)
+{
+	free(m->keys);
+	free(m->ids);
+	memset(m, 0, sizeof(*m));
+}
+
+struct resolver *resolver_new(struct proc_registry *procs, struct symbolizer *sym,
+			      int64_t period_ns)
+{
+	static const struct profile_value_type types[] = {
+	    {"samples", "count"},
+	    {"cpu", "nanoseconds"},
+	};
+	struct resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->procs = procs;
+	r->sym = sym;
+	r->prof = profile_new();
+	r->namer = frame_namer_new(sym, procs);
+	if (!r->prof || !r->namer || profile_set_sample_types(r->prof, types, 2) < 0)
+		goto fail;
+	r->prof->default_sample_type = 1;
+	r->prof->period_type.type = profile_intern(r->prof, "cpu");
+	r->prof->period_type.unit = profile_intern(r->prof, "nanoseconds");
+	r->prof->period = period_ns;
+	if (!r->prof->period_type.type || !r->prof->period_type.unit)
+		goto fail;
+	return r;
+fail:
+	resolver_free(r);
+	return NULL;
+}
+
+static void *kallsyms_loader(void *arg)
+{
+	struct resolver *r = arg;
+
+	r->kallsyms = kallsyms_load(NULL);
+	return NULL;
+}
+
+/* Starts reading the kernel's symbols, in a thread that takes no signals
+ * (or here, if no thread can start). */
+static void kallsyms_start(struct resolver *r)
+{
+	sigset_t all, old;
+
+	if (r->kallsyms_tried)
+		return;
+	r->kallsyms_tried = 1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r->kallsyms_loading = pthread_create(&r->kallsyms_thread, NULL, kallsyms_loader, r) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!r->kallsyms_loading)
+		r->kallsyms = kallsyms_load(NULL);
+}
+
+static void kallsyms_join(struct resolver *r)
+{
+	if (r->kallsyms_loading) {
+		pthread_join(r->kallsyms_thread, NULL);
+		r->kallsyms_loading = 0;
+	}
+}
+
+static const struct kallsyms *kallsyms_wait(struct resolver *r)
+{
+	kallsyms_start(r);
+	kallsyms_join(r);
+	return r->kallsyms;
+}
+
+void resolver_free(struct resolver *r)
+{
+	if (!r)
+		return;
+	kallsyms_join(r);
+	profile_free(r->prof);
+	kallsyms_free(r->kallsyms);
+	frame_namer_free(r->namer);
+	idmap_release(&r->locations);
+	idmap_release(&r->mappings);
+	free(r->loc_ids);
+	free(r);
+}
+
+struct profile *resolver_profile(struct resolver *r)
+{
+	return r->prof;
+}
+
+struct profile *resolver_take_profile(struct resolver *r)
+{
+	struct profile *p = r->prof;
+
+	r->prof = NULL;
+	return p;
+}
+
+/* A location of one function name and no line, in mapping mapping_id. */
+static uint64_t location_named(struct resolver *r, uint64_t mapping_id, uint64_t addr,
+			       const char *name)
+{
+	struct profile_line line = {0};
+
+	line.function_id = profile_add_function(r->prof, name, name, "", 0);
+	if (!line.function_id)
+		return 0;
+	return profile_add_location(r->prof, mapping_id, addr, &line, 1);
+}
+
+static uint64_t kernel_location(struct resolver *r, uint64_t addr, int nonleaf)
+{
+	if (!r->kernel_mapping) {
+		r->kernel_mapping = profile_add_mapping(r->prof, KERNEL_START, UINT64_MAX, 0,
+							"[kernel.kallsyms]", "");
+		if (!r->kernel_mapping)
+			return 0;
+	}
+	const struct kallsyms *k = kallsyms_wait(r);
+	const char *name = NULL, *module = NULL;
+	uint64_t start;
+	if (k)
+		name = kallsyms_lookup(k, nonleaf ? addr - 1 : addr, &module, &start);
+	return location_named(r, r->kernel_mapping, addr, name ? name : "[kernel]");
+}
+
+static uint64_t mapping_id(struct resolver *r, pid_t pid, uint32_t gen, const struct proc_map *m)
+{
+	struct key k = {m->start, (uint32_t)pid, gen, 1};
+	uint64_t id = idmap_get(&r->mappings, &k);
+
+	if (id)
+		return id;
+	const char *build_id = m->file ? sym_file_build_id(m->file) : "";
+	id = profile_add_mapping(r->prof, m->start, m->end, m->pgoff, m->path ? m->path : "",
+				 build_id ? build_id : "");
+	if (!id || idmap_put(&r->mappings, &k, id) < 0)
+		return 0;
+	struct profile_mapping *pm = &r->prof->mappings[id - 1];
+	if (m->file) {
+		pm->has_functions = 1;
+		pm->has_filenames = pm->has_line_numbers = pm->has_inline_frames =
+		    sym_file_has_debuginfo(m->file) > 0;
+	}
+	return id;
+}
+
+static uint64_t user_location(struct resolver *r, pid_t pid, uint32_t gen, uint64_t addr,
+			      int nonleaf)
+{
+	struct frame_name fn;
+	char name[256];
+
+	frame_namer_user(r->namer, pid, addr, nonleaf, &fn);
+	if (!fn.map)
+		return location_named(r, 0, addr, "[unknown]");
+	uint64_t map_id = mapping_id(r, pid, gen, fn.map);
+	if (!map_id)
+		return 0;
+	if (fn.kind != FRAME_SYMBOL) {
+		frame_name_format(&fn, name, sizeof(name));
+		return location_named(r, map_id, addr, name);
+	}
+	struct profile_line lines[FRAME_MAX_INLINE];
+	for (int i = 0; i < fn.nframes; i++) {
+		const struct sym_frame *f = &fn.frames[i];
+		lines[i].function_id = profile_add_function(
+		    r->prof, f->function, f->system_name ? f->system_name : f->function,
+		    f->file ? f->file : "", 0);
+		if (!lines[i].function_id)
+			return 0;
+		lines[i].line = f->line;
+	}
+	return profile_add_location(r->prof, map_id, addr, lines, (size_t)fn.nframes);
+}
+
+/* The location id of one frame, from the cache or resolved now. */
+static uint64_t frame_location(struct resolver *r, pid_t pid, uint32_t gen, uint64_t addr,
+			       int kernel, int nonleaf)
+{
+	struct key k = {addr, kernel ? 0 : (uint32_t)pid, kernel ? 0 : gen,
+			(uint32_t)(nonleaf << 1 | kernel) + 2};
+	uint64_t id = idmap_get(&r->locations, &k);
+
+	if (id)
+		return id;
+	id = kernel ? kernel_location(r, addr, nonleaf) : user_location(r, pid, gen, addr, nonleaf);
+	if (!id || idmap_put(&r->locations, &k, id) < 0)
+		return 0;
+	return id;
+}
+
+/* Resolves the frames of s into r->loc_ids (*nlocs of them); with
+ * user_only, resolves its user frames only, to fill the cache. */
+static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
+			   size_t *nlocs_out)
+{
+	if (r->loc_cap < s->nframes) {
+		uint64_t *n = realloc(r->loc_ids, s->nframes * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->loc_ids = n;
+		r->loc_cap = s->nframes;
+	}
+	size_t nlocs = 0;
+	int kernel = -1; /* unknown until a context marker says */
+	int first = 1;	 /* the next frame is the first of its context: not a return address */
+	for (size_t i = 0; i < s->nframes; i++) {
+		uint64_t addr = s->frames[i];
+		if (addr >= CONTEXT_FLOOR) {
+			if (addr == (uint64_t)PERF_CONTEXT_KERNEL)
+				kernel = 1;
+			else if (addr == (uint64_t)PERF_CONTEXT_USER)
+				kernel = 0;
+			else
+				kernel = 2; /* guest or hypervisor: not ours to name */
+			first = 1;
+			continue;
+		}
+		if (kernel == 2)
+			continue;
+		int is_kernel = kernel >= 0 ? kernel : addr >= KERNEL_START;
+		int nonleaf = !first;
+		first = 0;
+		if (user_only && is_kernel)
+			continue;
+		uint64_t id = frame_location(r, (pid_t)s->pid, s->gen, addr, is_kernel, nonleaf);
+		if (!id)
+			return -ENOMEM;
+		r->loc_ids[nlocs++] = id;
+	}
+	*nlocs_out = nlocs;
+	return 0;
+}
+
+static int resolve_stack(struct resolver *r, struct aggregate *a, const struct agg_stack *s)
+{
+	size_t nlocs;
+	int err = stack_locations(r, s, 0, &nlocs);
+
+	if (err)
+		return err;
+	int64_t values[2] = {(int64_t)s->count, (int64_t)s->period};
+	struct profile_label labels[3];
+	size_t nlabels = 0;
+	memset(labels, 0, sizeof(labels));
+	labels[nlabels].key = "pid";
+	labels[nlabels++].num = s->pid;
+	labels[nlabels].key = "tid";
+	labels[nlabels++].num = s->tid;
+	const char *name = aggregate_thread_name(a, (pid_t)s->tid);
+	if (!name)
+		name = procs_comm(r->procs, (pid_t)s->pid);
+	if (name && *name) {
+		labels[nlabels].key = "thread";
+		labels[nlabels++].str = name;
+	}
+	return profile_add_sample(r->prof, r->loc_ids, nlocs, values, labels, nlabels);
+}
+
+static int has_kernel_frames(const struct agg_stack *s)
+{
+	for (size_t i = 0; i < s->nframes; i++)
+		if (s->frames[i] == (uint64_t)PERF_CONTEXT_KERNEL ||
+		    (s->frames[i] >= KERNEL_START && s->frames[i] < CONTEXT_FLOOR))
+			return 1;
+	return 0;
+}
+
+/* Whether resolver_add(..., pid) has s still to resolve. */
+static int pending(const struct agg_stack *s, pid_t pid)
+{
+	return !s->resolved && (!pid || s->pid == (uint32_t)pid);
+}
+
+int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
+{
+	if (!r->prof)
+		return -EINVAL;
+	size_t n = aggregate_nstacks(a), nlocs;
+	for (size_t i = 0; i < n && !r->kallsyms_tried; i++) {
+		const struct agg_stack *s = aggregate_stack(a, i);
+		if (pending(s, pid) && has_kernel_frames(s))
+			kallsyms_start(r);
+	}
+	/* While the kernel's symbols load, the user frames are resolved. */
+	for (size_t i = 0; i < n && r->kallsyms_loading; i++) {
+		const struct agg_stack *s = aggregate_stack(a, i);
+		if (!pending(s, pid))
+			continue;
+		int err = stack_locations(r, s, 1, &nlocs);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct agg_stack *s = aggregate_stack(a, i);
+		if (!pending(s, pid))
+			continue;
+		int err = resolve_stack(r, a, s);
+		if (err)
+			return err;
+		/* The sample's index + 1, which resolver_add_timeline() needs. */
+		s->resolved = (uint32_t)r->prof->nsamples;
+	}
+	return 0;
+}
+
+int resolver_add_timeline(struct resolver *r, struct aggregate *a)
+{
+	struct timeline_writer *w = aggregate_timeline(a);
+	struct timeline_event *ev = NULL;
+	unsigned char *buf = NULL;
+	size_t nev, len, nstacks = aggregate_nstacks(a);
+	uint64_t *remap = NULL;
+	int ret;
+
+	if (!w || !r->prof)
+		return 0;
+	ret = timeline_writer_take(w, &buf, &len);
+	if (!ret)
+		ret = timeline_decode(buf, len, nstacks, &ev, &nev);
+	free(buf);
+	buf = NULL;
+	remap = calloc(nstacks + 1, sizeof(*remap));
+	if (!ret && !remap)
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	/* Stacks never resolved have no sample: their events are left out. */
+	for (size_t i = 0; i < nstacks; i++)
+		remap[i] = aggregate_stack(a, i)->resolved;
+	ret = timeline_remap(ev, nev, remap, &buf, &len);
+	if (!ret)
+		ret = profile_set_timeline(r->prof, buf, len);
+out:
+	free(buf);
+	free(ev);
+	free(remap);
+	return ret;
+}

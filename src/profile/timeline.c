@@ -1,0 +1,163 @@
+/*
+ * Sample timelines (see timeline.h): varint and zig-zag encoding of event
+ * deltas into a growing buffer, and a decoder that treats its input as
+ * untrusted, since it comes from a file.
+ */
+#include "profile/timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VARINT_MAX 10
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t u)
+{
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+static size_t varint_put(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* Reads a varint at *at; returns 0, or -EBADMSG when truncated or longer
+ * than 64 bits. */
+static int varint_get(const unsigned char *buf, size_t len, size_t *at, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*at >= len)
+			return -EBADMSG;
+		unsigned char c = buf[(*at)++];
+		r |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80)) {
+			*v = r;
+			return 0;
+		}
+	}
+	return -EBADMSG;
+}
+
+void timeline_writer_init(struct timeline_writer *w, size_t max)
+{
+	memset(w, 0, sizeof(*w));
+	w->max = max;
+}
+
+void timeline_writer_release(struct timeline_writer *w)
+{
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
+
+int timeline_writer_add(struct timeline_writer *w, uint64_t index, int64_t time_ns, int64_t period)
+{
+	if (w->max && w->len + 3 * VARINT_MAX > w->max) {
+		w->dropped++;
+		return -ENOBUFS;
+	}
+	if (w->len + 3 * VARINT_MAX > w->cap) {
+		size_t ncap = w->cap ? w->cap * 2 : 4096;
+		unsigned char *n = realloc(w->buf, ncap);
+		if (!n)
+			return -ENOMEM;
+		w->buf = n;
+		w->cap = ncap;
+	}
+	w->len += varint_put(w->buf + w->len, index);
+	w->len += varint_put(w->buf + w->len, zigzag(time_ns - w->last_time));
+	w->len += varint_put(w->buf + w->len, zigzag(period - w->last_period));
+	w->last_time = time_ns;
+	w->last_period = period;
+	w->count++;
+	return 0;
+}
+
+int timeline_writer_take(struct timeline_writer *w, unsigned char **buf, size_t *len)
+{
+	unsigned char head[2 * VARINT_MAX];
+	size_t h = varint_put(head, TIMELINE_VERSION);
+
+	h += varint_put(head + h, w->count);
+	unsigned char *out = malloc(h + w->len);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, head, h);
+	if (w->len)
+		memcpy(out + h, w->buf, w->len);
+	*buf = out;
+	*len = h + w->len;
+	timeline_writer_release(w);
+	return 0;
+}
+
+int timeline_decode(const unsigned char *buf, size_t len, uint64_t nindex,
+		    struct timeline_event **events, size_t *n)
+{
+	uint64_t version, count, index, dt, dp;
+	int64_t time = 0, period = 0;
+	size_t at = 0;
+
+	*events = NULL;
+	*n = 0;
+	if (varint_get(buf, len, &at, &version) || version != TIMELINE_VERSION ||
+	    varint_get(buf, len, &at, &count))
+		return -EBADMSG;
+	/* Each event takes at least three bytes: a count larger than the
+	 * bytes allow is a lie, and must not size an allocation. */
+	if (count > (len - at) / 3)
+		return -EBADMSG;
+	if (!count)
+		return at == len ? 0 : -EBADMSG;
+	struct timeline_event *ev = malloc(count * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++) {
+		if (varint_get(buf, len, &at, &index) || varint_get(buf, len, &at, &dt) ||
+		    varint_get(buf, len, &at, &dp) || index >= nindex) {
+			free(ev);
+			return -EBADMSG;
+		}
+		time += unzigzag(dt);
+		period += unzigzag(dp);
+		ev[i] = (struct timeline_event){index, time, period};
+	}
+	if (at != len) {
+		free(ev);
+		return -EBADMSG;
+	}
+	*events = ev;
+	*n = (size_t)count;
+	return 0;
+}
+
+int timeline_remap(const struct timeline_event *events, size_t n, const uint64_t *remap,
+		   unsigned char **buf, size_t *len)
+{
+	struct timeline_writer w;
+	int ret = 0;
+
+	timeline_writer_init(&w, 0);
+	for (size_t i = 0; i < n && !ret; i++)
+		if (remap[events[i].index])
+			ret = timeline_writer_add(&w, remap[events[i].index] - 1, events[i].time_ns,
+						  events[i].period);
+	if (!ret)
+		ret = timeline_writer_take(&w, buf, len);
+	timeline_writer_release(&w);
+	return ret;
+}

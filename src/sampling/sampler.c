@@ -1,0 +1,705 @@
+/*
+ * The recording engine (see sampler.h): attach or launch, then a poll loop
+ * over the per-CPU rings, the stop descriptor and one pidfd per target.
+ * The loop wakes when a ring is half full or every half second, so a
+ * sampled process costs recce a few wakeups per second, not one per sample.
+ */
+#include "sampling/sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perf/perf-events.h"
+#include "proc/launch.h"
+#include "proc/proc-maps.h"
+#include "proc/tasks.h"
+#include "profile/aggregate.h"
+#include "profile/resolve.h"
+#include "sampling/unwind.h"
+#include "util/clock.h"
+#include "util/u64map.h"
+
+#define POLL_MS		  500
+#define MAX_RESCANS	  100 /* listings of /proc/PID/task before giving up on a churning target */
+#define MAX_CMDLINE	  4096	     /* bytes of a target's command line kept for the profile */
+#define TID_FREE	  UINT64_MAX /* tid_task value of a thread that exited */
+#define MAX_KERNEL_FRAMES 1024	     /* kernel callchain entries kept in dwarf mode */
+#define MAX_UNWIND_FRAMES 512  /* user frames unwound per sample: a bad stack cannot loop us */
+#define CHILD_GRACE_MS	  2000 /* between SIGTERM and SIGKILL of the launched command */
+
+struct sampler {
+	struct sampler_config cfg;
+	struct perf_events *pe;
+	struct unwinder *unwinder;
+	struct sampler_target *targets;
+	size_t ntargets;
+	int *pidfds; /* per target, -1 once exited or when pidfds are unsupported */
+	int *alive;  /* per target */
+	pid_t child; /* the launched command, 0 if none or reaped */
+	int exec_failed;
+
+	/* Duplicate streams (see sampler.h): which tasks were opened by a
+	 * rescan, which were closed, and the first task seen per tid. */
+	unsigned char *task_flags; /* per perf task: TASK_RESCUED, TASK_CLOSED */
+	size_t task_flags_cap;
+	size_t live_rescued;
+	int any_closed;
+	struct u64map tid_task;
+
+	uint64_t *frames; /* scratch: one sample's frames */
+	size_t frames_cap;
+
+	struct sampler_stats stats;
+	int64_t start_mono;
+	int stopping;
+};
+
+enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
+
+static int sys_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* One event per thread per CPU: a large target needs many descriptors. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int sampler_new(const struct sampler_config *cfg, struct sampler **out)
+{
+	if ((!cfg->npids && !cfg->argv) || !cfg->procs || !cfg->agg || !cfg->freq)
+		return -EINVAL;
+	struct sampler *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cfg = *cfg;
+	u64map_init(&s->tid_task);
+	s->ntargets = cfg->argv ? 1 : cfg->npids;
+	s->targets = calloc(s->ntargets, sizeof(*s->targets));
+	s->pidfds = malloc(s->ntargets * sizeof(*s->pidfds));
+	s->alive = calloc(s->ntargets, sizeof(*s->alive));
+	if (cfg->dwarf) {
+		/* The kernel's part of a callchain, a marker, the unwound part. */
+		s->frames_cap = MAX_KERNEL_FRAMES + 1 + MAX_UNWIND_FRAMES;
+		s->frames = malloc(s->frames_cap * sizeof(*s->frames));
+		if (!s->frames)
+			goto fail;
+	}
+	if (!s->targets || !s->pidfds || !s->alive)
+		goto fail;
+	for (size_t i = 0; i < s->ntargets; i++)
+		s->pidfds[i] = -1;
+	if (cfg->dwarf) {
+		s->unwinder = unwinder_new(cfg->procs);
+		if (!s->unwinder)
+			goto fail;
+	}
+	raise_fd_limit();
+	*out = s;
+	return 0;
+fail:
+	sampler_free(s);
+	return -ENOMEM;
+}
+
+static int open_rings(struct sampler *s, int enable_on_exec)
+{
+	struct perf_events_config pc = {0};
+
+	pc.freq = s->cfg.freq;
+	pc.dwarf = s->cfg.dwarf;
+	pc.stack_bytes = s->cfg.stack_bytes;
+	pc.enable_on_exec = enable_on_exec;
+	return perf_events_new(&pc, &s->pe);
+}
+
+static int task_flags_set(struct sampler *s, int task, unsigned char flag)
+{
+	if ((size_t)task >= s->task_flags_cap) {
+		size_t ncap = s->task_flags_cap ? s->task_flags_cap * 2 : 64;
+		while (ncap <= (size_t)task)
+			ncap *= 2;
+		unsigned char *n = realloc(s->task_flags, ncap);
+		if (!n)
+			return -ENOMEM;
+		memset(n + s->task_flags_cap, 0, ncap - s->task_flags_cap);
+		s->task_flags = n;
+		s->task_flags_cap = ncap;
+	}
+	s->task_flags[task] |= flag;
+	return 0;
+}
+
+static unsigned char task_flags(const struct sampler *s, int task)
+{
+	return task >= 0 && (size_t)task < s->task_flags_cap ? s->task_flags[task] : 0;
+}
+
+/* Reads a small /proc file into buf (NUL-terminated); returns its length
+ * or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	size_t len = 0;
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int err = -errno;
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	return (ssize_t)len;
+}
+
+static void thread_name_from_proc(struct sampler *s, pid_t pid, pid_t tid)
+{
+	char path[64], comm[32];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	ssize_t n = read_small(path, comm, sizeof(comm));
+	if (n <= 0)
+		return;
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	aggregate_set_thread(s->cfg.agg, pid, tid, comm);
+}
+
+static char *cmdline_of(pid_t pid)
+{
+	char path[64];
+	char *buf = malloc(MAX_CMDLINE);
+
+	if (!buf)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	ssize_t n = read_small(path, buf, MAX_CMDLINE);
+	if (n <= 0) {
+		/* A kernel thread or a zombie: fall back to its name. */
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		n = read_small(path, buf, MAX_CMDLINE);
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+	}
+	while (n > 0 && (buf[n - 1] == 0 || buf[n - 1] == '\n'))
+		n--;
+	buf[n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	return buf;
+}
+
+static char *cmdline_join(char *const *argv)
+{
+	size_t len = 1;
+
+	for (size_t i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	char *buf = malloc(len);
+	if (!buf)
+		return NULL;
+	size_t at = 0;
+	for (size_t i = 0; argv[i]; i++) {
+		size_t n = strlen(argv[i]);
+		if (i)
+			buf[at++] = ' ';
+		memcpy(buf + at, argv[i], n);
+		at += n;
+	}
+	buf[at] = 0;
+	return buf;
+}
+
+/*
+ * Opens the events of every thread of pid, listing /proc/PID/task until a
+ * listing finds no thread without events. Threads of the first listing
+ * existed before any event: they cannot have inherited one. Threads found
+ * later may have (see sampler.h) and are marked as rescued.
+ * Returns the number of threads opened, or -errno.
+ */
+static int attach_threads(struct sampler *s, pid_t pid)
+{
+	struct u64map seen;
+	struct proc_ids tids;
+	int opened = 0, err = 0;
+
+	u64map_init(&seen);
+	proc_ids_init(&tids);
+	for (int round = 0; round < MAX_RESCANS; round++) {
+		ssize_t n = proc_ids_list_tasks(&tids, NULL, pid, SIZE_MAX);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		int fresh = 0;
+		for (size_t i = 0; i < (size_t)n && !err; i++) {
+			pid_t tid = tids.ids[i];
+			if (u64map_get(&seen, (uint64_t)tid, NULL))
+				continue;
+			fresh++;
+			if (u64map_put(&seen, (uint64_t)tid, 1) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			int task = perf_events_open_task(s->pe, tid);
+			if (task == -ESRCH)
+				continue; /* the thread is gone already */
+			if (task < 0) {
+				err = task;
+				break;
+			}
+			opened++;
+			if (round > 0) {
+				if (task_flags_set(s, task, TASK_RESCUED) < 0) {
+					err = -ENOMEM;
+					break;
+				}
+				s->live_rescued++;
+			}
+			thread_name_from_proc(s, pid, tid);
+		}
+		if (err || !fresh)
+			break;
+	}
+	proc_ids_release(&tids);
+	u64map_release(&seen);
+	if (err && err != -ESRCH)
+		return err;
+	return opened ? opened : -ESRCH;
+}
+
+static int attach(struct sampler *s)
+{
+	int attached = 0;
+
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct sampler_target *t = &s->targets[i];
+		t->pid = s->cfg.pids[i];
+		t->cmdline = cmdline_of(t->pid);
+		/* The pidfd first: it refers to this process even if the pid
+		 * is reused while we attach. */
+		s->pidfds[i] = sys_pidfd_open(t->pid);
+		if (s->pidfds[i] < 0 && errno == ESRCH) {
+			t->err = -ESRCH;
+			continue;
+		}
+		int n = attach_threads(s, t->pid);
+		if (n == -EACCES || n == -EMFILE || n == -ENFILE || n == -ENOMEM)
+			return n;
+		if (n < 0) {
+			t->err = n;
+			if (s->pidfds[i] >= 0)
+				close(s->pidfds[i]);
+			s->pidfds[i] = -1;
+			continue;
+		}
+		/* After the events, so that a mapping made meanwhile is seen
+		 * by one or the other. */
+		procs_scan(s->cfg.procs, t->pid);
+		s->alive[i] = 1;
+		attached++;
+	}
+	return attached ? 0 : -ESRCH;
+}
+
+/* The launched command waits at its gate (proc/launch.h) until its
+ * events are open, then execs. */
+static int launch(struct sampler *s)
+{
+	struct sampler_target *t = &s->targets[0];
+	struct launch l;
+
+	t->cmdline = cmdline_join(s->cfg.argv);
+	int err = launch_held(&l, s->cfg.argv, s->cfg.child_sigmask);
+	if (err)
+		return err;
+	s->child = l.pid;
+	t->pid = l.pid;
+
+	int task = perf_events_open_task(s->pe, l.pid);
+	if (task < 0) {
+		launch_cancel(&l); /* the child exits without running the command */
+		s->child = 0;
+		return task;
+	}
+	s->pidfds[0] = sys_pidfd_open(l.pid);
+	s->alive[0] = 1;
+	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
+	s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+
+	err = launch_go(&l);
+	if (err && !l.pid) {
+		s->child = 0;
+		s->alive[0] = 0;
+		s->exec_failed = 1;
+	}
+	return err;
+}
+
+int sampler_start(struct sampler *s)
+{
+	int err = open_rings(s, s->cfg.argv != NULL);
+
+	if (err)
+		return err;
+	s->stats.user_only = 0;
+	if (s->cfg.argv)
+		err = launch(s);
+	else {
+		s->start_mono = time_now_ns(CLOCK_MONOTONIC);
+		s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+		err = attach(s);
+	}
+	s->stats.user_only = perf_events_user_only(s->pe);
+	return err;
+}
+
+int sampler_exec_failed(const struct sampler *s)
+{
+	return s->exec_failed;
+}
+
+/*
+ * Whether a sample comes from a second stream on its thread (see
+ * sampler.h); closes that stream the first time. Only runs while tasks
+ * opened by a rescan exist, so the common case pays nothing.
+ */
+static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
+{
+	int task = perf_events_id_task(s->pe, rec->id);
+
+	if (task_flags(s, task) & TASK_CLOSED)
+		return 1;
+	if (!s->live_rescued || task < 0)
+		return 0;
+	uint64_t first;
+	if (!u64map_get(&s->tid_task, rec->tid, &first) || first == TID_FREE ||
+	    (task_flags(s, (int)first) & TASK_CLOSED)) {
+		u64map_put(&s->tid_task, rec->tid, (uint64_t)task);
+		return 0;
+	}
+	if (first == (uint64_t)task)
+		return 0;
+	/* Two streams on one thread: close the one opened by a rescan (the
+	 * later one if both were). */
+	int a = (int)first, b = task;
+	int victim = -1;
+	if ((task_flags(s, a) & TASK_RESCUED) && (task_flags(s, b) & TASK_RESCUED))
+		victim = a > b ? a : b;
+	else if (task_flags(s, a) & TASK_RESCUED)
+		victim = a;
+	else if (task_flags(s, b) & TASK_RESCUED)
+		victim = b;
+	if (victim < 0)
+		return 0;
+	perf_events_close_task(s->pe, victim);
+	task_flags_set(s, victim, TASK_CLOSED);
+	s->any_closed = 1;
+	s->live_rescued--;
+	int keep = victim == a ? b : a;
+	u64map_put(&s->tid_task, rec->tid, (uint64_t)keep);
+	return victim == task;
+}
+
+static void handle_sample(struct sampler *s, const struct perf_record *rec)
+{
+	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
+		s->stats.dropped++;
+		return;
+	}
+	const uint64_t *frames = rec->sample.ips;
+	size_t n = rec->sample.nr;
+	if (s->cfg.dwarf) {
+		/* The kernel part of the callchain, then the unwound user part. */
+		if (n > MAX_KERNEL_FRAMES)
+			n = MAX_KERNEL_FRAMES;
+		memcpy(s->frames, rec->sample.ips, n * sizeof(*frames));
+		if (rec->sample.abi && rec->sample.regs) {
+			s->frames[n++] = (uint64_t)PERF_CONTEXT_USER;
+			size_t max = s->frames_cap - n;
+			if (max > MAX_UNWIND_FRAMES)
+				max = MAX_UNWIND_FRAMES;
+			int got = unwinder_unwind(s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid,
+						  rec->sample.regs, rec->sample.stack,
+						  rec->sample.stack_size, s->frames + n, max);
+			if (got > 0)
+				n += (size_t)got;
+		} else if (!n) {
+			s->frames[n++] = rec->sample.ip;
+		}
+		frames = s->frames;
+	} else if (!n) {
+		frames = &rec->sample.ip;
+		n = 1;
+	}
+	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
+	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
+			     rec->sample.period, when) < 0)
+		s->stats.dropped++;
+	else
+		s->stats.samples++;
+}
+
+static void handle_exec(struct sampler *s, pid_t pid)
+{
+	/* Name the old image's code while its mappings are still known. */
+	if (s->cfg.resolver && aggregate_gen_stacks(s->cfg.agg, pid))
+		resolver_add(s->cfg.resolver, s->cfg.agg, pid);
+	procs_exec(s->cfg.procs, pid);
+	aggregate_exec(s->cfg.agg, pid);
+	if (s->unwinder)
+		unwinder_forget(s->unwinder, pid);
+}
+
+static int handle_record(const struct perf_record *rec, void *arg)
+{
+	struct sampler *s = arg;
+	pid_t pid = (pid_t)rec->pid, tid = (pid_t)rec->tid;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		handle_sample(s, rec);
+		break;
+	case PERF_RECORD_MMAP2:
+		procs_mmap(s->cfg.procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+			   rec->mmap.filename, (int)rec->mmap.prot);
+		if (s->unwinder)
+			unwinder_maps_changed(s->unwinder, pid);
+		break;
+	case PERF_RECORD_COMM:
+		if (rec->comm.exec)
+			handle_exec(s, pid);
+		if (pid == tid)
+			procs_set_comm(s->cfg.procs, pid, rec->comm.comm);
+		aggregate_set_thread(s->cfg.agg, pid, tid, rec->comm.comm);
+		break;
+	case PERF_RECORD_FORK: {
+		const char *name = aggregate_thread_name(s->cfg.agg, (pid_t)rec->task.ptid);
+		if (pid != (pid_t)rec->task.ppid) {
+			procs_fork(s->cfg.procs, (pid_t)rec->task.ppid, pid);
+			const char *comm = procs_comm(s->cfg.procs, (pid_t)rec->task.ppid);
+			char copy[64];
+			if (comm) {
+				snprintf(copy, sizeof(copy), "%s", comm);
+				procs_set_comm(s->cfg.procs, pid, copy);
+			}
+		}
+		aggregate_set_thread(s->cfg.agg, pid, tid, name);
+		break;
+	}
+	case PERF_RECORD_EXIT:
+		/* The tid may be reused by a thread with other streams. */
+		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
+			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
+		if (pid == tid && s->unwinder)
+			unwinder_forget(s->unwinder, pid);
+		break;
+	case PERF_RECORD_LOST:
+		s->stats.lost += rec->lost.lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->stats.throttled++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Reaps the launched command if it has exited; returns 1 if it did. */
+static int child_wait(struct sampler *s, int options)
+{
+	int st;
+
+	if (!s->child || waitpid(s->child, &st, options) != s->child)
+		return 0;
+	s->stats.child_status = st;
+	s->stats.child_exited = 1;
+	s->child = 0;
+	return 1;
+}
+
+/* Notes targets that exited; returns how many are still alive. */
+static size_t check_targets(struct sampler *s, const struct pollfd *pfds, size_t first_pidfd)
+{
+	size_t alive = 0;
+
+	for (size_t i = 0, k = first_pidfd; i < s->ntargets; i++) {
+		if (!s->alive[i])
+			continue;
+		pid_t pid = s->targets[i].pid;
+		int gone;
+		if (s->pidfds[i] >= 0)
+			gone = (pfds[k++].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+		else if (pid == s->child)
+			gone = child_wait(s, WNOHANG);
+		else
+			gone = kill(pid, 0) < 0 && errno == ESRCH;
+		if (!gone) {
+			alive++;
+			continue;
+		}
+		if (pid == s->child)
+			child_wait(s, WNOHANG);
+		s->alive[i] = 0;
+		if (s->pidfds[i] >= 0)
+			close(s->pidfds[i]);
+		s->pidfds[i] = -1;
+	}
+	return alive;
+}
+
+/* Ends the launched command if it outlives its recording. */
+static void child_reap(struct sampler *s)
+{
+	if (!s->child || child_wait(s, WNOHANG))
+		return;
+	kill(s->child, SIGTERM);
+	for (int waited = 0; waited < CHILD_GRACE_MS; waited += 10) {
+		if (child_wait(s, WNOHANG))
+			return;
+		usleep(10000);
+	}
+	kill(s->child, SIGKILL);
+	child_wait(s, 0);
+}
+
+int sampler_run(struct sampler *s)
+{
+	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
+	int *rings = calloc(nrings, sizeof(*rings));
+	struct pollfd *pfds = calloc(nrings + 1 + s->ntargets, sizeof(*pfds));
+	if (!rings || !pfds) {
+		free(rings);
+		free(pfds);
+		return -ENOMEM;
+	}
+	perf_events_pollfds(s->pe, rings, nrings);
+	int64_t deadline =
+	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
+	int ret = 0;
+
+	while (!s->stopping) {
+		size_t n = 0;
+		for (size_t i = 0; i < nrings; i++)
+			pfds[n++] = (struct pollfd){.fd = rings[i], .events = POLLIN};
+		size_t stop_at = n;
+		if (s->cfg.stop_fd >= 0)
+			pfds[n++] = (struct pollfd){.fd = s->cfg.stop_fd, .events = POLLIN};
+		size_t first_pidfd = n;
+		for (size_t i = 0; i < s->ntargets; i++)
+			if (s->alive[i] && s->pidfds[i] >= 0)
+				pfds[n++] = (struct pollfd){.fd = s->pidfds[i], .events = POLLIN};
+
+		int64_t now = time_now_ns(CLOCK_MONOTONIC);
+		int64_t left = deadline - now;
+		int timeout = left / 1000000 < POLL_MS ? (int)(left / 1000000) : POLL_MS;
+		if (timeout < 0)
+			timeout = 0;
+		if (poll(pfds, n, timeout) < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		int r = perf_events_read(s->pe, handle_record, s);
+		if (r < 0) {
+			ret = r;
+			break;
+		}
+		if (s->cfg.stop_fd >= 0 && (pfds[stop_at].revents & POLLIN))
+			s->stats.stop = SAMPLER_STOP_SIGNAL;
+		else if (!check_targets(s, pfds, first_pidfd))
+			s->stats.stop = SAMPLER_STOP_EXITED;
+		else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= deadline)
+			s->stats.stop = SAMPLER_STOP_DURATION;
+		if (s->stats.stop != SAMPLER_STOP_NONE)
+			s->stopping = 1;
+	}
+	s->stats.duration_ns = time_now_ns(CLOCK_MONOTONIC) - s->start_mono;
+	/* What the kernel wrote until now still counts. */
+	if (!ret) {
+		int r = perf_events_read(s->pe, handle_record, s);
+		if (r < 0)
+			ret = r;
+	}
+	child_reap(s);
+	free(rings);
+	free(pfds);
+	return ret;
+}
+
+size_t sampler_targets(const struct sampler *s, const struct sampler_target **targets)
+{
+	*targets = s->targets;
+	return s->ntargets;
+}
+
+void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
+{
+	struct aggregate_stats as;
+
+	*st = s->stats;
+	if (s->pe)
+		st->malformed = perf_events_stats(s->pe)->malformed;
+	aggregate_get_stats(s->cfg.agg, &as);
+	st->threads = as.threads;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	perf_events_free(s->pe);
+	child_reap(s);
+	if (s->pidfds)
+		for (size_t i = 0; i < s->ntargets; i++)
+			if (s->pidfds[i] >= 0)
+				close(s->pidfds[i]);
+	if (s->targets)
+		for (size_t i = 0; i < s->ntargets; i++)
+			free(s->targets[i].cmdline);
+	unwinder_free(s->unwinder);
+	u64map_release(&s->tid_task);
+	free(s->task_flags);
+	free(s->targets);
+	free(s->pidfds);
+	free(s->alive);
+	free(s->frames);
+	free(s);
+}

@@ -1,0 +1,550 @@
+/*
+ * The DWARF unwinder (see unwind.h): libdwfl's frame unwinder over the
+ * registers and stack copy of one perf sample, with the target's modules
+ * reported from the process registry.
+ *
+ * A fast path comes first: frames whose rules are in the common form
+ * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only. A
+ * sample that meets any other frame is unwound again, whole, by libdwfl,
+ * so the two agree. They differ in one place on purpose: where the return
+ * address lies past the copied stack, the fast path ends the stack, while
+ * libdwfl goes on to guess the next frame from rbp as a frame pointer.
+ * RECCE_UNWIND_CHECK=1 runs both on every sample and reports how many
+ * stacks differ when the unwinder is freed.
+ */
+#include "sampling/unwind.h"
+
+#include <elf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "proc/proc-maps.h"
+#include "sampling/cfi-rules.h"
+#include "symbols/symbolize.h"
+#include "util/path.h"
+
+/* Processes whose Dwfl is kept; the least recently used one goes first. */
+#define MAX_PROCS 64
+/* Modules reported per process beyond which nothing more is added. */
+#define MAX_MODULES 4096
+
+/* DWARF register numbers of x86-64 and where each sits in a sample's
+ * registers (PERF_EVENTS_REGS_MASK order: AX BX CX DX SI DI BP SP IP
+ * R8..R15). DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip. */
+static const unsigned char dwarf_from_perf[17] = {
+    0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16, 8,
+};
+#define REG_BP 6
+#define REG_SP 7
+#define REG_IP 8
+
+struct reported {
+	const struct sym_file *file;
+	uint64_t bias;
+	uint64_t start, end; /* the mapping that made us report it */
+};
+
+struct proc_unwind {
+	pid_t pid; /* 0 = free slot */
+	Dwfl *dwfl;
+	int attached; /* dwfl_attach_state done */
+	int dirty;    /* mappings changed since the modules were reported */
+	int broken;   /* could not report any module: unwind only the IP */
+	struct reported *mods;
+	size_t nmods, mods_cap;
+	struct cfi_rules *rules; /* the fast path's, for these modules */
+	uint64_t used;		 /* LRU clock */
+};
+
+/* The sample being unwound: what the Dwfl callbacks read. */
+struct unwind_ctx {
+	pid_t pid, tid;
+	const uint64_t *regs;
+	const uint8_t *stack;
+	size_t stack_len;
+	uint64_t sp;
+	uint64_t *frames;
+	size_t n, max;
+};
+
+struct unwinder {
+	struct proc_registry *procs;
+	struct proc_unwind procs_cache[MAX_PROCS];
+	uint64_t clock;
+	struct unwind_ctx cur;
+	int vdso_fd; /* memfd holding this kernel's vDSO image, -2 = not tried */
+	uint64_t vdso_vaddr;
+	int check;			/* RECCE_UNWIND_CHECK: run both unwinders */
+	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
+};
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+struct unwinder *unwinder_new(struct proc_registry *procs)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->procs = procs;
+	u->vdso_fd = -2;
+	const char *check = getenv("RECCE_UNWIND_CHECK");
+	u->check = check && strcmp(check, "1") == 0;
+	return u;
+}
+
+static void proc_release(struct proc_unwind *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	free(p->mods);
+	cfi_rules_free(p->rules);
+	memset(p, 0, sizeof(*p));
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->check)
+		fprintf(stderr,
+			"recce: unwind check: %llu samples, %llu by the fast path, %llu stacks "
+			"differ\n",
+			(unsigned long long)u->checked, (unsigned long long)u->fast,
+			(unsigned long long)u->differ);
+	for (size_t i = 0; i < MAX_PROCS; i++)
+		proc_release(&u->procs_cache[i]);
+	if (u->vdso_fd >= 0)
+		close(u->vdso_fd);
+	free(u);
+}
+
+static struct proc_unwind *proc_find(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < MAX_PROCS; i++)
+		if (u->procs_cache[i].pid == pid)
+			return &u->procs_cache[i];
+	return NULL;
+}
+
+void unwinder_maps_changed(struct unwinder *u, pid_t pid)
+{
+	struct proc_unwind *p = proc_find(u, pid);
+
+	if (p)
+		p->dirty = 1;
+}
+
+void unwinder_forget(struct unwinder *u, pid_t pid)
+{
+	struct proc_unwind *p = proc_find(u, pid);
+
+	if (p)
+		proc_release(p);
+}
+
+/*
+ * A copy of recce's own vDSO in a memfd: the vDSO is one image per kernel,
+ * identical in every process, and libdwfl wants a file to read its CFI from.
+ */
+static int vdso_file(struct unwinder *u)
+{
+	if (u->vdso_fd != -2)
+		return u->vdso_fd;
+	u->vdso_fd = -1;
+	const unsigned char *base = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return -1;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum > 64)
+		return -1;
+	/* The image spans its loadable segment; section headers follow it. */
+	uint64_t size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	int have_vaddr = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff) + i;
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+		if (!have_vaddr && ph->p_offset == 0) {
+			u->vdso_vaddr = ph->p_vaddr;
+			have_vaddr = 1;
+		}
+	}
+	if (!have_vaddr || size > (1u << 20))
+		return -1;
+	int fd = memfd_create("recce-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, base, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	u->vdso_fd = fd;
+	return fd;
+}
+
+/* 1 if f is reported at this bias, -1 if another module covers part of
+ * [start, end) (the layout changed), else 0. */
+static int proc_has_module(const struct proc_unwind *p, const struct sym_file *f, uint64_t bias,
+			   uint64_t start, uint64_t end)
+{
+	int overlap = 0;
+
+	for (size_t i = 0; i < p->nmods; i++) {
+		const struct reported *r = &p->mods[i];
+		if (r->file == f && r->bias == bias)
+			return 1;
+		if (r->start < end && start < r->end)
+			overlap = 1;
+	}
+	return overlap ? -1 : 0;
+}
+
+static int proc_add_module(struct proc_unwind *p, const struct sym_file *f, uint64_t bias,
+			   uint64_t start, uint64_t end)
+{
+	if (p->nmods == p->mods_cap) {
+		size_t ncap = p->mods_cap ? p->mods_cap * 2 : 32;
+		struct reported *n = realloc(p->mods, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		p->mods = n;
+		p->mods_cap = ncap;
+	}
+	p->mods[p->nmods].file = f;
+	p->mods[p->nmods].bias = bias;
+	p->mods[p->nmods].start = start;
+	p->mods[p->nmods].end = end;
+	p->nmods++;
+	return 0;
+}
+
+/* The load bias of map: runtime address minus ELF virtual address. */
+static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const char **path,
+		    uint64_t *bias)
+{
+	uint64_t vaddr;
+
+	if (m->file && sym_file_fd(m->file) >= 0 &&
+	    sym_file_offset_to_vaddr(m->file, m->pgoff, &vaddr) == 0) {
+		*fd = sym_file_fd(m->file);
+		*path = sym_file_path(m->file);
+		*bias = m->start - vaddr;
+		return 0;
+	}
+	if (m->path && strcmp(m->path, "[vdso]") == 0 && vdso_file(u) >= 0) {
+		*fd = u->vdso_fd;
+		*path = "[vdso]";
+		*bias = m->start - u->vdso_vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Reports the modules of p's mappings that are not reported yet. Returns
+ * the number added, or -1 when a mapping moved or was replaced (the caller
+ * then starts over with a fresh Dwfl).
+ */
+static int proc_report(struct unwinder *u, struct proc_unwind *p)
+{
+	const struct proc_map *maps;
+	size_t n = procs_maps(u->procs, p->pid, &maps);
+	int added = 0;
+
+	dwfl_report_begin_add(p->dwfl);
+	for (size_t i = 0; i < n && p->nmods < MAX_MODULES; i++) {
+		const struct proc_map *m = &maps[i];
+		int fd;
+		const char *path;
+		uint64_t bias;
+		if (map_bias(u, m, &fd, &path, &bias) < 0)
+			continue;
+		/* Key vDSO modules by a null file: the memfd is ours. */
+		const struct sym_file *key = m->file && sym_file_fd(m->file) >= 0 ? m->file : NULL;
+		int has = proc_has_module(p, key, bias, m->start, m->end);
+		if (has > 0)
+			continue;
+		if (has < 0) {
+			dwfl_report_end(p->dwfl, NULL, NULL);
+			return -1;
+		}
+		int dupfd = dup(fd);
+		if (dupfd < 0)
+			continue;
+		Dwfl_Module *mod =
+		    dwfl_report_elf(p->dwfl, path_base(path), path, dupfd, bias, false);
+		if (!mod) {
+			close(dupfd);
+			continue;
+		}
+		if (proc_add_module(p, key, bias, m->start, m->end) < 0)
+			break;
+		added++;
+	}
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	return added;
+}
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct unwinder *u = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->cur.tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct unwinder *u = arg;
+
+	*thread_argp = u;
+	return tid == u->cur.tid;
+}
+
+/* A word of the sample's stack copy, if addr is in it. */
+static bool copy_read(const struct unwind_ctx *c, uint64_t addr, uint64_t *out)
+{
+	if (addr >= c->sp && addr - c->sp <= c->stack_len && c->stack_len - (addr - c->sp) >= 8) {
+		memcpy(out, c->stack + (addr - c->sp), sizeof(*out));
+		return true;
+	}
+	return false;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct unwinder *u = arg;
+	const struct unwind_ctx *c = &u->cur;
+	uint64_t word;
+
+	if (copy_read(c, addr, &word)) {
+		*result = word;
+		return true;
+	}
+	/* Outside the copied stack: read the mapped file, if any. */
+	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
+	if (!m || !m->file || sym_file_fd(m->file) < 0 || m->end - addr < 8)
+		return false;
+	uint64_t off = addr - m->start + m->pgoff;
+	return pread(sym_file_fd(m->file), result, sizeof(*result), (off_t)off) ==
+	       (ssize_t)sizeof(*result);
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwinder *u = arg;
+	Dwarf_Word dregs[17];
+
+	for (size_t i = 0; i < 17; i++)
+		dregs[i] = u->cur.regs[dwarf_from_perf[i]];
+	return dwfl_thread_state_registers(thread, 0, 17, dregs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+    .next_thread = cb_next_thread,
+    .get_thread = cb_get_thread,
+    .memory_read = cb_memory_read,
+    .set_initial_registers = cb_set_initial_registers,
+};
+
+/* The state of pid, set up and up to date; NULL if it cannot be. */
+static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
+{
+	struct proc_unwind *p = proc_find(u, pid);
+
+	if (p && p->dirty && !p->broken) {
+		p->dirty = 0;
+		int added = proc_report(u, p);
+		if (added < 0)
+			proc_release(p); /* the layout changed: start over */
+		else if (added > 0)
+			cfi_rules_clear(p->rules); /* "no module" may have changed */
+	}
+	p = proc_find(u, pid);
+	if (p) {
+		p->used = ++u->clock;
+		return p->broken ? NULL : p;
+	}
+
+	/* A new process: take a free slot or the least recently used. */
+	p = &u->procs_cache[0];
+	for (size_t i = 0; i < MAX_PROCS; i++) {
+		struct proc_unwind *c = &u->procs_cache[i];
+		if (!c->pid) {
+			p = c;
+			break;
+		}
+		if (c->used < p->used)
+			p = c;
+	}
+	proc_release(p);
+	p->pid = pid;
+	p->used = ++u->clock;
+	p->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!p->dwfl || proc_report(u, p) <= 0 ||
+	    !dwfl_attach_state(p->dwfl, NULL, pid, &thread_callbacks, u)) {
+		/* No module to unwind with (yet): remember, and try again
+		 * when a mapping appears. */
+		if (p->dwfl)
+			dwfl_end(p->dwfl);
+		p->dwfl = NULL;
+		p->broken = 1;
+		return NULL;
+	}
+	p->attached = 1;
+	p->rules = cfi_rules_new(); /* without it, every sample goes to libdwfl */
+	return p;
+}
+
+static int cb_frame(Dwfl_Frame *state, void *arg)
+{
+	struct unwinder *u = arg;
+	struct unwind_ctx *c = &u->cur;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* A zero return address ends the stack (_start, clone). */
+	if (!pc && c->n)
+		return DWARF_CB_ABORT;
+	c->frames[c->n++] = pc;
+	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* A word of the sample's stack: 1 when read from the copy, 0 when the
+ * address is in no file (past the copy's end: the stack ends there), -1
+ * when libdwfl would read it from a file. */
+static int stack_read(struct unwinder *u, uint64_t addr, uint64_t *out)
+{
+	const struct unwind_ctx *c = &u->cur;
+
+	if (copy_read(c, addr, out))
+		return 1;
+	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
+	return m && m->file ? -1 : 0;
+}
+
+/* The fast path: the count of frames, or 0 when libdwfl must do it. */
+static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	struct unwind_ctx *c = &u->cur;
+	uint64_t sp = c->regs[REG_SP], bp = c->regs[REG_BP], look = c->regs[REG_IP];
+	int bp_known = 1;
+	size_t n = 0;
+
+	if (!p->rules)
+		return 0;
+	c->frames[n++] = look;
+	while (n < c->max) {
+		struct cfi_rule r;
+		if (cfi_rules_get(p->rules, p->dwfl, look, &r) <= 0)
+			return 0;
+		if (r.ra_how == CFI_UNDEFINED)
+			break; /* the outermost frame */
+		if (r.cfa_reg == CFI_REG_BP && !bp_known)
+			return 0;
+		uint64_t cfa = (r.cfa_reg == CFI_REG_SP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
+		uint64_t ra;
+		int rd = stack_read(u, cfa + (uint64_t)(int64_t)r.ra_off, &ra);
+		if (rd == 0)
+			break;
+		if (rd < 0)
+			return 0;
+		if (r.bp_how == CFI_SAVED_AT) {
+			rd = stack_read(u, cfa + (uint64_t)(int64_t)r.bp_off, &bp);
+			if (rd < 0)
+				return 0;
+			bp_known = rd > 0;
+		} else if (r.bp_how == CFI_UNDEFINED) {
+			bp_known = 0;
+		}
+		sp = cfa;
+		/* A zero return address ends the stack (_start, clone). */
+		if (!ra)
+			break;
+		c->frames[n++] = ra;
+		look = ra - 1;
+	}
+	return n;
+}
+
+/* The general path: libdwfl over the whole sample. */
+static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	u->cur.n = 0;
+	dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u);
+	return u->cur.n;
+}
+
+/* In check mode: both paths, compared. */
+static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
+{
+	struct unwind_ctx *c = &u->cur;
+	uint64_t *fast = malloc(c->max * sizeof(*fast)), *frames = c->frames;
+	size_t nfast = 0;
+
+	if (fast) {
+		c->frames = fast;
+		nfast = fast_unwind(u, p);
+		c->frames = frames;
+	}
+	size_t n = dwfl_unwind(u, p);
+	u->checked++;
+	if (nfast) {
+		u->fast++;
+		if (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0)
+			u->differ++;
+	}
+	free(fast);
+	return n;
+}
+
+int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
+		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max)
+{
+	if (!max)
+		return 0;
+	struct proc_unwind *p = proc_find(u, pid);
+	/* A process whose modules could not be reported is retried only
+	 * after its mappings change. */
+	if (p && p->broken && p->dirty)
+		proc_release(p);
+	p = proc_get(u, pid);
+
+	struct unwind_ctx *c = &u->cur;
+	memset(c, 0, sizeof(*c));
+	c->pid = pid;
+	c->tid = tid;
+	c->regs = regs;
+	c->stack = stack;
+	c->stack_len = stack ? stack_len : 0;
+	c->sp = regs[REG_SP];
+	c->frames = frames;
+	c->max = max;
+	if (p && u->check)
+		checked_unwind(u, p);
+	else if (p && (c->n = fast_unwind(u, p)) == 0)
+		dwfl_unwind(u, p);
+	/* The unwinder gives nothing when the IP is in no module (JIT code,
+	 * an unknown mapping): the IP alone is still a true frame. */
+	if (!c->n)
+		frames[c->n++] = regs[REG_IP];
+	return (int)c->n;
+}

@@ -1,0 +1,378 @@
+/*
+ * System-wide cpu-clock sampling for `recce top` (see top-sample.h): the
+ * per-CPU rings of perf-events.c with one pid -1 event per CPU, samples
+ * filtered by pid, and a per-process cache from addresses to function
+ * names so that a steady program costs one symbol lookup per distinct
+ * address, not one per sample.
+ */
+#include "top/top-sample.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/perf-events.h"
+#include "proc/frame-name.h"
+#include "proc/proc-maps.h"
+#include "symbols/kallsyms.h"
+#include "symbols/symbolize.h"
+#include "top/top-model.h"
+#include "util/strpool.h"
+#include "util/u64map.h"
+
+#define KERNEL_START  0xffff800000000000ULL
+#define CONTEXT_FLOOR ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above */
+#define MAX_INLINE    FRAME_MAX_INLINE
+#define MAX_NAMES     (1u << 16) /* cached addresses per process before the cache restarts */
+
+/* What recce knows of one sampled process. */
+struct top_proc {
+	pid_t pid;
+	int scanned;	     /* its maps were read from /proc */
+	struct u64map names; /* address (| 1 for a return address) -> name */
+};
+
+struct top_sampler {
+	struct top_sampler_config cfg;
+	struct perf_events *pe;
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct frame_namer *namer;
+	struct kallsyms *kallsyms;
+	int kallsyms_tried;
+	struct u64map kernel_names;
+	struct u64map watched; /* pid -> 1; empty when every process is */
+	struct u64map by_pid;  /* pid -> struct top_proc * */
+	struct strpool names;
+	struct top_model *model; /* during top_sampler_read() */
+	struct top_sampler_stats stats;
+};
+
+int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **out)
+{
+	struct perf_events_config pc = {0};
+	int err = -ENOMEM;
+
+	struct top_sampler *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cfg = *cfg;
+	s->cfg.pids = NULL;
+	u64map_init(&s->kernel_names);
+	u64map_init(&s->watched);
+	u64map_init(&s->by_pid);
+	strpool_init(&s->names);
+	for (size_t i = 0; i < cfg->npids; i++)
+		if (u64map_put(&s->watched, (uint64_t)cfg->pids[i], 1) < 0)
+			goto out_free;
+	s->sym = symbolizer_new();
+	s->procs = s->sym ? procs_new(s->sym) : NULL;
+	s->namer = s->procs ? frame_namer_new(s->sym, s->procs) : NULL;
+	if (!s->namer)
+		goto out_free;
+	pc.freq = cfg->freq;
+	err = perf_events_new(&pc, &s->pe);
+	if (err)
+		goto out_free;
+	/* A "task" of pid -1 is one event per CPU for every process. */
+	int task = perf_events_open_task(s->pe, -1);
+	if (task < 0) {
+		err = task;
+		goto out_free;
+	}
+	*out = s;
+	return 0;
+out_free:
+	top_sampler_free(s);
+	return err;
+}
+
+static void proc_free(struct top_proc *p)
+{
+	if (!p)
+		return;
+	u64map_release(&p->names);
+	free(p);
+}
+
+static void free_proc_entry(struct top_sampler *s, pid_t pid)
+{
+	uint64_t v;
+
+	if (!u64map_get(&s->by_pid, (uint64_t)pid, &v) || !v)
+		return;
+	proc_free((struct top_proc *)(uintptr_t)v);
+	frame_namer_forget(s->namer, pid);
+	/* u64map cannot delete: a zero value marks the entry as gone. */
+	u64map_put(&s->by_pid, (uint64_t)pid, 0);
+}
+
+void top_sampler_free(struct top_sampler *s)
+{
+	if (!s)
+		return;
+	perf_events_free(s->pe);
+	for (size_t i = 0; i < s->by_pid.cap; i++)
+		if (s->by_pid.keys[i] && s->by_pid.vals[i])
+			proc_free((struct top_proc *)(uintptr_t)s->by_pid.vals[i]);
+	u64map_release(&s->by_pid);
+	u64map_release(&s->watched);
+	u64map_release(&s->kernel_names);
+	kallsyms_free(s->kallsyms);
+	frame_namer_free(s->namer);
+	procs_free(s->procs);
+	symbolizer_free(s->sym);
+	strpool_release(&s->names);
+	free(s);
+}
+
+size_t top_sampler_pollfds(const struct top_sampler *s, int *fds, size_t max)
+{
+	return perf_events_pollfds(s->pe, fds, max);
+}
+
+void top_sampler_get_stats(const struct top_sampler *s, struct top_sampler_stats *st)
+{
+	*st = s->stats;
+	st->user_only = perf_events_user_only(s->pe);
+}
+
+static int watching(const struct top_sampler *s, pid_t pid)
+{
+	uint64_t v;
+
+	if (pid <= 0)
+		return 0;
+	return !s->cfg.npids || (u64map_get(&s->watched, (uint64_t)pid, &v) && v);
+}
+
+void top_sampler_forget(struct top_sampler *s, pid_t pid)
+{
+	if (s->cfg.npids)
+		u64map_put(&s->watched, (uint64_t)pid, 0);
+	free_proc_entry(s, pid);
+}
+
+/* The entry of pid, made (and its maps read) on first use; NULL when
+ * out of memory. */
+static struct top_proc *proc_of(struct top_sampler *s, pid_t pid)
+{
+	uint64_t v;
+
+	if (u64map_get(&s->by_pid, (uint64_t)pid, &v) && v)
+		return (struct top_proc *)(uintptr_t)v;
+	struct top_proc *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	u64map_init(&p->names);
+	if (u64map_put(&s->by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)p) < 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void proc_scan(struct top_sampler *s, struct top_proc *p)
+{
+	if (p->scanned)
+		return;
+	p->scanned = 1;
+	procs_scan(s->procs, p->pid);
+}
+
+static const char *intern(struct top_sampler *s, const char *name)
+{
+	const char *n = strpool_intern(&s->names, name);
+
+	return n ? n : "[out of memory]";
+}
+
+static const char *kernel_name(struct top_sampler *s, uint64_t addr, int nonleaf)
+{
+	uint64_t v, start;
+	const char *module;
+
+	if (u64map_get(&s->kernel_names, addr, &v))
+		return (const char *)(uintptr_t)v;
+	if (!s->kallsyms_tried) {
+		s->kallsyms_tried = 1;
+		s->kallsyms = kallsyms_load(NULL);
+	}
+	const char *name =
+	    s->kallsyms ? kallsyms_lookup(s->kallsyms, nonleaf ? addr - 1 : addr, &module, &start)
+			: NULL;
+	name = intern(s, name ? name : "[kernel]");
+	if (u64map_count(&s->kernel_names) < MAX_NAMES)
+		u64map_put(&s->kernel_names, addr, (uint64_t)(uintptr_t)name);
+	return name;
+}
+
+/*
+ * Names a user address of p: fills frames (innermost first, at least one)
+ * and returns how many. Unknown code is named by its module and offset,
+ * or "[unknown]", never left out.
+ */
+static int user_frames(struct top_sampler *s, struct top_proc *p, uint64_t addr, int nonleaf,
+		       struct top_frame *out, int max)
+{
+	struct frame_name fn;
+	char buf[256];
+
+	memset(out, 0, sizeof(*out));
+	frame_namer_user(s->namer, p->pid, addr, nonleaf, &fn);
+	if (fn.kind != FRAME_SYMBOL) {
+		frame_name_format(&fn, buf, sizeof(buf));
+		out->function = intern(s, buf);
+		return 1;
+	}
+	int k = 0;
+	for (int i = 0; i < fn.nframes && k < max; i++, k++) {
+		out[k].function = intern(s, fn.frames[i].function);
+		out[k].file = fn.frames[i].file;
+		out[k].line = fn.frames[i].line;
+		out[k].kernel = 0;
+	}
+	return k;
+}
+
+/* The cached innermost function name of a user address of p. */
+static const char *user_name(struct top_sampler *s, struct top_proc *p, uint64_t addr, int nonleaf)
+{
+	struct top_frame f[MAX_INLINE];
+	uint64_t key = addr << 1 | (uint64_t)(nonleaf != 0), v;
+
+	if (u64map_get(&p->names, key, &v))
+		return (const char *)(uintptr_t)v;
+	proc_scan(s, p);
+	user_frames(s, p, addr, nonleaf, f, MAX_INLINE);
+	/* A cache that outgrew its bound starts over (a JIT keeps making
+	 * code): names stay valid, they live in the pool. */
+	if (u64map_count(&p->names) >= MAX_NAMES) {
+		u64map_release(&p->names);
+		u64map_init(&p->names);
+	}
+	u64map_put(&p->names, key, (uint64_t)(uintptr_t)f[0].function);
+	return f[0].function;
+}
+
+/* The function of a sample: its first user frame, else its kernel leaf. */
+static const char *sample_function(struct top_sampler *s, struct top_proc *p, const uint64_t *ips,
+				   uint64_t nr)
+{
+	int context = -1; /* 1 kernel, 0 user, 2 other */
+	uint64_t kernel_leaf = 0;
+	int have_kernel = 0;
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t a = ips[i];
+		if (a >= CONTEXT_FLOOR) {
+			context = a == (uint64_t)PERF_CONTEXT_KERNEL ? 1
+				  : a == (uint64_t)PERF_CONTEXT_USER ? 0
+								     : 2;
+			continue;
+		}
+		int kernel = context >= 0 ? context == 1 : a >= KERNEL_START;
+		if (context == 2)
+			continue;
+		if (!kernel)
+			return user_name(s, p, a, 0);
+		if (!have_kernel) {
+			kernel_leaf = a;
+			have_kernel = 1;
+		}
+	}
+	return have_kernel ? kernel_name(s, kernel_leaf, 0) : NULL;
+}
+
+size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *frames,
+			      size_t nframes, struct top_frame *out, size_t max)
+{
+	struct top_proc *p = proc_of(s, pid);
+	int context = -1, first = 1;
+	size_t n = 0;
+
+	for (size_t i = 0; i < nframes && n < max; i++) {
+		uint64_t a = frames[i];
+		if (a >= CONTEXT_FLOOR) {
+			context = a == (uint64_t)PERF_CONTEXT_KERNEL ? 1
+				  : a == (uint64_t)PERF_CONTEXT_USER ? 0
+								     : 2;
+			first = 1;
+			continue;
+		}
+		if (context == 2)
+			continue;
+		int kernel = context >= 0 ? context == 1 : a >= KERNEL_START;
+		if (kernel) {
+			memset(&out[n], 0, sizeof(out[n]));
+			out[n].function = kernel_name(s, a, !first);
+			out[n++].kernel = 1;
+		} else if (p) {
+			proc_scan(s, p);
+			n += (size_t)user_frames(s, p, a, !first, out + n, (int)(max - n));
+		}
+		first = 0;
+	}
+	return n;
+}
+
+static int on_record(const struct perf_record *rec, void *arg)
+{
+	struct top_sampler *s = arg;
+	pid_t pid = (pid_t)rec->pid;
+	uint64_t v;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE: {
+		if (!watching(s, pid))
+			return 0;
+		struct top_proc *p = proc_of(s, pid);
+		if (!p)
+			return 0;
+		s->stats.samples++;
+		const char *fn = sample_function(s, p, rec->sample.ips, rec->sample.nr);
+		top_model_add_sample(s->model, pid, (pid_t)rec->tid, rec->time, fn, rec->sample.ips,
+				     (size_t)rec->sample.nr);
+		return 0;
+	}
+	case PERF_RECORD_MMAP2:
+		/* Only processes already read from /proc follow their mmaps;
+		 * the others read theirs whole at their first sample. */
+		if (u64map_get(&s->by_pid, (uint64_t)pid, &v) && v &&
+		    ((struct top_proc *)(uintptr_t)v)->scanned)
+			procs_mmap(s->procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+				   rec->mmap.filename, (int)rec->mmap.prot);
+		return 0;
+	case PERF_RECORD_COMM:
+		if (rec->comm.exec && u64map_get(&s->by_pid, (uint64_t)pid, &v) && v) {
+			/* New code at old addresses: forget the names, read
+			 * the maps again at the next sample. */
+			procs_exec(s->procs, pid);
+			free_proc_entry(s, pid);
+		}
+		return 0;
+	case PERF_RECORD_EXIT:
+		if (rec->pid == rec->tid && !s->cfg.npids)
+			free_proc_entry(s, pid);
+		return 0;
+	case PERF_RECORD_LOST:
+		s->stats.lost += rec->lost.lost;
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		s->stats.throttled++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+int top_sampler_read(struct top_sampler *s, struct top_model *m)
+{
+	s->model = m;
+	int n = perf_events_read(s->pe, on_record, s);
+	s->model = NULL;
+	return n;
+}

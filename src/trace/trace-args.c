@@ -1,0 +1,277 @@
+/*
+ * DWARF signatures and argument values of traced functions (see
+ * trace-args.h). Only the integer-class registers are modelled: a float
+ * travels in an xmm register and is shown as "?", and after a struct
+ * passed by value the register assignment is no longer certain, so the
+ * remaining parameters are shown as "?" too, never as a wrong value.
+ */
+#include "trace/trace-args.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "symbols/symbolize.h"
+
+/* Follows typedefs and qualifiers to the type that decides the class. */
+static int peel_type(Dwarf_Die *type)
+{
+	for (int depth = 0; depth < 16; depth++) {
+		int tag = dwarf_tag(type);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			return tag;
+		Dwarf_Attribute at;
+		if (!dwarf_attr(type, DW_AT_type, &at) || !dwarf_formref_die(&at, type))
+			return -1; /* const void */
+	}
+	return -1;
+}
+
+/* Classifies the type referred to by die's DW_AT_type. */
+static uint32_t classify(Dwarf_Die *die, int *size)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	Dwarf_Word enc;
+
+	*size = 8;
+	if (!dwarf_attr(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
+		return TRACE_ARG_NONE; /* void */
+	int tag = peel_type(&type);
+	switch (tag) {
+	case DW_TAG_pointer_type: {
+		Dwarf_Die to;
+		if (dwarf_attr(&type, DW_AT_type, &at) && dwarf_formref_die(&at, &to) &&
+		    peel_type(&to) == DW_TAG_base_type && dwarf_attr(&to, DW_AT_encoding, &at) &&
+		    dwarf_formudata(&at, &enc) == 0 &&
+		    (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char))
+			return TRACE_ARG_STR;
+		return TRACE_ARG_HEX;
+	}
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		return TRACE_ARG_HEX;
+	case DW_TAG_enumeration_type:
+		*size = dwarf_bytesize(&type) > 0 ? dwarf_bytesize(&type) : 4;
+		return TRACE_ARG_INT;
+	case DW_TAG_base_type:
+		break;
+	default:
+		return TRACE_ARG_UNKNOWN; /* struct, union, array */
+	}
+	int bytes = dwarf_bytesize(&type);
+	*size = bytes > 0 && bytes <= 8 ? bytes : 8;
+	if (!dwarf_attr(&type, DW_AT_encoding, &at) || dwarf_formudata(&at, &enc) != 0)
+		return TRACE_ARG_HEX;
+	if (bytes > 8)
+		return TRACE_ARG_UNKNOWN; /* __int128, long double */
+	switch (enc) {
+	case DW_ATE_signed:
+		return TRACE_ARG_INT;
+	case DW_ATE_unsigned:
+		return TRACE_ARG_UINT;
+	case DW_ATE_boolean:
+		return TRACE_ARG_BOOL;
+	case DW_ATE_signed_char:
+	case DW_ATE_unsigned_char:
+		return TRACE_ARG_CHAR;
+	case DW_ATE_float:
+		return TRACE_ARG_UNKNOWN;
+	default:
+		return TRACE_ARG_HEX;
+	}
+}
+
+/* Whether die's type is a floating-point base type (passed in xmm). */
+static int is_float(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	Dwarf_Word enc;
+
+	return dwarf_attr(die, DW_AT_type, &at) && dwarf_formref_die(&at, &type) &&
+	       peel_type(&type) == DW_TAG_base_type && dwarf_attr(&type, DW_AT_encoding, &at) &&
+	       dwarf_formudata(&at, &enc) == 0 && enc == DW_ATE_float;
+}
+
+/* Finds the DW_TAG_subprogram whose entry is pc, under die (depth-bounded). */
+static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 8 || dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr low;
+		if (tag == DW_TAG_subprogram && dwarf_lowpc(&child, &low) == 0 && low == pc) {
+			*out = child;
+			return 1;
+		}
+		/* C++ namespaces and classes hold definitions too. */
+		if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
+		     tag == DW_TAG_class_type) &&
+		    find_subprogram(&child, pc, out, depth + 1))
+			return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
+			struct trace_sig *sig)
+{
+	Dwfl_Module *mod = sym_file_module(f);
+	Dwarf_Addr bias;
+	Dwarf_Die sub;
+
+	memset(sig, 0, sizeof(*sig));
+	sig->arity = -1;
+	if (symname && strchr(symname, '.')) {
+		sig->reason = "a compiler-made clone, whose arguments need not follow the ABI";
+		return -ENOENT;
+	}
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL;
+	if (!cu) {
+		sig->reason = "no DWARF debug info for it";
+		return -ENOENT;
+	}
+	if (!find_subprogram(cu, vaddr - bias, &sub, 0)) {
+		sig->reason = "its DWARF does not describe this entry point";
+		return -ENOENT;
+	}
+	/* An out-of-line definition points at its declaration for the
+	 * parameters only through DW_AT_specification; the children of the
+	 * definition are what the compiler emitted for this body. */
+	Dwarf_Die child;
+	int n = 0, next_reg = 0, regs_certain = 1;
+	if (dwarf_child(&sub, &child) == 0) {
+		do {
+			if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+				continue;
+			int size;
+			uint32_t kind = classify(&child, &size);
+			int reg = -1;
+			if (kind != TRACE_ARG_UNKNOWN && regs_certain && next_reg < 6)
+				reg = next_reg++;
+			/* A float goes to an xmm register and leaves the integer
+			 * ones alone; a struct or anything wider makes the rest
+			 * of the assignment uncertain. */
+			if (kind == TRACE_ARG_UNKNOWN && !is_float(&child))
+				regs_certain = 0;
+			if (reg < 0)
+				kind = TRACE_ARG_UNKNOWN;
+			if (n < TRACE_MAX_ARGS) {
+				const char *name = dwarf_diename(&child);
+				if (name)
+					trace_copy_str(sig->params[n].name,
+						       sizeof(sig->params[n].name), name);
+				else
+					snprintf(sig->params[n].name, sizeof(sig->params[n].name),
+						 "arg%d", n);
+				sig->params[n].kind = kind;
+				sig->params[n].size = size;
+				sig->params[n].reg = reg;
+			}
+			n++;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	sig->arity = n;
+	sig->nparams = n < TRACE_MAX_ARGS ? n : TRACE_MAX_ARGS;
+	sig->ret_kind = classify(&sub, &sig->ret_size);
+	sig->known = 1;
+	return 0;
+}
+
+int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
+{
+	size_t got = 0;
+
+	if (!addr || cap < 2)
+		return -EFAULT;
+	/* Read page by page: one unmapped page after a short string must not
+	 * fail the whole read. */
+	while (got < cap - 1) {
+		uint64_t at = addr + got;
+		size_t want = 4096 - (size_t)(at & 4095);
+		if (want > cap - 1 - got)
+			want = cap - 1 - got;
+		struct iovec local = {buf + got, want};
+		struct iovec remote = {(void *)(uintptr_t)at, want};
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0) {
+			if (got == 0)
+				return n < 0 ? -errno : -EFAULT;
+			break;
+		}
+		void *nul = memchr(buf + got, 0, (size_t)n);
+		if (nul)
+			return 0;
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	return got >= cap - 1 ? 1 : 0;
+}
+
+/* The register narrowed to its declared size, sign-extended for signed. */
+static uint64_t narrow(uint64_t v, uint32_t kind, int size)
+{
+	if (size >= 8)
+		return v;
+	uint64_t mask = (1ULL << (size * 8)) - 1;
+	v &= mask;
+	if (kind == TRACE_ARG_INT && (v >> (size * 8 - 1)) & 1)
+		v |= ~mask;
+	return v;
+}
+
+void trace_args_fill(const struct trace_sig *sig, const uint64_t regs[6], pid_t pid, int raw,
+		     struct trace_record *r)
+{
+	memcpy(r->regs, regs, sizeof(r->regs));
+	r->arity = sig->arity;
+	r->ret_kind = (uint8_t)(sig->known ? sig->ret_kind : TRACE_ARG_HEX);
+	r->nargs = 0;
+	if (!sig->known) {
+		if (!raw)
+			return;
+		for (int i = 0; i < TRACE_MAX_ARGS; i++) {
+			struct trace_arg *a = &r->args[i];
+			memset(a, 0, sizeof(*a));
+			snprintf(a->name, sizeof(a->name), "arg%d", i);
+			a->kind = TRACE_ARG_HEX;
+			a->value = regs[i];
+		}
+		r->nargs = TRACE_MAX_ARGS;
+		return;
+	}
+	for (int i = 0; i < sig->nparams; i++) {
+		struct trace_arg *a = &r->args[i];
+		memset(a, 0, sizeof(*a));
+		memcpy(a->name, sig->params[i].name, sizeof(a->name));
+		a->kind = sig->params[i].kind;
+		int reg = sig->params[i].reg;
+		if (reg < 0 || reg >= TRACE_MAX_ARGS)
+			continue; /* shown as "?" */
+		a->value = narrow(regs[reg], a->kind, sig->params[i].size);
+		if (a->kind == TRACE_ARG_STR) {
+			int rc = trace_read_string(pid, regs[reg], a->str, sizeof(a->str));
+			if (rc < 0)
+				a->flags |= TRACE_STR_UNREADABLE;
+			else if (rc > 0)
+				a->flags |= TRACE_STR_TRUNCATED;
+		}
+	}
+	r->nargs = (uint8_t)sig->nparams;
+}
+
+/* The return value narrowed like an argument (used by cmd-trace). */
+uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax)
+{
+	return sig->known ? narrow(rax, sig->ret_kind, sig->ret_size) : rax;
+}

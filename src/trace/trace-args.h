@@ -1,0 +1,60 @@
+/*
+ * Arguments of a traced function: their names and base types from the
+ * DWARF formal parameters of its definition, mapped onto the SysV x86-64
+ * integer argument registers (rdi rsi rdx rcx r8 r9), which hold them at
+ * the function's first instruction, where the uprobe fires, whatever the
+ * optimisation level. char * arguments are read from the target with
+ * process_vm_readv(2), with a length cap. When DWARF cannot describe the
+ * call (no debug info, a compiler-made clone such as foo.isra.0 whose
+ * arguments do not follow the ABI, a struct passed by value) the
+ * signature says why, and callers show raw registers instead.
+ *
+ * Ownership: struct trace_sig is a caller-allocated value; reason points
+ * to static text.
+ */
+#ifndef RECCE_TRACE_ARGS_H
+#define RECCE_TRACE_ARGS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace-event.h"
+
+struct symbolizer;
+struct sym_file;
+
+struct trace_sig {
+	int known;   /* from DWARF */
+	int arity;   /* formal parameters, -1 if unknown */
+	int nparams; /* of them, those described in params[] (at most 6) */
+	struct {
+		char name[24];
+		uint32_t kind; /* enum trace_arg_kind */
+		int size;      /* bytes, for sign extension */
+		int reg;       /* integer argument register 0..5, -1 if none */
+	} params[TRACE_MAX_ARGS];
+	uint32_t ret_kind; /* TRACE_ARG_NONE for void */
+	int ret_size;
+	const char *reason; /* when !known: why, for the user */
+};
+
+/* Describes the function at vaddr of f (named symname, which tells
+ * clones apart). Always fills *sig; returns 0 if DWARF described it, else
+ * -ENOENT with sig->reason set. */
+int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
+			struct trace_sig *sig);
+
+/* Fills r->args from the registers at the call: named and typed when sig
+ * is known, else arg0..arg5 as raw registers if raw is set (else none).
+ * Strings are read from pid. */
+void trace_args_fill(const struct trace_sig *sig, const uint64_t regs[6], pid_t pid, int raw,
+		     struct trace_record *r);
+
+/* The return value rax narrowed to the declared return type. */
+uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
+
+/* Reads a NUL-terminated string of at most cap-1 bytes at addr in pid into
+ * buf. Returns 0, 1 if it was truncated, or -errno (-EFAULT). */
+int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,236 @@
+/*
+ * Trace events: condition lookup and the text, JSON and Chrome trace
+ * renderings shared by `recce trace` and `recce replay`, so a replayed
+ * file prints exactly as the live trace did.
+ */
+#include "trace/trace-event.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "trace/trace-hist.h"
+
+void trace_copy_str(char *dst, size_t cap, const char *src)
+{
+	size_t n = src ? strnlen(src, cap - 1) : 0;
+
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+int trace_record_lookup(const char *name, struct trace_value *v, void *record)
+{
+	const struct trace_record *r = record;
+
+	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
+		const struct trace_arg *a = &r->args[i];
+		if (strncmp(a->name, name, sizeof(a->name)) != 0 || a->kind == TRACE_ARG_UNKNOWN)
+			continue;
+		if (a->kind == TRACE_ARG_STR) {
+			if (a->flags & TRACE_STR_UNREADABLE)
+				return -ENOENT;
+			*v = (struct trace_value){1, 0, a->str};
+		} else {
+			*v = (struct trace_value){0, (int64_t)a->value, NULL};
+		}
+		return 0;
+	}
+	if (strncmp(name, "arg", 3) == 0 && name[3] >= '0' && name[3] <= '5' && !name[4]) {
+		*v = (struct trace_value){0, (int64_t)r->regs[name[3] - '0'], NULL};
+		return 0;
+	}
+	if (strcmp(name, "ret") == 0 && r->kind == TRACE_RETURN) {
+		*v = (struct trace_value){0, (int64_t)r->ret, NULL};
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* A value of a kind as text: 55, -3, true, 'a', 0x7ffd1234. */
+static void format_value(char *buf, size_t len, uint32_t kind, uint64_t v)
+{
+	switch (kind) {
+	case TRACE_ARG_INT:
+		snprintf(buf, len, "%" PRId64, (int64_t)v);
+		break;
+	case TRACE_ARG_UINT:
+		snprintf(buf, len, "%" PRIu64, v);
+		break;
+	case TRACE_ARG_BOOL:
+		snprintf(buf, len, "%s", v & 0xff ? "true" : "false");
+		break;
+	case TRACE_ARG_CHAR:
+		if ((v & 0xff) >= 0x20 && (v & 0xff) < 0x7f && (v & 0xff) != '\'' &&
+		    (v & 0xff) != '\\')
+			snprintf(buf, len, "'%c'", (int)(v & 0xff));
+		else
+			snprintf(buf, len, "%u", (unsigned)(v & 0xff));
+		break;
+	case TRACE_ARG_UNKNOWN:
+		snprintf(buf, len, "?");
+		break;
+	default:
+		snprintf(buf, len, "0x%" PRIx64, v);
+		break;
+	}
+}
+
+/* At most max bytes of s in double quotes, with " and \ escaped by a
+ * backslash and other bytes outside printable ASCII as JSON's \u00NN, or,
+ * unless json, C's \xNN. */
+static void print_quoted(const char *s, size_t max, int json, FILE *out)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; max-- && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, json ? "\\u%04x" : "\\x%02x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* A string argument in C syntax, non-printable bytes as \xNN. */
+static void print_c_string(const struct trace_arg *a, FILE *out)
+{
+	if (a->flags & TRACE_STR_UNREADABLE) {
+		fprintf(out, "0x%" PRIx64, a->value);
+		return;
+	}
+	print_quoted(a->str, sizeof(a->str), 0, out);
+	if (a->flags & TRACE_STR_TRUNCATED)
+		fputs("...", out);
+}
+
+static void print_time(uint64_t ns, FILE *out)
+{
+	time_t sec = (time_t)(ns / 1000000000ULL);
+	struct tm tm;
+	char buf[32];
+
+	localtime_r(&sec, &tm);
+	strftime(buf, sizeof(buf), "%H:%M:%S", &tm);
+	fprintf(out, "%s.%06u", buf, (unsigned)(ns % 1000000000ULL / 1000));
+}
+
+static void print_text(const struct trace_record *r, FILE *out)
+{
+	char val[64];
+
+	print_time(r->time_ns, out);
+	fprintf(out, " <%u> ", (unsigned)r->tid);
+	if (r->kind == TRACE_RETURN) {
+		fputs(r->function, out);
+		if (r->arity >= 0)
+			fprintf(out, "/%d", (int)r->arity);
+		format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
+		fprintf(out, " --> %s",
+			r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok" : val);
+		char d[32];
+		trace_format_duration(d, sizeof(d), r->duration_ns);
+		fprintf(out, "  (%s)\n", d);
+		return;
+	}
+	fprintf(out, "%s(", r->function);
+	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
+		const struct trace_arg *a = &r->args[i];
+		fprintf(out, "%s%.*s=", i ? ", " : "", (int)sizeof(a->name), a->name);
+		if (a->kind == TRACE_ARG_STR) {
+			print_c_string(a, out);
+		} else {
+			format_value(val, sizeof(val), a->kind, a->value);
+			fputs(val, out);
+		}
+	}
+	fputc(')', out);
+	if (r->caller[0])
+		fprintf(out, " <- %s", r->caller);
+	fputc('\n', out);
+}
+
+void trace_json_string(const char *s, FILE *out)
+{
+	print_quoted(s, SIZE_MAX, 1, out);
+}
+
+static void print_json_args(const struct trace_record *r, FILE *out)
+{
+	char val[64];
+
+	fputs("{", out);
+	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
+		const struct trace_arg *a = &r->args[i];
+		char name[sizeof(a->name) + 1];
+		trace_copy_str(name, sizeof(name), a->name);
+		fputs(i ? "," : "", out);
+		trace_json_string(name, out);
+		fputc(':', out);
+		if (a->kind == TRACE_ARG_STR && !(a->flags & TRACE_STR_UNREADABLE)) {
+			char s[sizeof(a->str) + 1];
+			trace_copy_str(s, sizeof(s), a->str);
+			trace_json_string(s, out);
+		} else if (a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT ||
+			   a->kind == TRACE_ARG_BOOL || a->kind == TRACE_ARG_CHAR) {
+			format_value(val, sizeof(val),
+				     a->kind == TRACE_ARG_INT ? a->kind : TRACE_ARG_UINT,
+				     a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT
+					 ? a->value
+					 : a->value & 0xff);
+			fputs(val, out);
+		} else {
+			format_value(val, sizeof(val), TRACE_ARG_HEX, a->value);
+			trace_json_string(val, out);
+		}
+	}
+	fputs("}", out);
+}
+
+void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out)
+{
+	if (f == TRACE_FORMAT_TEXT) {
+		print_text(r, out);
+		return;
+	}
+	if (f == TRACE_FORMAT_JSON) {
+		fprintf(out,
+			"{\"time_ns\":%" PRIu64
+			",\"pid\":%u,\"tid\":%u,\"event\":\"%s\",\"function\":",
+			r->time_ns, (unsigned)r->pid, (unsigned)r->tid,
+			r->kind == TRACE_RETURN ? "return" : "call");
+		trace_json_string(r->function, out);
+		fputs(",\"args\":", out);
+		print_json_args(r, out);
+		if (r->kind == TRACE_RETURN) {
+			if (r->ret_kind == TRACE_ARG_INT)
+				fprintf(out, ",\"ret\":%" PRId64, (int64_t)r->ret);
+			else
+				fprintf(out, ",\"ret\":%" PRIu64, r->ret);
+			fprintf(out, ",\"duration_ns\":%" PRIu64, r->duration_ns);
+		}
+		if (r->caller[0]) {
+			fputs(",\"caller\":", out);
+			trace_json_string(r->caller, out);
+		}
+		fputs("}\n", out);
+		return;
+	}
+	/* Chrome trace event format: durations from matching B/E pairs. */
+	fprintf(out, "%s{\"name\":", first ? "" : ",\n");
+	trace_json_string(r->function, out);
+	fprintf(out, ",\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%u,\"tid\":%u",
+		r->kind == TRACE_RETURN ? "E" : "B", (double)r->time_ns / 1e3, (unsigned)r->pid,
+		(unsigned)r->tid);
+	if (r->kind == TRACE_CALL) {
+		fputs(",\"args\":", out);
+		print_json_args(r, out);
+	} else {
+		fprintf(out, ",\"args\":{\"ret\":%" PRId64 "}", (int64_t)r->ret);
+	}
+	fputs("}", out);
+}

@@ -1,0 +1,86 @@
+/*
+ * The trace event: one call or return of a traced function, as `recce
+ * trace` shows it, as trace files store it (the struct is the on-disk
+ * record, little-endian as written on x86-64) and as `recce replay` reads
+ * it back. Fixed size, no pointers, strings truncated to their arrays and
+ * always NUL-terminated, so a record can be copied, written and checked
+ * as a block.
+ *
+ * A return record repeats the arguments of its call, so that an --if
+ * condition on arguments selects a call and its return together.
+ */
+#ifndef RECCE_TRACE_EVENT_H
+#define RECCE_TRACE_EVENT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/trace-cond.h"
+
+#define TRACE_RECORD_SIZE 1024
+#define TRACE_MAX_ARGS	  6
+
+enum trace_kind { TRACE_CALL = 1, TRACE_RETURN = 2 };
+
+enum trace_arg_kind {
+	TRACE_ARG_NONE = 0,
+	TRACE_ARG_INT,	/* signed integer */
+	TRACE_ARG_UINT, /* unsigned integer */
+	TRACE_ARG_BOOL,
+	TRACE_ARG_CHAR,
+	TRACE_ARG_HEX,	   /* a pointer or a raw register */
+	TRACE_ARG_STR,	   /* char *: str holds the text read from the target */
+	TRACE_ARG_UNKNOWN, /* not in an integer register (float, struct): not shown */
+};
+
+/* Flags of a string argument. */
+#define TRACE_STR_TRUNCATED  1u /* longer than the cap */
+#define TRACE_STR_UNREADABLE 2u /* the pointer could not be read (NULL, unmapped) */
+
+struct trace_arg {
+	char name[24];
+	uint32_t kind; /* enum trace_arg_kind */
+	uint32_t flags;
+	uint64_t value; /* the register */
+	char str[48];
+};
+
+struct trace_record {
+	uint32_t crc;  /* trace files: crc32 of the bytes after this field */
+	uint16_t kind; /* enum trace_kind */
+	uint8_t nargs;
+	uint8_t ret_kind;     /* enum trace_arg_kind of the return value */
+	uint64_t seq;	      /* trace files: 1, 2, ... in writing order */
+	uint64_t time_ns;     /* CLOCK_REALTIME nanoseconds */
+	uint64_t duration_ns; /* TRACE_RETURN: since the call */
+	uint64_t ret;
+	uint64_t regs[TRACE_MAX_ARGS]; /* rdi rsi rdx rcx r8 r9 at the call */
+	uint32_t pid, tid;
+	int32_t arity; /* parameters from DWARF, -1 if unknown */
+	uint32_t flags;
+	char function[96]; /* "object:function" */
+	char caller[120];  /* "function+0xoff" with --caller, else "" */
+	struct trace_arg args[TRACE_MAX_ARGS];
+	uint8_t reserved[TRACE_RECORD_SIZE - 848];
+};
+
+_Static_assert(sizeof(struct trace_record) == TRACE_RECORD_SIZE, "trace record size");
+
+enum trace_format { TRACE_FORMAT_TEXT, TRACE_FORMAT_JSON, TRACE_FORMAT_CHROME };
+
+/* Copies src into a fixed array, truncating, always NUL-terminated. */
+void trace_copy_str(char *dst, size_t cap, const char *src);
+
+/* The --if lookup over a record (a trace_cond_lookup_fn): argument names,
+ * arg0..arg5 (the raw registers) and, on a return, "ret". */
+int trace_record_lookup(const char *name, struct trace_value *v, void *record);
+
+/* Prints a record: text lines, one JSON object per line, or one Chrome
+ * trace event ("B" for a call, "E" for a return) preceded by a comma unless
+ * first. */
+void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out);
+
+/* Writes s as a JSON string literal (quotes included). */
+void trace_json_string(const char *s, FILE *out);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * Trace files: recce's binary format for `recce trace -o FILE`. A file is
+ * a 64-byte header (magic "RECCETRC", format version, the minimum version a
+ * reader must understand, record size, the file's place in its set) and
+ * fixed-size records (struct trace_record), each with a sequence number and
+ * a CRC-32, so a reader can tell where a truncated or damaged file stops
+ * being trustworthy.
+ *
+ * Wrapping (--wrap SIZE,COUNT): the writer fills FILE.0, FILE.1, ... up to
+ * FILE.(COUNT-1), each holding at most SIZE bytes, then starts over at
+ * FILE.0, truncating it; the newest events are always kept, and the
+ * sequence numbers tell the reader which are the oldest and newest.
+ * Without wrapping, one file FILE grows without bound.
+ *
+ * Ownership: trace_writer_new() returns a heap object; trace_writer_close()
+ * flushes and frees it.
+ */
+#ifndef RECCE_TRACE_FILE_H
+#define RECCE_TRACE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace-event.h"
+
+#define TRACE_FILE_MAGIC       "RECCETRC"
+#define TRACE_FILE_VERSION     1
+#define TRACE_FILE_MIN_VERSION 1
+#define TRACE_FILE_HEADER_SIZE 64
+
+struct trace_writer;
+
+/*
+ * Creates the file set. wrap_size 0 means one unbounded file at path;
+ * otherwise wrap_count (>= 1) files named PATH.N of at most wrap_size bytes
+ * each (at least the header and one record: else -EINVAL). Returns 0 and
+ * *out, or -errno.
+ */
+int trace_writer_new(const char *path, uint64_t wrap_size, unsigned wrap_count, uint32_t pid,
+		     struct trace_writer **out);
+
+/* Appends r, setting its seq and crc. Returns 0 or -errno (-ENOSPC...). */
+int trace_writer_write(struct trace_writer *w, struct trace_record *r);
+
+/* Records written so far (including those overwritten by wrapping). */
+uint64_t trace_writer_count(const struct trace_writer *w);
+
+/* Closes the current file and frees w. Returns 0 or the first write error. */
+int trace_writer_close(struct trace_writer *w);
+
+/* What a reader learnt about one file. */
+struct trace_file_info {
+	uint32_t version, pid, file_index, file_count;
+	uint64_t records;	      /* valid records read */
+	uint64_t first_seq, last_seq; /* oldest and newest valid record (0 if none) */
+	int damaged;		      /* reading stopped before the end */
+	uint64_t damage_offset;	      /* byte offset where it stopped */
+	const char *damage;	      /* why, static text */
+};
+
+/*
+ * Reads path, calling fn for each valid record in file order, until the end
+ * or the first damaged record (info->damaged says so and where). Returns 0,
+ * or -errno for a file that cannot be read at all: -EBADMSG when it is not a
+ * trace file, -EPROTONOSUPPORT when it needs a newer recce. A non-zero
+ * return from fn stops the read and is returned.
+ */
+int trace_file_read(const char *path, int (*fn)(const struct trace_record *r, void *ctx), void *ctx,
+		    struct trace_file_info *info);
+
+#endif

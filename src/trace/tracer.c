@@ -1,0 +1,613 @@
+/*
+ * The tracer (see tracer.h): patterns to functions (trace-pattern),
+ * signatures from DWARF (trace-args), probes (perf/uprobe), call and
+ * return pairing per thread, --if (trace-cond), the limits
+ * (trace-limits), histograms (trace-hist), and the poll loop over the
+ * probes' rings, the stop descriptor and the targets' pidfds.
+ */
+#include "trace/tracer.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perf/uprobe.h"
+#include "proc/frame-name.h"
+#include "proc/launch.h"
+#include "proc/proc-maps.h"
+#include "proc/tasks.h"
+#include "symbols/symbolize.h"
+#include "util/array.h"
+#include "util/clock.h"
+
+struct frame {
+	int fn;
+	int selected;
+	uint64_t time; /* CLOCK_MONOTONIC ns */
+	struct trace_arg args[TRACE_MAX_ARGS];
+	uint8_t nargs;
+	uint64_t regs[TRACE_MAX_ARGS];
+};
+
+struct thread_calls {
+	uint32_t tid;
+	int depth;
+	struct frame *frames; /* TRACER_MAX_DEPTH, allocated on the thread's first call */
+};
+
+struct tracer {
+	struct tracer_config cfg;
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct frame_namer *namer;
+	struct trace_object *objs;
+	size_t nobjs, objs_cap;
+	char *program; /* the command's executable */
+	struct trace_resolved res;
+	int resolved;
+	struct trace_sig *sigs;
+	struct trace_hist *hists;
+	struct uprobe_set *up;
+	int *probe_fn; /* probe index -> function index */
+	struct trace_limits limits;
+	struct thread_calls *threads;
+	size_t nthreads;
+	struct tracer_frame stack[TRACER_STACK_FRAMES];
+
+	struct launch child;
+	int child_status, child_done;
+	const pid_t *targets;
+	size_t ntargets;
+
+	uint64_t mono_to_real;
+	uint64_t pending; /* selected calls whose return is still to come */
+	int draining;	  /* --count reached: wait for the returns of shown calls */
+	uint64_t shown;
+	uint64_t dropped;
+
+	enum tracer_step failed;
+	pid_t failed_pid;
+	const char *failed_path;
+};
+
+/*
+ * How often the kernel wakes recce, in hits per CPU. A wakeup costs the
+ * traced thread several times what the probe does, so recce takes the
+ * hits in batches: a quarter of the smallest limit, so that the count and
+ * the breaker still stop the trace within a fraction of their count, and
+ * at most WAKEUP_MAX_HITS, so that a flood is seen (and the breaker trips)
+ * within a few milliseconds. Between wakeups, the poll timeout (POLL_MS)
+ * shows slow trickles of calls without delay a person notices.
+ *
+ * A string argument (char *) is read from the target's memory when recce
+ * handles the call, so it must be handled while the call is still
+ * running: a trace that shows strings wakes recce on every hit, and pays
+ * for it.
+ */
+#define WAKEUP_MAX_HITS 256
+#define POLL_MS		50
+
+static unsigned wakeup_hits(const struct tracer *t)
+{
+	uint64_t n = WAKEUP_MAX_HITS * 4;
+
+	for (size_t i = 0; i < t->res.n; i++)
+		for (int k = 0; k < t->sigs[i].nparams; k++)
+			if (t->sigs[i].params[k].kind == TRACE_ARG_STR)
+				return 1;
+	if (t->cfg.count > 0 && t->cfg.count < n)
+		n = t->cfg.count;
+	if (t->cfg.rate_n > 0 && t->cfg.rate_n < n)
+		n = t->cfg.rate_n;
+	return n / 4 ? (unsigned)(n / 4) : 1;
+}
+
+static int fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
+{
+	t->failed = step;
+	t->failed_pid = pid;
+	return err;
+}
+
+/* The executable a command will run: argv0 if it has a slash, else the
+ * first match on PATH. */
+static char *find_program(const char *argv0)
+{
+	if (strchr(argv0, '/'))
+		return strdup(argv0);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *colon = strchrnul(p, ':');
+		char buf[4096];
+		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - p), p, argv0);
+		if (n > 0 && (size_t)n < sizeof(buf) && access(buf, X_OK) == 0)
+			return strdup(buf);
+		p = *colon ? colon + 1 : colon;
+	}
+	return NULL;
+}
+
+/* Adds the distinct ELF files mapped by pid to the objects to search. */
+static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
+{
+	const struct proc_map *maps;
+	size_t nmaps = procs_maps(t->procs, pid, &maps);
+
+	for (size_t i = 0; i < nmaps; i++) {
+		if (!maps[i].file || maps[i].path[0] != '/')
+			continue;
+		if (skip && strcmp(skip, maps[i].path) == 0)
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < t->nobjs && !seen; j++)
+			seen = t->objs[j].file == maps[i].file;
+		if (seen)
+			continue;
+		struct trace_object *no =
+		    array_reserve(t->objs, &t->objs_cap, t->nobjs + 1, sizeof(*no));
+		if (!no)
+			return -ENOMEM;
+		t->objs = no;
+		no[t->nobjs++] = (struct trace_object){maps[i].file, maps[i].path};
+	}
+	return 0;
+}
+
+/* The objects to search: those the targets map or, for a command not
+ * running yet, its executable and the shared libraries recce itself
+ * maps (libc and friends), which are the very files it will map. */
+static int find_objects(struct tracer *t)
+{
+	const struct tracer_config *c = &t->cfg;
+	int err;
+
+	for (size_t i = 0; i < c->npids; i++) {
+		err = procs_scan(t->procs, c->pids[i]);
+		if (err)
+			return fail(t, TRACER_TARGET, err, c->pids[i]);
+		if ((err = add_process_objects(t, c->pids[i], NULL)) < 0)
+			return err;
+	}
+	if (c->npids)
+		return 0;
+	struct sym_file *f;
+	t->program = find_program(c->argv[0]);
+	if (!t->program || symbolizer_open(t->sym, t->program, -1, &f) < 0)
+		return fail(t, TRACER_PROGRAM, -ENOENT, 0);
+	t->objs = array_reserve(NULL, &t->objs_cap, 1, sizeof(*t->objs));
+	if (!t->objs)
+		return -ENOMEM;
+	t->objs[0] = (struct trace_object){f, t->program};
+	t->nobjs = 1;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	if (procs_scan(t->procs, getpid()) == 0)
+		return add_process_objects(t, getpid(), self);
+	return 0;
+}
+
+int tracer_new(const struct tracer_config *cfg, struct tracer **out)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	*out = t;
+	if (!t)
+		return -ENOMEM;
+	t->cfg = *cfg;
+	t->child.gate = t->child.status = -1;
+	t->sym = symbolizer_new();
+	t->procs = t->sym ? procs_new(t->sym) : NULL;
+	t->namer = t->procs ? frame_namer_new(t->sym, t->procs) : NULL;
+	if (!t->namer)
+		return -ENOMEM;
+	if ((err = find_objects(t)) < 0)
+		return err;
+	err = trace_resolve(t->sym, cfg->patterns, cfg->npatterns, t->objs, t->nobjs,
+			    cfg->max_probes, &t->res);
+	t->resolved = 1;
+	if (err)
+		return fail(t, TRACER_RESOLVE, err, cfg->npids ? cfg->pids[0] : 0);
+
+	t->sigs = calloc(t->res.n, sizeof(*t->sigs));
+	t->hists = cfg->want_hist ? calloc(t->res.n, sizeof(*t->hists)) : NULL;
+	t->threads = calloc(TRACER_MAX_THREADS, sizeof(*t->threads));
+	t->probe_fn = calloc(t->res.n * 2, sizeof(*t->probe_fn));
+	if (!t->sigs || (cfg->want_hist && !t->hists) || !t->threads || !t->probe_fn)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->res.n; i++) {
+		trace_args_describe(t->res.fns[i].file, t->res.fns[i].name, t->res.fns[i].vaddr,
+				    &t->sigs[i]);
+		if (t->hists)
+			trace_hist_init(&t->hists[i]);
+	}
+
+	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, 0, wakeup_hits(t)};
+	err = uprobe_set_new(&ucfg, &t->up);
+	if (err)
+		return fail(t, TRACER_BUFFERS, err, 0);
+	return 0;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	/* Probes cost one descriptor per thread and CPU each. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Attaches the probes to every thread of every target; a target that
+ * exited meanwhile is skipped, the others are traced. */
+static int attach_targets(struct tracer *t)
+{
+	struct proc_ids tids;
+	size_t attached = 0;
+	int err = 0;
+
+	proc_ids_init(&tids);
+	for (size_t p = 0; p < t->ntargets && !err; p++) {
+		ssize_t n = proc_ids_list_tasks(&tids, NULL, t->targets[p], SIZE_MAX);
+		int rc =
+		    n > 0 ? uprobe_set_attach(t->up, t->targets[p], tids.ids, (size_t)n) : -ESRCH;
+		if (rc == -ESRCH)
+			continue; /* exited: the others are traced */
+		if (rc < 0) {
+			t->failed_path = uprobe_set_error_path(t->up);
+			err = fail(t, TRACER_ATTACH, rc, t->targets[p]);
+			break;
+		}
+		attached++;
+	}
+	proc_ids_release(&tids);
+	if (!err && !attached)
+		err = fail(t, TRACER_EXITED, -ESRCH, t->targets[0]);
+	return err;
+}
+
+int tracer_start(struct tracer *t)
+{
+	const struct tracer_config *c = &t->cfg;
+	int err;
+
+	raise_fd_limit();
+	if (c->argv) {
+		err = launch_held(&t->child, c->argv, c->child_sigmask);
+		if (err)
+			return fail(t, TRACER_LAUNCH, err, 0);
+		t->targets = &t->child.pid;
+		t->ntargets = 1;
+	} else {
+		t->targets = c->pids;
+		t->ntargets = c->npids;
+	}
+	for (size_t i = 0; i < t->res.n; i++)
+		for (int ret = 0; ret <= c->want_return; ret++) {
+			int probe =
+			    uprobe_set_add(t->up, t->res.fns[i].path, t->res.fns[i].offset, ret);
+			if (probe < 0) {
+				err = probe;
+				goto out_cancel;
+			}
+			t->probe_fn[probe] = (int)i;
+		}
+	if ((err = attach_targets(t)) < 0)
+		goto out_cancel;
+	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
+	trace_limits_init(&t->limits, c->count, c->time_ns, c->rate_n, c->rate_ms,
+			  time_now_ns(CLOCK_MONOTONIC));
+	if (c->argv && (err = launch_go(&t->child)) < 0) {
+		uprobe_set_remove_all(t->up);
+		return fail(t, TRACER_EXEC, err, 0);
+	}
+	return 0;
+
+out_cancel:
+	/* The target first: no probe stays, and the command never runs. */
+	uprobe_set_remove_all(t->up);
+	if (c->argv)
+		launch_cancel(&t->child);
+	return err;
+}
+
+static struct thread_calls *thread_of(struct tracer *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].tid == tid)
+			return &t->threads[i];
+	if (t->nthreads == TRACER_MAX_THREADS)
+		return NULL;
+	struct thread_calls *th = &t->threads[t->nthreads];
+	th->frames = calloc(TRACER_MAX_DEPTH, sizeof(*th->frames));
+	if (!th->frames)
+		return NULL;
+	th->tid = tid;
+	th->depth = 0;
+	t->nthreads++;
+	return th;
+}
+
+/* The name of the return address addr in pid: "function" (with its file
+ * and line when known) or "object+0xoffset". */
+static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tracer_frame *f)
+{
+	struct frame_name fn;
+
+	frame_namer_user(t->namer, (pid_t)pid, addr, 1, &fn);
+	if (fn.kind == FRAME_UNKNOWN && !fn.map) {
+		/* A command's mappings appear after recce looked; look again. */
+		procs_scan(t->procs, (pid_t)pid);
+		frame_namer_user(t->namer, (pid_t)pid, addr, 1, &fn);
+	}
+	frame_name_format(&fn, f->name, sizeof(f->name));
+	f->file = fn.kind == FRAME_SYMBOL ? fn.frames[0].file : NULL;
+	f->line = fn.kind == FRAME_SYMBOL ? fn.frames[0].line : 0;
+}
+
+static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
+{
+	const struct tracer_config *c = &t->cfg;
+	struct trace_record r;
+	struct thread_calls *th = c->want_return ? thread_of(t, h->tid) : NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = TRACE_CALL;
+	r.time_ns = h->time + t->mono_to_real;
+	r.pid = h->pid;
+	r.tid = h->tid;
+	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
+		 t->res.fns[fn].name);
+	trace_args_fill(&t->sigs[fn], h->args, (pid_t)h->pid, c->want_args || c->cond, &r);
+	if (!c->want_args && !t->sigs[fn].known)
+		r.nargs = 0; /* registers were only filled for --if */
+	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
+	if (selected) {
+		enum trace_stop st = trace_limits_event(&t->limits, h->time);
+		if (st == TRACE_STOP_BREAKER)
+			return 1;
+		size_t nstack = 0;
+		if (c->want_caller && h->nchain > 1) {
+			struct tracer_frame caller;
+			name_caller(t, h->pid, h->chain[1], &caller);
+			snprintf(r.caller, sizeof(r.caller), "%.*s", (int)sizeof(r.caller) - 1,
+				 caller.name);
+		}
+		if (c->want_stack)
+			for (size_t i = 1; i < h->nchain && i <= TRACER_STACK_FRAMES; i++)
+				name_caller(t, h->pid, h->chain[i], &t->stack[nstack++]);
+		c->sink(c->sink_arg, &r, t->stack, nstack);
+		t->shown++;
+		if (st == TRACE_STOP_COUNT)
+			t->draining = 1;
+	}
+	if (c->want_return) {
+		if (!th || th->depth >= TRACER_MAX_DEPTH) {
+			t->dropped++;
+		} else {
+			struct frame *f = &th->frames[th->depth++];
+			f->fn = fn;
+			f->selected = selected;
+			f->time = h->time;
+			f->nargs = r.nargs;
+			memcpy(f->args, r.args, sizeof(f->args));
+			memcpy(f->regs, r.regs, sizeof(f->regs));
+			if (selected)
+				t->pending++;
+		}
+	}
+	/* Without returns a shown call is the whole event. */
+	return t->draining && !t->pending;
+}
+
+static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn)
+{
+	struct thread_calls *th = thread_of(t, h->tid);
+	struct trace_record r;
+
+	if (!th)
+		return 0;
+	/* Unwind to the frame of this function: a longjmp or an exception
+	 * may have skipped returns above it. */
+	int d = th->depth - 1;
+	while (d >= 0 && th->frames[d].fn != fn)
+		d--;
+	if (d < 0)
+		return 0; /* called before the probes were in place */
+	for (int i = th->depth - 1; i > d; i--)
+		if (th->frames[i].selected)
+			t->pending--;
+	th->depth = d;
+	struct frame *f = &th->frames[d];
+	if (!f->selected)
+		return 0;
+	t->pending--;
+	memset(&r, 0, sizeof(r));
+	r.kind = TRACE_RETURN;
+	r.time_ns = h->time + t->mono_to_real;
+	r.duration_ns = h->time - f->time;
+	r.pid = h->pid;
+	r.tid = h->tid;
+	r.arity = t->sigs[fn].arity;
+	r.ret_kind = (uint8_t)(t->sigs[fn].known ? t->sigs[fn].ret_kind : TRACE_ARG_HEX);
+	r.ret = trace_args_narrow_ret(&t->sigs[fn], h->ret);
+	r.nargs = f->nargs;
+	memcpy(r.args, f->args, sizeof(r.args));
+	memcpy(r.regs, f->regs, sizeof(r.regs));
+	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
+		 t->res.fns[fn].name);
+	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
+	if (t->hists)
+		trace_hist_add(&t->hists[fn], r.duration_ns);
+	return t->draining && !t->pending;
+}
+
+static int on_hit(const struct uprobe_hit *h, void *arg)
+{
+	struct tracer *t = arg;
+	int fn = t->probe_fn[h->probe];
+
+	if (t->limits.stop == TRACE_STOP_BREAKER)
+		return 1;
+	return h->retprobe ? on_return(t, h, fn) : on_call(t, h, fn);
+}
+
+/* Polls the rings, the stop descriptor and the targets' pidfds until a
+ * limit fires, a person stops it, or every target has exited. */
+static int poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
+{
+	const struct tracer_config *c = &t->cfg;
+	size_t ntargets = t->ntargets, alive = 0;
+
+	for (size_t i = 0; i < ntargets; i++) {
+		pfd[nrings + 1 + i] =
+		    (struct pollfd){(int)syscall(SYS_pidfd_open, t->targets[i], 0), POLLIN, 0};
+		if (pfd[nrings + 1 + i].fd >= 0)
+			alive++;
+	}
+	for (;;) {
+		uint64_t left = trace_limits_remaining(&t->limits, time_now_ns(CLOCK_MONOTONIC));
+		/* After the count, wait for the returns of the calls shown,
+		 * but no longer than the time limit. */
+		if (t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left))
+			break;
+		int timeout = left > POLL_MS * 1000000ULL ? POLL_MS : (int)(left / 1000000ULL) + 1;
+		poll(pfd, nrings + 1 + ntargets, timeout);
+		if (uprobe_set_read(t->up, on_hit, t) < 0)
+			break;
+		if (t->limits.stop == TRACE_STOP_BREAKER || (t->draining && !t->pending))
+			break;
+		char buf[128]; /* one struct signalfd_siginfo */
+		while (c->stop_fd >= 0 && read(c->stop_fd, buf, sizeof(buf)) > 0)
+			trace_limits_stop(&t->limits, TRACE_STOP_SIGNAL);
+		for (size_t i = 0; i < ntargets; i++) {
+			struct pollfd *p = &pfd[nrings + 1 + i];
+			if (p->fd >= 0 && (p->revents & (POLLIN | POLLHUP))) {
+				close(p->fd);
+				p->fd = -1;
+				alive--;
+			}
+		}
+		if (t->child.pid && !t->child_done &&
+		    waitpid(t->child.pid, &t->child_status, WNOHANG) == t->child.pid)
+			t->child_done = 1;
+		if (!alive || t->child_done) {
+			/* Read what the target did before it exited. */
+			uprobe_set_read(t->up, on_hit, t);
+			trace_limits_stop(&t->limits, TRACE_STOP_EXITED);
+		}
+		trace_limits_tick(&t->limits, time_now_ns(CLOCK_MONOTONIC));
+	}
+	for (size_t i = 0; i < ntargets; i++)
+		if (pfd[nrings + 1 + i].fd >= 0)
+			close(pfd[nrings + 1 + i].fd);
+	return 0;
+}
+
+int tracer_run(struct tracer *t)
+{
+	size_t nrings = uprobe_set_pollfds(t->up, NULL, 0);
+	struct pollfd *pfd = calloc(nrings + 1 + t->ntargets, sizeof(*pfd));
+	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
+	int err = 0;
+
+	if (pfd && ringfds) {
+		uprobe_set_pollfds(t->up, ringfds, nrings);
+		for (size_t i = 0; i < nrings; i++)
+			pfd[i] = (struct pollfd){ringfds[i], POLLIN, 0};
+		pfd[nrings] = (struct pollfd){t->cfg.stop_fd, POLLIN, 0};
+		err = poll_loop(t, pfd, nrings);
+	} else {
+		err = -ENOMEM;
+	}
+	/* The target first: remove every probe before anything else. */
+	uprobe_set_remove_all(t->up);
+	free(pfd);
+	free(ringfds);
+	return err;
+}
+
+int tracer_wait_child(struct tracer *t)
+{
+	if (!t->cfg.argv || !t->child.pid)
+		return -1;
+	if (!t->child_done)
+		waitpid(t->child.pid, &t->child_status, 0);
+	t->child_done = 1;
+	return t->child_status;
+}
+
+enum tracer_step tracer_failure(const struct tracer *t, pid_t *pid, const char **path)
+{
+	if (pid)
+		*pid = t->failed_pid;
+	if (path)
+		*path = t->failed_path;
+	return t->failed;
+}
+
+const struct trace_resolved *tracer_functions(const struct tracer *t)
+{
+	return &t->res;
+}
+
+const struct trace_sig *tracer_signature(const struct tracer *t, size_t i)
+{
+	return &t->sigs[i];
+}
+
+struct trace_hist *tracer_hist(struct tracer *t, size_t i)
+{
+	return t->hists ? &t->hists[i] : NULL;
+}
+
+void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
+{
+	const struct uprobe_stats *us = t->up ? uprobe_set_stats(t->up) : NULL;
+
+	memset(st, 0, sizeof(*st));
+	st->stop = t->limits.stop;
+	st->shown = t->shown;
+	st->dropped = t->dropped;
+	st->lost = us ? us->lost : 0;
+	st->unfollowed = us ? us->unfollowed : 0;
+	st->ntargets = t->ntargets;
+	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
+	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;
+}
+
+void tracer_free(struct tracer *t)
+{
+	if (!t)
+		return;
+	if (t->up) {
+		uprobe_set_remove_all(t->up);
+		uprobe_set_free(t->up);
+	}
+	if (t->child.gate >= 0)
+		launch_cancel(&t->child);
+	for (size_t i = 0; i < t->nthreads; i++)
+		free(t->threads[i].frames);
+	free(t->threads);
+	free(t->probe_fn);
+	free(t->sigs);
+	free(t->hists);
+	if (t->resolved)
+		trace_resolved_release(&t->res, t->cfg.npatterns);
+	free(t->objs);
+	free(t->program);
+	frame_namer_free(t->namer);
+	procs_free(t->procs);
+	symbolizer_free(t->sym);
+	free(t);
+}

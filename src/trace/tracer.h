@@ -1,0 +1,139 @@
+/*
+ * The tracer: the engine of `recce trace`, and of whatever else traces
+ * calls (capture, the agent). It finds the functions that patterns name
+ * in live processes or in a command it starts, puts uprobes on their
+ * entries (and returns), pairs each call with its return per thread,
+ * applies the --if condition and the limits, and hands every event, in
+ * order, to the caller's sink. It never prints and never exits.
+ *
+ * Safety: probes are perf events; tracer_run removes them all the moment
+ * a limit fires or the target exits, and the kernel removes them anyway
+ * when recce dies, however it dies. A target given by pid is never
+ * stopped (no ptrace). A command is held at a gate until its probes are
+ * in place, and never runs untraced if recce dies first.
+ *
+ * Use:
+ *   tracer_new(&cfg, &t)    resolve patterns, read signatures, open buffers
+ *   tracer_start(t)         start the command, attach the probes
+ *   tracer_run(t)           the loop, until a limit, a signal or an exit
+ *   tracer_get_stats(t, &s) what happened, why it stopped, what was lost
+ *   tracer_wait_child(t)    the command's exit status, once it has ended
+ *   tracer_free(t)
+ *
+ * Errors: each step returns 0 or a negative errno; tracer_failure() then
+ * says which step failed, for which pid and (for a probe) which file, so
+ * that the caller can write a message a person can act on. tracer_new
+ * sets *out even when it fails (unless out of memory), for that reason.
+ *
+ * Ownership: the caller owns cfg's arrays, the condition and the sink's
+ * argument, and keeps them alive until tracer_free.
+ */
+#ifndef RECCE_TRACE_TRACER_H
+#define RECCE_TRACE_TRACER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace-args.h"
+#include "trace/trace-event.h"
+#include "trace/trace-hist.h"
+#include "trace/trace-limits.h"
+#include "trace/trace-pattern.h"
+
+#define TRACER_STACK_FRAMES 16 /* callers shown for --stack */
+#define TRACER_MAX_DEPTH    64 /* pending calls remembered per thread */
+#define TRACER_MAX_THREADS  4096
+
+/* One caller of a traced call, for --stack. */
+struct tracer_frame {
+	char name[256];	  /* "function" or "object+0xoffset" */
+	const char *file; /* NULL when unknown; owned by the symbolizer */
+	int line;
+};
+
+/*
+ * The sink: each shown event, in order. For a call with want_stack set,
+ * stack holds its callers, innermost first; otherwise nstack is 0.
+ */
+typedef void (*tracer_sink)(void *arg, const struct trace_record *r,
+			    const struct tracer_frame *stack, size_t nstack);
+
+struct tracer_config {
+	const pid_t *pids; /* processes to trace, or NULL with argv */
+	size_t npids;
+	char *const *argv;	       /* a command to start and trace */
+	const sigset_t *child_sigmask; /* the command's signal mask; NULL: none blocked */
+	const struct trace_pattern *patterns;
+	size_t npatterns;
+	size_t max_probes; /* more matching functions than this: -E2BIG */
+
+	int want_args;		       /* fill arguments into call records */
+	int want_return;	       /* probe returns and pair them with calls */
+	int want_caller;	       /* name the caller in call records */
+	int want_stack;		       /* pass the callers of each call to the sink */
+	int want_hist;		       /* a latency histogram per function */
+	const struct trace_cond *cond; /* --if, or NULL */
+
+	uint64_t count;		  /* events to show, 0: no limit */
+	uint64_t time_ns;	  /* 0: no limit */
+	uint64_t rate_n, rate_ms; /* circuit breaker; rate_n 0: off */
+
+	int stop_fd; /* readable when a person asks to stop (a signalfd); -1: none */
+	tracer_sink sink;
+	void *sink_arg;
+};
+
+/* Which step failed, as tracer_failure() reports it. */
+enum tracer_step {
+	TRACER_OK,
+	TRACER_TARGET,	/* reading a target's mappings; pid says which */
+	TRACER_PROGRAM, /* the command's executable was not found */
+	TRACER_RESOLVE, /* the patterns: -ENOENT none matched, -E2BIG too many */
+	TRACER_BUFFERS, /* opening the trace buffers */
+	TRACER_LAUNCH,	/* starting the command */
+	TRACER_ATTACH,	/* attaching probes; pid and path say where */
+	TRACER_EXITED,	/* every target exited before the probes were in */
+	TRACER_EXEC,	/* the command could not be run */
+};
+
+struct tracer_stats {
+	enum trace_stop stop;
+	uint64_t shown;	     /* events shown (a call and its return once) */
+	uint64_t dropped;    /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
+	uint64_t lost;	     /* events the kernel dropped, its ring full */
+	uint64_t unfollowed; /* probes not opened on threads created while traced */
+	size_t ntargets;     /* processes traced */
+	pid_t first;	     /* the first of them (or the command) */
+	int uses_links;	     /* attached with BPF links, not perf uprobe events */
+};
+
+struct tracer;
+
+int tracer_new(const struct tracer_config *cfg, struct tracer **out);
+int tracer_start(struct tracer *t);
+int tracer_run(struct tracer *t);
+void tracer_free(struct tracer *t);
+
+/* After a failed step: which one, the pid concerned (0 if none), and the
+ * file whose probe failed (NULL if none). */
+enum tracer_step tracer_failure(const struct tracer *t, pid_t *pid, const char **path);
+
+/* The functions the patterns matched, and for a pattern that matched
+ * none, the nearest names (for a failed TRACER_RESOLVE too). */
+const struct trace_resolved *tracer_functions(const struct tracer *t);
+/* What the tracer read of function i's arguments from DWARF. */
+const struct trace_sig *tracer_signature(const struct tracer *t, size_t i);
+/* Function i's latency histogram (want_hist), or NULL; reading its
+ * quantiles sorts it. */
+struct trace_hist *tracer_hist(struct tracer *t, size_t i);
+
+void tracer_get_stats(const struct tracer *t, struct tracer_stats *st);
+
+/* Waits for the command to end (if it has not) and returns its wait
+ * status; -1 without a command. Call it after tracer_run, with the stop
+ * signals delivered again, so that a second Ctrl-C reaches it. */
+int tracer_wait_child(struct tracer *t);
+
+#endif

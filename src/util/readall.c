@@ -1,0 +1,59 @@
+/*
+ * Whole-descriptor reads (see readall.h). A regular file's size sizes
+ * the buffer at once; anything else grows it by doubling.
+ */
+#include "util/readall.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int read_all(int fd, size_t max, char **out, size_t *len)
+{
+	struct stat st;
+	size_t cap = 65536, used = 0;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > max)
+		return -EFBIG;
+	if (S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size + 1;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (used + 1 >= cap) {
+			char *nb = cap > max ? NULL : realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return cap > max ? -EFBIG : -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + used, cap - used - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int err = -errno;
+			free(buf);
+			return err;
+		}
+		if (r == 0)
+			break;
+		used += (size_t)r;
+	}
+	if (used > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[used] = '\0';
+	*out = buf;
+	*len = used;
+	return 0;
+}

@@ -1,0 +1,1016 @@
+/*
+ * The flamegraph writer (see writer-flame.h). Two steps: merge the stacks
+ * into a call tree whose nodes are already placed and in the order they are
+ * drawn, then write them after the page's script.
+ *
+ * The merge sorts the stacks a frame at a time from the root (see struct
+ * tree), and frames too narrow to draw never become nodes, so 10,000 stacks
+ * of 100 frames take about 20 ms. The script is kept below as lines of
+ * plain JavaScript: it is the program the user runs when opening the file,
+ * so it is written to be read.
+ */
+#include "writers/writer-flame.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hash.h"
+
+/* Geometry, as flamegraph.pl's defaults; the script gets the same numbers. */
+#define IMAGE_WIDTH  1200
+#define XPAD	     10
+#define FRAME_WIDTH  (IMAGE_WIDTH - 2 * XPAD)
+#define FRAME_HEIGHT 16
+#define FONT_SIZE    12
+#define FONT_WIDTH   0.59	     /* average glyph width, in font sizes */
+#define TOP_PAD	     (FONT_SIZE * 3) /* title */
+#define SUBTITLE_PAD (FONT_SIZE * 2)
+#define BOTTOM_PAD   (FONT_SIZE * 2 + 10) /* details line */
+#define MIN_FRACTION 0.001		  /* narrower frames are elided */
+
+struct node {
+	const char *name;
+	const char *file;   /* "" if unknown or different between merged frames */
+	const char *module; /* of the first frame merged here */
+	int64_t line;	    /* 0 if unknown or different between merged frames */
+	int64_t value;	    /* this frame and everything it called */
+	int64_t base;	    /* the same in the base profile of a diff */
+	int64_t x;	    /* value to its left, in the graph */
+	int64_t next_x;	    /* where its next callee goes */
+	uint32_t parent;
+	uint32_t depth; /* the root is 0 */
+};
+
+/*
+ * The call tree, nodes in depth-first order (root first, callees in name
+ * order), which is the order the writer and the script walk. It is built a
+ * level at a time, by sorting each group of stacks that share a prefix on
+ * their next frame (a radix sort of the stacks, most significant frame
+ * first), so each frame is compared a few times rather than once per
+ * comparison of whole stacks.
+ */
+struct tree {
+	struct node *nodes; /* nodes[0] is the root, "all" */
+	size_t n, cap;
+	int64_t min_value; /* narrower frames are not made into nodes */
+	uint32_t max_depth;
+};
+
+static const char *frame_name(const struct stack_frame *f)
+{
+	return f->name && f->name[0] ? f->name : "[unknown]";
+}
+
+/* Profiles intern their strings, so equal names are mostly equal pointers. */
+static int compare_names(const char *a, const char *b)
+{
+	return a == b ? 0 : strcmp(a, b);
+}
+
+/* The frames' names, compared as frame_name() shows them. The pointer test
+ * first spares reading the strings in the common case. */
+static int compare_frames(const struct stack_frame *a, const struct stack_frame *b)
+{
+	return a->name == b->name ? 0 : compare_names(frame_name(a), frame_name(b));
+}
+
+static int compare_at_depth(const void *pa, const void *pb, void *depth)
+{
+	const struct stack_entry *a = *(const struct stack_entry *const *)pa;
+	const struct stack_entry *b = *(const struct stack_entry *const *)pb;
+	size_t d = *(const size_t *)depth;
+
+	return compare_frames(&a->frames[d], &b->frames[d]);
+}
+
+/*
+ * A group: the stacks order[lo..hi) that share their first depth + 1
+ * frames; the last of those, frames[depth], is still to become a node under
+ * parent. Its value and file:line are gathered when the group is found.
+ */
+struct group {
+	size_t lo, hi, depth;
+	uint32_t parent;
+	int64_t value, base;
+	const char *file; /* "" if unknown or not the same in every stack */
+	int64_t line;	  /* 0 if unknown or not the same in every stack */
+};
+
+static void group_start(struct group *g, const struct stack_entry *e)
+{
+	const struct stack_frame *f = &e->frames[g->depth];
+
+	g->value = 0;
+	g->base = 0;
+	g->file = f->file ? f->file : "";
+	g->line = f->line;
+}
+
+static void group_add(struct group *g, const struct stack_entry *e)
+{
+	const struct stack_frame *f = &e->frames[g->depth];
+
+	g->value += e->value;
+	g->base += e->base;
+	if (g->line != f->line)
+		g->line = 0;
+	if (g->file[0] && compare_names(g->file, f->file ? f->file : "") != 0)
+		g->file = "";
+}
+
+/*
+ * Splits order[lo..hi), stacks that share their first d frames, into
+ * groups by frame d and pushes them, last first, so that the first becomes
+ * a node next and nodes come out depth first. Stacks that end at d stay in
+ * front, in no group. Pending groups never overlap, so the stack needs room
+ * for at most one group per stack of the set.
+ *
+ * Reading frame d of every stack is the cost here (the frames of different
+ * stacks are far apart in memory), so the common case, all stacks going on
+ * to the same frame, is found and summed in one pass.
+ */
+static void push_groups(const struct stack_entry **order, size_t lo, size_t hi, size_t d,
+			uint32_t parent, struct group *stack, size_t *nstack)
+{
+	struct group g = {.lo = lo, .hi = hi, .depth = d, .parent = parent};
+	size_t j;
+
+	for (j = lo; j < hi; j++) {
+		if (order[j]->nframes == d) {
+			const struct stack_entry *e = order[j];
+
+			order[j] = order[lo];
+			order[lo++] = e;
+		}
+	}
+	if (lo == hi)
+		return;
+	g.lo = lo;
+	group_start(&g, order[lo]);
+	for (j = lo; j < hi; j++) {
+		if (compare_frames(&order[j]->frames[d], &order[lo]->frames[d]) != 0)
+			break;
+		group_add(&g, order[j]);
+	}
+	if (j == hi) {
+		stack[(*nstack)++] = g;
+		return;
+	}
+
+	qsort_r(order + lo, hi - lo, sizeof(*order), compare_at_depth, &d);
+	for (size_t end = hi; end > lo; end = g.lo) {
+		g.hi = end;
+		group_start(&g, order[end - 1]);
+		for (g.lo = end; g.lo > lo; g.lo--) {
+			if (compare_frames(&order[g.lo - 1]->frames[d],
+					   &order[end - 1]->frames[d]) != 0)
+				break;
+			group_add(&g, order[g.lo - 1]);
+		}
+		stack[(*nstack)++] = g;
+	}
+}
+
+static int tree_add_node(struct tree *t, const struct stack_frame *f, uint32_t parent)
+{
+	struct node *n;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct node *nodes =
+		    cap > UINT32_MAX ? NULL : realloc(t->nodes, cap * sizeof(*nodes));
+
+		if (!nodes)
+			return -ENOMEM;
+		t->nodes = nodes;
+		t->cap = cap;
+	}
+	n = &t->nodes[t->n++];
+	memset(n, 0, sizeof(*n));
+	n->name = f ? frame_name(f) : "all";
+	n->file = f && f->file ? f->file : "";
+	n->module = f && f->module ? f->module : "";
+	n->line = f ? f->line : 0;
+	n->parent = parent;
+	n->depth = f ? t->nodes[parent].depth + 1 : 0;
+	return 0;
+}
+
+/*
+ * Builds the tree of the frames at least MIN_FRACTION of the total wide.
+ * Narrower ones are never made into nodes, which spares the memory of the
+ * long tails of rare stacks, but their value counts in their caller and
+ * they keep their place in it (x advances past them).
+ */
+static int tree_build(struct tree *t, const struct stack_set *set)
+{
+	const struct stack_entry **order = malloc((set->n ? set->n : 1) * sizeof(*order));
+	struct group *stack = malloc((set->n ? set->n : 1) * sizeof(*stack));
+	size_t m = 0, nstack = 0;
+	int err = -ENOMEM;
+
+	memset(t, 0, sizeof(*t));
+	if (!order || !stack || tree_add_node(t, NULL, 0) < 0)
+		goto out;
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->entries[i].value <= 0 && set->entries[i].base <= 0)
+			continue;
+		order[m++] = &set->entries[i];
+		t->nodes[0].value += set->entries[i].value > 0 ? set->entries[i].value : 0;
+		t->nodes[0].base += set->entries[i].base > 0 ? set->entries[i].base : 0;
+	}
+	t->min_value = (int64_t)ceil(MIN_FRACTION * (double)t->nodes[0].value);
+	if (t->min_value < 1)
+		t->min_value = 1;
+
+	push_groups(order, 0, m, 0, 0, stack, &nstack);
+	while (nstack > 0) {
+		struct group g = stack[--nstack];
+		uint32_t id = (uint32_t)t->n;
+		struct node *n;
+
+		if (g.value < t->min_value) {
+			t->nodes[g.parent].next_x += g.value;
+			continue;
+		}
+		if (tree_add_node(t, &order[g.lo]->frames[g.depth], g.parent) < 0)
+			goto out;
+		n = &t->nodes[id];
+		n->value = g.value;
+		n->base = g.base;
+		n->file = g.file;
+		n->line = g.line;
+		/* Callees side by side from the caller's left edge, in name
+		 * order; the caller's own time is to their right. */
+		n->x = n->next_x = t->nodes[g.parent].next_x;
+		t->nodes[g.parent].next_x += g.value;
+		if (n->depth > t->max_depth)
+			t->max_depth = n->depth;
+		push_groups(order, g.lo, g.hi, g.depth + 1, id, stack, &nstack);
+	}
+	err = 0;
+out:
+	free(order);
+	free(stack);
+	return err;
+}
+
+static void tree_release(struct tree *t)
+{
+	free(t->nodes);
+}
+
+static uint32_t hash_name(const char *s)
+{
+	return hash_fnv1a32_str(s);
+}
+
+/*
+ * XML output. Names come from the target's binaries, so they are untrusted:
+ * besides the five markup characters, anything that is not valid UTF-8 or
+ * not allowed in an XML document becomes U+FFFD, which keeps the file
+ * well-formed whatever the bytes.
+ */
+static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c = s[0], min;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	} else if (c >= 0xc2 && c <= 0xdf) {
+		n = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+static void put_escaped_n(FILE *out, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, copied = 0; /* s[copied..i) is still to be written as is */
+
+	while (i < len) {
+		const char *with;
+		uint32_t cp;
+		size_t n = 1;
+
+		if (u[i] >= 0x20 && u[i] < 0x80 && u[i] != '&' && u[i] != '<' && u[i] != '>' &&
+		    u[i] != '"' && u[i] != '\'') {
+			i++;
+			continue;
+		}
+		if (u[i] >= 0x80) {
+			n = utf8_char(u + i, len - i, &cp);
+			if (n > 0 && cp != 0xfffe && cp != 0xffff) {
+				i += n;
+				continue;
+			}
+			n = n ? n : 1;
+		}
+		switch (u[i]) {
+		case '&':
+			with = "&amp;";
+			break;
+		case '<':
+			with = "&lt;";
+			break;
+		case '>':
+			with = "&gt;";
+			break;
+		case '"':
+			with = "&quot;";
+			break;
+		case '\'':
+			with = "&apos;";
+			break;
+		case '\t':
+		case '\n':
+		case '\r':
+			with = " ";
+			break;
+		default:
+			with = "\xef\xbf\xbd"; /* U+FFFD */
+		}
+		fwrite(s + copied, 1, i - copied, out);
+		fputs(with, out);
+		i += n;
+		copied = i;
+	}
+	fwrite(s + copied, 1, i - copied, out);
+}
+
+static void put_escaped(FILE *out, const char *s)
+{
+	put_escaped_n(out, s, strlen(s));
+}
+
+/* Numbers are written by hand: a big graph has a hundred thousand frames
+ * of five numbers each, and printf is the slowest part of writing them. */
+static void put_int(FILE *out, int64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	if (v < 0)
+		*--p = '-';
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), out);
+}
+
+/* v with two decimals; printf's %f would also use the locale's decimal
+ * point, which is not always the dot that SVG needs. */
+static void put_hundredths(FILE *out, double v)
+{
+	long long c = llround(v * 100);
+
+	if (c < 0) {
+		putc('-', out);
+		c = -c;
+	}
+	put_int(out, c / 100);
+	putc('.', out);
+	putc('0' + (int)(c % 100 / 10), out);
+	putc('0' + (int)(c % 10), out);
+}
+
+/*
+ * The label drawn inside a frame: the whole name if it fits, else its
+ * first characters and "..", or nothing below three characters. The
+ * script's fitText() does the same when a zoom changes the width.
+ */
+static void put_label(FILE *out, const char *name, double width)
+{
+	double fit = floor((width - 6) / (FONT_SIZE * FONT_WIDTH));
+	size_t len = strlen(name), chars = 0, cut = 0;
+
+	if (fit < 3)
+		return;
+	for (size_t i = 0; i < len; i++) {
+		if (((unsigned char)name[i] & 0xc0) == 0x80)
+			continue; /* a UTF-8 continuation byte: not a new character */
+		if (chars == (size_t)fit - 2)
+			cut = i;
+		chars++;
+	}
+	if (chars <= (size_t)fit) {
+		put_escaped_n(out, name, len);
+	} else {
+		put_escaped_n(out, name, cut);
+		fputs("..", out);
+	}
+}
+
+/*
+ * A value as people read it: "123 samples" for counts, "1.25 s cpu" for
+ * times (pprof's cpu/nanoseconds), "4096 bytes alloc_space" otherwise.
+ * Integer arithmetic only, so the decimal point is a dot in every locale.
+ */
+static void format_value(char *buf, size_t size, const struct stack_set *set, int64_t v)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} times[] = {
+	    {"nanoseconds", 1}, {"microseconds", 1e3}, {"milliseconds", 1e6}, {"seconds", 1e9}};
+	static const struct {
+		double ns;
+		const char *symbol;
+	} scales[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}, {1, "ns"}};
+	const char *unit = set->unit ? set->unit : "", *type = set->type ? set->type : "";
+	const char *space = type[0] ? " " : "";
+
+	if (!unit[0] || strcmp(unit, "count") == 0) {
+		snprintf(buf, size, "%" PRId64 " %s", v, type[0] ? type : "samples");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		double ns = (double)v * times[i].ns;
+		size_t k = 0;
+
+		if (strcmp(unit, times[i].unit) != 0)
+			continue;
+		while (k + 1 < sizeof(scales) / sizeof(scales[0]) && ns < scales[k].ns)
+			k++;
+		long long c = llround(ns / scales[k].ns * 100);
+		snprintf(buf, size, "%lld.%02lld %s%s%s", c / 100, c % 100, scales[k].symbol, space,
+			 type);
+		return;
+	}
+	snprintf(buf, size, "%" PRId64 " %s%s%s", v, unit, space, type);
+}
+
+enum frame_kind { FRAME_NATIVE, FRAME_KERNEL, FRAME_JIT, FRAME_UNKNOWN };
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/*
+ * Kernel and JIT frames get hues of their own so that the eye finds the
+ * boundary between the program and the kernel, or native and generated
+ * code. Kernel frames are in the module "[kernel.kallsyms]" (or are named
+ * "[kernel]+0x..." when kallsyms is unreadable); JIT frames are named code
+ * in anonymous memory, which has no module and no source file (perf-map
+ * names). flamegraph.pl's "_[k]" and "_[j]" suffixes are honoured too.
+ */
+static enum frame_kind frame_kind(const struct node *n)
+{
+	if (n->depth == 0)
+		return FRAME_NATIVE;
+	if (has_prefix(n->module, "[kernel") || has_prefix(n->name, "[kernel") ||
+	    has_suffix(n->name, "_[k]"))
+		return FRAME_KERNEL;
+	if (has_prefix(n->name, "0x") || strcmp(n->name, "[unknown]") == 0 ||
+	    (!n->file[0] && strstr(n->name, "+0x")))
+		return FRAME_UNKNOWN;
+	if ((!n->module[0] && !n->file[0]) || has_prefix(n->module, "[anon") ||
+	    has_prefix(n->module, "//anon") || has_suffix(n->name, "_[j]"))
+		return FRAME_JIT;
+	return FRAME_NATIVE;
+}
+
+/* A colour from a hash of the name, so a function keeps its colour from
+ * one graph to the next. Warm hues for native code, as flamegraph.pl's. */
+static void put_fill(FILE *out, const struct node *n)
+{
+	uint32_t h = hash_name(n->name);
+	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
+	       v3 = ((h >> 16) & 0xff) / 255.0;
+	int r, g, b;
+
+	switch (frame_kind(n)) {
+	case FRAME_KERNEL: /* aqua */
+		r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v1), b = 165 + (int)(55 * v1);
+		break;
+	case FRAME_JIT: /* green */
+		r = 50 + (int)(60 * v1), g = 200 + (int)(55 * v1), b = 50 + (int)(60 * v2);
+		break;
+	case FRAME_UNKNOWN: /* grey */
+		r = g = b = 170 + (int)(40 * v1);
+		break;
+	default: /* red, orange, yellow */
+		r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
+		break;
+	}
+	fputs("rgb(", out);
+	put_int(out, r);
+	putc(',', out);
+	put_int(out, g);
+	putc(',', out);
+	put_int(out, b);
+	putc(')', out);
+}
+
+/* The change of a node's share, in percent, from the base profile. */
+static double node_delta(const struct node *n, int64_t total, int64_t base_total)
+{
+	double now = total > 0 ? 100.0 * (double)n->value / (double)total : 0;
+	double then = base_total > 0 ? 100.0 * (double)n->base / (double)base_total : 0;
+
+	return now - then;
+}
+
+/* Red for a frame whose share grew, blue for one that shrank, white for no
+ * change; scale is the largest change of the graph, which gets the
+ * deepest colour. */
+static void put_diff_fill(FILE *out, double delta, double scale)
+{
+	double k = scale > 0 ? fabs(delta) / scale : 0;
+	int fade = 255 - (int)lround(200 * (k > 1 ? 1 : k));
+
+	fputs("rgb(", out);
+	put_int(out, delta > 0 ? 255 : fade);
+	putc(',', out);
+	put_int(out, fade);
+	putc(',', out);
+	put_int(out, delta < 0 ? 255 : fade);
+	putc(')', out);
+}
+
+/* The viewer, around the line of settings that put_script() writes. Kept
+ * free of "]]>", which would end the CDATA section. */
+static const char *const script_head[] = {
+    "/*",
+    " * recce's flamegraph viewer. Frames are the g elements of class frame, written",
+    " * depth first: a frame's callees follow it, up to the next frame at its",
+    " * depth or nearer the root. That order is all it takes to rebuild the",
+    " * tree here. Hover shows a frame's details at the bottom; a click zooms",
+    " * into it (its callers stay, drawn full width); \"Search\" or Ctrl-F",
+    " * takes a regular expression and highlights the frames it matches;",
+    " * opening the file with ?s=REGEX does the same. searchFrames(),",
+    " * resetSearch(), zoom() and resetZoom() are globals that tests may call.",
+    " */",
+    "'use strict';",
+};
+
+static const char *const script[] = {
+    "const allFrames = []; /* in document order; window.frames is taken */",
+    "const frameOfGroup = new Map();",
+    "let details, matched, unzoomButton, searchButton;",
+    "let searching = false;",
+    "",
+    "window.addEventListener('load', init);",
+    "",
+    "function init() {",
+    "	details = document.getElementById('details');",
+    "	matched = document.getElementById('matched');",
+    "	unzoomButton = document.getElementById('unzoom');",
+    "	searchButton = document.getElementById('search');",
+    "",
+    "	const stack = []; /* the current frame's ancestors */",
+    "	const groups = document.querySelectorAll('#frames > g.frame');",
+    "	for (let i = 0; i < groups.length; i++) {",
+    "		const g = groups[i];",
+    "		const rect = g.querySelector('rect');",
+    "		const y = parseFloat(rect.getAttribute('y'));",
+    "		const frame = {",
+    "			index: i,",
+    "			g: g,",
+    "			rect: rect,",
+    "			text: g.querySelector('text'),",
+    "			name: g.getAttribute('data-name'),",
+    "			value: Number(g.getAttribute('data-value')),",
+    "			loc: g.getAttribute('data-loc'),",
+    "			title: g.querySelector('title').textContent,",
+    "			x: parseFloat(rect.getAttribute('x')),",
+    "			width: parseFloat(rect.getAttribute('width')),",
+    "			fill: rect.getAttribute('fill'),",
+    "			level: config.icicle ? y : -y, /* grows away from the root */",
+    "			parent: null,",
+    "			end: groups.length, /* index after the last callee */",
+    "		};",
+    "		while (stack.length > 0 && stack[stack.length - 1].level >= frame.level)",
+    "			stack.pop().end = i;",
+    "		frame.parent = stack.length > 0 ? stack[stack.length - 1] : null;",
+    "		stack.push(frame);",
+    "		allFrames.push(frame);",
+    "		frameOfGroup.set(g, frame);",
+    "	}",
+    "",
+    "	const container = document.getElementById('frames');",
+    "	container.addEventListener('mouseover', (e) => {",
+    "		const frame = frameOf(e.target);",
+    "		if (frame)",
+    "			showDetails(frame);",
+    "	});",
+    "	container.addEventListener('mouseout', (e) => {",
+    "		if (frameOf(e.target))",
+    "			details.textContent = ' ';",
+    "	});",
+    "	container.addEventListener('click', (e) => {",
+    "		const frame = frameOf(e.target);",
+    "		if (frame)",
+    "			zoom(frame);",
+    "	});",
+    "	unzoomButton.addEventListener('click', resetZoom);",
+    "	searchButton.addEventListener('click', () => {",
+    "		if (searching)",
+    "			resetSearch();",
+    "		else",
+    "			searchPrompt();",
+    "	});",
+    "	window.addEventListener('keydown', (e) => {",
+    "		if ((e.ctrlKey && (e.key === 'f' || e.key === 'F')) || e.key === 'F3') {",
+    "			e.preventDefault();",
+    "			searchPrompt();",
+    "		} else if (e.key === 'Escape') {",
+    "			resetSearch();",
+    "		}",
+    "	});",
+    "",
+    "	/* flamegraph.pl's ?s=REGEX: open the file with a search done */",
+    "	const pattern = new URLSearchParams(window.location.search).get('s');",
+    "	if (pattern)",
+    "		searchFrames(pattern);",
+    "}",
+    "",
+    "function frameOf(element) {",
+    "	const g = element.closest ? element.closest('g.frame') : null;",
+    "	return g ? frameOfGroup.get(g) : undefined;",
+    "}",
+    "",
+    "function total() {",
+    "	return allFrames.length > 0 ? allFrames[0].value : 0;",
+    "}",
+    "",
+    "function showDetails(frame) {",
+    "	details.textContent = 'Function: ' + frame.title + (frame.loc ? ' at ' + frame.loc : '');",
+    "}",
+    "",
+    "/* The label that fits in width pixels; the SVG's writer uses the same rule. */",
+    "function fitText(name, width) {",
+    "	const chars = Array.from(name);",
+    "	const fit = Math.floor((width - 6) / (config.fontSize * config.fontWidth));",
+    "	if (fit < 3)",
+    "		return '';",
+    "	if (chars.length <= fit)",
+    "		return name;",
+    "	return chars.slice(0, fit - 2).join('') + '..';",
+    "}",
+    "",
+    "function place(frame, x, width) {",
+    "	frame.rect.setAttribute('x', x.toFixed(2));",
+    "	frame.rect.setAttribute('width', width.toFixed(2));",
+    "	frame.text.setAttribute('x', (x + 3).toFixed(2));",
+    "	frame.text.textContent = fitText(frame.name, width);",
+    "}",
+    "",
+    "/* The target becomes full width, its callees scale with it, its callers",
+    "   are drawn full width and faded, and every other frame is hidden. */",
+    "function zoom(target) {",
+    "	if (!target.parent) {",
+    "		resetZoom();",
+    "		return;",
+    "	}",
+    "	const scale = config.frameWidth / target.width;",
+    "	for (const frame of allFrames) {",
+    "		frame.g.classList.add('hide');",
+    "		frame.g.classList.remove('parent');",
+    "	}",
+    "	for (let a = target.parent; a; a = a.parent) {",
+    "		place(a, config.xpad, config.frameWidth);",
+    "		a.g.classList.remove('hide');",
+    "		a.g.classList.add('parent');",
+    "	}",
+    "	place(target, config.xpad, config.frameWidth);",
+    "	target.g.classList.remove('hide');",
+    "	for (let i = target.index + 1; i < target.end; i++) {",
+    "		const frame = allFrames[i];",
+    "		place(frame, config.xpad + (frame.x - target.x) * scale, frame.width * scale);",
+    "		frame.g.classList.remove('hide');",
+    "	}",
+    "	unzoomButton.classList.remove('hide');",
+    "}",
+    "",
+    "function resetZoom() {",
+    "	for (const frame of allFrames) {",
+    "		place(frame, frame.x, frame.width);",
+    "		frame.g.classList.remove('hide', 'parent');",
+    "	}",
+    "	unzoomButton.classList.add('hide');",
+    "}",
+    "",
+    "function searchPrompt() {",
+    "	const pattern = window.prompt('Search for (regular expression):', '');",
+    "	if (pattern)",
+    "		searchFrames(pattern);",
+    "}",
+    "",
+    "/* Highlights the frames whose name matches pattern and shows the share",
+    "   of the total they cover, counting a match inside a match once.",
+    "   Returns that share in percent, or -1 for a bad pattern. */",
+    "function searchFrames(pattern) {",
+    "	let re;",
+    "	try {",
+    "		re = new RegExp(pattern);",
+    "	} catch (err) {",
+    "		details.textContent = 'bad regular expression: ' + err.message;",
+    "		return -1;",
+    "	}",
+    "	resetSearch();",
+    "	let covered = 0;",
+    "	let countedUntil = 0; /* frames before this index are inside a counted match */",
+    "	for (const frame of allFrames) {",
+    "		if (!re.test(frame.name))",
+    "			continue;",
+    "		frame.rect.setAttribute('fill', config.matchFill);",
+    "		frame.g.classList.add('match');",
+    "		if (frame.index >= countedUntil) {",
+    "			covered += frame.value;",
+    "			countedUntil = frame.end;",
+    "		}",
+    "	}",
+    "	const percent = total() > 0 ? (100 * covered) / total() : 0;",
+    "	matched.textContent = 'Matched: ' + percent.toFixed(2) + '%';",
+    "	searchButton.textContent = 'Reset Search';",
+    "	searching = true;",
+    "	return percent;",
+    "}",
+    "",
+    "function resetSearch() {",
+    "	for (const frame of allFrames) {",
+    "		frame.rect.setAttribute('fill', frame.fill);",
+    "		frame.g.classList.remove('match');",
+    "	}",
+    "	matched.textContent = ' ';",
+    "	searchButton.textContent = 'Search';",
+    "	searching = false;",
+    "}",
+};
+
+static void put_header(FILE *out, int height, const struct flame_opts *opts, int64_t total,
+		       const struct stack_set *set)
+{
+	fprintf(out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+		"height=\"%d\" viewBox=\"0 0 %d %d\" data-icicle=\"%d\" data-total=\"%" PRId64
+		"\" data-type=\"",
+		IMAGE_WIDTH, height, IMAGE_WIDTH, height, opts->icicle ? 1 : 0, total);
+	put_escaped(out, set->type && set->type[0] ? set->type : "samples");
+	fputs("\" data-unit=\"", out);
+	put_escaped(out, set->unit && set->unit[0] ? set->unit : "count");
+	fputs("\">\n"
+	      "<!-- Written by recce. Open it in a web browser: hover, click to zoom, "
+	      "Ctrl-F to search. -->\n"
+	      "<defs>\n"
+	      "<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
+	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/>\n"
+	      "<stop stop-color=\"#eeeeb0\" offset=\"95%\"/>\n"
+	      "</linearGradient>\n"
+	      "</defs>\n"
+	      "<style type=\"text/css\">\n"
+	      "text { font-family: Verdana, sans-serif; font-size: 12px; fill: rgb(0,0,0); }\n"
+	      "#title { text-anchor: middle; font-size: 17px; }\n"
+	      "#subtitle { text-anchor: middle; fill: rgb(120,120,120); }\n"
+	      "#search, #matched { text-anchor: end; }\n"
+	      "#search, #unzoom { cursor: pointer; }\n"
+	      ".frame { cursor: pointer; }\n"
+	      ".frame:hover rect { stroke: black; stroke-width: 0.5; }\n"
+	      ".frame text { pointer-events: none; }\n"
+	      ".hide { display: none; }\n"
+	      ".parent { opacity: 0.5; }\n"
+	      "</style>\n",
+	      out);
+}
+
+static void put_titles(FILE *out, const char *title, const char *subtitle)
+{
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"%d\">", IMAGE_WIDTH / 2, FONT_SIZE * 2);
+	put_escaped(out, title);
+	fputs("</text>\n", out);
+	if (subtitle[0]) {
+		fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"%d\">", IMAGE_WIDTH / 2,
+			FONT_SIZE * 4);
+		put_escaped(out, subtitle);
+		fputs("</text>\n", out);
+	}
+}
+
+static void put_script(FILE *out, const struct flame_opts *opts)
+{
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", out);
+	for (size_t i = 0; i < sizeof(script_head) / sizeof(script_head[0]); i++) {
+		fputs(script_head[i], out);
+		putc('\n', out);
+	}
+	fprintf(out,
+		"const config = { icicle: %s, xpad: %d, frameWidth: %d, fontSize: %d, "
+		"fontWidth: ",
+		opts->icicle ? "true" : "false", XPAD, FRAME_WIDTH, FONT_SIZE);
+	put_hundredths(out, FONT_WIDTH);
+	fputs(", matchFill: 'rgb(230,0,230)' };\n", out);
+	for (size_t i = 0; i < sizeof(script) / sizeof(script[0]); i++) {
+		fputs(script[i], out);
+		putc('\n', out);
+	}
+	fputs("]]></script>\n", out);
+}
+
+/* What a diff adds to a frame: its colour scale and the base total. */
+struct diff_view {
+	int on;
+	int64_t base_total;
+	double scale;
+};
+
+static void put_frame(FILE *out, const struct node *n, double x, double width, int y, int64_t total,
+		      const struct stack_set *set, const struct diff_view *dv)
+{
+	char value[96];
+	double delta = dv->on ? node_delta(n, total, dv->base_total) : 0;
+
+	fputs("<g class=\"frame\" data-name=\"", out);
+	put_escaped(out, n->name);
+	fputs("\" data-value=\"", out);
+	put_int(out, n->value);
+	putc('"', out);
+	if (n->file[0]) {
+		fputs(" data-loc=\"", out);
+		put_escaped(out, n->file);
+		if (n->line > 0) {
+			putc(':', out);
+			put_int(out, n->line);
+		}
+		putc('"', out);
+	}
+	if (dv->on) {
+		fputs(" data-delta=\"", out);
+		put_hundredths(out, delta);
+		putc('"', out);
+	}
+	fputs("><title>", out);
+	put_escaped(out, n->name);
+	format_value(value, sizeof(value), set, n->value);
+	fputs(" (", out);
+	put_escaped(out, value);
+	fputs(", ", out);
+	put_hundredths(out, 100.0 * (double)n->value / (double)total);
+	if (dv->on) {
+		fputs("%, was ", out);
+		put_hundredths(
+		    out, dv->base_total > 0 ? 100.0 * (double)n->base / (double)dv->base_total : 0);
+		fputs("%, ", out);
+		if (delta >= 0)
+			putc('+', out);
+		put_hundredths(out, delta);
+	}
+	fputs("%)</title><rect x=\"", out);
+	put_hundredths(out, x);
+	fputs("\" y=\"", out);
+	put_int(out, y);
+	fputs("\" width=\"", out);
+	put_hundredths(out, width);
+	fputs("\" height=\"", out);
+	put_int(out, FRAME_HEIGHT - 1); /* a pixel of gap between rows */
+	fputs("\" rx=\"2\" ry=\"2\" fill=\"", out);
+	if (dv->on)
+		put_diff_fill(out, delta, dv->scale);
+	else
+		put_fill(out, n);
+	fputs("\"/><text x=\"", out);
+	put_hundredths(out, x + 3);
+	fputs("\" y=\"", out);
+	put_int(out, y + FRAME_HEIGHT - 4);
+	fputs("\">", out);
+	put_label(out, n->name, width);
+	fputs("</text></g>\n", out);
+}
+
+/* Writes the frames in the tree's depth-first order, which the script
+ * relies on to find callers and callees. */
+static void put_frames(FILE *out, const struct tree *t, int height, int top_pad,
+		       const struct flame_opts *opts, const struct stack_set *set)
+{
+	int64_t total = t->nodes[0].value;
+	double scale = (double)FRAME_WIDTH / (double)total;
+	struct diff_view dv = {opts->diff, opts->base_total, 0};
+	int icicle = opts->icicle;
+
+	for (size_t i = 0; dv.on && i < t->n; i++) {
+		double d = fabs(node_delta(&t->nodes[i], total, dv.base_total));
+		if (d > dv.scale)
+			dv.scale = d;
+	}
+
+	fputs("<g id=\"frames\">\n", out);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct node *n = &t->nodes[i];
+		int y = icicle ? top_pad + (int)n->depth * FRAME_HEIGHT
+			       : height - BOTTOM_PAD - ((int)n->depth + 1) * FRAME_HEIGHT;
+
+		put_frame(out, n, XPAD + (double)n->x * scale, (double)n->value * scale, y, total,
+			  set, &dv);
+	}
+	fputs("</g>\n", out);
+}
+
+static int write_empty(FILE *out, const char *title, const char *subtitle,
+		       const struct flame_opts *opts, const struct stack_set *set)
+{
+	int height = TOP_PAD + (subtitle[0] ? SUBTITLE_PAD : 0) + 2 * FRAME_HEIGHT + BOTTOM_PAD;
+
+	put_header(out, height, opts, 0, set);
+	fprintf(out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
+		IMAGE_WIDTH, height);
+	put_titles(out, title, subtitle);
+	fprintf(out,
+		"<text id=\"nosamples\" x=\"%d\" y=\"%d\" style=\"text-anchor: middle\">"
+		"no samples</text>\n</svg>\n",
+		IMAGE_WIDTH / 2, height - BOTTOM_PAD - FRAME_HEIGHT / 2);
+	return 0;
+}
+
+int flame_write_svg(FILE *out, const struct stack_set *set, const struct flame_opts *opts)
+{
+	static const struct flame_opts defaults = {NULL, NULL, 0, 0, 0};
+	char subtitle_buf[128];
+	const char *title, *subtitle;
+	struct tree t;
+	int64_t total;
+	int height, top_pad, err;
+
+	if (!out || !set)
+		return -EINVAL;
+	if (!opts)
+		opts = &defaults;
+	title = opts->title ? opts->title : opts->icicle ? "Icicle Graph" : "Flame Graph";
+
+	err = tree_build(&t, set);
+	if (err < 0)
+		goto out_release;
+	total = t.nodes[0].value;
+
+	subtitle = opts->subtitle;
+	if (!subtitle) {
+		char value[96];
+
+		format_value(value, sizeof(value), set, total);
+		snprintf(subtitle_buf, sizeof(subtitle_buf), "Total: %s", value);
+		subtitle = subtitle_buf;
+	}
+
+	if (total <= 0) {
+		write_empty(out, title, subtitle, opts, set);
+		goto out_flush;
+	}
+
+	top_pad = TOP_PAD + (subtitle[0] ? SUBTITLE_PAD : 0);
+	height = top_pad + ((int)t.max_depth + 1) * FRAME_HEIGHT + BOTTOM_PAD;
+	put_header(out, height, opts, total, set);
+	put_script(out, opts);
+	fprintf(out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
+		IMAGE_WIDTH, height);
+	put_titles(out, title, subtitle);
+	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"%d\">Reset Zoom</text>\n",
+		XPAD, FONT_SIZE * 2);
+	fprintf(out, "<text id=\"search\" x=\"%d\" y=\"%d\">Search</text>\n", IMAGE_WIDTH - XPAD,
+		FONT_SIZE * 2);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", XPAD,
+		height - BOTTOM_PAD / 2);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\"> </text>\n", IMAGE_WIDTH - XPAD,
+		height - BOTTOM_PAD / 2);
+	put_frames(out, &t, height, top_pad, opts, set);
+	fputs("</svg>\n", out);
+
+out_flush:
+	if (fflush(out) != 0 || ferror(out))
+		err = -EIO;
+out_release:
+	tree_release(&t);
+	return err;
+}
