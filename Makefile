@@ -128,6 +128,8 @@ install: recce
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/recce
 	install -m 0755 recce $(DESTDIR)$(PREFIX)/bin/recce
 	install -m 0644 $(DOCS) README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 contrib/recce.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/recce
 
 format:
 	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/targets/*.c examples/*.c

@@ -6,7 +6,6 @@
  * docs/recce-record.md is its --help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/options.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
@@ -47,18 +47,6 @@ struct record_args {
 	uint32_t stack_bytes;
 	int timeline;
 	char *invocation; /* "recce record ...", for the profile's comments */
-};
-
-enum { OPT_CALL_GRAPH = 256, OPT_TIMELINE };
-
-static const struct option record_options[] = {
-    {"pid", required_argument, NULL, 'p'},
-    {"freq", required_argument, NULL, 'F'},
-    {"duration", required_argument, NULL, 'd'},
-    {"output", required_argument, NULL, 'o'},
-    {"call-graph", required_argument, NULL, OPT_CALL_GRAPH},
-    {"timeline", no_argument, NULL, OPT_TIMELINE},
-    {NULL, 0, NULL, 0},
 };
 
 static void parse_call_graph(struct record_args *a, const char *s)
@@ -102,56 +90,67 @@ static char *join_invocation(int argc, char **argv)
 	return s;
 }
 
+enum { V_PID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct record_args *a = ctx;
+	long long max_rate = 100000;
+
+	switch (o->set) {
+	case V_PID:
+		parse_pid_list("record", arg, &a->pids, &a->npids);
+		break;
+	case V_FREQ:
+		perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+		if (parse_int(arg, 1, max_rate, &a->freq) < 0)
+			usage_die("record",
+				  "-F must be between 1 and %lld "
+				  "(kernel.perf_event_max_sample_rate), not '%s'",
+				  max_rate, arg);
+		break;
+	case V_DURATION:
+		if (parse_seconds(arg, &a->duration) < 0 || a->duration <= 0)
+			usage_die("record", "-d wants a positive number of seconds, not '%s'", arg);
+		break;
+	case V_CALL_GRAPH:
+		parse_call_graph(a, arg);
+		break;
+	case V_G:
+		parse_call_graph(a, "fp");
+		break;
+	}
+}
+
+static const struct opt record_options[] = {
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
+    OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
+    OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
+    OPT_STRING_('o', "output", "FILE", struct record_args, output,
+		"the profile to write (default recce.pb.gz)"),
+    OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
+	      "how stacks are walked (default fp)"),
+    OPT_CALL_('g', NULL, NULL, set_value, V_G, "the same as --call-graph fp, as in perf"),
+    OPT_FLAG_(0, "timeline", struct record_args, timeline,
+	      "keep the order of samples, for Chrome trace"),
+    OPT_END_(),
+};
+
 static void parse_args(struct record_args *a, int argc, char **argv)
 {
-	long long max_rate = 100000;
-	int c;
+	int dashdash, first;
 
 	memset(a, 0, sizeof(*a));
 	a->freq = DEFAULT_FREQ;
 	a->output = DEFAULT_FILE;
 	a->stack_bytes = DEFAULT_STACK_BYTES;
 	a->invocation = join_invocation(argc, argv);
-	perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
-
-	opterr = 0;
-	optind = 1;
-	/* "+": stop at the first non-option, the command's name. */
-	while ((c = getopt_long(argc, argv, "+:p:F:d:o:", record_options, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			parse_pid_list("record", optarg, &a->pids, &a->npids);
-			break;
-		case 'F':
-			if (parse_int(optarg, 1, max_rate, &a->freq) < 0)
-				usage_die("record",
-					  "-F must be between 1 and %lld "
-					  "(kernel.perf_event_max_sample_rate), not '%s'",
-					  max_rate, optarg);
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &a->duration) < 0 || a->duration <= 0)
-				usage_die("record",
-					  "-d wants a positive number of seconds, not '%s'",
-					  optarg);
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case OPT_CALL_GRAPH:
-			parse_call_graph(a, optarg);
-			break;
-		case OPT_TIMELINE:
-			a->timeline = 1;
-			break;
-		case ':':
-			usage_die("record", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_die("record", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		a->argv = argv + optind;
+	/* In order: the first operand is the command's name. */
+	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
+	if (first < dashdash)
+		a->argv = argv + first;
+	else if (dashdash < argc - 1)
+		a->argv = argv + dashdash + 1;
 	if (!a->npids && !a->argv)
 		usage_die("record", "nothing to record: give -p PID or a command after --");
 	if (a->npids && a->argv)

@@ -6,13 +6,13 @@
  * stopped. docs/recce-replay.md is its --help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/array.h"
 #include "cli/builtin.h"
+#include "cli/options.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
@@ -23,10 +23,29 @@ struct replay {
 	size_t n, cap;
 };
 
-static const struct option replay_options[] = {
-    {"if", required_argument, NULL, 'i'},
-    {"format", required_argument, NULL, 'f'},
-    {NULL, 0, NULL, 0},
+struct replay_args {
+	const char *cond_text;
+	enum trace_format format;
+};
+
+static void set_format(void *ctx, const char *arg, const struct opt *o)
+{
+	struct replay_args *a = ctx;
+
+	if (strcmp(arg, "text") == 0)
+		a->format = TRACE_FORMAT_TEXT;
+	else if (strcmp(arg, "json") == 0)
+		a->format = TRACE_FORMAT_JSON;
+	else if (strcmp(arg, "chrome") == 0)
+		a->format = TRACE_FORMAT_CHROME;
+	else
+		usage_die("replay", "--format must be text, json or chrome, not '%s'", arg);
+}
+
+static const struct opt replay_options[] = {
+    OPT_STRING_(0, "if", "EXPR", struct replay_args, cond_text, "only events for which EXPR holds"),
+    OPT_CALL_(0, "format", "FORMAT", set_format, 0, "text, json or chrome"),
+    OPT_END_(),
 };
 
 static int collect(const struct trace_record *r, void *ctx)
@@ -55,48 +74,18 @@ static int by_time(const void *a, const void *b)
 
 int cmd_replay(int argc, char **argv)
 {
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT};
 	struct trace_cond *cond = NULL;
-	enum trace_format format = TRACE_FORMAT_TEXT;
 	struct replay rp = {0};
-	int c, status = 0;
+	int status = 0;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", replay_options, NULL)) != -1) {
-		switch (c) {
-		case 'i': {
-			struct trace_cond_error e;
-			int err = trace_cond_parse(optarg, &cond, &e);
-			if (err == -EINVAL) {
-				error("--if: %s at column %d:", e.message, e.column);
-				fprintf(stderr, "    %s\n    %*s^\n", optarg, e.column - 1, "");
-				return RECCE_EXIT_USAGE;
-			}
-			if (err)
-				die("out of memory");
-			break;
-		}
-		case 'f':
-			if (strcmp(optarg, "text") == 0)
-				format = TRACE_FORMAT_TEXT;
-			else if (strcmp(optarg, "json") == 0)
-				format = TRACE_FORMAT_JSON;
-			else if (strcmp(optarg, "chrome") == 0)
-				format = TRACE_FORMAT_CHROME;
-			else
-				usage_die("replay",
-					  "--format must be text, json or chrome, not '%s'",
-					  optarg);
-			break;
-		case ':':
-			usage_die("replay", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_die("replay", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
+	int files = options_parse("replay", replay_options, 0, argc, argv, &a, NULL);
+	enum trace_format format = a.format;
+	if (a.cond_text)
+		cond = parse_cond_option("replay", a.cond_text);
+	if (files >= argc)
 		usage_die("replay", "name at least one trace file");
-	for (int i = optind; i < argc; i++) {
+	for (int i = files; i < argc; i++) {
 		struct trace_file_info info;
 		size_t before = rp.n;
 		int err = trace_file_read(argv[i], collect, &rp, &info);

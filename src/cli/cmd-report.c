@@ -7,7 +7,6 @@
  * docs/recce-report.md is its --help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <regex.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/options.h"
 #include "cli/usage.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -72,39 +72,6 @@ struct report_args {
 	const char *title;
 };
 
-enum {
-	OPT_LINES = 256,
-	OPT_FOLDED,
-	OPT_FLAME,
-	OPT_VALUE,
-	OPT_PID,
-	OPT_TID,
-	OPT_FOCUS,
-	OPT_IGNORE,
-	OPT_FORMAT,
-	OPT_ICICLE,
-	OPT_TITLE,
-	OPT_DIFF,
-};
-
-static const struct option report_options[] = {
-    {"top", required_argument, NULL, 'n'},
-    {"output", required_argument, NULL, 'o'},
-    {"lines", no_argument, NULL, OPT_LINES},
-    {"folded", no_argument, NULL, OPT_FOLDED},
-    {"flame", required_argument, NULL, OPT_FLAME},
-    {"value", required_argument, NULL, OPT_VALUE},
-    {"pid", required_argument, NULL, OPT_PID},
-    {"tid", required_argument, NULL, OPT_TID},
-    {"focus", required_argument, NULL, OPT_FOCUS},
-    {"ignore", required_argument, NULL, OPT_IGNORE},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"icicle", no_argument, NULL, OPT_ICICLE},
-    {"title", required_argument, NULL, OPT_TITLE},
-    {"diff", no_argument, NULL, OPT_DIFF},
-    {NULL, 0, NULL, 0},
-};
-
 static void args_set_mode(struct report_args *a, enum report_mode mode, const char *opt)
 {
 	if (a->mode_set && a->mode != mode)
@@ -127,94 +94,99 @@ static void regex_compile(regex_t *re, const char *pattern, const char *opt)
 	}
 }
 
+enum { V_TOP, V_LINES, V_FOLDED, V_FLAME, V_FORMAT, V_PID, V_TID, V_FOCUS, V_IGNORE };
+
+static void set_format(struct report_args *a, const char *arg)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(arg, formats[i].name) == 0)
+			break;
+	if (i == sizeof(formats) / sizeof(formats[0]))
+		usage_die("report", "unknown format '%s' (known: " FORMAT_NAMES ")", arg);
+	/* --lines is text too. */
+	if (!(formats[i].mode == MODE_TABLE && a->mode == MODE_LINES))
+		args_set_mode(a, formats[i].mode, "--format");
+}
+
+static void set_ids(const char *opt, const char *arg, int64_t **ids, int *n)
+{
+	free(*ids); /* the last one given counts */
+	*n = parse_int_list(arg, ids);
+	if (*n < 0)
+		usage_die("report", "%s wants a list of ids such as 12,34, not '%s'", opt, arg);
+}
+
+static void set_regex(regex_t *re, int *has, const char *arg, const char *opt)
+{
+	if (*has)
+		regfree(re);
+	regex_compile(re, arg, opt);
+	*has = 1;
+}
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct report_args *a = ctx;
+
+	switch (o->set) {
+	case V_TOP:
+		if (parse_int(arg, 0, INT_MAX, &a->top) < 0)
+			usage_die("report", "-n wants a number of rows (0 for all), not '%s'", arg);
+		break;
+	case V_LINES:
+		if (a->mode_set && a->mode == MODE_TABLE)
+			a->mode_set = 0; /* --format text --lines */
+		args_set_mode(a, MODE_LINES, "--lines");
+		break;
+	case V_FOLDED:
+		args_set_mode(a, MODE_FOLDED, "--folded");
+		break;
+	case V_FLAME:
+		args_set_mode(a, MODE_FLAME, "--flame");
+		a->flame = arg;
+		break;
+	case V_FORMAT:
+		set_format(a, arg);
+		break;
+	case V_PID:
+		set_ids("--pid", arg, &a->pids, &a->npids);
+		break;
+	case V_TID:
+		set_ids("--tid", arg, &a->tids, &a->ntids);
+		break;
+	case V_FOCUS:
+		set_regex(&a->focus, &a->has_focus, arg, "--focus");
+		break;
+	case V_IGNORE:
+		set_regex(&a->ignore, &a->has_ignore, arg, "--ignore");
+		break;
+	}
+}
+
+static const struct opt report_options[] = {
+    OPT_CALL_('n', "top", "N", set_value, V_TOP, "rows to show (default 20; 0: all)"),
+    OPT_STRING_('o', "output", "FILE", struct report_args, output, "write here ('-': stdout)"),
+    OPT_CALL_(0, "lines", NULL, set_value, V_LINES, "rows by source line, not function"),
+    OPT_CALL_(0, "folded", NULL, set_value, V_FOLDED, "folded stacks, one a line"),
+    OPT_CALL_(0, "flame", "SVG", set_value, V_FLAME, "write a flamegraph"),
+    OPT_STRING_(0, "value", "TYPE", struct report_args, value, "the sample type to show"),
+    OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
+    OPT_CALL_(0, "tid", "TID[,TID...]", set_value, V_TID, "only these threads"),
+    OPT_CALL_(0, "focus", "REGEX", set_value, V_FOCUS, "only stacks through a match"),
+    OPT_CALL_(0, "ignore", "REGEX", set_value, V_IGNORE, "drop stacks through a match"),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, FORMAT_NAMES),
+    OPT_FLAG_(0, "icicle", struct report_args, icicle, "the flamegraph upside down"),
+    OPT_STRING_(0, "title", "TEXT", struct report_args, title, "the flamegraph's title"),
+    OPT_FLAG_(0, "diff", struct report_args, diff, "compare two profiles"),
+    OPT_END_(),
+};
+
 static void args_parse(struct report_args *a, int argc, char **argv)
 {
-	int c;
-
 	a->top = DEFAULT_TOP;
-	opterr = 0;
-	optind = 0; /* glibc: a full reset, in case getopt ran before */
-	/* The leading ':' makes a missing value ':' rather than '?'. */
-	while ((c = getopt_long(argc, argv, ":n:o:", report_options, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_int(optarg, 0, INT_MAX, &a->top) < 0)
-				usage_die("report",
-					  "-n wants a number of rows (0 for all), not '%s'",
-					  optarg);
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case OPT_LINES:
-			if (a->mode_set && a->mode == MODE_TABLE)
-				a->mode_set = 0; /* --format text --lines */
-			args_set_mode(a, MODE_LINES, "--lines");
-			break;
-		case OPT_FOLDED:
-			args_set_mode(a, MODE_FOLDED, "--folded");
-			break;
-		case OPT_FLAME:
-			args_set_mode(a, MODE_FLAME, "--flame");
-			a->flame = optarg;
-			break;
-		case OPT_VALUE:
-			a->value = optarg;
-			break;
-		case OPT_FORMAT: {
-			size_t i;
-			for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-				if (strcmp(optarg, formats[i].name) == 0)
-					break;
-			if (i == sizeof(formats) / sizeof(formats[0]))
-				usage_die("report", "unknown format '%s' (known: " FORMAT_NAMES ")",
-					  optarg);
-			/* --lines is text too. */
-			if (!(formats[i].mode == MODE_TABLE && a->mode == MODE_LINES))
-				args_set_mode(a, formats[i].mode, "--format");
-			break;
-		}
-		case OPT_ICICLE:
-			a->icicle = 1;
-			break;
-		case OPT_TITLE:
-			a->title = optarg;
-			break;
-		case OPT_DIFF:
-			a->diff = 1;
-			break;
-		case OPT_PID:
-		case OPT_TID: {
-			int64_t **ids = c == OPT_PID ? &a->pids : &a->tids;
-			free(*ids); /* the last one given counts */
-			int n = parse_int_list(optarg, ids);
-			if (n < 0)
-				usage_die("report",
-					  "%s wants a list of ids such as 12,34, not '%s'",
-					  c == OPT_PID ? "--pid" : "--tid", optarg);
-			*(c == OPT_PID ? &a->npids : &a->ntids) = n;
-			break;
-		}
-		case OPT_FOCUS:
-			if (a->has_focus)
-				regfree(&a->focus);
-			regex_compile(&a->focus, optarg, "--focus");
-			a->has_focus = 1;
-			break;
-		case OPT_IGNORE:
-			if (a->has_ignore)
-				regfree(&a->ignore);
-			regex_compile(&a->ignore, optarg, "--ignore");
-			a->has_ignore = 1;
-			break;
-		case ':':
-			usage_die("report", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_die("report", "unknown option '-%c'", optopt);
-			usage_die("report", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	int at = options_parse("report", report_options, 0, argc, argv, a, NULL);
 	if (a->flame && a->output)
 		usage_die("report", "--flame names its own output file; drop -o");
 	if (a->flame)
@@ -222,18 +194,18 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 	else if (a->output && strcmp(a->output, "-") == 0)
 		a->output = NULL; /* -o - is standard output */
 	if (a->diff) {
-		if (argc - optind != 2)
+		if (argc - at != 2)
 			usage_die("report", "--diff compares two profiles: --diff BEFORE AFTER");
-		a->before = argv[optind++];
-		a->file = argv[optind++];
+		a->before = argv[at++];
+		a->file = argv[at++];
 		if (a->mode != MODE_TABLE && a->mode != MODE_FLAME)
 			usage_die("report", "--diff writes --format text or svg");
 		return;
 	}
-	if (optind < argc)
-		a->file = argv[optind++];
-	if (optind < argc)
-		usage_die("report", "one profile at a time: '%s' is one too many", argv[optind]);
+	if (at < argc)
+		a->file = argv[at++];
+	if (at < argc)
+		usage_die("report", "one profile at a time: '%s' is one too many", argv[at]);
 	if (!a->file)
 		a->file = DEFAULT_FILE;
 }

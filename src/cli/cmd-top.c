@@ -6,7 +6,6 @@
  * the page docs/recce-top.md is its --help.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,25 +13,13 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/options.h"
 #include "cli/top-ui.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 
 #define DEFAULT_FREQ  49
 #define DEFAULT_DELAY 1.0
-
-enum { OPT_JSON = 256, OPT_HISTORY };
-
-static const struct option top_options[] = {
-    {"pid", required_argument, NULL, 'p'},
-    {"delay", required_argument, NULL, 'd'},
-    {"freq", required_argument, NULL, 'F'},
-    {"batch", no_argument, NULL, 'b'},
-    {"count", required_argument, NULL, 'n'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"history", required_argument, NULL, OPT_HISTORY},
-    {NULL, 0, NULL, 0},
-};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -42,60 +29,65 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
+enum { V_PID, V_DELAY, V_FREQ, V_COUNT, V_HISTORY };
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct top_session *s = ctx;
+	long long max_rate = 100000, v;
+
+	switch (o->set) {
+	case V_PID:
+		parse_pid_list("top", arg, &s->pids, &s->npids);
+		break;
+	case V_DELAY:
+		if (parse_seconds(arg, &s->delay) < 0 || s->delay < 0.05)
+			usage_die("top", "-d wants a number of seconds of at least 0.05, not '%s'",
+				  arg);
+		break;
+	case V_FREQ:
+		perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+		if (parse_int(arg, 1, max_rate, &v) < 0)
+			usage_die("top",
+				  "-F must be between 1 and %lld "
+				  "(kernel.perf_event_max_sample_rate), not '%s'",
+				  max_rate, arg);
+		s->freq = (unsigned)v;
+		break;
+	case V_COUNT:
+		if (parse_int(arg, 1, 1LL << 40, &s->count) < 0)
+			usage_die("top", "-n wants a positive count, not '%s'", arg);
+		break;
+	case V_HISTORY:
+		if (parse_int(arg, 1, TOP_MAX_HISTORY, &v) < 0)
+			usage_die("top", "--history must be between 1 and %d, not '%s'",
+				  TOP_MAX_HISTORY, arg);
+		s->history = (unsigned)v;
+		break;
+	}
+}
+
+static const struct opt top_options[] = {
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "watch these processes"),
+    OPT_CALL_('d', "delay", "S", set_value, V_DELAY, "seconds between snapshots (default 1)"),
+    OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 49)"),
+    OPT_FLAG_('b', "batch", struct top_session, batch, "print snapshots as text"),
+    OPT_CALL_('n', "count", "N", set_value, V_COUNT, "stop after N snapshots"),
+    OPT_FLAG_(0, "json", struct top_session, json, "with -b: one JSON object a snapshot"),
+    OPT_CALL_(0, "history", "N", set_value, V_HISTORY, "intervals kept for the stack views"),
+    OPT_END_(),
+};
+
 static void parse_args(struct top_session *s, int argc, char **argv)
 {
-	long long max_rate = 100000, v;
-	int c;
+	int first;
 
 	s->delay = DEFAULT_DELAY;
 	s->freq = DEFAULT_FREQ;
 	s->history = TOP_DEFAULT_HISTORY;
-	perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":p:d:F:bn:", top_options, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			parse_pid_list("top", optarg, &s->pids, &s->npids);
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &s->delay) < 0 || s->delay < 0.05)
-				usage_die("top",
-					  "-d wants a number of seconds of at least 0.05, not '%s'",
-					  optarg);
-			break;
-		case 'F':
-			if (parse_int(optarg, 1, max_rate, &v) < 0)
-				usage_die("top",
-					  "-F must be between 1 and %lld "
-					  "(kernel.perf_event_max_sample_rate), not '%s'",
-					  max_rate, optarg);
-			s->freq = (unsigned)v;
-			break;
-		case 'b':
-			s->batch = 1;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, 1LL << 40, &s->count) < 0)
-				usage_die("top", "-n wants a positive count, not '%s'", optarg);
-			break;
-		case OPT_JSON:
-			s->json = 1;
-			break;
-		case OPT_HISTORY:
-			if (parse_int(optarg, 1, TOP_MAX_HISTORY, &v) < 0)
-				usage_die("top", "--history must be between 1 and %d, not '%s'",
-					  TOP_MAX_HISTORY, optarg);
-			s->history = (unsigned)v;
-			break;
-		case ':':
-			usage_die("top", "option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_die("top", "unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_die("top", "unexpected argument '%s'", argv[optind]);
+	first = options_parse("top", top_options, 0, argc, argv, s, NULL);
+	if (first < argc)
+		usage_die("top", "unexpected argument '%s'", argv[first]);
 	if (s->json && !s->batch)
 		usage_die("top", "--json goes with -b (batch mode)");
 }

@@ -83,15 +83,6 @@ static void parse_wrap(struct trace_args *a, const char *s)
 	a->wrap_count = (unsigned)count;
 }
 
-/* Shows where a condition fails to parse, and exits 2. */
-static void cond_die(const char *text, const struct trace_cond_error *e)
-{
-	error("--if: %s at column %d:", e->message, e->column);
-	fprintf(stderr, "    %s\n    %*s^\n", text, e->column - 1, "");
-	fprintf(stderr, "see 'recce trace --help'\n");
-	exit(RECCE_EXIT_USAGE);
-}
-
 /* The options whose values need checking, by their tag. */
 enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_FORMAT, V_WRAP };
 
@@ -173,7 +164,7 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 	a->rate_n = TRACE_DEFAULT_RATE_N;
 	a->rate_ms = TRACE_DEFAULT_RATE_MS;
 	a->max_probes = 100;
-	first = options_parse("trace", trace_options, argc, argv, a, &dashdash);
+	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
 	a->patterns = argv + first;
 	a->npatterns = (size_t)(dashdash - first);
 	if (dashdash < argc - 1)
@@ -186,14 +177,8 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "give either -p PID or a command, not both");
 	if (a->wrap_size && !a->output)
 		usage_die("trace", "--wrap needs -o FILE");
-	if (a->cond_text) {
-		struct trace_cond_error e;
-		int err = trace_cond_parse(a->cond_text, &a->cond, &e);
-		if (err == -EINVAL)
-			cond_die(a->cond_text, &e);
-		if (err)
-			die("out of memory");
-	}
+	if (a->cond_text)
+		a->cond = parse_cond_option("trace", a->cond_text);
 }
 
 /* The tracer's sink: each event to the trace file or the terminal, and

@@ -40,16 +40,18 @@ static void apply(const struct opt *o, const char *arg, void *ctx)
 	}
 }
 
-int options_parse(const char *cmd, const struct opt *opts, int argc, char **argv, void *ctx,
-		  int *dashdash_out)
+int options_parse(const char *cmd, const struct opt *opts, unsigned flags, int argc, char **argv,
+		  void *ctx, int *dashdash_out)
 {
 	struct option longs[MAX_OPTS + 2];
-	char shorts[3 * MAX_OPTS + 2];
+	char shorts[3 * MAX_OPTS + 3];
 	size_t n = count_opts(opts), nl = 0, ns = 0;
 	int dashdash = argc, c;
 
 	if (n > MAX_OPTS)
 		die("internal error: recce %s has more than %d options", cmd, MAX_OPTS);
+	if (flags & OPTIONS_IN_ORDER)
+		shorts[ns++] = '+';
 	shorts[ns++] = ':'; /* report a missing value as ':' */
 	for (size_t i = 0; i < n; i++) {
 		int has_arg = opts[i].arg_name ? required_argument : no_argument;
@@ -71,7 +73,7 @@ int options_parse(const char *cmd, const struct opt *opts, int argc, char **argv
 			break;
 		}
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* glibc: a full reset, which reads '+' again */
 	while ((c = getopt_long(dashdash, argv, shorts, longs, NULL)) != -1) {
 		if (c == LIST_ID) {
 			options_list(opts, stdout);
@@ -85,6 +87,8 @@ int options_parse(const char *cmd, const struct opt *opts, int argc, char **argv
 		for (size_t i = 0; !o && c != '?' && i < n; i++)
 			if (opts[i].short_name == c)
 				o = &opts[i];
+		if (!o && c == '?' && optopt)
+			usage_die(cmd, "unknown option '-%c'", optopt);
 		if (!o)
 			usage_die(cmd, "unknown option '%s'", argv[optind - 1]);
 		apply(o, optarg, ctx);

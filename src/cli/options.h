@@ -59,16 +59,20 @@ struct opt {
 		OPT_END, 0, NULL, NULL, 0, NULL, 0, NULL                                           \
 	}
 
+/* flags of options_parse: stop at the first operand (a command's name). */
+#define OPTIONS_IN_ORDER 1u
+
 /*
  * Parses argv[1..] of subcommand cmd against opts. Options may be mixed
- * with operands (GNU order); parsing stops at "--". Returns the index of
+ * with operands (GNU order) unless flags has OPTIONS_IN_ORDER; parsing
+ * stops at "--". Returns the index of
  * the first operand, options moved before it; *dashdash (if not NULL) is
  * set to the index of "--", or argc when there is none. An unknown option
  * or a missing value is a usage error (exit 2). `--list-options` prints
  * the table (options_list) and exits 0.
  */
-int options_parse(const char *cmd, const struct opt *opts, int argc, char **argv, void *ctx,
-		  int *dashdash);
+int options_parse(const char *cmd, const struct opt *opts, unsigned flags, int argc, char **argv,
+		  void *ctx, int *dashdash);
 
 /* One line an option: "-p, --pid PID\thelp". */
 void options_list(const struct opt *opts, FILE *out);

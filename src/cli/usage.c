@@ -2,6 +2,7 @@
  * Messages, exits and small option-parsing helpers shared by subcommands.
  */
 #include "cli/usage.h"
+#include "trace/trace-cond.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -137,4 +138,21 @@ void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids)
 	}
 	free(v);
 	*pids = grown;
+}
+
+struct trace_cond *parse_cond_option(const char *cmd, const char *text)
+{
+	struct trace_cond_error e;
+	struct trace_cond *c;
+	int err = trace_cond_parse(text, &c, &e);
+
+	if (err == -EINVAL) {
+		error("--if: %s at column %d:", e.message, e.column);
+		fprintf(stderr, "    %s\n    %*s^\n", text, e.column - 1, "");
+		fprintf(stderr, "see 'recce %s --help'\n", cmd);
+		exit(RECCE_EXIT_USAGE);
+	}
+	if (err)
+		die("out of memory");
+	return c;
 }

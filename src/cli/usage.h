@@ -38,4 +38,10 @@ int parse_int_list(const char *s, int64_t **out);
  * heap array *pids of *npids entries; a bad list is a usage error. */
 void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids);
 
+struct trace_cond;
+
+/* Parses --if's EXPR for subcommand cmd; a condition that does not parse
+ * is shown with a caret under the column, and exits 2. */
+struct trace_cond *parse_cond_option(const char *cmd, const char *text);
+
 #endif
