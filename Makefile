@@ -25,7 +25,7 @@ LDLIBS = $(PKG_LIBS) -lstdc++ -lpthread -lm
 LAYERS := util symbols proc perf profile sampling trace top writers cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
-	$(B)/profile.pb-c.o $(B)/help-pages.o
+	$(B)/profile.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
 DOCS := $(wildcard docs/recce*.md)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
@@ -61,6 +61,13 @@ $(B)/%.o: src/%.c $(B)/profile.pb-c.h | $(B)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/help-pages.o: $(B)/help-pages.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The flamegraph viewer's script, a real .js file, embedded as a string.
+$(B)/flame-viewer.c: scripts/embed-text.sh src/writers/flame-viewer.js | $(B)
+	sh scripts/embed-text.sh flame_viewer_js src/writers/flame-viewer.js > $@.tmp && mv $@.tmp $@
+
+$(B)/flame-viewer.o: $(B)/flame-viewer.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B):
