@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +22,7 @@
 #include "perf/perf-events.h"
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
 #include "profile/resolve.h"
@@ -68,27 +67,6 @@ struct sampler {
 
 enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
 
-static int sys_pidfd_open(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/* One event per thread per CPU: a large target needs many descriptors. */
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 {
 	if ((!cfg->npids && !cfg->argv) || !cfg->procs || !cfg->agg || !cfg->freq)
@@ -118,7 +96,7 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 		if (!s->unwinder)
 			goto fail;
 	}
-	raise_fd_limit();
+	proc_raise_fd_limit(); /* one event per thread per CPU */
 	*out = s;
 	return 0;
 fail:
@@ -315,7 +293,7 @@ static int attach(struct sampler *s)
 		t->cmdline = cmdline_of(t->pid);
 		/* The pidfd first: it refers to this process even if the pid
 		 * is reused while we attach. */
-		s->pidfds[i] = sys_pidfd_open(t->pid);
+		s->pidfds[i] = proc_pidfd_open(t->pid);
 		if (s->pidfds[i] < 0 && errno == ESRCH) {
 			t->err = -ESRCH;
 			continue;
@@ -359,7 +337,7 @@ static int launch(struct sampler *s)
 		s->child = 0;
 		return task;
 	}
-	s->pidfds[0] = sys_pidfd_open(l.pid);
+	s->pidfds[0] = proc_pidfd_open(l.pid);
 	s->alive[0] = 1;
 	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
 	s->stats.start_ns = time_now_ns(CLOCK_REALTIME);

@@ -11,8 +11,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include "proc/frame-name.h"
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -237,17 +236,6 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	return 0;
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	/* Probes cost one descriptor per thread and CPU each. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* Attaches the probes to every thread of every target; a target that
  * exited meanwhile is skipped, the others are traced. */
 static int attach_targets(struct tracer *t)
@@ -281,7 +269,7 @@ int tracer_start(struct tracer *t)
 	const struct tracer_config *c = &t->cfg;
 	int err;
 
-	raise_fd_limit();
+	proc_raise_fd_limit(); /* probes cost one descriptor per thread and CPU */
 	if (c->argv) {
 		err = launch_held(&t->child, c->argv, c->child_sigmask);
 		if (err)
@@ -470,8 +458,7 @@ static int poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
 	size_t ntargets = t->ntargets, alive = 0;
 
 	for (size_t i = 0; i < ntargets; i++) {
-		pfd[nrings + 1 + i] =
-		    (struct pollfd){(int)syscall(SYS_pidfd_open, t->targets[i], 0), POLLIN, 0};
+		pfd[nrings + 1 + i] = (struct pollfd){proc_pidfd_open(t->targets[i]), POLLIN, 0};
 		if (pfd[nrings + 1 + i].fd >= 0)
 			alive++;
 	}
@@ -590,10 +577,7 @@ void tracer_free(struct tracer *t)
 {
 	if (!t)
 		return;
-	if (t->up) {
-		uprobe_set_remove_all(t->up);
-		uprobe_set_free(t->up);
-	}
+	uprobe_set_free(t->up); /* removes any probe still in place */
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
 	for (size_t i = 0; i < t->nthreads; i++)

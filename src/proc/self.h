@@ -1,0 +1,38 @@
+/*
+ * What recce asks of the kernel for itself while it watches processes:
+ * a pidfd that stays bound to one process even if its pid is reused, and
+ * as many file descriptors as it may have (perf events cost one per
+ * thread and CPU, so a large target needs many).
+ */
+#ifndef RECCE_PROC_SELF_H
+#define RECCE_PROC_SELF_H
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* A pidfd of pid, or -1 with errno set (ESRCH: gone). */
+static inline int proc_pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Raises the soft limit on open descriptors to the hard one. */
+static inline void proc_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+#endif
