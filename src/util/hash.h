@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HASH_FNV1A_INIT	 1469598103934665603ULL
+#define HASH_FNV1A_INIT	 14695981039346656037ULL /* 0xcbf29ce484222325 */
 #define HASH_FNV1A_PRIME 1099511628211ULL
 
 /* Folds one value (a byte, or a whole integer at once) into h. */
