@@ -95,19 +95,13 @@ enum { V_PID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
 	struct record_args *a = ctx;
-	long long max_rate = 100000;
 
 	switch (o->set) {
 	case V_PID:
 		parse_pid_list("record", arg, &a->pids, &a->npids);
 		break;
 	case V_FREQ:
-		perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
-		if (parse_int(arg, 1, max_rate, &a->freq) < 0)
-			usage_die("record",
-				  "-F must be between 1 and %lld "
-				  "(kernel.perf_event_max_sample_rate), not '%s'",
-				  max_rate, arg);
+		a->freq = parse_freq_option("record", arg);
 		break;
 	case V_DURATION:
 		if (parse_seconds(arg, &a->duration) < 0 || a->duration <= 0)

@@ -16,7 +16,6 @@
 #include "cli/options.h"
 #include "cli/top-ui.h"
 #include "cli/usage.h"
-#include "perf/perf-events.h"
 
 #define DEFAULT_FREQ  49
 #define DEFAULT_DELAY 1.0
@@ -34,7 +33,7 @@ enum { V_PID, V_DELAY, V_FREQ, V_COUNT, V_HISTORY };
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
 	struct top_session *s = ctx;
-	long long max_rate = 100000, v;
+	long long v;
 
 	switch (o->set) {
 	case V_PID:
@@ -46,13 +45,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 				  arg);
 		break;
 	case V_FREQ:
-		perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
-		if (parse_int(arg, 1, max_rate, &v) < 0)
-			usage_die("top",
-				  "-F must be between 1 and %lld "
-				  "(kernel.perf_event_max_sample_rate), not '%s'",
-				  max_rate, arg);
-		s->freq = (unsigned)v;
+		s->freq = (unsigned)parse_freq_option("top", arg);
 		break;
 	case V_COUNT:
 		if (parse_int(arg, 1, 1LL << 40, &s->count) < 0)

@@ -434,12 +434,17 @@ int cmd_trace(int argc, char **argv)
 		     st.ntargets > 1 ? "processes from" : "process", (int)st.first,
 		     st.uses_links ? "BPF links" : "perf uprobe events", a.count, a.seconds,
 		     (unsigned long long)a.rate_n, (unsigned long long)a.rate_ms);
-	tracer_run(t);
+	int run_err = tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
 	stop_line(&a, &st);
 	report(&a, t, &st);
 	status = 0;
+	if (run_err) {
+		/* The probes are removed; what was traced is still written. */
+		error("the trace stopped early: %s", strerror(-run_err));
+		status = RECCE_EXIT_ERROR;
+	}
 	if (out.writer) {
 		uint64_t n = trace_writer_count(out.writer);
 		err = trace_writer_close(out.writer);

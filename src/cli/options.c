@@ -12,7 +12,10 @@
 #include "cli/usage.h"
 
 #define MAX_OPTS 64
-#define LIST_ID	 (MAX_OPTS + 1) /* getopt's value for --list-options */
+/* getopt_long's value for long option i: above every short option
+ * character and getopt's own '?' and ':', whatever the table's size. */
+#define LONG_ID(i) (256 + (int)(i))
+#define LIST_ID	   LONG_ID(MAX_OPTS) /* --list-options */
 
 static size_t count_opts(const struct opt *opts)
 {
@@ -56,7 +59,7 @@ int options_parse(const char *cmd, const struct opt *opts, unsigned flags, int a
 	for (size_t i = 0; i < n; i++) {
 		int has_arg = opts[i].arg_name ? required_argument : no_argument;
 		if (opts[i].long_name)
-			longs[nl++] = (struct option){opts[i].long_name, has_arg, NULL, (int)i + 1};
+			longs[nl++] = (struct option){opts[i].long_name, has_arg, NULL, LONG_ID(i)};
 		if (opts[i].short_name) {
 			shorts[ns++] = opts[i].short_name;
 			if (has_arg == required_argument)
@@ -82,8 +85,8 @@ int options_parse(const char *cmd, const struct opt *opts, unsigned flags, int a
 		if (c == ':')
 			usage_die(cmd, "option '%s' needs a value", argv[optind - 1]);
 		const struct opt *o = NULL;
-		if (c > 0 && c <= (int)n)
-			o = &opts[c - 1];
+		if (c >= LONG_ID(0) && c < LONG_ID(n))
+			o = &opts[c - LONG_ID(0)];
 		for (size_t i = 0; !o && c != '?' && i < n; i++)
 			if (opts[i].short_name == c)
 				o = &opts[i];

@@ -2,6 +2,7 @@
  * Messages, exits and small option-parsing helpers shared by subcommands.
  */
 #include "cli/usage.h"
+#include "perf/perf-events.h"
 #include "trace/trace-cond.h"
 
 #include <errno.h>
@@ -155,4 +156,17 @@ struct trace_cond *parse_cond_option(const char *cmd, const char *text)
 	if (err)
 		die("out of memory");
 	return c;
+}
+
+long long parse_freq_option(const char *cmd, const char *arg)
+{
+	long long max_rate = 100000, v;
+
+	perf_sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", &max_rate);
+	if (parse_int(arg, 1, max_rate, &v) < 0)
+		usage_die(cmd,
+			  "-F must be between 1 and %lld "
+			  "(kernel.perf_event_max_sample_rate), not '%s'",
+			  max_rate, arg);
+	return v;
 }

@@ -38,6 +38,10 @@ int parse_int_list(const char *s, int64_t **out);
  * heap array *pids of *npids entries; a bad list is a usage error. */
 void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids);
 
+/* Parses -F HZ for subcommand cmd: 1 to kernel.perf_event_max_sample_rate,
+ * else a usage error that names the sysctl. */
+long long parse_freq_option(const char *cmd, const char *arg);
+
 struct trace_cond;
 
 /* Parses --if's EXPR for subcommand cmd; a condition that does not parse

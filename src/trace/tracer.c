@@ -452,7 +452,7 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 
 /* Polls the rings, the stop descriptor and the targets' pidfds until a
  * limit fires, a person stops it, or every target has exited. */
-static int poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
+static void poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
 {
 	const struct tracer_config *c = &t->cfg;
 	size_t ntargets = t->ntargets, alive = 0;
@@ -498,7 +498,6 @@ static int poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
 	for (size_t i = 0; i < ntargets; i++)
 		if (pfd[nrings + 1 + i].fd >= 0)
 			close(pfd[nrings + 1 + i].fd);
-	return 0;
 }
 
 int tracer_run(struct tracer *t)
@@ -513,7 +512,7 @@ int tracer_run(struct tracer *t)
 		for (size_t i = 0; i < nrings; i++)
 			pfd[i] = (struct pollfd){ringfds[i], POLLIN, 0};
 		pfd[nrings] = (struct pollfd){t->cfg.stop_fd, POLLIN, 0};
-		err = poll_loop(t, pfd, nrings);
+		poll_loop(t, pfd, nrings);
 	} else {
 		err = -ENOMEM;
 	}
