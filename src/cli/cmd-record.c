@@ -309,6 +309,10 @@ int cmd_record(int argc, char **argv)
 	cfg.duration = a.duration;
 	cfg.dwarf = a.dwarf;
 	cfg.stack_bytes = a.stack_bytes;
+	/* For the tests and for reports of a wrong stack: both unwinders on
+	 * every sample, compared. */
+	const char *check = getenv("RECCE_UNWIND_CHECK");
+	cfg.unwind_check = check && strcmp(check, "1") == 0;
 	cfg.stop_fd = sfd;
 	cfg.procs = procs;
 	cfg.agg = agg;
@@ -378,6 +382,11 @@ int cmd_record(int argc, char **argv)
 	if (st.lost)
 		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
 			(unsigned long long)st.lost);
+	if (cfg.unwind_check)
+		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
+		     (unsigned long long)st.unwind_check.checked,
+		     (unsigned long long)st.unwind_check.fast,
+		     (unsigned long long)st.unwind_check.differ);
 
 	sampler_free(s);
 	resolver_free(res);

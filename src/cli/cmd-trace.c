@@ -411,6 +411,9 @@ int cmd_trace(int argc, char **argv)
 	    .rate_n = a.rate_n,
 	    .rate_ms = a.rate_ms,
 	    .stop_fd = sfd,
+	    /* Set by the tests of both probe mechanisms, and on kernels whose
+	     * BPF misbehaves. */
+	    .no_bpf = getenv("RECCE_NO_BPF") != NULL,
 	    .sink = sink,
 	    .sink_arg = &out,
 	};

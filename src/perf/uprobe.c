@@ -231,7 +231,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	err = perf_cpus_online(&u->cpus, &u->ncpus);
 	if (err)
 		goto out_free;
-	if (!getenv("RECCE_NO_BPF") && links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
+	if (!u->cfg.no_bpf && links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
 		u->links = 1;
 	else
 		links_close(u);

@@ -26,8 +26,8 @@
  * registers (rdi rsi rdx rcx r8 r9) and rax, and, when asked, the user
  * call chain. uprobe_set_read() bounds-checks every record.
  *
- * RECCE_NO_BPF=1 in the environment forces event mode (for the tests of
- * both mechanisms, and kernels whose BPF misbehaves).
+ * The config's no_bpf forces event mode (for the tests of both
+ * mechanisms, and kernels whose BPF misbehaves).
  *
  * Ownership: uprobe_set_new() returns a heap object; uprobe_set_free()
  * closes every probe and unmaps the rings.
@@ -49,6 +49,7 @@ struct uprobe_set_config {
 	 * the target's thread far more than the probe itself, so a caller
 	 * that polls with a timeout anyway should make this large. */
 	unsigned wakeup_hits;
+	int no_bpf; /* event mode even where uprobe_multi links work */
 };
 
 /* One probe hit, valid only during the callback. */

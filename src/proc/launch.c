@@ -5,8 +5,29 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+char *launch_which(const char *argv0)
+{
+	if (strchr(argv0, '/'))
+		return strdup(argv0);
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *colon = strchrnul(p, ':');
+		char buf[4096];
+		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - p), p, argv0);
+		if (n > 0 && (size_t)n < sizeof(buf) && access(buf, X_OK) == 0)
+			return strdup(buf);
+		p = *colon ? colon + 1 : colon;
+	}
+	return NULL;
+}
 
 int launch_held(struct launch *l, char *const *argv, const sigset_t *mask)
 {

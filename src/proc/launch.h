@@ -27,6 +27,11 @@ struct launch {
  * PATH) with signal mask mask (NULL: none blocked). 0 or -errno. */
 int launch_held(struct launch *l, char *const *argv, const sigset_t *mask);
 
+/* The executable argv0 will run as, found the way execvp finds it:
+ * argv0 itself if it has a slash, else the first executable match on
+ * PATH. A malloc'ed path, or NULL when there is none. */
+char *launch_which(const char *argv0);
+
 /* Opens the gate. Returns 0 once the child has exec'ed, or the exec's
  * -errno, the child then reaped and l->pid 0. */
 int launch_go(struct launch *l);

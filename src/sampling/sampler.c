@@ -92,7 +92,7 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 	for (size_t i = 0; i < s->ntargets; i++)
 		s->pidfds[i] = -1;
 	if (cfg->dwarf) {
-		s->unwinder = unwinder_new(cfg->procs);
+		s->unwinder = unwinder_new(cfg->procs, cfg->unwind_check);
 		if (!s->unwinder)
 			goto fail;
 	}
@@ -657,6 +657,7 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		st->malformed = perf_events_stats(s->pe)->malformed;
 	aggregate_get_stats(s->cfg.agg, &as);
 	st->threads = as.threads;
+	unwinder_check_stats(s->unwinder, &st->unwind_check);
 }
 
 void sampler_free(struct sampler *s)

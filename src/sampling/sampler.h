@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "sampling/unwind.h"
+
 struct aggregate;
 struct proc_registry;
 struct resolver;
@@ -45,6 +47,7 @@ struct sampler_config {
 	double duration; /* seconds; 0 = until stopped or every target exits */
 	int dwarf;	 /* --call-graph dwarf */
 	uint32_t stack_bytes;
+	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd; /* stop when readable (a signalfd); -1 for none */
 
 	struct proc_registry *procs;
@@ -78,6 +81,7 @@ struct sampler_stats {
 	enum sampler_stop stop;
 	int child_status; /* wait status of the launched command, if it exited */
 	int child_exited;
+	struct unwind_check_stats unwind_check; /* with unwind_check */
 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out);

@@ -9,8 +9,7 @@
  * so the two agree. They differ in one place on purpose: where the return
  * address lies past the copied stack, the fast path ends the stack, while
  * libdwfl goes on to guess the next frame from rbp as a frame pointer.
- * RECCE_UNWIND_CHECK=1 runs both on every sample and reports how many
- * stacks differ when the unwinder is freed.
+ * Check mode runs both on every sample and counts the stacks that differ.
  */
 #include "sampling/unwind.h"
 
@@ -80,7 +79,7 @@ struct unwinder {
 	struct unwind_ctx cur;
 	int vdso_fd; /* memfd holding this kernel's vDSO image, -2 = not tried */
 	uint64_t vdso_vaddr;
-	int check;			/* RECCE_UNWIND_CHECK: run both unwinders */
+	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 };
 
@@ -90,7 +89,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
     .section_address = dwfl_offline_section_address,
 };
 
-struct unwinder *unwinder_new(struct proc_registry *procs)
+struct unwinder *unwinder_new(struct proc_registry *procs, int check)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -98,9 +97,15 @@ struct unwinder *unwinder_new(struct proc_registry *procs)
 		return NULL;
 	u->procs = procs;
 	u->vdso_fd = -2;
-	const char *check = getenv("RECCE_UNWIND_CHECK");
-	u->check = check && strcmp(check, "1") == 0;
+	u->check = check;
 	return u;
+}
+
+void unwinder_check_stats(const struct unwinder *u, struct unwind_check_stats *st)
+{
+	st->checked = u ? u->checked : 0;
+	st->fast = u ? u->fast : 0;
+	st->differ = u ? u->differ : 0;
 }
 
 static void proc_release(struct proc_unwind *p)
@@ -116,12 +121,6 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	if (u->check)
-		fprintf(stderr,
-			"recce: unwind check: %llu samples, %llu by the fast path, %llu stacks "
-			"differ\n",
-			(unsigned long long)u->checked, (unsigned long long)u->fast,
-			(unsigned long long)u->differ);
 	for (size_t i = 0; i < MAX_PROCS; i++)
 		proc_release(&u->procs_cache[i]);
 	if (u->vdso_fd >= 0)

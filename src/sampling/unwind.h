@@ -27,8 +27,17 @@
 struct proc_registry;
 struct unwinder;
 
-struct unwinder *unwinder_new(struct proc_registry *procs);
+/* check: run the fast path and libdwfl on every sample and count where
+ * they differ (see unwinder_check_stats). */
+struct unwinder *unwinder_new(struct proc_registry *procs, int check);
 void unwinder_free(struct unwinder *u);
+
+/* In check mode: samples compared, those the fast path unwound, and the
+ * stacks where the two differ. */
+struct unwind_check_stats {
+	uint64_t checked, fast, differ;
+};
+void unwinder_check_stats(const struct unwinder *u, struct unwind_check_stats *st);
 
 /* pid's mappings changed (a new mapping): its modules are checked against
  * the registry before its next unwind. */

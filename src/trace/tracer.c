@@ -113,26 +113,6 @@ static int fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
 	return err;
 }
 
-/* The executable a command will run: argv0 if it has a slash, else the
- * first match on PATH. */
-static char *find_program(const char *argv0)
-{
-	if (strchr(argv0, '/'))
-		return strdup(argv0);
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		const char *colon = strchrnul(p, ':');
-		char buf[4096];
-		int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - p), p, argv0);
-		if (n > 0 && (size_t)n < sizeof(buf) && access(buf, X_OK) == 0)
-			return strdup(buf);
-		p = *colon ? colon + 1 : colon;
-	}
-	return NULL;
-}
-
 /* Adds the distinct ELF files mapped by pid to the objects to search. */
 static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
 {
@@ -177,7 +157,7 @@ static int find_objects(struct tracer *t)
 	if (c->npids)
 		return 0;
 	struct sym_file *f;
-	t->program = find_program(c->argv[0]);
+	t->program = launch_which(c->argv[0]);
 	if (!t->program || symbolizer_open(t->sym, t->program, -1, &f) < 0)
 		return fail(t, TRACER_PROGRAM, -ENOENT, 0);
 	t->objs = array_reserve(NULL, &t->objs_cap, 1, sizeof(*t->objs));
@@ -229,7 +209,8 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 			trace_hist_init(&t->hists[i]);
 	}
 
-	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, 0, wakeup_hits(t)};
+	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, 0, wakeup_hits(t),
+					 cfg->no_bpf};
 	err = uprobe_set_new(&ucfg, &t->up);
 	if (err)
 		return fail(t, TRACER_BUFFERS, err, 0);

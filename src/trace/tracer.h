@@ -81,6 +81,7 @@ struct tracer_config {
 	uint64_t rate_n, rate_ms; /* circuit breaker; rate_n 0: off */
 
 	int stop_fd; /* readable when a person asks to stop (a signalfd); -1: none */
+	int no_bpf;  /* per-event uprobes even where BPF links work */
 	tracer_sink sink;
 	void *sink_arg;
 };
