@@ -18,7 +18,7 @@ endif
 SAN ?=
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) $(CFLAGS) $(SAN) \
 	-Isrc -I$(B) $(PKG_CFLAGS)
-LDLIBS = $(PKG_LIBS) -lstdc++ -lpthread -lm
+LDLIBS = $(PKG_LIBS) -liberty -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.

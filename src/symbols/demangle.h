@@ -1,11 +1,9 @@
 /*
- * Demangling of symbol names: C++ (Itanium ABI, through libstdc++'s
- * __cxa_demangle), Rust legacy names (_ZN...17h<hash>E, printed without
- * the ::h<hash> suffix) and Rust v0 names (_R...), printed the way
- * rustc-demangle's alternate form prints them. Names come from target
- * files, so the Rust decoders bound their depth, work and output size and
- * give up (NULL) rather than guess; Unicode (punycode) identifiers are not
- * decoded.
+ * Demangling of symbol names: C++ (Itanium ABI), Rust legacy names
+ * (_ZN...17h<hash>E, printed without the ::h<hash> suffix) and Rust v0
+ * names (_R...), printed the way rustc-demangle's alternate form prints
+ * them, all through libiberty. Names come from target files: the
+ * demangler bounds its work and gives up (NULL) rather than guess.
  */
 #ifndef RECCE_DEMANGLE_H
 #define RECCE_DEMANGLE_H

@@ -18,14 +18,15 @@
  *
  * Results are cached per file by address, since profiles repeat the same
  * addresses: the frames of every address looked up live in one array.
+ *
+ * This file opens files and answers lookups; sym-dwarf.c reads DWARF and
+ * sym-table.c the symbol table (their shared structures: sym-file.h).
  */
 #include "symbols/symbolize.h"
 
 #include "symbols/demangle.h"
+#include "symbols/sym-file.h"
 #include "util/array.h"
-#include "util/ranges.h"
-#include "util/strpool.h"
-#include "util/u64map.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -40,91 +41,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Deepest inline chain we report, and deepest DIE nesting we walk: real
- * code stays far below both; hostile DWARF does not get more. */
-#define MAX_FRAMES    64
-#define MAX_DIE_DEPTH 256
-/* The vDSO is a few pages; refuse to copy anything claiming to be huge. */
-#define VDSO_MAX_SIZE (1 << 20)
-
-struct load_seg {
-	uint64_t offset, filesz, vaddr;
-};
-
-/* A subprogram or inlined subroutine of a unit's index. */
-struct cu_func {
-	Dwarf_Die die;
-	int parent; /* enclosing function's index, -1 for none */
-	int inlined;
-	int resolved; /* names and call site looked up */
-	const char *name, *system_name;
-	const char *call_file; /* where an inlined call sits in its parent */
-	int call_line;
-};
-
-struct cu_index {
-	struct cu_index *next;
-	Dwarf_Die cudie;
-	struct cu_func *funcs;
-	size_t nfuncs, funcs_cap;
-	struct ranges ranges; /* idx: funcs[] */
-	Dwarf_Files *files;   /* for DW_AT_call_file; NULL if unreadable */
-	size_t nfiles;
-	const char *comp_dir; /* absolute compilation directory, or NULL */
-	struct {
-		const char *src, *path;
-	} paths[16]; /* cu_source_path() of the line table's names, by pointer */
-};
-
-/* A unit found by its own ranges, for files without .debug_aranges. */
-struct cu_span {
-	Dwarf_Die cudie;
-	Dwarf_Addr bias;
-};
-
-struct sym_file {
-	struct sym_file *next;	    /* all files, for freeing */
-	struct sym_file *hash_next; /* files with the same (dev, ino) hash */
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	const char *path;
-	const char *build_id;
-	int fd;
-	int elf_type;
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	struct load_seg *segs;
-	size_t nsegs;
-	int dwarf_state; /* 0 not loaded yet, 1 present, -1 absent */
-
-	struct ranges syms;	/* idx: sym_names[] */
-	const char **sym_names; /* in the ELF string tables, live with dwfl */
-	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
-	int syms_built;
-
-	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
-	struct sym_frame *frames;
-	size_t nframes, frames_cap;
-
-	struct u64map cu_by_offset; /* unit DIE offset -> struct cu_index * */
-	struct cu_index *cus;
-	struct ranges span_ranges; /* idx: spans[]; built on an aranges miss */
-	struct cu_span *spans;
-	int spans_built;
-};
-
-struct symbolizer {
-	struct sym_file *files;
-	struct u64map files_by_inode; /* hash of (dev, ino) -> struct sym_file * */
-	struct sym_file *vdso;
-	struct strpool strings;
-	struct u64map demangled; /* interned mangled name -> interned demangled */
-	char *debuginfo_path;	 /* NULL: elfutils' default search path */
-	Dwfl_Callbacks callbacks;
-};
 
 struct symbolizer *symbolizer_new(void)
 {
@@ -141,13 +57,6 @@ struct symbolizer *symbolizer_new(void)
 	return s;
 }
 
-static void cu_index_free(struct cu_index *ci)
-{
-	free(ci->funcs);
-	ranges_release(&ci->ranges);
-	free(ci);
-}
-
 static void sym_file_free(struct sym_file *f)
 {
 	if (f->dwfl)
@@ -156,7 +65,7 @@ static void sym_file_free(struct sym_file *f)
 		close(f->fd);
 	while (f->cus) {
 		struct cu_index *next = f->cus->next;
-		cu_index_free(f->cus);
+		sym_cu_index_free(f->cus);
 		f->cus = next;
 	}
 	u64map_release(&f->addr_cache);
@@ -191,9 +100,7 @@ static uint64_t inode_key(dev_t dev, ino_t ino)
 	return (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
 }
 
-/* The interned demangled form of an interned name (itself if it is not
- * mangled), computed once per name. NULL only when memory runs out. */
-static const char *name_demangled(struct symbolizer *s, const char *name)
+const char *sym_name_demangled(struct symbolizer *s, const char *name)
 {
 	uint64_t v;
 
@@ -468,8 +375,7 @@ int sym_file_elf_type(const struct sym_file *f)
 	return f->elf_type;
 }
 
-/* Loads DWARF (from the file or a separate debug file) on first need. */
-static int sym_file_load_dwarf(struct sym_file *f)
+int sym_file_load_dwarf(struct sym_file *f)
 {
 	if (f->dwarf_state == 0) {
 		Dwarf_Addr bias;
@@ -497,533 +403,6 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 	return -ENOENT;
 }
 
-/* ---- DWARF unit lookup ---- */
-
-/*
- * Files without .debug_aranges (Clang and rustc do not emit it by
- * default) leave dwfl_module_addrdie() blind; a table of each unit's own
- * ranges stands in for it.
- */
-static int build_spans(struct sym_file *f)
-{
-	Dwarf_Die *cu = NULL;
-	Dwarf_Addr bias;
-	size_t n = 0, cap = 0;
-	int rc;
-
-	f->spans_built = 1;
-	while ((cu = dwfl_module_nextcu(f->mod, cu, &bias)) != NULL) {
-		Dwarf_Addr base, lo, hi;
-		ptrdiff_t off = 0;
-		struct cu_span *v = array_reserve(f->spans, &cap, n + 1, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->spans = v;
-		f->spans[n] = (struct cu_span){*cu, bias};
-		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
-			if ((rc = ranges_add(&f->span_ranges, lo + bias, hi + bias, (uint32_t)n,
-					     0)) < 0)
-				return rc;
-		n++;
-	}
-	return ranges_finish(&f->span_ranges, 0);
-}
-
-/* Finds the unit covering vaddr: 1 and *cu, *bias; 0 if none; -errno. */
-static int find_cu(struct sym_file *f, uint64_t vaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
-{
-	Dwarf_Die *d = dwfl_module_addrdie(f->mod, vaddr, bias);
-	const struct range *r;
-
-	if (d) {
-		*cu = *d;
-		return 1;
-	}
-	if (!f->spans_built) {
-		int rc = build_spans(f);
-		if (rc < 0)
-			return rc;
-	}
-	r = ranges_find(&f->span_ranges, vaddr);
-	if (!r)
-		return 0;
-	*cu = f->spans[r->idx].cudie;
-	*bias = f->spans[r->idx].bias;
-	return 1;
-}
-
-/* ---- per-unit function index ---- */
-
-static int cu_add_func(struct cu_index *ci, Dwarf_Die *die, int parent, int inlined)
-{
-	Dwarf_Addr base, lo, hi;
-	ptrdiff_t off = 0;
-	size_t before = ci->ranges.n;
-	int idx = (int)ci->nfuncs, rc;
-
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
-		if ((rc = ranges_add(&ci->ranges, lo, hi, (uint32_t)idx, (uint32_t)idx)) < 0)
-			return rc;
-	/* No code (a declaration or an abstract inline instance): it cannot
-	 * contain an address, nor can anything nested in it. */
-	if (ci->ranges.n == before)
-		return -ENOENT;
-	struct cu_func *v = array_reserve(ci->funcs, &ci->funcs_cap, ci->nfuncs + 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	ci->funcs = v;
-	ci->funcs[ci->nfuncs++] = (struct cu_func){
-	    .die = *die,
-	    .parent = parent,
-	    .inlined = inlined,
-	};
-	return idx;
-}
-
-/*
- * DIEs under which functions with code appear. Types are not among them:
- * C++ and Rust compilers put a method's code in a DIE outside its class
- * (pointing back with DW_AT_specification), and type DIEs are most of a
- * unit, so skipping them is most of the walk's speed.
- */
-static int walks_into(int tag)
-{
-	switch (tag) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_lexical_block:
-	case DW_TAG_namespace:
-	case DW_TAG_module:
-	case DW_TAG_try_block:
-	case DW_TAG_catch_block:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/*
- * Walks the unit's DIE tree once, iteratively with an explicit stack
- * (DWARF is untrusted: no recursion on its depth), and records every
- * function with code.
- */
-static int cu_index_build(struct cu_index *ci)
-{
-	Dwarf_Die stack[MAX_DIE_DEPTH];
-	int func_of[MAX_DIE_DEPTH]; /* innermost function enclosing stack[d] */
-	int depth = 0, rc;
-
-	rc = dwarf_child(&ci->cudie, &stack[0]);
-	func_of[0] = -1;
-	while (rc == 0) {
-		Dwarf_Die *die = &stack[depth];
-		int tag = dwarf_tag(die);
-		int self = func_of[depth];
-		int descend = walks_into(tag);
-
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-			int r =
-			    cu_add_func(ci, die, func_of[depth], tag == DW_TAG_inlined_subroutine);
-			if (r < 0 && r != -ENOENT)
-				return r;
-			if (r < 0)
-				descend = 0;
-			else
-				self = r;
-		}
-		if (descend && depth + 1 < MAX_DIE_DEPTH &&
-		    dwarf_child(die, &stack[depth + 1]) == 0) {
-			func_of[++depth] = self;
-			continue;
-		}
-		for (;;) {
-			Dwarf_Die next;
-			rc = dwarf_siblingof(&stack[depth], &next);
-			if (rc == 0) {
-				stack[depth] = next;
-				break;
-			}
-			if (rc < 0 || depth == 0)
-				break;
-			depth--;
-		}
-	}
-	rc = ranges_finish(&ci->ranges, 0);
-	if (rc < 0)
-		return rc;
-	if (dwarf_getsrcfiles(&ci->cudie, &ci->files, &ci->nfiles) != 0) {
-		ci->files = NULL;
-		ci->nfiles = 0;
-	}
-	Dwarf_Attribute attr;
-	ci->comp_dir = dwarf_formstring(dwarf_attr(&ci->cudie, DW_AT_comp_dir, &attr));
-	if (ci->comp_dir && ci->comp_dir[0] != '/')
-		ci->comp_dir = NULL;
-	return 0;
-}
-
-/*
- * A source file name as a reader can open it: a relative name is joined
- * to the unit's compilation directory when that is absolute. (Debian's
- * reproducible builds record relative directories; joining those would
- * only add noise.) Returns the interned name, NULL if out of memory.
- */
-static const char *cu_source_path(struct symbolizer *s, const struct cu_index *ci, const char *file)
-{
-	char buf[4096];
-	int n;
-
-	if (file[0] == '/' || !ci->comp_dir)
-		return strpool_intern(&s->strings, file);
-	if (file[0] == '.' && file[1] == '/')
-		file += 2;
-	n = snprintf(buf, sizeof(buf), "%s/%s", ci->comp_dir, file);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return strpool_intern(&s->strings, file);
-	return strpool_intern(&s->strings, buf);
-}
-
-/* cu_source_path() of a name from the unit's line table, whose strings
- * stay put: most lookups in a unit hit one of a few files. */
-static const char *cu_line_path(struct symbolizer *s, struct cu_index *ci, const char *src)
-{
-	size_t slot = ((uintptr_t)src >> 3) % (sizeof(ci->paths) / sizeof(ci->paths[0]));
-
-	if (ci->paths[slot].src != src) {
-		const char *path = cu_source_path(s, ci, src);
-		if (!path)
-			return NULL;
-		ci->paths[slot].src = src;
-		ci->paths[slot].path = path;
-	}
-	return ci->paths[slot].path;
-}
-
-static int cu_index_get(struct sym_file *f, Dwarf_Die *cudie, struct cu_index **out)
-{
-	uint64_t key = dwarf_dieoffset(cudie), v;
-	struct cu_index *ci;
-	int rc;
-
-	if (u64map_get(&f->cu_by_offset, key, &v)) {
-		*out = (struct cu_index *)(uintptr_t)v;
-		return 0;
-	}
-	ci = calloc(1, sizeof(*ci));
-	if (!ci)
-		return -ENOMEM;
-	ci->cudie = *cudie;
-	ranges_init(&ci->ranges);
-	rc = cu_index_build(ci);
-	if (rc == 0)
-		rc = u64map_put(&f->cu_by_offset, key, (uintptr_t)ci);
-	if (rc < 0) {
-		cu_index_free(ci);
-		return rc;
-	}
-	ci->next = f->cus;
-	f->cus = ci;
-	*out = ci;
-	return 0;
-}
-
-static const char *die_string(Dwarf_Die *die, int name)
-{
-	Dwarf_Attribute attr;
-
-	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
-}
-
-/* Names a function DIE (following abstract origins and specifications to
- * where the name is) and, for an inlined one, its call site. */
-static int cu_func_resolve(struct symbolizer *s, struct cu_index *ci, struct cu_func *fn)
-{
-	const char *linkage, *name;
-	Dwarf_Attribute attr;
-	Dwarf_Word v;
-
-	if (fn->resolved)
-		return 0;
-	linkage = die_string(&fn->die, DW_AT_linkage_name);
-	if (!linkage)
-		linkage = die_string(&fn->die, DW_AT_MIPS_linkage_name);
-	name = dwarf_diename(&fn->die);
-	if (linkage) {
-		fn->system_name = strpool_intern(&s->strings, linkage);
-		fn->name = fn->system_name ? name_demangled(s, fn->system_name) : NULL;
-		/* A linkage name that does not demangle says less than the
-		 * plain name. */
-		if (fn->name == fn->system_name && name)
-			fn->name = strpool_intern(&s->strings, name);
-	} else if (name) {
-		fn->system_name = strpool_intern(&s->strings, name);
-		fn->name = fn->system_name;
-	}
-	if ((linkage || name) && !fn->name)
-		return -ENOMEM;
-	if (fn->inlined && ci->files &&
-	    dwarf_formudata(dwarf_attr(&fn->die, DW_AT_call_file, &attr), &v) == 0 &&
-	    v < ci->nfiles) {
-		const char *file = dwarf_filesrc(ci->files, v, NULL, NULL);
-		if (file && strcmp(file, "???") != 0) {
-			fn->call_file = cu_source_path(s, ci, file);
-			if (!fn->call_file)
-				return -ENOMEM;
-		}
-	}
-	if (fn->inlined && dwarf_formudata(dwarf_attr(&fn->die, DW_AT_call_line, &attr), &v) == 0 &&
-	    v <= 0x7fffffff)
-		fn->call_line = (int)v;
-	fn->resolved = 1;
-	return 0;
-}
-
-/*
- * Frames from DWARF, innermost first: the innermost function gets the
- * line table's file:line for the address, each enclosing one the call
- * site of the function inlined into it. *complete tells whether the chain
- * reached the real (out-of-line) function. Returns the count or -errno.
- */
-static int resolve_dwarf(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
-			 struct sym_frame *out, int cap, int *complete)
-{
-	Dwarf_Die cudie;
-	Dwarf_Addr bias;
-	struct cu_index *ci;
-	const char *file = NULL;
-	int line = 0, n = 0, fi, rc;
-
-	*complete = 0;
-	rc = find_cu(f, vaddr, &cudie, &bias);
-	if (rc <= 0)
-		return rc;
-	Dwarf_Addr a = vaddr - bias;
-	rc = cu_index_get(f, &cudie, &ci);
-	if (rc < 0)
-		return rc;
-	Dwarf_Line *l = dwarf_getsrc_die(&cudie, a);
-	if (l && dwarf_lineno(l, &line) == 0 && line > 0) {
-		const char *src = dwarf_linesrc(l, NULL, NULL);
-		file = src ? cu_line_path(s, ci, src) : NULL;
-		if (src && !file)
-			return -ENOMEM;
-	}
-	if (!file)
-		line = 0;
-	const struct range *r = ranges_find(&ci->ranges, a);
-	fi = r ? (int)r->idx : -1;
-	if (fi < 0) {
-		if (!file)
-			return 0;
-		out[0] = (struct sym_frame){NULL, NULL, file, line};
-		return 1;
-	}
-	while (fi >= 0 && n < cap) {
-		struct cu_func *fn = &ci->funcs[fi];
-		rc = cu_func_resolve(s, ci, fn);
-		if (rc < 0)
-			return rc;
-		out[n++] = (struct sym_frame){fn->name, fn->system_name, file, line};
-		if (!fn->inlined) {
-			*complete = 1;
-			break;
-		}
-		file = fn->call_file;
-		line = fn->call_file ? fn->call_line : 0;
-		fi = fn->parent;
-		/* An inlined body with no enclosing function in the index: its
-		 * caller is whatever the symbol table says, at the call site. */
-		if (fi < 0 && n < cap) {
-			out[n++] = (struct sym_frame){NULL, NULL, file, line};
-			*complete = 1;
-		}
-	}
-	return n;
-}
-
-/* ---- symbol table ---- */
-
-/*
- * Which of several symbols at one address names it: sized over sizeless,
- * the public name over internal ones (fewer leading underscores: "qsort"
- * over "__libc_qsort"), global over weak over local, functions over
- * untyped labels, then the shorter name. Higher wins.
- */
-static uint32_t symbol_rank(const GElf_Sym *sym, const char *name)
-{
-	size_t under = strspn(name, "_"), len = strlen(name);
-	unsigned bind = GELF_ST_BIND(sym->st_info);
-	uint32_t r = sym->st_size != 0;
-
-	r = r << 3 | (uint32_t)(7 - (under > 7 ? 7 : under));
-	r = r << 2 | (bind == STB_GLOBAL ? 2u : bind == STB_WEAK ? 1u : 0u);
-	r = r << 1 | (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE);
-	return r << 12 | (uint32_t)(0xfff - (len > 0xfff ? 0xfff : len));
-}
-
-/* Where the section holding a symbol ends, in module addresses. */
-static uint64_t section_end(Elf *elf, GElf_Word shndx, uint64_t bias)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
-
-	if (!scn || !gelf_getshdr(scn, &sh))
-		return 0;
-	return sh.sh_addr + sh.sh_size + bias;
-}
-
-/* The first symbol start above addr among the sized symbols (sorted in
- * f->syms) and the sizeless ones (sorted starts in loose[]). */
-static uint64_t next_start(const struct sym_file *f, const uint64_t *loose, size_t nloose,
-			   uint64_t addr)
-{
-	uint64_t best = UINT64_MAX;
-	size_t lo = 0, hi = f->syms.n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->syms.v[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < f->syms.n)
-		best = f->syms.v[lo].lo;
-	for (lo = 0, hi = nloose; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (loose[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < nloose && loose[lo] < best)
-		best = loose[lo];
-	return best;
-}
-
-struct loose_sym {
-	uint64_t addr, end; /* end: of its section */
-	uint32_t idx, rank;
-};
-
-static int loose_cmp(const void *a, const void *b)
-{
-	const struct loose_sym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/*
- * Sizeless symbols (assembly labels) reach to the next symbol or the end
- * of their section, and only where no sized symbol already is: a label
- * inside a function does not rename the function.
- */
-static int add_loose_symbols(struct sym_file *f, struct loose_sym *loose, size_t n)
-{
-	uint64_t *starts = malloc((n ? n : 1) * sizeof(*starts));
-	int rc = 0;
-
-	if (!starts)
-		return -ENOMEM;
-	qsort(loose, n, sizeof(*loose), loose_cmp);
-	for (size_t i = 0; i < n; i++)
-		starts[i] = loose[i].addr;
-	/* Ends first, additions after: lookups need the table as sorted. */
-	for (size_t i = 0; i < n; i++) {
-		uint64_t end = next_start(f, starts, n, loose[i].addr);
-		if (loose[i].end && loose[i].end < end)
-			end = loose[i].end;
-		if (end == UINT64_MAX || ranges_find(&f->syms, loose[i].addr))
-			end = 0; /* dropped */
-		loose[i].end = end;
-	}
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = ranges_add(&f->syms, loose[i].addr, loose[i].end, loose[i].idx, loose[i].rank);
-	free(starts);
-	return rc;
-}
-
-static int build_symbols(struct sym_file *f)
-{
-	int nsyms = dwfl_module_getsymtab(f->mod);
-	struct loose_sym *loose = NULL;
-	size_t nloose = 0;
-	int rc = 0;
-
-	f->syms_built = 1;
-	if (nsyms <= 1)
-		return 0;
-	f->sym_names = calloc((size_t)nsyms, sizeof(*f->sym_names));
-	f->sym_shown = calloc((size_t)nsyms * 2, sizeof(*f->sym_shown));
-	loose = malloc((size_t)nsyms * sizeof(*loose));
-	if (!f->sym_names || !f->sym_shown || !loose) {
-		free(loose);
-		return -ENOMEM;
-	}
-	for (int i = 1; i < nsyms && rc == 0; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		Elf *elf;
-		const char *name =
-		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, &elf, NULL);
-		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_SECTION;
-
-		/* Only code symbols name code: an address in data, or under a
-		 * linker warning "symbol", is unknown rather than that. */
-		if (!name || !*name ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-		    shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
-			continue;
-		f->sym_names[i] = name;
-		if (sym.st_size != 0) {
-			if (addr + sym.st_size > addr)
-				rc = ranges_add(&f->syms, addr, addr + sym.st_size, (uint32_t)i,
-						symbol_rank(&sym, name));
-		} else {
-			loose[nloose++] =
-			    (struct loose_sym){addr, section_end(elf, shndx, addr - sym.st_value),
-					       (uint32_t)i, symbol_rank(&sym, name)};
-		}
-	}
-	if (rc == 0)
-		rc = ranges_finish(&f->syms, 0);
-	if (rc == 0 && nloose)
-		rc = add_loose_symbols(f, loose, nloose);
-	if (rc == 0 && nloose)
-		rc = ranges_finish(&f->syms, 0);
-	free(loose);
-	return rc;
-}
-
-/* The index of the code symbol covering vaddr: 1 and *idx, 0 if none,
- * or -errno. */
-static int find_symbol(struct sym_file *f, uint64_t vaddr, uint32_t *idx)
-{
-	const struct range *r;
-
-	if (!f->syms_built) {
-		int rc = build_symbols(f);
-		if (rc < 0)
-			return rc;
-	}
-	r = ranges_find(&f->syms, vaddr);
-	if (!r)
-		return 0;
-	*idx = r->idx;
-	return 1;
-}
-
-/* The name to show for a symbol: without its version ("memcpy" for
- * "memcpy@@GLIBC_2.14"), demangled. */
-static const char *symbol_display_name(struct symbolizer *s, const char *sys)
-{
-	const char *at = strchr(sys, '@');
-	const char *base = at ? strpool_intern_len(&s->strings, sys, (size_t)(at - sys)) : sys;
-
-	return base ? name_demangled(s, base) : NULL;
-}
-
 /* All frames for vaddr, innermost first, into out[cap]. */
 static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
 		   int cap)
@@ -1031,7 +410,7 @@ static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, str
 	const char *sys = NULL, *pretty = NULL;
 	int n = 0, complete = 0;
 	uint32_t idx;
-	int rc = find_symbol(f, vaddr, &idx);
+	int rc = sym_table_find(f, vaddr, &idx);
 
 	if (rc < 0)
 		return rc;
@@ -1040,7 +419,7 @@ static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, str
 		const char **shown = &f->sym_shown[2 * (size_t)idx];
 		if (!shown[1]) {
 			shown[0] = strpool_intern(&s->strings, f->sym_names[idx]);
-			shown[1] = shown[0] ? symbol_display_name(s, shown[0]) : NULL;
+			shown[1] = shown[0] ? sym_table_display_name(s, shown[0]) : NULL;
 			if (!shown[1])
 				return -ENOMEM;
 		}
@@ -1048,7 +427,7 @@ static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, str
 		pretty = shown[1];
 	}
 	if (sym_file_load_dwarf(f)) {
-		n = resolve_dwarf(s, f, vaddr, out, cap, &complete);
+		n = sym_dwarf_frames(s, f, vaddr, out, cap, &complete);
 		if (n < 0)
 			return n;
 	}
@@ -1100,97 +479,6 @@ int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	if (n > 0)
 		memcpy(frames, f->frames + first, (size_t)n * sizeof(*frames));
 	return n;
-}
-
-/* How well name matches a symbol: 3 exact, 2 demangled, 1 demangled
- * without its parameter list ("ns::f" for "ns::f(int)"), 0 not at all. */
-static int symbol_match(const char *name, const char *symname, const char *demangled)
-{
-	size_t n = strlen(name);
-
-	/* "memcpy" is "memcpy@@GLIBC_2.14" too. */
-	if (strncmp(name, symname, n) == 0 && (symname[n] == '\0' || symname[n] == '@'))
-		return 3;
-	if (!demangled)
-		return 0;
-	if (strcmp(name, demangled) == 0)
-		return 2;
-	if (strncmp(name, demangled, n) == 0 && demangled[n] == '(')
-		return 1;
-	return 0;
-}
-
-int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
-			   uint64_t *vaddr, uint64_t *size)
-{
-	int nsyms, best = 0;
-
-	if (!s || !f || !name || !vaddr)
-		return -EINVAL;
-	nsyms = dwfl_module_getsymtab(f->mod);
-	for (int i = 1; i < nsyms && best < 3; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *symname =
-		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
-		int type = symname ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
-
-		if (!symname || (type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF ||
-		    shndx == (GElf_Word)-1 || addr == 0)
-			continue;
-		char *d = demangle_is_mangled(symname) && strcmp(name, symname) != 0
-			      ? demangle_symbol(symname)
-			      : NULL;
-		int m = symbol_match(name, symname, d);
-		free(d);
-		if (m > best) {
-			best = m;
-			*vaddr = addr;
-			if (size)
-				*size = sym.st_size;
-		}
-	}
-	return best ? 0 : -ENOENT;
-}
-
-int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
-				int (*fn)(const char *name, uint64_t vaddr, uint64_t size,
-					  void *ctx),
-				void *ctx)
-{
-	char buf[512];
-	int nsyms;
-
-	if (!s || !f || !fn)
-		return -EINVAL;
-	nsyms = dwfl_module_getsymtab(f->mod);
-	for (int i = 1; i < nsyms; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *name =
-		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
-		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
-
-		if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF ||
-		    shndx == (GElf_Word)-1 || addr == 0)
-			continue;
-		/* "memcpy@@GLIBC_2.14" is matched and shown as "memcpy". */
-		const char *at = strchr(name, '@');
-		if (at) {
-			size_t n = (size_t)(at - name);
-			if (n >= sizeof(buf))
-				continue;
-			memcpy(buf, name, n);
-			buf[n] = 0;
-			name = buf;
-		}
-		int rc = fn(name, addr, sym.st_size, ctx);
-		if (rc)
-			return rc;
-	}
-	return 0;
 }
 
 struct Dwfl_Module *sym_file_module(struct sym_file *f)

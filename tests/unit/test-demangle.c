@@ -1,5 +1,5 @@
 /*
- * Unit tests of demangling: C++ through libstdc++, Rust legacy names with
+ * Unit tests of demangling: C++, Rust legacy names with
  * their hash dropped and $-escapes decoded, Rust v0 names (the vectors
  * come from rustc-demangle's own tests), and names that must be left
  * alone: plain C, malformed, hostile (exponential backreferences).

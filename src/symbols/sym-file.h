@@ -1,0 +1,122 @@
+/*
+ * Inside the symbolizer (see symbolize.h), shared by its three files:
+ * symbolize.c opens files and answers lookups, sym-dwarf.c finds
+ * functions, inline chains and lines in DWARF, sym-table.c in the ELF
+ * symbol table. Nothing outside src/symbols/ includes this.
+ */
+#ifndef RECCE_SYM_FILE_H
+#define RECCE_SYM_FILE_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "symbols/symbolize.h"
+#include "util/ranges.h"
+#include "util/strpool.h"
+#include "util/u64map.h"
+
+/* Deepest inline chain we report, and deepest DIE nesting we walk: real
+ * code stays far below both; hostile DWARF does not get more. */
+#define MAX_FRAMES    64
+#define MAX_DIE_DEPTH 256
+/* The vDSO is a few pages; refuse to copy anything claiming to be huge. */
+#define VDSO_MAX_SIZE (1 << 20)
+
+struct load_seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+/* A subprogram or inlined subroutine of a unit's index. */
+struct cu_func {
+	Dwarf_Die die;
+	int parent; /* enclosing function's index, -1 for none */
+	int inlined;
+	int resolved; /* names and call site looked up */
+	const char *name, *system_name;
+	const char *call_file; /* where an inlined call sits in its parent */
+	int call_line;
+};
+
+struct cu_index {
+	struct cu_index *next;
+	Dwarf_Die cudie;
+	struct cu_func *funcs;
+	size_t nfuncs, funcs_cap;
+	struct ranges ranges; /* idx: funcs[] */
+	Dwarf_Files *files;   /* for DW_AT_call_file; NULL if unreadable */
+	size_t nfiles;
+	const char *comp_dir; /* absolute compilation directory, or NULL */
+	struct {
+		const char *src, *path;
+	} paths[16]; /* cu_source_path() of the line table's names, by pointer */
+};
+
+/* A unit found by its own ranges, for files without .debug_aranges. */
+struct cu_span {
+	Dwarf_Die cudie;
+	Dwarf_Addr bias;
+};
+
+struct sym_file {
+	struct sym_file *next;	    /* all files, for freeing */
+	struct sym_file *hash_next; /* files with the same (dev, ino) hash */
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	const char *path;
+	const char *build_id;
+	int fd;
+	int elf_type;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct load_seg *segs;
+	size_t nsegs;
+	int dwarf_state; /* 0 not loaded yet, 1 present, -1 absent */
+
+	struct ranges syms;	/* idx: sym_names[] */
+	const char **sym_names; /* in the ELF string tables, live with dwfl */
+	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
+	int syms_built;
+
+	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
+	struct sym_frame *frames;
+	size_t nframes, frames_cap;
+
+	struct u64map cu_by_offset; /* unit DIE offset -> struct cu_index * */
+	struct cu_index *cus;
+	struct ranges span_ranges; /* idx: spans[]; built on an aranges miss */
+	struct cu_span *spans;
+	int spans_built;
+};
+
+struct symbolizer {
+	struct sym_file *files;
+	struct u64map files_by_inode; /* hash of (dev, ino) -> struct sym_file * */
+	struct sym_file *vdso;
+	struct strpool strings;
+	struct u64map demangled; /* interned mangled name -> interned demangled */
+	char *debuginfo_path;	 /* NULL: elfutils' default search path */
+	Dwfl_Callbacks callbacks;
+};
+
+/* The interned demangled form of an interned name (itself if it is not
+ * mangled), computed once per name. NULL only when memory runs out. */
+const char *sym_name_demangled(struct symbolizer *s, const char *name);
+/* Loads DWARF (from the file or a separate debug file) on first need;
+ * 1 when the file has it. */
+int sym_file_load_dwarf(struct sym_file *f);
+
+/* sym-dwarf.c */
+int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
+		     struct sym_frame *out, int cap, int *complete);
+void sym_cu_index_free(struct cu_index *ci);
+
+/* sym-table.c */
+int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx);
+const char *sym_table_display_name(struct symbolizer *s, const char *sys);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * The symbolizer's ELF symbol table side (see sym-file.h): the code
+ * symbols sorted into a range table (sizeless ones end at the next
+ * symbol or their section's end), the name shown for one, and lookups by
+ * name for the tracer.
+ */
+#include "symbols/sym-file.h"
+
+#include "symbols/demangle.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- symbol table ---- */
+
+/*
+ * Which of several symbols at one address names it: sized over sizeless,
+ * the public name over internal ones (fewer leading underscores: "qsort"
+ * over "__libc_qsort"), global over weak over local, functions over
+ * untyped labels, then the shorter name. Higher wins.
+ */
+static uint32_t symbol_rank(const GElf_Sym *sym, const char *name)
+{
+	size_t under = strspn(name, "_"), len = strlen(name);
+	unsigned bind = GELF_ST_BIND(sym->st_info);
+	uint32_t r = sym->st_size != 0;
+
+	r = r << 3 | (uint32_t)(7 - (under > 7 ? 7 : under));
+	r = r << 2 | (bind == STB_GLOBAL ? 2u : bind == STB_WEAK ? 1u : 0u);
+	r = r << 1 | (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE);
+	return r << 12 | (uint32_t)(0xfff - (len > 0xfff ? 0xfff : len));
+}
+
+/* Where the section holding a symbol ends, in module addresses. */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, uint64_t bias)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return 0;
+	return sh.sh_addr + sh.sh_size + bias;
+}
+
+/* The first symbol start above addr among the sized symbols (sorted in
+ * f->syms) and the sizeless ones (sorted starts in loose[]). */
+static uint64_t next_start(const struct sym_file *f, const uint64_t *loose, size_t nloose,
+			   uint64_t addr)
+{
+	uint64_t best = UINT64_MAX;
+	size_t lo = 0, hi = f->syms.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->syms.v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < f->syms.n)
+		best = f->syms.v[lo].lo;
+	for (lo = 0, hi = nloose; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (loose[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nloose && loose[lo] < best)
+		best = loose[lo];
+	return best;
+}
+
+struct loose_sym {
+	uint64_t addr, end; /* end: of its section */
+	uint32_t idx, rank;
+};
+
+static int loose_cmp(const void *a, const void *b)
+{
+	const struct loose_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Sizeless symbols (assembly labels) reach to the next symbol or the end
+ * of their section, and only where no sized symbol already is: a label
+ * inside a function does not rename the function.
+ */
+static int add_loose_symbols(struct sym_file *f, struct loose_sym *loose, size_t n)
+{
+	uint64_t *starts = malloc((n ? n : 1) * sizeof(*starts));
+	int rc = 0;
+
+	if (!starts)
+		return -ENOMEM;
+	qsort(loose, n, sizeof(*loose), loose_cmp);
+	for (size_t i = 0; i < n; i++)
+		starts[i] = loose[i].addr;
+	/* Ends first, additions after: lookups need the table as sorted. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = next_start(f, starts, n, loose[i].addr);
+		if (loose[i].end && loose[i].end < end)
+			end = loose[i].end;
+		if (end == UINT64_MAX || ranges_find(&f->syms, loose[i].addr))
+			end = 0; /* dropped */
+		loose[i].end = end;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = ranges_add(&f->syms, loose[i].addr, loose[i].end, loose[i].idx, loose[i].rank);
+	free(starts);
+	return rc;
+}
+
+static int build_symbols(struct sym_file *f)
+{
+	int nsyms = dwfl_module_getsymtab(f->mod);
+	struct loose_sym *loose = NULL;
+	size_t nloose = 0;
+	int rc = 0;
+
+	f->syms_built = 1;
+	if (nsyms <= 1)
+		return 0;
+	f->sym_names = calloc((size_t)nsyms, sizeof(*f->sym_names));
+	f->sym_shown = calloc((size_t)nsyms * 2, sizeof(*f->sym_shown));
+	loose = malloc((size_t)nsyms * sizeof(*loose));
+	if (!f->sym_names || !f->sym_shown || !loose) {
+		free(loose);
+		return -ENOMEM;
+	}
+	for (int i = 1; i < nsyms && rc == 0; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		Elf *elf;
+		const char *name =
+		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, &elf, NULL);
+		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_SECTION;
+
+		/* Only code symbols name code: an address in data, or under a
+		 * linker warning "symbol", is unknown rather than that. */
+		if (!name || !*name ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
+			continue;
+		f->sym_names[i] = name;
+		if (sym.st_size != 0) {
+			if (addr + sym.st_size > addr)
+				rc = ranges_add(&f->syms, addr, addr + sym.st_size, (uint32_t)i,
+						symbol_rank(&sym, name));
+		} else {
+			loose[nloose++] =
+			    (struct loose_sym){addr, section_end(elf, shndx, addr - sym.st_value),
+					       (uint32_t)i, symbol_rank(&sym, name)};
+		}
+	}
+	if (rc == 0)
+		rc = ranges_finish(&f->syms, 0);
+	if (rc == 0 && nloose)
+		rc = add_loose_symbols(f, loose, nloose);
+	if (rc == 0 && nloose)
+		rc = ranges_finish(&f->syms, 0);
+	free(loose);
+	return rc;
+}
+
+/* The index of the code symbol covering vaddr: 1 and *idx, 0 if none,
+ * or -errno. */
+int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx)
+{
+	const struct range *r;
+
+	if (!f->syms_built) {
+		int rc = build_symbols(f);
+		if (rc < 0)
+			return rc;
+	}
+	r = ranges_find(&f->syms, vaddr);
+	if (!r)
+		return 0;
+	*idx = r->idx;
+	return 1;
+}
+
+/* The name to show for a symbol: without its version ("memcpy" for
+ * "memcpy@@GLIBC_2.14"), demangled. */
+const char *sym_table_display_name(struct symbolizer *s, const char *sys)
+{
+	const char *at = strchr(sys, '@');
+	const char *base = at ? strpool_intern_len(&s->strings, sys, (size_t)(at - sys)) : sys;
+
+	return base ? sym_name_demangled(s, base) : NULL;
+}
+
+/* How well name matches a symbol: 3 exact, 2 demangled, 1 demangled
+ * without its parameter list ("ns::f" for "ns::f(int)"), 0 not at all. */
+static int symbol_match(const char *name, const char *symname, const char *demangled)
+{
+	size_t n = strlen(name);
+
+	/* "memcpy" is "memcpy@@GLIBC_2.14" too. */
+	if (strncmp(name, symname, n) == 0 && (symname[n] == '\0' || symname[n] == '@'))
+		return 3;
+	if (!demangled)
+		return 0;
+	if (strcmp(name, demangled) == 0)
+		return 2;
+	if (strncmp(name, demangled, n) == 0 && demangled[n] == '(')
+		return 1;
+	return 0;
+}
+
+/* Symbol i's name if it is a function defined in the file (not an import,
+ * not absolute), with *sym and its address; else NULL. */
+static const char *defined_function(struct sym_file *f, int i, GElf_Sym *sym, GElf_Addr *addr)
+{
+	GElf_Word shndx;
+	const char *name = dwfl_module_getsym_info(f->mod, i, sym, addr, &shndx, NULL, NULL);
+	int type = name ? GELF_ST_TYPE(sym->st_info) : STT_NOTYPE;
+
+	if (!name || (type != STT_FUNC && type != STT_GNU_IFUNC) || shndx == SHN_UNDEF ||
+	    shndx == (GElf_Word)-1 || *addr == 0)
+		return NULL;
+	return name;
+}
+
+int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
+			   uint64_t *vaddr, uint64_t *size)
+{
+	int nsyms, best = 0;
+
+	if (!s || !f || !name || !vaddr)
+		return -EINVAL;
+	nsyms = dwfl_module_getsymtab(f->mod);
+	for (int i = 1; i < nsyms && best < 3; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *symname = defined_function(f, i, &sym, &addr);
+
+		if (!symname)
+			continue;
+		char *d = demangle_is_mangled(symname) && strcmp(name, symname) != 0
+			      ? demangle_symbol(symname)
+			      : NULL;
+		int m = symbol_match(name, symname, d);
+		free(d);
+		if (m > best) {
+			best = m;
+			*vaddr = addr;
+			if (size)
+				*size = sym.st_size;
+		}
+	}
+	return best ? 0 : -ENOENT;
+}
+
+int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
+				int (*fn)(const char *name, uint64_t vaddr, uint64_t size,
+					  void *ctx),
+				void *ctx)
+{
+	char buf[512];
+	int nsyms;
+
+	if (!s || !f || !fn)
+		return -EINVAL;
+	nsyms = dwfl_module_getsymtab(f->mod);
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = defined_function(f, i, &sym, &addr);
+
+		if (!name)
+			continue;
+		/* "memcpy@@GLIBC_2.14" is matched and shown as "memcpy". */
+		const char *at = strchr(name, '@');
+		if (at) {
+			size_t n = (size_t)(at - name);
+			if (n >= sizeof(buf))
+				continue;
+			memcpy(buf, name, n);
+			buf[n] = 0;
+			name = buf;
+		}
+		int rc = fn(name, addr, sym.st_size, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
