@@ -2,7 +2,7 @@
  * Messages, exits and small option-parsing helpers shared by subcommands.
  */
 #include "cli/usage.h"
-#include "perf/perf-events.h"
+#include "perf/perf-sys.h"
 #include "trace/trace-cond.h"
 
 #include <errno.h>

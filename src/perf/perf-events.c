@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "perf/perf-ring.h"
+#include "perf/perf-sys.h"
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES_FP	 64  /* 256 KiB per CPU */
@@ -45,34 +46,6 @@ struct perf_events {
 	uint64_t nregs;
 	struct perf_events_stats stats;
 };
-
-static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
-				unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-int perf_sysctl_read(const char *path, long long *out)
-{
-	char buf[64];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = 0;
-	char *end;
-	errno = 0;
-	long long v = strtoll(buf, &end, 10);
-	if (errno || end == buf)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 /* The attributes shared by the ring owners and the sampling events, so
  * that PERF_EVENT_IOC_SET_OUTPUT accepts them (same clock) and every record
@@ -107,7 +80,7 @@ static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_
 	attr_common(pe, &attr);
 	attr.config = PERF_COUNT_SW_DUMMY;
 	attr.exclude_kernel = 1;
-	int fd = (int)sys_perf_event_open(&attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_event_open_fd(&attr, 0, cpu);
 	if (fd < 0)
 		return -errno;
 	/* Halve the ring while the kernel refuses it, down to 8 pages. */
@@ -240,7 +213,7 @@ static int open_one(struct perf_events *pe, pid_t tid, int cpu)
 
 	for (;;) {
 		attr_sampling(pe, &attr);
-		int fd = (int)sys_perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = perf_event_open_fd(&attr, tid, cpu);
 		if (fd >= 0)
 			return fd;
 		int err = errno;

@@ -130,8 +130,4 @@ int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record 
 
 const struct perf_events_stats *perf_events_stats(const struct perf_events *pe);
 
-/* Reads an integer from a /proc/sys file, such as
- * /proc/sys/kernel/perf_event_max_sample_rate. Returns 0 or -errno. */
-int perf_sysctl_read(const char *path, long long *out);
-
 #endif

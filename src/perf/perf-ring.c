@@ -16,62 +16,6 @@
 
 #define BOUNCE_BYTES 65536 /* a record's size is a u16 */
 
-int perf_cpus_online(int **out, size_t *n)
-{
-	char buf[4096];
-	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	ssize_t len = read(fd, buf, sizeof(buf) - 1);
-	int err = len < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[len] = 0;
-
-	int *cpus = NULL;
-	size_t count = 0, cap = 0;
-	char *p = buf;
-	while (*p && *p != '\n') {
-		char *end;
-		long a = strtol(p, &end, 10), b;
-		if (end == p || a < 0)
-			goto bad;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			b = strtol(p + 1, &end, 10);
-			if (end == p + 1 || b < a || b > 65535)
-				goto bad;
-			p = end;
-		}
-		for (long c = a; c <= b; c++) {
-			if (count == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				int *ncpus = realloc(cpus, ncap * sizeof(*ncpus));
-				if (!ncpus) {
-					free(cpus);
-					return -ENOMEM;
-				}
-				cpus = ncpus;
-				cap = ncap;
-			}
-			cpus[count++] = (int)c;
-		}
-		if (*p == ',')
-			p++;
-	}
-	if (!count)
-		goto bad;
-	*out = cpus;
-	*n = count;
-	return 0;
-bad:
-	free(cpus);
-	return -EINVAL;
-}
-
 void perf_ring_init(struct perf_ring *r)
 {
 	memset(r, 0, sizeof(*r));

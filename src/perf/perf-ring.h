@@ -59,11 +59,6 @@ struct perf_ring_ops {
 	int (*handle)(void *ctx, size_t ring);
 };
 
-/* The online CPUs from /sys/devices/system/cpu/online ("0-3,5,7-8"), one
- * ring each: a heap array in *out (the caller frees it). Returns 0 or
- * -errno. */
-int perf_cpus_online(int **out, size_t *n);
-
 void perf_ring_init(struct perf_ring *r);
 
 /*

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "perf/perf-ring.h"
+#include "perf/perf-sys.h"
 #include "perf/uprobe-bpf.h"
 #include "util/array.h"
 #include "util/u64map.h"
@@ -89,33 +90,12 @@ struct uprobe_set {
 	void *arg;
 };
 
-static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
-				unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static int read_small_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
-	buf[n] = 0;
-	return 0;
-}
-
 /* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
  * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
 static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
 {
 	char buf[64];
-	int err = read_small_file("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
+	int err = perf_read_text("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
 
 	if (err)
 		return -ENOENT;
@@ -123,7 +103,7 @@ static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
 	/* The file reads "config:0"; without it, bit 0 is what every kernel
 	 * since 4.17 uses. */
 	*retprobe_bit = 0;
-	if (read_small_file("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
+	if (perf_read_text("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
 			    sizeof(buf)) == 0 &&
 	    strncmp(buf, "config:", 7) == 0) {
 		int bit = atoi(buf + 7);
@@ -179,7 +159,7 @@ static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t 
 	/* The program writes from the traced threads: its event must be
 	 * active whatever runs on the CPU (pid -1), not only recce. */
 	pid_t pid = !task && u->links ? -1 : 0;
-	int fd = (int)sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = perf_event_open_fd(&attr, pid, cpu);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
 	return perf_ring_map(r, fd, pages, pages);
@@ -366,7 +346,7 @@ static int open_on_cpus(struct uprobe_set *u, struct perf_event_attr *attr, pid_
 	int err;
 
 	for (size_t c = 0; c < u->ncpus; c++) {
-		int fd = (int)sys_perf_event_open(attr, tid, u->cpus[c], -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = perf_event_open_fd(attr, tid, u->cpus[c]);
 		if (fd < 0) {
 			err = errno == EPERM ? -EACCES : -errno;
 			goto out_close;

@@ -3,9 +3,8 @@
  * into a call tree whose nodes are already placed and in the order they are
  * drawn, then write them after the page's script.
  *
- * The merge sorts the stacks a frame at a time from the root (see struct
- * tree), and frames too narrow to draw never become nodes, so 10,000 stacks
- * of 100 frames take about 20 ms. The script is src/writers/flame-viewer.js,
+ * The merge is flame-tree.c's; frames too narrow to draw never become
+ * nodes, so 10,000 stacks of 100 frames take about 20 ms. The script is src/writers/flame-viewer.js,
  * plain JavaScript: it is the program the user runs when opening the file,
  * so it is written to be read.
  */
@@ -19,6 +18,7 @@
 #include <string.h>
 
 #include "util/hash.h"
+#include "writers/flame-tree.h"
 
 /* Geometry, as flamegraph.pl's defaults; the script gets the same numbers. */
 #define IMAGE_WIDTH  1200
@@ -31,238 +31,6 @@
 #define SUBTITLE_PAD (FONT_SIZE * 2)
 #define BOTTOM_PAD   (FONT_SIZE * 2 + 10) /* details line */
 #define MIN_FRACTION 0.001		  /* narrower frames are elided */
-
-struct node {
-	const char *name;
-	const char *file;   /* "" if unknown or different between merged frames */
-	const char *module; /* of the first frame merged here */
-	int64_t line;	    /* 0 if unknown or different between merged frames */
-	int64_t value;	    /* this frame and everything it called */
-	int64_t base;	    /* the same in the base profile of a diff */
-	int64_t x;	    /* value to its left, in the graph */
-	int64_t next_x;	    /* where its next callee goes */
-	uint32_t parent;
-	uint32_t depth; /* the root is 0 */
-};
-
-/*
- * The call tree, nodes in depth-first order (root first, callees in name
- * order), which is the order the writer and the script walk. It is built a
- * level at a time, by sorting each group of stacks that share a prefix on
- * their next frame (a radix sort of the stacks, most significant frame
- * first), so each frame is compared a few times rather than once per
- * comparison of whole stacks.
- */
-struct tree {
-	struct node *nodes; /* nodes[0] is the root, "all" */
-	size_t n, cap;
-	int64_t min_value; /* narrower frames are not made into nodes */
-	uint32_t max_depth;
-};
-
-static const char *frame_name(const struct stack_frame *f)
-{
-	return f->name && f->name[0] ? f->name : "[unknown]";
-}
-
-/* Profiles intern their strings, so equal names are mostly equal pointers. */
-static int compare_names(const char *a, const char *b)
-{
-	return a == b ? 0 : strcmp(a, b);
-}
-
-/* The frames' names, compared as frame_name() shows them. The pointer test
- * first spares reading the strings in the common case. */
-static int compare_frames(const struct stack_frame *a, const struct stack_frame *b)
-{
-	return a->name == b->name ? 0 : compare_names(frame_name(a), frame_name(b));
-}
-
-static int compare_at_depth(const void *pa, const void *pb, void *depth)
-{
-	const struct stack_entry *a = *(const struct stack_entry *const *)pa;
-	const struct stack_entry *b = *(const struct stack_entry *const *)pb;
-	size_t d = *(const size_t *)depth;
-
-	return compare_frames(&a->frames[d], &b->frames[d]);
-}
-
-/*
- * A group: the stacks order[lo..hi) that share their first depth + 1
- * frames; the last of those, frames[depth], is still to become a node under
- * parent. Its value and file:line are gathered when the group is found.
- */
-struct group {
-	size_t lo, hi, depth;
-	uint32_t parent;
-	int64_t value, base;
-	const char *file; /* "" if unknown or not the same in every stack */
-	int64_t line;	  /* 0 if unknown or not the same in every stack */
-};
-
-static void group_start(struct group *g, const struct stack_entry *e)
-{
-	const struct stack_frame *f = &e->frames[g->depth];
-
-	g->value = 0;
-	g->base = 0;
-	g->file = f->file ? f->file : "";
-	g->line = f->line;
-}
-
-static void group_add(struct group *g, const struct stack_entry *e)
-{
-	const struct stack_frame *f = &e->frames[g->depth];
-
-	g->value += e->value;
-	g->base += e->base;
-	if (g->line != f->line)
-		g->line = 0;
-	if (g->file[0] && compare_names(g->file, f->file ? f->file : "") != 0)
-		g->file = "";
-}
-
-/*
- * Splits order[lo..hi), stacks that share their first d frames, into
- * groups by frame d and pushes them, last first, so that the first becomes
- * a node next and nodes come out depth first. Stacks that end at d stay in
- * front, in no group. Pending groups never overlap, so the stack needs room
- * for at most one group per stack of the set.
- *
- * Reading frame d of every stack is the cost here (the frames of different
- * stacks are far apart in memory), so the common case, all stacks going on
- * to the same frame, is found and summed in one pass.
- */
-static void push_groups(const struct stack_entry **order, size_t lo, size_t hi, size_t d,
-			uint32_t parent, struct group *stack, size_t *nstack)
-{
-	struct group g = {.lo = lo, .hi = hi, .depth = d, .parent = parent};
-	size_t j;
-
-	for (j = lo; j < hi; j++) {
-		if (order[j]->nframes == d) {
-			const struct stack_entry *e = order[j];
-
-			order[j] = order[lo];
-			order[lo++] = e;
-		}
-	}
-	if (lo == hi)
-		return;
-	g.lo = lo;
-	group_start(&g, order[lo]);
-	for (j = lo; j < hi; j++) {
-		if (compare_frames(&order[j]->frames[d], &order[lo]->frames[d]) != 0)
-			break;
-		group_add(&g, order[j]);
-	}
-	if (j == hi) {
-		stack[(*nstack)++] = g;
-		return;
-	}
-
-	qsort_r(order + lo, hi - lo, sizeof(*order), compare_at_depth, &d);
-	for (size_t end = hi; end > lo; end = g.lo) {
-		g.hi = end;
-		group_start(&g, order[end - 1]);
-		for (g.lo = end; g.lo > lo; g.lo--) {
-			if (compare_frames(&order[g.lo - 1]->frames[d],
-					   &order[end - 1]->frames[d]) != 0)
-				break;
-			group_add(&g, order[g.lo - 1]);
-		}
-		stack[(*nstack)++] = g;
-	}
-}
-
-static int tree_add_node(struct tree *t, const struct stack_frame *f, uint32_t parent)
-{
-	struct node *n;
-
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		struct node *nodes =
-		    cap > UINT32_MAX ? NULL : realloc(t->nodes, cap * sizeof(*nodes));
-
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap = cap;
-	}
-	n = &t->nodes[t->n++];
-	memset(n, 0, sizeof(*n));
-	n->name = f ? frame_name(f) : "all";
-	n->file = f && f->file ? f->file : "";
-	n->module = f && f->module ? f->module : "";
-	n->line = f ? f->line : 0;
-	n->parent = parent;
-	n->depth = f ? t->nodes[parent].depth + 1 : 0;
-	return 0;
-}
-
-/*
- * Builds the tree of the frames at least MIN_FRACTION of the total wide.
- * Narrower ones are never made into nodes, which spares the memory of the
- * long tails of rare stacks, but their value counts in their caller and
- * they keep their place in it (x advances past them).
- */
-static int tree_build(struct tree *t, const struct stack_set *set)
-{
-	const struct stack_entry **order = malloc((set->n ? set->n : 1) * sizeof(*order));
-	struct group *stack = malloc((set->n ? set->n : 1) * sizeof(*stack));
-	size_t m = 0, nstack = 0;
-	int err = -ENOMEM;
-
-	memset(t, 0, sizeof(*t));
-	if (!order || !stack || tree_add_node(t, NULL, 0) < 0)
-		goto out;
-	for (size_t i = 0; i < set->n; i++) {
-		if (set->entries[i].value <= 0 && set->entries[i].base <= 0)
-			continue;
-		order[m++] = &set->entries[i];
-		t->nodes[0].value += set->entries[i].value > 0 ? set->entries[i].value : 0;
-		t->nodes[0].base += set->entries[i].base > 0 ? set->entries[i].base : 0;
-	}
-	t->min_value = (int64_t)ceil(MIN_FRACTION * (double)t->nodes[0].value);
-	if (t->min_value < 1)
-		t->min_value = 1;
-
-	push_groups(order, 0, m, 0, 0, stack, &nstack);
-	while (nstack > 0) {
-		struct group g = stack[--nstack];
-		uint32_t id = (uint32_t)t->n;
-		struct node *n;
-
-		if (g.value < t->min_value) {
-			t->nodes[g.parent].next_x += g.value;
-			continue;
-		}
-		if (tree_add_node(t, &order[g.lo]->frames[g.depth], g.parent) < 0)
-			goto out;
-		n = &t->nodes[id];
-		n->value = g.value;
-		n->base = g.base;
-		n->file = g.file;
-		n->line = g.line;
-		/* Callees side by side from the caller's left edge, in name
-		 * order; the caller's own time is to their right. */
-		n->x = n->next_x = t->nodes[g.parent].next_x;
-		t->nodes[g.parent].next_x += g.value;
-		if (n->depth > t->max_depth)
-			t->max_depth = n->depth;
-		push_groups(order, g.lo, g.hi, g.depth + 1, id, stack, &nstack);
-	}
-	err = 0;
-out:
-	free(order);
-	free(stack);
-	return err;
-}
-
-static void tree_release(struct tree *t)
-{
-	free(t->nodes);
-}
 
 static uint32_t hash_name(const char *s)
 {
@@ -485,7 +253,7 @@ static int has_suffix(const char *s, const char *suffix)
  * in anonymous memory, which has no module and no source file (perf-map
  * names). flamegraph.pl's "_[k]" and "_[j]" suffixes are honoured too.
  */
-static enum frame_kind frame_kind(const struct node *n)
+static enum frame_kind frame_kind(const struct flame_node *n)
 {
 	if (n->depth == 0)
 		return FRAME_NATIVE;
@@ -503,7 +271,7 @@ static enum frame_kind frame_kind(const struct node *n)
 
 /* A colour from a hash of the name, so a function keeps its colour from
  * one graph to the next. Warm hues for native code, as flamegraph.pl's. */
-static void put_fill(FILE *out, const struct node *n)
+static void put_fill(FILE *out, const struct flame_node *n)
 {
 	uint32_t h = hash_name(n->name);
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
@@ -534,7 +302,7 @@ static void put_fill(FILE *out, const struct node *n)
 }
 
 /* The change of a node's share, in percent, from the base profile. */
-static double node_delta(const struct node *n, int64_t total, int64_t base_total)
+static double node_delta(const struct flame_node *n, int64_t total, int64_t base_total)
 {
 	double now = total > 0 ? 100.0 * (double)n->value / (double)total : 0;
 	double then = base_total > 0 ? 100.0 * (double)n->base / (double)base_total : 0;
@@ -640,7 +408,7 @@ struct diff_view {
 	double scale;
 };
 
-static void put_frame(FILE *out, const struct node *n, double x, double width, int y, int64_t total,
+static void put_frame(FILE *out, const struct flame_node *n, double x, double width, int y, int64_t total,
 		      const struct stack_set *set, const struct diff_view *dv)
 {
 	char value[96];
@@ -705,7 +473,7 @@ static void put_frame(FILE *out, const struct node *n, double x, double width, i
 
 /* Writes the frames in the tree's depth-first order, which the script
  * relies on to find callers and callees. */
-static void put_frames(FILE *out, const struct tree *t, int height, int top_pad,
+static void put_frames(FILE *out, const struct flame_tree *t, int height, int top_pad,
 		       const struct flame_opts *opts, const struct stack_set *set)
 {
 	int64_t total = t->nodes[0].value;
@@ -721,7 +489,7 @@ static void put_frames(FILE *out, const struct tree *t, int height, int top_pad,
 
 	fputs("<g id=\"frames\">\n", out);
 	for (size_t i = 0; i < t->n; i++) {
-		const struct node *n = &t->nodes[i];
+		const struct flame_node *n = &t->nodes[i];
 		int y = icicle ? top_pad + (int)n->depth * FRAME_HEIGHT
 			       : height - BOTTOM_PAD - ((int)n->depth + 1) * FRAME_HEIGHT;
 
@@ -753,7 +521,7 @@ int flame_write_svg(FILE *out, const struct stack_set *set, const struct flame_o
 	static const struct flame_opts defaults = {NULL, NULL, 0, 0, 0};
 	char subtitle_buf[128];
 	const char *title, *subtitle;
-	struct tree t;
+	struct flame_tree t;
 	int64_t total;
 	int height, top_pad, err;
 
@@ -763,7 +531,7 @@ int flame_write_svg(FILE *out, const struct stack_set *set, const struct flame_o
 		opts = &defaults;
 	title = opts->title ? opts->title : opts->icicle ? "Icicle Graph" : "Flame Graph";
 
-	err = tree_build(&t, set);
+	err = flame_tree_build(&t, set, MIN_FRACTION);
 	if (err < 0)
 		goto out_release;
 	total = t.nodes[0].value;
@@ -805,6 +573,6 @@ out_flush:
 	if (fflush(out) != 0 || ferror(out))
 		err = -EIO;
 out_release:
-	tree_release(&t);
+	flame_tree_release(&t);
 	return err;
 }
