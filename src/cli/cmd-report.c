@@ -3,7 +3,7 @@
  * or source lines, or writes it in a format another tool reads (folded
  * stacks, pprof, callgrind, speedscope, Chrome trace, flamegraph SVG), or
  * compares two profiles (--diff). This file only parses options and wires
- * pprof.c, stacks.c and the writers together; the page
+ * pprof-read.c, stacks.c and writers/render.c together; the page
  * docs/recce-report.md is its --help.
  */
 #include <errno.h>
@@ -20,45 +20,18 @@
 #include "profile/profile.h"
 #include "profile/stacks.h"
 #include "util/outfile.h"
+#include "writers/render.h"
 #include "writers/report-diff.h"
 #include "writers/report-text.h"
-#include "writers/writer-callgrind.h"
-#include "writers/writer-chrome.h"
-#include "writers/writer-flame.h"
-#include "writers/writer-folded.h"
-#include "writers/writer-pprof.h"
-#include "writers/writer-speedscope.h"
 
 #define DEFAULT_FILE "recce.pb.gz"
 #define DEFAULT_TOP  20
-
-/* The output format; --lines, --folded and --flame are older spellings. */
-enum report_mode {
-	MODE_TABLE,
-	MODE_LINES,
-	MODE_FOLDED,
-	MODE_FLAME,
-	MODE_PPROF,
-	MODE_CALLGRIND,
-	MODE_SPEEDSCOPE,
-	MODE_CHROME,
-};
-
-static const struct {
-	const char *name;
-	enum report_mode mode;
-} formats[] = {
-    {"text", MODE_TABLE},	   {"folded", MODE_FOLDED},	    {"pprof", MODE_PPROF},
-    {"callgrind", MODE_CALLGRIND}, {"speedscope", MODE_SPEEDSCOPE}, {"chrome", MODE_CHROME},
-    {"svg", MODE_FLAME},
-};
-#define FORMAT_NAMES "text, folded, pprof, callgrind, speedscope, chrome, svg"
 
 struct report_args {
 	const char *file;
 	const char *before; /* --diff BEFORE; file is AFTER */
 	int diff;
-	enum report_mode mode;
+	enum render_format mode; /* --lines, --folded, --flame: older spellings */
 	int mode_set;
 	const char *output; /* -o, or the SVG of --flame; NULL: stdout */
 	const char *flame;
@@ -72,7 +45,7 @@ struct report_args {
 	const char *title;
 };
 
-static void args_set_mode(struct report_args *a, enum report_mode mode, const char *opt)
+static void args_set_mode(struct report_args *a, enum render_format mode, const char *opt)
 {
 	if (a->mode_set && a->mode != mode)
 		usage_die("report",
@@ -83,47 +56,17 @@ static void args_set_mode(struct report_args *a, enum report_mode mode, const ch
 	a->mode_set = 1;
 }
 
-static void regex_compile(regex_t *re, const char *pattern, const char *opt)
-{
-	int err = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-
-	if (err) {
-		char msg[256];
-		regerror(err, re, msg, sizeof(msg));
-		usage_die("report", "bad %s regex '%s': %s", opt, pattern, msg);
-	}
-}
-
 enum { V_TOP, V_LINES, V_FOLDED, V_FLAME, V_FORMAT, V_PID, V_TID, V_FOCUS, V_IGNORE };
 
 static void set_format(struct report_args *a, const char *arg)
 {
-	size_t i;
+	enum render_format f;
 
-	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (strcmp(arg, formats[i].name) == 0)
-			break;
-	if (i == sizeof(formats) / sizeof(formats[0]))
-		usage_die("report", "unknown format '%s' (known: " FORMAT_NAMES ")", arg);
+	if (render_format_parse(arg, &f) < 0)
+		usage_die("report", "unknown format '%s' (known: " RENDER_FORMAT_NAMES ")", arg);
 	/* --lines is text too. */
-	if (!(formats[i].mode == MODE_TABLE && a->mode == MODE_LINES))
-		args_set_mode(a, formats[i].mode, "--format");
-}
-
-static void set_ids(const char *opt, const char *arg, int64_t **ids, int *n)
-{
-	free(*ids); /* the last one given counts */
-	*n = parse_int_list(arg, ids);
-	if (*n < 0)
-		usage_die("report", "%s wants a list of ids such as 12,34, not '%s'", opt, arg);
-}
-
-static void set_regex(regex_t *re, int *has, const char *arg, const char *opt)
-{
-	if (*has)
-		regfree(re);
-	regex_compile(re, arg, opt);
-	*has = 1;
+	if (!(f == RENDER_TEXT && a->mode == RENDER_LINES))
+		args_set_mode(a, f, "--format");
 }
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
@@ -136,31 +79,31 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("report", "-n wants a number of rows (0 for all), not '%s'", arg);
 		break;
 	case V_LINES:
-		if (a->mode_set && a->mode == MODE_TABLE)
+		if (a->mode_set && a->mode == RENDER_TEXT)
 			a->mode_set = 0; /* --format text --lines */
-		args_set_mode(a, MODE_LINES, "--lines");
+		args_set_mode(a, RENDER_LINES, "--lines");
 		break;
 	case V_FOLDED:
-		args_set_mode(a, MODE_FOLDED, "--folded");
+		args_set_mode(a, RENDER_FOLDED, "--folded");
 		break;
 	case V_FLAME:
-		args_set_mode(a, MODE_FLAME, "--flame");
+		args_set_mode(a, RENDER_SVG, "--flame");
 		a->flame = arg;
 		break;
 	case V_FORMAT:
 		set_format(a, arg);
 		break;
 	case V_PID:
-		set_ids("--pid", arg, &a->pids, &a->npids);
+		parse_ids_option("report", "--pid", arg, &a->pids, &a->npids);
 		break;
 	case V_TID:
-		set_ids("--tid", arg, &a->tids, &a->ntids);
+		parse_ids_option("report", "--tid", arg, &a->tids, &a->ntids);
 		break;
 	case V_FOCUS:
-		set_regex(&a->focus, &a->has_focus, arg, "--focus");
+		parse_regex_option("report", "--focus", arg, &a->focus, &a->has_focus);
 		break;
 	case V_IGNORE:
-		set_regex(&a->ignore, &a->has_ignore, arg, "--ignore");
+		parse_regex_option("report", "--ignore", arg, &a->ignore, &a->has_ignore);
 		break;
 	}
 }
@@ -176,7 +119,7 @@ static const struct opt report_options[] = {
     OPT_CALL_(0, "tid", "TID[,TID...]", set_value, V_TID, "only these threads"),
     OPT_CALL_(0, "focus", "REGEX", set_value, V_FOCUS, "only stacks through a match"),
     OPT_CALL_(0, "ignore", "REGEX", set_value, V_IGNORE, "drop stacks through a match"),
-    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, FORMAT_NAMES),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, RENDER_FORMAT_NAMES),
     OPT_FLAG_(0, "icicle", struct report_args, icicle, "the flamegraph upside down"),
     OPT_STRING_(0, "title", "TEXT", struct report_args, title, "the flamegraph's title"),
     OPT_FLAG_(0, "diff", struct report_args, diff, "compare two profiles"),
@@ -198,7 +141,7 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 			usage_die("report", "--diff compares two profiles: --diff BEFORE AFTER");
 		a->before = argv[at++];
 		a->file = argv[at++];
-		if (a->mode != MODE_TABLE && a->mode != MODE_FLAME)
+		if (a->mode != RENDER_TEXT && a->mode != RENDER_SVG)
 			usage_die("report", "--diff writes --format text or svg");
 		return;
 	}
@@ -256,96 +199,29 @@ static size_t value_index(const struct profile *p, const struct report_args *a)
 		  p->nsample_types ? types : "none");
 }
 
-/* The command that was recorded, from recce's comments; NULL if none. */
-static const char *profile_command(const struct profile *p)
-{
-	for (size_t i = 0; i < p->ncomments; i++)
-		if (strncmp(p->comments[i], "command: ", 9) == 0)
-			return p->comments[i] + 9;
-	return NULL;
-}
-
-static int output_write(FILE *out, const struct report_args *a, const struct profile *p,
-			const struct stack_set *set, const struct stack_event *events,
-			size_t nevents)
-{
-	struct report_text_opts text = {
-	    .top = (size_t)a->top,
-	    .lines = a->mode == MODE_LINES,
-	    .comments = p->comments,
-	    .ncomments = p->ncomments,
-	};
-	struct flame_opts flame = {a->title, NULL, a->icicle, 0, 0};
-
-	switch (a->mode) {
-	case MODE_FOLDED:
-		return folded_write(out, set);
-	case MODE_FLAME:
-		return flame_write_svg(out, set, &flame);
-	case MODE_PPROF:
-		return pprof_write_view(out, p, set);
-	case MODE_CALLGRIND:
-		return callgrind_write(out, set, p->sample_types, p->nsample_types,
-				       profile_command(p));
-	case MODE_SPEEDSCOPE:
-		return speedscope_write(out, set, events, nevents, a->title ? a->title : a->file);
-	case MODE_CHROME:
-		return chrome_write(out, set, events, nevents);
-	default:
-		return report_text_write(out, set, &text);
-	}
-}
-
-/* Writes to -o's file (whole or not at all) or standard output; prints
+/* Writes v to -o's file (whole or not at all) or standard output; prints
  * why not and returns non-zero on failure. */
 static int output_run(const struct report_args *a, int (*write)(FILE *, const void *),
-		      const void *arg)
+		      const struct render_view *v)
 {
-	struct outfile o = {0};
-	int ret = a->output ? outfile_open(&o, a->output) : 0;
+	int ret = outfile_write(a->output, write, v);
 
-	if (!ret) {
-		ret = write(a->output ? o.fp : stdout, arg);
-		if (a->output && ret)
-			outfile_abort(&o);
-		else if (a->output)
-			ret = outfile_commit(&o);
-		else if (fflush(stdout) != 0 && !ret)
-			ret = -errno;
-	}
 	if (ret)
 		error("cannot write '%s': %s", a->output ? a->output : "standard output",
 		      strerror(-ret));
 	return ret;
 }
 
-struct report_job {
-	const struct report_args *a;
-	const struct profile *p;
-	const struct stack_set *set;
-	const struct stack_event *events;
-	size_t nevents;
-	const struct stack_set *before; /* --diff */
-	int64_t base_total;
-};
-
-static int job_write(FILE *out, const void *arg)
+static struct render_view view_of(const struct report_args *a, const struct profile *p,
+				  const struct stack_set *set)
 {
-	const struct report_job *j = arg;
-
-	return output_write(out, j->a, j->p, j->set, j->events, j->nevents);
-}
-
-static int diff_job_write(FILE *out, const void *arg)
-{
-	const struct report_job *j = arg;
-	struct flame_opts flame = {j->a->title ? j->a->title : "Differential Flame Graph", NULL,
-				   j->a->icicle, 1, j->base_total};
-
-	if (j->a->mode == MODE_FLAME)
-		return flame_write_svg(out, j->set, &flame);
-	return report_diff_write(out, j->before, j->set, (size_t)j->a->top, j->a->before,
-				 j->a->file);
+	return (struct render_view){.format = a->mode,
+				    .p = p,
+				    .set = set,
+				    .name = a->file,
+				    .top = (size_t)a->top,
+				    .title = a->title,
+				    .icicle = a->icicle};
 }
 
 static struct stack_filter filter_of(const struct report_args *a)
@@ -384,9 +260,11 @@ static int report_diff(struct report_args *a)
 		error("out of memory");
 		goto out;
 	}
-	struct report_job job = {.a = a, .p = after, .before = &sb, .base_total = sb.total};
-	job.set = a->mode == MODE_FLAME ? &merged : &sa;
-	if (output_run(a, diff_job_write, &job) == 0)
+	struct render_view v = view_of(a, after, &sa);
+	v.before = &sb;
+	v.merged = &merged;
+	v.before_name = a->before;
+	if (output_run(a, render_diff_write, &v) == 0)
 		status = 0;
 out:
 	stacks_release(&merged);
@@ -422,7 +300,7 @@ int cmd_report(int argc, char **argv)
 	p = profile_load(a.file);
 	if (!p)
 		goto out_args;
-	if (a.mode == MODE_CHROME && !p->timeline) {
+	if (render_needs_timeline(a.mode) && !p->timeline) {
 		error("'%s' has no sample timeline, which --format chrome needs: the order of its "
 		      "samples is unknown",
 		      a.file);
@@ -436,21 +314,23 @@ int cmd_report(int argc, char **argv)
 		error("cannot read the stacks of '%s': %s", a.file, strerror(-ret));
 		goto out_profile;
 	}
-	if ((a.mode == MODE_CHROME || a.mode == MODE_SPEEDSCOPE) && p->timeline) {
+	if (render_uses_timeline(a.mode) && p->timeline) {
 		ret = stacks_timeline(&set, p, &events, &nevents);
 		if (ret) {
 			error("cannot read the timeline of '%s': %s", a.file, strerror(-ret));
 			goto out_stacks;
 		}
 	}
-	if (!set.n && a.mode != MODE_TABLE && a.mode != MODE_LINES)
+	if (!set.n && a.mode != RENDER_TEXT && a.mode != RENDER_LINES)
 		warning("no samples%s in '%s'", set.dropped ? " left after the filters" : "",
 			a.file);
 
-	struct report_job job = {&a, p, &set, events, nevents, NULL, 0};
-	if (output_run(&a, job_write, &job))
+	struct render_view v = view_of(&a, p, &set);
+	v.events = events;
+	v.nevents = nevents;
+	if (output_run(&a, render_write, &v))
 		goto out_stacks;
-	if (a.mode == MODE_FLAME && a.output) {
+	if (a.mode == RENDER_SVG && a.output) {
 		char total[32];
 		report_value_format(total, sizeof(total), set.total, set.unit);
 		note("wrote '%s' (%s %s)", a.output, total, set.type);

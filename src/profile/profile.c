@@ -290,3 +290,13 @@ int profile_sample_type_index(const struct profile *p, const char *type)
 			return (int)i;
 	return -1;
 }
+
+const char *profile_comment(const struct profile *p, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (size_t i = 0; i < p->ncomments; i++)
+		if (strncmp(p->comments[i], key, n) == 0 && strncmp(p->comments[i] + n, ": ", 2) == 0)
+			return p->comments[i] + n + 2;
+	return NULL;
+}

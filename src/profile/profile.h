@@ -147,4 +147,8 @@ const struct profile_label *profile_sample_label(const struct profile_sample *s,
 /* Index of the sample type with this type name, or -1. */
 int profile_sample_type_index(const struct profile *p, const char *type);
 
+/* The value of a "key: value" comment, such as recce's "command: ...";
+ * NULL if there is none. */
+const char *profile_comment(const struct profile *p, const char *key);
+
 #endif

@@ -133,3 +133,25 @@ void outfile_abort(struct outfile *o)
 		unlink(o->tmp);
 	outfile_release(o);
 }
+
+int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), const void *arg)
+{
+	struct outfile o;
+	int ret;
+
+	if (!path) {
+		ret = write(stdout, arg);
+		if (fflush(stdout) != 0 && !ret)
+			ret = -errno;
+		return ret;
+	}
+	ret = outfile_open(&o, path);
+	if (ret)
+		return ret;
+	ret = write(o.fp, arg);
+	if (ret) {
+		outfile_abort(&o);
+		return ret;
+	}
+	return outfile_commit(&o);
+}

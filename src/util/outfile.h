@@ -39,4 +39,9 @@ int outfile_commit(struct outfile *o);
 /* Closes and removes the temporary; PATH is left as it was. Releases o. */
 void outfile_abort(struct outfile *o);
 
+/* Runs write(fp, arg) on path as above (whole or not at all), or on
+ * standard output when path is NULL, and flushes. Returns 0, write's
+ * negative return, or -errno. */
+int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), const void *arg);
+
 #endif
