@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "profile/aggregate.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -28,7 +28,6 @@
 #include "sampling/sampler.h"
 #include "symbols/symbolize.h"
 #include "util/signals.h"
-#include "util/version.h"
 
 #define DEFAULT_FILE	    "recce.pb.gz"
 #define DEFAULT_FREQ	    99
@@ -66,28 +65,6 @@ static void parse_call_graph(struct record_args *a, const char *s)
 		return;
 	}
 	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
-}
-
-static char *join_invocation(int argc, char **argv)
-{
-	size_t len = sizeof("recce");
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	char *s = malloc(len);
-	if (!s)
-		return NULL;
-	size_t at = 0;
-	memcpy(s, "recce", 5);
-	at = 5;
-	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(argv[i]);
-		s[at++] = ' ';
-		memcpy(s + at, argv[i], n);
-		at += n;
-	}
-	s[at] = 0;
-	return s;
 }
 
 enum { V_PID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
@@ -138,7 +115,7 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	a->freq = DEFAULT_FREQ;
 	a->output = DEFAULT_FILE;
 	a->stack_bytes = DEFAULT_STACK_BYTES;
-	a->invocation = join_invocation(argc, argv);
+	a->invocation = join_command_line("recce", argc, argv);
 	/* In order: the first operand is the command's name. */
 	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
 	if (first < dashdash)
@@ -153,104 +130,9 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		usage_die("record", "-o wants a file name");
 }
 
-static void check_pids(const struct record_args *a)
-{
-	for (size_t i = 0; i < a->npids; i++)
-		if (kill(a->pids[i], 0) < 0 && errno == ESRCH)
-			die("no process with PID %d", (int)a->pids[i]);
-}
-
-static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
-{
-	char value[4096], line[4200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
-	va_end(ap);
-	snprintf(line, sizeof(line), "%s: %s", key, value);
-	profile_add_comment(p, line);
-}
-
-static double seconds_of(int64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double effective_rate(const struct sampler_stats *st)
-{
-	double secs = seconds_of(st->duration_ns);
-
-	return secs > 0 ? (double)st->samples / secs : 0;
-}
-
-static void describe(struct profile *p, const struct record_args *a, const struct sampler *s,
-		     const struct sampler_stats *st, uint64_t timeline_dropped)
-{
-	static const char *const stops[] = {"", "duration", "signal", "targets exited"};
-	const struct sampler_target *t;
-	size_t n = sampler_targets(s, &t);
-
-	for (size_t i = 0; i < n; i++) {
-		add_comment(p, "pid", "%d", (int)t[i].pid);
-		if (t[i].cmdline)
-			add_comment(p, "command", "%s", t[i].cmdline);
-	}
-	if (a->invocation)
-		add_comment(p, "recorded-by", "%s (recce %s)", a->invocation, RECCE_VERSION);
-	add_comment(p, "rate-requested", "%lld Hz", a->freq);
-	add_comment(p, "samples-per-second", "%.1f", effective_rate(st));
-	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
-	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
-	add_comment(p, "lost", "%llu", (unsigned long long)st->lost);
-	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
-	if (a->dwarf)
-		add_comment(p, "call-graph", "dwarf,%u", a->stack_bytes);
-	else
-		add_comment(p, "call-graph", "fp");
-	if (st->user_only)
-		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
-	add_comment(p, "stopped-by", "%s", stops[st->stop]);
-	if (a->timeline)
-		add_comment(p, "timeline", "%llu samples in time order",
-			    (unsigned long long)(st->samples - timeline_dropped));
-	p->time_nanos = st->start_ns;
-	p->duration_nanos = st->duration_ns;
-}
-
-static void format_size(char *buf, size_t len, long long bytes)
-{
-	if (bytes < 1024)
-		snprintf(buf, len, "%lld bytes", bytes);
-	else if (bytes < 1024 * 1024)
-		snprintf(buf, len, "%lld KiB", (bytes + 512) / 1024);
-	else
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
-}
-
-/* The first target owned by another user, when recce is not root: the
- * kernel then wants the right to ptrace it, whatever the paranoid level. */
-static pid_t foreign_target(const struct record_args *a)
-{
-	char path[64];
-	struct stat st;
-
-	if (geteuid() == 0)
-		return 0;
-	for (size_t i = 0; i < a->npids; i++) {
-		snprintf(path, sizeof(path), "/proc/%d", (int)a->pids[i]);
-		if (stat(path, &st) == 0 && st.st_uid != geteuid())
-			return a->pids[i];
-	}
-	return 0;
-}
-
 static void start_failed(const struct record_args *a, const struct sampler *s, int err)
 {
-	pid_t foreign = err == -EACCES ? foreign_target(a) : 0;
+	pid_t foreign = err == -EACCES ? proc_first_foreign(a->pids, a->npids) : 0;
 
 	if (foreign)
 		die("perf_event_open refused: process %d belongs to another user, and recce "
@@ -282,7 +164,7 @@ int cmd_record(int argc, char **argv)
 	int status = 0;
 
 	parse_args(&a, argc, argv);
-	check_pids(&a);
+	check_pids_exist(a.pids, a.npids);
 	int err = pprof_check_writable(a.output);
 	if (err)
 		die("cannot write '%s': %s", a.output, strerror(-err));
@@ -359,7 +241,8 @@ int cmd_record(int argc, char **argv)
 	if (resolver_add_timeline(res, agg) < 0)
 		die("out of memory while writing the timeline");
 	struct profile *p = resolver_profile(res);
-	describe(p, &a, s, &st, timeline_dropped);
+	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
+	sampler_describe(s, &info, p);
 
 	err = pprof_write_file(p, a.output);
 	if (err)
@@ -368,10 +251,10 @@ int cmd_record(int argc, char **argv)
 	struct stat sb;
 	char size[32] = "?";
 	if (stat(a.output, &sb) == 0)
-		format_size(size, sizeof(size), (long long)sb.st_size);
+		format_bytes(size, sizeof(size), (long long)sb.st_size);
 	note("%llu samples in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from %zu "
 	     "thread%s, %llu lost, %llu throttled; wrote %s (%s)",
-	     (unsigned long long)st.samples, seconds_of(st.duration_ns), effective_rate(&st),
+	     (unsigned long long)st.samples, (double)st.duration_ns / 1e9, sampler_rate(&st),
 	     a.freq, st.threads, st.threads == 1 ? "" : "s", (unsigned long long)st.lost,
 	     (unsigned long long)st.throttled, a.output, size);
 	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))

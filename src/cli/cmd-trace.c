@@ -2,8 +2,8 @@
  * recce trace: Erlang-style call tracing of live native processes. This
  * file parses options, builds the tracer's config (trace/tracer.h), and
  * prints or writes the events the tracer hands it (trace-event,
- * trace-file); it turns the tracer's errors into messages.
- * docs/recce-trace.md is its --help.
+ * trace-file); trace-messages.c turns the tracer's errors and stops into
+ * messages. docs/recce-trace.md is its --help.
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/cmd-trace.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
@@ -22,24 +23,6 @@
 #include "trace/tracer.h"
 #include "util/signals.h"
 
-struct trace_args {
-	pid_t *pids;
-	size_t npids;
-	char **argv;
-	char **patterns;
-	size_t npatterns;
-	int show_args, ret, stack, caller, hist;
-	const char *cond_text;
-	struct trace_cond *cond;
-	long long count, max_probes;
-	double seconds;
-	uint64_t rate_n, rate_ms;
-	enum trace_format format;
-	const char *output;
-	uint64_t wrap_size;
-	unsigned wrap_count;
-};
-
 /* What the sink needs: where events go. */
 struct trace_out {
 	const struct trace_args *a;
@@ -47,32 +30,10 @@ struct trace_out {
 	int write_err;
 };
 
-/* "1M", "512K", "4096" -> bytes. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		v <<= 10, end++;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20, end++;
-	else if (*end == 'G' || *end == 'g')
-		v <<= 30, end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end != ',' && *end)
-		return -1;
-	*out = v;
-	return (int)(end - s);
-}
-
 static void parse_wrap(struct trace_args *a, const char *s)
 {
 	long long count;
-	int n = parse_size(s, &a->wrap_size);
+	int n = parse_size_prefix(s, &a->wrap_size);
 
 	if (n <= 0 || s[n] != ',' || parse_int(s + n + 1, 1, 1000, &count) < 0 ||
 	    a->wrap_size < TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE)
@@ -204,158 +165,6 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 	}
 }
 
-/* Says why the patterns found nothing to trace, with the nearest names. */
-static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
-{
-	const struct trace_resolved *res = tracer_functions(t);
-
-	if (err == -E2BIG) {
-		error("the patterns match %zu functions, more than --max-probes %lld allows: "
-		      "narrow them, or raise --max-probes if you mean it",
-		      res->total, a->max_probes);
-		return;
-	}
-	if (err != -ENOENT) {
-		error("cannot read the symbols of process %d: %s", (int)pid, strerror(-err));
-		return;
-	}
-	for (size_t p = 0; p < a->npatterns; p++) {
-		if (res->matched[p])
-			continue;
-		error("'%s' matches no function in %s %d", a->patterns[p],
-		      a->argv ? "the command, run as" : "process", (int)pid);
-		char **near = res->nearest[p];
-		if (near[0]) {
-			fprintf(stderr, "the nearest names are:");
-			for (int i = 0; i < TRACE_NEAREST && near[i]; i++)
-				fprintf(stderr, "%s %s", i ? "," : "", near[i]);
-			fputc('\n', stderr);
-		}
-	}
-}
-
-/* Turns a failed tracer step into one message a person can act on. */
-static void trace_failed(const struct trace_args *a, const struct tracer *t, int err)
-{
-	pid_t pid;
-	const char *path;
-
-	switch (tracer_failure(t, &pid, &path)) {
-	case TRACER_TARGET:
-		if (err == -ESRCH)
-			error("no process with PID %d", (int)pid);
-		else
-			error("cannot read the mappings of process %d: %s", (int)pid,
-			      strerror(-err));
-		break;
-	case TRACER_PROGRAM:
-		error("cannot run '%s': no such executable", a->argv[0]);
-		break;
-	case TRACER_RESOLVE:
-		resolve_failed(a, t, err, pid);
-		break;
-	case TRACER_BUFFERS:
-		if (err == -EACCES)
-			error("perf_event_open refused: run recce as root, or lower "
-			      "kernel.perf_event_paranoid and grant CAP_PERFMON");
-		else if (err == -ENOENT)
-			error("this kernel has no uprobe PMU "
-			      "(/sys/bus/event_source/devices/uprobe)");
-		else
-			error("cannot open the trace buffers: %s", strerror(-err));
-		break;
-	case TRACER_ATTACH:
-		if (err == -EMFILE || err == -ENFILE)
-			error("out of file descriptors (each probe needs one per thread and "
-			      "CPU): raise 'ulimit -n' or trace fewer functions");
-		else if (err == -EACCES || err == -EPERM)
-			error("the kernel refused the probes: run recce as root, or grant "
-			      "CAP_PERFMON and CAP_BPF");
-		else
-			error("cannot probe %s in process %d: %s", path ? path : "the functions",
-			      (int)pid, strerror(-err));
-		break;
-	case TRACER_EXITED:
-		error("process %d exited before recce could attach", (int)pid);
-		break;
-	case TRACER_LAUNCH:
-	case TRACER_EXEC:
-		error("cannot run '%s': %s", a->argv[0], strerror(-err));
-		break;
-	default:
-		error("%s", err == -ENOMEM ? "out of memory" : strerror(-err));
-	}
-}
-
-static void describe_probes(const struct trace_args *a, const struct tracer *t)
-{
-	const struct trace_resolved *res = tracer_functions(t);
-
-	for (size_t i = 0; i < res->n; i++) {
-		const struct trace_sig *sig = tracer_signature(t, i);
-		if (!sig->known && (a->show_args || a->cond))
-			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
-				res->fns[i].object, res->fns[i].name, sig->reason);
-	}
-}
-
-static void stop_line(const struct trace_args *a, const struct tracer_stats *st)
-{
-	char what[160];
-
-	switch (st->stop) {
-	case TRACE_STOP_COUNT:
-		snprintf(what, sizeof(what), " (--count %lld)", a->count);
-		break;
-	case TRACE_STOP_TIME:
-		snprintf(what, sizeof(what), ": time limit reached (--time %g)", a->seconds);
-		break;
-	case TRACE_STOP_BREAKER:
-		snprintf(what, sizeof(what),
-			 ": circuit breaker tripped (--limit %llu/%llu: more than %llu events in "
-			 "%llu ms)",
-			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms,
-			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms);
-		break;
-	case TRACE_STOP_EXITED:
-		snprintf(what, sizeof(what), ": the target exited");
-		break;
-	case TRACE_STOP_SIGNAL:
-		snprintf(what, sizeof(what), ": interrupted");
-		break;
-	default:
-		what[0] = 0;
-	}
-	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
-	     st->shown == 1 ? "" : "s", what);
-}
-
-/* The warnings about what was lost, and the histograms. */
-static void report(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
-{
-	const struct trace_resolved *res = tracer_functions(t);
-
-	if (st->lost)
-		warning("the kernel dropped %llu events (the ring was full)",
-			(unsigned long long)st->lost);
-	if (st->unfollowed)
-		warning("%llu probes could not be opened on threads the target created "
-			"while traced",
-			(unsigned long long)st->unfollowed);
-	if (st->dropped)
-		warning("%llu calls nested deeper than %d or on more than %d threads were not "
-			"paired with their returns",
-			(unsigned long long)st->dropped, TRACER_MAX_DEPTH, TRACER_MAX_THREADS);
-	for (size_t i = 0; a->hist && i < res->n; i++) {
-		struct trace_hist *h = tracer_hist(t, i);
-		char name[256];
-		if (!h || !h->count)
-			continue;
-		snprintf(name, sizeof(name), "%s:%s", res->fns[i].object, res->fns[i].name);
-		trace_hist_print(h, name, stdout);
-	}
-}
-
 static struct trace_pattern *parse_patterns(const struct trace_args *a)
 {
 	struct trace_pattern *pats = calloc(a->npatterns, sizeof(*pats));
@@ -379,9 +188,7 @@ int cmd_trace(int argc, char **argv)
 	int err, status = RECCE_EXIT_ERROR;
 
 	parse_args(&a, argc, argv);
-	for (size_t i = 0; i < a.npids; i++)
-		if (kill(a.pids[i], 0) < 0 && errno == ESRCH)
-			die("no process with PID %d", (int)a.pids[i]);
+	check_pids_exist(a.pids, a.npids);
 	struct trace_pattern *pats = parse_patterns(&a);
 	if (a.output) {
 		/* Refuse an unwritable path before any probe exists. */
@@ -419,12 +226,12 @@ int cmd_trace(int argc, char **argv)
 	};
 	err = tracer_new(&cfg, &t);
 	if (!err) {
-		describe_probes(&a, t);
+		trace_say_probes(&a, t);
 		err = tracer_start(t);
 	}
 	if (err) {
 		if (t)
-			trace_failed(&a, t, err);
+			trace_say_failed(&a, t, err);
 		else
 			error("out of memory");
 		goto out;
@@ -440,8 +247,8 @@ int cmd_trace(int argc, char **argv)
 	int run_err = tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
-	stop_line(&a, &st);
-	report(&a, t, &st);
+	trace_say_stop(&a, &st);
+	trace_say_losses(&a, t, &st);
 	status = 0;
 	if (run_err) {
 		/* The probes are removed; what was traced is still written. */

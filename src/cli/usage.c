@@ -6,6 +6,8 @@
 #include "trace/trace-cond.h"
 
 #include <errno.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,4 +171,84 @@ long long parse_freq_option(const char *cmd, const char *arg)
 			  "(kernel.perf_event_max_sample_rate), not '%s'",
 			  max_rate, arg);
 	return v;
+}
+
+char *join_command_line(const char *prefix, int argc, char **argv)
+{
+	size_t len = strlen(prefix) + 1;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *s = malloc(len);
+	if (!s)
+		return NULL;
+	size_t at = strlen(prefix);
+	memcpy(s, prefix, at);
+	for (int i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+		s[at++] = ' ';
+		memcpy(s + at, argv[i], n);
+		at += n;
+	}
+	s[at] = 0;
+	return s;
+}
+
+void format_bytes(char *buf, size_t len, long long bytes)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%lld bytes", bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, len, "%lld KiB", (bytes + 512) / 1024);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+int parse_size_prefix(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v <<= 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30, end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != ',' && *end)
+		return -1;
+	*out = v;
+	return (int)(end - s);
+}
+
+void check_pids_exist(const pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (kill(pids[i], 0) < 0 && errno == ESRCH)
+			die("no process with PID %d", (int)pids[i]);
+}
+
+void parse_ids_option(const char *cmd, const char *opt, const char *arg, int64_t **ids, int *n)
+{
+	free(*ids); /* the last one given counts */
+	*n = parse_int_list(arg, ids);
+	if (*n < 0)
+		usage_die(cmd, "%s wants a list of ids such as 12,34, not '%s'", opt, arg);
+}
+
+void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex_t *re, int *has)
+{
+	if (*has)
+		regfree(re); /* the last one given counts */
+	int err = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+	if (err) {
+		char msg[256];
+		regerror(err, re, msg, sizeof(msg));
+		usage_die(cmd, "bad %s regex '%s': %s", opt, arg, msg);
+	}
+	*has = 1;
 }

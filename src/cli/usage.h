@@ -12,6 +12,7 @@
 #define RECCE_USAGE_H
 
 #include <stddef.h>
+#include <regex.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,9 +39,32 @@ int parse_int_list(const char *s, int64_t **out);
  * heap array *pids of *npids entries; a bad list is a usage error. */
 void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids);
 
+/* Parses an option's "12,34" into the heap array *ids (freed first: the
+ * last one given counts); a bad list is a usage error. */
+void parse_ids_option(const char *cmd, const char *opt, const char *arg, int64_t **ids, int *n);
+
+/* Compiles an option's extended regex into *re (releasing the one before
+ * if *has) and sets *has; a bad regex is a usage error. */
+void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex_t *re, int *has);
+
 /* Parses -F HZ for subcommand cmd: 1 to kernel.perf_event_max_sample_rate,
  * else a usage error that names the sysctl. */
 long long parse_freq_option(const char *cmd, const char *arg);
+
+/* A size at the start of s: "4096", "512K", "1M", "2G" (a B may
+ * follow), ending at the end of s or a comma. Returns the count of
+ * characters read, or -1. */
+int parse_size_prefix(const char *s, uint64_t *out);
+
+/* Exits with "no process with PID N" for the first of pids not running. */
+void check_pids_exist(const pid_t *pids, size_t n);
+
+/* prefix and the arguments, joined by spaces, in a new string ("recce
+ * record -p 42"); NULL when out of memory. */
+char *join_command_line(const char *prefix, int argc, char **argv);
+
+/* A size for people: "512 bytes", "12 KiB", "3.4 MiB". */
+void format_bytes(char *buf, size_t len, long long bytes);
 
 struct trace_cond;
 

@@ -2,13 +2,16 @@
  * What recce asks of the kernel for itself while it watches processes:
  * a pidfd that stays bound to one process even if its pid is reused, and
  * as many file descriptors as it may have (perf events cost one per
- * thread and CPU, so a large target needs many).
+ * thread and CPU, so a large target needs many), and whether it may
+ * watch a process of another user.
  */
 #ifndef RECCE_PROC_SELF_H
 #define RECCE_PROC_SELF_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -33,6 +36,24 @@ static inline void proc_raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* The first of pids owned by another user when recce is not root (the
+ * kernel then wants the right to ptrace it, whatever the paranoid
+ * level), or 0. */
+static inline pid_t proc_first_foreign(const pid_t *pids, size_t n)
+{
+	char path[64];
+	struct stat st;
+
+	if (geteuid() == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d", (int)pids[i]);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			return pids[i];
+	}
+	return 0;
 }
 
 #endif

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "sampling/unwind.h"
 #include "util/clock.h"
 #include "util/u64map.h"
+#include "util/version.h"
 
 #define POLL_MS		  500
 #define MAX_RESCANS	  100 /* listings of /proc/PID/task before giving up on a churning target */
@@ -658,6 +660,70 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	aggregate_get_stats(s->cfg.agg, &as);
 	st->threads = as.threads;
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
+}
+
+static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
+{
+	char value[4096], line[4200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "%s: %s", key, value);
+	profile_add_comment(p, line);
+}
+
+static double seconds_of(int64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+double sampler_rate(const struct sampler_stats *st)
+{
+	double secs = seconds_of(st->duration_ns);
+
+	return secs > 0 ? (double)st->samples / secs : 0;
+}
+
+void sampler_describe(const struct sampler *s, const struct sampler_info *info, struct profile *p)
+{
+	struct sampler_stats stats;
+	const struct sampler_stats *st = &stats;
+	static const char *const stops[] = {"", "duration", "signal", "targets exited"};
+	const struct sampler_target *t;
+	size_t n = sampler_targets(s, &t);
+
+	sampler_get_stats(s, &stats);
+
+	for (size_t i = 0; i < n; i++) {
+		add_comment(p, "pid", "%d", (int)t[i].pid);
+		if (t[i].cmdline)
+			add_comment(p, "command", "%s", t[i].cmdline);
+	}
+	if (info->invocation)
+		add_comment(p, "recorded-by", "%s (recce %s)", info->invocation, RECCE_VERSION);
+	add_comment(p, "rate-requested", "%u Hz", s->cfg.freq);
+	add_comment(p, "samples-per-second", "%.1f", sampler_rate(st));
+	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
+	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
+	add_comment(p, "lost", "%llu", (unsigned long long)st->lost);
+	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
+	if (s->cfg.dwarf)
+		add_comment(p, "call-graph", "dwarf,%u", (unsigned)s->cfg.stack_bytes);
+	else
+		add_comment(p, "call-graph", "fp");
+	if (st->user_only)
+		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
+	add_comment(p, "stopped-by", "%s", stops[st->stop]);
+	if (info->timeline)
+		add_comment(p, "timeline", "%llu samples in time order",
+			    (unsigned long long)info->timeline_kept);
+	p->time_nanos = st->start_ns;
+	p->duration_nanos = st->duration_ns;
 }
 
 void sampler_free(struct sampler *s)

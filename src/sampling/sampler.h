@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "profile/profile.h"
 #include "sampling/unwind.h"
 
 struct aggregate;
@@ -104,6 +105,20 @@ int sampler_run(struct sampler *s);
 size_t sampler_targets(const struct sampler *s, const struct sampler_target **targets);
 
 void sampler_get_stats(const struct sampler *s, struct sampler_stats *st);
+
+/* Samples per second of the whole run. */
+double sampler_rate(const struct sampler_stats *st);
+
+/* What a recording says about itself, beside what the sampler knows. */
+struct sampler_info {
+	const char *invocation; /* "recce record ...", or NULL */
+	int timeline;		/* the profile has a sample timeline */
+	uint64_t timeline_kept; /* samples in it */
+};
+
+/* Writes the run into p's comments ("pid: 42", "command: ...",
+ * "duration: 10.000 s", ...) and its time and duration fields. */
+void sampler_describe(const struct sampler *s, const struct sampler_info *info, struct profile *p);
 
 /* Closes every event. A launched command still running gets SIGTERM (and
  * SIGKILL if it lingers for 2 s) and is reaped: it ends with its recording. */

@@ -1,0 +1,42 @@
+/*
+ * recce trace's options as parsed (cmd-trace.c), and the messages that
+ * turn the tracer's results into words (trace-messages.c).
+ */
+#ifndef RECCE_CLI_CMD_TRACE_H
+#define RECCE_CLI_CMD_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace/trace-event.h"
+#include "trace/tracer.h"
+
+struct trace_args {
+	pid_t *pids;
+	size_t npids;
+	char **argv;
+	char **patterns;
+	size_t npatterns;
+	int show_args, ret, stack, caller, hist;
+	const char *cond_text;
+	struct trace_cond *cond;
+	long long count, max_probes;
+	double seconds;
+	uint64_t rate_n, rate_ms;
+	enum trace_format format;
+	const char *output;
+	uint64_t wrap_size;
+	unsigned wrap_count;
+};
+
+/* A failed tracer step, as one message a person can act on. */
+void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err);
+/* Warns of functions whose arguments will show as raw registers. */
+void trace_say_probes(const struct trace_args *a, const struct tracer *t);
+/* How many events were shown and why tracing stopped. */
+void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st);
+/* The warnings about what was lost, and the histograms (--hist). */
+void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st);
+
+#endif

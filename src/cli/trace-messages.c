@@ -1,0 +1,162 @@
+/*
+ * What recce trace says (see cmd-trace.h): one message a person can act on
+ * for each way the tracer fails, the line that says why tracing stopped,
+ * and the warnings about what was lost.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd-trace.h"
+#include "cli/usage.h"
+#include "trace/trace-hist.h"
+
+/* Says why the patterns found nothing to trace, with the nearest names. */
+static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	if (err == -E2BIG) {
+		error("the patterns match %zu functions, more than --max-probes %lld allows: "
+		      "narrow them, or raise --max-probes if you mean it",
+		      res->total, a->max_probes);
+		return;
+	}
+	if (err != -ENOENT) {
+		error("cannot read the symbols of process %d: %s", (int)pid, strerror(-err));
+		return;
+	}
+	for (size_t p = 0; p < a->npatterns; p++) {
+		if (res->matched[p])
+			continue;
+		error("'%s' matches no function in %s %d", a->patterns[p],
+		      a->argv ? "the command, run as" : "process", (int)pid);
+		char **near = res->nearest[p];
+		if (near[0]) {
+			fprintf(stderr, "the nearest names are:");
+			for (int i = 0; i < TRACE_NEAREST && near[i]; i++)
+				fprintf(stderr, "%s %s", i ? "," : "", near[i]);
+			fputc('\n', stderr);
+		}
+	}
+}
+
+void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err)
+{
+	pid_t pid;
+	const char *path;
+
+	switch (tracer_failure(t, &pid, &path)) {
+	case TRACER_TARGET:
+		if (err == -ESRCH)
+			error("no process with PID %d", (int)pid);
+		else
+			error("cannot read the mappings of process %d: %s", (int)pid,
+			      strerror(-err));
+		break;
+	case TRACER_PROGRAM:
+		error("cannot run '%s': no such executable", a->argv[0]);
+		break;
+	case TRACER_RESOLVE:
+		resolve_failed(a, t, err, pid);
+		break;
+	case TRACER_BUFFERS:
+		if (err == -EACCES)
+			error("perf_event_open refused: run recce as root, or lower "
+			      "kernel.perf_event_paranoid and grant CAP_PERFMON");
+		else if (err == -ENOENT)
+			error("this kernel has no uprobe PMU "
+			      "(/sys/bus/event_source/devices/uprobe)");
+		else
+			error("cannot open the trace buffers: %s", strerror(-err));
+		break;
+	case TRACER_ATTACH:
+		if (err == -EMFILE || err == -ENFILE)
+			error("out of file descriptors (each probe needs one per thread and "
+			      "CPU): raise 'ulimit -n' or trace fewer functions");
+		else if (err == -EACCES || err == -EPERM)
+			error("the kernel refused the probes: run recce as root, or grant "
+			      "CAP_PERFMON and CAP_BPF");
+		else
+			error("cannot probe %s in process %d: %s", path ? path : "the functions",
+			      (int)pid, strerror(-err));
+		break;
+	case TRACER_EXITED:
+		error("process %d exited before recce could attach", (int)pid);
+		break;
+	case TRACER_LAUNCH:
+	case TRACER_EXEC:
+		error("cannot run '%s': %s", a->argv[0], strerror(-err));
+		break;
+	default:
+		error("%s", err == -ENOMEM ? "out of memory" : strerror(-err));
+	}
+}
+
+void trace_say_probes(const struct trace_args *a, const struct tracer *t)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	for (size_t i = 0; i < res->n; i++) {
+		const struct trace_sig *sig = tracer_signature(t, i);
+		if (!sig->known && (a->show_args || a->cond))
+			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
+				res->fns[i].object, res->fns[i].name, sig->reason);
+	}
+}
+
+void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
+{
+	char what[160];
+
+	switch (st->stop) {
+	case TRACE_STOP_COUNT:
+		snprintf(what, sizeof(what), " (--count %lld)", a->count);
+		break;
+	case TRACE_STOP_TIME:
+		snprintf(what, sizeof(what), ": time limit reached (--time %g)", a->seconds);
+		break;
+	case TRACE_STOP_BREAKER:
+		snprintf(what, sizeof(what),
+			 ": circuit breaker tripped (--limit %llu/%llu: more than %llu events in "
+			 "%llu ms)",
+			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms,
+			 (unsigned long long)a->rate_n, (unsigned long long)a->rate_ms);
+		break;
+	case TRACE_STOP_EXITED:
+		snprintf(what, sizeof(what), ": the target exited");
+		break;
+	case TRACE_STOP_SIGNAL:
+		snprintf(what, sizeof(what), ": interrupted");
+		break;
+	default:
+		what[0] = 0;
+	}
+	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
+	     st->shown == 1 ? "" : "s", what);
+}
+
+void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	if (st->lost)
+		warning("the kernel dropped %llu events (the ring was full)",
+			(unsigned long long)st->lost);
+	if (st->unfollowed)
+		warning("%llu probes could not be opened on threads the target created "
+			"while traced",
+			(unsigned long long)st->unfollowed);
+	if (st->dropped)
+		warning("%llu calls nested deeper than %d or on more than %d threads were not "
+			"paired with their returns",
+			(unsigned long long)st->dropped, TRACER_MAX_DEPTH, TRACER_MAX_THREADS);
+	for (size_t i = 0; a->hist && i < res->n; i++) {
+		struct trace_hist *h = tracer_hist(t, i);
+		char name[256];
+		if (!h || !h->count)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", res->fns[i].object, res->fns[i].name);
+		trace_hist_print(h, name, stdout);
+	}
+}
