@@ -35,7 +35,15 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 .PHONY: all deps check lint unit cli targets demo bench asan install clean format
 .DEFAULT_GOAL := all
 
-all: recce
+MANS := $(patsubst docs/%.md,$(B)/man/%.1,$(DOCS))
+VERSION := $(shell sed -n 's/^\#define RECCE_VERSION "\(.*\)"$$/\1/p' src/util/version.h)
+
+all: recce $(MANS)
+
+# Man pages from the same docs/ pages as --help.
+$(B)/man/%.1: docs/%.md scripts/md-man.awk src/util/version.h
+	@mkdir -p $(B)/man
+	awk -v name=$* -v version=$(VERSION) -f scripts/md-man.awk $< > $@.tmp && mv $@.tmp $@
 
 recce: $(B)/recce
 	cp $< $@
@@ -53,7 +61,7 @@ $(B)/profile.pb-c.c $(B)/profile.pb-c.h: proto/profile.proto | $(B)
 $(B)/profile.pb-c.o: $(B)/profile.pb-c.c
 	$(CC) $(ALL_CFLAGS) -Wno-shadow -c -o $@ $<
 
-$(B)/help-pages.c: scripts/gen-help.sh $(DOCS) | $(B)
+$(B)/help-pages.c: scripts/gen-help.sh scripts/md-text.awk $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
 
 $(B)/%.o: src/%.c $(B)/profile.pb-c.h | $(B)
@@ -131,7 +139,9 @@ bench: deps
 asan: deps
 	$(MAKE) B=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit
 
-install: recce
+install: recce $(MANS)
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/recce
 	install -m 0755 recce $(DESTDIR)$(PREFIX)/bin/recce
 	install -m 0644 $(DOCS) README.md $(DESTDIR)$(PREFIX)/share/doc/recce/

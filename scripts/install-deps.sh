@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="
-gcc make pkg-config perl binutils procps
+gcc make pkg-config perl binutils procps man-db groff-base
 libdw-dev libelf-dev elfutils libiberty-dev
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev libncurses-dev tmux

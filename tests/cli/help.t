@@ -1,7 +1,8 @@
 #!/bin/bash
 # Help: `recce help CMD`, `recce CMD --help` and `recce CMD -h` print the very
-# page docs/recce-CMD.md holds (minus its code fences), so help and docs
-# cannot drift apart; --version; unknown commands are usage errors.
+# page docs/recce-CMD.md holds, as plain text (scripts/md-text.awk: no #,
+# ** or backticks left, not a word lost), so help and docs cannot drift
+# apart; --version; unknown commands are usage errors.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE"
 
@@ -11,7 +12,7 @@ VERSION=$(sed -n 's/^#define RECCE_VERSION "\(.*\)"$/\1/p' src/util/version.h)
 is "$(cat "$OUT")" "recce $VERSION" "it prints 'recce $VERSION' (src/util/version.h)"
 
 # The overview: docs/recce.md, then the list of commands.
-grep -v '^```' docs/recce.md >"$T/want"
+awk -f scripts/md-text.awk docs/recce.md >"$T/want"
 run "$RECCE" help
 is "$RC" 0 "recce help exits 0"
 is "$(head -n "$(wc -l <"$T/want")" "$OUT")" "$(cat "$T/want")" "recce help starts with docs/recce.md"
@@ -31,10 +32,18 @@ done
 for page in docs/recce-*.md; do
 	cmd=${page#docs/recce-}
 	cmd=${cmd%.md}
-	grep -v '^```' "$page" >"$T/want"
+	awk -f scripts/md-text.awk "$page" >"$T/want"
 	run "$RECCE" help "$cmd"
 	is "$RC" 0 "recce help $cmd exits 0"
-	is "$(cat "$OUT")" "$(cat "$T/want")" "recce help $cmd prints $page minus code fences"
+	is "$(cat "$OUT")" "$(cat "$T/want")" "recce help $cmd prints $page as text"
+	# Plain text: markup outside code blocks is gone...
+	is "$(grep -v '^    ' "$OUT" | grep -c -e '^#' -e '`' -e '\*\*')" 0 \
+		"recce help $cmd shows no #, \` or ** markup"
+	# ...and every word of the page is still there, in order.
+	grep -v '^```' "$page" | sed 's/^#* //; s/`//g; s/[*][*]//g' | tr -s ' \n' '\n\n' >"$T/words.md"
+	tr -s ' \n' '\n\n' <"$OUT" | tr '[:upper:]' '[:lower:]' >"$T/words.out"
+	tr '[:upper:]' '[:lower:]' <"$T/words.md" >"$T/words.want"
+	ok "recce help $cmd keeps every word of $page" cmp -s "$T/words.want" "$T/words.out"
 	run "$RECCE" "$cmd" --help
 	is "$RC" 0 "recce $cmd --help exits 0"
 	is "$(cat "$OUT")" "$(cat "$T/want")" "recce $cmd --help prints the same page"
