@@ -38,6 +38,8 @@
 struct record_args {
 	pid_t *pids;
 	size_t npids;
+	pid_t *tids; /* -t: only these threads */
+	size_t ntids;
 	char **argv; /* the command, NULL-terminated */
 	long long freq;
 	double duration;
@@ -67,7 +69,7 @@ static void parse_call_graph(struct record_args *a, const char *s)
 	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
 }
 
-enum { V_PID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
+enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -75,7 +77,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 
 	switch (o->set) {
 	case V_PID:
-		parse_pid_list("record", arg, &a->pids, &a->npids);
+		parse_pid_list("record", "-p", arg, &a->pids, &a->npids);
+		break;
+	case V_TID:
+		parse_pid_list("record", "-t", arg, &a->tids, &a->ntids);
 		break;
 	case V_FREQ:
 		a->freq = parse_freq_option("record", arg);
@@ -95,6 +100,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 
 static const struct opt record_options[] = {
     OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
+    OPT_CALL_('t', "tid", "TID[,TID...]", set_value, V_TID, "sample only these threads"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
     OPT_STRING_('o', "output", "FILE", struct record_args, output,
@@ -122,10 +128,10 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		a->argv = argv + first;
 	else if (dashdash < argc - 1)
 		a->argv = argv + dashdash + 1;
-	if (!a->npids && !a->argv)
-		usage_die("record", "nothing to record: give -p PID or a command after --");
-	if (a->npids && a->argv)
-		usage_die("record", "give either -p PID or a command, not both");
+	if (!a->npids && !a->ntids && !a->argv)
+		usage_die("record", "nothing to record: give -p PID, -t TID or a command after --");
+	if (!!a->npids + !!a->ntids + !!a->argv > 1)
+		usage_die("record", "give one of -p PID, -t TID or a command");
 	if (!*a->output)
 		usage_die("record", "-o wants a file name");
 }
@@ -165,6 +171,7 @@ int cmd_record(int argc, char **argv)
 
 	parse_args(&a, argc, argv);
 	check_pids_exist(a.pids, a.npids);
+	check_tids_exist(a.tids, a.ntids);
 	int err = pprof_check_writable(a.output);
 	if (err)
 		die("cannot write '%s': %s", a.output, strerror(-err));
@@ -185,6 +192,8 @@ int cmd_record(int argc, char **argv)
 	struct sampler_config cfg = {0};
 	cfg.pids = a.pids;
 	cfg.npids = a.npids;
+	cfg.tids = a.tids;
+	cfg.ntids = a.ntids;
 	cfg.argv = a.argv;
 	cfg.child_sigmask = &old_mask;
 	cfg.freq = (unsigned)a.freq;
@@ -217,8 +226,11 @@ int cmd_record(int argc, char **argv)
 			status = RECCE_EXIT_ERROR;
 		}
 	}
-	if (a.npids && !status)
-		note("recording %s at %lld Hz%s", ntargets > 1 ? "processes" : "process", a.freq,
+	if ((a.npids || a.ntids) && !status)
+		note("recording %s at %lld Hz%s",
+		     a.ntids ? (ntargets > 1 ? "threads" : "thread")
+			     : (ntargets > 1 ? "processes" : "process"),
+		     a.freq,
 		     a.duration > 0 ? "" : "; Ctrl-C to stop");
 
 	err = sampler_run(s);
@@ -277,6 +289,7 @@ int cmd_record(int argc, char **argv)
 	procs_free(procs);
 	symbolizer_free(sym);
 	free(a.pids);
+	free(a.tids);
 	free(a.invocation);
 	return status;
 }

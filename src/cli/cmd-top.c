@@ -37,7 +37,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 
 	switch (o->set) {
 	case V_PID:
-		parse_pid_list("top", arg, &s->pids, &s->npids);
+		parse_pid_list("top", "-p", arg, &s->pids, &s->npids);
 		break;
 	case V_DELAY:
 		if (parse_seconds(arg, &s->delay) < 0 || s->delay < 0.05)

@@ -54,7 +54,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 
 	switch (o->set) {
 	case V_PID:
-		parse_pid_list("trace", arg, &a->pids, &a->npids);
+		parse_pid_list("trace", "-p", arg, &a->pids, &a->npids);
 		break;
 	case V_HIST:
 		a->hist = a->ret = 1;

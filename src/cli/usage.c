@@ -3,6 +3,7 @@
  */
 #include "cli/usage.h"
 #include "perf/perf-sys.h"
+#include "proc/tasks.h"
 #include "trace/trace-cond.h"
 
 #include <errno.h>
@@ -124,19 +125,20 @@ int parse_int_list(const char *s, int64_t **out)
 	return (int)n;
 }
 
-void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids)
+void parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pids, size_t *npids)
 {
+	const char *what = strcmp(opt, "-t") == 0 ? "thread" : "process";
 	int64_t *v;
 	int n = parse_int_list(s, &v);
 
 	if (n <= 0)
-		usage_die(cmd, "-p wants a process id or a comma-separated list, not '%s'", s);
+		usage_die(cmd, "%s wants a %s id or a comma-separated list, not '%s'", opt, what, s);
 	pid_t *grown = realloc(*pids, (*npids + (size_t)n) * sizeof(*grown));
 	if (!grown)
 		die("out of memory");
 	for (int i = 0; i < n; i++) {
 		if (v[i] <= 0 || v[i] > INT32_MAX)
-			usage_die(cmd, "-p: '%s' is not a process id", s);
+			usage_die(cmd, "%s: '%s' is not a %s id", opt, s, what);
 		grown[(*npids)++] = (pid_t)v[i];
 	}
 	free(v);
@@ -230,6 +232,14 @@ void check_pids_exist(const pid_t *pids, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (kill(pids[i], 0) < 0 && errno == ESRCH)
 			die("no process with PID %d", (int)pids[i]);
+}
+
+void check_tids_exist(const pid_t *tids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (proc_tgid_of(tids[i]) == -ESRCH)
+			die("no thread with TID %d (the threads of process PID are in /proc/PID/task)",
+			    (int)tids[i]);
 }
 
 void parse_ids_option(const char *cmd, const char *opt, const char *arg, int64_t **ids, int *n)

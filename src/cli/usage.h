@@ -35,9 +35,10 @@ int parse_int(const char *s, long long min, long long max, long long *out);
 int parse_seconds(const char *s, double *out);
 /* Parses "1,2,3" into a heap array of integers; returns the count or -1. */
 int parse_int_list(const char *s, int64_t **out);
-/* Parses -p's "PID[,PID...]" for subcommand cmd and appends the ids to the
- * heap array *pids of *npids entries; a bad list is a usage error. */
-void parse_pid_list(const char *cmd, const char *s, pid_t **pids, size_t *npids);
+/* Parses "PID[,PID...]" of option opt (-p, or -t for thread ids) for
+ * subcommand cmd and appends the ids to the heap array *pids of *npids
+ * entries; a bad list is a usage error. */
+void parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pids, size_t *npids);
 
 /* Parses an option's "12,34" into the heap array *ids (freed first: the
  * last one given counts); a bad list is a usage error. */
@@ -58,6 +59,8 @@ int parse_size_prefix(const char *s, uint64_t *out);
 
 /* Exits with "no process with PID N" for the first of pids not running. */
 void check_pids_exist(const pid_t *pids, size_t n);
+/* The same for thread ids: "no thread with TID N". */
+void check_tids_exist(const pid_t *tids, size_t n);
 
 /* prefix and the arguments, joined by spaces, in a new string ("recce
  * record -p 42"); NULL when out of memory. */

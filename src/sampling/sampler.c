@@ -71,14 +71,14 @@ enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 {
-	if ((!cfg->npids && !cfg->argv) || !cfg->procs || !cfg->agg || !cfg->freq)
+	if ((!cfg->npids && !cfg->ntids && !cfg->argv) || !cfg->procs || !cfg->agg || !cfg->freq)
 		return -EINVAL;
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
 	u64map_init(&s->tid_task);
-	s->ntargets = cfg->argv ? 1 : cfg->npids;
+	s->ntargets = cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;
 	s->targets = calloc(s->ntargets, sizeof(*s->targets));
 	s->pidfds = malloc(s->ntargets * sizeof(*s->pidfds));
 	s->alive = calloc(s->ntargets, sizeof(*s->alive));
@@ -285,13 +285,33 @@ static int attach_threads(struct sampler *s, pid_t pid)
 	return opened ? opened : -ESRCH;
 }
 
+/* Opens the events of one thread of pid (sampler_config's tids). Returns 1
+ * or -errno. */
+static int attach_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	int task = perf_events_open_task(s->pe, tid);
+
+	if (task < 0)
+		return task;
+	thread_name_from_proc(s, pid, tid);
+	return 1;
+}
+
 static int attach(struct sampler *s)
 {
 	int attached = 0;
 
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct sampler_target *t = &s->targets[i];
-		t->pid = s->cfg.pids[i];
+		t->tid = s->cfg.ntids ? s->cfg.tids[i] : 0;
+		t->pid = t->tid ? proc_tgid_of(t->tid) : s->cfg.pids[i];
+		if (t->pid < 0) {
+			t->err = t->pid;
+			t->pid = t->tid;
+			if (t->err == -ENOMEM)
+				return -ENOMEM;
+			continue;
+		}
 		t->cmdline = cmdline_of(t->pid);
 		/* The pidfd first: it refers to this process even if the pid
 		 * is reused while we attach. */
@@ -300,7 +320,7 @@ static int attach(struct sampler *s)
 			t->err = -ESRCH;
 			continue;
 		}
-		int n = attach_threads(s, t->pid);
+		int n = t->tid ? attach_thread(s, t->pid, t->tid) : attach_threads(s, t->pid);
 		if (n == -EACCES || n == -EMFILE || n == -ENFILE || n == -ENOMEM)
 			return n;
 		if (n < 0) {
@@ -701,6 +721,8 @@ void sampler_describe(const struct sampler *s, const struct sampler_info *info, 
 
 	for (size_t i = 0; i < n; i++) {
 		add_comment(p, "pid", "%d", (int)t[i].pid);
+		if (t[i].tid)
+			add_comment(p, "tid", "%d", (int)t[i].tid);
 		if (t[i].cmdline)
 			add_comment(p, "command", "%s", t[i].cmdline);
 	}

@@ -41,6 +41,8 @@ struct sampler;
 struct sampler_config {
 	const pid_t *pids; /* attach to these processes... */
 	size_t npids;
+	const pid_t *tids; /* ...or to these threads only (and the threads they start)... */
+	size_t ntids;
 	char *const *argv;	       /* ...or launch this command (searched in PATH) */
 	const sigset_t *child_sigmask; /* the command's signal mask; NULL = none blocked */
 
@@ -58,6 +60,7 @@ struct sampler_config {
 
 struct sampler_target {
 	pid_t pid;
+	pid_t tid;     /* the one thread sampled (config tids), or 0 for all */
 	int err;       /* 0 when attached; -ESRCH when it was gone before its events were open */
 	char *cmdline; /* the command line, arguments separated by spaces */
 };
