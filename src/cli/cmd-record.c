@@ -138,7 +138,10 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 
 static void start_failed(const struct record_args *a, const struct sampler *s, int err)
 {
-	pid_t foreign = err == -EACCES ? proc_first_foreign(a->pids, a->npids) : 0;
+	/* /proc/TID is the thread's, owner included. */
+	pid_t foreign = err != -EACCES ? 0
+			: a->ntids     ? proc_first_foreign(a->tids, a->ntids)
+				       : proc_first_foreign(a->pids, a->npids);
 
 	if (foreign)
 		die("perf_event_open refused: process %d belongs to another user, and recce "
@@ -230,8 +233,7 @@ int cmd_record(int argc, char **argv)
 		note("recording %s at %lld Hz%s",
 		     a.ntids ? (ntargets > 1 ? "threads" : "thread")
 			     : (ntargets > 1 ? "processes" : "process"),
-		     a.freq,
-		     a.duration > 0 ? "" : "; Ctrl-C to stop");
+		     a.freq, a.duration > 0 ? "" : "; Ctrl-C to stop");
 
 	err = sampler_run(s);
 	unblock_stop_signals(sfd, &old_mask);
@@ -254,7 +256,7 @@ int cmd_record(int argc, char **argv)
 		die("out of memory while writing the timeline");
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
-	sampler_describe(s, &info, p);
+	sampler_describe(s, &st, &info, p);
 
 	err = pprof_write_file(p, a.output);
 	if (err)

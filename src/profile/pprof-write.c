@@ -437,25 +437,30 @@ out_release:
 	return ret;
 }
 
+struct encoded {
+	const void *buf;
+	size_t len;
+};
+
+static int write_encoded(FILE *fp, const void *arg)
+{
+	const struct encoded *e = arg;
+
+	if (fwrite(e->buf, 1, e->len, fp) != e->len)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 int pprof_write_file(const struct profile *p, const char *path)
 {
-	struct outfile o;
 	void *buf = NULL;
 	size_t len = 0;
 	int ret = pprof_encode(p, 1, &buf, &len);
 
 	if (ret)
 		return ret;
-	ret = outfile_open(&o, path);
-	if (ret)
-		goto out_free;
-	if (fwrite(buf, 1, len, o.fp) != len) {
-		ret = errno ? -errno : -EIO;
-		outfile_abort(&o);
-		goto out_free;
-	}
-	ret = outfile_commit(&o);
-out_free:
+	struct encoded e = {buf, len};
+	ret = outfile_write(path, write_encoded, &e);
 	free(buf);
 	return ret;
 }

@@ -709,15 +709,12 @@ double sampler_rate(const struct sampler_stats *st)
 	return secs > 0 ? (double)st->samples / secs : 0;
 }
 
-void sampler_describe(const struct sampler *s, const struct sampler_info *info, struct profile *p)
+void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
+		      const struct sampler_info *info, struct profile *p)
 {
-	struct sampler_stats stats;
-	const struct sampler_stats *st = &stats;
 	static const char *const stops[] = {"", "duration", "signal", "targets exited"};
 	const struct sampler_target *t;
 	size_t n = sampler_targets(s, &t);
-
-	sampler_get_stats(s, &stats);
 
 	for (size_t i = 0; i < n; i++) {
 		add_comment(p, "pid", "%d", (int)t[i].pid);

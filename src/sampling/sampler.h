@@ -119,9 +119,11 @@ struct sampler_info {
 	uint64_t timeline_kept; /* samples in it */
 };
 
-/* Writes the run into p's comments ("pid: 42", "command: ...",
- * "duration: 10.000 s", ...) and its time and duration fields. */
-void sampler_describe(const struct sampler *s, const struct sampler_info *info, struct profile *p);
+/* Writes the run, whose stats sampler_get_stats() gave, into p's comments
+ * ("pid: 42", "command: ...", "duration: 10.000 s", ...) and its time and
+ * duration fields. */
+void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
+		      const struct sampler_info *info, struct profile *p);
 
 /* Closes every event. A launched command still running gets SIGTERM (and
  * SIGKILL if it lingers for 2 s) and is reaped: it ends with its recording. */
