@@ -1,6 +1,7 @@
 /*
- * The sample aggregator (see aggregate.h): an open-addressing hash table of
- * stack entries that live in an arena, plus a small table of threads. The
+ * The sample aggregator (see aggregate.h): stack entries that live in an
+ * arena, found through the hash table, plus an array of threads found
+ * through a u64map by tid. The
  * hot path, aggregate_add() for a stack already seen, is one thread lookup,
  * one hash of the frames and one probe sequence: no allocation, no syscall.
  */
@@ -12,9 +13,13 @@
 
 #include "profile/timeline.h"
 #include "util/arena.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htab.h"
+#include "util/u64map.h"
 
 struct agg_thread {
-	int32_t tid; /* 0 = empty slot */
+	int32_t tid;
 	int32_t pid;
 	uint32_t gen;	     /* for tid == pid: the process's generation */
 	uint64_t gen_stacks; /* for tid == pid: entries made in this generation */
@@ -23,42 +28,40 @@ struct agg_thread {
 };
 
 struct aggregate {
-	struct arena arena;	  /* the stack entries */
-	struct agg_stack **table; /* open addressing, power-of-two size */
-	size_t table_cap;
+	struct arena arena;	   /* the stack entries */
+	struct htab table;	   /* stack hash -> index in stacks */
 	struct agg_stack **stacks; /* insertion order */
 	size_t nstacks, stacks_cap;
-	struct agg_thread *threads; /* open addressing by tid */
+	struct agg_thread *threads; /* in order of appearance */
 	size_t threads_cap, nthreads;
+	struct u64map thread_index; /* tid -> index in threads */
 	uint64_t samples, period;
 	size_t busy_threads;
 	struct timeline_writer *timeline; /* NULL unless enabled */
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
+/* FNV-1a over whole 64-bit words: the table mixes the result again before
+ * it picks a slot, so high bits of a frame count too. */
 static uint64_t stack_hash(uint32_t pid, uint32_t gen, uint32_t tid, const uint64_t *frames,
 			   size_t n)
 {
-	uint64_t h = mix(((uint64_t)pid << 32 | tid) ^ ((uint64_t)gen * 0x9e3779b97f4a7c15ULL));
+	uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, (uint64_t)pid << 32 | tid);
 
+	h = hash_fnv1a_value(h, gen);
 	for (size_t i = 0; i < n; i++)
-		h = mix(h ^ frames[i]) + i;
-	return h ^ n;
+		h = hash_fnv1a_value(h, frames[i]);
+	return hash_fnv1a_value(h, n);
 }
 
 struct aggregate *aggregate_new(void)
 {
 	struct aggregate *a = calloc(1, sizeof(*a));
 
-	if (a)
+	if (a) {
 		arena_init(&a->arena);
+		htab_init(&a->table);
+		u64map_init(&a->thread_index);
+	}
 	return a;
 }
 
@@ -70,42 +73,21 @@ void aggregate_free(struct aggregate *a)
 	if (a->timeline)
 		timeline_writer_release(a->timeline);
 	free(a->timeline);
-	free(a->table);
+	htab_release(&a->table);
+	u64map_release(&a->thread_index);
 	free(a->stacks);
 	free(a->threads);
 	free(a);
 }
 
+/* The entry of tid, or NULL: valid until the next thread_get(). */
 static struct agg_thread *thread_slot(const struct aggregate *a, pid_t tid)
 {
-	if (!a->threads_cap)
+	uint64_t i;
+
+	if (!u64map_get(&a->thread_index, (uint64_t)(uint32_t)tid, &i))
 		return NULL;
-	size_t mask = a->threads_cap - 1;
-	size_t j = mix((uint64_t)(uint32_t)tid) & mask;
-	while (a->threads[j].tid && a->threads[j].tid != tid)
-		j = (j + 1) & mask;
-	return &a->threads[j];
-}
-
-static int threads_grow(struct aggregate *a)
-{
-	size_t ncap = a->threads_cap ? a->threads_cap * 2 : 64;
-	struct agg_thread *n = calloc(ncap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->threads_cap; i++) {
-		if (!a->threads[i].tid)
-			continue;
-		size_t j = mix((uint64_t)(uint32_t)a->threads[i].tid) & (ncap - 1);
-		while (n[j].tid)
-			j = (j + 1) & (ncap - 1);
-		n[j] = a->threads[i];
-	}
-	free(a->threads);
-	a->threads = n;
-	a->threads_cap = ncap;
-	return 0;
+	return &a->threads[i];
 }
 
 /* The entry of tid, created if missing. A new thread starts in the current
@@ -114,7 +96,7 @@ static struct agg_thread *thread_get(struct aggregate *a, pid_t pid, pid_t tid)
 {
 	struct agg_thread *t = thread_slot(a, tid);
 
-	if (t && t->tid) {
+	if (t) {
 		if (t->pid == pid)
 			return t;
 		/* The tid was reused by another process: a new thread. */
@@ -129,12 +111,17 @@ static struct agg_thread *thread_get(struct aggregate *a, pid_t pid, pid_t tid)
 		}
 		goto copy_gen;
 	}
-	if ((a->nthreads + 2) * 2 > a->threads_cap && threads_grow(a) < 0)
+	struct agg_thread *grown =
+	    array_reserve(a->threads, &a->threads_cap, a->nthreads + 1, sizeof(*a->threads));
+	if (!grown)
 		return NULL;
-	t = thread_slot(a, tid);
+	a->threads = grown;
+	if (u64map_put(&a->thread_index, (uint64_t)(uint32_t)tid, a->nthreads) < 0)
+		return NULL;
+	t = &a->threads[a->nthreads++];
+	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->pid = pid;
-	a->nthreads++;
 	if (tid == pid)
 		return t;
 copy_gen:;
@@ -142,38 +129,26 @@ copy_gen:;
 	if (!leader)
 		return NULL;
 	uint32_t gen = leader->gen;
-	t = thread_slot(a, tid); /* the table may have moved */
+	t = thread_slot(a, tid); /* the array may have moved */
 	t->gen = gen;
 	return t;
 }
 
-static int table_grow(struct aggregate *a)
-{
-	size_t ncap = a->table_cap ? a->table_cap * 2 : 1024;
-	struct agg_stack **n = calloc(ncap, sizeof(*n));
+/* The stack being looked up, for the table's equality callback. */
+struct wanted {
+	const struct aggregate *a;
+	uint32_t pid, gen, tid;
+	const uint64_t *frames;
+	size_t n;
+};
 
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->table_cap; i++) {
-		struct agg_stack *s = a->table[i];
-		if (!s)
-			continue;
-		size_t j = s->hash & (ncap - 1);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = s;
-	}
-	free(a->table);
-	a->table = n;
-	a->table_cap = ncap;
-	return 0;
-}
-
-static int stack_matches(const struct agg_stack *s, uint64_t hash, uint32_t pid, uint32_t gen,
-			 uint32_t tid, const uint64_t *frames, size_t n)
+static int stack_matches(const void *ctx, uint64_t index)
 {
-	return s->hash == hash && s->pid == pid && s->tid == tid && s->gen == gen &&
-	       s->nframes == n && (!n || memcmp(s->frames, frames, n * sizeof(*frames)) == 0);
+	const struct wanted *w = ctx;
+	const struct agg_stack *s = w->a->stacks[index];
+
+	return s->pid == w->pid && s->tid == w->tid && s->gen == w->gen && s->nframes == w->n &&
+	       (!w->n || memcmp(s->frames, w->frames, w->n * sizeof(*w->frames)) == 0);
 }
 
 void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes)
@@ -211,34 +186,25 @@ int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *
 	 * copied it when they appeared, and exec leaves only the leader. */
 	uint32_t gen = t->gen;
 	uint64_t hash = stack_hash((uint32_t)pid, gen, (uint32_t)tid, frames, n);
-	if (a->table_cap) {
-		size_t mask = a->table_cap - 1;
-		for (size_t j = hash & mask; a->table[j]; j = (j + 1) & mask) {
-			s = a->table[j];
-			if (stack_matches(s, hash, (uint32_t)pid, gen, (uint32_t)tid, frames, n)) {
-				s->count++;
-				s->period += period;
-				goto counted;
-			}
-		}
+	struct wanted w = {a, (uint32_t)pid, gen, (uint32_t)tid, frames, n};
+	struct htab_slot *hit = htab_find(&a->table, hash, stack_matches, &w);
+	if (hit) {
+		s = a->stacks[hit->val];
+		s->count++;
+		s->period += period;
+		goto counted;
 	}
 
 	/* A new distinct stack. */
-	if ((a->nstacks + 1) * 2 > a->table_cap && table_grow(a) < 0)
+	struct agg_stack **ns =
+	    array_reserve(a->stacks, &a->stacks_cap, a->nstacks + 1, sizeof(*a->stacks));
+	if (!ns)
 		return -ENOMEM;
-	if (a->nstacks == a->stacks_cap) {
-		size_t ncap = a->stacks_cap ? a->stacks_cap * 2 : 1024;
-		struct agg_stack **ns = realloc(a->stacks, ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		a->stacks = ns;
-		a->stacks_cap = ncap;
-	}
+	a->stacks = ns;
 	s = arena_alloc(&a->arena, sizeof(*s) + n * sizeof(*frames));
 	if (!s)
 		return -ENOMEM;
 	memset(s, 0, sizeof(*s));
-	s->hash = hash;
 	s->pid = (uint32_t)pid;
 	s->tid = (uint32_t)tid;
 	s->gen = gen;
@@ -248,16 +214,13 @@ int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *
 		memcpy(s->frames, frames, n * sizeof(*frames));
 	s->count = 1;
 	s->period = period;
-	size_t mask = a->table_cap - 1;
-	size_t j = hash & mask;
-	while (a->table[j])
-		j = (j + 1) & mask;
-	a->table[j] = s;
+	if (!htab_add(&a->table, hash, a->nstacks))
+		return -ENOMEM;
 	a->stacks[a->nstacks++] = s;
 	struct agg_thread *leader = tid == pid ? t : thread_get(a, pid, pid);
 	if (leader)
 		leader->gen_stacks++;
-	t = thread_slot(a, tid); /* thread_get may have moved the table */
+	t = thread_slot(a, tid); /* thread_get may have moved the array */
 counted:
 	/* A full timeline drops the event, never the sample. */
 	if (a->timeline && time_ns >= 0)
@@ -284,14 +247,14 @@ uint64_t aggregate_gen_stacks(const struct aggregate *a, pid_t pid)
 {
 	const struct agg_thread *t = thread_slot(a, pid);
 
-	return t && t->tid ? t->gen_stacks : 0;
+	return t ? t->gen_stacks : 0;
 }
 
 uint32_t aggregate_gen(const struct aggregate *a, pid_t pid)
 {
 	const struct agg_thread *t = thread_slot(a, pid);
 
-	return t && t->tid ? t->gen : 0;
+	return t ? t->gen : 0;
 }
 
 size_t aggregate_nstacks(const struct aggregate *a)
@@ -327,7 +290,7 @@ const char *aggregate_thread_name(const struct aggregate *a, pid_t tid)
 {
 	const struct agg_thread *t = thread_slot(a, tid);
 
-	return t && t->tid && t->name[0] ? t->name : NULL;
+	return t && t->name[0] ? t->name : NULL;
 }
 
 void aggregate_get_stats(const struct aggregate *a, struct aggregate_stats *st)
@@ -336,6 +299,7 @@ void aggregate_get_stats(const struct aggregate *a, struct aggregate_stats *st)
 	st->period = a->period;
 	st->stacks = a->nstacks;
 	st->threads = a->busy_threads;
-	st->bytes = a->arena.bytes + a->table_cap * sizeof(*a->table) +
-		    a->stacks_cap * sizeof(*a->stacks) + a->threads_cap * sizeof(*a->threads);
+	st->bytes = a->arena.bytes + a->table.cap * sizeof(*a->table.slots) +
+		    a->stacks_cap * sizeof(*a->stacks) + a->threads_cap * sizeof(*a->threads) +
+		    a->thread_index.table.cap * sizeof(*a->thread_index.table.slots);
 }

@@ -37,7 +37,6 @@
 struct agg_stack {
 	uint64_t count;	 /* samples */
 	uint64_t period; /* summed period: CPU ns for cpu-clock */
-	uint64_t hash;
 	uint32_t pid, tid;
 	uint32_t gen; /* address-space generation of pid */
 	uint32_t nframes;

@@ -12,7 +12,9 @@
 #include <zlib.h>
 
 #include "profile/pprof-pb.h"
+#include "util/array.h"
 #include "util/hash.h"
+#include "util/htab.h"
 #include "util/outfile.h"
 
 /*
@@ -23,32 +25,20 @@
 struct strtab {
 	char **strs; /* index -> string; the protobuf's string_table */
 	size_t n, cap;
-	uint32_t *slots; /* open addressing: index + 1, 0 = empty */
-	size_t nslots;
+	struct htab index; /* string hash -> index in strs */
 	int err;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	return hash_fnv1a_str(HASH_FNV1A_INIT, s);
-}
+struct wanted_str {
+	const struct strtab *t;
+	const char *s;
+};
 
-static int strtab_rehash(struct strtab *t, size_t nslots)
+static int same_str(const void *ctx, uint64_t index)
 {
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
+	const struct wanted_str *w = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = str_hash(t->strs[i]) & (nslots - 1);
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = (uint32_t)(i + 1);
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
+	return strcmp(w->t->strs[index], w->s) == 0;
 }
 
 /* The index of s (NULL counts as ""), added if new. On allocation failure
@@ -59,40 +49,31 @@ static int64_t strtab_index(struct strtab *t, const char *s)
 		return 0;
 	if (t->err)
 		return 0;
-	if ((t->n + 1) * 2 > t->nslots && strtab_rehash(t, t->nslots ? t->nslots * 2 : 1024) < 0)
-		goto out_nomem;
-	size_t mask = t->nslots - 1;
-	size_t j = str_hash(s) & mask;
-	while (t->slots[j]) {
-		if (strcmp(t->strs[t->slots[j] - 1], s) == 0)
-			return t->slots[j] - 1;
-		j = (j + 1) & mask;
+	uint64_t h = hash_fnv1a_str(HASH_FNV1A_INIT, s);
+	struct wanted_str w = {t, s};
+	struct htab_slot *hit = htab_find(&t->index, h, same_str, &w);
+	if (hit)
+		return (int64_t)hit->val;
+	char **n = array_reserve(t->strs, &t->cap, t->n + 1, sizeof(*t->strs));
+	if (!n || !htab_add(&t->index, h, t->n)) {
+		if (n)
+			t->strs = n;
+		t->err = -ENOMEM;
+		return 0;
 	}
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 1024;
-		char **n = realloc(t->strs, ncap * sizeof(*n));
-		if (!n)
-			goto out_nomem;
-		t->strs = n;
-		t->cap = ncap;
-	}
+	t->strs = n;
 	/* The message only reads the strings; protobuf-c wants char *. */
 	t->strs[t->n] = (char *)s;
-	t->slots[j] = (uint32_t)++t->n;
-	return (int64_t)t->n - 1;
-
-out_nomem:
-	t->err = -ENOMEM;
-	return 0;
+	return (int64_t)t->n++;
 }
 
 static int strtab_init(struct strtab *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->strs = malloc(1024 * sizeof(*t->strs));
+	htab_init(&t->index);
+	t->strs = array_reserve(NULL, &t->cap, 1024, sizeof(*t->strs));
 	if (!t->strs)
 		return -ENOMEM;
-	t->cap = 1024;
 	t->strs[t->n++] = "";
 	return 0;
 }
@@ -100,7 +81,7 @@ static int strtab_init(struct strtab *t)
 static void strtab_release(struct strtab *t)
 {
 	free(t->strs);
-	free(t->slots);
+	htab_release(&t->index);
 }
 
 /* Every array the encoder allocates, freed together by encoder_release(). */

@@ -8,6 +8,7 @@
 
 #include "util/array.h"
 #include "util/hash.h"
+#include "util/htab.h"
 #include "util/strpool.h"
 
 #include <errno.h>
@@ -16,14 +17,8 @@
 
 struct profile_pool {
 	struct strpool strings; /* interned strings and, in its arena, per-sample arrays */
-	uint64_t *func_index;	/* hash set of function ids */
-	size_t func_index_cap;
+	struct htab func_index; /* function hash -> index in functions */
 };
-
-static uint64_t hash_bytes(const void *data, size_t n)
-{
-	return hash_fnv1a_bytes(HASH_FNV1A_INIT, data, n);
-}
 
 /* Makes room for need elements in *arr; 0 or -ENOMEM. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -65,7 +60,7 @@ void profile_free(struct profile *p)
 		return;
 	if (p->pool) {
 		strpool_release(&p->pool->strings);
-		free(p->pool->func_index);
+		htab_release(&p->pool->func_index);
 		free(p->pool);
 	}
 	free(p->sample_types);
@@ -122,28 +117,26 @@ uint64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit, 
 	return m->id;
 }
 
+/* Names are interned, so a function is its three pointers. */
 static uint64_t func_hash(const struct profile_function *f)
 {
 	const void *key[3] = {f->name, f->system_name, f->file};
-	return hash_bytes(key, sizeof(key));
+
+	return hash_fnv1a_bytes(HASH_FNV1A_INIT, key, sizeof(key));
 }
 
-static int func_index_rehash(struct profile *p, size_t ncap)
-{
-	uint64_t *n = calloc(ncap, sizeof(*n));
+struct wanted_func {
+	const struct profile *p;
+	const struct profile_function *f;
+};
 
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nfunctions; i++) {
-		size_t j = func_hash(&p->functions[i]) & (ncap - 1);
-		while (n[j])
-			j = (j + 1) & (ncap - 1);
-		n[j] = p->functions[i].id;
-	}
-	free(p->pool->func_index);
-	p->pool->func_index = n;
-	p->pool->func_index_cap = ncap;
-	return 0;
+static int same_function(const void *ctx, uint64_t index)
+{
+	const struct wanted_func *w = ctx;
+	const struct profile_function *f = &w->p->functions[index];
+
+	return f->name == w->f->name && f->system_name == w->f->system_name &&
+	       f->file == w->f->file;
 }
 
 uint64_t profile_add_function(struct profile *p, const char *name, const char *system_name,
@@ -157,24 +150,19 @@ uint64_t profile_add_function(struct profile *p, const char *name, const char *s
 	key.file = profile_intern(p, file);
 	if (!key.name || !key.system_name || !key.file)
 		return 0;
-	if ((p->nfunctions + 1) * 2 > pool->func_index_cap &&
-	    func_index_rehash(p, pool->func_index_cap ? pool->func_index_cap * 2 : 256) < 0)
-		return 0;
-	size_t mask = pool->func_index_cap - 1;
-	size_t j = func_hash(&key) & mask;
-	while (pool->func_index[j]) {
-		const struct profile_function *f = &p->functions[pool->func_index[j] - 1];
-		if (f->name == key.name && f->system_name == key.system_name && f->file == key.file)
-			return f->id;
-		j = (j + 1) & mask;
-	}
+	uint64_t h = func_hash(&key);
+	struct wanted_func w = {p, &key};
+	struct htab_slot *hit = htab_find(&pool->func_index, h, same_function, &w);
+	if (hit)
+		return p->functions[hit->val].id;
 	if (grow((void **)&p->functions, &p->functions_cap, p->nfunctions + 1,
 		 sizeof(*p->functions)))
+		return 0;
+	if (!htab_add(&pool->func_index, h, p->nfunctions))
 		return 0;
 	key.id = p->nfunctions + 1;
 	key.start_line = start_line;
 	p->functions[p->nfunctions++] = key;
-	pool->func_index[j] = key.id;
 	return key.id;
 }
 
@@ -296,7 +284,8 @@ const char *profile_comment(const struct profile *p, const char *key)
 	size_t n = strlen(key);
 
 	for (size_t i = 0; i < p->ncomments; i++)
-		if (strncmp(p->comments[i], key, n) == 0 && strncmp(p->comments[i] + n, ": ", 2) == 0)
+		if (strncmp(p->comments[i], key, n) == 0 &&
+		    strncmp(p->comments[i] + n, ": ", 2) == 0)
 			return p->comments[i] + n + 2;
 	return NULL;
 }

@@ -23,22 +23,30 @@
 #include "profile/timeline.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
+#include "util/array.h"
+#include "util/hash.h"
+#include "util/htab.h"
 
 #define KERNEL_START  0xffff800000000000ULL
 #define CONTEXT_FLOOR ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above */
 
-/* An open-addressing map from a (pid, generation, address, flag) key to
- * an id; 0 marks a free slot, ids are >= 1. */
+/* A map from a (pid, generation, address, flag) key to an id (>= 1): the
+ * keys and ids in an array, found through the hash table. */
 struct key {
 	uint64_t addr;
 	uint32_t pid, gen;
 	uint32_t flag;
 };
 
+struct idmap_entry {
+	struct key key;
+	uint64_t id;
+};
+
 struct idmap {
-	struct key *keys;
-	uint64_t *ids;
-	size_t cap, n;
+	struct htab table; /* key hash -> index in entries */
+	struct idmap_entry *entries;
+	size_t n, cap;
 };
 
 struct resolver {
@@ -58,68 +66,51 @@ struct resolver {
 
 static uint64_t key_hash(const struct key *k)
 {
-	uint64_t h = k->addr ^ ((uint64_t)k->pid << 32 | k->gen) * 0x9e3779b97f4a7c15ULL ^ k->flag;
+	uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, k->addr);
 
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
+	h = hash_fnv1a_value(h, (uint64_t)k->pid << 32 | k->gen);
+	return hash_fnv1a_value(h, k->flag);
 }
 
-static int key_equal(const struct key *a, const struct key *b)
+struct wanted_key {
+	const struct idmap *m;
+	const struct key *k;
+};
+
+static int key_matches(const void *ctx, uint64_t index)
 {
+	const struct wanted_key *w = ctx;
+	const struct key *a = &w->m->entries[index].key, *b = w->k;
+
 	return a->addr == b->addr && a->pid == b->pid && a->gen == b->gen && a->flag == b->flag;
 }
 
+/* The id of k, or 0. */
 static uint64_t idmap_get(const struct idmap *m, const struct key *k)
 {
-	if (!m->cap)
-		return 0;
-	for (size_t j = key_hash(k) & (m->cap - 1); m->ids[j]; j = (j + 1) & (m->cap - 1))
-		if (key_equal(&m->keys[j], k))
-			return m->ids[j];
-	return 0;
+	struct wanted_key w = {m, k};
+	struct htab_slot *hit = htab_find(&m->table, key_hash(k), key_matches, &w);
+
+	return hit ? m->entries[hit->val].id : 0;
 }
 
 static int idmap_put(struct idmap *m, const struct key *k, uint64_t id)
 {
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 1024;
-		struct key *keys = calloc(ncap, sizeof(*keys));
-		uint64_t *ids = calloc(ncap, sizeof(*ids));
-		if (!keys || !ids) {
-			free(keys);
-			free(ids);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->ids[i])
-				continue;
-			size_t j = key_hash(&m->keys[i]) & (ncap - 1);
-			while (ids[j])
-				j = (j + 1) & (ncap - 1);
-			keys[j] = m->keys[i];
-			ids[j] = m->ids[i];
-		}
-		free(m->keys);
-		free(m->ids);
-		m->keys = keys;
-		m->ids = ids;
-		m->cap = ncap;
-	}
-	size_t j = key_hash(k) & (m->cap - 1);
-	while (m->ids[j])
-		j = (j + 1) & (m->cap - 1);
-	m->keys[j] = *k;
-	m->ids[j] = id;
-	m->n++;
+	struct idmap_entry *e = array_reserve(m->entries, &m->cap, m->n + 1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	m->entries = e;
+	if (!htab_add(&m->table, key_hash(k), m->n))
+		return -ENOMEM;
+	m->entries[m->n++] = (struct idmap_entry){*k, id};
 	return 0;
 }
 
 static void idmap_release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->ids);
+	htab_release(&m->table);
+	free(m->entries);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -11,6 +11,7 @@
 
 #include "profile/timeline.h"
 #include "util/hash.h"
+#include "util/htab.h"
 #include "util/path.h"
 
 #include <errno.h>
@@ -331,8 +332,15 @@ static uint64_t function_hash(const struct stack_frame *f)
 	return hash_fnv1a_str(hash_fnv1a_value(h, 0), f->file ? f->file : "");
 }
 
-static int same_function(const struct stack_frame *a, const struct stack_frame *b)
+struct wanted_function {
+	const struct stack_frame *f;
+	const struct stack_frame **funcs; /* the functions so far, by id */
+};
+
+static int same_function(const void *ctx, uint64_t id)
 {
+	const struct wanted_function *w = ctx;
+	const struct stack_frame *a = w->f, *b = w->funcs[id];
 	const char *an = a->name ? a->name : "", *bn = b->name ? b->name : "";
 	const char *af = a->file ? a->file : "", *bf = b->file ? b->file : "";
 
@@ -342,34 +350,37 @@ static int same_function(const struct stack_frame *a, const struct stack_frame *
 int stacks_function_ids(const struct stack_set *set, uint32_t **ids,
 			const struct stack_frame ***funcs, size_t *nfuncs)
 {
-	size_t nframes = stacks_nframes(set), cap = 64, n = 0;
+	size_t nframes = stacks_nframes(set), n = 0;
+	struct htab seen; /* function hash -> id, an index in *funcs */
+	struct wanted_function w;
+	int rc = 0;
 
-	while (cap < 2 * nframes)
-		cap *= 2;
-	uint32_t *slots = calloc(cap, sizeof(*slots)); /* id + 1, 0 = free */
+	htab_init(&seen);
 	*ids = malloc((nframes ? nframes : 1) * sizeof(**ids));
-	*funcs = malloc((nframes ? nframes : 1) * sizeof(**funcs));
-	if (!slots || !*ids || !*funcs) {
-		free(slots);
+	*funcs = w.funcs = malloc((nframes ? nframes : 1) * sizeof(**funcs));
+	for (size_t k = 0; *ids && *funcs && k < nframes; k++) {
+		uint64_t h;
+		struct htab_slot *hit;
+
+		w.f = &set->frame_pool[k];
+		h = function_hash(w.f);
+		hit = htab_find(&seen, h, same_function, &w);
+		if (!hit && (hit = htab_add(&seen, h, n)) != NULL)
+			w.funcs[n++] = w.f;
+		if (!hit) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*ids)[k] = (uint32_t)hit->val;
+	}
+	htab_release(&seen);
+	if (rc < 0 || !*ids || !*funcs) {
 		free(*ids);
 		free(*funcs);
 		*ids = NULL;
 		*funcs = NULL;
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < nframes; k++) {
-		const struct stack_frame *f = &set->frame_pool[k];
-		size_t j = function_hash(f) & (cap - 1);
-
-		while (slots[j] && !same_function((*funcs)[slots[j] - 1], f))
-			j = (j + 1) & (cap - 1);
-		if (!slots[j]) {
-			(*funcs)[n] = f;
-			slots[j] = (uint32_t)++n;
-		}
-		(*ids)[k] = slots[j] - 1;
-	}
-	free(slots);
 	*nfuncs = n;
 	return 0;
 }

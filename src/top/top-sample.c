@@ -109,14 +109,20 @@ static void free_proc_entry(struct top_sampler *s, pid_t pid)
 	u64map_put(&s->by_pid, (uint64_t)pid, 0);
 }
 
+static void free_proc_value(void *ctx, uint64_t pid, uint64_t v)
+{
+	(void)ctx;
+	(void)pid;
+	if (v)
+		proc_free((struct top_proc *)(uintptr_t)v);
+}
+
 void top_sampler_free(struct top_sampler *s)
 {
 	if (!s)
 		return;
 	perf_events_free(s->pe);
-	for (size_t i = 0; i < s->by_pid.cap; i++)
-		if (s->by_pid.keys[i] && s->by_pid.vals[i])
-			proc_free((struct top_proc *)(uintptr_t)s->by_pid.vals[i]);
+	u64map_each(&s->by_pid, free_proc_value, NULL);
 	u64map_release(&s->by_pid);
 	u64map_release(&s->watched);
 	u64map_release(&s->kernel_names);

@@ -3,8 +3,9 @@
  * keyed by text (string pools, report rows, stacks) and 32 bits where a
  * value must be the same on every machine and run (the flamegraph's
  * colours). FNV-1a is short, has no seed and spreads names well enough
- * for open addressing with a power-of-two table. Integer keys (u64map)
- * are scrambled with splitmix64's finalizer instead, in u64map.c.
+ * for open addressing, since the one hash table (htab.h) scrambles every
+ * key with splitmix64's finalizer before it picks a slot. Integer keys
+ * need no hash of their own for that reason.
  *
  * A hash over several fields starts at HASH_FNV1A_INIT and folds each
  * field in turn; a separator byte between two strings keeps ("ab", "c")

@@ -12,11 +12,11 @@
 #include <stddef.h>
 
 #include "util/arena.h"
+#include "util/htab.h"
 
 struct strpool {
 	struct arena arena; /* the copies */
-	const char **slots; /* open-addressing hash set of the copies */
-	size_t cap, n;
+	struct htab set;    /* hash -> (uintptr_t) copy */
 };
 
 void strpool_init(struct strpool *p);

@@ -1,45 +1,23 @@
 /*
- * The 64-bit hash map (see u64map.h). Keys are scrambled with the
- * splitmix64 finalizer so that page-aligned addresses and small pids
- * spread over the table; the load factor stays at or under one half so
- * that probe runs stay short.
+ * The 64-bit map (see u64map.h): the hash table with the keys as they
+ * are, since htab spreads integers itself, and key 0 kept apart because
+ * the table reserves it.
  */
 #include "util/u64map.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
 
 void u64map_init(struct u64map *m)
 {
 	memset(m, 0, sizeof(*m));
+	htab_init(&m->table);
 }
 
 void u64map_release(struct u64map *m)
 {
-	free(m->keys);
-	free(m->vals);
+	htab_release(&m->table);
 	u64map_init(m);
-}
-
-static size_t slot_of(const struct u64map *m, uint64_t key)
-{
-	size_t mask = m->cap - 1;
-	size_t i = mix(key) & mask;
-
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & mask;
-	return i;
 }
 
 int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
@@ -49,68 +27,41 @@ int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val)
 			*val = m->zero_val;
 		return m->has_zero;
 	}
-	if (m->cap == 0)
-		return 0;
-	size_t i = slot_of(m, key);
-	if (!m->keys[i])
+	struct htab_slot *s = htab_find(&m->table, key, NULL, NULL);
+	if (!s)
 		return 0;
 	if (val)
-		*val = m->vals[i];
+		*val = s->val;
 	return 1;
-}
-
-static int grow(struct u64map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 64;
-	struct u64map n = {.cap = ncap};
-
-	if (ncap < m->cap)
-		return -ENOMEM;
-	n.keys = calloc(ncap, sizeof(*n.keys));
-	n.vals = malloc(ncap * sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		free(n.keys);
-		free(n.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		size_t j = slot_of(&n, m->keys[i]);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = n.keys;
-	m->vals = n.vals;
-	m->cap = ncap;
-	return 0;
 }
 
 int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 {
 	if (key == 0) {
-		m->n += !m->has_zero;
 		m->has_zero = 1;
 		m->zero_val = val;
 		return 0;
 	}
-	if ((m->n + 1) * 2 > m->cap) {
-		int rc = grow(m);
-		if (rc < 0)
-			return rc;
-	}
-	size_t i = slot_of(m, key);
-	if (!m->keys[i]) {
-		m->keys[i] = key;
-		m->n++;
-	}
-	m->vals[i] = val;
+	struct htab_slot *s = htab_find(&m->table, key, NULL, NULL);
+	if (!s)
+		s = htab_add(&m->table, key, val);
+	if (!s)
+		return -ENOMEM;
+	s->val = val;
 	return 0;
 }
 
 size_t u64map_count(const struct u64map *m)
 {
-	return m->n;
+	return htab_count(&m->table) + (m->has_zero ? 1 : 0);
+}
+
+void u64map_each(const struct u64map *m, void (*fn)(void *ctx, uint64_t key, uint64_t val),
+		 void *ctx)
+{
+	if (m->has_zero)
+		fn(ctx, 0, m->zero_val);
+	for (size_t i = 0; i < m->table.cap; i++)
+		if (m->table.slots[i].key)
+			fn(ctx, m->table.slots[i].key, m->table.slots[i].val);
 }

@@ -1,9 +1,10 @@
 /*
- * A hash map from 64-bit keys to 64-bit values (open addressing, linear
- * probing): the lookup tables of the symbolizer and the process registry,
- * keyed by addresses, DWARF unit offsets and pids. A value that is a
- * pointer is stored as (uintptr_t). There is no removal: these tables only
- * grow until they are released.
+ * A map from 64-bit keys to 64-bit values: the lookup tables of the
+ * symbolizer and the process registry, keyed by addresses, DWARF unit
+ * offsets and pids. A thin layer over the one hash table (htab.h) whose
+ * keys are the integers themselves; key 0 lives beside it. A value that
+ * is a pointer is stored as (uintptr_t). There is no removal: these tables
+ * only grow until they are released.
  *
  * Ownership: the caller owns the struct (u64map_init/u64map_release); the
  * map owns its arrays.
@@ -14,10 +15,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/htab.h"
+
 struct u64map {
-	uint64_t *keys, *vals; /* cap slots; key 0 marks a free slot */
-	size_t cap, n;	       /* cap is 0 or a power of two */
-	int has_zero;	       /* key 0 itself lives outside the slots */
+	struct htab table; /* every key but 0 */
+	int has_zero;	   /* key 0 itself lives outside the table */
 	uint64_t zero_val;
 };
 
@@ -31,5 +33,9 @@ int u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 int u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 
 size_t u64map_count(const struct u64map *m);
+
+/* Calls fn for every entry, in no particular order. fn must not put. */
+void u64map_each(const struct u64map *m, void (*fn)(void *ctx, uint64_t key, uint64_t val),
+		 void *ctx);
 
 #endif

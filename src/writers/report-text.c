@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/hash.h"
+#include "util/htab.h"
 
 /* Columns wider than this are not padded further: long C++ names would
  * otherwise push every row off the screen. */
@@ -28,9 +30,8 @@ struct rank_row {
 struct rank_table {
 	struct rank_row *rows;
 	size_t n, cap;
-	size_t *slots; /* 1 + row index, 0 = empty */
-	size_t nslots;
-	int lines; /* the line is part of the key */
+	struct htab index; /* frame hash -> index in rows */
+	int lines;	   /* the line is part of the key */
 };
 
 static uint64_t frame_hash(const struct stack_frame *f, int lines)
@@ -43,62 +44,44 @@ static uint64_t frame_hash(const struct stack_frame *f, int lines)
 	return h;
 }
 
-static int row_is(const struct report_row *r, const struct stack_frame *f, int lines)
+struct wanted_row {
+	const struct rank_table *t;
+	const struct stack_frame *f;
+};
+
+static int row_is(const void *ctx, uint64_t index)
 {
+	const struct wanted_row *w = ctx;
+	const struct report_row *r = &w->t->rows[index].r;
+	const struct stack_frame *f = w->f;
+
 	return (r->name == f->name || strcmp(r->name, f->name) == 0) &&
 	       (r->file == f->file || strcmp(r->file, f->file) == 0) &&
-	       (!lines || r->line == f->line);
-}
-
-static int rank_table_grow(struct rank_table *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	size_t *slots = calloc(nslots, sizeof(*slots));
-	struct rank_row *rows = realloc(t->rows, nslots / 2 * sizeof(*rows));
-
-	if (!slots || !rows) {
-		free(slots);
-		if (rows)
-			t->rows = rows;
-		return -ENOMEM;
-	}
-	t->rows = rows;
-	t->cap = nslots / 2;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct report_row *r = &t->rows[i].r;
-		struct stack_frame f = {r->name, r->file, r->line, r->module};
-		size_t j = frame_hash(&f, t->lines) & (nslots - 1);
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
+	       (!w->t->lines || r->line == f->line);
 }
 
 /* The row of frame f, added if new; NULL on allocation failure. */
 static struct rank_row *rank_table_find(struct rank_table *t, const struct stack_frame *f)
 {
-	if (t->n == t->cap && rank_table_grow(t) < 0)
+	uint64_t h = frame_hash(f, t->lines);
+	struct wanted_row w = {t, f};
+	struct htab_slot *hit = htab_find(&t->index, h, row_is, &w);
+
+	if (hit)
+		return &t->rows[hit->val];
+	struct rank_row *rows = array_reserve(t->rows, &t->cap, t->n + 1, sizeof(*rows));
+	if (!rows)
 		return NULL;
-	size_t mask = t->nslots - 1;
-	size_t j = frame_hash(f, t->lines) & mask;
-	while (t->slots[j]) {
-		struct rank_row *row = &t->rows[t->slots[j] - 1];
-		if (row_is(&row->r, f, t->lines))
-			return row;
-		j = (j + 1) & mask;
-	}
-	struct rank_row *row = &t->rows[t->n];
+	t->rows = rows;
+	if (!htab_add(&t->index, h, t->n))
+		return NULL;
+	struct rank_row *row = &t->rows[t->n++];
 	memset(row, 0, sizeof(*row));
 	row->r.name = f->name;
 	row->r.file = f->file;
 	row->r.line = t->lines ? f->line : 0;
 	row->r.module = f->module;
 	row->best_self = INT64_MIN;
-	t->slots[j] = ++t->n;
 	return row;
 }
 
@@ -126,7 +109,7 @@ static int rank_table_fill(struct rank_table *t, const struct stack_set *set)
 static void rank_table_release(struct rank_table *t)
 {
 	free(t->rows);
-	free(t->slots);
+	htab_release(&t->index);
 }
 
 /* Gives every function row of funcs the hottest of its lines in lines. */

@@ -1,8 +1,9 @@
 /*
  * Unit tests of the util layer's tables, which every engine leans on:
- * u64map (keys that are addresses, pids and zero; growth past many
- * resizes; replacement) and strpool (equal strings share one copy, by
- * pointer; lengths without a NUL; NULL as ""; many distinct strings).
+ * htab (items told apart by the equality callback when their hashes
+ * collide; keys 0 and 1; growth keeps every entry), u64map (keys that are addresses, pids and zero;
+ * growth past many resizes; replacement) and strpool (equal strings share one copy, by pointer;
+ * lengths without a NUL; NULL as ""; many distinct strings).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +16,18 @@
 #include <cmocka.h>
 
 #include "util/hash.h"
+#include "util/htab.h"
 #include "util/strpool.h"
 #include "util/u64map.h"
+
+static void sum_entry(void *ctx, uint64_t key, uint64_t val)
+{
+	uint64_t *sums = ctx;
+
+	sums[0] += key;
+	sums[1] += val;
+	sums[2]++;
+}
 
 static void test_u64map_basic(void **state)
 {
@@ -42,6 +53,19 @@ static void test_u64map_basic(void **state)
 	assert_int_equal(v, 99);
 	assert_int_equal(u64map_count(&m), 2);
 	assert_int_equal(u64map_get(&m, 43, NULL), 0);
+	/* Key 1 is apart from key 0, which the table underneath merges. */
+	assert_int_equal(u64map_get(&m, 1, NULL), 0);
+	assert_int_equal(u64map_put(&m, 1, 5), 0);
+	assert_int_equal(u64map_get(&m, 0, &v), 1);
+	assert_int_equal(v, 99);
+	assert_int_equal(u64map_get(&m, 1, &v), 1);
+	assert_int_equal(v, 5);
+	/* each visits every entry once: keys 0 + 1 + 42, values 99 + 5 + 8. */
+	uint64_t sums[3] = {0};
+	u64map_each(&m, sum_entry, sums);
+	assert_int_equal(sums[0], 43);
+	assert_int_equal(sums[1], 112);
+	assert_int_equal(sums[2], 3);
 	u64map_release(&m);
 	assert_int_equal(u64map_count(&m), 0);
 }
@@ -139,12 +163,79 @@ static void test_hash_fnv1a(void **state)
 	assert_true(x != y);
 }
 
+/* Items are strings in an array; the key is a deliberately poor hash. */
+static const char *const words[] = {"alpha", "beta", "gamma", "delta", "epsilon"};
+
+struct wanted {
+	const char *const *items;
+	const char *s;
+};
+
+static int same_word(const void *ctx, uint64_t index)
+{
+	const struct wanted *w = ctx;
+
+	return strcmp(w->items[index], w->s) == 0;
+}
+
+static void test_htab_collisions(void **state)
+{
+	struct htab t;
+
+	(void)state;
+	htab_init(&t);
+	assert_null(htab_find(&t, 7, NULL, NULL));
+	/* Every word under the same key: only the callback tells them apart. */
+	for (uint64_t i = 0; i < 5; i++) {
+		struct wanted w = {words, words[i]};
+		assert_null(htab_find(&t, 7, same_word, &w));
+		assert_non_null(htab_add(&t, 7, i));
+	}
+	for (uint64_t i = 0; i < 5; i++) {
+		struct wanted w = {words, words[i]};
+		struct htab_slot *s = htab_find(&t, 7, same_word, &w);
+		assert_non_null(s);
+		assert_int_equal(s->val, i);
+	}
+	struct wanted none = {words, "zeta"};
+	assert_null(htab_find(&t, 7, same_word, &none));
+	assert_int_equal(htab_count(&t), 5);
+	/* Keys 0 and 1 are one key: the callback still separates items. */
+	assert_non_null(htab_add(&t, 0, 100));
+	struct htab_slot *s = htab_find(&t, 1, NULL, NULL);
+	assert_non_null(s);
+	assert_int_equal(s->val, 100);
+	htab_release(&t);
+	assert_int_equal(htab_count(&t), 0);
+}
+
+static void test_htab_growth(void **state)
+{
+	struct htab t;
+
+	(void)state;
+	htab_init(&t);
+	/* Page-aligned keys, the symbolizer's worst case for a plain mask. */
+	for (uint64_t i = 1; i <= 100000; i++)
+		assert_non_null(htab_add(&t, i << 12, i * 3));
+	assert_int_equal(htab_count(&t), 100000);
+	assert_true(t.cap >= 2 * 100000);
+	for (uint64_t i = 1; i <= 100000; i++) {
+		struct htab_slot *s = htab_find(&t, i << 12, NULL, NULL);
+		assert_non_null(s);
+		assert_int_equal(s->val, i * 3);
+	}
+	assert_null(htab_find(&t, 100001ULL << 12, NULL, NULL));
+	htab_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_u64map_basic),    cmocka_unit_test(test_u64map_many),
 	    cmocka_unit_test(test_strpool_interns), cmocka_unit_test(test_strpool_many),
-	    cmocka_unit_test(test_hash_fnv1a),
+	    cmocka_unit_test(test_hash_fnv1a),	    cmocka_unit_test(test_htab_collisions),
+	    cmocka_unit_test(test_htab_growth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
