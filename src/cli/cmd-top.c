@@ -16,17 +16,10 @@
 #include "cli/options.h"
 #include "cli/top-ui.h"
 #include "cli/usage.h"
+#include "util/signals.h"
 
 #define DEFAULT_FREQ  49
 #define DEFAULT_DELAY 1.0
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 enum { V_PID, V_DELAY, V_FREQ, V_COUNT, V_HISTORY };
 
@@ -111,18 +104,6 @@ static void describe_sampling_off(struct top_session *s)
 			 "cannot sample: %s: no function columns", strerror(-err));
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static int run_batch(struct top_session *s)
 {
 	for (;;) {
@@ -145,12 +126,13 @@ static int run_batch(struct top_session *s)
 int cmd_top(int argc, char **argv)
 {
 	struct top_session s;
+	sigset_t old_mask;
 	int status;
 
 	memset(&s, 0, sizeof(s));
 	parse_args(&s, argc, argv);
 	check_pids(&s);
-	s.stop = &stop_requested;
+	s.stop_fd = block_stop_signals(&old_mask);
 	int err = top_session_init(&s);
 	if (err == -ENOMEM)
 		die("out of memory");
@@ -160,7 +142,6 @@ int cmd_top(int argc, char **argv)
 		describe_sampling_off(&s);
 	if (!s.sampler && s.batch && !s.json)
 		warning("%s", s.sampling_off);
-	install_signals();
 
 	/* The first reading is the baseline every rate of the first
 	 * snapshot is measured against; it is not shown. */
@@ -173,6 +154,7 @@ int cmd_top(int argc, char **argv)
 	status = s.batch ? run_batch(&s) : top_tui_run(&s);
 
 	top_session_release(&s);
+	unblock_stop_signals(s.stop_fd, &old_mask);
 	free(s.pids);
 	return status;
 }

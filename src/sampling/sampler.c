@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "profile/resolve.h"
 #include "sampling/unwind.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/u64map.h"
 #include "util/version.h"
 
@@ -50,6 +50,7 @@ struct sampler {
 	int *alive;  /* per target */
 	pid_t child; /* the launched command, 0 if none or reaped */
 	int exec_failed;
+	int signalled; /* the stop descriptor became readable */
 
 	/* Duplicate streams (see sampler.h): which tasks were opened by a
 	 * rescan, which were closed, and the first task seen per tid. */
@@ -556,32 +557,51 @@ static int child_wait(struct sampler *s, int options)
 	return 1;
 }
 
-/* Notes targets that exited; returns how many are still alive. */
-static size_t check_targets(struct sampler *s, const struct pollfd *pfds, size_t first_pidfd)
+/* A target's pidfd became readable: that process has exited. */
+static void on_target_exit(void *arg, int fd, short revents)
+{
+	struct sampler *s = arg;
+
+	(void)revents;
+	for (size_t i = 0; i < s->ntargets; i++) {
+		if (s->pidfds[i] != fd)
+			continue;
+		if (s->targets[i].pid == s->child)
+			child_wait(s, WNOHANG);
+		s->alive[i] = 0;
+		close(s->pidfds[i]);
+		s->pidfds[i] = -1;
+	}
+}
+
+static void on_stop_signal(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct sampler *)arg)->signalled = 1;
+}
+
+/* Notes the targets without a pidfd that exited; returns how many targets
+ * are still alive. */
+static size_t check_targets(struct sampler *s)
 {
 	size_t alive = 0;
 
-	for (size_t i = 0, k = first_pidfd; i < s->ntargets; i++) {
+	for (size_t i = 0; i < s->ntargets; i++) {
 		if (!s->alive[i])
 			continue;
 		pid_t pid = s->targets[i].pid;
 		int gone;
 		if (s->pidfds[i] >= 0)
-			gone = (pfds[k++].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+			gone = 0; /* on_target_exit() will say */
 		else if (pid == s->child)
 			gone = child_wait(s, WNOHANG);
 		else
 			gone = kill(pid, 0) < 0 && errno == ESRCH;
-		if (!gone) {
+		if (gone)
+			s->alive[i] = 0;
+		else
 			alive++;
-			continue;
-		}
-		if (pid == s->child)
-			child_wait(s, WNOHANG);
-		s->alive[i] = 0;
-		if (s->pidfds[i] >= 0)
-			close(s->pidfds[i]);
-		s->pidfds[i] = -1;
 	}
 	return alive;
 }
@@ -604,53 +624,46 @@ static void child_reap(struct sampler *s)
 int sampler_run(struct sampler *s)
 {
 	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
-	int *rings = calloc(nrings, sizeof(*rings));
-	struct pollfd *pfds = calloc(nrings + 1 + s->ntargets, sizeof(*pfds));
-	if (!rings || !pfds) {
-		free(rings);
-		free(pfds);
-		return -ENOMEM;
-	}
-	perf_events_pollfds(s->pe, rings, nrings);
-	int64_t deadline =
-	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
+	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
+	struct evloop loop;
 	int ret = 0;
 
-	while (!s->stopping) {
-		size_t n = 0;
-		for (size_t i = 0; i < nrings; i++)
-			pfds[n++] = (struct pollfd){.fd = rings[i], .events = POLLIN};
-		size_t stop_at = n;
-		if (s->cfg.stop_fd >= 0)
-			pfds[n++] = (struct pollfd){.fd = s->cfg.stop_fd, .events = POLLIN};
-		size_t first_pidfd = n;
-		for (size_t i = 0; i < s->ntargets; i++)
-			if (s->alive[i] && s->pidfds[i] >= 0)
-				pfds[n++] = (struct pollfd){.fd = s->pidfds[i], .events = POLLIN};
+	evloop_init(&loop);
+	if (!rings)
+		return -ENOMEM;
+	perf_events_pollfds(s->pe, rings, nrings);
+	for (size_t i = 0; i < nrings && !ret; i++)
+		ret = evloop_add(&loop, rings[i], 0, NULL, NULL);
+	if (!ret)
+		ret = evloop_add(&loop, s->cfg.stop_fd, 0, on_stop_signal, s);
+	for (size_t i = 0; i < s->ntargets && !ret; i++)
+		if (s->alive[i])
+			ret = evloop_add(&loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
+	free(rings);
+	int64_t deadline =
+	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
 
-		int64_t now = time_now_ns(CLOCK_MONOTONIC);
-		int64_t left = deadline - now;
-		int timeout = left / 1000000 < POLL_MS ? (int)(left / 1000000) : POLL_MS;
-		if (timeout < 0)
-			timeout = 0;
-		if (poll(pfds, n, timeout) < 0 && errno != EINTR) {
-			ret = -errno;
+	while (!ret && !s->stopping) {
+		int r = evloop_wait(&loop, deadline, POLL_MS);
+		if (r < 0 && r != -EINTR) {
+			ret = r;
 			break;
 		}
-		int r = perf_events_read(s->pe, handle_record, s);
+		r = perf_events_read(s->pe, handle_record, s);
 		if (r < 0) {
 			ret = r;
 			break;
 		}
-		if (s->cfg.stop_fd >= 0 && (pfds[stop_at].revents & POLLIN))
+		if (s->signalled)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;
-		else if (!check_targets(s, pfds, first_pidfd))
+		else if (!check_targets(s))
 			s->stats.stop = SAMPLER_STOP_EXITED;
 		else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= deadline)
 			s->stats.stop = SAMPLER_STOP_DURATION;
 		if (s->stats.stop != SAMPLER_STOP_NONE)
 			s->stopping = 1;
 	}
+	evloop_release(&loop);
 	s->stats.duration_ns = time_now_ns(CLOCK_MONOTONIC) - s->start_mono;
 	/* What the kernel wrote until now still counts. */
 	if (!ret) {
@@ -659,8 +672,6 @@ int sampler_run(struct sampler *s)
 			ret = r;
 	}
 	child_reap(s);
-	free(rings);
-	free(pfds);
 	return ret;
 }
 

@@ -6,14 +6,12 @@
 #include "top/session.h"
 
 #include <errno.h>
-#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_POLLFDS 1025
 
 double top_now(void)
 {
@@ -23,12 +21,55 @@ double top_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A ring woke the loop up half full: empty it now rather than lose samples
+ * at the end of a long interval. */
+static void on_ring(void *arg, int fd, short revents)
+{
+	struct top_session *s = arg;
+
+	(void)fd;
+	(void)revents;
+	top_sampler_read(s->sampler, s->model);
+}
+
+static void on_stop_signal(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct top_session *)arg)->stopped = 1;
+}
+
+static void on_input(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct top_session *)arg)->input_ready = 1;
+}
+
+static int add_sources(struct top_session *s)
+{
+	size_t nrings = s->sampler ? top_sampler_pollfds(s->sampler, NULL, 0) : 0;
+	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
+	int err = rings ? 0 : -ENOMEM;
+
+	if (rings && s->sampler)
+		top_sampler_pollfds(s->sampler, rings, nrings);
+	for (size_t i = 0; i < nrings && !err; i++)
+		err = evloop_add(&s->loop, rings[i], 0, on_ring, s);
+	free(rings);
+	if (!err)
+		err = evloop_add(&s->loop, s->stop_fd, 0, on_stop_signal, s);
+	return err;
+}
+
 int top_session_init(struct top_session *s)
 {
 	struct top_model_config mc = {0};
 	struct top_sampler_config cfg = {0};
 	int err;
 
+	evloop_init(&s->loop);
+	s->input_fd = -1;
 	if (procstat_reader_init(&s->reader, NULL) < 0)
 		return -ENOMEM;
 	s->alive = malloc(s->npids + 1);
@@ -49,11 +90,12 @@ int top_session_init(struct top_session *s)
 	s->sampling_err = top_sampler_new(&cfg, &s->sampler);
 	if (s->sampling_err)
 		s->sampler = NULL;
-	return 0;
+	return add_sources(s);
 }
 
 void top_session_release(struct top_session *s)
 {
+	evloop_release(&s->loop);
 	top_sampler_free(s->sampler);
 	top_model_free(s->model);
 	procstat_reader_release(&s->reader);
@@ -74,42 +116,29 @@ static void add_exited(struct top_session *s, pid_t pid)
 
 int top_session_wait(struct top_session *s, int fd)
 {
-	struct pollfd fds[MAX_POLLFDS];
-	int rings[MAX_POLLFDS - 1];
-	size_t nrings = s->sampler ? top_sampler_pollfds(s->sampler, rings, MAX_POLLFDS - 1) : 0;
-	double due = s->last_time + s->delay;
+	int64_t due = (int64_t)((s->last_time + s->delay) * 1e9);
 
-	if (nrings > MAX_POLLFDS - 1)
-		nrings = MAX_POLLFDS - 1;
+	if (fd >= 0 && s->input_fd < 0) {
+		int err = evloop_add(&s->loop, fd, 0, on_input, s);
+		if (err)
+			return err;
+		s->input_fd = fd;
+	}
 	for (;;) {
-		if (s->stop && *s->stop)
+		if (s->stopped)
 			return -1;
-		double left = due - top_now();
-		if (left <= 0)
+		if (s->input_ready) {
+			s->input_ready = 0;
+			return 1;
+		}
+		if ((int64_t)(top_now() * 1e9) >= due)
 			return 0;
-		size_t n = 0;
-		if (fd >= 0) {
-			fds[n].fd = fd;
-			fds[n++].events = POLLIN;
-		}
-		for (size_t i = 0; i < nrings; i++) {
-			fds[n].fd = rings[i];
-			fds[n++].events = POLLIN;
-		}
-		int r = poll(fds, n, (int)(left * 1000) + 1);
+		int r = evloop_wait(&s->loop, due, -1);
 		/* A signal such as SIGWINCH: let the screen look at its keys. */
-		if (r < 0 && errno == EINTR && fd >= 0 && !(s->stop && *s->stop))
+		if (r == -EINTR && fd >= 0 && !s->stopped)
 			return 1;
-		if (r < 0 && errno != EINTR)
+		if (r < 0 && r != -EINTR)
 			return 0;
-		if (r <= 0)
-			continue;
-		if (fd >= 0 && fds[0].revents)
-			return 1;
-		/* A ring woke us up half full: empty it now rather than lose
-		 * samples at the end of a long interval. */
-		if (s->sampler)
-			top_sampler_read(s->sampler, s->model);
 	}
 }
 

@@ -10,13 +10,13 @@
 #ifndef RECCE_TOP_SESSION_H
 #define RECCE_TOP_SESSION_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "proc/procstat.h"
 #include "top/top-model.h"
 #include "top/top-sample.h"
+#include "util/evloop.h"
 
 #define TOP_MAX_EVENTS 16 /* event lines kept per snapshot */
 
@@ -28,8 +28,8 @@ struct top_session {
 	long long count; /* snapshots to show; 0 = until quit */
 	unsigned freq;
 	unsigned history;
-	int batch, json;	     /* how the program shows it */
-	volatile sig_atomic_t *stop; /* set by a stop signal; NULL: none */
+	int batch, json; /* how the program shows it */
+	int stop_fd;	 /* readable on a stop signal (a signalfd); -1: none */
 
 	/* state */
 	struct procstat_reader reader;
@@ -39,6 +39,9 @@ struct top_session {
 	char sampling_off[256];	     /* the program's words for it */
 	unsigned char *alive;	     /* per pid: still running */
 	size_t nalive;
+	struct evloop loop; /* the rings, stop_fd and the screen's input */
+	int input_fd;	    /* the input in the loop, -1 before the first */
+	int stopped, input_ready;
 	pid_t *scratch_pids; /* copy of a listing of every process */
 	size_t scratch_cap;
 	double last_time; /* CLOCK_MONOTONIC seconds of the latest snapshot */
@@ -57,8 +60,9 @@ int top_session_init(struct top_session *s);
 void top_session_release(struct top_session *s);
 
 /* Waits until the next snapshot is due, draining the rings meanwhile;
- * returns early (1) when fd (if >= 0) becomes readable, 0 at the due time,
- * -1 when interrupted by a stop signal. */
+ * returns early (1) when fd (if >= 0, the same on every call) becomes
+ * readable or a signal handler ran (the screen's SIGWINCH), 0 at the due
+ * time, -1 once stop_fd has become readable. */
 int top_session_wait(struct top_session *s, int fd);
 
 /* Reads /proc and the rings and finishes a snapshot. Returns 0 or -errno. */

@@ -8,7 +8,6 @@
 #include "trace/tracer.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -23,6 +22,7 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 
 struct frame {
 	int fn;
@@ -431,18 +431,33 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 	return h->retprobe ? on_return(t, h, fn) : on_call(t, h, fn);
 }
 
-/* Polls the rings, the stop descriptor and the targets' pidfds until a
- * limit fires, a person stops it, or every target has exited. */
-static void poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
-{
-	const struct tracer_config *c = &t->cfg;
-	size_t ntargets = t->ntargets, alive = 0;
+/* What the loop's callbacks saw since the last round. */
+struct loop_state {
+	struct tracer *t;
+	size_t alive; /* targets whose pidfd has not fired */
+};
 
-	for (size_t i = 0; i < ntargets; i++) {
-		pfd[nrings + 1 + i] = (struct pollfd){proc_pidfd_open(t->targets[i]), POLLIN, 0};
-		if (pfd[nrings + 1 + i].fd >= 0)
-			alive++;
-	}
+static void on_stop_signal(void *arg, int fd, short revents)
+{
+	struct loop_state *ls = arg;
+	char buf[128]; /* one struct signalfd_siginfo */
+
+	(void)revents;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		trace_limits_stop(&ls->t->limits, TRACE_STOP_SIGNAL);
+}
+
+static void on_target_exit(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct loop_state *)arg)->alive--;
+}
+
+/* Waits on the rings, the stop descriptor and the targets' pidfds until a
+ * limit fires, a person stops it, or every target has exited. */
+static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *ls)
+{
 	for (;;) {
 		uint64_t left = trace_limits_remaining(&t->limits, time_now_ns(CLOCK_MONOTONIC));
 		/* After the count, wait for the returns of the calls shown,
@@ -450,56 +465,49 @@ static void poll_loop(struct tracer *t, struct pollfd *pfd, size_t nrings)
 		if (t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left))
 			break;
 		int timeout = left > POLL_MS * 1000000ULL ? POLL_MS : (int)(left / 1000000ULL) + 1;
-		poll(pfd, nrings + 1 + ntargets, timeout);
+		evloop_wait(loop, INT64_MAX, timeout);
 		if (uprobe_set_read(t->up, on_hit, t) < 0)
 			break;
 		if (t->limits.stop == TRACE_STOP_BREAKER || (t->draining && !t->pending))
 			break;
-		char buf[128]; /* one struct signalfd_siginfo */
-		while (c->stop_fd >= 0 && read(c->stop_fd, buf, sizeof(buf)) > 0)
-			trace_limits_stop(&t->limits, TRACE_STOP_SIGNAL);
-		for (size_t i = 0; i < ntargets; i++) {
-			struct pollfd *p = &pfd[nrings + 1 + i];
-			if (p->fd >= 0 && (p->revents & (POLLIN | POLLHUP))) {
-				close(p->fd);
-				p->fd = -1;
-				alive--;
-			}
-		}
 		if (t->child.pid && !t->child_done &&
 		    waitpid(t->child.pid, &t->child_status, WNOHANG) == t->child.pid)
 			t->child_done = 1;
-		if (!alive || t->child_done) {
+		if (!ls->alive || t->child_done) {
 			/* Read what the target did before it exited. */
 			uprobe_set_read(t->up, on_hit, t);
 			trace_limits_stop(&t->limits, TRACE_STOP_EXITED);
 		}
 		trace_limits_tick(&t->limits, time_now_ns(CLOCK_MONOTONIC));
 	}
-	for (size_t i = 0; i < ntargets; i++)
-		if (pfd[nrings + 1 + i].fd >= 0)
-			close(pfd[nrings + 1 + i].fd);
 }
 
 int tracer_run(struct tracer *t)
 {
 	size_t nrings = uprobe_set_pollfds(t->up, NULL, 0);
-	struct pollfd *pfd = calloc(nrings + 1 + t->ntargets, sizeof(*pfd));
 	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
-	int err = 0;
+	struct loop_state ls = {t, 0};
+	struct evloop loop;
+	int err = ringfds ? 0 : -ENOMEM;
 
-	if (pfd && ringfds) {
+	evloop_init(&loop);
+	if (!err) {
 		uprobe_set_pollfds(t->up, ringfds, nrings);
-		for (size_t i = 0; i < nrings; i++)
-			pfd[i] = (struct pollfd){ringfds[i], POLLIN, 0};
-		pfd[nrings] = (struct pollfd){t->cfg.stop_fd, POLLIN, 0};
-		poll_loop(t, pfd, nrings);
-	} else {
-		err = -ENOMEM;
+		for (size_t i = 0; i < nrings && !err; i++)
+			err = evloop_add(&loop, ringfds[i], 0, NULL, NULL);
 	}
+	if (!err)
+		err = evloop_add(&loop, t->cfg.stop_fd, 0, on_stop_signal, &ls);
+	for (size_t i = 0; i < t->ntargets && !err; i++) {
+		int fd = proc_pidfd_open(t->targets[i]);
+		ls.alive += fd >= 0;
+		err = evloop_add(&loop, fd, EVLOOP_ONCE | EVLOOP_CLOSE, on_target_exit, &ls);
+	}
+	if (!err)
+		run_loop(t, &loop, &ls);
 	/* The target first: remove every probe before anything else. */
 	uprobe_set_remove_all(t->up);
-	free(pfd);
+	evloop_release(&loop);
 	free(ringfds);
 	return err;
 }

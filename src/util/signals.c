@@ -1,6 +1,6 @@
 /*
- * Stop signals on a signalfd (see signals.h), shared by `recce record` and
- * `recce trace`.
+ * Stop signals on a signalfd (see signals.h), shared by `recce record`,
+ * `recce trace` and `recce top`.
  */
 #include "util/signals.h"
 

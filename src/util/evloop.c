@@ -1,0 +1,123 @@
+/*
+ * The event loop (see evloop.h): an array of sources mirrored into a
+ * pollfd array for each wait.
+ */
+#include "util/evloop.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/array.h"
+#include "util/clock.h"
+
+void evloop_init(struct evloop *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+static void drop(struct evloop_source *s)
+{
+	if (s->fd >= 0 && (s->flags & EVLOOP_CLOSE))
+		close(s->fd);
+	s->fd = -1;
+}
+
+void evloop_release(struct evloop *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		drop(&l->src[i]);
+	free(l->src);
+	free(l->pfd);
+	evloop_init(l);
+}
+
+int evloop_add(struct evloop *l, int fd, int flags, evloop_fn fn, void *arg)
+{
+	if (fd < 0)
+		return 0;
+	struct evloop_source *src = array_reserve(l->src, &l->cap, l->n + 1, sizeof(*src));
+	struct pollfd *pfd =
+	    src ? array_reserve(l->pfd, &l->pfd_cap, l->n + 1, sizeof(*pfd)) : NULL;
+	if (src)
+		l->src = src;
+	if (pfd)
+		l->pfd = pfd;
+	if (!src || !pfd) {
+		if (flags & EVLOOP_CLOSE)
+			close(fd);
+		return -ENOMEM;
+	}
+	l->src[l->n++] = (struct evloop_source){fd, flags, fn, arg};
+	return 0;
+}
+
+/* Removes the dropped sources (fd -1), keeping the others in order. */
+static void compact(struct evloop *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->src[i].fd >= 0)
+			l->src[k++] = l->src[i];
+	l->n = k;
+}
+
+/* Safe inside a callback: the slot is emptied now, compacted later. */
+void evloop_remove(struct evloop *l, int fd)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->src[i].fd == fd)
+			drop(&l->src[i]);
+}
+
+size_t evloop_count(const struct evloop *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		k += l->src[i].fd >= 0;
+	return k;
+}
+
+/* The poll timeout, in milliseconds, for a deadline and a cap. */
+static int timeout_ms(int64_t deadline_ns, int max_ms)
+{
+	if (deadline_ns == INT64_MAX)
+		return max_ms;
+	int64_t left = deadline_ns - (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	if (left <= 0)
+		return 0;
+	/* Round up: waking a little late is better than spinning early. */
+	int64_t ms = (left + 999999) / 1000000;
+	if (max_ms >= 0 && ms > max_ms)
+		return max_ms;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms)
+{
+	compact(l);
+	size_t n = l->n;
+
+	for (size_t i = 0; i < n; i++)
+		l->pfd[i] = (struct pollfd){.fd = l->src[i].fd, .events = POLLIN};
+	int r = poll(l->pfd, n, timeout_ms(deadline_ns, max_ms));
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return 0;
+	/* Callbacks may add sources; they are not in this round's pfd. */
+	for (size_t i = 0; i < n; i++) {
+		struct evloop_source s = l->src[i];
+		if (!l->pfd[i].revents || s.fd < 0)
+			continue;
+		if (s.fn)
+			s.fn(s.arg, s.fd, l->pfd[i].revents);
+		if (s.flags & EVLOOP_ONCE)
+			drop(&l->src[i]);
+	}
+	compact(l);
+	return r;
+}

@@ -1,0 +1,209 @@
+/*
+ * Unit tests of the one event loop (util/evloop): a ready pipe runs its
+ * callback and only its own; EVLOOP_ONCE drops a source after one call
+ * and EVLOOP_CLOSE closes it; a pidfd reports a real child's exit; a
+ * wait with nothing ready ends at its deadline, not before; a signal
+ * handler's interruption comes back as -EINTR; a callback may remove
+ * another source.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+#include "util/evloop.h"
+
+struct seen {
+	int calls;
+	int last_fd;
+	struct evloop *loop;
+	int remove_fd; /* removed by the callback when >= 0 */
+};
+
+static void on_ready(void *arg, int fd, short revents)
+{
+	struct seen *s = arg;
+
+	assert_true(revents & (POLLIN | POLLHUP));
+	s->calls++;
+	s->last_fd = fd;
+	if (s->remove_fd >= 0)
+		evloop_remove(s->loop, s->remove_fd);
+}
+
+static int fd_is_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+static void test_ready_pipe(void **state)
+{
+	int a[2], b[2];
+	struct evloop l;
+	struct seen sa = {0, -1, NULL, -1}, sb = {0, -1, NULL, -1};
+
+	(void)state;
+	assert_int_equal(pipe(a), 0);
+	assert_int_equal(pipe(b), 0);
+	evloop_init(&l);
+	assert_int_equal(evloop_add(&l, a[0], 0, on_ready, &sa), 0);
+	assert_int_equal(evloop_add(&l, b[0], 0, on_ready, &sb), 0);
+	assert_int_equal(evloop_add(&l, -1, 0, on_ready, &sb), 0); /* ignored */
+	assert_int_equal(evloop_count(&l), 2);
+	assert_int_equal(write(b[1], "x", 1), 1);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
+	assert_int_equal(sa.calls, 0);
+	assert_int_equal(sb.calls, 1);
+	assert_int_equal(sb.last_fd, b[0]);
+	/* Level-triggered: still readable, called again. */
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
+	assert_int_equal(sb.calls, 2);
+	evloop_remove(&l, b[0]);
+	assert_int_equal(evloop_count(&l), 1);
+	assert_true(fd_is_open(b[0])); /* not the loop's to close */
+	evloop_release(&l);
+	assert_true(fd_is_open(a[0]));
+	close(a[0]), close(a[1]), close(b[0]), close(b[1]);
+}
+
+static void test_once_and_close(void **state)
+{
+	int p[2];
+	struct evloop l;
+	struct seen s = {0, -1, NULL, -1};
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	evloop_init(&l);
+	assert_int_equal(evloop_add(&l, p[0], EVLOOP_ONCE | EVLOOP_CLOSE, on_ready, &s), 0);
+	assert_int_equal(write(p[1], "x", 1), 1);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(evloop_count(&l), 0);
+	assert_false(fd_is_open(p[0]));
+	/* Nothing left to wait on: the cap ends the wait. */
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 10), 0);
+	assert_int_equal(s.calls, 1);
+	evloop_release(&l);
+	close(p[1]);
+}
+
+static void test_pidfd_exit(void **state)
+{
+	struct evloop l;
+	struct seen s = {0, -1, NULL, -1};
+
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep(20000);
+		_exit(0);
+	}
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	assert_true(fd >= 0);
+	evloop_init(&l);
+	assert_int_equal(evloop_add(&l, fd, EVLOOP_ONCE | EVLOOP_CLOSE, on_ready, &s), 0);
+	while (s.calls == 0)
+		assert_true(evloop_wait(&l, INT64_MAX, 5000) >= 0);
+	assert_int_equal(s.calls, 1);
+	assert_int_equal(s.last_fd, fd);
+	assert_int_equal(evloop_count(&l), 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	evloop_release(&l);
+}
+
+static void test_deadline(void **state)
+{
+	int p[2];
+	struct evloop l;
+	struct seen s = {0, -1, NULL, -1};
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	evloop_init(&l);
+	assert_int_equal(evloop_add(&l, p[0], 0, on_ready, &s), 0);
+	int64_t start = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	int64_t deadline = start + 30 * 1000000LL;
+	while (evloop_wait(&l, deadline, -1) == 0 &&
+	       (int64_t)time_now_ns(CLOCK_MONOTONIC) < deadline)
+		;
+	assert_true((int64_t)time_now_ns(CLOCK_MONOTONIC) >= deadline);
+	assert_int_equal(s.calls, 0);
+	/* A deadline already past does not block. */
+	assert_int_equal(evloop_wait(&l, start, -1), 0);
+	evloop_release(&l);
+	close(p[0]), close(p[1]);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void test_eintr(void **state)
+{
+	int p[2];
+	struct evloop l;
+	struct sigaction sa;
+	struct itimerval it = {{0, 0}, {0, 20000}};
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm; /* no SA_RESTART */
+	sigaction(SIGALRM, &sa, NULL);
+	assert_int_equal(pipe(p), 0);
+	evloop_init(&l);
+	assert_int_equal(evloop_add(&l, p[0], 0, NULL, NULL), 0);
+	setitimer(ITIMER_REAL, &it, NULL);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, -1), -EINTR);
+	evloop_release(&l);
+	close(p[0]), close(p[1]);
+}
+
+static void test_remove_in_callback(void **state)
+{
+	int a[2], b[2];
+	struct evloop l;
+	struct seen sa = {0, -1, &l, -1}, sb = {0, -1, NULL, -1};
+
+	(void)state;
+	assert_int_equal(pipe(a), 0);
+	assert_int_equal(pipe(b), 0);
+	evloop_init(&l);
+	sa.remove_fd = b[0];
+	assert_int_equal(evloop_add(&l, a[0], 0, on_ready, &sa), 0);
+	assert_int_equal(evloop_add(&l, b[0], EVLOOP_CLOSE, on_ready, &sb), 0);
+	assert_int_equal(write(a[1], "x", 1), 1);
+	assert_int_equal(write(b[1], "x", 1), 1);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 2);
+	/* a's callback removed b before b's turn came. */
+	assert_int_equal(sa.calls, 1);
+	assert_int_equal(sb.calls, 0);
+	assert_int_equal(evloop_count(&l), 1);
+	evloop_release(&l);
+	close(a[0]), close(a[1]), close(b[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ready_pipe), cmocka_unit_test(test_once_and_close),
+	    cmocka_unit_test(test_pidfd_exit), cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_eintr),      cmocka_unit_test(test_remove_in_callback),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
