@@ -3,7 +3,8 @@
  * or source lines, or writes it in a format another tool reads (folded
  * stacks, pprof, callgrind, speedscope, Chrome trace, flamegraph SVG), or
  * compares two profiles (--diff). This file only parses options and wires
- * pprof-read.c, stacks.c and writers/render.c together; the page
+ * pprof-read.c, profile/view.c and writers/render.c together, and
+ * profile-messages.c says what went wrong; the page
  * docs/recce-report.md is its --help.
  */
 #include <errno.h>
@@ -15,17 +16,18 @@
 
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
 #include "profile/stacks.h"
+#include "profile/view.h"
 #include "util/outfile.h"
 #include "writers/render.h"
 #include "writers/report-diff.h"
 #include "writers/report-text.h"
 
-#define DEFAULT_FILE "recce.pb.gz"
-#define DEFAULT_TOP  20
+#define DEFAULT_TOP 20
 
 struct report_args {
 	const char *file;
@@ -150,7 +152,7 @@ static void args_parse(struct report_args *a, int argc, char **argv)
 	if (at < argc)
 		usage_die("report", "one profile at a time: '%s' is one too many", argv[at]);
 	if (!a->file)
-		a->file = DEFAULT_FILE;
+		a->file = PROFILE_DEFAULT_FILE;
 }
 
 static void args_release(struct report_args *a)
@@ -161,42 +163,6 @@ static void args_release(struct report_args *a)
 		regfree(&a->focus);
 	if (a->has_ignore)
 		regfree(&a->ignore);
-}
-
-/* Reads the profile, or prints why not; returns NULL on failure. */
-static struct profile *profile_load(const char *path)
-{
-	struct profile *p;
-	char why[256];
-	int ret = pprof_read_file(path, &p, why, sizeof(why));
-
-	if (ret == -EBADMSG)
-		error("'%s' is not a valid pprof profile: %s", path, why);
-	else if (ret == -EFBIG)
-		error("'%s' is too large for a profile (over %zu MiB)", path,
-		      PPROF_MAX_BYTES >> 20);
-	else if (ret)
-		error("cannot open '%s': %s", path, strerror(-ret));
-	if (ret == -ENOENT && strcmp(path, DEFAULT_FILE) == 0)
-		note("record one first, e.g. 'recce record -p PID -d 10'");
-	return ret ? NULL : p;
-}
-
-/* The index of the sample type to show; exits 2 for an unknown --value. */
-static size_t value_index(const struct profile *p, const struct report_args *a)
-{
-	if (!a->value)
-		return p->default_sample_type;
-	int i = profile_sample_type_index(p, a->value);
-	if (i >= 0)
-		return (size_t)i;
-	char types[512] = "";
-	size_t len = 0;
-	for (size_t t = 0; t < p->nsample_types && len < sizeof(types); t++)
-		len += (size_t)snprintf(types + len, sizeof(types) - len, "%s%s", t ? ", " : "",
-					p->sample_types[t].type);
-	usage_die("report", "--value: '%s' has no sample type '%s' (it has: %s)", a->file, a->value,
-		  p->nsample_types ? types : "none");
 }
 
 /* Writes v to -o's file (whole or not at all) or standard output; prints
@@ -239,37 +205,27 @@ static struct stack_filter filter_of(const struct report_args *a)
 /* recce report --diff BEFORE AFTER: the same sample type from both. */
 static int report_diff(struct report_args *a)
 {
-	struct profile *before = profile_load(a->before), *after = NULL;
-	struct stack_set sb = {0}, sa = {0}, merged = {0};
+	struct profile *before = profile_read_or_say(a->before), *after = NULL;
 	struct stack_filter filter = filter_of(a);
+	struct profile_view pv = {0};
 	int status = RECCE_EXIT_ERROR;
 
-	if (!before || !(after = profile_load(a->file)))
+	if (!before || !(after = profile_read_or_say(a->file)))
 		goto out;
-	size_t ia = value_index(after, a);
-	const struct profile_value_type *t = &after->sample_types[ia];
-	int ib = profile_sample_type_index(before, t->type);
-	if (ib < 0 || strcmp(before->sample_types[ib].unit, t->unit) != 0) {
-		error("cannot compare '%s' with '%s': '%s' has no sample type '%s' in %s",
-		      a->before, a->file, a->before, t->type, t->unit);
-		note("--diff compares profiles of the same kind (such as two CPU profiles)");
+	int err = profile_view_diff(before, after, a->value, &filter, &pv);
+	if (err) {
+		status = profile_view_say_failed("report", after, &pv, err, a->file, a->value,
+						 a->before);
 		goto out;
 	}
-	if (stacks_from_profile(before, (size_t)ib, &filter, &sb) ||
-	    stacks_from_profile(after, ia, &filter, &sa) || stacks_diff_merge(&sb, &sa, &merged)) {
-		error("out of memory");
-		goto out;
-	}
-	struct render_view v = view_of(a, after, &sa);
-	v.before = &sb;
-	v.merged = &merged;
+	struct render_view v = view_of(a, after, &pv.set);
+	v.before = &pv.before;
+	v.merged = &pv.merged;
 	v.before_name = a->before;
 	if (output_run(a, render_diff_write, &v) == 0)
 		status = 0;
 out:
-	stacks_release(&merged);
-	stacks_release(&sb);
-	stacks_release(&sa);
+	profile_view_release(&pv);
 	profile_free(before);
 	profile_free(after);
 	return status;
@@ -278,11 +234,8 @@ out:
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = {0};
-	struct stack_filter filter;
-	struct stack_set set;
-	struct stack_event *events = NULL;
-	size_t nevents = 0;
-	struct profile *p;
+	struct profile_view pv = {0};
+	struct profile *p = NULL;
 	int status = RECCE_EXIT_ERROR;
 	int ret;
 
@@ -291,57 +244,41 @@ int cmd_report(int argc, char **argv)
 	ret = a.output ? outfile_check(a.output) : 0;
 	if (ret) {
 		error("cannot write '%s': %s", a.output, strerror(-ret));
-		goto out_args;
+		goto out;
 	}
 	if (a.diff) {
 		status = report_diff(&a);
-		goto out_args;
+		goto out;
 	}
-	p = profile_load(a.file);
+	p = profile_read_or_say(a.file);
 	if (!p)
-		goto out_args;
-	if (render_needs_timeline(a.mode) && !p->timeline) {
-		error("'%s' has no sample timeline, which --format chrome needs: the order of its "
-		      "samples is unknown",
-		      a.file);
-		note("record with 'recce record --timeline' to keep each sample's time and thread");
-		goto out_profile;
-	}
-
-	filter = filter_of(&a);
-	ret = stacks_from_profile(p, value_index(p, &a), &filter, &set);
+		goto out;
+	struct stack_filter filter = filter_of(&a);
+	int timeline =
+	    render_needs_timeline(a.mode) || (render_uses_timeline(a.mode) && p->timeline);
+	ret = profile_view_build(p, a.value, &filter, timeline, &pv);
 	if (ret) {
-		error("cannot read the stacks of '%s': %s", a.file, strerror(-ret));
-		goto out_profile;
+		status = profile_view_say_failed("report", p, &pv, ret, a.file, a.value, NULL);
+		goto out;
 	}
-	if (render_uses_timeline(a.mode) && p->timeline) {
-		ret = stacks_timeline(&set, p, &events, &nevents);
-		if (ret) {
-			error("cannot read the timeline of '%s': %s", a.file, strerror(-ret));
-			goto out_stacks;
-		}
-	}
-	if (!set.n && a.mode != RENDER_TEXT && a.mode != RENDER_LINES)
-		warning("no samples%s in '%s'", set.dropped ? " left after the filters" : "",
+	if (!pv.set.n && a.mode != RENDER_TEXT && a.mode != RENDER_LINES)
+		warning("no samples%s in '%s'", pv.set.dropped ? " left after the filters" : "",
 			a.file);
 
-	struct render_view v = view_of(&a, p, &set);
-	v.events = events;
-	v.nevents = nevents;
+	struct render_view v = view_of(&a, p, &pv.set);
+	v.events = pv.events;
+	v.nevents = pv.nevents;
 	if (output_run(&a, render_write, &v))
-		goto out_stacks;
+		goto out;
 	if (a.mode == RENDER_SVG && a.output) {
 		char total[32];
-		report_value_format(total, sizeof(total), set.total, set.unit);
-		note("wrote '%s' (%s %s)", a.output, total, set.type);
+		report_value_format(total, sizeof(total), pv.set.total, pv.set.unit);
+		note("wrote '%s' (%s %s)", a.output, total, pv.set.type);
 	}
 	status = 0;
-out_stacks:
-	free(events);
-	stacks_release(&set);
-out_profile:
+out:
+	profile_view_release(&pv);
 	profile_free(p);
-out_args:
 	args_release(&a);
 	return status;
 }

@@ -384,3 +384,25 @@ int stacks_function_ids(const struct stack_set *set, uint32_t **ids,
 	*nfuncs = n;
 	return 0;
 }
+
+int stacks_diff_merge(const struct stack_set *before, const struct stack_set *after,
+		      struct stack_set *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->entries = calloc(before->n + after->n + 1, sizeof(*out->entries));
+	if (!out->entries)
+		return -ENOMEM;
+	for (size_t i = 0; i < after->n; i++) {
+		out->entries[out->n] = after->entries[i];
+		out->entries[out->n++].base = 0;
+	}
+	for (size_t i = 0; i < before->n; i++) {
+		out->entries[out->n] = before->entries[i];
+		out->entries[out->n].base = before->entries[i].value;
+		out->entries[out->n++].value = 0;
+	}
+	out->total = after->total;
+	out->type = after->type;
+	out->unit = after->unit;
+	return 0;
+}

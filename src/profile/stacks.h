@@ -69,6 +69,15 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 			const struct stack_filter *filter, struct stack_set *out);
 void stacks_release(struct stack_set *set);
 
+/*
+ * Fills out with the entries of after (value as is, base 0) followed by
+ * those of before (value 0, base = their value). The frames are borrowed
+ * from both sets, which must outlive out; out's total is after's. Release
+ * out with stacks_release(). Returns 0 or -ENOMEM.
+ */
+int stacks_diff_merge(const struct stack_set *before, const struct stack_set *after,
+		      struct stack_set *out);
+
 /* One sample of the timeline: which entry, when, and its weight. */
 struct stack_event {
 	size_t entry;	 /* index into set->entries */

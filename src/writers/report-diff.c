@@ -13,28 +13,6 @@
 
 #include "writers/report-text.h"
 
-int stacks_diff_merge(const struct stack_set *before, const struct stack_set *after,
-		      struct stack_set *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->entries = calloc(before->n + after->n + 1, sizeof(*out->entries));
-	if (!out->entries)
-		return -ENOMEM;
-	for (size_t i = 0; i < after->n; i++) {
-		out->entries[out->n] = after->entries[i];
-		out->entries[out->n++].base = 0;
-	}
-	for (size_t i = 0; i < before->n; i++) {
-		out->entries[out->n] = before->entries[i];
-		out->entries[out->n].base = before->entries[i].value;
-		out->entries[out->n++].value = 0;
-	}
-	out->total = after->total;
-	out->type = after->type;
-	out->unit = after->unit;
-	return 0;
-}
-
 struct diff_row {
 	const struct report_row *row;				   /* for the name and location */
 	double self_before, self_after, total_before, total_after; /* percent */

@@ -2,7 +2,10 @@
  * Unit tests of stacks.c: frames run root first with inlined frames
  * expanded (outer before inner), unnamed code is named MODULE+0xOFFSET or
  * 0xADDRESS, and the pid, tid, focus and ignore filters keep exactly the
- * samples they should and count what they drop.
+ * samples they should and count what they drop. And profile views: the
+ * sample type chosen by name or by default, an unknown one refused, a
+ * timeline asked of a profile without one refused, and a diff that holds
+ * both sides and refuses profiles of different kinds.
  */
 #include <errno.h>
 #include <regex.h>
@@ -17,6 +20,7 @@
 
 #include "profile/profile.h"
 #include "profile/stacks.h"
+#include "profile/view.h"
 
 /*
  * Samples, leaf first, values {samples, cpu}:
@@ -219,12 +223,64 @@ static void test_empty(void **state)
 	profile_free(p);
 }
 
+static void test_view(void **state)
+{
+	struct profile *p = profile_build();
+	struct profile_view v;
+	char types[64];
+
+	(void)state;
+	p->default_sample_type = 1;
+	assert_int_equal(profile_view_build(p, NULL, NULL, 0, &v), 0);
+	assert_int_equal(v.type, 1);
+	assert_int_equal(v.set.total, 65); /* cpu: 30 + 20 + 10 + 5 */
+	assert_null(v.events);
+	profile_view_release(&v);
+	assert_int_equal(profile_view_build(p, "samples", NULL, 0, &v), 0);
+	assert_int_equal(v.type, 0);
+	assert_int_equal(v.set.total, 6);
+	profile_view_release(&v);
+	assert_int_equal(profile_view_build(p, "alloc_space", NULL, 0, &v), -ENOENT);
+	assert_int_equal(v.failed, VIEW_NO_TYPE);
+	profile_view_release(&v);
+	assert_int_equal(profile_view_build(p, NULL, NULL, 1, &v), -ENODATA);
+	assert_int_equal(v.failed, VIEW_NO_TIMELINE);
+	profile_view_release(&v);
+	profile_view_types(p, types, sizeof(types));
+	assert_string_equal(types, "samples, cpu");
+	profile_free(p);
+}
+
+static void test_view_diff(void **state)
+{
+	static const struct profile_value_type alloc[] = {{"alloc_space", "bytes"}};
+	struct profile *before = profile_build(), *after = profile_build();
+	struct profile *other = profile_new();
+	struct profile_view v;
+
+	(void)state;
+	assert_int_equal(profile_view_diff(before, after, "cpu", NULL, &v), 0);
+	assert_int_equal(v.set.n, 4);
+	assert_int_equal(v.before.n, 4);
+	assert_int_equal(v.merged.n, 8);
+	assert_int_equal(v.merged.total, 65);
+	profile_view_release(&v);
+	assert_non_null(other);
+	assert_int_equal(profile_set_sample_types(other, alloc, 1), 0);
+	assert_int_equal(profile_view_diff(other, after, "cpu", NULL, &v), -EDOM);
+	assert_int_equal(v.failed, VIEW_MISMATCH);
+	profile_view_release(&v);
+	profile_free(before);
+	profile_free(after);
+	profile_free(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_frames),
-	    cmocka_unit_test(test_filters),
-	    cmocka_unit_test(test_empty),
+	    cmocka_unit_test(test_frames),    cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_empty),     cmocka_unit_test(test_view),
+	    cmocka_unit_test(test_view_diff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

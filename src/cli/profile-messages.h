@@ -1,0 +1,25 @@
+/*
+ * The messages of reading a profile file and building a view of it, for
+ * every subcommand that reads profiles (report, and the page and query of
+ * continuous profiling to come): one wording for one failure everywhere.
+ */
+#ifndef RECCE_CLI_PROFILE_MESSAGES_H
+#define RECCE_CLI_PROFILE_MESSAGES_H
+
+#include "profile/profile.h"
+#include "profile/view.h"
+
+#define PROFILE_DEFAULT_FILE "recce.pb.gz" /* what `recce record` writes */
+
+/* Reads the profile at path, or prints why not and returns NULL. */
+struct profile *profile_read_or_say(const char *path);
+
+/*
+ * Prints why a view of p (read from path; the after side of a diff whose
+ * before is before_path, or NULL) failed with err. An unknown sample type
+ * (value) is a usage error of subcommand cmd and exits 2; otherwise returns RECCE_EXIT_ERROR.
+ */
+int profile_view_say_failed(const char *cmd, const struct profile *p, const struct profile_view *v,
+			    int err, const char *path, const char *value, const char *before_path);
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * Views of profiles (see view.h): which sample type, which stacks, which
+ * events, and the two sides of a comparison.
+ */
+#include "profile/view.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(struct profile_view *v, enum profile_view_step step, int err)
+{
+	v->failed = step;
+	return err;
+}
+
+/* The index of type in p (NULL: the default), or -1. */
+static int type_index(const struct profile *p, const char *type)
+{
+	return type ? profile_sample_type_index(p, type) : (int)p->default_sample_type;
+}
+
+int profile_view_build(const struct profile *p, const char *type, const struct stack_filter *filter,
+		       int timeline, struct profile_view *v)
+{
+	struct stack_filter none = {0};
+	int i = type_index(p, type), err;
+
+	memset(v, 0, sizeof(*v));
+	if (i < 0)
+		return fail(v, VIEW_NO_TYPE, -ENOENT);
+	v->type = (size_t)i;
+	if (timeline && !p->timeline)
+		return fail(v, VIEW_NO_TIMELINE, -ENODATA);
+	err = stacks_from_profile(p, v->type, filter ? filter : &none, &v->set);
+	if (err)
+		return fail(v, VIEW_STACKS, err);
+	if (timeline) {
+		err = stacks_timeline(&v->set, p, &v->events, &v->nevents);
+		if (err)
+			return fail(v, VIEW_EVENTS, err);
+	}
+	return 0;
+}
+
+int profile_view_diff(const struct profile *before, const struct profile *after, const char *type,
+		      const struct stack_filter *filter, struct profile_view *v)
+{
+	struct stack_filter none = {0};
+	int ia = type_index(after, type), err;
+
+	memset(v, 0, sizeof(*v));
+	if (ia < 0)
+		return fail(v, VIEW_NO_TYPE, -ENOENT);
+	v->type = (size_t)ia;
+	const struct profile_value_type *t = &after->sample_types[ia];
+	int ib = profile_sample_type_index(before, t->type);
+	if (ib < 0 || strcmp(before->sample_types[ib].unit, t->unit) != 0)
+		return fail(v, VIEW_MISMATCH, -EDOM);
+	if (!filter)
+		filter = &none;
+	err = stacks_from_profile(before, (size_t)ib, filter, &v->before);
+	if (!err)
+		err = stacks_from_profile(after, v->type, filter, &v->set);
+	if (!err)
+		err = stacks_diff_merge(&v->before, &v->set, &v->merged);
+	return err ? fail(v, VIEW_STACKS, err) : 0;
+}
+
+void profile_view_release(struct profile_view *v)
+{
+	free(v->events);
+	stacks_release(&v->set);
+	stacks_release(&v->before);
+	stacks_release(&v->merged);
+	v->events = NULL;
+	v->nevents = 0;
+}
+
+void profile_view_types(const struct profile *p, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t t = 0; t < p->nsample_types && len < size; t++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", t ? ", " : "",
+					p->sample_types[t].type);
+}
