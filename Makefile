@@ -88,13 +88,22 @@ $(B)/tests/%: tests/unit/%.c $(B)/librecce-core.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librecce-core.a $(LDLIBS) -lcmocka
 
-# Test target programs: small, with frame pointers and debug info.
+# Test target programs: small, with frame pointers and debug info, at -O1
+# and, for the record and trace tests again (tests/cli/opt-levels.t), at
+# -O0 and -O2, as a user's build may be.
+TARGET_FLAGS = -std=gnu11 -g -fno-omit-frame-pointer -fno-inline-functions-called-once -pthread
 $(B)/targets/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline-functions-called-once \
-		-pthread -o $@ $< -lm
+	$(CC) -O1 $(TARGET_FLAGS) -o $@ $< -lm
+$(B)/targets-O0/%: tests/targets/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O0 $(TARGET_FLAGS) -o $@ $< -lm
+$(B)/targets-O2/%: tests/targets/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O2 $(TARGET_FLAGS) -o $@ $< -lm
 
-targets: $(TARGET_BINS) $(B)/targets/hot-stripped $(B)/ratchet $(B)/drive
+targets: $(TARGET_BINS) $(B)/targets/hot-stripped $(B)/ratchet $(B)/drive \
+	$(subst /targets/,/targets-O0/,$(TARGET_BINS)) $(subst /targets/,/targets-O2/,$(TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.
 $(B)/targets/hot-stripped: $(B)/targets/hot

@@ -21,7 +21,8 @@ B=${B:-build}
 case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
 RECCE=${RECCE:-$ROOT/recce}
 case "$RECCE" in /*) ;; *) RECCE="$ROOT/$RECCE" ;; esac
-TARGETS="$B/targets"
+TARGETS=${TARGETS:-$B/targets}
+case "$TARGETS" in /*) ;; *) TARGETS="$ROOT/$TARGETS" ;; esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/recce-cli.XXXXXX")
 OUT="$T/.out"

@@ -1,0 +1,224 @@
+/*
+ * Unit tests of the DWARF unwinding engines, on this very process:
+ *  - cfi-rules reads the exact rule of each instruction of a function
+ *    written in assembly with known CFI (before and after the frame is
+ *    set up, with rbp as the CFA, at the return), reports a CFA
+ *    expression and code without CFI as not simple, and caches nothing
+ *    wrong after a clear;
+ *  - the unwinder, given registers and a copy of the stack taken three
+ *    calls deep (as a perf sample carries them), returns the sampled IP
+ *    followed by the exact return addresses of the callers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proc/proc-maps.h"
+#include "sampling/cfi-rules.h"
+#include "sampling/unwind.h"
+#include "symbols/symbolize.h"
+
+/* push rbp; mov rbp, rsp; nop; pop rbp; ret, with its CFI spelled out;
+ * then a function whose CFA is a DWARF expression. */
+__asm__(".text\n"
+	".globl cfi_probe\n"
+	".type cfi_probe, @function\n"
+	"cfi_probe:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"nop\n"
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	".cfi_restore %rbp\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size cfi_probe, .-cfi_probe\n"
+	".globl cfi_expr\n"
+	".type cfi_expr, @function\n"
+	"cfi_expr:\n"
+	".cfi_startproc\n"
+	".cfi_escape 0x0f, 0x03, 0x77, 0x08, 0x06\n" /* CFA = *(rsp + 8) */
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size cfi_expr, .-cfi_expr\n");
+void cfi_probe(void);
+void cfi_expr(void);
+
+static Dwfl *self_dwfl(void)
+{
+	static const Dwfl_Callbacks cb = {
+	    .find_elf = dwfl_linux_proc_find_elf,
+	    .find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *d = dwfl_begin(&cb);
+
+	assert_non_null(d);
+	assert_int_equal(dwfl_linux_proc_report(d, getpid()), 0);
+	assert_int_equal(dwfl_report_end(d, NULL, NULL), 0);
+	return d;
+}
+
+static void assert_rule(struct cfi_rules *c, Dwfl *d, uint64_t pc, int cfa_reg, int cfa_off,
+			int bp_how, int bp_off)
+{
+	struct cfi_rule r;
+
+	assert_int_equal(cfi_rules_get(c, d, pc, &r), 1);
+	assert_int_equal(r.cfa_reg, cfa_reg);
+	assert_int_equal(r.cfa_off, cfa_off);
+	assert_int_equal(r.ra_how, CFI_SAVED_AT);
+	assert_int_equal(r.ra_off, -8);
+	assert_int_equal(r.bp_how, bp_how);
+	if (bp_how == CFI_SAVED_AT)
+		assert_int_equal(r.bp_off, bp_off);
+}
+
+static void test_cfi_rules(void **state)
+{
+	Dwfl *d = self_dwfl();
+	struct cfi_rules *c = cfi_rules_new();
+	uint64_t f = (uint64_t)(uintptr_t)cfi_probe;
+	struct cfi_rule r;
+
+	(void)state;
+	assert_non_null(c);
+	for (int pass = 0; pass < 2; pass++) { /* the second pass reads the cache */
+		assert_rule(c, d, f + 0, CFI_REG_SP, 8, CFI_SAME, 0);	     /* push rbp */
+		assert_rule(c, d, f + 1, CFI_REG_SP, 16, CFI_SAVED_AT, -16); /* mov rbp, rsp */
+		assert_rule(c, d, f + 4, CFI_REG_BP, 16, CFI_SAVED_AT, -16); /* nop */
+		assert_rule(c, d, f + 5, CFI_REG_BP, 16, CFI_SAVED_AT, -16); /* pop rbp */
+		assert_rule(c, d, f + 6, CFI_REG_SP, 8, CFI_SAME, 0);	     /* ret */
+	}
+	assert_int_equal(cfi_rules_get(c, d, (uint64_t)(uintptr_t)cfi_expr, &r), 0);
+	/* An address in no module has no rule. */
+	assert_int_equal(cfi_rules_get(c, d, 0x1000, &r), 0);
+	cfi_rules_clear(c);
+	assert_rule(c, d, f + 4, CFI_REG_BP, 16, CFI_SAVED_AT, -16);
+	cfi_rules_free(c);
+	dwfl_end(d);
+}
+
+/* A perf sample taken by hand: the registers in PERF_EVENTS_REGS_MASK
+ * order (ax bx cx dx si di bp sp ip, r8-r15) and the stack above sp. */
+#define STACK_COPY 8192
+static uint64_t regs[17];
+static uint8_t stack_copy[STACK_COPY];
+static size_t stack_len;
+static uint64_t expected[3];
+
+/* The end of the main thread's stack: a copy must not read past it. */
+static uint64_t stack_end(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi, end = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			end = hi;
+	fclose(f);
+	assert_true(end != 0);
+	return end;
+}
+
+/* The raw stack holds ASan's redzones too: copy it the way the kernel
+ * does, without the sanitizer's checks. */
+static __attribute__((noinline, no_sanitize_address)) void copy_raw(uint8_t *to, uint64_t from,
+								    size_t n)
+{
+	const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)from;
+
+	for (size_t i = 0; i < n; i++)
+		to[i] = p[i];
+}
+
+static __attribute__((noinline)) int take_sample(void)
+{
+	uint64_t ip, sp, bp;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(ip), "=r"(sp), "=r"(bp));
+	regs[6] = bp;
+	regs[7] = sp;
+	regs[8] = ip;
+	stack_len = stack_end() - sp < STACK_COPY ? stack_end() - sp : STACK_COPY;
+	copy_raw(stack_copy, sp, stack_len);
+	expected[0] = ip;
+	expected[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return (int)(sp & 1);
+}
+
+static __attribute__((noinline)) int middle(void)
+{
+	int r = take_sample();
+
+	expected[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	return r + 1; /* no tail call: this frame stays on the stack */
+}
+
+static __attribute__((noinline)) int outer(void)
+{
+	return middle() + 1;
+}
+
+static void test_unwind_self(void **state)
+{
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	uint64_t frames[64];
+
+	(void)state;
+	assert_non_null(procs);
+	assert_true(outer() > 0);
+	assert_int_equal(procs_scan(procs, pid), 0);
+	for (int check = 0; check < 2; check++) { /* the fast path, then both compared */
+		struct unwinder *u = unwinder_new(procs, check);
+		assert_non_null(u);
+		int n = unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 64);
+		assert_true(n >= 4); /* take_sample, middle, outer, this test... */
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(frames[i], expected[i]);
+		/* A stack cut to nothing still gives the sampled IP. */
+		assert_int_equal(unwinder_unwind(u, pid, tid, regs, stack_copy, 0, frames, 64) >= 1,
+				 1);
+		assert_int_equal(frames[0], expected[0]);
+		assert_int_equal(
+		    unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 2), 2);
+		if (check) {
+			struct unwind_check_stats st;
+			unwinder_check_stats(u, &st);
+			assert_true(st.checked >= 1);
+			assert_int_equal(st.differ, 0);
+		}
+		unwinder_free(u);
+	}
+	procs_free(procs);
+	symbolizer_free(sym);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_cfi_rules),
+	    cmocka_unit_test(test_unwind_self),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
