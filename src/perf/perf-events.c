@@ -19,6 +19,7 @@
 
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
+#include "util/array.h"
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES_FP	 64  /* 256 KiB per CPU */
@@ -229,14 +230,11 @@ static int open_one(struct perf_events *pe, pid_t tid, int cpu)
 
 static int task_slot(struct perf_events *pe)
 {
-	if (pe->ntasks == pe->tasks_cap) {
-		size_t ncap = pe->tasks_cap ? pe->tasks_cap * 2 : 16;
-		struct perf_task *n = realloc(pe->tasks, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		pe->tasks = n;
-		pe->tasks_cap = ncap;
-	}
+	struct perf_task *n = array_reserve(pe->tasks, &pe->tasks_cap, pe->ntasks + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	pe->tasks = n;
 	struct perf_task *t = &pe->tasks[pe->ntasks];
 	memset(t, 0, sizeof(*t));
 	t->fds = malloc(pe->ncpus * sizeof(*t->fds));

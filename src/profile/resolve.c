@@ -309,13 +309,10 @@ static uint64_t frame_location(struct resolver *r, pid_t pid, uint32_t gen, uint
 static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
 			   size_t *nlocs_out)
 {
-	if (r->loc_cap < s->nframes) {
-		uint64_t *n = realloc(r->loc_ids, s->nframes * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->loc_ids = n;
-		r->loc_cap = s->nframes;
-	}
+	uint64_t *ids = array_reserve(r->loc_ids, &r->loc_cap, s->nframes, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	r->loc_ids = ids;
 	size_t nlocs = 0;
 	int kernel = -1; /* unknown until a context marker says */
 	int first = 1;	 /* the next frame is the first of its context: not a return address */

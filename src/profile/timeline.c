@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 #define VARINT_MAX 10
 
 static uint64_t zigzag(int64_t v)
@@ -70,14 +72,10 @@ int timeline_writer_add(struct timeline_writer *w, uint64_t index, int64_t time_
 		w->dropped++;
 		return -ENOBUFS;
 	}
-	if (w->len + 3 * VARINT_MAX > w->cap) {
-		size_t ncap = w->cap ? w->cap * 2 : 4096;
-		unsigned char *n = realloc(w->buf, ncap);
-		if (!n)
-			return -ENOMEM;
-		w->buf = n;
-		w->cap = ncap;
-	}
+	unsigned char *n = array_reserve(w->buf, &w->cap, w->len + 3 * VARINT_MAX, 1);
+	if (!n)
+		return -ENOMEM;
+	w->buf = n;
 	w->len += varint_put(w->buf + w->len, index);
 	w->len += varint_put(w->buf + w->len, zigzag(time_ns - w->last_time));
 	w->len += varint_put(w->buf + w->len, zigzag(period - w->last_period));

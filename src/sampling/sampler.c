@@ -27,6 +27,7 @@
 #include "profile/aggregate.h"
 #include "profile/resolve.h"
 #include "sampling/unwind.h"
+#include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
 #include "util/u64map.h"
@@ -121,15 +122,13 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 static int task_flags_set(struct sampler *s, int task, unsigned char flag)
 {
 	if ((size_t)task >= s->task_flags_cap) {
-		size_t ncap = s->task_flags_cap ? s->task_flags_cap * 2 : 64;
-		while (ncap <= (size_t)task)
-			ncap *= 2;
-		unsigned char *n = realloc(s->task_flags, ncap);
+		size_t old = s->task_flags_cap;
+		unsigned char *n =
+		    array_reserve(s->task_flags, &s->task_flags_cap, (size_t)task + 1, 1);
 		if (!n)
 			return -ENOMEM;
-		memset(n + s->task_flags_cap, 0, ncap - s->task_flags_cap);
+		memset(n + old, 0, s->task_flags_cap - old);
 		s->task_flags = n;
-		s->task_flags_cap = ncap;
 	}
 	s->task_flags[task] |= flag;
 	return 0;

@@ -26,6 +26,7 @@
 #include "proc/proc-maps.h"
 #include "sampling/cfi-rules.h"
 #include "symbols/symbolize.h"
+#include "util/array.h"
 #include "util/path.h"
 
 /* Processes whose Dwfl is kept; the least recently used one goes first. */
@@ -215,14 +216,11 @@ static int proc_has_module(const struct proc_unwind *p, const struct sym_file *f
 static int proc_add_module(struct proc_unwind *p, const struct sym_file *f, uint64_t bias,
 			   uint64_t start, uint64_t end)
 {
-	if (p->nmods == p->mods_cap) {
-		size_t ncap = p->mods_cap ? p->mods_cap * 2 : 32;
-		struct reported *n = realloc(p->mods, ncap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		p->mods = n;
-		p->mods_cap = ncap;
-	}
+	struct reported *n = array_reserve(p->mods, &p->mods_cap, p->nmods + 1, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	p->mods = n;
 	p->mods[p->nmods].file = f;
 	p->mods[p->nmods].bias = bias;
 	p->mods[p->nmods].start = start;

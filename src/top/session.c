@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/array.h"
+
 double top_now(void)
 {
 	struct timespec ts;
@@ -152,13 +154,10 @@ static int read_process(struct top_session *s, pid_t pid)
 	if (n < 0)
 		return 0;
 	/* The listing lives in the reader, which the reads below reuse. */
-	if (n > (ssize_t)s->scratch_cap) {
-		pid_t *p = realloc(s->scratch_pids, (size_t)n * sizeof(*p));
-		if (!p)
-			return 1;
-		s->scratch_pids = p;
-		s->scratch_cap = (size_t)n;
-	}
+	pid_t *p = array_reserve(s->scratch_pids, &s->scratch_cap, (size_t)n, sizeof(*p));
+	if (!p)
+		return 1;
+	s->scratch_pids = p;
 	memcpy(s->scratch_pids, tids, (size_t)n * sizeof(*tids));
 	for (ssize_t i = 0; i < n; i++) {
 		struct procstat_task t;

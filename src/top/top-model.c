@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 struct sample {
 	pid_t pid, tid;
 	uint64_t time;
@@ -62,16 +64,11 @@ struct top_model {
 /* Grows *buf to hold at least need elements of size bytes. */
 static int grow(void **buf, size_t *cap, size_t need, size_t size)
 {
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*buf, ncap * size);
+	void *n = array_reserve(*buf, cap, need, size);
+
 	if (!n)
 		return -ENOMEM;
 	*buf = n;
-	*cap = ncap;
 	return 0;
 }
 

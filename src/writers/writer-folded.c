@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+
 struct folded_line {
 	size_t offset, len; /* in the text buffer */
 	int64_t value;
@@ -22,16 +24,11 @@ struct folded_text {
 
 static int text_append(struct folded_text *t, const char *s, size_t n)
 {
-	if (t->len + n > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 65536;
-		while (ncap < t->len + n)
-			ncap *= 2;
-		char *nb = realloc(t->buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		t->buf = nb;
-		t->cap = ncap;
-	}
+	char *nb = array_reserve(t->buf, &t->cap, t->len + n, 1);
+
+	if (!nb)
+		return -ENOMEM;
+	t->buf = nb;
 	memcpy(t->buf + t->len, s, n);
 	t->len += n;
 	return 0;
