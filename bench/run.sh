@@ -85,7 +85,7 @@ build() {
 	pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 	# shellcheck disable=SC2046,SC2086
 	$CC -std=c11 -O2 -g -Wall -Wextra -Isrc -o "$BIN/symbolize-bench" bench/symbolize-bench.c \
-		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -lstdc++ -lpthread -lm
+		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -liberty -lstdc++ -lpthread -lm
 }
 
 # The generated binary takes a while to compile (tens of seconds), so it is

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-include "symbols/symbolize.h"
+#include "symbols/symbolize.h"
 
 static double now(void)
 {
