@@ -18,7 +18,7 @@ endif
 SAN ?=
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer $(WARN) $(CFLAGS) $(SAN) \
 	-Isrc -I$(B) $(PKG_CFLAGS)
-LDLIBS = $(PKG_LIBS) -liberty -lstdc++ -lpthread -lm
+LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
@@ -31,6 +31,8 @@ UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 TARGET_SRCS := $(wildcard tests/targets/*.c)
 TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
+TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
+TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
 .PHONY: all deps check lint unit cli targets demo bench asan install clean format
 .DEFAULT_GOAL := all
@@ -101,8 +103,15 @@ $(B)/targets-O0/%: tests/targets/%.c | $(B)
 $(B)/targets-O2/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O2 $(TARGET_FLAGS) -o $@ $< -lm
+# C++ targets (exceptions, names), with the same flags; shop at -O2, where
+# the compiler splits off .cold fragments and makes .constprop clones.
+CXX_TARGET_OPT = -O1
+$(B)/targets/shop: CXX_TARGET_OPT = -O2
+$(B)/targets/%: tests/targets/%.cpp | $(B)
+	@mkdir -p $(@D)
+	$(CXX) $(CXX_TARGET_OPT) -g -fno-omit-frame-pointer -pthread -o $@ $<
 
-targets: $(TARGET_BINS) $(B)/targets/hot-stripped $(B)/ratchet $(B)/drive \
+targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(B)/targets/hot-stripped $(B)/ratchet $(B)/drive \
 	$(subst /targets/,/targets-O0/,$(TARGET_BINS)) $(subst /targets/,/targets-O2/,$(TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.

@@ -85,7 +85,7 @@ build() {
 	pkgs=$(sed -n 's/^PKGS := //p' Makefile)
 	# shellcheck disable=SC2046,SC2086
 	$CC -std=c11 -O2 -g -Wall -Wextra -Isrc -o "$BIN/symbolize-bench" bench/symbolize-bench.c \
-		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -liberty -lstdc++ -lpthread -lm
+		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -liberty -lZydis -lstdc++ -lpthread -lm
 }
 
 # The generated binary takes a while to compile (tens of seconds), so it is
@@ -249,7 +249,7 @@ attach() {
 
 group_trace() {
 	for rep in $(seq "$REPS"); do
-		for tool in none bare recce; do
+		for tool in none bare recce uret; do
 			trace_run "$tool" "$rep"
 		done
 		trace_recovery "$rep"
@@ -367,7 +367,8 @@ group_symbolize() {
 
 # The calls workload alone, under a bare uprobe and uretprobe on traced()
 # (bench/uprobe-bare.c), and under `recce trace traced --return` with every
-# limit off: the target's own time per call.
+# limit off, its returns probed on the function's exits (recce) or, as
+# before, with a uretprobe (uret): the target's own time per call.
 #
 #     trace_run TOOL REP
 trace_run() {
@@ -378,6 +379,8 @@ trace_run() {
 	none) set -- ;;
 	bare) set -- "$BIN/uprobe-bare" "$BIN/calls" traced -- ;;
 	recce) set -- "$RECCE" trace traced --return --count 0 --time 0 --limit 0 -- ;;
+	uret) set -- env RECCE_RETURN_URETPROBE=1 "$RECCE" trace traced --return --count 0 --time 0 \
+		--limit 0 -- ;;
 	esac
 	BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$@" "$BIN/calls" "$TRACE_SECONDS" \
 		> /dev/null 2> "$TMP/err" || status=$?
@@ -394,7 +397,7 @@ trace_run() {
 		events=$((events / 2))
 		lost=$(sed -n 's/^uprobe-bare: \([0-9]*\) hits, \([0-9]*\) lost$/\2/p' "$TMP/err")
 		;;
-	recce)
+	recce | uret)
 		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
 		lost=$(sed -n 's/.*the kernel dropped \([0-9]*\) events.*/\1/p' "$TMP/err")
 		;;

@@ -650,14 +650,15 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 	print "about 2 s: alone, under a bare kernel uprobe and uretprobe on it (bench/uprobe-bare.c:"
 	print "perf_event_open on the uprobe PMU, a sample per hit with tid and time, the kernel's"
 	print "default wakeups, a reader that skips the records), and under `recce trace traced"
-	print "--return` with every limit off (text to /dev/null). Added: the time per call"
-	print "over the run alone just before. The budget: recce's added time within 1.2x of the"
-	print "bare probes'."
+	print "--return` with every limit off (text to /dev/null): its returns probed on the"
+	print "function's exit instructions (the default), and with a uretprobe as before"
+	print "(RECCE_RETURN_URETPROBE=1). Added: the time per call over the run alone just"
+	print "before. The budget: recce's added time within 1.2x of the bare probes'."
 	print ""
 	print "| tool | ns per call | added ns per call | calls seen | lost | tracer's CPU s |"
 	print "|---|---|---|---|---|---|"
-	for (t = 1; t <= 3; t++) {
-		tool = t == 1 ? "none" : t == 2 ? "bare" : "recce"
+	for (t = 1; t <= 4; t++) {
+		tool = t == 1 ? "none" : t == 2 ? "bare" : t == 3 ? "recce" : "uret"
 		get("calls", tool, "ns_per_call"); line = spread("%.0f")
 		n = 0
 		for (r = 1; r <= maxrep; r++)
@@ -668,14 +669,18 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 		get("calls", tool, "events"); ev = MED
 		get("calls", tool, "lost"); lo = MED
 		get("calls", tool, "prof_cpu_s"); pc = tool == "none" ? "-" : spread("%.2f")
-		printf "| %s | %s | %s | %s | %s | %s |\n", (tool == "bare" ? "bare uprobe" : tool == "recce" ? "recce trace" : "alone"), \
+		printf "| %s | %s | %s | %s | %s | %s |\n", (tool == "bare" ? "bare uprobe" : tool == "recce" ? "recce trace (exits)" : tool == "uret" ? "recce trace (uretprobe)" : "alone"), \
 			line, a_line, (tool == "none" ? "-" : sprintf("%d", ev)), (tool == "none" ? "-" : sprintf("%d", lo)), pc
 		jappend("trace", "{\"tool\": " js(tool) ", \"added_ns_per_call\": " aj ", \"events\": " jn(ev) ", \"lost\": " jn(lo) "}")
 	}
 	print ""
 	if (added["bare"] > 0 && added["recce"] != "") {
 		ratio = added["recce"] / added["bare"]
-		printf "recce's added time per call is %.2fx the bare probes'.\n\n", ratio
+		printf "recce's added time per call is %.2fx the bare probes'.\n", ratio
+		if (added["uret"] > 0)
+			printf "Probing the exits costs %.2fx the uretprobe it replaces (%.0f ns against %.0f ns a call).\n", \
+				added["recce"] / added["uret"], added["recce"], added["uret"]
+		print ""
 		budget("trace: added time per traced call", "within 1.2x of a bare uprobe + uretprobe",
 			sprintf("%.2fx (%.0f ns against %.0f ns)", ratio, added["recce"], added["bare"]), ratio <= 1.2,
 			sprintf("a traced call cost the target %.0f ns more, %.2fx the bare probes' %.0f ns.", added["recce"], ratio, added["bare"]))

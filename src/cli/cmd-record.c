@@ -271,11 +271,19 @@ int cmd_record(int argc, char **argv)
 	     (unsigned long long)st.samples, (double)st.duration_ns / 1e9, sampler_rate(&st),
 	     a.freq, st.threads, st.threads == 1 ? "" : "s", (unsigned long long)st.lost,
 	     (unsigned long long)st.throttled, a.output, size);
-	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status))
+	/* Like perf record and a shell, recce ends the way its command did,
+	 * so that scripts see a failing command fail. */
+	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status)) {
 		note("the command exited with status %d", WEXITSTATUS(st.child_status));
-	else if (st.child_exited && WIFSIGNALED(st.child_status) && st.stop == SAMPLER_STOP_EXITED)
+		if (!status)
+			status = WEXITSTATUS(st.child_status);
+	} else if (st.child_exited && WIFSIGNALED(st.child_status) &&
+		   st.stop == SAMPLER_STOP_EXITED) {
 		note("the command was killed by signal %d (%s)", WTERMSIG(st.child_status),
 		     strsignal(WTERMSIG(st.child_status)));
+		if (!status)
+			status = 128 + WTERMSIG(st.child_status);
+	}
 	if (st.lost)
 		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
 			(unsigned long long)st.lost);

@@ -156,6 +156,9 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 			o->write_err = err;
 		return;
 	}
+	/* --hist shows the histograms only, as bpftrace's hist() does. */
+	if (o->a->hist)
+		return;
 	trace_record_print(r, o->a->format, 0, stdout);
 	for (size_t i = 0; i < nstack; i++) {
 		if (stack[i].file)
@@ -221,6 +224,9 @@ int cmd_trace(int argc, char **argv)
 	    /* Set by the tests of both probe mechanisms, and on kernels whose
 	     * BPF misbehaves. */
 	    .no_bpf = getenv("RECCE_NO_BPF") != NULL,
+	    /* Uretprobes instead of probes on the exits, for comparisons
+	     * (make bench) and the tests that show what they break. */
+	    .return_uretprobe = getenv("RECCE_RETURN_URETPROBE") != NULL,
 	    .sink = sink,
 	    .sink_arg = &out,
 	};
@@ -276,8 +282,8 @@ int cmd_trace(int argc, char **argv)
 out:
 	if (sfd >= 0)
 		unblock_stop_signals(sfd, &old_mask);
-	if (out.writer)
-		trace_writer_close(out.writer);
+	/* Here only when the trace never started: leave no empty file. */
+	trace_writer_discard(out.writer);
 	tracer_free(t);
 	for (size_t i = 0; i < a.npatterns; i++)
 		trace_pattern_release(&pats[i]);

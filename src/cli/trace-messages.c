@@ -9,6 +9,7 @@
 
 #include "cli/cmd-trace.h"
 #include "cli/usage.h"
+#include "trace/trace-calls.h"
 #include "trace/trace-hist.h"
 
 /* Says why the patterns found nothing to trace, with the nearest names. */
@@ -39,6 +40,26 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 			fputc('\n', stderr);
 		}
 	}
+}
+
+/* --return on a function whose exits cannot be found: refused, since a
+ * uretprobe could kill a target that unwinds or checks its stack. */
+static void returns_failed(const struct tracer *t, int err)
+{
+	size_t offset;
+	int fn = tracer_failed_code(t, &offset);
+	const struct trace_fn *f = &tracer_functions(t)->fns[fn];
+
+	if (err == -ENODATA)
+		error("cannot trace the returns of %s:%s: its symbol has no size, so where its "
+		      "code ends is unknown",
+		      f->object, f->name);
+	else if (err == -EILSEQ)
+		error("cannot trace the returns of %s:%s: its code does not decode at +0x%zx",
+		      f->object, f->name, offset);
+	else
+		error("cannot read the code of %s:%s: %s", f->object, f->name, strerror(-err));
+	note("trace its calls without --return, or leave it out of the patterns");
 }
 
 void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err)
@@ -83,6 +104,9 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 		break;
 	case TRACER_EXITED:
 		error("process %d exited before recce could attach", (int)pid);
+		break;
+	case TRACER_RETURNS:
+		returns_failed(t, err);
 		break;
 	case TRACER_LAUNCH:
 	case TRACER_EXEC:
@@ -134,6 +158,10 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 	}
 	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
 	     st->shown == 1 ? "" : "s", what);
+	if (st->stop == TRACE_STOP_BREAKER)
+		note("each traced call costs the target a trap into the kernel; if it can "
+		     "afford more, raise the limit (--limit %llu/%llu) or turn it off (--limit 0)",
+		     (unsigned long long)a->rate_n * 10, (unsigned long long)a->rate_ms);
 }
 
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
@@ -150,7 +178,7 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	if (st->dropped)
 		warning("%llu calls nested deeper than %d or on more than %d threads were not "
 			"paired with their returns",
-			(unsigned long long)st->dropped, TRACER_MAX_DEPTH, TRACER_MAX_THREADS);
+			(unsigned long long)st->dropped, TRACE_CALLS_DEPTH, TRACE_CALLS_STACKS);
 	for (size_t i = 0; a->hist && i < res->n; i++) {
 		struct trace_hist *h = tracer_hist(t, i);
 		char name[256];

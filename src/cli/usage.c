@@ -5,6 +5,7 @@
 #include "perf/perf-sys.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
+#include "util/shell.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -132,7 +133,8 @@ void parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pid
 	int n = parse_int_list(s, &v);
 
 	if (n <= 0)
-		usage_die(cmd, "%s wants a %s id or a comma-separated list, not '%s'", opt, what, s);
+		usage_die(cmd, "%s wants a %s id or a comma-separated list, not '%s'", opt, what,
+			  s);
 	pid_t *grown = realloc(*pids, (*npids + (size_t)n) * sizeof(*grown));
 	if (!grown)
 		die("out of memory");
@@ -177,23 +179,7 @@ long long parse_freq_option(const char *cmd, const char *arg)
 
 char *join_command_line(const char *prefix, int argc, char **argv)
 {
-	size_t len = strlen(prefix) + 1;
-
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	char *s = malloc(len);
-	if (!s)
-		return NULL;
-	size_t at = strlen(prefix);
-	memcpy(s, prefix, at);
-	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(argv[i]);
-		s[at++] = ' ';
-		memcpy(s + at, argv[i], n);
-		at += n;
-	}
-	s[at] = 0;
-	return s;
+	return shell_join(prefix, (const char *const *)argv, (size_t)argc);
 }
 
 void format_bytes(char *buf, size_t len, long long bytes)
@@ -238,7 +224,8 @@ void check_tids_exist(const pid_t *tids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (proc_tgid_of(tids[i]) == -ESRCH)
-			die("no thread with TID %d (the threads of process PID are in /proc/PID/task)",
+			die("no thread with TID %d (the threads of process PID are in "
+			    "/proc/PID/task)",
 			    (int)tids[i]);
 }
 

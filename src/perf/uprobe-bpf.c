@@ -36,6 +36,7 @@ enum {
 	REG_SI = 104,
 	REG_DI = 112,
 	REG_SP = 152,
+	REG_R14 = 8,
 };
 
 #define INSN(c, d, s, o, i)                                                                        \
@@ -112,6 +113,10 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, regs[r]);
 		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_AX + r));
 	}
+	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, REG_SP);
+	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_SP));
+	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, REG_R14);
+	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_R14));
 	if (callchain) {
 		/* At a function's first instruction its caller has no frame
 		 * yet: the return address at the stack pointer names it. */

@@ -39,6 +39,8 @@ enum {
 	UBPF_AX,		     /* then cx dx si di r8 r9, as the next six words */
 	UBPF_RET_ADDR = UBPF_AX + 7, /* the word at the stack pointer (a call's return address) */
 	UBPF_CHAIN_BYTES,	     /* bytes of chain that follow, 0 without a chain */
+	UBPF_SP,		     /* the stack pointer */
+	UBPF_R14,		     /* r14: the goroutine of Go code */
 	UBPF_NWORDS,
 };
 

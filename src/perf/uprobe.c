@@ -32,12 +32,12 @@
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
-/* AX, CX, DX, SI, DI, R8, R9 in the kernel's PERF_REG_X86_* numbering; the
- * sample holds them in this (ascending) order. */
+/* AX, CX, DX, SI, DI, SP, R8, R9, R14 in the kernel's PERF_REG_X86_*
+ * numbering; the sample holds them in this (ascending) order. */
 #define REGS_MASK                                                                                  \
-	((1ULL << 0) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 16) |      \
-	 (1ULL << 17))
-#define NREGS	   7
+	((1ULL << 0) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 7) |       \
+	 (1ULL << 16) | (1ULL << 17) | (1ULL << 22))
+#define NREGS	   9
 #define TID_PROBED 1 /* u64map value of a thread whose probes are open */
 #define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
 
@@ -104,7 +104,7 @@ static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
 	 * since 4.17 uses. */
 	*retprobe_bit = 0;
 	if (perf_read_text("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
-			    sizeof(buf)) == 0 &&
+			   sizeof(buf)) == 0 &&
 	    strncmp(buf, "config:", 7) == 0) {
 		int bit = atoi(buf + 7);
 		if (bit >= 0 && bit < 64)
@@ -627,6 +627,8 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	hit->args[3] = w[UBPF_AX + 1];
 	hit->args[4] = w[UBPF_AX + 5];
 	hit->args[5] = w[UBPF_AX + 6];
+	hit->sp = w[UBPF_SP];
+	hit->r14 = w[UBPF_R14];
 	hit->has_regs = 1;
 	hit->chain = r->chain;
 	uint64_t bytes = w[UBPF_CHAIN_BYTES];
@@ -708,14 +710,17 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 		if ((size_t)(end - p) < sizeof(regs))
 			return -EBADMSG;
 		memcpy(regs, p, sizeof(regs));
-		/* Sample order AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
+		/* Sample order AX CX DX SI DI SP R8 R9 R14; SysV order DI SI
+		 * DX CX R8 R9. */
 		hit->ret = regs[0];
 		hit->args[0] = regs[4];
 		hit->args[1] = regs[3];
 		hit->args[2] = regs[2];
 		hit->args[3] = regs[1];
-		hit->args[4] = regs[5];
-		hit->args[5] = regs[6];
+		hit->args[4] = regs[6];
+		hit->args[5] = regs[7];
+		hit->sp = regs[5];
+		hit->r14 = regs[8];
 		hit->has_regs = 1;
 		p += sizeof(regs);
 	}

@@ -23,8 +23,9 @@
  * threads and processes the targets create (new processes get links or
  * probes of their own), and hits land in one ring per CPU (perf-ring.c).
  * A hit carries the thread, a CLOCK_MONOTONIC time, the SysV argument
- * registers (rdi rsi rdx rcx r8 r9) and rax, and, when asked, the user
- * call chain. uprobe_set_read() bounds-checks every record.
+ * registers (rdi rsi rdx rcx r8 r9), rax, rsp and r14 (which pair a call
+ * with its return: see the tracer), and, when asked, the user call chain. uprobe_set_read()
+ * bounds-checks every record.
  *
  * The config's no_bpf forces event mode (for the tests of both
  * mechanisms, and kernels whose BPF misbehaves).
@@ -60,6 +61,8 @@ struct uprobe_hit {
 	uint64_t time;	  /* CLOCK_MONOTONIC ns */
 	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
 	uint64_t ret;	  /* rax */
+	uint64_t sp;	  /* rsp: at a call, the address of its return address */
+	uint64_t r14;	  /* the goroutine (g) in Go code */
 	int has_regs;
 	size_t nchain; /* user addresses, innermost first, markers removed */
 	const uint64_t *chain;

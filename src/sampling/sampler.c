@@ -30,6 +30,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
+#include "util/shell.h"
 #include "util/u64map.h"
 #include "util/version.h"
 
@@ -200,31 +201,24 @@ static char *cmdline_of(pid_t pid)
 	while (n > 0 && (buf[n - 1] == 0 || buf[n - 1] == '\n'))
 		n--;
 	buf[n] = 0;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == 0)
-			buf[i] = ' ';
-	return buf;
+	/* The words, NUL-separated, quoted as a shell would need them. */
+	const char *words[256];
+	size_t nw = 0;
+	for (ssize_t i = 0; i <= n && nw < 256; i++)
+		if (i == 0 || buf[i - 1] == 0)
+			words[nw++] = buf + i;
+	char *line = shell_join(NULL, words, nw);
+	free(buf);
+	return line;
 }
 
 static char *cmdline_join(char *const *argv)
 {
-	size_t len = 1;
+	size_t n = 0;
 
-	for (size_t i = 0; argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	char *buf = malloc(len);
-	if (!buf)
-		return NULL;
-	size_t at = 0;
-	for (size_t i = 0; argv[i]; i++) {
-		size_t n = strlen(argv[i]);
-		if (i)
-			buf[at++] = ' ';
-		memcpy(buf + at, argv[i], n);
-		at += n;
-	}
-	buf[at] = 0;
-	return buf;
+	while (argv[n])
+		n++;
+	return shell_join(NULL, (const char *const *)argv, n);
 }
 
 /*

@@ -72,3 +72,67 @@ char *demangle_symbol(const char *name)
 	memcpy(r + n, suffix, m + 1);
 	return r;
 }
+
+int demangle_is_fragment(const char *sym)
+{
+	return strstr(sym, ".cold") != NULL || strstr(sym, ".part.") != NULL;
+}
+
+/* Where the parameter list at the end of a demangled name opens, or 0:
+ * the '(' matching the last ')', after which only qualifiers (const,
+ * volatile, &, &&, noexcept) may follow. */
+static size_t params_start(const char *d, size_t n)
+{
+	size_t close = n;
+
+	while (close > 0 && d[close - 1] != ')')
+		close--;
+	if (close == 0)
+		return 0;
+	for (size_t i = close; i < n; i++)
+		if (!islower((unsigned char)d[i]) && d[i] != ' ' && d[i] != '&')
+			return 0;
+	int depth = 0;
+	for (size_t i = close; i-- > 0;) {
+		if (d[i] == ')')
+			depth++;
+		else if (d[i] == '(' && --depth == 0)
+			return i;
+	}
+	return 0;
+}
+
+char *demangle_function(const char *sym)
+{
+	char *d = demangle_symbol(sym);
+
+	if (!d)
+		return strdup(sym);
+	/* libiberty writes a clone's suffix as " [clone .constprop.0]", one
+	 * bracket per suffix: keep them, as the symbol spells them. */
+	char clones[256] = "";
+	size_t n = strlen(d);
+	for (char *c, *e; n && d[n - 1] == ']' && (c = strstr(d, " [clone ")) != NULL &&
+			  (e = strchr(c + 8, ']')) != NULL;) {
+		size_t len = (size_t)(e - (c + 8));
+		if (strlen(clones) + len < sizeof(clones))
+			strncat(clones, c + 8, len);
+		memmove(c, e + 1, strlen(e + 1) + 1);
+		n = strlen(d);
+	}
+	/* ABI tags ("make_key[abi:cxx11]") are nothing a person writes. */
+	for (char *t, *e; (t = strstr(d, "[abi:")) != NULL && (e = strchr(t, ']')) != NULL;)
+		memmove(t, e + 1, strlen(e + 1) + 1);
+	n = strlen(d);
+	size_t cut = params_start(d, n);
+	if (cut)
+		d[cut] = '\0';
+	n = strlen(d);
+	char *r = malloc(n + strlen(clones) + 1);
+	if (r) {
+		memcpy(r, d, n);
+		strcpy(r + n, clones);
+	}
+	free(d);
+	return r;
+}

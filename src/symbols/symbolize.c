@@ -384,6 +384,26 @@ int sym_file_load_dwarf(struct sym_file *f)
 	return f->dwarf_state > 0;
 }
 
+int sym_file_is_go(const struct sym_file *f)
+{
+	GElf_Addr bias;
+	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name =
+		    gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name &&
+		    (strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".note.go.buildid") == 0))
+			return 1;
+	}
+	return 0;
+}
+
 int sym_file_has_debuginfo(const struct sym_file *f)
 {
 	/* Loading is a cache fill, not a visible change: the const in the

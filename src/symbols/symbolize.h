@@ -65,6 +65,7 @@ const char *sym_file_path(const struct sym_file *f);
 const char *sym_file_build_id(const struct sym_file *f); /* lowercase hex, "" if none */
 int sym_file_fd(const struct sym_file *f);		 /* stays open for the symbolizer's life */
 int sym_file_has_debuginfo(const struct sym_file *f);	 /* DWARF lines available */
+int sym_file_is_go(const struct sym_file *f);		 /* built by Go's toolchain */
 
 /* ELF type of the file: ET_EXEC or ET_DYN (from <elf.h>). */
 int sym_file_elf_type(const struct sym_file *f);

@@ -33,6 +33,35 @@ static int peel_type(Dwarf_Die *type)
 	return -1;
 }
 
+/* Whether a class or struct type is passed and returned by invisible
+ * reference (DW_AT_calling_convention DW_CC_pass_by_reference, which GCC
+ * and Clang write for C++ types with a non-trivial copy or destructor). */
+static int by_reference(Dwarf_Die *type)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word cc;
+
+	return dwarf_attr_integrate(type, DW_AT_calling_convention, &at) &&
+	       dwarf_formudata(&at, &cc) == 0 && cc == DW_CC_pass_by_reference;
+}
+
+/* Whether a function returning the type of die returns it in memory: the
+ * caller passes where in rdi (the hidden first argument) and gets the same
+ * address back in rax. Under the SysV ABI: a struct, class or union over
+ * 16 bytes, or one passed by invisible reference. */
+static int returns_in_memory(Dwarf_Die *die)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
+		return 0;
+	int tag = peel_type(&type);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_class_type && tag != DW_TAG_union_type)
+		return 0;
+	return dwarf_bytesize(&type) > 16 || by_reference(&type);
+}
+
 /* Classifies the type referred to by die's DW_AT_type. */
 static uint32_t classify(Dwarf_Die *die, int *size)
 {
@@ -41,7 +70,9 @@ static uint32_t classify(Dwarf_Die *die, int *size)
 	Dwarf_Word enc;
 
 	*size = 8;
-	if (!dwarf_attr(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
+	/* Through DW_AT_specification: a C++ definition outside its class or
+	 * namespace keeps its return type on the declaration. */
+	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
 		return TRACE_ARG_NONE; /* void */
 	int tag = peel_type(&type);
 	switch (tag) {
@@ -63,6 +94,11 @@ static uint32_t classify(Dwarf_Die *die, int *size)
 	case DW_TAG_base_type:
 		break;
 	default:
+		/* A C++ object the ABI passes by invisible reference (it has a
+		 * non-trivial copy or destructor): its address, in one integer
+		 * register. */
+		if (by_reference(&type))
+			return TRACE_ARG_HEX;
 		return TRACE_ARG_UNKNOWN; /* struct, union, array */
 	}
 	int bytes = dwarf_bytesize(&type);
@@ -101,6 +137,22 @@ static int is_float(Dwarf_Die *die)
 }
 
 /* Finds the DW_TAG_subprogram whose entry is pc, under die (depth-bounded). */
+/* Whether a subprogram's code starts at pc: its low_pc, or for a function
+ * the compiler split into hot and cold parts (DW_AT_ranges), the start of
+ * one of its ranges (the entry's, since the .cold part is never probed). */
+static int starts_at(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	Dwarf_Addr low, base, start, end;
+	ptrdiff_t off = 0;
+
+	if (dwarf_lowpc(die, &low) == 0)
+		return low == pc;
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
+		if (start == pc)
+			return 1;
+	return 0;
+}
+
 static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
 {
 	Dwarf_Die child;
@@ -109,8 +161,7 @@ static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int de
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
-		Dwarf_Addr low;
-		if (tag == DW_TAG_subprogram && dwarf_lowpc(&child, &low) == 0 && low == pc) {
+		if (tag == DW_TAG_subprogram && starts_at(&child, pc)) {
 			*out = child;
 			return 1;
 		}
@@ -149,7 +200,8 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	 * parameters only through DW_AT_specification; the children of the
 	 * definition are what the compiler emitted for this body. */
 	Dwarf_Die child;
-	int n = 0, next_reg = 0, regs_certain = 1;
+	int in_memory = returns_in_memory(&sub);
+	int n = 0, next_reg = in_memory, regs_certain = 1;
 	if (dwarf_child(&sub, &child) == 0) {
 		do {
 			if (dwarf_tag(&child) != DW_TAG_formal_parameter)
@@ -183,7 +235,8 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	}
 	sig->arity = n;
 	sig->nparams = n < TRACE_MAX_ARGS ? n : TRACE_MAX_ARGS;
-	sig->ret_kind = classify(&sub, &sig->ret_size);
+	sig->ret_size = 8;
+	sig->ret_kind = in_memory ? TRACE_ARG_OBJECT : classify(&sub, &sig->ret_size);
 	sig->known = 1;
 	return 0;
 }

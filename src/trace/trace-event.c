@@ -73,6 +73,9 @@ static void format_value(char *buf, size_t len, uint32_t kind, uint64_t v)
 	case TRACE_ARG_UNKNOWN:
 		snprintf(buf, len, "?");
 		break;
+	case TRACE_ARG_OBJECT:
+		snprintf(buf, len, "(object at 0x%" PRIx64 ")", v);
+		break;
 	default:
 		snprintf(buf, len, "0x%" PRIx64, v);
 		break;
@@ -131,10 +134,19 @@ static void print_text(const struct trace_record *r, FILE *out)
 			fprintf(out, "/%d", (int)r->arity);
 		format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
 		fprintf(out, " --> %s",
-			r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok" : val);
+			r->flags & TRACE_RECORD_UNWOUND			 ? "(unwound)"
+			: r->flags & TRACE_RECORD_TAIL			 ? "(tail call)"
+			: r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
+			: r->ret_kind == TRACE_ARG_UNKNOWN		 ? "(not readable here)"
+									 : val);
 		char d[32];
+		/* An unwound call ended somewhere before recce noticed: no
+		 * duration is known. */
 		trace_format_duration(d, sizeof(d), r->duration_ns);
-		fprintf(out, "  (%s)\n", d);
+		if (r->flags & TRACE_RECORD_UNWOUND)
+			fputc('\n', out);
+		else
+			fprintf(out, "  (%s)\n", d);
 		return;
 	}
 	fprintf(out, "%s(", r->function);
@@ -206,9 +218,18 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 		trace_json_string(r->function, out);
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
-		if (r->kind == TRACE_RETURN) {
+		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
+			fputs(",\"unwound\":true", out);
+		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_TAIL)) {
+			fprintf(out, ",\"tail_call\":true,\"duration_ns\":%" PRIu64,
+				r->duration_ns);
+		} else if (r->kind == TRACE_RETURN) {
 			if (r->ret_kind == TRACE_ARG_INT)
 				fprintf(out, ",\"ret\":%" PRId64, (int64_t)r->ret);
+			else if (r->ret_kind == TRACE_ARG_UNKNOWN)
+				fputs(",\"ret\":null", out); /* not in rax */
+			else if (r->ret_kind == TRACE_ARG_OBJECT)
+				fprintf(out, ",\"ret_object\":\"0x%" PRIx64 "\"", r->ret);
 			else
 				fprintf(out, ",\"ret\":%" PRIu64, r->ret);
 			fprintf(out, ",\"duration_ns\":%" PRIu64, r->duration_ns);
@@ -229,6 +250,10 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 	if (r->kind == TRACE_CALL) {
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
+	} else if (r->flags & TRACE_RECORD_UNWOUND) {
+		fputs(",\"args\":{\"unwound\":true}", out);
+	} else if (r->flags & TRACE_RECORD_TAIL) {
+		fputs(",\"args\":{\"tail_call\":true}", out);
 	} else {
 		fprintf(out, ",\"args\":{\"ret\":%" PRId64 "}", (int64_t)r->ret);
 	}

@@ -31,7 +31,12 @@ enum trace_arg_kind {
 	TRACE_ARG_HEX,	   /* a pointer or a raw register */
 	TRACE_ARG_STR,	   /* char *: str holds the text read from the target */
 	TRACE_ARG_UNKNOWN, /* not in an integer register (float, struct): not shown */
+	TRACE_ARG_OBJECT,  /* a return in memory: the value is the object's address */
 };
+
+/* Flags of a return record: how the call ended when not by a return. */
+#define TRACE_RECORD_UNWOUND 1u /* an exception, longjmp or stack switch left it */
+#define TRACE_RECORD_TAIL    2u /* it jumped to another function (a tail call) */
 
 /* Flags of a string argument. */
 #define TRACE_STR_TRUNCATED  1u /* longer than the cap */
@@ -56,8 +61,8 @@ struct trace_record {
 	uint64_t ret;
 	uint64_t regs[TRACE_MAX_ARGS]; /* rdi rsi rdx rcx r8 r9 at the call */
 	uint32_t pid, tid;
-	int32_t arity; /* parameters from DWARF, -1 if unknown */
-	uint32_t flags;
+	int32_t arity;	   /* parameters from DWARF, -1 if unknown */
+	uint32_t flags;	   /* TRACE_RECORD_* */
 	char function[96]; /* "object:function" */
 	char caller[120];  /* "function+0xoff" with --caller, else "" */
 	struct trace_arg args[TRACE_MAX_ARGS];

@@ -160,6 +160,22 @@ int trace_writer_close(struct trace_writer *w)
 	return err;
 }
 
+void trace_writer_discard(struct trace_writer *w)
+{
+	char name[4096];
+
+	if (!w)
+		return;
+	if (w->seq == 0) {
+		if (!w->wrap_size)
+			unlink(w->path);
+		else if (snprintf(name, sizeof(name), "%s.%u", w->path, w->index) <
+			 (int)sizeof(name))
+			unlink(name);
+	}
+	trace_writer_close(w);
+}
+
 /* Reads exactly n bytes; returns n, fewer at the end of the file, or -errno. */
 static ssize_t read_full(int fd, void *p, size_t n)
 {

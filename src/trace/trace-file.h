@@ -48,6 +48,10 @@ uint64_t trace_writer_count(const struct trace_writer *w);
 /* Closes the current file and frees w. Returns 0 or the first write error. */
 int trace_writer_close(struct trace_writer *w);
 
+/* For a trace that never started: closes and removes the file it created
+ * (holding only its header), and frees w. Only before the first write. */
+void trace_writer_discard(struct trace_writer *w);
+
 /* What a reader learnt about one file. */
 struct trace_file_info {
 	uint32_t version, pid, file_index, file_count;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/demangle.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"
@@ -121,6 +122,7 @@ struct walk {
 	const struct trace_pattern *pats;
 	size_t npat;
 	const struct trace_object *obj;
+	int obj_go; /* obj was built by Go's toolchain */
 	struct trace_resolved *out;
 	size_t max;
 	int err;
@@ -130,7 +132,8 @@ struct walk {
 	char **near;
 };
 
-static int add_fn(struct walk *w, const char *name, uint64_t vaddr, int pattern)
+static int add_fn(struct walk *w, const char *symbol, const char *name, uint64_t vaddr,
+		  uint64_t size, int pattern)
 {
 	struct trace_resolved *r = w->out;
 
@@ -148,14 +151,18 @@ static int add_fn(struct walk *w, const char *name, uint64_t vaddr, int pattern)
 	memset(f, 0, sizeof(*f));
 	f->file = w->obj->file;
 	f->vaddr = vaddr;
+	f->size = size;
+	f->go = w->obj_go;
 	f->pattern = pattern;
 	f->name = strdup(name);
+	f->symbol = strdup(symbol);
 	f->path = strdup(w->obj->path);
 	f->object = strdup(path_base(w->obj->path));
-	if (!f->name || !f->path || !f->object ||
+	if (!f->name || !f->symbol || !f->path || !f->object ||
 	    trace_vaddr_to_offset(sym_file_fd(w->obj->file), vaddr, &f->offset) < 0) {
-		int err = f->name && f->path && f->object ? 0 : -ENOMEM;
+		int err = f->name && f->symbol && f->path && f->object ? 0 : -ENOMEM;
 		free(f->name);
+		free(f->symbol);
 		free(f->path);
 		free(f->object);
 		return err; /* a symbol outside every segment cannot be probed */
@@ -164,37 +171,113 @@ static int add_fn(struct walk *w, const char *name, uint64_t vaddr, int pattern)
 	return 0;
 }
 
+/* The name without a compiler clone's suffix (".constprop.0", ".isra.0",
+ * ".lto_priv.0"), into buf: a clone is found under its function's name. */
+static const char *clone_base(const char *name, char *buf, size_t cap)
+{
+	static const char *const suffixes[] = {".constprop.", ".isra.", ".lto_priv."};
+	size_t cut = strlen(name);
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		const char *at = strstr(name, suffixes[i]);
+		if (at && (size_t)(at - name) < cut)
+			cut = (size_t)(at - name);
+	}
+	if (cut >= cap)
+		return name;
+	memcpy(buf, name, cut);
+	buf[cut] = '\0';
+	return buf;
+}
+
+/* The last component of a qualified name ("fill_map" of "shop::fill_map"),
+ * or NULL for a name without "::". */
+static const char *last_component(const char *name)
+{
+	const char *tail = NULL;
+
+	for (const char *c = strstr(name, "::"); c; c = strstr(c + 2, "::"))
+		tail = c + 2;
+	return tail;
+}
+
+/* Whether pattern p names the symbol sym, whose name as people write it
+ * is display: by the symbol, that name, or that name without a clone's
+ * suffix; and, for a pattern without "::", by the name's last component,
+ * as gdb's `break fill_map` finds shop::fill_map. */
+static int names(const struct trace_pattern *p, const char *sym, const char *display)
+{
+	char base[1024];
+	const char *b = clone_base(display, base, sizeof(base)), *tail;
+
+	if (fnmatch(p->function, sym, 0) == 0 || fnmatch(p->function, display, 0) == 0 ||
+	    fnmatch(p->function, b, 0) == 0)
+		return 1;
+	tail = strstr(p->function, "::") ? NULL : last_component(b);
+	return tail && fnmatch(p->function, tail, 0) == 0;
+}
+
 static int match_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 {
 	struct walk *w = ctx;
+	int err = 0;
 
+	/* A split-off fragment is no function a caller calls. */
+	if (demangle_is_fragment(name))
+		return 0;
+	char *display = demangle_function(name);
+	if (!display)
+		return -ENOMEM;
 	for (size_t p = 0; p < w->npat; p++) {
 		if (!trace_pattern_match_object(&w->pats[p], w->obj->path) ||
-		    fnmatch(w->pats[p].function, name, 0) != 0)
+		    !names(&w->pats[p], name, display))
 			continue;
 		w->out->matched[p]++;
-		int err = add_fn(w, name, vaddr, (int)p);
+		err = add_fn(w, name, display, vaddr, size, (int)p);
 		if (err == -E2BIG) {
 			w->err = err;
+			err = 0;
 			continue; /* keep counting */
 		}
-		if (err)
-			return err;
 		break;
 	}
-	return 0;
+	free(display);
+	return err;
+}
+
+/* How far the name a person wants is from display: the edit distance to
+ * the whole name, or, one more, to its last component ("fill_map" is near
+ * "shop::fill_map"). */
+static size_t name_distance(const char *want, const char *display, size_t cap)
+{
+	size_t d = trace_edit_distance(want, display, cap);
+	const char *tail = last_component(display);
+
+	if (tail && !strstr(want, "::")) {
+		size_t t = trace_edit_distance(want, tail, cap) + 1;
+		if (t < d)
+			d = t;
+	}
+	return d;
 }
 
 static int near_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 {
 	struct walk *w = ctx;
-	size_t d = trace_edit_distance(w->want, name, w->best[TRACE_NEAREST - 1]);
 
-	if (d >= w->best[TRACE_NEAREST - 1])
+	if (demangle_is_fragment(name))
 		return 0;
-	for (size_t i = 0; i < TRACE_NEAREST; i++)
-		if (w->near[i] && strcmp(w->near[i], name) == 0)
-			return 0;
+	char *display = demangle_function(name);
+	if (!display)
+		return -ENOMEM;
+	size_t d = name_distance(w->want, display, w->best[TRACE_NEAREST - 1]);
+	int seen = d >= w->best[TRACE_NEAREST - 1];
+	for (size_t i = 0; i < TRACE_NEAREST && !seen; i++)
+		seen = w->near[i] && strcmp(w->near[i], display) == 0;
+	if (seen) {
+		free(display);
+		return 0;
+	}
 	/* Insert in distance order, dropping the farthest. */
 	size_t at = TRACE_NEAREST - 1;
 	free(w->near[at]);
@@ -204,15 +287,15 @@ static int near_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 		at--;
 	}
 	w->best[at] = d;
-	w->near[at] = strdup(name);
-	return w->near[at] ? 0 : -ENOMEM;
+	w->near[at] = display;
+	return 0;
 }
 
 int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t npat,
 		  const struct trace_object *objs, size_t nobj, size_t max,
 		  struct trace_resolved *out)
 {
-	struct walk w = {pats, npat, NULL, out, max, 0, NULL, {0}, NULL};
+	struct walk w = {pats, npat, NULL, 0, out, max, 0, NULL, {0}, NULL};
 	int missing = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -222,6 +305,7 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		return -ENOMEM;
 	for (size_t o = 0; o < nobj; o++) {
 		w.obj = &objs[o];
+		w.obj_go = sym_file_is_go(objs[o].file);
 		int err = symbolizer_foreach_function(s, objs[o].file, match_cb, &w);
 		if (err)
 			return err;
@@ -252,6 +336,7 @@ void trace_resolved_release(struct trace_resolved *r, size_t npat)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->fns[i].name);
+		free(r->fns[i].symbol);
 		free(r->fns[i].path);
 		free(r->fns[i].object);
 	}

@@ -44,8 +44,11 @@ struct trace_fn {
 	struct sym_file *file;
 	char *path;		/* the object's path */
 	char *object;		/* its base name */
-	char *name;		/* the symbol's name */
+	char *name;		/* as people write it: demangled, no parameters */
+	char *symbol;		/* as the symbol table spells it */
 	uint64_t vaddr, offset; /* ELF address and file offset of the entry */
+	uint64_t size;		/* the symbol's size in bytes, 0 if unknown */
+	int go;			/* Go code: its own ABI, goroutines move between threads */
 	int pattern;		/* the first pattern that matched it */
 };
 

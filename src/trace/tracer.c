@@ -1,7 +1,8 @@
 /*
  * The tracer (see tracer.h): patterns to functions (trace-pattern),
- * signatures from DWARF (trace-args), probes (perf/uprobe), call and
- * return pairing per thread, --if (trace-cond), the limits
+ * signatures from DWARF (trace-args), probes (perf/uprobe) on entries and
+ * on exits (trace-exits), call and return pairing by stack address per
+ * thread or goroutine (trace-calls), --if (trace-cond), the limits
  * (trace-limits), histograms (trace-hist), and the poll loop over the
  * probes' rings, the stop descriptor and the targets' pidfds.
  */
@@ -20,23 +21,19 @@
 #include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
+#include "trace/trace-calls.h"
+#include "trace/trace-exits.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
 
-struct frame {
-	int fn;
-	int selected;
-	uint64_t time; /* CLOCK_MONOTONIC ns */
-	struct trace_arg args[TRACE_MAX_ARGS];
-	uint8_t nargs;
-	uint64_t regs[TRACE_MAX_ARGS];
-};
+/* What a probe is for. */
+enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
 
-struct thread_calls {
-	uint32_t tid;
-	int depth;
-	struct frame *frames; /* TRACER_MAX_DEPTH, allocated on the thread's first call */
+struct probe_of {
+	int fn;
+	uint8_t role; /* enum probe_role */
+	uint8_t tail; /* PROBE_EXIT: a jump to another function */
 };
 
 struct tracer {
@@ -52,10 +49,10 @@ struct tracer {
 	struct trace_sig *sigs;
 	struct trace_hist *hists;
 	struct uprobe_set *up;
-	int *probe_fn; /* probe index -> function index */
+	struct probe_of *probes; /* by probe index */
+	size_t nprobes, probes_cap;
 	struct trace_limits limits;
-	struct thread_calls *threads;
-	size_t nthreads;
+	struct trace_calls calls;
 	struct tracer_frame stack[TRACER_STACK_FRAMES];
 
 	struct launch child;
@@ -72,6 +69,9 @@ struct tracer {
 	enum tracer_step failed;
 	pid_t failed_pid;
 	const char *failed_path;
+	int failed_fn;	      /* TRACER_RETURNS: the function */
+	size_t failed_offset; /* ... and the byte that did not decode */
+	struct tracer_method_counts methods;
 };
 
 /*
@@ -198,12 +198,11 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 
 	t->sigs = calloc(t->res.n, sizeof(*t->sigs));
 	t->hists = cfg->want_hist ? calloc(t->res.n, sizeof(*t->hists)) : NULL;
-	t->threads = calloc(TRACER_MAX_THREADS, sizeof(*t->threads));
-	t->probe_fn = calloc(t->res.n * 2, sizeof(*t->probe_fn));
-	if (!t->sigs || (cfg->want_hist && !t->hists) || !t->threads || !t->probe_fn)
+	trace_calls_init(&t->calls);
+	if (!t->sigs || (cfg->want_hist && !t->hists))
 		return -ENOMEM;
 	for (size_t i = 0; i < t->res.n; i++) {
-		trace_args_describe(t->res.fns[i].file, t->res.fns[i].name, t->res.fns[i].vaddr,
+		trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol, t->res.fns[i].vaddr,
 				    &t->sigs[i]);
 		if (t->hists)
 			trace_hist_init(&t->hists[i]);
@@ -245,6 +244,50 @@ static int attach_targets(struct tracer *t)
 	return err;
 }
 
+static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role, int tail)
+{
+	struct probe_of *v = array_reserve(t->probes, &t->probes_cap, t->nprobes + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	t->probes = v;
+	int probe = uprobe_set_add(t->up, t->res.fns[fn].path, offset, role == PROBE_URETPROBE);
+	if (probe < 0)
+		return probe;
+	/* Probes are numbered in the order they are added. */
+	t->probes[t->nprobes++] = (struct probe_of){fn, (uint8_t)role, (uint8_t)tail};
+	return 0;
+}
+
+/* The returns of fn: probes on its exits, or a uretprobe when the config
+ * asks for the older method. */
+static int add_return_probes(struct tracer *t, int fn)
+{
+	struct trace_exits ex = {0};
+	size_t bad = 0;
+	int err;
+
+	if (t->cfg.return_uretprobe) {
+		t->methods.uretprobe++;
+		return add_probe(t, fn, t->res.fns[fn].offset, PROBE_URETPROBE, 0);
+	}
+	err = trace_exits_find(&t->res.fns[fn], &ex, &bad);
+	for (size_t i = 0; !err && i < ex.n; i++)
+		err = add_probe(t, fn, ex.v[i].offset, PROBE_EXIT, ex.v[i].tail);
+	if (!err) {
+		t->methods.exits++;
+		t->methods.exit_probes += ex.n;
+		t->methods.unprobed_jumps += ex.unprobed;
+	}
+	trace_exits_release(&ex);
+	if (err && err != -ENOMEM) {
+		t->failed_fn = fn;
+		t->failed_offset = bad;
+		return fail(t, TRACER_RETURNS, err, 0);
+	}
+	return err;
+}
+
 int tracer_start(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
@@ -261,16 +304,13 @@ int tracer_start(struct tracer *t)
 		t->targets = c->pids;
 		t->ntargets = c->npids;
 	}
-	for (size_t i = 0; i < t->res.n; i++)
-		for (int ret = 0; ret <= c->want_return; ret++) {
-			int probe =
-			    uprobe_set_add(t->up, t->res.fns[i].path, t->res.fns[i].offset, ret);
-			if (probe < 0) {
-				err = probe;
-				goto out_cancel;
-			}
-			t->probe_fn[probe] = (int)i;
-		}
+	for (size_t i = 0; i < t->res.n; i++) {
+		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, 0);
+		if (!err && c->want_return)
+			err = add_return_probes(t, (int)i);
+		if (err)
+			goto out_cancel;
+	}
 	if ((err = attach_targets(t)) < 0)
 		goto out_cancel;
 	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
@@ -290,23 +330,6 @@ out_cancel:
 	return err;
 }
 
-static struct thread_calls *thread_of(struct tracer *t, uint32_t tid)
-{
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].tid == tid)
-			return &t->threads[i];
-	if (t->nthreads == TRACER_MAX_THREADS)
-		return NULL;
-	struct thread_calls *th = &t->threads[t->nthreads];
-	th->frames = calloc(TRACER_MAX_DEPTH, sizeof(*th->frames));
-	if (!th->frames)
-		return NULL;
-	th->tid = tid;
-	th->depth = 0;
-	t->nthreads++;
-	return th;
-}
-
 /* The name of the return address addr in pid: "function" (with its file
  * and line when known) or "object+0xoffset". */
 static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tracer_frame *f)
@@ -324,12 +347,64 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 	f->line = fn.kind == FRAME_SYMBOL ? fn.frames[0].line : 0;
 }
 
+/* The calls in flight of the thread, or goroutine, of a hit in fn. */
+static struct call_stack *stack_of(struct tracer *t, const struct uprobe_hit *h, int fn)
+{
+	int go = t->res.fns[fn].go;
+
+	return trace_calls_stack(&t->calls, h->pid, go, go ? h->r14 : h->tid);
+}
+
+/* The return event of call f, at the time of hit h. */
+static void show_return(struct tracer *t, const struct trace_call *f, const struct uprobe_hit *h,
+			uint32_t flags)
+{
+	struct trace_record r;
+	int fn = f->fn;
+
+	t->pending--;
+	memset(&r, 0, sizeof(r));
+	r.kind = TRACE_RETURN;
+	r.flags = flags;
+	r.time_ns = h->time + t->mono_to_real;
+	r.duration_ns = h->time - f->time;
+	r.pid = h->pid;
+	r.tid = h->tid;
+	r.arity = t->sigs[fn].arity;
+	if (!flags) {
+		r.ret_kind = (uint8_t)(t->sigs[fn].known ? t->sigs[fn].ret_kind : TRACE_ARG_HEX);
+		r.ret = trace_args_narrow_ret(&t->sigs[fn], h->ret);
+	}
+	r.nargs = f->nargs;
+	memcpy(r.args, f->args, sizeof(r.args));
+	memcpy(r.regs, f->regs, sizeof(r.regs));
+	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
+		 t->res.fns[fn].name);
+	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
+	if (t->hists && !flags)
+		trace_hist_add(&t->hists[fn], r.duration_ns);
+}
+
+/* Ends the calls of st above depth d: an exception, a longjmp or a stack
+ * switch left them without a return. */
+static void unwind_to(struct tracer *t, struct call_stack *st, int d, const struct uprobe_hit *h)
+{
+	while (st->depth > d) {
+		const struct trace_call *f = &st->calls[--st->depth];
+		if (f->selected)
+			show_return(t, f, h, TRACE_RECORD_UNWOUND);
+	}
+}
+
 static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
 	const struct tracer_config *c = &t->cfg;
 	struct trace_record r;
-	struct thread_calls *th = c->want_return ? thread_of(t, h->tid) : NULL;
+	struct call_stack *st = c->want_return ? stack_of(t, h, fn) : NULL;
 
+	/* Calls this one proves over are shown ended before it begins. */
+	if (st && !st->go)
+		unwind_to(t, st, trace_calls_live_depth(st, h->sp, 1), h);
 	memset(&r, 0, sizeof(r));
 	r.kind = TRACE_CALL;
 	r.time_ns = h->time + t->mono_to_real;
@@ -338,12 +413,12 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
 	trace_args_fill(&t->sigs[fn], h->args, (pid_t)h->pid, c->want_args || c->cond, &r);
-	if (!c->want_args && !t->sigs[fn].known)
-		r.nargs = 0; /* registers were only filled for --if */
+	if ((!c->want_args && !t->sigs[fn].known) || t->res.fns[fn].go)
+		r.nargs = 0; /* registers were only filled for --if; Go passes others */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
 	if (selected) {
-		enum trace_stop st = trace_limits_event(&t->limits, h->time);
-		if (st == TRACE_STOP_BREAKER)
+		enum trace_stop stop = trace_limits_event(&t->limits, h->time);
+		if (stop == TRACE_STOP_BREAKER)
 			return 1;
 		size_t nstack = 0;
 		if (c->want_caller && h->nchain > 1) {
@@ -357,17 +432,18 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 				name_caller(t, h->pid, h->chain[i], &t->stack[nstack++]);
 		c->sink(c->sink_arg, &r, t->stack, nstack);
 		t->shown++;
-		if (st == TRACE_STOP_COUNT)
+		if (stop == TRACE_STOP_COUNT)
 			t->draining = 1;
 	}
 	if (c->want_return) {
-		if (!th || th->depth >= TRACER_MAX_DEPTH) {
+		if (!st || st->depth >= TRACE_CALLS_DEPTH) {
 			t->dropped++;
 		} else {
-			struct frame *f = &th->frames[th->depth++];
+			struct trace_call *f = &st->calls[st->depth++];
 			f->fn = fn;
 			f->selected = selected;
 			f->time = h->time;
+			f->sp = h->sp;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -379,56 +455,49 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	return t->draining && !t->pending;
 }
 
-static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn)
+/* A return of fn, seen with the return address at sp. */
+static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn, uint64_t sp, int tail)
 {
-	struct thread_calls *th = thread_of(t, h->tid);
-	struct trace_record r;
+	struct call_stack *st = stack_of(t, h, fn);
+	int d;
 
-	if (!th)
+	if (!st)
 		return 0;
-	/* Unwind to the frame of this function: a longjmp or an exception
-	 * may have skipped returns above it. */
-	int d = th->depth - 1;
-	while (d >= 0 && th->frames[d].fn != fn)
-		d--;
-	if (d < 0)
-		return 0; /* called before the probes were in place */
-	for (int i = th->depth - 1; i > d; i--)
-		if (th->frames[i].selected)
-			t->pending--;
-	th->depth = d;
-	struct frame *f = &th->frames[d];
-	if (!f->selected)
-		return 0;
-	t->pending--;
-	memset(&r, 0, sizeof(r));
-	r.kind = TRACE_RETURN;
-	r.time_ns = h->time + t->mono_to_real;
-	r.duration_ns = h->time - f->time;
-	r.pid = h->pid;
-	r.tid = h->tid;
-	r.arity = t->sigs[fn].arity;
-	r.ret_kind = (uint8_t)(t->sigs[fn].known ? t->sigs[fn].ret_kind : TRACE_ARG_HEX);
-	r.ret = trace_args_narrow_ret(&t->sigs[fn], h->ret);
-	r.nargs = f->nargs;
-	memcpy(r.args, f->args, sizeof(r.args));
-	memcpy(r.regs, f->regs, sizeof(r.regs));
-	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
-		 t->res.fns[fn].name);
-	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
-	if (t->hists)
-		trace_hist_add(&t->hists[fn], r.duration_ns);
+	if (st->go) {
+		/* A goroutine's stack moves when it grows: match by order. */
+		for (d = st->depth - 1; d >= 0 && st->calls[d].fn != fn; d--)
+			;
+		if (d < 0)
+			return 0; /* called before the probes were in place */
+		unwind_to(t, st, d + 1, h);
+	} else {
+		unwind_to(t, st, trace_calls_live_depth(st, sp, 0), h);
+		d = st->depth - 1;
+		if (d < 0 || st->calls[d].sp != sp || st->calls[d].fn != fn)
+			return 0; /* called before the probes were in place */
+	}
+	st->depth = d;
+	if (st->calls[d].selected)
+		show_return(t, &st->calls[d], h, tail ? TRACE_RECORD_TAIL : 0);
 	return t->draining && !t->pending;
 }
 
 static int on_hit(const struct uprobe_hit *h, void *arg)
 {
 	struct tracer *t = arg;
-	int fn = t->probe_fn[h->probe];
+	const struct probe_of *p = &t->probes[h->probe];
 
 	if (t->limits.stop == TRACE_STOP_BREAKER)
 		return 1;
-	return h->retprobe ? on_return(t, h, fn) : on_call(t, h, fn);
+	switch (p->role) {
+	case PROBE_EXIT:
+		return on_return(t, h, p->fn, h->sp, p->tail);
+	case PROBE_URETPROBE:
+		/* The return address is popped already. */
+		return on_return(t, h, p->fn, h->sp - 8, 0);
+	default:
+		return on_call(t, h, p->fn);
+	}
 }
 
 /* What the loop's callbacks saw since the last round. */
@@ -522,6 +591,13 @@ int tracer_wait_child(struct tracer *t)
 	return t->child_status;
 }
 
+int tracer_failed_code(const struct tracer *t, size_t *offset)
+{
+	if (offset)
+		*offset = t->failed_offset;
+	return t->failed_fn;
+}
+
 enum tracer_step tracer_failure(const struct tracer *t, pid_t *pid, const char **path)
 {
 	if (pid)
@@ -559,6 +635,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;
+	st->methods = t->methods;
 }
 
 void tracer_free(struct tracer *t)
@@ -568,10 +645,8 @@ void tracer_free(struct tracer *t)
 	uprobe_set_free(t->up); /* removes any probe still in place */
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
-	for (size_t i = 0; i < t->nthreads; i++)
-		free(t->threads[i].frames);
-	free(t->threads);
-	free(t->probe_fn);
+	trace_calls_release(&t->calls);
+	free(t->probes);
 	free(t->sigs);
 	free(t->hists);
 	if (t->resolved)

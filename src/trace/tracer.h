@@ -43,8 +43,6 @@
 #include "trace/trace-pattern.h"
 
 #define TRACER_STACK_FRAMES 16 /* callers shown for --stack */
-#define TRACER_MAX_DEPTH    64 /* pending calls remembered per thread */
-#define TRACER_MAX_THREADS  4096
 
 /* One caller of a traced call, for --stack. */
 struct tracer_frame {
@@ -82,6 +80,10 @@ struct tracer_config {
 
 	int stop_fd; /* readable when a person asks to stop (a signalfd); -1: none */
 	int no_bpf;  /* per-event uprobes even where BPF links work */
+	/* Returns through uretprobes, which rewrite the return address on
+	 * the target's stack (for comparisons; unsafe in Go, C++ and any
+	 * code that unwinds), instead of probes on each function's exits. */
+	int return_uretprobe;
 	tracer_sink sink;
 	void *sink_arg;
 };
@@ -97,6 +99,15 @@ enum tracer_step {
 	TRACER_ATTACH,	/* attaching probes; pid and path say where */
 	TRACER_EXITED,	/* every target exited before the probes were in */
 	TRACER_EXEC,	/* the command could not be run */
+	TRACER_RETURNS, /* finding a function's exits (tracer_failed_code) */
+};
+
+/* How the returns of the traced functions are seen. */
+struct tracer_method_counts {
+	size_t exits;	       /* functions whose exits are probed */
+	size_t exit_probes;    /* probes on their rets and tail jumps */
+	size_t unprobed_jumps; /* conditional or indirect jumps out, not probed */
+	size_t uretprobe;      /* functions with a uretprobe (return_uretprobe) */
 };
 
 struct tracer_stats {
@@ -108,6 +119,7 @@ struct tracer_stats {
 	size_t ntargets;     /* processes traced */
 	pid_t first;	     /* the first of them (or the command) */
 	int uses_links;	     /* attached with BPF links, not perf uprobe events */
+	struct tracer_method_counts methods;
 };
 
 struct tracer;
@@ -120,6 +132,11 @@ void tracer_free(struct tracer *t);
 /* After a failed step: which one, the pid concerned (0 if none), and the
  * file whose probe failed (NULL if none). */
 enum tracer_step tracer_failure(const struct tracer *t, pid_t *pid, const char **path);
+
+/* After a failed TRACER_RETURNS: the function (an index in
+ * tracer_functions()) and the offset in it of the byte that did not
+ * decode. */
+int tracer_failed_code(const struct tracer *t, size_t *offset);
 
 /* The functions the patterns matched, and for a pattern that matched
  * none, the nearest names (for a failed TRACER_RESOLVE too). */

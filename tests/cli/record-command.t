@@ -62,10 +62,14 @@ like "$(cat "$T/cwd/folded")" 'burn_cpu [0-9]+$' "and finds burn_cpu in it"
 run "$RECCE" record -o "$T/short.pb.gz" -- "$TARGETS/hot" 0.5
 cmp_ok "$ELAPSED" '<' 3 "record -- CMD ends with the command (${ELAPSED}s for a 0.5 s command)"
 
-# A command that fails is still recorded; recce says how it ended.
+# A command that fails is still recorded; recce says how it ended, and
+# ends the same way (as perf record does), so that scripts see it fail.
 run "$RECCE" record -o "$T/false.pb.gz" -- sh -c 'exit 3'
-is "$RC" 0 "the recording of a command that exits 3 succeeds"
+is "$RC" 3 "the recording of a command that exits 3 exits 3"
+ok "and its profile is written" gzip -t "$T/false.pb.gz"
 like "$(cat "$ERR")" 'status 3' "and the summary gives its status"
+run "$RECCE" record -o "$T/killed.pb.gz" -- sh -c 'kill -TERM $$'
+is "$RC" 143 "a command killed by SIGTERM: 128 + 15, as a shell says it"
 run "$RECCE" record -o "$T/nocmd.pb.gz" -- "$T/no-such-command"
 is "$RC" 1 "a command that cannot be run: status 1"
 like "$(cat "$ERR")" 'no-such-command' "the message names it"
@@ -110,3 +114,11 @@ FOLDED=$(folded "$T/child.pb.gz")
 TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the forked child's burn_cpu is recorded ($BURN of $TOTAL)"
+
+# The profile's header keeps the shell's quoting: the command line in it
+# can be pasted back into a terminal.
+run "$RECCE" record -o "$T/quoted.pb.gz" -- sh -c 'echo "it'\''s" > /dev/null'
+run "$RECCE" report "$T/quoted.pb.gz"
+like "$(cat "$OUT")" "command: sh -c 'echo \"it'\\\\''s\" > /dev/null'" \
+	"the command: line is quoted as a shell reads it" || show_run
+like "$(cat "$OUT")" "recorded-by: recce record -o [^ ]+ -- sh -c 'echo" "and so is recorded-by:"

@@ -38,6 +38,7 @@ sleep 0.2
 run "$RECCE" trace -p "$PID" add_pair --count 0 --limit 5/10000
 is "$(grep -c 'add_pair(' "$OUT")" 5 "--limit 5/10000 lets 5 events through" || show_run
 like "$(cat "$ERR")" 'stopped after 5 events: circuit breaker tripped \(--limit 5/10000' "then trips, and says so"
+like "$(cat "$ERR")" 'raise the limit \(--limit 50/10000\) or turn it off \(--limit 0\)' "and says how to raise it"
 
 # The target is unaffected: the same checksums as an untraced run, after a
 # trace stopped by --count and after recce was killed with SIGKILL.

@@ -1,8 +1,9 @@
 #!/bin/bash
 # `recce trace` on kernels without uprobe_multi links: RECCE_NO_BPF=1 makes
 # recce use its other mechanism, one perf uprobe event per probe, thread
-# and CPU, and the core tests of trace-basic.t and trace-more.t must hold
-# for it too. First, that each run says which mechanism it used.
+# and CPU, and the core tests of trace-basic.t, trace-more.t and
+# trace-unwind.t must hold for it too. First, that each run says which
+# mechanism it used.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
@@ -23,7 +24,7 @@ like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with perf uprob
 	"with perf uprobe events"
 
 # The other tests, on perf uprobe events.
-for t in trace-basic trace-more; do
+for t in trace-basic trace-more trace-unwind; do
 	RECCE_NO_BPF=1 bash "$(dirname "$0")/$t.t" > "$T/$t.tap" 2>&1
 	is "$?" 0 "$t.t passes with perf uprobe events" || sed 's/^/# /' "$T/$t.tap" | grep -v '^# ok'
 done

@@ -51,3 +51,13 @@ run "$RECCE" replay "$T/cut.bin"
 is "$RC" 1 "a truncated file exits 1"
 is "$(grep -c 'greet(' "$OUT")" 3 "after replaying the 3 whole records"
 like "$(cat "$ERR")" "truncated.* at byte $((64 + 3 * 1024))" "and says where it stopped"
+
+# A trace that never starts leaves no file behind, wrapped or not.
+spawn "$T/idle.out" "$TARGETS/calls" 1 3000
+IDLE=$PID
+sleep 0.2
+run "$RECCE" trace -p "$IDLE" no_such_function -o "$T/never.trc"
+is "$RC" 1 "a pattern that matches nothing exits 1"
+ok "and leaves no trace file" test ! -e "$T/never.trc"
+run "$RECCE" trace -p "$IDLE" no_such_function -o "$T/never.trc" --wrap 1M,3
+ok "nor a wrapped one" test ! -e "$T/never.trc.0"

@@ -39,6 +39,7 @@ cmp_ok "$P99" '<=' "$MAX" "p99 <= max ($P99, $MAX ns)"
 BARS=$(awk '/^calls:add_pair: count/ { on = 1; next } /^calls:/ { on = 0 }
 	on && /\|/ { sub(/ *\|.*/, ""); n += $NF } END { print n + 0 }' "$OUT")
 is "$BARS" 20 "the buckets of add_pair's histogram hold the 20 calls"
+unlike "$(cat "$OUT")" 'add_pair\(' "--hist prints the histograms, not every event"
 
 # --format json on a live trace: every line is a JSON object, with the
 # function, its arguments and its return value.

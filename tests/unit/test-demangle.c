@@ -2,7 +2,9 @@
  * Unit tests of demangling: C++, Rust legacy names with
  * their hash dropped and $-escapes decoded, Rust v0 names (the vectors
  * come from rustc-demangle's own tests), and names that must be left
- * alone: plain C, malformed, hostile (exponential backreferences).
+ * alone: plain C, malformed, hostile (exponential backreferences). And
+ * function names as people write them: no parameter list or qualifiers,
+ * operators and templates intact, clone suffixes kept, fragments known.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -114,12 +116,42 @@ static void test_hostile(void **state)
 	      "((((_, _), (_, _)), ((_, _), (_, _))), (((_, _), (_, _)), ((_, _), (_, _))))))>");
 }
 
+static void check_function(const char *sym, const char *want)
+{
+	char *got = demangle_function(sym);
+
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_function_names(void **state)
+{
+	(void)state;
+	check_function("_ZN4shop8fill_mapEll", "shop::fill_map");
+	check_function("_ZNK4shop4Cart5totalEv", "shop::Cart::total");
+	check_function("_ZNSt6vectorIiSaIiEE9push_backERKi",
+		       "std::vector<int, std::allocator<int> >::push_back");
+	check_function("_ZN3FooclEi", "Foo::operator()");
+	check_function("_ZNKSt8functionIFviEEclEi", "std::function<void (int)>::operator()");
+	check_function("_ZN3hot6engine4rank17h0123456789abcdefE", "hot::engine::rank");
+	check_function("_Z10sort_batchPii.constprop.0", "sort_batch.constprop.0");
+	check_function("sort_batch.constprop.0", "sort_batch.constprop.0");
+	check_function("main", "main");
+	check_function("_ZN4shop8make_keyB5cxx11Em", "shop::make_key");
+	assert_true(demangle_is_fragment("parse_value.cold"));
+	assert_true(demangle_is_fragment("_Z11parse_valuePKc.cold"));
+	assert_true(demangle_is_fragment("heavy.part.0"));
+	assert_false(demangle_is_fragment("sort_batch.constprop.0"));
+	assert_false(demangle_is_fragment("coldstart"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cxx),	    cmocka_unit_test(test_rust_legacy),
 	    cmocka_unit_test(test_rust_v0), cmocka_unit_test(test_left_alone),
-	    cmocka_unit_test(test_hostile),
+	    cmocka_unit_test(test_hostile), cmocka_unit_test(test_function_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

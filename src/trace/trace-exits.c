@@ -1,0 +1,70 @@
+/*
+ * A traced function's exits (see trace-exits.h): its code read from the
+ * object file at the function's file offset, decoded by func-exits.
+ */
+#include "trace/trace-exits.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/func-exits.h"
+#include "symbols/symbolize.h"
+#include "util/array.h"
+
+#define MAX_FUNCTION_BYTES (16u << 20) /* larger is no function a compiler made */
+
+int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t *bad)
+{
+	struct func_exits fe = {0};
+	int err = 0;
+
+	out->n = 0;
+	out->unprobed = 0;
+	if (!fn->size)
+		return -ENODATA;
+	if (fn->size > MAX_FUNCTION_BYTES)
+		return -EILSEQ;
+	uint8_t *code = malloc(fn->size);
+	if (!code)
+		return -ENOMEM;
+	ssize_t got = pread(sym_file_fd(fn->file), code, fn->size, (off_t)fn->offset);
+	if (got != (ssize_t)fn->size)
+		err = -EIO;
+	if (!err)
+		err = func_exits_find(code, fn->size, fn->vaddr, &fe, bad);
+	for (size_t i = 0; !err && i < fe.n; i++) {
+		if (fe.v[i].kind != FUNC_EXIT_RET && fe.v[i].kind != FUNC_EXIT_TAIL) {
+			out->unprobed++;
+			continue;
+		}
+		struct trace_exit *v = array_reserve(out->v, &out->cap, out->n + 1, sizeof(*v));
+		if (!v) {
+			err = -ENOMEM;
+			break;
+		}
+		out->v = v;
+		out->v[out->n++] = (struct trace_exit){fn->offset + fe.v[i].offset,
+						       fe.v[i].kind == FUNC_EXIT_TAIL};
+	}
+	func_exits_release(&fe);
+	free(code);
+	return err;
+}
+
+uint64_t trace_entry_offset(const struct trace_fn *fn)
+{
+	uint8_t code[64];
+	size_t n = fn->size && fn->size < sizeof(code) ? fn->size : sizeof(code);
+
+	if (!fn->go || pread(sym_file_fd(fn->file), code, n, (off_t)fn->offset) != (ssize_t)n)
+		return fn->offset;
+	return fn->offset + func_go_entry(code, n);
+}
+
+void trace_exits_release(struct trace_exits *e)
+{
+	free(e->v);
+	memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,98 @@
+#!/bin/bash
+# `recce trace --return` on programs that leave functions without
+# returning and on Go, whose runtime checks return addresses: the target
+# runs to its end with the same output and exit status as untraced, and
+# every call is paired exactly with its return or shown "(unwound)".
+# Returns are probed on the functions' exits, so nothing on the target's
+# stack changes; RECCE_RETURN_URETPROBE=1 (the older method) kills the
+# C++ target, which the first test shows is what the default avoids.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/throws" "$TARGETS/jumps"
+
+# trace_to_end NAME TARGET ARGS... -- PATTERNS...: runs the target once
+# untraced (its output in $T/NAME.want), then again under recce trace
+# --return until it exits; its output in $T/NAME.got, its status in
+# $WAIT_RC, recce's events in $T/NAME.trc.
+trace_to_end()
+{
+	local name=$1 args=() pats=()
+	shift
+	while [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	pats=("$@")
+	"${args[@]/#@PAUSE@/0}" >"$T/$name.want" 2>&1
+	local targs=("${args[@]/#@PAUSE@/700}")
+	spawn "$T/$name.got" "${targs[@]}"
+	local target=$PID
+	sleep 0.2
+	run "$RECCE" trace -p "$target" "${pats[@]}" --return --count 0 --time 20 \
+		--limit 100000/1000
+	cp "$OUT" "$T/$name.trc"
+	wait_exit 20 "$target" || WAIT_RC=running
+}
+
+# C++: fill_map throws on i = 0, 7, ..., 196 (29 of 200 calls); the
+# exception passes through restock and is caught in main.
+trace_to_end cxx "$TARGETS/throws" 200 @PAUSE@ 7 -- '*fill_map*' '*restock*'
+is "$RC" 0 "trace of a throwing C++ function exits 0" || show_run
+is "$WAIT_RC" 0 "the C++ target exits 0"
+is "$(cat "$T/cxx.got")" "$(cat "$T/cxx.want")" "with the same output as untraced"
+is "$(grep -c 'fill_map[^ ]*(i=' "$T/cxx.trc")" 200 "every call of fill_map is traced"
+is "$(grep -c 'fill_map[^ ]* --> [0-9]' "$T/cxx.trc")" 171 "171 return with their value"
+is "$(grep -c 'fill_map[^ ]* --> (unwound)' "$T/cxx.trc")" 29 "29 are shown unwound"
+is "$(grep -c 'restock[^ ]* --> (unwound)' "$T/cxx.trc")" 29 \
+	"the exception unwinds their caller too"
+is "$(grep -c 'restock[^ ]* --> [0-9]' "$T/cxx.trc")" 171 "whose other calls return"
+like "$(grep -m1 'fill_map[^ ]*(i=1,' -A1 "$T/cxx.trc" | tail -1)" 'fill_map[^ ]* --> 4  \(' \
+	"a long return shows its value (3 * 1 + 1)"
+
+# The older method, for contrast: the unwinder meets the uretprobe's
+# trampoline, finds no unwind entry and the program aborts.
+spawn "$T/old.got" "$TARGETS/throws" 30 700 7
+OLD=$PID
+sleep 0.2
+RECCE_RETURN_URETPROBE=1 run "$RECCE" trace -p "$OLD" '*fill_map*' --return --count 0 --time 10
+wait_exit 20 "$OLD" || WAIT_RC=running
+isnt "$WAIT_RC" 0 "with uretprobes (RECCE_RETURN_URETPROBE=1) the same target dies"
+
+# C: leap longjmps back to main on i = 0, 5, ..., 195 (40 of 200 calls).
+trace_to_end c "$TARGETS/jumps" 200 @PAUSE@ 5 -- hop leap
+is "$RC" 0 "trace across longjmp exits 0" || show_run
+is "$WAIT_RC" 0 "the C target exits 0"
+is "$(cat "$T/c.got")" "$(cat "$T/c.want")" "with the same output as untraced"
+is "$(grep -c 'leap(i=' "$T/c.trc")" 200 "every call of leap is traced"
+is "$(grep -c 'leap/2 --> (unwound)' "$T/c.trc")" 40 "40 are unwound by longjmp"
+is "$(grep -c 'hop/2 --> (unwound)' "$T/c.trc")" 40 "with their callers"
+is "$(grep -c 'leap/2 --> [0-9]' "$T/c.trc")" 160 "the other 160 return"
+is "$(grep -c 'hop/2 --> [0-9]' "$T/c.trc")" 160 "and so do their callers"
+
+# JSON says the same.
+spawn "$T/j.got" "$TARGETS/jumps" 20 700 5
+J=$PID
+sleep 0.2
+run "$RECCE" trace -p "$J" leap --return --count 0 --time 20 --format json
+is "$(grep -c '"event":"return","function":"jumps:leap".*"unwound":true' "$OUT")" 4 \
+	"JSON marks the 4 unwound calls"
+unlike "$(grep '"unwound":true' "$OUT")" '"ret"' "and gives them no return value"
+wait_exit 20 "$J"
+
+# Go: four goroutines call sortWork 50 times each; every call grows the
+# goroutine's stack, which Go copies and checks.
+if command -v go >/dev/null 2>&1; then
+	export GO111MODULE=off GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath"
+	if go build -o "$T/gotrace" tests/go/trace/main.go 2>"$T/go.err"; then
+		trace_to_end go "$T/gotrace" 50 @PAUSE@ 4 -- main.sortWork
+		is "$RC" 0 "trace of a Go function exits 0" || show_run
+		is "$WAIT_RC" 0 "the Go target exits 0"
+		is "$(cat "$T/go.got")" "$(cat "$T/go.want")" "with the same output as untraced"
+		is "$(grep -c 'main.sortWork()' "$T/go.trc")" 200 "every call is traced"
+		is "$(grep -c 'main.sortWork --> 0x' "$T/go.trc")" 200 "and every return"
+	else
+		fail "go build of tests/go/trace" "$(cat "$T/go.err")"
+	fi
+else
+	skip 5 "go is not installed (Debian package golang-go)"
+fi

@@ -1,0 +1,68 @@
+// A Go target for the tests that recce trace --return never disturbs Go's
+// runtime: G goroutines each call sortWork N times, and every call
+// recurses deep enough (with large frames) to make the goroutine's stack
+// grow and be copied while the traced call is in flight, which is when a
+// changed return address would be found out.
+//
+//	trace N PAUSE_MS G
+//
+// Prints "go: calls=G*N sum=S" and exits 0 after a second pause.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+)
+
+//go:noinline
+func deep(n int) int {
+	var pad [512]byte
+	pad[n%512] = byte(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return deep(n-1) + int(pad[n%512]&1)
+}
+
+//go:noinline
+func sortWork(seed int) int {
+	v := make([]int, 64)
+	for i := range v {
+		v[i] = (seed*7919 + i*104729) % 1000
+	}
+	sort.Ints(v)
+	return v[0] + v[63] + deep(40+seed%20)
+}
+
+func main() {
+	n, pause, g := 100, 500, 4
+	if len(os.Args) > 3 {
+		n, _ = strconv.Atoi(os.Args[1])
+		pause, _ = strconv.Atoi(os.Args[2])
+		g, _ = strconv.Atoi(os.Args[3])
+	}
+	time.Sleep(time.Duration(pause) * time.Millisecond)
+	var wg sync.WaitGroup
+	sums := make([]int, g)
+	for k := 0; k < g; k++ {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				sums[k] += sortWork(k*n + i)
+				time.Sleep(2 * time.Millisecond)
+			}
+		}(k)
+	}
+	wg.Wait()
+	sum := 0
+	for _, s := range sums {
+		sum += s
+	}
+	fmt.Printf("go: calls=%d sum=%d\n", g*n, sum)
+	time.Sleep(time.Duration(pause) * time.Millisecond)
+}

@@ -1,0 +1,64 @@
+/*
+ * A C++ target whose traced function throws, for the tests that recce
+ * trace --return leaves a program that unwinds exactly as it was.
+ *
+ *   throws [N] [PAUSE_MS] [EVERY]
+ *
+ * Waits PAUSE_MS (default 500) so a tracer can attach, then calls
+ * shop::restock(i) for i = 0..N-1 (default 200), one call every 2 ms;
+ * restock calls shop::fill_map(i), which throws std::runtime_error when
+ * i is a multiple of EVERY (default 7), and main catches it. Prints
+ * "throws: calls=N thrown=K sum=S", sleeps PAUSE_MS again and exits 0.
+ */
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <time.h>
+
+static volatile long sink;
+
+namespace shop
+{
+__attribute__((noinline)) long fill_map(long i, long every)
+{
+	if (i % every == 0)
+		throw std::runtime_error("the map is full");
+	sink = sink + i;
+	return i * 3 + 1;
+}
+
+__attribute__((noinline)) long restock(long i, long every)
+{
+	long r = fill_map(i, every);
+	sink = sink + 1;
+	return r + 1;
+}
+} // namespace shop
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, nullptr);
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 200;
+	long pause = argc > 2 ? atol(argv[2]) : 500;
+	long every = argc > 3 ? atol(argv[3]) : 7;
+	long thrown = 0, sum = 0;
+
+	pause_ms(pause);
+	for (long i = 0; i < n; i++) {
+		try {
+			sum += shop::restock(i, every);
+		} catch (const std::runtime_error &) {
+			thrown++;
+		}
+		pause_ms(2);
+	}
+	printf("throws: calls=%ld thrown=%ld sum=%ld\n", n, thrown, sum);
+	fflush(stdout);
+	pause_ms(pause);
+	return 0;
+}
