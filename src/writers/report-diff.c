@@ -1,6 +1,6 @@
 /*
  * Profile comparison (see report-diff.h). Both profiles are ranked by
- * report_rank() and their rows joined on (function, file) by sorting both
+ * report_rank() and their rows joined on (function, object) by sorting both
  * lists of rows together.
  */
 #include "writers/report-diff.h"
@@ -29,7 +29,7 @@ static int tagged_cmp(const void *a, const void *b)
 	const struct report_row *y = ((const struct tagged_row *)b)->row;
 	int c = strcmp(x->name, y->name);
 
-	return c ? c : strcmp(x->file, y->file);
+	return c ? c : strcmp(x->module ? x->module : "", y->module ? y->module : "");
 }
 
 static int diff_cmp(const void *a, const void *b)

@@ -34,14 +34,24 @@ struct rank_table {
 	int lines;	   /* the line is part of the key */
 };
 
+/* A line row is (function, file, line); a function row is (function,
+ * object): one function is one row even when its samples span source
+ * files (inlined headers, a function defined in a macro). */
 static uint64_t frame_hash(const struct stack_frame *f, int lines)
 {
 	uint64_t h = hash_fnv1a_str(HASH_FNV1A_INIT, f->name);
 
+	if (!lines)
+		return hash_fnv1a_str(hash_fnv1a_value(h, 0xff), f->module ? f->module : "");
 	h = hash_fnv1a_str(hash_fnv1a_value(h, 0xff), f->file);
-	if (lines)
-		h = hash_fnv1a_value(h, (uint64_t)f->line);
-	return h;
+	return hash_fnv1a_value(h, (uint64_t)f->line);
+}
+
+static int same_text(const char *a, const char *b)
+{
+	a = a ? a : "";
+	b = b ? b : "";
+	return a == b || strcmp(a, b) == 0;
 }
 
 struct wanted_row {
@@ -55,9 +65,11 @@ static int row_is(const void *ctx, uint64_t index)
 	const struct report_row *r = &w->t->rows[index].r;
 	const struct stack_frame *f = w->f;
 
-	return (r->name == f->name || strcmp(r->name, f->name) == 0) &&
-	       (r->file == f->file || strcmp(r->file, f->file) == 0) &&
-	       (!w->t->lines || r->line == f->line);
+	if (!same_text(r->name, f->name))
+		return 0;
+	if (!w->t->lines)
+		return same_text(r->module, f->module);
+	return same_text(r->file, f->file) && r->line == f->line;
 }
 
 /* The row of frame f, added if new; NULL on allocation failure. */
@@ -130,6 +142,7 @@ static int rank_hottest_lines(struct rank_table *funcs, const struct rank_table 
 		if (hotter) {
 			fr->best_self = lr->self;
 			fr->best_total = lr->total;
+			fr->r.file = lr->file;
 			fr->r.line = lr->line;
 		}
 	}

@@ -86,6 +86,43 @@ static void test_rank_lines(void **state)
 	assert_rank(1, want, 6);
 }
 
+/* One interpreter loop whose samples come from two source files of one
+ * object (a macro-generated body, an inlined header), and a function of
+ * the same name in another object: the report has one row per (function,
+ * object), at the hottest line, and the other object's apart. */
+static void test_rank_one_row_per_function(void **state)
+{
+	static struct stack_frame a[] = {{"_PyEval_EvalFrameDefault", "ceval.c", 10, "python3"}};
+	static struct stack_frame b[] = {
+	    {"_PyEval_EvalFrameDefault", "generated_cases.c.h", 20, "python3"}};
+	static struct stack_frame c[] = {{"_PyEval_EvalFrameDefault", "ceval.c", 10, "libpy.so"}};
+	static struct stack_entry e[] = {
+	    {1, a, 3, NULL, 0}, {1, b, 5, NULL, 0}, {1, c, 1, NULL, 0}};
+	const struct stack_set two = {e, 3, 9, 0, "samples", "count", NULL, NULL};
+	struct report_row *rows;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(report_rank(&two, 0, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].module, "python3");
+	assert_int_equal(rows[0].self, 8);
+	assert_string_equal(rows[0].file, "generated_cases.c.h"); /* the hottest line's */
+	assert_int_equal(rows[0].line, 20);
+	assert_string_equal(rows[1].module, "libpy.so");
+	assert_int_equal(rows[1].self, 1);
+	free(rows);
+	/* By line, rows are source lines: the two files stay apart (and one
+	 * file:line built into two objects is one line). */
+	assert_int_equal(report_rank(&two, 1, &rows, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].file, "generated_cases.c.h");
+	assert_int_equal(rows[0].self, 5);
+	assert_string_equal(rows[1].file, "ceval.c");
+	assert_int_equal(rows[1].self, 4);
+	free(rows);
+}
+
 /* Runs report_text_write into a string the caller frees. */
 static char *text_write(const struct stack_set *s, const struct report_text_opts *opts)
 {
@@ -167,7 +204,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rank_functions), cmocka_unit_test(test_rank_lines),
 	    cmocka_unit_test(test_table),	   cmocka_unit_test(test_header),
-	    cmocka_unit_test(test_value_format),
+	    cmocka_unit_test(test_value_format),   cmocka_unit_test(test_rank_one_row_per_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
