@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/top-ui.h"
+#include "top/top-stacks.h"
 #include "writers/writer-flame.h"
 
 #define MIN_COLS     60
@@ -32,8 +33,15 @@ struct tui {
 	size_t selected, first; /* index in the view, first row drawn */
 	pid_t sel_pid, sel_tid; /* the selected row, followed across refreshes */
 	char message[TOP_LINE_LEN];
-	struct top_frame frames[STACK_FRAMES];
+	struct top_named_stacks named; /* of the selected row, for its views */
 };
+
+/* The tui ends: its memory goes (the screen is the caller's). */
+static void tui_free(struct tui *t)
+{
+	top_named_stacks_release(&t->named);
+	free(t);
+}
 
 static const char *sort_name(enum top_sort k)
 {
@@ -102,8 +110,6 @@ static void draw_rows(struct tui *t, int y)
 
 static void draw_stacks(struct tui *t, int y)
 {
-	const struct top_stack *stacks;
-	uint64_t total;
 	char buf[TOP_LINE_LEN];
 	const struct top_row *r = top_model_find(t->s->model, t->sel_pid, t->sel_tid);
 
@@ -115,19 +121,20 @@ static void draw_stacks(struct tui *t, int y)
 		draw_line(y, "sampling off: no stacks", 0);
 		return;
 	}
-	ssize_t n = top_model_stacks(t->s->model, t->sel_pid, t->sel_tid, 1, &stacks, &total);
+	struct top_named_stacks *ns = &t->named;
+	ssize_t n = top_named_stacks_build(ns, t->s->sampler, t->s->model, t->sel_pid, t->sel_tid,
+					   1, STACK_FRAMES);
 	if (n <= 0) {
 		draw_line(y, "no samples in the last interval", 0);
 		return;
 	}
 	for (ssize_t i = 0; i < n && i < SHOWN_STACKS && y < LINES - 1; i++) {
-		snprintf(buf, sizeof(buf), "%5.1f%%  %u sample%s", 100.0 * stacks[i].count / total,
-			 stacks[i].count, stacks[i].count == 1 ? "" : "s");
+		const struct top_named_stack *st = &ns->v[i];
+		snprintf(buf, sizeof(buf), "%5.1f%%  %llu sample%s", 100.0 * st->count / ns->total,
+			 (unsigned long long)st->count, st->count == 1 ? "" : "s");
 		draw_line(y++, buf, A_BOLD);
-		size_t nf = top_sampler_name_stack(t->s->sampler, stacks[i].pid, stacks[i].frames,
-						   stacks[i].nframes, t->frames, STACK_FRAMES);
-		for (size_t f = 0; f < nf && y < LINES - 1; f++) {
-			const struct top_frame *fr = &t->frames[f];
+		for (size_t f = 0; f < st->nframes && y < LINES - 1; f++) {
+			const struct top_frame *fr = &ns->frames[st->first + f];
 			if (fr->file && fr->line)
 				snprintf(buf, sizeof(buf), "    %-40s %s:%d", fr->function,
 					 fr->file, fr->line);
@@ -166,19 +173,18 @@ static void draw(struct tui *t)
  * stack_set for the flamegraph writer: frames root first. */
 static int write_flame(struct tui *t, const char *path, uint64_t *samples)
 {
-	const struct top_stack *stacks;
+	struct top_named_stacks *ns = &t->named;
 	struct stack_set set;
-	uint64_t total;
 	int err = 0;
 
 	memset(&set, 0, sizeof(set));
-	ssize_t n =
-	    top_model_stacks(t->s->model, t->sel_pid, t->sel_tid, t->s->history, &stacks, &total);
+	ssize_t n = top_named_stacks_build(ns, t->s->sampler, t->s->model, t->sel_pid, t->sel_tid,
+					   t->s->history, STACK_FRAMES);
 	if (n < 0)
 		return (int)n;
-	*samples = total;
+	*samples = ns->total;
 	set.entries = calloc((size_t)n + 1, sizeof(*set.entries));
-	set.frame_pool = calloc((size_t)n * STACK_FRAMES + 1, sizeof(*set.frame_pool));
+	set.frame_pool = calloc(ns->nframes + 1, sizeof(*set.frame_pool));
 	if (!set.entries || !set.frame_pool) {
 		stacks_release(&set);
 		return -ENOMEM;
@@ -186,14 +192,13 @@ static int write_flame(struct tui *t, const char *path, uint64_t *samples)
 	set.type = "samples";
 	set.unit = "count";
 	for (ssize_t i = 0; i < n; i++) {
+		const struct top_named_stack *st = &ns->v[i];
 		struct stack_entry *e = &set.entries[set.n++];
-		size_t nf = top_sampler_name_stack(t->s->sampler, stacks[i].pid, stacks[i].frames,
-						   stacks[i].nframes, t->frames, STACK_FRAMES);
-		e->frames = set.frame_pool + (size_t)i * STACK_FRAMES;
-		e->nframes = nf;
-		e->value = stacks[i].count;
-		for (size_t f = 0; f < nf; f++) {
-			const struct top_frame *fr = &t->frames[nf - 1 - f];
+		e->frames = set.frame_pool + st->first;
+		e->nframes = st->nframes;
+		e->value = (int64_t)st->count;
+		for (size_t f = 0; f < st->nframes; f++) {
+			const struct top_frame *fr = &ns->frames[st->first + st->nframes - 1 - f];
 			e->frames[f].name = fr->function;
 			e->frames[f].file = fr->file ? fr->file : "";
 			e->frames[f].line = fr->line;
@@ -326,10 +331,11 @@ int top_tui_run(struct top_session *s)
 	if (!t)
 		return 1;
 	t->s = s;
+	top_named_stacks_init(&t->named);
 	if (!newterm(NULL, stdout, stdin)) {
 		fprintf(stderr, "recce: cannot use this terminal (TERM=%s); try -b\n",
 			getenv("TERM") ? getenv("TERM") : "");
-		free(t);
+		tui_free(t);
 		return 1;
 	}
 	cbreak();
@@ -360,7 +366,7 @@ int top_tui_run(struct top_session *s)
 		if (err) {
 			endwin();
 			fprintf(stderr, "recce: cannot read the processes: %s\n", strerror(-err));
-			free(t);
+			tui_free(t);
 			return 1;
 		}
 		s->shown++;
@@ -369,13 +375,13 @@ int top_tui_run(struct top_session *s)
 		if (s->npids && !s->nalive) {
 			endwin();
 			fprintf(stderr, "recce: every watched process has exited\n");
-			free(t);
+			tui_free(t);
 			return 0;
 		}
 		if (s->count && s->shown >= s->count)
 			break;
 	}
 	endwin();
-	free(t);
+	tui_free(t);
 	return status;
 }

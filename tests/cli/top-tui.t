@@ -57,6 +57,10 @@ wait_for 5 shows 'hottest stacks of thread' || diag "$(screen)"
 like "$(screen)" 'hottest stacks of thread [0-9]+ \(busy\)' "Enter opens the stacks of the selected thread"
 like "$(screen)" '^ +busy_spin +.*topmix\.c:[0-9]+$' "the stack names busy_spin with file:line"
 like "$(screen)" '^ +busy_main +.*topmix\.c:[0-9]+$' "and its caller"
+# The spin loop's instructions are one or two lines: stacks that name the
+# same lines are merged, so no stack of busy_spin is listed twice.
+is "$(screen | grep -E '^ +busy_spin ' | sort | uniq -d | wc -l)" 0 \
+	"each named stack is listed once, with its whole share"
 tm send-keys -t top Escape
 wait_for 5 eval '! shows "hottest stacks"'
 unlike "$(screen)" 'hottest stacks' "Esc goes back to the rows"
