@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/cmd-record.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
-#include "proc/self.h"
 #include "profile/aggregate.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -34,21 +34,6 @@
 #define DEFAULT_STACK_BYTES 8192
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
-
-struct record_args {
-	pid_t *pids;
-	size_t npids;
-	pid_t *tids; /* -t: only these threads */
-	size_t ntids;
-	char **argv; /* the command, NULL-terminated */
-	long long freq;
-	double duration;
-	const char *output;
-	int dwarf;
-	uint32_t stack_bytes;
-	int timeline;
-	char *invocation; /* "recce record ...", for the profile's comments */
-};
 
 static void parse_call_graph(struct record_args *a, const char *s)
 {
@@ -110,6 +95,8 @@ static const struct opt record_options[] = {
     OPT_CALL_('g', NULL, NULL, set_value, V_G, "the same as --call-graph fp, as in perf"),
     OPT_FLAG_(0, "timeline", struct record_args, timeline,
 	      "keep the order of samples, for Chrome trace"),
+    OPT_FLAG_(0, "tree", struct record_args, tree,
+	      "with -p: their descendants too, existing and new"),
     OPT_END_(),
 };
 
@@ -134,36 +121,8 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		usage_die("record", "give one of -p PID, -t TID or a command");
 	if (!*a->output)
 		usage_die("record", "-o wants a file name");
-}
-
-static void start_failed(const struct record_args *a, const struct sampler *s, int err)
-{
-	/* /proc/TID is the thread's, owner included. */
-	pid_t foreign = err != -EACCES ? 0
-			: a->ntids     ? proc_first_foreign(a->tids, a->ntids)
-				       : proc_first_foreign(a->pids, a->npids);
-
-	if (foreign)
-		die("perf_event_open refused: process %d belongs to another user, and recce "
-		    "needs the right to ptrace it: run recce as that user or as root "
-		    "(or grant CAP_PERFMON and CAP_SYS_PTRACE)",
-		    (int)foreign);
-	if (err == -EACCES && !sampler_exec_failed(s))
-		die("perf_event_open refused: lower kernel.perf_event_paranoid "
-		    "(sysctl -w kernel.perf_event_paranoid=1) or grant CAP_PERFMON");
-	if (sampler_exec_failed(s))
-		die("cannot run '%s': %s", a->argv[0], strerror(-err));
-	if (err == -EMFILE || err == -ENFILE)
-		die("out of file descriptors (recce needs one per thread and CPU): "
-		    "raise the limit with 'ulimit -n'");
-	if (err == -ESRCH) {
-		const struct sampler_target *t;
-		size_t n = sampler_targets(s, &t);
-		for (size_t i = 0; i < n; i++)
-			error("process %d exited before recce could attach", (int)t[i].pid);
-		exit(RECCE_EXIT_ERROR);
-	}
-	die("cannot start sampling: %s", strerror(-err));
+	if (a->tree && !a->npids)
+		usage_die("record", "--tree follows the processes of -p PID");
 }
 
 int cmd_record(int argc, char **argv)
@@ -174,6 +133,8 @@ int cmd_record(int argc, char **argv)
 
 	parse_args(&a, argc, argv);
 	check_pids_exist(a.pids, a.npids);
+	if (a.tree)
+		record_add_descendants(&a);
 	check_tids_exist(a.tids, a.ntids);
 	int err = pprof_check_writable(a.output);
 	if (err)
@@ -218,7 +179,7 @@ int cmd_record(int argc, char **argv)
 	err = sampler_start(s);
 	if (err) {
 		unblock_stop_signals(sfd, &old_mask);
-		start_failed(&a, s, err);
+		record_say_start_failed(&a, s, err);
 	}
 
 	const struct sampler_target *t;
@@ -235,6 +196,8 @@ int cmd_record(int argc, char **argv)
 			     : (ntargets > 1 ? "processes" : "process"),
 		     a.freq, a.duration > 0 ? "" : "; Ctrl-C to stop");
 
+	struct record_children children;
+	record_children_begin(&a, &children);
 	err = sampler_run(s);
 	unblock_stop_signals(sfd, &old_mask);
 	if (err)
@@ -284,6 +247,7 @@ int cmd_record(int argc, char **argv)
 		if (!status)
 			status = 128 + WTERMSIG(st.child_status);
 	}
+	record_say_busy_children(&a, &children, st.samples);
 	if (st.lost)
 		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
 			(unsigned long long)st.lost);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proc/tasks.h"
+#include "util/array.h"
 
 #define INITIAL_BUF (64 * 1024)
 #define MAX_BUF	    (16 * 1024 * 1024) /* /proc/stat of a very large machine */
@@ -122,10 +123,13 @@ int procstat_parse_stat(const char *buf, size_t len, struct procstat_task *t)
 	t->state = *c.p++;
 	/* Fields after the state, counted from 4 as in proc(5). */
 	for (int field = 4; field <= 24; field++) {
-		if (field == 14 || field == 15 || field == 20 || field == 22 || field == 24) {
+		if (field == 4 || field == 14 || field == 15 || field == 20 || field == 22 ||
+		    field == 24) {
 			if (next_u64(&c, &v) < 0)
 				return -EINVAL;
-			if (field == 14)
+			if (field == 4)
+				t->ppid = (pid_t)v;
+			else if (field == 14)
 				t->utime = v;
 			else if (field == 15)
 				t->stime = v;
@@ -372,4 +376,75 @@ ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids)
 
 	*ids = r->ids.ids;
 	return n;
+}
+
+/* Whether pid is one of the n pids in v. */
+static int among(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
+ssize_t procstat_descendants(struct procstat_reader *r, const pid_t *roots, size_t nroots,
+			     struct procstat_task **out, size_t *cap)
+{
+	const pid_t *ids;
+	ssize_t n = procstat_list_pids(r, &ids);
+	struct procstat_task *all = NULL;
+	size_t nall = 0, allcap = 0;
+
+	if (n < 0)
+		return n;
+	/* The listing lives in the reader, which the reads below reuse. */
+	pid_t *pids = malloc(((size_t)n + 1) * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	memcpy(pids, ids, (size_t)n * sizeof(*pids));
+	for (ssize_t i = 0; i < n; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "%s/%d/stat", r->root, (int)pids[i]);
+		ssize_t len = procstat_read_file(r, path);
+		struct procstat_task t = {0};
+		if (len <= 0 || procstat_parse_stat(r->buf, (size_t)len, &t) < 0 || t.state == 'Z')
+			continue;
+		t.pid = pids[i];
+		struct procstat_task *grown = array_reserve(all, &allcap, nall + 1, sizeof(*all));
+		if (!grown) {
+			free(all);
+			free(pids);
+			return -ENOMEM;
+		}
+		all = grown;
+		all[nall++] = t;
+	}
+	free(pids);
+	/* Rounds over the table until no process joins: a child listed
+	 * before its parent is found in a later round. */
+	size_t found = 0;
+	for (int joined = 1; joined;) {
+		joined = 0;
+		for (size_t i = 0; i < nall; i++) {
+			if (all[i].tid == 0 || among(roots, nroots, all[i].pid))
+				continue;
+			int parent = among(roots, nroots, all[i].ppid);
+			for (size_t k = 0; k < found && !parent; k++)
+				parent = (*out)[k].pid == all[i].ppid;
+			if (!parent)
+				continue;
+			struct procstat_task *grown =
+			    array_reserve(*out, cap, found + 1, sizeof(**out));
+			if (!grown) {
+				free(all);
+				return -ENOMEM;
+			}
+			*out = grown;
+			(*out)[found++] = all[i];
+			all[i].tid = 0; /* taken */
+			joined = 1;
+		}
+	}
+	free(all);
+	return (ssize_t)found;
 }

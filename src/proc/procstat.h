@@ -32,6 +32,7 @@
 
 struct procstat_task {
 	pid_t pid, tid;
+	pid_t ppid; /* the parent process */
 	char comm[PROCSTAT_COMM_LEN];
 	char state;	    /* R, S, D, Z, T, t, X, I... */
 	uint64_t utime;	    /* clock ticks in user mode */
@@ -65,7 +66,8 @@ uint64_t procstat_cpu_all(const struct procstat_cpu *c);
 
 /* "PID (COMM) S PPID ..." of /proc/PID[/task/TID]/stat. COMM may hold
  * spaces and parentheses; it ends at the last ')'. Sets tid, comm, state,
- * utime, stime, num_threads, starttime, rss_pages (pid is left alone). */
+ * ppid, utime, stime, num_threads, starttime, rss_pages (pid is left
+ * alone). */
 int procstat_parse_stat(const char *buf, size_t len, struct procstat_task *t);
 
 /* The "Tgid", "voluntary_ctxt_switches" and "nonvoluntary_ctxt_switches"
@@ -106,5 +108,14 @@ ssize_t procstat_list_tasks(struct procstat_reader *r, pid_t pid, const pid_t **
 
 /* Every process, in ascending order: the count or -errno. */
 ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids);
+
+/*
+ * The live processes descended from any of the npids roots (children,
+ * their children, ...), with their name and the CPU ticks of the whole
+ * process (/proc/PID/stat), into *out (grown through array.h; *cap its
+ * capacity). Returns how many, or -errno.
+ */
+ssize_t procstat_descendants(struct procstat_reader *r, const pid_t *roots, size_t nroots,
+			     struct procstat_task **out, size_t *cap);
 
 #endif

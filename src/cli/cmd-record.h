@@ -1,0 +1,53 @@
+/*
+ * recce record's options as parsed (cmd-record.c), and the messages that
+ * turn the sampler's failures and findings into words
+ * (record-messages.c).
+ */
+#ifndef RECCE_CLI_CMD_RECORD_H
+#define RECCE_CLI_CMD_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proc/procstat.h"
+#include "sampling/sampler.h"
+
+struct record_args {
+	pid_t *pids;
+	size_t npids;
+	pid_t *tids; /* -t: only these threads */
+	size_t ntids;
+	char **argv; /* the command, NULL-terminated */
+	long long freq;
+	double duration;
+	const char *output;
+	int dwarf;
+	uint32_t stack_bytes;
+	int timeline;
+	int tree;	  /* --tree: the -p processes' descendants too */
+	char *invocation; /* "recce record ...", for the profile's comments */
+};
+
+/* A failed sampler_start(), as one message a person can act on; exits. */
+__attribute__((noreturn)) void record_say_start_failed(const struct record_args *a,
+						       const struct sampler *s, int err);
+
+/* --tree: adds every live descendant of the -p processes to a->pids. */
+void record_add_descendants(struct record_args *a);
+
+/* The CPU ticks of the -p processes' descendants at the start, so that a
+ * recording that finds the processes idle can name the busy ones. */
+struct record_children {
+	struct procstat_task *v;
+	size_t n, cap;
+};
+void record_children_begin(const struct record_args *a, struct record_children *c);
+
+/* After a recording of -p processes without --tree that took no sample:
+ * names their descendants that used CPU meanwhile, and how to record
+ * them. Frees c. */
+void record_say_busy_children(const struct record_args *a, struct record_children *c,
+			      uint64_t samples);
+
+#endif
