@@ -34,6 +34,7 @@ struct cg_writer {
 	uint32_t *file_of;		      /* function -> file number */
 	const char **files;
 	size_t nfiles;
+	int count_type; /* a sample type counted in samples, for calls=; -1: none */
 };
 
 static int record_cmp(const void *a, const void *b)
@@ -126,7 +127,9 @@ static void put_function(struct cg_writer *w, const struct cg_record *rec, size_
 				entry_costs(w, rec[j].entry, one);
 				for (size_t t = 0; t < w->ntypes; t++)
 					sum[t] += one[t];
-				calls++;
+				/* The samples through the call site: a sampler sees
+				 * no calls, and says so in the file's header. */
+				calls += w->count_type >= 0 ? one[w->count_type] : 1;
 			}
 			j++;
 		}
@@ -168,12 +171,15 @@ static void put_header(struct cg_writer *w, const struct profile_value_type *typ
 	for (size_t t = 0; t < w->ntypes; t++)
 		if (types[t].unit[0] && strcmp(types[t].unit, "count") != 0)
 			fprintf(out, "# %s is in %s\n", types[t].type, types[t].unit);
+	fputs("# calls= counts the samples taken through each call site: a sampling\n"
+	      "# profiler sees no calls\n",
+	      out);
 }
 
 int callgrind_write(FILE *out, const struct stack_set *set, const struct profile_value_type *types,
 		    size_t ntypes, const char *cmd)
 {
-	struct cg_writer w = {.out = out, .set = set, .ntypes = ntypes};
+	struct cg_writer w = {.out = out, .set = set, .ntypes = ntypes, .count_type = -1};
 	size_t nframes = stacks_nframes(set), nrec = 0;
 	struct cg_record *rec = NULL;
 	int64_t *sum = NULL, *one = NULL;
@@ -181,6 +187,9 @@ int callgrind_write(FILE *out, const struct stack_set *set, const struct profile
 
 	if (!ntypes)
 		return -EINVAL;
+	for (size_t t = 0; t < ntypes && w.count_type < 0; t++)
+		if (strcmp(types[t].unit, "count") == 0)
+			w.count_type = (int)t;
 	ret = stacks_function_ids(set, &w.ids, &w.funcs, &w.nfuncs);
 	if (ret)
 		return ret;

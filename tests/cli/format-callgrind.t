@@ -6,13 +6,19 @@
 . "$(dirname "$0")/format-consumers.sh"
 need_file "$RECCE" "$TARGETS/hot"
 command -v callgrind_annotate >/dev/null 2>&1 || skip_all "callgrind_annotate is missing (Debian package valgrind)"
-plan 8
+plan 10
 
 need_profile hot
 run "$RECCE" report --format callgrind -o "$T/out.cg" "$HOT"
 is "$RC" 0 "report --format callgrind exits 0" || show_run
 like "$(head -n 12 "$T/out.cg")" '^events: samples cpu$' "its events are samples and cpu"
 TOTAL=$(folded_total "$(folded "$HOT")")
+# calls= says what the header says it is: the samples through the call
+# site, the same number as the call's inclusive samples on the next line.
+CALL=$(awk '/^cfn=.*burn_cpu/ { getline; split($1, c, "="); getline; print c[2], $2; exit }' "$T/out.cg")
+is "$(echo "$CALL" | awk '{ print ($1 == $2 && $1 > 0) ? "same" : "differ: " $0 }')" same \
+	"calls= of main's call to burn_cpu is its number of samples ($CALL)"
+like "$(head -n 12 "$T/out.cg")" '# calls= counts the samples' "and the header says so"
 
 run callgrind_annotate "$T/out.cg"
 is "$RC" 0 "callgrind_annotate reads it" || show_run
