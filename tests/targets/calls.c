@@ -54,13 +54,18 @@ static long n_calls = 10, pause = 500, rounds = 1;
 /* The calls of one thread: ROUNDS rounds of N calls of each function. */
 static void make_calls(void)
 {
-	char name[32];
+	/* Each call's name keeps its own bytes: a tracer reads a string
+	 * argument when it handles the event, which on a loaded machine may
+	 * be after the next call, and a shared buffer would hold the next
+	 * name by then (docs/recce-trace.md, Limitations). */
+	char names[64][32];
 
 	for (long r = 0; rounds == 0 || r < rounds; r++) {
 		long sum = 0;
 		for (long i = 0; i < n_calls; i++) {
+			char *name = names[i % 64];
 			sum += add_pair(i, 2 * i);
-			snprintf(name, sizeof(name), "client-%ld", i);
+			snprintf(name, 32, "client-%ld", i);
 			sum += greet(name);
 			pause_ms(1);
 		}
