@@ -4,15 +4,54 @@
  * and the warnings about what was lost.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cmd-trace.h"
 #include "cli/usage.h"
+#include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
 #include "trace/trace-hist.h"
 
 /* Says why the patterns found nothing to trace, with the nearest names. */
+/* Whether pattern names JIT code of pid (its /tmp/perf-PID.map, as the
+ * BEAM, Node or a JVM agent writes it); if so, says why it cannot be
+ * traced. Erlang writes "$mod:fun/arity": the "$" and the arity may be
+ * left out of the pattern. */
+static int say_jit(const char *pattern, pid_t pid)
+{
+	struct perfmap *map;
+	struct stat st;
+	char path[64];
+	const char *name, *hit = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0 || perfmap_load(pid, st.st_uid, NULL, &map) < 0)
+		return 0;
+	/* The shortest matching name: the function, not its helpers
+	 * ("$fib:fib/1-CodeInfoPrologue"). */
+	for (size_t i = 0; (name = perfmap_name(map, i)) != NULL; i++) {
+		char bare[256];
+		snprintf(bare, sizeof(bare), "%s", name[0] == '$' ? name + 1 : name);
+		int match = fnmatch(pattern, bare, 0) == 0;
+		char *arity = strrchr(bare, '/');
+		if (arity)
+			*arity = '\0';
+		match = match || fnmatch(pattern, bare, 0) == 0;
+		if (match && (!hit || strlen(name) < strlen(hit)))
+			hit = name;
+	}
+	if (hit)
+		note("it names JIT code of process %d (%s, in /tmp/perf-%d.map): recce trace puts "
+		     "probes on code in files, and JIT code is in none; recce record and recce top "
+		     "see it",
+		     (int)pid, hit, (int)pid);
+	perfmap_free(map);
+	return hit != NULL;
+}
+
 static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
 {
 	const struct trace_resolved *res = tracer_functions(t);
@@ -32,6 +71,8 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 			continue;
 		error("'%s' matches no function in %s %d", a->patterns[p],
 		      a->argv ? "the command, run as" : "process", (int)pid);
+		if (!a->argv && say_jit(a->patterns[p], pid))
+			continue;
 		char **near = res->nearest[p];
 		if (near[0]) {
 			fprintf(stderr, "the nearest names are:");

@@ -164,6 +164,11 @@ void perfmap_free(struct perfmap *m)
 	free(m);
 }
 
+const char *perfmap_name(const struct perfmap *m, size_t i)
+{
+	return m && i < m->n ? m->names[i] : NULL;
+}
+
 size_t perfmap_count(const struct perfmap *m)
 {
 	return m ? m->ranges.n : 0;

@@ -25,6 +25,10 @@ int perfmap_load(pid_t pid, uid_t uid, const char *path, struct perfmap **out);
 void perfmap_free(struct perfmap *m);
 size_t perfmap_count(const struct perfmap *m);
 
+/* The name of the i-th function of the file (any order), or NULL past
+ * the last: for searching the map by name. */
+const char *perfmap_name(const struct perfmap *m, size_t i);
+
 /* The name of the JIT function covering addr, or NULL. */
 const char *perfmap_lookup(const struct perfmap *m, uint64_t addr, uint64_t *start);
 

@@ -38,3 +38,12 @@ diag "the heaviest stack:" "$(folded_top "$FOLDED")"
 run "$RECCE" report "$P"
 TOP=$(table_rows "$(cat "$OUT")" | head -n 1)
 like "$TOP" 'fib:fib/1' "the default report's top row is fib:fib/1"
+
+# recce trace cannot probe JIT code (it is in no file): a pattern that
+# names an Erlang function says so rather than only "matches no function".
+run "$RECCE" trace -p "$BEAM" 'fib:fib*' --count 1
+is "$RC" 1 "trace of a JIT function exits 1"
+like "$(cat "$ERR")" "'fib:fib\\*' matches no function in process $BEAM" "it matches no function" ||
+	show_run
+like "$(cat "$ERR")" "it names JIT code of process $BEAM \\([\$]?fib:fib/1, in /tmp/perf-$BEAM.map\\)" \
+	"and it says the name is JIT code, listed in the perf map"
