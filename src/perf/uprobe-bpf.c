@@ -37,6 +37,9 @@ enum {
 	REG_DI = 112,
 	REG_SP = 152,
 	REG_R14 = 8,
+	REG_BX = 40,
+	REG_R11 = 48,
+	REG_R10 = 56,
 };
 
 #define INSN(c, d, s, o, i)                                                                        \
@@ -115,8 +118,12 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 	}
 	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, REG_SP);
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_SP));
-	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, REG_R14);
-	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_R14));
+	static const int16_t more[4][2] = {
+	    {REG_R14, UBPF_R14}, {REG_BX, UBPF_BX}, {REG_R10, UBPF_R10}, {REG_R11, UBPF_R11}};
+	for (int r = 0; r < 4; r++) {
+		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, more[r][0]);
+		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, more[r][1]));
+	}
 	if (callchain) {
 		/* At a function's first instruction its caller has no frame
 		 * yet: the return address at the stack pointer names it. */

@@ -41,6 +41,9 @@ enum {
 	UBPF_CHAIN_BYTES,	     /* bytes of chain that follow, 0 without a chain */
 	UBPF_SP,		     /* the stack pointer */
 	UBPF_R14,		     /* r14: the goroutine of Go code */
+	UBPF_BX,		     /* then r10, r11: Go's other argument registers */
+	UBPF_R10,
+	UBPF_R11,
 	UBPF_NWORDS,
 };
 

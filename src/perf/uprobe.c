@@ -32,12 +32,13 @@
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
-/* AX, CX, DX, SI, DI, SP, R8, R9, R14 in the kernel's PERF_REG_X86_*
- * numbering; the sample holds them in this (ascending) order. */
+/* AX, BX, CX, DX, SI, DI, SP, R8, R9, R10, R11, R14 in the kernel's
+ * PERF_REG_X86_* numbering; the sample holds them in this (ascending)
+ * order. */
 #define REGS_MASK                                                                                  \
-	((1ULL << 0) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) | (1ULL << 7) |       \
-	 (1ULL << 16) | (1ULL << 17) | (1ULL << 22))
-#define NREGS	   9
+	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |       \
+	 (1ULL << 7) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | (1ULL << 19) | (1ULL << 22))
+#define NREGS	   12
 #define TID_PROBED 1 /* u64map value of a thread whose probes are open */
 #define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
 
@@ -629,6 +630,9 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	hit->args[5] = w[UBPF_AX + 6];
 	hit->sp = w[UBPF_SP];
 	hit->r14 = w[UBPF_R14];
+	hit->bx = w[UBPF_BX];
+	hit->r10 = w[UBPF_R10];
+	hit->r11 = w[UBPF_R11];
 	hit->has_regs = 1;
 	hit->chain = r->chain;
 	uint64_t bytes = w[UBPF_CHAIN_BYTES];
@@ -710,17 +714,20 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 		if ((size_t)(end - p) < sizeof(regs))
 			return -EBADMSG;
 		memcpy(regs, p, sizeof(regs));
-		/* Sample order AX CX DX SI DI SP R8 R9 R14; SysV order DI SI
-		 * DX CX R8 R9. */
+		/* Sample order AX BX CX DX SI DI SP R8 R9 R10 R11 R14; SysV
+		 * order DI SI DX CX R8 R9. */
 		hit->ret = regs[0];
-		hit->args[0] = regs[4];
-		hit->args[1] = regs[3];
-		hit->args[2] = regs[2];
-		hit->args[3] = regs[1];
-		hit->args[4] = regs[6];
-		hit->args[5] = regs[7];
-		hit->sp = regs[5];
-		hit->r14 = regs[8];
+		hit->bx = regs[1];
+		hit->args[3] = regs[2];
+		hit->args[2] = regs[3];
+		hit->args[1] = regs[4];
+		hit->args[0] = regs[5];
+		hit->sp = regs[6];
+		hit->args[4] = regs[7];
+		hit->args[5] = regs[8];
+		hit->r10 = regs[9];
+		hit->r11 = regs[10];
+		hit->r14 = regs[11];
 		hit->has_regs = 1;
 		p += sizeof(regs);
 	}

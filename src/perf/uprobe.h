@@ -58,11 +58,12 @@ struct uprobe_hit {
 	int probe;    /* index returned by uprobe_set_add() */
 	int retprobe; /* a function return (uretprobe) */
 	uint32_t pid, tid;
-	uint64_t time;	  /* CLOCK_MONOTONIC ns */
-	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
-	uint64_t ret;	  /* rax */
-	uint64_t sp;	  /* rsp: at a call, the address of its return address */
-	uint64_t r14;	  /* the goroutine (g) in Go code */
+	uint64_t time;	       /* CLOCK_MONOTONIC ns */
+	uint64_t args[6];      /* rdi rsi rdx rcx r8 r9 */
+	uint64_t ret;	       /* rax */
+	uint64_t sp;	       /* rsp: at a call, the address of its return address */
+	uint64_t r14;	       /* the goroutine (g) in Go code */
+	uint64_t bx, r10, r11; /* with rax, rcx and the above: Go's argument registers */
 	int has_regs;
 	size_t nchain; /* user addresses, innermost first, markers removed */
 	const uint64_t *chain;

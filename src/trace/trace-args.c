@@ -11,6 +11,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -174,6 +175,113 @@ static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int de
 	return 0;
 }
 
+/* The unit whose ranges hold vaddr, found by walking the units: for files
+ * without .debug_aranges, such as Go's, where dwfl_module_addrdie fails. */
+static Dwarf_Die *cu_covering(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out, Dwarf_Addr *bias)
+{
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	for (int n = 0;
+	     dw && n < 100000 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0;
+	     n++, off = next)
+		if (dwarf_offdie(dw, off + hsize, out) && dwarf_haspc(out, vaddr - *bias) > 0)
+			return out;
+	return NULL;
+}
+
+/* A compiler's clone or fragment (".constprop.0", ".isra.0", ".part.0",
+ * ".cold"): not Go's "main.f", whose dot is the package's. */
+static int is_clone(const char *symname)
+{
+	return strstr(symname, ".constprop.") || strstr(symname, ".isra.") ||
+	       strstr(symname, ".part.") || strstr(symname, ".cold") ||
+	       strstr(symname, ".lto_priv.");
+}
+
+/* The next register of an argument assignment (SysV or Go's). */
+struct reg_assign {
+	int next, nregs;
+	int certain; /* no argument of unknown width came before */
+};
+
+/* Records parameter n (param, classified as kind and size) in sig, with
+ * the next free register when its place is certain. A float goes to an
+ * xmm register and leaves the integer ones alone; a struct or anything
+ * wider makes the rest of the assignment uncertain. */
+static void add_param(struct trace_sig *sig, int n, Dwarf_Die *param, uint32_t kind, int size,
+		      struct reg_assign *ra)
+{
+	int reg = -1;
+
+	if (kind != TRACE_ARG_UNKNOWN && ra->certain && ra->next < ra->nregs)
+		reg = ra->next++;
+	if (kind == TRACE_ARG_UNKNOWN && !is_float(param))
+		ra->certain = 0;
+	if (reg < 0)
+		kind = TRACE_ARG_UNKNOWN;
+	if (n >= TRACE_MAX_ARGS)
+		return;
+	const char *name = dwarf_diename(param);
+	if (name)
+		trace_copy_str(sig->params[n].name, sizeof(sig->params[n].name), name);
+	else
+		snprintf(sig->params[n].name, sizeof(sig->params[n].name), "arg%d", n);
+	sig->params[n].kind = kind;
+	sig->params[n].size = size;
+	sig->params[n].reg = reg;
+}
+
+/* Whether a Go parameter DIE is a result (DW_AT_variable_parameter). */
+static int is_go_result(Dwarf_Die *param)
+{
+	Dwarf_Attribute at;
+	bool flag = false;
+
+	return dwarf_attr(param, DW_AT_variable_parameter, &at) &&
+	       dwarf_formflag(&at, &flag) == 0 && flag;
+}
+
+/*
+ * Go's register ABI (ABIInternal, amd64): integer arguments in RAX, RBX,
+ * RCX, RDI, RSI, R8, R9, R10, R11, in order, results from RAX; floats in
+ * X0-X14 leave those alone. A string, slice, interface or struct takes
+ * several registers or the stack, so the ones after it are not shown.
+ */
+static void describe_go(Dwarf_Die *sub, struct trace_sig *sig)
+{
+	Dwarf_Die child;
+	struct reg_assign ra = {0, TRACE_GO_REGS, 1};
+	int n = 0, have_ret = 0;
+
+	sig->ret_kind = TRACE_ARG_NONE;
+	if (dwarf_child(sub, &child) != 0)
+		goto done;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+			continue;
+		int size;
+		uint32_t kind = classify(&child, &size);
+		if (is_go_result(&child)) {
+			if (!have_ret++) {
+				sig->ret_kind = kind == TRACE_ARG_STR ? TRACE_ARG_HEX : kind;
+				sig->ret_size = size;
+			}
+			continue;
+		}
+		if (kind == TRACE_ARG_STR)
+			kind = TRACE_ARG_HEX; /* a *byte, not a NUL-terminated string */
+		add_param(sig, n, &child, kind, size, &ra);
+		n++;
+	} while (dwarf_siblingof(&child, &child) == 0);
+done:
+	sig->arity = n;
+	sig->nparams = n < TRACE_MAX_ARGS ? n : TRACE_MAX_ARGS;
+	sig->go = 1;
+	sig->known = 1;
+}
+
 int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 			struct trace_sig *sig)
 {
@@ -183,11 +291,14 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 
 	memset(sig, 0, sizeof(*sig));
 	sig->arity = -1;
-	if (symname && strchr(symname, '.')) {
+	if (symname && is_clone(symname)) {
 		sig->reason = "a compiler-made clone, whose arguments need not follow the ABI";
 		return -ENOENT;
 	}
+	Dwarf_Die cu_die;
 	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL;
+	if (!cu && mod)
+		cu = cu_covering(mod, vaddr, &cu_die, &bias);
 	if (!cu) {
 		sig->reason = "no DWARF debug info for it";
 		return -ENOENT;
@@ -196,40 +307,24 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 		sig->reason = "its DWARF does not describe this entry point";
 		return -ENOENT;
 	}
+	if (sym_file_is_go(f)) {
+		describe_go(&sub, sig);
+		return 0;
+	}
 	/* An out-of-line definition points at its declaration for the
 	 * parameters only through DW_AT_specification; the children of the
 	 * definition are what the compiler emitted for this body. */
 	Dwarf_Die child;
 	int in_memory = returns_in_memory(&sub);
-	int n = 0, next_reg = in_memory, regs_certain = 1;
+	struct reg_assign ra = {in_memory, 6, 1};
+	int n = 0;
 	if (dwarf_child(&sub, &child) == 0) {
 		do {
 			if (dwarf_tag(&child) != DW_TAG_formal_parameter)
 				continue;
 			int size;
 			uint32_t kind = classify(&child, &size);
-			int reg = -1;
-			if (kind != TRACE_ARG_UNKNOWN && regs_certain && next_reg < 6)
-				reg = next_reg++;
-			/* A float goes to an xmm register and leaves the integer
-			 * ones alone; a struct or anything wider makes the rest
-			 * of the assignment uncertain. */
-			if (kind == TRACE_ARG_UNKNOWN && !is_float(&child))
-				regs_certain = 0;
-			if (reg < 0)
-				kind = TRACE_ARG_UNKNOWN;
-			if (n < TRACE_MAX_ARGS) {
-				const char *name = dwarf_diename(&child);
-				if (name)
-					trace_copy_str(sig->params[n].name,
-						       sizeof(sig->params[n].name), name);
-				else
-					snprintf(sig->params[n].name, sizeof(sig->params[n].name),
-						 "arg%d", n);
-				sig->params[n].kind = kind;
-				sig->params[n].size = size;
-				sig->params[n].reg = reg;
-			}
+			add_param(sig, n, &child, kind, size, &ra);
 			n++;
 		} while (dwarf_siblingof(&child, &child) == 0);
 	}
@@ -283,9 +378,11 @@ static uint64_t narrow(uint64_t v, uint32_t kind, int size)
 	return v;
 }
 
-void trace_args_fill(const struct trace_sig *sig, const uint64_t regs[6], pid_t pid, int raw,
+void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pid, int raw,
 		     struct trace_record *r)
 {
+	int nregs = sig->go ? TRACE_GO_REGS : TRACE_MAX_ARGS;
+
 	memcpy(r->regs, regs, sizeof(r->regs));
 	r->arity = sig->arity;
 	r->ret_kind = (uint8_t)(sig->known ? sig->ret_kind : TRACE_ARG_HEX);
@@ -309,7 +406,7 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t regs[6], pid_t 
 		memcpy(a->name, sig->params[i].name, sizeof(a->name));
 		a->kind = sig->params[i].kind;
 		int reg = sig->params[i].reg;
-		if (reg < 0 || reg >= TRACE_MAX_ARGS)
+		if (reg < 0 || reg >= nregs)
 			continue; /* shown as "?" */
 		a->value = narrow(regs[reg], a->kind, sig->params[i].size);
 		if (a->kind == TRACE_ARG_STR) {

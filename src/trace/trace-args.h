@@ -23,6 +23,9 @@
 struct symbolizer;
 struct sym_file;
 
+/* Go's integer argument registers: rax rbx rcx rdi rsi r8 r9 r10 r11. */
+#define TRACE_GO_REGS 9
+
 struct trace_sig {
 	int known;   /* from DWARF */
 	int arity;   /* formal parameters, -1 if unknown */
@@ -35,6 +38,7 @@ struct trace_sig {
 	} params[TRACE_MAX_ARGS];
 	uint32_t ret_kind; /* TRACE_ARG_NONE for void */
 	int ret_size;
+	int go;		    /* Go's register ABI: reg indexes the TRACE_GO_REGS registers */
 	const char *reason; /* when !known: why, for the user */
 };
 
@@ -46,8 +50,9 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 
 /* Fills r->args from the registers at the call: named and typed when sig
  * is known, else arg0..arg5 as raw registers if raw is set (else none).
- * Strings are read from pid. */
-void trace_args_fill(const struct trace_sig *sig, const uint64_t regs[6], pid_t pid, int raw,
+ * regs holds the SysV argument registers (rdi rsi rdx rcx r8 r9), or for
+ * sig->go the TRACE_GO_REGS of Go's ABI. Strings are read from pid. */
+void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pid, int raw,
 		     struct trace_record *r);
 
 /* The return value rax narrowed to the declared return type. */

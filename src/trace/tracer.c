@@ -412,9 +412,14 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	r.tid = h->tid;
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
-	trace_args_fill(&t->sigs[fn], h->args, (pid_t)h->pid, c->want_args || c->cond, &r);
-	if ((!c->want_args && !t->sigs[fn].known) || t->res.fns[fn].go)
-		r.nargs = 0; /* registers were only filled for --if; Go passes others */
+	/* Go's ABI: rax rbx rcx rdi rsi r8 r9 r10 r11. */
+	const uint64_t go_regs[TRACE_GO_REGS] = {h->ret,     h->bx,	 h->args[3],
+						 h->args[0], h->args[1], h->args[4],
+						 h->args[5], h->r10,	 h->r11};
+	trace_args_fill(&t->sigs[fn], t->sigs[fn].go ? go_regs : h->args, (pid_t)h->pid,
+			c->want_args || c->cond, &r);
+	if (!c->want_args && !t->sigs[fn].known)
+		r.nargs = 0; /* registers were only filled for --if */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
 	if (selected) {
 		enum trace_stop stop = trace_limits_event(&t->limits, h->time);

@@ -88,11 +88,16 @@ if command -v go >/dev/null 2>&1; then
 		is "$RC" 0 "trace of a Go function exits 0" || show_run
 		is "$WAIT_RC" 0 "the Go target exits 0"
 		is "$(cat "$T/go.got")" "$(cat "$T/go.want")" "with the same output as untraced"
-		is "$(grep -c 'main.sortWork()' "$T/go.trc")" 200 "every call is traced"
-		is "$(grep -c 'main.sortWork --> 0x' "$T/go.trc")" 200 "and every return"
+		is "$(grep -c 'main.sortWork(seed=[0-9]*)$' "$T/go.trc")" 200 "every call is traced"
+		# Go's register ABI: the seeds are exactly 0..199, each once.
+		SEEDS=$(sed -n 's/.*main.sortWork(seed=\([0-9]*\))$/\1/p' "$T/go.trc" | sort -n)
+		is "$(printf '%s\n' "$SEEDS" | uniq | wc -l) $(printf '%s\n' "$SEEDS" | head -1) $(printf '%s\n' "$SEEDS" | tail -1)" \
+			"200 0 199" "the argument is read from Go's registers: seeds 0 to 199, each once"
+		is "$(grep -c 'main.sortWork/1 --> [0-9]*  (' "$T/go.trc")" 200 \
+			"and every return, with its int result"
 	else
 		fail "go build of tests/go/trace" "$(cat "$T/go.err")"
 	fi
 else
-	skip 5 "go is not installed (Debian package golang-go)"
+	skip 6 "go is not installed (Debian package golang-go)"
 fi
