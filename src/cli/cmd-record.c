@@ -27,6 +27,7 @@
 #include "profile/timeline.h"
 #include "sampling/sampler.h"
 #include "symbols/symbolize.h"
+#include "util/shell.h"
 #include "util/signals.h"
 
 #define DEFAULT_FILE	    "recce.pb.gz"
@@ -108,7 +109,7 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	a->freq = DEFAULT_FREQ;
 	a->output = DEFAULT_FILE;
 	a->stack_bytes = DEFAULT_STACK_BYTES;
-	a->invocation = join_command_line("recce", argc, argv);
+	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
 	/* In order: the first operand is the command's name. */
 	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
 	if (first < dashdash)

@@ -95,6 +95,10 @@ static void returns_failed(const struct tracer *t, int err)
 		error("cannot trace the returns of %s:%s: its symbol has no size, so where its "
 		      "code ends is unknown",
 		      f->object, f->name);
+	else if (err == -EFBIG)
+		error("cannot trace the returns of %s:%s: its symbol claims %llu bytes, more than "
+		      "any compiled function",
+		      f->object, f->name, (unsigned long long)f->size);
 	else if (err == -EILSEQ)
 		error("cannot trace the returns of %s:%s: its code does not decode at +0x%zx",
 		      f->object, f->name, offset);

@@ -5,7 +5,6 @@
 #include "perf/perf-sys.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
-#include "util/shell.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -175,11 +174,6 @@ long long parse_freq_option(const char *cmd, const char *arg)
 			  "(kernel.perf_event_max_sample_rate), not '%s'",
 			  max_rate, arg);
 	return v;
-}
-
-char *join_command_line(const char *prefix, int argc, char **argv)
-{
-	return shell_join(prefix, (const char *const *)argv, (size_t)argc);
 }
 
 void format_bytes(char *buf, size_t len, long long bytes)

@@ -62,10 +62,6 @@ void check_pids_exist(const pid_t *pids, size_t n);
 /* The same for thread ids: "no thread with TID N". */
 void check_tids_exist(const pid_t *tids, size_t n);
 
-/* prefix and the arguments, joined by spaces, in a new string ("recce
- * record -p 42"); NULL when out of memory. */
-char *join_command_line(const char *prefix, int argc, char **argv);
-
 /* A size for people: "512 bytes", "12 KiB", "3.4 MiB". */
 void format_bytes(char *buf, size_t len, long long bytes);
 

@@ -15,22 +15,27 @@ static int fail(struct profile_view *v, enum profile_view_step step, int err)
 	return err;
 }
 
-/* The index of type in p (NULL: the default), or -1. */
-static int type_index(const struct profile *p, const char *type)
+/* Empties v and sets v->type to p's sample type named type (NULL: the
+ * default). Returns 0, or -ENOENT when p has no such type. */
+static int choose_type(const struct profile *p, const char *type, struct profile_view *v)
 {
-	return type ? profile_sample_type_index(p, type) : (int)p->default_sample_type;
+	int i = type ? profile_sample_type_index(p, type) : (int)p->default_sample_type;
+
+	memset(v, 0, sizeof(*v));
+	if (i < 0)
+		return fail(v, VIEW_NO_TYPE, -ENOENT);
+	v->type = (size_t)i;
+	return 0;
 }
 
 int profile_view_build(const struct profile *p, const char *type, const struct stack_filter *filter,
 		       int timeline, struct profile_view *v)
 {
 	struct stack_filter none = {0};
-	int i = type_index(p, type), err;
+	int err = choose_type(p, type, v);
 
-	memset(v, 0, sizeof(*v));
-	if (i < 0)
-		return fail(v, VIEW_NO_TYPE, -ENOENT);
-	v->type = (size_t)i;
+	if (err)
+		return err;
 	if (timeline && !p->timeline)
 		return fail(v, VIEW_NO_TIMELINE, -ENODATA);
 	err = stacks_from_profile(p, v->type, filter ? filter : &none, &v->set);
@@ -48,13 +53,11 @@ int profile_view_diff(const struct profile *before, const struct profile *after,
 		      const struct stack_filter *filter, struct profile_view *v)
 {
 	struct stack_filter none = {0};
-	int ia = type_index(after, type), err;
+	int err = choose_type(after, type, v);
 
-	memset(v, 0, sizeof(*v));
-	if (ia < 0)
-		return fail(v, VIEW_NO_TYPE, -ENOENT);
-	v->type = (size_t)ia;
-	const struct profile_value_type *t = &after->sample_types[ia];
+	if (err)
+		return err;
+	const struct profile_value_type *t = &after->sample_types[v->type];
 	int ib = profile_sample_type_index(before, t->type);
 	if (ib < 0 || strcmp(before->sample_types[ib].unit, t->unit) != 0)
 		return fail(v, VIEW_MISMATCH, -EDOM);

@@ -202,12 +202,19 @@ static char *cmdline_of(pid_t pid)
 		n--;
 	buf[n] = 0;
 	/* The words, NUL-separated, quoted as a shell would need them. */
-	const char *words[256];
-	size_t nw = 0;
-	for (ssize_t i = 0; i <= n && nw < 256; i++)
-		if (i == 0 || buf[i - 1] == 0)
-			words[nw++] = buf + i;
-	char *line = shell_join(NULL, words, nw);
+	size_t nw = 1;
+	for (ssize_t i = 0; i < n; i++)
+		nw += buf[i] == 0;
+	const char **words = malloc(nw * sizeof(*words));
+	char *line = NULL;
+	if (words) {
+		nw = 0;
+		for (ssize_t i = 0; i <= n; i++)
+			if (i == 0 || buf[i - 1] == 0)
+				words[nw++] = buf + i;
+		line = shell_join(NULL, words, nw);
+	}
+	free(words);
 	free(buf);
 	return line;
 }

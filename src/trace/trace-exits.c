@@ -25,7 +25,7 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 	if (!fn->size)
 		return -ENODATA;
 	if (fn->size > MAX_FUNCTION_BYTES)
-		return -EILSEQ;
+		return -EFBIG;
 	uint8_t *code = malloc(fn->size);
 	if (!code)
 		return -ENOMEM;

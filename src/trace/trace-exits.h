@@ -34,9 +34,10 @@ struct trace_exits {
 /*
  * Lists the exits of fn into *out (reset first). Returns 0 (n may be 0 for
  * a function that never returns), -ENODATA when the symbol has no size
- * (where the function ends is unknown), -EILSEQ when its code does not
- * decode (*bad then holds the offset of the byte, from the function's
- * start), -EIO when it cannot be read, or -ENOMEM.
+ * (where the function ends is unknown), -EFBIG when it claims more bytes
+ * than any compiled function has, -EILSEQ when its code does not decode
+ * (*bad then holds the offset of the byte, from the function's start),
+ * -EIO when it cannot be read, or -ENOMEM.
  */
 int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t *bad);
 

@@ -396,6 +396,22 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 	}
 }
 
+/* A hit's registers in the order Go passes arguments: rax rbx rcx rdi
+ * rsi r8 r9 r10 r11. */
+static const uint64_t *go_arg_regs(const struct uprobe_hit *h, uint64_t regs[TRACE_GO_REGS])
+{
+	regs[0] = h->ret;
+	regs[1] = h->bx;
+	regs[2] = h->args[3];
+	regs[3] = h->args[0];
+	regs[4] = h->args[1];
+	regs[5] = h->args[4];
+	regs[6] = h->args[5];
+	regs[7] = h->r10;
+	regs[8] = h->r11;
+	return regs;
+}
+
 static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
 	const struct tracer_config *c = &t->cfg;
@@ -412,12 +428,9 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	r.tid = h->tid;
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
-	/* Go's ABI: rax rbx rcx rdi rsi r8 r9 r10 r11. */
-	const uint64_t go_regs[TRACE_GO_REGS] = {h->ret,     h->bx,	 h->args[3],
-						 h->args[0], h->args[1], h->args[4],
-						 h->args[5], h->r10,	 h->r11};
-	trace_args_fill(&t->sigs[fn], t->sigs[fn].go ? go_regs : h->args, (pid_t)h->pid,
-			c->want_args || c->cond, &r);
+	uint64_t go_regs[TRACE_GO_REGS];
+	const uint64_t *regs = t->sigs[fn].go ? go_arg_regs(h, go_regs) : h->args;
+	trace_args_fill(&t->sigs[fn], regs, (pid_t)h->pid, c->want_args || c->cond, &r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r.nargs = 0; /* registers were only filled for --if */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
