@@ -103,6 +103,11 @@ $(B)/targets-O0/%: tests/targets/%.c | $(B)
 $(B)/targets-O2/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O2 $(TARGET_FLAGS) -o $@ $< -lm
+# Code as LLVM emits it for size without frame pointers (clang, rustc):
+# functions that leave by conditional and indirect jumps.
+$(B)/targets/tails: tests/targets/tails.c | $(B)
+	@mkdir -p $(@D)
+	clang -Os -g -fomit-frame-pointer -o $@ $<
 # C++ targets (exceptions, names), with the same flags; shop at -O2, where
 # the compiler splits off .cold fragments and makes .constprop clones.
 CXX_TARGET_OPT = -O1

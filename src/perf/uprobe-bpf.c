@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/x86-regs.h"
+
 #define ATTACH_UPROBE_MULTI 48	      /* enum bpf_attach_type BPF_TRACE_UPROBE_MULTI (6.6) */
 #define UPROBE_MULTI_RETURN (1U << 0) /* BPF_F_UPROBE_MULTI_RETURN */
 
@@ -28,18 +30,29 @@ struct link_create_uprobe_multi {
 
 /* struct pt_regs offsets on x86-64, the context of a uprobe program. */
 enum {
-	REG_R9 = 64,
-	REG_R8 = 72,
-	REG_AX = 80,
-	REG_CX = 88,
-	REG_DX = 96,
-	REG_SI = 104,
-	REG_DI = 112,
+	REG_IP = 128,
+	REG_FLAGS = 144,
 	REG_SP = 152,
-	REG_R14 = 8,
-	REG_BX = 40,
-	REG_R11 = 48,
-	REG_R10 = 56,
+};
+
+/* The offset in struct pt_regs of each register, by enum x86_gpr. */
+static const int16_t gpr_offset[X86_NGPR] = {
+    80,	 /* rax */
+    88,	 /* rcx */
+    96,	 /* rdx */
+    40,	 /* rbx */
+    152, /* rsp */
+    32,	 /* rbp */
+    104, /* rsi */
+    112, /* rdi */
+    72,	 /* r8 */
+    64,	 /* r9 */
+    56,	 /* r10 */
+    48,	 /* r11 */
+    24,	 /* r12 */
+    16,	 /* r13 */
+    8,	 /* r14 */
+    0,	 /* r15 */
 };
 
 #define INSN(c, d, s, o, i)                                                                        \
@@ -96,9 +109,9 @@ static int16_t slot(size_t nwords, int w)
 
 int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 {
-	struct bpf_insn p[128];
+	struct bpf_insn p[192];
 	size_t n = 0, nwords = UBPF_NWORDS + (callchain ? UBPF_MAX_CHAIN : 0);
-	static const int16_t regs[7] = {REG_AX, REG_CX, REG_DX, REG_SI, REG_DI, REG_R8, REG_R9};
+	static const int16_t more[2][2] = {{REG_IP, UBPF_IP}, {REG_FLAGS, UBPF_FLAGS}};
 
 	/* r6 = ctx (the user registers at the probe); the record is on the
 	 * stack, zeroed first so that no byte of it is left uninitialised. */
@@ -112,15 +125,11 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, slot(nwords, UBPF_PID_TGID));
 	p[n++] = CALL(BPF_FUNC_ktime_get_ns);
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, slot(nwords, UBPF_TIME));
-	for (int r = 0; r < 7; r++) {
-		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, regs[r]);
-		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_AX + r));
+	for (int r = 0; r < X86_NGPR; r++) {
+		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, gpr_offset[r]);
+		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_GPR + r));
 	}
-	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, REG_SP);
-	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_SP));
-	static const int16_t more[4][2] = {
-	    {REG_R14, UBPF_R14}, {REG_BX, UBPF_BX}, {REG_R10, UBPF_R10}, {REG_R11, UBPF_R11}};
-	for (int r = 0; r < 4; r++) {
+	for (int r = 0; r < 2; r++) {
 		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, more[r][0]);
 		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, more[r][1]));
 	}

@@ -1,7 +1,8 @@
 /*
  * The BPF side of call tracing (uprobe.c's "link" mode): one small BPF
  * program, written here instruction by instruction, that copies a probe
- * hit (its cookie, pid and tid, time, argument and return registers, and
+ * hit (its cookie, pid and tid, time, every general-purpose register with
+ * rip and rflags, and
  * optionally the return address and user call chain) into a perf ring
  * through a BPF_MAP_TYPE_PERF_EVENT_ARRAY, and uprobe_multi links that
  * attach it to many offsets of one file in one process at once.
@@ -25,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define UBPF_MAX_CHAIN 48 /* call chain entries a hit carries (the BPF stack is 512 bytes) */
+#define UBPF_MAX_CHAIN 40 /* call chain entries a hit carries (the BPF stack is 512 bytes) */
 
 /*
  * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
@@ -33,18 +34,15 @@
  * the program was built with a call chain.
  */
 enum {
-	UBPF_COOKIE,		     /* the link's cookie for the offset hit */
-	UBPF_PID_TGID,		     /* tgid << 32 | tid */
-	UBPF_TIME,		     /* CLOCK_MONOTONIC ns */
-	UBPF_AX,		     /* then cx dx si di r8 r9, as the next six words */
-	UBPF_RET_ADDR = UBPF_AX + 7, /* the word at the stack pointer (a call's return address) */
-	UBPF_CHAIN_BYTES,	     /* bytes of chain that follow, 0 without a chain */
-	UBPF_SP,		     /* the stack pointer */
-	UBPF_R14,		     /* r14: the goroutine of Go code */
-	UBPF_BX,		     /* then r10, r11: Go's other argument registers */
-	UBPF_R10,
-	UBPF_R11,
-	UBPF_NWORDS,
+	UBPF_COOKIE,	  /* the link's cookie for the offset hit */
+	UBPF_PID_TGID,	  /* tgid << 32 | tid */
+	UBPF_TIME,	  /* CLOCK_MONOTONIC ns */
+	UBPF_RET_ADDR,	  /* the word at the stack pointer (a call's return address) */
+	UBPF_CHAIN_BYTES, /* bytes of chain that follow, 0 without a chain */
+	UBPF_IP,	  /* rip */
+	UBPF_FLAGS,	  /* rflags */
+	UBPF_GPR,	  /* then the 16 registers, in enum x86_gpr order */
+	UBPF_NWORDS = UBPF_GPR + 16,
 };
 
 /* A BPF_MAP_TYPE_PERF_EVENT_ARRAY of n entries, one per CPU number. */

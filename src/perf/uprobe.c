@@ -32,13 +32,11 @@
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
-/* AX, BX, CX, DX, SI, DI, SP, R8, R9, R10, R11, R14 in the kernel's
- * PERF_REG_X86_* numbering; the sample holds them in this (ascending)
- * order. */
-#define REGS_MASK                                                                                  \
-	((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) | (1ULL << 4) | (1ULL << 5) |       \
-	 (1ULL << 7) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | (1ULL << 19) | (1ULL << 22))
-#define NREGS	   12
+/* AX BX CX DX SI DI BP SP IP FLAGS (0-9) and R8-R15 (16-23) in the
+ * kernel's PERF_REG_X86_* numbering; the sample holds them in this
+ * (ascending) order. */
+#define REGS_MASK  0xff03ffULL
+#define NREGS	   18
 #define TID_PROBED 1 /* u64map value of a thread whose probes are open */
 #define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
 
@@ -596,6 +594,19 @@ static void insert_caller(struct uprobe_slot *r, uint64_t ret_addr)
 	hit->nchain = n + 1;
 }
 
+/* Fills the named copies of a hit's registers (SysV argument order rdi
+ * rsi rdx rcx r8 r9) from gpr. */
+static void name_registers(struct uprobe_hit *hit)
+{
+	static const uint8_t sysv[6] = {X86_RDI, X86_RSI, X86_RDX, X86_RCX, X86_R8, X86_R9};
+
+	for (size_t i = 0; i < 6; i++)
+		hit->args[i] = hit->gpr[sysv[i]];
+	hit->ret = hit->gpr[X86_RAX];
+	hit->sp = hit->gpr[X86_RSP];
+	hit->has_regs = 1;
+}
+
 /* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
  * data of a sample. */
 static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
@@ -620,20 +631,10 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	hit->pid = (uint32_t)(w[UBPF_PID_TGID] >> 32);
 	hit->tid = (uint32_t)w[UBPF_PID_TGID];
 	hit->time = w[UBPF_TIME];
-	/* Words AX CX DX SI DI R8 R9; SysV order DI SI DX CX R8 R9. */
-	hit->ret = w[UBPF_AX];
-	hit->args[0] = w[UBPF_AX + 4];
-	hit->args[1] = w[UBPF_AX + 3];
-	hit->args[2] = w[UBPF_AX + 2];
-	hit->args[3] = w[UBPF_AX + 1];
-	hit->args[4] = w[UBPF_AX + 5];
-	hit->args[5] = w[UBPF_AX + 6];
-	hit->sp = w[UBPF_SP];
-	hit->r14 = w[UBPF_R14];
-	hit->bx = w[UBPF_BX];
-	hit->r10 = w[UBPF_R10];
-	hit->r11 = w[UBPF_R11];
-	hit->has_regs = 1;
+	memcpy(hit->gpr, &w[UBPF_GPR], sizeof(hit->gpr));
+	hit->ip = w[UBPF_IP];
+	hit->flags = w[UBPF_FLAGS];
+	name_registers(hit);
 	hit->chain = r->chain;
 	uint64_t bytes = w[UBPF_CHAIN_BYTES];
 	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
@@ -710,25 +711,21 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 	memcpy(&abi, p, 8);
 	p += 8;
 	if (abi) {
+		/* The sample's order, by enum x86_gpr. */
+		static const uint8_t gpr_of[NREGS] = {X86_RAX, X86_RBX, X86_RCX, X86_RDX,  X86_RSI,
+						      X86_RDI, X86_RBP, X86_RSP, X86_NONE, X86_NONE,
+						      X86_R8,  X86_R9,	X86_R10, X86_R11,  X86_R12,
+						      X86_R13, X86_R14, X86_R15};
 		uint64_t regs[NREGS];
 		if ((size_t)(end - p) < sizeof(regs))
 			return -EBADMSG;
 		memcpy(regs, p, sizeof(regs));
-		/* Sample order AX BX CX DX SI DI SP R8 R9 R10 R11 R14; SysV
-		 * order DI SI DX CX R8 R9. */
-		hit->ret = regs[0];
-		hit->bx = regs[1];
-		hit->args[3] = regs[2];
-		hit->args[2] = regs[3];
-		hit->args[1] = regs[4];
-		hit->args[0] = regs[5];
-		hit->sp = regs[6];
-		hit->args[4] = regs[7];
-		hit->args[5] = regs[8];
-		hit->r10 = regs[9];
-		hit->r11 = regs[10];
-		hit->r14 = regs[11];
-		hit->has_regs = 1;
+		for (size_t i = 0; i < NREGS; i++)
+			if (gpr_of[i] != X86_NONE)
+				hit->gpr[gpr_of[i]] = regs[i];
+		hit->ip = regs[8];
+		hit->flags = regs[9];
+		name_registers(hit);
 		p += sizeof(regs);
 	}
 	if (u->sample_type & PERF_SAMPLE_STACK_USER) {

@@ -22,9 +22,10 @@
  * In both, an inherited dummy event on each target thread reports the
  * threads and processes the targets create (new processes get links or
  * probes of their own), and hits land in one ring per CPU (perf-ring.c).
- * A hit carries the thread, a CLOCK_MONOTONIC time, the SysV argument
- * registers (rdi rsi rdx rcx r8 r9), rax, rsp and r14 (which pair a call
- * with its return: see the tracer), and, when asked, the user call chain. uprobe_set_read()
+ * A hit carries the thread, a CLOCK_MONOTONIC time, every general-purpose
+ * register with rip and rflags (arguments, returns, the stack pointer that
+ * pairs a call with its return, and what an exit jump reads: see the
+ * tracer), and, when asked, the user call chain. uprobe_set_read()
  * bounds-checks every record.
  *
  * The config's no_bpf forces event mode (for the tests of both
@@ -39,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "util/x86-regs.h"
 
 #define UPROBE_MAX_CHAIN 64 /* call chain entries kept per hit */
 
@@ -58,12 +61,13 @@ struct uprobe_hit {
 	int probe;    /* index returned by uprobe_set_add() */
 	int retprobe; /* a function return (uretprobe) */
 	uint32_t pid, tid;
-	uint64_t time;	       /* CLOCK_MONOTONIC ns */
-	uint64_t args[6];      /* rdi rsi rdx rcx r8 r9 */
-	uint64_t ret;	       /* rax */
-	uint64_t sp;	       /* rsp: at a call, the address of its return address */
-	uint64_t r14;	       /* the goroutine (g) in Go code */
-	uint64_t bx, r10, r11; /* with rax, rcx and the above: Go's argument registers */
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	uint64_t gpr[X86_NGPR]; /* by enum x86_gpr */
+	uint64_t ip, flags;	/* rip (the probed instruction), rflags */
+	/* Copies of gpr, named: */
+	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
+	uint64_t ret;	  /* rax */
+	uint64_t sp;	  /* rsp: at a call, the address of its return address */
 	int has_regs;
 	size_t nchain; /* user addresses, innermost first, markers removed */
 	const uint64_t *chain;

@@ -11,15 +11,80 @@
 
 #include "util/array.h"
 
-static int add(struct func_exits *e, size_t offset, enum func_exit_kind kind, size_t length)
+static int add(struct func_exits *e, const struct func_exit *x)
 {
 	struct func_exit *v = array_reserve(e->v, &e->cap, e->n + 1, sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
 	e->v = v;
-	e->v[e->n++] = (struct func_exit){(uint32_t)offset, (uint8_t)kind, (uint8_t)length};
+	e->v[e->n++] = *x;
 	return 0;
+}
+
+/* A 64-bit general-purpose register as enum x86_gpr; X86_NONE for none,
+ * and -1 for any other register. */
+static int gpr_of(ZydisRegister r)
+{
+	if (r == ZYDIS_REGISTER_NONE)
+		return X86_NONE;
+	if (ZydisRegisterGetClass(r) != ZYDIS_REGCLASS_GPR64)
+		return -1;
+	return ZydisRegisterGetId(r);
+}
+
+/* The condition of a conditional jump. */
+static uint8_t cond_of(const ZydisDecodedInstruction *insn)
+{
+	switch (insn->mnemonic) {
+	case ZYDIS_MNEMONIC_JRCXZ:
+		return FUNC_COND_RCXZ;
+	case ZYDIS_MNEMONIC_JECXZ:
+		return FUNC_COND_ECXZ;
+	case ZYDIS_MNEMONIC_JCXZ:
+	case ZYDIS_MNEMONIC_LOOP:
+	case ZYDIS_MNEMONIC_LOOPE:
+	case ZYDIS_MNEMONIC_LOOPNE:
+		return FUNC_COND_UNKNOWN;
+	default:
+		/* 0x70+cc (rel8) or 0x0f 0x80+cc (rel32). */
+		return insn->opcode & 0x0f;
+	}
+}
+
+/* What an indirect jump reads. */
+static struct func_jump jump_of(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *op)
+{
+	struct func_jump j = {X86_NONE, X86_NONE, X86_NONE, 1, 0, 0, 0};
+	int base, index;
+
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && (base = gpr_of(op->reg.value)) >= 0 &&
+	    base != X86_NONE) {
+		j.reg = (uint8_t)base;
+		return j;
+	}
+	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || insn->address_width != 64 ||
+	    (op->mem.segment != ZYDIS_REGISTER_DS && op->mem.segment != ZYDIS_REGISTER_SS &&
+	     op->mem.segment != ZYDIS_REGISTER_NONE)) {
+		j.unknown = 1;
+		return j;
+	}
+	j.disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+	j.scale = op->mem.scale ? op->mem.scale : 1;
+	index = gpr_of(op->mem.index);
+	if (op->mem.base == ZYDIS_REGISTER_RIP) {
+		j.rip = 1;
+		base = X86_NONE;
+	} else {
+		base = gpr_of(op->mem.base);
+	}
+	if (base < 0 || index < 0)
+		j.unknown = 1;
+	else {
+		j.base = (uint8_t)base;
+		j.index = (uint8_t)index;
+	}
+	return j;
 }
 
 /* Whether insn, a jump, leaves [vaddr, vaddr + len): a relative target
@@ -60,22 +125,29 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 		}
 		out->instructions++;
 		int err = 0, indirect;
+		struct func_exit x = {(uint32_t)off, 0, insn.length, 0, {0}};
 		switch (insn.meta.category) {
 		case ZYDIS_CATEGORY_RET:
-			err = add(out, off, FUNC_EXIT_RET, insn.length);
+			x.kind = FUNC_EXIT_RET;
 			break;
 		case ZYDIS_CATEGORY_UNCOND_BR:
-			if (leaves(&insn, ops, vaddr + off, vaddr, len, &indirect))
-				err = add(out, off, indirect ? FUNC_EXIT_INDIRECT : FUNC_EXIT_TAIL,
-					  insn.length);
+			if (leaves(&insn, ops, vaddr + off, vaddr, len, &indirect)) {
+				x.kind = indirect ? FUNC_EXIT_INDIRECT : FUNC_EXIT_TAIL;
+				if (indirect)
+					x.jump = jump_of(&insn, &ops[0]);
+			}
 			break;
 		case ZYDIS_CATEGORY_COND_BR:
-			if (leaves(&insn, ops, vaddr + off, vaddr, len, &indirect))
-				err = add(out, off, FUNC_EXIT_COND, insn.length);
+			if (leaves(&insn, ops, vaddr + off, vaddr, len, &indirect)) {
+				x.kind = FUNC_EXIT_COND;
+				x.cond = cond_of(&insn);
+			}
 			break;
 		default:
 			break;
 		}
+		if (x.kind)
+			err = add(out, &x);
 		if (err)
 			return err;
 		off += insn.length;
@@ -113,6 +185,98 @@ size_t func_go_entry(const uint8_t *code, size_t len)
 		compared = is_guard_compare(&insn, ops);
 	}
 	return 0;
+}
+
+int func_exit_decidable(const struct func_exit *e)
+{
+	switch (e->kind) {
+	case FUNC_EXIT_COND:
+		return e->cond != FUNC_COND_UNKNOWN;
+	case FUNC_EXIT_INDIRECT:
+		return !e->jump.unknown;
+	default:
+		return 1;
+	}
+}
+
+/* Whether condition code cond holds under rflags and rcx. */
+static int cond_holds(unsigned cond, uint64_t flags, uint64_t rcx)
+{
+	int cf = !!(flags & X86_CF), pf = !!(flags & X86_PF), zf = !!(flags & X86_ZF);
+	int sf = !!(flags & X86_SF), of = !!(flags & X86_OF), r;
+
+	switch (cond) {
+	case FUNC_COND_RCXZ:
+		return rcx == 0;
+	case FUNC_COND_ECXZ:
+		return (uint32_t)rcx == 0;
+	default:
+		break;
+	}
+	/* Even codes test a flag, odd codes its negation. */
+	switch (cond >> 1) {
+	case 0:
+		r = of;
+		break;
+	case 1:
+		r = cf;
+		break;
+	case 2:
+		r = zf;
+		break;
+	case 3:
+		r = cf || zf;
+		break;
+	case 4:
+		r = sf;
+		break;
+	case 5:
+		r = pf;
+		break;
+	case 6:
+		r = sf != of;
+		break;
+	default:
+		r = zf || sf != of;
+		break;
+	}
+	return (cond & 1) ? !r : r;
+}
+
+int func_exit_taken(const struct func_exit *e, uint64_t size, uint64_t ip, const uint64_t *gpr,
+		    uint64_t flags, func_read_fn read, void *arg)
+{
+	const struct func_jump *j = &e->jump;
+	uint64_t target, start = ip - e->offset;
+
+	switch (e->kind) {
+	case FUNC_EXIT_RET:
+	case FUNC_EXIT_TAIL:
+		return 1;
+	case FUNC_EXIT_COND:
+		return e->cond != FUNC_COND_UNKNOWN && cond_holds(e->cond, flags, gpr[X86_RCX]);
+	case FUNC_EXIT_INDIRECT:
+		break;
+	default:
+		return 0;
+	}
+	if (j->unknown)
+		return 0;
+	if (j->reg != X86_NONE) {
+		target = gpr[j->reg];
+	} else {
+		uint64_t at = (uint64_t)j->disp;
+		if (j->rip)
+			at += ip + e->length;
+		if (j->base != X86_NONE)
+			at += gpr[j->base];
+		if (j->index != X86_NONE)
+			at += gpr[j->index] * j->scale;
+		int err = read(arg, at, &target);
+		if (err)
+			return err;
+	}
+	return target < start || target >= start + size;
 }
 
 void func_exits_release(struct func_exits *e)

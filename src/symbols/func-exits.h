@@ -11,13 +11,17 @@
  * the function's end, makes the whole function refused rather than
  * guessed at. An indirect jump may be a switch or a tail call through a
  * pointer, and a conditional one leaves only when taken: both are listed
- * as what they are, for the caller to decide.
+ * with what they read (the condition, the register or memory operand),
+ * and func_exit_taken() decides, from the registers where the target
+ * stopped on the jump, whether this time it leaves.
  */
 #ifndef RECCE_SYMBOLS_FUNC_EXITS_H
 #define RECCE_SYMBOLS_FUNC_EXITS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/x86-regs.h"
 
 enum func_exit_kind {
 	FUNC_EXIT_RET = 1,  /* ret (also with an immediate) */
@@ -26,10 +30,33 @@ enum func_exit_kind {
 	FUNC_EXIT_INDIRECT, /* jmp through a register or memory */
 };
 
+/* FUNC_EXIT_COND: the condition, x86's 4-bit code (o no b ae e ne be a
+ * s ns p np l ge le g) or one of these. */
+enum {
+	FUNC_COND_RCXZ = 16, /* jrcxz */
+	FUNC_COND_ECXZ,	     /* jecxz */
+	FUNC_COND_UNKNOWN,   /* loop and its kin: never decided, not probed */
+};
+
+/* FUNC_EXIT_INDIRECT: where the target comes from. With reg, the
+ * register holds it; otherwise it is the 8 bytes at base + index * scale
+ * + disp (base X86_NONE with rip set: rip-relative, from the next
+ * instruction). unknown: an operand not read here (another address
+ * size, a segment): never decided, not probed. */
+struct func_jump {
+	uint8_t reg;	     /* enum x86_gpr, or X86_NONE for memory */
+	uint8_t base, index; /* enum x86_gpr or X86_NONE */
+	uint8_t scale;
+	uint8_t rip, unknown;
+	int64_t disp;
+};
+
 struct func_exit {
-	uint32_t offset; /* from the function's first byte */
-	uint8_t kind;	 /* enum func_exit_kind */
-	uint8_t length;	 /* of the instruction */
+	uint32_t offset;       /* from the function's first byte */
+	uint8_t kind;	       /* enum func_exit_kind */
+	uint8_t length;	       /* of the instruction */
+	uint8_t cond;	       /* FUNC_EXIT_COND: the condition */
+	struct func_jump jump; /* FUNC_EXIT_INDIRECT: the operand */
 };
 
 struct func_exits {
@@ -48,6 +75,25 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 		    size_t *bad_offset);
 
 void func_exits_release(struct func_exits *e);
+
+/* Whether an exit can be decided where it runs (conditions and operands
+ * func_exit_taken() knows); one that cannot is left unprobed. */
+int func_exit_decidable(const struct func_exit *e);
+
+/* Reads the 8 bytes at addr of the stopped target into *val: 0 or -errno. */
+typedef int (*func_read_fn)(void *arg, uint64_t addr, uint64_t *val);
+
+/*
+ * Whether exit e, of a function of size bytes, leaves it this time, from
+ * the registers where the target stopped on it (ip: the exit's own
+ * address; gpr by enum x86_gpr; flags: rflags). A ret and a direct jump
+ * out always leave; a conditional jump when its condition holds; an
+ * indirect jump when its target lies outside the function (read, for a
+ * memory operand, through read). Returns 1, 0, or -errno when the
+ * target's memory cannot be read (the jump is then not decided).
+ */
+int func_exit_taken(const struct func_exit *e, uint64_t size, uint64_t ip, const uint64_t *gpr,
+		    uint64_t flags, func_read_fn read, void *arg);
 
 /*
  * Go code: the offset just past the stack check that opens a function

@@ -366,6 +366,17 @@ int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
 	return got >= cap - 1 ? 1 : 0;
 }
 
+int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val)
+{
+	struct iovec local = {val, sizeof(*val)};
+	struct iovec remote = {(void *)(uintptr_t)addr, sizeof(*val)};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)sizeof(*val))
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
+
 /* The register narrowed to its declared size, sign-extended for signed. */
 static uint64_t narrow(uint64_t v, uint32_t kind, int size)
 {

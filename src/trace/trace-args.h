@@ -62,4 +62,7 @@ uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
  * buf. Returns 0, 1 if it was truncated, or -errno (-EFAULT). */
 int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap);
 
+/* Reads the 8 bytes at addr of process pid: 0, or -errno. */
+int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val);
+
 #endif

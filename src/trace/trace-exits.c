@@ -35,7 +35,7 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 	if (!err)
 		err = func_exits_find(code, fn->size, fn->vaddr, &fe, bad);
 	for (size_t i = 0; !err && i < fe.n; i++) {
-		if (fe.v[i].kind != FUNC_EXIT_RET && fe.v[i].kind != FUNC_EXIT_TAIL) {
+		if (!func_exit_decidable(&fe.v[i])) {
 			out->unprobed++;
 			continue;
 		}
@@ -45,8 +45,7 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 			break;
 		}
 		out->v = v;
-		out->v[out->n++] = (struct trace_exit){fn->offset + fe.v[i].offset,
-						       fe.v[i].kind == FUNC_EXIT_TAIL};
+		out->v[out->n++] = (struct trace_exit){fn->offset + fe.v[i].offset, fe.v[i]};
 	}
 	func_exits_release(&fe);
 	free(code);

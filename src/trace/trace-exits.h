@@ -7,9 +7,12 @@
  * with its call by that address. Nothing in the target's stack changes:
  * unwinders, Go's runtime and coroutine switches see their own frames.
  *
- * Conditional and indirect jumps out of a function are not probed (the
- * probe cannot tell a taken branch from one that falls through, nor a
- * switch from a tail call); a call that leaves that way is closed by the
+ * A conditional jump out is probed too, and counts as an exit only when
+ * its condition holds in the flags where the target stopped; an indirect
+ * jump counts when the address it jumps to lies outside the function (a
+ * tail call through a pointer, not a switch). The few jumps whose
+ * condition or operand is not read here (loop, jcxz, another address
+ * size) are left unprobed: a call that leaves that way is closed by the
  * next event proving it over, as an unwound one is.
  */
 #ifndef RECCE_TRACE_EXITS_H
@@ -18,17 +21,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/func-exits.h"
 #include "trace/trace-pattern.h"
 
 struct trace_exit {
-	uint64_t offset; /* in the object file */
-	int tail;	 /* a jump to another function, not a ret */
+	uint64_t offset;      /* in the object file */
+	struct func_exit how; /* what the exit is, and what decides it */
 };
 
 struct trace_exits {
 	struct trace_exit *v;
 	size_t n, cap;
-	size_t unprobed; /* conditional or indirect jumps out */
+	size_t unprobed; /* jumps out that cannot be decided */
 };
 
 /*

@@ -32,8 +32,8 @@ enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
 
 struct probe_of {
 	int fn;
-	uint8_t role; /* enum probe_role */
-	uint8_t tail; /* PROBE_EXIT: a jump to another function */
+	uint8_t role;	      /* enum probe_role */
+	struct func_exit how; /* PROBE_EXIT: which exit, and what decides it */
 };
 
 struct tracer {
@@ -244,7 +244,8 @@ static int attach_targets(struct tracer *t)
 	return err;
 }
 
-static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role, int tail)
+static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role,
+		     const struct func_exit *how)
 {
 	struct probe_of *v = array_reserve(t->probes, &t->probes_cap, t->nprobes + 1, sizeof(*v));
 
@@ -255,7 +256,12 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	if (probe < 0)
 		return probe;
 	/* Probes are numbered in the order they are added. */
-	t->probes[t->nprobes++] = (struct probe_of){fn, (uint8_t)role, (uint8_t)tail};
+	struct probe_of *p = &t->probes[t->nprobes++];
+	memset(p, 0, sizeof(*p));
+	p->fn = fn;
+	p->role = (uint8_t)role;
+	if (how)
+		p->how = *how;
 	return 0;
 }
 
@@ -269,11 +275,11 @@ static int add_return_probes(struct tracer *t, int fn)
 
 	if (t->cfg.return_uretprobe) {
 		t->methods.uretprobe++;
-		return add_probe(t, fn, t->res.fns[fn].offset, PROBE_URETPROBE, 0);
+		return add_probe(t, fn, t->res.fns[fn].offset, PROBE_URETPROBE, NULL);
 	}
 	err = trace_exits_find(&t->res.fns[fn], &ex, &bad);
 	for (size_t i = 0; !err && i < ex.n; i++)
-		err = add_probe(t, fn, ex.v[i].offset, PROBE_EXIT, ex.v[i].tail);
+		err = add_probe(t, fn, ex.v[i].offset, PROBE_EXIT, &ex.v[i].how);
 	if (!err) {
 		t->methods.exits++;
 		t->methods.exit_probes += ex.n;
@@ -305,7 +311,7 @@ int tracer_start(struct tracer *t)
 		t->ntargets = c->npids;
 	}
 	for (size_t i = 0; i < t->res.n; i++) {
-		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, 0);
+		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, NULL);
 		if (!err && c->want_return)
 			err = add_return_probes(t, (int)i);
 		if (err)
@@ -352,7 +358,7 @@ static struct call_stack *stack_of(struct tracer *t, const struct uprobe_hit *h,
 {
 	int go = t->res.fns[fn].go;
 
-	return trace_calls_stack(&t->calls, h->pid, go, go ? h->r14 : h->tid);
+	return trace_calls_stack(&t->calls, h->pid, go, go ? h->gpr[X86_R14] : h->tid);
 }
 
 /* The return event of call f, at the time of hit h. */
@@ -400,15 +406,11 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
  * rsi r8 r9 r10 r11. */
 static const uint64_t *go_arg_regs(const struct uprobe_hit *h, uint64_t regs[TRACE_GO_REGS])
 {
-	regs[0] = h->ret;
-	regs[1] = h->bx;
-	regs[2] = h->args[3];
-	regs[3] = h->args[0];
-	regs[4] = h->args[1];
-	regs[5] = h->args[4];
-	regs[6] = h->args[5];
-	regs[7] = h->r10;
-	regs[8] = h->r11;
+	static const uint8_t order[TRACE_GO_REGS] = {X86_RAX, X86_RBX, X86_RCX, X86_RDI, X86_RSI,
+						     X86_R8,  X86_R9,  X86_R10, X86_R11};
+
+	for (size_t i = 0; i < TRACE_GO_REGS; i++)
+		regs[i] = h->gpr[order[i]];
 	return regs;
 }
 
@@ -500,6 +502,21 @@ static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn, uint6
 	return t->draining && !t->pending;
 }
 
+/* Reads 8 bytes of a stopped thread's process, for an indirect jump. */
+static int read_target(void *arg, uint64_t addr, uint64_t *val)
+{
+	const struct uprobe_hit *h = arg;
+
+	return trace_read_word((pid_t)h->pid, addr, val);
+}
+
+/* Whether the exit probe p, hit, is the function leaving this time. */
+static int exit_taken(const struct tracer *t, const struct uprobe_hit *h, const struct probe_of *p)
+{
+	return func_exit_taken(&p->how, t->res.fns[p->fn].size, h->ip, h->gpr, h->flags,
+			       read_target, (void *)(uintptr_t)h);
+}
+
 static int on_hit(const struct uprobe_hit *h, void *arg)
 {
 	struct tracer *t = arg;
@@ -509,7 +526,9 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 		return 1;
 	switch (p->role) {
 	case PROBE_EXIT:
-		return on_return(t, h, p->fn, h->sp, p->tail);
+		if (exit_taken(t, h, p) <= 0)
+			return 0; /* a jump that stays, or falls through */
+		return on_return(t, h, p->fn, h->sp, p->how.kind != FUNC_EXIT_RET);
 	case PROBE_URETPROBE:
 		/* The return address is popped already. */
 		return on_return(t, h, p->fn, h->sp - 8, 0);

@@ -105,8 +105,8 @@ enum tracer_step {
 /* How the returns of the traced functions are seen. */
 struct tracer_method_counts {
 	size_t exits;	       /* functions whose exits are probed */
-	size_t exit_probes;    /* probes on their rets and tail jumps */
-	size_t unprobed_jumps; /* conditional or indirect jumps out, not probed */
+	size_t exit_probes;    /* probes on their rets and jumps out */
+	size_t unprobed_jumps; /* jumps out that cannot be decided, not probed */
 	size_t uretprobe;      /* functions with a uretprobe (return_uretprobe) */
 };
 

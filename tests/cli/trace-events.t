@@ -15,6 +15,15 @@ is "$(grep -c 'calls:add_pair(' "$OUT")" 5 "the 5 calls are traced"
 like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with BPF links;" \
 	"with BPF links where the kernel has them"
 
+# Callers and stacks come through the same links (the record, with its
+# call chain, fits the BPF stack).
+spawn "$T/c3.out" "$TARGETS/calls" 5 700
+sleep 0.2
+run "$RECCE" trace -p "$PID" add_pair --stack --count 0 --time 3
+is "$(grep -c '^    at make_calls ' "$OUT")" 5 "--stack names each call's caller"
+like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with BPF links;" \
+	"and still uses BPF links"
+
 spawn "$T/c2.out" "$TARGETS/calls" 5 700
 sleep 0.2
 RECCE_NO_BPF=1 run "$RECCE" trace -p "$PID" add_pair --count 0 --time 3

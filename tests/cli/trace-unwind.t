@@ -7,7 +7,7 @@
 # stack changes; RECCE_RETURN_URETPROBE=1 (the older method) kills the
 # C++ target, which the first test shows is what the default avoids.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/throws" "$TARGETS/jumps"
+need_file "$RECCE" "$TARGETS/throws" "$TARGETS/jumps" "$TARGETS/tails"
 
 # trace_to_end NAME TARGET ARGS... -- PATTERNS...: runs the target once
 # untraced (its output in $T/NAME.want), then again under recce trace
@@ -68,6 +68,24 @@ is "$(grep -c 'leap/2 --> (unwound)' "$T/c.trc")" 40 "40 are unwound by longjmp"
 is "$(grep -c 'hop/2 --> (unwound)' "$T/c.trc")" 40 "with their callers"
 is "$(grep -c 'leap/2 --> [0-9]' "$T/c.trc")" 160 "the other 160 return"
 is "$(grep -c 'hop/2 --> [0-9]' "$T/c.trc")" 160 "and so do their callers"
+
+# LLVM's code for size: cond_tail leaves by "jne odd_leaf" on odd i
+# (100 of 200 calls), ptr_tail always by "jmp *(table)", and switchy's
+# jump table stays inside it. Each exit is decided from the registers
+# where the target stopped on it: no call is left unpaired.
+trace_to_end tails "$TARGETS/tails" 200 @PAUSE@ -- cond_tail ptr_tail switchy
+is "$RC $WAIT_RC" "0 0" "trace of functions leaving by jumps, and the target, exit 0" || show_run
+is "$(cat "$T/tails.got")" "$(cat "$T/tails.want")" "the target's output is unchanged"
+is "$(grep -c 'cond_tail/1 --> (tail call)' "$T/tails.trc")" 100 \
+	"the 100 odd calls of cond_tail leave by the conditional jump"
+is "$(grep -c 'cond_tail/1 --> [0-9]' "$T/tails.trc")" 100 "the even ones return their value"
+like "$(grep -m1 'cond_tail(x=4)' -A1 "$T/tails.trc" | tail -1)" 'cond_tail/1 --> 8  ' \
+	"an even call returns 2 * x"
+is "$(grep -c 'ptr_tail/1 --> (tail call)' "$T/tails.trc")" 200 \
+	"every call of ptr_tail leaves through the pointer table"
+is "$(grep -c 'switchy/1 --> -\?[0-9]' "$T/tails.trc")" 200 \
+	"switchy's table jumps are not exits: 200 returns with values"
+is "$(grep -c 'unwound' "$T/tails.trc")" 0 "no call is shown unwound"
 
 # JSON says the same.
 spawn "$T/j.got" "$TARGETS/jumps" 20 700 5

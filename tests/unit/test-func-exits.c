@@ -4,7 +4,9 @@
  * out byte by byte: every ret is found, a jump out is a tail call and a
  * jump inside is not, conditional and indirect jumps out are told apart,
  * a byte that does not decode or an instruction cut by the function's
- * end refuses the function, and Go's stack check is stepped over. A call
+ * end refuses the function, and Go's stack check is stepped over. Where
+ * the target stops on a conditional or indirect exit, the flags and
+ * registers decide whether it leaves. A call
  * or return proves exactly the frames above its stack pointer unwound.
  */
 #include <errno.h>
@@ -56,6 +58,88 @@ static void test_exits(void **state)
 		assert_int_equal(e.v[i].length, want[i].length);
 	}
 	assert_int_equal(e.instructions, 17);
+	assert_int_equal(e.v[0].cond, 5); /* jne */
+	assert_int_equal(e.v[2].jump.reg, X86_RAX);
+	func_exits_release(&e);
+}
+
+/* Memory of a pretend target: one word, at 0x5000. */
+static int read_word(void *arg, uint64_t addr, uint64_t *val)
+{
+	if (addr != 0x5000)
+		return -EFAULT;
+	*val = *(const uint64_t *)arg;
+	return 0;
+}
+
+static void test_taken(void **state)
+{
+	/* At 0x1000, 40 bytes:
+	 *  0: jb rel32 -> 0x3000       0f 82 fa 1f 00 00
+	 *  6: jg rel8 -> out           7f 40
+	 *  8: jrcxz -> out             e3 40
+	 * 10: jmp [rip + 0x3ff0]       ff 25 f0 3f 00 00   (reads 0x5000)
+	 * 16: jmp [rax + rbx*8 + 8]    ff 64 d8 08
+	 * 20: jmp r11                  41 ff e3
+	 * 23: loop -> out              e2 40
+	 * 25: ret, then nops
+	 */
+	static const uint8_t code[40] = {
+	    0x0f, 0x82, 0xfa, 0x1f, 0x00, 0x00, 0x7f, 0x40, 0xe3, 0x40, 0xff, 0x25, 0xf0, 0x3f,
+	    0x00, 0x00, 0xff, 0x64, 0xd8, 0x08, 0x41, 0xff, 0xe3, 0xe2, 0x40, 0xc3, 0x90, 0x90,
+	    0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90};
+	struct func_exits e = {0};
+	uint64_t gpr[X86_NGPR] = {0}, mem = 0x9000;
+	size_t bad = 0;
+	const uint64_t base = 0x7f0000001000; /* where it runs */
+
+	(void)state;
+	assert_int_equal(func_exits_find(code, sizeof(code), 0x1000, &e, &bad), 0);
+	assert_int_equal(e.n, 8); /* and the ret */
+	const struct func_exit *jb = &e.v[0], *jg = &e.v[1], *jrcxz = &e.v[2], *rip = &e.v[3];
+	const struct func_exit *table = &e.v[4], *reg = &e.v[5], *loop = &e.v[6];
+	assert_int_equal(jb->cond, 2);
+	assert_int_equal(jg->cond, 15);
+	assert_int_equal(jrcxz->cond, FUNC_COND_RCXZ);
+	assert_true(rip->jump.rip);
+	assert_int_equal(rip->jump.disp, 0x3ff0);
+	assert_int_equal(table->jump.base, X86_RAX);
+	assert_int_equal(table->jump.index, X86_RBX);
+	assert_int_equal(table->jump.scale, 8);
+	assert_int_equal(reg->jump.reg, X86_R11);
+	assert_false(func_exit_decidable(loop));
+	assert_true(func_exit_decidable(table));
+
+	/* jb: taken exactly when CF is set. */
+	assert_int_equal(func_exit_taken(jb, 40, base, gpr, X86_CF, read_word, &mem), 1);
+	assert_int_equal(func_exit_taken(jb, 40, base, gpr, X86_ZF, read_word, &mem), 0);
+	/* jg: ZF clear and SF == OF. */
+	assert_int_equal(func_exit_taken(jg, 40, base + 6, gpr, 0, read_word, &mem), 1);
+	assert_int_equal(func_exit_taken(jg, 40, base + 6, gpr, X86_SF | X86_OF, read_word, &mem),
+			 1);
+	assert_int_equal(func_exit_taken(jg, 40, base + 6, gpr, X86_SF, read_word, &mem), 0);
+	assert_int_equal(func_exit_taken(jg, 40, base + 6, gpr, X86_ZF, read_word, &mem), 0);
+	/* jrcxz: rcx zero. */
+	assert_int_equal(func_exit_taken(jrcxz, 40, base + 8, gpr, 0, read_word, &mem), 1);
+	gpr[X86_RCX] = 1;
+	assert_int_equal(func_exit_taken(jrcxz, 40, base + 8, gpr, 0, read_word, &mem), 0);
+	/* [rip + disp]: 0x100a + 6 + 0x3ff0 = 0x5000 when run at 0x1000. */
+	assert_int_equal(func_exit_taken(rip, 40, 0x1000 + 10, gpr, 0, read_word, &mem), 1);
+	mem = 0x1018; /* inside the function: a switch, not an exit */
+	assert_int_equal(func_exit_taken(rip, 40, 0x1000 + 10, gpr, 0, read_word, &mem), 0);
+	assert_int_equal(func_exit_taken(rip, 40, base + 10, gpr, 0, read_word, &mem), -EFAULT);
+	/* [rax + rbx*8 + 8] = [0x4ff0 + 1*8 + 8] = [0x5000]. */
+	gpr[X86_RAX] = 0x4ff0;
+	gpr[X86_RBX] = 1;
+	mem = 0x1000; /* the function's own start: a loop */
+	assert_int_equal(func_exit_taken(table, 40, 0x1000 + 16, gpr, 0, read_word, &mem), 0);
+	mem = 0x1000 + 40; /* just past its end */
+	assert_int_equal(func_exit_taken(table, 40, 0x1000 + 16, gpr, 0, read_word, &mem), 1);
+	/* jmp r11. */
+	gpr[X86_R11] = base + 39;
+	assert_int_equal(func_exit_taken(reg, 40, base + 20, gpr, 0, read_word, &mem), 0);
+	gpr[X86_R11] = base - 1;
+	assert_int_equal(func_exit_taken(reg, 40, base + 20, gpr, 0, read_word, &mem), 1);
 	func_exits_release(&e);
 }
 
@@ -131,9 +215,8 @@ static void test_live_depth(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_exits),
-	    cmocka_unit_test(test_refused),
-	    cmocka_unit_test(test_go_entry),
+	    cmocka_unit_test(test_exits),      cmocka_unit_test(test_taken),
+	    cmocka_unit_test(test_refused),    cmocka_unit_test(test_go_entry),
 	    cmocka_unit_test(test_live_depth),
 	};
 
