@@ -303,9 +303,31 @@ static int cu_func_resolve(struct symbolizer *s, struct cu_index *ci, struct cu_
 }
 
 /*
+ * Whether inlined function fn is a copy of the function it sits in,
+ * placed at that function's head: what a compiler leaves after splitting
+ * a function and inlining the part back, as glibc's read() is built (its
+ * slow path is "__libc_read inlined at read.c:24 into __libc_read", and
+ * read is an alias of that address). One call, so one frame; a recursive
+ * call inlined into its own body sits below the head and stays two.
+ */
+static int inlined_into_itself(struct symbolizer *s, struct cu_index *ci, const struct cu_func *fn)
+{
+	int decl;
+
+	if (fn->parent < 0 || !fn->system_name)
+		return 0;
+	struct cu_func *p = &ci->funcs[fn->parent];
+	if (cu_func_resolve(s, ci, p) < 0 || p->system_name != fn->system_name)
+		return 0;
+	return dwarf_decl_line(&p->die, &decl) == 0 && fn->call_line >= decl &&
+	       fn->call_line <= decl + 1;
+}
+
+/*
  * Frames from DWARF, innermost first: the innermost function gets the
  * line table's file:line for the address, each enclosing one the call
- * site of the function inlined into it. *complete tells whether the chain
+ * site of the function inlined into it (a function inlined into its own
+ * head is one frame: see inlined_into_itself()). *complete tells whether the chain
  * reached the real (out-of-line) function. Returns the count or -errno.
  */
 int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
@@ -347,6 +369,10 @@ int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		rc = cu_func_resolve(s, ci, fn);
 		if (rc < 0)
 			return rc;
+		if (fn->inlined && inlined_into_itself(s, ci, fn)) {
+			fi = fn->parent; /* the same call: keep the innermost line */
+			continue;
+		}
 		out[n++] = (struct sym_frame){fn->name, fn->system_name, file, line};
 		if (!fn->inlined) {
 			*complete = 1;

@@ -4,7 +4,7 @@
 # -> slow_compare. The unwinder's fast path (cached CFI rules) gives the
 # same stacks as libdwfl's unwinder, sample by sample.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/qsort" "$TARGETS/threads"
+need_file "$RECCE" "$TARGETS/qsort" "$TARGETS/threads" "$TARGETS/reader"
 
 # A stack from main through sort_batch and libc's qsort to slow_compare.
 CHAIN='(^|;)main;(.*;)?sort_batch;(.*;)?[^;]*qsort[^;]*;(.*;)?slow_compare$'
@@ -52,3 +52,21 @@ for target in "qsort 1" "threads 1"; do
 	cmp_ok "${SAMPLES:-0}" '>' 100 "$target: enough samples were compared"
 	cmp_ok "${FAST:-0}" '>=' "${SAMPLES:-0} * 0.9" "$target: the fast path did nearly all"
 done
+
+# One call is one frame: with libc's debug info, read's cancellable path
+# is "__libc_read inlined into __libc_read", at an address named read.
+# Neither way of unwinding shows read;__libc_read.
+LIBC=$(ldd "$TARGETS/reader" | awk '/libc.so/ {print $3}')
+LIBC_ID=$(readelf -n "$LIBC" 2>/dev/null | awk '/Build ID/ {print $3}')
+if [ -n "$LIBC_ID" ] && [ -e "/usr/lib/debug/.build-id/${LIBC_ID:0:2}/${LIBC_ID:2}.debug" ]; then
+	for cg in dwarf fp; do
+		run "$RECCE" record --call-graph $cg -o "$T/reader-$cg.pb.gz" -- "$TARGETS/reader" 1
+		is "$RC" 0 "$cg: record of a program in read() exits 0" || show_run
+		R=$(folded "$T/reader-$cg.pb.gz")
+		cmp_ok "$(folded_count "$R" '(^|;)read(;|$)')" '>' 0 "$cg: read is in the profile"
+		is "$(folded_count "$R" '__libc_read')" 0 "$cg: and never a second frame __libc_read" ||
+			diag "$(printf '%s\n' "$R" | grep __libc_read | head -3)"
+	done
+else
+	skip 6 "libc has no debug info here (Debian package libc6-dbg)"
+fi
