@@ -15,6 +15,10 @@
 #include "trace/trace-calls.h"
 #include "trace/trace-hist.h"
 
+/* The kernel's ENOTSUPP, which it returns to user space for an instruction
+ * a uprobe cannot be placed on; libc has no name for it. */
+#define ENOTSUPP_KERNEL 524
+
 /* Says why the patterns found nothing to trace, with the nearest names. */
 /* Whether pattern names JIT code of pid (its /tmp/perf-PID.map, as the
  * BEAM, Node or a JVM agent writes it); if so, says why it cannot be
@@ -143,6 +147,12 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 		else if (err == -EACCES || err == -EPERM)
 			error("the kernel refused the probes: run recce as root, or grant "
 			      "CAP_PERFMON and CAP_BPF");
+		else if (err == -ENOTSUPP_KERNEL)
+			error("the kernel refuses a probe in %s (process %d): a function there "
+			      "starts with an instruction uprobes cannot run out of line (a lock "
+			      "prefix, as pthread_spin_lock has); trace its callers instead, or "
+			      "narrow the pattern to leave it out",
+			      path ? path : "the traced files", (int)pid);
 		else
 			error("cannot probe %s in process %d: %s", path ? path : "the functions",
 			      (int)pid, strerror(-err));

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vreport(const char *prefix, const char *fmt,
+							   va_list ap)
 {
 	fflush(stdout);
 	fputs(prefix, stderr);

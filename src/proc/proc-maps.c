@@ -199,8 +199,7 @@ static int prot_of(const char *perms)
 	       (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
-/* "START-END PERMS OFFSET MAJ:MIN INODE [PATH]"; 1 if well formed. */
-static int parse_maps_line(const char *line, struct proc_map *m, uint64_t *inode, const char **path)
+int proc_maps_parse_line(const char *line, struct proc_map *m, uint64_t *inode, const char **path)
 {
 	const char *p = line;
 	uint64_t dev;
@@ -245,7 +244,7 @@ static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps,
 		uint64_t inode;
 		const char *path;
 
-		if (got < 0 || !parse_maps_line(line, &m, &inode, &path) || !(m.prot & PROT_EXEC))
+		if (got < 0 || !proc_maps_parse_line(line, &m, &inode, &path) || !(m.prot & PROT_EXEC))
 			continue;
 		struct proc_map *v = array_reserve(*maps, &cap, *n + 1, sizeof(*v));
 		if (!v) {

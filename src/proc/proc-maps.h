@@ -27,6 +27,11 @@ struct proc_map {
 };
 
 struct proc_registry *procs_new(struct symbolizer *sym);
+
+/* Parses one line of /proc/PID/maps, "START-END PERMS OFFSET MAJ:MIN
+ * INODE [PATH]", into m's range, protection and offset, *inode and *path
+ * (pointing into line). Returns 1 if well formed, else 0. */
+int proc_maps_parse_line(const char *line, struct proc_map *m, uint64_t *inode, const char **path);
 void procs_free(struct proc_registry *r);
 
 /* Reads /proc/PID/maps and registers every executable mapping, opening

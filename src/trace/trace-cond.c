@@ -1,8 +1,9 @@
 /*
  * The --if condition language (see trace-cond.h): a recursive-descent
  * parser into a fixed array of nodes, and an evaluator that walks it. The
- * depth of the recursion is bounded (nodes and parentheses), so a hostile
- * condition cannot exhaust the stack.
+ * depth of the recursion is bounded (parentheses; a run of '!' is a loop)
+ * and so are the text and the nodes, so a hostile condition cannot
+ * exhaust the stack or memory.
  */
 #include "trace/trace-cond.h"
 
@@ -185,15 +186,23 @@ static int parse_compare(struct parser *ps)
 	return left;
 }
 
+/* A run of '!' is counted, not recursed into: each one costs a node, so
+ * a hostile run ends at TRACE_COND_MAX_NODES, never in a deep stack. */
 static int parse_unary(struct parser *ps)
 {
+	size_t nots = 0;
+
 	skip_space(ps);
-	if (*ps->p == '!' && ps->p[1] != '=') {
+	while (*ps->p == '!' && ps->p[1] != '=') {
 		ps->p++;
-		int n = parse_unary(ps);
-		return n < 0 ? -1 : new_node(ps, N_NOT, n, -1);
+		if (++nots >= TRACE_COND_MAX_NODES)
+			return fail(ps, ps->p, "condition too long");
+		skip_space(ps);
 	}
-	return parse_compare(ps);
+	int n = parse_compare(ps);
+	while (n >= 0 && nots--)
+		n = new_node(ps, N_NOT, n, -1);
+	return n;
 }
 
 static int parse_and(struct parser *ps)
@@ -246,6 +255,11 @@ int trace_cond_parse(const char *text, struct trace_cond **out, struct trace_con
 
 	if (!c)
 		return -ENOMEM;
+	if (strlen(text) > TRACE_COND_MAX_TEXT) {
+		fail(&ps, text + TRACE_COND_MAX_TEXT, "condition longer than 4096 characters");
+		trace_cond_free(c);
+		return -EINVAL;
+	}
 	c->root = parse_or(&ps);
 	if (c->root >= 0) {
 		skip_space(&ps);

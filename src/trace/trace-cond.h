@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #define TRACE_COND_MAX_NODES 128
+#define TRACE_COND_MAX_TEXT  4096 /* characters */
 
 struct trace_cond;
 

@@ -105,6 +105,20 @@ static void test_cond_errors(void **state)
 	struct trace_cond *c;
 	struct trace_cond_error e;
 	assert_int_equal(trace_cond_parse(deep, &c, &e), -EINVAL);
+	/* So is a run of 100,000 '!' (each was a level of recursion), and
+	 * any text over the length cap; a short run still parses. */
+	static char bangs[100002];
+	memset(bangs, '!', sizeof(bangs) - 2);
+	bangs[sizeof(bangs) - 2] = '1';
+	assert_int_equal(trace_cond_parse(bangs, &c, &e), -EINVAL);
+	assert_string_equal(e.message, "condition longer than 4096 characters");
+	char *run = bangs + sizeof(bangs) - 2 - 2000;
+	assert_int_equal(trace_cond_parse(run, &c, &e), -EINVAL);
+	assert_string_equal(e.message, "condition too long");
+	/* A short run still means what it says. */
+	assert_false(eval(bangs + sizeof(bangs) - 2 - 3, 0, "x")); /* !!!1 */
+	assert_true(eval("!! n", 5, "x"));
+	assert_false(eval("! ! !n", 5, "x"));
 }
 
 static void test_limits(void **state)

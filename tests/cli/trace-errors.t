@@ -1,0 +1,43 @@
+#!/bin/bash
+# `recce trace` and `recce replay` on what fails: a probe the kernel
+# refuses, too many probes, a hostile --if, a wrong pid, an output that
+# cannot be written. Each gets one message and its status (1, or 2 for
+# usage), the target keeps running, and no half-written file is left.
+# `make check` runs this file again under ASan (tests/cli/errors-asan.list),
+# where an error path that touches freed memory fails.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/calls"
+
+spawn "$T/calls.out" "$TARGETS/calls" 100000 0 0
+TARGET=$PID
+sleep 0.2
+
+# pthread_spin_lock starts with "lock decl (%rdi)": no uprobe there.
+run "$RECCE" trace -p "$TARGET" pthread_spin_lock --time 2 -o "$T/spin.trc"
+is "$RC" 1 "a probe the kernel refuses exits 1" || show_run
+like "$(cat "$ERR")" 'the kernel refuses a probe in .*libc.*lock prefix' \
+	"the message says why and what to do"
+is "$(grep -c . "$ERR")" 1 "in one line"
+ok "and leaves no output file" test ! -e "$T/spin.trc"
+
+run "$RECCE" trace -p "$TARGET" 'libc:*' --max-probes 100000 --time 2
+is "$RC" 1 "probing all of libc, with one function refused, exits 1" || show_run
+like "$(cat "$ERR")" 'the kernel refuses a probe' "with the same message"
+
+# 100,000 '!' used to recurse once each and overflow the stack.
+BANGS=$(printf '!%.0s' $(seq 100000))1
+run "$RECCE" trace -p "$TARGET" add_pair --if "$BANGS" --time 2
+is "$RC" 2 "an --if of 100,000 characters is a usage error" || show_run
+like "$(head -1 "$ERR")" 'condition longer than 4096 characters' "saying what the limit is"
+run "$RECCE" replay --if "${BANGS: -1001}" tests/fuzz/corpus/trace-file/calls.trc
+is "$RC" 2 "replay --if with 1,000 '!' is a usage error" || show_run
+like "$(head -1 "$ERR")" 'condition too long' "saying so"
+
+run "$RECCE" trace -p 999999999 add_pair --time 1
+is "$RC" 1 "a pid that does not exist exits 1" || show_run
+run "$RECCE" trace -p "$TARGET" add_pair --time 1 -o /proc/recce.trc
+is "$RC" 1 "an output that cannot be created exits 1" || show_run
+
+ok "the target is still running after all of it" kill -0 "$TARGET"
+state=$(awk '{print $3}' "/proc/$TARGET/stat")
+isnt "$state" T "and is not stopped"
