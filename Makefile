@@ -34,7 +34,7 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
-.PHONY: all deps check lint unit cli targets demo bench asan asan-check fuzz fuzz-run fuzz-replay \
+.PHONY: all deps check lint unit cli targets demo bench soak asan asan-check fuzz fuzz-run fuzz-replay \
 	install clean format
 .DEFAULT_GOAL := all
 
@@ -194,6 +194,12 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	B=$(B) sh bench/run.sh
+
+# Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
+# record and top (kill.t runs 2 in check), and the load tests.
+soak: deps
+	$(MAKE) all targets
+	RECCE_KILLS=20 B=$(B) prove -v tests/cli/kill.t tests/soak/load.t
 
 asan: deps
 	$(MAKE) targets
