@@ -246,7 +246,7 @@ int cmd_trace(int argc, char **argv)
 	if (a.npids)
 		note("tracing %zu function%s in %s %d with %s; limits: --count %lld, --time %g, "
 		     "--limit %llu/%llu",
-		     tracer_functions(t)->n, tracer_functions(t)->n == 1 ? "" : "s",
+		     st.functions, st.functions == 1 ? "" : "s",
 		     st.ntargets > 1 ? "processes from" : "process", (int)st.first,
 		     st.uses_links ? "BPF links" : "perf uprobe events", a.count, a.seconds,
 		     (unsigned long long)a.rate_n, (unsigned long long)a.rate_ms);

@@ -163,6 +163,14 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 	case TRACER_RETURNS:
 		returns_failed(t, err);
 		break;
+	case TRACER_REFUSED: {
+		const struct trace_resolved *res = tracer_functions(t);
+		error("the kernel cannot put a probe on the first instruction of %s:%s (%s)%s",
+		      res->fns[0].object, res->fns[0].name, tracer_refused(t, 0),
+		      res->n > 1 ? ", nor on those of the other functions matched" : "");
+		note("trace its callers instead");
+		break;
+	}
 	case TRACER_LAUNCH:
 	case TRACER_EXEC:
 		error("cannot run '%s': %s", a->argv[0], strerror(-err));
@@ -172,12 +180,49 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 	}
 }
 
+/* The functions left out because the kernel cannot probe them: each by
+ * name when they are few, else the first few and how many. */
+static void say_refused(const struct tracer *t)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+	char names[512];
+	size_t n = 0, len = 0, shown = 0;
+
+	for (size_t i = 0; i < res->n; i++)
+		n += tracer_refused(t, i) != NULL;
+	names[0] = 0;
+	for (size_t i = 0; i < res->n && n > 3; i++) {
+		if (!tracer_refused(t, i) || shown == 5)
+			continue;
+		int w = snprintf(names + len, sizeof(names) - len, "%s%s", shown ? ", " : "",
+				 res->fns[i].name);
+		if (w < 0 || (size_t)w >= sizeof(names) - len)
+			break;
+		len += (size_t)w;
+		shown++;
+	}
+	if (n > 3) {
+		warning("%zu functions are not traced: the kernel cannot put a probe on their "
+			"first instruction: %s and %zu more",
+			n, names, n - shown);
+		return;
+	}
+	for (size_t i = 0; i < res->n; i++)
+		if (tracer_refused(t, i))
+			warning("%s:%s is not traced: the kernel cannot put a probe on its first "
+				"instruction (%s)",
+				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
+}
+
 void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
+	say_refused(t);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);
+		if (tracer_refused(t, i))
+			continue;
 		if (!sig->known && (a->show_args || a->cond))
 			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
 				res->fns[i].object, res->fns[i].name, sig->reason);

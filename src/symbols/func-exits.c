@@ -33,6 +33,76 @@ static int gpr_of(ZydisRegister r)
 	return ZydisRegisterGetId(r);
 }
 
+/*
+ * The opcodes Linux's x86 uprobes accept (arch/x86/kernel/uprobes.c's
+ * good_insns_64 and good_2byte_insns), one string of 16 per row: the
+ * kernel refuses the rest with ENOTSUPP. For a VEX or EVEX instruction it
+ * looks its opcode up in the one-byte table, and a three-byte opcode
+ * (0f 38, 0f 3a) it refuses outright.
+ */
+static const char *const good_one_byte[16] = {
+    "1111110011111100", "1111110011111100", "1111110011111100", "1111110011111100",
+    "0000000000000000", "1111111111111111", "0001110011110000", "1111111111111111",
+    "1101111111111111", "1111111111111111", "1111111111111111", "1111111111111111",
+    "1111001111110000", "1111000111111111", "1111000011110000", "0011011111001111",
+};
+static const char *const good_two_byte[16] = {
+    "0000000000000011", "1111111101111111", "1111000011111111", "0111000000000000",
+    "1111111111111111", "1111111111111111", "1111111111111111", "1111111100000011",
+    "1111111111111111", "1111111111111111", "1111110011111101", "1111111101111111",
+    "1111111111111111", "0111111111111111", "1111111111111111", "0111111111111110",
+};
+
+static int good(const char *const table[16], uint8_t op)
+{
+	return table[op >> 4][op & 15] == '1';
+}
+
+/* Why the kernel refuses a uprobe on a decoded instruction, or NULL. */
+static const char *refusal(const ZydisDecodedInstruction *insn)
+{
+	for (ZyanU8 i = 0; i < insn->raw.prefix_count; i++) {
+		switch (insn->raw.prefixes[i].value) {
+		case 0xf0:
+			return "a lock prefix";
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+			return "a segment override prefix";
+		default:
+			break;
+		}
+	}
+	int ok;
+	if (insn->encoding == ZYDIS_INSTRUCTION_ENCODING_VEX ||
+	    insn->encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ||
+	    insn->encoding == ZYDIS_INSTRUCTION_ENCODING_XOP ||
+	    insn->encoding == ZYDIS_INSTRUCTION_ENCODING_MVEX)
+		ok = good(good_one_byte, insn->opcode);
+	else if (insn->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT)
+		ok = good(good_one_byte, insn->opcode);
+	else if (insn->opcode_map == ZYDIS_OPCODE_MAP_0F)
+		ok = good(good_two_byte, insn->opcode);
+	else if (insn->opcode_map == ZYDIS_OPCODE_MAP_0F0F)
+		ok = good(good_two_byte, 0x0f); /* 3DNow!: the kernel sees 0f 0f */
+	else
+		ok = 0;
+	return ok ? NULL : "an instruction the kernel's uprobes do not run out of line";
+}
+
+const char *func_unprobeable(const uint8_t *code, size_t len)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)))
+		return NULL;
+	return refusal(&insn);
+}
+
 /* The condition of a conditional jump. */
 static uint8_t cond_of(const ZydisDecodedInstruction *insn)
 {
@@ -125,7 +195,7 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 		}
 		out->instructions++;
 		int err = 0, indirect;
-		struct func_exit x = {(uint32_t)off, 0, insn.length, 0, {0}};
+		struct func_exit x = {(uint32_t)off, 0, insn.length, 0, 0, {0}};
 		switch (insn.meta.category) {
 		case ZYDIS_CATEGORY_RET:
 			x.kind = FUNC_EXIT_RET;
@@ -146,8 +216,10 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 		default:
 			break;
 		}
-		if (x.kind)
+		if (x.kind) {
+			x.refused = refusal(&insn) != NULL;
 			err = add(out, &x);
+		}
 		if (err)
 			return err;
 		off += insn.length;
@@ -189,6 +261,8 @@ size_t func_go_entry(const uint8_t *code, size_t len)
 
 int func_exit_decidable(const struct func_exit *e)
 {
+	if (e->refused)
+		return 0;
 	switch (e->kind) {
 	case FUNC_EXIT_COND:
 		return e->cond != FUNC_COND_UNKNOWN;

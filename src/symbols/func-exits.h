@@ -56,6 +56,7 @@ struct func_exit {
 	uint8_t kind;	       /* enum func_exit_kind */
 	uint8_t length;	       /* of the instruction */
 	uint8_t cond;	       /* FUNC_EXIT_COND: the condition */
+	uint8_t refused;       /* the kernel puts no uprobe on it (func_unprobeable()) */
 	struct func_jump jump; /* FUNC_EXIT_INDIRECT: the operand */
 };
 
@@ -76,9 +77,19 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 
 void func_exits_release(struct func_exits *e);
 
-/* Whether an exit can be decided where it runs (conditions and operands
- * func_exit_taken() knows); one that cannot is left unprobed. */
+/* Whether an exit can be probed and decided where it runs (conditions
+ * and operands func_exit_taken() knows); one that cannot is left
+ * unprobed. */
 int func_exit_decidable(const struct func_exit *e);
+
+/*
+ * Why the kernel refuses a uprobe on the instruction at code (len bytes
+ * available), as Linux's x86 uprobes do: a lock prefix, a segment
+ * override of cs, ds, es or ss (CET's "notrack" is a ds prefix), or an
+ * instruction that traps or needs privilege. NULL when it accepts it, or
+ * when the bytes do not decode (the kernel then decides).
+ */
+const char *func_unprobeable(const uint8_t *code, size_t len);
 
 /* Reads the 8 bytes at addr of the stopped target into *val: 0 or -errno. */
 typedef int (*func_read_fn)(void *arg, uint64_t addr, uint64_t *val);

@@ -62,6 +62,18 @@ uint64_t trace_entry_offset(const struct trace_fn *fn)
 	return fn->offset + func_go_entry(code, n);
 }
 
+const char *trace_entry_unprobeable(const struct trace_fn *fn, uint64_t offset)
+{
+	uint8_t code[15]; /* the longest x86 instruction */
+	ssize_t n = pread(sym_file_fd(fn->file), code, sizeof(code), (off_t)offset);
+
+	if (n <= 0)
+		return NULL; /* the kernel will say */
+	if (fn->size && offset - fn->offset < fn->size && fn->size - (offset - fn->offset) < (size_t)n)
+		n = (ssize_t)(fn->size - (offset - fn->offset));
+	return func_unprobeable(code, (size_t)n);
+}
+
 void trace_exits_release(struct trace_exits *e)
 {
 	free(e->v);

@@ -47,6 +47,10 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 
 void trace_exits_release(struct trace_exits *e);
 
+/* Why the kernel would refuse a uprobe at file offset of fn's object
+ * (func_unprobeable()), or NULL. */
+const char *trace_entry_unprobeable(const struct trace_fn *fn, uint64_t offset);
+
 /* The file offset to probe for fn's calls: its entry, or in Go code the
  * instruction past its stack check (see func_go_entry()). */
 uint64_t trace_entry_offset(const struct trace_fn *fn);

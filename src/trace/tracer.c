@@ -47,6 +47,7 @@ struct tracer {
 	struct trace_resolved res;
 	int resolved;
 	struct trace_sig *sigs;
+	const char **refused; /* by function: why it cannot be probed, or NULL */
 	struct trace_hist *hists;
 	struct uprobe_set *up;
 	struct probe_of *probes; /* by probe index */
@@ -197,10 +198,19 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		return fail(t, TRACER_RESOLVE, err, cfg->npids ? cfg->pids[0] : 0);
 
 	t->sigs = calloc(t->res.n, sizeof(*t->sigs));
+	t->refused = calloc(t->res.n ? t->res.n : 1, sizeof(*t->refused));
 	t->hists = cfg->want_hist ? calloc(t->res.n, sizeof(*t->hists)) : NULL;
 	trace_calls_init(&t->calls);
-	if (!t->sigs || (cfg->want_hist && !t->hists))
+	if (!t->sigs || !t->refused || (cfg->want_hist && !t->hists))
 		return -ENOMEM;
+	size_t probeable = 0;
+	for (size_t i = 0; i < t->res.n; i++) {
+		t->refused[i] =
+		    trace_entry_unprobeable(&t->res.fns[i], trace_entry_offset(&t->res.fns[i]));
+		probeable += !t->refused[i];
+	}
+	if (t->res.n && !probeable)
+		return fail(t, TRACER_REFUSED, -ENOTSUP, cfg->npids ? cfg->pids[0] : 0);
 	for (size_t i = 0; i < t->res.n; i++) {
 		trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol, t->res.fns[i].vaddr,
 				    &t->sigs[i]);
@@ -311,6 +321,8 @@ int tracer_start(struct tracer *t)
 		t->ntargets = c->npids;
 	}
 	for (size_t i = 0; i < t->res.n; i++) {
+		if (t->refused[i])
+			continue;
 		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, NULL);
 		if (!err && c->want_return)
 			err = add_return_probes(t, (int)i);
@@ -628,6 +640,11 @@ int tracer_wait_child(struct tracer *t)
 	return t->child_status;
 }
 
+const char *tracer_refused(const struct tracer *t, size_t i)
+{
+	return t->refused && i < t->res.n ? t->refused[i] : NULL;
+}
+
 int tracer_failed_code(const struct tracer *t, size_t *offset)
 {
 	if (offset)
@@ -673,6 +690,8 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;
 	st->methods = t->methods;
+	for (size_t i = 0; i < t->res.n; i++)
+		st->functions += !tracer_refused(t, i);
 }
 
 void tracer_free(struct tracer *t)
@@ -685,6 +704,7 @@ void tracer_free(struct tracer *t)
 	trace_calls_release(&t->calls);
 	free(t->probes);
 	free(t->sigs);
+	free(t->refused);
 	free(t->hists);
 	if (t->resolved)
 		trace_resolved_release(&t->res, t->cfg.npatterns);

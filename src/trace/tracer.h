@@ -100,6 +100,7 @@ enum tracer_step {
 	TRACER_EXITED,	/* every target exited before the probes were in */
 	TRACER_EXEC,	/* the command could not be run */
 	TRACER_RETURNS, /* finding a function's exits (tracer_failed_code) */
+	TRACER_REFUSED, /* the kernel probes none of them (tracer_refused) */
 };
 
 /* How the returns of the traced functions are seen. */
@@ -117,6 +118,7 @@ struct tracer_stats {
 	uint64_t lost;	     /* events the kernel dropped, its ring full */
 	uint64_t unfollowed; /* probes not opened on threads created while traced */
 	size_t ntargets;     /* processes traced */
+	size_t functions;    /* functions traced: matched, less those refused */
 	pid_t first;	     /* the first of them (or the command) */
 	int uses_links;	     /* attached with BPF links, not perf uprobe events */
 	struct tracer_method_counts methods;
@@ -141,6 +143,9 @@ int tracer_failed_code(const struct tracer *t, size_t *offset);
 /* The functions the patterns matched, and for a pattern that matched
  * none, the nearest names (for a failed TRACER_RESOLVE too). */
 const struct trace_resolved *tracer_functions(const struct tracer *t);
+/* Why the kernel would refuse a probe on function i's first instruction
+ * (func_unprobeable()), so that it is not traced; NULL when it is. */
+const char *tracer_refused(const struct tracer *t, size_t i);
 /* What the tracer read of function i's arguments from DWARF. */
 const struct trace_sig *tracer_signature(const struct tracer *t, size_t i);
 /* Function i's latency histogram (want_hist), or NULL; reading its

@@ -160,6 +160,33 @@ static void test_refused(void **state)
 	func_exits_release(&e);
 }
 
+static void test_unprobeable(void **state)
+{
+	/* What Linux's x86 uprobes refuse, and what they take. */
+	static const uint8_t lock_dec[] = {0xf0, 0xff, 0x0f};		   /* lock decl (%rdi) */
+	static const uint8_t vmovd[] = {0xc5, 0xf9, 0x6e, 0xc6};	   /* VEX, opcode 6e */
+	static const uint8_t pshufb[] = {0x66, 0x0f, 0x38, 0x00, 0xc1}; /* three-byte opcode */
+	static const uint8_t hlt[] = {0xf4};
+	static const uint8_t syscall[] = {0x0f, 0x05};
+	static const uint8_t ds_jmp[] = {0x3e, 0xff, 0xe0};		       /* notrack jmp *%rax */
+	static const uint8_t evex[] = {0x62, 0xe2, 0x7d, 0x28, 0x7a, 0xce}; /* vpbroadcastb */
+	static const uint8_t endbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	static const uint8_t push[] = {0x55};
+	static const uint8_t sub_rsp[] = {0x48, 0x83, 0xec, 0x28};
+
+	(void)state;
+	assert_string_equal(func_unprobeable(lock_dec, sizeof(lock_dec)), "a lock prefix");
+	assert_non_null(func_unprobeable(vmovd, sizeof(vmovd)));
+	assert_non_null(func_unprobeable(pshufb, sizeof(pshufb)));
+	assert_non_null(func_unprobeable(hlt, sizeof(hlt)));
+	assert_non_null(func_unprobeable(syscall, sizeof(syscall)));
+	assert_string_equal(func_unprobeable(ds_jmp, sizeof(ds_jmp)), "a segment override prefix");
+	assert_null(func_unprobeable(evex, sizeof(evex)));
+	assert_null(func_unprobeable(endbr, sizeof(endbr)));
+	assert_null(func_unprobeable(push, sizeof(push)));
+	assert_null(func_unprobeable(sub_rsp, sizeof(sub_rsp)));
+}
+
 static void test_go_entry(void **state)
 {
 	/* cmp rsp, [r14+0x10]; jbe rel32; sub rsp, 0x28 */
