@@ -244,7 +244,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_exits),      cmocka_unit_test(test_taken),
 	    cmocka_unit_test(test_refused),    cmocka_unit_test(test_go_entry),
-	    cmocka_unit_test(test_live_depth),
+	    cmocka_unit_test(test_live_depth), cmocka_unit_test(test_unprobeable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
