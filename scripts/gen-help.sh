@@ -17,7 +17,7 @@ for f in "$@"; do
 	printf '\t{"%s",\n' "$name"
 	awk -f "$here/md-text.awk" "$f" | awk '
 		{
-			gsub(/\\/, "\\\\");
+			gsub(/\\/, "&&");
 			gsub(/"/, "\\\"");
 			gsub(/\t/, "\\t");
 			printf "\t \"%s\\n\"\n", $0

@@ -13,11 +13,13 @@
 struct profile *profile_read_or_say(const char *path)
 {
 	struct profile *p;
-	char why[256];
+	char why[256] = "";
 	int ret = pprof_read_file(path, &p, why, sizeof(why));
 
 	if (ret == -EBADMSG)
 		error("'%s' is not a valid pprof profile: %s", path, why);
+	else if (ret == -EFBIG && why[0])
+		error("'%s' is refused: %s", path, why);
 	else if (ret == -EFBIG)
 		error("'%s' is too large for a profile (over %zu MiB)", path,
 		      PPROF_MAX_BYTES >> 20);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/top-ui.h"
+#include "util/term-safe.h"
 
 static void format_kib(char *buf, size_t len, uint64_t kib)
 {
@@ -75,17 +76,20 @@ void top_format_columns(const struct top_session *s, char *buf, size_t len)
 
 void top_format_row(const struct top_session *s, const struct top_row *r, char *buf, size_t len)
 {
-	char hot[160], rkib[32];
+	char hot[160], rkib[32], name[64], fn[128], last[128];
 
+	/* Names come from the target: escaped for the terminal. */
 	if (r->hot)
-		snprintf(hot, sizeof(hot), "%s (%.0f%%)", r->hot, r->hot_share * 100);
+		snprintf(hot, sizeof(hot), "%s (%.0f%%)", term_safe(r->hot, fn, sizeof(fn)),
+			 r->hot_share * 100);
 	else
 		snprintf(hot, sizeof(hot), "-");
 	format_kib(rkib, sizeof(rkib), r->rss_kb);
 	snprintf(buf, len, "%7d %7ld %-15s %c %6.1f %6.1f %6.1f %7.0f %7.0f %9s  %-32s %s",
-		 (int)r->pid, s->npids ? (long)r->tid : r->nthreads, r->name, r->state,
-		 r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->vcsw_rate, r->ivcsw_rate,
-		 rkib, hot, r->last ? r->last : "-");
+		 (int)r->pid, s->npids ? (long)r->tid : r->nthreads,
+		 term_safe(r->name, name, sizeof(name)), r->state, r->cpu_user + r->cpu_sys,
+		 r->cpu_user, r->cpu_sys, r->vcsw_rate, r->ivcsw_rate, rkib, hot,
+		 r->last ? term_safe(r->last, last, sizeof(last)) : "-");
 }
 
 static void print_text(struct top_session *s, FILE *out)
@@ -95,8 +99,10 @@ static void print_text(struct top_session *s, FILE *out)
 	ssize_t n = top_model_view(s->model, TOP_SORT_CPU, NULL, &rows);
 	size_t nlines = top_format_header(s, lines, sizeof(lines) / sizeof(lines[0]));
 
-	for (size_t i = 0; i < nlines; i++)
-		fprintf(out, "%s\n", lines[i]);
+	for (size_t i = 0; i < nlines; i++) {
+		term_fputs(lines[i], out);
+		fputc('\n', out);
+	}
 	top_format_columns(s, buf, sizeof(buf));
 	fprintf(out, "%s\n", buf);
 	for (ssize_t i = 0; i < n; i++) {

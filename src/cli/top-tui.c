@@ -15,6 +15,7 @@
 #include "cli/top-ui.h"
 #include "top/top-stacks.h"
 #include "writers/writer-flame.h"
+#include "util/sat.h"
 
 #define MIN_COLS     60
 #define MIN_LINES    10
@@ -204,7 +205,7 @@ static int write_flame(struct tui *t, const char *path, uint64_t *samples)
 			e->frames[f].line = fr->line;
 			e->frames[f].module = "";
 		}
-		set.total += e->value;
+		set.total = sat_add(set.total, e->value);
 	}
 	FILE *out = fopen(path, "w");
 	if (!out) {

@@ -56,6 +56,10 @@ static int gzip_decompress(const unsigned char *in, size_t n, unsigned char **ou
 			if (ncap > PPROF_MAX_BYTES)
 				ncap = PPROF_MAX_BYTES;
 			if (buf && ncap == cap) {
+				if (why && whylen)
+					snprintf(why, whylen,
+						 "it inflates to more than %zu MiB (a gzip bomb?)",
+						 PPROF_MAX_BYTES >> 20);
 				ret = -EFBIG;
 				goto out_end;
 			}

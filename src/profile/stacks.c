@@ -13,6 +13,7 @@
 #include "util/hash.h"
 #include "util/htab.h"
 #include "util/path.h"
+#include "util/sat.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -213,7 +214,7 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		if (!v)
 			continue;
 		if (!sample_kept(filter, info, s)) {
-			out->dropped += v;
+			out->dropped = sat_add(out->dropped, v);
 			continue;
 		}
 		kept[i] = 1;
@@ -245,7 +246,7 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		e->nframes = (size_t)(f - e->frames);
 		e->value = s->values[value_index];
 		e->sample = s;
-		out->total += e->value;
+		out->total = sat_add(out->total, e->value);
 		out->n++;
 	}
 out_free:

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/u64map.h"
+#include "util/sat.h"
 
 static int group_cmp(const void *a, const void *b)
 {
@@ -47,7 +48,7 @@ int thread_groups_build(struct thread_groups *g, const struct stack_set *set)
 			if (u64map_put(&index, key, at) < 0)
 				goto out;
 		}
-		g->groups[at].value += e->value;
+		g->groups[at].value = sat_add(g->groups[at].value, e->value);
 		g->of_entry[i] = (size_t)at;
 	}
 	/* Sort, remembering where each group went. */

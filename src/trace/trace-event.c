@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "trace/trace-hist.h"
+#include "util/term-safe.h"
 
 void trace_copy_str(char *dst, size_t cap, const char *src)
 {
@@ -129,7 +130,7 @@ static void print_text(const struct trace_record *r, FILE *out)
 	print_time(r->time_ns, out);
 	fprintf(out, " <%u> ", (unsigned)r->tid);
 	if (r->kind == TRACE_RETURN) {
-		fputs(r->function, out);
+		term_fputs(r->function, out);
 		if (r->arity >= 0)
 			fprintf(out, "/%d", (int)r->arity);
 		format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
@@ -149,10 +150,15 @@ static void print_text(const struct trace_record *r, FILE *out)
 			fprintf(out, "  (%s)\n", d);
 		return;
 	}
-	fprintf(out, "%s(", r->function);
+	term_fputs(r->function, out);
+	fputc('(', out);
 	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
 		const struct trace_arg *a = &r->args[i];
-		fprintf(out, "%s%.*s=", i ? ", " : "", (int)sizeof(a->name), a->name);
+		char name[sizeof(a->name) + 1];
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(a->name), a->name);
+		fputs(i ? ", " : "", out);
+		term_fputs(name, out);
+		fputc('=', out);
 		if (a->kind == TRACE_ARG_STR) {
 			print_c_string(a, out);
 		} else {
@@ -161,8 +167,10 @@ static void print_text(const struct trace_record *r, FILE *out)
 		}
 	}
 	fputc(')', out);
-	if (r->caller[0])
-		fprintf(out, " <- %s", r->caller);
+	if (r->caller[0]) {
+		fputs(" <- ", out);
+		term_fputs(r->caller, out);
+	}
 	fputc('\n', out);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/sat.h"
 
 static const char *frame_name(const struct stack_frame *f)
 {
@@ -65,7 +66,7 @@ static void group_add(struct group *g, const struct stack_entry *e)
 {
 	const struct stack_frame *f = &e->frames[g->depth];
 
-	g->value += e->value;
+	g->value = sat_add(g->value, e->value);
 	g->base += e->base;
 	if (g->line != f->line)
 		g->line = 0;
@@ -162,7 +163,8 @@ int flame_tree_build(struct flame_tree *t, const struct stack_set *set, double m
 		if (set->entries[i].value <= 0 && set->entries[i].base <= 0)
 			continue;
 		order[m++] = &set->entries[i];
-		t->nodes[0].value += set->entries[i].value > 0 ? set->entries[i].value : 0;
+		t->nodes[0].value = sat_add(t->nodes[0].value,
+					    set->entries[i].value > 0 ? set->entries[i].value : 0);
 		t->nodes[0].base += set->entries[i].base > 0 ? set->entries[i].base : 0;
 	}
 	t->min_value = (int64_t)ceil(min_fraction * (double)t->nodes[0].value);

@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/term-safe.h"
 #include "util/hash.h"
 #include "util/htab.h"
+#include "util/sat.h"
 
 /* Columns wider than this are not padded further: long C++ names would
  * otherwise push every row off the screen. */
@@ -109,11 +111,11 @@ static int rank_table_fill(struct rank_table *t, const struct stack_set *set)
 				return -ENOMEM;
 			if (row->seen != k + 1) {
 				row->seen = k + 1;
-				row->r.total += e->value;
+				row->r.total = sat_add(row->r.total, e->value);
 			}
 		}
 		if (row)
-			row->r.self += e->value; /* row is the leaf's */
+			row->r.self = sat_add(row->r.self, e->value); /* row is the leaf's */
 	}
 	return 0;
 }
@@ -228,8 +230,10 @@ static void header_write(FILE *out, const struct stack_set *set,
 {
 	char v[64], d[64];
 
-	for (size_t i = 0; i < opts->ncomments; i++)
-		fprintf(out, "%s\n", opts->comments[i]);
+	for (size_t i = 0; i < opts->ncomments; i++) {
+		term_fputs(opts->comments[i], out);
+		fputc('\n', out);
+	}
 	fprintf(out, "total: %s %s\n", report_value_format(v, sizeof(v), set->total, set->unit),
 		set->type);
 	if (set->dropped)
@@ -260,12 +264,16 @@ static void table_write(FILE *out, const struct stack_set *set, const struct rep
 		lines ? "location" : "function", lines ? "function" : "location");
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *r = &rows[i];
+		char name[1024], where[4096];
 
+		/* Names and files come from the target: escaped for the terminal. */
 		report_row_location(r, loc, sizeof(loc));
+		const char *nm = term_safe(r->name, name, sizeof(name));
+		const char *at = term_safe(loc, where, sizeof(where));
 		fprintf(out, "%6.2f%% %6.2f%%  %*s  %-*s  %s\n", percent(r->self, set->total),
 			percent(r->total, set->total), vw,
-			report_value_format(v, sizeof(v), r->self, set->unit), kw,
-			lines ? loc : r->name, lines ? r->name : loc);
+			report_value_format(v, sizeof(v), r->self, set->unit), kw, lines ? at : nm,
+			lines ? nm : at);
 	}
 }
 

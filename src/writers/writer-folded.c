@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/term-safe.h"
+#include "util/sat.h"
 
 struct folded_line {
 	size_t offset, len; /* in the text buffer */
@@ -34,16 +36,19 @@ static int text_append(struct folded_text *t, const char *s, size_t n)
 	return 0;
 }
 
-/* Appends a frame name, replacing the characters the format reserves. */
+/* Appends a frame name, replacing the characters the format reserves and
+ * escaping terminal controls (names come from the target). */
 static int text_append_name(struct folded_text *t, const char *name)
 {
-	size_t start = t->len;
+	char line[2048], safe[2048];
 
-	if (text_append(t, name, strlen(name)) < 0)
-		return -ENOMEM;
-	for (char *c = t->buf + start; c < t->buf + t->len; c++)
+	snprintf(line, sizeof(line), "%s", name);
+	for (char *c = line; *c; c++)
 		if (*c == ';' || *c == '\n' || *c == '\r')
 			*c = '_';
+	name = term_safe(line, safe, sizeof(safe));
+	if (text_append(t, name, strlen(name)) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -92,7 +97,7 @@ int folded_write(FILE *out, const struct stack_set *set)
 		size_t j = i;
 
 		while (j < set->n && line_cmp(&lines[i], &lines[j], t.buf) == 0)
-			sum += lines[j++].value;
+			sum = sat_add(sum, lines[j++].value);
 		fwrite(t.buf + lines[i].offset, 1, lines[i].len, out);
 		fprintf(out, " %" PRId64 "\n", sum);
 		i = j;

@@ -14,6 +14,7 @@
 #include "profile/thread-groups.h"
 #include "util/json-out.h"
 #include "util/version.h"
+#include "util/sat.h"
 
 struct ss_writer {
 	FILE *out;
@@ -84,7 +85,7 @@ static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size
 				continue;
 			if (start < 0)
 				start = events[i].time_ns;
-			sum += events[i].weight;
+			sum = sat_add(sum, events[i].weight);
 		}
 		/* speedscope lays sampled profiles out by weight, from startValue. */
 		put_profile_head(w, &tg->groups[gi], 1, 0, sum);
@@ -111,7 +112,7 @@ static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size
 		if (tg->of_entry[i] != gi)
 			continue;
 		order[n++] = &set->entries[i];
-		sum += set->entries[i].value;
+		sum = sat_add(sum, set->entries[i].value);
 	}
 	qsort_r(order, n, sizeof(*order), stack_cmp, w);
 	put_profile_head(w, &tg->groups[gi], 0, 0, sum);

@@ -196,6 +196,24 @@ done
 run "$RECCE" report "$T"
 expect 1 "report of a directory: status 1"
 
+# Two samples of INT64_MAX nanoseconds: sums stick at the largest value
+# instead of wrapping to a negative total.
+perl tests/cli/mkpprof.pl huge >"$T/huge.pb.gz"
+run "$RECCE" report "$T/huge.pb.gz"
+expect 0 "report of a profile whose values overflow a sum: status 0"
+like "$(head -1 "$OUT")" '^total: 9223372036\.85s cpu$' "the total is the largest value, not negative"
+run "$RECCE" report --folded "$T/huge.pb.gz"
+unlike "$(cat "$OUT")" ' -[0-9]' "no folded line has a negative sum"
+
+# A gzip bomb: 5 MB that inflate to 1.1 GiB of zeros. Refused once the
+# cap (1 GiB) is reached, with a message, not read until memory runs out.
+head -c 1100M /dev/zero | gzip -1 >"$T/bomb.pb.gz"
+run "$RECCE" report "$T/bomb.pb.gz"
+expect 1 "report of a gzip bomb: status 1"
+like "$(cat "$ERR")" "bomb\.pb\.gz' is refused: it inflates to more than 1024 MiB" \
+	"saying that it inflates past the cap"
+rm -f "$T/bomb.pb.gz"
+
 # --- report: options --------------------------------------------------------
 
 for re in '(' '[a-' '*x'; do

@@ -7,7 +7,8 @@
 #   perl tests/cli/mkpprof.pl KIND > FILE
 #
 # KIND: go, deep, bad-location, bad-function, bad-string, bad-values,
-# bad-mapping.
+# bad-mapping, evil-names (a function and a file whose names hold terminal
+# control sequences), huge (two samples of INT64_MAX nanoseconds).
 use strict;
 use warnings;
 use IO::Compress::Gzip qw(gzip $GzipError);
@@ -53,6 +54,7 @@ $p .= f_bytes(3, f_varint(1, 1) . f_varint(2, 0x400000) . f_varint(3, 0x500000)
 my @fn = (['runtime.main', '/usr/lib/go/src/runtime/proc.go', 250],
 	  ['main.main', '/srv/app/main.go', 10],
 	  ['main.hotLoop', '/srv/app/main.go', 40]);
+@fn[2] = ["evil\e]0;PWNED\a\e[2J", "/srv/app/\e[31mred.go", 40] if $kind eq 'evil-names';
 for my $i (0 .. $#fn) {
 	my ($name, $file, $line) = @{ $fn[$i] };
 	my $name_id = str($name);
@@ -76,8 +78,9 @@ my @hot = (3, 2, 1);
 @hot = (999, 2, 1) if $kind eq 'bad-location';
 my @vals = (30, 300000000);
 @vals = (30, 300000000, 7) if $kind eq 'bad-values';
+@vals = (30, 9223372036854775807) if $kind eq 'huge';
 $p .= f_bytes(2, f_packed(1, @hot) . f_packed(2, @vals));
-$p .= f_bytes(2, f_packed(1, 2, 1) . f_packed(2, 5, 50000000));
+$p .= f_bytes(2, f_packed(1, 2, 1) . f_packed(2, 5, $kind eq 'huge' ? 9223372036854775807 : 50000000));
 
 if ($kind eq 'deep') {
 	# 3000 nested calls of main.main under runtime.main, then hotLoop.

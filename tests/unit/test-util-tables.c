@@ -3,7 +3,8 @@
  * htab (items told apart by the equality callback when their hashes
  * collide; keys 0 and 1; growth keeps every entry), u64map (keys that are addresses, pids and zero;
  * growth past many resizes; replacement) and strpool (equal strings share one copy, by pointer;
- * lengths without a NUL; NULL as ""; many distinct strings).
+ * lengths without a NUL; NULL as ""; many distinct strings) and term-safe (controls
+ * escaped for a terminal, UTF-8 text kept).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include "util/hash.h"
 #include "util/htab.h"
 #include "util/strpool.h"
+#include "util/term-safe.h"
 #include "util/u64map.h"
 
 static void sum_entry(void *ctx, uint64_t key, uint64_t val)
@@ -229,13 +231,33 @@ static void test_htab_growth(void **state)
 	htab_release(&t);
 }
 
+/* Names for a terminal: controls escaped, UTF-8 text kept, cut safely. */
+static void test_term_safe(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	const char *clean = "ns::f<int>(\xc3\xa9t\xc3\xa9)";
+	assert_ptr_equal(term_safe(clean, buf, sizeof(buf)), clean);
+	assert_string_equal(term_safe("a\033]0;x\007b\177", buf, sizeof(buf)),
+			    "a\\x1b]0;x\\x07b\\x7f");
+	/* U+009B, a C1 CSI in UTF-8; U+00A0 is text. */
+	assert_string_equal(term_safe("\xc2\x9b"
+				      "2J\xc2\xa0",
+				      buf, sizeof(buf)),
+			    "\\u009b2J\xc2\xa0");
+	/* Cut at the buffer's end, never inside an escape. */
+	assert_string_equal(term_safe("ab\033cd", buf, 5), "ab");
+	assert_false(term_clean("\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_u64map_basic),    cmocka_unit_test(test_u64map_many),
 	    cmocka_unit_test(test_strpool_interns), cmocka_unit_test(test_strpool_many),
 	    cmocka_unit_test(test_hash_fnv1a),	    cmocka_unit_test(test_htab_collisions),
-	    cmocka_unit_test(test_htab_growth),
+	    cmocka_unit_test(test_htab_growth),	    cmocka_unit_test(test_term_safe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
