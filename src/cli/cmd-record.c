@@ -139,7 +139,7 @@ int cmd_record(int argc, char **argv)
 	check_tids_exist(a.tids, a.ntids);
 	int err = pprof_check_writable(a.output);
 	if (err)
-		die("cannot write '%s': %s", a.output, strerror(-err));
+		die("cannot write '%s': %s", a.output, output_strerror(err));
 
 	struct symbolizer *sym = symbolizer_new();
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
@@ -224,7 +224,7 @@ int cmd_record(int argc, char **argv)
 
 	err = pprof_write_file(p, a.output);
 	if (err)
-		die("cannot write '%s': %s", a.output, strerror(-err));
+		die("cannot write '%s': %s", a.output, output_strerror(err));
 
 	struct stat sb;
 	char size[32] = "?";

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/array.h"
 #include "cli/builtin.h"
@@ -72,6 +73,39 @@ static int by_time(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* The index of an earlier argument (from first, before i) naming the same
+ * file as argv[i], or -1. */
+static int same_file_before(char **argv, int first, int i)
+{
+	struct stat st, other;
+
+	if (stat(argv[i], &st) < 0)
+		return -1;
+	for (int j = first; j < i; j++)
+		if (stat(argv[j], &other) == 0 && other.st_dev == st.st_dev &&
+		    other.st_ino == st.st_ino)
+			return j;
+	return -1;
+}
+
+/* Removes the records that repeat the one before them (sorted: repeats
+ * are neighbours), as overlapping files give; returns how many. */
+static size_t drop_repeats(struct replay *rp)
+{
+	size_t out = 1;
+
+	for (size_t i = 1; i < rp->n; i++) {
+		const struct trace_record *a = &rp->recs[out - 1], *b = &rp->recs[i];
+		if (a->seq == b->seq && a->pid == b->pid && a->time_ns == b->time_ns &&
+		    a->kind == b->kind && a->tid == b->tid)
+			continue;
+		rp->recs[out++] = *b;
+	}
+	size_t dropped = rp->n - out;
+	rp->n = out;
+	return dropped;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct replay_args a = {NULL, TRACE_FORMAT_TEXT};
@@ -88,9 +122,19 @@ int cmd_replay(int argc, char **argv)
 	for (int i = files; i < argc; i++) {
 		struct trace_file_info info;
 		size_t before = rp.n;
+		int same = same_file_before(argv, files, i);
+		if (same >= 0) {
+			warning("'%s' is the same file as '%s': read once", argv[i], argv[same]);
+			continue;
+		}
 		int err = trace_file_read(argv[i], collect, &rp, &info);
 		if (err == -EBADMSG) {
 			error("'%s' is not a recce trace file", argv[i]);
+			status = RECCE_EXIT_ERROR;
+			continue;
+		}
+		if (err == -ENOTSUP || err == -EISDIR) {
+			error("'%s' is not a regular file: give the trace file itself", argv[i]);
 			status = RECCE_EXIT_ERROR;
 			continue;
 		}
@@ -112,7 +156,14 @@ int cmd_replay(int argc, char **argv)
 			status = RECCE_EXIT_ERROR;
 		}
 	}
-	qsort(rp.recs, rp.n, sizeof(*rp.recs), by_time);
+	if (rp.n) {
+		qsort(rp.recs, rp.n, sizeof(*rp.recs), by_time);
+		size_t twice = drop_repeats(&rp);
+		if (twice)
+			warning("%zu event%s appeared in more than one file (overlapping wrap "
+				"files, or copies): each is shown once",
+				twice, twice == 1 ? "" : "s");
+	}
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("{\"traceEvents\":[\n", stdout);
 	int first = 1;

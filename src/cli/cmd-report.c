@@ -174,7 +174,7 @@ static int output_run(const struct report_args *a, int (*write)(FILE *, const vo
 
 	if (ret)
 		error("cannot write '%s': %s", a->output ? a->output : "standard output",
-		      strerror(-ret));
+		      output_strerror(ret));
 	return ret;
 }
 
@@ -243,7 +243,7 @@ int cmd_report(int argc, char **argv)
 	/* Refuse an unwritable output before reading a large profile. */
 	ret = a.output ? outfile_check(a.output) : 0;
 	if (ret) {
-		error("cannot write '%s': %s", a.output, strerror(-ret));
+		error("cannot write '%s': %s", a.output, output_strerror(ret));
 		goto out;
 	}
 	if (a.diff) {

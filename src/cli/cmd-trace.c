@@ -28,6 +28,7 @@ struct trace_out {
 	const struct trace_args *a;
 	struct trace_writer *writer;
 	int write_err;
+	struct tracer *tracer; /* stopped at once when a write fails */
 };
 
 static void parse_wrap(struct trace_args *a, const char *s)
@@ -152,8 +153,12 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 	if (o->writer) {
 		struct trace_record numbered = *r; /* the writer numbers it */
 		int err = trace_writer_write(o->writer, &numbered);
-		if (err && !o->write_err)
+		if (err && !o->write_err) {
 			o->write_err = err;
+			/* A full disk: stop now, keep what is written. */
+			if (o->tracer)
+				tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
+		}
 		return;
 	}
 	/* --hist shows the histograms only, as bpftrace's hist() does. */
@@ -184,7 +189,7 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a;
-	struct trace_out out = {&a, NULL, 0};
+	struct trace_out out = {&a, NULL, 0, NULL};
 	struct tracer *t = NULL;
 	struct tracer_stats st;
 	sigset_t old_mask;
@@ -198,7 +203,7 @@ int cmd_trace(int argc, char **argv)
 		err = trace_writer_new(a.output, a.wrap_size, a.wrap_count,
 				       a.npids ? (uint32_t)a.pids[0] : 0, &out.writer);
 		if (err)
-			die("cannot write '%s': %s", a.output, strerror(-err));
+			die("cannot write '%s': %s", a.output, output_strerror(err));
 	}
 	int sfd = block_stop_signals(&old_mask);
 	struct tracer_config cfg = {
@@ -242,6 +247,7 @@ int cmd_trace(int argc, char **argv)
 			error("out of memory");
 		goto out;
 	}
+	out.tracer = t;
 	tracer_get_stats(t, &st);
 	if (a.npids)
 		note("tracing %zu function%s in %s %d with %s; limits: --count %lld, --time %g, "
@@ -266,8 +272,9 @@ int cmd_trace(int argc, char **argv)
 		err = trace_writer_close(out.writer);
 		out.writer = NULL;
 		if (err || out.write_err) {
-			error("cannot write '%s': %s", a.output,
-			      strerror(-(err ? err : out.write_err)));
+			error("cannot write '%s': %s%s", a.output,
+			      output_strerror(err ? err : out.write_err),
+			      out.write_err == -ENOSPC ? "; the events before it are kept" : "");
 			status = RECCE_EXIT_ERROR;
 		} else {
 			note("wrote %llu events to %s%s", (unsigned long long)n, a.output,

@@ -11,9 +11,11 @@
 
 #include "cli/cmd-trace.h"
 #include "cli/usage.h"
+#include "proc/procstat.h"
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
 #include "trace/trace-hist.h"
+#include "util/term-safe.h"
 
 /* The kernel's ENOTSUPP, which it returns to user space for an instruction
  * a uprobe cannot be placed on; libc has no name for it. */
@@ -56,6 +58,25 @@ static int say_jit(const char *pattern, pid_t pid)
 	return hit != NULL;
 }
 
+/* Whether pid has exited (gone, or a zombie its parent has not reaped,
+ * whose mappings are empty); if so, says so. */
+static int say_exited(pid_t pid)
+{
+	struct procstat_reader r;
+	struct procstat_task task;
+	int gone;
+
+	if (procstat_reader_init(&r, NULL) < 0)
+		return 0;
+	int err = procstat_read_task(&r, pid, pid, &task);
+	gone = err == -ESRCH || (!err && (task.state == 'Z' || task.state == 'X'));
+	if (gone)
+		error("process %d has exited%s: there is nothing left to trace", (int)pid,
+		      err ? "" : " (a zombie its parent has not reaped)");
+	procstat_reader_release(&r);
+	return gone;
+}
+
 static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
 {
 	const struct trace_resolved *res = tracer_functions(t);
@@ -66,6 +87,8 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 		      res->total, a->max_probes);
 		return;
 	}
+	if (!a->argv && say_exited(pid))
+		return;
 	if (err != -ENOENT) {
 		error("cannot read the symbols of process %d: %s", (int)pid, strerror(-err));
 		return;
@@ -80,8 +103,10 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 		char **near = res->nearest[p];
 		if (near[0]) {
 			fprintf(stderr, "the nearest names are:");
-			for (int i = 0; i < TRACE_NEAREST && near[i]; i++)
-				fprintf(stderr, "%s %s", i ? "," : "", near[i]);
+			for (int i = 0; i < TRACE_NEAREST && near[i]; i++) {
+				fputs(i ? ", " : " ", stderr);
+				term_fputs(near[i], stderr);
+			}
 			fputc('\n', stderr);
 		}
 	}
@@ -252,6 +277,9 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 		break;
 	case TRACE_STOP_SIGNAL:
 		snprintf(what, sizeof(what), ": interrupted");
+		break;
+	case TRACE_STOP_OUTPUT:
+		snprintf(what, sizeof(what), ": the trace file could not be written");
 		break;
 	default:
 		what[0] = 0;

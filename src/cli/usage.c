@@ -14,12 +14,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/term-safe.h"
+
+/* A message, its lines escaped for the terminal: messages name functions,
+ * files and threads of the target, which it controls. */
 __attribute__((format(printf, 2, 0))) static void vreport(const char *prefix, const char *fmt,
-							   va_list ap)
+							  va_list ap)
 {
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
 	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
+	for (char *line = msg, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		term_fputs(line, stderr);
+		if (next)
+			fputc('\n', stderr);
+	}
 	fputc('\n', stderr);
 }
 
@@ -243,4 +257,17 @@ void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex
 		usage_die(cmd, "bad %s regex '%s': %s", opt, arg, msg);
 	}
 	*has = 1;
+}
+
+const char *output_strerror(int err)
+{
+	switch (err) {
+	case -ELOOP:
+		return "it is a symbolic link another user owns, and recce does not write "
+		       "through such links (remove it, or name the file it points to)";
+	case -ENOENT:
+		return "its directory does not exist, or takes no new files";
+	default:
+		return strerror(-err);
+	}
 }

@@ -71,4 +71,9 @@ struct trace_cond;
  * is shown with a caret under the column, and exits 2. */
 struct trace_cond *parse_cond_option(const char *cmd, const char *text);
 
+/* Why an output file cannot be written, for "cannot write 'PATH': %s":
+ * strerror, but in words a user can act on where strerror misleads (a
+ * link another user owns, a directory that takes no new files). */
+const char *output_strerror(int err);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -503,6 +504,20 @@ int pprof_read_file(const char *path, struct profile **out, char *why, size_t wh
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* A regular file says its size at once; a pipe is read to its end;
+	 * a device such as /dev/zero would be read until the cap, and is
+	 * refused instead. */
+	struct stat st;
+	if (fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+		close(fd);
+		if (why && whylen)
+			snprintf(why, whylen, "it is a device, not a file");
+		return -EBADMSG;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > PPROF_MAX_BYTES) {
+		close(fd);
+		return -EFBIG;
+	}
 	int ret = read_all(fd, PPROF_MAX_BYTES, &buf, &len);
 	close(fd);
 	if (ret)

@@ -6,12 +6,15 @@
  */
 #include "trace/trace-file.h"
 
+#include "util/outfile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -78,9 +81,9 @@ static int open_current(struct trace_writer *w)
 	} else {
 		trace_copy_str(name, sizeof(name), w->path);
 	}
-	w->fd = open(name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = outfile_open_now(name);
 	if (w->fd < 0)
-		return -errno;
+		return w->fd;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, TRACE_FILE_MAGIC, 8);
 	h.version = TRACE_FILE_VERSION;
@@ -203,9 +206,19 @@ int trace_file_read(const char *path, int (*fn)(const struct trace_record *r, vo
 	int err = 0;
 
 	memset(info, 0, sizeof(*info));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking: a FIFO named by mistake must not wait for a writer. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENOTSUP;
+		goto out_close;
+	}
 	ssize_t n = read_full(fd, &h, sizeof(h));
 	if (n < 0) {
 		err = (int)n;

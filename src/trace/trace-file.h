@@ -66,7 +66,9 @@ struct trace_file_info {
  * Reads path, calling fn for each valid record in file order, until the end
  * or the first damaged record (info->damaged says so and where). Returns 0,
  * or -errno for a file that cannot be read at all: -EBADMSG when it is not a
- * trace file, -EPROTONOSUPPORT when it needs a newer recce. A non-zero
+ * trace file, -EPROTONOSUPPORT when it needs a newer recce, -EISDIR for a
+ * directory, -ENOTSUP for anything else that is not a regular file (a
+ * FIFO, a device), which is never waited on. A non-zero
  * return from fn stops the read and is returned.
  */
 int trace_file_read(const char *path, int (*fn)(const struct trace_record *r, void *ctx), void *ctx,

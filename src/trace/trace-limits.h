@@ -25,6 +25,7 @@ enum trace_stop {
 	TRACE_STOP_TIME,
 	TRACE_STOP_EXITED, /* the targets exited */
 	TRACE_STOP_SIGNAL, /* Ctrl-C or SIGTERM */
+	TRACE_STOP_OUTPUT, /* the events could not be written (a full disk) */
 };
 
 struct trace_limits {

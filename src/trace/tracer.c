@@ -534,7 +534,7 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 	struct tracer *t = arg;
 	const struct probe_of *p = &t->probes[h->probe];
 
-	if (t->limits.stop == TRACE_STOP_BREAKER)
+	if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT)
 		return 1;
 	switch (p->role) {
 	case PROBE_EXIT:
@@ -586,7 +586,8 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 		evloop_wait(loop, INT64_MAX, timeout);
 		if (uprobe_set_read(t->up, on_hit, t) < 0)
 			break;
-		if (t->limits.stop == TRACE_STOP_BREAKER || (t->draining && !t->pending))
+		if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT ||
+		    (t->draining && !t->pending))
 			break;
 		if (t->child.pid && !t->child_done &&
 		    waitpid(t->child.pid, &t->child_status, WNOHANG) == t->child.pid)
@@ -628,6 +629,11 @@ int tracer_run(struct tracer *t)
 	evloop_release(&loop);
 	free(ringfds);
 	return err;
+}
+
+void tracer_stop(struct tracer *t, enum trace_stop why)
+{
+	trace_limits_stop(&t->limits, why);
 }
 
 int tracer_wait_child(struct tracer *t)

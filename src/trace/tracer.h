@@ -129,6 +129,9 @@ struct tracer;
 int tracer_new(const struct tracer_config *cfg, struct tracer **out);
 int tracer_start(struct tracer *t);
 int tracer_run(struct tracer *t);
+/* Stops tracer_run() at once, for why (the sink could not write: a full
+ * disk), unless a limit fired first; the probes come out as for a limit. */
+void tracer_stop(struct tracer *t, enum trace_stop why);
 void tracer_free(struct tracer *t);
 
 /* After a failed step: which one, the pid concerned (0 if none), and the

@@ -1,7 +1,6 @@
 /*
- * Whole-or-absent output files (see outfile.h): write PATH.tmp, rename it
- * over PATH. fsync is left out on purpose: the guarantee wanted is that an
- * error never leaves a truncated file, not durability across a power cut.
+ * Whole-or-absent output files (see outfile.h): write a new PATH.XXXXXX
+ * made with O_EXCL, fsync it, rename it over PATH.
  */
 #include "util/outfile.h"
 
@@ -9,34 +8,78 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Whether path must be written in place: it exists and is a symbolic link
- * or not a regular file. Returns 1, 0, or -errno (-EISDIR). */
-static int path_in_place(const char *path)
+int outfile_link_trusted(const char *path)
 {
-	struct stat st, lst;
+	struct stat lst;
 
-	if (stat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EISDIR;
 	if (lstat(path, &lst) < 0)
-		return -errno;
-	return !S_ISREG(lst.st_mode);
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISLNK(lst.st_mode))
+		return 0;
+	/* Like the kernel's protected_symlinks, whatever its setting: a link
+	 * someone else planted is not followed. */
+	if (lst.st_uid != geteuid() && lst.st_uid != 0)
+		return -ELOOP;
+	return 1;
 }
 
-static char *path_tmp(const char *path)
+/* Whether path must be written in place: it exists and is not a regular
+ * file (a device, a FIFO), or is a trusted link. Returns 1, 0, or -errno
+ * (-EISDIR, -ELOOP for a link someone else owns). */
+static int path_in_place(const char *path)
 {
-	size_t n = strlen(path);
-	char *tmp = malloc(n + sizeof(".tmp"));
+	struct stat st;
+	int link = outfile_link_trusted(path);
 
-	if (tmp) {
-		memcpy(tmp, path, n);
-		memcpy(tmp + n, ".tmp", sizeof(".tmp"));
+	if (link < 0)
+		return link;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? link : -errno; /* a link to a new file: in place */
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	return link || !S_ISREG(st.st_mode);
+}
+
+/* Creates a new file beside path, PATH.XXXXXX with a random suffix, that
+ * nobody else can have made or linked: O_CREAT|O_EXCL (which also refuses
+ * a symbolic link), the caller's umask on mode 0666. Sets *tmp (the
+ * caller frees it) and returns the descriptor, or -errno. */
+static int create_beside(const char *path, char **tmp)
+{
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	size_t n = strlen(path);
+	char *name = malloc(n + 8);
+
+	*tmp = NULL;
+	if (!name)
+		return -ENOMEM;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint64_t r = 0;
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint64_t)getpid() * 2654435761u + (uint64_t)attempt;
+		memcpy(name, path, n);
+		name[n] = '.';
+		for (int i = 0; i < 6; i++, r /= 36)
+			name[n + 1 + i] = digits[r % 36];
+		name[n + 7] = 0;
+		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			*tmp = name;
+			return fd;
+		}
+		if (errno != EEXIST) {
+			int err = -errno;
+			free(name);
+			return err;
+		}
 	}
-	return tmp;
+	free(name);
+	return -EEXIST;
 }
 
 int outfile_check(const char *path)
@@ -46,29 +89,46 @@ int outfile_check(const char *path)
 	int in_place = path_in_place(path);
 	if (in_place < 0)
 		return in_place;
-	if (in_place)
-		return access(path, W_OK) < 0 ? -errno : 0;
+	if (in_place) {
+		/* A link of the caller's to a file still to be made: open()
+		 * will make it. */
+		if (access(path, W_OK) < 0 && (errno != ENOENT || outfile_link_trusted(path) != 1))
+			return -errno;
+		return 0;
+	}
+	char *tmp;
+	int fd = create_beside(path, &tmp);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	unlink(tmp);
+	free(tmp);
+	return 0;
+}
 
-	char *tmp = path_tmp(path);
-	if (!tmp)
-		return -ENOMEM;
-	int ret = 0;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	if (fd >= 0) {
+int outfile_open_now(const char *path)
+{
+	int in_place = path && *path ? path_in_place(path) : -EINVAL;
+
+	if (in_place < 0)
+		return in_place;
+	if (in_place) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		return fd < 0 ? -errno : fd;
+	}
+	char *tmp;
+	int fd = create_beside(path, &tmp);
+	if (fd < 0)
+		return fd;
+	if (rename(tmp, path) < 0) {
+		int err = -errno;
 		close(fd);
 		unlink(tmp);
-	} else if (errno == EEXIST) {
-		/* A temporary left by an earlier run: outfile_open() reuses it. */
-		fd = open(tmp, O_WRONLY | O_CLOEXEC);
-		if (fd < 0)
-			ret = -errno;
-		else
-			close(fd);
-	} else {
-		ret = -errno;
+		free(tmp);
+		return err;
 	}
 	free(tmp);
-	return ret;
+	return fd;
 }
 
 int outfile_open(struct outfile *o, const char *path)
@@ -80,14 +140,14 @@ int outfile_open(struct outfile *o, const char *path)
 	if (in_place < 0)
 		return in_place;
 	o->path = strdup(path);
-	o->tmp = in_place ? NULL : path_tmp(path);
-	if (!o->path || (!in_place && !o->tmp)) {
+	if (!o->path) {
 		outfile_abort(o);
 		return -ENOMEM;
 	}
-	int fd = open(in_place ? path : o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	int fd = in_place ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)
+			  : create_beside(path, &o->tmp);
 	if (fd < 0) {
-		int err = -errno;
+		int err = in_place ? -errno : fd;
 		outfile_abort(o);
 		return err;
 	}
@@ -114,6 +174,10 @@ int outfile_commit(struct outfile *o)
 	errno = 0;
 	if (fflush(o->fp) != 0 || ferror(o->fp))
 		err = errno ? -errno : -EIO;
+	/* On disk before the rename: a crash leaves the old file or the new
+	 * one, never an empty one under the name. */
+	if (!err && o->tmp && fsync(fileno(o->fp)) != 0)
+		err = -errno;
 	if (fclose(o->fp) != 0 && !err)
 		err = errno ? -errno : -EIO;
 	o->fp = NULL;

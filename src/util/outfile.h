@@ -1,13 +1,19 @@
 /*
- * Output files that are whole or absent: every file recce writes (profiles,
- * flamegraphs, folded stacks) is written to PATH.tmp and renamed over PATH
- * when complete, so a failure (a full disk, a signal) never leaves half a
- * file under the name the user asked for. outfile_check() lets a subcommand
- * refuse an unwritable path before it starts work that would be lost.
+ * Output files that are whole or absent, and that nobody else can steer:
+ * every file recce writes (profiles, flamegraphs, folded stacks) is
+ * written to a new file beside PATH (PATH.XXXXXX, created with O_EXCL, so
+ * neither a file nor a symbolic link another user planted there is ever
+ * opened), synced, and renamed over PATH when complete, so a failure (a
+ * full disk, a signal) never leaves half a file under the name the user
+ * asked for. outfile_check() lets a subcommand refuse an unwritable path
+ * before it starts work that would be lost.
  *
- * A PATH that exists and is not a plain regular file (a symbolic link, a
- * FIFO, a device such as /dev/stdout or /dev/full) is written in place
- * instead: renaming over it would replace the link or the device node.
+ * A PATH that exists and is not a plain regular file (a FIFO, a device
+ * such as /dev/null or /dev/full) is written in place instead: renaming
+ * over it would replace the device node. So is a symbolic link the caller
+ * or root owns (/dev/stdout); one that another user owns is refused with
+ * -ELOOP, as the kernel's protected_symlinks would (recce, often run as
+ * root, must not be made to overwrite what a link points at).
  *
  * Ownership: outfile_open() fills a caller-allocated struct outfile; exactly
  * one of outfile_commit() and outfile_abort() releases it.
@@ -20,12 +26,13 @@
 struct outfile {
 	FILE *fp;   /* write here */
 	char *path; /* the final name (a copy) */
-	char *tmp;  /* PATH.tmp, or NULL when written in place */
+	char *tmp;  /* PATH.XXXXXX, or NULL when written in place */
 };
 
 /* Returns 0 if path can be written by outfile_open(), else -errno:
- * -EISDIR for a directory, -EACCES, -EROFS, -ENOENT for a missing directory,
- * -EINVAL for an empty path. Creates and removes PATH.tmp to find out. */
+ * -EISDIR for a directory, -ELOOP for a symbolic link another user owns,
+ * -EACCES, -EROFS, -ENOENT for a missing directory, -EINVAL for an empty
+ * path. Creates and removes a file beside it to find out. */
 int outfile_check(const char *path);
 
 /* Opens path for writing (see above). Returns 0 or -errno. */
@@ -43,5 +50,18 @@ void outfile_abort(struct outfile *o);
  * standard output when path is NULL, and flushes. Returns 0, write's
  * negative return, or -errno. */
 int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), const void *arg);
+
+/* For a file written as it goes (a trace file): opens path for writing at
+ * once. An absent path or a regular file is replaced by a new file made
+ * beside it (as above) and renamed into place before any byte is
+ * written, so it is the caller's, with its umask, whoever made the old
+ * one; a device, a FIFO or a trusted link is opened in place; another
+ * user's link is refused (-ELOOP). Returns a descriptor or -errno. */
+int outfile_open_now(const char *path);
+
+/* Whether path is a symbolic link recce may follow: 0 when it is no link
+ * (or does not exist), 1 for a link the caller or root owns, -ELOOP for
+ * one another user owns, or another -errno. */
+int outfile_link_trusted(const char *path);
 
 #endif

@@ -205,6 +205,11 @@ like "$(head -1 "$OUT")" '^total: 9223372036\.85s cpu$' "the total is the larges
 run "$RECCE" report --folded "$T/huge.pb.gz"
 unlike "$(cat "$OUT")" ' -[0-9]' "no folded line has a negative sum"
 
+# A device is refused at once, not read until the size cap.
+run "$RECCE" report /dev/zero
+expect 1 "report of /dev/zero: status 1"
+like "$(cat "$ERR")" "'/dev/zero' is not a valid pprof profile: it is a device" "at once, saying why"
+
 # A gzip bomb: 5 MB that inflate to 1.1 GiB of zeros. Refused once the
 # cap (1 GiB) is reached, with a message, not read until memory runs out.
 head -c 1100M /dev/zero | gzip -1 >"$T/bomb.pb.gz"

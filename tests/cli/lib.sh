@@ -36,6 +36,7 @@ _tap_planned=
 _spawned=()
 _sysctl_restore=()
 _remove=()
+_unmount=()
 
 # --- cleanup -------------------------------------------------------------
 
@@ -59,7 +60,16 @@ _cleanup()
 		wait "$p" 2>/dev/null
 	done
 	rm -f "${_remove[@]}"
+	for i in "${_unmount[@]}"; do
+		umount "$i" 2>/dev/null
+	done
 	rm -rf "$T"
+}
+
+# unmount_at_exit DIR...: filesystems a test mounted, unmounted at exit.
+unmount_at_exit()
+{
+	_unmount+=("$@")
 }
 
 _on_exit()

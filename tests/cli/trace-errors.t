@@ -40,10 +40,37 @@ run "$RECCE" replay --if "${BANGS: -1001}" tests/fuzz/corpus/trace-file/calls.tr
 is "$RC" 2 "replay --if with 1,000 '!' is a usage error" || show_run
 like "$(head -1 "$ERR")" 'condition too long' "saying so"
 
+# A zombie (a child its parent never reaps) has no mappings left.
+bash -c 'sleep 0 & echo $! >"$0"; exec sleep 30' "$T/zombie.pid" &
+_spawned+=("$!")
+wait_for 2 test -s "$T/zombie.pid"
+ZOMBIE=$(cat "$T/zombie.pid")
+wait_for 2 grep -q '^State:.*Z' "/proc/$ZOMBIE/status"
+run "$RECCE" trace -p "$ZOMBIE" malloc --time 1
+is "$RC" 1 "tracing a zombie exits 1" || show_run
+like "$(cat "$ERR")" "process $ZOMBIE has exited \(a zombie" "saying it has exited, not that malloc is missing"
+
 run "$RECCE" trace -p 999999999 add_pair --time 1
 is "$RC" 1 "a pid that does not exist exits 1" || show_run
 run "$RECCE" trace -p "$TARGET" add_pair --time 1 -o /proc/recce.trc
 is "$RC" 1 "an output that cannot be created exits 1" || show_run
+
+# A full disk: a 64 KiB filesystem fills within milliseconds of a hot
+# function's events; the trace stops at once and keeps what it wrote.
+if [ "$(id -u)" = 0 ] && mkdir "$T/full" && mount -t tmpfs -o size=64k tmpfs "$T/full"; then
+	unmount_at_exit "$T/full"
+	run "$RECCE" trace -p "$TARGET" add_pair greet --count 0 --limit 0 --time 20 -o "$T/full/t.trc"
+	is "$RC" 1 "a trace whose disk fills exits 1" || show_run
+	like "$(cat "$ERR")" "stopped after [0-9]+ events: the trace file could not be written" \
+		"and stops at once, not at --time"
+	like "$(cat "$ERR")" "cannot write '.*t.trc': No space left on device; the events before it are kept" \
+		"saying why, and that what was written is kept"
+	run "$RECCE" replay "$T/full/t.trc"
+	cmp_ok "$(grep -c 'add_pair(' "$OUT")" '>' 10 "the events written before the disk filled replay"
+	umount "$T/full"
+else
+	skip 4 "needs root to mount a small tmpfs"
+fi
 
 ok "the target is still running after all of it" kill -0 "$TARGET"
 state=$(awk '{print $3}' "/proc/$TARGET/stat")

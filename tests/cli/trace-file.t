@@ -61,3 +61,19 @@ is "$RC" 1 "a pattern that matches nothing exits 1"
 ok "and leaves no trace file" test ! -e "$T/never.trc"
 run "$RECCE" trace -p "$IDLE" no_such_function -o "$T/never.trc" --wrap 1M,3
 ok "nor a wrapped one" test ! -e "$T/never.trc.0"
+
+# Files given twice, copies, and what is not a file.
+cp "$T/cut.bin" "$T/copy.bin"
+run "$RECCE" replay "$T/cut.bin" "$T/cut.bin"
+is "$(grep -c 'greet(' "$OUT")" 3 "the same file named twice is read once"
+like "$(cat "$ERR")" "is the same file as .*: read once" "and the reader is told"
+run "$RECCE" replay "$T/cut.bin" "$T/copy.bin"
+is "$(grep -c 'greet(' "$OUT")" 3 "events in two copies of a file are shown once"
+like "$(cat "$ERR")" "3 events appeared in more than one file" "saying how many repeated"
+head -c 100 "$T/cut.bin" >"$T/header-only.bin"
+run "$RECCE" replay "$T/header-only.bin"
+is "$RC" 1 "a file with no whole record exits 1, without a crash" || show_run
+mkfifo "$T/fifo"
+run "$RECCE" replay "$T/fifo"
+is "$RC" 1 "a FIFO is refused at once, not waited on" || show_run
+like "$(cat "$ERR")" "is not a regular file" "saying why"
