@@ -218,6 +218,13 @@ int cmd_record(int argc, char **argv)
 			(unsigned long long)timeline_dropped);
 	if (resolver_add_timeline(res, agg) < 0)
 		die("out of memory while writing the timeline");
+	size_t jit_dropped, jit_cut;
+	resolver_jit_losses(res, &jit_dropped, &jit_cut);
+	if (jit_dropped || jit_cut)
+		warning("a perf map of the target is beyond recce's caps: %zu or more entries left out "
+			"(past 1,000,000, or 64 MiB of names), %zu names cut to 512 bytes; JIT "
+			"code they cover is named by address",
+			jit_dropped, jit_cut);
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
 	sampler_describe(s, &st, &info, p);

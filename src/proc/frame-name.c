@@ -25,6 +25,7 @@ struct frame_namer {
 	struct proc_registry *procs;
 	struct perfmap_slot *maps;
 	size_t nmaps, cap;
+	size_t jit_dropped, jit_cut; /* what the perf maps' caps left out */
 };
 
 struct frame_namer *frame_namer_new(struct symbolizer *sym, struct proc_registry *procs)
@@ -62,7 +63,17 @@ static const struct perfmap *perfmap_of(struct frame_namer *n, pid_t pid)
 	s->pid = pid;
 	if (perfmap_load(pid, procs_uid(n->procs, pid), NULL, &s->map) < 0)
 		s->map = NULL;
+	size_t dropped, cut;
+	perfmap_losses(s->map, &dropped, &cut);
+	n->jit_dropped += dropped;
+	n->jit_cut += cut;
 	return s->map;
+}
+
+void frame_namer_jit_losses(const struct frame_namer *n, size_t *dropped, size_t *cut)
+{
+	*dropped = n ? n->jit_dropped : 0;
+	*cut = n ? n->jit_cut : 0;
 }
 
 void frame_namer_forget(struct frame_namer *n, pid_t pid)

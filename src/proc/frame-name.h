@@ -62,6 +62,10 @@ void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonle
 /* Forgets pid's perf map (the process exited; its pid may come back). */
 void frame_namer_forget(struct frame_namer *n, pid_t pid);
 
+/* What the caps of the perf maps read so far left out: entries dropped
+ * and names cut (perfmap_losses()), over all processes. */
+void frame_namer_jit_losses(const struct frame_namer *n, size_t *dropped, size_t *cut);
+
 /* The one-line name of f: the innermost function, the JIT name,
  * "object+0xoffset" or "[unknown]". */
 void frame_name_format(const struct frame_name *f, char *buf, size_t len);

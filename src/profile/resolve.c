@@ -197,6 +197,11 @@ void resolver_free(struct resolver *r)
 	free(r);
 }
 
+void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
+{
+	frame_namer_jit_losses(r ? r->namer : NULL, dropped, cut);
+}
+
 struct profile *resolver_profile(struct resolver *r)
 {
 	return r->prof;

@@ -57,6 +57,9 @@ int resolver_add_timeline(struct resolver *r, struct aggregate *a);
 /* The profile built so far; it stays owned by the resolver. */
 struct profile *resolver_profile(struct resolver *r);
 
+/* What the caps on the targets' perf maps left out (frame_namer_jit_losses()). */
+void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut);
+
 /* Hands the profile over to the caller (who frees it with profile_free());
  * the resolver must not be used to add more afterwards. */
 struct profile *resolver_take_profile(struct resolver *r);

@@ -2,8 +2,9 @@
  * JIT symbol maps (see perfmap.h). The file is written by the target, so
  * it is opened without following links and without blocking on a FIFO,
  * checked to be a regular file of the right owner, and read with capped
- * line length, line count and entry count: a hostile map costs bounded
- * time and memory and yields no more than the names it contains.
+ * line length, line count, entry count, name length and name bytes: a
+ * hostile map costs bounded time and memory and yields no more than the
+ * names it contains; what the caps left out is counted (perfmap_losses).
  */
 #include "symbols/perfmap.h"
 
@@ -21,19 +22,23 @@
 #include <unistd.h>
 
 #define PERFMAP_LINE_MAX    4096
-#define PERFMAP_MAX_ENTRIES (10 * 1000 * 1000)
+#define PERFMAP_NAME_MAX    512		  /* longer names are cut there */
+#define PERFMAP_MAX_ENTRIES (1000 * 1000) /* a large JVM has a few 100,000 */
 #define PERFMAP_MAX_LINES   (4 * PERFMAP_MAX_ENTRIES)
+#define PERFMAP_MAX_BYTES   (64u << 20) /* of names, in all */
 
 struct perfmap {
 	struct ranges ranges; /* idx: names[] */
 	const char **names;
 	size_t n, cap;
 	struct strpool strings;
+	size_t name_bytes;
+	size_t dropped, cut; /* entries left out at the caps, names shortened */
 };
 
 /* Parses "START SIZE NAME": hex numbers with or without 0x; the name is
  * the rest of the line (it may contain spaces). Returns 1 if well formed. */
-static int parse_line(char *line, uint64_t *start, uint64_t *size, const char **name)
+static int parse_line(char *line, uint64_t *start, uint64_t *size, char **name)
 {
 	const char *p = line;
 	size_t len;
@@ -46,12 +51,23 @@ static int parse_line(char *line, uint64_t *start, uint64_t *size, const char **
 	while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' ' || p[len - 1] == '\t'))
 		len--;
 	line[p - line + (ptrdiff_t)len] = '\0';
-	*name = p;
+	*name = line + (p - line);
 	return len > 0 && *size > 0 && *start + *size > *start;
 }
 
-static int add_entry(struct perfmap *m, uint64_t start, uint64_t size, const char *name)
+static int add_entry(struct perfmap *m, uint64_t start, uint64_t size, char *name)
 {
+	size_t len = strlen(name);
+	if (len > PERFMAP_NAME_MAX) {
+		name[PERFMAP_NAME_MAX] = '\0';
+		len = PERFMAP_NAME_MAX;
+		m->cut++;
+	}
+	if (m->name_bytes + len > PERFMAP_MAX_BYTES) {
+		m->dropped++;
+		return 0;
+	}
+	m->name_bytes += len;
 	const char **v = array_reserve(m->names, &m->cap, m->n + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -72,13 +88,16 @@ static int load_file(struct perfmap *m, FILE *f)
 	size_t nlines = 0;
 	int r, rc;
 
-	while (m->n < PERFMAP_MAX_ENTRIES && nlines++ < PERFMAP_MAX_LINES &&
-	       (r = lines_read(f, line, sizeof(line))) != 0) {
+	while (nlines++ < PERFMAP_MAX_LINES && (r = lines_read(f, line, sizeof(line))) != 0) {
 		uint64_t start, size;
-		const char *name;
+		char *name;
 
 		if (r < 0 || !parse_line(line, &start, &size, &name))
 			continue;
+		if (m->n >= PERFMAP_MAX_ENTRIES) {
+			m->dropped++;
+			continue;
+		}
 		rc = add_entry(m, start, size, name);
 		if (rc < 0)
 			return rc;
@@ -167,6 +186,12 @@ void perfmap_free(struct perfmap *m)
 const char *perfmap_name(const struct perfmap *m, size_t i)
 {
 	return m && i < m->n ? m->names[i] : NULL;
+}
+
+void perfmap_losses(const struct perfmap *m, size_t *dropped, size_t *cut)
+{
+	*dropped = m ? m->dropped : 0;
+	*cut = m ? m->cut : 0;
 }
 
 size_t perfmap_count(const struct perfmap *m)

@@ -25,6 +25,11 @@ int perfmap_load(pid_t pid, uid_t uid, const char *path, struct perfmap **out);
 void perfmap_free(struct perfmap *m);
 size_t perfmap_count(const struct perfmap *m);
 
+/* What the caps cost: entries left out (past 1,000,000 entries or 64 MiB
+ * of names; reading stops after 4,000,000 lines, so this is a lower bound)
+ * and names cut to 512 bytes. */
+void perfmap_losses(const struct perfmap *m, size_t *dropped, size_t *cut);
+
 /* The name of the i-th function of the file (any order), or NULL past
  * the last: for searching the map by name. */
 const char *perfmap_name(const struct perfmap *m, size_t i);

@@ -175,6 +175,33 @@ static void test_owner(void **state)
 	perfmap_free(m);
 }
 
+/* A forged map: more entries than the cap, and a name of 4,000 bytes.
+ * Both are counted, the entries kept are looked up as before. */
+static void test_caps(void **state)
+{
+	FILE *f = fopen(path, "w");
+	char name[4001];
+	struct perfmap *m = NULL;
+	size_t dropped, cut;
+
+	(void)state;
+	assert_non_null(f);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	fprintf(f, "10 10 %s\n", name);
+	for (unsigned long i = 1; i < 1000005; i++)
+		fprintf(f, "%lx 10 f%lu\n", 0x100000 + i * 16, i);
+	fclose(f);
+	assert_int_equal(perfmap_load(1234, getuid(), path, &m), 0);
+	perfmap_losses(m, &dropped, &cut);
+	assert_int_equal(perfmap_count(m), 1000000);
+	assert_int_equal(dropped, 5);
+	assert_int_equal(cut, 1);
+	assert_int_equal(strlen(perfmap_lookup(m, 0x18, NULL)), 512);
+	assert_string_equal(perfmap_lookup(m, 0x100000 + 7 * 16, NULL), "f7");
+	perfmap_free(m);
+}
+
 static void test_default_path(void **state)
 {
 	struct perfmap *m = NULL;
@@ -201,6 +228,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_override_and_nesting, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_file_checks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
 	    cmocka_unit_test(test_default_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
