@@ -221,10 +221,11 @@ int cmd_record(int argc, char **argv)
 	size_t jit_dropped, jit_cut;
 	resolver_jit_losses(res, &jit_dropped, &jit_cut);
 	if (jit_dropped || jit_cut)
-		warning("a perf map of the target is beyond recce's caps: %zu or more entries left out "
-			"(past 1,000,000, or 64 MiB of names), %zu names cut to 512 bytes; JIT "
-			"code they cover is named by address",
-			jit_dropped, jit_cut);
+		warning(
+		    "a perf map of the target is beyond recce's caps: %zu or more entries left out "
+		    "(past 1,000,000, or 64 MiB of names), %zu names cut to 512 bytes; JIT "
+		    "code they cover is named by address",
+		    jit_dropped, jit_cut);
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
 	sampler_describe(s, &st, &info, p);
@@ -256,6 +257,8 @@ int cmd_record(int argc, char **argv)
 			status = 128 + WTERMSIG(st.child_status);
 	}
 	record_say_busy_children(&a, &children, st.samples);
+	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))
+		status = RECCE_EXIT_ERROR;
 	if (st.lost)
 		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
 			(unsigned long long)st.lost);

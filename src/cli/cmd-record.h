@@ -50,4 +50,9 @@ void record_children_begin(const struct record_args *a, struct record_children *
 void record_say_busy_children(const struct record_args *a, struct record_children *c,
 			      uint64_t samples);
 
+/* After a recording of -p processes that sampled no thread: says which of
+ * them exited (gone, or a zombie) meanwhile, during the attach or later,
+ * leaving an empty profile; returns whether any did. */
+int record_targets_exited(const struct sampler_target *t, size_t n);
+
 #endif

@@ -115,3 +115,21 @@ void record_say_busy_children(const struct record_args *a, struct record_childre
 	free(now.v);
 	free(c->v);
 }
+
+int record_targets_exited(const struct sampler_target *t, size_t n)
+{
+	struct procstat_reader r;
+	int any = 0, zombie;
+
+	if (procstat_reader_init(&r, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (procstat_exited(&r, t[i].pid, &zombie)) {
+			error("process %d exited%s without running on a CPU while recorded: the "
+			      "profile is empty",
+			      (int)t[i].pid, zombie ? " (it is a zombie)" : "");
+			any = 1;
+		}
+	procstat_reader_release(&r);
+	return any;
+}

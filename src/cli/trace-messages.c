@@ -63,16 +63,14 @@ static int say_jit(const char *pattern, pid_t pid)
 static int say_exited(pid_t pid)
 {
 	struct procstat_reader r;
-	struct procstat_task task;
-	int gone;
+	int zombie;
 
 	if (procstat_reader_init(&r, NULL) < 0)
 		return 0;
-	int err = procstat_read_task(&r, pid, pid, &task);
-	gone = err == -ESRCH || (!err && (task.state == 'Z' || task.state == 'X'));
+	int gone = procstat_exited(&r, pid, &zombie);
 	if (gone)
 		error("process %d has exited%s: there is nothing left to trace", (int)pid,
-		      err ? "" : " (a zombie its parent has not reaped)");
+		      zombie ? " (a zombie its parent has not reaped)" : "");
 	procstat_reader_release(&r);
 	return gone;
 }

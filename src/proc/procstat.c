@@ -448,3 +448,12 @@ ssize_t procstat_descendants(struct procstat_reader *r, const pid_t *roots, size
 	free(all);
 	return (ssize_t)found;
 }
+
+int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie)
+{
+	struct procstat_task t;
+	int err = procstat_read_task(r, pid, pid, &t);
+
+	*zombie = !err && (t.state == 'Z' || t.state == 'X');
+	return err == -ESRCH || *zombie;
+}

@@ -95,6 +95,11 @@ void procstat_reader_release(struct procstat_reader *r);
  * its length or -errno. */
 ssize_t procstat_read_file(struct procstat_reader *r, const char *path);
 
+/* Whether process pid has exited: gone, or a zombie its parent has not
+ * reaped (0 if it runs; the reader is only borrowed for its buffer). Sets
+ * *zombie when it is one. */
+int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie);
+
 /* Reads /proc/PID/task/TID/stat and status, and sets t->pid to pid.
  * Returns 0, -ESRCH when the thread is gone, -errno. */
 int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t);

@@ -40,6 +40,16 @@ run "$RECCE" record -p "$$,$BAD" -d 1 -o "$T/x.pb.gz"
 expect 1 "record -p GOOD,UNKNOWN: status 1"
 like "$(cat "$ERR")" "$BAD" "the message names the unknown PID $BAD"
 
+# A process that exits without running on a CPU (during the attach, or
+# while idle): an empty profile, said so, status 1.
+sleep 0.3 &
+SLEEPER=$!
+run "$RECCE" record -p "$SLEEPER" -d 5 -o "$T/empty.pb.gz"
+expect 1 "record -p of a process that exits idle: status 1"
+like "$(cat "$ERR")" "process $SLEEPER exited without running on a CPU while recorded: the profile is empty" \
+	"saying it exited and the profile is empty"
+wait "$SLEEPER" 2>/dev/null
+
 for arg in abc 0 -5 1,,2; do
 	run "$RECCE" record -p "$arg" -d 1 -o "$T/x.pb.gz"
 	expect 2 "record -p '$arg': usage error"
