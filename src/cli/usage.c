@@ -21,9 +21,14 @@
 __attribute__((format(printf, 2, 0))) static void vreport(const char *prefix, const char *fmt,
 							  va_list ap)
 {
-	char msg[4096];
+	char *msg = NULL;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Whole, however long: a message is never cut. */
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fflush(stdout);
+		fprintf(stderr, "%sout of memory\n", prefix);
+		return;
+	}
 	fflush(stdout);
 	fputs(prefix, stderr);
 	for (char *line = msg, *next; line; line = next) {
@@ -35,6 +40,7 @@ __attribute__((format(printf, 2, 0))) static void vreport(const char *prefix, co
 			fputc('\n', stderr);
 	}
 	fputc('\n', stderr);
+	free(msg);
 }
 
 void die(const char *fmt, ...)

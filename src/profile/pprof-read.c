@@ -508,13 +508,14 @@ int pprof_read_file(const char *path, struct profile **out, char *why, size_t wh
 	 * a device such as /dev/zero would be read until the cap, and is
 	 * refused instead. */
 	struct stat st;
-	if (fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+	int known = fstat(fd, &st) == 0;
+	if (known && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
 		close(fd);
 		if (why && whylen)
 			snprintf(why, whylen, "it is a device, not a file");
 		return -EBADMSG;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > PPROF_MAX_BYTES) {
+	if (known && S_ISREG(st.st_mode) && (uint64_t)st.st_size > PPROF_MAX_BYTES) {
 		close(fd);
 		return -EFBIG;
 	}

@@ -40,15 +40,33 @@ static int text_append(struct folded_text *t, const char *s, size_t n)
  * escaping terminal controls (names come from the target). */
 static int text_append_name(struct folded_text *t, const char *name)
 {
-	char line[2048], safe[2048];
+	size_t start = t->len;
+	char *copy = NULL, *safe = NULL;
 
-	snprintf(line, sizeof(line), "%s", name);
-	for (char *c = line; *c; c++)
+	if (!term_clean(name)) {
+		/* Line breaks become '_' as always, other controls escaped:
+		 * a byte takes at most 4 (\xNN), so a name of any length fits. */
+		size_t len = strlen(name);
+		copy = strdup(name);
+		safe = malloc(4 * len + 1);
+		if (!copy || !safe) {
+			free(copy);
+			free(safe);
+			return -ENOMEM;
+		}
+		for (char *c = copy; *c; c++)
+			if (*c == '\n' || *c == '\r')
+				*c = '_';
+		name = term_safe(copy, safe, 4 * len + 1);
+	}
+	int rc = text_append(t, name, strlen(name));
+	free(copy);
+	free(safe);
+	if (rc < 0)
+		return -ENOMEM;
+	for (char *c = t->buf + start; c < t->buf + t->len; c++)
 		if (*c == ';' || *c == '\n' || *c == '\r')
 			*c = '_';
-	name = term_safe(line, safe, sizeof(safe));
-	if (text_append(t, name, strlen(name)) < 0)
-		return -ENOMEM;
 	return 0;
 }
 

@@ -13,12 +13,6 @@ UPROBE_EVENTS=/sys/kernel/tracing/uprobe_events
 [ -r "$UPROBE_EVENTS" ] || UPROBE_EVENTS=/sys/kernel/debug/tracing/uprobe_events
 EVENTS_BEFORE=$(cat "$UPROBE_EVENTS" 2>/dev/null | wc -l)
 
-# rate_min FILE N: the smallest of the last N rates the spinner printed.
-rate_min()
-{
-	grep '^rate ' "$1" | tail -n "$2" | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'
-}
-
 # recce_objects: BPF programs and uprobe_multi links recce made, still in
 # the kernel.
 recce_objects()

@@ -402,3 +402,10 @@ near()
 	[ -n "$1" ] && [ -n "$2" ] &&
 		awk "BEGIN { a = ($1); b = ($2); d = a - b; if (d < 0) d = -d; exit !(d <= ($3) * b) }" 2>/dev/null
 }
+
+# rate_min FILE N: the smallest of the last N "rate N" lines of the
+# spinner target's output (tests/targets/spinner.c).
+rate_min()
+{
+	grep '^rate ' "$1" | tail -n "$2" | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'
+}

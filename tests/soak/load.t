@@ -8,11 +8,6 @@
 . "$(dirname "$0")/../cli/lib.sh"
 need_file "$RECCE" "$TARGETS/spinner"
 
-rate_min()
-{
-	grep '^rate ' "$1" | tail -n "$2" | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'
-}
-
 # recovers NAME FILE BASE: the target is running, not stopped, at full
 # speed (a tenth of BASE at least, against a hundredth when probed).
 recovers()
