@@ -66,6 +66,13 @@ static const int16_t gpr_offset[X86_NGPR] = {
 #define ST_DW(d, o, i)	  INSN(BPF_ST | BPF_MEM | BPF_DW, d, 0, o, i)
 #define CALL(f)		  INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define JSGT_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGT | BPF_K, d, 0, o, i)
+#define JSGE_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGE | BPF_K, d, 0, o, i)
+#define JNE_IMM(d, i, o)  INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
+#define JEQ_IMM(d, i, o)  INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define JLE_IMM(d, i, o)  INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
+#define JA(o)		  INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
+#define RSH64_IMM(d, i)	  INSN(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, i)
+#define AND64_IMM(d, i)	  INSN(BPF_ALU64 | BPF_AND | BPF_K, d, 0, 0, i)
 #define EXIT()		  INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 
 static int sys_bpf(int cmd, void *attr, size_t size)
@@ -107,19 +114,35 @@ static int16_t slot(size_t nwords, int w)
 	return (int16_t)(-(int)(nwords * 8) + w * 8);
 }
 
+/* The jump at p[at] lands at instruction to. */
+static void land(struct bpf_insn *p, size_t at, size_t to)
+{
+	p[at].off = (int16_t)(to - at - 1);
+}
+
+_Static_assert(UBPF_CAP_WORDS <= UBPF_MAX_CHAIN, "a capture fits where the chain goes");
+
 int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 {
-	struct bpf_insn p[192];
-	size_t n = 0, nwords = UBPF_NWORDS + (callchain ? UBPF_MAX_CHAIN : 0);
+	struct bpf_insn p[256];
+	size_t n = 0;
+	/* The record: registers, then the chain or a capture, which share
+	 * their words (a hit has one or the other). */
+	size_t nwords = UBPF_NWORDS + (callchain ? UBPF_MAX_CHAIN : UBPF_CAP_WORDS);
+	size_t plain = callchain ? nwords : UBPF_NWORDS; /* words of a hit without capture */
 	static const int16_t more[2][2] = {{REG_IP, UBPF_IP}, {REG_FLAGS, UBPF_FLAGS}};
+	int16_t cap = slot(nwords, UBPF_NWORDS); /* the capture's first word */
 
 	/* r6 = ctx (the user registers at the probe); the record is on the
-	 * stack, zeroed first so that no byte of it is left uninitialised. */
+	 * stack, zeroed first so that no byte of it is left uninitialised;
+	 * r7 = the cookie; r9 = the bytes to send. */
 	p[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+	p[n++] = MOV64_IMM(BPF_REG_9, (int32_t)(plain * 8));
 	for (size_t w = 0; w < nwords; w++)
 		p[n++] = ST_DW(BPF_REG_10, slot(nwords, (int)w), 0);
 	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
 	p[n++] = CALL(BPF_FUNC_get_attach_cookie);
+	p[n++] = MOV64_REG(BPF_REG_7, BPF_REG_0);
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, slot(nwords, UBPF_COOKIE));
 	p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, slot(nwords, UBPF_PID_TGID));
@@ -133,6 +156,40 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 		p[n++] = LDX_DW(BPF_REG_1, BPF_REG_6, more[r][0]);
 		p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, more[r][1]));
 	}
+
+	/* A capture (UBPF_CAPTURE, the cookie's sign bit): copy the object
+	 * at rax, then, for a string, the bytes its first word points to. */
+	size_t no_capture = n;
+	p[n++] = JSGE_IMM(BPF_REG_7, 0, 0);
+	p[n++] = MOV64_IMM(BPF_REG_9, (int32_t)(nwords * 8));
+	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_7);
+	p[n++] = RSH64_IMM(BPF_REG_2, 48);
+	p[n++] = AND64_IMM(BPF_REG_2, 63);
+	p[n++] = ADD64_IMM(BPF_REG_2, 1);
+	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_1, cap + UBPF_CAP_OBJ * 8);
+	p[n++] = LDX_DW(BPF_REG_3, BPF_REG_6, gpr_offset[X86_RAX]);
+	p[n++] = CALL(BPF_FUNC_probe_read_user);
+	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, cap + UBPF_CAP_OBJ_RC * 8);
+	size_t unread = n;
+	p[n++] = JNE_IMM(BPF_REG_0, 0, 0);
+	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_7);
+	p[n++] = RSH64_IMM(BPF_REG_1, 62);
+	p[n++] = AND64_IMM(BPF_REG_1, 1);
+	size_t no_string = n;
+	p[n++] = JEQ_IMM(BPF_REG_1, 0, 0);
+	p[n++] = LDX_DW(BPF_REG_2, BPF_REG_10, cap + (UBPF_CAP_OBJ + 1) * 8);
+	p[n++] = JLE_IMM(BPF_REG_2, UBPF_CAPTURE_MAX, 1);
+	p[n++] = MOV64_IMM(BPF_REG_2, UBPF_CAPTURE_MAX);
+	p[n++] = LDX_DW(BPF_REG_3, BPF_REG_10, cap + UBPF_CAP_OBJ * 8);
+	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_1, cap + UBPF_CAP_STR * 8);
+	p[n++] = CALL(BPF_FUNC_probe_read_user);
+	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, cap + UBPF_CAP_STR_RC * 8);
+	size_t captured = n;
+	p[n++] = JA(0);
+	land(p, no_capture, n);
+
 	if (callchain) {
 		/* At a function's first instruction its caller has no frame
 		 * yet: the return address at the stack pointer names it. */
@@ -151,6 +208,9 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 		p[n++] = MOV64_IMM(BPF_REG_0, 0);
 		p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, slot(nwords, UBPF_CHAIN_BYTES));
 	}
+	land(p, unread, n);
+	land(p, no_string, n);
+	land(p, captured, n);
 	/* bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU, record, size):
 	 * the flags must be exactly 0xffffffff, hence a 32-bit move. */
 	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
@@ -159,7 +219,7 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 	p[n++] = MOV32_IMM(BPF_REG_3, -1);
 	p[n++] = MOV64_REG(BPF_REG_4, BPF_REG_10);
 	p[n++] = ADD64_IMM(BPF_REG_4, slot(nwords, 0));
-	p[n++] = MOV64_IMM(BPF_REG_5, (int32_t)(nwords * 8));
+	p[n++] = MOV64_REG(BPF_REG_5, BPF_REG_9);
 	p[n++] = CALL(BPF_FUNC_perf_event_output);
 	p[n++] = MOV64_IMM(BPF_REG_0, 0);
 	p[n++] = EXIT();

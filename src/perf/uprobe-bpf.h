@@ -3,8 +3,9 @@
  * program, written here instruction by instruction, that copies a probe
  * hit (its cookie, pid and tid, time, every general-purpose register with
  * rip and rflags, and
- * optionally the return address and user call chain) into a perf ring
- * through a BPF_MAP_TYPE_PERF_EVENT_ARRAY, and uprobe_multi links that
+ * optionally the return address and user call chain, or the object a
+ * function returns in memory) into a perf ring through a
+ * BPF_MAP_TYPE_PERF_EVENT_ARRAY, and uprobe_multi links that
  * attach it to many offsets of one file in one process at once.
  *
  * Why links rather than one uprobe perf event per thread and CPU: the
@@ -43,6 +44,31 @@ enum {
 	UBPF_FLAGS,	  /* rflags */
 	UBPF_GPR,	  /* then the 16 registers, in enum x86_gpr order */
 	UBPF_NWORDS = UBPF_GPR + 16,
+};
+
+/*
+ * A cookie with UBPF_CAPTURE set asks the program to copy, at that offset,
+ * the object whose address is in rax (a function returns its in-memory
+ * result's address there), UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to
+ * 64), and with UBPF_CAPTURE_STRING also up to 64 bytes at the pointer in
+ * the object's first word, as many as its second word says (libstdc++'s
+ * std::string: data pointer, length). Such a hit carries no call chain:
+ * after the registers come UBPF_CAP_WORDS words in the order below, the
+ * results of the two reads (0 or -errno) first. The low 32 bits of a
+ * cookie are the probe's index.
+ */
+#define UBPF_CAPTURE		(1ULL << 63)
+#define UBPF_CAPTURE_STRING	(1ULL << 62)
+#define UBPF_CAPTURE_MAX	64
+#define UBPF_CAPTURE_BITS(size) ((uint64_t)((size)-1) << 48)
+#define UBPF_CAPTURE_SIZE(c)	((size_t)(((c) >> 48) & 63) + 1)
+#define UBPF_COOKIE_INDEX(c)	((c)&0xffffffffULL)
+enum {
+	UBPF_CAP_OBJ_RC,
+	UBPF_CAP_STR_RC,
+	UBPF_CAP_OBJ,
+	UBPF_CAP_STR = UBPF_CAP_OBJ + UBPF_CAPTURE_MAX / 8,
+	UBPF_CAP_WORDS = UBPF_CAP_STR + UBPF_CAPTURE_MAX / 8,
 };
 
 /* A BPF_MAP_TYPE_PERF_EVENT_ARRAY of n entries, one per CPU number. */

@@ -44,6 +44,7 @@
 struct uprobe_slot {
 	struct uprobe_hit hit;
 	uint64_t chain[UPROBE_MAX_CHAIN];
+	uint8_t object[UBPF_CAPTURE_MAX], string[UBPF_CAPTURE_MAX];
 };
 
 /* What a probe is, to attach it to every process and thread traced. */
@@ -51,6 +52,7 @@ struct uprobe_probe {
 	char *path;
 	uint64_t offset;
 	int retprobe;
+	uint64_t capture; /* UBPF_CAPTURE bits of its cookie, or 0 */
 };
 
 struct uprobe_fd {
@@ -425,7 +427,7 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 			if (!done[j] && u->probes[j].retprobe == p->retprobe &&
 			    strcmp(u->probes[j].path, p->path) == 0) {
 				offsets[n] = u->probes[j].offset;
-				cookies[n++] = j;
+				cookies[n++] = j | u->probes[j].capture;
 				done[j] = 1;
 			}
 		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n, p->retprobe, pid);
@@ -521,9 +523,20 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 	p->path = strdup(path);
 	p->offset = offset;
 	p->retprobe = retprobe != 0;
+	p->capture = 0;
 	if (!p->path)
 		return -ENOMEM;
 	return (int)u->nprobes++;
+}
+
+void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string)
+{
+	if (probe < 0 || (size_t)probe >= u->nprobes || size == 0)
+		return;
+	if (size > UBPF_CAPTURE_MAX)
+		size = UBPF_CAPTURE_MAX;
+	u->probes[probe].capture =
+	    UBPF_CAPTURE | UBPF_CAPTURE_BITS(size) | (string ? UBPF_CAPTURE_STRING : 0);
 }
 
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
@@ -607,6 +620,29 @@ static void name_registers(struct uprobe_hit *hit)
 	hit->has_regs = 1;
 }
 
+/* The capture after a hit's registers, len bytes at p (uprobe-bpf.h):
+ * the object and its string where the program could read them. */
+static int parse_capture(struct uprobe_slot *r, uint64_t cookie, const unsigned char *p, size_t len)
+{
+	uint64_t w[UBPF_CAP_WORDS];
+
+	if (len < sizeof(w))
+		return -EBADMSG;
+	memcpy(w, p, sizeof(w));
+	if (w[UBPF_CAP_OBJ_RC] != 0)
+		return 1; /* unreadable: the hit says nothing about the object */
+	struct uprobe_hit *hit = &r->hit;
+	memcpy(r->object, &w[UBPF_CAP_OBJ], sizeof(r->object));
+	hit->object = r->object;
+	hit->object_len = UBPF_CAPTURE_SIZE(cookie);
+	if ((cookie & UBPF_CAPTURE_STRING) && w[UBPF_CAP_STR_RC] == 0) {
+		memcpy(r->string, &w[UBPF_CAP_STR], sizeof(r->string));
+		hit->string = r->string;
+		hit->string_len = w[UBPF_CAP_OBJ + 1];
+	}
+	return 1;
+}
+
 /* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
  * data of a sample. */
 static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
@@ -622,11 +658,12 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	if (size > (size_t)(end - p) || size < sizeof(w))
 		return -EBADMSG;
 	memcpy(w, p, sizeof(w));
-	if (w[UBPF_COOKIE] >= u->nprobes)
+	uint64_t cookie = w[UBPF_COOKIE];
+	if (UBPF_COOKIE_INDEX(cookie) >= u->nprobes)
 		return 0; /* not one of ours: cannot happen, skip */
 	struct uprobe_hit *hit = &r->hit;
 	memset(hit, 0, sizeof(*hit));
-	hit->probe = (int)w[UBPF_COOKIE];
+	hit->probe = (int)UBPF_COOKIE_INDEX(cookie);
 	hit->retprobe = u->probes[hit->probe].retprobe;
 	hit->pid = (uint32_t)(w[UBPF_PID_TGID] >> 32);
 	hit->tid = (uint32_t)w[UBPF_PID_TGID];
@@ -636,6 +673,8 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	hit->flags = w[UBPF_FLAGS];
 	name_registers(hit);
 	hit->chain = r->chain;
+	if (cookie & UBPF_CAPTURE)
+		return parse_capture(r, cookie, p + sizeof(w), size - sizeof(w));
 	uint64_t bytes = w[UBPF_CHAIN_BYTES];
 	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
 		return -EBADMSG;

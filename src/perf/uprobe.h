@@ -71,6 +71,14 @@ struct uprobe_hit {
 	int has_regs;
 	size_t nchain; /* user addresses, innermost first, markers removed */
 	const uint64_t *chain;
+	/* A probe with a capture (uprobe_set_capture()), in link mode: the
+	 * object at rax, NULL when not captured or unreadable, and its
+	 * string's first bytes (min(string_len, 64) of them), NULL when not
+	 * asked for or unreadable. */
+	const uint8_t *object;
+	size_t object_len;
+	const uint8_t *string;
+	uint64_t string_len; /* the object's length word */
 };
 
 struct uprobe_stats {
@@ -95,6 +103,12 @@ void uprobe_set_free(struct uprobe_set *u);
  * (>= 0, the `probe` of its hits) or -ENOMEM.
  */
 int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe);
+
+/* In link mode, makes the hits of probe copy the first size bytes (at most
+ * 64) of the object whose address is in rax, and with string, up to 64
+ * bytes at the pointer in its first word, as many as its second word says
+ * (libstdc++'s std::string). Event mode captures nothing. */
+void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string);
 
 /*
  * Attaches every probe declared so far to process pid, whose threads are

@@ -3,7 +3,10 @@
  * trace-args.h). Only the integer-class registers are modelled: a float
  * travels in an xmm register and is shown as "?", and after a struct
  * passed by value the register assignment is no longer certain, so the
- * remaining parameters are shown as "?" too, never as a wrong value.
+ * remaining parameters are shown as "?" too, never as a wrong value. An
+ * object returned in memory is described here (its members, or a
+ * std::string's layout) so that the return probe can copy it, and turned
+ * into text from those bytes.
  */
 #include "trace/trace-args.h"
 
@@ -11,8 +14,10 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -135,6 +140,92 @@ static int is_float(Dwarf_Die *die)
 	return dwarf_attr(die, DW_AT_type, &at) && dwarf_formref_die(&at, &type) &&
 	       peel_type(&type) == DW_TAG_base_type && dwarf_attr(&type, DW_AT_encoding, &at) &&
 	       dwarf_formudata(&at, &enc) == 0 && enc == DW_ATE_float;
+}
+
+/* A member's byte offset, when it is a constant (not a bit-field, not an
+ * expression). */
+static int member_offset(Dwarf_Die *m, Dwarf_Word *off)
+{
+	Dwarf_Attribute at;
+
+	if (dwarf_hasattr(m, DW_AT_bit_size) || dwarf_hasattr(m, DW_AT_data_bit_offset))
+		return 0;
+	if (!dwarf_attr(m, DW_AT_data_member_location, &at))
+		return 0;
+	return dwarf_formudata(&at, off) == 0;
+}
+
+/* Whether a class is libstdc++'s std::string (the C++11 ABI's layout:
+ * _M_dataplus, whose only member is the data pointer, then the length). */
+static int is_std_string(Dwarf_Die *type)
+{
+	const char *name = dwarf_diename(type);
+	Dwarf_Die m;
+	Dwarf_Word off;
+	int seen = 0;
+
+	if (!name || strncmp(name, "basic_string<char,", 18) != 0 || dwarf_child(type, &m) != 0)
+		return 0;
+	do {
+		const char *mn = dwarf_diename(&m);
+		if (dwarf_tag(&m) != DW_TAG_member || !mn || !member_offset(&m, &off))
+			continue;
+		if (strcmp(mn, "_M_dataplus") == 0 && off == 0)
+			seen |= 1;
+		else if (strcmp(mn, "_M_string_length") == 0 && off == 8)
+			seen |= 2;
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return seen == 3;
+}
+
+/* What of the object a function returns in memory (of type, peeled) can
+ * be shown at its return. */
+static void describe_object(Dwarf_Die *type, struct trace_ret_object *o)
+{
+	Dwarf_Die m;
+
+	memset(o, 0, sizeof(*o));
+	if (is_std_string(type)) {
+		o->string = 1;
+		o->size = 16;
+		return;
+	}
+	if (dwarf_child(type, &m) != 0)
+		return; /* a declaration only: its members are elsewhere */
+	do {
+		int tag = dwarf_tag(&m);
+		if (tag == DW_TAG_inheritance) {
+			o->more = 1;
+			continue;
+		}
+		Dwarf_Word off;
+		if (tag != DW_TAG_member || !member_offset(&m, &off)) {
+			o->more |= tag == DW_TAG_member; /* a bit-field */
+			continue;			 /* static members, methods, types */
+		}
+		int size;
+		uint32_t kind = classify(&m, &size);
+		if (kind == TRACE_ARG_UNKNOWN && is_float(&m) && (size == 4 || size == 8))
+			kind = TRACE_ARG_FLOAT;
+		const char *name = dwarf_diename(&m);
+		if (kind == TRACE_ARG_STR)
+			kind = TRACE_ARG_HEX; /* the text it points to is not read */
+		if (kind == TRACE_ARG_UNKNOWN || kind == TRACE_ARG_NONE || !name ||
+		    off + (Dwarf_Word)size > TRACE_OBJECT_MAX ||
+		    o->nmembers == TRACE_OBJECT_MEMBERS) {
+			o->more = 1;
+			continue;
+		}
+		trace_copy_str(o->m[o->nmembers].name, sizeof(o->m[0].name), name);
+		o->m[o->nmembers].offset = (uint16_t)off;
+		o->m[o->nmembers].kind = (uint8_t)kind;
+		o->m[o->nmembers].size = (uint8_t)size;
+		o->nmembers++;
+		if (off + (Dwarf_Word)size > o->size)
+			o->size = (uint16_t)(off + (Dwarf_Word)size);
+	} while (dwarf_siblingof(&m, &m) == 0);
+	if (!o->nmembers)
+		o->size = 0;
 }
 
 /* Finds the DW_TAG_subprogram whose entry is pc, under die (depth-bounded). */
@@ -332,6 +423,13 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	sig->nparams = n < TRACE_MAX_ARGS ? n : TRACE_MAX_ARGS;
 	sig->ret_size = 8;
 	sig->ret_kind = in_memory ? TRACE_ARG_OBJECT : classify(&sub, &sig->ret_size);
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	if (in_memory && dwarf_attr_integrate(&sub, DW_AT_type, &at) &&
+	    dwarf_formref_die(&at, &type)) {
+		peel_type(&type);
+		describe_object(&type, &sig->ret_object);
+	}
 	sig->known = 1;
 	return 0;
 }
@@ -435,4 +533,109 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pi
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax)
 {
 	return sig->known ? narrow(rax, sig->ret_kind, sig->ret_size) : rax;
+}
+
+/* Appends to out what printf formats, never past cap; false once full. */
+static bool append(char *out, size_t cap, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool append(char *out, size_t cap, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*at >= cap)
+		return false;
+	va_start(ap, fmt);
+	int n = vsnprintf(out + *at, cap - *at, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap - *at) {
+		out[*at] = 0; /* never half a value */
+		*at = cap;
+		return false;
+	}
+	*at += (size_t)n;
+	return true;
+}
+
+/* A std::string's text in C syntax: "key-7", bytes outside printable
+ * ASCII as \xNN, "..." after the quote when cut. */
+static void format_string(const uint8_t *str, uint64_t len, char *out, size_t cap)
+{
+	size_t at = 0, have = len < TRACE_OBJECT_MAX ? (size_t)len : TRACE_OBJECT_MAX;
+	size_t i;
+
+	/* Room for the closing quote and "..." is kept back. */
+	if (cap < 8) {
+		out[0] = 0;
+		return;
+	}
+	append(out, cap - 4, &at, "\"");
+	for (i = 0; i < have; i++) {
+		unsigned c = str[i];
+		bool ok = c == '"' || c == '\\'	  ? append(out, cap - 4, &at, "\\%c", c)
+			  : c < 0x20 || c >= 0x7f ? append(out, cap - 4, &at, "\\x%02x", c)
+						  : append(out, cap - 4, &at, "%c", c);
+		if (!ok)
+			break;
+	}
+	at = strlen(out);
+	snprintf(out + at, cap - at, "\"%s", i < len ? "..." : "");
+}
+
+/* A float or double's bits as the shortest text that reads back the same
+ * (0.07, not 0.070000000000000007). */
+static void format_float(char *buf, size_t len, uint64_t bits, int size)
+{
+	double d;
+
+	if (size == 4) {
+		float f;
+		memcpy(&f, &bits, 4);
+		d = f;
+	} else {
+		memcpy(&d, &bits, 8);
+	}
+	for (int prec = size == 4 ? 6 : 15; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, d);
+		if (size == 4 ? strtof(buf, NULL) == (float)d : strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+void trace_args_format_object(const struct trace_ret_object *o, const uint8_t *obj, size_t len,
+			      const uint8_t *str, uint64_t str_len, char *out, size_t cap)
+{
+	size_t at = 0;
+
+	if (!cap)
+		return;
+	out[0] = 0;
+	if (o->string) {
+		if (str)
+			format_string(str, str_len, out, cap);
+		return;
+	}
+	if (cap < 8)
+		return;
+	cap -= 6; /* room for ", ...}" */
+	append(out, cap, &at, "{");
+	int i;
+	for (i = 0; i < o->nmembers; i++) {
+		uint64_t v = 0;
+		char val[64];
+		if ((size_t)o->m[i].offset + o->m[i].size > len)
+			break;
+		memcpy(&v, obj + o->m[i].offset, o->m[i].size);
+		if (o->m[i].kind == TRACE_ARG_FLOAT) {
+			format_float(val, sizeof(val), v, o->m[i].size);
+		} else {
+			trace_format_value(val, sizeof(val), o->m[i].kind,
+					   narrow(v, o->m[i].kind, o->m[i].size));
+		}
+		if (!append(out, cap, &at, "%s%.*s=%s", i ? ", " : "", (int)sizeof(o->m[i].name),
+			    o->m[i].name, val))
+			break;
+	}
+	at = strlen(out);
+	snprintf(out + at, cap + 6 - at, "%s}",
+		 i < o->nmembers || o->more ? (i ? ", ..." : "...") : "");
 }

@@ -24,6 +24,25 @@ struct symbolizer;
 struct sym_file;
 
 /* Go's integer argument registers: rax rbx rcx rdi rsi r8 r9 r10 r11. */
+#define TRACE_OBJECT_MAX     64 /* bytes of a returned object read at its return */
+#define TRACE_OBJECT_MEMBERS 8
+
+/* What of an object returned in memory can be shown at the return: a
+ * libstdc++ std::string as its text, else the members of base type (and
+ * pointers, enums) in its first TRACE_OBJECT_MAX bytes. */
+struct trace_ret_object {
+	uint16_t size;	/* bytes to read at the return, 0: none can be shown */
+	uint8_t string; /* std::string: data pointer at 0, length at 8 */
+	uint8_t nmembers;
+	uint8_t more; /* members not shown (nested, bit-fields, beyond size) */
+	struct {
+		char name[20];
+		uint16_t offset;
+		uint8_t kind; /* enum trace_arg_kind, or TRACE_ARG_FLOAT */
+		uint8_t size;
+	} m[TRACE_OBJECT_MEMBERS];
+};
+
 #define TRACE_GO_REGS 9
 
 struct trace_sig {
@@ -38,6 +57,7 @@ struct trace_sig {
 	} params[TRACE_MAX_ARGS];
 	uint32_t ret_kind; /* TRACE_ARG_NONE for void */
 	int ret_size;
+	struct trace_ret_object ret_object; /* ret_kind TRACE_ARG_OBJECT */
 	int go;		    /* Go's register ABI: reg indexes the TRACE_GO_REGS registers */
 	const char *reason; /* when !known: why, for the user */
 };
@@ -57,6 +77,12 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pi
 
 /* The return value rax narrowed to the declared return type. */
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
+
+/* The object o returned, as text into out (cap bytes): {a=1, b=2.5} or a
+ * quoted string. obj holds its first len bytes as read at the return; str
+ * the first min(str_len, 64) bytes of a string's text, or NULL. */
+void trace_args_format_object(const struct trace_ret_object *o, const uint8_t *obj, size_t len,
+			      const uint8_t *str, uint64_t str_len, char *out, size_t cap);
 
 /* Reads a NUL-terminated string of at most cap-1 bytes at addr in pid into
  * buf. Returns 0, 1 if it was truncated, or -errno (-EFAULT). */

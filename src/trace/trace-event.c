@@ -51,8 +51,7 @@ int trace_record_lookup(const char *name, struct trace_value *v, void *record)
 	return -ENOENT;
 }
 
-/* A value of a kind as text: 55, -3, true, 'a', 0x7ffd1234. */
-static void format_value(char *buf, size_t len, uint32_t kind, uint64_t v)
+void trace_format_value(char *buf, size_t len, uint32_t kind, uint64_t v)
 {
 	switch (kind) {
 	case TRACE_ARG_INT:
@@ -133,13 +132,18 @@ static void print_text(const struct trace_record *r, FILE *out)
 		term_fputs(r->function, out);
 		if (r->arity >= 0)
 			fprintf(out, "/%d", (int)r->arity);
-		format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
-		fprintf(out, " --> %s",
-			r->flags & TRACE_RECORD_UNWOUND			 ? "(unwound)"
-			: r->flags & TRACE_RECORD_TAIL			 ? "(tail call)"
-			: r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
-			: r->ret_kind == TRACE_ARG_UNKNOWN		 ? "(not readable here)"
-									 : val);
+		trace_format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX,
+				   r->ret);
+		char text[sizeof(r->ret_text) + 1];
+		trace_copy_str(text, sizeof(text), r->ret_text);
+		fputs(" --> ", out);
+		term_fputs(r->flags & TRACE_RECORD_UNWOUND		    ? "(unwound)"
+			   : r->flags & TRACE_RECORD_TAIL		    ? "(tail call)"
+			   : r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
+			   : r->ret_kind == TRACE_ARG_UNKNOWN		    ? "(not readable here)"
+			   : r->ret_kind == TRACE_ARG_OBJECT && text[0]	    ? text
+									    : val,
+			   out);
 		char d[32];
 		/* An unwound call ended somewhere before recce noticed: no
 		 * duration is known. */
@@ -162,7 +166,7 @@ static void print_text(const struct trace_record *r, FILE *out)
 		if (a->kind == TRACE_ARG_STR) {
 			print_c_string(a, out);
 		} else {
-			format_value(val, sizeof(val), a->kind, a->value);
+			trace_format_value(val, sizeof(val), a->kind, a->value);
 			fputs(val, out);
 		}
 	}
@@ -177,6 +181,19 @@ static void print_text(const struct trace_record *r, FILE *out)
 void trace_json_string(const char *s, FILE *out)
 {
 	print_quoted(s, SIZE_MAX, 1, out);
+}
+
+/* An object returned in memory: its address, and what was read of it. */
+static void print_json_object(const struct trace_record *r, FILE *out)
+{
+	char text[sizeof(r->ret_text) + 1];
+
+	fprintf(out, ",\"ret_object\":\"0x%" PRIx64 "\"", r->ret);
+	trace_copy_str(text, sizeof(text), r->ret_text);
+	if (text[0]) {
+		fputs(",\"ret_text\":", out);
+		trace_json_string(text, out);
+	}
 }
 
 static void print_json_args(const struct trace_record *r, FILE *out)
@@ -197,14 +214,14 @@ static void print_json_args(const struct trace_record *r, FILE *out)
 			trace_json_string(s, out);
 		} else if (a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT ||
 			   a->kind == TRACE_ARG_BOOL || a->kind == TRACE_ARG_CHAR) {
-			format_value(val, sizeof(val),
-				     a->kind == TRACE_ARG_INT ? a->kind : TRACE_ARG_UINT,
-				     a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT
-					 ? a->value
-					 : a->value & 0xff);
+			trace_format_value(val, sizeof(val),
+					   a->kind == TRACE_ARG_INT ? a->kind : TRACE_ARG_UINT,
+					   a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT
+					       ? a->value
+					       : a->value & 0xff);
 			fputs(val, out);
 		} else {
-			format_value(val, sizeof(val), TRACE_ARG_HEX, a->value);
+			trace_format_value(val, sizeof(val), TRACE_ARG_HEX, a->value);
 			trace_json_string(val, out);
 		}
 	}
@@ -237,7 +254,7 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 			else if (r->ret_kind == TRACE_ARG_UNKNOWN)
 				fputs(",\"ret\":null", out); /* not in rax */
 			else if (r->ret_kind == TRACE_ARG_OBJECT)
-				fprintf(out, ",\"ret_object\":\"0x%" PRIx64 "\"", r->ret);
+				print_json_object(r, out);
 			else
 				fprintf(out, ",\"ret\":%" PRIu64, r->ret);
 			fprintf(out, ",\"duration_ns\":%" PRIu64, r->duration_ns);

@@ -32,6 +32,7 @@ enum trace_arg_kind {
 	TRACE_ARG_STR,	   /* char *: str holds the text read from the target */
 	TRACE_ARG_UNKNOWN, /* not in an integer register (float, struct): not shown */
 	TRACE_ARG_OBJECT,  /* a return in memory: the value is the object's address */
+	TRACE_ARG_FLOAT,   /* a float or double member of a returned object */
 };
 
 /* Flags of a return record: how the call ended when not by a return. */
@@ -66,7 +67,10 @@ struct trace_record {
 	char function[96]; /* "object:function" */
 	char caller[120];  /* "function+0xoff" with --caller, else "" */
 	struct trace_arg args[TRACE_MAX_ARGS];
-	uint8_t reserved[TRACE_RECORD_SIZE - 848];
+	/* A TRACE_ARG_OBJECT return as read when it returned ("" when it
+	 * could not be): {a=1, b=2} or a quoted string, target text escaped. */
+	char ret_text[160];
+	uint8_t reserved[TRACE_RECORD_SIZE - 1008];
 };
 
 _Static_assert(sizeof(struct trace_record) == TRACE_RECORD_SIZE, "trace record size");
@@ -79,6 +83,9 @@ void trace_copy_str(char *dst, size_t cap, const char *src);
 /* The --if lookup over a record (a trace_cond_lookup_fn): argument names,
  * arg0..arg5 (the raw registers) and, on a return, "ret". */
 int trace_record_lookup(const char *name, struct trace_value *v, void *record);
+
+/* A value of a kind as text: 55, -3, true, 'a', 0x7ffd1234. */
+void trace_format_value(char *buf, size_t len, uint32_t kind, uint64_t v);
 
 /* Prints a record: text lines, one JSON object per line, or one Chrome
  * trace event ("B" for a call, "E" for a return) preceded by a comma unless

@@ -22,6 +22,7 @@
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "trace/trace-calls.h"
+#include "symbols/func-exits.h"
 #include "trace/trace-exits.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -265,6 +266,13 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	int probe = uprobe_set_add(t->up, t->res.fns[fn].path, offset, role == PROBE_URETPROBE);
 	if (probe < 0)
 		return probe;
+	/* At a return, rax holds the address of an object returned in
+	 * memory: the probe reads the object there and then, before the
+	 * caller can change it. */
+	const struct trace_sig *sig = &t->sigs[fn];
+	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size &&
+	    (role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET)))
+		uprobe_set_capture(t->up, probe, sig->ret_object.size, sig->ret_object.string);
 	/* Probes are numbered in the order they are added. */
 	struct probe_of *p = &t->probes[t->nprobes++];
 	memset(p, 0, sizeof(*p));
@@ -392,6 +400,10 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 	if (!flags) {
 		r.ret_kind = (uint8_t)(t->sigs[fn].known ? t->sigs[fn].ret_kind : TRACE_ARG_HEX);
 		r.ret = trace_args_narrow_ret(&t->sigs[fn], h->ret);
+		if (r.ret_kind == TRACE_ARG_OBJECT && h->object)
+			trace_args_format_object(&t->sigs[fn].ret_object, h->object, h->object_len,
+						 h->string, h->string_len, r.ret_text,
+						 sizeof(r.ret_text));
 	}
 	r.nargs = f->nargs;
 	memcpy(r.args, f->args, sizeof(r.args));

@@ -43,15 +43,39 @@ like "$(cat "$OUT")" 'shop:shop::sort_batch\.constprop\.0\(' \
 	"'sort_batch' finds its .constprop clone, named as the clone" || show_run
 
 # Values under the SysV ABI: a std::string comes back in memory, through a
-# hidden pointer in rdi, so the first argument is in rsi; a double comes
-# back in xmm0, which a uprobe cannot read.
+# hidden pointer in rdi, so the first argument is in rsi; at the return
+# the probe reads the object, and for a string the text it points to,
+# before the caller can change them. A double comes back in xmm0, which a
+# uprobe cannot read.
 run "$RECCE" trace -p "$S" make_key --return --count 2
 like "$(head -1 "$OUT")" 'shop::make_key\(i=[0-9]+\)$' \
 	"an argument after the hidden return pointer is the argument" || show_run
 I=$(head -1 "$OUT" | sed -n 's/.*(i=\([0-9]*\))$/\1/p')
 cmp_ok "$I" '<' 2000 "its value is the loop counter ($I), not a stack address"
-like "$(sed -n 2p "$OUT")" 'shop::make_key/1 --> \(object at 0x[0-9a-f]+\)  \(' \
-	"the return shows where the object was built"
+like "$(sed -n 2p "$OUT")" "shop::make_key/1 --> \"key-$I-of-the-shop\"  \\(" \
+	"the return shows the string that call built, read from the heap" || show_run
+run "$RECCE" trace -p "$S" short_key --return --count 2
+I=$(head -1 "$OUT" | sed -n 's/.*(i=\([0-9]*\))$/\1/p')
+like "$(sed -n 2p "$OUT")" "shop::short_key/1 --> \"k$((I % 10))\"  \\(" \
+	"and a short one, whose text lives inside the object" || show_run
+run "$RECCE" trace -p "$S" 'shop::quote' --return --count 2 -o "$T/quote.trc"
+is "$RC" 0 "a struct returned in memory is traced to a file" || show_run
+run "$RECCE" replay "$T/quote.trc"
+I=$(head -1 "$OUT" | sed -n 's/.*(i=\([0-9]*\))$/\1/p')
+WANT="{id=$I, price=$(awk -v i="$I" 'BEGIN { printf "%.15g", i / 4 }'), qty=$((I % 9)), \
+open=$([ $((I % 2)) = 0 ] && echo true || echo false)}"
+is "$(sed -n 2p "$OUT" | sed 's/.* --> //; s/  (.*//')" "$WANT" \
+	"its members by name and type, the double exact, kept in the trace file" || show_run
+run "$RECCE" replay "$T/quote.trc" --format json
+like "$(sed -n 2p "$OUT")" '"ret_object":"0x[0-9a-f]+","ret_text":"\{id=[0-9]+, price=' \
+	"JSON gives the object's address and its text" || show_run
+RECCE_RETURN_URETPROBE=1 run "$RECCE" trace -p "$S" make_key --return --count 2
+I=$(head -1 "$OUT" | sed -n 's/.*(i=\([0-9]*\))$/\1/p')
+like "$(sed -n 2p "$OUT")" "make_key/1 --> \"key-$I-of-the-shop\"  \\(" \
+	"a uretprobe reads the object the same way" || show_run
+RECCE_NO_BPF=1 run "$RECCE" trace -p "$S" 'shop::quote' --return --count 2
+like "$(sed -n 2p "$OUT")" 'shop::quote/1 --> \(object at 0x[0-9a-f]+\)  \(' \
+	"perf uprobe events cannot read it: the return says where it was built" || show_run
 run "$RECCE" trace -p "$S" 'shop::price' --return --count 2
 like "$(sed -n 2p "$OUT")" 'shop::price/1 --> \(not readable here\)  \(' \
 	"a double return is labelled not readable, never a wrong value" || show_run
@@ -62,4 +86,4 @@ like "$(cat "$ERR")" 'the nearest names are: shop::fill_map,' \
 	"and the nearest name suggested is shop::fill_map" || show_run
 
 wait_exit 30 "$S" || fail "the target finishes" "still running"
-is "$WAIT_RC" 0 "the target exits 0 after being traced nine times"
+is "$WAIT_RC" 0 "the target exits 0 after being traced thirteen times"

@@ -10,8 +10,10 @@
  * shop::Cart::total, shop::sort_batch with a constant length (which
  * becomes the clone sort_batch.constprop.0), and hot::engine::rank, a
  * function named as rustc names one (legacy mangling, with its hash),
- * shop::make_key (a std::string returned in memory) and shop::price (a
- * double returned in xmm0).
+ * shop::make_key (a std::string returned in memory, its text on the
+ * heap), shop::short_key (one short enough to live inside the object),
+ * shop::quote (a struct returned in memory) and shop::price (a double
+ * returned in xmm0).
  * Prints "shop: sum=S", sleeps PAUSE_MS again and exits 0.
  */
 #include <cstdio>
@@ -61,6 +63,24 @@ __attribute__((noinline)) std::string make_key(unsigned long i)
 	return "key-" + std::to_string(i) + "-of-the-shop";
 }
 
+__attribute__((noinline)) std::string short_key(unsigned long i)
+{
+	return "k" + std::to_string(i % 10);
+}
+
+/* 24 bytes: returned in memory too. */
+struct Quote {
+	long id;
+	double price;
+	int qty;
+	bool open;
+};
+
+__attribute__((noinline)) Quote quote(long i)
+{
+	return Quote{i, (double)i / 4.0, (int)(i % 9), i % 2 == 0};
+}
+
 __attribute__((noinline)) double price(long cents)
 {
 	return (double)cents / 100.0;
@@ -92,6 +112,8 @@ int main(int argc, char **argv)
 		long v[8] = {i % 7, 3, i % 5, 9, 1, i % 3, 4, 2};
 		sum += shop::fill_map(i) + cart.total() + shop::sort_batch(v, 8) + rank(i);
 		sum += (long)shop::make_key((unsigned long)i).size() + (long)shop::price(i * 7);
+		shop::Quote q = shop::quote(i);
+		sum += (long)shop::short_key((unsigned long)i).size() + q.id + q.qty;
 		pause_ms(2);
 	}
 	printf("shop: sum=%ld\n", sum);

@@ -1,8 +1,9 @@
 /*
  * Unit tests of the tracing engines that need no live process: the --if
  * parser and evaluator (with error columns), the limits and circuit
- * breaker, the latency histogram, pattern parsing and edit distance, and
- * trace files (round trip, wrapping, corruption).
+ * breaker, the latency histogram, pattern parsing and edit distance,
+ * returned objects as text, and trace files (round trip, wrapping,
+ * corruption).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "trace/trace-args.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
@@ -291,6 +293,80 @@ static void test_file_roundtrip_and_corruption(void **state)
 	unlink(path);
 }
 
+static void add_member(struct trace_ret_object *o, const char *name, uint16_t off, uint8_t kind,
+		       uint8_t size)
+{
+	trace_copy_str(o->m[o->nmembers].name, sizeof(o->m[0].name), name);
+	o->m[o->nmembers].offset = off;
+	o->m[o->nmembers].kind = kind;
+	o->m[o->nmembers].size = size;
+	o->nmembers++;
+	if (off + size > o->size)
+		o->size = (uint16_t)(off + size);
+}
+
+static void test_object_text(void **state)
+{
+	struct trace_ret_object o;
+	uint8_t obj[64] = {0};
+	char out[160];
+
+	(void)state;
+	/* A std::string: its text quoted, escaped, and marked when cut. */
+	memset(&o, 0, sizeof(o));
+	o.string = 1;
+	o.size = 16;
+	trace_args_format_object(&o, obj, 16, (const uint8_t *)"key-7", 5, out, sizeof(out));
+	assert_string_equal(out, "\"key-7\"");
+	trace_args_format_object(&o, obj, 16, (const uint8_t *)"a\"b\x1b]0;x\a", 9, out,
+				 sizeof(out));
+	assert_string_equal(out, "\"a\\\"b\\x1b]0;x\\x07\"");
+	uint8_t longer[64];
+	memset(longer, 'x', sizeof(longer));
+	trace_args_format_object(&o, obj, 16, longer, 1000, out, sizeof(out));
+	assert_int_equal(strlen(out), 1 + 64 + 1 + 3);
+	assert_string_equal(out + 65, "\"...");
+	/* Cut by the buffer: still closed, never half an escape. */
+	memset(longer, 0x01, sizeof(longer));
+	trace_args_format_object(&o, obj, 16, longer, 64, out, 24);
+	assert_true(strlen(out) < 24);
+	assert_string_equal(out + strlen(out) - 4, "\"...");
+	assert_int_equal((strlen(out) - 5) % 4, 0);
+	/* Unreadable text: nothing, so that the address is shown instead. */
+	trace_args_format_object(&o, obj, 16, NULL, 5, out, sizeof(out));
+	assert_string_equal(out, "");
+
+	/* A struct: members by their types, floats exact and short. */
+	memset(&o, 0, sizeof(o));
+	add_member(&o, "id", 0, TRACE_ARG_INT, 8);
+	add_member(&o, "price", 8, TRACE_ARG_FLOAT, 8);
+	add_member(&o, "qty", 16, TRACE_ARG_INT, 4);
+	add_member(&o, "open", 20, TRACE_ARG_BOOL, 1);
+	add_member(&o, "ratio", 24, TRACE_ARG_FLOAT, 4);
+	int64_t id = -5;
+	double price = 0.07;
+	int32_t qty = -3;
+	float ratio = 0.1f;
+	memcpy(obj, &id, 8);
+	memcpy(obj + 8, &price, 8);
+	memcpy(obj + 16, &qty, 4);
+	obj[20] = 1;
+	memcpy(obj + 24, &ratio, 4);
+	trace_args_format_object(&o, obj, o.size, NULL, 0, out, sizeof(out));
+	assert_string_equal(out, "{id=-5, price=0.07, qty=-3, open=true, ratio=0.1}");
+	o.more = 1;
+	trace_args_format_object(&o, obj, o.size, NULL, 0, out, sizeof(out));
+	assert_string_equal(out, "{id=-5, price=0.07, qty=-3, open=true, ratio=0.1, ...}");
+	/* Fewer bytes read than described, or a small buffer: the members
+	 * that fit, then "...". */
+	trace_args_format_object(&o, obj, 12, NULL, 0, out, sizeof(out));
+	assert_string_equal(out, "{id=-5, ...}");
+	trace_args_format_object(&o, obj, o.size, NULL, 0, out, 25);
+	assert_string_equal(out, "{id=-5, price=0.07, ...}");
+	trace_args_format_object(&o, obj, o.size, NULL, 0, out, 24);
+	assert_string_equal(out, "{id=-5, ...}");
+}
+
 static void test_file_wrap(void **state)
 {
 	char base[128], name[160];
@@ -335,7 +411,7 @@ int main(void)
 	    cmocka_unit_test(test_cond_eval), cmocka_unit_test(test_cond_errors),
 	    cmocka_unit_test(test_limits),    cmocka_unit_test(test_hist),
 	    cmocka_unit_test(test_pattern),   cmocka_unit_test(test_file_roundtrip_and_corruption),
-	    cmocka_unit_test(test_file_wrap),
+	    cmocka_unit_test(test_file_wrap), cmocka_unit_test(test_object_text),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(tmpdir);
