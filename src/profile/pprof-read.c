@@ -1,6 +1,7 @@
 /*
- * pprof decoding (see pprof.h). The decoder checks every reference of the
- * unpacked message before it adds anything to the model, and builds the
+ * pprof decoding (see pprof.h). The decoder walks the message in place
+ * (see struct decoder), checks every reference of each element before it
+ * adds anything to the model, and builds the
  * model only through profile_add_*(), so a decoded profile holds the same
  * invariants as one that recce recorded. Encoding is in pprof-write.c.
  */
@@ -16,8 +17,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "profile/pb-wire.h"
 #include "profile/pprof-pb.h"
 #include "profile/timeline.h"
+#include "util/array.h"
 #include "util/readall.h"
 #include "util/u64map.h"
 
@@ -112,10 +115,54 @@ out_end:
 	return ret;
 }
 
+/* Field numbers of the Profile message (proto/profile.proto). */
+enum {
+	F_SAMPLE_TYPE = 1,
+	F_SAMPLE,
+	F_MAPPING,
+	F_LOCATION,
+	F_FUNCTION,
+	F_STRING_TABLE,
+	F_DROP_FRAMES,
+	F_KEEP_FRAMES,
+	F_TIME_NANOS,
+	F_DURATION_NANOS,
+	F_PERIOD_TYPE,
+	F_PERIOD,
+	F_COMMENT,
+	F_DEFAULT_SAMPLE_TYPE,
+	F_DOC_URL,
+	F_LAST = F_DOC_URL,
+};
+
+/*
+ * The message is walked in place (pb-wire.h): a first pass checks the
+ * wire format and counts the elements of each field, so that a file with
+ * more than recce reads is refused before anything is built; then each
+ * kind of element is decoded in turn (types, mappings, functions,
+ * locations, samples: each refers only to kinds before it), one element
+ * at a time, unpacked by protobuf-c and freed at once. Memory follows
+ * what the profile holds, not the count of protobuf objects in the file.
+ */
 struct decoder {
-	const pb_profile *msg;
+	const uint8_t *data;
+	size_t len;
+	size_t count[F_LAST + 1];	       /* elements of each field */
+	int64_t scalar[F_LAST + 1];	       /* the last value of each varint field */
+	struct pb_field period_type, timeline; /* the last ones; data NULL if none */
+	char *strings;			       /* the string table, each NUL-terminated */
+	uint32_t *string_at;		       /* where each string starts in strings */
+	size_t nstrings, string_bytes;
+	size_t ncomments;
 	struct profile *p;
 	struct u64map mappings, functions, locations; /* file id -> model id */
+	struct profile_value_type *types;	      /* while they are decoded */
+	uint64_t *ids;				      /* scratch: a sample's locations */
+	size_t ids_cap;
+	struct profile_label *labels; /* scratch: a sample's labels */
+	size_t labels_cap;
+	struct profile_line *lines; /* scratch: a location's lines */
+	size_t lines_cap;
 	char *why;
 	size_t whylen;
 };
@@ -129,16 +176,157 @@ static int dec_string(struct decoder *d, int64_t idx, const char **s, const char
 {
 	char number[32] = "";
 
-	if (idx >= 0 && (uint64_t)idx < d->msg->n_string_table) {
-		*s = d->msg->string_table[idx];
+	if (idx >= 0 && (uint64_t)idx < d->nstrings) {
+		*s = d->strings + d->string_at[idx];
 		return 0;
 	}
 	if (which != NO_NUMBER)
 		snprintf(number, sizeof(number), " %llu", (unsigned long long)which);
 	return bad(d->why, d->whylen,
 		   "%s%s has string index %lld, beyond the string table's %zu entries", what,
-		   number, (long long)idx, d->msg->n_string_table);
+		   number, (long long)idx, d->nstrings);
 }
+
+/* Whether a field of the Profile message came with the wire type its
+ * declaration gives it (comments may come packed or not). */
+static int wire_ok(const struct pb_field *f)
+{
+	switch (f->num) {
+	case F_SAMPLE_TYPE:
+	case F_SAMPLE:
+	case F_MAPPING:
+	case F_LOCATION:
+	case F_FUNCTION:
+	case F_STRING_TABLE:
+	case F_PERIOD_TYPE:
+		return f->wire == PB_LEN;
+	case F_COMMENT:
+		return f->wire == PB_LEN || f->wire == PB_VARINT;
+	default:
+		return f->num > F_LAST || f->wire == PB_VARINT;
+	}
+}
+
+/* The varints of a packed repeated field: their count, or -1. */
+static long long packed_count(const struct pb_field *f)
+{
+	const uint8_t *at = f->data, *end = f->data + f->len;
+	long long n = 0;
+	uint64_t v;
+
+	while (at < end)
+		if (pb_varint(&at, end, &v))
+			return -1;
+		else
+			n++;
+	return n;
+}
+
+/* The limits on what a file may hold (pprof.h), by field. */
+static const struct {
+	int field;
+	size_t max;
+	const char *what;
+} caps[] = {
+    {F_SAMPLE_TYPE, PPROF_MAX_SAMPLE_TYPES, "sample types"},
+    {F_SAMPLE, PPROF_MAX_SAMPLES, "samples"},
+    {F_MAPPING, PPROF_MAX_MAPPINGS, "mappings"},
+    {F_LOCATION, PPROF_MAX_LOCATIONS, "locations"},
+    {F_FUNCTION, PPROF_MAX_FUNCTIONS, "functions"},
+    {F_STRING_TABLE, PPROF_MAX_STRINGS, "strings"},
+    {F_COMMENT, PPROF_MAX_COMMENTS, "comments"},
+};
+
+/* The first pass: checks the wire format, counts, keeps the scalars. */
+static int scan(struct decoder *d)
+{
+	struct pb_reader r = pb_reader(d->data, d->len);
+	struct pb_field f;
+	int rc;
+
+	while ((rc = pb_next(&r, &f)) > 0) {
+		if (f.num == PPROF_TIMELINE_FIELD) {
+			if (f.wire != PB_LEN)
+				return bad(d->why, d->whylen, "the timeline field is not bytes");
+			d->timeline = f;
+			continue;
+		}
+		if (!wire_ok(&f))
+			return bad(d->why, d->whylen,
+				   "field %u of the profile has the wrong wire type %u", f.num,
+				   f.wire);
+		if (f.num > F_LAST)
+			continue; /* a field recce does not know: skipped, as protobuf does */
+		if (f.num == F_COMMENT && f.wire == PB_LEN) {
+			long long n = packed_count(&f);
+			if (n < 0)
+				return bad(d->why, d->whylen, "the comments are malformed");
+			d->count[F_COMMENT] += (size_t)n;
+			continue;
+		}
+		d->count[f.num]++;
+		d->scalar[f.num] = (int64_t)f.value;
+		if (f.num == F_STRING_TABLE)
+			d->string_bytes += f.len + 1;
+		if (f.num == F_PERIOD_TYPE)
+			d->period_type = f;
+	}
+	if (rc < 0)
+		return bad(d->why, d->whylen,
+			   "not a pprof protobuf message (truncated or corrupt)");
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		if (d->count[caps[i].field] > caps[i].max)
+			return bad(d->why, d->whylen, "it has %zu %s, more than recce reads (%zu)",
+				   d->count[caps[i].field], caps[i].what, caps[i].max);
+	return 0;
+}
+
+/* Copies the string table out of the message, each string NUL-terminated. */
+static int dec_strings(struct decoder *d)
+{
+	struct pb_reader r = pb_reader(d->data, d->len);
+	struct pb_field f;
+	size_t at = 0;
+
+	if (d->string_bytes > UINT32_MAX)
+		return bad(d->why, d->whylen, "its string table is too large");
+	d->strings = malloc(d->string_bytes ? d->string_bytes : 1);
+	d->string_at = calloc(d->count[F_STRING_TABLE] + 1, sizeof(*d->string_at));
+	if (!d->strings || !d->string_at)
+		return -ENOMEM;
+	while (pb_next(&r, &f) > 0) {
+		if (f.num != F_STRING_TABLE)
+			continue;
+		d->string_at[d->nstrings++] = (uint32_t)at;
+		memcpy(d->strings + at, f.data, f.len);
+		at += f.len;
+		d->strings[at++] = 0;
+	}
+	if (!d->nstrings || d->strings[0])
+		return d->len ? bad(d->why, d->whylen, "the string table does not start with \"\"")
+			      : bad(d->why, d->whylen, "empty profile");
+	return 0;
+}
+
+/* Calls fn on each element of field num, in the order of the file. */
+static int each(struct decoder *d, uint32_t num,
+		int (*fn)(struct decoder *d, const uint8_t *data, size_t len, size_t i))
+{
+	struct pb_reader r = pb_reader(d->data, d->len);
+	struct pb_field f;
+	size_t i = 0;
+	int ret = 0;
+
+	while (!ret && pb_next(&r, &f) > 0)
+		if (f.num == num)
+			ret = fn(d, f.data, f.len, i++);
+	return ret;
+}
+
+/* The message an element's bytes hold, or a message that says which. */
+#define UNPACK(d, fn, data, len, what, i, out)                                                     \
+	((out) = fn(NULL, (len), (data)),                                                          \
+	 (out) ? 0 : bad((d)->why, (d)->whylen, "%s %zu is truncated or corrupt", (what), (i)))
 
 /* Records that the object the file calls old is new_id in the model. */
 static int dec_map_add(struct decoder *d, struct u64map *m, uint64_t old, uint64_t new_id,
@@ -163,201 +351,198 @@ static uint64_t dec_map_find(const struct u64map *m, uint64_t old)
 	return id;
 }
 
+/* A value type's two strings into *out. */
+static int dec_value_type(struct decoder *d, const uint8_t *data, size_t len, const char *what,
+			  uint64_t which, struct profile_value_type *out)
+{
+	pb_value_type *vt = perftools__profiles__value_type__unpack(NULL, len, data);
+
+	if (!vt)
+		return bad(d->why, d->whylen, "%s is truncated or corrupt", what);
+	int ret = dec_string(d, vt->type, &out->type, what, which);
+	if (!ret)
+		ret = dec_string(d, vt->unit, &out->unit, what, which);
+	perftools__profiles__value_type__free_unpacked(vt, NULL);
+	return ret;
+}
+
+static int dec_sample_type(struct decoder *d, const uint8_t *data, size_t len, size_t i)
+{
+	return dec_value_type(d, data, len, "sample type", i, &d->types[i]);
+}
+
 static int dec_types(struct decoder *d)
 {
-	const pb_profile *msg = d->msg;
-	struct profile_value_type *types = calloc(msg->n_sample_type + 1, sizeof(*types));
+	size_t n = d->count[F_SAMPLE_TYPE];
 	const char *def = "";
-	int ret = 0;
 
-	if (!types)
+	if (!(d->types = calloc(n + 1, sizeof(*d->types))))
 		return -ENOMEM;
-	for (size_t i = 0; i < msg->n_sample_type && !ret; i++) {
-		ret = dec_string(d, msg->sample_type[i]->type, &types[i].type, "sample type", i);
-		if (!ret)
-			ret = dec_string(d, msg->sample_type[i]->unit, &types[i].unit,
-					 "sample type", i);
-	}
+	int ret = each(d, F_SAMPLE_TYPE, dec_sample_type);
 	if (!ret)
-		ret = profile_set_sample_types(d->p, types, msg->n_sample_type);
-	free(types);
+		ret = profile_set_sample_types(d->p, d->types, n);
+	free(d->types);
+	d->types = NULL;
 	if (!ret)
-		ret = dec_string(d, msg->default_sample_type, &def, "the default sample type",
-				 NO_NUMBER);
+		ret = dec_string(d, d->scalar[F_DEFAULT_SAMPLE_TYPE], &def,
+				 "the default sample type", NO_NUMBER);
 	if (ret)
 		return ret;
 	/* pprof: "If unset, clients should default to the last sample value." */
 	int idx = *def ? profile_sample_type_index(d->p, def) : -1;
-	if (idx < 0 && msg->n_sample_type)
-		idx = (int)msg->n_sample_type - 1;
+	if (idx < 0 && n)
+		idx = (int)n - 1;
 	d->p->default_sample_type = idx < 0 ? 0 : (size_t)idx;
-	if (msg->period_type) {
-		ret = dec_string(d, msg->period_type->type, &def, "the period type", NO_NUMBER);
-		if (!ret)
-			d->p->period_type.type = profile_intern(d->p, def);
-		if (!ret)
-			ret = dec_string(d, msg->period_type->unit, &def, "the period type",
-					 NO_NUMBER);
-		if (!ret)
-			d->p->period_type.unit = profile_intern(d->p, def);
-		if (!ret && (!d->p->period_type.type || !d->p->period_type.unit))
-			ret = -ENOMEM;
+	if (d->period_type.data) {
+		struct profile_value_type pt;
+		ret = dec_value_type(d, d->period_type.data, d->period_type.len, "the period type",
+				     NO_NUMBER, &pt);
+		if (!ret) {
+			d->p->period_type.type = profile_intern(d->p, pt.type);
+			d->p->period_type.unit = profile_intern(d->p, pt.unit);
+			if (!d->p->period_type.type || !d->p->period_type.unit)
+				ret = -ENOMEM;
+		}
 	}
 	return ret;
 }
 
-static int dec_mappings(struct decoder *d)
+static int dec_mapping(struct decoder *d, const uint8_t *data, size_t len, size_t i)
 {
-	const pb_profile *msg = d->msg;
-	int ret = 0;
+	pb_mapping *m;
+	const char *file, *build_id;
+	int ret = UNPACK(d, perftools__profiles__mapping__unpack, data, len, "mapping", i, m);
 
-	for (size_t i = 0; i < msg->n_mapping && !ret; i++) {
-		const pb_mapping *m = msg->mapping[i];
-		const char *file, *build_id;
-
-		ret = dec_string(d, m->filename, &file, "mapping", m->id);
-		if (!ret)
-			ret = dec_string(d, m->build_id, &build_id, "mapping", m->id);
-		if (ret)
-			break;
+	if (ret)
+		return ret;
+	ret = dec_string(d, m->filename, &file, "mapping", m->id);
+	if (!ret)
+		ret = dec_string(d, m->build_id, &build_id, "mapping", m->id);
+	if (!ret) {
 		uint64_t id = profile_add_mapping(d->p, m->memory_start, m->memory_limit,
 						  m->file_offset, file, build_id);
 		ret = dec_map_add(d, &d->mappings, m->id, id, "mapping");
-		if (ret)
-			break;
-		struct profile_mapping *pm = &d->p->mappings[id - 1];
-		pm->has_functions = m->has_functions;
-		pm->has_filenames = m->has_filenames;
-		pm->has_line_numbers = m->has_line_numbers;
-		pm->has_inline_frames = m->has_inline_frames;
+		if (!ret) {
+			struct profile_mapping *pm = &d->p->mappings[id - 1];
+			pm->has_functions = m->has_functions;
+			pm->has_filenames = m->has_filenames;
+			pm->has_line_numbers = m->has_line_numbers;
+			pm->has_inline_frames = m->has_inline_frames;
+		}
 	}
+	perftools__profiles__mapping__free_unpacked(m, NULL);
 	return ret;
 }
 
-static int dec_functions(struct decoder *d)
+static int dec_function(struct decoder *d, const uint8_t *data, size_t len, size_t i)
 {
-	const pb_profile *msg = d->msg;
-	int ret = 0;
+	pb_function *f;
+	const char *name, *system_name, *file;
+	int ret = UNPACK(d, perftools__profiles__function__unpack, data, len, "function", i, f);
 
-	for (size_t i = 0; i < msg->n_function && !ret; i++) {
-		const pb_function *f = msg->function[i];
-		const char *name, *system_name, *file;
-
-		ret = dec_string(d, f->name, &name, "function", f->id);
-		if (!ret)
-			ret = dec_string(d, f->system_name, &system_name, "function", f->id);
-		if (!ret)
-			ret = dec_string(d, f->filename, &file, "function", f->id);
-		if (ret)
-			break;
+	if (ret)
+		return ret;
+	ret = dec_string(d, f->name, &name, "function", f->id);
+	if (!ret)
+		ret = dec_string(d, f->system_name, &system_name, "function", f->id);
+	if (!ret)
+		ret = dec_string(d, f->filename, &file, "function", f->id);
+	if (!ret) {
 		uint64_t id = profile_add_function(d->p, name, system_name, file, f->start_line);
 		ret = dec_map_add(d, &d->functions, f->id, id, "function");
 	}
+	perftools__profiles__function__free_unpacked(f, NULL);
 	return ret;
 }
 
-static int dec_locations(struct decoder *d)
+/* Makes the scratch array *v hold n elements of size elem. */
+static int scratch(void *v, size_t *cap, size_t n, size_t elem)
 {
-	const pb_profile *msg = d->msg;
-	size_t maxlines = 1;
+	void *grown = array_reserve(*(void **)v, cap, n ? n : 1, elem);
 
-	for (size_t i = 0; i < msg->n_location; i++)
-		if (msg->location[i]->n_line > maxlines)
-			maxlines = msg->location[i]->n_line;
-	struct profile_line *lines = calloc(maxlines, sizeof(*lines));
-	if (!lines)
+	if (!grown)
 		return -ENOMEM;
-	int ret = 0;
-	for (size_t i = 0; i < msg->n_location && !ret; i++) {
-		const pb_location *l = msg->location[i];
-		uint64_t mapping = 0;
-
-		if (l->mapping_id && !(mapping = dec_map_find(&d->mappings, l->mapping_id))) {
-			ret = bad(d->why, d->whylen,
-				  "location %llu names mapping %llu, which does not exist",
-				  (unsigned long long)l->id, (unsigned long long)l->mapping_id);
-			break;
-		}
-		for (size_t j = 0; j < l->n_line; j++) {
-			uint64_t fid = l->line[j]->function_id;
-
-			lines[j].function_id = fid ? dec_map_find(&d->functions, fid) : 0;
-			lines[j].line = l->line[j]->line;
-			if (fid && !lines[j].function_id) {
-				ret = bad(d->why, d->whylen,
-					  "location %llu names function %llu, which does not exist",
-					  (unsigned long long)l->id, (unsigned long long)fid);
-				break;
-			}
-		}
-		if (ret)
-			break;
-		uint64_t id = profile_add_location(d->p, mapping, l->address, lines, l->n_line);
-		ret = dec_map_add(d, &d->locations, l->id, id, "location");
-	}
-	free(lines);
-	return ret;
-}
-
-static int dec_labels(struct decoder *d, const pb_sample *s, size_t i, struct profile_label *out)
-{
-	for (size_t j = 0; j < s->n_label; j++) {
-		const pb_label *l = s->label[j];
-		const char *str = NULL;
-		int ret = dec_string(d, l->key, &out[j].key, "label of sample", i);
-
-		if (!ret && l->str)
-			ret = dec_string(d, l->str, &str, "label of sample", i);
-		if (!ret)
-			ret = dec_string(d, l->num_unit, &out[j].num_unit, "label of sample", i);
-		if (ret)
-			return ret;
-		out[j].str = str;
-		out[j].num = l->num;
-	}
+	*(void **)v = grown;
 	return 0;
 }
 
-static int dec_samples(struct decoder *d)
+static int dec_location(struct decoder *d, const uint8_t *data, size_t len, size_t i)
 {
-	const pb_profile *msg = d->msg;
-	size_t maxlocs = 1, maxlabels = 1;
-	int ret = 0;
+	pb_location *l;
+	uint64_t mapping = 0;
+	int ret = UNPACK(d, perftools__profiles__location__unpack, data, len, "location", i, l);
 
-	for (size_t i = 0; i < msg->n_sample; i++) {
-		const pb_sample *s = msg->sample[i];
+	if (ret)
+		return ret;
+	if (l->mapping_id && !(mapping = dec_map_find(&d->mappings, l->mapping_id)))
+		ret =
+		    bad(d->why, d->whylen, "location %llu names mapping %llu, which does not exist",
+			(unsigned long long)l->id, (unsigned long long)l->mapping_id);
+	if (!ret)
+		ret = scratch(&d->lines, &d->lines_cap, l->n_line, sizeof(*d->lines));
+	for (size_t j = 0; !ret && j < l->n_line; j++) {
+		uint64_t fid = l->line[j]->function_id;
 
-		if (s->n_value != msg->n_sample_type)
-			return bad(d->why, d->whylen,
-				   "sample %zu has %zu values for %zu sample types", i, s->n_value,
-				   msg->n_sample_type);
-		if (s->n_location_id > maxlocs)
-			maxlocs = s->n_location_id;
-		if (s->n_label > maxlabels)
-			maxlabels = s->n_label;
+		d->lines[j].function_id = fid ? dec_map_find(&d->functions, fid) : 0;
+		d->lines[j].line = l->line[j]->line;
+		if (fid && !d->lines[j].function_id)
+			ret = bad(d->why, d->whylen,
+				  "location %llu names function %llu, which does not exist",
+				  (unsigned long long)l->id, (unsigned long long)fid);
 	}
-	uint64_t *locs = calloc(maxlocs, sizeof(*locs));
-	struct profile_label *labels = calloc(maxlabels, sizeof(*labels));
-	if (!locs || !labels)
-		ret = -ENOMEM;
-	for (size_t i = 0; i < msg->n_sample && !ret; i++) {
-		const pb_sample *s = msg->sample[i];
-
-		for (size_t j = 0; j < s->n_location_id && !ret; j++) {
-			locs[j] = dec_map_find(&d->locations, s->location_id[j]);
-			if (!locs[j])
-				ret = bad(d->why, d->whylen,
-					  "sample %zu names location %llu, which does not exist", i,
-					  (unsigned long long)s->location_id[j]);
-		}
-		if (!ret)
-			ret = dec_labels(d, s, i, labels);
-		if (!ret)
-			ret = profile_add_sample(d->p, locs, s->n_location_id, s->value, labels,
-						 s->n_label);
+	if (!ret) {
+		uint64_t id = profile_add_location(d->p, mapping, l->address, d->lines, l->n_line);
+		ret = dec_map_add(d, &d->locations, l->id, id, "location");
 	}
-	free(locs);
-	free(labels);
+	perftools__profiles__location__free_unpacked(l, NULL);
+	return ret;
+}
+
+static int dec_labels(struct decoder *d, const pb_sample *s, size_t i)
+{
+	int ret = scratch(&d->labels, &d->labels_cap, s->n_label, sizeof(*d->labels));
+
+	for (size_t j = 0; !ret && j < s->n_label; j++) {
+		const pb_label *l = s->label[j];
+		struct profile_label *out = &d->labels[j];
+		const char *str = NULL;
+
+		ret = dec_string(d, l->key, &out->key, "label of sample", i);
+		if (!ret && l->str)
+			ret = dec_string(d, l->str, &str, "label of sample", i);
+		if (!ret)
+			ret = dec_string(d, l->num_unit, &out->num_unit, "label of sample", i);
+		out->str = str;
+		out->num = l->num;
+	}
+	return ret;
+}
+
+static int dec_sample(struct decoder *d, const uint8_t *data, size_t len, size_t i)
+{
+	pb_sample *s;
+	int ret = UNPACK(d, perftools__profiles__sample__unpack, data, len, "sample", i, s);
+
+	if (ret)
+		return ret;
+	if (s->n_value != d->count[F_SAMPLE_TYPE])
+		ret = bad(d->why, d->whylen, "sample %zu has %zu values for %zu sample types", i,
+			  s->n_value, d->count[F_SAMPLE_TYPE]);
+	if (!ret)
+		ret = scratch(&d->ids, &d->ids_cap, s->n_location_id, sizeof(*d->ids));
+	for (size_t j = 0; !ret && j < s->n_location_id; j++) {
+		d->ids[j] = dec_map_find(&d->locations, s->location_id[j]);
+		if (!d->ids[j])
+			ret = bad(d->why, d->whylen,
+				  "sample %zu names location %llu, which does not exist", i,
+				  (unsigned long long)s->location_id[j]);
+	}
+	if (!ret)
+		ret = dec_labels(d, s, i);
+	if (!ret)
+		ret = profile_add_sample(d->p, d->ids, s->n_location_id, s->value, d->labels,
+					 s->n_label);
+	perftools__profiles__sample__free_unpacked(s, NULL);
 	return ret;
 }
 
@@ -366,60 +551,71 @@ static int dec_samples(struct decoder *d)
  * protobuf field that is not repeated. */
 static int dec_timeline(struct decoder *d)
 {
-	const ProtobufCMessageUnknownField *f = NULL;
 	struct timeline_event *ev;
-	size_t n, at = 0;
-	uint64_t len = 0;
+	size_t n;
 
-	for (unsigned i = 0; i < d->msg->base.n_unknown_fields; i++)
-		if (d->msg->base.unknown_fields[i].tag == PPROF_TIMELINE_FIELD)
-			f = &d->msg->base.unknown_fields[i];
-	if (!f)
+	if (!d->timeline.data)
 		return 0;
-	if (f->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
-		return bad(d->why, d->whylen, "the timeline field is not bytes");
-	for (unsigned shift = 0; at < f->len && shift < 64; shift += 7) {
-		len |= (uint64_t)(f->data[at] & 0x7f) << shift;
-		if (!(f->data[at++] & 0x80))
-			break;
-	}
-	if (len != f->len - at)
-		return bad(d->why, d->whylen, "the timeline field is truncated");
-	int ret = timeline_decode(f->data + at, (size_t)len, d->p->nsamples, &ev, &n);
+	int ret = timeline_decode(d->timeline.data, d->timeline.len, d->p->nsamples, &ev, &n);
 	if (ret == -EBADMSG)
 		return bad(d->why, d->whylen, "the sample timeline is malformed");
 	if (ret)
 		return ret;
 	free(ev);
-	return profile_set_timeline(d->p, f->data + at, (size_t)len);
+	return profile_set_timeline(d->p, d->timeline.data, d->timeline.len);
+}
+
+/* A comment (a string index) into the profile. */
+static int dec_comment(struct decoder *d, uint64_t idx, size_t i)
+{
+	const char *s;
+	int ret = dec_string(d, (int64_t)idx, &s, "comment", i);
+
+	return ret ? ret : profile_add_comment(d->p, s);
+}
+
+static int dec_comments(struct decoder *d)
+{
+	struct pb_reader r = pb_reader(d->data, d->len);
+	struct pb_field f;
+	size_t i = 0;
+	int ret = 0;
+
+	while (!ret && pb_next(&r, &f) > 0) {
+		if (f.num != F_COMMENT)
+			continue;
+		if (f.wire == PB_VARINT) {
+			ret = dec_comment(d, f.value, i++);
+			continue;
+		}
+		const uint8_t *at = f.data;
+		uint64_t v;
+		while (!ret && at < f.data + f.len && pb_varint(&at, f.data + f.len, &v) == 0)
+			ret = dec_comment(d, v, i++);
+	}
+	return ret;
 }
 
 static int dec_header(struct decoder *d)
 {
-	const pb_profile *msg = d->msg;
 	const char *s;
-	int ret = 0;
+	int ret = dec_comments(d);
 
-	for (size_t i = 0; i < msg->n_comment && !ret; i++) {
-		ret = dec_string(d, msg->comment[i], &s, "comment", i);
-		if (!ret)
-			ret = profile_add_comment(d->p, s);
-	}
 	if (!ret)
-		ret = dec_string(d, msg->drop_frames, &s, "drop_frames", NO_NUMBER);
+		ret = dec_string(d, d->scalar[F_DROP_FRAMES], &s, "drop_frames", NO_NUMBER);
 	if (!ret)
 		d->p->drop_frames = profile_intern(d->p, s);
 	if (!ret)
-		ret = dec_string(d, msg->keep_frames, &s, "keep_frames", NO_NUMBER);
+		ret = dec_string(d, d->scalar[F_KEEP_FRAMES], &s, "keep_frames", NO_NUMBER);
 	if (!ret)
 		d->p->keep_frames = profile_intern(d->p, s);
 	if (!ret)
-		ret = dec_string(d, msg->doc_url, &s, "doc_url", NO_NUMBER);
+		ret = dec_string(d, d->scalar[F_DOC_URL], &s, "doc_url", NO_NUMBER);
 	if (!ret && (!d->p->drop_frames || !d->p->keep_frames))
 		ret = -ENOMEM;
-	d->p->time_nanos = msg->time_nanos;
-	d->p->duration_nanos = msg->duration_nanos;
-	d->p->period = msg->period;
+	d->p->time_nanos = d->scalar[F_TIME_NANOS];
+	d->p->duration_nanos = d->scalar[F_DURATION_NANOS];
+	d->p->period = d->scalar[F_PERIOD];
 	if (!ret)
 		ret = dec_timeline(d);
 	return ret;
@@ -427,38 +623,28 @@ static int dec_header(struct decoder *d)
 
 static int dec_message(const void *data, size_t len, struct profile **out, char *why, size_t whylen)
 {
-	struct decoder d = {.why = why, .whylen = whylen};
+	struct decoder d = {.data = data, .len = len, .why = why, .whylen = whylen};
 
 	u64map_init(&d.mappings);
 	u64map_init(&d.functions);
 	u64map_init(&d.locations);
-	pb_profile *msg = perftools__profiles__profile__unpack(NULL, len, data);
-	int ret;
-
-	/* protobuf-c does not tell a malformed message from a failed malloc;
-	 * the input is far likelier to be at fault. */
-	if (!msg)
-		return bad(why, whylen, "not a pprof protobuf message (truncated or corrupt)");
-	d.msg = msg;
-	if (!msg->n_string_table || msg->string_table[0][0]) {
-		ret = len ? bad(why, whylen, "the string table does not start with \"\"")
-			  : bad(why, whylen, "empty profile");
-		goto out_free;
-	}
-	d.p = profile_new();
-	if (!d.p) {
+	int ret = scan(&d);
+	if (!ret)
+		ret = dec_strings(&d);
+	if (!ret && !(d.p = profile_new()))
 		ret = -ENOMEM;
-		goto out_free;
-	}
-	ret = dec_types(&d);
 	if (!ret)
-		ret = dec_mappings(&d);
+		ret = profile_reserve_samples(d.p, d.count[F_SAMPLE]);
 	if (!ret)
-		ret = dec_functions(&d);
+		ret = dec_types(&d);
 	if (!ret)
-		ret = dec_locations(&d);
+		ret = each(&d, F_MAPPING, dec_mapping);
 	if (!ret)
-		ret = dec_samples(&d);
+		ret = each(&d, F_FUNCTION, dec_function);
+	if (!ret)
+		ret = each(&d, F_LOCATION, dec_location);
+	if (!ret)
+		ret = each(&d, F_SAMPLE, dec_sample);
 	if (!ret)
 		ret = dec_header(&d);
 	if (ret) {
@@ -466,11 +652,14 @@ static int dec_message(const void *data, size_t len, struct profile **out, char 
 		d.p = NULL;
 	}
 	*out = d.p;
-out_free:
 	u64map_release(&d.mappings);
 	u64map_release(&d.functions);
 	u64map_release(&d.locations);
-	perftools__profiles__profile__free_unpacked(msg, NULL);
+	free(d.strings);
+	free(d.string_at);
+	free(d.ids);
+	free(d.labels);
+	free(d.lines);
 	return ret;
 }
 

@@ -43,6 +43,18 @@
 /* Files larger than this, compressed or not, are refused with -EFBIG. */
 #define PPROF_MAX_BYTES ((size_t)1 << 30)
 
+/* The most of each element a file may hold; one with more is refused
+ * (-EBADMSG, with a message that says which) before any is decoded. A
+ * profile recce records aggregates its samples by stack and stays far
+ * below these. */
+#define PPROF_MAX_SAMPLES      ((size_t)1 << 22)
+#define PPROF_MAX_LOCATIONS    ((size_t)1 << 22)
+#define PPROF_MAX_FUNCTIONS    ((size_t)1 << 21)
+#define PPROF_MAX_MAPPINGS     ((size_t)1 << 16)
+#define PPROF_MAX_STRINGS      ((size_t)1 << 23)
+#define PPROF_MAX_SAMPLE_TYPES ((size_t)1024)
+#define PPROF_MAX_COMMENTS     ((size_t)1 << 16)
+
 /*
  * Encodes p into a heap buffer the caller frees with free(): gzip
  * compressed when gzip is non-zero, else the raw protobuf message.

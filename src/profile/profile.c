@@ -188,6 +188,16 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 	return l->id;
 }
 
+/* What an empty array of a sample points to (never written). */
+static int64_t no_values[1];
+static uint64_t no_locations[1];
+static struct profile_label no_labels[1];
+
+int profile_reserve_samples(struct profile *p, size_t n)
+{
+	return grow((void **)&p->samples, &p->samples_cap, n, sizeof(*p->samples)) ? -ENOMEM : 0;
+}
+
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t nlocations,
 		       const int64_t *values, const struct profile_label *labels, size_t nlabels)
 {
@@ -199,14 +209,22 @@ int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t n
 	struct profile_sample s = {0};
 	s.nlocations = nlocations;
 	s.nlabels = nlabels;
-	s.location_ids =
-	    arena_alloc(&p->pool->strings.arena, (nlocations ? nlocations : 1) * sizeof(uint64_t));
-	s.values = arena_alloc(&p->pool->strings.arena,
-			       (p->nsample_types ? p->nsample_types : 1) * sizeof(int64_t));
-	s.labels =
-	    arena_alloc(&p->pool->strings.arena, (nlabels ? nlabels : 1) * sizeof(*s.labels));
-	if (!s.location_ids || !s.values || !s.labels)
+	/* One allocation for the three arrays (the values first: int64_t's
+	 * alignment suits the others), none for an empty one: a file of
+	 * millions of tiny samples costs what they hold. */
+	size_t nvalues = p->nsample_types;
+	if (nlocations > SIZE_MAX / 64 || nlabels > SIZE_MAX / 64)
 		return -ENOMEM;
+	size_t bytes =
+	    nvalues * sizeof(int64_t) + nlocations * sizeof(uint64_t) + nlabels * sizeof(*s.labels);
+	unsigned char *mem = bytes ? arena_alloc(&p->pool->strings.arena, bytes) : NULL;
+	if (bytes && !mem)
+		return -ENOMEM;
+	s.values = nvalues ? (int64_t *)mem : no_values;
+	s.location_ids = nlocations ? (uint64_t *)(mem + nvalues * sizeof(int64_t)) : no_locations;
+	s.labels = nlabels ? (struct profile_label *)(mem + nvalues * sizeof(int64_t) +
+						      nlocations * sizeof(uint64_t))
+			   : no_labels;
 	if (nlocations)
 		memcpy(s.location_ids, location_ids, nlocations * sizeof(uint64_t));
 	if (p->nsample_types)

@@ -125,6 +125,10 @@ uint64_t profile_add_function(struct profile *p, const char *name, const char *s
 uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			      const struct profile_line *lines, size_t nlines);
 
+/* Makes room for n samples in all, so that adding them does not grow the
+ * array by doubling: 0 or -ENOMEM. */
+int profile_reserve_samples(struct profile *p, size_t n);
+
 /* Adds a sample; location ids, values (nsample_types of them) and labels
  * are copied. Returns 0 or -ENOMEM, -EINVAL for an unknown location id. */
 int profile_add_sample(struct profile *p, const uint64_t *location_ids, size_t nlocations,

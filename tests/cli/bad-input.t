@@ -229,6 +229,26 @@ like "$(cat "$ERR")" "bomb\.pb\.gz' is refused: it inflates to more than 1024 Mi
 	"saying that it inflates past the cap"
 rm -f "$T/bomb.pb.gz"
 
+# Small files that hold millions of elements. More samples than recce
+# reads: refused by their count before any is decoded.
+perl tests/cli/mkpprof.pl too-many-samples >"$T/many.pb.gz"
+run "$RECCE" report "$T/many.pb.gz"
+expect 1 "report of 8 KB holding 4,194,305 samples: status 1"
+like "$(cat "$ERR")" 'it has 4194305 samples, more than recce reads \(4194304\)' \
+	"the message says how many and the limit"
+# Four million samples of 1 ns (24 MB inflated) are read, in memory that
+# follows what they hold: under 700 MB of address space, where decoding
+# one protobuf object per sample needed over 1 GB. (Not under ASan, which
+# reserves terabytes of address space for itself.)
+perl tests/cli/mkpprof.pl many-samples >"$T/many.pb.gz"
+(
+	[ -n "${ASAN_OPTIONS:-}" ] || ulimit -v 700000
+	exec "$RECCE" report -n 3 "$T/many.pb.gz"
+) >"$T/many.out" 2>"$T/many.err"
+is "$?" 0 "4 million samples are read within 700 MB" || diag "$(cat "$T/many.err")"
+is "$(head -1 "$T/many.out")" 'total: 354.00ms cpu' "and every one counts in the total (350 ms + 4 ms)"
+rm -f "$T/many.pb.gz"
+
 # --- report: options --------------------------------------------------------
 
 for re in '(' '[a-' '*x'; do

@@ -8,7 +8,9 @@
 #
 # KIND: go, deep, bad-location, bad-function, bad-string, bad-values,
 # bad-mapping, evil-names (a function and a file whose names hold terminal
-# control sequences), huge (two samples of INT64_MAX nanoseconds).
+# control sequences), huge (two samples of INT64_MAX nanoseconds),
+# many-samples (4 million more samples of 1 ns, 24 MB that gzip to 24 KB),
+# too-many-samples (empty samples, one more in all than recce reads).
 use strict;
 use warnings;
 use IO::Compress::Gzip qw(gzip $GzipError);
@@ -86,6 +88,10 @@ if ($kind eq 'deep') {
 	# 3000 nested calls of main.main under runtime.main, then hotLoop.
 	$p .= f_bytes(2, f_packed(1, 3, (2) x 3000, 1) . f_packed(2, 1, 10000000));
 }
+
+# Samples with no stack: the cheapest a file can make them.
+$p .= f_bytes(2, f_packed(2, 1, 1)) x 4000000 if $kind eq 'many-samples';
+$p .= f_bytes(2, '') x 4194303 if $kind eq 'too-many-samples';
 
 $p .= f_varint(9, 1700000000000000000);
 $p .= f_varint(10, 3000000000);

@@ -264,6 +264,42 @@ static void test_garbage(void **state)
 	assert_int_equal(pprof_decode("hello", 5, &q, why, sizeof(why)), -EBADMSG);
 }
 
+/* The wire format as protobuf allows it: comments packed or not, fields
+ * recce does not know skipped whatever their wire type; a known field
+ * with the wrong wire type, or a group, refused. */
+static void test_wire_edges(void **state)
+{
+	static const unsigned char ok[] = {
+	    0x32, 0x00, 0x32, 0x01, 'a', 0x32, 0x01, 'b',	/* strings "", "a", "b" */
+	    0x6a, 0x02, 0x01, 0x02,				/* comments 1, 2, packed */
+	    0x68, 0x01,						/* comment 1, not packed */
+	    0x80, 0x7d, 0x05,					/* field 2000, a varint */
+	    0x85, 0x7d, 1,    2,    3,	 4,			/* ... 4 bytes */
+	    0x81, 0x7d, 1,    2,    3,	 4,    5,    6,	  7, 8, /* ... 8 bytes */
+	    0x82, 0x7d, 0x01, 0xff,				/* ... bytes */
+	};
+	static const unsigned char wrong_wire[] = {0x32, 0x00, 0x10, 0x01};
+	static const unsigned char group[] = {0x32, 0x00, 0x2b, 0x2c};
+	static const unsigned char long_varint[] = {0x32, 0x00, 0x48, 0xff, 0xff, 0xff, 0xff,
+						    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+	struct profile *q;
+	char why[128];
+
+	(void)state;
+	assert_int_equal(pprof_decode(ok, sizeof(ok), &q, why, sizeof(why)), 0);
+	assert_int_equal(q->ncomments, 3);
+	assert_string_equal(q->comments[0], "a");
+	assert_string_equal(q->comments[1], "b");
+	assert_string_equal(q->comments[2], "a");
+	profile_free(q);
+	assert_int_equal(pprof_decode(wrong_wire, sizeof(wrong_wire), &q, why, sizeof(why)),
+			 -EBADMSG);
+	assert_non_null(strstr(why, "field 2 of the profile has the wrong wire type"));
+	assert_int_equal(pprof_decode(group, sizeof(group), &q, why, sizeof(why)), -EBADMSG);
+	assert_int_equal(pprof_decode(long_varint, sizeof(long_varint), &q, why, sizeof(why)),
+			 -EBADMSG);
+}
+
 /*
  * A hand-made foreign message: ids are arbitrary (mapping 100, functions
  * 7 and 3, locations 42 and 9), no default sample type.
@@ -527,6 +563,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated),	    cmocka_unit_test(test_corrupt_bytes),
 	    cmocka_unit_test(test_garbage),	    cmocka_unit_test(test_foreign_ids),
 	    cmocka_unit_test(test_bad_references),  cmocka_unit_test(test_write_read_file),
+	    cmocka_unit_test(test_wire_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
