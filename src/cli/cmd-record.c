@@ -230,19 +230,28 @@ int cmd_record(int argc, char **argv)
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
 	sampler_describe(s, &st, &info, p);
 
-	err = pprof_write_file(p, a.output);
-	if (err)
+	/* A disk that filled up while recording must not lose the profile. */
+	char elsewhere[4096];
+	const char *written = a.output;
+	err = pprof_write_file_or_elsewhere(p, a.output, elsewhere, sizeof(elsewhere));
+	if (err && !elsewhere[0])
 		die("cannot write '%s': %s", a.output, output_strerror(err));
+	if (err) {
+		error("cannot write '%s': %s; the profile is kept in %s instead", a.output,
+		      output_strerror(err), elsewhere);
+		written = elsewhere;
+		status = RECCE_EXIT_ERROR;
+	}
 
 	struct stat sb;
 	char size[32] = "?";
-	if (stat(a.output, &sb) == 0)
+	if (stat(written, &sb) == 0)
 		format_bytes(size, sizeof(size), (long long)sb.st_size);
 	note("%llu samples in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from %zu "
 	     "thread%s, %llu lost, %llu throttled; wrote %s (%s)",
 	     (unsigned long long)st.samples, (double)st.duration_ns / 1e9, sampler_rate(&st),
 	     a.freq, st.threads, st.threads == 1 ? "" : "s", (unsigned long long)st.lost,
-	     (unsigned long long)st.throttled, a.output, size);
+	     (unsigned long long)st.throttled, written, size);
 	/* Like perf record and a shell, recce ends the way its command did,
 	 * so that scripts see a failing command fail. */
 	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status)) {

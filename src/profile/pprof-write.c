@@ -432,18 +432,29 @@ static int write_encoded(FILE *fp, const void *arg)
 	return 0;
 }
 
-int pprof_write_file(const struct profile *p, const char *path)
+int pprof_write_file_or_elsewhere(const struct profile *p, const char *path, char *where,
+				  size_t cap)
 {
 	void *buf = NULL;
 	size_t len = 0;
 	int ret = pprof_encode(p, 1, &buf, &len);
 
+	if (where && cap)
+		where[0] = 0;
 	if (ret)
 		return ret;
 	struct encoded e = {buf, len};
 	ret = outfile_write(path, write_encoded, &e);
+	if (ret && where && cap && outfile_disk_error(ret) &&
+	    outfile_write_elsewhere(path, write_encoded, &e, where, cap) != 0)
+		where[0] = 0;
 	free(buf);
 	return ret;
+}
+
+int pprof_write_file(const struct profile *p, const char *path)
+{
+	return pprof_write_file_or_elsewhere(p, path, NULL, 0);
 }
 
 int pprof_check_writable(const char *path)

@@ -70,6 +70,13 @@ int pprof_encode(const struct profile *p, int gzip, void **buf, size_t *len);
  */
 int pprof_write_file(const struct profile *p, const char *path);
 
+/* As pprof_write_file(), but a profile that a full or failing disk keeps
+ * from path is written to a private directory elsewhere instead (see
+ * outfile_write_elsewhere()), named in where (cap bytes; "" when it could
+ * not be kept). Returns path's result: 0, or why path failed. */
+int pprof_write_file_or_elsewhere(const struct profile *p, const char *path, char *where,
+				  size_t cap);
+
 /*
  * Returns 0 if pprof_write_file() can write path, else the -errno it would
  * fail with. Call it before recording, so that an unwritable path is

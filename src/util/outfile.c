@@ -198,6 +198,18 @@ void outfile_abort(struct outfile *o)
 	outfile_release(o);
 }
 
+/* Why writing to fp (a file about to be removed) failed, when a writer
+ * could only say -EIO: writing one more byte fails for the same reason
+ * (-ENOSPC for a full disk, -EDQUOT, -EFBIG). */
+static int stream_errno(FILE *fp)
+{
+	clearerr(fp);
+	errno = 0;
+	if ((fputc(0, fp) == EOF || fflush(fp) != 0) && errno)
+		return -errno;
+	return -EIO;
+}
+
 int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), const void *arg)
 {
 	struct outfile o;
@@ -213,9 +225,47 @@ int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), con
 	if (ret)
 		return ret;
 	ret = write(o.fp, arg);
+	if (ret == -EIO && ferror(o.fp))
+		ret = stream_errno(o.fp);
 	if (ret) {
 		outfile_abort(&o);
 		return ret;
 	}
 	return outfile_commit(&o);
+}
+
+int outfile_disk_error(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG || err == -EIO || err == -EROFS;
+}
+
+int outfile_write_elsewhere(const char *path, int (*write)(FILE *fp, const void *arg),
+			    const void *arg, char *where, size_t cap)
+{
+	const char *dirs[] = {getenv("TMPDIR"), "/var/tmp", "/tmp", "/dev/shm"};
+	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char dir[4096];
+		if (!dirs[i] || dirs[i][0] != '/' ||
+		    (size_t)snprintf(dir, sizeof(dir), "%s/recce-XXXXXX", dirs[i]) >= sizeof(dir))
+			continue;
+		/* A directory only recce's user can enter: no name in it can
+		 * have been planted by anyone else. */
+		if (!mkdtemp(dir)) {
+			err = -errno;
+			continue;
+		}
+		if ((size_t)snprintf(where, cap, "%s/%s", dir, *name ? name : "recce.out") >= cap) {
+			rmdir(dir);
+			return -ENAMETOOLONG;
+		}
+		err = outfile_write(where, write, arg);
+		if (!err)
+			return 0;
+		rmdir(dir);
+	}
+	return err;
 }

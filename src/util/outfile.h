@@ -51,6 +51,18 @@ void outfile_abort(struct outfile *o);
  * negative return, or -errno. */
 int outfile_write(const char *path, int (*write)(FILE *fp, const void *arg), const void *arg);
 
+/* Whether err is a failure of the disk or filesystem that writing the same
+ * bytes to another one may avoid (-ENOSPC, -EDQUOT, -EFBIG, -EIO, -EROFS). */
+int outfile_disk_error(int err);
+
+/* After outfile_write(path, ...) failed with a disk error: writes the same
+ * to a new private directory (mode 0700, recce-XXXXXX) under $TMPDIR,
+ * /var/tmp, /tmp or /dev/shm, the first where it succeeds, keeping
+ * path's file name, and puts the new path in where (cap bytes). Returns
+ * 0 or the last -errno. */
+int outfile_write_elsewhere(const char *path, int (*write)(FILE *fp, const void *arg),
+			    const void *arg, char *where, size_t cap);
+
 /* For a file written as it goes (a trace file): opens path for writing at
  * once. An absent path or a regular file is replaced by a new file made
  * beside it (as above) and renamed into place before any byte is
