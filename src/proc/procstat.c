@@ -15,6 +15,7 @@
 
 #include "proc/tasks.h"
 #include "util/array.h"
+#include "util/clock.h"
 
 #define INITIAL_BUF (64 * 1024)
 #define MAX_BUF	    (16 * 1024 * 1024) /* /proc/stat of a very large machine */
@@ -305,19 +306,32 @@ ssize_t procstat_read_file(struct procstat_reader *r, const char *path)
 	return (ssize_t)len;
 }
 
-int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t)
+/* Reads and parses a stat file into a zeroed *t, noting when: 0, -ESRCH
+ * when the task is gone, -errno. */
+static int read_stat(struct procstat_reader *r, const char *path, struct procstat_task *t)
 {
-	char path[96];
 	ssize_t n;
 
 	memset(t, 0, sizeof(*t));
-	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", r->root, (int)pid, (int)tid);
 	n = procstat_read_file(r, path);
 	if (n < 0)
 		return (int)n;
 	/* A thread that exits while it is read leaves an empty file. */
 	if (n == 0 || procstat_parse_stat(r->buf, (size_t)n, t) < 0)
 		return -ESRCH;
+	t->read_ns = time_now_ns(CLOCK_MONOTONIC);
+	return 0;
+}
+
+int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t)
+{
+	char path[96];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", r->root, (int)pid, (int)tid);
+	int err = read_stat(r, path, t);
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "%s/%d/task/%d/status", r->root, (int)pid, (int)tid);
 	n = procstat_read_file(r, path);
 	if (n < 0)
@@ -326,6 +340,17 @@ int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct p
 		return -ESRCH;
 	t->pid = pid;
 	return 0;
+}
+
+int procstat_read_process(struct procstat_reader *r, pid_t pid, struct procstat_task *t)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/%d/stat", r->root, (int)pid);
+	int err = read_stat(r, path, t);
+	if (!err)
+		t->pid = pid;
+	return err;
 }
 
 /* Reads ROOT/name and parses it with one of the system parsers. */

@@ -41,6 +41,7 @@ struct procstat_task {
 	uint64_t rss_pages; /* of the whole process */
 	long num_threads;
 	uint64_t vcsw, ivcsw; /* voluntary and involuntary context switches */
+	uint64_t read_ns;     /* CLOCK_MONOTONIC when its ticks were read */
 };
 
 struct procstat_cpu {
@@ -103,6 +104,11 @@ int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie);
 /* Reads /proc/PID/task/TID/stat and status, and sets t->pid to pid.
  * Returns 0, -ESRCH when the thread is gone, -errno. */
 int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t);
+
+/* Reads /proc/PID/stat: the ticks of the whole process, its exited
+ * threads' included, read at one moment (t->read_ns). Returns 0, -ESRCH
+ * when it is gone, -errno. */
+int procstat_read_process(struct procstat_reader *r, pid_t pid, struct procstat_task *t);
 
 /* Reads uptime, loadavg, stat and meminfo. Returns 0 or -errno. */
 int procstat_read_system(struct procstat_reader *r, struct procstat_system *s);

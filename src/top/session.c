@@ -159,6 +159,11 @@ static int read_process(struct top_session *s, pid_t pid)
 		return 1;
 	s->scratch_pids = p;
 	memcpy(s->scratch_pids, tids, (size_t)n * sizeof(*tids));
+	/* A process row: its ticks in one read, not the sum of reads spread
+	 * over the time it takes to read every thread. */
+	struct procstat_task whole;
+	if (!s->npids && procstat_read_process(&s->reader, pid, &whole) == 0)
+		top_model_add_process(s->model, &whole);
 	for (ssize_t i = 0; i < n; i++) {
 		struct procstat_task t;
 		if (procstat_read_task(&s->reader, pid, s->scratch_pids[i], &t) < 0)

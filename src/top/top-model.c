@@ -43,6 +43,8 @@ struct top_model {
 
 	struct top_row *rows, *prev;
 	size_t nrows, nprev, rows_cap, prev_cap;
+	struct procstat_task *procs; /* whole-process ticks, by pid */
+	size_t nprocs, procs_cap;
 	int have_prev;
 	double interval;
 
@@ -109,6 +111,7 @@ void top_model_free(struct top_model *m)
 	free(m->hist);
 	free(m->rows);
 	free(m->prev);
+	free(m->procs);
 	free(m->sys);
 	free(m->prev_sys);
 	free(m->cpus);
@@ -130,6 +133,7 @@ void top_model_begin(struct top_model *m, double interval)
 	m->rows = t;
 	m->rows_cap = tcap;
 	m->nrows = 0;
+	m->nprocs = 0;
 	m->interval = interval > 0 ? interval : 0;
 	m->have_sys = 0;
 }
@@ -152,10 +156,36 @@ int top_model_add_task(struct top_model *m, const struct procstat_task *t)
 	r->ticks_sys = t->stime;
 	r->vcsw = t->vcsw;
 	r->ivcsw = t->ivcsw;
+	r->read_ns = t->read_ns;
 	/* In process mode, the main thread names the process; remember
 	 * whether this row is it (rates are not computed yet). */
 	r->samples = (m->cfg.by_process && t->tid == t->pid) ? 1 : 0;
 	return 0;
+}
+
+int top_model_add_process(struct top_model *m, const struct procstat_task *t)
+{
+	if (grow((void **)&m->procs, &m->procs_cap, m->nprocs + 1, sizeof(*m->procs)) < 0)
+		return -ENOMEM;
+	m->procs[m->nprocs++] = *t;
+	return 0;
+}
+
+/* The whole-process ticks of pid read this snapshot, or NULL. */
+static const struct procstat_task *find_process(const struct top_model *m, pid_t pid)
+{
+	size_t lo = 0, hi = m->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->procs[mid].pid == pid)
+			return &m->procs[mid];
+		if (m->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 int top_model_add_sample(struct top_model *m, pid_t pid, pid_t tid, uint64_t time,
@@ -262,6 +292,12 @@ static void merge_processes(struct top_model *m)
 			if (state_rank(t->state) > state_rank(r.state))
 				r.state = t->state;
 		}
+		const struct procstat_task *whole = find_process(m, r.pid);
+		if (whole) {
+			r.ticks_user = whole->utime;
+			r.ticks_sys = whole->stime;
+			r.read_ns = whole->read_ns;
+		}
 		r.samples = 0;
 		m->rows[out++] = r;
 		i = j;
@@ -294,10 +330,13 @@ static void compute_rates(struct top_model *m)
 		 * ticks belong to this interval. */
 		uint64_t u0 = p ? p->ticks_user : 0, s0 = p ? p->ticks_sys : 0;
 		uint64_t v0 = p ? p->vcsw : 0, i0 = p ? p->ivcsw : 0;
-		r->cpu_user = per_second(r->ticks_user, u0, m->interval) / tps * 100;
-		r->cpu_sys = per_second(r->ticks_sys, s0, m->interval) / tps * 100;
-		r->vcsw_rate = per_second(r->vcsw, v0, m->interval);
-		r->ivcsw_rate = per_second(r->ivcsw, i0, m->interval);
+		double dt = m->interval;
+		if (p && p->read_ns && r->read_ns > p->read_ns)
+			dt = (double)(r->read_ns - p->read_ns) / 1e9;
+		r->cpu_user = per_second(r->ticks_user, u0, dt) / tps * 100;
+		r->cpu_sys = per_second(r->ticks_sys, s0, dt) / tps * 100;
+		r->vcsw_rate = per_second(r->vcsw, v0, dt);
+		r->ivcsw_rate = per_second(r->ivcsw, i0, dt);
 	}
 }
 

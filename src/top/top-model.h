@@ -63,6 +63,7 @@ struct top_row {
 
 	/* private: cumulative counters, for the next interval's rates */
 	uint64_t starttime, ticks_user, ticks_sys, vcsw, ivcsw;
+	uint64_t read_ns;   /* when the ticks were read (0: at the snapshot) */
 	uint64_t last_time; /* time of the sample that set last */
 };
 
@@ -110,8 +111,17 @@ void top_model_free(struct top_model *m);
  * one (its rates divide by it). */
 void top_model_begin(struct top_model *m, double interval);
 
-/* A task read from /proc. Returns 0 or -ENOMEM. */
+/* A task read from /proc. Returns 0 or -ENOMEM. A row's rates divide by
+ * the time between its two reads (t->read_ns), not by the snapshot's
+ * interval: under load, reading hundreds of threads takes long, and the
+ * ticks of one read must not be divided by the time of another. */
 int top_model_add_task(struct top_model *m, const struct procstat_task *t);
+
+/* Process mode: the ticks of the whole process (procstat_read_process()),
+ * which its row then shows instead of the sum of its live threads: one
+ * read, and threads that exited during the interval still count. Tasks
+ * are added in ascending pid order. Returns 0 or -ENOMEM. */
+int top_model_add_process(struct top_model *m, const struct procstat_task *t);
 
 /* One sample: time orders samples for "last", function names where it
  * was (NULL if unknown), frames are kept for the stack views (at most

@@ -3,7 +3,7 @@
 # function, threads appearing, targets exiting, system-wide process rows,
 # JSON output, and the /proc-only fallback when perf_event_open is refused.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf"
+need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf" "$TARGETS/spinner"
 perl -MJSON::PP -e 1 2>/dev/null || skip_all "perl JSON::PP is missing"
 
 # jrow FILE SNAPSHOT NAME FIELD: FIELD of the row named NAME in the
@@ -93,6 +93,24 @@ is "$RC" 0 "top -b without -p exits 0" || show_run
 is "$(jrow "$OUT" 0 topmix pid)" "$MIX" "rows are processes: topmix has a row"
 is "$(jrow "$OUT" 0 topmix threads)" 4 "with its thread count (main, busy, idle, late)"
 like "$(jrow "$OUT" 0 topmix hot)" '^(busy|late)_spin$' "and the function its threads run most"
+
+# --- a machine too busy to read every thread on time ------------------------
+# 200 threads spin on every CPU, so recce reads their /proc files late and
+# unevenly: the process's CPU % still never exceeds what the CPUs can give
+# (it read 1004 % on 2 CPUs when rates divided by the nominal interval).
+spawn "$T/wide.out" "$TARGETS/spinner" 30 200
+WIDE=$PID
+sleep 1
+run "$RECCE" top -b -n 5 -d 0.5 --json
+is "$RC" 0 "top -b beside 200 spinning threads exits 0" || show_run
+MAXCPU=$(($(nproc) * 100))
+for n in 2 3 4 5; do
+	cpu=$(jrow "$OUT" "$n" spinner cpu)
+	cmp_ok "${cpu:-0}" '<=' "$MAXCPU * 1.1" \
+		"snapshot $n: the spinner's CPU ($cpu %) is at most $MAXCPU % (every CPU)"
+	cmp_ok "${cpu:-0}" '>' 5 "and it shows the CPU it takes"
+done
+kill "$WIDE"
 
 # --- perf_event_open refused --------------------------------------------------
 

@@ -5,6 +5,7 @@
  * rows that sum their threads, sorting and filtering, and the distinct
  * stacks of a row over several intervals.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -237,12 +238,55 @@ static void test_stack_history(void **state)
 	top_model_free(m);
 }
 
+/* Rates divide by the time between a row's two reads, not by the
+ * snapshot's interval: a read delayed by load does not inflate them. */
+static void test_rates_by_read_time(void **state)
+{
+	struct top_model *m = model(0);
+	struct procstat_task t = task(10, 10, "main", 0, 0, 5);
+
+	(void)state;
+	top_model_begin(m, 0);
+	t.read_ns = 1000000000;
+	add(m, t);
+	assert_int_equal(top_model_end(m), 0);
+	/* The snapshot says 1 s went by, but this thread was read 2 s after
+	 * its last read, and ran for those 2 s (200 ticks at 100 a second). */
+	top_model_begin(m, 1.0);
+	t.utime = 200;
+	t.read_ns = 3000000000;
+	add(m, t);
+	assert_int_equal(top_model_end(m), 0);
+	assert_true(fabs(top_model_find(m, 10, 10)->cpu_user - 100.0) < 0.01);
+	top_model_free(m);
+
+	/* Process mode: the whole-process ticks, one read, exited threads
+	 * included, win over the sum of the live threads. */
+	m = model(1);
+	struct procstat_task whole = task(20, 20, "app", 0, 0, 5);
+	top_model_begin(m, 0);
+	whole.read_ns = 1000000000;
+	assert_int_equal(top_model_add_process(m, &whole), 0);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	add(m, task(20, 21, "worker", 50, 0, 6));
+	assert_int_equal(top_model_end(m), 0);
+	top_model_begin(m, 1.0);
+	whole.utime = 150; /* a thread that exited ran 100 ticks */
+	whole.read_ns = 2000000000;
+	assert_int_equal(top_model_add_process(m, &whole), 0);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	add(m, task(20, 21, "worker", 50, 0, 6));
+	assert_int_equal(top_model_end(m), 0);
+	assert_true(fabs(top_model_find(m, 20, 20)->cpu_user - 150.0) < 0.01);
+	top_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rates_and_hot), cmocka_unit_test(test_reused_tid),
 	    cmocka_unit_test(test_process_rows),  cmocka_unit_test(test_view),
-	    cmocka_unit_test(test_stack_history),
+	    cmocka_unit_test(test_stack_history), cmocka_unit_test(test_rates_by_read_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
