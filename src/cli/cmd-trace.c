@@ -46,7 +46,7 @@ static void parse_wrap(struct trace_args *a, const char *s)
 }
 
 /* The options whose values need checking, by their tag. */
-enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_FORMAT, V_WRAP };
+enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_MAX_EVENTS, V_FORMAT, V_WRAP };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -81,6 +81,11 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("trace", "--max-probes wants 1 to 100000, not '%s'", arg);
 		a->max_probes = v;
 		break;
+	case V_MAX_EVENTS:
+		if (parse_int(arg, 0, 10000000, &a->max_events) < 0)
+			usage_die("trace", "--max-events wants a number (0: no limit), not '%s'",
+				  arg);
+		break;
 	case V_FORMAT:
 		if (strcmp(arg, "text") == 0)
 			a->format = TRACE_FORMAT_TEXT;
@@ -108,6 +113,8 @@ static const struct opt trace_options[] = {
     OPT_CALL_(0, "limit", "N/MS", set_value, V_LIMIT, "the circuit breaker (default 1000/1000)"),
     OPT_CALL_(0, "max-probes", "N", set_value, V_MAX_PROBES,
 	      "refuse patterns matching more than N functions"),
+    OPT_CALL_(0, "max-events", "N", set_value, V_MAX_EVENTS,
+	      "without BPF links: at most N probe events (default 100)"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
     OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
     OPT_STRING_('o', "output", "FILE", struct trace_args, output,
@@ -126,6 +133,7 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 	a->rate_n = TRACE_DEFAULT_RATE_N;
 	a->rate_ms = TRACE_DEFAULT_RATE_MS;
 	a->max_probes = 100;
+	a->max_events = 100;
 	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
 	a->patterns = argv + first;
 	a->npatterns = (size_t)(dashdash - first);
@@ -214,6 +222,7 @@ int cmd_trace(int argc, char **argv)
 	    .patterns = pats,
 	    .npatterns = a.npatterns,
 	    .max_probes = (size_t)a.max_probes,
+	    .max_events = (size_t)a.max_events,
 	    .want_args = a.show_args,
 	    .want_return = a.ret,
 	    .want_caller = a.caller,

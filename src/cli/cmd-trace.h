@@ -21,7 +21,7 @@ struct trace_args {
 	int show_args, ret, stack, caller, hist;
 	const char *cond_text;
 	struct trace_cond *cond;
-	long long count, max_probes;
+	long long count, max_probes, max_events;
 	double seconds;
 	uint64_t rate_n, rate_ms;
 	enum trace_format format;

@@ -134,6 +134,21 @@ static void returns_failed(const struct tracer *t, int err)
 	note("trace its calls without --return, or leave it out of the patterns");
 }
 
+/* Per-event uprobes past --max-events: what they would cost the target. */
+static void events_refused(const struct trace_args *a, const struct tracer *t)
+{
+	size_t events, probes, ncpus;
+
+	tracer_events_wanted(t, &events, &probes, &ncpus);
+	error("without BPF links this needs %zu perf uprobe events (%zu probe%s on each thread "
+	      "and each of %zu CPUs), more than --max-events %lld: each is removed after a "
+	      "kernel grace period, one at a time, with the target slowed until the last is "
+	      "gone (a tenth of a second each, under load)",
+	      events, probes, probes == 1 ? "" : "s", ncpus, a->max_events);
+	note("trace fewer functions or a process with fewer threads, or raise --max-events if "
+	     "the target can wait; Linux 6.6 and later trace any number of threads with links");
+}
+
 void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err)
 {
 	pid_t pid;
@@ -170,6 +185,8 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 		else if (err == -EACCES || err == -EPERM)
 			error("the kernel refused the probes: run recce as root, or grant "
 			      "CAP_PERFMON and CAP_BPF");
+		else if (err == -E2BIG)
+			events_refused(a, t);
 		else if (err == -ENOTSUPP_KERNEL)
 			error("the kernel refuses a probe in %s (process %d): a function there "
 			      "starts with an instruction uprobes cannot run out of line (a lock "

@@ -78,6 +78,8 @@ struct uprobe_set {
 	struct uprobe_slot *slots; /* one per ring */
 	struct uprobe_probe *probes;
 	size_t nprobes, probes_cap;
+	size_t nevents;	      /* event mode: probe events open, by thread (estimated) */
+	size_t events_wanted; /* ... that the last attach needed */
 	/* Every probe event and every thread watcher, closed by
 	 * uprobe_set_remove_all() (or when their thread exits). */
 	struct uprobe_fd *fds;
@@ -444,10 +446,27 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 	return err;
 }
 
+/* Event mode: the probe events that ntids more threads take. */
+static size_t events_for(const struct uprobe_set *u, size_t ntids)
+{
+	return u->nprobes * ntids * u->ncpus;
+}
+
+/* Whether ntids more threads stay within the config's max_events. */
+static int within_budget(const struct uprobe_set *u, size_t ntids)
+{
+	return !u->cfg.max_events || u->nevents + events_for(u, ntids) <= u->cfg.max_events;
+}
+
 /* Event mode: every probe on each of the threads tids (those that exited
- * meanwhile skipped). Returns 0 or -errno, as attach_links(). */
+ * meanwhile skipped). Returns 0 or -errno, as attach_links(); -E2BIG
+ * beyond the config's max_events. */
 static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 {
+	u->events_wanted = u->nevents + events_for(u, ntids);
+	if (!within_budget(u, ntids))
+		return -E2BIG;
+	u->nevents += events_for(u, ntids);
 	for (size_t i = 0; i < u->nprobes; i++) {
 		size_t opened = 0;
 		int err = 0;
@@ -481,6 +500,12 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 
 	if (u->removed || (u64map_get(&u->tids, (uint64_t)tid, &state) && state == TID_PROBED))
 		return;
+	if (!u->links && !within_budget(u, 1)) {
+		/* Over max_events: left untraced, and holding no event. */
+		u->stats.unfollowed += u->nprobes;
+		u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
+		return;
+	}
 	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
 		return;
 	if (u->links) {
@@ -488,6 +513,7 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 			u->stats.unfollowed++;
 		return;
 	}
+	u->nevents += events_for(u, 1);
 	for (size_t i = 0; i < u->nprobes; i++)
 		if (open_probe(u, i, tid) < 0)
 			u->stats.unfollowed++;
@@ -499,9 +525,12 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 static void forget_thread(struct uprobe_set *u, pid_t tid)
 {
 	size_t j = 0;
+	uint64_t state;
 
-	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, NULL))
+	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, &state))
 		return;
+	if (state == TID_PROBED && !u->links && u->nevents >= events_for(u, 1))
+		u->nevents -= events_for(u, 1);
 	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
 	for (size_t i = 0; i < u->nfds; i++) {
 		if (u->fds[i].tid == tid && !u->fds[i].link)
@@ -575,6 +604,12 @@ const char *uprobe_set_error_path(const struct uprobe_set *u)
 int uprobe_set_uses_links(const struct uprobe_set *u)
 {
 	return u->links;
+}
+
+size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus)
+{
+	*ncpus = u->ncpus;
+	return u->events_wanted;
 }
 
 size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)

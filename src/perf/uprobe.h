@@ -54,6 +54,12 @@ struct uprobe_set_config {
 	 * that polls with a timeout anyway should make this large. */
 	unsigned wakeup_hits;
 	int no_bpf; /* event mode even where uprobe_multi links work */
+	/* Event mode: the most probe events open at once (0: no limit). Each
+	 * is a kernel consumer removed after a grace period, one at a time,
+	 * with the target slowed until the last is gone: an attach that
+	 * needs more fails with -E2BIG, and new threads past it are left
+	 * untraced (counted as unfollowed). */
+	size_t max_events;
 };
 
 /* One probe hit, valid only during the callback. */
@@ -123,6 +129,10 @@ const char *uprobe_set_error_path(const struct uprobe_set *u);
 
 /* Whether link mode is in use (see above). */
 int uprobe_set_uses_links(const struct uprobe_set *u);
+
+/* Event mode: the probe events the last uprobe_set_attach() needed in all
+ * (probes x threads x CPUs, with those open before), and the CPUs. */
+size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus);
 
 /* Removes every probe at once (closes their descriptors); the rings stay,
  * so hits already recorded can still be read. */

@@ -220,7 +220,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	}
 
 	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, 0, wakeup_hits(t),
-					 cfg->no_bpf};
+					 cfg->no_bpf, cfg->max_events};
 	err = uprobe_set_new(&ucfg, &t->up);
 	if (err)
 		return fail(t, TRACER_BUFFERS, err, 0);
@@ -682,6 +682,12 @@ enum tracer_step tracer_failure(const struct tracer *t, pid_t *pid, const char *
 const struct trace_resolved *tracer_functions(const struct tracer *t)
 {
 	return &t->res;
+}
+
+void tracer_events_wanted(const struct tracer *t, size_t *events, size_t *probes, size_t *ncpus)
+{
+	*events = uprobe_set_events_wanted(t->up, ncpus);
+	*probes = t->nprobes;
 }
 
 const struct trace_sig *tracer_signature(const struct tracer *t, size_t i)

@@ -80,6 +80,9 @@ struct tracer_config {
 
 	int stop_fd; /* readable when a person asks to stop (a signalfd); -1: none */
 	int no_bpf;  /* per-event uprobes even where BPF links work */
+	/* Per-event uprobes (no links): the most probe events at once (see
+	 * uprobe_set_config); 0: no limit. */
+	size_t max_events;
 	/* Returns through uretprobes, which rewrite the return address on
 	 * the target's stack (for comparisons; unsafe in Go, C++ and any
 	 * code that unwinds), instead of probes on each function's exits. */
@@ -149,6 +152,10 @@ const struct trace_resolved *tracer_functions(const struct tracer *t);
 /* Why the kernel would refuse a probe on function i's first instruction
  * (func_unprobeable()), so that it is not traced; NULL when it is. */
 const char *tracer_refused(const struct tracer *t, size_t i);
+
+/* Per-event uprobes: the probe events an attach needed, with the probes,
+ * threads and CPUs they multiply, for an attach that failed with -E2BIG. */
+void tracer_events_wanted(const struct tracer *t, size_t *events, size_t *probes, size_t *ncpus);
 /* What the tracer read of function i's arguments from DWARF. */
 const struct trace_sig *tracer_signature(const struct tracer *t, size_t i);
 /* Function i's latency histogram (want_hist), or NULL; reading its

@@ -5,7 +5,7 @@
 # trace-unwind.t must hold for it too. First, that each run says which
 # mechanism it used.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/calls"
+need_file "$RECCE" "$TARGETS/calls" "$TARGETS/spinner"
 
 spawn "$T/c1.out" "$TARGETS/calls" 5 700
 sleep 0.2
@@ -31,6 +31,29 @@ is "$RC" 0 "RECCE_NO_BPF=1 trace exits 0" || show_run
 is "$(grep -c 'calls:add_pair(' "$OUT")" 5 "the 5 calls are traced"
 like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with perf uprobe events;" \
 	"with perf uprobe events"
+
+# Each perf uprobe event is removed after a kernel grace period, one at a
+# time, with the target slowed until the last is gone: 40 threads on every
+# CPU with a return probe are more events than --max-events allows by
+# default, so the trace is refused before any probe is placed, and the
+# target never slows down. Raised, it runs.
+spawn "$T/wide.out" "$TARGETS/spinner" 30 40
+WIDE=$PID
+sleep 1
+BASE=$(rate_min "$T/wide.out" 6)
+RECCE_NO_BPF=1 run "$RECCE" trace -p "$WIDE" spin_step --return --time 2
+is "$RC" 1 "perf uprobe events on 41 threads with returns: refused, exit 1" || show_run
+like "$(cat "$ERR")" "needs $((41 * 2 * $(nproc))) perf uprobe events \\(2 probes on each thread and each of $(nproc) CPUs\\), more than --max-events 100" \
+	"saying how many and why they cost the target"
+like "$(cat "$ERR")" 'raise --max-events' "and what to do"
+NOW=$(rate_min "$T/wide.out" 4)
+cmp_ok "$NOW" '>=' "$BASE / 10" "the target ran on at full speed ($NOW against $BASE)"
+RECCE_NO_BPF=1 run "$RECCE" trace -p "$WIDE" spin_step --count 4 --max-events 0
+is "$RC" 0 "with --max-events 0 it is traced" || show_run
+is "$(grep -c 'spin_step(' "$OUT")" 4 "the 4 calls asked for"
+run "$RECCE" trace -p "$WIDE" spin_step --return --count 4
+is "$RC" 0 "with BPF links the budget does not apply" || show_run
+kill "$WIDE"
 
 # The other tests, on perf uprobe events.
 for t in trace-basic trace-more trace-unwind; do
