@@ -238,6 +238,9 @@ int cmd_trace(int argc, char **argv)
 	    /* Set by the tests of both probe mechanisms, and on kernels whose
 	     * BPF misbehaves. */
 	    .no_bpf = getenv("RECCE_NO_BPF") != NULL,
+	    /* For the tests: rings small enough to overflow. */
+	    .ring_pages =
+		getenv("RECCE_RING_PAGES") ? strtoul(getenv("RECCE_RING_PAGES"), NULL, 0) : 0,
 	    /* Uretprobes instead of probes on the exits, for comparisons
 	     * (make bench) and the tests that show what they break. */
 	    .return_uretprobe = getenv("RECCE_RETURN_URETPROBE") != NULL,

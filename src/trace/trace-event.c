@@ -137,7 +137,8 @@ static void print_text(const struct trace_record *r, FILE *out)
 		char text[sizeof(r->ret_text) + 1];
 		trace_copy_str(text, sizeof(text), r->ret_text);
 		fputs(" --> ", out);
-		term_fputs(r->flags & TRACE_RECORD_UNWOUND		    ? "(unwound)"
+		term_fputs(r->flags & TRACE_RECORD_LOST			    ? "(return lost)"
+			   : r->flags & TRACE_RECORD_UNWOUND		    ? "(unwound)"
 			   : r->flags & TRACE_RECORD_TAIL		    ? "(tail call)"
 			   : r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
 			   : r->ret_kind == TRACE_ARG_UNKNOWN		    ? "(not readable here)"
@@ -148,7 +149,7 @@ static void print_text(const struct trace_record *r, FILE *out)
 		/* An unwound call ended somewhere before recce noticed: no
 		 * duration is known. */
 		trace_format_duration(d, sizeof(d), r->duration_ns);
-		if (r->flags & TRACE_RECORD_UNWOUND)
+		if (r->flags & (TRACE_RECORD_UNWOUND | TRACE_RECORD_LOST))
 			fputc('\n', out);
 		else
 			fprintf(out, "  (%s)\n", d);
@@ -243,7 +244,9 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 		trace_json_string(r->function, out);
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
-		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
+		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
+			fputs(",\"return_lost\":true", out);
+		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
 			fputs(",\"unwound\":true", out);
 		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_TAIL)) {
 			fprintf(out, ",\"tail_call\":true,\"duration_ns\":%" PRIu64,
@@ -275,6 +278,8 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 	if (r->kind == TRACE_CALL) {
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
+	} else if (r->flags & TRACE_RECORD_LOST) {
+		fputs(",\"args\":{\"return_lost\":true}", out);
 	} else if (r->flags & TRACE_RECORD_UNWOUND) {
 		fputs(",\"args\":{\"unwound\":true}", out);
 	} else if (r->flags & TRACE_RECORD_TAIL) {

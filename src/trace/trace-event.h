@@ -38,6 +38,9 @@ enum trace_arg_kind {
 /* Flags of a return record: how the call ended when not by a return. */
 #define TRACE_RECORD_UNWOUND 1u /* an exception, longjmp or stack switch left it */
 #define TRACE_RECORD_TAIL    2u /* it jumped to another function (a tail call) */
+/* Its return was not seen while the kernel dropped events (a full ring):
+ * how it ended is not known. */
+#define TRACE_RECORD_LOST 4u
 
 /* Flags of a string argument. */
 #define TRACE_STR_TRUNCATED  1u /* longer than the cap */

@@ -219,8 +219,8 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 			trace_hist_init(&t->hists[i]);
 	}
 
-	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, 0, wakeup_hits(t),
-					 cfg->no_bpf, cfg->max_events};
+	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, cfg->ring_pages,
+					 wakeup_hits(t), cfg->no_bpf, cfg->max_events};
 	err = uprobe_set_new(&ucfg, &t->up);
 	if (err)
 		return fail(t, TRACER_BUFFERS, err, 0);
@@ -416,13 +416,17 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 }
 
 /* Ends the calls of st above depth d: an exception, a longjmp or a stack
- * switch left them without a return. */
+ * switch left them without a return; or, when the kernel dropped events
+ * since the call, their return may be among them. */
 static void unwind_to(struct tracer *t, struct call_stack *st, int d, const struct uprobe_hit *h)
 {
+	uint64_t lost = uprobe_set_stats(t->up)->lost;
+
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
 		if (f->selected)
-			show_return(t, f, h, TRACE_RECORD_UNWOUND);
+			show_return(t, f, h,
+				    lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
 	}
 }
 
@@ -488,6 +492,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->selected = selected;
 			f->time = h->time;
 			f->sp = h->sp;
+			f->lost = uprobe_set_stats(t->up)->lost;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));

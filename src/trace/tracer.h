@@ -83,6 +83,7 @@ struct tracer_config {
 	/* Per-event uprobes (no links): the most probe events at once (see
 	 * uprobe_set_config); 0: no limit. */
 	size_t max_events;
+	size_t ring_pages; /* data pages per CPU ring; 0: the default */
 	/* Returns through uretprobes, which rewrite the return address on
 	 * the target's stack (for comparisons; unsafe in Go, C++ and any
 	 * code that unwinds), instead of probes on each function's exits. */

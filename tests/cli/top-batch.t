@@ -60,7 +60,7 @@ like "$(cat "$OUT")" "^ *$MIX +[0-9]+ idle +S +0\\.0 " "the idle thread's text r
 
 spawn_recce "$T/late.out" "$T/late.err" top -b -n 4 -d 0.5 --json -p "$MIX"
 TOP=$PID
-wait_for 10 grep -q '^{' "$T/late.out" || diag "top printed no snapshot"
+wait_for 10 grep -qs '^{' "$T/late.out" || diag "top printed no snapshot"
 is "$(jrow "$T/late.out" 1 late tid)" "" "no thread named late in the first snapshot"
 kill -USR1 "$MIX"
 wait_exit 20 "$TOP" || diag "top -n 4 did not end"

@@ -53,6 +53,18 @@ is "$RC" 0 "with --max-events 0 it is traced" || show_run
 is "$(grep -c 'spin_step(' "$OUT")" 4 "the 4 calls asked for"
 run "$RECCE" trace -p "$WIDE" spin_step --return --count 4
 is "$RC" 0 "with BPF links the budget does not apply" || show_run
+# Without the breaker, 41 threads fill rings of one page and the kernel
+# drops events: a call whose return was dropped says so, and is never
+# shown unwound (spin_step never unwinds).
+RECCE_RING_PAGES=1 run "$RECCE" trace -p "$WIDE" spin_step --return --count 0 --limit 0 --time 1
+is "$RC" 0 "a trace at full rate exits 0" || show_run
+if grep -q 'the kernel dropped' "$ERR"; then
+	is "$(grep -c 'unwound' "$OUT")" 0 "no call is shown unwound when its return was dropped"
+	like "$(grep -m1 ' --> ' "$OUT")" 'spin_step/1 --> ([0-9]+  \(|\(return lost\)$)' \
+		"returns read as a value, or (return lost)"
+else
+	skip 2 "the kernel dropped no event this time"
+fi
 kill "$WIDE"
 
 # The other tests, on perf uprobe events.
