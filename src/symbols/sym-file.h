@@ -82,6 +82,10 @@ struct sym_file {
 	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
 
+	struct ranges fdes;	/* .eh_frame's function ranges, for code without symbols */
+	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */
+	int fdes_built;
+
 	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
 	struct sym_frame *frames;
 	size_t nframes, frames_cap;

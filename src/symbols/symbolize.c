@@ -25,8 +25,10 @@
 #include "symbols/symbolize.h"
 
 #include "symbols/demangle.h"
+#include "symbols/eh-frame.h"
 #include "symbols/sym-file.h"
 #include "util/array.h"
+#include "util/path.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -34,6 +36,8 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +78,8 @@ static void sym_file_free(struct sym_file *f)
 	ranges_release(&f->span_ranges);
 	free(f->spans);
 	ranges_release(&f->syms);
+	ranges_release(&f->fdes);
+	free(f->fde_names);
 	free(f->sym_names);
 	free(f->sym_shown);
 	free(f->segs);
@@ -267,6 +273,7 @@ int symbolizer_open(struct symbolizer *s, const char *path, int fd, struct sym_f
 	u64map_init(&f->addr_cache);
 	u64map_init(&f->cu_by_offset);
 	ranges_init(&f->syms);
+	ranges_init(&f->fdes);
 	ranges_init(&f->span_ranges);
 	f->path = strpool_intern(&s->strings, path);
 	rc = f->path ? sym_file_report(s, f) : -ENOMEM;
@@ -423,6 +430,57 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 	return -ENOENT;
 }
 
+/* Reads .eh_frame's function ranges of f, once. */
+static void load_fdes(struct sym_file *f)
+{
+	Dwarf_Addr bias;
+	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	f->fdes_built = 1;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS
+				       ? elf_strptr(elf, shstrndx, sh.sh_name)
+				       : NULL;
+		if (!name || strcmp(name, ".eh_frame") != 0)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (d && d->d_buf &&
+		    eh_frame_ranges(d->d_buf, d->d_size, sh.sh_addr, &f->fdes) > 0 &&
+		    ranges_finish(&f->fdes, 0) == 0)
+			f->fde_names = calloc(f->fdes.n, sizeof(*f->fde_names));
+		return;
+	}
+}
+
+/*
+ * Code that neither symbols nor DWARF name (a stripped binary): the
+ * function .eh_frame says vaddr is in, as "module!0xSTART-0xEND" (file
+ * addresses, as nm and objdump show them), so that a profile has one row
+ * per function and not one per address. NULL when no entry covers it, or
+ * out of memory (the address is then shown as an offset).
+ */
+static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+{
+	if (!f->fdes_built)
+		load_fdes(f);
+	const struct range *r = f->fde_names ? ranges_find(&f->fdes, vaddr) : NULL;
+	if (!r)
+		return NULL;
+	const char **name = &f->fde_names[r - f->fdes.v];
+	if (!*name) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%s!0x%" PRIx64 "-0x%" PRIx64, path_base(f->path), r->lo,
+			 r->hi);
+		*name = strpool_intern(&s->strings, buf);
+	}
+	return *name;
+}
+
 /* All frames for vaddr, innermost first, into out[cap]. */
 static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
 		   int cap)
@@ -451,6 +509,8 @@ static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, str
 		if (n < 0)
 			return n;
 	}
+	if (n == 0 && !sys)
+		sys = pretty = fde_name(s, f, vaddr);
 	if (n == 0) {
 		if (!sys)
 			return 0;

@@ -1,7 +1,9 @@
 #!/bin/bash
-# A stripped binary: no symbols, no debug info. The report must be honest:
-# its frames are shown as module+0xOFFSET, at the right offsets, with no
-# made-up names; libc frames keep their names.
+# A stripped binary: no symbols, no debug info. The report must be honest
+# and useful: its frames are the functions .eh_frame describes, shown as
+# module!0xSTART-0xEND (one row per function, not one per address), with
+# exactly the ranges the unstripped twin's symbols have and no made-up
+# names; libc frames keep their names.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot-stripped" "$TARGETS/hot"
 
@@ -25,35 +27,31 @@ FOLDED=$(cat "$OUT")
 diag "the most frequent stacks:" "$(folded_top "$FOLDED" 3)"
 
 TOTAL=$(folded_total "$FOLDED")
-STRIPPED=$(folded_count "$FOLDED" '(^|;)hot-stripped\+0x[0-9a-f]+$')
-cmp_ok "$STRIPPED" '>' "$TOTAL * 0.8" "most leaves are hot-stripped+0xOFFSET frames ($STRIPPED of $TOTAL)"
+STRIPPED=$(folded_count "$FOLDED" '(^|;)hot-stripped!0x[0-9a-f]+-0x[0-9a-f]+$')
+cmp_ok "$STRIPPED" '>' "$TOTAL * 0.8" "most leaves are hot-stripped!0xSTART-0xEND frames ($STRIPPED of $TOTAL)"
 
-# The leaf and its caller of the heaviest stack must be inside burn_cpu and
-# main: the offsets are file offsets a user can give to addr2line or objdump.
+# The leaf and its caller of the heaviest stack are burn_cpu and main,
+# with the very ranges their symbols have: file addresses a user can give
+# to objdump --start-address.
 TOP=$(folded_top "$FOLDED" | sed 's/ [0-9]*$//')
 LEAF=$(printf '%s\n' "$TOP" | awk -F';' '{ print $NF }')
 CALLER=$(printf '%s\n' "$TOP" | awk -F';' 'NF > 1 { print $(NF - 1) }')
-off()
+span()
 {
-	local h
-	h=$(printf '%s\n' "$1" | sed -n 's/^hot-stripped+0x\([0-9a-f]*\)$/\1/p')
-	[ -n "$h" ] && echo $((16#$h))
+	local lo hi
+	read -r lo hi <<<"$(printf '%s\n' "$1" | sed -n 's/^hot-stripped!0x\([0-9a-f]*\)-0x\([0-9a-f]*\)$/\1 \2/p')"
+	[ -n "$hi" ] && echo $((16#$lo)) $((16#$hi))
 }
-LEAF_OFF=$(off "$LEAF")
-CALLER_OFF=$(off "$CALLER")
-cmp_ok "${LEAF_OFF:-0}" '>=' "$BURN_LO" "the leaf offset ($LEAF) is inside burn_cpu ($BURN_LO..$BURN_HI)"
-cmp_ok "${LEAF_OFF:-0}" '<' "$BURN_HI" "(upper bound)"
-# A return address may point just past the call, hence <=.
-cmp_ok "${CALLER_OFF:-0}" '>=' "$MAIN_LO" "its caller ($CALLER) is inside main ($MAIN_LO..$MAIN_HI)"
-cmp_ok "${CALLER_OFF:-0}" '<=' "$MAIN_HI" "(upper bound)"
+is "$(span "$LEAF")" "$BURN_LO $BURN_HI" "the leaf ($LEAF) is burn_cpu's range"
+is "$(span "$CALLER")" "$MAIN_LO $MAIN_HI" "its caller ($CALLER) is main's range"
 
 # No name is invented for code of the stripped binary: every frame between
-# libc's start code and the leaf is module+offset.
+# libc's start code and the leaf is a module!range.
 unlike "$FOLDED" '(^|;)(burn_cpu|main|_init|_fini|_start|frame_dummy|register_tm_clones)(;| )' \
 	"no symbol names are made up for the stripped binary's code"
 
 run "$RECCE" report "$P"
 is "$RC" 0 "the default report of it exits 0" || show_run
 TOPROW=$(table_rows "$(cat "$OUT")" | head -n 1)
-like "$TOPROW" 'hot-stripped\+0x[0-9a-f]+' "its top row is a hot-stripped+0x frame"
+like "$TOPROW" 'hot-stripped!0x[0-9a-f]+-0x[0-9a-f]+' "its top row is a hot-stripped!range frame"
 like "$(cat "$OUT")" '__libc_start_call_main|__libc_start_main' "libc frames still have names"

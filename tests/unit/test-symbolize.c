@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "symbols/eh-frame.h"
 #include "symbols/symbolize.h"
 
 #if defined(__clang__)
@@ -408,6 +409,95 @@ static void test_separate_debuginfo(void **state)
 	assert_true(fr[0].line > 0);
 }
 
+/* Builders of .eh_frame entries for test_eh_frame: a CIE (version 1,
+ * code alignment 1, data alignment -8, return address register 16) and
+ * an FDE whose pc-relative sdata4 start is func and whose length is len. */
+static size_t put_cie(uint8_t *b, const char *aug, const uint8_t *augdata, uint8_t auglen)
+{
+	size_t n = 8, alen = strlen(aug) + 1;
+
+	b[4] = b[5] = b[6] = b[7] = 0; /* id 0: a CIE */
+	b[n++] = 1;
+	memcpy(b + n, aug, alen);
+	n += alen;
+	b[n++] = 1;
+	b[n++] = 0x78;
+	b[n++] = 16;
+	b[n++] = auglen;
+	memcpy(b + n, augdata, auglen);
+	n += auglen;
+	while (n % 4)
+		b[n++] = 0; /* DW_CFA_nop */
+	uint32_t len = (uint32_t)(n - 4);
+	memcpy(b, &len, 4);
+	return n;
+}
+
+static size_t put_fde(uint8_t *sec, size_t at, size_t cie, uint64_t sec_addr, uint64_t func,
+		      uint32_t len)
+{
+	uint8_t *b = sec + at;
+	uint32_t l = 12, id = (uint32_t)(at + 4 - cie);
+	int32_t start = (int32_t)(func - (sec_addr + at + 8));
+
+	memcpy(b, &l, 4);
+	memcpy(b + 4, &id, 4);
+	memcpy(b + 8, &start, 4);
+	memcpy(b + 12, &len, 4);
+	return 16;
+}
+
+static void test_eh_frame(void **state)
+{
+	uint8_t sec[256] = {0};
+	const uint64_t addr = 0x2000;
+	static const uint8_t zr[] = {0x1b};
+	/* P: an indirect pc-relative personality pointer; L; R. */
+	static const uint8_t zplr[] = {0x9b, 1, 2, 3, 4, 0x1b, 0x1b};
+	struct ranges r;
+	size_t n = 0, cie1, cie2;
+
+	(void)state;
+	cie1 = n;
+	n += put_cie(sec + n, "zR", zr, sizeof(zr));
+	n += put_fde(sec, n, cie1, addr, 0x1100, 0x40);
+	cie2 = n;
+	n += put_cie(sec + n, "zPLR", zplr, sizeof(zplr));
+	n += put_fde(sec, n, cie2, addr, 0x1200, 0x80);
+	/* An FDE whose CIE pointer leads before the section: skipped. */
+	size_t bad = n;
+	n += put_fde(sec, n, cie1, addr, 0x1300, 0x10);
+	uint32_t far = 0x7fffffff;
+	memcpy(sec + bad + 4, &far, 4);
+	/* An empty function, then an entry longer than what is left: the
+	 * first is skipped, the second ends the walk. */
+	n += put_fde(sec, n, cie1, addr, 0x1400, 0);
+	uint32_t huge = 1000;
+	memcpy(sec + n, &huge, 4);
+	n += 8;
+
+	ranges_init(&r);
+	assert_int_equal(eh_frame_ranges(sec, n, addr, &r), 2);
+	assert_int_equal(ranges_finish(&r, 0), 0);
+	const struct range *x = ranges_find(&r, 0x1120);
+	assert_non_null(x);
+	assert_int_equal(x->lo, 0x1100);
+	assert_int_equal(x->hi, 0x1140);
+	x = ranges_find(&r, 0x127f);
+	assert_non_null(x);
+	assert_int_equal(x->lo, 0x1200);
+	assert_null(ranges_find(&r, 0x1140));
+	assert_null(ranges_find(&r, 0x1300));
+	ranges_release(&r);
+
+	/* Every prefix of the section reads without error or overrun. */
+	for (size_t cut = 0; cut <= n; cut++) {
+		ranges_init(&r);
+		assert_true(eh_frame_ranges(sec, cut, addr, &r) >= 0);
+		ranges_release(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -423,6 +513,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_cxx_names, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vdso, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_separate_debuginfo, setup, teardown),
+	    cmocka_unit_test(test_eh_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
