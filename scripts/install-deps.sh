@@ -5,7 +5,7 @@
 set -eu
 
 PACKAGES="
-gcc make pkg-config perl binutils procps man-db groff-base
+gcc make pkg-config perl binutils xz-utils procps man-db groff-base
 libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang libc6-dbg
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev libncurses-dev tmux

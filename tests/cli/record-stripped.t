@@ -3,9 +3,10 @@
 # and useful: its frames are the functions .eh_frame describes, shown as
 # module!0xSTART-0xEND (one row per function, not one per address), with
 # exactly the ranges the unstripped twin's symbols have and no made-up
-# names; libc frames keep their names.
+# names; libc frames keep their names. A twin with MiniDebugInfo gets its
+# names back from it.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/hot-stripped" "$TARGETS/hot"
+need_file "$RECCE" "$TARGETS/hot-stripped" "$TARGETS/hot" "$TARGETS/hot-minidebug"
 
 # The unstripped twin has the same code at the same offsets: it tells where
 # burn_cpu and main are.
@@ -55,3 +56,14 @@ is "$RC" 0 "the default report of it exits 0" || show_run
 TOPROW=$(table_rows "$(cat "$OUT")" | head -n 1)
 like "$TOPROW" 'hot-stripped!0x[0-9a-f]+-0x[0-9a-f]+' "its top row is a hot-stripped!range frame"
 like "$(cat "$OUT")" '__libc_start_call_main|__libc_start_main' "libc frames still have names"
+
+# MiniDebugInfo (Fedora's way of shipping symbols): fully stripped, but an
+# xz-compressed .gnu_debugdata section holds the function symbols, and
+# they name the code.
+is "$(nm "$TARGETS/hot-minidebug" 2>&1)" "nm: $TARGETS/hot-minidebug: no symbols" \
+	"the MiniDebugInfo twin has no symbol table of its own"
+run "$RECCE" record -o "$T/mini.pb.gz" -- "$TARGETS/hot-minidebug" 0.5
+is "$RC" 0 "record -- hot-minidebug exits 0" || show_run
+run "$RECCE" report --folded "$T/mini.pb.gz"
+like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" ';main;burn_cpu$' \
+	"its heaviest stack names main and burn_cpu from .gnu_debugdata"
