@@ -10,7 +10,7 @@ libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang libc6-dbg
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev libncurses-dev tmux
 erlang-base golang-go libxml2-utils python3
-linux-perf bpftool
+linux-perf bpftool debuginfod curl
 valgrind chromium nodejs
 "
 
