@@ -125,13 +125,14 @@ int timeline_decode(const unsigned char *buf, size_t len, uint64_t nindex,
 	if (!ev)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < count; i++) {
+		/* Sums past int64_t are a malformed file, not a wrap. */
 		if (varint_get(buf, len, &at, &index) || varint_get(buf, len, &at, &dt) ||
-		    varint_get(buf, len, &at, &dp) || index >= nindex) {
+		    varint_get(buf, len, &at, &dp) || index >= nindex ||
+		    __builtin_add_overflow(time, unzigzag(dt), &time) ||
+		    __builtin_add_overflow(period, unzigzag(dp), &period)) {
 			free(ev);
 			return -EBADMSG;
 		}
-		time += unzigzag(dt);
-		period += unzigzag(dp);
 		ev[i] = (struct timeline_event){index, time, period};
 	}
 	if (at != len) {
