@@ -9,24 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-int pb_varint(const uint8_t **at, const uint8_t *end, uint64_t *v)
-{
-	const uint8_t *p = *at;
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (p == end)
-			return -EBADMSG;
-		uint8_t b = *p++;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*at = p;
-			*v = x;
-			return 0;
-		}
-	}
-	return -EBADMSG; /* more than ten bytes */
-}
+#include "util/varint.h"
 
 int pb_next(struct pb_reader *r, struct pb_field *f)
 {
@@ -34,7 +17,7 @@ int pb_next(struct pb_reader *r, struct pb_field *f)
 
 	if (r->at == r->end)
 		return 0;
-	if (pb_varint(&r->at, r->end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+	if (varint_read(&r->at, r->end, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
 		return -EBADMSG;
 	memset(f, 0, sizeof(*f));
 	f->num = (uint32_t)(tag >> 3);
@@ -42,7 +25,7 @@ int pb_next(struct pb_reader *r, struct pb_field *f)
 	size_t left = (size_t)(r->end - r->at);
 	switch (f->wire) {
 	case PB_VARINT:
-		return pb_varint(&r->at, r->end, &f->value) ? -EBADMSG : 1;
+		return varint_read(&r->at, r->end, &f->value) ? -EBADMSG : 1;
 	case PB_I64:
 	case PB_I32: {
 		size_t n = f->wire == PB_I64 ? 8 : 4;
@@ -54,7 +37,7 @@ int pb_next(struct pb_reader *r, struct pb_field *f)
 	}
 	case PB_LEN: {
 		uint64_t len;
-		if (pb_varint(&r->at, r->end, &len) || len > (uint64_t)(r->end - r->at))
+		if (varint_read(&r->at, r->end, &len) || len > (uint64_t)(r->end - r->at))
 			return -EBADMSG;
 		f->data = r->at;
 		f->len = (size_t)len;

@@ -35,7 +35,4 @@ static inline struct pb_reader pb_reader(const void *data, size_t len)
  * past the end, a group, which proto3 does not have). */
 int pb_next(struct pb_reader *r, struct pb_field *f);
 
-/* A varint at *at (before end), advancing *at: 0 or -EBADMSG. */
-int pb_varint(const uint8_t **at, const uint8_t *end, uint64_t *v);
-
 #endif

@@ -23,6 +23,7 @@
 #include "util/array.h"
 #include "util/readall.h"
 #include "util/u64map.h"
+#include "util/varint.h"
 
 /* The reason of the first failure; returns -EBADMSG for `return bad(...)`. */
 __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t whylen, const char *fmt, ...)
@@ -215,7 +216,7 @@ static long long packed_count(const struct pb_field *f)
 	uint64_t v;
 
 	while (at < end)
-		if (pb_varint(&at, end, &v))
+		if (varint_read(&at, end, &v))
 			return -1;
 		else
 			n++;
@@ -590,7 +591,7 @@ static int dec_comments(struct decoder *d)
 		}
 		const uint8_t *at = f.data;
 		uint64_t v;
-		while (!ret && at < f.data + f.len && pb_varint(&at, f.data + f.len, &v) == 0)
+		while (!ret && at < f.data + f.len && varint_read(&at, f.data + f.len, &v) == 0)
 			ret = dec_comment(d, v, i++);
 	}
 	return ret;

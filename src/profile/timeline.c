@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/varint.h"
 
 #define VARINT_MAX 10
 
@@ -39,19 +40,11 @@ static size_t varint_put(unsigned char *p, uint64_t v)
  * than 64 bits. */
 static int varint_get(const unsigned char *buf, size_t len, size_t *at, uint64_t *v)
 {
-	uint64_t r = 0;
+	const uint8_t *p = buf + *at;
+	int rc = varint_read(&p, buf + len, v);
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (*at >= len)
-			return -EBADMSG;
-		unsigned char c = buf[(*at)++];
-		r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -EBADMSG;
+	*at = (size_t)(p - buf);
+	return rc;
 }
 
 void timeline_writer_init(struct timeline_writer *w, size_t max)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/u64map.h"
+#include "util/varint.h"
 
 #define PE_OMIT	  0xff
 #define PE_FORMAT 0x0f
@@ -30,22 +31,16 @@ static int get(struct cur *c, void *v, size_t n)
 	return 0;
 }
 
+/* An unsigned or (sign) signed LEB128 number at c. */
 static int leb(struct cur *c, uint64_t *v, int sign)
 {
-	uint64_t x = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	const uint8_t *start = c->p;
 
-	do {
-		if (c->p == c->end || shift >= 64)
-			return -1;
-		b = *c->p++;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		x |= ~0ULL << shift;
-	*v = x;
+	if (varint_read(&c->p, c->end, v))
+		return -1;
+	unsigned bits = 7 * (unsigned)(c->p - start);
+	if (sign && bits < 64 && (c->p[-1] & 0x40))
+		*v |= ~0ULL << bits;
 	return 0;
 }
 

@@ -391,7 +391,8 @@ int sym_file_load_dwarf(struct sym_file *f)
 	return f->dwarf_state > 0;
 }
 
-int sym_file_is_go(const struct sym_file *f)
+/* The section of f's ELF file named name (its header into *sh), or NULL. */
+static Elf_Scn *find_section(const struct sym_file *f, const char *name, GElf_Shdr *sh)
 {
 	GElf_Addr bias;
 	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
@@ -399,16 +400,21 @@ int sym_file_is_go(const struct sym_file *f)
 	Elf_Scn *scn = NULL;
 
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return 0;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *name =
-		    gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (name &&
-		    (strcmp(name, ".go.buildinfo") == 0 || strcmp(name, ".note.go.buildid") == 0))
-			return 1;
+		const char *n =
+		    gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
+		if (n && strcmp(n, name) == 0)
+			return scn;
 	}
-	return 0;
+	return NULL;
+}
+
+int sym_file_is_go(const struct sym_file *f)
+{
+	GElf_Shdr sh;
+
+	return find_section(f, ".go.buildinfo", &sh) || find_section(f, ".note.go.buildid", &sh);
 }
 
 int sym_file_has_debuginfo(const struct sym_file *f)
@@ -433,28 +439,14 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 /* Reads .eh_frame's function ranges of f, once. */
 static void load_fdes(struct sym_file *f)
 {
-	Dwarf_Addr bias;
-	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(f, ".eh_frame", &sh);
+	Elf_Data *d = scn && sh.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
 
 	f->fdes_built = 1;
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *name = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS
-				       ? elf_strptr(elf, shstrndx, sh.sh_name)
-				       : NULL;
-		if (!name || strcmp(name, ".eh_frame") != 0)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (d && d->d_buf &&
-		    eh_frame_ranges(d->d_buf, d->d_size, sh.sh_addr, &f->fdes) > 0 &&
-		    ranges_finish(&f->fdes, 0) == 0)
-			f->fde_names = calloc(f->fdes.n, sizeof(*f->fde_names));
-		return;
-	}
+	if (d && d->d_buf && eh_frame_ranges(d->d_buf, d->d_size, sh.sh_addr, &f->fdes) > 0 &&
+	    ranges_finish(&f->fdes, 0) == 0)
+		f->fde_names = calloc(f->fdes.n, sizeof(*f->fde_names));
 }
 
 /*

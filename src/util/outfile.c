@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/path.h"
+
 int outfile_link_trusted(const char *path)
 {
 	struct stat lst;
@@ -243,8 +245,7 @@ int outfile_write_elsewhere(const char *path, int (*write)(FILE *fp, const void 
 			    const void *arg, char *where, size_t cap)
 {
 	const char *dirs[] = {getenv("TMPDIR"), "/var/tmp", "/tmp", "/dev/shm"};
-	const char *slash = strrchr(path, '/');
-	const char *name = slash ? slash + 1 : path;
+	const char *name = path_base(path); /* path itself when it ends in '/' */
 	int err = -ENOENT;
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
@@ -258,7 +259,8 @@ int outfile_write_elsewhere(const char *path, int (*write)(FILE *fp, const void 
 			err = -errno;
 			continue;
 		}
-		if ((size_t)snprintf(where, cap, "%s/%s", dir, *name ? name : "recce.out") >= cap) {
+		if ((size_t)snprintf(where, cap, "%s/%s", dir,
+				     *name && !strchr(name, '/') ? name : "recce.out") >= cap) {
 			rmdir(dir);
 			return -ENAMETOOLONG;
 		}
