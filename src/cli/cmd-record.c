@@ -35,6 +35,9 @@
 #define DEFAULT_STACK_BYTES 8192
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
+/* Symbol tables are kept for binaries up to this size; a bigger one is
+ * symbolized at the addresses its samples hit only, every time. */
+#define TABLE_BUILD_MAX ((uint64_t)64 << 20)
 
 static void parse_call_graph(struct record_args *a, const char *s)
 {
@@ -145,7 +148,8 @@ int cmd_record(int argc, char **argv)
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
 	struct aggregate *agg = aggregate_new();
 	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
-	if (!sym || !procs || !agg || !res)
+	if (!sym || !procs || !agg || !res ||
+	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	if (a.timeline) {
 		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);

@@ -390,3 +390,66 @@ int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	}
 	return n;
 }
+
+/* ---- boundaries, for the symbol cache ---- */
+
+static int add_range_bounds(struct u64vec *out, const struct ranges *r, uint64_t bias)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (u64vec_push(out, r->v[i].lo + bias) < 0 || u64vec_push(out, r->v[i].hi + bias) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * Every address where sym_dwarf_frames() may answer differently from the
+ * address before it: the ends of the units (as .debug_aranges and the
+ * units themselves give them), of every function and inlined call in the
+ * units' indexes, and every line-table row.
+ */
+int sym_dwarf_boundaries(struct sym_file *f, struct u64vec *out)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(f->mod, &bias);
+	Dwarf_Aranges *ar;
+	size_t nar;
+	Dwarf_Die *cu = NULL;
+	int rc;
+
+	if (!dw)
+		return 0;
+	if (dwarf_getaranges(dw, &ar, &nar) == 0)
+		for (size_t i = 0; i < nar; i++) {
+			Dwarf_Addr start;
+			Dwarf_Word len;
+			Dwarf_Off off;
+			if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &start, &len, &off) == 0 &&
+			    (u64vec_push(out, start + bias) < 0 ||
+			     u64vec_push(out, start + len + bias) < 0))
+				return -ENOMEM;
+		}
+	while ((cu = dwfl_module_nextcu(f->mod, cu, &bias)) != NULL) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Lines *lines;
+		ptrdiff_t off = 0;
+		size_t nlines;
+		struct cu_index *ci;
+
+		while ((off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0)
+			if (u64vec_push(out, lo + bias) < 0 || u64vec_push(out, hi + bias) < 0)
+				return -ENOMEM;
+		if ((rc = cu_index_get(f, cu, &ci)) < 0)
+			return rc;
+		if ((rc = add_range_bounds(out, &ci->ranges, bias)) < 0)
+			return rc;
+		if (dwarf_getsrclines(cu, &lines, &nlines) != 0)
+			continue;
+		for (size_t i = 0; i < nlines; i++) {
+			Dwarf_Addr a;
+			if (dwarf_lineaddr(dwarf_onesrcline(lines, i), &a) == 0 &&
+			    u64vec_push(out, a + bias) < 0)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}

@@ -25,6 +25,16 @@
 /* The vDSO is a few pages; refuse to copy anything claiming to be huge. */
 #define VDSO_MAX_SIZE (1 << 20)
 
+struct sym_cache;
+
+/* A growing list of addresses: where a binary's answers may change. */
+struct u64vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+int u64vec_push(struct u64vec *a, uint64_t x);
+
 struct load_seg {
 	uint64_t offset, filesz, vaddr;
 };
@@ -86,6 +96,9 @@ struct sym_file {
 	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */
 	int fdes_built;
 
+	struct sym_cache *cache; /* the table of every answer, when there is one */
+	int cache_tried;	 /* loading or building it was tried */
+
 	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
 	struct sym_frame *frames;
 	size_t nframes, frames_cap;
@@ -104,6 +117,9 @@ struct symbolizer {
 	struct strpool strings;
 	struct u64map demangled; /* interned mangled name -> interned demangled */
 	char *debuginfo_path;	 /* NULL: elfutils' default search path */
+	char *cache_dir;	 /* of tables by build-id; NULL: none kept */
+	uint64_t cache_max;	 /* bytes the tables in cache_dir may take */
+	uint64_t cache_build_max; /* largest binary a table is built for */
 	Dwfl_Callbacks callbacks;
 };
 
@@ -114,7 +130,21 @@ const char *sym_name_demangled(struct symbolizer *s, const char *name);
  * 1 when the file has it. */
 int sym_file_load_dwarf(struct sym_file *f);
 
+/* All frames for vaddr, innermost first, into out[cap], without the
+ * per-address cache or the table: what both are filled from. */
+int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
+		int cap);
+/* What f's own sections hold, as one number: copies of a binary with one
+ * build-id but other symbols (stripped, with MiniDebugInfo, with debug
+ * info) differ in it, so the symbol cache tells their tables apart. */
+uint64_t sym_file_source(const struct sym_file *f);
+/* Adds where f's symbols and .eh_frame entries start and end. */
+int sym_boundaries(struct sym_file *f, struct u64vec *out);
+
 /* sym-dwarf.c */
+/* Adds where f's units, functions, inlined calls and line rows start and
+ * end (DWARF must be loaded). */
+int sym_dwarf_boundaries(struct sym_file *f, struct u64vec *out);
 int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		     struct sym_frame *out, int cap, int *complete);
 void sym_cu_index_free(struct cu_index *ci);

@@ -26,7 +26,9 @@
 
 #include "symbols/demangle.h"
 #include "symbols/eh-frame.h"
+#include "symbols/sym-cache.h"
 #include "symbols/sym-file.h"
+#include "util/hash.h"
 #include "util/array.h"
 #include "util/path.h"
 
@@ -72,6 +74,7 @@ static void sym_file_free(struct sym_file *f)
 		sym_cu_index_free(f->cus);
 		f->cus = next;
 	}
+	sym_cache_free(f->cache);
 	u64map_release(&f->addr_cache);
 	u64map_release(&f->cu_by_offset);
 	free(f->frames);
@@ -98,6 +101,7 @@ void symbolizer_free(struct symbolizer *s)
 	u64map_release(&s->files_by_inode);
 	u64map_release(&s->demangled);
 	strpool_release(&s->strings);
+	free(s->cache_dir);
 	free(s);
 }
 
@@ -410,6 +414,27 @@ static Elf_Scn *find_section(const struct sym_file *f, const char *name, GElf_Sh
 	return NULL;
 }
 
+uint64_t sym_file_source(const struct sym_file *f)
+{
+	GElf_Addr bias;
+	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, (uint64_t)f->size);
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return h;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *n =
+		    gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		h = hash_fnv1a_str(h, n ? n : "");
+		h = hash_fnv1a_value(h, sh.sh_type);
+		h = hash_fnv1a_value(h, sh.sh_size);
+	}
+	return h;
+}
+
 int sym_file_is_go(const struct sym_file *f)
 {
 	GElf_Shdr sh;
@@ -473,9 +498,8 @@ static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t v
 	return *name;
 }
 
-/* All frames for vaddr, innermost first, into out[cap]. */
-static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
-		   int cap)
+int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
+		int cap)
 {
 	const char *sys = NULL, *pretty = NULL;
 	int n = 0, complete = 0;
@@ -518,6 +542,86 @@ static int resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, str
 	return n;
 }
 
+int u64vec_push(struct u64vec *a, uint64_t x)
+{
+	uint64_t *v = array_reserve(a->v, &a->cap, a->n + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	a->v = v;
+	a->v[a->n++] = x;
+	return 0;
+}
+
+int sym_boundaries(struct sym_file *f, struct u64vec *out)
+{
+	uint32_t idx;
+	int rc = sym_table_find(f, 0, &idx); /* builds the table */
+
+	if (rc < 0)
+		return rc;
+	if (!f->fdes_built)
+		load_fdes(f);
+	const struct ranges *tables[] = {&f->syms, &f->fdes};
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < tables[t]->n; i++)
+			if (u64vec_push(out, tables[t]->v[i].lo) < 0 ||
+			    u64vec_push(out, tables[t]->v[i].hi) < 0)
+				return -ENOMEM;
+	return 0;
+}
+
+int symbolizer_set_cache(struct symbolizer *s, const char *dir, uint64_t max_bytes,
+			 uint64_t build_max)
+{
+	char *copy = dir ? strdup(dir) : NULL;
+
+	if (dir && !copy)
+		return -ENOMEM;
+	free(s->cache_dir);
+	s->cache_dir = copy;
+	s->cache_max = max_bytes ? max_bytes : SYM_CACHE_DEFAULT_MAX;
+	s->cache_build_max = build_max ? build_max : UINT64_MAX;
+	return 0;
+}
+
+int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max)
+{
+	char dir[4096];
+	uint64_t max;
+
+	if (symbolizer_default_cache(dir, sizeof(dir), &max) < 0)
+		return 0;
+	return symbolizer_set_cache(s, dir, max, build_max);
+}
+
+/*
+ * The table of f, from the cache directory or built now and saved there,
+ * on the first lookup in f. A table that says the binary had no DWARF is
+ * rebuilt when DWARF is found now (a debug package installed since).
+ * Without a table (no cache, no build-id, too big, a failure) lookups go
+ * the direct way; a table that cannot be saved is still used.
+ */
+static void cache_attach(struct symbolizer *s, struct sym_file *f)
+{
+	struct sym_cache *c = NULL;
+
+	f->cache_tried = 1;
+	if (!s->cache_dir || !f->build_id[0])
+		return;
+	if (sym_cache_load(s->cache_dir, f->build_id, sym_file_source(f), &c) == 0) {
+		if (sym_cache_has_dwarf(c) || !sym_file_load_dwarf(f)) {
+			f->cache = c;
+			return;
+		}
+		sym_cache_free(c);
+	}
+	if ((uint64_t)f->size > s->cache_build_max || sym_cache_build(s, f, &c) < 0)
+		return;
+	sym_cache_save(s->cache_dir, c, s->cache_max);
+	f->cache = c;
+}
+
 int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		      struct sym_frame *frames, int max)
 {
@@ -528,8 +632,12 @@ int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 
 	if (!s || !f || max < 0 || (max > 0 && !frames))
 		return -EINVAL;
+	if (!f->cache_tried)
+		cache_attach(s, f);
+	if (f->cache)
+		return sym_cache_lookup(f->cache, vaddr, frames, max);
 	if (!u64map_get(&f->addr_cache, vaddr, &v)) {
-		n = resolve(s, f, vaddr, tmp, MAX_FRAMES);
+		n = sym_resolve(s, f, vaddr, tmp, MAX_FRAMES);
 		if (n < 0)
 			return n;
 		struct sym_frame *nf =
@@ -551,6 +659,12 @@ int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 	if (n > 0)
 		memcpy(frames, f->frames + first, (size_t)n * sizeof(*frames));
 	return n;
+}
+
+void symbolizer_prefetch(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
+{
+	if (f && f->cache)
+		sym_cache_prefetch(f->cache, vaddr);
 }
 
 struct Dwfl_Module *sym_file_module(struct sym_file *f)

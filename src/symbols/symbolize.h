@@ -58,6 +58,33 @@ void symbolizer_free(struct symbolizer *s);
  */
 int symbolizer_open(struct symbolizer *s, const char *path, int fd, struct sym_file **out);
 
+/*
+ * Keeps a table of every answer per binary, by build-id, under dir (see
+ * sym-cache.h): the first lookup in a binary reads its table from an
+ * earlier run or builds it, later lookups are a binary search in it. A
+ * table is built only for binaries of at most build_max bytes (0: any
+ * size): building reads all of a binary's debug info, which a few lookups
+ * in a huge binary would not. The tables in dir are kept under max_bytes
+ * (0: 1 GiB). dir NULL turns it off (the default). Answers are the same
+ * with and without. Returns 0 or -ENOMEM.
+ */
+int symbolizer_set_cache(struct symbolizer *s, const char *dir, uint64_t max_bytes,
+			 uint64_t build_max);
+
+/* symbolizer_set_cache() on symbolizer_default_cache()'s directory, if
+ * there is one. Returns 0 or -ENOMEM. */
+int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max);
+
+/*
+ * The cache directory recce uses unless told otherwise, into buf:
+ * $RECCE_CACHE_DIR, else $XDG_CACHE_HOME/recce, else /var/cache/recce for
+ * root and ~/.cache/recce for others (perf keeps its build-id cache in a
+ * home directory too). Returns 0, or -ENOENT when none applies or
+ * RECCE_CACHE_DIR is set empty (caching off). *max_bytes gets
+ * $RECCE_CACHE_MAX (bytes, with an optional K, M or G) or 0.
+ */
+int symbolizer_default_cache(char *buf, size_t len, uint64_t *max_bytes);
+
 /* The vDSO of this kernel, as a sym_file. Returns 0 or -errno. */
 int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out);
 
@@ -83,6 +110,12 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
  */
 int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		      struct sym_frame *frames, int max);
+
+/* A hint that vaddr will be looked up in f soon. A table lookup waits on
+ * memory more than it computes, so a caller with many addresses runs
+ * faster announcing each a few lookups ahead. Does nothing without a
+ * table (symbolizer_set_cache()) or before the first lookup in f. */
+void symbolizer_prefetch(struct symbolizer *s, struct sym_file *f, uint64_t vaddr);
 
 /* Looks a function symbol up by name in f: the name as in the symbol table
  * (a version suffix may be left out), else demangled, else demangled

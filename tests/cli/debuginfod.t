@@ -39,8 +39,9 @@ run "$RECCE" report "$T/p.pb.gz"
 like "$(cat "$OUT")" 'burn_cpu +[^ ]*hot\.c:[0-9]+' "with their source lines"
 ok "the debug file is in the cache given" test -e "$T/cache/$BID/debuginfo"
 
-# Unasked, recce does not go to the network even with DEBUGINFOD_URLS set.
-rm -rf "$T/cache"
+# Unasked, recce does not go to the network even with DEBUGINFOD_URLS set
+# (nor finds the names in the symbol table kept by the run before).
+rm -rf "$T/cache" "$RECCE_CACHE_DIR"
 run "$RECCE" record -o "$T/q.pb.gz" -- "$TARGETS/hot-stripped" 0.5
 is "$RC" 0 "record without RECCE_DEBUGINFOD exits 0" || show_run
 run "$RECCE" report --folded "$T/q.pb.gz"

@@ -25,6 +25,8 @@ TARGETS=${TARGETS:-$B/targets}
 case "$TARGETS" in /*) ;; *) TARGETS="$ROOT/$TARGETS" ;; esac
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/recce-cli.XXXXXX")
+# Symbol tables go to the test's own directory, not the machine's cache.
+export RECCE_CACHE_DIR="$T/.symcache"
 OUT="$T/.out"
 ERR="$T/.err"
 RC=0
