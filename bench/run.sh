@@ -81,11 +81,6 @@ build() {
 	done
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
-	# Linked as the Makefile links recce: its pkg-config packages and libraries.
-	pkgs=$(sed -n 's/^PKGS := //p' Makefile)
-	# shellcheck disable=SC2046,SC2086
-	$CC -std=c11 -O2 -g -Wall -Wextra -Isrc -o "$BIN/symbolize-bench" bench/symbolize-bench.c \
-		"$B/librecce-core.a" $(pkg-config --libs $pkgs) -liberty -lZydis -lstdc++ -lpthread -lm
 }
 
 # The generated binary takes a while to compile (tens of seconds), so it is
@@ -343,12 +338,24 @@ group_symbolize() {
 			}
 		}' > "$TMP/addrs"
 	head -n "$SYM_EU_ADDRS" "$TMP/addrs" > "$TMP/addrs-eu"
+	sed 's/^/0x/' "$TMP/addrs" > "$TMP/addrs-0x"   # llvm-symbolizer wants the 0x
 	funcs=$(nm --defined-only "$big" | grep -c ' [tT] f[0-9]')
 	for rep in $(seq "$REPS"); do
-		"$BIN/measure" "$TMP/run" -- sh -c '"$1" "$2" < "$3" > "$4" 2> "$5"' sh \
-			"$BIN/symbolize-bench" "$big" "$TMP/addrs" "$TMP/out-recce" "$TMP/err"
-		printf 'kind=sym\ttool=recce\trep=%s\taddresses=%s\tfunctions=%s\t%s\t%s\n' "$rep" \
-			"$SYM_ADDRS" "$funcs" "$(joined "$TMP/run")" "$(joined "$TMP/err")" >> "$RAW"
+		# recce addr2line three ways: building the binary's table in a
+		# new cache (cold), reading it back (warm), and without one.
+		rm -rf "$TMP/symcache"
+		for tool in recce-cold recce recce-nocache; do
+			case $tool in
+			recce-nocache) flags=--no-cache ;;
+			*) flags= ;;
+			esac
+			# shellcheck disable=SC2016
+			RECCE_CACHE_DIR=$TMP/symcache "$BIN/measure" "$TMP/run" -- \
+				sh -c '"$1" addr2line $2 -a -f -i -e "$3" < "$4" > "$5"' sh \
+				"$RECCE" "$flags" "$big" "$TMP/addrs" "$TMP/out-$tool"
+			printf 'kind=sym\ttool=%s\trep=%s\taddresses=%s\tfunctions=%s\t%s\n' "$tool" "$rep" \
+				"$SYM_ADDRS" "$funcs" "$(joined "$TMP/run")" >> "$RAW"
+		done
 		"$BIN/measure" "$TMP/run" -- sh -c 'addr2line -a -f -i -e "$1" < "$2" > "$3"' sh \
 			"$big" "$TMP/addrs" "$TMP/out-addr2line"
 		printf 'kind=sym\ttool=addr2line\trep=%s\taddresses=%s\t%s\n' "$rep" "$SYM_ADDRS" \
@@ -357,12 +364,22 @@ group_symbolize() {
 			"$big" "$TMP/addrs-eu" "$TMP/out-eu-addr2line"
 		printf 'kind=sym\ttool=eu-addr2line\trep=%s\taddresses=%s\t%s\n' "$rep" "$SYM_EU_ADDRS" \
 			"$(joined "$TMP/run")" >> "$RAW"
+		if command -v llvm-symbolizer > /dev/null; then
+			"$BIN/measure" "$TMP/run" -- sh -c \
+				'llvm-symbolizer --obj="$1" --output-style=GNU -a -f -i < "$2" > "$3"' sh \
+				"$big" "$TMP/addrs-0x" "$TMP/out-llvm-symbolizer"
+			printf 'kind=sym\ttool=llvm-symbolizer\trep=%s\taddresses=%s\t%s\n' "$rep" \
+				"$SYM_ADDRS" "$(joined "$TMP/run")" >> "$RAW"
+		fi
 		say "symbolize rep $rep done"
 	done
-	# Does recce say what addr2line says, frame for frame?
+	# Does recce say what addr2line says, frame for frame? And is the
+	# answer through the table the one without it?
 	same=$(awk -f bench/compare-frames.awk "$TMP/out-recce" "$TMP/out-addr2line")
-	printf 'kind=symcheck\tsame_frames_pct=%s\tlines_recce=%s\tlines_addr2line=%s\n' "$same" \
-		"$(wc -l < "$TMP/out-recce")" "$(wc -l < "$TMP/out-addr2line")" >> "$RAW"
+	cached=$(awk -f bench/compare-frames.awk "$TMP/out-recce" "$TMP/out-recce-nocache")
+	table=$(find "$TMP/symcache" -name '*.sym' -exec stat -c %s {} + | awk '{ n += $1 } END { print n + 0 }')
+	printf 'kind=symcheck\tsame_frames_pct=%s\ttable_same_pct=%s\ttable_bytes=%s\tlines_recce=%s\tlines_addr2line=%s\n' \
+		"$same" "$cached" "$table" "$(wc -l < "$TMP/out-recce")" "$(wc -l < "$TMP/out-addr2line")" >> "$RAW"
 }
 
 # The calls workload alone, under a bare uprobe and uretprobe on traced()

@@ -501,7 +501,7 @@ function figure_accuracy(    t, tool, r, l, e, line, js_, truth) {
 }
 
 # 6. Symbolization throughput.
-function figure_symbolize(    t, tool, ref, rr, line) {
+function figure_symbolize(    t, tool, rr, w, line, ntools, tools) {
 	if (!("recce" in S))
 		return
 	print "## 6. Symbolization throughput"
@@ -509,8 +509,10 @@ function figure_symbolize(    t, tool, ref, rr, line) {
 	print "A generated C program of " S["recce", 1, "functions"] " functions (bench/gen-bigbin.sh, -O2 -g, with"
 	print "inlined helpers); random addresses inside its functions, one list for every tool."
 	print "Each tool runs as one process reading the addresses on standard input and printing"
-	print "function and file:line for every frame, inlined ones included: recce's symbolizer"
-	print "through bench/symbolize-bench.c, `addr2line -a -f -i -e BIN` and"
+	print "function and file:line for every frame, inlined ones included: `recce addr2line"
+	print "-a -f -i -e BIN` with the binary's symbol table read back from the cache (recce),"
+	print "building it in an empty cache (recce-cold) and without the cache (recce-nocache);"
+	print "`addr2line -a -f -i -e BIN`, `llvm-symbolizer --output-style=GNU -a -f -i`, and"
 	print "`eu-addr2line -a -f -i -e BIN` (which gets only the first " S["eu-addr2line", 1, "addresses"]
 	print "addresses: it takes about a millisecond for each). Rates are addresses per second of"
 	print "wall time of the whole process, start-up and reading the debug information included."
@@ -518,8 +520,9 @@ function figure_symbolize(    t, tool, ref, rr, line) {
 	print "| tool | addresses | wall s | addresses / s | recce is faster by |"
 	print "|---|---|---|---|---|"
 	rate("recce", "wall_s"); rr = MED
-	for (t = 1; t <= 3; t++) {
-		tool = t == 1 ? "recce" : t == 2 ? "addr2line" : "eu-addr2line"
+	ntools = split("recce recce-cold recce-nocache addr2line llvm-symbolizer eu-addr2line", tools, " ")
+	for (t = 1; t <= ntools; t++) {
+		tool = tools[t]
 		if (!(tool in S))
 			continue
 		get_sym(tool, "wall_s"); w = MED
@@ -530,12 +533,10 @@ function figure_symbolize(    t, tool, ref, rr, line) {
 		jappend("sym", "{\"tool\": " js(tool) ", \"addresses\": " S[tool, 1, "addresses"] \
 			", \"addresses_per_s\": " jstats() ", \"recce_speedup\": " jn(tool == "recce" ? 1 : rr / MED) "}")
 	}
-	rate("recce", "lookup_s")
 	print ""
-	print "recce's lookups alone (after the process started and opened the file, before it"
-	print "exits) ran at " spread("%.0f") " addresses / s. recce and addr2line gave the same frames"
-	print "(function, file and line of every frame) for " M["same_frames_pct"] "% of the addresses."
-	J["sym_lookup"] = jstats()
+	print "The table of the binary takes " sprintf("%.1f", M["table_bytes"] / 1048576) " MiB on disk. Through it recce gave the same frames as"
+	print "without it for " M["table_same_pct"] "% of the addresses, and the same frames as addr2line"
+	print "(function, file and line of every frame) for " M["same_frames_pct"] "%."
 	print ""
 	budget("symbolization throughput", "at least 10x addr2line",
 		sprintf("%.1fx addr2line (%.0f against %.0f addresses / s)", RATE["recce"] / RATE["addr2line"],
@@ -740,8 +741,8 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"output_size\": [\n    %s\n  ],\n", J["size"] > json
 	printf "  \"time_to_flamegraph\": [\n    %s\n  ],\n", J["flame"] > json
 	printf "  \"accuracy\": {%s},\n", J["accuracy"] > json
-	printf "  \"symbolization\": {\"tools\": [\n    %s\n  ], \"recce_lookup_only_per_s\": %s, \"same_frames_as_addr2line_pct\": %s},\n", \
-		J["sym"], (J["sym_lookup"] == "" ? "null" : J["sym_lookup"]), jn(M["same_frames_pct"]) > json
+	printf "  \"symbolization\": {\"tools\": [\n    %s\n  ], \"table_same_frames_pct\": %s, \"same_frames_as_addr2line_pct\": %s},\n", \
+		J["sym"], jn(M["table_same_pct"]), jn(M["same_frames_pct"]) > json
 	printf "  \"memory\": [\n    %s\n  ],\n", J["memory"] > json
 	printf "  \"top\": [\n    %s\n  ],\n", J["top"] > json
 	printf "  \"trace\": [\n    %s\n  ],\n", J["trace"] > json
