@@ -11,6 +11,7 @@ int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

@@ -101,6 +101,8 @@ static const struct opt record_options[] = {
 	      "keep the order of samples, for Chrome trace"),
     OPT_FLAG_(0, "tree", struct record_args, tree,
 	      "with -p: their descendants too, existing and new"),
+    OPT_FLAG_(0, "no-symbolize", struct record_args, no_symbolize,
+	      "keep addresses and build-ids; name them later with recce symbolize"),
     OPT_END_(),
 };
 
@@ -151,6 +153,8 @@ int cmd_record(int argc, char **argv)
 	if (!sym || !procs || !agg || !res ||
 	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
+	if (a.no_symbolize)
+		resolver_keep_addresses(res);
 	if (a.timeline) {
 		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
 		if (!aggregate_timeline(agg))

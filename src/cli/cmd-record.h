@@ -26,6 +26,7 @@ struct record_args {
 	uint32_t stack_bytes;
 	int timeline;
 	int tree;	  /* --tree: the -p processes' descendants too */
+	int no_symbolize; /* --no-symbolize: addresses and build-ids only */
 	char *invocation; /* "recce record ...", for the profile's comments */
 };
 

@@ -212,6 +212,9 @@ static int report_diff(struct report_args *a)
 
 	if (!before || !(after = profile_read_or_say(a->file)))
 		goto out;
+	if (profile_fill_names_or_say(before, a->before) < 0 ||
+	    profile_fill_names_or_say(after, a->file) < 0)
+		goto out;
 	int err = profile_view_diff(before, after, a->value, &filter, &pv);
 	if (err) {
 		status = profile_view_say_failed("report", after, &pv, err, a->file, a->value,
@@ -251,7 +254,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	p = profile_read_or_say(a.file);
-	if (!p)
+	if (!p || profile_fill_names_or_say(p, a.file) < 0)
 		goto out;
 	struct stack_filter filter = filter_of(&a);
 	int timeline =

@@ -8,7 +8,9 @@
 
 #include "cli/builtin.h"
 #include "cli/usage.h"
+#include "profile/fill-names.h"
 #include "profile/pprof.h"
+#include "symbols/symbolize.h"
 
 struct profile *profile_read_or_say(const char *path)
 {
@@ -28,6 +30,30 @@ struct profile *profile_read_or_say(const char *path)
 	if (ret == -ENOENT && strcmp(path, PROFILE_DEFAULT_FILE) == 0)
 		note("record one first, e.g. 'recce record -p PID -d 10'");
 	return ret ? NULL : p;
+}
+
+long profile_fill_names_or_say(struct profile *p, const char *path)
+{
+	struct symbolizer *s;
+	struct fill_stats st;
+	int rc;
+
+	if (profile_unnamed_locations(p) == 0)
+		return 0;
+	s = symbolizer_new();
+	rc = s && symbolizer_use_default_cache(s, 0) == 0 ? profile_fill_names(p, s, &st) : -ENOMEM;
+	symbolizer_free(s);
+	if (rc < 0) {
+		error("out of memory naming the addresses of '%s'", path);
+		return -1;
+	}
+	if (st.missing)
+		warning("'%s': %zu of its %zu addresses without names stay MODULE+0xOFFSET: "
+			"no binary and no kept symbol table for %zu mapping%s, such as %s; "
+			"run 'recce symbolize' where the binary is",
+			path, st.unnamed - st.named, st.unnamed, st.missing,
+			st.missing == 1 ? "" : "s", st.missing_example);
+	return (long)st.named;
 }
 
 int profile_view_say_failed(const char *cmd, const struct profile *p, const struct profile_view *v,

@@ -15,6 +15,14 @@
 struct profile *profile_read_or_say(const char *path);
 
 /*
+ * Names the locations of p (read from path) that were recorded without
+ * names (profile/fill-names.h), through the symbol cache; warns about
+ * binaries found nowhere. Returns how many locations got names, or -1
+ * when memory ran out (said).
+ */
+long profile_fill_names_or_say(struct profile *p, const char *path);
+
+/*
  * Prints why a view of p (read from path; the after side of a diff whose
  * before is before_path, or NULL) failed with err. An unknown sample type
  * (value) is a usage error of subcommand cmd and exits 2; otherwise returns RECCE_EXIT_ERROR.

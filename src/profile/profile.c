@@ -166,6 +166,17 @@ uint64_t profile_add_function(struct profile *p, const char *name, const char *s
 	return key.id;
 }
 
+/* lines[n] copied into p's pool, or NULL when memory runs out. */
+static struct profile_line *copy_lines(struct profile *p, const struct profile_line *lines,
+				       size_t n)
+{
+	struct profile_line *copy = arena_alloc(&p->pool->strings.arena, n * sizeof(*copy));
+
+	if (copy)
+		memcpy(copy, lines, n * sizeof(*copy));
+	return copy;
+}
+
 uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			      const struct profile_line *lines, size_t nlines)
 {
@@ -173,12 +184,8 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 		 sizeof(*p->locations)))
 		return 0;
 	struct profile_line *copy = NULL;
-	if (nlines) {
-		copy = arena_alloc(&p->pool->strings.arena, nlines * sizeof(*copy));
-		if (!copy)
-			return 0;
-		memcpy(copy, lines, nlines * sizeof(*copy));
-	}
+	if (nlines && !(copy = copy_lines(p, lines, nlines)))
+		return 0;
 	struct profile_location *l = &p->locations[p->nlocations];
 	l->id = ++p->nlocations;
 	l->mapping_id = mapping_id;
@@ -186,6 +193,19 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 	l->nlines = nlines;
 	l->lines = copy;
 	return l->id;
+}
+
+int profile_set_location_lines(struct profile *p, uint64_t id, const struct profile_line *lines,
+			       size_t nlines)
+{
+	if (id == 0 || id > p->nlocations)
+		return -EINVAL;
+	struct profile_line *copy = NULL;
+	if (nlines && !(copy = copy_lines(p, lines, nlines)))
+		return -ENOMEM;
+	p->locations[id - 1].lines = copy;
+	p->locations[id - 1].nlines = nlines;
+	return 0;
 }
 
 /* What an empty array of a sample points to (never written). */

@@ -125,6 +125,10 @@ uint64_t profile_add_function(struct profile *p, const char *name, const char *s
 uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			      const struct profile_line *lines, size_t nlines);
 
+/* Replaces the lines of location id (copied), for naming a location
+ * after the fact. Returns 0, -ENOMEM, or -EINVAL for an unknown id. */
+int profile_set_location_lines(struct profile *p, uint64_t id, const struct profile_line *lines,
+			       size_t nlines);
 /* Makes room for n samples in all, so that adding them does not grow the
  * array by doubling: 0 or -ENOMEM. */
 int profile_reserve_samples(struct profile *p, size_t n);

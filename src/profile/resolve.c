@@ -62,6 +62,7 @@ struct resolver {
 	struct frame_namer *namer;
 	uint64_t *loc_ids; /* scratch: one sample's location ids */
 	size_t loc_cap;
+	int addresses_only; /* resolver_keep_addresses() */
 };
 
 static uint64_t key_hash(const struct key *k)
@@ -202,6 +203,11 @@ void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
 	frame_namer_jit_losses(r ? r->namer : NULL, dropped, cut);
 }
 
+void resolver_keep_addresses(struct resolver *r)
+{
+	r->addresses_only = 1;
+}
+
 struct profile *resolver_profile(struct resolver *r)
 {
 	return r->prof;
@@ -256,7 +262,10 @@ static uint64_t mapping_id(struct resolver *r, pid_t pid, uint32_t gen, const st
 	if (!id || idmap_put(&r->mappings, &k, id) < 0)
 		return 0;
 	struct profile_mapping *pm = &r->prof->mappings[id - 1];
-	if (m->file) {
+	if (m->file && r->addresses_only && build_id && build_id[0]) {
+		/* Named later, from the table kept now (or the binary). */
+		symbolizer_keep_table(r->sym, m->file);
+	} else if (m->file) {
 		pm->has_functions = 1;
 		pm->has_filenames = pm->has_line_numbers = pm->has_inline_frames =
 		    sym_file_has_debuginfo(m->file) > 0;
@@ -270,6 +279,14 @@ static uint64_t user_location(struct resolver *r, pid_t pid, uint32_t gen, uint6
 	struct frame_name fn;
 	char name[256];
 
+	if (r->addresses_only) {
+		const struct proc_map *m = procs_find(r->procs, pid, addr);
+		const char *bid = m && m->file ? sym_file_build_id(m->file) : NULL;
+		if (bid && bid[0]) {
+			uint64_t map_id = mapping_id(r, pid, gen, m);
+			return map_id ? profile_add_location(r->prof, map_id, addr, NULL, 0) : 0;
+		}
+	}
 	frame_namer_user(r->namer, pid, addr, nonleaf, &fn);
 	if (!fn.map)
 		return location_named(r, 0, addr, "[unknown]");

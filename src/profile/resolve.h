@@ -54,6 +54,13 @@ int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid);
  * resolver_add(). Returns 0 or -ENOMEM. */
 int resolver_add_timeline(struct resolver *r, struct aggregate *a);
 
+/* From now on, code in an ELF file with a build-id gets a location with
+ * its address and mapping only, no lines (`record --no-symbolize`): names
+ * come later, from the table of each such binary, which is kept in the
+ * symbol cache now (profile/fill-names.h). Kernel, JIT and files without
+ * a build-id are still named at once: nothing later could name them. */
+void resolver_keep_addresses(struct resolver *r);
+
 /* The profile built so far; it stays owned by the resolver. */
 struct profile *resolver_profile(struct resolver *r);
 

@@ -49,6 +49,10 @@ struct cache_header {
 	uint64_t nintervals, nframes, strings_size;
 	uint32_t has_dwarf, reserved;
 	uint64_t source; /* sym_file_source() of the binary it was built from */
+	/* The binary's loadable segments, so that a file offset becomes an
+	 * address of the table when the binary itself is gone. */
+	uint64_t nsegs;
+	struct load_seg segs[SYM_CACHE_MAX_SEGS];
 };
 _Static_assert(sizeof(struct cache_header) % 8 == 0, "arrays after the header stay aligned");
 
@@ -132,19 +136,20 @@ static int string_ok(const struct sym_cache *c, uint32_t off)
 }
 
 /* Every check a table passes before one lookup is made in it. */
-static int cache_validate(struct sym_cache *c, const char *build_id, uint64_t source)
+static int cache_validate(struct sym_cache *c, const char *build_id, uint64_t source, int sum)
 {
 	const struct cache_header *h = (const struct cache_header *)c->image;
 
 	if (c->size < sizeof(*h) || memcmp(h->magic, CACHE_MAGIC, 8) != 0 ||
 	    h->version != SYM_CACHE_VERSION || h->endian != CACHE_ENDIAN ||
 	    strncmp(h->recce, RECCE_VERSION, sizeof(h->recce)) != 0 ||
-	    strncmp(h->build_id, build_id, sizeof(h->build_id)) != 0 ||
-	    h->build_id[sizeof(h->build_id) - 1] != '\0' || h->source != source)
+	    (build_id && strncmp(h->build_id, build_id, sizeof(h->build_id)) != 0) ||
+	    h->build_id[sizeof(h->build_id) - 1] != '\0' || (source && h->source != source) ||
+	    h->nsegs > SYM_CACHE_MAX_SEGS)
 		return -EBADMSG;
 	if (cache_layout(c) < 0)
 		return -EBADMSG;
-	if (checksum(c->image + sizeof(*h), c->size - sizeof(*h)) != h->checksum)
+	if (sum && checksum(c->image + sizeof(*h), c->size - sizeof(*h)) != h->checksum)
 		return -EBADMSG;
 	if (h->strings_size && c->str[h->strings_size - 1] != '\0')
 		return -EBADMSG;
@@ -211,7 +216,7 @@ int sym_cache_load(const char *dir, const char *build_id, uint64_t source, struc
 		return rc;
 	}
 	c->mapped = 1;
-	rc = cache_validate(c, build_id, source);
+	rc = cache_validate(c, build_id, source, 1);
 	if (rc == 0)
 		rc = cache_index(c);
 	if (rc < 0) {
@@ -226,6 +231,28 @@ int sym_cache_load(const char *dir, const char *build_id, uint64_t source, struc
 	return 0;
 }
 
+int sym_cache_parse_unchecked(const void *data, size_t size, struct sym_cache **out)
+{
+	struct sym_cache *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c || !(c->image = malloc(size ? size : 1))) {
+		free(c);
+		return -ENOMEM;
+	}
+	memcpy(c->image, data, size);
+	c->size = size;
+	rc = cache_validate(c, NULL, 0, 0);
+	if (rc == 0)
+		rc = cache_index(c);
+	if (rc < 0) {
+		sym_cache_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 void sym_cache_free(struct sym_cache *c)
 {
 	if (!c)
@@ -236,6 +263,12 @@ void sym_cache_free(struct sym_cache *c)
 		free(c->image);
 	free(c->bucket);
 	free(c);
+}
+
+const struct load_seg *sym_cache_segments(const struct sym_cache *c, size_t *n)
+{
+	*n = (size_t)c->h->nsegs;
+	return c->h->segs;
 }
 
 int sym_cache_has_dwarf(const struct sym_cache *c)
@@ -480,7 +513,7 @@ static void builder_release(struct builder *b)
 
 /* Lays the built table out as a file image in memory. */
 static int builder_image(struct builder *b, const char *build_id, uint64_t source, int has_dwarf,
-			 struct sym_cache **out)
+			 const struct load_seg *segs, size_t nsegs, struct sym_cache **out)
 {
 	size_t nintervals = b->niv;
 	size_t strsize = pad8(b->nstr);
@@ -505,6 +538,8 @@ static int builder_image(struct builder *b, const char *build_id, uint64_t sourc
 	h->strings_size = strsize;
 	h->has_dwarf = has_dwarf != 0;
 	h->source = source;
+	h->nsegs = nsegs < SYM_CACHE_MAX_SEGS ? nsegs : SYM_CACHE_MAX_SEGS;
+	memcpy(h->segs, segs, (size_t)h->nsegs * sizeof(*segs));
 	c->image = img;
 	c->size = size;
 	cache_layout(c);
@@ -550,7 +585,8 @@ int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache *
 		rc = k < 0 ? k : add_interval(&b, addr, fr, k);
 	}
 	if (rc == 0)
-		rc = builder_image(&b, f->build_id, sym_file_source(f), has_dwarf, out);
+		rc = builder_image(&b, f->build_id, sym_file_source(f), has_dwarf, f->segs,
+				   f->nsegs, out);
 out:
 	builder_release(&b);
 	return rc;

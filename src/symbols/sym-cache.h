@@ -29,7 +29,10 @@
 
 /* Bump when the symbolizer's answers change (naming, paths, inlines):
  * tables written by an older recce are then rebuilt. */
-#define SYM_CACHE_VERSION 1
+#define SYM_CACHE_VERSION 2
+
+/* Loadable segments kept with a table; binaries have four or five. */
+#define SYM_CACHE_MAX_SEGS 16
 
 /* Default cap of the cache directory's tables, in bytes. */
 #define SYM_CACHE_DEFAULT_MAX ((uint64_t)1 << 30)
@@ -38,13 +41,20 @@
 #define SYM_CACHE_MAX_INTERVALS (32u << 20)
 
 struct sym_cache;
+struct load_seg;
 
 /* Reads the table of build-id from DIR, if it was built from a binary
- * with the same sections (source: sym_file_source()). 0 and *out;
+ * with the same sections (source: sym_file_source(); 0 for any). 0 and *out;
  * -ENOENT when there is none; -EBADMSG when the file is corrupt,
  * truncated, another version or from another copy of the binary (the
  * caller rebuilds it); other -errno. */
 int sym_cache_load(const char *dir, const char *build_id, uint64_t source, struct sym_cache **out);
+
+/* Checks a table image in memory as sym_cache_load() checks a file,
+ * except for its checksum and build-id: for the fuzz target, whose inputs
+ * would otherwise never get past the checksum to the checks of every
+ * index. data is copied. 0 and *out, or -EBADMSG, -ENOMEM. */
+int sym_cache_parse_unchecked(const void *data, size_t size, struct sym_cache **out);
 
 /* Builds the table of f in memory from the symbolizer's own lookups. */
 int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache **out);
@@ -52,6 +62,9 @@ int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache *
 /* Writes c into DIR (creating directories), then trims DIR to max_bytes.
  * Returns 0 or -errno; a failure leaves no partial file behind. */
 int sym_cache_save(const char *dir, const struct sym_cache *c, uint64_t max_bytes);
+
+/* The loadable segments of the binary the table was built from. */
+const struct load_seg *sym_cache_segments(const struct sym_cache *c, size_t *n);
 
 /* Whether the binary had DWARF when the table was built. */
 int sym_cache_has_dwarf(const struct sym_cache *c);

@@ -116,6 +116,7 @@ struct symbolizer {
 	struct sym_file *vdso;
 	struct strpool strings;
 	struct u64map demangled; /* interned mangled name -> interned demangled */
+	struct u64map by_build_id; /* interned build-id -> struct sym_file * or 0 */
 	char *debuginfo_path;	 /* NULL: elfutils' default search path */
 	char *cache_dir;	 /* of tables by build-id; NULL: none kept */
 	uint64_t cache_max;	 /* bytes the tables in cache_dir may take */

@@ -56,6 +56,7 @@ struct symbolizer *symbolizer_new(void)
 		return NULL;
 	u64map_init(&s->files_by_inode);
 	u64map_init(&s->demangled);
+	u64map_init(&s->by_build_id);
 	strpool_init(&s->strings);
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
@@ -100,6 +101,7 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	u64map_release(&s->files_by_inode);
 	u64map_release(&s->demangled);
+	u64map_release(&s->by_build_id);
 	strpool_release(&s->strings);
 	free(s->cache_dir);
 	free(s);
@@ -620,6 +622,77 @@ static void cache_attach(struct symbolizer *s, struct sym_file *f)
 		return;
 	sym_cache_save(s->cache_dir, c, s->cache_max);
 	f->cache = c;
+}
+
+int symbolizer_keep_table(struct symbolizer *s, struct sym_file *f)
+{
+	if (!f->cache_tried)
+		cache_attach(s, f);
+	return f->cache ? 0 : -ENOENT;
+}
+
+/* A sym_file made of a kept table alone: the binary is not at hand. */
+static int open_table_only(struct symbolizer *s, const char *build_id, const char *path,
+			   struct sym_file **out)
+{
+	struct sym_cache *c;
+	size_t nsegs;
+
+	if (!s->cache_dir || sym_cache_load(s->cache_dir, build_id, 0, &c) < 0)
+		return -ENOENT;
+	struct sym_file *f = calloc(1, sizeof(*f));
+	const struct load_seg *segs = sym_cache_segments(c, &nsegs);
+	if (f)
+		f->segs = calloc(nsegs ? nsegs : 1, sizeof(*f->segs));
+	if (!f || !f->segs) {
+		free(f);
+		sym_cache_free(c);
+		return -ENOMEM;
+	}
+	memcpy(f->segs, segs, nsegs * sizeof(*segs));
+	f->nsegs = nsegs;
+	f->fd = -1;
+	f->cache = c;
+	f->cache_tried = 1;
+	u64map_init(&f->addr_cache);
+	u64map_init(&f->cu_by_offset);
+	ranges_init(&f->syms);
+	ranges_init(&f->fdes);
+	ranges_init(&f->span_ranges);
+	f->path = strpool_intern(&s->strings, path && path[0] ? path : build_id);
+	f->build_id = strpool_intern(&s->strings, build_id);
+	if (!f->path || !f->build_id) {
+		sym_file_free(f);
+		return -ENOMEM;
+	}
+	f->next = s->files;
+	s->files = f;
+	*out = f;
+	return 0;
+}
+
+int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const char *path,
+			     struct sym_file **out)
+{
+	const char *key = build_id ? strpool_intern(&s->strings, build_id) : NULL;
+	uint64_t v;
+	int rc;
+
+	if (!key || !key[0])
+		return -EINVAL;
+	if (u64map_get(&s->by_build_id, (uintptr_t)key, &v)) {
+		*out = (struct sym_file *)(uintptr_t)v;
+		return *out ? 0 : -ENOENT;
+	}
+	*out = NULL;
+	if (path && path[0] == '/' && symbolizer_open(s, path, -1, out) == 0 &&
+	    strcmp(sym_file_build_id(*out), key) != 0)
+		*out = NULL;
+	if (!*out && (rc = open_table_only(s, key, path, out)) < 0 && rc != -ENOENT)
+		return rc;
+	if (u64map_put(&s->by_build_id, (uintptr_t)key, (uintptr_t)*out) < 0)
+		return -ENOMEM;
+	return *out ? 0 : -ENOENT;
 }
 
 int symbolizer_lookup(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,

@@ -85,6 +85,24 @@ int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max);
  */
 int symbolizer_default_cache(char *buf, size_t len, uint64_t *max_bytes);
 
+/* Makes sure f has its table in the cache (building it if it is not
+ * there), so that f can be symbolized later without the file: a
+ * recording that keeps addresses only calls this for every binary it
+ * saw. Returns 0, or -ENOENT when no table is kept (no cache, no
+ * build-id, too big). */
+int symbolizer_keep_table(struct symbolizer *s, struct sym_file *f);
+
+/*
+ * The binary with this build-id, for symbolizing a profile recorded
+ * elsewhere or earlier: the file at path if it has that build-id (its
+ * debug info found as symbolizer_open() finds it), else the table the
+ * symbol cache kept of it (lookups and sym_file_offset_to_vaddr() work;
+ * nothing else of the file is known). Each build-id is looked for once.
+ * Returns 0 and *out, -ENOENT when neither is there, or -errno.
+ */
+int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const char *path,
+			     struct sym_file **out);
+
 /* The vDSO of this kernel, as a sym_file. Returns 0 or -errno. */
 int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out);
 

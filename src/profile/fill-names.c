@@ -1,0 +1,114 @@
+/*
+ * Naming a profile after the fact (see fill-names.h).
+ */
+#include "profile/fill-names.h"
+
+#include "profile/profile.h"
+#include "symbols/symbolize.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_INLINE 16
+
+static int needs_name(const struct profile *p, const struct profile_location *l)
+{
+	const struct profile_mapping *m = profile_mapping(p, l->mapping_id);
+
+	return l->nlines == 0 && m && m->build_id[0] && l->address >= m->start;
+}
+
+size_t profile_unnamed_locations(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nlocations; i++)
+		n += (size_t)needs_name(p, &p->locations[i]);
+	return n;
+}
+
+/* Names location l from f; 1 when it got lines, 0 when f knows nothing
+ * there, -ENOMEM. */
+static int name_location(struct profile *p, struct symbolizer *s, struct sym_file *f,
+			 struct profile_location *l, int caller)
+{
+	const struct profile_mapping *m = profile_mapping(p, l->mapping_id);
+	uint64_t off = l->address - m->start + m->offset, vaddr;
+	struct sym_frame frames[MAX_INLINE];
+	struct profile_line lines[MAX_INLINE];
+	int n = 0, k = 0;
+
+	if (caller && off > 0)
+		off--;
+	if (sym_file_offset_to_vaddr(f, off, &vaddr) == 0)
+		n = symbolizer_lookup(s, f, vaddr, frames, MAX_INLINE);
+	if (n <= 0 || !frames[0].function)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (!frames[i].function)
+			continue;
+		lines[k].function_id = profile_add_function(
+		    p, frames[i].function,
+		    frames[i].system_name ? frames[i].system_name : frames[i].function,
+		    frames[i].file ? frames[i].file : "", 0);
+		if (!lines[k].function_id)
+			return -ENOMEM;
+		lines[k++].line = frames[i].line;
+	}
+	return profile_set_location_lines(p, l->id, lines, (size_t)k) < 0 ? -ENOMEM : 1;
+}
+
+int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stats *st)
+{
+	unsigned char *caller = calloc(p->nlocations + 1, 1);
+	/* Per mapping: 0 not looked for yet, 1 found (files[]), 2 missing. */
+	unsigned char *state = calloc(p->nmappings + 1, 1);
+	struct sym_file **files = calloc(p->nmappings + 1, sizeof(*files));
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!caller || !state || !files) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		for (size_t j = 1; j < p->samples[i].nlocations; j++)
+			if (p->samples[i].location_ids[j] <= p->nlocations)
+				caller[p->samples[i].location_ids[j]] = 1;
+	for (size_t i = 0; i < p->nlocations && rc >= 0; i++) {
+		struct profile_location *l = &p->locations[i];
+		if (!needs_name(p, l))
+			continue;
+		st->unnamed++;
+		uint64_t mid = l->mapping_id;
+		const struct profile_mapping *m = profile_mapping(p, mid);
+		if (state[mid] == 0) {
+			int r = symbolizer_open_build_id(s, m->build_id, m->file, &files[mid]);
+			if (r < 0 && r != -ENOENT) {
+				rc = r;
+				break;
+			}
+			state[mid] = r == 0 ? 1 : 2;
+			if (r < 0 && st->missing++ == 0)
+				snprintf(st->missing_example, sizeof(st->missing_example),
+					 "%s (build-id %s)", m->file[0] ? m->file : "?",
+					 m->build_id);
+		}
+		if (state[mid] != 1)
+			continue;
+		rc = name_location(p, s, files[mid], l, caller[l->id]);
+		if (rc > 0) {
+			st->named++;
+			struct profile_mapping *pm = &p->mappings[mid - 1];
+			pm->has_functions = 1;
+		}
+	}
+out:
+	free(caller);
+	free(state);
+	free(files);
+	return rc < 0 ? rc : 0;
+}
