@@ -17,6 +17,7 @@
 #include "cli/builtin.h"
 #include "cli/cmd-record.h"
 #include "cli/options.h"
+#include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
@@ -237,6 +238,8 @@ int cmd_record(int argc, char **argv)
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
 	sampler_describe(s, &st, &info, p);
+
+	debuginfod_say_stalled();
 
 	/* A disk that filled up while recording must not lose the profile. */
 	char elsewhere[4096];

@@ -4,6 +4,7 @@
 #include "cli/profile-messages.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/builtin.h"
@@ -32,6 +33,16 @@ struct profile *profile_read_or_say(const char *path)
 	return ret ? NULL : p;
 }
 
+void debuginfod_say_stalled(void)
+{
+	const char *t = getenv("DEBUGINFOD_TIMEOUT");
+
+	if (symbolizer_debuginfod_stalled())
+		warning("a debuginfod server sent nothing for %s s (DEBUGINFOD_TIMEOUT): recce "
+			"stopped asking, and names only a server has are missing",
+			t ? t : "90");
+}
+
 long profile_fill_names_or_say(struct profile *p, const char *path)
 {
 	struct symbolizer *s;
@@ -43,6 +54,7 @@ long profile_fill_names_or_say(struct profile *p, const char *path)
 	s = symbolizer_new();
 	rc = s && symbolizer_use_default_cache(s, 0) == 0 ? profile_fill_names(p, s, &st) : -ENOMEM;
 	symbolizer_free(s);
+	debuginfod_say_stalled();
 	if (rc < 0) {
 		error("out of memory naming the addresses of '%s'", path);
 		return -1;

@@ -14,6 +14,10 @@
 /* Reads the profile at path, or prints why not and returns NULL. */
 struct profile *profile_read_or_say(const char *path);
 
+/* Warns, once a run, when a debuginfod server stalled into its timeout
+ * and recce stopped asking (symbolizer_debuginfod_stalled()). */
+void debuginfod_say_stalled(void);
+
 /*
  * Names the locations of p (read from path) that were recorded without
  * names (profile/fill-names.h), through the symbol cache; warns about

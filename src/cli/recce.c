@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/help.h"
@@ -62,8 +63,16 @@ int main(int argc, char **argv)
 	 * must never stall on a network at the end of a recording, so recce
 	 * uses only the debug info on this machine unless told otherwise.
 	 */
-	if (!getenv("RECCE_DEBUGINFOD"))
+	if (!getenv("RECCE_DEBUGINFOD")) {
 		unsetenv("DEBUGINFOD_URLS");
+	} else {
+		/* Asked: a server that stalls costs seconds, not elfutils'
+		 * minute and a half, and a terminal shows each download. */
+		setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+		setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
+		if (isatty(STDERR_FILENO))
+			setenv("DEBUGINFOD_PROGRESS", "1", 0);
+	}
 	if (argc < 2) {
 		list_commands(stderr);
 		return RECCE_EXIT_USAGE;

@@ -46,7 +46,68 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/*
+ * A debuginfod server that stalls costs DEBUGINFOD_TIMEOUT on every
+ * binary libdwfl asks it about; after the first such wait this process
+ * asks no server again (libdebuginfod reads DEBUGINFOD_URLS on each
+ * query). Process-wide, as the environment is.
+ */
+static int debuginfod_stalled;
+
+int symbolizer_debuginfod_stalled(void)
+{
+	return debuginfod_stalled;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* After a failed search that took t0..now: gives up on the servers when
+ * it took about their whole timeout. */
+static void check_stall(double t0)
+{
+	const char *t = getenv("DEBUGINFOD_TIMEOUT");
+	double limit = t ? atof(t) : 90;
+
+	if (limit > 0 && now_s() - t0 >= limit - 0.5) {
+		unsetenv("DEBUGINFOD_URLS");
+		debuginfod_stalled = 1;
+	}
+}
+
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	int asks = getenv("DEBUGINFOD_URLS") != NULL;
+	double t0 = asks ? now_s() : 0;
+	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+
+	if (asks && fd < 0)
+		check_stall(t0);
+	return fd;
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	int asks = getenv("DEBUGINFOD_URLS") != NULL;
+	double t0 = asks ? now_s() : 0;
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					      debuglink_file, debuglink_crc, debuginfo_file_name);
+
+	if (asks && fd < 0)
+		check_stall(t0);
+	return fd;
+}
 
 struct symbolizer *symbolizer_new(void)
 {
@@ -58,8 +119,8 @@ struct symbolizer *symbolizer_new(void)
 	u64map_init(&s->demangled);
 	u64map_init(&s->by_build_id);
 	strpool_init(&s->strings);
-	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.find_elf = find_elf;
+	s->callbacks.find_debuginfo = find_debuginfo;
 	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	return s;
 }

@@ -103,6 +103,11 @@ int symbolizer_keep_table(struct symbolizer *s, struct sym_file *f);
 int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const char *path,
 			     struct sym_file **out);
 
+/* Whether a debuginfod server (DEBUGINFOD_URLS, which recce.c passes on
+ * only when RECCE_DEBUGINFOD is set) let a search run into its timeout,
+ * after which this process stopped asking servers. */
+int symbolizer_debuginfod_stalled(void);
+
 /* The vDSO of this kernel, as a sym_file. Returns 0 or -errno. */
 int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out);
 

@@ -47,4 +47,38 @@ is "$RC" 0 "record without RECCE_DEBUGINFOD exits 0" || show_run
 run "$RECCE" report --folded "$T/q.pb.gz"
 unlike "$(cat "$OUT")" 'burn_cpu' "and names nothing from the server"
 ok "nor fills the cache" test ! -e "$T/cache/$BID"
+
+# Late: recorded without names and without the server, named afterwards
+# by recce symbolize from the server's debug info (the symbol table kept
+# while recording had none, and is rebuilt with it).
+rm -rf "$T/cache" "$RECCE_CACHE_DIR"
+run "$RECCE" record --no-symbolize -o "$T/r.pb.gz" -- "$TARGETS/hot-stripped" 0.5
+is "$RC" 0 "record --no-symbolize of the stripped target exits 0" || show_run
+RECCE_DEBUGINFOD=1 run "$RECCE" symbolize "$T/r.pb.gz"
+is "$RC" 0 "symbolize with RECCE_DEBUGINFOD=1 exits 0" || show_run
+run "$RECCE" report "$T/r.pb.gz"
+like "$(cat "$OUT")" 'burn_cpu +[^ ]*hot\.c:[0-9]+' "it names the profile from the server's debug info"
 kill "$SERVER"
+
+# A server that accepts and never answers: recce gives up on it after
+# one timeout (no retries), says so, asks no server again in that run,
+# and still writes the profile.
+for try in 1 2 3 4 5; do
+	PORT=$((20000 + RANDOM % 30000))
+	spawn "$T/silent.log" perl -MIO::Socket::INET -e '
+		$| = 1;
+		my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1:$ARGV[0]", Listen => 16,
+			ReuseAddr => 1) or die "listen: $!\n";
+		print "listening\n";
+		my @keep;
+		while (my $c = $s->accept) { push @keep, $c; print "accepted\n" }' "$PORT"
+	wait_for 5 grep -q listening "$T/silent.log" && break
+done
+rm -rf "$T/cache" "$RECCE_CACHE_DIR"
+RECCE_DEBUGINFOD=1 DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_TIMEOUT=2 \
+	run "$RECCE" record -o "$T/s.pb.gz" -- "$TARGETS/hot-stripped" 0.5
+is "$RC" 0 "record with a server that never answers exits 0" || show_run
+ok "and writes the profile" test -s "$T/s.pb.gz"
+like "$(cat "$ERR")" 'a debuginfod server sent nothing for 2 s \(DEBUGINFOD_TIMEOUT\): recce stopped asking' \
+	"it says it gave up on the server"
+is "$(grep -c accepted "$T/silent.log")" 1 "after asking it once"
