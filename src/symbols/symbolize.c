@@ -507,6 +507,9 @@ int sym_file_is_go(const struct sym_file *f)
 
 int sym_file_has_debuginfo(const struct sym_file *f)
 {
+	/* A table says without reading any DWARF. */
+	if (f->cache)
+		return sym_cache_has_dwarf(f->cache);
 	/* Loading is a cache fill, not a visible change: the const in the
 	 * API promises the latter. */
 	return sym_file_load_dwarf((struct sym_file *)f);
