@@ -708,6 +708,17 @@ static void trim(const char *dir, uint64_t max)
 	free(v);
 }
 
+int sym_cache_can_save(const char *dir, const char *build_id)
+{
+	char path[PATH_MAX];
+	int rc = sym_cache_path(dir, build_id, path, sizeof(path));
+
+	if (rc < 0 || (rc = make_dirs(path)) < 0)
+		return rc;
+	*strrchr(path, '/') = '\0';
+	return faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 ? 0 : -errno;
+}
+
 int sym_cache_save(const char *dir, const struct sym_cache *c, uint64_t max_bytes)
 {
 	char path[PATH_MAX];

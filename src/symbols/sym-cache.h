@@ -59,6 +59,11 @@ int sym_cache_parse_unchecked(const void *data, size_t size, struct sym_cache **
 /* Builds the table of f in memory from the symbolizer's own lookups. */
 int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache **out);
 
+/* Whether a table of build-id could be saved under DIR (making its
+ * directories): 0, or -errno. A table that cannot be kept costs more to
+ * build than the few lookups a run makes without it. */
+int sym_cache_can_save(const char *dir, const char *build_id);
+
 /* Writes c into DIR (creating directories), then trims DIR to max_bytes.
  * Returns 0 or -errno; a failure leaves no partial file behind. */
 int sym_cache_save(const char *dir, const struct sym_cache *c, uint64_t max_bytes);

@@ -665,8 +665,9 @@ int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max)
  * The table of f, from the cache directory or built now and saved there,
  * on the first lookup in f. A table that says the binary had no DWARF is
  * rebuilt when DWARF is found now (a debug package installed since).
- * Without a table (no cache, no build-id, too big, a failure) lookups go
- * the direct way; a table that cannot be saved is still used.
+ * Without a table (no cache, no build-id, too big, a cache directory
+ * that cannot be written, a failure) lookups go the direct way; a table
+ * built but then not saved (a full disk) is still used.
  */
 static void cache_attach(struct symbolizer *s, struct sym_file *f)
 {
@@ -682,7 +683,8 @@ static void cache_attach(struct symbolizer *s, struct sym_file *f)
 		}
 		sym_cache_free(c);
 	}
-	if ((uint64_t)f->size > s->cache_build_max || sym_cache_build(s, f, &c) < 0)
+	if ((uint64_t)f->size > s->cache_build_max ||
+	    sym_cache_can_save(s->cache_dir, f->build_id) < 0 || sym_cache_build(s, f, &c) < 0)
 		return;
 	sym_cache_save(s->cache_dir, c, s->cache_max);
 	f->cache = c;
