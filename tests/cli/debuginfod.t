@@ -39,6 +39,15 @@ run "$RECCE" report "$T/p.pb.gz"
 like "$(cat "$OUT")" 'burn_cpu +[^ ]*hot\.c:[0-9]+' "with their source lines"
 ok "the debug file is in the cache given" test -e "$T/cache/$BID/debuginfo"
 
+# On a terminal, each download shows a line while it runs.
+rm -rf "$T/cache" "$RECCE_CACHE_DIR"
+if command -v script >/dev/null; then
+	RECCE_DEBUGINFOD=1 run script -qec "'$RECCE' record -o '$T/tty.pb.gz' -- '$TARGETS/hot-stripped' 0.5" /dev/null
+	like "$(tr '\r' '\n' <"$OUT")" 'Downloading from http://127\.0\.0\.1' "on a terminal, a download shows a line"
+else
+	skip 1 "no script(1)"
+fi
+
 # Unasked, recce does not go to the network even with DEBUGINFOD_URLS set
 # (nor finds the names in the symbol table kept by the run before).
 rm -rf "$T/cache" "$RECCE_CACHE_DIR"
