@@ -19,6 +19,7 @@
 #include "cli/usage.h"
 #include "symbols/symbolize.h"
 #include "util/path.h"
+#include "util/readall.h"
 
 #define MAX_INLINE 64
 
@@ -48,17 +49,10 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-	size_t done = 0;
+	int rc = o->failed ? 0 : write_all(STDOUT_FILENO, o->buf, o->n);
 
-	while (done < o->n && !o->failed) {
-		ssize_t w = write(STDOUT_FILENO, o->buf + done, o->n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			o->failed = w < 0 ? errno : EIO;
-		else
-			done += (size_t)w;
-	}
+	if (rc < 0)
+		o->failed = -rc;
 	o->n = 0;
 }
 

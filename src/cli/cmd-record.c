@@ -243,16 +243,9 @@ int cmd_record(int argc, char **argv)
 
 	/* A disk that filled up while recording must not lose the profile. */
 	char elsewhere[4096];
-	const char *written = a.output;
-	err = pprof_write_file_or_elsewhere(p, a.output, elsewhere, sizeof(elsewhere));
-	if (err && !elsewhere[0])
-		die("cannot write '%s': %s", a.output, output_strerror(err));
-	if (err) {
-		error("cannot write '%s': %s; the profile is kept in %s instead", a.output,
-		      output_strerror(err), elsewhere);
-		written = elsewhere;
+	const char *written = profile_write_or_say(p, a.output, elsewhere, sizeof(elsewhere));
+	if (written != a.output)
 		status = RECCE_EXIT_ERROR;
-	}
 
 	struct stat sb;
 	char size[32] = "?";

@@ -49,15 +49,10 @@ int cmd_symbolize(int argc, char **argv)
 		return RECCE_EXIT_ERROR;
 	}
 	char elsewhere[4096];
-	err = pprof_write_file_or_elsewhere(p, out, elsewhere, sizeof(elsewhere));
+	const char *written = profile_write_or_say(p, out, elsewhere, sizeof(elsewhere));
 	profile_free(p);
-	if (err && !elsewhere[0])
-		die("cannot write '%s': %s", out, output_strerror(err));
-	if (err) {
-		error("cannot write '%s': %s; the profile is kept in %s instead", out,
-		      output_strerror(err), elsewhere);
+	if (written != out)
 		return RECCE_EXIT_ERROR;
-	}
 	if (unnamed == 0) {
 		note("'%s' had no addresses without names; wrote '%s' unchanged", in, out);
 		return 0;

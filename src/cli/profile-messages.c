@@ -33,6 +33,19 @@ struct profile *profile_read_or_say(const char *path)
 	return ret ? NULL : p;
 }
 
+const char *profile_write_or_say(const struct profile *p, const char *path, char *where, size_t cap)
+{
+	int err = pprof_write_file_or_elsewhere(p, path, where, cap);
+
+	if (err && !where[0])
+		die("cannot write '%s': %s", path, output_strerror(err));
+	if (!err)
+		return path;
+	error("cannot write '%s': %s; the profile is kept in %s instead", path,
+	      output_strerror(err), where);
+	return where;
+}
+
 void debuginfod_say_stalled(void)
 {
 	const char *t = getenv("DEBUGINFOD_TIMEOUT");

@@ -14,6 +14,13 @@
 /* Reads the profile at path, or prints why not and returns NULL. */
 struct profile *profile_read_or_say(const char *path);
 
+/* Writes p to path. A disk that is full or failing does not lose it: it
+ * is kept in a new directory elsewhere (pprof_write_file_or_elsewhere(),
+ * its path into where[cap]), and an error says so. Dies when it can be
+ * written nowhere. Returns the path written: path, or where. */
+const char *profile_write_or_say(const struct profile *p, const char *path, char *where,
+				 size_t cap);
+
 /* Warns, once a run, when a debuginfod server stalled into its timeout
  * and recce stopped asking (symbolizer_debuginfod_stalled()). */
 void debuginfod_say_stalled(void);

@@ -110,19 +110,25 @@ void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonle
 			out->kind = FRAME_OFFSET;
 		return;
 	}
+	out->nframes = frame_name_symbols(n->sym, m->file, look - m->start + m->pgoff, out->frames);
+	out->kind = out->nframes > 0 ? FRAME_SYMBOL : FRAME_OFFSET;
+}
+
+int frame_name_symbols(struct symbolizer *s, struct sym_file *f, uint64_t off,
+		       struct sym_frame out[FRAME_MAX_INLINE])
+{
 	struct sym_frame frames[FRAME_MAX_INLINE];
 	uint64_t vaddr;
-	int nf = 0;
-	if (sym_file_offset_to_vaddr(m->file, look - m->start + m->pgoff, &vaddr) == 0)
-		nf = symbolizer_lookup(n->sym, m->file, vaddr, frames, FRAME_MAX_INLINE);
-	if (nf <= 0 || !frames[0].function) {
-		out->kind = FRAME_OFFSET;
-		return;
-	}
-	for (int i = 0; i < nf && i < FRAME_MAX_INLINE; i++)
+	int nf = 0, n = 0;
+
+	if (sym_file_offset_to_vaddr(f, off, &vaddr) == 0)
+		nf = symbolizer_lookup(s, f, vaddr, frames, FRAME_MAX_INLINE);
+	if (nf <= 0 || !frames[0].function)
+		return 0;
+	for (int i = 0; i < nf; i++)
 		if (frames[i].function)
-			out->frames[out->nframes++] = frames[i];
-	out->kind = FRAME_SYMBOL;
+			out[n++] = frames[i];
+	return n;
 }
 
 void frame_name_format(const struct frame_name *f, char *buf, size_t len)

@@ -59,6 +59,13 @@ void frame_namer_free(struct frame_namer *n);
 void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonleaf,
 		      struct frame_name *out);
 
+/* The FRAME_SYMBOL part of the policy for file offset off of f (already
+ * one byte back for a return address): its frames that have a function
+ * name, innermost first, into out; 0 when the innermost has none. Also
+ * how a profile recorded without names is named later (fill-names.h). */
+int frame_name_symbols(struct symbolizer *s, struct sym_file *f, uint64_t off,
+		       struct sym_frame out[FRAME_MAX_INLINE]);
+
 /* Forgets pid's perf map (the process exited; its pid may come back). */
 void frame_namer_forget(struct frame_namer *n, pid_t pid);
 

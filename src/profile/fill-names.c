@@ -3,7 +3,9 @@
  */
 #include "profile/fill-names.h"
 
+#include "proc/frame-name.h"
 #include "profile/profile.h"
+#include "profile/resolve.h"
 #include "symbols/symbolize.h"
 
 #include <errno.h>
@@ -11,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_INLINE 16
 
 static int needs_name(const struct profile *p, const struct profile_location *l)
 {
@@ -36,29 +36,19 @@ static int name_location(struct profile *p, struct symbolizer *s, struct sym_fil
 			 struct profile_location *l, int caller)
 {
 	const struct profile_mapping *m = profile_mapping(p, l->mapping_id);
-	uint64_t off = l->address - m->start + m->offset, vaddr;
-	struct sym_frame frames[MAX_INLINE];
-	struct profile_line lines[MAX_INLINE];
-	int n = 0, k = 0;
+	uint64_t off = l->address - m->start + m->offset;
+	struct sym_frame frames[FRAME_MAX_INLINE];
+	struct profile_line lines[FRAME_MAX_INLINE];
 
 	if (caller && off > 0)
 		off--;
-	if (sym_file_offset_to_vaddr(f, off, &vaddr) == 0)
-		n = symbolizer_lookup(s, f, vaddr, frames, MAX_INLINE);
-	if (n <= 0 || !frames[0].function)
+	int n = frame_name_symbols(s, f, off, frames);
+	if (n == 0)
 		return 0;
-	for (int i = 0; i < n; i++) {
-		if (!frames[i].function)
-			continue;
-		lines[k].function_id = profile_add_function(
-		    p, frames[i].function,
-		    frames[i].system_name ? frames[i].system_name : frames[i].function,
-		    frames[i].file ? frames[i].file : "", 0);
-		if (!lines[k].function_id)
-			return -ENOMEM;
-		lines[k++].line = frames[i].line;
-	}
-	return profile_set_location_lines(p, l->id, lines, (size_t)k) < 0 ? -ENOMEM : 1;
+	if (resolve_lines(p, frames, n, lines) < 0 ||
+	    profile_set_location_lines(p, l->id, lines, (size_t)n) < 0)
+		return -ENOMEM;
+	return 1;
 }
 
 int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stats *st)

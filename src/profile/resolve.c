@@ -298,16 +298,24 @@ static uint64_t user_location(struct resolver *r, pid_t pid, uint32_t gen, uint6
 		return location_named(r, map_id, addr, name);
 	}
 	struct profile_line lines[FRAME_MAX_INLINE];
-	for (int i = 0; i < fn.nframes; i++) {
-		const struct sym_frame *f = &fn.frames[i];
+	if (resolve_lines(r->prof, fn.frames, fn.nframes, lines) < 0)
+		return 0;
+	return profile_add_location(r->prof, map_id, addr, lines, (size_t)fn.nframes);
+}
+
+int resolve_lines(struct profile *p, const struct sym_frame *frames, int n,
+		  struct profile_line *lines)
+{
+	for (int i = 0; i < n; i++) {
+		const struct sym_frame *f = &frames[i];
 		lines[i].function_id = profile_add_function(
-		    r->prof, f->function, f->system_name ? f->system_name : f->function,
+		    p, f->function, f->system_name ? f->system_name : f->function,
 		    f->file ? f->file : "", 0);
 		if (!lines[i].function_id)
-			return 0;
+			return -ENOMEM;
 		lines[i].line = f->line;
 	}
-	return profile_add_location(r->prof, map_id, addr, lines, (size_t)fn.nframes);
+	return 0;
 }
 
 /* The location id of one frame, from the cache or resolved now. */

@@ -37,6 +37,8 @@
 struct aggregate;
 struct proc_registry;
 struct profile;
+struct profile_line;
+struct sym_frame;
 struct symbolizer;
 struct resolver;
 
@@ -60,6 +62,12 @@ int resolver_add_timeline(struct resolver *r, struct aggregate *a);
  * symbol cache now (profile/fill-names.h). Kernel, JIT and files without
  * a build-id are still named at once: nothing later could name them. */
 void resolver_keep_addresses(struct resolver *r);
+
+/* The lines of a location from named frames (frame_name_symbols()): each
+ * frame's function added to p, lines[i] for frames[i]. Returns 0 or
+ * -ENOMEM. Recording and naming later (fill-names.h) both use it. */
+int resolve_lines(struct profile *p, const struct sym_frame *frames, int n,
+		  struct profile_line *lines);
 
 /* The profile built so far; it stays owned by the resolver. */
 struct profile *resolver_profile(struct resolver *r);

@@ -170,6 +170,18 @@ static int cache_validate(struct sym_cache *c, const char *build_id, uint64_t so
 	return 0;
 }
 
+/* Validates c and builds its index; on failure frees c. */
+static int cache_ready(struct sym_cache *c, const char *build_id, uint64_t source, int sum)
+{
+	int rc = cache_validate(c, build_id, source, sum);
+
+	if (rc == 0)
+		rc = cache_index(c);
+	if (rc < 0)
+		sym_cache_free(c);
+	return rc;
+}
+
 int sym_cache_path(const char *dir, const char *build_id, char *buf, size_t len)
 {
 	size_t n = strlen(build_id);
@@ -216,13 +228,8 @@ int sym_cache_load(const char *dir, const char *build_id, uint64_t source, struc
 		return rc;
 	}
 	c->mapped = 1;
-	rc = cache_validate(c, build_id, source, 1);
-	if (rc == 0)
-		rc = cache_index(c);
-	if (rc < 0) {
-		sym_cache_free(c);
+	if ((rc = cache_ready(c, build_id, source, 1)) < 0)
 		return rc;
-	}
 	/* Recently used tables survive the size cap: mark this one used,
 	 * at most once a day so that reading stays read-only nearly always. */
 	if (time(NULL) - st.st_mtim.tv_sec > 86400)
@@ -242,13 +249,8 @@ int sym_cache_parse_unchecked(const void *data, size_t size, struct sym_cache **
 	}
 	memcpy(c->image, data, size);
 	c->size = size;
-	rc = cache_validate(c, NULL, 0, 0);
-	if (rc == 0)
-		rc = cache_index(c);
-	if (rc < 0) {
-		sym_cache_free(c);
+	if ((rc = cache_ready(c, NULL, 0, 0)) < 0)
 		return rc;
-	}
 	*out = c;
 	return 0;
 }
@@ -274,16 +276,6 @@ const struct load_seg *sym_cache_segments(const struct sym_cache *c, size_t *n)
 int sym_cache_has_dwarf(const struct sym_cache *c)
 {
 	return c->h->has_dwarf != 0;
-}
-
-size_t sym_cache_size(const struct sym_cache *c)
-{
-	return c->size;
-}
-
-size_t sym_cache_intervals(const struct sym_cache *c)
-{
-	return (size_t)c->h->nintervals;
 }
 
 static const char *cache_string(const struct sym_cache *c, uint32_t off)

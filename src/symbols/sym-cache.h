@@ -82,10 +82,6 @@ int sym_cache_lookup(const struct sym_cache *c, uint64_t vaddr, struct sym_frame
  * symbolizer_prefetch()). */
 void sym_cache_prefetch(const struct sym_cache *c, uint64_t vaddr);
 
-/* Size of the table in bytes and its number of intervals, for messages. */
-size_t sym_cache_size(const struct sym_cache *c);
-size_t sym_cache_intervals(const struct sym_cache *c);
-
 void sym_cache_free(struct sym_cache *c);
 
 /* The file name of build-id's table under dir, into buf. Returns 0, or

@@ -28,9 +28,11 @@
 #include "symbols/eh-frame.h"
 #include "symbols/sym-cache.h"
 #include "symbols/sym-file.h"
+#include "util/clock.h"
 #include "util/hash.h"
 #include "util/array.h"
 #include "util/path.h"
+#include "util/readall.h"
 
 #include <dwarf.h>
 #include <elf.h>
@@ -46,7 +48,6 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
@@ -62,22 +63,14 @@ int symbolizer_debuginfod_stalled(void)
 	return debuginfod_stalled;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* After a failed search that took t0..now: gives up on the servers when
  * it took about their whole timeout. */
-static void check_stall(double t0)
+static void check_stall(uint64_t t0)
 {
 	const char *t = getenv("DEBUGINFOD_TIMEOUT");
 	double limit = t ? atof(t) : 90;
 
-	if (limit > 0 && now_s() - t0 >= limit - 0.5) {
+	if (limit > 0 && (double)(time_now_ns(CLOCK_MONOTONIC) - t0) / 1e9 >= limit - 0.5) {
 		unsetenv("DEBUGINFOD_URLS");
 		debuginfod_stalled = 1;
 	}
@@ -87,7 +80,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 		    char **file_name, Elf **elfp)
 {
 	int asks = getenv("DEBUGINFOD_URLS") != NULL;
-	double t0 = asks ? now_s() : 0;
+	uint64_t t0 = asks ? time_now_ns(CLOCK_MONOTONIC) : 0;
 	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
 
 	if (asks && fd < 0)
@@ -100,7 +93,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	int asks = getenv("DEBUGINFOD_URLS") != NULL;
-	double t0 = asks ? now_s() : 0;
+	uint64_t t0 = asks ? time_now_ns(CLOCK_MONOTONIC) : 0;
 	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					      debuglink_file, debuglink_crc, debuginfo_file_name);
 
@@ -166,6 +159,29 @@ void symbolizer_free(struct symbolizer *s)
 	strpool_release(&s->strings);
 	free(s->cache_dir);
 	free(s);
+}
+
+/* A new sym_file named path, reading fd (ours now; -1 for none), with
+ * its tables empty. NULL when memory runs out (fd is then the caller's). */
+static struct sym_file *sym_file_alloc(struct symbolizer *s, const char *path, int fd)
+{
+	struct sym_file *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->fd = fd;
+	u64map_init(&f->addr_cache);
+	u64map_init(&f->cu_by_offset);
+	ranges_init(&f->syms);
+	ranges_init(&f->fdes);
+	ranges_init(&f->span_ranges);
+	f->path = strpool_intern(&s->strings, path);
+	if (!f->path) {
+		f->fd = -1;
+		sym_file_free(f);
+		return NULL;
+	}
+	return f;
 }
 
 static uint64_t inode_key(dev_t dev, ino_t ino)
@@ -327,23 +343,16 @@ int symbolizer_open(struct symbolizer *s, const char *path, int fd, struct sym_f
 		close(own);
 		return rc;
 	}
-	f = calloc(1, sizeof(*f));
+	f = sym_file_alloc(s, path, own);
 	if (!f) {
 		close(own);
 		return -ENOMEM;
 	}
-	f->fd = own;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	u64map_init(&f->addr_cache);
-	u64map_init(&f->cu_by_offset);
-	ranges_init(&f->syms);
-	ranges_init(&f->fdes);
-	ranges_init(&f->span_ranges);
-	f->path = strpool_intern(&s->strings, path);
-	rc = f->path ? sym_file_report(s, f) : -ENOMEM;
+	rc = sym_file_report(s, f);
 	if (rc == 0)
 		rc = read_load_segments(f);
 	if (rc == 0)
@@ -392,7 +401,7 @@ static size_t elf_image_size(const unsigned char *img)
 int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out)
 {
 	const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
-	size_t size, done = 0;
+	size_t size;
 	int fd, rc;
 
 	if (!s || !out)
@@ -411,18 +420,9 @@ int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out)
 	fd = memfd_create("[vdso]", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (done < size) {
-		ssize_t n = write(fd, img + done, size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			close(fd);
-			return rc;
-		}
-		done += (size_t)n;
-	}
-	rc = symbolizer_open(s, "[vdso]", fd, out);
+	rc = write_all(fd, img, size);
+	if (rc == 0)
+		rc = symbolizer_open(s, "[vdso]", fd, out);
 	close(fd);
 	if (rc == 0)
 		s->vdso = *out;
@@ -458,40 +458,48 @@ int sym_file_load_dwarf(struct sym_file *f)
 	return f->dwarf_state > 0;
 }
 
-/* The section of f's ELF file named name (its header into *sh), or NULL. */
-static Elf_Scn *find_section(const struct sym_file *f, const char *name, GElf_Shdr *sh)
+/* The section after scn (the first for NULL) of f's ELF file, its header
+ * into *sh (zeroes if unreadable) and its name into *name ("" if none);
+ * NULL after the last, or when f has no ELF at hand. */
+static Elf_Scn *next_section(const struct sym_file *f, Elf_Scn *scn, GElf_Shdr *sh,
+			     const char **name)
 {
 	GElf_Addr bias;
 	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
 	size_t shstrndx;
-	Elf_Scn *scn = NULL;
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0 || !(scn = elf_nextscn(elf, scn)))
 		return NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *n =
-		    gelf_getshdr(scn, sh) ? elf_strptr(elf, shstrndx, sh->sh_name) : NULL;
-		if (n && strcmp(n, name) == 0)
+	const char *n = NULL;
+	if (gelf_getshdr(scn, sh))
+		n = elf_strptr(elf, shstrndx, sh->sh_name);
+	else
+		memset(sh, 0, sizeof(*sh));
+	*name = n ? n : "";
+	return scn;
+}
+
+/* The section of f's ELF file named name (its header into *sh), or NULL. */
+static Elf_Scn *find_section(const struct sym_file *f, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	const char *n;
+
+	while ((scn = next_section(f, scn, sh, &n)) != NULL)
+		if (strcmp(n, name) == 0)
 			return scn;
-	}
 	return NULL;
 }
 
 uint64_t sym_file_source(const struct sym_file *f)
 {
-	GElf_Addr bias;
-	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
-	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	const char *n;
 	uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, (uint64_t)f->size);
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return h;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *n =
-		    gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		h = hash_fnv1a_str(h, n ? n : "");
+	while ((scn = next_section(f, scn, &sh, &n)) != NULL) {
+		h = hash_fnv1a_str(h, n);
 		h = hash_fnv1a_value(h, sh.sh_type);
 		h = hash_fnv1a_value(h, sh.sh_size);
 	}
@@ -706,31 +714,22 @@ static int open_table_only(struct symbolizer *s, const char *build_id, const cha
 
 	if (!s->cache_dir || sym_cache_load(s->cache_dir, build_id, 0, &c) < 0)
 		return -ENOENT;
-	struct sym_file *f = calloc(1, sizeof(*f));
+	struct sym_file *f = sym_file_alloc(s, path && path[0] ? path : build_id, -1);
 	const struct load_seg *segs = sym_cache_segments(c, &nsegs);
-	if (f)
-		f->segs = calloc(nsegs ? nsegs : 1, sizeof(*f->segs));
-	if (!f || !f->segs) {
-		free(f);
+	if (!f) {
 		sym_cache_free(c);
+		return -ENOMEM;
+	}
+	f->cache = c;
+	f->cache_tried = 1;
+	f->segs = calloc(nsegs ? nsegs : 1, sizeof(*f->segs));
+	f->build_id = strpool_intern(&s->strings, build_id);
+	if (!f->segs || !f->build_id) {
+		sym_file_free(f);
 		return -ENOMEM;
 	}
 	memcpy(f->segs, segs, nsegs * sizeof(*segs));
 	f->nsegs = nsegs;
-	f->fd = -1;
-	f->cache = c;
-	f->cache_tried = 1;
-	u64map_init(&f->addr_cache);
-	u64map_init(&f->cu_by_offset);
-	ranges_init(&f->syms);
-	ranges_init(&f->fdes);
-	ranges_init(&f->span_ranges);
-	f->path = strpool_intern(&s->strings, path && path[0] ? path : build_id);
-	f->build_id = strpool_intern(&s->strings, build_id);
-	if (!f->path || !f->build_id) {
-		sym_file_free(f);
-		return -ENOMEM;
-	}
 	f->next = s->files;
 	s->files = f;
 	*out = f;

@@ -7,6 +7,7 @@
 #include "trace/trace-file.h"
 
 #include "util/outfile.h"
+#include "util/readall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,23 +47,6 @@ struct trace_writer {
 static uint32_t crc_of(const void *p, size_t n)
 {
 	return (uint32_t)crc32(0L, p, (uInt)n);
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Opens (truncating) the current file of the set and writes its header. */

@@ -1,5 +1,5 @@
 /*
- * Whole-descriptor reads (see readall.h). A regular file's size sizes
+ * Whole-descriptor reads and writes (see readall.h). A regular file's size sizes
  * the buffer at once; anything else grows it by doubling.
  */
 #include "util/readall.h"
@@ -55,5 +55,21 @@ int read_all(int fd, size_t max, char **out, size_t *len)
 	buf[used] = '\0';
 	*out = buf;
 	*len = used;
+	return 0;
+}
+
+int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
 	return 0;
 }

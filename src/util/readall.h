@@ -1,6 +1,7 @@
 /*
- * Reading a whole file descriptor (a regular file, a pipe, a /proc file
- * whose size reads as zero) into one heap buffer, with a cap on its size.
+ * Whole-descriptor I/O: reading a file descriptor (a regular file, a pipe,
+ * a /proc file whose size reads as zero) into one heap buffer, with a cap
+ * on its size, and writing a buffer out in full.
  */
 #ifndef RECCE_READALL_H
 #define RECCE_READALL_H
@@ -11,5 +12,9 @@
  * *len bytes followed by a NUL. Returns 0, -EISDIR, -EFBIG past max
  * bytes, -ENOMEM or the read's -errno. */
 int read_all(int fd, size_t max, char **out, size_t *len);
+
+/* Writes all n bytes of p to fd, through short writes and EINTR.
+ * Returns 0, the write's -errno, or -EIO when it writes nothing. */
+int write_all(int fd, const void *p, size_t n);
 
 #endif
