@@ -22,7 +22,7 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
-LAYERS := util symbols proc perf profile sampling trace top writers cli
+LAYERS := util symbols proc perf profile events sampling trace top writers cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
 	$(B)/profile.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
@@ -34,14 +34,14 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
-.PHONY: all deps check lint unit cli targets demo bench soak asan asan-check fuzz fuzz-run fuzz-replay \
+.PHONY: all lib deps check lint unit cli targets demo demo-seq bench soak asan asan-check fuzz fuzz-run fuzz-replay \
 	install clean format
 .DEFAULT_GOAL := all
 
 MANS := $(patsubst docs/%.md,$(B)/man/%.1,$(DOCS))
 VERSION := $(shell sed -n 's/^\#define RECCE_VERSION "\(.*\)"$$/\1/p' src/util/version.h)
 
-all: recce $(MANS)
+all: recce lib $(MANS)
 
 # Man pages from the same docs/ pages as --help.
 $(B)/man/%.1: docs/%.md scripts/md-man.awk src/util/version.h
@@ -57,6 +57,35 @@ $(B)/recce: $(B)/cli/recce.o $(B)/librecce-core.a
 $(B)/librecce-core.a: $(CORE_OBJS)
 	rm -f $@
 	ar rcs $@ $^
+
+# librecce (lib/, include/recce.h), the library programs link to write
+# events: position-independent, every symbol hidden but the API's, never
+# unloaded (its thread-exit hook must outlive a dlclose).
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst lib/%.c,$(B)/lib/%.o,$(LIB_SRCS))
+# RECCE_NO_MACROS: the library defines the functions that recce.h's
+# macros of the same names wrap.
+LIB_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRECCE_NO_MACROS -fPIC -fvisibility=hidden \
+	-fno-omit-frame-pointer $(WARN) $(CFLAGS) -Iinclude -Isrc
+LIB_SONAME := librecce.so.0
+
+lib: $(B)/lib/librecce.so $(B)/lib/librecce.a $(B)/lib/recce.pc
+
+$(B)/lib/%.o: lib/%.c include/recce.h lib/internal.h src/events/ring-format.h
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/lib/librecce.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,-z,nodelete -Wl,--no-undefined -o $@ $^ -lpthread
+	ln -sf librecce.so $(B)/lib/$(LIB_SONAME)
+
+$(B)/lib/librecce.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/lib/recce.pc: scripts/recce.pc.in src/util/version.h
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(B)/profile.pb-c.c $(B)/profile.pb-c.h: proto/profile.proto | $(B)
 	protoc-c --proto_path=proto --c_out=$(B) $<
@@ -117,9 +146,20 @@ $(B)/targets/%: tests/targets/%.cpp | $(B)
 	@mkdir -p $(@D)
 	$(CXX) $(CXX_TARGET_OPT) -g -fno-omit-frame-pointer -pthread -o $@ $<
 
+# Programs that use librecce (ev-*): C against the static library, C++
+# against the shared one, as programs of either kind link it.
+$(B)/targets/ev-%: tests/targets/ev-%.c $(B)/lib/librecce.a include/recce.h | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 $(TARGET_FLAGS) -Iinclude -o $@ $< $(B)/lib/librecce.a -ldl
+$(B)/targets/ev-%: tests/targets/ev-%.cpp $(B)/lib/librecce.so include/recce.h | $(B)
+	@mkdir -p $(@D)
+	$(CXX) -O1 -g -fno-omit-frame-pointer -pthread -Iinclude -o $@ $< -L$(B)/lib -lrecce \
+		-Wl,-rpath,$(abspath $(B)/lib)
+
+OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-%,$(TARGET_BINS))
 targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
-	$(B)/ratchet $(B)/drive \
-	$(subst /targets/,/targets-O0/,$(TARGET_BINS)) $(subst /targets/,/targets-O2/,$(TARGET_BINS))
+	$(B)/ratchet $(B)/drive $(B)/fibchain lib \
+	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.
 $(B)/targets/hot-stripped: $(B)/targets/hot
@@ -146,6 +186,10 @@ $(B)/targets/hot-minidebug: $(B)/targets/hot
 $(B)/ratchet: examples/ratchet.c | $(B)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -ffile-prefix-map=$(CURDIR)=. -pthread \
 		-o $@ $<
+
+# The three-process story of `make demo-seq`, with librecce.
+$(B)/fibchain: examples/fibchain.c $(B)/lib/librecce.a include/recce.h | $(B)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Iinclude -o $@ $< $(B)/lib/librecce.a -pthread
 
 $(B)/drive: examples/drive.c | $(B)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -o $@ $<
@@ -208,6 +252,11 @@ demo: deps
 	$(MAKE) all $(B)/ratchet $(B)/drive
 	sh scripts/demo.sh
 
+# librecce's sequence tokens across three processes, drawn as Mermaid.
+demo-seq: deps
+	$(MAKE) all $(B)/fibchain
+	B=$(B) sh scripts/demo-seq.sh
+
 bench: deps
 	$(MAKE) all
 	B=$(B) sh bench/run.sh
@@ -232,17 +281,26 @@ asan-check: unit fuzz-replay $(B)/recce
 		RECCE=$(B)/recce TARGETS=$(TARGETS_B)/targets B=$(B) \
 		prove $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
 
-install: recce $(MANS)
+install: recce lib $(MANS)
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 include/recce.h $(DESTDIR)$(PREFIX)/include/recce.h
+	install -m 0755 $(B)/lib/librecce.so $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/librecce.so
+	install -m 0644 $(B)/lib/librecce.a $(DESTDIR)$(PREFIX)/lib/librecce.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/recce.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/recce.pc
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/recce
 	install -m 0755 recce $(DESTDIR)$(PREFIX)/bin/recce
-	install -m 0644 $(DOCS) README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
+	install -m 0644 $(DOCS) docs/librecce.md README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 contrib/recce.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/recce
 
 format:
-	clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/targets/*.c tests/fuzz/*.[ch] examples/*.c
+	clang-format -i src/*/*.c src/*/*.h lib/*.[ch] include/*.h tests/unit/*.c tests/targets/*.c \
+		tests/fuzz/*.[ch] examples/*.c
 
 clean:
 	rm -rf build build-asan build-fuzz recce

@@ -12,7 +12,7 @@
 # Settings (environment):
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
-#                slowdown deep tenk split threads symbolize trace top
+#                slowdown deep tenk split threads symbolize trace top events
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -53,6 +53,8 @@ TOP_SNAPSHOTS=5     # recce top -b -n, one a second
 TOP_THREADS=500     # threads of the workload top watches
 TOP_WORK_US=10      # each working this long every 10 ms: half a core in all
 TOP_HZ=49           # recce top's default rate
+EV_FAST=50000000    # iterations of the events loop for librecce, the clock, the bare loop
+EV_SLOW=5000000     # ... and for LTTng-UST and uftrace, a call of which costs more
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -241,6 +243,88 @@ attach() {
 
 # ---------------------------------------------------------------------------
 # The groups of cases.
+
+# One run of the events workload: ev TOOL N COMMAND... runs COMMAND N;
+# with READER=1 `recce events -f` follows it from its first event to its
+# end.
+ev() {
+	tool=$1 n=$2
+	shift 2
+	env BENCH_WAIT_MS=300 GMON_OUT_PREFIX="$TMP/gmon" "$@" "$n" > "$TMP/ev.out" 2>&1 &
+	pid=$!
+	if [ "${READER:-0}" = 1 ]; then
+		i=0
+		while ! grep -q ready "$TMP/ev.out" && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+		"$RECCE" events -p "$pid" -f --format json -o /dev/null 2> "$TMP/ev.reader" || true
+	fi
+	if wait "$pid" && v=$(sed -n 's/^ns_per_iter=//p' "$TMP/ev.out") && [ -n "$v" ]; then
+		printf 'kind=ev\ttool=%s\trep=%s\titerations=%s\tns_per_iter=%s\tstatus=ok\n' \
+			"$tool" "$rep" "$n" "$v" >> "$RAW"
+	else
+		printf 'kind=ev\tcase=events\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+	fi
+}
+
+# The cost of one in-process event: librecce with a reader attached, with
+# none and switched off; an LTTng-UST tracepoint with a session recording
+# it and with none; a call recorded by uftrace; the CPU's clock read alone
+# and the bare loop, which every figure is taken relative to.
+group_events() {
+	lib=$B/lib/librecce.a
+	[ -f "$lib" ] || die "no $lib: run make first"
+	$CC -std=gnu11 -O2 -g -Iinclude -DWITH_RECCE -o "$BIN/ev-recce" bench/workloads/events.c \
+		"$lib" -pthread
+	lttng_ok=0
+	if command -v lttng-sessiond > /dev/null &&
+		$CC -std=gnu11 -O2 -g -Ibench/workloads -DWITH_LTTNG -o "$BIN/ev-lttng" \
+			bench/workloads/events.c -llttng-ust -ldl -pthread 2> "$TMP/lttng.err"; then
+		lttng_ok=1
+	else
+		say "LTTng-UST is missing (liblttng-ust-dev, lttng-tools): its figures are left out"
+	fi
+	uftrace_ok=0
+	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/ev-pg" \
+		bench/workloads/events.c; then
+		uftrace_ok=1
+	fi
+	export LTTNG_HOME="$TMP/lttng-home"
+	if [ $lttng_ok = 1 ]; then
+		# A session daemon of the run's own, stopped by its pid at the end.
+		mkdir -p "$LTTNG_HOME"
+		lttng-sessiond --no-kernel > /dev/null 2>&1 &
+		sessiond=$!
+		i=0
+		while ! lttng list > /dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+	fi
+	for rep in $(seq "$REPS"); do
+		ev base "$EV_FAST" "$BIN/ev-recce" base
+		ev clock "$EV_FAST" "$BIN/ev-recce" clock
+		ev recce-off "$EV_FAST" env RECCE_EVENTS=off "$BIN/ev-recce" recce
+		ev recce-noreader "$EV_FAST" "$BIN/ev-recce" recce
+		READER=1 ev recce "$EV_FAST" "$BIN/ev-recce" recce
+		if [ $lttng_ok = 1 ]; then
+			ev lttng-off "$EV_SLOW" "$BIN/ev-lttng" lttng
+			rm -rf "$TMP/lttng-trace"
+			lttng create recce-bench --output="$TMP/lttng-trace" > /dev/null &&
+				lttng enable-event -u 'recce_bench:tick' > /dev/null &&
+				lttng start > /dev/null &&
+				ev lttng "$EV_SLOW" "$BIN/ev-lttng" lttng
+			lttng destroy recce-bench > /dev/null 2>&1 || true
+		fi
+		if [ $uftrace_ok = 1 ]; then
+			ev uftrace "$EV_SLOW" uftrace record --no-libcall -d "$TMP/uftrace.data" \
+				"$BIN/ev-pg" call
+		fi
+		say "events rep $rep done"
+	done
+	if [ $lttng_ok = 1 ]; then
+		kill "$sessiond" 2> /dev/null || true
+		wait "$sessiond" 2> /dev/null || true
+		rm -rf "$TMP/lttng-trace" "$LTTNG_HOME"
+	fi
+	rm -rf "$TMP/uftrace.data"
+	unset LTTNG_HOME
+}
 
 group_trace() {
 	for rep in $(seq "$REPS"); do
@@ -536,7 +620,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

@@ -55,6 +55,13 @@ BEGIN { FS = "\t" }
 			maxrep = r
 		for (k in rec)
 			R[c, rec["tool"], r, k] = rec[k]
+	} else if (kind == "ev") {
+		r = rec["rep"] + 0
+		if (r > maxrep)
+			maxrep = r
+		EV[rec["tool"]] = 1
+		for (k in rec)
+			EV[rec["tool"], r, k] = rec[k]
 	} else if (kind == "sym") {
 		r = rec["rep"] + 0
 		if (r > maxrep)
@@ -252,6 +259,7 @@ END {
 	figure_memory()
 	figure_top()
 	figure_trace()
+	figure_events()
 	print_budgets()
 	write_json()
 }
@@ -706,6 +714,68 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 		sprintf("the target ran slow for %.1f ms after the trip: the kernel's removal of the breakpoint (its mmap locks and an RCU grace period) took that long on this machine.", rec_))
 }
 
+function get_ev(t, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((t, r, f) in EV)
+			V[++n] = EV[t, r, f] + 0
+	return stats(n)
+}
+
+# The cost of one event over the bare loop, per repetition, paired with
+# the bare loop of the same repetition.
+function ev_cost(t,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((t, r, "ns_per_iter") in EV && ("base", r, "ns_per_iter") in EV)
+			V[++n] = EV[t, r, "ns_per_iter"] - EV["base", r, "ns_per_iter"]
+	return stats(n)
+}
+
+# 10. In-process events.
+function figure_events(    tools, nt, t, tool, what, c, rc, line, ratio) {
+	if (!("recce" in EV))
+		return
+	print "## 10. In-process events (librecce)"
+	print ""
+	print "One thread writes one event each iteration of a loop (bench/workloads/events.c), " \
+		EV["recce", 1, "iterations"] " times for librecce, " EV["lttng", 1, "iterations"] " for the slower tools;"
+	print "the cost of an event is the time per iteration less that of the bare loop in the"
+	print "same repetition. librecce writes `recce_event_value(\"tick\", i)` with `recce events -f`"
+	print "reading the process from its first event to its end, then with no reader, then with"
+	print "`RECCE_EVENTS=off`; LTTng-UST writes a tracepoint with one integer into a session"
+	print "of its own session daemon (`lttng enable-event -u`), then with no session; uftrace"
+	print "records a call of a one-line function built with `-pg` (`uftrace record`). The"
+	print "clock line is one read of the CPU's time-stamp counter, which every librecce event"
+	print "makes."
+	print ""
+	print "| writer | ns per iteration | cost of one event, ns | librecce is cheaper by |"
+	print "|---|---|---|---|"
+	ev_cost("recce"); rc = MED
+	nt = split("recce recce-noreader recce-off clock lttng lttng-off uftrace base", tools, " ")
+	split("librecce, reader attached|librecce, no reader|librecce, switched off|the clock read alone|LTTng-UST, session recording|LTTng-UST, no session|uftrace, per call|the bare loop", what, "|")
+	for (t = 1; t <= nt; t++) {
+		tool = tools[t]
+		if (!(tool in EV))
+			continue
+		get_ev(tool, "ns_per_iter"); line = spread("%.2f")
+		ev_cost(tool); c = MED
+		EVC[tool] = c
+		ratio = (tool == "lttng" || tool == "uftrace") && (rc > 0) ? sprintf("%.0fx", c / rc) : ""
+		printf "| %s | %s | %s | %s |\n", what[t], line, (tool == "base" ? "" : spread("%.2f")), ratio
+		jappend("events", "{\"tool\": " js(tool) ", \"ns_per_event\": " jstats() "}")
+	}
+	print ""
+	budget("in-process event (librecce), reader attached", "under 10 ns",
+		sprintf("%.1f ns (the clock read alone: %.1f ns); LTTng-UST %.0f ns, uftrace %.0f ns", EVC["recce"], EVC["clock"],
+			EVC["lttng"], EVC["uftrace"]),
+		EVC["recce"] < 10,
+		sprintf("an event cost %.1f ns with a reader attached; the CPU's time-stamp counter alone took %.1f ns a read on this machine.",
+			EVC["recce"], EVC["clock"]))
+	budget("in-process event (librecce), switched off", "under 1 ns", sprintf("%.2f ns", EVC["recce-off"]),
+		EVC["recce-off"] < 1, sprintf("a switched-off event cost %.2f ns.", EVC["recce-off"]))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -746,6 +816,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"memory\": [\n    %s\n  ],\n", J["memory"] > json
 	printf "  \"top\": [\n    %s\n  ],\n", J["top"] > json
 	printf "  \"trace\": [\n    %s\n  ],\n", J["trace"] > json
+	printf "  \"events\": [\n    %s\n  ],\n", J["events"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

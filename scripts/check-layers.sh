@@ -4,7 +4,7 @@
 # folder in its own layer or above, so no two folders can form a circle.
 # The layers, lowest first (docs/internals.md says what each holds):
 #
-#   0 util   1 symbols   2 proc perf   3 profile
+#   0 util   1 symbols   2 proc perf   3 profile events
 #   4 sampling trace top writers   5 cli
 #
 # Prints each offending include and exits 1; prints one line and exits 0
@@ -18,7 +18,7 @@ rank()
 	util) echo 0 ;;
 	symbols) echo 1 ;;
 	proc | perf) echo 2 ;;
-	profile) echo 3 ;;
+	profile | events) echo 3 ;;
 	sampling | trace | top | writers) echo 4 ;;
 	cli) echo 5 ;;
 	*) echo -1 ;;

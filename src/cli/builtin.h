@@ -13,6 +13,8 @@ int cmd_trace(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_seq(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

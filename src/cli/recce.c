@@ -27,6 +27,8 @@ static const struct command commands[] = {
     {"replay", cmd_replay, "print trace files, merged from several processes by time"},
     {"symbolize", cmd_symbolize, "name the addresses of a profile recorded with --no-symbolize"},
     {"addr2line", cmd_addr2line, "file:line and function of addresses, as GNU addr2line prints"},
+    {"events", cmd_events, "events a program wrote with librecce: live, saved, or after a crash"},
+    {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 

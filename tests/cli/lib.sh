@@ -284,6 +284,17 @@ wait_exit()
 	return 0
 }
 
+# kill_quietly PID...: SIGKILL to spawned processes, reaped without the
+# shell's "Killed" line.
+kill_quietly()
+{
+	{
+		kill -KILL "$@"
+		wait "$@"
+	} 2>/dev/null
+	return 0
+}
+
 _gone()
 {
 	# A zombie child still answers kill -0; look at its state.

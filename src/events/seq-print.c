@@ -1,0 +1,185 @@
+/*
+ * Printing merged sequences: text, Mermaid and Chrome trace (seq-print.h).
+ * Names come from the traced programs, so they are made safe for each
+ * format: escaped for terminals, stripped of Mermaid's syntax characters,
+ * quoted for JSON.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events/seq-print.h"
+#include "util/json-out.h"
+#include "util/term-safe.h"
+
+/* A name Mermaid cannot misread: its separators and line breaks become
+ * spaces. */
+static const char *mermaid_safe(const char *s, char *buf, size_t cap)
+{
+	size_t k = 0;
+
+	for (; *s && k + 1 < cap; s++)
+		buf[k++] = strchr(";:#\n\r\"<>{}", *s) || (unsigned char)*s < 0x20 ? ' ' : *s;
+	buf[k] = '\0';
+	return buf;
+}
+
+static const char *who(const struct seq_source *src, int i)
+{
+	return i < 0 ? "?" : src[i].name;
+}
+
+static void print_text(FILE *out, const struct seq_source *src, const struct seq_result *res)
+{
+	char a[128], b[128], l[128];
+
+	for (size_t t = 0; t < res->ntraces; t++) {
+		const struct seq_trace *tr = &res->traces[t];
+		fprintf(out, "%strace %016" PRIx64 "%016" PRIx64 "  %s  (%zu messages)\n",
+			t ? "\n" : "", tr->id_hi, tr->id_lo, term_safe(tr->label, l, sizeof(l)),
+			tr->nmsgs);
+		fprintf(out, "%8s  %-20s    %-20s  %s\n", "SERIAL", "FROM", "TO", "LABEL");
+		for (size_t k = 0; k < tr->nmarks; k++)
+			if (tr->marks[k].kind == RECCE_EV_SEQ_BEGIN)
+				fprintf(out, "%8" PRIu64 "  %-20s    %-20s  %s\n",
+					tr->marks[k].serial,
+					term_safe(who(src, tr->marks[k].at), a, sizeof(a)),
+					"(begins)", term_safe(tr->marks[k].label, l, sizeof(l)));
+		for (size_t m = 0; m < tr->nmsgs; m++) {
+			const struct seq_msg *msg = &tr->msgs[m];
+			fprintf(out, "%8" PRIu64 "  %-20s -> %-20s  %s\n", msg->serial,
+				term_safe(who(src, msg->from), a, sizeof(a)),
+				term_safe(who(src, msg->to), b, sizeof(b)),
+				term_safe(msg->label, l, sizeof(l)));
+		}
+	}
+}
+
+static void print_mermaid(FILE *out, const struct seq_source *src, size_t nsrc,
+			  const struct seq_result *res)
+{
+	char a[128], l[128];
+	int unknown = 0;
+
+	fputs("sequenceDiagram\n", out);
+	/* Participants in the order they first appear. */
+	int *order = calloc(nsrc + 1, sizeof(*order)), n = 0;
+	for (size_t t = 0; order && t < res->ntraces; t++)
+		for (size_t m = 0; m < res->traces[t].nmsgs; m++) {
+			int ends[2] = {res->traces[t].msgs[m].from, res->traces[t].msgs[m].to};
+			for (int e = 0; e < 2; e++) {
+				int seen = ends[e] < 0 ? unknown : 0;
+				for (int k = 0; k < n && !seen; k++)
+					seen = order[k] == ends[e];
+				if (seen)
+					continue;
+				if (ends[e] < 0)
+					unknown = 1;
+				order[n++] = ends[e];
+			}
+		}
+	for (size_t s = 0; s < nsrc && order; s++)
+		if (res->used[s]) {
+			int seen = 0;
+			for (int k = 0; k < n && !seen; k++)
+				seen = order[k] == (int)s;
+			if (!seen)
+				order[n++] = (int)s;
+		}
+	for (int k = 0; order && k < n; k++) {
+		if (order[k] < 0)
+			fputs("    participant unknown as ?\n", out);
+		else
+			fprintf(out, "    participant p%d as %s\n", order[k],
+				mermaid_safe(src[order[k]].name, a, sizeof(a)));
+	}
+	free(order);
+	for (size_t t = 0; t < res->ntraces; t++) {
+		const struct seq_trace *tr = &res->traces[t];
+		for (size_t k = 0; k < tr->nmarks; k++)
+			if (tr->marks[k].kind == RECCE_EV_SEQ_BEGIN)
+				fprintf(out, "    Note over p%d: %s begins\n", tr->marks[k].at,
+					mermaid_safe(tr->marks[k].label, l, sizeof(l)));
+		for (size_t m = 0; m < tr->nmsgs; m++) {
+			const struct seq_msg *msg = &tr->msgs[m];
+			char from[16], to[16];
+			snprintf(from, sizeof(from), msg->from < 0 ? "unknown" : "p%d", msg->from);
+			snprintf(to, sizeof(to), msg->to < 0 ? "unknown" : "p%d", msg->to);
+			fprintf(out, "    %s->>%s: %s %" PRIu64 "\n", from, to,
+				mermaid_safe(msg->label, l, sizeof(l)), msg->serial);
+		}
+		for (size_t k = 0; k < tr->nmarks; k++)
+			if (tr->marks[k].kind == RECCE_EV_SEQ_END)
+				fprintf(out, "    Note over p%d: %s ends\n", tr->marks[k].at,
+					mermaid_safe(tr->marks[k].label, l, sizeof(l)));
+	}
+}
+
+static void chrome_event(FILE *out, int *first, const char *ph, const char *name, int pid,
+			 int32_t tid, uint64_t ns, uint64_t zero, uint64_t flow)
+{
+	fprintf(out, "%s\n{\"ph\":\"%s\",\"name\":", *first ? "" : ",", ph);
+	*first = 0;
+	json_put_string(out, name);
+	fprintf(out, ",\"cat\":\"seq\",\"pid\":%d,\"tid\":%d,\"ts\":", pid, (int)tid);
+	json_put_us(out, (int64_t)(ns - zero));
+	if (*ph == 'i')
+		fputs(",\"s\":\"t\"", out);
+	if (*ph == 's' || *ph == 'f')
+		fprintf(out, ",\"id\":%" PRIu64 "%s", flow, *ph == 'f' ? ",\"bp\":\"e\"" : "");
+	putc('}', out);
+}
+
+static void print_chrome(FILE *out, const struct seq_source *src, size_t nsrc,
+			 const struct seq_result *res)
+{
+	uint64_t zero = UINT64_MAX, flow = 0;
+	int first = 1;
+
+	for (size_t t = 0; t < res->ntraces; t++)
+		if (res->traces[t].first_real_ns < zero)
+			zero = res->traces[t].first_real_ns;
+	fputs("{\"traceEvents\":[", out);
+	for (size_t s = 0; s < nsrc; s++) {
+		fprintf(
+		    out,
+		    "%s\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%zu,\"args\":{\"name\":",
+		    first ? "" : ",", s + 1);
+		first = 0;
+		json_put_string(out, src[s].name);
+		fputs("}}", out);
+	}
+	for (size_t t = 0; t < res->ntraces; t++)
+		for (size_t m = 0; m < res->traces[t].nmsgs; m++) {
+			const struct seq_msg *msg = &res->traces[t].msgs[m];
+			char name[300];
+			snprintf(name, sizeof(name), "%s %" PRIu64, msg->label, msg->serial);
+			flow++;
+			if (msg->from >= 0) {
+				chrome_event(out, &first, "i", name, msg->from + 1, msg->from_tid,
+					     msg->send_real_ns, zero, 0);
+				if (msg->to >= 0)
+					chrome_event(out, &first, "s", name, msg->from + 1,
+						     msg->from_tid, msg->send_real_ns, zero, flow);
+			}
+			if (msg->to >= 0) {
+				chrome_event(out, &first, "i", name, msg->to + 1, msg->to_tid,
+					     msg->recv_real_ns, zero, 0);
+				if (msg->from >= 0)
+					chrome_event(out, &first, "f", name, msg->to + 1,
+						     msg->to_tid, msg->recv_real_ns, zero, flow);
+			}
+		}
+	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", out);
+}
+
+void seq_print(FILE *out, enum seq_format f, const struct seq_source *src, size_t nsrc,
+	       const struct seq_result *res)
+{
+	if (f == SEQ_MERMAID)
+		print_mermaid(out, src, nsrc, res);
+	else if (f == SEQ_CHROME)
+		print_chrome(out, src, nsrc, res);
+	else
+		print_text(out, src, res);
+}
