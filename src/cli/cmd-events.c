@@ -6,7 +6,6 @@
  * docs/recce-events.md is its --help.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "cli/builtin.h"
 #include "cli/events-messages.h"
+#include "cli/follow.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "events/event-print.h"
@@ -122,19 +122,6 @@ static void summary(const struct ring_reader *r, size_t shown, const char *what)
 			(unsigned long long)r->bad_records);
 }
 
-/* Whether the stop signal came or time is up, waiting at most 100 ms. */
-static int wait_more(int sfd, int pidfd, uint64_t deadline)
-{
-	struct pollfd p[2] = {{sfd, POLLIN, 0}, {pidfd, POLLIN, 0}};
-	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
-	if (deadline && now >= deadline)
-		return 0;
-	int ms =
-	    deadline && deadline - now < 100000000ULL ? (int)((deadline - now) / 1000000) : 100;
-	poll(p, pidfd >= 0 ? 2 : 1, ms);
-	return !(p[0].revents & POLLIN) && !(p[1].revents & POLLIN);
-}
-
 int cmd_events(int argc, char **argv)
 {
 	struct events_args a = {0};
@@ -218,7 +205,7 @@ int cmd_events(int argc, char **argv)
 	size_t n = 0, cap = 0, shown = 0;
 	int more = 1;
 	while (more) {
-		more = (a.follow || a.duration) && wait_more(sfd, pidfd, deadline);
+		more = (a.follow || a.duration) && follow_wait(sfd, &pidfd, 1, deadline);
 		if (!keep_all)
 			n = 0;
 		err = ring_reader_drain(&r, &ev, &n, &cap);

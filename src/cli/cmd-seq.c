@@ -10,22 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/events-messages.h"
+#include "cli/follow.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "events/ring-read.h"
 #include "events/seq-merge.h"
 #include "events/seq-print.h"
+#include "proc/self.h"
+#include "util/clock.h"
 #include "util/outfile.h"
+#include "util/signals.h"
 
 struct seq_args {
 	pid_t *pids;
 	size_t npids;
 	const char *output;
 	const char *format;
-	int mermaid, chrome;
+	const char *duration;
+	int mermaid, chrome, follow;
 };
 
 static void pid_cb(void *ctx, const char *arg, const struct opt *o)
@@ -39,6 +45,10 @@ static const struct opt seq_options[] = {
     OPT_FLAG_(0, "mermaid", struct seq_args, mermaid, "print a Mermaid sequenceDiagram"),
     OPT_FLAG_(0, "chrome", struct seq_args, chrome, "print a Chrome trace with flow arrows"),
     OPT_STRING_(0, "format", "FMT", struct seq_args, format, "text, mermaid or chrome"),
+    OPT_FLAG_('f', "follow", struct seq_args, follow,
+	      "keep reading until every process exits (or Ctrl-C)"),
+    OPT_STRING_('d', "duration", "SECONDS", struct seq_args, duration,
+		"keep reading for this long"),
     OPT_STRING_('o', "output", "FILE", struct seq_args, output, "write there"),
     OPT_END_(),
 };
@@ -47,35 +57,44 @@ struct sources {
 	struct ring_reader *readers;
 	struct seq_source *src;
 	struct ring_event **events;
+	size_t *nev, *cap;
+	int *pidfds; /* of the processes read live, -1 for files */
+	char (*what)[64];
 	size_t n;
 };
 
-/* Opens and drains source i: a pid, or a file when pid is 0. */
-static void load(struct sources *s, size_t i, pid_t pid, const char *file)
+/* Opens source i: a pid, or a file when pid is 0. */
+static void open_source(struct sources *s, size_t i, pid_t pid, const char *file)
 {
-	char what[64], path[4096];
-	size_t n = 0, cap = 0;
+	char path[4096];
 	int err;
 
+	s->pidfds[i] = -1;
 	if (pid) {
-		snprintf(what, sizeof(what), "%d", (int)pid);
+		snprintf(s->what[i], sizeof(s->what[i]), "%d", (int)pid);
 		err = ring_reader_open_pid(&s->readers[i], pid, path, sizeof(path));
-	} else
+		if (!err)
+			s->pidfds[i] = proc_pidfd_open(pid);
+	} else {
+		snprintf(s->what[i], sizeof(s->what[i]), "%s", file);
 		err = ring_reader_open_path(&s->readers[i], file);
+	}
 	if (err)
-		events_die_open(err, pid ? what : file, pid);
-	err = ring_reader_drain(&s->readers[i], &s->events[i], &n, &cap);
-	if (err == -ENOMEM)
-		die("out of memory reading '%s'", pid ? what : file);
-	if (err)
-		warning("reading '%s' stopped: the file is damaged or was cut short",
-			pid ? what : file);
+		events_die_open(err, pid ? s->what[i] : file, pid);
 	s->src[i].r = &s->readers[i];
-	s->src[i].ev = s->events[i];
-	s->src[i].n = n;
-	if (ring_reader_lost(&s->readers[i]))
-		warning("'%s' lost %llu events to its rings' overwriting: messages may be missing",
-			pid ? what : file, (unsigned long long)ring_reader_lost(&s->readers[i]));
+}
+
+/* Reads what every source gained since the last time. */
+static void drain_all(struct sources *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		int err = ring_reader_drain(&s->readers[i], &s->events[i], &s->nev[i], &s->cap[i]);
+		if (err == -ENOMEM)
+			die("out of memory reading '%s'", s->what[i]);
+		if (err)
+			warning("reading '%s' stopped: the file is damaged or was cut short",
+				s->what[i]);
+	}
 }
 
 struct print_job {
@@ -114,6 +133,11 @@ int cmd_seq(int argc, char **argv)
 	size_t nfiles = (size_t)(argc - first);
 	if (!a.npids && !nfiles)
 		usage_die("seq", "name the processes (-p PID,PID) or the event files to merge");
+	double seconds = 0;
+	if (a.duration && (parse_seconds(a.duration, &seconds) != 0 || seconds <= 0))
+		usage_die("seq", "-d wants a number of seconds, not '%s'", a.duration);
+	if ((a.follow || a.duration) && !a.npids)
+		usage_die("seq", "--follow and -d read running processes: give -p PID,PID");
 	if (a.output && (errno = -outfile_check(a.output)) != 0)
 		die("cannot write '%s': %s", a.output, strerror(errno));
 
@@ -122,12 +146,36 @@ int cmd_seq(int argc, char **argv)
 	s.readers = calloc(s.n, sizeof(*s.readers));
 	s.src = calloc(s.n, sizeof(*s.src));
 	s.events = calloc(s.n, sizeof(*s.events));
-	if (!s.readers || !s.src || !s.events)
+	s.nev = calloc(s.n, sizeof(*s.nev));
+	s.cap = calloc(s.n, sizeof(*s.cap));
+	s.pidfds = calloc(s.n, sizeof(*s.pidfds));
+	s.what = calloc(s.n, sizeof(*s.what));
+	if (!s.readers || !s.src || !s.events || !s.nev || !s.cap || !s.pidfds || !s.what)
 		die("out of memory");
 	for (size_t i = 0; i < a.npids; i++)
-		load(&s, i, a.pids[i], NULL);
+		open_source(&s, i, a.pids[i], NULL);
 	for (size_t i = 0; i < nfiles; i++)
-		load(&s, a.npids + i, 0, argv[first + (int)i]);
+		open_source(&s, a.npids + i, 0, argv[first + (int)i]);
+
+	/* Read once, or until Ctrl-C, the deadline or every process is gone. */
+	sigset_t old;
+	int sfd = block_stop_signals(&old);
+	uint64_t deadline =
+	    a.duration ? time_now_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9) : 0;
+	int more = 1;
+	while (more) {
+		more = (a.follow || a.duration) && follow_wait(sfd, s.pidfds, s.n, deadline);
+		drain_all(&s);
+	}
+	unblock_stop_signals(sfd, &old);
+	for (size_t i = 0; i < s.n; i++) {
+		s.src[i].ev = s.events[i];
+		s.src[i].n = s.nev[i];
+		if (ring_reader_lost(&s.readers[i]))
+			warning("'%s' lost %llu events to its rings' overwriting: messages may be "
+				"missing",
+				s.what[i], (unsigned long long)ring_reader_lost(&s.readers[i]));
+	}
 
 	struct seq_result res;
 	if (seq_merge(s.src, s.n, &res) != 0)
@@ -155,10 +203,16 @@ int cmd_seq(int argc, char **argv)
 	for (size_t i = 0; i < s.n; i++) {
 		ring_reader_release(&s.readers[i]);
 		free(s.events[i]);
+		if (s.pidfds[i] >= 0)
+			close(s.pidfds[i]);
 	}
 	free(s.readers);
 	free(s.src);
 	free(s.events);
+	free(s.nev);
+	free(s.cap);
+	free(s.pidfds);
+	free(s.what);
 	free(a.pids);
 	return rc;
 }

@@ -106,8 +106,10 @@ run "$RECCE" events --postmortem "$killed" --last 1 --format json
 is "$(wc -l <"$OUT")" 4 "--last 1: one event for each of the 4 threads"
 
 spawn "$T/crash.out" "$TARGETS/ev-burst" 1 5 crash
-wait_for 5 _gone "$PID"
-wait "$PID" 2>/dev/null
+{
+	wait_for 5 _gone "$PID"
+	wait "$PID"
+} 2>/dev/null
 run "$RECCE" events --postmortem "$PID" --last 1
 like "$(grep ev-burst "$OUT")" "about_to_crash" "after a SIGSEGV: the event before the crash"
 

@@ -47,12 +47,25 @@ is "$RC" 0 "text output exits 0"
 is "$(grep -c '^trace [0-9a-f]\{32\}  ask-fib  (4 messages)' "$OUT")" 3 "text: 3 traces of 4 messages"
 like "$(grep -m1 -- '->' "$OUT")" '^ +1  emperor +-> john +ask-fib$' "text: serial, from, to, label"
 
+# --follow: read until every process is gone, then draw.
+spawn_out="$T/follow.mmd"
+"$RECCE" seq -p "$emperor,$john,$paul" -f --mermaid -o "$spawn_out" 2>"$T/follow.err" &
+follower=$!
+sleep 0.3
+ok "seq -f keeps reading while the processes run" kill -0 "$follower"
+run "$RECCE" seq -p "$john,$paul" -d 0.2 --mermaid
+is "$(grep -c -- '->>' "$OUT")" 12 "seq -d 0.2 reads for a while, then merges"
+
 # The same from files saved on "each machine", after the processes are gone.
 for p in emperor john paul; do
 	run "$RECCE" events -p "${!p}" -o "$T/$p.events"
 	is "$RC" 0 "events -p $p -o $p.events" || show_run
 done
 kill_quietly "$emperor" "$john" "$paul"
+wait_for 5 _gone "$follower"
+wait "$follower"
+is "$?" 0 "seq -f stops once every process is gone, and exits 0"
+ok "with the same diagram" cmp "$T/live.mmd" "$spawn_out"
 run "$RECCE" seq merge "$T/emperor.events" "$T/john.events" "$T/paul.events" --mermaid
 is "$RC" 0 "seq merge of the saved files exits 0"
 ok "the same diagram as from the live processes" cmp "$T/live.mmd" "$OUT"

@@ -1,0 +1,20 @@
+/*
+ * The pace of the subcommands that follow running processes' event files
+ * (`recce events -f`, `recce seq -f`): read, wait a tenth of a second,
+ * read again, until Ctrl-C, a deadline, or every process is gone.
+ */
+#ifndef RECCE_CLI_FOLLOW_H
+#define RECCE_CLI_FOLLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Waits up to 100 ms. Returns 1 to read again, 0 to stop: the stop
+ * signal arrived on sfd, the CLOCK_MONOTONIC deadline (0: none) passed,
+ * or every one of the n pidfds (-1 entries are ignored; none at all
+ * means no process to wait for) reports its process gone.
+ */
+int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline);
+
+#endif
