@@ -70,6 +70,25 @@ RECCE_API void recce_span_end(const char *name);
 /* A counter's value now (a queue depth, bytes in use). */
 RECCE_API void recce_counter(const char *name, int64_t value);
 
+/* --- Tasks of an event loop ------------------------------------------------- */
+
+/*
+ * For event loops (libuv, libevent, epoll, coroutines): say when a task
+ * (a callback, a coroutine, a request's handler) is made, each time it
+ * runs, and when it is done; `recce tasks -p PID` shows, per task type,
+ * how many were made and run, their execution time (total and longest
+ * run), wall time from creation to finish, time spent ready but not
+ * running, and their children's execution time. ids are the program's
+ * own (a pointer will do), unique among live tasks; parent is 0 for
+ * none. type is a name as for events (a constant string). Start and stop
+ * come in pairs on the thread that runs the task; tasks may run on
+ * several threads.
+ */
+RECCE_API void recce_task_create(uint64_t id, const char *type, uint64_t parent);
+RECCE_API void recce_task_start(uint64_t id);
+RECCE_API void recce_task_stop(uint64_t id);
+RECCE_API void recce_task_finish(uint64_t id);
+
 /* --- Sequence tokens: one request across threads, processes, machines ------ */
 
 /*

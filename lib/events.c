@@ -275,9 +275,10 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 			__atomic_add_fetch(&lib.hdr->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* A fresh name is in a buffer whose bytes change: no cache by address. */
-	uint32_t nid = fresh ? names_intern(name) : name_id(w, name);
-	if (__builtin_expect(nid == 0, 0)) {
+	/* A fresh name is in a buffer whose bytes change: no cache by address.
+	 * Task records but create carry none. */
+	uint32_t nid = !name ? 0 : fresh ? names_intern(name) : name_id(w, name);
+	if (__builtin_expect(name && nid == 0, 0)) {
 		__atomic_add_fetch(&lib.hdr->dropped_no_name, 1, __ATOMIC_RELAXED);
 		return;
 	}
@@ -305,6 +306,11 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 static inline void put(uint16_t kind, const char *name, int64_t value)
 {
 	put_full(kind, name, value, 0, NULL, 0);
+}
+
+void lib_put_task(uint16_t kind, const char *type, uint64_t id, uint64_t parent)
+{
+	put_full(kind, type, (int64_t)id, parent, NULL, 0);
 }
 
 void lib_put_seq(uint16_t kind, const char *label, int64_t current, uint64_t last,

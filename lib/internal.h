@@ -75,6 +75,9 @@ void file_forget(void);
 void lib_put_seq(uint16_t kind, const char *label, int64_t current, uint64_t last,
 		 const uint64_t id[2], int fresh);
 
+/* events.c: a task record (kind TASK_*); type only for TASK_CREATE. */
+void lib_put_task(uint16_t kind, const char *type, uint64_t id, uint64_t parent);
+
 /* names.c: the id of a name in the file's names area, 0 if it is full. */
 uint32_t names_intern(const char *name);
 

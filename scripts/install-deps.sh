@@ -12,7 +12,7 @@ libcmocka-dev libncurses-dev tmux
 erlang-base golang-go libxml2-utils python3
 linux-perf bpftool debuginfod curl
 valgrind chromium nodejs
-liblttng-ust-dev lttng-tools uftrace
+liblttng-ust-dev lttng-tools uftrace prometheus
 "
 
 missing=""

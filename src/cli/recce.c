@@ -29,6 +29,7 @@ static const struct command commands[] = {
     {"addr2line", cmd_addr2line, "file:line and function of addresses, as GNU addr2line prints"},
     {"events", cmd_events, "events a program wrote with librecce: live, saved, or after a crash"},
     {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
+    {"tasks", cmd_tasks, "the tasks of a program's event loops, per type, live or for Prometheus"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 

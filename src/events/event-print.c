@@ -13,11 +13,19 @@
 #include "util/term-safe.h"
 
 static const char *const kind_names[] = {
-    [RECCE_EV_EVENT] = "event",	      [RECCE_EV_SPAN_BEGIN] = "span_begin",
-    [RECCE_EV_SPAN_END] = "span_end", [RECCE_EV_COUNTER] = "counter",
-    [RECCE_EV_VALUE] = "event",	      [RECCE_EV_SEQ_BEGIN] = "seq_begin",
-    [RECCE_EV_SEQ_SEND] = "seq_send", [RECCE_EV_SEQ_RECV] = "seq_recv",
+    [RECCE_EV_EVENT] = "event",
+    [RECCE_EV_SPAN_BEGIN] = "span_begin",
+    [RECCE_EV_SPAN_END] = "span_end",
+    [RECCE_EV_COUNTER] = "counter",
+    [RECCE_EV_VALUE] = "event",
+    [RECCE_EV_SEQ_BEGIN] = "seq_begin",
+    [RECCE_EV_SEQ_SEND] = "seq_send",
+    [RECCE_EV_SEQ_RECV] = "seq_recv",
     [RECCE_EV_SEQ_END] = "seq_end",
+    [RECCE_EV_TASK_CREATE] = "task_create",
+    [RECCE_EV_TASK_START] = "task_start",
+    [RECCE_EV_TASK_STOP] = "task_stop",
+    [RECCE_EV_TASK_FINISH] = "task_finish",
 };
 
 const char *event_kind_name(uint16_t kind)
@@ -164,6 +172,16 @@ static void put_text(struct event_printer *p, const struct ring_event *e, int64_
 	case RECCE_EV_EVENT:
 		fprintf(p->out, "* %s\n", name);
 		return;
+	case RECCE_EV_TASK_CREATE:
+		fprintf(p->out, "task create %s #%" PRIx64 " parent #%" PRIx64 "\n", name,
+			(uint64_t)e->value, e->extra);
+		return;
+	case RECCE_EV_TASK_START:
+	case RECCE_EV_TASK_STOP:
+	case RECCE_EV_TASK_FINISH:
+		fprintf(p->out, "task %-6s #%" PRIx64 "\n", event_kind_name(e->kind) + 5,
+			(uint64_t)e->value);
+		return;
 	default:
 		/* seq begin|send|recv|end LABEL #SERIAL, and the trace id as
 		 * git shows commits: its first 8 digits. */
@@ -187,7 +205,11 @@ static void put_json(struct event_printer *p, const struct ring_event *e, int64_
 		fprintf(out, ",\"value\":%" PRId64, e->value);
 	if (e->kind == RECCE_EV_SPAN_END && dur >= 0)
 		fprintf(out, ",\"duration_ns\":%" PRId64, dur);
-	if (e->kind >= RECCE_EV_SEQ_BEGIN)
+	if (e->kind >= RECCE_EV_TASK_CREATE)
+		fprintf(out, ",\"id\":%" PRIu64, (uint64_t)e->value);
+	if (e->kind == RECCE_EV_TASK_CREATE)
+		fprintf(out, ",\"parent\":%" PRIu64, e->extra);
+	if (recce_kind_is_seq(e->kind))
 		fprintf(out,
 			",\"serial\":%" PRId64 ",\"last\":%" PRIu64 ",\"trace_id\":\"%016" PRIx64
 			"%016" PRIx64 "\"",

@@ -115,16 +115,20 @@ struct recce_slot {
 
 /* What a record says. */
 enum recce_kind {
-	RECCE_EV_EVENT = 1,	 /* recce_event(name) */
-	RECCE_EV_SPAN_BEGIN = 2, /* recce_span_begin(name) */
-	RECCE_EV_SPAN_END = 3,	 /* recce_span_end(name) */
-	RECCE_EV_COUNTER = 4,	 /* recce_counter(name, value) */
-	RECCE_EV_VALUE = 5,	 /* recce_event_value(name, value) */
-	RECCE_EV_SEQ_BEGIN = 8,	 /* a token started here */
-	RECCE_EV_SEQ_SEND = 9,	 /* a token left in a message */
-	RECCE_EV_SEQ_RECV = 10,	 /* a token arrived */
-	RECCE_EV_SEQ_END = 11,	 /* the token was dropped */
-	RECCE_EV_SEQ_ID = 12,	 /* follows each SEQ_* record: the trace id */
+	RECCE_EV_EVENT = 1,	   /* recce_event(name) */
+	RECCE_EV_SPAN_BEGIN = 2,   /* recce_span_begin(name) */
+	RECCE_EV_SPAN_END = 3,	   /* recce_span_end(name) */
+	RECCE_EV_COUNTER = 4,	   /* recce_counter(name, value) */
+	RECCE_EV_VALUE = 5,	   /* recce_event_value(name, value) */
+	RECCE_EV_SEQ_BEGIN = 8,	   /* a token started here */
+	RECCE_EV_SEQ_SEND = 9,	   /* a token left in a message */
+	RECCE_EV_SEQ_RECV = 10,	   /* a token arrived */
+	RECCE_EV_SEQ_END = 11,	   /* the token was dropped */
+	RECCE_EV_SEQ_ID = 12,	   /* follows each SEQ_* record: the trace id */
+	RECCE_EV_TASK_CREATE = 16, /* name: the type; value: the id; extra: the parent */
+	RECCE_EV_TASK_START = 17,  /* value: the id (no name) */
+	RECCE_EV_TASK_STOP = 18,
+	RECCE_EV_TASK_FINISH = 19,
 };
 
 struct recce_record {
@@ -142,6 +146,19 @@ _Static_assert(sizeof(struct recce_file_header) <= RECCE_HEADER_SIZE, "header fi
 
 _Static_assert(sizeof(struct recce_slot) == 80, "slot header size is part of the format");
 _Static_assert(sizeof(struct recce_record) == 32, "record size is part of the format");
+
+/* Whether a kind is a sequence event, followed by a SEQ_ID record. */
+static inline int recce_kind_is_seq(unsigned kind)
+{
+	return kind >= RECCE_EV_SEQ_BEGIN && kind <= RECCE_EV_SEQ_END;
+}
+
+/* Whether a record of this kind is one a reader shows. */
+static inline int recce_kind_known(unsigned kind)
+{
+	return (kind >= RECCE_EV_EVENT && kind <= RECCE_EV_VALUE) || recce_kind_is_seq(kind) ||
+	       (kind >= RECCE_EV_TASK_CREATE && kind <= RECCE_EV_TASK_FINISH);
+}
 
 /* FNV-1a, the hash of name entries. */
 static inline uint32_t recce_name_hash(const char *s, uint32_t len)

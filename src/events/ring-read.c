@@ -320,8 +320,7 @@ static int add_event(struct ring_reader *r, struct ring_thread *th, const struct
 {
 	if (rec->kind == RECCE_EV_SEQ_ID)
 		return 0; /* read with the record before it */
-	if (rec->kind < RECCE_EV_EVENT || rec->kind > RECCE_EV_SEQ_END ||
-	    (rec->kind > RECCE_EV_VALUE && rec->kind < RECCE_EV_SEQ_BEGIN)) {
+	if (!recce_kind_known(rec->kind)) {
 		r->bad_records++;
 		return 0;
 	}
@@ -344,7 +343,7 @@ static int add_event(struct ring_reader *r, struct ring_thread *th, const struct
 	e->value = rec->value;
 	e->extra = rec->extra;
 	e->order = r->order++;
-	if (rec->kind >= RECCE_EV_SEQ_BEGIN && after && after->kind == RECCE_EV_SEQ_ID) {
+	if (recce_kind_is_seq(rec->kind) && after && after->kind == RECCE_EV_SEQ_ID) {
 		e->id_hi = (uint64_t)after->value;
 		e->id_lo = after->extra;
 	}

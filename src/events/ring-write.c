@@ -63,7 +63,7 @@ int ring_save(FILE *fp, const struct ring_reader *r, const struct ring_event *ev
 	for (size_t i = 0; i < n; i++) {
 		/* A sequence event takes two records: itself and its id. */
 		uint64_t k = count[events[i].thread] +=
-		    events[i].kind >= RECCE_EV_SEQ_BEGIN ? 2 : 1;
+		    recce_kind_is_seq(events[i].kind) ? 2 : 1;
 		most = k > most ? k : most;
 		names += align_up(sizeof(struct recce_name) + strlen(events[i].name) + 1, 8);
 	}
@@ -126,7 +126,7 @@ int ring_save(FILE *fp, const struct ring_reader *r, const struct ring_event *ev
 		rec->kind = e->kind;
 		rec->value = e->value;
 		rec->extra = e->extra;
-		if (e->kind >= RECCE_EV_SEQ_BEGIN) {
+		if (recce_kind_is_seq(e->kind)) {
 			rec = &recs[s->head++];
 			rec->time = e->time_ns;
 			rec->kind = RECCE_EV_SEQ_ID;

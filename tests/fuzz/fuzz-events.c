@@ -1,8 +1,9 @@
 /* Fuzz target: the reader of librecce event files (events/ring-read.h),
  * which reads files that any process can write: opened, drained twice
  * (as --follow does), printed in every format and saved again, as
- * `recce events` would, and its sequence events merged and drawn, as
- * `recce seq` would. The reader refuses a header whose file_size is
+ * `recce events` would, its sequence events merged and drawn, as
+ * `recce seq` would, and its task records turned into metrics, as
+ * `recce tasks` would. The reader refuses a header whose file_size is
  * not the file's, which random mutations never get right: for inputs of
  * even length the target writes the right size in first, so that the
  * fuzzer reaches the slots, rings and names behind it. */
@@ -15,6 +16,7 @@
 #include "events/ring-write.h"
 #include "events/seq-merge.h"
 #include "events/seq-print.h"
+#include "events/tasks-print.h"
 #include "fuzz.h"
 
 static void show(struct ring_reader *r, struct ring_event *ev, size_t n, FILE *out)
@@ -28,6 +30,15 @@ static void show(struct ring_reader *r, struct ring_event *ev, size_t n, FILE *o
 		event_printer_release(&p);
 	}
 	ring_save(out, r, ev, n);
+	struct tasks t;
+	tasks_init(&t);
+	if (tasks_feed(&t, ev, n) == 0) {
+		struct tasks_view v = {&t, (int)r->hdr.pid, "fuzz", 0, 0, TASK_SORT_EXEC, NULL, 0};
+		tasks_print_table(out, &v);
+		tasks_print_json(out, &v);
+		tasks_print_prometheus(out, &v, 50);
+	}
+	tasks_release(&t);
 	struct seq_source src = {.r = r, .ev = ev, .n = n};
 	struct seq_result res;
 	if (seq_merge(&src, 1, &res) == 0) {

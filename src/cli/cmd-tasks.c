@@ -1,0 +1,228 @@
+/*
+ * recce tasks: the tasks of a program's event loops, per type, from
+ * librecce's task hooks read out of its rings: a live table in the style
+ * of top, snapshots for scripts (-b, --json), or a Prometheus /metrics
+ * page (--serve). docs/recce-tasks.md is its --help.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/events-messages.h"
+#include "cli/options.h"
+#include "cli/usage.h"
+#include "events/ring-read.h"
+#include "events/tasks-print.h"
+#include "proc/self.h"
+#include "util/clock.h"
+#include "util/http-serve.h"
+#include "util/signals.h"
+
+struct tasks_args {
+	pid_t *pids;
+	size_t npids;
+	int batch, json;
+	const char *duration, *iterations, *sort, *filter, *serve, *top_k, *interval;
+};
+
+static void pid_cb(void *ctx, const char *arg, const struct opt *o)
+{
+	struct tasks_args *a = ctx;
+	parse_pid_list("tasks", "-p", arg, &a->pids, &a->npids);
+}
+
+static const struct opt tasks_options[] = {
+    OPT_CALL_('p', "pid", "PID", pid_cb, 0, "the process whose tasks to show"),
+    OPT_FLAG_('b', "batch", struct tasks_args, batch, "print a table each interval, no screen"),
+    OPT_FLAG_(0, "json", struct tasks_args, json, "print a JSON object each interval"),
+    OPT_STRING_('d', "duration", "SECONDS", struct tasks_args, duration, "stop after this long"),
+    OPT_STRING_('n', "iterations", "N", struct tasks_args, iterations, "stop after N tables"),
+    OPT_STRING_('i', "interval", "SECONDS", struct tasks_args, interval,
+		"between tables (default 1)"),
+    OPT_STRING_('s', "sort", "COLUMN", struct tasks_args, sort,
+		"exec, runs, max, avg, wall, wait, children, created or name"),
+    OPT_STRING_(0, "filter", "TEXT", struct tasks_args, filter, "only types whose name holds it"),
+    OPT_STRING_(0, "serve", "ADDR", struct tasks_args, serve,
+		"serve Prometheus metrics at http://ADDR/metrics"),
+    OPT_STRING_(0, "top-k", "K", struct tasks_args, top_k,
+		"types a process exports to Prometheus (default 50)"),
+    OPT_END_(),
+};
+
+struct session {
+	struct ring_reader r;
+	struct tasks t;
+	struct tasks_view v;
+	struct ring_event *ev;
+	size_t cap;
+	size_t top_k;
+};
+
+static void metrics_body(FILE *fp, void *ctx)
+{
+	struct session *s = ctx;
+	tasks_print_prometheus(fp, &s->v, s->top_k);
+}
+
+/* The terminal in raw mode for single keys, restored by restore_tty. */
+static struct termios saved_tty;
+static int tty_raw;
+
+static void raw_tty(void)
+{
+	struct termios t;
+	if (tcgetattr(0, &saved_tty) != 0)
+		return;
+	t = saved_tty;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	tty_raw = tcsetattr(0, TCSANOW, &t) == 0;
+}
+
+static void restore_tty(void)
+{
+	if (tty_raw)
+		tcsetattr(0, TCSANOW, &saved_tty);
+	tty_raw = 0;
+}
+
+static void show(struct session *s, const struct tasks_args *a, int screen)
+{
+	if (screen)
+		fputs("\033[H\033[2J", stdout);
+	if (a->json)
+		tasks_print_json(stdout, &s->v);
+	else
+		tasks_print_table(stdout, &s->v);
+	if (screen)
+		printf("\n[q] quit  [s] sort: by %s\n", task_sort_name(s->v.sort));
+	else if (!a->json)
+		putchar('\n');
+	fflush(stdout);
+}
+
+static double seconds_arg(const char *opt, const char *s, double dflt)
+{
+	double v;
+	if (!s)
+		return dflt;
+	if (parse_seconds(s, &v) != 0 || v <= 0)
+		usage_die("tasks", "%s wants a number of seconds, not '%s'", opt, s);
+	return v;
+}
+
+int cmd_tasks(int argc, char **argv)
+{
+	struct tasks_args a = {0};
+	int first = options_parse("tasks", tasks_options, 0, argc, argv, &a, NULL);
+	long long iterations = 0, top_k = 50;
+
+	if (first < argc)
+		usage_die("tasks", "unexpected '%s': name the process with -p PID", argv[first]);
+	if (a.npids != 1)
+		usage_die("tasks", "name one process: -p PID");
+	double duration = seconds_arg("-d", a.duration, 0),
+	       every = seconds_arg("-i", a.interval, 1);
+	if (a.iterations && parse_int(a.iterations, 1, 1LL << 40, &iterations) != 0)
+		usage_die("tasks", "-n wants a number of tables, not '%s'", a.iterations);
+	if (a.top_k && parse_int(a.top_k, 1, 100000, &top_k) != 0)
+		usage_die("tasks", "--top-k wants a number of types, not '%s'", a.top_k);
+	int sort = a.sort ? task_sort_parse(a.sort) : TASK_SORT_EXEC;
+	if (sort < 0)
+		usage_die("tasks",
+			  "cannot sort by '%s': exec, runs, max, avg, wall, wait, children, "
+			  "created or name",
+			  a.sort);
+
+	struct session s = {.top_k = (size_t)top_k};
+	char path[4096], bound[96];
+	pid_t pid = a.pids[0];
+	int lfd = -1;
+	if (a.serve) {
+		lfd = http_listen(a.serve, bound, sizeof(bound));
+		if (lfd == -EINVAL)
+			usage_die("tasks", "--serve wants HOST:PORT or PORT, not '%s'", a.serve);
+		if (lfd < 0)
+			die("cannot listen on '%s': %s", a.serve, strerror(-lfd));
+	}
+	int err = ring_reader_open_pid(&s.r, pid, path, sizeof(path));
+	if (err)
+		events_die_open(err, path, pid);
+	tasks_init(&s.t);
+	s.v = (struct tasks_view){&s.t, (int)s.r.hdr.pid,     s.r.hdr.comm, 0,
+				  0,	(enum task_sort)sort, a.filter,	    0};
+	if (lfd >= 0)
+		note("serving Prometheus metrics at http://%s/metrics", bound);
+	int screen = !a.batch && !a.json && !a.serve && isatty(1) && isatty(0);
+	if (screen)
+		raw_tty();
+
+	sigset_t old;
+	int sfd = block_stop_signals(&old), pidfd = proc_pidfd_open(pid);
+	uint64_t start = time_now_ns(CLOCK_MONOTONIC), next = start;
+	uint64_t end = duration ? start + (uint64_t)(duration * 1e9) : 0;
+	long long shown = 0;
+	int done = 0;
+	while (!done) {
+		size_t n = 0;
+		err = ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
+		if (err || tasks_feed(&s.t, s.ev, n) != 0) {
+			error("reading pid %d's events stopped: %s", (int)pid,
+			      err == -EBADMSG ? "its file is damaged" : "out of memory");
+			break;
+		}
+		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+		s.v.lost = ring_reader_lost(&s.r);
+		s.v.elapsed_s = (double)(now - start) / 1e9;
+		int gone = pidfd >= 0 && poll(&(struct pollfd){pidfd, POLLIN, 0}, 1, 0) == 1;
+		if (gone || s.r.hdr.state == RECCE_PROC_EXITED || (end && now >= end))
+			done = 1;
+		if (!a.serve && (now >= next || done)) {
+			show(&s, &a, screen);
+			next = now + (uint64_t)(every * 1e9);
+			if (iterations && ++shown >= iterations)
+				done = 1;
+		}
+		struct pollfd p[3] = {
+		    {sfd, POLLIN, 0}, {lfd, POLLIN, 0}, {screen ? 0 : -1, POLLIN, 0}};
+		if (!done && poll(p, 3, 100) > 0) {
+			char key = 0;
+			if (p[0].revents & POLLIN)
+				done = 1;
+			if (p[1].revents & POLLIN)
+				http_answer(lfd, "/metrics", "text/plain; version=0.0.4",
+					    metrics_body, &s);
+			if ((p[2].revents & POLLIN) && read(0, &key, 1) == 1) {
+				if (key == 'q')
+					done = 1;
+				else if (key == 's') {
+					s.v.sort =
+					    (enum task_sort)((s.v.sort + 1) % (TASK_SORT_NAME + 1));
+					next = 0;
+				}
+			}
+		}
+	}
+	restore_tty();
+	unblock_stop_signals(sfd, &old);
+	if (pidfd >= 0)
+		close(pidfd);
+	if (lfd >= 0)
+		close(lfd);
+	if (s.v.lost)
+		warning(
+		    "%llu events of pid %d were overwritten before they were read: the counts are "
+		    "short; give it larger rings (RECCE_RING_EVENTS)",
+		    (unsigned long long)s.v.lost, (int)pid);
+	tasks_release(&s.t);
+	ring_reader_release(&s.r);
+	free(s.ev);
+	free(a.pids);
+	return err ? RECCE_EXIT_ERROR : 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * An event loop with known tasks, for tests/cli/tasks.t. The thread
+ * "loop-1" runs 50 tasks "parse" twice each (1 ms busy a run) and 20
+ * tasks "handle" (3 ms) that each create a child "db_query" (2 ms) which
+ * runs after its parent finished; the thread "loop-2" runs 30 tasks
+ * "timer" (0.5 ms). Each run is busy for its time by the clock, and the
+ * program measures its own runs. At the end it prints, per type,
+ * "truth TYPE CREATED RUNS EXEC_NS", then "ready", and sleeps until killed
+ * (or, with an argument "loop", keeps running "tick" tasks every 10 ms).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "recce.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct truth {
+	const char *type;
+	uint64_t created, runs, exec_ns;
+};
+static struct truth truths[4] = {{"parse"}, {"handle"}, {"db_query"}, {"timer"}};
+
+/* One run of task id: start, busy for ns, stop; its time measured. */
+static void run(uint64_t id, uint64_t ns, struct truth *t)
+{
+	recce_task_start(id);
+	uint64_t t0 = now_ns();
+	while (now_ns() - t0 < ns)
+		;
+	uint64_t t1 = now_ns();
+	recce_task_stop(id);
+	t->runs++;
+	t->exec_ns += t1 - t0;
+}
+
+static void *loop2(void *arg)
+{
+	prctl(PR_SET_NAME, "loop-2");
+	for (uint64_t i = 0; i < 30; i++) {
+		uint64_t id = 0x30000 + i;
+		recce_task_create(id, "timer", 0);
+		truths[3].created++;
+		run(id, 500000, &truths[3]);
+		recce_task_finish(id);
+	}
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+
+	prctl(PR_SET_NAME, "loop-1");
+	pthread_create(&t, NULL, loop2, NULL);
+	for (uint64_t i = 0; i < 50; i++) {
+		uint64_t id = 0x10000 + i;
+		recce_task_create(id, "parse", 0);
+		truths[0].created++;
+		run(id, 1000000, &truths[0]);
+		run(id, 1000000, &truths[0]);
+		recce_task_finish(id);
+	}
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t id = 0x20000 + i, child = 0x28000 + i;
+		recce_task_create(id, "handle", 0);
+		truths[1].created++;
+		recce_task_start(id);
+		uint64_t t0 = now_ns();
+		while (now_ns() - t0 < 3000000)
+			;
+		recce_task_create(child, "db_query", id);
+		truths[2].created++;
+		uint64_t t1 = now_ns();
+		recce_task_stop(id);
+		truths[1].runs++;
+		truths[1].exec_ns += t1 - t0;
+		recce_task_finish(id);
+		run(child, 2000000, &truths[2]);
+		recce_task_finish(child);
+	}
+	pthread_join(t, NULL);
+	for (int i = 0; i < 4; i++)
+		printf("truth %s %llu %llu %llu\n", truths[i].type,
+		       (unsigned long long)truths[i].created, (unsigned long long)truths[i].runs,
+		       (unsigned long long)truths[i].exec_ns);
+	printf("ready\n");
+	fflush(stdout);
+	struct truth tick = {"tick"};
+	for (uint64_t i = 0; argc > 1 && strcmp(argv[1], "loop") == 0; i++) {
+		recce_task_create(0x40000 + i, "tick", 0);
+		run(0x40000 + i, 100000, &tick);
+		recce_task_finish(0x40000 + i);
+		usleep(10000);
+	}
+	for (;;)
+		pause();
+}
