@@ -2,7 +2,8 @@
  * recce tasks: the tasks of a program's event loops, per type, from
  * librecce's task hooks read out of its rings: a live table in the style
  * of top, snapshots for scripts (-b, --json), or a Prometheus /metrics
- * page (--serve). docs/recce-tasks.md is its --help.
+ * page (--serve); or once, from an event file saved or left by a crash.
+ * docs/recce-tasks.md is its --help.
  */
 #include <errno.h>
 #include <poll.h>
@@ -123,10 +124,13 @@ int cmd_tasks(int argc, char **argv)
 	int first = options_parse("tasks", tasks_options, 0, argc, argv, &a, NULL);
 	long long iterations = 0, top_k = 50;
 
-	if (first < argc)
-		usage_die("tasks", "unexpected '%s': name the process with -p PID", argv[first]);
-	if (a.npids != 1)
-		usage_die("tasks", "name one process: -p PID");
+	const char *file = first < argc ? argv[first] : NULL;
+	if (first + 1 < argc)
+		usage_die("tasks", "one event file at a time, not also '%s'", argv[first + 1]);
+	if ((a.npids != 1) == !file)
+		usage_die("tasks", "name one process (-p PID) or one event file");
+	if (file && a.serve)
+		usage_die("tasks", "--serve follows a running process: give -p PID");
 	double duration = seconds_arg("-d", a.duration, 0),
 	       every = seconds_arg("-i", a.interval, 1);
 	if (a.iterations && parse_int(a.iterations, 1, 1LL << 40, &iterations) != 0)
@@ -142,7 +146,7 @@ int cmd_tasks(int argc, char **argv)
 
 	struct session s = {.top_k = (size_t)top_k};
 	char path[4096], bound[96];
-	pid_t pid = a.pids[0];
+	pid_t pid = file ? 0 : a.pids[0];
 	int lfd = -1;
 	if (a.serve) {
 		lfd = http_listen(a.serve, bound, sizeof(bound));
@@ -151,9 +155,10 @@ int cmd_tasks(int argc, char **argv)
 		if (lfd < 0)
 			die("cannot listen on '%s': %s", a.serve, strerror(-lfd));
 	}
-	int err = ring_reader_open_pid(&s.r, pid, path, sizeof(path));
+	int err = file ? ring_reader_open_path(&s.r, file)
+		       : ring_reader_open_pid(&s.r, pid, path, sizeof(path));
 	if (err)
-		events_die_open(err, path, pid);
+		events_die_open(err, file ? file : path, pid);
 	tasks_init(&s.t);
 	s.v = (struct tasks_view){&s.t, (int)s.r.hdr.pid,     s.r.hdr.comm, 0,
 				  0,	(enum task_sort)sort, a.filter,	    0};
@@ -164,7 +169,7 @@ int cmd_tasks(int argc, char **argv)
 		raw_tty();
 
 	sigset_t old;
-	int sfd = block_stop_signals(&old), pidfd = proc_pidfd_open(pid);
+	int sfd = block_stop_signals(&old), pidfd = file ? -1 : proc_pidfd_open(pid);
 	uint64_t start = time_now_ns(CLOCK_MONOTONIC), next = start;
 	uint64_t end = duration ? start + (uint64_t)(duration * 1e9) : 0;
 	long long shown = 0;
@@ -173,7 +178,7 @@ int cmd_tasks(int argc, char **argv)
 		size_t n = 0;
 		err = ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
 		if (err || tasks_feed(&s.t, s.ev, n) != 0) {
-			error("reading pid %d's events stopped: %s", (int)pid,
+			error("reading pid %d's events stopped: %s", (int)s.r.hdr.pid,
 			      err == -EBADMSG ? "its file is damaged" : "out of memory");
 			break;
 		}
@@ -181,7 +186,8 @@ int cmd_tasks(int argc, char **argv)
 		s.v.lost = ring_reader_lost(&s.r);
 		s.v.elapsed_s = (double)(now - start) / 1e9;
 		int gone = pidfd >= 0 && poll(&(struct pollfd){pidfd, POLLIN, 0}, 1, 0) == 1;
-		if (gone || s.r.hdr.state == RECCE_PROC_EXITED || (end && now >= end))
+		/* A file (saved, or left by a crash) is read once. */
+		if (file || gone || s.r.hdr.state == RECCE_PROC_EXITED || (end && now >= end))
 			done = 1;
 		if (!a.serve && (now >= next || done)) {
 			show(&s, &a, screen);

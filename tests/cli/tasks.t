@@ -47,6 +47,7 @@ is "$(got handle finished)" 20 "the 20 handles finished"
 ok "children: the db_query time counts for handle, though each ran after its parent finished" \
 	within10 "$(got handle children_ns)" "$(truth db_query exec)"
 is "$(got parse children_ns)" 0 "parse has no children"
+live_children=$(got handle children_ns)
 max=$(got handle exec_max_ns)
 ok "handle's longest run is about 3 ms ($max ns)" test "$max" -ge 3000000 -a "$max" -lt 30000000
 
@@ -55,6 +56,14 @@ is "$RC" 0 "-b -n 2 exits 0"
 is "$(grep -c '^TYPE' "$OUT")" 2 "two tables"
 is "$(awk '$1 == "TYPE" { getline; print $1; exit }' "$OUT")" parse "--sort runs: parse (100 runs) first"
 is "$(grep -c '^timer' "$OUT")" 0 "--filter a leaves timer out"
+
+# A saved file is read once, with the same counts.
+run "$RECCE" events -p "$LOOP" -o "$T/loop.events"
+run "$RECCE" tasks "$T/loop.events" --json
+is "$RC" 0 "tasks FILE.events exits 0" || show_run
+is "$(got parse runs)" 100 "a saved file: parse ran 100 times"
+ok "and handle's children's time, as read live (each read converts the clock afresh)" \
+	within10 "$(got handle children_ns)" "$live_children"
 
 # --- The live screen in tmux ------------------------------------------------
 if command -v tmux >/dev/null; then
@@ -151,6 +160,8 @@ kill_quietly "$LOOP"
 # --- Bad input ------------------------------------------------------------
 run "$RECCE" tasks
 is "$RC" 2 "no -p is a usage error"
+run "$RECCE" tasks "$T/loop.events" --serve 0
+is "$RC" 2 "--serve of a file is a usage error"
 run "$RECCE" tasks -p 1 --sort nothing
 is "$RC" 2 "an unknown column is a usage error"
 run "$RECCE" tasks -p 1 --serve nowhere
