@@ -14,10 +14,12 @@
 #include "util/array.h"
 #include "cli/builtin.h"
 #include "cli/options.h"
+#include "cli/trace-plot.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
+#include "util/outfile.h"
 
 struct replay {
 	struct trace_record *recs;
@@ -27,6 +29,7 @@ struct replay {
 struct replay_args {
 	const char *cond_text;
 	enum trace_format format;
+	const char *plot, *output;
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -46,6 +49,9 @@ static void set_format(void *ctx, const char *arg, const struct opt *o)
 static const struct opt replay_options[] = {
     OPT_STRING_(0, "if", "EXPR", struct replay_args, cond_text, "only events for which EXPR holds"),
     OPT_CALL_(0, "format", "FORMAT", set_format, 0, "text, json or chrome"),
+    OPT_STRING_(0, "plot", "X:Y", struct replay_args, plot,
+		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
+    OPT_STRING_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
     OPT_END_(),
 };
 
@@ -108,7 +114,8 @@ static size_t drop_repeats(struct replay *rp)
 
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT};
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL};
+	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
 	int status = 0;
@@ -119,6 +126,14 @@ int cmd_replay(int argc, char **argv)
 		cond = parse_cond_option("replay", a.cond_text);
 	if (files >= argc)
 		usage_die("replay", "name at least one trace file");
+	if (!a.plot != !a.output)
+		usage_die("replay", "--plot X:Y and -o FILE.svg go together");
+	if (a.plot) {
+		trace_plot_parse("replay", a.plot, &plot);
+		int err = outfile_check(a.output);
+		if (err)
+			die("cannot write '%s': %s", a.output, output_strerror(err));
+	}
 	for (int i = files; i < argc; i++) {
 		struct trace_file_info info;
 		size_t before = rp.n;
@@ -163,6 +178,16 @@ int cmd_replay(int argc, char **argv)
 			warning("%zu event%s appeared in more than one file (overlapping wrap "
 				"files, or copies): each is shown once",
 				twice, twice == 1 ? "" : "s");
+	}
+	if (a.plot) {
+		/* The events the condition keeps become the plot's points. */
+		for (size_t i = 0; i < rp.n; i++)
+			if (trace_cond_eval(cond, trace_record_lookup, &rp.recs[i]))
+				trace_plot_add(&plot, &rp.recs[i]);
+		if (trace_plot_write(&plot, a.output) != 0)
+			status = RECCE_EXIT_ERROR;
+		rp.n = 0;
+		format = TRACE_FORMAT_TEXT;
 	}
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("{\"traceEvents\":[\n", stdout);

@@ -15,12 +15,14 @@
 #include "cli/builtin.h"
 #include "cli/cmd-trace.h"
 #include "cli/options.h"
+#include "cli/trace-plot.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
 #include "trace/trace-pattern.h"
 #include "trace/tracer.h"
+#include "util/outfile.h"
 #include "util/signals.h"
 
 /* What the sink needs: where events go. */
@@ -29,6 +31,7 @@ struct trace_out {
 	struct trace_writer *writer;
 	int write_err;
 	struct tracer *tracer; /* stopped at once when a write fails */
+	struct trace_plot *plot;
 };
 
 static void parse_wrap(struct trace_args *a, const char *s)
@@ -118,7 +121,9 @@ static const struct opt trace_options[] = {
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
     OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
     OPT_STRING_('o', "output", "FILE", struct trace_args, output,
-		"write the events into a trace file"),
+		"write the events into a trace file (with --plot: the plot)"),
+    OPT_STRING_(0, "plot", "X:Y", struct trace_args, plot,
+		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
     OPT_END_(),
 };
@@ -147,6 +152,10 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "give either -p PID or a command, not both");
 	if (a->wrap_size && !a->output)
 		usage_die("trace", "--wrap needs -o FILE");
+	if (a->plot && !a->output)
+		usage_die("trace", "--plot needs -o FILE.svg");
+	if (a->plot && a->wrap_size)
+		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
 	if (a->cond_text)
 		a->cond = parse_cond_option("trace", a->cond_text);
 }
@@ -158,6 +167,8 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 {
 	struct trace_out *o = arg;
 
+	if (o->plot)
+		trace_plot_add(o->plot, r);
 	if (o->writer) {
 		struct trace_record numbered = *r; /* the writer numbers it */
 		int err = trace_writer_write(o->writer, &numbered);
@@ -197,16 +208,24 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a;
-	struct trace_out out = {&a, NULL, 0, NULL};
+	struct trace_out out = {&a, NULL, 0, NULL, NULL};
 	struct tracer *t = NULL;
 	struct tracer_stats st;
 	sigset_t old_mask;
 	int err, status = RECCE_EXIT_ERROR;
 
 	parse_args(&a, argc, argv);
+	struct trace_plot plot;
+	if (a.plot) {
+		trace_plot_parse("trace", a.plot, &plot);
+		a.ret |= plot.on_return;
+		out.plot = &plot;
+		if ((err = outfile_check(a.output)) != 0)
+			die("cannot write '%s': %s", a.output, output_strerror(err));
+	}
 	check_pids_exist(a.pids, a.npids);
 	struct trace_pattern *pats = parse_patterns(&a);
-	if (a.output) {
+	if (a.output && !a.plot) {
 		/* Refuse an unwritable path before any probe exists. */
 		err = trace_writer_new(a.output, a.wrap_size, a.wrap_count,
 				       a.npids ? (uint32_t)a.pids[0] : 0, &out.writer);
@@ -293,6 +312,9 @@ int cmd_trace(int argc, char **argv)
 			     a.wrap_size ? ".*" : "");
 		}
 	}
+	if (out.plot && trace_plot_write(out.plot, a.output) != 0)
+		status = RECCE_EXIT_ERROR;
+	out.plot = NULL;
 	/* The command runs on, untraced, to its end: wait for it, with the
 	 * stop signals delivered again. */
 	unblock_stop_signals(sfd, &old_mask);
@@ -303,6 +325,8 @@ out:
 		unblock_stop_signals(sfd, &old_mask);
 	/* Here only when the trace never started: leave no empty file. */
 	trace_writer_discard(out.writer);
+	if (out.plot)
+		free(out.plot->p);
 	tracer_free(t);
 	for (size_t i = 0; i < a.npatterns; i++)
 		trace_pattern_release(&pats[i]);

@@ -26,6 +26,7 @@ struct trace_args {
 	uint64_t rate_n, rate_ms;
 	enum trace_format format;
 	const char *output;
+	const char *plot; /* --plot X:Y: -o is then the plot */
 	uint64_t wrap_size;
 	unsigned wrap_count;
 };

@@ -4,27 +4,12 @@
 // search highlights the frames it matches. Saves a screenshot to argv[4].
 // Prints one JSON object of measurements for tests/cli/format-svg.t.
 'use strict';
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const {chromium} = require('playwright-core');
+const {withPage, report} = require('./browser.js');
 
-(async () => {
+report(async () => {
 	const [svg, hot, shot] = process.argv.slice(2);
-	const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'recce-chromium-'));
-	const browser = await chromium.launchPersistentContext(profile, {
-		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-		headless: true,
-		viewport: {width: 1200, height: 800},
-		args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-		       '--disable-component-update', '--disable-sync', '--no-first-run'],
-	});
-	const out = {};
-	try {
-		const page = await browser.newPage();
-		const errors = [];
-		page.on('pageerror', (e) => errors.push(String(e)));
-		await page.goto('file://' + path.resolve(svg));
+	const out = await withPage(svg, {width: 1200, height: 800}, async (page, errors) => {
+		const out = {};
 		const sel = `g.frame[data-name="${hot}"]`;
 		out.present = (await page.locator(sel).count()) > 0;
 		const rect = page.locator(sel + ' rect').first();
@@ -40,12 +25,7 @@ const {chromium} = require('playwright-core');
 		out.highlightedFill = await page.locator('g.frame.match rect').first().getAttribute('fill');
 		await page.screenshot({path: shot});
 		out.errors = errors;
-	} finally {
-		await browser.close();
-		fs.rmSync(profile, {recursive: true, force: true});
-	}
-	console.log(JSON.stringify(out));
-})().catch((e) => {
-	console.log(JSON.stringify({error: String(e)}));
-	process.exit(1);
+		return out;
+	});
+	return out;
 });
