@@ -17,6 +17,7 @@ struct item {
 	const char *label;
 	int src;
 	int32_t tid;
+	int party;
 };
 
 static int kind_rank(uint16_t k)
@@ -89,8 +90,8 @@ static int add_msg(struct seq_trace *t, size_t *cap, const struct item *send,
 	    .serial = any->serial,
 	    .last = any->last,
 	    .label = any->label,
-	    .from = send ? send->src : -1,
-	    .to = recv ? recv->src : -1,
+	    .from = send ? send->party : -1,
+	    .to = recv ? recv->party : -1,
 	    .from_tid = send ? send->tid : 0,
 	    .to_tid = recv ? recv->tid : 0,
 	    .send_real_ns = send ? send->real_ns : 0,
@@ -118,7 +119,7 @@ static int pair_serial(struct seq_trace *t, size_t *cap, size_t *mcap, const str
 			t->marks = grown;
 			t->marks[t->nmarks++] =
 			    (struct seq_mark){it[i].serial, it[i].kind, it[i].label,
-					      it[i].src,    it[i].tid,	it[i].real_ns};
+					      it[i].party,  it[i].tid,	it[i].real_ns};
 		}
 	}
 	/* Sorted: the sends come before the receives. */
@@ -140,6 +141,80 @@ static int pair_serial(struct seq_trace *t, size_t *cap, size_t *mcap, const str
 	return 0;
 }
 
+/* The name of thread tid as the source's reader saw it. */
+static const char *thread_name(const struct seq_source *src, int32_t tid)
+{
+	for (size_t i = src->r->nthreads; i-- > 0;)
+		if (src->r->threads[i].tid == tid)
+			return src->r->threads[i].name;
+	return "?";
+}
+
+/*
+ * Gives every item its participant: its process, or its thread when
+ * several threads of the process carry tokens. Participants are numbered
+ * in the order the items come (the caller sorts them by time).
+ */
+static int assign_parties(struct seq_source *src, size_t nsrc, struct item *items, size_t n,
+			  struct seq_result *out)
+{
+	int32_t *first_tid = calloc(nsrc ? nsrc : 1, sizeof(*first_tid));
+	char *multi = calloc(nsrc ? nsrc : 1, 1);
+	size_t cap = 0;
+	int err = 0;
+
+	if (!first_tid || !multi) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int s = items[i].src;
+		if (!first_tid[s])
+			first_tid[s] = items[i].tid;
+		else if (first_tid[s] != items[i].tid)
+			multi[s] = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int s = items[i].src;
+		int32_t tid = multi[s] ? items[i].tid : 0;
+		size_t k = 0;
+		while (k < out->nparties &&
+		       (out->parties[k].src != s || out->parties[k].tid != tid))
+			k++;
+		if (k == out->nparties) {
+			struct seq_party *grown =
+			    array_reserve(out->parties, &cap, k + 1, sizeof(*out->parties));
+			if (!grown) {
+				err = -ENOMEM;
+				goto out;
+			}
+			out->parties = grown;
+			struct seq_party *p = &out->parties[out->nparties++];
+			p->src = s;
+			p->tid = tid;
+			if (tid)
+				snprintf(p->name, sizeof(p->name), "%s/%.16s", src[s].name,
+					 thread_name(&src[s], tid));
+			else
+				snprintf(p->name, sizeof(p->name), "%s", src[s].name);
+		}
+		items[i].party = (int)k;
+	}
+out:
+	free(first_tid);
+	free(multi);
+	return err;
+}
+
+static int by_when(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+
+	if (x->real_ns != y->real_ns)
+		return x->real_ns < y->real_ns ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 int seq_merge(struct seq_source *src, size_t nsrc, struct seq_result *out)
 {
 	struct item *items = NULL;
@@ -148,9 +223,6 @@ int seq_merge(struct seq_source *src, size_t nsrc, struct seq_result *out)
 
 	memset(out, 0, sizeof(*out));
 	name_sources(src, nsrc);
-	out->used = calloc(nsrc ? nsrc : 1, sizeof(*out->used));
-	if (!out->used)
-		return -ENOMEM;
 	for (size_t s = 0; s < nsrc; s++)
 		for (size_t i = 0; i < src[s].n; i++) {
 			const struct ring_event *e = &src[s].ev[i];
@@ -169,9 +241,15 @@ int seq_merge(struct seq_source *src, size_t nsrc, struct seq_result *out)
 						 e->kind,
 						 e->name,
 						 (int)s,
-						 e->tid};
+						 e->tid,
+						 0};
 			n++;
 		}
+	/* Participants in the order they first act, then the items by trace. */
+	if (n)
+		qsort(items, n, sizeof(*items), by_when);
+	if (assign_parties(src, nsrc, items, n, out) != 0)
+		goto out;
 	if (n)
 		qsort(items, n, sizeof(*items), by_trace);
 	for (size_t i = 0; i < n;) {
@@ -195,7 +273,6 @@ int seq_merge(struct seq_source *src, size_t nsrc, struct seq_result *out)
 				t->label = items[k].label;
 			if (items[k].real_ns < t->first_real_ns)
 				t->first_real_ns = items[k].real_ns;
-			out->used[items[k].src] = 1;
 		}
 		for (size_t k = i; k < end;) {
 			size_t e2 = k;
@@ -225,6 +302,6 @@ void seq_result_release(struct seq_result *res)
 		free(res->traces[i].marks);
 	}
 	free(res->traces);
-	free(res->used);
+	free(res->parties);
 	memset(res, 0, sizeof(*res));
 }

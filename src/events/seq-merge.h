@@ -5,7 +5,8 @@
  * from the sender's process to the receiver's. Messages are ordered by
  * serial within a trace, never by clocks (machines' clocks differ); a
  * send that no source received, or a receive whose send is in no
- * source, is kept with the other end unknown (-1).
+ * source, is kept with the other end unknown (-1). Participants are
+ * processes, or threads where several threads of one process take part.
  *
  * Ownership: the caller fills the sources; seq_merge() allocates the
  * result, seq_result_release() frees it. Names point into the sources'
@@ -27,11 +28,22 @@ struct seq_source {
 	char name[96]; /* the participant, filled by seq_merge: comm, made unique */
 };
 
+/*
+ * A participant of the diagram: a process, or, when several of its
+ * threads pass tokens, each of those threads ("comm/thread"), as each
+ * Erlang process is one.
+ */
+struct seq_party {
+	int src;
+	int32_t tid; /* 0: the whole process */
+	char name[128];
+};
+
 struct seq_msg {
 	uint64_t serial; /* the sender's current serial */
 	uint64_t last;	 /* the sender's last received serial */
 	const char *label;
-	int from, to; /* source indices, -1 when not seen */
+	int from, to; /* participant indices, -1 when not seen */
 	int32_t from_tid, to_tid;
 	uint64_t send_real_ns, recv_real_ns; /* wall clock of each end's machine; 0 unseen */
 };
@@ -41,7 +53,7 @@ struct seq_mark {
 	uint64_t serial;
 	uint16_t kind; /* RECCE_EV_SEQ_BEGIN or _END */
 	const char *label;
-	int at; /* source index */
+	int at; /* participant index */
 	int32_t tid;
 	uint64_t real_ns;
 };
@@ -59,7 +71,8 @@ struct seq_trace {
 struct seq_result {
 	struct seq_trace *traces; /* in the order they began */
 	size_t ntraces;
-	int *used; /* per source: it took part in some trace */
+	struct seq_party *parties; /* in the order they first act */
+	size_t nparties;
 };
 
 /* Returns 0 or -ENOMEM. */

@@ -24,9 +24,9 @@ static const char *mermaid_safe(const char *s, char *buf, size_t cap)
 	return buf;
 }
 
-static const char *who(const struct seq_source *src, int i)
+static const char *who(const struct seq_result *res, int i)
 {
-	return i < 0 ? "?" : src[i].name;
+	return i < 0 ? "?" : res->parties[i].name;
 }
 
 static void print_text(FILE *out, const struct seq_source *src, const struct seq_result *res)
@@ -43,13 +43,13 @@ static void print_text(FILE *out, const struct seq_source *src, const struct seq
 			if (tr->marks[k].kind == RECCE_EV_SEQ_BEGIN)
 				fprintf(out, "%8" PRIu64 "  %-20s    %-20s  %s\n",
 					tr->marks[k].serial,
-					term_safe(who(src, tr->marks[k].at), a, sizeof(a)),
+					term_safe(who(res, tr->marks[k].at), a, sizeof(a)),
 					"(begins)", term_safe(tr->marks[k].label, l, sizeof(l)));
 		for (size_t m = 0; m < tr->nmsgs; m++) {
 			const struct seq_msg *msg = &tr->msgs[m];
 			fprintf(out, "%8" PRIu64 "  %-20s -> %-20s  %s\n", msg->serial,
-				term_safe(who(src, msg->from), a, sizeof(a)),
-				term_safe(who(src, msg->to), b, sizeof(b)),
+				term_safe(who(res, msg->from), a, sizeof(a)),
+				term_safe(who(res, msg->to), b, sizeof(b)),
 				term_safe(msg->label, l, sizeof(l)));
 		}
 	}
@@ -62,38 +62,17 @@ static void print_mermaid(FILE *out, const struct seq_source *src, size_t nsrc,
 	int unknown = 0;
 
 	fputs("sequenceDiagram\n", out);
-	/* Participants in the order they first appear. */
-	int *order = calloc(nsrc + 1, sizeof(*order)), n = 0;
-	for (size_t t = 0; order && t < res->ntraces; t++)
-		for (size_t m = 0; m < res->traces[t].nmsgs; m++) {
-			int ends[2] = {res->traces[t].msgs[m].from, res->traces[t].msgs[m].to};
-			for (int e = 0; e < 2; e++) {
-				int seen = ends[e] < 0 ? unknown : 0;
-				for (int k = 0; k < n && !seen; k++)
-					seen = order[k] == ends[e];
-				if (seen)
-					continue;
-				if (ends[e] < 0)
-					unknown = 1;
-				order[n++] = ends[e];
-			}
-		}
-	for (size_t s = 0; s < nsrc && order; s++)
-		if (res->used[s]) {
-			int seen = 0;
-			for (int k = 0; k < n && !seen; k++)
-				seen = order[k] == (int)s;
-			if (!seen)
-				order[n++] = (int)s;
-		}
-	for (int k = 0; order && k < n; k++) {
-		if (order[k] < 0)
-			fputs("    participant unknown as ?\n", out);
-		else
-			fprintf(out, "    participant p%d as %s\n", order[k],
-				mermaid_safe(src[order[k]].name, a, sizeof(a)));
-	}
-	free(order);
+	/* Participants in the order they first act; "?" for ends no file
+	 * held. */
+	for (size_t k = 0; k < res->nparties; k++)
+		fprintf(out, "    participant p%zu as %s\n", k,
+			mermaid_safe(res->parties[k].name, a, sizeof(a)));
+	for (size_t t = 0; t < res->ntraces && !unknown; t++)
+		for (size_t m = 0; m < res->traces[t].nmsgs; m++)
+			if (res->traces[t].msgs[m].from < 0 || res->traces[t].msgs[m].to < 0)
+				unknown = 1;
+	if (unknown)
+		fputs("    participant unknown as ?\n", out);
 	for (size_t t = 0; t < res->ntraces; t++) {
 		const struct seq_trace *tr = &res->traces[t];
 		for (size_t k = 0; k < tr->nmarks; k++)
@@ -130,6 +109,12 @@ static void chrome_event(FILE *out, int *first, const char *ph, const char *name
 	putc('}', out);
 }
 
+/* The Chrome trace's pid of participant i: its source's place, from 1. */
+static int src_of(const struct seq_result *res, int i)
+{
+	return res->parties[i].src + 1;
+}
+
 static void print_chrome(FILE *out, const struct seq_source *src, size_t nsrc,
 			 const struct seq_result *res)
 {
@@ -156,17 +141,17 @@ static void print_chrome(FILE *out, const struct seq_source *src, size_t nsrc,
 			snprintf(name, sizeof(name), "%s %" PRIu64, msg->label, msg->serial);
 			flow++;
 			if (msg->from >= 0) {
-				chrome_event(out, &first, "i", name, msg->from + 1, msg->from_tid,
-					     msg->send_real_ns, zero, 0);
+				chrome_event(out, &first, "i", name, src_of(res, msg->from),
+					     msg->from_tid, msg->send_real_ns, zero, 0);
 				if (msg->to >= 0)
-					chrome_event(out, &first, "s", name, msg->from + 1,
+					chrome_event(out, &first, "s", name, src_of(res, msg->from),
 						     msg->from_tid, msg->send_real_ns, zero, flow);
 			}
 			if (msg->to >= 0) {
-				chrome_event(out, &first, "i", name, msg->to + 1, msg->to_tid,
-					     msg->recv_real_ns, zero, 0);
+				chrome_event(out, &first, "i", name, src_of(res, msg->to),
+					     msg->to_tid, msg->recv_real_ns, zero, 0);
 				if (msg->from >= 0)
-					chrome_event(out, &first, "f", name, msg->to + 1,
+					chrome_event(out, &first, "f", name, src_of(res, msg->to),
 						     msg->to_tid, msg->recv_real_ns, zero, flow);
 			}
 		}

@@ -118,6 +118,12 @@ run "$RECCE" seq -p "$PID"
 like "$(cat "$OUT")" "trace 4bf92f3577b34da6a3ce929d0e0e4736  seq  \\(1 messages\\)" \
 	"the bare traceparent's trace id is kept"
 is "$(grep -c -- ' -> ' "$OUT")" 7 "6 ping-pong messages and the one from outside"
+run "$RECCE" seq -p "$PID" --mermaid
+is "$(grep participant "$OUT" | sed 's/^ *//')" "participant p0 as ev-seq/ev-seq
+participant p1 as ev-seq/pong
+participant unknown as ?" "two threads of one process that pass a token are a participant each"
+is "$(grep -c -E 'p0->>p1: ping-pong [135]$|p1->>p0: ping-pong [246]$' "$OUT")" 6 \
+	"the token goes back and forth between them"
 kill_quietly "$PID"
 
 # --- Bad input --------------------------------------------------------------
