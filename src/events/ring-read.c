@@ -206,19 +206,15 @@ int ring_reader_open_pid(struct ring_reader *r, pid_t pid, char *path, size_t le
 		if (!base || sscanf(base, "/recce-%d.events%n", &id, &end) != 1)
 			continue;
 		/* A file removed while mapped is still read through map_files. */
+		char full[4200];
 		if (base[end] == '\0')
-			snprintf(name, sizeof(name), "/proc/%d/root", (int)pid);
+			snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, file);
 		else if (strcmp(base + end, " (deleted)") == 0)
-			snprintf(name, sizeof(name), "/proc/%d/map_files/%llx-%llx", (int)pid,
+			snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", (int)pid,
 				 (unsigned long long)m.start, (unsigned long long)m.end);
 		else
 			continue;
 		snprintf(path, len, "%.*s", (int)(base + end - file), file);
-		char full[4200];
-		if (base[end] == '\0')
-			snprintf(full, sizeof(full), "%s%s", name, file);
-		else
-			snprintf(full, sizeof(full), "%s", name);
 		err = ring_reader_open_path(r, full);
 		break;
 	}
@@ -447,9 +443,4 @@ uint64_t ring_reader_lost(const struct ring_reader *r)
 	for (size_t i = 0; i < r->nthreads; i++)
 		lost += r->threads[i].lost;
 	return lost;
-}
-
-uint64_t ring_reader_dropped(const struct ring_reader *r)
-{
-	return r->hdr.dropped_no_slot + r->hdr.dropped_no_name;
 }

@@ -89,9 +89,8 @@ void ring_reader_release(struct ring_reader *r);
  */
 int ring_reader_drain(struct ring_reader *r, struct ring_event **events, size_t *n, size_t *cap);
 
-/* Events lost by every thread, and events the writers dropped. */
+/* Events lost by every thread. */
 uint64_t ring_reader_lost(const struct ring_reader *r);
-uint64_t ring_reader_dropped(const struct ring_reader *r);
 
 /* Wall-clock nanoseconds of a ring_event time. */
 uint64_t ring_reader_realtime(const struct ring_reader *r, uint64_t time_ns);
