@@ -216,15 +216,18 @@ static uint64_t key(const struct task_type *ty, enum task_sort by)
 	}
 }
 
-static const struct tasks *sorting;
-static enum task_sort sorting_by;
+struct sorting {
+	const struct tasks *t;
+	enum task_sort by;
+};
 
-static int cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b, void *arg)
 {
-	const struct task_type *x = &sorting->types[*(const size_t *)a];
-	const struct task_type *y = &sorting->types[*(const size_t *)b];
-	if (sorting_by != TASK_SORT_NAME) {
-		uint64_t kx = key(x, sorting_by), ky = key(y, sorting_by);
+	const struct sorting *s = arg;
+	const struct task_type *x = &s->t->types[*(const size_t *)a];
+	const struct task_type *y = &s->t->types[*(const size_t *)b];
+	if (s->by != TASK_SORT_NAME) {
+		uint64_t kx = key(x, s->by), ky = key(y, s->by);
 		if (kx != ky)
 			return kx > ky ? -1 : 1;
 	}
@@ -233,9 +236,9 @@ static int cmp(const void *a, const void *b)
 
 void tasks_sorted(const struct tasks *t, enum task_sort by, size_t *order)
 {
+	struct sorting s = {t, by};
+
 	for (size_t i = 0; i < t->ntypes; i++)
 		order[i] = i;
-	sorting = t;
-	sorting_by = by;
-	qsort(order, t->ntypes, sizeof(*order), cmp);
+	qsort_r(order, t->ntypes, sizeof(*order), cmp, &s);
 }
