@@ -38,11 +38,6 @@
 #define NAMES_SIZE    (128u * 1024u)
 #define STALE_SECONDS (24 * 3600)
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
 static uint64_t mono_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -133,8 +128,8 @@ int file_create(unsigned threads, unsigned ring_events, const char *dir)
 {
 	uint64_t index_off = RECCE_HEADER_SIZE;
 	uint64_t names_off = index_off + NAME_SLOTS * sizeof(uint32_t);
-	uint64_t slots_off = align_up(names_off + NAMES_SIZE, 4096);
-	uint64_t slot_size = align_up(
+	uint64_t slots_off = recce_align(names_off + NAMES_SIZE, 4096);
+	uint64_t slot_size = recce_align(
 	    RECCE_SLOT_RECORDS_AT + (uint64_t)ring_events * sizeof(struct recce_record), 4096);
 	uint64_t size = slots_off + (uint64_t)threads * slot_size;
 	char tmp[sizeof(lib.path) + 16];

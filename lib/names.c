@@ -22,7 +22,7 @@ static int entry_is(uint32_t off, const char *name, uint32_t len, uint32_t hash)
 /* Room for a new entry, written but not yet published; 0 if full. */
 static uint32_t entry_add(const char *name, uint32_t len, uint32_t hash)
 {
-	uint32_t need = (uint32_t)((sizeof(struct recce_name) + len + 1 + 7) & ~7u);
+	uint32_t need = recce_name_size(len);
 	uint32_t *used = &lib.hdr->names_used;
 	uint32_t size = lib.hdr->names_size;
 

@@ -160,6 +160,18 @@ static inline int recce_kind_known(unsigned kind)
 	       (kind >= RECCE_EV_TASK_CREATE && kind <= RECCE_EV_TASK_FINISH);
 }
 
+/* v rounded up to a multiple of a: how the layout aligns its parts. */
+static inline uint64_t recce_align(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* The bytes a name entry of len bytes takes in the names area. */
+static inline uint32_t recce_name_size(uint32_t len)
+{
+	return (uint32_t)recce_align(sizeof(struct recce_name) + len + 1, 8);
+}
+
 /* FNV-1a, the hash of name entries. */
 static inline uint32_t recce_name_hash(const char *s, uint32_t len)
 {

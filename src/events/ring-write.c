@@ -16,11 +16,6 @@ struct image {
 	struct u64map ids; /* the reader's string pointer -> id here */
 };
 
-static uint64_t align_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
-
 static uint32_t intern(struct image *im, const char *name)
 {
 	uint64_t id;
@@ -30,7 +25,7 @@ static uint32_t intern(struct image *im, const char *name)
 		return 0;
 	if (u64map_get(&im->ids, (uintptr_t)name, &id))
 		return (uint32_t)id;
-	uint32_t need = (uint32_t)align_up(sizeof(struct recce_name) + len + 1, 8);
+	uint32_t need = recce_name_size(len);
 	if (im->h->names_used + need > im->h->names_size)
 		return 0;
 	uint32_t off = im->h->names_used;
@@ -62,10 +57,9 @@ int ring_save(FILE *fp, const struct ring_reader *r, const struct ring_event *ev
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		/* A sequence event takes two records: itself and its id. */
-		uint64_t k = count[events[i].thread] +=
-		    recce_kind_is_seq(events[i].kind) ? 2 : 1;
+		uint64_t k = count[events[i].thread] += recce_kind_is_seq(events[i].kind) ? 2 : 1;
 		most = k > most ? k : most;
-		names += align_up(sizeof(struct recce_name) + strlen(events[i].name) + 1, 8);
+		names += recce_name_size((uint32_t)strnlen(events[i].name, RECCE_NAME_MAX));
 	}
 	uint64_t ring = 16;
 	while (ring < most)
@@ -76,9 +70,9 @@ int ring_save(FILE *fp, const struct ring_reader *r, const struct ring_event *ev
 	if (names > (1u << 30))
 		names = 1u << 30;
 	uint64_t index_off = RECCE_HEADER_SIZE, names_off = index_off + (uint64_t)name_slots * 4;
-	uint64_t slots_off = align_up(names_off + names, 4096);
+	uint64_t slots_off = recce_align(names_off + names, 4096);
 	uint64_t slot_size =
-	    align_up(RECCE_SLOT_RECORDS_AT + ring * sizeof(struct recce_record), 8);
+	    recce_align(RECCE_SLOT_RECORDS_AT + ring * sizeof(struct recce_record), 8);
 	uint64_t size = slots_off + nt * slot_size;
 
 	im.mem = calloc(1, size);
