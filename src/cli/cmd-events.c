@@ -22,7 +22,6 @@
 #include "events/ring-read.h"
 #include "events/ring-write.h"
 #include "proc/self.h"
-#include "util/clock.h"
 #include "util/outfile.h"
 #include "util/signals.h"
 
@@ -128,7 +127,6 @@ int cmd_events(int argc, char **argv)
 	int first = options_parse("events", events_options, 0, argc, argv, &a, NULL);
 	enum event_format fmt = EVENTS_TEXT;
 	int save = 0;
-	double seconds = 0;
 	long long last = 0;
 
 	if (a.clean) {
@@ -152,8 +150,7 @@ int cmd_events(int argc, char **argv)
 		fmt = ends_with(a.output, ".json") ? EVENTS_JSON : EVENTS_TEXT;
 	if (save && !a.output)
 		usage_die("events", "an event file is binary: name it with -o FILE.events");
-	if (a.duration && (parse_seconds(a.duration, &seconds) != 0 || seconds <= 0))
-		usage_die("events", "-d wants a number of seconds, not '%s'", a.duration);
+	double seconds = option_seconds("events", "-d", a.duration, 0);
 	if ((a.follow || a.duration) && !a.npids)
 		usage_die("events", "--follow and -d read a running process: give -p PID");
 	if (a.last && parse_int(a.last, 1, 1LL << 40, &last) != 0)
@@ -199,8 +196,7 @@ int cmd_events(int argc, char **argv)
 	sigset_t old;
 	int sfd = block_stop_signals(&old);
 	int pidfd = pid ? proc_pidfd_open(pid) : -1;
-	uint64_t deadline =
-	    a.duration ? time_now_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9) : 0;
+	uint64_t deadline = follow_deadline(seconds);
 	struct ring_event *ev = NULL;
 	size_t n = 0, cap = 0, shown = 0;
 	int more = 1;

@@ -21,7 +21,6 @@
 #include "events/seq-merge.h"
 #include "events/seq-print.h"
 #include "proc/self.h"
-#include "util/clock.h"
 #include "util/outfile.h"
 #include "util/signals.h"
 
@@ -133,9 +132,7 @@ int cmd_seq(int argc, char **argv)
 	size_t nfiles = (size_t)(argc - first);
 	if (!a.npids && !nfiles)
 		usage_die("seq", "name the processes (-p PID,PID) or the event files to merge");
-	double seconds = 0;
-	if (a.duration && (parse_seconds(a.duration, &seconds) != 0 || seconds <= 0))
-		usage_die("seq", "-d wants a number of seconds, not '%s'", a.duration);
+	double seconds = option_seconds("seq", "-d", a.duration, 0);
 	if ((a.follow || a.duration) && !a.npids)
 		usage_die("seq", "--follow and -d read running processes: give -p PID,PID");
 	if (a.output && (errno = -outfile_check(a.output)) != 0)
@@ -160,8 +157,7 @@ int cmd_seq(int argc, char **argv)
 	/* Read once, or until Ctrl-C, the deadline or every process is gone. */
 	sigset_t old;
 	int sfd = block_stop_signals(&old);
-	uint64_t deadline =
-	    a.duration ? time_now_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9) : 0;
+	uint64_t deadline = follow_deadline(seconds);
 	int more = 1;
 	while (more) {
 		more = (a.follow || a.duration) && follow_wait(sfd, s.pidfds, s.n, deadline);

@@ -108,16 +108,6 @@ static void show(struct session *s, const struct tasks_args *a, int screen)
 	fflush(stdout);
 }
 
-static double seconds_arg(const char *opt, const char *s, double dflt)
-{
-	double v;
-	if (!s)
-		return dflt;
-	if (parse_seconds(s, &v) != 0 || v <= 0)
-		usage_die("tasks", "%s wants a number of seconds, not '%s'", opt, s);
-	return v;
-}
-
 int cmd_tasks(int argc, char **argv)
 {
 	struct tasks_args a = {0};
@@ -131,8 +121,8 @@ int cmd_tasks(int argc, char **argv)
 		usage_die("tasks", "name one process (-p PID) or one event file");
 	if (file && a.serve)
 		usage_die("tasks", "--serve follows a running process: give -p PID");
-	double duration = seconds_arg("-d", a.duration, 0),
-	       every = seconds_arg("-i", a.interval, 1);
+	double duration = option_seconds("tasks", "-d", a.duration, 0),
+	       every = option_seconds("tasks", "-i", a.interval, 1);
 	if (a.iterations && parse_int(a.iterations, 1, 1LL << 40, &iterations) != 0)
 		usage_die("tasks", "-n wants a number of tables, not '%s'", a.iterations);
 	if (a.top_k && parse_int(a.top_k, 1, 100000, &top_k) != 0)

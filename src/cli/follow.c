@@ -28,3 +28,8 @@ int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline)
 	}
 	return !(watched && gone == watched);
 }
+
+uint64_t follow_deadline(double seconds)
+{
+	return seconds > 0 ? time_now_ns(CLOCK_MONOTONIC) + (uint64_t)(seconds * 1e9) : 0;
+}

@@ -17,4 +17,7 @@
  */
 int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline);
 
+/* The CLOCK_MONOTONIC deadline seconds from now; 0 (none) for 0. */
+uint64_t follow_deadline(double seconds);
+
 #endif

@@ -120,6 +120,17 @@ int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+double option_seconds(const char *cmd, const char *opt, const char *s, double dflt)
+{
+	double v;
+
+	if (!s)
+		return dflt;
+	if (parse_seconds(s, &v) != 0 || v <= 0)
+		usage_die(cmd, "%s wants a number of seconds, not '%s'", opt, s);
+	return v;
+}
+
 int parse_int_list(const char *s, int64_t **out)
 {
 	size_t n = 1;

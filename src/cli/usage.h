@@ -33,6 +33,9 @@ __attribute__((noreturn, format(printf, 2, 3))) void usage_die(const char *cmd, 
 int parse_int(const char *s, long long min, long long max, long long *out);
 /* Parses a non-negative number of seconds, fractions allowed; returns 0 or -1. */
 int parse_seconds(const char *s, double *out);
+/* The seconds option opt of subcommand cmd gives (more than 0), or dflt
+ * when it was not given (s NULL); a bad value is a usage error. */
+double option_seconds(const char *cmd, const char *opt, const char *s, double dflt);
 /* Parses "1,2,3" into a heap array of integers; returns the count or -1. */
 int parse_int_list(const char *s, int64_t **out);
 /* Parses "PID[,PID...]" of option opt (-p, or -t for thread ids) for
