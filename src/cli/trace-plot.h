@@ -18,10 +18,9 @@ struct trace_plot {
 	int on_return; /* points come from returns */
 	struct plot_point *p;
 	size_t n, cap;
-	uint64_t t0;	      /* time of the first point */
-	uint64_t skipped;     /* records without one of the values */
-	const char *function; /* of the first point, for the title */
-	char first_function[96];
+	uint64_t t0;		 /* time of the first point */
+	uint64_t skipped;	 /* records without one of the values */
+	char first_function[96]; /* of the first point, for the title */
 };
 
 /* Parses "X:Y" for subcommand cmd; a bad spec is a usage error. */
