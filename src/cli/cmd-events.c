@@ -98,10 +98,10 @@ static void keep_last(struct ring_event *e, size_t *count, size_t nthreads, long
 	free(seen);
 }
 
-static void summary(const struct ring_reader *r, size_t shown, const char *what)
+static void summary(const struct ring_reader *r, size_t shown)
 {
-	note("%zu event%s from %zu thread%s of pid %d (%.16s)%s", shown, shown == 1 ? "" : "s",
-	     r->nthreads, r->nthreads == 1 ? "" : "s", (int)r->hdr.pid, r->hdr.comm, what);
+	note("%zu event%s from %zu thread%s of pid %d (%.16s)", shown, shown == 1 ? "" : "s",
+	     r->nthreads, r->nthreads == 1 ? "" : "s", (int)r->hdr.pid, r->hdr.comm);
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (r->threads[i].lost)
 			warning("thread %d (%.16s): %llu events lost, overwritten before they were "
@@ -180,7 +180,7 @@ int cmd_events(int argc, char **argv)
 	}
 
 	/* Streamed unless the whole run is needed at the end. */
-	int keep_all = save || last || fmt == EVENTS_CHROME;
+	int keep_all = save || last;
 	struct outfile of = {0};
 	FILE *out = stdout;
 	if (a.output) {
@@ -240,7 +240,7 @@ int cmd_events(int argc, char **argv)
 		     r.hdr.state == RECCE_PROC_EXITED
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");
-	summary(&r, shown, "");
+	summary(&r, shown);
 	event_printer_release(&pr);
 	ring_reader_release(&r);
 	free(ev);
