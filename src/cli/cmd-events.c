@@ -227,14 +227,19 @@ int cmd_events(int argc, char **argv)
 		keep_last(ev, &n, r.nthreads, last), shown = n;
 	if (keep_all && !save)
 		event_printer_put(&pr, ev, n);
-	if (save && (err = ring_save(out, &r, ev, n)) != 0)
+	/* A read that stopped early still writes what it got, and exits 1. */
+	int failed = err != 0;
+	if (save && (err = ring_save(out, &r, ev, n)) != 0) {
 		error("cannot save the events: %s", strerror(-err));
+		failed = 1;
+	}
 	if (!save)
 		event_printer_end(&pr);
-	if (a.output && (err = outfile_commit(&of)) != 0)
+	if (a.output && (err = outfile_commit(&of)) != 0) {
 		error("cannot write '%s': %s", a.output, strerror(-err));
-	else if (out == stdout && fflush(stdout) != 0)
-		err = -errno;
+		failed = 1;
+	} else if (out == stdout && fflush(stdout) != 0)
+		failed = 1;
 	if (a.postmortem)
 		note("pid %d (%.16s) %s", (int)r.hdr.pid, r.hdr.comm,
 		     r.hdr.state == RECCE_PROC_EXITED
@@ -245,5 +250,5 @@ int cmd_events(int argc, char **argv)
 	ring_reader_release(&r);
 	free(ev);
 	free(a.pids);
-	return err ? RECCE_EXIT_ERROR : 0;
+	return failed ? RECCE_EXIT_ERROR : 0;
 }

@@ -167,7 +167,9 @@ int cmd_tasks(int argc, char **argv)
 	while (!done) {
 		size_t n = 0;
 		err = ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
-		if (err || tasks_feed(&s.t, s.ev, n) != 0) {
+		if (!err)
+			err = tasks_feed(&s.t, s.ev, n);
+		if (err) {
 			error("reading pid %d's events stopped: %s", (int)s.r.hdr.pid,
 			      err == -EBADMSG ? "its file is damaged" : "out of memory");
 			break;
