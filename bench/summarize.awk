@@ -533,7 +533,7 @@ function figure_symbolize(    t, tool, rr, w, line, ntools, tools) {
 		tool = tools[t]
 		if (!(tool in S))
 			continue
-		get_sym(tool, "wall_s"); w = MED
+		get_of(S, tool, "wall_s"); w = MED
 		rate(tool, "wall_s"); RATE[tool] = MED
 		line = spread("%.0f")
 		printf "| %s | %d | %.3f | %s | %s |\n", tool, S[tool, 1, "addresses"], w, line,
@@ -554,11 +554,13 @@ function figure_symbolize(    t, tool, rr, w, line, ntools, tools) {
 			RATE["recce"], RATE["recce"] / RATE["addr2line"], RATE["addr2line"]))
 }
 
-function get_sym(t, f,    r, n) {
+# Stats of field f of tool t over the repetitions, from a table A of
+# (tool, rep, field) as the sym and ev lines fill.
+function get_of(A, t, f,    r, n) {
 	n = 0
 	for (r = 1; r <= maxrep; r++)
-		if ((t, r, f) in S)
-			V[++n] = S[t, r, f] + 0
+		if ((t, r, f) in A)
+			V[++n] = A[t, r, f] + 0
 	return stats(n)
 }
 
@@ -714,14 +716,6 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 		sprintf("the target ran slow for %.1f ms after the trip: the kernel's removal of the breakpoint (its mmap locks and an RCU grace period) took that long on this machine.", rec_))
 }
 
-function get_ev(t, f,    r, n) {
-	n = 0
-	for (r = 1; r <= maxrep; r++)
-		if ((t, r, f) in EV)
-			V[++n] = EV[t, r, f] + 0
-	return stats(n)
-}
-
 # The cost of one event over the bare loop, per repetition, paired with
 # the bare loop of the same repetition.
 function ev_cost(t,    r, n) {
@@ -762,7 +756,7 @@ function figure_events(    tools, nt, t, tool, what, c, rc, line, ratio) {
 		tool = tools[t]
 		if (!(tool in EV))
 			continue
-		get_ev(tool, "ns_per_iter"); line = spread("%.2f")
+		get_of(EV, tool, "ns_per_iter"); line = spread("%.2f")
 		ev_cost(tool); c = MED
 		EVC[tool] = c
 		ratio = (tool == "lttng" || tool == "uftrace") && (rc > 0) ? sprintf("%.0fx", c / rc) : ""
