@@ -75,7 +75,6 @@ static unsigned round_pow2(unsigned v)
 
 static void thread_exit(void *arg);
 static void child_after_fork(void);
-static void process_exit(void);
 
 /* Creates the file; the caller won the race from LIB_NEW to LIB_STARTING. */
 static int start(const struct recce_config *cfg)
@@ -98,7 +97,7 @@ static int start(const struct recce_config *cfg)
 		if (pthread_key_create(&exit_key, thread_exit) != 0)
 			return -EAGAIN;
 		pthread_atfork(NULL, NULL, child_after_fork);
-		atexit(process_exit);
+		atexit(file_exit);
 		hooks_done = 1;
 	}
 	return file_create(threads, round_pow2(events), dir);
@@ -203,7 +202,6 @@ static struct writer *writer_attach(void)
 	w->slot = s;
 	w->recs = (struct recce_record *)((char *)s + RECCE_SLOT_RECORDS_AT);
 	w->mask = lib.hdr->ring_records - 1;
-	w->index = (unsigned)i;
 	w->head = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
 	s->tid = (int32_t)gettid();
 	memset(s->name, 0, sizeof(s->name));
@@ -233,11 +231,6 @@ static void child_after_fork(void)
 {
 	tls_writer = NULL;
 	file_forget();
-}
-
-static void process_exit(void)
-{
-	file_exit();
 }
 
 static inline uint32_t name_id(struct writer *w, const char *name)

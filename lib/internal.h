@@ -25,7 +25,6 @@ struct writer {
 	uint64_t head;		   /* the next record's index */
 	uint64_t mask;		   /* ring_records - 1 */
 	unsigned dropping;	   /* 0: writes; DROP_*: does not */
-	unsigned index;		   /* of the slot */
 	uint64_t exit_seq;	   /* when its thread left, for reuse by age */
 	struct {
 		const char *ptr;
