@@ -12,7 +12,7 @@
 # Settings (environment):
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
-#                slowdown deep tenk split threads symbolize trace top events
+#                slowdown deep tenk split threads symbolize trace top events offcpu
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -55,6 +55,7 @@ TOP_WORK_US=10      # each working this long every 10 ms: half a core in all
 TOP_HZ=49           # recce top's default rate
 EV_FAST=50000000    # iterations of the events loop for librecce, the clock, the bare loop
 EV_SLOW=5000000     # ... and for LTTng-UST and uftrace, a call of which costs more
+OFF_ROUNDS=300000   # round trips of the switches workload (two switches each)
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -77,7 +78,7 @@ build() {
 	command -v perf > /dev/null || die "perf is missing: apt-get install linux-perf"
 	mkdir -p "$BIN" "$TMP"
 	wflags="-std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra"
-	for w in cpu2 split deep threads calls; do
+	for w in cpu2 split deep threads calls switches; do
 		# shellcheck disable=SC2086
 		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
 	done
@@ -263,6 +264,49 @@ ev() {
 	else
 		printf 'kind=ev\tcase=events\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
 	fi
+}
+
+# One run of the switches workload under an off-CPU profiler attached by
+# pid while it waits to start: off TOOL (none, recce or perf).
+off() {
+	tool=$1
+	rm -f "$TMP/off.err" "$TMP/perf.data" "$TMP/recce.pb.gz"
+	BENCH_WAIT_MS=500 "$BIN/switches" "$OFF_ROUNDS" > "$TMP/off.out" 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q ready "$TMP/off.out" && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+	events=
+	case $tool in
+	recce)
+		"$RECCE" record -e offcpu -p "$pid" -o "$TMP/recce.pb.gz" 2> "$TMP/off.err" || true
+		events=$(sed -n 's/^recce: \([0-9]*\) switches in.*/\1/p' "$TMP/off.err")
+		;;
+	perf)
+		perf record -e sched:sched_switch -g -p "$pid" -o "$TMP/perf.data" \
+			> /dev/null 2> "$TMP/off.err" || true
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$TMP/off.err" | tail -n 1)
+		;;
+	esac
+	if wait "$pid" && v=$(sed -n 's/^ns_per_iter=//p' "$TMP/off.out") && [ -n "$v" ]; then
+		printf 'kind=off\ttool=%s\trep=%s\trounds=%s\tns_per_iter=%s\tswitches_per_s=%s\tevents=%s\tstatus=ok\n' \
+			"$tool" "$rep" "$OFF_ROUNDS" "$v" "$(sed -n 's/^switches_per_s=//p' "$TMP/off.out")" \
+			"${events:-0}" >> "$RAW"
+	else
+		printf 'kind=off\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+	fi
+	say "offcpu $tool rep $rep: $v ns a round trip${events:+, $events events}"
+}
+
+# Off-CPU recording of a target that switches as fast as it can: its
+# slowdown under recce record --event offcpu and under perf recording the
+# sched:sched_switch tracepoint with call stacks.
+group_offcpu() {
+	for rep in $(seq "$REPS"); do
+		off none
+		off recce
+		off perf
+	done
+	rm -f "$TMP/perf.data" "$TMP/recce.pb.gz"
 }
 
 # The cost of one in-process event: librecce with a reader attached, with
@@ -623,7 +667,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

@@ -56,20 +56,22 @@ BEGIN { FS = "\t" }
 		for (k in rec)
 			R[c, rec["tool"], r, k] = rec[k]
 	} else if (kind == "ev") {
-		r = rec["rep"] + 0
-		if (r > maxrep)
-			maxrep = r
-		EV[rec["tool"]] = 1
-		for (k in rec)
-			EV[rec["tool"], r, k] = rec[k]
+		keep_by_tool(EV, rec)
+	} else if (kind == "off") {
+		keep_by_tool(OFF, rec)
 	} else if (kind == "sym") {
-		r = rec["rep"] + 0
-		if (r > maxrep)
-			maxrep = r
-		S[rec["tool"]] = 1
-		for (k in rec)
-			S[rec["tool"], r, k] = rec[k]
+		keep_by_tool(S, rec)
 	}
+}
+
+# Keeps a run's fields in A by (tool, rep, field), and A[tool] = 1.
+function keep_by_tool(A, rec,    r, k) {
+	r = rec["rep"] + 0
+	if (r > maxrep)
+		maxrep = r
+	A[rec["tool"]] = 1
+	for (k in rec)
+		A[rec["tool"], r, k] = rec[k]
 }
 
 # ---------------------------------------------------------------------------
@@ -260,6 +262,7 @@ END {
 	figure_top()
 	figure_trace()
 	figure_events()
+	figure_offcpu()
 	print_budgets()
 	write_json()
 }
@@ -780,6 +783,45 @@ function figure_events(    tools, nt, t, tool, what, c, rc, line, ratio) {
 				EVC["recce-task"], 2 * EVC["clock"]))
 }
 
+# 11. Off-CPU recording.
+function figure_offcpu(    tools, nt, t, tool, what, line, base, slow, sw) {
+	if (!("recce" in OFF))
+		return
+	print "## 11. Off-CPU recording"
+	print ""
+	print "Two threads on one CPU pass a byte back and forth over two pipes"
+	print "(bench/workloads/switches.c, " OFF["recce", 1, "rounds"] " round trips), each blocking in read() once a pass: two"
+	print "switches off the CPU a round trip. The profiler attaches by pid before the passes start and stays until the"
+	print "workload exits: `recce record -e offcpu -p` (frame-pointer stacks), and `perf record -e"
+	print "sched:sched_switch -g -p`, a stack at every switch through the tracepoint."
+	print ""
+	print "| profiler | us a round trip | switches a second | slowdown | events recorded |"
+	print "|---|---|---|---|---|"
+	get_of(OFF, "none", "ns_per_iter"); base = MED
+	nt = split("none recce perf", tools, " ")
+	split("none|recce record -e offcpu|perf record -e sched:sched_switch -g", what, "|")
+	for (t = 1; t <= nt; t++) {
+		tool = tools[t]
+		if (!(tool in OFF))
+			continue
+		get_of(OFF, tool, "ns_per_iter"); line = sprintf("%.1f", MED / 1000)
+		slow = base > 0 ? MED / base : 0
+		OFFS[tool] = slow
+		get_of(OFF, tool, "switches_per_s"); sw = MED
+		get_of(OFF, tool, "events")
+		printf "| %s | %s | %.0f | %s | %s |\n", what[t], line, sw,
+			(tool == "none" ? "" : sprintf("%.2fx", slow)), (tool == "none" ? "" : sprintf("%d", MED))
+		jappend("offcpu", "{\"tool\": " js(tool) ", \"slowdown\": " jn(slow) ", \"switches_per_s\": " jn(sw) "}")
+	}
+	print ""
+	get_of(OFF, "none", "switches_per_s")
+	budget("off-CPU recording, target slowdown", "stated beside perf sched:sched_switch -g",
+		sprintf("%.2fx at %.0f switches/s (perf: %.2fx)", OFFS["recce"], MED, OFFS["perf"]),
+		OFFS["recce"] <= OFFS["perf"] * 1.1,
+		sprintf("recce record -e offcpu slowed the target %.2fx, perf sched:sched_switch -g %.2fx.",
+			OFFS["recce"], OFFS["perf"]))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -821,6 +863,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"top\": [\n    %s\n  ],\n", J["top"] > json
 	printf "  \"trace\": [\n    %s\n  ],\n", J["trace"] > json
 	printf "  \"events\": [\n    %s\n  ],\n", J["events"] > json
+	printf "  \"offcpu\": [\n    %s\n  ],\n", J["offcpu"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

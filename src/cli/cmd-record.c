@@ -59,7 +59,19 @@ static void parse_call_graph(struct record_args *a, const char *s)
 	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
 }
 
-enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G };
+static void parse_event(struct record_args *a, const char *s)
+{
+	static const char *const names[] = {"cpu", "offcpu", "wall"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i]) == 0) {
+			a->event = (enum record_event)i;
+			return;
+		}
+	usage_die("record", "--event must be cpu, offcpu or wall, not '%s'", s);
+}
+
+enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G, V_EVENT };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -74,6 +86,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_FREQ:
 		a->freq = parse_freq_option("record", arg);
+		a->freq_given = 1;
 		break;
 	case V_DURATION:
 		if (parse_seconds(arg, &a->duration) < 0 || a->duration <= 0)
@@ -85,12 +98,17 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 	case V_G:
 		parse_call_graph(a, "fp");
 		break;
+	case V_EVENT:
+		parse_event(a, arg);
+		break;
 	}
 }
 
 static const struct opt record_options[] = {
     OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
     OPT_CALL_('t', "tid", "TID[,TID...]", set_value, V_TID, "sample only these threads"),
+    OPT_CALL_('e', "event", "EVENT", set_value, V_EVENT,
+	      "cpu (the default), offcpu (time blocked) or wall (both)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
     OPT_STRING_('o', "output", "FILE", struct record_args, output,
@@ -130,6 +148,9 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		usage_die("record", "-o wants a file name");
 	if (a->tree && !a->npids)
 		usage_die("record", "--tree follows the processes of -p PID");
+	if (a->freq_given && a->event == RECORD_OFFCPU)
+		usage_die("record", "-F sets the rate of CPU samples: --event offcpu takes a stack "
+				    "at every switch off a CPU (--event wall takes both)");
 }
 
 int cmd_record(int argc, char **argv)
@@ -150,9 +171,13 @@ int cmd_record(int argc, char **argv)
 	struct symbolizer *sym = symbolizer_new();
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
 	struct aggregate *agg = aggregate_new();
-	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
+	int64_t period = a.event == RECORD_OFFCPU ? 0 : 1000000000LL / a.freq;
+	struct resolver *res = procs ? resolver_new(procs, sym, period) : NULL;
 	if (!sym || !procs || !agg || !res ||
 	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
+		die("out of memory");
+	if ((a.event == RECORD_OFFCPU && resolver_name_values(res, "switches", "offcpu") < 0) ||
+	    (a.event == RECORD_WALL && resolver_name_values(res, "samples", "wall") < 0))
 		die("out of memory");
 	if (a.no_symbolize)
 		resolver_keep_addresses(res);
@@ -170,6 +195,9 @@ int cmd_record(int argc, char **argv)
 	cfg.ntids = a.ntids;
 	cfg.argv = a.argv;
 	cfg.child_sigmask = &old_mask;
+	cfg.events = a.event == RECORD_OFFCPU ? PERF_EVENTS_SWITCHES
+		     : a.event == RECORD_WALL ? PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES
+					      : PERF_EVENTS_CPU_CLOCK;
 	cfg.freq = (unsigned)a.freq;
 	cfg.duration = a.duration;
 	cfg.dwarf = a.dwarf;
@@ -201,10 +229,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	if ((a.npids || a.ntids) && !status)
-		note("recording %s at %lld Hz%s",
-		     a.ntids ? (ntargets > 1 ? "threads" : "thread")
-			     : (ntargets > 1 ? "processes" : "process"),
-		     a.freq, a.duration > 0 ? "" : "; Ctrl-C to stop");
+		record_say_recording(&a, ntargets);
 
 	struct record_children children;
 	record_children_begin(&a, &children);
@@ -247,15 +272,7 @@ int cmd_record(int argc, char **argv)
 	if (written != a.output)
 		status = RECCE_EXIT_ERROR;
 
-	struct stat sb;
-	char size[32] = "?";
-	if (stat(written, &sb) == 0)
-		format_bytes(size, sizeof(size), (long long)sb.st_size);
-	note("%llu samples in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from %zu "
-	     "thread%s, %llu lost, %llu throttled; wrote %s (%s)",
-	     (unsigned long long)st.samples, (double)st.duration_ns / 1e9, sampler_rate(&st),
-	     a.freq, st.threads, st.threads == 1 ? "" : "s", (unsigned long long)st.lost,
-	     (unsigned long long)st.throttled, written, size);
+	record_say_written(&a, &st, written);
 	/* Like perf record and a shell, recce ends the way its command did,
 	 * so that scripts see a failing command fail. */
 	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status)) {
@@ -270,10 +287,19 @@ int cmd_record(int argc, char **argv)
 			status = 128 + WTERMSIG(st.child_status);
 	}
 	record_say_busy_children(&a, &children, st.samples);
+	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED) {
+		struct aggregate_stats as;
+		aggregate_get_stats(agg, &as);
+		record_say_idle(&a, as.period, st.duration_ns);
+	}
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))
 		status = RECCE_EXIT_ERROR;
 	if (st.lost)
-		warning("the kernel lost %llu samples: a lower -F or fewer threads helps",
+		warning(a.event == RECORD_OFFCPU
+			    ? "the kernel lost %llu records: the targets switch faster than recce "
+			      "reads; off-CPU times around them are too long; --call-graph fp or "
+			      "fewer threads helps"
+			    : "the kernel lost %llu samples: a lower -F or fewer threads helps",
 			(unsigned long long)st.lost);
 	if (cfg.unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",

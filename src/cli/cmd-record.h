@@ -13,13 +13,18 @@
 #include "proc/procstat.h"
 #include "sampling/sampler.h"
 
+/* What record samples (--event). */
+enum record_event { RECORD_CPU, RECORD_OFFCPU, RECORD_WALL };
+
 struct record_args {
+	enum record_event event;
 	pid_t *pids;
 	size_t npids;
 	pid_t *tids; /* -t: only these threads */
 	size_t ntids;
 	char **argv; /* the command, NULL-terminated */
 	long long freq;
+	int freq_given; /* -F was on the command line */
 	double duration;
 	const char *output;
 	int dwarf;
@@ -50,6 +55,19 @@ void record_children_begin(const struct record_args *a, struct record_children *
  * them. Frees c. */
 void record_say_busy_children(const struct record_args *a, struct record_children *c,
 			      uint64_t samples);
+
+/* The note at the start of a recording of -p or -t targets (ntargets of
+ * them): what is sampled, how often. */
+void record_say_recording(const struct record_args *a, size_t ntargets);
+
+/* The summary of a recording whose profile went to written. */
+void record_say_written(const struct record_args *a, const struct sampler_stats *st,
+			const char *written);
+
+/* After a cpu recording of -p processes that were there all along but
+ * hardly ran (cpu_ns of CPU time in duration_ns): says so, and how to see
+ * where they wait. */
+void record_say_idle(const struct record_args *a, uint64_t cpu_ns, int64_t duration_ns);
 
 /* After a recording of -p processes that sampled no thread: says which of
  * them exited (gone, or a zombie) meanwhile, during the attach or later,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cmd-record.h"
 #include "cli/usage.h"
@@ -114,6 +115,60 @@ void record_say_busy_children(const struct record_args *a, struct record_childre
 			busy > 4 ? ", ..." : "");
 	free(now.v);
 	free(c->v);
+}
+
+void record_say_recording(const struct record_args *a, size_t ntargets)
+{
+	const char *what = a->ntids ? (ntargets > 1 ? "threads" : "thread")
+				    : (ntargets > 1 ? "processes" : "process");
+	const char *stop = a->duration > 0 ? "" : "; Ctrl-C to stop";
+
+	if (a->event == RECORD_OFFCPU)
+		note("recording %s off-CPU: a stack at every switch%s", what, stop);
+	else if (a->event == RECORD_WALL)
+		note("recording %s on-CPU at %lld Hz and off-CPU at every switch%s", what, a->freq,
+		     stop);
+	else
+		note("recording %s at %lld Hz%s", what, a->freq, stop);
+}
+
+void record_say_written(const struct record_args *a, const struct sampler_stats *st,
+			const char *written)
+{
+	struct stat sb;
+	char size[32] = "?", offcpu[96] = "";
+	double secs = (double)st->duration_ns / 1e9;
+
+	if (stat(written, &sb) == 0)
+		format_bytes(size, sizeof(size), (long long)sb.st_size);
+	if (a->event != RECORD_CPU)
+		snprintf(offcpu, sizeof(offcpu), " (%llu switch%s, %.2f s off-CPU)",
+			 (unsigned long long)st->switches, st->switches == 1 ? "" : "es",
+			 (double)st->offcpu_ns / 1e9);
+	if (a->event == RECORD_OFFCPU)
+		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu lost; wrote "
+		     "%s (%s)",
+		     (unsigned long long)st->switches, st->switches == 1 ? "" : "es", secs,
+		     (double)st->offcpu_ns / 1e9, st->threads, st->threads == 1 ? "" : "s",
+		     (unsigned long long)st->lost, written, size);
+	else
+		note(
+		    "%llu samples%s in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from "
+		    "%zu thread%s, %llu lost, %llu throttled; wrote %s (%s)",
+		    (unsigned long long)st->samples, offcpu, secs, sampler_rate(st), a->freq,
+		    st->threads, st->threads == 1 ? "" : "s", (unsigned long long)st->lost,
+		    (unsigned long long)st->throttled, written, size);
+}
+
+void record_say_idle(const struct record_args *a, uint64_t cpu_ns, int64_t duration_ns)
+{
+	/* Below 5% of one CPU a CPU profile is mostly noise. */
+	if (a->event != RECORD_CPU || a->argv || duration_ns < 1000000000 ||
+	    (double)cpu_ns >= 0.05 * (double)duration_ns)
+		return;
+	note("the target was idle: it ran %.1f%% of one CPU in %.1f s; to see where its threads "
+	     "wait, record with --event offcpu (or --event wall for both)",
+	     100.0 * (double)cpu_ns / (double)duration_ns, (double)duration_ns / 1e9);
 }
 
 int record_targets_exited(const struct sampler_target *t, size_t n)

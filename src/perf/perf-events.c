@@ -29,8 +29,8 @@
 struct perf_task {
 	pid_t tid;
 	int closed;
-	int *fds;      /* one per CPU, -1 once closed */
-	uint64_t *ids; /* one per CPU */
+	int *fds;      /* one per CPU and event, -1 once closed */
+	uint64_t *ids; /* one per CPU and event */
 };
 
 struct perf_events {
@@ -39,9 +39,11 @@ struct perf_events {
 	size_t ncpus;
 	struct perf_ring *rings;
 	struct perf_record *recs; /* one per ring: its peeked record */
+	unsigned kinds[2];	  /* the PERF_EVENTS_* events opened per thread and CPU */
+	size_t nkinds;
 	struct perf_task *tasks;
 	size_t ntasks, tasks_cap;
-	struct u64map ids; /* event id -> task index */
+	struct u64map ids; /* event id -> task index | event << 32 */
 	int user_only;
 	uint64_t sample_type;
 	uint64_t nregs;
@@ -91,8 +93,11 @@ static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_
 int perf_events_new(const struct perf_events_config *cfg, struct perf_events **out)
 {
 	long long max_stack = 127;
+	unsigned events = cfg->events ? cfg->events : PERF_EVENTS_CPU_CLOCK;
 
-	if (!cfg->freq)
+	if ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq)
+		return -EINVAL;
+	if (events & ~(unsigned)(PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES))
 		return -EINVAL;
 	if (cfg->dwarf && (cfg->stack_bytes < 8 || cfg->stack_bytes > PERF_EVENTS_MAX_STACK_BYTES ||
 			   cfg->stack_bytes % 8))
@@ -101,6 +106,12 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 	if (!pe)
 		return -ENOMEM;
 	pe->cfg = *cfg;
+	pe->cfg.events = events;
+	/* The first kind opened carries the mmap, comm and task records. */
+	if (events & PERF_EVENTS_CPU_CLOCK)
+		pe->kinds[pe->nkinds++] = PERF_EVENTS_CPU_CLOCK;
+	if (events & PERF_EVENTS_SWITCHES)
+		pe->kinds[pe->nkinds++] = PERF_EVENTS_SWITCHES;
 	u64map_init(&pe->ids);
 	perf_sysctl_read("/proc/sys/kernel/perf_event_max_stack", &max_stack);
 	if (max_stack < 1)
@@ -174,7 +185,7 @@ int perf_events_id_task(const struct perf_events *pe, uint64_t id)
 {
 	uint64_t task;
 
-	return u64map_get(&pe->ids, id, &task) ? (int)task : -1;
+	return u64map_get(&pe->ids, id, &task) ? (int)(uint32_t)task : -1;
 }
 
 size_t perf_events_ntasks(const struct perf_events *pe)
@@ -187,18 +198,28 @@ int perf_events_user_only(const struct perf_events *pe)
 	return pe->user_only;
 }
 
-static void attr_sampling(const struct perf_events *pe, struct perf_event_attr *attr)
+/* The attributes of the event of kind k (the first kind when first). */
+static void attr_sampling(const struct perf_events *pe, unsigned kind, int first,
+			  struct perf_event_attr *attr)
 {
 	attr_common(pe, attr);
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->freq = 1;
-	attr->sample_freq = pe->cfg.freq;
+	if (kind == PERF_EVENTS_CPU_CLOCK) {
+		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+		attr->freq = 1;
+		attr->sample_freq = pe->cfg.freq;
+	} else {
+		/* Every switch out, where the thread stopped; the records of
+		 * its switches out and in time how long it stayed off. */
+		attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		attr->sample_period = 1;
+		attr->context_switch = 1;
+	}
 	attr->inherit = 1;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
+	attr->mmap = first;
+	attr->mmap2 = first;
+	attr->comm = first;
+	attr->comm_exec = first;
+	attr->task = first;
 	attr->disabled = pe->cfg.enable_on_exec ? 1 : 0;
 	attr->enable_on_exec = pe->cfg.enable_on_exec ? 1 : 0;
 	attr->exclude_kernel = pe->user_only ? 1 : 0;
@@ -208,12 +229,12 @@ static void attr_sampling(const struct perf_events *pe, struct perf_event_attr *
 
 /* Opens the event of tid on one CPU, falling back to user-only sampling
  * the first time kernel sampling is refused. */
-static int open_one(struct perf_events *pe, pid_t tid, int cpu)
+static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu)
 {
 	struct perf_event_attr attr;
 
 	for (;;) {
-		attr_sampling(pe, &attr);
+		attr_sampling(pe, pe->kinds[k], k == 0, &attr);
 		int fd = perf_event_open_fd(&attr, tid, cpu);
 		if (fd >= 0)
 			return fd;
@@ -237,14 +258,14 @@ static int task_slot(struct perf_events *pe)
 	pe->tasks = n;
 	struct perf_task *t = &pe->tasks[pe->ntasks];
 	memset(t, 0, sizeof(*t));
-	t->fds = malloc(pe->ncpus * sizeof(*t->fds));
-	t->ids = calloc(pe->ncpus, sizeof(*t->ids));
+	t->fds = malloc(pe->ncpus * pe->nkinds * sizeof(*t->fds));
+	t->ids = calloc(pe->ncpus * pe->nkinds, sizeof(*t->ids));
 	if (!t->fds || !t->ids) {
 		free(t->fds);
 		free(t->ids);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < pe->ncpus; i++)
+	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++)
 		t->fds[i] = -1;
 	return 0;
 }
@@ -257,27 +278,30 @@ int perf_events_open_task(struct perf_events *pe, pid_t tid)
 		return err;
 	struct perf_task *t = &pe->tasks[pe->ntasks];
 	t->tid = tid;
-	for (size_t i = 0; i < pe->ncpus; i++) {
-		int fd = open_one(pe, tid, pe->cpus[i]);
+	size_t n = pe->ncpus * pe->nkinds;
+	for (size_t i = 0; i < n; i++) {
+		size_t cpu = i % pe->ncpus, k = i / pe->ncpus;
+		int fd = open_one(pe, k, tid, pe->cpus[cpu]);
 		if (fd < 0) {
 			err = fd;
 			goto out_close;
 		}
 		t->fds[i] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[cpu].fd) < 0 ||
 		    ioctl(fd, PERF_EVENT_IOC_ID, &t->ids[i]) < 0) {
 			err = -errno;
 			goto out_close;
 		}
 	}
-	for (size_t i = 0; i < pe->ncpus; i++) {
-		err = u64map_put(&pe->ids, t->ids[i], pe->ntasks);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t kind = pe->kinds[i / pe->ncpus];
+		err = u64map_put(&pe->ids, t->ids[i], pe->ntasks | kind << 32);
 		if (err)
 			goto out_close;
 	}
 	return (int)pe->ntasks++;
 out_close:
-	for (size_t i = 0; i < pe->ncpus; i++)
+	for (size_t i = 0; i < n; i++)
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);
 	free(t->fds);
@@ -290,7 +314,7 @@ void perf_events_close_task(struct perf_events *pe, int task)
 	if (task < 0 || (size_t)task >= pe->ntasks || pe->tasks[task].closed)
 		return;
 	struct perf_task *t = &pe->tasks[task];
-	for (size_t i = 0; i < pe->ncpus; i++) {
+	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++) {
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);
 		t->fds[i] = -1;
@@ -441,6 +465,12 @@ static int parse_record(const struct perf_events *pe, const unsigned char *p, si
 		r->task.ptid = (uint32_t)(b >> 32);
 		return c.bad ? -EBADMSG : 0;
 	}
+	case PERF_RECORD_SWITCH:
+		r->pid = (uint32_t)pidtid;
+		r->tid = (uint32_t)(pidtid >> 32);
+		r->swtch.out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+		r->swtch.preempt = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+		return 0;
 	case PERF_RECORD_LOST:
 		cur_u64(&c);
 		r->lost.lost = cur_u64(&c);
@@ -469,6 +499,11 @@ static int parse_pass(void *ctx, size_t ring, const unsigned char *p, size_t len
 
 	if (parse_record(rp->pe, p, len, r) < 0)
 		return -EBADMSG;
+	uint64_t v;
+	if (rp->pe->nkinds > 1 && u64map_get(&rp->pe->ids, r->id, &v))
+		r->event = (unsigned)(v >> 32);
+	else
+		r->event = rp->pe->kinds[0];
 	*time = r->time;
 	return 1;
 }

@@ -1,7 +1,9 @@
 /*
- * cpu-clock sampling through perf_event_open(2): opening the events of a
- * thread on every online CPU, one ring buffer per CPU, and reading the
- * records of all rings merged in time order.
+ * Sampling through perf_event_open(2): opening the events of a thread on
+ * every online CPU, one ring buffer per CPU, and reading the records of
+ * all rings merged in time order. The events are cpu-clock samples (CPU
+ * time), context-switch samples (a stack each time a thread leaves a CPU,
+ * with PERF_RECORD_SWITCH records of its every switch out and in), or both.
  *
  * Layout. The kernel refuses to mmap an inherited per-task event with
  * cpu == -1, so every target thread gets one event per online CPU (pid =
@@ -34,8 +36,15 @@
 /* Largest user stack copy the kernel accepts (a u16 record size bounds it). */
 #define PERF_EVENTS_MAX_STACK_BYTES 65528u
 
+/* The events of perf_events_config and perf_record. */
+enum {
+	PERF_EVENTS_CPU_CLOCK = 1, /* cpu-clock samples at freq; their period is CPU ns */
+	PERF_EVENTS_SWITCHES = 2,  /* a sample at every switch out, and SWITCH records */
+};
+
 struct perf_events_config {
-	unsigned freq;	      /* samples per second of CPU time, >= 1 */
+	unsigned events;      /* PERF_EVENTS_* bits; 0 means cpu-clock */
+	unsigned freq;	      /* cpu-clock samples per second of CPU time, >= 1 */
 	int dwarf;	      /* copy user registers and stack instead of a user callchain */
 	uint32_t stack_bytes; /* dwarf: bytes of user stack per sample (multiple of 8) */
 	uint16_t max_stack;   /* callchain depth; 0 means the kernel's maximum */
@@ -47,8 +56,9 @@ struct perf_events_config {
 struct perf_record {
 	uint32_t type;
 	uint16_t misc;
-	uint64_t time; /* CLOCK_MONOTONIC ns; 0 if the record has none */
-	uint64_t id;   /* id of the event that was opened (inherited events share it) */
+	uint64_t time;	/* CLOCK_MONOTONIC ns; 0 if the record has none */
+	uint64_t id;	/* id of the event that was opened (inherited events share it) */
+	unsigned event; /* the PERF_EVENTS_* event of id, 0 if unknown */
 	uint32_t pid, tid;
 	union {
 		struct {
@@ -75,6 +85,10 @@ struct perf_record {
 		struct {
 			uint64_t lost;
 		} lost;
+		struct {
+			int out;     /* PERF_RECORD_SWITCH: left the CPU (else came back) */
+			int preempt; /* it left while still runnable */
+		} swtch;
 	};
 };
 

@@ -19,6 +19,7 @@
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
 #include "profile/aggregate.h"
+#include "profile/offcpu-reason.h"
 #include "profile/profile.h"
 #include "profile/timeline.h"
 #include "symbols/kallsyms.h"
@@ -130,18 +131,27 @@ struct resolver *resolver_new(struct proc_registry *procs, struct symbolizer *sy
 	r->sym = sym;
 	r->prof = profile_new();
 	r->namer = frame_namer_new(sym, procs);
-	if (!r->prof || !r->namer || profile_set_sample_types(r->prof, types, 2) < 0)
+	if (!r->prof || !r->namer || resolver_name_values(r, types[0].type, types[1].type) < 0)
 		goto fail;
-	r->prof->default_sample_type = 1;
-	r->prof->period_type.type = profile_intern(r->prof, "cpu");
-	r->prof->period_type.unit = profile_intern(r->prof, "nanoseconds");
 	r->prof->period = period_ns;
-	if (!r->prof->period_type.type || !r->prof->period_type.unit)
-		goto fail;
 	return r;
 fail:
 	resolver_free(r);
 	return NULL;
+}
+
+int resolver_name_values(struct resolver *r, const char *count, const char *time)
+{
+	const struct profile_value_type types[] = {{count, "count"}, {time, "nanoseconds"}};
+
+	if (profile_set_sample_types(r->prof, types, 2) < 0)
+		return -ENOMEM;
+	r->prof->default_sample_type = 1;
+	r->prof->period_type.type = profile_intern(r->prof, time);
+	r->prof->period_type.unit = profile_intern(r->prof, "nanoseconds");
+	if (!r->prof->period_type.type || !r->prof->period_type.unit)
+		return -ENOMEM;
+	return 0;
 }
 
 static void *kallsyms_loader(void *arg)
@@ -334,8 +344,39 @@ static uint64_t frame_location(struct resolver *r, pid_t pid, uint32_t gen, uint
 	return id;
 }
 
+#define REASON_NAMES 64 /* frames below an off-CPU marker that can give its reason */
+#define KEY_OFFCPU   64 /* key flag of the location of an off-CPU marker */
+
+/* The location of an off-CPU marker, named by the reason that the
+ * functions of the locations below it (ids, n of them, leaf first) give. */
+static uint64_t offcpu_location(struct resolver *r, uint64_t mark, const uint64_t *ids, size_t n)
+{
+	const char *names[REASON_NAMES];
+	size_t nnames = 0;
+
+	for (size_t i = 0; i < n && nnames < REASON_NAMES; i++) {
+		const struct profile_location *loc = profile_location(r->prof, ids[i]);
+		for (size_t j = 0; loc && j < loc->nlines && nnames < REASON_NAMES; j++) {
+			const struct profile_function *f =
+			    profile_function(r->prof, loc->lines[j].function_id);
+			if (f)
+				names[nnames++] = f->name;
+		}
+	}
+	const char *name = offcpu_frame_name(mark, offcpu_reason(names, nnames));
+	struct key k = {(uint64_t)(uintptr_t)name, 0, 0, KEY_OFFCPU};
+	uint64_t id = idmap_get(&r->locations, &k);
+	if (id)
+		return id;
+	id = location_named(r, 0, 0, name);
+	if (!id || idmap_put(&r->locations, &k, id) < 0)
+		return 0;
+	return id;
+}
+
 /* Resolves the frames of s into r->loc_ids (*nlocs of them); with
- * user_only, resolves its user frames only, to fill the cache. */
+ * user_only, resolves its user frames only, to fill the cache. An
+ * off-CPU marker (offcpu-reason.h) is named after the frames below it. */
 static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
 			   size_t *nlocs_out)
 {
@@ -346,8 +387,17 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 	size_t nlocs = 0;
 	int kernel = -1; /* unknown until a context marker says */
 	int first = 1;	 /* the next frame is the first of its context: not a return address */
+	uint64_t mark = 0;
+	size_t mark_at = 0;
 	for (size_t i = 0; i < s->nframes; i++) {
 		uint64_t addr = s->frames[i];
+		if (offcpu_is_mark(addr)) {
+			if (!user_only && !mark) {
+				mark = addr;
+				mark_at = nlocs++;
+			}
+			continue;
+		}
 		if (addr >= CONTEXT_FLOOR) {
 			if (addr == (uint64_t)PERF_CONTEXT_KERNEL)
 				kernel = 1;
@@ -369,6 +419,13 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 		if (!id)
 			return -ENOMEM;
 		r->loc_ids[nlocs++] = id;
+	}
+	if (mark) {
+		uint64_t id =
+		    offcpu_location(r, mark, r->loc_ids + mark_at + 1, nlocs - mark_at - 1);
+		if (!id)
+			return -ENOMEM;
+		r->loc_ids[mark_at] = id;
 	}
 	*nlocs_out = nlocs;
 	return 0;

@@ -16,8 +16,11 @@
  *    the file, file offset) inside a file without a covering symbol,
  *    "[kernel]" for a kernel address kallsyms cannot name, "[unknown]" for
  *    an address in no mapping or in anonymous memory without a perf map.
- *  - Samples carry two values, samples/count and cpu/nanoseconds, and three
- *    labels: numeric "pid" and "tid" and the string "thread".
+ *  - Samples carry two values, samples/count and cpu/nanoseconds (other
+ *    names with resolver_name_values()), and three labels: numeric "pid"
+ *    and "tid" and the string "thread".
+ *  - An off-CPU marker frame (offcpu-reason.h) becomes a location of its
+ *    own, "[off-CPU: REASON]", at the leaf of its stack.
  *
  * Resolution can happen in steps: resolver_add() turns every entry of the
  * aggregate not resolved yet (of one process, or all) into a profile
@@ -46,6 +49,11 @@ struct resolver;
 struct resolver *resolver_new(struct proc_registry *procs, struct symbolizer *sym,
 			      int64_t period_ns);
 void resolver_free(struct resolver *r);
+
+/* Names the two values of every sample: count (a count, "samples" by
+ * default) and time (nanoseconds, "cpu" by default; also the period's
+ * type). Returns 0 or -ENOMEM. */
+int resolver_name_values(struct resolver *r, const char *count, const char *time);
 
 /* Resolves the unresolved entries of process pid (or of all processes
  * when pid is 0). Returns 0 or -ENOMEM. */

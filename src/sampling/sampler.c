@@ -26,7 +26,9 @@
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
 #include "profile/resolve.h"
+#include "sampling/offcpu.h"
 #include "sampling/unwind.h"
+#include "sampling/waiting.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
@@ -46,6 +48,9 @@ struct sampler {
 	struct sampler_config cfg;
 	struct perf_events *pe;
 	struct unwinder *unwinder;
+	struct offcpu *offcpu; /* with PERF_EVENTS_SWITCHES */
+	pid_t *attached;       /* with it: the threads attach() opened, to look at */
+	size_t nattached, attached_cap;
 	struct sampler_target *targets;
 	size_t ntargets;
 	int *pidfds; /* per target, -1 once exited or when pidfds are unsupported */
@@ -74,12 +79,16 @@ enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 {
-	if ((!cfg->npids && !cfg->ntids && !cfg->argv) || !cfg->procs || !cfg->agg || !cfg->freq)
+	unsigned events = cfg->events ? cfg->events : PERF_EVENTS_CPU_CLOCK;
+
+	if ((!cfg->npids && !cfg->ntids && !cfg->argv) || !cfg->procs || !cfg->agg ||
+	    ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq))
 		return -EINVAL;
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
+	s->cfg.events = events;
 	u64map_init(&s->tid_task);
 	s->ntargets = cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;
 	s->targets = calloc(s->ntargets, sizeof(*s->targets));
@@ -96,7 +105,8 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 		goto fail;
 	for (size_t i = 0; i < s->ntargets; i++)
 		s->pidfds[i] = -1;
-	if (cfg->dwarf) {
+	if (cfg->dwarf || (events & PERF_EVENTS_SWITCHES)) {
+		/* Off-CPU also unwinds the threads found waiting (waiting.h). */
 		s->unwinder = unwinder_new(cfg->procs, cfg->unwind_check);
 		if (!s->unwinder)
 			goto fail;
@@ -113,6 +123,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 {
 	struct perf_events_config pc = {0};
 
+	pc.events = s->cfg.events;
 	pc.freq = s->cfg.freq;
 	pc.dwarf = s->cfg.dwarf;
 	pc.stack_bytes = s->cfg.stack_bytes;
@@ -178,6 +189,36 @@ static void thread_name_from_proc(struct sampler *s, pid_t pid, pid_t tid)
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = 0;
 	aggregate_set_thread(s->cfg.agg, pid, tid, comm);
+}
+
+/* A thread whose events were just opened: named, and known to be there
+ * from the start. */
+static int thread_attached(struct sampler *s, pid_t pid, pid_t tid)
+{
+	thread_name_from_proc(s, pid, tid);
+	if (!s->offcpu)
+		return 0;
+	pid_t *n = array_reserve(s->attached, &s->attached_cap, s->nattached + 1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->attached = n;
+	s->attached[s->nattached++] = tid;
+	return offcpu_attached(s->offcpu, pid, tid);
+}
+
+/* Off-CPU: the stacks of the threads of pid just attached that wait in a
+ * system call, once pid's mappings are known. */
+static void find_waiting(struct sampler *s, pid_t pid)
+{
+	uint64_t frames[1 + MAX_UNWIND_FRAMES];
+
+	for (size_t i = 0; s->offcpu && i < s->nattached; i++) {
+		int n = waiting_stack(s->unwinder, pid, s->attached[i], frames,
+				      sizeof(frames) / sizeof(frames[0]));
+		if (n > 0 && offcpu_waiting(s->offcpu, pid, s->attached[i], frames, (size_t)n) < 0)
+			s->stats.dropped++;
+	}
+	s->nattached = 0;
 }
 
 static char *cmdline_of(pid_t pid)
@@ -274,7 +315,10 @@ static int attach_threads(struct sampler *s, pid_t pid)
 				}
 				s->live_rescued++;
 			}
-			thread_name_from_proc(s, pid, tid);
+			if (thread_attached(s, pid, tid) < 0) {
+				err = -ENOMEM;
+				break;
+			}
 		}
 		if (err || !fresh)
 			break;
@@ -294,8 +338,7 @@ static int attach_thread(struct sampler *s, pid_t pid, pid_t tid)
 
 	if (task < 0)
 		return task;
-	thread_name_from_proc(s, pid, tid);
-	return 1;
+	return thread_attached(s, pid, tid) < 0 ? -ENOMEM : 1;
 }
 
 static int attach(struct sampler *s)
@@ -334,6 +377,7 @@ static int attach(struct sampler *s)
 		/* After the events, so that a mapping made meanwhile is seen
 		 * by one or the other. */
 		procs_scan(s->cfg.procs, t->pid);
+		find_waiting(s, t->pid);
 		s->alive[i] = 1;
 		attached++;
 	}
@@ -355,6 +399,8 @@ static int launch(struct sampler *s)
 	t->pid = l.pid;
 
 	int task = perf_events_open_task(s->pe, l.pid);
+	if (task >= 0 && s->offcpu && offcpu_attached(s->offcpu, l.pid, l.pid) < 0)
+		task = -ENOMEM;
 	if (task < 0) {
 		launch_cancel(&l); /* the child exits without running the command */
 		s->child = 0;
@@ -380,15 +426,25 @@ int sampler_start(struct sampler *s)
 
 	if (err)
 		return err;
+	if (s->cfg.events & PERF_EVENTS_SWITCHES) {
+		s->offcpu = offcpu_new(s->cfg.agg);
+		if (!s->offcpu)
+			return -ENOMEM;
+	}
 	s->stats.user_only = 0;
 	if (s->cfg.argv)
 		err = launch(s);
 	else {
 		s->start_mono = time_now_ns(CLOCK_MONOTONIC);
 		s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+		if (s->offcpu)
+			offcpu_set_start(s->offcpu, s->start_mono);
 		err = attach(s);
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);
+	/* Records are read from sampler_run() on, after this start. */
+	if (s->offcpu)
+		offcpu_set_start(s->offcpu, s->start_mono);
 	return err;
 }
 
@@ -439,12 +495,11 @@ static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
 	return victim == task;
 }
 
-static void handle_sample(struct sampler *s, const struct perf_record *rec)
+/* The frames of a sample, leaf first: its callchain, or in dwarf mode its
+ * kernel callchain and the unwound user stack. Sets *nframes. */
+static const uint64_t *sample_frames(struct sampler *s, const struct perf_record *rec,
+				     size_t *nframes)
 {
-	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
-		s->stats.dropped++;
-		return;
-	}
 	const uint64_t *frames = rec->sample.ips;
 	size_t n = rec->sample.nr;
 	if (s->cfg.dwarf) {
@@ -469,6 +524,24 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 	} else if (!n) {
 		frames = &rec->sample.ip;
 		n = 1;
+	}
+	*nframes = n;
+	return frames;
+}
+
+static void handle_sample(struct sampler *s, const struct perf_record *rec)
+{
+	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
+		s->stats.dropped++;
+		return;
+	}
+	size_t n;
+	const uint64_t *frames = sample_frames(s, rec, &n);
+	if (rec->event == PERF_EVENTS_SWITCHES) {
+		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
+					    frames, n) < 0)
+			s->stats.dropped++;
+		return;
 	}
 	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
 	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
@@ -523,9 +596,21 @@ static int handle_record(const struct perf_record *rec, void *arg)
 			}
 		}
 		aggregate_set_thread(s->cfg.agg, pid, tid, name);
+		if (s->offcpu)
+			offcpu_new_thread(s->offcpu, pid, tid);
 		break;
 	}
+	case PERF_RECORD_SWITCH:
+		if (!s->offcpu)
+			break;
+		if (!rec->swtch.out)
+			offcpu_in(s->offcpu, pid, tid, rec->time);
+		else if (rec->swtch.preempt)
+			offcpu_preempted(s->offcpu, tid);
+		break;
 	case PERF_RECORD_EXIT:
+		if (s->offcpu)
+			offcpu_exit(s->offcpu, tid);
 		/* The tid may be reused by a thread with other streams. */
 		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
 			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
@@ -664,13 +749,16 @@ int sampler_run(struct sampler *s)
 			s->stopping = 1;
 	}
 	evloop_release(&loop);
-	s->stats.duration_ns = time_now_ns(CLOCK_MONOTONIC) - s->start_mono;
+	int64_t end = time_now_ns(CLOCK_MONOTONIC);
+	s->stats.duration_ns = end - s->start_mono;
 	/* What the kernel wrote until now still counts. */
 	if (!ret) {
 		int r = perf_events_read(s->pe, handle_record, s);
 		if (r < 0)
 			ret = r;
 	}
+	if (s->offcpu)
+		offcpu_finish(s->offcpu, (uint64_t)end);
 	child_reap(s);
 	return ret;
 }
@@ -686,6 +774,14 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	struct aggregate_stats as;
 
 	*st = s->stats;
+	if (s->offcpu) {
+		struct offcpu_stats os;
+		offcpu_get_stats(s->offcpu, &os);
+		st->switches = os.switches;
+		st->offcpu_ns = os.ns;
+		st->samples += os.switches;
+		st->dropped += os.dropped;
+	}
 	if (s->pe)
 		st->malformed = perf_events_stats(s->pe)->malformed;
 	aggregate_get_stats(s->cfg.agg, &as);
@@ -736,7 +832,14 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	}
 	if (info->invocation)
 		add_comment(p, "recorded-by", "%s (recce %s)", info->invocation, RECCE_VERSION);
-	add_comment(p, "rate-requested", "%u Hz", s->cfg.freq);
+	if (s->cfg.events & PERF_EVENTS_SWITCHES)
+		add_comment(p, "event", "%s",
+			    s->cfg.events & PERF_EVENTS_CPU_CLOCK ? "wall" : "offcpu");
+	if (s->cfg.events & PERF_EVENTS_CPU_CLOCK)
+		add_comment(p, "rate-requested", "%u Hz", s->cfg.freq);
+	if (s->cfg.events & PERF_EVENTS_SWITCHES)
+		add_comment(p, "off-cpu", "%.3f s in %llu switches",
+			    seconds_of((int64_t)st->offcpu_ns), (unsigned long long)st->switches);
 	add_comment(p, "samples-per-second", "%.1f", sampler_rate(st));
 	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
 	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
@@ -770,6 +873,8 @@ void sampler_free(struct sampler *s)
 		for (size_t i = 0; i < s->ntargets; i++)
 			free(s->targets[i].cmdline);
 	unwinder_free(s->unwinder);
+	offcpu_free(s->offcpu);
+	free(s->attached);
 	u64map_release(&s->tid_task);
 	free(s->task_flags);
 	free(s->targets);

@@ -1,9 +1,9 @@
 /*
- * The recording engine behind `recce record`: attaches cpu-clock sampling
- * to running processes (every thread, and every thread or process they
- * create later) or launches a command with sampling enabled at its exec,
- * then reads the rings until the duration is over, the stop descriptor
- * becomes readable, or every target has exited.
+ * The recording engine behind `recce record`: attaches cpu-clock sampling,
+ * off-CPU sampling (sampling/offcpu.h) or both to running processes (every thread, and every thread
+ * or process they create later) or launches a command with sampling enabled at its exec, then reads
+ * the rings until the duration is over, the stop descriptor becomes readable, or every target has
+ * exited.
  *
  * Records go where they belong: mappings, forks, execs and names to the
  * process registry (which opens every mapped file when it appears, so code
@@ -46,12 +46,13 @@ struct sampler_config {
 	char *const *argv;	       /* ...or launch this command (searched in PATH) */
 	const sigset_t *child_sigmask; /* the command's signal mask; NULL = none blocked */
 
-	unsigned freq;	 /* samples per second of CPU time */
+	unsigned events; /* PERF_EVENTS_CPU_CLOCK (0 too), _SWITCHES (off-CPU), or both */
+	unsigned freq;	 /* cpu-clock samples per second of CPU time */
 	double duration; /* seconds; 0 = until stopped or every target exits */
 	int dwarf;	 /* --call-graph dwarf */
 	uint32_t stack_bytes;
 	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
-	int stop_fd; /* stop when readable (a signalfd); -1 for none */
+	int stop_fd;	  /* stop when readable (a signalfd); -1 for none */
 
 	struct proc_registry *procs;
 	struct aggregate *agg;
@@ -73,7 +74,9 @@ enum sampler_stop {
 };
 
 struct sampler_stats {
-	uint64_t samples;   /* samples aggregated */
+	uint64_t samples;  /* samples aggregated (switches out included) */
+	uint64_t switches; /* switches out aggregated, with their time off the CPU: */
+	uint64_t offcpu_ns;
 	uint64_t lost;	    /* samples the kernel could not write (PERF_RECORD_LOST) */
 	uint64_t throttled; /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
 	uint64_t dropped;   /* duplicate or unusable samples not aggregated */
