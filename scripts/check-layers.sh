@@ -5,7 +5,7 @@
 # The layers, lowest first (docs/internals.md says what each holds):
 #
 #   0 util   1 symbols   2 proc perf   3 profile events
-#   4 sampling trace top writers   5 cli
+#   4 sampling trace top writers   5 capture   6 cli
 #
 # Prints each offending include and exits 1; prints one line and exits 0
 # when the house is in order.
@@ -20,7 +20,8 @@ rank()
 	proc | perf) echo 2 ;;
 	profile | events) echo 3 ;;
 	sampling | trace | top | writers) echo 4 ;;
-	cli) echo 5 ;;
+	capture) echo 5 ;;
+	cli) echo 6 ;;
 	*) echo -1 ;;
 	esac
 }

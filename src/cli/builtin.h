@@ -10,6 +10,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_addr2line(int argc, char **argv);

@@ -73,11 +73,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("trace", "--time wants seconds (0: no limit), not '%s'", arg);
 		break;
 	case V_LIMIT:
-		if (strcmp(arg, "0") == 0)
-			a->rate_n = 0;
-		else if (trace_limits_parse_rate(arg, &a->rate_n, &a->rate_ms) < 0)
-			usage_die("trace", "--limit wants N/MS (events per milliseconds), not '%s'",
-				  arg);
+		parse_limit_option("trace", arg, &a->rate_n, &a->rate_ms);
 		break;
 	case V_MAX_PROBES:
 		if (parse_int(arg, 1, 100000, &v) < 0)

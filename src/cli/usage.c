@@ -5,6 +5,7 @@
 #include "perf/perf-sys.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
+#include "trace/trace-limits.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -206,6 +207,14 @@ long long parse_freq_option(const char *cmd, const char *arg)
 			  "(kernel.perf_event_max_sample_rate), not '%s'",
 			  max_rate, arg);
 	return v;
+}
+
+void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms)
+{
+	if (strcmp(arg, "0") == 0)
+		*rate_n = 0;
+	else if (trace_limits_parse_rate(arg, rate_n, rate_ms) < 0)
+		usage_die(cmd, "--limit wants N/MS (calls per milliseconds), not '%s'", arg);
 }
 
 void format_bytes(char *buf, size_t len, long long bytes)

@@ -55,6 +55,10 @@ void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex
  * else a usage error that names the sysctl. */
 long long parse_freq_option(const char *cmd, const char *arg);
 
+/* --limit N/MS, the tracer's circuit breaker ("0" turns it off: *rate_n
+ * 0); exits with a usage error otherwise. */
+void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms);
+
 /* A size at the start of s: "4096", "512K", "1M", "2G" (a B may
  * follow), ending at the end of s or a comma. Returns the count of
  * characters read, or -1. */

@@ -16,6 +16,8 @@ static int group_cmp(const void *a, const void *b)
 {
 	const struct thread_group *x = a, *y = b;
 
+	if (x->call >= 0 && y->call >= 0)
+		return (x->call > y->call) - (x->call < y->call);
 	if (x->value != y->value)
 		return x->value < y->value ? 1 : -1;
 	return (x->tid > y->tid) - (x->tid < y->tid);
@@ -36,15 +38,20 @@ int thread_groups_build(struct thread_groups *g, const struct stack_set *set)
 	for (size_t i = 0; i < set->n; i++) {
 		const struct stack_entry *e = &set->entries[i];
 		int64_t pid = stacks_entry_num(e, "pid", -1), tid = stacks_entry_num(e, "tid", -1);
-		uint64_t key = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid, at;
+		int64_t call = stacks_entry_num(e, "call", -1);
+		/* A call is of one thread: its number stands in for the pid. */
+		uint64_t key = call >= 0 ? (uint64_t)1 << 63 | (uint64_t)(uint32_t)call << 32
+					 : (uint64_t)(uint32_t)pid << 32;
+		uint64_t at;
 
+		key |= (uint32_t)tid;
 		if (!u64map_get(&index, key, &at)) {
 			const struct profile_label *l =
 			    e->sample ? profile_sample_label(e->sample, "thread") : NULL;
 
 			at = g->n++;
 			g->groups[at] =
-			    (struct thread_group){pid, tid, l && l->str ? l->str : "", 0};
+			    (struct thread_group){pid, tid, call, l && l->str ? l->str : "", 0};
 			if (u64map_put(&index, key, at) < 0)
 				goto out;
 		}
@@ -62,7 +69,9 @@ int thread_groups_build(struct thread_groups *g, const struct stack_set *set)
 	qsort(sorted, g->n, sizeof(*sorted), group_cmp);
 	for (size_t i = 0; i < g->n; i++)
 		for (size_t j = 0; j < g->n; j++)
-			if (g->groups[i].pid == sorted[j].pid && g->groups[i].tid == sorted[j].tid)
+			if (g->groups[i].pid == sorted[j].pid &&
+			    g->groups[i].tid == sorted[j].tid &&
+			    g->groups[i].call == sorted[j].call)
 				order[i] = j;
 	for (size_t i = 0; i < set->n; i++)
 		g->of_entry[i] = order[g->of_entry[i]];

@@ -1,7 +1,9 @@
 /*
  * The threads of a stack_set: entries grouped by their samples' pid and
  * tid labels, for the writers that draw one track per thread (speedscope,
- * Chrome traces). A set without tid labels is one group, tid -1.
+ * Chrome traces). A set without tid labels is one group, tid -1. Samples
+ * with a numeric "call" label (recce capture) are grouped by call as well,
+ * and those groups come in call order.
  *
  * Ownership: thread_groups_build() fills a caller-allocated struct that
  * owns its arrays until thread_groups_release().
@@ -16,6 +18,7 @@
 
 struct thread_group {
 	int64_t pid, tid; /* -1 when unknown */
+	int64_t call;	  /* the "call" label, -1 when none */
 	const char *name; /* the "thread" label, "" if none */
 	int64_t value;	  /* sum of its entries' values */
 };

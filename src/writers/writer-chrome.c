@@ -69,7 +69,8 @@ static void put_track(struct chrome_track *t, const struct stack_set *set,
 	char name[128];
 
 	snprintf(name, sizeof(name), "%s%stid %" PRId64, tg->groups[gi].name,
-		 tg->groups[gi].name[0] ? " " : "", t->tid);
+		 tg->groups[gi].name[0] ? " " : "",
+		 tg->groups[gi].tid >= 0 ? tg->groups[gi].tid : 0);
 	put_metadata(t, "thread_name", name);
 	for (size_t i = 0; i < nevents; i++) {
 		const struct stack_event *ev = &events[i];
@@ -122,7 +123,10 @@ int chrome_write(FILE *out, const struct stack_set *set, const struct stack_even
 	      out);
 	for (size_t g = 0; g < tg.n; g++) {
 		t.pid = tg.groups[g].pid >= 0 ? tg.groups[g].pid : 0;
-		t.tid = tg.groups[g].tid >= 0 ? tg.groups[g].tid : 0;
+		/* A row per thread; with calls (recce capture), a row per call. */
+		t.tid = tg.groups[g].call >= 0	? tg.groups[g].call
+			: tg.groups[g].tid >= 0 ? tg.groups[g].tid
+						: 0;
 		t.nopen = 0;
 		put_track(&t, set, &tg, g, events, nevents);
 	}

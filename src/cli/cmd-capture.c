@@ -1,0 +1,412 @@
+/*
+ * recce capture: a flamegraph of the next calls of a function in a live
+ * process, each call on its own (eflambe's capture, for native code).
+ * This file parses the options, wires the capture engine (capture/capture.h)
+ * to the recording engines, cuts the recording into the calls
+ * (profile/capture-profile.h) and writes them with report's writers; the
+ * page docs/recce-capture.md is its --help.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/builtin.h"
+#include "cli/cmd-trace.h"
+#include "cli/options.h"
+#include "cli/profile-messages.h"
+#include "capture/capture.h"
+#include "cli/usage.h"
+#include "perf/perf-events.h"
+#include "proc/proc-maps.h"
+#include "profile/aggregate.h"
+#include "profile/capture-profile.h"
+#include "profile/profile.h"
+#include "profile/resolve.h"
+#include "profile/view.h"
+#include "symbols/symbolize.h"
+#include "trace/trace-limits.h"
+#include "util/outfile.h"
+#include "util/shell.h"
+#include "util/signals.h"
+#include "writers/render.h"
+
+#define DEFAULT_FILE	 "capture.svg"
+#define DEFAULT_FREQ	 4999
+#define DEFAULT_CALLS	 1
+#define DEFAULT_SECONDS	 30
+#define TIMELINE_MAX	 (64u << 20)
+#define CALL_NAME_BYTES	 256
+#define TABLE_BUILD_MAX	 ((uint64_t)64 << 20)
+#define DEFAULT_STACK_SZ 8192
+
+struct capture_args {
+	pid_t *pids;
+	size_t npids;
+	char **patterns;
+	size_t npatterns;
+	long long calls, freq;
+	double seconds;
+	uint64_t rate_n, rate_ms;
+	const char *output;
+	enum render_format format;
+	int split;
+	int dwarf;
+	char *invocation;
+};
+
+enum { V_PID, V_CALLS, V_FREQ, V_TIME, V_LIMIT, V_FORMAT, V_CALL_GRAPH };
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct capture_args *a = ctx;
+
+	switch (o->set) {
+	case V_PID:
+		parse_pid_list("capture", "-p", arg, &a->pids, &a->npids);
+		break;
+	case V_CALLS:
+		if (parse_int(arg, 1, 10000, &a->calls) < 0)
+			usage_die("capture", "--calls wants 1 to 10000 calls, not '%s'", arg);
+		break;
+	case V_FREQ:
+		a->freq = parse_freq_option("capture", arg);
+		break;
+	case V_TIME:
+		if (parse_seconds(arg, &a->seconds) < 0)
+			usage_die("capture", "--time wants seconds (0: no limit), not '%s'", arg);
+		break;
+	case V_LIMIT:
+		parse_limit_option("capture", arg, &a->rate_n, &a->rate_ms);
+		break;
+	case V_FORMAT:
+		if (render_format_parse(arg, &a->format) < 0 || a->format == RENDER_LINES ||
+		    a->format == RENDER_CALLGRIND)
+			usage_die(
+			    "capture",
+			    "--format must be svg, speedscope, chrome, pprof, folded or text, "
+			    "not '%s'",
+			    arg);
+		break;
+	case V_CALL_GRAPH:
+		if (strcmp(arg, "fp") == 0)
+			a->dwarf = 0;
+		else if (strcmp(arg, "dwarf") == 0)
+			a->dwarf = 1;
+		else
+			usage_die("capture", "--call-graph must be fp or dwarf, not '%s'", arg);
+		break;
+	}
+}
+
+static const struct opt capture_options[] = {
+    OPT_CALL_('p', "pid", "PID", set_value, V_PID, "the process"),
+    OPT_CALL_('n', "calls", "N", set_value, V_CALLS, "capture the next N calls (default 1)"),
+    OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 4999)"),
+    OPT_CALL_(0, "time", "S", set_value, V_TIME, "give up after S seconds (default 30)"),
+    OPT_CALL_(0, "limit", "N/MS", set_value, V_LIMIT, "the circuit breaker (default 1000/1000)"),
+    OPT_STRING_('o', "output", "FILE", struct capture_args, output,
+		"where to write (default capture.svg)"),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT,
+	      "svg (default), speedscope, chrome, pprof, folded or text"),
+    OPT_FLAG_(0, "split", struct capture_args, split, "one file per call: FILE-1.svg, ..."),
+    OPT_CALL_(0, "call-graph", "fp|dwarf", set_value, V_CALL_GRAPH,
+	      "how stacks are walked (default fp)"),
+    OPT_END_(),
+};
+
+static void parse_args(struct capture_args *a, int argc, char **argv)
+{
+	int dashdash, first;
+
+	memset(a, 0, sizeof(*a));
+	a->calls = DEFAULT_CALLS;
+	a->freq = DEFAULT_FREQ;
+	a->seconds = DEFAULT_SECONDS;
+	a->rate_n = TRACE_DEFAULT_RATE_N;
+	a->rate_ms = TRACE_DEFAULT_RATE_MS;
+	a->output = DEFAULT_FILE;
+	a->format = RENDER_SVG;
+	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
+	first = options_parse("capture", capture_options, 0, argc, argv, a, &dashdash);
+	a->patterns = argv + first;
+	a->npatterns = (size_t)(argc - first);
+	if (dashdash < argc)
+		usage_die("capture",
+			  "capture attaches to a running process (-p PID); it starts none");
+	if (a->npids != 1)
+		usage_die("capture", "give one process: -p PID");
+	if (!a->npatterns)
+		usage_die("capture", "name the function whose calls to capture");
+	if (!*a->output)
+		usage_die("capture", "-o wants a file name");
+	if (a->split && (a->format == RENDER_TEXT || strcmp(a->output, "-") == 0))
+		usage_die("capture", "--split writes one file a call: give -o FILE, not text");
+}
+
+/* "call 2: fib(n=30) = 832040, 12.31 ms" */
+static void call_name(char *buf, size_t size, size_t i, const struct trace_record *r)
+{
+	const char *fn = strchr(r->function, ':');
+	size_t len = (size_t)snprintf(buf, size, "call %zu: %s(", i + 1, fn ? fn + 1 : r->function);
+
+	for (int k = 0; k < r->nargs && len < size; k++) {
+		const struct trace_arg *arg = &r->args[k];
+		char v[64];
+		if (arg->kind == TRACE_ARG_STR)
+			snprintf(v, sizeof(v), "\"%s\"", arg->str);
+		else
+			trace_format_value(v, sizeof(v), arg->kind, arg->value);
+		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s", k ? ", " : "", arg->name,
+					arg->name[0] ? "=" : "", v);
+	}
+	if (len < size) {
+		char ret[64] = "";
+		if (r->ret_kind != TRACE_ARG_NONE && r->ret_kind != TRACE_ARG_UNKNOWN &&
+		    !(r->flags & TRACE_RECORD_UNWOUND))
+			trace_format_value(ret, sizeof(ret), r->ret_kind, r->ret);
+		snprintf(buf + len, size - len, ")%s%s, %.2f ms%s", ret[0] ? " = " : "", ret,
+			 (double)r->duration_ns / 1e6,
+			 r->flags & TRACE_RECORD_UNWOUND ? " (left by an exception)" : "");
+	}
+}
+
+/* FILE-N.EXT for call n: before the extension, if the name has one. */
+static void split_name(char *buf, size_t size, const char *path, size_t n)
+{
+	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+
+	if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1))
+		snprintf(buf, size, "%s-%zu", path, n);
+	else
+		snprintf(buf, size, "%.*s-%zu%s", (int)(dot - path), path, n, dot);
+}
+
+/* Writes the calls [from, from + n) to path in a's format. */
+static int write_calls(const struct capture_args *a, const struct profile *all,
+		       const char *const *symbols, size_t nsymbols,
+		       const struct capture_call *calls, size_t n, const char *path,
+		       struct capture_counts *counts)
+{
+	struct profile *q = NULL;
+	struct profile_view pv = {0};
+	int err = capture_profile(all, symbols, nsymbols, calls, n, &q, counts);
+
+	if (!err) {
+		for (size_t i = 0; i < all->ncomments && !err; i++)
+			err = profile_add_comment(q, all->comments[i]);
+		for (size_t i = 0; i < n && !err; i++)
+			err = profile_add_comment(q, calls[i].name);
+	}
+	if (!err)
+		err = profile_view_build(q, NULL, NULL, 1, &pv);
+	if (err) {
+		error("cannot cut the recording into calls: %s", strerror(-err));
+		profile_free(q);
+		return RECCE_EXIT_ERROR;
+	}
+	struct render_view v = {.format = a->format,
+				.p = q,
+				.set = &pv.set,
+				.events = pv.events,
+				.nevents = pv.nevents,
+				.name = path,
+				.title = n == 1 ? calls[0].name : NULL};
+	err = outfile_write(strcmp(path, "-") == 0 ? NULL : path, render_write, &v);
+	if (err)
+		error("cannot write '%s': %s", path, output_strerror(err));
+	profile_view_release(&pv);
+	profile_free(q);
+	return err ? RECCE_EXIT_ERROR : 0;
+}
+
+/* The capture's calls on the recording's timeline, named. */
+static struct capture_call *calls_of(const struct trace_record *r, size_t n, int64_t start_ns,
+				     char (**names)[CALL_NAME_BYTES])
+{
+	struct capture_call *c = calloc(n ? n : 1, sizeof(*c));
+
+	*names = calloc(n ? n : 1, sizeof(**names));
+	if (!c || !*names)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		call_name((*names)[i], CALL_NAME_BYTES, i, &r[i]);
+		c[i].tid = r[i].tid;
+		c[i].end_ns = (int64_t)r[i].time_ns - start_ns;
+		c[i].start_ns = c[i].end_ns - (int64_t)r[i].duration_ns;
+		c[i].name = (*names)[i];
+	}
+	return c;
+}
+
+static void say_failed(const struct capture_args *a, struct capture *c, int err)
+{
+	if (c && !capture_sampling_failed(c)) {
+		struct trace_args ta = {0};
+		ta.pids = a->pids;
+		ta.npids = a->npids;
+		ta.patterns = a->patterns;
+		ta.npatterns = a->npatterns;
+		ta.max_probes = 100;
+		ta.max_events = 100;
+		ta.ret = 1;
+		trace_say_failed(&ta, capture_tracer(c), err);
+	} else if (err == -EACCES) {
+		error("the kernel refuses perf_event_open; run as root, or lower "
+		      "kernel.perf_event_paranoid");
+	} else if (err == -ESRCH) {
+		error("process %d exited before recce could attach", (int)a->pids[0]);
+	} else {
+		error("cannot start sampling: %s", strerror(-err));
+	}
+}
+
+/* Writes the calls, all in one file or one file each (--split). */
+static int write_output(const struct capture_args *a, const struct profile *p,
+			const struct tracer *t, const struct capture_call *calls, size_t n)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+	const char **symbols = calloc(res->n ? res->n : 1, sizeof(*symbols));
+	struct capture_counts counts, one;
+	int status = 0;
+
+	if (!symbols)
+		die("out of memory");
+	for (size_t i = 0; i < res->n; i++)
+		symbols[i] = res->fns[i].symbol;
+	if (!a->split) {
+		status = write_calls(a, p, symbols, res->n, calls, n, a->output, &counts);
+	} else {
+		memset(&counts, 0, sizeof(counts));
+		for (size_t i = 0; i < n && !status; i++) {
+			char path[4096];
+			split_name(path, sizeof(path), a->output, i + 1);
+			status = write_calls(a, p, symbols, res->n, calls + i, 1, path, &one);
+			counts.kept += one.kept;
+			counts.outside += one.outside;
+		}
+	}
+	free(symbols);
+	if (!status)
+		note("%zu call%s, %" PRIu64 " samples inside them; wrote %s%s", n,
+		     n == 1 ? "" : "s", counts.kept, a->output,
+		     a->split ? " (one file a call)" : "");
+	if (counts.outside)
+		warning(
+		    "%" PRIu64 " samples taken during the calls lack the function on their "
+		    "stack (a stack the unwinder could not finish): left out; --call-graph dwarf "
+		    "may help",
+		    counts.outside);
+	return status;
+}
+
+int cmd_capture(int argc, char **argv)
+{
+	struct capture_args a;
+	sigset_t old_mask;
+	struct capture *c = NULL;
+	int status = RECCE_EXIT_ERROR;
+
+	parse_args(&a, argc, argv);
+	check_pids_exist(a.pids, a.npids);
+	int err = outfile_check(a.output);
+	if (err)
+		die("cannot write '%s': %s", a.output, output_strerror(err));
+	struct trace_pattern *pats = calloc(a.npatterns, sizeof(*pats));
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	struct aggregate *agg = aggregate_new();
+	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
+	if (!pats || !sym || !procs || !agg || !res ||
+	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
+		die("out of memory");
+	for (size_t i = 0; i < a.npatterns; i++)
+		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0)
+			usage_die("capture", "'%s' is not a pattern: [OBJECT:]FUNCTION",
+				  a.patterns[i]);
+	aggregate_enable_timeline(agg, TIMELINE_MAX);
+	if (!aggregate_timeline(agg))
+		die("out of memory");
+
+	int sfd = block_stop_signals(&old_mask);
+	struct capture_config cfg = {
+	    .pid = a.pids[0],
+	    .patterns = pats,
+	    .npatterns = a.npatterns,
+	    .calls = (uint64_t)a.calls,
+	    .time_ns = (uint64_t)(a.seconds * 1e9),
+	    .rate_n = a.rate_n,
+	    .rate_ms = a.rate_ms,
+	    .max_probes = 100,
+	    .freq = (unsigned)a.freq,
+	    .dwarf = a.dwarf,
+	    .stack_bytes = DEFAULT_STACK_SZ,
+	    .stop_fd = sfd,
+	    .procs = procs,
+	    .agg = agg,
+	    .resolver = res,
+	};
+	err = capture_new(&cfg, &c);
+	if (!err)
+		err = capture_start(c);
+	if (err) {
+		say_failed(&a, c, err);
+		goto out;
+	}
+	struct tracer_stats ts;
+	tracer_get_stats(capture_tracer(c), &ts);
+	note("capturing the next %lld call%s of %zu function%s in process %d, sampling its "
+	     "threads at %lld Hz; limits: --time %g, --limit %llu/%llu",
+	     a.calls, a.calls == 1 ? "" : "s", ts.functions, ts.functions == 1 ? "" : "s",
+	     (int)a.pids[0], a.freq, a.seconds, (unsigned long long)a.rate_n,
+	     (unsigned long long)a.rate_ms);
+	err = capture_run(c);
+	unblock_stop_signals(sfd, &old_mask);
+	sfd = -1;
+	if (err)
+		error("the capture stopped early: %s", strerror(-err));
+
+	const struct trace_record *recs;
+	size_t n = capture_calls(c, &recs);
+	tracer_get_stats(capture_tracer(c), &ts);
+	if (n < (size_t)a.calls)
+		warning("%zu of the %lld calls asked for finished before the capture stopped (%s)",
+			n, a.calls,
+			ts.stop == TRACE_STOP_TIME	? "--time"
+			: ts.stop == TRACE_STOP_SIGNAL	? "a signal"
+			: ts.stop == TRACE_STOP_EXITED	? "the process exited"
+			: ts.stop == TRACE_STOP_BREAKER ? "the --limit circuit breaker"
+							: "it stopped");
+	if (resolver_add(res, agg, 0) < 0 || resolver_add_timeline(res, agg) < 0)
+		die("out of memory while symbolizing");
+	struct sampler_stats ss;
+	sampler_get_stats(capture_sampler(c), &ss);
+	struct profile *p = resolver_profile(res);
+	struct sampler_info info = {a.invocation, 1, ss.samples};
+	sampler_describe(capture_sampler(c), &ss, &info, p);
+	char(*names)[CALL_NAME_BYTES];
+	struct capture_call *calls = calls_of(recs, n, ss.start_ns, &names);
+	status = n ? write_output(&a, p, capture_tracer(c), calls, n) : RECCE_EXIT_ERROR;
+	if (!n)
+		error("no call of %s finished while captured: nothing written", a.patterns[0]);
+	if (err && !status)
+		status = RECCE_EXIT_ERROR;
+	free(calls);
+	free(names);
+out:
+	if (sfd >= 0)
+		unblock_stop_signals(sfd, &old_mask);
+	capture_free(c);
+	resolver_free(res);
+	aggregate_free(agg);
+	procs_free(procs);
+	symbolizer_free(sym);
+	for (size_t i = 0; pats && i < a.npatterns; i++)
+		trace_pattern_release(&pats[i]);
+	free(pats);
+	free(a.pids);
+	free(a.invocation);
+	return status;
+}

@@ -1,0 +1,143 @@
+#!/bin/bash
+# recce capture: the next calls of a function in a live process, each call
+# on its own with only what ran inside it, against a target that times its
+# own calls and whose function has known callees (tests/targets/requests.c);
+# every output format; C++ calls left by an exception, a Rust-named
+# function and Go, each target unchanged; and the errors.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/requests" "$TARGETS/throws" "$TARGETS/shop"
+
+spawn "$T/req.out" "$TARGETS/requests" 120
+REQ=$PID
+wait_for 5 grep -q '^handle' "$T/req.out" || diag "the requests target did not start"
+
+# --- three calls, as folded stacks ----------------------------------------
+
+run "$RECCE" capture -p "$REQ" handle --calls 3 --format folded -o "$T/calls.folded"
+is "$RC" 0 "capture --calls 3 exits 0" || show_run
+like "$(cat "$ERR")" 'recce: 3 calls, [0-9]+ samples inside them; wrote ' "it says what it wrote"
+FOLDED=$(cat "$T/calls.folded")
+is "$(printf '%s\n' "$FOLDED" | sed -n 's/^\(call [0-9]*\): .*/\1/p' | sort -u | paste -sd, -)" \
+	"call 1,call 2,call 3" "three calls, each its own root"
+unlike "$FOLDED" 'background_work|worker' "nothing of the other thread, nor of the loop around the calls"
+for i in 1 2 3; do
+	ROOT=$(printf '%s\n' "$FOLDED" | sed -n "s/^\\(call $i: [^;]*\\);.*/\\1/p" | head -n 1)
+	SEQ=$(printf '%s\n' "$ROOT" | sed -n 's/.*handle(seq=\([0-9]*\)) = .*/\1/p')
+	MS=$(printf '%s\n' "$ROOT" | sed -n 's/.*, \([0-9.]*\) ms$/\1/p')
+	like "$ROOT" "^call $i: handle\\(seq=[0-9]+\\) = $((SEQ * 2)), [0-9.]+ ms\$" \
+		"call $i is named with its argument, its result and its duration"
+	WANT=$(awk -v s="$SEQ" '$1 == "handle" && $2 == s { print $3 }' "$T/req.out")
+	# handle times itself inside its body; the probes see a little more.
+	ok "call $i lasted $MS ms; handle timed itself at $WANT ns (within 10%)" \
+		near "${MS:-0} * 1e6" "${WANT:-1}" 0.10
+	CALL=$(printf '%s\n' "$FOLDED" | grep "^call $i: ")
+	TOTAL=$(folded_total "$CALL")
+	for f in parse compute reply; do
+		cmp_ok "$(folded_count "$CALL" ";handle;$f(;|\$)")" '>' 0 "call $i ran $f"
+	done
+	OTHER=$(folded_count "$CALL" ';handle;(parse|compute|reply)(;|$)')
+	cmp_ok "$TOTAL - $OTHER" '<=' "$TOTAL * 0.1" \
+		"call $i: everything else under handle is under a tenth (the probes' own traps)"
+	SHARE=$(awk -v a="$(folded_count "$CALL" ';handle;compute(;|$)')" -v t="$TOTAL" \
+		'BEGIN { printf "%.0f", 100 * a / t }')
+	# CPU time: a thread preempted while it spins loses some, wherever.
+	cmp_ok "($SHARE - 60) ^ 2" '<=' 400 "call $i spent $SHARE% in compute (6 of 10 ms)"
+done
+
+# --- the other formats ----------------------------------------------------
+
+run "$RECCE" capture -p "$REQ" handle -n 3 -o "$T/calls.svg"
+is "$RC" 0 "capture to an SVG exits 0" || show_run
+for i in 1 2 3; do
+	ok "the flamegraph holds call $i" grep -q "call $i: handle(seq=" "$T/calls.svg"
+done
+ok "and the callees" grep -q '>compute<\|compute (' "$T/calls.svg"
+
+run "$RECCE" capture -p "$REQ" handle -n 3 --format speedscope -o "$T/calls.json"
+is "$RC" 0 "capture --format speedscope exits 0" || show_run
+is "$(grep -o '{"type":"sampled","name":"call [0-9]*' "$T/calls.json" | sed 's/.*call //' | paste -sd, -)" \
+	"1,2,3" "speedscope: one profile per call, in call order"
+
+run "$RECCE" capture -p "$REQ" handle -n 3 --format chrome -o "$T/calls.trace.json"
+is "$RC" 0 "capture --format chrome exits 0" || show_run
+is "$(grep -o '"ph":"M","pid":[0-9]*,"tid":[0-9]*,"name":"thread_name","args":{"name":"call [0-9]*' \
+	"$T/calls.trace.json" | wc -l)" 3 "Chrome trace: one row per call" ||
+	diag "$(head -c 600 "$T/calls.trace.json")"
+
+run "$RECCE" capture -p "$REQ" handle -n 2 --split -o "$T/one.svg"
+is "$RC" 0 "capture --split exits 0" || show_run
+ok "--split writes one file a call" test -s "$T/one-1.svg" -a -s "$T/one-2.svg"
+ok "the first holds call 1 only" sh -c "grep -q 'call 1: handle' '$T/one-1.svg' &&
+	! grep -q 'call 2: handle' '$T/one-1.svg'"
+
+run "$RECCE" capture -p "$REQ" handle -n 2 --format pprof -o "$T/calls.pb.gz"
+is "$RC" 0 "capture --format pprof exits 0" || show_run
+run "$RECCE" report -n 0 "$T/calls.pb.gz"
+like "$(cat "$OUT")" ' compute ' "recce report reads it back" || show_run
+ok "the target still runs" kill -0 "$REQ"
+
+# --- errors ---------------------------------------------------------------
+
+run "$RECCE" capture -p "$REQ" no_such_function_here
+is "$RC" 1 "a function that is not there: exit 1"
+like "$(cat "$ERR")" "'no_such_function_here' matches no function" "it says so"
+run "$RECCE" capture -p "$REQ" background_work --time 1 -o "$T/never.svg"
+is "$RC" 1 "a function that is not called: exit 1" || show_run
+like "$(cat "$ERR")" 'no call of background_work finished while captured' "it says so"
+ok "and writes nothing" test ! -e "$T/never.svg"
+run "$RECCE" capture -p "$(unused_pid)" handle
+is "$RC" 1 "a pid that is gone: exit 1"
+run "$RECCE" capture handle
+is "$RC" 2 "no -p: a usage error"
+run "$RECCE" capture -p "$REQ" handle --format lines
+is "$RC" 2 "--format lines: a usage error"
+ok "the target still runs after all of it" kill -0 "$REQ"
+kill -TERM "$REQ"
+
+# --- C++: calls left by an exception, the target unchanged ----------------
+
+run "$TARGETS/throws" 1500 0 7
+WANT=$(cat "$OUT")
+spawn "$T/throws.out" "$TARGETS/throws" 1500 300 7
+THR=$PID
+run "$RECCE" capture -p "$THR" 'shop::restock' -n 10 --format folded -o "$T/cxx.folded"
+is "$RC" 0 "capture of a C++ function that throws exits 0" || show_run
+like "$(cat "$ERR")" 'recce: 10 calls' "it has the 10 calls"
+wait_exit 20 "$THR"
+is "$WAIT_RC" 0 "the C++ target exits 0"
+is "$(grep '^throws:' "$T/throws.out")" "$WANT" "with the output of an untraced run"
+
+# --- Rust-named: hot::engine::rank, by its path ---------------------------
+
+spawn "$T/shop.out" "$TARGETS/shop" 2000 300
+SHOP=$PID
+run "$RECCE" capture -p "$SHOP" 'hot::engine::rank' -n 3 --format folded -o "$T/rust.folded"
+is "$RC" 0 "capture of a Rust-named function by its path exits 0" || show_run
+like "$(cat "$ERR")" 'recce: 3 calls' "it has the 3 calls"
+wait_exit 30 "$SHOP"
+is "$WAIT_RC" 0 "the target exits 0"
+
+# --- Go ---------------------------------------------------------------------
+
+if command -v go >/dev/null 2>&1; then
+	export GO111MODULE=off GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath"
+	if go build -o "$T/gotrace" tests/go/trace/main.go 2>"$T/go.err"; then
+		run "$T/gotrace" 300 0 2
+		WANT=$(cat "$OUT")
+		spawn "$T/go.out" "$T/gotrace" 300 300 2
+		GOP=$PID
+		run "$RECCE" capture -p "$GOP" main.sortWork -n 3 --format folded -o "$T/go.folded"
+		is "$RC" 0 "capture of a Go function exits 0" || show_run
+		like "$(cat "$ERR")" 'recce: 3 calls' "it has the 3 calls"
+		unlike "$(cat "$T/go.folded")" ';(main\.main|runtime\.main);' \
+			"what it holds ran inside the calls, not around them"
+		wait_exit 30 "$GOP"
+		is "$WAIT_RC" 0 "the Go target exits 0"
+		is "$(cat "$T/go.out")" "$WANT" "with the output of an untraced run"
+	else
+		fail "go build of tests/go/trace" "$(cat "$T/go.err")"
+		skip 4 "no Go target"
+	fi
+else
+	skip 5 "go is not installed (Debian package golang-go)"
+fi
