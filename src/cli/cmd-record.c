@@ -107,6 +107,9 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 static const struct opt record_options[] = {
     OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
     OPT_CALL_('t', "tid", "TID[,TID...]", set_value, V_TID, "sample only these threads"),
+    OPT_FLAG_('a', "all-cpus", struct record_args, all, "every process, on every CPU"),
+    OPT_STRING_(0, "cgroup", "PATH", struct record_args, cgroup,
+		"every process of this cgroup (a container, a service)"),
     OPT_CALL_('e', "event", "EVENT", set_value, V_EVENT,
 	      "cpu (the default), offcpu (time blocked) or wall (both)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
@@ -140,10 +143,15 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		a->argv = argv + first;
 	else if (dashdash < argc - 1)
 		a->argv = argv + dashdash + 1;
-	if (!a->npids && !a->ntids && !a->argv)
-		usage_die("record", "nothing to record: give -p PID, -t TID or a command after --");
-	if (!!a->npids + !!a->ntids + !!a->argv > 1)
-		usage_die("record", "give one of -p PID, -t TID or a command");
+	if (a->cgroup)
+		a->all = 1; /* the same per-CPU events, for the cgroup's tasks */
+	if (!a->npids && !a->ntids && !a->argv && !a->all)
+		usage_die("record",
+			  "nothing to record: give -p PID, -t TID, -a or a command after --");
+	if (!!a->npids + !!a->ntids + !!a->argv + !!a->all > 1)
+		usage_die("record", "give one of -p PID, -t TID, -a or a command");
+	if (a->all && a->event != RECORD_CPU)
+		usage_die("record", "-a records CPU time: --event offcpu and wall follow -p or -t");
 	if (!*a->output)
 		usage_die("record", "-o wants a file name");
 	if (a->tree && !a->npids)
@@ -194,6 +202,8 @@ int cmd_record(int argc, char **argv)
 	cfg.tids = a.tids;
 	cfg.ntids = a.ntids;
 	cfg.argv = a.argv;
+	cfg.system_wide = a.all;
+	cfg.cgroup_fd = a.cgroup ? record_open_cgroup(a.cgroup) : -1;
 	cfg.child_sigmask = &old_mask;
 	cfg.events = a.event == RECORD_OFFCPU ? PERF_EVENTS_SWITCHES
 		     : a.event == RECORD_WALL ? PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES
@@ -228,7 +238,7 @@ int cmd_record(int argc, char **argv)
 			status = RECCE_EXIT_ERROR;
 		}
 	}
-	if ((a.npids || a.ntids) && !status)
+	if ((a.npids || a.ntids || a.all) && !status)
 		record_say_recording(&a, ntargets);
 
 	struct record_children children;
@@ -273,19 +283,7 @@ int cmd_record(int argc, char **argv)
 		status = RECCE_EXIT_ERROR;
 
 	record_say_written(&a, &st, written);
-	/* Like perf record and a shell, recce ends the way its command did,
-	 * so that scripts see a failing command fail. */
-	if (st.child_exited && WIFEXITED(st.child_status) && WEXITSTATUS(st.child_status)) {
-		note("the command exited with status %d", WEXITSTATUS(st.child_status));
-		if (!status)
-			status = WEXITSTATUS(st.child_status);
-	} else if (st.child_exited && WIFSIGNALED(st.child_status) &&
-		   st.stop == SAMPLER_STOP_EXITED) {
-		note("the command was killed by signal %d (%s)", WTERMSIG(st.child_status),
-		     strsignal(WTERMSIG(st.child_status)));
-		if (!status)
-			status = 128 + WTERMSIG(st.child_status);
-	}
+	status = record_command_status(&st, status);
 	record_say_busy_children(&a, &children, st.samples);
 	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED) {
 		struct aggregate_stats as;
@@ -294,18 +292,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))
 		status = RECCE_EXIT_ERROR;
-	if (st.lost)
-		warning(a.event == RECORD_OFFCPU
-			    ? "the kernel lost %llu records: the targets switch faster than recce "
-			      "reads; off-CPU times around them are too long; --call-graph fp or "
-			      "fewer threads helps"
-			    : "the kernel lost %llu samples: a lower -F or fewer threads helps",
-			(unsigned long long)st.lost);
-	if (cfg.unwind_check)
-		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
-		     (unsigned long long)st.unwind_check.checked,
-		     (unsigned long long)st.unwind_check.fast,
-		     (unsigned long long)st.unwind_check.differ);
+	record_say_losses(&a, &st, cfg.unwind_check);
 
 	sampler_free(s);
 	resolver_free(res);

@@ -30,10 +30,16 @@ struct record_args {
 	int dwarf;
 	uint32_t stack_bytes;
 	int timeline;
-	int tree;	  /* --tree: the -p processes' descendants too */
-	int no_symbolize; /* --no-symbolize: addresses and build-ids only */
-	char *invocation; /* "recce record ...", for the profile's comments */
+	int tree;	    /* --tree: the -p processes' descendants too */
+	int all;	    /* -a: every process */
+	const char *cgroup; /* --cgroup: every process of this cgroup */
+	int no_symbolize;   /* --no-symbolize: addresses and build-ids only */
+	char *invocation;   /* "recce record ...", for the profile's comments */
 };
+
+/* Opens --cgroup's directory: the path as given, else under the cgroup
+ * mounts; exits with a message when there is none. */
+int record_open_cgroup(const char *path);
 
 /* A failed sampler_start(), as one message a person can act on; exits. */
 __attribute__((noreturn)) void record_say_start_failed(const struct record_args *a,
@@ -63,6 +69,16 @@ void record_say_recording(const struct record_args *a, size_t ntargets);
 /* The summary of a recording whose profile went to written. */
 void record_say_written(const struct record_args *a, const struct sampler_stats *st,
 			const char *written);
+
+/* A launched command's end as recce's exit status, as perf record and a
+ * shell give it (its status, or 128 + its signal), said in a note; or
+ * status as it was. */
+int record_command_status(const struct sampler_stats *st, int status);
+
+/* What the kernel lost, and with RECCE_UNWIND_CHECK how the unwinders
+ * compared. */
+void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
+		       int unwind_check);
 
 /* After a cpu recording of -p processes that were there all along but
  * hardly ran (cpu_ns of CPU time in duration_ns): says so, and how to see

@@ -3,10 +3,13 @@
  * start, and which descendants of an idle process were the busy ones.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cmd-record.h"
 #include "cli/usage.h"
@@ -123,13 +126,36 @@ void record_say_recording(const struct record_args *a, size_t ntargets)
 				    : (ntargets > 1 ? "processes" : "process");
 	const char *stop = a->duration > 0 ? "" : "; Ctrl-C to stop";
 
-	if (a->event == RECORD_OFFCPU)
+	if (a->all)
+		note("recording every process%s%s on %ld CPUs at %lld Hz%s",
+		     a->cgroup ? " of cgroup " : "", a->cgroup ? a->cgroup : "",
+		     sysconf(_SC_NPROCESSORS_ONLN), a->freq, stop);
+	else if (a->event == RECORD_OFFCPU)
 		note("recording %s off-CPU: a stack at every switch%s", what, stop);
 	else if (a->event == RECORD_WALL)
 		note("recording %s on-CPU at %lld Hz and off-CPU at every switch%s", what, a->freq,
 		     stop);
 	else
 		note("recording %s at %lld Hz%s", what, a->freq, stop);
+}
+
+int record_open_cgroup(const char *path)
+{
+	static const char *const mounts[] = {"/sys/fs/cgroup/", "/sys/fs/cgroup/unified/",
+					     "/sys/fs/cgroup/perf_event/"};
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	for (size_t i = 0; fd < 0 && path[0] != '/' && i < sizeof(mounts) / sizeof(mounts[0]);
+	     i++) {
+		char full[4096];
+		snprintf(full, sizeof(full), "%s%s", mounts[i], path);
+		fd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		die("no cgroup '%s': give its directory (/sys/fs/cgroup/...), or its path under "
+		    "the cgroup mount, as /proc/PID/cgroup shows it",
+		    path);
+	return fd;
 }
 
 void record_say_written(const struct record_args *a, const struct sampler_stats *st,
@@ -141,6 +167,11 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 
 	if (stat(written, &sb) == 0)
 		format_bytes(size, sizeof(size), (long long)sb.st_size);
+	char procs[96] = "";
+	if (a->all)
+		snprintf(procs, sizeof(procs), " of %zu process%s (%llu idle samples left out)",
+			 st->processes, st->processes == 1 ? "" : "es",
+			 (unsigned long long)st->idle);
 	if (a->event != RECORD_CPU)
 		snprintf(offcpu, sizeof(offcpu), " (%llu switch%s, %.2f s off-CPU)",
 			 (unsigned long long)st->switches, st->switches == 1 ? "" : "es",
@@ -152,18 +183,54 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		     (double)st->offcpu_ns / 1e9, st->threads, st->threads == 1 ? "" : "s",
 		     (unsigned long long)st->lost, written, size);
 	else
-		note(
-		    "%llu samples%s in %.1f s (%.1f/s; %lld Hz requested per thread on a CPU) from "
-		    "%zu thread%s, %llu lost, %llu throttled; wrote %s (%s)",
-		    (unsigned long long)st->samples, offcpu, secs, sampler_rate(st), a->freq,
-		    st->threads, st->threads == 1 ? "" : "s", (unsigned long long)st->lost,
-		    (unsigned long long)st->throttled, written, size);
+		note("%llu samples%s in %.1f s (%.1f/s; %lld Hz requested per %s) from %zu "
+		     "thread%s%s, "
+		     "%llu lost, %llu throttled; wrote %s (%s)",
+		     (unsigned long long)st->samples, offcpu, secs, sampler_rate(st), a->freq,
+		     a->all ? "CPU" : "thread on a CPU", st->threads, st->threads == 1 ? "" : "s",
+		     procs, (unsigned long long)st->lost, (unsigned long long)st->throttled,
+		     written, size);
+}
+
+int record_command_status(const struct sampler_stats *st, int status)
+{
+	/* Like perf record and a shell, recce ends the way its command did,
+	 * so that scripts see a failing command fail. */
+	if (st->child_exited && WIFEXITED(st->child_status) && WEXITSTATUS(st->child_status)) {
+		note("the command exited with status %d", WEXITSTATUS(st->child_status));
+		if (!status)
+			status = WEXITSTATUS(st->child_status);
+	} else if (st->child_exited && WIFSIGNALED(st->child_status) &&
+		   st->stop == SAMPLER_STOP_EXITED) {
+		note("the command was killed by signal %d (%s)", WTERMSIG(st->child_status),
+		     strsignal(WTERMSIG(st->child_status)));
+		if (!status)
+			status = 128 + WTERMSIG(st->child_status);
+	}
+	return status;
+}
+
+void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
+		       int unwind_check)
+{
+	if (st->lost)
+		warning(a->event == RECORD_OFFCPU
+			    ? "the kernel lost %llu records: the targets switch faster than recce "
+			      "reads; off-CPU times around them are too long; --call-graph fp or "
+			      "fewer threads helps"
+			    : "the kernel lost %llu samples: a lower -F or fewer threads helps",
+			(unsigned long long)st->lost);
+	if (unwind_check)
+		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
+		     (unsigned long long)st->unwind_check.checked,
+		     (unsigned long long)st->unwind_check.fast,
+		     (unsigned long long)st->unwind_check.differ);
 }
 
 void record_say_idle(const struct record_args *a, uint64_t cpu_ns, int64_t duration_ns)
 {
 	/* Below 5% of one CPU a CPU profile is mostly noise. */
-	if (a->event != RECORD_CPU || a->argv || duration_ns < 1000000000 ||
+	if (a->event != RECORD_CPU || a->argv || a->all || duration_ns < 1000000000 ||
 	    (double)cpu_ns >= 0.05 * (double)duration_ns)
 		return;
 	note("the target was idle: it ran %.1f%% of one CPU in %.1f s; to see where its threads "

@@ -229,13 +229,15 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 
 /* Opens the event of tid on one CPU, falling back to user-only sampling
  * the first time kernel sampling is refused. */
-static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu)
+static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsigned long flags)
 {
 	struct perf_event_attr attr;
 
 	for (;;) {
 		attr_sampling(pe, pe->kinds[k], k == 0, &attr);
-		int fd = perf_event_open_fd(&attr, tid, cpu);
+		if (flags & PERF_FLAG_PID_CGROUP)
+			attr.inherit = 0; /* the cgroup's tasks are all counted already */
+		int fd = perf_event_open_flags(&attr, tid, cpu, flags);
 		if (fd >= 0)
 			return fd;
 		int err = errno;
@@ -270,7 +272,8 @@ static int task_slot(struct perf_events *pe)
 	return 0;
 }
 
-int perf_events_open_task(struct perf_events *pe, pid_t tid)
+/* The events of a thread (pid -1: every one) or a cgroup on every CPU. */
+static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 {
 	int err = task_slot(pe);
 
@@ -281,7 +284,7 @@ int perf_events_open_task(struct perf_events *pe, pid_t tid)
 	size_t n = pe->ncpus * pe->nkinds;
 	for (size_t i = 0; i < n; i++) {
 		size_t cpu = i % pe->ncpus, k = i / pe->ncpus;
-		int fd = open_one(pe, k, tid, pe->cpus[cpu]);
+		int fd = open_one(pe, k, tid, pe->cpus[cpu], flags);
 		if (fd < 0) {
 			err = fd;
 			goto out_close;
@@ -307,6 +310,16 @@ out_close:
 	free(t->fds);
 	free(t->ids);
 	return err;
+}
+
+int perf_events_open_task(struct perf_events *pe, pid_t tid)
+{
+	return open_task(pe, tid, 0);
+}
+
+int perf_events_open_cgroup(struct perf_events *pe, int cgroup_fd)
+{
+	return open_task(pe, cgroup_fd, PERF_FLAG_PID_CGROUP);
 }
 
 void perf_events_close_task(struct perf_events *pe, int task)

@@ -119,6 +119,11 @@ void perf_events_free(struct perf_events *pe);
  */
 int perf_events_open_task(struct perf_events *pe, pid_t tid);
 
+/* Opens events on every CPU for the tasks of a cgroup (a descriptor of
+ * its directory, under a cgroup v2 mount or the v1 perf_event one), as a
+ * task of its own. Returns the task index or -errno (-EBADF, -EACCES). */
+int perf_events_open_cgroup(struct perf_events *pe, int cgroup_fd);
+
 /* Closes the events of a task (its inherited events in other threads go
  * with them). Records already in the rings keep their id. */
 void perf_events_close_task(struct perf_events *pe, int task);

@@ -13,7 +13,12 @@
 
 int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return perf_event_open_flags(attr, pid, cpu, 0);
+}
+
+int perf_event_open_flags(struct perf_event_attr *attr, pid_t pid, int cpu, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
 }
 
 int perf_read_text(const char *path, char *buf, size_t size)

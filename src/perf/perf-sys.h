@@ -15,6 +15,10 @@
  * descriptor, or -1 with errno set. */
 int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu);
 
+/* The same with more flags (PERF_FLAG_PID_CGROUP: pid is a cgroup's
+ * directory descriptor). */
+int perf_event_open_flags(struct perf_event_attr *attr, pid_t pid, int cpu, unsigned long flags);
+
 /* Reads a small text file whole into buf (at most size - 1 bytes, then a
  * NUL). Returns 0 or -errno. */
 int perf_read_text(const char *path, char *buf, size_t size);

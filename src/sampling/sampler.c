@@ -67,6 +67,10 @@ struct sampler {
 	int any_closed;
 	struct u64map tid_task;
 
+	/* System-wide: pid -> KNOWN_SCANNED or KNOWN_RECORDS; 1 << 32 | tid
+	 * once its name was looked for; 2 << 32 | pid once it was sampled. */
+	struct u64map known;
+
 	uint64_t *frames; /* scratch: one sample's frames */
 	size_t frames_cap;
 
@@ -76,13 +80,14 @@ struct sampler {
 };
 
 enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
+enum { KNOWN_SCANNED = 1, KNOWN_RECORDS = 2 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 {
 	unsigned events = cfg->events ? cfg->events : PERF_EVENTS_CPU_CLOCK;
 
-	if ((!cfg->npids && !cfg->ntids && !cfg->argv) || !cfg->procs || !cfg->agg ||
-	    ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq))
+	if ((!cfg->npids && !cfg->ntids && !cfg->argv && !cfg->system_wide) || !cfg->procs ||
+	    !cfg->agg || ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq))
 		return -EINVAL;
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -90,10 +95,11 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 	s->cfg = *cfg;
 	s->cfg.events = events;
 	u64map_init(&s->tid_task);
-	s->ntargets = cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;
-	s->targets = calloc(s->ntargets, sizeof(*s->targets));
-	s->pidfds = malloc(s->ntargets * sizeof(*s->pidfds));
-	s->alive = calloc(s->ntargets, sizeof(*s->alive));
+	u64map_init(&s->known);
+	s->ntargets = cfg->system_wide ? 0 : cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;
+	s->targets = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->targets));
+	s->pidfds = malloc((s->ntargets ? s->ntargets : 1) * sizeof(*s->pidfds));
+	s->alive = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->alive));
 	if (cfg->dwarf) {
 		/* The kernel's part of a callchain, a marker, the unwound part. */
 		s->frames_cap = MAX_KERNEL_FRAMES + 1 + MAX_UNWIND_FRAMES;
@@ -439,7 +445,16 @@ int sampler_start(struct sampler *s)
 		s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
 		if (s->offcpu)
 			offcpu_set_start(s->offcpu, s->start_mono);
-		err = attach(s);
+		if (s->cfg.system_wide) {
+			/* A "task" of pid -1: one event per CPU, every process;
+			 * or of a cgroup, every process in it. */
+			int task = s->cfg.cgroup_fd >= 0
+				       ? perf_events_open_cgroup(s->pe, s->cfg.cgroup_fd)
+				       : perf_events_open_task(s->pe, -1);
+			err = task < 0 ? task : 0;
+		} else {
+			err = attach(s);
+		}
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);
 	/* Records are read from sampler_run() on, after this start. */
@@ -529,8 +544,50 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 	return frames;
 }
 
+/*
+ * System-wide: reads pid from /proc the first time a record names it, and
+ * then sets *fresh. Returns KNOWN_SCANNED, or KNOWN_RECORDS when it was
+ * gone (its records alone tell its mappings).
+ */
+static int know_process(struct sampler *s, pid_t pid, int *fresh)
+{
+	uint64_t how;
+
+	*fresh = 0;
+	if (u64map_get(&s->known, (uint64_t)pid, &how))
+		return (int)how;
+	*fresh = 1;
+	how = procs_scan(s->cfg.procs, pid) == 0 ? KNOWN_SCANNED : KNOWN_RECORDS;
+	u64map_put(&s->known, (uint64_t)pid, how);
+	return (int)how;
+}
+
+/* System-wide: names a thread from /proc the first time it is sampled,
+ * and counts the processes sampled. */
+static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	uint64_t tkey = (uint64_t)1 << 32 | (uint32_t)tid, pkey = (uint64_t)2 << 32 | (uint32_t)pid;
+
+	if (u64map_get(&s->known, tkey, NULL))
+		return;
+	u64map_put(&s->known, tkey, 1);
+	if (!u64map_get(&s->known, pkey, NULL) && u64map_put(&s->known, pkey, 1) == 0)
+		s->stats.processes++;
+	if (!aggregate_thread_name(s->cfg.agg, tid))
+		thread_name_from_proc(s, pid, tid);
+}
+
 static void handle_sample(struct sampler *s, const struct perf_record *rec)
 {
+	if (s->cfg.system_wide) {
+		if (rec->pid == 0) {
+			s->stats.idle++;
+			return;
+		}
+		int fresh;
+		know_process(s, (pid_t)rec->pid, &fresh);
+		know_thread(s, (pid_t)rec->pid, (pid_t)rec->tid);
+	}
 	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
 		s->stats.dropped++;
 		return;
@@ -572,6 +629,12 @@ static int handle_record(const struct perf_record *rec, void *arg)
 		handle_sample(s, rec);
 		break;
 	case PERF_RECORD_MMAP2:
+		/* A process read from /proc just now has this mapping already. */
+		if (s->cfg.system_wide) {
+			int fresh;
+			if (know_process(s, pid, &fresh) == KNOWN_SCANNED && fresh)
+				break;
+		}
 		procs_mmap(s->cfg.procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
 			   rec->mmap.filename, (int)rec->mmap.prot);
 		if (s->unwinder)
@@ -587,6 +650,10 @@ static int handle_record(const struct perf_record *rec, void *arg)
 	case PERF_RECORD_FORK: {
 		const char *name = aggregate_thread_name(s->cfg.agg, (pid_t)rec->task.ptid);
 		if (pid != (pid_t)rec->task.ppid) {
+			int fresh;
+			/* System-wide: the parent's mappings, for a child gone soon. */
+			if (s->cfg.system_wide)
+				know_process(s, (pid_t)rec->task.ppid, &fresh);
 			procs_fork(s->cfg.procs, (pid_t)rec->task.ppid, pid);
 			const char *comm = procs_comm(s->cfg.procs, (pid_t)rec->task.ppid);
 			char copy[64];
@@ -741,7 +808,7 @@ int sampler_run(struct sampler *s)
 		}
 		if (s->signalled)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;
-		else if (!check_targets(s))
+		else if (!s->cfg.system_wide && !check_targets(s))
 			s->stats.stop = SAMPLER_STOP_EXITED;
 		else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= deadline)
 			s->stats.stop = SAMPLER_STOP_DURATION;
@@ -823,6 +890,12 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	const struct sampler_target *t;
 	size_t n = sampler_targets(s, &t);
 
+	if (s->cfg.system_wide && s->cfg.cgroup_fd >= 0)
+		add_comment(p, "target", "every process of a cgroup, %zu of them sampled",
+			    st->processes);
+	else if (s->cfg.system_wide)
+		add_comment(p, "target", "every process (system-wide), %zu of them sampled",
+			    st->processes);
 	for (size_t i = 0; i < n; i++) {
 		add_comment(p, "pid", "%d", (int)t[i].pid);
 		if (t[i].tid)
@@ -876,6 +949,7 @@ void sampler_free(struct sampler *s)
 	offcpu_free(s->offcpu);
 	free(s->attached);
 	u64map_release(&s->tid_task);
+	u64map_release(&s->known);
 	free(s->task_flags);
 	free(s->targets);
 	free(s->pidfds);

@@ -12,6 +12,13 @@
  * Before an exec replaces a process's mappings, its stacks are resolved
  * through the resolver, if one is given.
  *
+ * System-wide (sampler_config's system_wide), one event per CPU samples
+ * every process. A process is read from /proc (its mappings, its name,
+ * its thread's name) when the first record about it arrives; one that is
+ * already gone by then is known from its records alone (the mappings of a
+ * program it exec'd arrive as records), so a short-lived process is
+ * named too. Samples of idle CPUs are counted and left out.
+ *
  * Threads are found by listing /proc/PID/task after the events of the
  * listed threads are open, again and again until a listing finds nothing
  * new: a thread created by an already-sampled thread inherits its events,
@@ -43,7 +50,9 @@ struct sampler_config {
 	size_t npids;
 	const pid_t *tids; /* ...or to these threads only (and the threads they start)... */
 	size_t ntids;
-	char *const *argv;	       /* ...or launch this command (searched in PATH) */
+	char *const *argv; /* ...or launch this command (searched in PATH)... */
+	int system_wide;   /* ...or every process, on every CPU (record -a)... */
+	int cgroup_fd;	   /* ...of this cgroup only (a directory descriptor), when >= 0 */
 	const sigset_t *child_sigmask; /* the command's signal mask; NULL = none blocked */
 
 	unsigned events; /* PERF_EVENTS_CPU_CLOCK (0 too), _SWITCHES (off-CPU), or both */
@@ -81,6 +90,8 @@ struct sampler_stats {
 	uint64_t throttled; /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
 	uint64_t dropped;   /* duplicate or unusable samples not aggregated */
 	uint64_t malformed; /* records that failed a bounds check */
+	uint64_t idle;	    /* system-wide: samples of idle CPUs, left out */
+	size_t processes;   /* system-wide: processes with a sample */
 	size_t threads;	    /* threads with at least one sample */
 	int64_t start_ns;   /* CLOCK_REALTIME when sampling started */
 	int64_t duration_ns;

@@ -50,7 +50,7 @@ like "$(cat "$ERR")" "no thread with TID $GONE" "the message names the TID"
 ok "and writes no profile" test ! -e "$T/gone.pb.gz"
 run "$RECCE" record -t "$BUSY" -p "$MIX" -d 1 -o "$T/x.pb.gz"
 is "$RC" 2 "-t with -p: usage error"
-like "$(cat "$ERR")" "give one of -p PID, -t TID or a command" "the message says why"
+like "$(cat "$ERR")" "give one of -p PID, -t TID, -a or a command" "the message says why"
 run "$RECCE" record -t abc -d 1
 is "$RC" 2 "-t abc: usage error"
 like "$(cat "$ERR")" "-t wants a thread id" "the message names -t"

@@ -1,0 +1,78 @@
+#!/bin/bash
+# recce record -a: every process on every CPU, a process that starts and
+# exits during the recording named like any other; and --cgroup: only the
+# processes of one cgroup (v2, made and removed by the test).
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
+
+# --- -a -------------------------------------------------------------------
+
+spawn "$T/hot.out" "$TARGETS/hot"
+HOT=$PID
+P="$T/all.pb.gz"
+spawn_recce "$T/rec.out" "$T/rec.err" record -a -d 3 -o "$P"
+REC=$PID
+wait_for 5 grep -q 'recording every process' "$T/rec.err" || diag "record -a did not start"
+sleep 0.5
+# A process that starts after the recording began and is gone before it ends.
+"$TARGETS/spinner" 0.8 >"$T/short.out" 2>&1 &
+SHORT=$!
+wait "$SHORT"
+if wait_exit 20 "$REC"; then
+	is "$WAIT_RC" 0 "record -a exits 0" || diag "$(cat "$T/rec.err")"
+else
+	fail "record -a exits 0" "still running after 20 s"
+fi
+like "$(cat "$T/rec.err")" 'recce: [0-9]+ samples in 3\.[0-9] s \([0-9.]+/s; 99 Hz requested per CPU\) from [0-9]+ threads of [0-9]+ processes \([0-9]+ idle samples left out\)' \
+	"the summary counts threads, processes and idle samples"
+perl tests/cli/pprof-labels.pl "$P" >"$T/labels"
+cmp_ok "$(awk '{ print $2 }' "$T/labels" | sort -u | wc -l)" '>=' 2 "samples of several processes"
+FOLDED=$(folded "$P" --pid "$HOT")
+cmp_ok "$(folded_count "$FOLDED" '(^|;)burn_cpu(;|$)')" '>' "$(folded_total "$FOLDED") * 0.8" \
+	"the busy process is there, named: burn_cpu"
+FOLDED=$(folded "$P" --pid "$SHORT")
+cmp_ok "$(folded_total "$FOLDED")" '>' 10 "the short-lived process has samples"
+cmp_ok "$(folded_count "$FOLDED" '(^|;)spin(_step)?(;|$)')" '>' \
+	"$(folded_total "$FOLDED") * 0.5" "and its code is named, though it exited first" ||
+	diag "$(printf '%s\n' "$FOLDED" | head -n 3)"
+run "$RECCE" report -n 1 "$P"
+like "$(cat "$OUT")" '^target: every process \(system-wide\), [0-9]+ of them sampled$' \
+	"the profile says it is system-wide"
+ok "the busy process still runs" kill -0 "$HOT"
+
+# --- --cgroup -------------------------------------------------------------
+
+CG=
+for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+	if [ -f "$root/cgroup.procs" ] && grep -q cgroup2 /proc/mounts &&
+		mkdir "$root/recce-test-$$" 2>/dev/null; then
+		CG="$root/recce-test-$$"
+		break
+	fi
+done
+if [ -n "$CG" ]; then
+	spawn "$T/inside.out" "$TARGETS/spinner"
+	INSIDE=$PID
+	echo "$INSIDE" >"$CG/cgroup.procs"
+	run "$RECCE" record --cgroup "recce-test-$$" -d 1.5 -o "$T/cg.pb.gz"
+	is "$RC" 0 "record --cgroup NAME (under the cgroup mount) exits 0" || show_run
+	like "$(cat "$ERR")" "recording every process of cgroup recce-test-$$" "it says what it records"
+	perl tests/cli/pprof-labels.pl "$T/cg.pb.gz" >"$T/cg.labels"
+	cmp_ok "$(wc -l <"$T/cg.labels")" '>' 0 "it has samples"
+	is "$(awk -v p="$INSIDE" '$2 != "pid=" p' "$T/cg.labels" | wc -l)" 0 \
+		"every one of them from the process in the cgroup, none from the busy one outside"
+	kill_quietly "$INSIDE"
+	# The cgroup goes when its last process has.
+	wait_for 5 sh -c "! [ -s '$CG/cgroup.procs' ]"
+	rmdir "$CG" 2>/dev/null || diag "could not remove $CG"
+else
+	skip 4 "no writable cgroup v2 mount here"
+fi
+run "$RECCE" record --cgroup no-such-cgroup-here -d 1
+is "$RC" 1 "an unknown cgroup: exit 1"
+like "$(cat "$ERR")" "no cgroup 'no-such-cgroup-here'" "it says so"
+run "$RECCE" record -a -p "$HOT" -d 1
+is "$RC" 2 "-a with -p: a usage error"
+run "$RECCE" record -a --event offcpu -d 1
+is "$RC" 2 "-a with --event offcpu: a usage error"
+kill -TERM "$HOT"
