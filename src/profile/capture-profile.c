@@ -206,7 +206,8 @@ static int write_timeline(struct builder *b)
 	unsigned char *buf;
 	size_t len;
 
-	qsort(b->kept, b->nkept, sizeof(*b->kept), by_time);
+	if (b->nkept) /* calls too short for a sample keep none */
+		qsort(b->kept, b->nkept, sizeof(*b->kept), by_time);
 	timeline_writer_init(&w, 0);
 	for (size_t i = 0; i < b->nkept; i++)
 		if (timeline_writer_add(&w, b->kept[i].index, b->kept[i].time_ns,

@@ -114,6 +114,22 @@ static void test_calls(void **state)
 	profile_free(p);
 }
 
+/* A call no sample fell in: an empty profile, not a failure. */
+static void test_empty_call(void **state)
+{
+	struct profile *p = recording(), *q;
+	const char *syms[] = {"_Z6handlei"};
+	struct capture_call call = {7, 400, 800, "call 1"};
+	struct capture_counts counts;
+
+	(void)state;
+	assert_int_equal(capture_profile(p, syms, 1, &call, 1, &q, &counts), 0);
+	assert_int_equal(counts.kept, 0);
+	assert_int_equal(q->nsamples, 0);
+	profile_free(q);
+	profile_free(p);
+}
+
 static void test_no_timeline(void **state)
 {
 	struct profile *p = profile_new(), *q = (struct profile *)1;
@@ -130,6 +146,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_calls),
+	    cmocka_unit_test(test_empty_call),
 	    cmocka_unit_test(test_no_timeline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
