@@ -416,6 +416,8 @@ static int launch(struct sampler *s)
 	s->alive[0] = 1;
 	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
 	s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+	if (s->offcpu)
+		offcpu_set_start(s->offcpu, s->start_mono);
 
 	err = launch_go(&l);
 	if (err && !l.pid) {
@@ -457,9 +459,6 @@ int sampler_start(struct sampler *s)
 		}
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);
-	/* Records are read from sampler_run() on, after this start. */
-	if (s->offcpu)
-		offcpu_set_start(s->offcpu, s->start_mono);
 	return err;
 }
 
