@@ -2,18 +2,19 @@
  * recce capture: a flamegraph of the next calls of a function in a live
  * process, each call on its own (eflambe's capture, for native code).
  * This file parses the options, wires the capture engine (capture/capture.h)
- * to the recording engines, cuts the recording into the calls
- * (profile/capture-profile.h) and writes them with report's writers; the
- * page docs/recce-capture.md is its --help.
+ * to the recording engines and says how it went; capture-write.c cuts the
+ * recording into the calls and writes them. The page docs/recce-capture.md
+ * is its --help.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/cmd-capture.h"
+#include "cli/cmd-record.h"
 #include "cli/cmd-trace.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
@@ -22,40 +23,20 @@
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
 #include "profile/aggregate.h"
-#include "profile/capture-profile.h"
 #include "profile/profile.h"
 #include "profile/resolve.h"
-#include "profile/view.h"
 #include "symbols/symbolize.h"
 #include "trace/trace-limits.h"
 #include "util/outfile.h"
 #include "util/shell.h"
 #include "util/signals.h"
-#include "writers/render.h"
 
-#define DEFAULT_FILE	 "capture.svg"
-#define DEFAULT_FREQ	 4999
-#define DEFAULT_CALLS	 1
-#define DEFAULT_SECONDS	 30
-#define TIMELINE_MAX	 (64u << 20)
-#define CALL_NAME_BYTES	 256
-#define TABLE_BUILD_MAX	 ((uint64_t)64 << 20)
-#define DEFAULT_STACK_SZ 8192
-
-struct capture_args {
-	pid_t *pids;
-	size_t npids;
-	char **patterns;
-	size_t npatterns;
-	long long calls, freq;
-	double seconds;
-	uint64_t rate_n, rate_ms;
-	const char *output;
-	enum render_format format;
-	int split;
-	int dwarf;
-	char *invocation;
-};
+#define DEFAULT_FILE	"capture.svg"
+#define DEFAULT_FREQ	4999
+#define DEFAULT_CALLS	1
+#define DEFAULT_SECONDS 30
+#define TIMELINE_MAX	(64u << 20)
+#define TABLE_BUILD_MAX ((uint64_t)64 << 20)
 
 enum { V_PID, V_CALLS, V_FREQ, V_TIME, V_LIMIT, V_FORMAT, V_CALL_GRAPH };
 
@@ -91,12 +72,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			    arg);
 		break;
 	case V_CALL_GRAPH:
-		if (strcmp(arg, "fp") == 0)
-			a->dwarf = 0;
-		else if (strcmp(arg, "dwarf") == 0)
-			a->dwarf = 1;
-		else
-			usage_die("capture", "--call-graph must be fp or dwarf, not '%s'", arg);
+		parse_call_graph_option("capture", arg, &a->dwarf, &a->stack_bytes);
 		break;
 	}
 }
@@ -112,7 +88,7 @@ static const struct opt capture_options[] = {
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT,
 	      "svg (default), speedscope, chrome, pprof, folded or text"),
     OPT_FLAG_(0, "split", struct capture_args, split, "one file per call: FILE-1.svg, ..."),
-    OPT_CALL_(0, "call-graph", "fp|dwarf", set_value, V_CALL_GRAPH,
+    OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
 	      "how stacks are walked (default fp)"),
     OPT_END_(),
 };
@@ -129,6 +105,7 @@ static void parse_args(struct capture_args *a, int argc, char **argv)
 	a->rate_ms = TRACE_DEFAULT_RATE_MS;
 	a->output = DEFAULT_FILE;
 	a->format = RENDER_SVG;
+	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
 	first = options_parse("capture", capture_options, 0, argc, argv, a, &dashdash);
 	a->patterns = argv + first;
@@ -146,104 +123,18 @@ static void parse_args(struct capture_args *a, int argc, char **argv)
 		usage_die("capture", "--split writes one file a call: give -o FILE, not text");
 }
 
-/* "call 2: fib(n=30) = 832040, 12.31 ms" */
-static void call_name(char *buf, size_t size, size_t i, const struct trace_record *r)
-{
-	const char *fn = strchr(r->function, ':');
-	size_t len = (size_t)snprintf(buf, size, "call %zu: %s(", i + 1, fn ? fn + 1 : r->function);
-
-	for (int k = 0; k < r->nargs && len < size; k++) {
-		const struct trace_arg *arg = &r->args[k];
-		char v[64];
-		if (arg->kind == TRACE_ARG_STR)
-			snprintf(v, sizeof(v), "\"%s\"", arg->str);
-		else
-			trace_format_value(v, sizeof(v), arg->kind, arg->value);
-		len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s", k ? ", " : "", arg->name,
-					arg->name[0] ? "=" : "", v);
-	}
-	if (len < size) {
-		char ret[64] = "";
-		if (r->ret_kind != TRACE_ARG_NONE && r->ret_kind != TRACE_ARG_UNKNOWN &&
-		    !(r->flags & TRACE_RECORD_UNWOUND))
-			trace_format_value(ret, sizeof(ret), r->ret_kind, r->ret);
-		snprintf(buf + len, size - len, ")%s%s, %.2f ms%s", ret[0] ? " = " : "", ret,
-			 (double)r->duration_ns / 1e6,
-			 r->flags & TRACE_RECORD_UNWOUND ? " (left by an exception)" : "");
-	}
-}
-
-/* FILE-N.EXT for call n: before the extension, if the name has one. */
-static void split_name(char *buf, size_t size, const char *path, size_t n)
-{
-	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-
-	if (!dot || (slash && dot < slash) || dot == path || (slash && dot == slash + 1))
-		snprintf(buf, size, "%s-%zu", path, n);
-	else
-		snprintf(buf, size, "%.*s-%zu%s", (int)(dot - path), path, n, dot);
-}
-
-/* Writes the calls [from, from + n) to path in a's format. */
-static int write_calls(const struct capture_args *a, const struct profile *all,
-		       const char *const *symbols, size_t nsymbols,
-		       const struct capture_call *calls, size_t n, const char *path,
-		       struct capture_counts *counts)
-{
-	struct profile *q = NULL;
-	struct profile_view pv = {0};
-	int err = capture_profile(all, symbols, nsymbols, calls, n, &q, counts);
-
-	if (!err) {
-		for (size_t i = 0; i < all->ncomments && !err; i++)
-			err = profile_add_comment(q, all->comments[i]);
-		for (size_t i = 0; i < n && !err; i++)
-			err = profile_add_comment(q, calls[i].name);
-	}
-	if (!err)
-		err = profile_view_build(q, NULL, NULL, 1, &pv);
-	if (err) {
-		error("cannot cut the recording into calls: %s", strerror(-err));
-		profile_free(q);
-		return RECCE_EXIT_ERROR;
-	}
-	struct render_view v = {.format = a->format,
-				.p = q,
-				.set = &pv.set,
-				.events = pv.events,
-				.nevents = pv.nevents,
-				.name = path,
-				.title = n == 1 ? calls[0].name : NULL};
-	err = outfile_write(strcmp(path, "-") == 0 ? NULL : path, render_write, &v);
-	if (err)
-		error("cannot write '%s': %s", path, output_strerror(err));
-	profile_view_release(&pv);
-	profile_free(q);
-	return err ? RECCE_EXIT_ERROR : 0;
-}
-
-/* The capture's calls on the recording's timeline, named. */
-static struct capture_call *calls_of(const struct trace_record *r, size_t n, int64_t start_ns,
-				     char (**names)[CALL_NAME_BYTES])
-{
-	struct capture_call *c = calloc(n ? n : 1, sizeof(*c));
-
-	*names = calloc(n ? n : 1, sizeof(**names));
-	if (!c || !*names)
-		die("out of memory");
-	for (size_t i = 0; i < n; i++) {
-		call_name((*names)[i], CALL_NAME_BYTES, i, &r[i]);
-		c[i].tid = r[i].tid;
-		c[i].end_ns = (int64_t)r[i].time_ns - start_ns;
-		c[i].start_ns = c[i].end_ns - (int64_t)r[i].duration_ns;
-		c[i].name = (*names)[i];
-	}
-	return c;
-}
-
 static void say_failed(const struct capture_args *a, struct capture *c, int err)
 {
-	if (c && !capture_sampling_failed(c)) {
+	if (!c || err == -ENOMEM) {
+		error("out of memory");
+	} else if (capture_sampling_failed(c)) {
+		/* Sampling fails as record's does: say it as record says it. */
+		struct record_args ra;
+		memset(&ra, 0, sizeof(ra));
+		ra.pids = a->pids;
+		ra.npids = a->npids;
+		record_say_start_failed(&ra, capture_sampler(c), err);
+	} else {
 		struct trace_args ta = {0};
 		ta.pids = a->pids;
 		ta.npids = a->npids;
@@ -253,53 +144,7 @@ static void say_failed(const struct capture_args *a, struct capture *c, int err)
 		ta.max_events = 100;
 		ta.ret = 1;
 		trace_say_failed(&ta, capture_tracer(c), err);
-	} else if (err == -EACCES) {
-		error("the kernel refuses perf_event_open; run as root, or lower "
-		      "kernel.perf_event_paranoid");
-	} else if (err == -ESRCH) {
-		error("process %d exited before recce could attach", (int)a->pids[0]);
-	} else {
-		error("cannot start sampling: %s", strerror(-err));
 	}
-}
-
-/* Writes the calls, all in one file or one file each (--split). */
-static int write_output(const struct capture_args *a, const struct profile *p,
-			const struct tracer *t, const struct capture_call *calls, size_t n)
-{
-	const struct trace_resolved *res = tracer_functions(t);
-	const char **symbols = calloc(res->n ? res->n : 1, sizeof(*symbols));
-	struct capture_counts counts, one;
-	int status = 0;
-
-	if (!symbols)
-		die("out of memory");
-	for (size_t i = 0; i < res->n; i++)
-		symbols[i] = res->fns[i].symbol;
-	if (!a->split) {
-		status = write_calls(a, p, symbols, res->n, calls, n, a->output, &counts);
-	} else {
-		memset(&counts, 0, sizeof(counts));
-		for (size_t i = 0; i < n && !status; i++) {
-			char path[4096];
-			split_name(path, sizeof(path), a->output, i + 1);
-			status = write_calls(a, p, symbols, res->n, calls + i, 1, path, &one);
-			counts.kept += one.kept;
-			counts.outside += one.outside;
-		}
-	}
-	free(symbols);
-	if (!status)
-		note("%zu call%s, %" PRIu64 " samples inside them; wrote %s%s", n,
-		     n == 1 ? "" : "s", counts.kept, a->output,
-		     a->split ? " (one file a call)" : "");
-	if (counts.outside)
-		warning(
-		    "%" PRIu64 " samples taken during the calls lack the function on their "
-		    "stack (a stack the unwinder could not finish): left out; --call-graph dwarf "
-		    "may help",
-		    counts.outside);
-	return status;
 }
 
 int cmd_capture(int argc, char **argv)
@@ -342,7 +187,7 @@ int cmd_capture(int argc, char **argv)
 	    .max_probes = 100,
 	    .freq = (unsigned)a.freq,
 	    .dwarf = a.dwarf,
-	    .stack_bytes = DEFAULT_STACK_SZ,
+	    .stack_bytes = a.stack_bytes,
 	    .stop_fd = sfd,
 	    .procs = procs,
 	    .agg = agg,
@@ -386,15 +231,12 @@ int cmd_capture(int argc, char **argv)
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, 1, ss.samples};
 	sampler_describe(capture_sampler(c), &ss, &info, p);
-	char(*names)[CALL_NAME_BYTES];
-	struct capture_call *calls = calls_of(recs, n, ss.start_ns, &names);
-	status = n ? write_output(&a, p, capture_tracer(c), calls, n) : RECCE_EXIT_ERROR;
+	status =
+	    n ? capture_write(&a, p, capture_tracer(c), recs, n, ss.start_ns) : RECCE_EXIT_ERROR;
 	if (!n)
 		error("no call of %s finished while captured: nothing written", a.patterns[0]);
 	if (err && !status)
 		status = RECCE_EXIT_ERROR;
-	free(calls);
-	free(names);
 out:
 	if (sfd >= 0)
 		unblock_stop_signals(sfd, &old_mask);

@@ -31,33 +31,13 @@
 #include "util/shell.h"
 #include "util/signals.h"
 
-#define DEFAULT_FILE	    "recce.pb.gz"
-#define DEFAULT_FREQ	    99
-#define DEFAULT_STACK_BYTES 8192
+#define DEFAULT_FILE "recce.pb.gz"
+#define DEFAULT_FREQ 99
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
 /* Symbol tables are kept for binaries up to this size; a bigger one is
  * symbolized at the addresses its samples hit only, every time. */
 #define TABLE_BUILD_MAX ((uint64_t)64 << 20)
-
-static void parse_call_graph(struct record_args *a, const char *s)
-{
-	if (strcmp(s, "fp") == 0) {
-		a->dwarf = 0;
-		return;
-	}
-	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == 0 || s[5] == ',')) {
-		long long bytes = DEFAULT_STACK_BYTES;
-		if (s[5] == ',' && parse_int(s + 6, 8, PERF_EVENTS_MAX_STACK_BYTES, &bytes) < 0)
-			usage_die("record",
-				  "--call-graph dwarf,BYTES: BYTES must be between 8 and %u",
-				  PERF_EVENTS_MAX_STACK_BYTES);
-		a->dwarf = 1;
-		a->stack_bytes = (uint32_t)bytes & ~7u; /* the kernel wants a multiple of 8 */
-		return;
-	}
-	usage_die("record", "--call-graph must be fp or dwarf[,BYTES], not '%s'", s);
-}
 
 static void parse_event(struct record_args *a, const char *s)
 {
@@ -93,10 +73,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("record", "-d wants a positive number of seconds, not '%s'", arg);
 		break;
 	case V_CALL_GRAPH:
-		parse_call_graph(a, arg);
+		parse_call_graph_option("record", arg, &a->dwarf, &a->stack_bytes);
 		break;
 	case V_G:
-		parse_call_graph(a, "fp");
+		a->dwarf = 0;
 		break;
 	case V_EVENT:
 		parse_event(a, arg);
@@ -135,7 +115,7 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	memset(a, 0, sizeof(*a));
 	a->freq = DEFAULT_FREQ;
 	a->output = DEFAULT_FILE;
-	a->stack_bytes = DEFAULT_STACK_BYTES;
+	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
 	/* In order: the first operand is the command's name. */
 	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
@@ -295,6 +275,8 @@ int cmd_record(int argc, char **argv)
 	record_say_losses(&a, &st, cfg.unwind_check);
 
 	sampler_free(s);
+	if (cfg.cgroup_fd >= 0)
+		close(cfg.cgroup_fd);
 	resolver_free(res);
 	aggregate_free(agg);
 	procs_free(procs);

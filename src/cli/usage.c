@@ -2,6 +2,7 @@
  * Messages, exits and small option-parsing helpers shared by subcommands.
  */
 #include "cli/usage.h"
+#include "perf/perf-events.h"
 #include "perf/perf-sys.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
@@ -207,6 +208,24 @@ long long parse_freq_option(const char *cmd, const char *arg)
 			  "(kernel.perf_event_max_sample_rate), not '%s'",
 			  max_rate, arg);
 	return v;
+}
+
+void parse_call_graph_option(const char *cmd, const char *arg, int *dwarf, uint32_t *stack_bytes)
+{
+	if (strcmp(arg, "fp") == 0) {
+		*dwarf = 0;
+		return;
+	}
+	if (strncmp(arg, "dwarf", 5) == 0 && (arg[5] == 0 || arg[5] == ',')) {
+		long long bytes = CALL_GRAPH_STACK_BYTES;
+		if (arg[5] == ',' && parse_int(arg + 6, 8, PERF_EVENTS_MAX_STACK_BYTES, &bytes) < 0)
+			usage_die(cmd, "--call-graph dwarf,BYTES: BYTES must be between 8 and %u",
+				  PERF_EVENTS_MAX_STACK_BYTES);
+		*dwarf = 1;
+		*stack_bytes = (uint32_t)bytes & ~7u;
+		return;
+	}
+	usage_die(cmd, "--call-graph must be fp or dwarf[,BYTES], not '%s'", arg);
 }
 
 void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms)
