@@ -82,10 +82,19 @@ int ubpf_map_set(int map_fd, int cpu, int event_fd);
  * any) is left in log, of size log_len. */
 int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len);
 
-/* Attaches prog at the n offsets of path (cookie i for offset i), as return
- * probes if retprobe is set, for process pid only (its threads, present
- * and future). */
+/* How a link runs its program: at entry, at return, or both (a session:
+ * at entry, and at return only where the entry run returned 0; needs
+ * Linux 6.13 and a program loaded for sessions). */
+enum { UBPF_LINK_ENTRY, UBPF_LINK_RETURN, UBPF_LINK_SESSION };
+
+/* The attach types programs are loaded for (enum bpf_attach_type). */
+#define UBPF_ATTACH_MULTI   48 /* BPF_TRACE_UPROBE_MULTI (6.6) */
+#define UBPF_ATTACH_SESSION 57 /* BPF_TRACE_UPROBE_SESSION (6.13) */
+
+/* Attaches prog at the n offsets of path (cookie i for offset i), in the
+ * UBPF_LINK_* mode, for process pid only (its threads, present and
+ * future). */
 int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		  size_t n, int retprobe, pid_t pid);
+		  size_t n, int mode, pid_t pid);
 
 #endif

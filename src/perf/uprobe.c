@@ -183,7 +183,7 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	u->prog_fd = ubpf_prog_new(u->map_fd, u->cfg.callchain, NULL, 0);
 	if (u->prog_fd < 0)
 		return u->prog_fd;
-	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, 0, getpid());
+	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, UBPF_LINK_ENTRY, getpid());
 	if (fd >= 0)
 		close(fd);
 	return fd == -EBADF ? 0 : -EOPNOTSUPP;
@@ -432,7 +432,8 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 				cookies[n++] = j | u->probes[j].capture;
 				done[j] = 1;
 			}
-		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n, p->retprobe, pid);
+		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n,
+				       p->retprobe ? UBPF_LINK_RETURN : UBPF_LINK_ENTRY, pid);
 		if (fd < 0) {
 			err = fd;
 			u->error_path = p->path;

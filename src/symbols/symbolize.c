@@ -535,6 +535,18 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 	return -ENOENT;
 }
 
+int sym_file_vaddr_to_offset(const struct sym_file *f, uint64_t vaddr, uint64_t *offset)
+{
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct load_seg *g = &f->segs[i];
+		if (vaddr >= g->vaddr && vaddr - g->vaddr < g->filesz) {
+			*offset = g->offset + (vaddr - g->vaddr);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Reads .eh_frame's function ranges of f, once. */
 static void load_fdes(struct sym_file *f)
 {

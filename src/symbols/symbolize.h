@@ -124,6 +124,10 @@ int sym_file_elf_type(const struct sym_file *f);
  * program headers. Returns 0, or -ENOENT if no loadable segment covers it. */
 int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t *vaddr);
 
+/* The other way: the file offset of ELF address vaddr (where a uprobe
+ * goes). Returns 0, or -ENOENT if no loadable segment holds it. */
+int sym_file_vaddr_to_offset(const struct sym_file *f, uint64_t vaddr, uint64_t *offset);
+
 /*
  * Resolves vaddr in f. Fills at most max frames, innermost first, and
  * returns how many (>= 1 when a symbol covers vaddr: a function name without

@@ -8,8 +8,6 @@
 
 #include <errno.h>
 #include <fnmatch.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,31 +91,6 @@ size_t trace_edit_distance(const char *a, const char *b, size_t cap)
 	return row[lb] < cap ? row[lb] : cap;
 }
 
-int trace_vaddr_to_offset(int fd, uint64_t vaddr, uint64_t *offset)
-{
-	int err = -ENOENT;
-	size_t n;
-
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return -ENOENT;
-	if (elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
-				*offset = vaddr - ph.p_vaddr + ph.p_offset;
-				err = 0;
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return err;
-}
-
 struct walk {
 	const struct trace_pattern *pats;
 	size_t npat;
@@ -159,7 +132,7 @@ static int add_fn(struct walk *w, const char *symbol, const char *name, uint64_t
 	f->path = strdup(w->obj->path);
 	f->object = strdup(path_base(w->obj->path));
 	if (!f->name || !f->symbol || !f->path || !f->object ||
-	    trace_vaddr_to_offset(sym_file_fd(w->obj->file), vaddr, &f->offset) < 0) {
+	    sym_file_vaddr_to_offset(w->obj->file, vaddr, &f->offset) < 0) {
 		int err = f->name && f->symbol && f->path && f->object ? 0 : -ENOMEM;
 		free(f->name);
 		free(f->symbol);

@@ -82,8 +82,4 @@ void trace_resolved_release(struct trace_resolved *r, size_t npat);
 /* Levenshtein distance of a and b, capped at cap (cheap early exit). */
 size_t trace_edit_distance(const char *a, const char *b, size_t cap);
 
-/* The file offset of ELF address vaddr in the file open as fd, through its
- * PT_LOAD program headers. Returns 0 or -ENOENT. */
-int trace_vaddr_to_offset(int fd, uint64_t vaddr, uint64_t *offset);
-
 #endif
