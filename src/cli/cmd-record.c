@@ -31,8 +31,9 @@
 #include "util/shell.h"
 #include "util/signals.h"
 
-#define DEFAULT_FILE "recce.pb.gz"
-#define DEFAULT_FREQ 99
+#define DEFAULT_FILE	       "recce.pb.gz"
+#define DEFAULT_FREQ	       99
+#define DEFAULT_ALLOC_INTERVAL (512u << 10) /* as Go and tcmalloc */
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
 /* Symbol tables are kept for binaries up to this size; a bigger one is
@@ -41,17 +42,17 @@
 
 static void parse_event(struct record_args *a, const char *s)
 {
-	static const char *const names[] = {"cpu", "offcpu", "wall"};
+	static const char *const names[] = {"cpu", "offcpu", "wall", "alloc"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(s, names[i]) == 0) {
 			a->event = (enum record_event)i;
 			return;
 		}
-	usage_die("record", "--event must be cpu, offcpu or wall, not '%s'", s);
+	usage_die("record", "--event must be cpu, offcpu, wall or alloc, not '%s'", s);
 }
 
-enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G, V_EVENT };
+enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G, V_EVENT, V_ALLOC_INTERVAL };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -81,6 +82,14 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 	case V_EVENT:
 		parse_event(a, arg);
 		break;
+	case V_ALLOC_INTERVAL: {
+		int n = parse_size_prefix(arg, &a->alloc_interval);
+		if (n < 0 || arg[n] || !a->alloc_interval)
+			usage_die("record", "--alloc-interval wants a size such as 512K, not '%s'",
+				  arg);
+		a->alloc_text = arg;
+		break;
+	}
 	}
 }
 
@@ -91,7 +100,9 @@ static const struct opt record_options[] = {
     OPT_STRING_(0, "cgroup", "PATH", struct record_args, cgroup,
 		"every process of this cgroup (a container, a service)"),
     OPT_CALL_('e', "event", "EVENT", set_value, V_EVENT,
-	      "cpu (the default), offcpu (time blocked) or wall (both)"),
+	      "cpu (the default), offcpu (time blocked), wall (both) or alloc (allocations)"),
+    OPT_CALL_(0, "alloc-interval", "SIZE", set_value, V_ALLOC_INTERVAL,
+	      "--event alloc: one sample per SIZE allocated (default 512K)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
     OPT_STRING_('o', "output", "FILE", struct record_args, output,
@@ -116,6 +127,8 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	a->freq = DEFAULT_FREQ;
 	a->output = DEFAULT_FILE;
 	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
+	a->alloc_interval = DEFAULT_ALLOC_INTERVAL;
+	a->alloc_text = "512K";
 	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
 	/* In order: the first operand is the command's name. */
 	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
@@ -131,7 +144,16 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 	if (!!a->npids + !!a->ntids + !!a->argv + !!a->all > 1)
 		usage_die("record", "give one of -p PID, -t TID, -a or a command");
 	if (a->all && a->event != RECORD_CPU)
-		usage_die("record", "-a records CPU time: --event offcpu and wall follow -p or -t");
+		usage_die("record",
+			  "-a records CPU time: --event offcpu, wall and alloc follow -p");
+	if (a->event == RECORD_ALLOC && !a->npids)
+		usage_die("record", "--event alloc probes the allocator of running processes: give "
+				    "-p PID (start a command first, then record it)");
+	if (a->event == RECORD_ALLOC && (a->freq_given || a->timeline))
+		usage_die("record", "--event alloc samples by bytes allocated (--alloc-interval), "
+				    "not by time: -F and --timeline do not apply");
+	if (a->event != RECORD_ALLOC && strcmp(a->alloc_text, "512K") != 0)
+		usage_die("record", "--alloc-interval goes with --event alloc");
 	if (!*a->output)
 		usage_die("record", "-o wants a file name");
 	if (a->tree && !a->npids)
@@ -159,13 +181,16 @@ int cmd_record(int argc, char **argv)
 	struct symbolizer *sym = symbolizer_new();
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
 	struct aggregate *agg = aggregate_new();
+	struct aggregate *inuse = a.event == RECORD_ALLOC ? aggregate_new() : NULL;
 	int64_t period = a.event == RECORD_OFFCPU ? 0 : 1000000000LL / a.freq;
 	struct resolver *res = procs ? resolver_new(procs, sym, period) : NULL;
-	if (!sym || !procs || !agg || !res ||
+	if (!sym || !procs || !agg || !res || (a.event == RECORD_ALLOC && !inuse) ||
 	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	if ((a.event == RECORD_OFFCPU && resolver_name_values(res, "switches", "offcpu") < 0) ||
-	    (a.event == RECORD_WALL && resolver_name_values(res, "samples", "wall") < 0))
+	    (a.event == RECORD_WALL && resolver_name_values(res, "samples", "wall") < 0) ||
+	    (a.event == RECORD_ALLOC &&
+	     resolver_name_allocations(res, (int64_t)a.alloc_interval) < 0))
 		die("out of memory");
 	if (a.no_symbolize)
 		resolver_keep_addresses(res);
@@ -185,9 +210,16 @@ int cmd_record(int argc, char **argv)
 	cfg.system_wide = a.all;
 	cfg.cgroup_fd = a.cgroup ? record_open_cgroup(a.cgroup) : -1;
 	cfg.child_sigmask = &old_mask;
-	cfg.events = a.event == RECORD_OFFCPU ? PERF_EVENTS_SWITCHES
-		     : a.event == RECORD_WALL ? PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES
-					      : PERF_EVENTS_CPU_CLOCK;
+	static const unsigned events[] = {
+	    [RECORD_CPU] = PERF_EVENTS_CPU_CLOCK,
+	    [RECORD_OFFCPU] = PERF_EVENTS_SWITCHES,
+	    [RECORD_WALL] = PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES,
+	    [RECORD_ALLOC] = PERF_EVENTS_ALLOC,
+	};
+	cfg.events = events[a.event];
+	cfg.alloc_interval = a.alloc_interval;
+	cfg.inuse = inuse;
+	cfg.sym = sym;
 	cfg.freq = (unsigned)a.freq;
 	cfg.duration = a.duration;
 	cfg.dwarf = a.dwarf;
@@ -213,7 +245,12 @@ int cmd_record(int argc, char **argv)
 	const struct sampler_target *t;
 	size_t ntargets = sampler_targets(s, &t);
 	for (size_t i = 0; i < ntargets; i++) {
-		if (t[i].err) {
+		if (t[i].err == -ENOENT && a.event == RECORD_ALLOC) {
+			error("process %d maps no allocator recce knows (a Go program allocates in "
+			      "its runtime): left out",
+			      (int)t[i].pid);
+			status = RECCE_EXIT_ERROR;
+		} else if (t[i].err) {
 			error("process %d exited before recce could attach", (int)t[i].pid);
 			status = RECCE_EXIT_ERROR;
 		}
@@ -236,6 +273,11 @@ int cmd_record(int argc, char **argv)
 
 	if (resolver_add(res, agg, 0) < 0)
 		die("out of memory while symbolizing");
+	if (inuse) {
+		resolver_set_column(res, 2);
+		if (resolver_add(res, inuse, 0) < 0)
+			die("out of memory while symbolizing");
+	}
 	uint64_t timeline_dropped = a.timeline ? aggregate_timeline(agg)->dropped : 0;
 	if (timeline_dropped)
 		warning("the timeline is full: the last %llu samples are counted but not in it",
@@ -265,7 +307,7 @@ int cmd_record(int argc, char **argv)
 	record_say_written(&a, &st, written);
 	status = record_command_status(&st, status);
 	record_say_busy_children(&a, &children, st.samples);
-	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED) {
+	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED && a.event != RECORD_ALLOC) {
 		struct aggregate_stats as;
 		aggregate_get_stats(agg, &as);
 		record_say_idle(&a, as.period, st.duration_ns);
@@ -279,6 +321,7 @@ int cmd_record(int argc, char **argv)
 		close(cfg.cgroup_fd);
 	resolver_free(res);
 	aggregate_free(agg);
+	aggregate_free(inuse);
 	procs_free(procs);
 	symbolizer_free(sym);
 	free(a.pids);

@@ -14,7 +14,7 @@
 #include "sampling/sampler.h"
 
 /* What record samples (--event). */
-enum record_event { RECORD_CPU, RECORD_OFFCPU, RECORD_WALL };
+enum record_event { RECORD_CPU, RECORD_OFFCPU, RECORD_WALL, RECORD_ALLOC };
 
 struct record_args {
 	enum record_event event;
@@ -30,11 +30,13 @@ struct record_args {
 	int dwarf;
 	uint32_t stack_bytes;
 	int timeline;
-	int tree;	    /* --tree: the -p processes' descendants too */
-	int all;	    /* -a: every process */
-	const char *cgroup; /* --cgroup: every process of this cgroup */
-	int no_symbolize;   /* --no-symbolize: addresses and build-ids only */
-	char *invocation;   /* "recce record ...", for the profile's comments */
+	int tree;		 /* --tree: the -p processes' descendants too */
+	int all;		 /* -a: every process */
+	const char *cgroup;	 /* --cgroup: every process of this cgroup */
+	int no_symbolize;	 /* --no-symbolize: addresses and build-ids only */
+	char *invocation;	 /* "recce record ...", for the profile's comments */
+	uint64_t alloc_interval; /* --alloc-interval: bytes per allocation sample */
+	const char *alloc_text;	 /* as given, for the messages */
 };
 
 /* Opens --cgroup's directory: the path as given, else under the cgroup

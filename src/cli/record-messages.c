@@ -36,6 +36,13 @@ void record_say_start_failed(const struct record_args *a, const struct sampler *
 	if (err == -EMFILE || err == -ENFILE)
 		die("out of file descriptors (recce needs one per thread and CPU): "
 		    "raise the limit with 'ulimit -n'");
+	if (err == -ENOENT && a->event == RECORD_ALLOC)
+		die("no process of -p maps an allocator recce knows (malloc in glibc, jemalloc, "
+		    "tcmalloc or its own executable): a Go program allocates in its runtime, "
+		    "where 'go tool pprof' reads its heap profile");
+	if (err == -EOPNOTSUPP)
+		die("this kernel cannot sample allocations: --event alloc needs Linux 6.13 or "
+		    "later (uprobe sessions)");
 	if (err == -ESRCH) {
 		const struct sampler_target *t;
 		size_t n = sampler_targets(s, &t);
@@ -132,6 +139,10 @@ void record_say_recording(const struct record_args *a, size_t ntargets)
 		     sysconf(_SC_NPROCESSORS_ONLN), a->freq, stop);
 	else if (a->event == RECORD_OFFCPU)
 		note("recording %s off-CPU: a stack at every switch%s", what, stop);
+	else if (a->event == RECORD_ALLOC)
+		note(
+		    "recording the allocations of %zu %s, one sample per %s allocated on average%s",
+		    ntargets, what, a->alloc_text, stop);
 	else if (a->event == RECORD_WALL)
 		note("recording %s on-CPU at %lld Hz and off-CPU at every switch%s", what, a->freq,
 		     stop);
@@ -158,6 +169,15 @@ int record_open_cgroup(const char *path)
 	return fd;
 }
 
+/* A byte count as people read it, in a static buffer. */
+static const char *bytes_text(uint64_t n)
+{
+	static char buf[32];
+
+	format_bytes(buf, sizeof(buf), (long long)n);
+	return buf;
+}
+
 void record_say_written(const struct record_args *a, const struct sampler_stats *st,
 			const char *written)
 {
@@ -172,11 +192,18 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		snprintf(procs, sizeof(procs), " of %zu process%s (%llu idle samples left out)",
 			 st->processes, st->processes == 1 ? "" : "es",
 			 (unsigned long long)st->idle);
-	if (a->event != RECORD_CPU)
+	if (a->event == RECORD_OFFCPU || a->event == RECORD_WALL)
 		snprintf(offcpu, sizeof(offcpu), " (%llu switch%s, %.2f s off-CPU)",
 			 (unsigned long long)st->switches, st->switches == 1 ? "" : "es",
 			 (double)st->offcpu_ns / 1e9);
-	if (a->event == RECORD_OFFCPU)
+	if (a->event == RECORD_ALLOC)
+		note("%llu allocation%s sampled in %.1f s (about %llu allocations, %s), %llu of "
+		     "them freed, %llu still in use, from %zu thread%s; wrote %s (%s)",
+		     (unsigned long long)st->alloc.samples, st->alloc.samples == 1 ? "" : "s", secs,
+		     (unsigned long long)st->alloc.objects, bytes_text(st->alloc.bytes),
+		     (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
+		     st->threads, st->threads == 1 ? "" : "s", written, size);
+	else if (a->event == RECORD_OFFCPU)
 		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu lost; wrote "
 		     "%s (%s)",
 		     (unsigned long long)st->switches, st->switches == 1 ? "" : "es", secs,

@@ -39,7 +39,8 @@ struct perf_events {
 	size_t ncpus;
 	struct perf_ring *rings;
 	struct perf_record *recs; /* one per ring: its peeked record */
-	unsigned kinds[2];	  /* the PERF_EVENTS_* events opened per thread and CPU */
+	int *outputs;		  /* PERF_EVENTS_ALLOC: one output event per CPU */
+	unsigned kinds[3];	  /* the PERF_EVENTS_* events opened per thread and CPU */
 	size_t nkinds;
 	struct perf_task *tasks;
 	size_t ntasks, tasks_cap;
@@ -90,6 +91,47 @@ static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_
 	return perf_ring_map(r, fd, pages, 8);
 }
 
+/* The output events of PERF_EVENTS_ALLOC, one per CPU, into its ring;
+ * their samples carry the program's raw data after the call chain. */
+static int outputs_open(struct perf_events *pe)
+{
+	pe->outputs = malloc(pe->ncpus * sizeof(*pe->outputs));
+	if (!pe->outputs)
+		return -ENOMEM;
+	for (size_t i = 0; i < pe->ncpus; i++)
+		pe->outputs[i] = -1;
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		struct perf_event_attr attr;
+		uint64_t id;
+		attr_common(pe, &attr);
+		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+		attr.sample_type |= PERF_SAMPLE_RAW;
+		attr.sample_period = 1;
+		attr.sample_max_stack = pe->cfg.max_stack;
+		attr.exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
+		attr.exclude_callchain_kernel = 1;
+		int fd = perf_event_open_fd(&attr, -1, pe->cpus[i]);
+		if (fd < 0)
+			return errno == EPERM ? -EACCES : -errno;
+		pe->outputs[i] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+			return -errno;
+		int err = u64map_put(&pe->ids, id, UINT32_MAX | (uint64_t)PERF_EVENTS_ALLOC << 32);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu)
+{
+	if (!pe->outputs || i >= pe->ncpus)
+		return -1;
+	*cpu = pe->cpus[i];
+	return pe->outputs[i];
+}
+
 int perf_events_new(const struct perf_events_config *cfg, struct perf_events **out)
 {
 	long long max_stack = 127;
@@ -97,7 +139,7 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 
 	if ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq)
 		return -EINVAL;
-	if (events & ~(unsigned)(PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES))
+	if (events & ~(unsigned)(PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES | PERF_EVENTS_ALLOC))
 		return -EINVAL;
 	if (cfg->dwarf && (cfg->stack_bytes < 8 || cfg->stack_bytes > PERF_EVENTS_MAX_STACK_BYTES ||
 			   cfg->stack_bytes % 8))
@@ -112,6 +154,8 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 		pe->kinds[pe->nkinds++] = PERF_EVENTS_CPU_CLOCK;
 	if (events & PERF_EVENTS_SWITCHES)
 		pe->kinds[pe->nkinds++] = PERF_EVENTS_SWITCHES;
+	if (events & PERF_EVENTS_ALLOC)
+		pe->kinds[pe->nkinds++] = PERF_EVENTS_ALLOC;
 	u64map_init(&pe->ids);
 	perf_sysctl_read("/proc/sys/kernel/perf_event_max_stack", &max_stack);
 	if (max_stack < 1)
@@ -154,6 +198,8 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 			goto out_free;
 		}
 	}
+	if ((events & PERF_EVENTS_ALLOC) && (err = outputs_open(pe)) < 0)
+		goto out_free;
 	*out = pe;
 	return 0;
 out_free:
@@ -171,6 +217,11 @@ void perf_events_free(struct perf_events *pe)
 		free(pe->tasks[t].ids);
 	}
 	free(pe->tasks);
+	if (pe->outputs)
+		for (size_t i = 0; i < pe->ncpus; i++)
+			if (pe->outputs[i] >= 0)
+				close(pe->outputs[i]);
+	free(pe->outputs);
 	if (pe->rings)
 		for (size_t i = 0; i < pe->ncpus; i++)
 			perf_ring_release(&pe->rings[i]);
@@ -207,6 +258,8 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		attr->freq = 1;
 		attr->sample_freq = pe->cfg.freq;
+	} else if (kind == PERF_EVENTS_ALLOC) {
+		attr->config = PERF_COUNT_SW_DUMMY; /* the records beside samples only */
 	} else {
 		/* Every switch out, where the thread stopped; the records of
 		 * its switches out and in time how long it stayed off. */
@@ -398,6 +451,17 @@ static int parse_sample(const struct perf_events *pe, struct cursor *c, struct p
 	if (c->bad || r->sample.nr > (uint64_t)(c->end - c->p) / 8)
 		return -EBADMSG;
 	r->sample.ips = cur_bytes(c, r->sample.nr * 8);
+	uint64_t v;
+	if (pe->outputs && u64map_get(&pe->ids, r->id, &v) && (uint32_t)v == UINT32_MAX) {
+		uint32_t size = 0;
+		const void *sz = cur_bytes(c, 4);
+		if (sz)
+			memcpy(&size, sz, 4);
+		r->sample.raw = cur_bytes(c, size);
+		r->sample.raw_size = size;
+		if (c->bad || (size + 4) % 8)
+			return -EBADMSG;
+	}
 	if (pe->cfg.dwarf) {
 		r->sample.abi = cur_u64(c);
 		if (r->sample.abi) {

@@ -3,7 +3,8 @@
  * every online CPU, one ring buffer per CPU, and reading the records of
  * all rings merged in time order. The events are cpu-clock samples (CPU
  * time), context-switch samples (a stack each time a thread leaves a CPU,
- * with PERF_RECORD_SWITCH records of its every switch out and in), or both.
+ * with PERF_RECORD_SWITCH records of its every switch out and in), or both;
+ * or the samples a BPF program sends (allocation sampling).
  *
  * Layout. The kernel refuses to mmap an inherited per-task event with
  * cpu == -1, so every target thread gets one event per online CPU (pid =
@@ -40,6 +41,10 @@
 enum {
 	PERF_EVENTS_CPU_CLOCK = 1, /* cpu-clock samples at freq; their period is CPU ns */
 	PERF_EVENTS_SWITCHES = 2,  /* a sample at every switch out, and SWITCH records */
+	/* No samples of the threads' own: their events carry mappings, names
+	 * and tasks, and one output event per CPU (perf_events_output_fd())
+	 * takes the samples a BPF program sends, with its raw data. */
+	PERF_EVENTS_ALLOC = 4,
 };
 
 struct perf_events_config {
@@ -69,6 +74,8 @@ struct perf_record {
 			const uint64_t *regs; /* PERF_EVENTS_REGS_MASK order, when abi != 0 */
 			uint64_t stack_size;  /* valid bytes of the user stack copy */
 			const uint8_t *stack; /* starts at the sampled stack pointer */
+			const void *raw;      /* PERF_EVENTS_ALLOC: what the program sent */
+			uint32_t raw_size;    /* its bytes (the kernel may pad them) */
 		} sample;
 		struct {
 			uint64_t addr, len, pgoff;
@@ -131,6 +138,10 @@ void perf_events_close_task(struct perf_events *pe, int task);
 /* The task whose events have this record id, or -1. */
 int perf_events_id_task(const struct perf_events *pe, uint64_t id);
 size_t perf_events_ntasks(const struct perf_events *pe);
+
+/* With PERF_EVENTS_ALLOC, the output event of the i-th CPU (i < the number
+ * of rings) and that CPU's number; -1 without. */
+int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu);
 
 /* Whether sampling fell back to user space only. */
 int perf_events_user_only(const struct perf_events *pe);

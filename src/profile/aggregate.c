@@ -174,6 +174,12 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		     uint64_t period, int64_t time_ns)
 {
+	return aggregate_add_weighted(a, pid, tid, frames, n, 1, period, time_ns);
+}
+
+int aggregate_add_weighted(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames,
+			   size_t n, uint64_t count, uint64_t period, int64_t time_ns)
+{
 	struct agg_stack *s;
 
 	struct agg_thread *t = thread_get(a, pid, tid);
@@ -190,7 +196,7 @@ int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *
 	struct htab_slot *hit = htab_find(&a->table, hash, stack_matches, &w);
 	if (hit) {
 		s = a->stacks[hit->val];
-		s->count++;
+		s->count += count;
 		s->period += period;
 		goto counted;
 	}
@@ -212,7 +218,7 @@ int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *
 	s->index = (uint32_t)a->nstacks;
 	if (n)
 		memcpy(s->frames, frames, n * sizeof(*frames));
-	s->count = 1;
+	s->count = count;
 	s->period = period;
 	if (!htab_add(&a->table, hash, a->nstacks))
 		return -ENOMEM;

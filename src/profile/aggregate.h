@@ -71,6 +71,12 @@ void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes);
 int aggregate_add_at(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		     uint64_t period, int64_t time_ns);
 
+/* aggregate_add_at() of a sample that stands for count of them (an
+ * allocation sample: the allocations it represents), with their summed
+ * period. The aggregate's sample total grows by one. */
+int aggregate_add_weighted(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames,
+			   size_t n, uint64_t count, uint64_t period, int64_t time_ns);
+
 /* The timeline kept so far (indexes of aggregate_stack()), NULL when not
  * enabled. */
 struct timeline_writer *aggregate_timeline(struct aggregate *a);

@@ -64,6 +64,7 @@ struct resolver {
 	uint64_t *loc_ids; /* scratch: one sample's location ids */
 	size_t loc_cap;
 	int addresses_only; /* resolver_keep_addresses() */
+	size_t column;	    /* resolver_set_column() */
 };
 
 static uint64_t key_hash(const struct key *k)
@@ -152,6 +153,28 @@ int resolver_name_values(struct resolver *r, const char *count, const char *time
 	if (!r->prof->period_type.type || !r->prof->period_type.unit)
 		return -ENOMEM;
 	return 0;
+}
+
+int resolver_name_allocations(struct resolver *r, int64_t interval)
+{
+	static const struct profile_value_type types[] = {
+	    {"alloc_objects", "count"},
+	    {"alloc_space", "bytes"},
+	    {"inuse_objects", "count"},
+	    {"inuse_space", "bytes"},
+	};
+	if (profile_set_sample_types(r->prof, types, 4) < 0)
+		return -ENOMEM;
+	r->prof->default_sample_type = 1;
+	r->prof->period_type.type = profile_intern(r->prof, "space");
+	r->prof->period_type.unit = profile_intern(r->prof, "bytes");
+	r->prof->period = interval;
+	return r->prof->period_type.type && r->prof->period_type.unit ? 0 : -ENOMEM;
+}
+
+void resolver_set_column(struct resolver *r, size_t column)
+{
+	r->column = column;
 }
 
 static void *kallsyms_loader(void *arg)
@@ -438,7 +461,11 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 
 	if (err)
 		return err;
-	int64_t values[2] = {(int64_t)s->count, (int64_t)s->period};
+	int64_t values[4] = {0, 0, 0, 0};
+	if (r->column + 2 > r->prof->nsample_types || r->prof->nsample_types > 4)
+		return -EINVAL;
+	values[r->column] = (int64_t)s->count;
+	values[r->column + 1] = (int64_t)s->period;
 	struct profile_label labels[3];
 	size_t nlabels = 0;
 	memset(labels, 0, sizeof(labels));

@@ -55,6 +55,16 @@ void resolver_free(struct resolver *r);
  * type). Returns 0 or -ENOMEM. */
 int resolver_name_values(struct resolver *r, const char *count, const char *time);
 
+/* Names the values as in an allocation profile, the way Go's heap profile
+ * does (alloc_objects, alloc_space, inuse_objects, inuse_space), sampled
+ * every interval bytes. Returns 0 or -ENOMEM. */
+int resolver_name_allocations(struct resolver *r, int64_t interval);
+
+/* Where the next resolver_add() puts an entry's count and period: at
+ * values column and column + 1 (0 by default; 2 for the in-use pair of an
+ * allocation profile), the other values 0. */
+void resolver_set_column(struct resolver *r, size_t column);
+
 /* Resolves the unresolved entries of process pid (or of all processes
  * when pid is 0). Returns 0 or -ENOMEM. */
 int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid);

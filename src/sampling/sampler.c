@@ -26,6 +26,8 @@
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
 #include "profile/resolve.h"
+#include "sampling/alloc-probes.h"
+#include "sampling/alloc-samples.h"
 #include "sampling/offcpu.h"
 #include "sampling/unwind.h"
 #include "sampling/waiting.h"
@@ -48,8 +50,10 @@ struct sampler {
 	struct sampler_config cfg;
 	struct perf_events *pe;
 	struct unwinder *unwinder;
-	struct offcpu *offcpu; /* with PERF_EVENTS_SWITCHES */
-	pid_t *attached;       /* with it: the threads attach() opened, to look at */
+	struct offcpu *offcpu;		   /* with PERF_EVENTS_SWITCHES */
+	struct alloc_probes *alloc_probes; /* with PERF_EVENTS_ALLOC, until the end */
+	struct alloc_samples *alloc;
+	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;
 	struct sampler_target *targets;
 	size_t ntargets;
@@ -88,6 +92,10 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 
 	if ((!cfg->npids && !cfg->ntids && !cfg->argv && !cfg->system_wide) || !cfg->procs ||
 	    !cfg->agg || ((events & PERF_EVENTS_CPU_CLOCK) && !cfg->freq))
+		return -EINVAL;
+	/* Allocations: the allocators of whole running processes. */
+	if ((events & PERF_EVENTS_ALLOC) && (events != PERF_EVENTS_ALLOC || !cfg->npids ||
+					     !cfg->inuse || !cfg->sym || !cfg->alloc_interval))
 		return -EINVAL;
 	struct sampler *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -428,6 +436,42 @@ static int launch(struct sampler *s)
 	return err;
 }
 
+/* Allocation sampling: the program, and probes on the allocators of
+ * every attached target. */
+static int alloc_inside(void *ctx, pid_t pid, uint64_t addr)
+{
+	struct sampler *s = ctx;
+
+	return s->alloc_probes && alloc_probes_inside(s->alloc_probes, s->cfg.procs, pid, addr);
+}
+
+static int alloc_start(struct sampler *s)
+{
+	s->alloc =
+	    alloc_samples_new(s->cfg.alloc_interval, s->cfg.agg, s->cfg.inuse, alloc_inside, s);
+	if (!s->alloc)
+		return -ENOMEM;
+	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, &s->alloc_probes);
+	if (err)
+		return err;
+	int probed = 0;
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct sampler_target *t = &s->targets[i];
+		if (t->err)
+			continue;
+		err = alloc_probes_attach(s->alloc_probes, s->cfg.procs, s->cfg.sym, t->pid);
+		if (err == -ENOENT || err == -ESRCH) {
+			t->err = err;
+			s->alive[i] = 0;
+			continue;
+		}
+		if (err < 0)
+			return err;
+		probed++;
+	}
+	return probed ? 0 : -ENOENT;
+}
+
 int sampler_start(struct sampler *s)
 {
 	int err = open_rings(s, s->cfg.argv != NULL);
@@ -447,7 +491,11 @@ int sampler_start(struct sampler *s)
 		s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
 		if (s->offcpu)
 			offcpu_set_start(s->offcpu, s->start_mono);
-		if (s->cfg.system_wide) {
+		if (s->cfg.events & PERF_EVENTS_ALLOC) {
+			err = attach(s);
+			if (!err)
+				err = alloc_start(s);
+		} else if (s->cfg.system_wide) {
 			/* A "task" of pid -1: one event per CPU, every process;
 			 * or of a cgroup, every process in it. */
 			int task = s->cfg.cgroup_fd >= 0
@@ -578,6 +626,15 @@ static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
 
 static void handle_sample(struct sampler *s, const struct perf_record *rec)
 {
+	if (rec->event == PERF_EVENTS_ALLOC) {
+		size_t n;
+		const uint64_t *frames = sample_frames(s, rec, &n);
+		if (!s->alloc ||
+		    alloc_samples_add(s->alloc, (pid_t)rec->pid, (pid_t)rec->tid, rec->sample.raw,
+				      rec->sample.raw_size, frames, n) < 0)
+			s->stats.dropped++;
+		return;
+	}
 	if (s->cfg.system_wide) {
 		if (rec->pid == 0) {
 			s->stats.idle++;
@@ -817,6 +874,9 @@ int sampler_run(struct sampler *s)
 	evloop_release(&loop);
 	int64_t end = time_now_ns(CLOCK_MONOTONIC);
 	s->stats.duration_ns = end - s->start_mono;
+	/* The target runs at full speed again before anything else. */
+	if (s->alloc_probes)
+		alloc_probes_detach(s->alloc_probes);
 	/* What the kernel wrote until now still counts. */
 	if (!ret) {
 		int r = perf_events_read(s->pe, handle_record, s);
@@ -825,6 +885,8 @@ int sampler_run(struct sampler *s)
 	}
 	if (s->offcpu)
 		offcpu_finish(s->offcpu, (uint64_t)end);
+	if (s->alloc && alloc_samples_finish(s->alloc) < 0 && !ret)
+		ret = -ENOMEM;
 	child_reap(s);
 	return ret;
 }
@@ -848,6 +910,12 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		st->samples += os.switches;
 		st->dropped += os.dropped;
 	}
+	if (s->alloc) {
+		alloc_samples_get_stats(s->alloc, &st->alloc);
+		st->samples = st->alloc.samples;
+	}
+	if (s->alloc_probes)
+		st->nallocators = alloc_probes_objects(s->alloc_probes, &st->allocators);
 	if (s->pe)
 		st->malformed = perf_events_stats(s->pe)->malformed;
 	aggregate_get_stats(s->cfg.agg, &as);
@@ -882,6 +950,18 @@ double sampler_rate(const struct sampler_stats *st)
 	return secs > 0 ? (double)st->samples / secs : 0;
 }
 
+static void describe_alloc(const struct sampler *s, const struct sampler_stats *st,
+			   struct profile *p)
+{
+	add_comment(p, "event", "alloc");
+	add_comment(p, "alloc-interval", "%llu bytes", (unsigned long long)s->cfg.alloc_interval);
+	for (size_t i = 0; i < st->nallocators; i++)
+		add_comment(p, "allocator", "%s", st->allocators[i]);
+	add_comment(p, "allocations", "%llu sampled of about %llu, %llu freed, %llu still in use",
+		    (unsigned long long)st->alloc.samples, (unsigned long long)st->alloc.objects,
+		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live);
+}
+
 void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 		      const struct sampler_info *info, struct profile *p)
 {
@@ -909,6 +989,8 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 			    s->cfg.events & PERF_EVENTS_CPU_CLOCK ? "wall" : "offcpu");
 	if (s->cfg.events & PERF_EVENTS_CPU_CLOCK)
 		add_comment(p, "rate-requested", "%u Hz", s->cfg.freq);
+	if (s->cfg.events & PERF_EVENTS_ALLOC)
+		describe_alloc(s, st, p);
 	if (s->cfg.events & PERF_EVENTS_SWITCHES)
 		add_comment(p, "off-cpu", "%.3f s in %llu switches",
 			    seconds_of((int64_t)st->offcpu_ns), (unsigned long long)st->switches);
@@ -946,6 +1028,8 @@ void sampler_free(struct sampler *s)
 			free(s->targets[i].cmdline);
 	unwinder_free(s->unwinder);
 	offcpu_free(s->offcpu);
+	alloc_probes_free(s->alloc_probes);
+	alloc_samples_free(s->alloc);
 	free(s->attached);
 	u64map_release(&s->tid_task);
 	u64map_release(&s->known);

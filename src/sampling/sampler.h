@@ -38,12 +38,14 @@
 #include <sys/types.h>
 
 #include "profile/profile.h"
+#include "sampling/alloc-samples.h"
 #include "sampling/unwind.h"
 
 struct aggregate;
 struct proc_registry;
 struct resolver;
 struct sampler;
+struct symbolizer;
 
 struct sampler_config {
 	const pid_t *pids; /* attach to these processes... */
@@ -55,8 +57,9 @@ struct sampler_config {
 	int cgroup_fd;	   /* ...of this cgroup only (a directory descriptor), when >= 0 */
 	const sigset_t *child_sigmask; /* the command's signal mask; NULL = none blocked */
 
-	unsigned events; /* PERF_EVENTS_CPU_CLOCK (0 too), _SWITCHES (off-CPU), or both */
-	unsigned freq;	 /* cpu-clock samples per second of CPU time */
+	unsigned
+	    events;    /* PERF_EVENTS_CPU_CLOCK (0 too), _SWITCHES (off-CPU), or both; or _ALLOC */
+	unsigned freq; /* cpu-clock samples per second of CPU time */
 	double duration; /* seconds; 0 = until stopped or every target exits */
 	int dwarf;	 /* --call-graph dwarf */
 	uint32_t stack_bytes;
@@ -66,6 +69,13 @@ struct sampler_config {
 	struct proc_registry *procs;
 	struct aggregate *agg;
 	struct resolver *resolver; /* may be NULL */
+
+	/* PERF_EVENTS_ALLOC (pids only): allocation samples go to agg, those
+	 * still in use at the end to inuse; the allocators are found through
+	 * sym. */
+	uint64_t alloc_interval; /* bytes allocated per sample, on average */
+	struct aggregate *inuse;
+	struct symbolizer *sym;
 };
 
 struct sampler_target {
@@ -100,6 +110,9 @@ struct sampler_stats {
 	int child_status; /* wait status of the launched command, if it exited */
 	int child_exited;
 	struct unwind_check_stats unwind_check; /* with unwind_check */
+	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
+	const char *const *allocators;		/* the files probed, valid until sampler_free() */
+	size_t nallocators;
 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out);
@@ -107,7 +120,9 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out);
 /*
  * Opens the events: attaches to the pids or launches the command. Returns
  * 0 when at least one target is sampled (see sampler_targets() for each
- * one's outcome), -ESRCH when none could be attached, -EACCES when the
+ * one's outcome), -ESRCH when none could be attached, -ENOENT when none
+ * maps an allocator (PERF_EVENTS_ALLOC; its target's err says so),
+ * -EOPNOTSUPP when the kernel cannot sample allocations, -EACCES when the
  * kernel refuses perf_event_open, -EMFILE when out of descriptors, or the
  * errno of a failed exec of the command (-ENOENT, -EACCES...: then
  * sampler_exec_failed() is 1).

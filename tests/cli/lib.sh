@@ -408,6 +408,37 @@ folded()
 	cat "$OUT"
 }
 
+# spawn_go DIR OUT [ARGS...]: builds the Go target tests/go/DIR (GOPATH
+# mode) and spawns it with ARGS, its output into OUT,
+# waiting up to 5 s for its "ready" line; $PID is its pid. Returns 0; 1
+# when it did not build (a failed test says why); 2 when go is missing.
+spawn_go()
+{
+	local dir=$1 out=$2
+	shift 2
+	command -v go >/dev/null 2>&1 || return 2
+	export GO111MODULE=off GOFLAGS= GOPATH="$T/gopath"
+	if ! go build -o "$T/go-$dir" "tests/go/$dir/main.go" 2>"$T/go.err"; then
+		fail "go build of tests/go/$dir" "$(cat "$T/go.err")"
+		return 1
+	fi
+	spawn "$out" "$T/go-$dir" "$@"
+	wait_for 5 grep -q '^ready' "$out" || diag "the Go target tests/go/$dir did not start"
+	return 0
+}
+
+# value_folded FILE TYPE [ARGS...]: runs `recce report --folded --value
+# TYPE ARGS... FILE` (that sample type: offcpu, alloc_space...) and prints
+# its output.
+value_folded()
+{
+	local f=$1 v=$2
+	shift 2
+	run "$RECCE" report --folded --value "$v" "$@" "$f"
+	[ "$RC" = 0 ] || diag "report --folded --value $v $f: status $RC: $(head -n 3 "$ERR")" >&2
+	cat "$OUT"
+}
+
 # near A B TOLERANCE: A is within TOLERANCE (a fraction) of B; A and B are
 # numbers or awk expressions of numbers.
 near()

@@ -8,16 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/blocker" "$TARGETS/blocker-cxx"
 
-# value_folded FILE TYPE [ARGS...]: report --folded of that sample type.
-value_folded()
-{
-	local f=$1 v=$2
-	shift 2
-	run "$RECCE" report --folded --value "$v" "$@" "$f"
-	[ "$RC" = 0 ] || diag "report --folded --value $v $f: status $RC: $(head -n 3 "$ERR")" >&2
-	cat "$OUT"
-}
-
 # snapshot N FILE: the Nth block of "NAME NS" lines the blocker printed.
 snapshot()
 {
@@ -138,28 +128,23 @@ kill -TERM "$CXX"
 
 # --- Go -------------------------------------------------------------------
 
-if command -v go >/dev/null 2>&1; then
-	export GO111MODULE=off GOFLAGS= GOPATH="$T/gopath"
-	if go build -o "$T/gooff" tests/go/offcpu/main.go 2>"$T/go.err"; then
-		spawn "$T/go.out" "$T/gooff" 30
-		GOP=$PID
-		wait_for 5 grep -q '^ready' "$T/go.out" || diag "the Go target did not start"
-		P="$T/go.pb.gz"
-		run "$RECCE" record -p "$GOP" --event offcpu -d 1.5 -o "$P"
-		is "$RC" 0 "record --event offcpu of a Go program exits 0" || show_run
-		FOLDED=$(value_folded "$P" offcpu)
-		NAP=$(folded_count "$FOLDED" '(^|;)main\.napGo;.*\[off-CPU: sleep\]$')
-		ok "Go: main.napGo sleeps, [off-CPU: sleep] ($NAP ns)" near "$NAP" 1.5e9 0.1
-		READ=$(folded_count "$FOLDED" '(^|;)main\.readGo;.*\[off-CPU: io\]$')
-		ok "Go: main.readGo waits on a pipe, [off-CPU: io] ($READ ns)" near "$READ" 1.5e9 0.1
-		ok "the Go program still runs" kill -0 "$GOP"
-	else
-		fail "go build of tests/go/offcpu" "$(cat "$T/go.err")"
-		skip 4 "no Go target"
-	fi
-else
-	skip 5 "go is not installed (Debian package golang-go)"
-fi
+spawn_go offcpu "$T/go.out" 30
+case $? in
+0)
+	GOP=$PID
+	P="$T/go.pb.gz"
+	run "$RECCE" record -p "$GOP" --event offcpu -d 1.5 -o "$P"
+	is "$RC" 0 "record --event offcpu of a Go program exits 0" || show_run
+	FOLDED=$(value_folded "$P" offcpu)
+	NAP=$(folded_count "$FOLDED" '(^|;)main\.napGo;.*\[off-CPU: sleep\]$')
+	ok "Go: main.napGo sleeps, [off-CPU: sleep] ($NAP ns)" near "$NAP" 1.5e9 0.1
+	READ=$(folded_count "$FOLDED" '(^|;)main\.readGo;.*\[off-CPU: io\]$')
+	ok "Go: main.readGo waits on a pipe, [off-CPU: io] ($READ ns)" near "$READ" 1.5e9 0.1
+	ok "the Go program still runs" kill -0 "$GOP"
+	;;
+1) skip 4 "no Go target" ;;
+*) skip 5 "go is not installed (Debian package golang-go)" ;;
+esac
 
 # --- an idle target under --event cpu, and usage errors -------------------
 
@@ -180,7 +165,7 @@ like "$FOLDED" '(^|;)__libc_start_main;' "... unwound from the system call up to
 
 run "$RECCE" record -p "$PID" --event bogus -d 1
 is "$RC" 2 "--event bogus is a usage error"
-like "$(cat "$ERR")" '--event must be cpu, offcpu or wall' "it names the choices"
+like "$(cat "$ERR")" '--event must be cpu, offcpu, wall or alloc' "it names the choices"
 run "$RECCE" record -p "$PID" --event offcpu -F 999 -d 1
 is "$RC" 2 "-F with --event offcpu is a usage error"
 like "$(cat "$ERR")" 'offcpu takes a stack at every switch' "it says why"

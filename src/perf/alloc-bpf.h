@@ -1,0 +1,82 @@
+/*
+ * The BPF side of allocation sampling (`record --event alloc`): one
+ * program on the entry and return of a process's allocator functions
+ * (uprobe session links), which picks about one allocation per interval
+ * bytes and says so, with the allocation's size, through a perf event per
+ * CPU; perf adds the user stack. Unsampled calls cost one uprobe and no
+ * return probe; a sampled call's return gives its address, and a later
+ * free of a sampled address is reported too, so that what is still in use
+ * at the end is known. An allocator call made inside a sampled one (glibc's
+ * realloc(NULL, n) calls malloc) is not sampled again; one made inside an
+ * unsampled one is, and its caller, in the record, tells user space.
+ *
+ * Sampling is a Poisson process over allocated bytes, as in Go and
+ * tcmalloc: each CPU counts down a random number of bytes, drawn from an
+ * exponential distribution of mean interval (a table user space fills),
+ * and the allocation that crosses zero is sampled. An allocation of size s
+ * is sampled with probability 1 - exp(-s / interval), and stands for 1/p
+ * allocations and s/p bytes.
+ *
+ * Needs Linux 6.13 or later (uprobe sessions) and CAP_BPF with CAP_PERFMON
+ * (or root).
+ */
+#ifndef RECCE_ALLOC_BPF_H
+#define RECCE_ALLOC_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What a probed function does; the low byte of a link's cookie. */
+enum alloc_fn_kind {
+	ALLOC_FN_MALLOC = 1,	 /* size in the first argument: malloc, operator new */
+	ALLOC_FN_CALLOC,	 /* count and size */
+	ALLOC_FN_REALLOC,	 /* pointer and size */
+	ALLOC_FN_ALIGNED,	 /* alignment and size: aligned_alloc, memalign */
+	ALLOC_FN_POSIX_MEMALIGN, /* result pointer, alignment and size */
+	ALLOC_FN_FREE,		 /* pointer: free, operator delete */
+};
+
+/* A cookie flag: the allocator is glibc's, whose realloc(NULL, n) and
+ * aligned allocations of alignment 16 or less call malloc (probed too):
+ * those calls are left to malloc's probe. */
+#define ALLOC_FN_GLIBC		 0x100
+#define ALLOC_GLIBC_MALLOC_ALIGN 16
+
+/* The raw data of a record: what happened, and a size or an address. */
+enum alloc_event {
+	ALLOC_EV_SAMPLE = 1, /* value: size; the record carries the stack */
+	ALLOC_EV_RETURN,     /* value: the sampled call's result, 0 if it failed */
+	ALLOC_EV_FREE,	     /* value: a sampled address freed */
+};
+struct alloc_raw {
+	uint64_t event;
+	uint64_t value;
+	uint64_t caller; /* ALLOC_EV_SAMPLE: the call's return address */
+};
+
+#define ALLOC_BPF_LIVE_MAX 65536 /* sampled allocations still in use that can be matched */
+
+struct alloc_bpf {
+	int out_fd; /* BPF_MAP_TYPE_PERF_EVENT_ARRAY, one entry per CPU */
+	int left_fd, table_fd, pending_fd, live_fd; /* the program's state */
+	int prog_fd;
+};
+
+/* Makes the maps and loads the program, sampling every interval bytes on
+ * average; ncpus entries for the output events. On failure a verifier log
+ * (if any) is left in log. Returns 0 or -errno. */
+int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, char *log, size_t log_len);
+
+/* Puts the output event (a PERF_COUNT_SW_BPF_OUTPUT) of cpu in place. */
+int alloc_bpf_set_output(struct alloc_bpf *b, int cpu, int event_fd);
+
+/* Attaches the program to n functions of the file path (offsets, with
+ * their alloc_fn_kind and ALLOC_FN_* flags), for process pid. Returns the link's descriptor or
+ * -errno (-EOPNOTSUPP: the kernel has no uprobe sessions). */
+int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offsets,
+		     const uint16_t *kinds, size_t n, pid_t pid);
+
+void alloc_bpf_release(struct alloc_bpf *b);
+
+#endif

@@ -1,0 +1,239 @@
+/*
+ * Finding a process's allocator and probing it (see alloc-probes.h).
+ */
+#include "sampling/alloc-probes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "perf/alloc-bpf.h"
+#include "perf/perf-events.h"
+#include "proc/proc-maps.h"
+#include "symbols/symbolize.h"
+#include "util/array.h"
+
+/* The functions probed in an allocator, by symbol. */
+static const struct {
+	const char *name;
+	uint8_t kind;
+} fns[] = {
+    {"malloc", ALLOC_FN_MALLOC},
+    {"calloc", ALLOC_FN_CALLOC},
+    {"realloc", ALLOC_FN_REALLOC},
+    {"free", ALLOC_FN_FREE},
+    {"aligned_alloc", ALLOC_FN_ALIGNED},
+    {"memalign", ALLOC_FN_ALIGNED},
+    {"posix_memalign", ALLOC_FN_POSIX_MEMALIGN},
+    {"valloc", ALLOC_FN_MALLOC},
+    {"pvalloc", ALLOC_FN_MALLOC},
+    /* jemalloc's own interface */
+    {"mallocx", ALLOC_FN_MALLOC},
+    {"rallocx", ALLOC_FN_REALLOC},
+    {"dallocx", ALLOC_FN_FREE},
+    {"sdallocx", ALLOC_FN_FREE},
+    /* operator new and delete, where the allocator itself defines them
+     * (libstdc++'s call malloc, and are not probed) */
+    {"_Znwm", ALLOC_FN_MALLOC},
+    {"_Znam", ALLOC_FN_MALLOC},
+    {"_ZnwmRKSt9nothrow_t", ALLOC_FN_MALLOC},
+    {"_ZnamRKSt9nothrow_t", ALLOC_FN_MALLOC},
+    {"_ZdlPv", ALLOC_FN_FREE},
+    {"_ZdaPv", ALLOC_FN_FREE},
+    {"_ZdlPvm", ALLOC_FN_FREE},
+    {"_ZdaPvm", ALLOC_FN_FREE},
+};
+#define NFNS (sizeof(fns) / sizeof(fns[0]))
+
+struct probed {
+	pid_t pid;
+	struct sym_file *file;
+	char *path;
+	size_t n; /* the functions probed: file offsets and sizes */
+	uint64_t offsets[NFNS], sizes[NFNS];
+};
+
+struct alloc_probes {
+	struct alloc_bpf bpf;
+	int *links;
+	size_t nlinks, links_cap;
+	struct probed *probed; /* per process and file */
+	size_t nprobed, probed_cap;
+	const char **paths; /* distinct paths of the files probed */
+	size_t npaths;
+};
+
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_probes **out)
+{
+	struct alloc_probes *ap = calloc(1, sizeof(*ap));
+	int cpu, max_cpu = 0;
+
+	if (!ap)
+		return -ENOMEM;
+	for (size_t i = 0; perf_events_output_fd(pe, i, &cpu) >= 0; i++)
+		if (cpu > max_cpu)
+			max_cpu = cpu;
+	int err = alloc_bpf_new(&ap->bpf, interval, (size_t)max_cpu + 1, NULL, 0);
+	if (err == -EINVAL)
+		err = -EOPNOTSUPP; /* no session attach type to load for */
+	if (err == -EPERM)
+		err = -EACCES;
+	for (size_t i = 0; !err; i++) {
+		int fd = perf_events_output_fd(pe, i, &cpu);
+		if (fd < 0)
+			break;
+		err = alloc_bpf_set_output(&ap->bpf, cpu, fd);
+	}
+	if (err) {
+		alloc_probes_free(ap);
+		return err;
+	}
+	*out = ap;
+	return 0;
+}
+
+static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_file *f)
+{
+	for (size_t i = 0; i < ap->nprobed; i++)
+		if (ap->probed[i].pid == pid && ap->probed[i].file == f)
+			return 1;
+	return 0;
+}
+
+static int remember(struct alloc_probes *ap, const struct probed *pr, int link)
+{
+	struct probed *np =
+	    array_reserve(ap->probed, &ap->probed_cap, ap->nprobed + 1, sizeof(*ap->probed));
+	if (np)
+		ap->probed = np;
+	int *nl = array_reserve(ap->links, &ap->links_cap, ap->nlinks + 1, sizeof(*ap->links));
+	if (nl)
+		ap->links = nl;
+	const char **paths = realloc(ap->paths, (ap->npaths + 1) * sizeof(*paths));
+	if (paths)
+		ap->paths = paths;
+	char *copy = strdup(pr->path);
+	if (!np || !nl || !paths || !copy) {
+		free(copy);
+		return -ENOMEM;
+	}
+	ap->links[ap->nlinks++] = link;
+	ap->probed[ap->nprobed] = *pr;
+	ap->probed[ap->nprobed++].path = copy;
+	int seen = 0;
+	for (size_t i = 0; i < ap->npaths && !seen; i++)
+		seen = strcmp(ap->paths[i], copy) == 0;
+	if (!seen)
+		ap->paths[ap->npaths++] = copy;
+	return 0;
+}
+
+/* Probes f's allocation functions, if it defines malloc. Returns how many,
+ * 0 when it is no allocator, or -errno. */
+static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sym_file *f,
+		      const char *path, pid_t pid)
+{
+	struct probed pr = {pid, f, (char *)path, 0, {0}, {0}};
+	uint16_t kinds[NFNS];
+	uint64_t vaddr, size;
+
+	if (symbolizer_find_symbol(sym, f, "malloc", &vaddr, NULL) < 0)
+		return 0;
+	uint16_t flags =
+	    symbolizer_find_symbol(sym, f, "__libc_malloc", &vaddr, NULL) == 0 ? ALLOC_FN_GLIBC : 0;
+	for (size_t i = 0; i < NFNS; i++) {
+		uint64_t off;
+		int dup = 0;
+		if (symbolizer_find_symbol(sym, f, fns[i].name, &vaddr, &size) < 0 ||
+		    sym_file_vaddr_to_offset(f, vaddr, &off) < 0)
+			continue;
+		for (size_t j = 0; j < pr.n && !dup; j++)
+			dup = pr.offsets[j] == off; /* an alias: memalign is aligned_alloc */
+		if (dup)
+			continue;
+		pr.offsets[pr.n] = off;
+		pr.sizes[pr.n] = size;
+		kinds[pr.n++] = fns[i].kind | flags;
+	}
+	char fdpath[64];
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", sym_file_fd(f));
+	int link = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid);
+	if (link < 0)
+		return link;
+	int n = (int)pr.n;
+	int err = remember(ap, &pr, link);
+	if (err) {
+		close(link);
+		return err;
+	}
+	return n;
+}
+
+int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,
+			struct symbolizer *sym, pid_t pid)
+{
+	const struct proc_map *maps;
+	int err = procs_scan(procs, pid);
+
+	if (err)
+		return err;
+	size_t nmaps = procs_maps(procs, pid, &maps);
+	int total = 0;
+	for (size_t i = 0; i < nmaps; i++) {
+		if (!maps[i].file || maps[i].path[0] != '/' || is_probed(ap, pid, maps[i].file))
+			continue;
+		int n = probe_file(ap, sym, maps[i].file, maps[i].path, pid);
+		if (n < 0)
+			return n;
+		total += n;
+	}
+	return total ? total : -ENOENT;
+}
+
+int alloc_probes_inside(const struct alloc_probes *ap, struct proc_registry *procs, pid_t pid,
+			uint64_t addr)
+{
+	const struct proc_map *m = procs_find(procs, pid, addr);
+
+	if (!m || !m->file)
+		return 0;
+	uint64_t off = addr - m->start + m->pgoff;
+	for (size_t i = 0; i < ap->nprobed; i++) {
+		const struct probed *pr = &ap->probed[i];
+		if (pr->pid != pid || pr->file != m->file)
+			continue;
+		for (size_t j = 0; j < pr->n; j++)
+			if (off >= pr->offsets[j] && off - pr->offsets[j] < pr->sizes[j])
+				return 1;
+	}
+	return 0;
+}
+
+size_t alloc_probes_objects(const struct alloc_probes *ap, const char *const **paths)
+{
+	*paths = (const char *const *)ap->paths;
+	return ap->npaths;
+}
+
+void alloc_probes_detach(struct alloc_probes *ap)
+{
+	for (size_t i = 0; i < ap->nlinks; i++)
+		close(ap->links[i]);
+	ap->nlinks = 0;
+	alloc_bpf_release(&ap->bpf);
+}
+
+void alloc_probes_free(struct alloc_probes *ap)
+{
+	if (!ap)
+		return;
+	alloc_probes_detach(ap);
+	for (size_t i = 0; i < ap->nprobed; i++)
+		free(ap->probed[i].path);
+	free(ap->probed);
+	free(ap->paths);
+	free(ap->links);
+	free(ap);
+}

@@ -1,0 +1,50 @@
+/*
+ * Where allocation sampling probes a process: the allocator it actually
+ * maps. Every ELF object of the process that defines malloc (glibc, a
+ * jemalloc or tcmalloc linked in or preloaded, an executable with its own)
+ * gets the allocation program (perf/alloc-bpf.h) on its allocation and
+ * free functions: the C ones, jemalloc's *allocx, and the C++ operators
+ * when the allocator defines them itself. Where two objects define them,
+ * only the one the process calls is ever hit.
+ *
+ * Ownership: alloc_probes_new() returns a heap object freed by
+ * alloc_probes_free(), which removes every probe before it returns.
+ */
+#ifndef RECCE_ALLOC_PROBES_H
+#define RECCE_ALLOC_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct alloc_probes;
+struct perf_events;
+struct proc_registry;
+struct symbolizer;
+
+/* Loads the program, sampling every interval bytes on average, writing
+ * into the output events of pe (opened with PERF_EVENTS_ALLOC). Returns 0,
+ * -EOPNOTSUPP (no uprobe sessions: Linux before 6.13), -EACCES, -errno. */
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_probes **out);
+
+/* Probes the allocators process pid maps (as procs knows them). Returns
+ * the number of functions probed, -ENOENT when it maps no allocator,
+ * -ESRCH when it is gone, -errno. */
+int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,
+			struct symbolizer *sym, pid_t pid);
+
+/* Removes every probe (the target runs at full speed when it returns);
+ * the objects probed stay known. */
+void alloc_probes_detach(struct alloc_probes *ap);
+
+/* Whether addr, in process pid, lies inside a probed function: a call
+ * made from there is the allocator calling itself. */
+int alloc_probes_inside(const struct alloc_probes *ap, struct proc_registry *procs, pid_t pid,
+			uint64_t addr);
+
+/* The objects probed, by path. */
+size_t alloc_probes_objects(const struct alloc_probes *ap, const char *const **paths);
+
+void alloc_probes_free(struct alloc_probes *ap);
+
+#endif

@@ -1,0 +1,157 @@
+#!/bin/bash
+# recce record --event alloc: sampled allocations of a running process,
+# checked against a target with known bytes per call site
+# (tests/targets/allocs.c): each site's share of the bytes allocated, the
+# bytes still in use after the target's known frees, on glibc's malloc and
+# on jemalloc preloaded; C++ with exceptions and a Rust-named function;
+# a Go program, which allocates in its own runtime, refused clearly; go tool
+# pprof reading the four sample types; and the usage errors.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
+
+# share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
+share()
+{
+	awk -v n="$(folded_count "$1" "$2")" -v t="$(folded_total "$1")" \
+		'BEGIN { printf "%.2f", (t > 0 ? 100 * n / t : 0) }'
+}
+
+# check_sites NAME PROFILE: the four sites' shares of the bytes, and what
+# is still in use, against the target's truth (allocs.c).
+check_sites()
+{
+	local name=$1 p=$2 f got want site inuse kept
+	f=$(value_folded "$p" alloc_space)
+	for site in alloc_small:30 alloc_zeroed:20 alloc_grown:10 alloc_kept:40; do
+		want=${site#*:}
+		got=$(share "$f" "(^|;)${site%%:*};")
+		cmp_ok "($got) - ($want) <= 5 && ($want) - ($got) <= 5" '==' 1 \
+			"$name: ${site%%:*} has $got% of the bytes allocated, the target allocates $want%"
+	done
+	like "$f" '(^|;)alloc_small;malloc [0-9]+' "$name: the allocator's function is the leaf"
+	# The ring of 1024 blocks of 16000 bytes turned over while recorded:
+	# they are what is in use, all of it from alloc_kept.
+	inuse=$(value_folded "$p" inuse_space)
+	kept=$(folded_count "$inuse" '(^|;)alloc_kept;')
+	ok "$name: $kept bytes in use from alloc_kept, the target holds 16384000" \
+		near "$kept" 16384000 0.25
+	cmp_ok "$(folded_total "$inuse") - $kept" '<' 163840 \
+		"$name: what the other sites allocated was freed (under 1% of it left in use)"
+}
+
+# --- glibc -----------------------------------------------------------------
+
+spawn "$T/a.out" "$TARGETS/allocs" 60
+TGT=$PID
+wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
+P="$T/glibc.pb.gz"
+run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+is "$RC" 0 "record --event alloc -p exits 0" || show_run
+like "$(cat "$ERR")" 'recording the allocations of 1 process, one sample per 64K allocated' \
+	"it says what it records"
+like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
+	"the summary counts samples, what they stand for, frees and what is in use"
+check_sites glibc "$P"
+ok "the target still runs" kill -0 "$TGT"
+
+run "$RECCE" report -n 3 "$P"
+like "$(cat "$OUT")" 'allocator: /[^ ]*libc\.so\.6' "the profile names the allocator probed"
+like "$(cat "$OUT")" 'alloc-interval: 65536 bytes' "and the interval"
+if command -v go >/dev/null 2>&1; then
+	run go tool pprof -top -sample_index=inuse_space "$P"
+	like "$(cat "$OUT")" 'Type: inuse_space' "go tool pprof reads inuse_space" || show_run
+	like "$(cat "$OUT")" ' [0-9.]+MB +[0-9.]+% +alloc_kept' \
+		"and finds alloc_kept holding megabytes"
+	run go tool pprof -top -sample_index=alloc_objects "$P"
+	like "$(cat "$OUT")" 'Type: alloc_objects' "and alloc_objects" || show_run
+else
+	skip 3 "go is not installed (Debian package golang-go)"
+fi
+
+# Dwarf stacks give the same shares.
+P="$T/glibc-dwarf.pb.gz"
+run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K --call-graph dwarf -d 2 -o "$P"
+is "$RC" 0 "record --event alloc --call-graph dwarf exits 0" || show_run
+F=$(value_folded "$P" alloc_space)
+got=$(share "$F" '(^|;)main;round_of;alloc_kept;posix_memalign$')
+cmp_ok "($got) - 40 <= 5 && 40 - ($got) <= 5" '==' 1 \
+	"dwarf: main;round_of;alloc_kept;posix_memalign has $got% of the bytes (40%)"
+kill -TERM "$TGT"
+
+# --- jemalloc, preloaded ------------------------------------------------------
+
+JE=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
+if [ -n "$JE" ]; then
+	LD_PRELOAD=$JE spawn "$T/j.out" "$TARGETS/allocs" 60
+	TGT=$PID
+	wait_for 5 grep -q '^ready' "$T/j.out" || diag "the target did not start with jemalloc"
+	P="$T/jemalloc.pb.gz"
+	run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+	is "$RC" 0 "record --event alloc of a jemalloc process exits 0" || show_run
+	check_sites jemalloc "$P"
+	run "$RECCE" report -n 1 "$P"
+	like "$(cat "$OUT")" 'allocator: /[^ ]*libjemalloc\.so\.2' "jemalloc is among the allocators probed"
+	kill -TERM "$TGT"
+else
+	skip 9 "libjemalloc2 is not installed"
+fi
+
+# --- C++ with exceptions, a Rust-named function ----------------------------
+
+spawn "$T/cxx.out" "$TARGETS/allocs-cxx" 60
+CXX=$PID
+wait_for 5 grep -q '^ready' "$T/cxx.out" || diag "allocs-cxx did not start"
+P="$T/cxx.pb.gz"
+run "$RECCE" record -p "$CXX" --event alloc --alloc-interval 64K --call-graph dwarf -d 2 -o "$P"
+is "$RC" 0 "record --event alloc of a C++ target exits 0" || show_run
+F=$(value_folded "$P" alloc_space)
+FILL=$(folded_count "$F" '(^|;)shop::Basket::fill\(\);operator new\(unsigned long\);malloc$')
+GROW=$(folded_count "$F" '(^|;)alloc::raw_vec::finish_grow;malloc$')
+got=$(awk -v a="$FILL" -v b="$GROW" 'BEGIN { printf "%.2f", (a + b > 0 ? 100 * a / (a + b) : 0) }')
+cmp_ok "($got) - 40 <= 5 && 40 - ($got) <= 5" '==' 1 \
+	"C++ new[] under Basket::fill and a Rust-named finish_grow: $got% and the rest (40/60)"
+like "$F" '(^|;)shop::Basket::reject\(\);__cxa_allocate_exception;malloc [0-9]+' \
+	"a thrown exception's allocation is under Basket::reject"
+ok "the C++ target still runs" kill -0 "$CXX"
+kill -TERM "$CXX"
+
+# --- Go: no malloc to probe ------------------------------------------------
+
+spawn_go offcpu "$T/go.out" 30
+case $? in
+0)
+	GOP=$PID
+	run "$RECCE" record -p "$GOP" --event alloc -d 1 -o "$T/go.pb.gz"
+	is "$RC" 1 "record --event alloc of a Go program exits 1" || show_run
+	like "$(cat "$ERR")" "maps an allocator.*go tool pprof" \
+		"it says a Go program allocates in its runtime, and where to look"
+	ok "the Go program still runs" kill -0 "$GOP"
+	# With a C process beside it: the C one is recorded, the Go one said.
+	spawn "$T/a2.out" "$TARGETS/allocs" 30
+	wait_for 5 grep -q '^ready' "$T/a2.out" || diag "the allocation target did not start"
+	run "$RECCE" record -p "$PID,$GOP" --event alloc -d 1 -o "$T/mixed.pb.gz"
+	is "$RC" 1 "record --event alloc of a C and a Go process exits 1" || show_run
+	like "$(cat "$ERR")" "process $GOP maps no allocator recce knows" "it names the Go process"
+	like "$(value_folded "$T/mixed.pb.gz" alloc_space)" '(^|;)alloc_small;malloc [0-9]+' \
+		"and still writes the C process's allocations"
+	;;
+1) skip 5 "no Go target" ;;
+*) skip 6 "go is not installed (Debian package golang-go)" ;;
+esac
+
+# --- usage errors ----------------------------------------------------------
+
+run "$RECCE" record --event alloc -d 1 -- "$TARGETS/allocs" 1
+is "$RC" 2 "--event alloc of a command is a usage error"
+like "$(cat "$ERR")" 'give -p PID' "and says to give -p"
+run "$RECCE" record --event alloc -a -d 1
+is "$RC" 2 "--event alloc with -a is a usage error"
+run "$RECCE" record -p 1 --event alloc --alloc-interval 0 -d 1
+is "$RC" 2 "--alloc-interval 0 is a usage error"
+run "$RECCE" record -p 1 --alloc-interval 1M -d 1
+is "$RC" 2 "--alloc-interval without --event alloc is a usage error"
+run "$RECCE" record -p 1 --event alloc -F 99 -d 1
+is "$RC" 2 "-F with --event alloc is a usage error"
+run "$RECCE" record -p "$(unused_pid)" --event alloc -d 1
+is "$RC" 1 "--event alloc of a missing process exits 1"
+like "$(cat "$ERR")" 'no process with PID' "and says so"
