@@ -12,7 +12,7 @@
 # Settings (environment):
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
-#                slowdown deep tenk split threads symbolize trace top events offcpu
+#                slowdown deep tenk split threads symbolize trace top events offcpu alloc
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -56,6 +56,7 @@ TOP_HZ=49           # recce top's default rate
 EV_FAST=50000000    # iterations of the events loop for librecce, the clock, the bare loop
 EV_SLOW=5000000     # ... and for LTTng-UST and uftrace, a call of which costs more
 OFF_ROUNDS=300000   # round trips of the switches workload (two switches each)
+ALLOC_STEPS=200000  # steps of the allocs workload (a malloc and a free each, 1 us alone)
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -78,7 +79,7 @@ build() {
 	command -v perf > /dev/null || die "perf is missing: apt-get install linux-perf"
 	mkdir -p "$BIN" "$TMP"
 	wflags="-std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -Wall -Wextra"
-	for w in cpu2 split deep threads calls switches; do
+	for w in cpu2 split deep threads calls switches allocs; do
 		# shellcheck disable=SC2086
 		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
 	done
@@ -266,15 +267,24 @@ ev() {
 	fi
 }
 
+# start_waiting MS OUT CMD [ARGS...]: starts a workload that waits MS
+# milliseconds after printing "ready" (BENCH_WAIT_MS), its output into OUT,
+# and returns once it is ready, with its pid in $pid.
+start_waiting() {
+	ms=$1 wout=$2
+	shift 2
+	BENCH_WAIT_MS=$ms "$@" > "$wout" 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q ready "$wout" && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+}
+
 # One run of the switches workload under an off-CPU profiler attached by
 # pid while it waits to start: off TOOL (none, recce or perf).
 off() {
 	tool=$1
 	rm -f "$TMP/off.err" "$TMP/perf.data" "$TMP/recce.pb.gz"
-	BENCH_WAIT_MS=500 "$BIN/switches" "$OFF_ROUNDS" > "$TMP/off.out" 2>&1 &
-	pid=$!
-	i=0
-	while ! grep -q ready "$TMP/off.out" && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+	start_waiting 500 "$TMP/off.out" "$BIN/switches" "$OFF_ROUNDS"
 	events=
 	case $tool in
 	recce)
@@ -307,6 +317,58 @@ group_offcpu() {
 		off perf
 	done
 	rm -f "$TMP/perf.data" "$TMP/recce.pb.gz"
+}
+
+# One run of the allocs workload under an allocation profiler attached by
+# pid while it waits to start: alloc TOOL (none, recce or bpftrace).
+alloc() {
+	tool=$1
+	rm -f "$TMP/alloc.err" "$TMP/recce.pb.gz"
+	wait_ms=500
+	[ "$tool" = bpftrace ] && wait_ms=5000 # its compiler starts first
+	start_waiting "$wait_ms" "$TMP/alloc.out" "$BIN/allocs" "$ALLOC_STEPS"
+	events=
+	case $tool in
+	recce)
+		"$RECCE" record -e alloc -p "$pid" -o "$TMP/recce.pb.gz" 2> "$TMP/alloc.err" || true
+		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
+		;;
+	bpftrace)
+		# A stack and a sum at every malloc, a count at every free: what
+		# a bpftrace user writes for an allocation profile.
+		libc=$(sed -n 's|.* \(/[^ ]*/libc\.so\.6\)$|\1|p' "/proc/$pid/maps" | head -n 1)
+		bpftrace -p "$pid" -e "uprobe:$libc:malloc { @bytes[ustack] = sum(arg0); }
+			uprobe:$libc:free { @frees = count(); }" > /dev/null 2> "$TMP/alloc.err" &
+		bpid=$!
+		;;
+	esac
+	if wait "$pid" && v=$(sed -n 's/^ns_per_iter=//p' "$TMP/alloc.out") && [ -n "$v" ]; then
+		printf 'kind=alloc\ttool=%s\trep=%s\tsteps=%s\tns_per_iter=%s\tallocs_per_s=%s\tevents=%s\tstatus=ok\n' \
+			"$tool" "$rep" "$ALLOC_STEPS" "$v" "$(sed -n 's/^allocs_per_s=//p' "$TMP/alloc.out")" \
+			"${events:-0}" >> "$RAW"
+	else
+		printf 'kind=alloc\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+	fi
+	if [ "$tool" = bpftrace ]; then
+		kill -INT "$bpid" 2> /dev/null || true
+		wait "$bpid" 2> /dev/null || true
+	fi
+	say "alloc $tool rep $rep: $v ns a step${events:+, $events samples}"
+}
+
+# Allocation sampling of a target allocating a million times a second: its
+# slowdown under recce record --event alloc (uprobes: there is no injected
+# path yet) and under bpftrace probing malloc and free.
+group_alloc() {
+	has_bpftrace=0
+	command -v bpftrace > /dev/null && has_bpftrace=1
+	[ $has_bpftrace = 1 ] || say "bpftrace is missing (Debian package bpftrace): its figure is left out"
+	for rep in $(seq "$REPS"); do
+		alloc none
+		alloc recce
+		[ $has_bpftrace = 0 ] || alloc bpftrace
+	done
+	rm -f "$TMP/recce.pb.gz"
 }
 
 # The cost of one in-process event: librecce with a reader attached, with
@@ -667,7 +729,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

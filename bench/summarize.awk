@@ -59,6 +59,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(EV, rec)
 	} else if (kind == "off") {
 		keep_by_tool(OFF, rec)
+	} else if (kind == "alloc") {
+		keep_by_tool(AL, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -263,6 +265,7 @@ END {
 	figure_trace()
 	figure_events()
 	figure_offcpu()
+	figure_alloc()
 	print_budgets()
 	write_json()
 }
@@ -783,8 +786,37 @@ function figure_events(    tools, nt, t, tool, what, c, rc, line, ratio) {
 				EVC["recce-task"], 2 * EVC["clock"]))
 }
 
+# The table of a workload run alone and under attached profilers: per tool
+# (in the order of the space-separated tools, named by the |-separated
+# what), the time of one step, steps a second (field), the slowdown
+# against "none", kept in SLOW, and the events recorded (field events).
+# head is the table's header, key the JSON list the rows go to.
+function slowdown_table(A, tools, what, head, field, key, SLOW,    tl, wh, nt, t, tool, base, slow, r) {
+	print head
+	print "|---|---|---|---|---|"
+	get_of(A, "none", "ns_per_iter"); base = MED
+	nt = split(tools, tl, " ")
+	split(what, wh, "|")
+	for (t = 1; t <= nt; t++) {
+		tool = tl[t]
+		if (!(tool in A))
+			continue
+		get_of(A, tool, "ns_per_iter")
+		slow = base > 0 ? MED / base : 0
+		SLOW[tool] = slow
+		printf "| %s | %.2f | ", wh[t], MED / 1000
+		get_of(A, tool, field); r = MED
+		get_of(A, tool, "events")
+		printf "%.0f | %s | %s |\n", r, (tool == "none" ? "" : sprintf("%.2fx", slow)),
+			(tool == "none" || MED == 0 ? "" : sprintf("%d", MED))
+		jappend(key, "{\"tool\": " js(tool) ", \"slowdown\": " jn(slow) ", \"" field "\": " jn(r) "}")
+	}
+	print ""
+	get_of(A, "none", field)
+}
+
 # 11. Off-CPU recording.
-function figure_offcpu(    tools, nt, t, tool, what, line, base, slow, sw) {
+function figure_offcpu() {
 	if (!("recce" in OFF))
 		return
 	print "## 11. Off-CPU recording"
@@ -795,31 +827,38 @@ function figure_offcpu(    tools, nt, t, tool, what, line, base, slow, sw) {
 	print "workload exits: `recce record -e offcpu -p` (frame-pointer stacks), and `perf record -e"
 	print "sched:sched_switch -g -p`, a stack at every switch through the tracepoint."
 	print ""
-	print "| profiler | us a round trip | switches a second | slowdown | events recorded |"
-	print "|---|---|---|---|---|"
-	get_of(OFF, "none", "ns_per_iter"); base = MED
-	nt = split("none recce perf", tools, " ")
-	split("none|recce record -e offcpu|perf record -e sched:sched_switch -g", what, "|")
-	for (t = 1; t <= nt; t++) {
-		tool = tools[t]
-		if (!(tool in OFF))
-			continue
-		get_of(OFF, tool, "ns_per_iter"); line = sprintf("%.1f", MED / 1000)
-		slow = base > 0 ? MED / base : 0
-		OFFS[tool] = slow
-		get_of(OFF, tool, "switches_per_s"); sw = MED
-		get_of(OFF, tool, "events")
-		printf "| %s | %s | %.0f | %s | %s |\n", what[t], line, sw,
-			(tool == "none" ? "" : sprintf("%.2fx", slow)), (tool == "none" ? "" : sprintf("%d", MED))
-		jappend("offcpu", "{\"tool\": " js(tool) ", \"slowdown\": " jn(slow) ", \"switches_per_s\": " jn(sw) "}")
-	}
-	print ""
-	get_of(OFF, "none", "switches_per_s")
+	slowdown_table(OFF, "none recce perf", "none|recce record -e offcpu|perf record -e sched:sched_switch -g",
+		"| profiler | us a round trip | switches a second | slowdown | events recorded |",
+		"switches_per_s", "offcpu", OFFS)
 	budget("off-CPU recording, target slowdown", "stated beside perf sched:sched_switch -g",
 		sprintf("%.2fx at %.0f switches/s (perf: %.2fx)", OFFS["recce"], MED, OFFS["perf"]),
 		OFFS["recce"] <= OFFS["perf"] * 1.1,
 		sprintf("recce record -e offcpu slowed the target %.2fx, perf sched:sched_switch -g %.2fx.",
 			OFFS["recce"], OFFS["perf"]))
+}
+
+# 12. Allocation sampling.
+function figure_alloc() {
+	if (!("recce" in AL))
+		return
+	print "## 12. Allocation sampling"
+	print ""
+	print "A target that mallocs and frees 64 bytes between about a microsecond of work, a million"
+	print "allocations a second alone (bench/workloads/allocs.c, " AL["recce", 1, "steps"] " steps). The profiler attaches"
+	print "by pid before the steps start and stays until the workload exits: `recce record -e alloc -p`"
+	print "(uprobe sessions on malloc and free, one sample per 512 KiB, frame-pointer stacks), and bpftrace"
+	print "with a uprobe on malloc (a stack and a sum each) and on free. The injected path that would"
+	print "take the trap out is not built yet: both pay a kernel uprobe at every call."
+	print ""
+	slowdown_table(AL, "none recce bpftrace", "none|recce record -e alloc|bpftrace, uprobes on malloc and free",
+		"| profiler | us a step | allocations a second | slowdown | samples |",
+		"allocs_per_s", "alloc", ALS)
+	budget("allocation sampling, target slowdown at 1M allocations/s", "stated (uprobes; no injected path yet)",
+		sprintf("%.2fx at %.0f allocations/s (bpftrace: %s)", ALS["recce"], MED,
+			("bpftrace" in ALS) ? sprintf("%.2fx", ALS["bpftrace"]) : "not run"),
+		!("bpftrace" in ALS) || ALS["recce"] <= ALS["bpftrace"] * 1.1,
+		sprintf("recce record -e alloc slowed the target %.2fx; every malloc and free takes a uprobe trap.",
+			ALS["recce"]))
 }
 
 function print_budgets(    i) {
@@ -864,6 +903,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"trace\": [\n    %s\n  ],\n", J["trace"] > json
 	printf "  \"events\": [\n    %s\n  ],\n", J["events"] > json
 	printf "  \"offcpu\": [\n    %s\n  ],\n", J["offcpu"] > json
+	printf "  \"alloc\": [\n    %s\n  ],\n", J["alloc"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
