@@ -22,10 +22,10 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
-LAYERS := util symbols proc perf profile events sampling trace top writers capture cli
+LAYERS := util symbols proc perf profile events sampling trace top writers capture remote cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
-	$(B)/profile.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
+	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
 DOCS := $(wildcard docs/recce*.md)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
@@ -93,10 +93,16 @@ $(B)/profile.pb-c.c $(B)/profile.pb-c.h: proto/profile.proto | $(B)
 $(B)/profile.pb-c.o: $(B)/profile.pb-c.c
 	$(CC) $(ALL_CFLAGS) -Wno-shadow -c -o $@ $<
 
+$(B)/agent.pb-c.c $(B)/agent.pb-c.h: proto/agent.proto | $(B)
+	protoc-c --proto_path=proto --c_out=$(B) $<
+
+$(B)/agent.pb-c.o: $(B)/agent.pb-c.c
+	$(CC) $(ALL_CFLAGS) -Wno-shadow -c -o $@ $<
+
 $(B)/help-pages.c: scripts/gen-help.sh scripts/md-text.awk $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
 
-$(B)/%.o: src/%.c $(B)/profile.pb-c.h | $(B)
+$(B)/%.o: src/%.c $(B)/profile.pb-c.h $(B)/agent.pb-c.h | $(B)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
@@ -297,6 +303,9 @@ install: recce lib $(MANS)
 	install -m 0644 $(DOCS) docs/librecce.md README.md $(DESTDIR)$(PREFIX)/share/doc/recce/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 contrib/recce.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/recce
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed -e 's|@PREFIX@|$(PREFIX)|' contrib/recce-agent.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/recce-agent.service
 
 format:
 	clang-format -i src/*/*.c src/*/*.h lib/*.[ch] include/*.h tests/unit/*.c tests/targets/*.c \

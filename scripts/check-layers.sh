@@ -20,7 +20,7 @@ rank()
 	proc | perf) echo 2 ;;
 	profile | events) echo 3 ;;
 	sampling | trace | top | writers) echo 4 ;;
-	capture) echo 5 ;;
+	capture | remote) echo 5 ;;
 	cli) echo 6 ;;
 	*) echo -1 ;;
 	esac
@@ -46,7 +46,7 @@ for f in src/*/*.[ch]; do
 		fi
 	done
 	if grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^/"]*\.h"' "$f" |
-		grep -v '"profile\.pb-c\.h"' >/dev/null; then
+		grep -v -e '"profile\.pb-c\.h"' -e '"agent\.pb-c\.h"' >/dev/null; then
 		echo "check-layers: $f: name the folder of every project header (\"util/array.h\")" >&2
 		bad=1
 	fi

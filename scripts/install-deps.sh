@@ -11,7 +11,7 @@ libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
 libcmocka-dev libncurses-dev tmux
 erlang-base golang-go libxml2-utils python3
 linux-perf bpftool debuginfod curl
-valgrind chromium nodejs libjemalloc2 bpftrace
+valgrind chromium nodejs libjemalloc2 bpftrace openssh-server openssh-client
 liblttng-ust-dev lttng-tools uftrace prometheus
 "
 

@@ -17,6 +17,7 @@ int cmd_addr2line(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_seq(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 #include "cli/builtin.h"
 #include "cli/help.h"
 #include "cli/usage.h"
+#include "remote/client.h"
 #include "util/version.h"
 
 struct command {
@@ -31,12 +32,14 @@ static const struct command commands[] = {
     {"events", cmd_events, "events a program wrote with librecce: live, saved, or after a crash"},
     {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
     {"tasks", cmd_tasks, "the tasks of a program's event loops, per type, live or for Prometheus"},
+    {"agent", cmd_agent, "serve recce's commands to other places: a local socket, SSH"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 
 static void list_commands(FILE *out)
 {
-	fprintf(out, "usage: recce [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(out,
+		"usage: recce [--version] [--help] [--node NODE] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'recce help COMMAND' or 'recce COMMAND --help' shows a command's page.\n");
@@ -77,11 +80,27 @@ int main(int argc, char **argv)
 		if (isatty(STDERR_FILENO))
 			setenv("DEBUGINFOD_PROGRESS", "1", 0);
 	}
+	/* --node NODE (or RECCE_NODE): the command runs on that node's agent. */
+	const char *node = getenv("RECCE_NODE");
+	int node_given = 0;
+	if (argc >= 2 && (strcmp(argv[1], "--node") == 0 || strncmp(argv[1], "--node=", 7) == 0)) {
+		node_given = 1;
+		int eq = argv[1][6] == '=';
+		if (!eq && argc < 3)
+			usage_die("agent", "--node wants unix:PATH or ssh://HOST");
+		node = eq ? argv[1] + 7 : argv[2];
+		argv += eq ? 1 : 2;
+		argc -= eq ? 1 : 2;
+	}
 	if (argc < 2) {
 		list_commands(stderr);
 		return RECCE_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
+	/* RECCE_NODE sends every command there but the agent itself. */
+	if (node && *node && (node_given || strcmp(cmd, "agent") != 0) &&
+	    strcmp(cmd, "help") != 0 && cmd[0] != '-')
+		return remote_run(node, argc - 1, argv + 1);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("recce %s\n", RECCE_VERSION);
 		return 0;

@@ -10,6 +10,8 @@ P="$T/prefix"
 run make -s -C "$ROOT" install B="$B" PREFIX="$P"
 is "$RC" 0 "make install PREFIX=... exits 0" || show_run
 ok "recce.h is installed" test -f "$P/include/recce.h"
+like "$(cat "$P/lib/systemd/system/recce-agent.service" 2>&1)" "ExecStart=$P/bin/recce agent --socket /run/recce/agent.sock" \
+	"the agent's systemd unit is installed, running the installed recce"
 ok "librecce.so.0, librecce.so and librecce.a" \
 	test -f "$P/lib/librecce.so.0" -a -L "$P/lib/librecce.so" -a -f "$P/lib/librecce.a"
 exported=$(nm -D --defined-only "$P/lib/librecce.so.0" | awk '{ print $3 }' | grep -v '^recce_' | tr '\n' ' ')

@@ -1,0 +1,421 @@
+/*
+ * The agent's connections and the commands they run (see agent.h).
+ */
+#include "remote/agent.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "remote/frame.h"
+#include "util/clock.h"
+
+#define HELLO_TIMEOUT_MS 10000
+#define KILL_GRACE_NS	 2000000000ULL /* between SIGINT and SIGKILL of a command */
+
+/* Who is at the other end of a connection. */
+struct peer {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int switch_user; /* run the command as uid/gid */
+};
+
+void agent_default_socket(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (geteuid() == 0)
+		snprintf(buf, len, "/run/recce/agent.sock");
+	else if (xdg && *xdg)
+		snprintf(buf, len, "%s/recce/agent.sock", xdg);
+	else
+		snprintf(buf, len, "/tmp/recce-%u/agent.sock", (unsigned)geteuid());
+}
+
+static int send_error(int fd, uint64_t id, const char *msg)
+{
+	Recce__Agent__Error err = RECCE__AGENT__ERROR__INIT;
+
+	err.message = (char *)msg;
+	return frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_ERROR, &err);
+}
+
+static int send_hello(int fd)
+{
+	Recce__Agent__Hello h = RECCE__AGENT__HELLO__INIT;
+	char *caps[] = {"run", "cancel", "files"};
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	h.version = FRAME_VERSION;
+	h.capabilities = caps;
+	h.n_capabilities = sizeof(caps) / sizeof(caps[0]);
+	h.node = host;
+	return frame_send_msg(fd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &h);
+}
+
+static int send_output(int fd, uint64_t id, unsigned stream, const uint8_t *data, size_t n)
+{
+	Recce__Agent__Output o = RECCE__AGENT__OUTPUT__INIT;
+
+	o.stream = stream;
+	o.data.data = (uint8_t *)data;
+	o.data.len = n;
+	return frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_OUTPUT, &o);
+}
+
+/* Sends the file name of dir, in chunks; a missing file is skipped. */
+static int send_file(int fd, uint64_t id, int dirfd, const char *name)
+{
+	int f = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (f < 0)
+		return 0;
+	uint8_t *buf = malloc(FRAME_FILE_CHUNK);
+	int err = buf ? 0 : -ENOMEM;
+	for (int last = 0; !err && !last;) {
+		ssize_t n = read(f, buf, FRAME_FILE_CHUNK);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		last = (size_t)n < FRAME_FILE_CHUNK;
+		Recce__Agent__File fl = RECCE__AGENT__FILE__INIT;
+		fl.name = (char *)name;
+		fl.data.data = buf;
+		fl.data.len = (size_t)n;
+		fl.last = last;
+		err = frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_FILE, &fl);
+	}
+	free(buf);
+	close(f);
+	return err;
+}
+
+static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run)
+{
+	if (!path)
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	FILE *f = fdopen(fd, "a");
+	if (!f) {
+		close(fd);
+		return;
+	}
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	fprintf(f, "%s uid=%u pid=%d recce", when, (unsigned)p->uid, (int)p->pid);
+	for (size_t i = 0; i < run->n_argv; i++)
+		fprintf(f, " %s", run->argv[i]);
+	fputc('\n', f);
+	fclose(f);
+}
+
+/* Why a Run cannot be taken, or NULL. */
+static const char *refuse(const Recce__Agent__Run *run)
+{
+	if (!run->n_argv || !run->argv[0][0])
+		return "no command to run";
+	if (run->argv[0][0] == '-' || strcmp(run->argv[0], "agent") == 0)
+		return "the agent runs recce's commands, not the agent itself or a global option";
+	for (size_t i = 0; i < run->n_outputs; i++) {
+		const char *o = run->outputs[i];
+		if (!*o || strchr(o, '/') || strcmp(o, ".") == 0 || strcmp(o, "..") == 0)
+			return "an output file is named by its base name only";
+	}
+	return NULL;
+}
+
+/* The command's child: in dir, as the peer, stdout and stderr to the
+ * pipes. Never returns. */
+static void run_child(const char *self, const Recce__Agent__Run *run, const char *dir,
+		      const struct peer *p, int out, int err)
+{
+	char **argv = calloc(run->n_argv + 2, sizeof(*argv));
+
+	if (!argv)
+		_exit(1);
+	argv[0] = "recce";
+	for (size_t i = 0; i < run->n_argv; i++)
+		argv[i + 1] = run->argv[i];
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(1);
+	if (chdir(dir) < 0)
+		_exit(1);
+	if (p->switch_user &&
+	    (setgroups(0, NULL) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0)) {
+		dprintf(2, "recce: the agent cannot run as uid %u: %s\n", (unsigned)p->uid,
+			strerror(errno));
+		_exit(1);
+	}
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execv(self, argv);
+	dprintf(2, "recce: the agent cannot run %s: %s\n", self, strerror(errno));
+	_exit(1);
+}
+
+/* Removes the files of the command's directory, then the directory. */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* Runs one command for the client on fd and streams it back. */
+static int run_command(const struct agent_config *cfg, struct frame_conn *c, int wfd, uint64_t id,
+		       const Recce__Agent__Run *run, const struct peer *p)
+{
+	char dir[] = "/tmp/recce-agent-XXXXXX";
+	int out[2], err[2];
+
+	if (!mkdtemp(dir))
+		return send_error(wfd, id, "the agent cannot make a directory for the command");
+	if (p->switch_user && chown(dir, p->uid, p->gid) < 0) {
+		rmdir(dir);
+		return send_error(wfd, id, "the agent cannot give the command its directory");
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		rmdir(dir);
+		return -errno;
+	}
+	pid_t child = fork();
+	if (child == 0)
+		run_child(cfg->self, run, dir, p, out[1], err[1]);
+	close(out[1]);
+	close(err[1]);
+	int status = 0, client_gone = 0, pipes = 2, rc = 0;
+	uint64_t kill_at = 0;
+	struct pollfd pf[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {c->fd, POLLIN, 0}};
+	while (child > 0 && pipes > 0) {
+		int timeout = kill_at ? 100 : -1;
+		if (poll(pf, client_gone ? 2 : 3, timeout) < 0 && errno != EINTR)
+			break;
+		for (int s = 0; s < 2; s++) {
+			if (pf[s].fd < 0 || !pf[s].revents)
+				continue;
+			uint8_t buf[65536];
+			ssize_t n = read(pf[s].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				close(pf[s].fd);
+				pf[s].fd = -1;
+				pipes--;
+				continue;
+			}
+			if (!client_gone &&
+			    send_output(wfd, id, (unsigned)s + 1, buf, (size_t)n) < 0)
+				client_gone = 1;
+		}
+		if (!client_gone && pf[2].revents) {
+			long r = frame_conn_fill(c);
+			Envelope *e = NULL;
+			int got = r > 0 ? frame_conn_next(c, &e) : -1;
+			if (r <= 0 || got < 0)
+				client_gone = 1;
+			else if (got == 1 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_CANCEL)
+				kill(child, SIGINT);
+			frame_free(e);
+		}
+		if (client_gone && !kill_at) {
+			/* Nobody to report to: stop it as Ctrl-C would. */
+			kill(child, SIGINT);
+			kill_at = time_now_ns(CLOCK_MONOTONIC) + KILL_GRACE_NS;
+		}
+		if (kill_at && time_now_ns(CLOCK_MONOTONIC) >= kill_at) {
+			kill(child, SIGKILL);
+			kill_at = UINT64_MAX;
+		}
+	}
+	for (int s = 0; s < 2; s++)
+		if (pf[s].fd >= 0)
+			close(pf[s].fd);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (size_t i = 0; !client_gone && dfd >= 0 && i < run->n_outputs && !rc; i++)
+		rc = send_file(wfd, id, dfd, run->outputs[i]);
+	if (dfd >= 0)
+		close(dfd);
+	if (!client_gone && !rc) {
+		Recce__Agent__Exit ex = RECCE__AGENT__EXIT__INIT;
+		ex.status = code;
+		rc = frame_send_msg(wfd, id, RECCE__AGENT__ENVELOPE__BODY_EXIT, &ex);
+	}
+	remove_dir(dir);
+	return rc;
+}
+
+/* One connection: hello, one command, its end. */
+static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, const struct peer *p)
+{
+	struct frame_conn c;
+	Envelope *e = NULL;
+	int rc;
+
+	frame_conn_init(&c, rfd);
+	if ((rc = send_hello(wfd)) < 0)
+		goto out;
+	rc = frame_conn_wait(&c, &e, HELLO_TIMEOUT_MS);
+	if (rc <= 0 || e->body_case != RECCE__AGENT__ENVELOPE__BODY_HELLO) {
+		rc = rc < 0 ? rc : -EPROTO;
+		goto out;
+	}
+	frame_free(e);
+	e = NULL;
+	rc = frame_conn_wait(&c, &e, -1);
+	if (rc <= 0) {
+		rc = rc < 0 ? rc : 0;
+		goto out;
+	}
+	if (e->body_case != RECCE__AGENT__ENVELOPE__BODY_RUN) {
+		rc = send_error(wfd, e->id, "this agent takes Run requests only");
+		goto out;
+	}
+	const char *why = refuse(e->run);
+	if (why) {
+		rc = send_error(wfd, e->id, why);
+		goto out;
+	}
+	audit(cfg->audit, p, e->run);
+	rc = run_command(cfg, &c, wfd, e->id, e->run, p);
+out:
+	frame_free(e);
+	frame_conn_release(&c);
+	return rc;
+}
+
+static int peer_of(int fd, struct peer *p)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	p->uid = cred.uid;
+	p->gid = cred.gid;
+	p->pid = cred.pid;
+	/* Root serving another user: the command runs as that user. */
+	p->switch_user = geteuid() == 0 && cred.uid != 0;
+	if (geteuid() != 0 && cred.uid != geteuid() && cred.uid != 0)
+		return -EACCES;
+	return 0;
+}
+
+/* Makes the socket's directory (0700) and the socket (0600). */
+static int listen_on(const char *path, const char **what)
+{
+	struct sockaddr_un a;
+	char dir[sizeof(a.sun_path)];
+
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		*what = "the socket's path is too long";
+		return -ENAMETOOLONG;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+			*what = "cannot make the socket's directory";
+			return -errno;
+		}
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*what = "cannot make a socket";
+		return -errno;
+	}
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	/* A socket left by an agent that died is replaced; one that answers
+	 * belongs to an agent still running. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+		close(fd);
+		*what = "another agent serves this socket";
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	mode_t old = umask(0177);
+	int rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (rc < 0 || listen(fd, 16) < 0) {
+		*what = "cannot listen on the socket";
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int agent_serve(const struct agent_config *cfg, const char **what)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (cfg->stdio) {
+		struct peer p = {getuid(), getgid(), getppid(), 0};
+		return serve_connection(cfg, 0, 1, &p);
+	}
+	int lfd = listen_on(cfg->socket, what);
+	if (lfd < 0)
+		return lfd;
+	for (;;) {
+		struct pollfd pf[2] = {{lfd, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		int n = poll(pf, cfg->stop_fd >= 0 ? 2 : 1, 1000);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && pf[1].revents)
+			break;
+		if (n <= 0 || !pf[0].revents)
+			continue;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct peer p;
+		if (peer_of(fd, &p) < 0) {
+			send_error(fd, 0, "this agent serves its own user and root only");
+			close(fd);
+			continue;
+		}
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(lfd);
+			if (cfg->stop_fd >= 0)
+				close(cfg->stop_fd);
+			_exit(serve_connection(cfg, fd, fd, &p) < 0 ? 1 : 0);
+		}
+		close(fd);
+	}
+	close(lfd);
+	unlink(cfg->socket);
+	return 0;
+}

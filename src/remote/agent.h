@@ -1,0 +1,39 @@
+/*
+ * recce agent's engine: serves the agent protocol (remote/frame.h) on a
+ * local socket or on standard input and output (under SSH).
+ *
+ * Each connection is served by a process of its own, so that nothing one
+ * client sends can reach another. It exchanges Hello, takes one Run,
+ * writes it to the audit log, and runs that recce command as a child in a
+ * private directory: as the client's user when the agent is root and the
+ * client is not (SO_PEERCRED), so that the kernel grants the command what
+ * it would grant the client. The command's output streams back as it
+ * comes; when it ends, the files the client asked for follow, then its
+ * exit status. A Cancel, or a client that goes away, stops the command as
+ * Ctrl-C would (SIGINT, SIGKILL 2 s later): its probes and events go with
+ * it, whatever the client did.
+ */
+#ifndef RECCE_AGENT_H
+#define RECCE_AGENT_H
+
+#include <sys/types.h>
+
+struct agent_config {
+	const char *socket; /* the local socket's path, or NULL with stdio */
+	int stdio;	    /* serve one connection on fds 0 and 1 */
+	const char *audit;  /* the audit log, appended; NULL for none */
+	const char *self;   /* the recce binary to run commands with */
+	int stop_fd;	    /* stop serving when readable (a signalfd); -1 for none */
+};
+
+/* The default socket: /run/recce/agent.sock for root,
+ * $XDG_RUNTIME_DIR/recce/agent.sock (else /tmp/recce-UID/agent.sock)
+ * otherwise, in buf[len]. */
+void agent_default_socket(char *buf, size_t len);
+
+/* Serves until stop_fd is readable (socket) or the connection ends
+ * (stdio). Returns 0, or -errno when the socket cannot be made (then
+ * *what says which step failed). */
+int agent_serve(const struct agent_config *cfg, const char **what);
+
+#endif

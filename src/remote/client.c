@@ -1,0 +1,351 @@
+/*
+ * Running a command on an agent (see client.h).
+ */
+#include "remote/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "remote/frame.h"
+#include "util/path.h"
+#include "util/readall.h"
+
+/* An -o file: its path here and its name on the node. */
+struct output {
+	const char *local;
+	char *name;
+	int fd; /* open while its chunks arrive, else -1 */
+	char *part;
+};
+
+struct client {
+	const char *node;
+	int rfd, wfd;
+	pid_t ssh; /* the SSH client, if any */
+	struct output *outs;
+	size_t nouts;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	if (interrupted++) {
+		signal(SIGINT, SIG_DFL);
+		raise(SIGINT);
+	}
+}
+
+static int connect_unix(struct client *c, const char *path)
+{
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		close(fd);
+		return -ENAMETOOLONG;
+	}
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	c->rfd = c->wfd = fd;
+	return 0;
+}
+
+/* ssh://[user@]host[:port]: the user's SSH client runs the remote agent
+ * on its standard input and output. */
+static int connect_ssh(struct client *c, const char *spec)
+{
+	char host[512], port[16] = "";
+	const char *ssh = getenv("RECCE_SSH"), *remote = getenv("RECCE_REMOTE");
+
+	snprintf(host, sizeof(host), "%s", spec);
+	char *colon = strrchr(host, ':');
+	if (colon && !strchr(colon, ']')) {
+		snprintf(port, sizeof(port), "%s", colon + 1);
+		*colon = 0;
+	}
+	if (!*host)
+		return -EINVAL;
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "exec %s -T %s%s %s %s agent --stdio", ssh && *ssh ? ssh : "ssh",
+		 *port ? "-p " : "", port, host, remote && *remote ? remote : "recce");
+	int to[2], from[2];
+	if (pipe2(to, O_CLOEXEC) < 0 || pipe2(from, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		signal(SIGINT, SIG_IGN); /* Ctrl-C goes to the command as a Cancel */
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->ssh = pid;
+	c->wfd = to[1];
+	c->rfd = from[0];
+	return 0;
+}
+
+/* Finds the -o files of argv, and gives the node their base names. */
+static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
+{
+	char **v = calloc((size_t)argc + 1, sizeof(*v));
+
+	*sent = v;
+	c->outs = calloc((size_t)argc + 1, sizeof(*c->outs));
+	if (!v || !c->outs)
+		return -ENOMEM;
+	int operands = 0; /* after "--": a command's own arguments */
+	for (int i = 0; i < argc; i++) {
+		v[i] = argv[i];
+		if (operands || strcmp(argv[i], "--") == 0) {
+			operands = 1;
+			continue;
+		}
+		const char *path = NULL;
+		const char *prefix = "";
+		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
+		    i + 1 < argc) {
+			v[i] = argv[i];
+			i++;
+			path = argv[i];
+		} else if (strncmp(argv[i], "--output=", 9) == 0) {
+			path = argv[i] + 9;
+			prefix = "--output=";
+		} else if (strncmp(argv[i], "-o", 2) == 0 && argv[i][2]) {
+			path = argv[i] + 2;
+			prefix = "-o";
+		}
+		if (!path)
+			continue;
+		if (strcmp(path, "-") == 0) { /* standard output: it streams */
+			v[i] = argv[i];
+			continue;
+		}
+		const char *base = path_base(path);
+		for (size_t k = 0; k < c->nouts; k++)
+			if (strcmp(c->outs[k].name, base) == 0)
+				return -EEXIST;
+		struct output *o = &c->outs[c->nouts++];
+		o->local = path;
+		o->fd = -1;
+		o->name = strdup(base);
+		size_t len = strlen(prefix) + strlen(base) + 1;
+		v[i] = malloc(len);
+		if (!o->name || !v[i])
+			return -ENOMEM;
+		snprintf(v[i], len, "%s%s", prefix, base);
+	}
+	return 0;
+}
+
+static void output_write(struct client *c, const Recce__Agent__File *f)
+{
+	struct output *o = NULL;
+
+	for (size_t i = 0; i < c->nouts && !o; i++)
+		if (strcmp(c->outs[i].name, f->name) == 0)
+			o = &c->outs[i];
+	if (!o)
+		return;
+	if (o->fd < 0) {
+		size_t len = strlen(o->local) + 16;
+		o->part = malloc(len);
+		if (!o->part)
+			return;
+		snprintf(o->part, len, "%s.part", o->local);
+		o->fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (o->fd < 0) {
+			fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(errno));
+			return;
+		}
+	}
+	int err = write_all(o->fd, f->data.data, f->data.len);
+	if (err < 0)
+		fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(-err));
+	if (f->last) {
+		close(o->fd);
+		o->fd = -2; /* done */
+		if (rename(o->part, o->local) < 0)
+			fprintf(stderr, "recce: cannot write '%s': %s\n", o->local,
+				strerror(errno));
+	}
+}
+
+/* Reads the command's frames until its exit. */
+static int follow(struct client *c)
+{
+	struct frame_conn conn;
+	int status = -1, cancelled = 0;
+
+	frame_conn_init(&conn, c->rfd);
+	while (status < 0) {
+		if (interrupted && !cancelled) {
+			Recce__Agent__Cancel k = RECCE__AGENT__CANCEL__INIT;
+			frame_send_msg(c->wfd, 1, RECCE__AGENT__ENVELOPE__BODY_CANCEL, &k);
+			cancelled = 1;
+		}
+		Envelope *e = NULL;
+		int rc = frame_conn_wait(&conn, &e, 200);
+		if (rc == -ETIMEDOUT || rc == -EINTR)
+			continue;
+		if (rc <= 0) {
+			fprintf(stderr,
+				"recce: the agent at %s went away before the command ended%s%s\n",
+				c->node, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+			status = 1;
+			break;
+		}
+		switch (e->body_case) {
+		case RECCE__AGENT__ENVELOPE__BODY_OUTPUT:
+			write_all(e->output->stream == 1 ? 1 : 2, e->output->data.data,
+				  e->output->data.len); /* a closed terminal loses it, as locally */
+			break;
+		case RECCE__AGENT__ENVELOPE__BODY_FILE:
+			output_write(c, e->file);
+			break;
+		case RECCE__AGENT__ENVELOPE__BODY_EXIT:
+			status = e->exit->status;
+			break;
+		case RECCE__AGENT__ENVELOPE__BODY_ERROR:
+			fprintf(stderr, "recce: the agent at %s refused: %s\n", c->node,
+				e->error->message);
+			status = 1;
+			break;
+		default:
+			break; /* a message this client does not know */
+		}
+		frame_free(e);
+	}
+	frame_conn_release(&conn);
+	return status;
+}
+
+static int handshake(struct client *c, char **argv, int argc)
+{
+	struct frame_conn conn;
+	Envelope *e = NULL;
+
+	frame_conn_init(&conn, c->rfd);
+	int rc = frame_conn_wait(&conn, &e, 30000);
+	if (rc <= 0 || e->body_case != RECCE__AGENT__ENVELOPE__BODY_HELLO) {
+		if (rc > 0 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_ERROR)
+			fprintf(stderr, "recce: the agent at %s refused: %s\n", c->node,
+				e->error->message);
+		frame_free(e);
+		frame_conn_release(&conn);
+		return rc < 0 ? rc : -EPROTO;
+	}
+	/* Frames after the hello would be lost with this buffer: the agent
+	 * sends nothing more until it has the Run. */
+	frame_free(e);
+	frame_conn_release(&conn);
+
+	Recce__Agent__Hello hello = RECCE__AGENT__HELLO__INIT;
+	char *caps[] = {"run", "cancel", "files"};
+	hello.version = FRAME_VERSION;
+	hello.capabilities = caps;
+	hello.n_capabilities = 3;
+	if ((rc = frame_send_msg(c->wfd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &hello)) < 0)
+		return rc;
+
+	Recce__Agent__Run run = RECCE__AGENT__RUN__INIT;
+	char **names = calloc(c->nouts + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nouts; i++)
+		names[i] = c->outs[i].name;
+	run.argv = argv;
+	run.n_argv = (size_t)argc;
+	run.outputs = names;
+	run.n_outputs = c->nouts;
+	rc = frame_send_msg(c->wfd, 1, RECCE__AGENT__ENVELOPE__BODY_RUN, &run);
+	free(names);
+	return rc;
+}
+
+int remote_run(const char *node, int argc, char **argv)
+{
+	struct client c = {node, -1, -1, 0, NULL, 0};
+	char **sent = NULL;
+	int status = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	int ssh = strncmp(node, "ssh://", 6) == 0;
+	int local = strncmp(node, "unix:", 5) == 0 || strchr(node, '/');
+	if (!ssh && !local) {
+		fprintf(stderr, "recce: usage: --node takes unix:PATH (a local agent's socket) or "
+				"ssh://[USER@]HOST[:PORT]; agents over TLS are not built yet\n");
+		return 2;
+	}
+	int rc = take_outputs(&c, argc, argv, &sent);
+	if (rc == -EEXIST) {
+		fprintf(stderr, "recce: usage: two -o files with the same name cannot come back "
+				"from one node\n");
+		status = 2;
+		goto done;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "recce: out of memory\n");
+		goto done;
+	}
+	rc = ssh ? connect_ssh(&c, node + 6)
+		 : connect_unix(&c, strncmp(node, "unix:", 5) == 0 ? node + 5 : node);
+	if (rc < 0) {
+		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", node, strerror(-rc));
+		goto done;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	rc = handshake(&c, sent, argc);
+	if (rc < 0)
+		fprintf(stderr, "recce: the agent at %s did not answer as an agent: %s\n", node,
+			strerror(-rc));
+	else
+		status = follow(&c);
+done:
+	if (c.wfd >= 0)
+		close(c.wfd);
+	if (c.rfd >= 0 && c.rfd != c.wfd)
+		close(c.rfd);
+	if (c.ssh > 0)
+		waitpid(c.ssh, NULL, 0);
+	for (size_t i = 0; i < c.nouts; i++) {
+		if (c.outs[i].fd >= 0) { /* cut short: the partial file goes */
+			close(c.outs[i].fd);
+			unlink(c.outs[i].part);
+		}
+		free(c.outs[i].part);
+		free(c.outs[i].name);
+	}
+	for (int i = 0; sent && i < argc; i++)
+		if (sent[i] != argv[i])
+			free(sent[i]);
+	free(sent);
+	free(c.outs);
+	return status;
+}

@@ -1,0 +1,20 @@
+/*
+ * The client side of the agent protocol: `recce --node NODE COMMAND ...`
+ * runs COMMAND on the node's agent and prints what it prints there, as it
+ * comes; the files it writes with -o arrive here, at the paths given.
+ *
+ * NODE is unix:PATH (or a path) for a local agent's socket, or
+ * ssh://[USER@]HOST[:PORT] to start `recce agent --stdio` on HOST over the
+ * user's own SSH ($RECCE_SSH, default "ssh"; the remote binary is
+ * $RECCE_REMOTE, default "recce"). Ctrl-C stops the command on the node,
+ * which still writes its files; a second one leaves at once.
+ */
+#ifndef RECCE_CLIENT_H
+#define RECCE_CLIENT_H
+
+/* Runs argv[0..argc) (a subcommand and its arguments) on node and returns
+ * its exit status, or 1 with a message when the node cannot be reached or
+ * goes away, 2 for a node that is not one. */
+int remote_run(const char *node, int argc, char **argv);
+
+#endif
