@@ -5,7 +5,7 @@
 PREFIX ?= /usr/local
 CC ?= cc
 B ?= build
-PKGS := libdw libelf libprotobuf-c zlib ncursesw
+PKGS := libdw libelf libprotobuf-c zlib ncursesw openssl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

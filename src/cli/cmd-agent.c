@@ -15,11 +15,14 @@
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "remote/agent.h"
+#include "remote/tls.h"
 #include "util/signals.h"
 
 struct agent_args {
 	const char *socket;
 	const char *audit;
+	const char *listen;
+	const char *tls;
 	int stdio;
 };
 
@@ -30,6 +33,10 @@ static const struct opt agent_options[] = {
 	      "serve one client on standard input and output (under SSH)"),
     OPT_STRING_(0, "audit", "FILE", struct agent_args, audit,
 		"append every command run to FILE (default: audit.log beside the socket)"),
+    OPT_STRING_(0, "listen", "[ADDR:]PORT", struct agent_args, listen,
+		"also serve TCP, over TLS with client certificates (loopback unless ADDR)"),
+    OPT_STRING_(0, "tls", "DIR", struct agent_args, tls,
+		"the certificates of --listen (default /etc/recce/tls as root)"),
     OPT_END_(),
 };
 
@@ -42,8 +49,26 @@ int cmd_agent(int argc, char **argv)
 	int first = options_parse("agent", agent_options, 0, argc, argv, &a, NULL);
 	if (first < argc)
 		usage_die("agent", "unexpected argument '%s'", argv[first]);
-	if (a.stdio && a.socket)
-		usage_die("agent", "give --socket or --stdio, not both");
+	if (a.stdio && (a.socket || a.listen))
+		usage_die("agent", "--stdio serves one client: not with --socket or --listen");
+	if (a.tls && !a.listen)
+		usage_die("agent", "--tls goes with --listen");
+	char tls[PATH_MAX];
+	if (a.listen) {
+		if (!a.tls) {
+			tls_default_dir(1, tls, sizeof(tls));
+			a.tls = tls;
+		}
+		static const char *const need[] = {"ca.pem", "agent.pem", "agent.key"};
+		for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+			char f[PATH_MAX + 16];
+			snprintf(f, sizeof(f), "%s/%s", a.tls, need[i]);
+			if (access(f, R_OK) < 0)
+				die("--listen needs %s: make the certificates with 'recce certs "
+				    "init %s'",
+				    f, a.tls);
+		}
+	}
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		die("cannot find recce's own binary: %s", strerror(errno));
@@ -69,10 +94,16 @@ int cmd_agent(int argc, char **argv)
 		}
 	}
 	cfg.audit = a.audit;
+	cfg.listen = a.listen;
+	cfg.tls = a.tls;
 	sigset_t old;
 	if (!a.stdio) {
 		cfg.stop_fd = block_stop_signals(&old);
-		note("serving on %s (audit log %s); Ctrl-C to stop", cfg.socket, cfg.audit);
+		if (a.listen)
+			note("serving on %s and on %s over TLS (%s; audit log %s); Ctrl-C to stop",
+			     cfg.socket, a.listen, a.tls, cfg.audit);
+		else
+			note("serving on %s (audit log %s); Ctrl-C to stop", cfg.socket, cfg.audit);
 	}
 	const char *what = "";
 	int err = agent_serve(&cfg, &what);
@@ -81,6 +112,7 @@ int cmd_agent(int argc, char **argv)
 	if (err == -EADDRINUSE)
 		die("%s: %s: stop it first, or give another --socket", cfg.socket, what);
 	if (err && !a.stdio)
-		die("%s: %s: %s", cfg.socket, what, strerror(-err));
+		die("%s: %s: %s", err == -EINVAL || !a.listen ? cfg.socket : a.listen, what,
+		    strerror(-err));
 	return err ? RECCE_EXIT_ERROR : 0;
 }

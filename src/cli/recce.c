@@ -32,7 +32,8 @@ static const struct command commands[] = {
     {"events", cmd_events, "events a program wrote with librecce: live, saved, or after a crash"},
     {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
     {"tasks", cmd_tasks, "the tasks of a program's event loops, per type, live or for Prometheus"},
-    {"agent", cmd_agent, "serve recce's commands to other places: a local socket, SSH"},
+    {"agent", cmd_agent, "serve recce's commands to other places: a local socket, SSH, TLS"},
+    {"certs", cmd_certs, "make the certificates of agents listening over TLS and their clients"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 
@@ -80,15 +81,26 @@ int main(int argc, char **argv)
 		if (isatty(STDERR_FILENO))
 			setenv("DEBUGINFOD_PROGRESS", "1", 0);
 	}
-	/* --node NODE (or RECCE_NODE): the command runs on that node's agent. */
+	/* --node NODE (or RECCE_NODE): the command runs on that node's agent;
+	 * --tls DIR: the client's certificates for a TLS node (RECCE_TLS). */
 	const char *node = getenv("RECCE_NODE");
 	int node_given = 0;
-	if (argc >= 2 && (strcmp(argv[1], "--node") == 0 || strncmp(argv[1], "--node=", 7) == 0)) {
-		node_given = 1;
-		int eq = argv[1][6] == '=';
+	while (argc >= 2) {
+		const char *opt = argv[1];
+		int is_node = strncmp(opt, "--node", 6) == 0 && (!opt[6] || opt[6] == '=');
+		int is_tls = strncmp(opt, "--tls", 5) == 0 && (!opt[5] || opt[5] == '=');
+		if (!is_node && !is_tls)
+			break;
+		const char *eq = strchr(opt, '=');
 		if (!eq && argc < 3)
-			usage_die("agent", "--node wants unix:PATH or ssh://HOST");
-		node = eq ? argv[1] + 7 : argv[2];
+			usage_die("agent", "%s wants a value", opt);
+		const char *val = eq ? eq + 1 : argv[2];
+		if (is_node) {
+			node = val;
+			node_given = 1;
+		} else {
+			setenv("RECCE_TLS", val, 1);
+		}
 		argv += eq ? 1 : 2;
 		argc -= eq ? 1 : 2;
 	}
@@ -97,8 +109,9 @@ int main(int argc, char **argv)
 		return RECCE_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	/* RECCE_NODE sends every command there but the agent itself. */
-	if (node && *node && (node_given || strcmp(cmd, "agent") != 0) &&
+	/* RECCE_NODE sends every command there but those that set an agent up. */
+	if (node && *node &&
+	    (node_given || (strcmp(cmd, "agent") != 0 && strcmp(cmd, "certs") != 0)) &&
 	    strcmp(cmd, "help") != 0 && cmd[0] != '-')
 		return remote_run(node, argc - 1, argv + 1);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {

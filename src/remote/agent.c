@@ -14,12 +14,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <netdb.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "remote/frame.h"
+#include "remote/tls.h"
 #include "util/clock.h"
 
 #define HELLO_TIMEOUT_MS 10000
@@ -31,6 +33,7 @@ struct peer {
 	gid_t gid;
 	pid_t pid;
 	int switch_user; /* run the command as uid/gid */
+	char cert[256];	 /* over TLS: the client certificate's name */
 };
 
 void agent_default_socket(char *buf, size_t len)
@@ -121,7 +124,10 @@ static void audit(const char *path, const struct peer *p, const Recce__Agent__Ru
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	fprintf(f, "%s uid=%u pid=%d recce", when, (unsigned)p->uid, (int)p->pid);
+	if (p->cert[0])
+		fprintf(f, "%s cert=%s recce", when, p->cert);
+	else
+		fprintf(f, "%s uid=%u pid=%d recce", when, (unsigned)p->uid, (int)p->pid);
 	for (size_t i = 0; i < run->n_argv; i++)
 		fprintf(f, " %s", run->argv[i]);
 	fputc('\n', f);
@@ -376,46 +382,117 @@ static int listen_on(const char *path, const char **what)
 	return fd;
 }
 
+/* The TCP socket of --listen [ADDR:]PORT (loopback when no ADDR). */
+static int listen_tcp(const char *spec, const char **what)
+{
+	char host[256] = "127.0.0.1", port[32];
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo hints = {0}, *res = NULL;
+
+	if (colon) {
+		size_t n = (size_t)(colon - spec);
+		if (spec[0] == '[' && n >= 2 && spec[n - 1] == ']') {
+			spec++;
+			n -= 2;
+		}
+		if (n && n < sizeof(host))
+			snprintf(host, sizeof(host), "%.*s", (int)n, spec);
+		snprintf(port, sizeof(port), "%s", colon + 1);
+	} else {
+		snprintf(port, sizeof(port), "%s", spec);
+	}
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if (getaddrinfo(host, port, &hints, &res) != 0 || !res) {
+		*what = "--listen wants [ADDR:]PORT";
+		return -EINVAL;
+	}
+	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int rc = 0;
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 16) < 0) {
+		rc = -errno;
+		*what = "cannot listen on --listen's address";
+	}
+	freeaddrinfo(res);
+	if (rc) {
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+/* A connection's process: TLS first for TCP, then the protocol. */
+static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, struct peer *p)
+{
+	if (tcp) {
+		struct tls_peer tp;
+		char err[512];
+		int plain = tls_accept(cfg->tls, fd, HELLO_TIMEOUT_MS, &tp, err, sizeof(err));
+		if (plain < 0) {
+			dprintf(2, "recce: refused a TLS client: %s\n", err);
+			_exit(1);
+		}
+		snprintf(p->cert, sizeof(p->cert), "%s", tp.name);
+		fd = plain;
+	}
+	_exit(serve_connection(cfg, fd, fd, p) < 0 ? 1 : 0);
+}
+
 int agent_serve(const struct agent_config *cfg, const char **what)
 {
 	signal(SIGPIPE, SIG_IGN);
 	if (cfg->stdio) {
-		struct peer p = {getuid(), getgid(), getppid(), 0};
+		struct peer p = {getuid(), getgid(), getppid(), 0, ""};
 		return serve_connection(cfg, 0, 1, &p);
 	}
 	int lfd = listen_on(cfg->socket, what);
 	if (lfd < 0)
 		return lfd;
+	int tfd = cfg->listen ? listen_tcp(cfg->listen, what) : -1;
+	if (cfg->listen && tfd < 0) {
+		close(lfd);
+		unlink(cfg->socket);
+		return tfd;
+	}
 	for (;;) {
-		struct pollfd pf[2] = {{lfd, POLLIN, 0}, {cfg->stop_fd, POLLIN, 0}};
+		struct pollfd pf[3] = {
+		    {cfg->stop_fd, POLLIN, 0}, {lfd, POLLIN, 0}, {tfd, POLLIN, 0}};
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		int n = poll(pf, cfg->stop_fd >= 0 ? 2 : 1, 1000);
+		int n = poll(pf, tfd >= 0 ? 3 : 2, 1000);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (n > 0 && pf[1].revents)
+		if (n > 0 && pf[0].revents)
 			break;
-		if (n <= 0 || !pf[0].revents)
-			continue;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct peer p;
-		if (peer_of(fd, &p) < 0) {
-			send_error(fd, 0, "this agent serves its own user and root only");
+		for (int i = 1; n > 0 && i < 3; i++) {
+			if (pf[i].fd < 0 || !pf[i].revents)
+				continue;
+			int fd = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd < 0)
+				continue;
+			struct peer p = {geteuid(), getegid(), 0, 0, ""};
+			if (i == 1 && peer_of(fd, &p) < 0) {
+				send_error(fd, 0, "this agent serves its own user and root only");
+				close(fd);
+				continue;
+			}
+			pid_t pid = fork();
+			if (pid == 0) {
+				close(lfd);
+				if (tfd >= 0)
+					close(tfd);
+				if (cfg->stop_fd >= 0)
+					close(cfg->stop_fd);
+				serve_accepted(cfg, fd, i == 2, &p);
+			}
 			close(fd);
-			continue;
 		}
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(lfd);
-			if (cfg->stop_fd >= 0)
-				close(cfg->stop_fd);
-			_exit(serve_connection(cfg, fd, fd, &p) < 0 ? 1 : 0);
-		}
-		close(fd);
 	}
 	close(lfd);
+	if (tfd >= 0)
+		close(tfd);
 	unlink(cfg->socket);
 	return 0;
 }

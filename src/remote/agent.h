@@ -7,7 +7,11 @@
  * writes it to the audit log, and runs that recce command as a child in a
  * private directory: as the client's user when the agent is root and the
  * client is not (SO_PEERCRED), so that the kernel grants the command what
- * it would grant the client. The command's output streams back as it
+ * it would grant the client. With --listen, TCP connections are served
+ * too, over TLS 1.3 with certificates on both sides (remote/tls.h): the
+ * handshake checks the client's certificate before one byte of the
+ * protocol is read, and a client refused is only a line on the agent's
+ * standard error. The command's output streams back as it
  * comes; when it ends, the files the client asked for follow, then its
  * exit status. A Cancel, or a client that goes away, stops the command as
  * Ctrl-C would (SIGINT, SIGKILL 2 s later): its probes and events go with
@@ -20,6 +24,8 @@
 
 struct agent_config {
 	const char *socket; /* the local socket's path, or NULL with stdio */
+	const char *listen; /* also TCP with TLS on [ADDR:]PORT, or NULL */
+	const char *tls;    /* the TLS directory of --listen (remote/tls.h) */
 	int stdio;	    /* serve one connection on fds 0 and 1 */
 	const char *audit;  /* the audit log, appended; NULL for none */
 	const char *self;   /* the recce binary to run commands with */

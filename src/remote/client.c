@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "remote/frame.h"
+#include "remote/tls.h"
 #include "util/path.h"
 #include "util/readall.h"
 
@@ -104,6 +105,38 @@ static int connect_ssh(struct client *c, const char *spec)
 	c->ssh = pid;
 	c->wfd = to[1];
 	c->rfd = from[0];
+	return 0;
+}
+
+/* HOST[:PORT] (or [V6]:PORT): an agent's --listen, over TLS. */
+static int connect_tls(struct client *c, const char *spec)
+{
+	char host[256], port[32] = "7450", dir[4096], err[512];
+	const char *colon = strrchr(spec, ':');
+	size_t n = strlen(spec);
+
+	if (spec[0] == '[') {
+		const char *end = strchr(spec, ']');
+		if (!end)
+			return -EINVAL;
+		n = (size_t)(end - spec - 1);
+		snprintf(host, sizeof(host), "%.*s", (int)n, spec + 1);
+		if (end[1] == ':')
+			snprintf(port, sizeof(port), "%s", end + 2);
+	} else {
+		if (colon && !strchr(spec, ']') && strchr(spec, ':') == colon) {
+			n = (size_t)(colon - spec);
+			snprintf(port, sizeof(port), "%s", colon + 1);
+		}
+		snprintf(host, sizeof(host), "%.*s", (int)n, spec);
+	}
+	tls_default_dir(0, dir, sizeof(dir));
+	int fd = tls_connect(dir, host, port, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", c->node, err);
+		return -ECONNREFUSED;
+	}
+	c->rfd = c->wfd = fd;
 	return 0;
 }
 
@@ -294,9 +327,9 @@ int remote_run(const char *node, int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	int ssh = strncmp(node, "ssh://", 6) == 0;
 	int local = strncmp(node, "unix:", 5) == 0 || strchr(node, '/');
-	if (!ssh && !local) {
-		fprintf(stderr, "recce: usage: --node takes unix:PATH (a local agent's socket) or "
-				"ssh://[USER@]HOST[:PORT]; agents over TLS are not built yet\n");
+	if (!*node || (strstr(node, "://") && !ssh)) {
+		fprintf(stderr, "recce: usage: --node takes HOST[:PORT] (TLS), unix:PATH (a local "
+				"agent's socket) or ssh://[USER@]HOST[:PORT]\n");
 		return 2;
 	}
 	int rc = take_outputs(&c, argc, argv, &sent);
@@ -310,8 +343,11 @@ int remote_run(const char *node, int argc, char **argv)
 		fprintf(stderr, "recce: out of memory\n");
 		goto done;
 	}
-	rc = ssh ? connect_ssh(&c, node + 6)
-		 : connect_unix(&c, strncmp(node, "unix:", 5) == 0 ? node + 5 : node);
+	rc = ssh     ? connect_ssh(&c, node + 6)
+	     : local ? connect_unix(&c, strncmp(node, "unix:", 5) == 0 ? node + 5 : node)
+		     : connect_tls(&c, node);
+	if (rc == -ECONNREFUSED && !ssh && !local)
+		goto done; /* said */
 	if (rc < 0) {
 		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", node, strerror(-rc));
 		goto done;

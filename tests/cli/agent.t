@@ -65,8 +65,11 @@ like "$(cat "$ERR")" 'refused: the agent runs recce.s commands' "and says why"
 run "$RECCE" --node "unix:$T/nowhere.sock" top -b -n 1
 is "$RC" 1 "a node with no agent exits 1"
 like "$(cat "$ERR")" "cannot reach the agent at unix:$T/nowhere.sock" "and says so"
-run "$RECCE" --node web-3 top -b -n 1
-is "$RC" 2 "a node given as a bare host name is a usage error (TLS is not built yet)"
+run env RECCE_TLS="$T/no-tls" "$RECCE" --node no-such-host.invalid top -b -n 1
+is "$RC" 1 "a TLS node that cannot be reached exits 1"
+like "$(cat "$ERR")" 'cannot reach the agent at no-such-host\.invalid' "and says so"
+run "$RECCE" --node http://web-3 top -b -n 1
+is "$RC" 2 "a node of another scheme is a usage error"
 run "$RECCE" --node "$NODE" record -p "$HOT" -d 0.2 -o "$T/a/x.pb.gz" -o "$T/b/x.pb.gz"
 is "$RC" 2 "two -o files of one name are a usage error"
 like "$(cat "$T/agent/audit.log")" "uid=0 pid=[0-9]+ recce record -p $HOT -d 1 -o here\\.pb\\.gz" \

@@ -1,0 +1,443 @@
+/*
+ * Certificates, handshakes and the relay of the agent's TLS (see tls.h).
+ */
+#include "remote/tls.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include "util/readall.h"
+
+#define DAYS_CA	  3650
+#define DAYS_LEAF 825
+
+static void say(char *err, size_t len, const char *what, const char *path)
+{
+	unsigned long e = ERR_get_error();
+	char reason[256] = "";
+
+	if (e)
+		ERR_error_string_n(e, reason, sizeof(reason));
+	snprintf(err, len, "%s%s%s%s%s", what, path ? " " : "", path ? path : "",
+		 *reason ? ": " : "", reason);
+	ERR_clear_error();
+}
+
+static EVP_PKEY *new_key(void)
+{
+	return EVP_EC_gen("P-256");
+}
+
+static int add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+
+	X509V3_set_ctx_nodb(&ctx);
+	X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+	X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+	if (!ext)
+		return -1;
+	int ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok ? 0 : -1;
+}
+
+/* A certificate for key named cn, signed by issuer (itself when NULL). */
+static X509 *new_cert(EVP_PKEY *key, const char *cn, X509 *issuer, EVP_PKEY *issuer_key, int days,
+		      const char *kind, const char *san)
+{
+	X509 *c = X509_new();
+	unsigned char serial[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (!c || fd < 0 || read(fd, serial, sizeof(serial)) != (ssize_t)sizeof(serial)) {
+		if (fd >= 0)
+			close(fd);
+		X509_free(c);
+		return NULL;
+	}
+	close(fd);
+	serial[0] &= 0x7f;
+	BIGNUM *bn = BN_bin2bn(serial, sizeof(serial), NULL);
+	X509_set_version(c, 2);
+	BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(c));
+	BN_free(bn);
+	X509_gmtime_adj(X509_getm_notBefore(c), -3600);
+	X509_gmtime_adj(X509_getm_notAfter(c), (long)days * 86400);
+	X509_set_pubkey(c, key);
+	X509_NAME *name = X509_get_subject_name(c);
+	X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"recce", -1, -1,
+				   0);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
+	X509_set_issuer_name(c, issuer ? X509_get_subject_name(issuer) : name);
+	X509 *by = issuer ? issuer : c;
+	int bad = 0;
+	if (strcmp(kind, "ca") == 0) {
+		bad |= add_ext(c, by, NID_basic_constraints, "critical,CA:TRUE,pathlen:0");
+		bad |= add_ext(c, by, NID_key_usage, "critical,keyCertSign,cRLSign");
+	} else {
+		bad |= add_ext(c, by, NID_basic_constraints, "critical,CA:FALSE");
+		bad |= add_ext(c, by, NID_key_usage, "critical,digitalSignature");
+		bad |= add_ext(c, by, NID_ext_key_usage,
+			       strcmp(kind, "agent") == 0 ? "serverAuth" : "clientAuth");
+		if (san)
+			bad |= add_ext(c, by, NID_subject_alt_name, san);
+	}
+	bad |= add_ext(c, by, NID_subject_key_identifier, "hash");
+	if (bad || !X509_sign(c, issuer_key ? issuer_key : key, EVP_sha256())) {
+		X509_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int write_pem(const char *dir, const char *file, X509 *cert, EVP_PKEY *key, char *err,
+		     size_t errlen)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, key ? 0600 : 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int ok =
+	    key ? PEM_write_PrivateKey(f, key, NULL, NULL, 0, NULL, NULL) : PEM_write_X509(f, cert);
+	if (fclose(f) != 0 || !ok) {
+		say(err, errlen, "cannot write", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* A leaf of kind (agent, client) named cn into dir/prefix.pem and .key. */
+static int make_leaf(const char *dir, const char *prefix, const char *kind, const char *cn,
+		     const char *san, X509 *ca, EVP_PKEY *ca_key, char *err, size_t errlen)
+{
+	EVP_PKEY *key = new_key();
+	X509 *cert = key ? new_cert(key, cn, ca, ca_key, DAYS_LEAF, kind, san) : NULL;
+	char pem[64], keyf[64];
+	int rc = -1;
+
+	snprintf(pem, sizeof(pem), "%s.pem", prefix);
+	snprintf(keyf, sizeof(keyf), "%s.key", prefix);
+	if (!cert)
+		say(err, errlen, "cannot make the certificate of", cn);
+	else if (write_pem(dir, keyf, NULL, key, err, errlen) == 0 &&
+		 write_pem(dir, pem, cert, NULL, err, errlen) == 0)
+		rc = 0;
+	X509_free(cert);
+	EVP_PKEY_free(key);
+	return rc;
+}
+
+int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, char *err,
+		   size_t errlen)
+{
+	char path[4096], host[256] = "localhost", san[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/ca.key", dir);
+	if (stat(path, &st) == 0) {
+		snprintf(err, errlen, "%s already has a CA (ca.key): give another directory", dir);
+		return -1;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot make %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	gethostname(host, sizeof(host) - 1);
+	size_t n = (size_t)snprintf(san, sizeof(san),
+				    "DNS:%s,DNS:localhost,IP:127.0.0.1,IP:0:0:0:0:0:0:0:1", host);
+	for (size_t i = 0; i < nhosts && n < sizeof(san); i++) {
+		struct in6_addr a6;
+		struct in_addr a4;
+		int ip = inet_pton(AF_INET, hosts[i], &a4) == 1 ||
+			 inet_pton(AF_INET6, hosts[i], &a6) == 1;
+		n += (size_t)snprintf(san + n, sizeof(san) - n, ",%s:%s", ip ? "IP" : "DNS",
+				      hosts[i]);
+	}
+	if (n >= sizeof(san)) {
+		snprintf(err, errlen, "too many --host names");
+		return -1;
+	}
+	EVP_PKEY *ca_key = new_key();
+	X509 *ca = ca_key ? new_cert(ca_key, "recce CA", NULL, NULL, DAYS_CA, "ca", NULL) : NULL;
+	int rc = -1;
+	if (!ca)
+		say(err, errlen, "cannot make the CA", NULL);
+	else if (write_pem(dir, "ca.key", NULL, ca_key, err, errlen) == 0 &&
+		 write_pem(dir, "ca.pem", ca, NULL, err, errlen) == 0 &&
+		 make_leaf(dir, "agent", "agent", host, san, ca, ca_key, err, errlen) == 0 &&
+		 make_leaf(dir, "client", "client", "client", NULL, ca, ca_key, err, errlen) == 0)
+		rc = 0;
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	return rc;
+}
+
+static X509 *read_cert(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	X509 *c = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+
+	if (f)
+		fclose(f);
+	return c;
+}
+
+static EVP_PKEY *read_key(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	EVP_PKEY *k = f ? PEM_read_PrivateKey(f, NULL, NULL, NULL) : NULL;
+
+	if (f)
+		fclose(f);
+	return k;
+}
+
+int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096], sub[4096];
+
+	if (!*name || strchr(name, '/') || name[0] == '.') {
+		snprintf(err, errlen, "a client's name is a plain word, not '%s'", name);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/ca.pem", dir);
+	X509 *ca = read_cert(path);
+	snprintf(path, sizeof(path), "%s/ca.key", dir);
+	EVP_PKEY *ca_key = ca ? read_key(path) : NULL;
+	int rc = -1;
+	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
+	if (!ca || !ca_key)
+		snprintf(err, errlen,
+			 "%s has no CA (ca.pem and ca.key): run recce certs init first", dir);
+	else if (mkdir(sub, 0700) < 0)
+		snprintf(err, errlen, "cannot make %s: %s", sub, strerror(errno));
+	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
+		 make_leaf(sub, "client", "client", name, NULL, ca, ca_key, err, errlen) == 0)
+		rc = 0;
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	return rc;
+}
+
+void tls_default_dir(int agent, char *buf, size_t len)
+{
+	const char *env = getenv("RECCE_TLS"), *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (agent && geteuid() == 0)
+		snprintf(buf, len, "/etc/recce/tls");
+	else
+		snprintf(buf, len, "%s/.config/recce/tls", home && *home ? home : ".");
+}
+
+/* A TLS 1.3 context with dir's CA and the certificate prefix.pem/.key,
+ * requiring the peer's certificate. */
+static SSL_CTX *context(const char *dir, const char *prefix, int server, char *err, size_t errlen)
+{
+	char cert[4096], key[4096], ca[4096];
+	SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
+
+	snprintf(cert, sizeof(cert), "%s/%s.pem", dir, prefix);
+	snprintf(key, sizeof(key), "%s/%s.key", dir, prefix);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", dir);
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION)) {
+		say(err, errlen, "cannot set TLS 1.3 up", NULL);
+	} else if (SSL_CTX_use_certificate_file(ctx, cert, SSL_FILETYPE_PEM) != 1) {
+		say(err, errlen, "cannot read the certificate", cert);
+	} else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+		say(err, errlen, "cannot read the key", key);
+	} else if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+		say(err, errlen, "cannot read the CA", ca);
+	} else {
+		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+		return ctx;
+	}
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+struct relay {
+	SSL *ssl;
+	int net, plain;
+};
+
+/* Carries bytes between the TLS connection and the plain socket until
+ * either side ends. */
+static void *relay_run(void *arg)
+{
+	struct relay *r = arg;
+	char buf[16384];
+
+	for (;;) {
+		struct pollfd p[2] = {{r->net, POLLIN, 0}, {r->plain, POLLIN, 0}};
+		if (!SSL_pending(r->ssl) && poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (SSL_pending(r->ssl) || p[0].revents) {
+			int n = SSL_read(r->ssl, buf, sizeof(buf));
+			if (n <= 0) {
+				int e = SSL_get_error(r->ssl, n);
+				if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
+					continue;
+				break;
+			}
+			if (write_all(r->plain, buf, (size_t)n) < 0)
+				break;
+		}
+		if (p[1].revents) {
+			ssize_t n = read(r->plain, buf, sizeof(buf));
+			if (n <= 0 || SSL_write(r->ssl, buf, (int)n) <= 0)
+				break;
+		}
+	}
+	SSL_shutdown(r->ssl);
+	SSL_free(r->ssl);
+	close(r->net);
+	shutdown(r->plain, SHUT_RDWR);
+	close(r->plain);
+	free(r);
+	return NULL;
+}
+
+/* Starts the relay of ssl over net; returns the caller's plain end. */
+static int relay_start(SSL *ssl, int net, char *err, size_t errlen)
+{
+	int pair[2];
+	struct relay *r = malloc(sizeof(*r));
+	pthread_t t;
+
+	if (!r || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+		snprintf(err, errlen, "cannot relay the connection: %s", strerror(errno));
+		free(r);
+		return -1;
+	}
+	*r = (struct relay){ssl, net, pair[1]};
+	if (pthread_create(&t, NULL, relay_run, r) != 0) {
+		snprintf(err, errlen, "cannot start the relay");
+		close(pair[0]);
+		close(pair[1]);
+		free(r);
+		return -1;
+	}
+	pthread_detach(t);
+	return pair[0];
+}
+
+static void set_timeout(int fd, int ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, char *err,
+	       size_t errlen)
+{
+	SSL_CTX *ctx = context(dir, "agent", 1, err, errlen);
+	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+
+	SSL_CTX_free(ctx); /* the connection keeps its reference */
+	if (!ssl) {
+		close(fd);
+		return -1;
+	}
+	set_timeout(fd, timeout_ms);
+	SSL_set_fd(ssl, fd);
+	if (SSL_accept(ssl) != 1) {
+		say(err, errlen, "TLS handshake refused", NULL);
+		SSL_free(ssl);
+		close(fd);
+		return -1;
+	}
+	set_timeout(fd, 0);
+	X509 *cert = SSL_get1_peer_certificate(ssl);
+	peer->name[0] = 0;
+	if (cert) {
+		X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, peer->name,
+					  sizeof(peer->name));
+		X509_free(cert);
+	}
+	return relay_start(ssl, fd, err, errlen);
+}
+
+int tls_connect(const char *dir, const char *host, const char *port, char *err, size_t errlen)
+{
+	struct addrinfo hints = {0}, *res = NULL;
+	int fd = -1;
+
+	hints.ai_socktype = SOCK_STREAM;
+	int gai = getaddrinfo(host, port, &hints, &res);
+	if (gai) {
+		snprintf(err, errlen, "%s: %s", host, gai_strerror(gai));
+		return -1;
+	}
+	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+			snprintf(err, errlen, "%s port %s: %s", host, port, strerror(errno));
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		return -1;
+	SSL_CTX *ctx = context(dir, "client", 0, err, errlen);
+	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+	SSL_CTX_free(ctx);
+	if (!ssl) {
+		close(fd);
+		return -1;
+	}
+	struct in6_addr a6;
+	struct in_addr a4;
+	int ip = inet_pton(AF_INET, host, &a4) == 1 || inet_pton(AF_INET6, host, &a6) == 1;
+	X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+	if (ip)
+		X509_VERIFY_PARAM_set1_ip_asc(param, host);
+	else
+		SSL_set1_host(ssl, host);
+	SSL_set_tlsext_host_name(ssl, host);
+	SSL_set_fd(ssl, fd);
+	if (SSL_connect(ssl) != 1) {
+		long v = SSL_get_verify_result(ssl);
+		if (v != X509_V_OK)
+			snprintf(err, errlen, "the agent's certificate: %s",
+				 X509_verify_cert_error_string(v));
+		else
+			say(err, errlen, "TLS handshake refused", NULL);
+		SSL_free(ssl);
+		close(fd);
+		return -1;
+	}
+	return relay_start(ssl, fd, err, errlen);
+}

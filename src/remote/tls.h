@@ -1,0 +1,51 @@
+/*
+ * TLS for the agent (OpenSSL): TLS 1.3 only, certificates on both sides,
+ * both checked against the deployment's own CA before one byte of the
+ * protocol is read.
+ *
+ * A TLS directory holds ca.pem (the CA), and agent.pem with agent.key on
+ * a node, client.pem with client.key on a client's machine. `recce certs
+ * init DIR` makes the CA and one of each; `recce certs client NAME` makes
+ * another client's directory (DIR/NAME: ca.pem, client.pem, client.key).
+ * The CA's key stays in DIR/ca.key, mode 0600.
+ *
+ * Once a connection is up, tls_relay() carries its bytes to and from a
+ * plain socket, so the protocol's code reads and writes descriptors
+ * whatever the transport.
+ */
+#ifndef RECCE_TLS_H
+#define RECCE_TLS_H
+
+#include <stddef.h>
+
+/* Makes DIR (0700) with a CA, an agent certificate valid for the host
+ * names and addresses hosts[] (and this machine's name, localhost,
+ * 127.0.0.1 and ::1), and a client certificate "client". Refuses a DIR
+ * that already has a CA. Returns 0, or -1 with a message in err. */
+int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, char *err,
+		   size_t errlen);
+
+/* Makes DIR/NAME with ca.pem and a certificate and key for client NAME,
+ * signed by DIR's CA. Returns 0, or -1 with a message in err. */
+int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen);
+
+struct tls_peer {
+	char name[256]; /* the peer certificate's common name */
+};
+
+/* The agent's side of an accepted TCP connection fd: the handshake (at
+ * most timeout_ms), then a relay. Returns a plain socket to serve, or -1
+ * with a message in err (the connection is then closed). */
+int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, char *err,
+	       size_t errlen);
+
+/* The client's side: connects to host:port, checks the agent's
+ * certificate against the CA of dir and the name host, and relays.
+ * Returns a plain socket, or -1 with a message in err. */
+int tls_connect(const char *dir, const char *host, const char *port, char *err, size_t errlen);
+
+/* Where a client's TLS directory is: $RECCE_TLS, else
+ * ~/.config/recce/tls; an agent's: /etc/recce/tls as root, else that. */
+void tls_default_dir(int agent, char *buf, size_t len);
+
+#endif
