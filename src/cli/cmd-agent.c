@@ -112,7 +112,7 @@ int cmd_agent(int argc, char **argv)
 	if (err == -EADDRINUSE)
 		die("%s: %s: stop it first, or give another --socket", cfg.socket, what);
 	if (err && !a.stdio)
-		die("%s: %s: %s", err == -EINVAL || !a.listen ? cfg.socket : a.listen, what,
-		    strerror(-err));
+		die("%s: %s: %s", a.listen && strstr(what, "--listen") ? a.listen : cfg.socket,
+		    what, strerror(-err));
 	return err ? RECCE_EXIT_ERROR : 0;
 }

@@ -22,6 +22,7 @@
 #include "proc/self.h"
 #include "util/clock.h"
 #include "util/http-serve.h"
+#include "util/tcp.h"
 #include "util/signals.h"
 
 struct tasks_args {
@@ -139,7 +140,7 @@ int cmd_tasks(int argc, char **argv)
 	pid_t pid = file ? 0 : a.pids[0];
 	int lfd = -1;
 	if (a.serve) {
-		lfd = http_listen(a.serve, bound, sizeof(bound));
+		lfd = tcp_listen(a.serve, bound, sizeof(bound));
 		if (lfd == -EINVAL)
 			usage_die("tasks", "--serve wants HOST:PORT or PORT, not '%s'", a.serve);
 		if (lfd < 0)

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <netdb.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +22,7 @@
 #include "remote/frame.h"
 #include "remote/tls.h"
 #include "util/clock.h"
+#include "util/tcp.h"
 
 #define HELLO_TIMEOUT_MS 10000
 #define KILL_GRACE_NS	 2000000000ULL /* between SIGINT and SIGKILL of a command */
@@ -382,47 +382,6 @@ static int listen_on(const char *path, const char **what)
 	return fd;
 }
 
-/* The TCP socket of --listen [ADDR:]PORT (loopback when no ADDR). */
-static int listen_tcp(const char *spec, const char **what)
-{
-	char host[256] = "127.0.0.1", port[32];
-	const char *colon = strrchr(spec, ':');
-	struct addrinfo hints = {0}, *res = NULL;
-
-	if (colon) {
-		size_t n = (size_t)(colon - spec);
-		if (spec[0] == '[' && n >= 2 && spec[n - 1] == ']') {
-			spec++;
-			n -= 2;
-		}
-		if (n && n < sizeof(host))
-			snprintf(host, sizeof(host), "%.*s", (int)n, spec);
-		snprintf(port, sizeof(port), "%s", colon + 1);
-	} else {
-		snprintf(port, sizeof(port), "%s", spec);
-	}
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if (getaddrinfo(host, port, &hints, &res) != 0 || !res) {
-		*what = "--listen wants [ADDR:]PORT";
-		return -EINVAL;
-	}
-	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-	int rc = 0;
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 16) < 0) {
-		rc = -errno;
-		*what = "cannot listen on --listen's address";
-	}
-	freeaddrinfo(res);
-	if (rc) {
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	return fd;
-}
-
 /* A connection's process: TLS first for TCP, then the protocol. */
 static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, struct peer *p)
 {
@@ -450,8 +409,11 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 	int lfd = listen_on(cfg->socket, what);
 	if (lfd < 0)
 		return lfd;
-	int tfd = cfg->listen ? listen_tcp(cfg->listen, what) : -1;
+	char bound[300];
+	int tfd = cfg->listen ? tcp_listen(cfg->listen, bound, sizeof(bound)) : -1;
 	if (cfg->listen && tfd < 0) {
+		*what = tfd == -EINVAL ? "--listen wants [ADDR:]PORT"
+				       : "cannot listen on --listen's address";
 		close(lfd);
 		unlink(cfg->socket);
 		return tfd;

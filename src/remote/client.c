@@ -18,6 +18,7 @@
 #include "remote/tls.h"
 #include "util/path.h"
 #include "util/readall.h"
+#include "util/tcp.h"
 
 /* An -o file: its path here and its name on the node. */
 struct output {
@@ -111,25 +112,10 @@ static int connect_ssh(struct client *c, const char *spec)
 /* HOST[:PORT] (or [V6]:PORT): an agent's --listen, over TLS. */
 static int connect_tls(struct client *c, const char *spec)
 {
-	char host[256], port[32] = "7450", dir[4096], err[512];
-	const char *colon = strrchr(spec, ':');
-	size_t n = strlen(spec);
+	char host[256], port[32], dir[4096], err[512];
 
-	if (spec[0] == '[') {
-		const char *end = strchr(spec, ']');
-		if (!end)
-			return -EINVAL;
-		n = (size_t)(end - spec - 1);
-		snprintf(host, sizeof(host), "%.*s", (int)n, spec + 1);
-		if (end[1] == ':')
-			snprintf(port, sizeof(port), "%s", end + 2);
-	} else {
-		if (colon && !strchr(spec, ']') && strchr(spec, ':') == colon) {
-			n = (size_t)(colon - spec);
-			snprintf(port, sizeof(port), "%s", colon + 1);
-		}
-		snprintf(host, sizeof(host), "%.*s", (int)n, spec);
-	}
+	if (tcp_split(spec, 0, "", "7450", host, sizeof(host), port, sizeof(port)) < 0 || !*host)
+		return -EINVAL;
 	tls_default_dir(0, dir, sizeof(dir));
 	int fd = tls_connect(dir, host, port, err, sizeof(err));
 	if (fd < 0) {

@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <openssl/x509v3.h>
 
 #include "util/readall.h"
+#include "util/tcp.h"
 
 #define DAYS_CA	  3650
 #define DAYS_LEAF 825
@@ -391,24 +391,8 @@ int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, c
 
 int tls_connect(const char *dir, const char *host, const char *port, char *err, size_t errlen)
 {
-	struct addrinfo hints = {0}, *res = NULL;
-	int fd = -1;
+	int fd = tcp_connect(host, port, err, errlen);
 
-	hints.ai_socktype = SOCK_STREAM;
-	int gai = getaddrinfo(host, port, &hints, &res);
-	if (gai) {
-		snprintf(err, errlen, "%s: %s", host, gai_strerror(gai));
-		return -1;
-	}
-	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-			snprintf(err, errlen, "%s port %s: %s", host, port, strerror(errno));
-			close(fd);
-			fd = -1;
-		}
-	}
-	freeaddrinfo(res);
 	if (fd < 0)
 		return -1;
 	SSL_CTX *ctx = context(dir, "client", 0, err, errlen);

@@ -14,41 +14,6 @@
 #include "util/http-serve.h"
 #include "util/readall.h"
 
-int http_listen(const char *addr, char *bound, size_t len)
-{
-	char host[64] = "127.0.0.1";
-	const char *colon = strrchr(addr, ':');
-	const char *port_s = colon ? colon + 1 : addr;
-	char *end;
-	long port = strtol(port_s, &end, 10);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-
-	if (*port_s == '\0' || *end || port < 0 || port > 65535)
-		return -EINVAL;
-	if (colon && colon > addr) {
-		if ((size_t)(colon - addr) >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, addr, (size_t)(colon - addr));
-		host[colon - addr] = '\0';
-	}
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		return -EINVAL;
-	a.sin_port = htons((uint16_t)port);
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	socklen_t alen = sizeof(a);
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 16) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	snprintf(bound, len, "%s:%d", host, ntohs(a.sin_port));
-	return fd;
-}
-
 static void reply(int fd, const char *status, const char *type, const char *body, size_t n)
 {
 	char head[256];

@@ -1,23 +1,15 @@
 /*
  * The smallest HTTP/1.1 server that Prometheus can scrape: one listening
- * socket, one request answered at a time (GET of one path, the body made
- * by a callback), the connection closed after each answer. It reads at
- * most 8 KiB of a request and waits at most a second for it, so a client
- * that stalls cannot hold up the caller's loop for long.
+ * socket (util/tcp.h's tcp_listen()), one request answered at a time (GET of one path, the body
+ * made by a callback), the connection closed after each answer. It reads at most 8 KiB of a request
+ * and waits at most a second for it, so a client that stalls cannot hold up the caller's loop for
+ * long.
  */
 #ifndef RECCE_UTIL_HTTP_SERVE_H
 #define RECCE_UTIL_HTTP_SERVE_H
 
 #include <stddef.h>
 #include <stdio.h>
-
-/*
- * Listens on "HOST:PORT" or ":PORT" or "PORT" (HOST defaults to
- * 127.0.0.1; PORT 0 picks a free one). Returns the descriptor, or -errno
- * (-EINVAL for an address it cannot read). bound (len bytes) receives
- * "HOST:PORT" as bound.
- */
-int http_listen(const char *addr, char *bound, size_t len);
 
 /*
  * Accepts one connection on lfd and answers it: 200 with the body that
