@@ -244,7 +244,8 @@ static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps,
 		uint64_t inode;
 		const char *path;
 
-		if (got < 0 || !proc_maps_parse_line(line, &m, &inode, &path) || !(m.prot & PROT_EXEC))
+		if (got < 0 || !proc_maps_parse_line(line, &m, &inode, &path) ||
+		    !(m.prot & PROT_EXEC))
 			continue;
 		struct proc_map *v = array_reserve(*maps, &cap, *n + 1, sizeof(*v));
 		if (!v) {
@@ -441,6 +442,24 @@ size_t procs_maps(struct proc_registry *r, pid_t pid, const struct proc_map **ma
 
 	*maps = p ? p->maps : NULL;
 	return p ? p->nmaps : 0;
+}
+
+int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint64_t vaddr,
+		    uint64_t *addr)
+{
+	const struct proc_map *maps;
+	uint64_t off;
+
+	if (sym_file_vaddr_to_offset(f, vaddr, &off) != 0)
+		return -ENOENT;
+	size_t n = procs_maps(r, pid, &maps);
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].file == f && off >= maps[i].pgoff &&
+		    off - maps[i].pgoff < maps[i].end - maps[i].start) {
+			*addr = maps[i].start + (off - maps[i].pgoff);
+			return 0;
+		}
+	return -ENOENT;
 }
 
 uid_t procs_uid(struct proc_registry *r, pid_t pid)

@@ -57,6 +57,11 @@ const struct proc_map *procs_find(struct proc_registry *r, pid_t pid, uint64_t a
 /* All mappings of pid in address order; returns the count. */
 size_t procs_maps(struct proc_registry *r, pid_t pid, const struct proc_map **maps);
 
+/* The address in pid of vaddr of file f, through the executable mapping
+ * that holds it: 0, or -ENOENT when none does. */
+int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint64_t vaddr,
+		    uint64_t *addr);
+
 /* The uid that owns pid (from the scan), or (uid_t)-1 if unknown. */
 uid_t procs_uid(struct proc_registry *r, pid_t pid);
 

@@ -97,7 +97,8 @@ const char *func_unprobeable(const uint8_t *code, size_t len)
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	if (!ZYAN_SUCCESS(
+		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
 	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &insn, ops)))
 		return NULL;
 	return refusal(&insn);
@@ -223,6 +224,35 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 		if (err)
 			return err;
 		off += insn.length;
+	}
+	return 0;
+}
+
+int func_branch_into(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t lo, uint64_t hi,
+		     size_t *where)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 target;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+		return -EINVAL;
+	for (size_t off = 0; off < len; off += insn.length) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, len - off, &insn, ops)))
+			return -EILSEQ;
+		int cat = insn.meta.category;
+		if (cat != ZYDIS_CATEGORY_UNCOND_BR && cat != ZYDIS_CATEGORY_COND_BR &&
+		    cat != ZYDIS_CATEGORY_CALL)
+			continue;
+		if (insn.operand_count_visible < 1 || ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+		    !ops[0].imm.is_relative ||
+		    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&insn, &ops[0], vaddr + off, &target)))
+			continue;
+		if (target >= lo && target < hi) {
+			*where = off;
+			return 1;
+		}
 	}
 	return 0;
 }

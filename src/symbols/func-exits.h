@@ -77,6 +77,16 @@ int func_exits_find(const uint8_t *code, size_t len, uint64_t vaddr, struct func
 
 void func_exits_release(struct func_exits *e);
 
+/*
+ * Whether a relative jump, conditional jump or call of the function
+ * (len bytes of code whose first byte is at vaddr) lands in [lo, hi):
+ * code replaced there would be entered in its middle. Returns 1 (and the
+ * offset of the first such instruction in *where), 0, or -EILSEQ when a
+ * byte does not decode.
+ */
+int func_branch_into(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t lo, uint64_t hi,
+		     size_t *where);
+
 /* Whether an exit can be probed and decided where it runs (conditions
  * and operands func_exit_taken() knows); one that cannot is left
  * unprobed. */

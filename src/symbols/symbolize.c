@@ -535,6 +535,21 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 	return -ENOENT;
 }
 
+int sym_file_segment_end(const struct sym_file *f, uint64_t lo, uint64_t hi, uint64_t *end)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct load_seg *g = &f->segs[i];
+		uint64_t e = g->offset + g->filesz;
+		if (g->offset < hi && e > lo && (!found || e > *end)) {
+			*end = e;
+			found = 1;
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
 int sym_file_vaddr_to_offset(const struct sym_file *f, uint64_t vaddr, uint64_t *offset)
 {
 	for (size_t i = 0; i < f->nsegs; i++) {

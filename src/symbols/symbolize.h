@@ -127,6 +127,10 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 /* The other way: the file offset of ELF address vaddr (where a uprobe
  * goes). Returns 0, or -ENOENT if no loadable segment holds it. */
 int sym_file_vaddr_to_offset(const struct sym_file *f, uint64_t vaddr, uint64_t *offset);
+/* The file offset where the last load segment overlapping the file
+ * range [lo, hi) ends: past it, a mapping of that range holds only the
+ * padding of the page. 0, or -ENOENT when no segment overlaps. */
+int sym_file_segment_end(const struct sym_file *f, uint64_t lo, uint64_t hi, uint64_t *end);
 
 /*
  * Resolves vaddr in f. Fills at most max frames, innermost first, and

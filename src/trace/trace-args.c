@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
 
 /* Follows typedefs and qualifiers to the type that decides the class. */
@@ -228,60 +229,6 @@ static void describe_object(Dwarf_Die *type, struct trace_ret_object *o)
 		o->size = 0;
 }
 
-/* Finds the DW_TAG_subprogram whose entry is pc, under die (depth-bounded). */
-/* Whether a subprogram's code starts at pc: its low_pc, or for a function
- * the compiler split into hot and cold parts (DW_AT_ranges), the start of
- * one of its ranges (the entry's, since the .cold part is never probed). */
-static int starts_at(Dwarf_Die *die, Dwarf_Addr pc)
-{
-	Dwarf_Addr low, base, start, end;
-	ptrdiff_t off = 0;
-
-	if (dwarf_lowpc(die, &low) == 0)
-		return low == pc;
-	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0)
-		if (start == pc)
-			return 1;
-	return 0;
-}
-
-static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int depth)
-{
-	Dwarf_Die child;
-
-	if (depth > 8 || dwarf_child(die, &child) != 0)
-		return 0;
-	do {
-		int tag = dwarf_tag(&child);
-		if (tag == DW_TAG_subprogram && starts_at(&child, pc)) {
-			*out = child;
-			return 1;
-		}
-		/* C++ namespaces and classes hold definitions too. */
-		if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
-		     tag == DW_TAG_class_type) &&
-		    find_subprogram(&child, pc, out, depth + 1))
-			return 1;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
-}
-
-/* The unit whose ranges hold vaddr, found by walking the units: for files
- * without .debug_aranges, such as Go's, where dwfl_module_addrdie fails. */
-static Dwarf_Die *cu_covering(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out, Dwarf_Addr *bias)
-{
-	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-
-	for (int n = 0;
-	     dw && n < 100000 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0;
-	     n++, off = next)
-		if (dwarf_offdie(dw, off + hsize, out) && dwarf_haspc(out, vaddr - *bias) > 0)
-			return out;
-	return NULL;
-}
-
 /* A compiler's clone or fragment (".constprop.0", ".isra.0", ".part.0",
  * ".cold"): not Go's "main.f", whose dot is the package's. */
 static int is_clone(const char *symname)
@@ -376,8 +323,6 @@ done:
 int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 			struct trace_sig *sig)
 {
-	Dwfl_Module *mod = sym_file_module(f);
-	Dwarf_Addr bias;
 	Dwarf_Die sub;
 
 	memset(sig, 0, sizeof(*sig));
@@ -386,15 +331,12 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 		sig->reason = "a compiler-made clone, whose arguments need not follow the ABI";
 		return -ENOENT;
 	}
-	Dwarf_Die cu_die;
-	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL;
-	if (!cu && mod)
-		cu = cu_covering(mod, vaddr, &cu_die, &bias);
-	if (!cu) {
+	int err = sym_func_die(f, vaddr, &sub);
+	if (err == -ENODATA) {
 		sig->reason = "no DWARF debug info for it";
 		return -ENOENT;
 	}
-	if (!find_subprogram(cu, vaddr - bias, &sub, 0)) {
+	if (err) {
 		sig->reason = "its DWARF does not describe this entry point";
 		return -ENOENT;
 	}
