@@ -22,7 +22,7 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
-LAYERS := util symbols proc perf profile events sampling trace top writers capture remote cli
+LAYERS := util symbols proc perf profile events inject sampling trace top writers patch capture remote cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
 	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
@@ -34,7 +34,7 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
-.PHONY: all lib deps check lint unit cli targets demo demo-seq bench soak asan asan-check fuzz fuzz-run fuzz-replay \
+.PHONY: all lib deps check lint unit cli targets demo demo-seq demo-patch bench soak asan asan-check fuzz fuzz-run fuzz-replay \
 	install clean format
 .DEFAULT_GOAL := all
 
@@ -162,9 +162,19 @@ $(B)/targets/ev-%: tests/targets/ev-%.cpp $(B)/lib/librecce.so include/recce.h |
 	$(CXX) -O1 -g -fno-omit-frame-pointer -pthread -Iinclude -o $@ $< -L$(B)/lib -lrecce \
 		-Wl,-rpath,$(abspath $(B)/lib)
 
+# The replacements recce patch loads into the patchee targets.
+FIX_SRCS := $(wildcard tests/targets/fixes/*.c tests/targets/fixes/*.cpp)
+FIX_SOS := $(patsubst tests/targets/fixes/%,$(B)/targets/fixes/%.so,$(basename $(FIX_SRCS)))
+$(B)/targets/fixes/%.so: tests/targets/fixes/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fPIC -shared -o $@ $<
+$(B)/targets/fixes/%.so: tests/targets/fixes/%.cpp | $(B)
+	@mkdir -p $(@D)
+	$(CXX) -O1 -g -fPIC -shared -o $@ $<
+
 OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-%,$(TARGET_BINS))
-targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
-	$(B)/ratchet $(B)/drive $(B)/fibchain lib \
+targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
+	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.
@@ -188,10 +198,22 @@ $(B)/targets/hot-minidebug: $(B)/targets/hot
 	@rm -rf $@.d
 
 # The demo server names its source relative to the tree, as a release
-# build would, so reports read examples/ratchet.c:LINE.
+# build would, so reports read examples/ratchet.c:LINE; -fno-ipa-ra keeps
+# its callers to the calling convention, so recce patch may replace its
+# functions (docs/recce-patch.md).
 $(B)/ratchet: examples/ratchet.c | $(B)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -ffile-prefix-map=$(CURDIR)=. -pthread \
-		-o $@ $<
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-ipa-ra -ffile-prefix-map=$(CURDIR)=. \
+		-pthread -o $@ $<
+
+# The same server as compiled by default, whose callers keep values in
+# registers across calls (-fipa-ra): for patch's refusal.
+$(B)/targets/ratchet-ipa-ra: examples/ratchet.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -o $@ $<
+
+# The fix that `make demo-patch` loads into the running server.
+$(B)/fast-fibonacci.so: examples/fast-fibonacci.c | $(B)
+	$(CC) -O2 -g -fPIC -shared -o $@ $<
 
 # The three-process story of `make demo-seq`, with librecce.
 $(B)/fibchain: examples/fibchain.c $(B)/lib/librecce.a include/recce.h | $(B)
@@ -262,6 +284,10 @@ demo: deps
 demo-seq: deps
 	$(MAKE) all $(B)/fibchain
 	B=$(B) sh scripts/demo-seq.sh
+
+demo-patch: deps
+	$(MAKE) all $(B)/ratchet $(B)/drive $(B)/fast-fibonacci.so
+	B=$(B) sh scripts/demo-patch.sh
 
 bench: deps
 	$(MAKE) all

@@ -4,8 +4,8 @@
 # folder in its own layer or above, so no two folders can form a circle.
 # The layers, lowest first (docs/internals.md says what each holds):
 #
-#   0 util   1 symbols   2 proc perf   3 profile events
-#   4 sampling trace top writers   5 capture   6 cli
+#   0 util   1 symbols   2 proc perf   3 profile events inject
+#   4 sampling trace top writers patch   5 capture remote   6 cli
 #
 # Prints each offending include and exits 1; prints one line and exits 0
 # when the house is in order.
@@ -18,8 +18,8 @@ rank()
 	util) echo 0 ;;
 	symbols) echo 1 ;;
 	proc | perf) echo 2 ;;
-	profile | events) echo 3 ;;
-	sampling | trace | top | writers) echo 4 ;;
+	profile | events | inject) echo 3 ;;
+	sampling | trace | top | writers | patch) echo 4 ;;
 	capture | remote) echo 5 ;;
 	cli) echo 6 ;;
 	*) echo -1 ;;

@@ -25,41 +25,20 @@ for f in "$RECCE" "$B/ratchet" "$B/drive"; do
 	fi
 done
 
-ratchet_pid=""
+. scripts/ratchet.sh
 drive_pid=""
 cleanup() {
 	if [ -n "$drive_pid" ]; then
 		kill "$drive_pid" 2>/dev/null || true
 		wait "$drive_pid" 2>/dev/null || true
 	fi
-	if [ -n "$ratchet_pid" ]; then
-		kill "$ratchet_pid" 2>/dev/null || true
-		wait "$ratchet_pid" 2>/dev/null || true
-	fi
+	ratchet_stop
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Port 0: the kernel picks a free port, and ratchet says which. The log
-# exists before ratchet starts, so that reading it cannot race its creation.
-: >"$LOG"
-"$B/ratchet" 0 2 >>"$LOG" 2>&1 &
-ratchet_pid=$!
-port=""
-tries=0
-while [ -z "$port" ]; do
-	port=$(sed -n 's/^ratchet: listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$LOG")
-	if [ -z "$port" ]; then
-		if ! kill -0 "$ratchet_pid" 2>/dev/null || [ "$tries" -ge 50 ]; then
-			echo "demo: ratchet did not start:" >&2
-			cat "$LOG" >&2
-			exit 1
-		fi
-		tries=$((tries + 1))
-		sleep 0.1
-	fi
-done
+ratchet_start "$LOG"
 echo "demo: ratchet (pid $ratchet_pid) listens on 127.0.0.1:$port"
 
 "$B/drive" "$port" 8 3 &

@@ -19,6 +19,7 @@ int cmd_seq(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_certs(int argc, char **argv);
+int cmd_patch(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 #endif

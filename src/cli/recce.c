@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
     {"trace", cmd_trace, "trace calls of live processes: arguments, returns, under limits"},
     {"capture", cmd_capture, "flamegraphs of the next calls of a function, each call on its own"},
+    {"patch", cmd_patch, "replace a function of a running process with a new one, list, undo"},
     {"replay", cmd_replay, "print trace files, merged from several processes by time"},
     {"symbolize", cmd_symbolize, "name the addresses of a profile recorded with --no-symbolize"},
     {"addr2line", cmd_addr2line, "file:line and function of addresses, as GNU addr2line prints"},

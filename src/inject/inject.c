@@ -1,0 +1,455 @@
+/*
+ * Calls inside a live process (see inject.h).
+ *
+ * The frame the stub reads, at S, the stack pointer it starts with (S is
+ * 64-byte aligned; S - 8 is the unused return slot of a signal frame):
+ *
+ *   S + 0     ucontext: flags, link, alternate stack (the stub fills it)
+ *   S + 40    sigcontext: the thread's registers, where rt_sigreturn reads
+ *             them; its fpstate field points at S + 448
+ *   S + 296   signal mask (the stub fills it)
+ *   S + 304   function, then its six arguments
+ *   S + 360   __errno_location
+ *   S + 368   result, done flag, saved errno, XSAVE component mask
+ *   S + 400   a full signal set, to block every signal
+ *   S + 448   XSAVE area, then FP_XSTATE_MAGIC2, then the call's data
+ */
+#include "inject/inject.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/user.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject/stop-all.h"
+#include "inject/target-mem.h"
+#include "proc/proc-maps.h"
+#include "symbols/symbolize.h"
+#include "util/clock.h"
+
+/* The stub, position-independent (rsp = S on entry):
+ *
+ *	mov eax, 14; xor edi, edi; lea rsi, [rsp+400]; lea rdx, [rsp+296]
+ *	mov r10d, 8; syscall		  rt_sigprocmask(SIG_BLOCK, all, &mask)
+ *	mov eax, 131; xor edi, edi; lea rsi, [rsp+16]
+ *	syscall				  sigaltstack(NULL, &uc_stack)
+ *	mov eax, [rsp+392]; mov edx, [rsp+396]
+ *	xsave64 [rsp+448]		  the extended state
+ *	call [rsp+360]; mov ecx, [rax]; mov [rsp+384], ecx	  errno kept
+ *	mov rdi..r9, [rsp+312..352]; call [rsp+304]; mov [rsp+368], rax
+ *	call [rsp+360]; mov ecx, [rsp+384]; mov [rax], ecx	  errno back
+ *	mov qword [rsp+376], 1		  done
+ *	mov eax, 15; syscall		  rt_sigreturn: back where it was
+ *	ud2
+ */
+static const uint8_t stub[] = {
+    0xb8, 0x0e, 0x00, 0x00, 0x00, 0x31, 0xff, 0x48, 0x8d, 0xb4, 0x24, 0x90, 0x01, 0x00, 0x00, 0x48,
+    0x8d, 0x94, 0x24, 0x28, 0x01, 0x00, 0x00, 0x41, 0xba, 0x08, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xb8,
+    0x83, 0x00, 0x00, 0x00, 0x31, 0xff, 0x48, 0x8d, 0x74, 0x24, 0x10, 0x0f, 0x05, 0x8b, 0x84, 0x24,
+    0x88, 0x01, 0x00, 0x00, 0x8b, 0x94, 0x24, 0x8c, 0x01, 0x00, 0x00, 0x48, 0x0f, 0xae, 0xa4, 0x24,
+    0xc0, 0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x08, 0x89, 0x8c, 0x24,
+    0x80, 0x01, 0x00, 0x00, 0x48, 0x8b, 0xbc, 0x24, 0x38, 0x01, 0x00, 0x00, 0x48, 0x8b, 0xb4, 0x24,
+    0x40, 0x01, 0x00, 0x00, 0x48, 0x8b, 0x94, 0x24, 0x48, 0x01, 0x00, 0x00, 0x48, 0x8b, 0x8c, 0x24,
+    0x50, 0x01, 0x00, 0x00, 0x4c, 0x8b, 0x84, 0x24, 0x58, 0x01, 0x00, 0x00, 0x4c, 0x8b, 0x8c, 0x24,
+    0x60, 0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x30, 0x01, 0x00, 0x00, 0x48, 0x89, 0x84, 0x24, 0x70,
+    0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x8c, 0x24, 0x80, 0x01, 0x00,
+    0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xb8,
+    0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
+};
+
+enum {
+	F_UC_FLAGS = 0,
+	F_MCONTEXT = 40,
+	F_FPSTATE_PTR = F_MCONTEXT + 184,
+	F_FN = 304,
+	F_ARGS = 312,
+	F_ERRNO_FN = 360,
+	F_RESULT = 368,
+	F_DONE = 376,
+	F_XMASK = 392,
+	F_ALLSIGS = 400,
+	F_FPSTATE = 448,
+};
+
+#define UC_SIGCONTEXT_SS_    0x2
+#define UC_STRICT_RESTORE_SS 0x4
+#define FP_XSTATE_MAGIC1_    0x46505853u
+#define FP_XSTATE_MAGIC2_    0x46505845u
+#define RED_ZONE	     128
+#define CALL_STACK	     (128 << 10) /* stack the call may use below its frame */
+#define DATA_MAX	     4096
+#define PICK_TIMEOUT_MS	     3000 /* for a thread at a safe place */
+#define STOP_TIMEOUT_MS	     2000
+
+/* Errors the kernel leaves in rax for a system call it restarts. */
+#define ERESTARTSYS_	      512
+#define ERESTARTNOINTR_	      513
+#define ERESTARTNOHAND_	      514
+#define ERESTART_RESTARTBLOCK 516
+#define NR_RESTART_SYSCALL    219
+
+static uint64_t xgetbv0(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* The extended state components the stub saves (what XCR0 enables,
+ * without AMX's, which the kernel gives each process on request only)
+ * and their size in the XSAVE layout. */
+static int xstate_layout(uint64_t *mask, uint32_t *size)
+{
+	unsigned a, b, c, d;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)))
+		return -ENOTSUP; /* no OSXSAVE */
+	*mask = xgetbv0() & ~((1ull << 17) | (1ull << 18));
+	*size = 576; /* legacy area and header */
+	for (unsigned i = 2; i < 63; i++) {
+		if (!(*mask >> i & 1) || !__get_cpuid_count(0xd, i, &a, &b, &c, &d))
+			continue;
+		if (b + a > *size)
+			*size = b + a;
+	}
+	return 0;
+}
+
+static int is_libc(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
+}
+
+/* Padding after an executable segment, all zeros (or holding the stub
+ * from an earlier call), room for the stub. */
+static int find_cave(struct injector *inj, const struct proc_map *maps, size_t n)
+{
+	uint8_t buf[sizeof(stub) + 16];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_map *m = &maps[i];
+		uint64_t end;
+		if (!m->file || !(m->prot & PROT_EXEC) ||
+		    sym_file_segment_end(m->file, m->pgoff, m->pgoff + (m->end - m->start), &end))
+			continue;
+		if (end < m->pgoff)
+			end = m->pgoff;
+		uint64_t at = (m->start + (end - m->pgoff) + 15) & ~15ull;
+		if (at + sizeof(buf) > m->end || tmem_read(inj->pid, at, buf, sizeof(buf)))
+			continue;
+		int zeros = 1;
+		for (size_t k = 0; k < sizeof(buf); k++)
+			zeros &= buf[k] == 0;
+		if (!zeros && memcmp(buf, stub, sizeof(stub)) != 0)
+			continue;
+		inj->cave = at;
+		inj->cave_len = sizeof(stub);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int injector_open(struct injector *inj, pid_t pid, struct symbolizer *sym)
+{
+	const struct proc_map *maps;
+
+	memset(inj, 0, sizeof(*inj));
+	inj->pid = pid;
+	inj->timeout_ms = 10000;
+	int err = xstate_layout(&inj->xmask, &inj->xsize);
+	if (err)
+		return err;
+	struct proc_registry *procs = procs_new(sym);
+	if (!procs)
+		return -ENOMEM;
+	err = procs_scan(procs, pid);
+	size_t n = err ? 0 : procs_maps(procs, pid, &maps);
+	for (size_t i = 0; i < n && !err; i++)
+		if (maps[i].file && sym_file_is_go(maps[i].file)) {
+			inj->refusal = INJECT_GO;
+			err = -EPROTONOSUPPORT;
+		}
+	struct sym_file *libc = NULL;
+	for (size_t i = 0; i < n && !libc; i++)
+		if (maps[i].file && is_libc(maps[i].path))
+			libc = maps[i].file;
+	uint64_t v[5];
+	static const char *const names[5] = {"dlopen", "dlerror", "__errno_location", "mmap",
+					     "prctl"};
+	for (int k = 0; k < 5 && !err; k++)
+		if (!libc || symbolizer_find_symbol(sym, libc, names[k], &v[k], NULL) ||
+		    procs_file_addr(procs, pid, libc, v[k], &v[k])) {
+			inj->refusal = INJECT_NO_LIBC;
+			err = -EPROTONOSUPPORT;
+		}
+	if (!err) {
+		inj->dlopen_fn = v[0];
+		inj->dlerror_fn = v[1];
+		inj->errno_fn = v[2];
+		inj->mmap_fn = v[3];
+		inj->prctl_fn = v[4];
+		if (find_cave(inj, maps, n)) {
+			inj->refusal = INJECT_NO_ROOM;
+			err = -EPROTONOSUPPORT;
+		}
+	}
+	procs_free(procs);
+	return err;
+}
+
+/* The system calls that run with a lock of the C library's allocator
+ * held, whose thread must not be borrowed. */
+static int allocator_syscall(long nr)
+{
+	return nr == 9 || nr == 10 || nr == 11 || nr == 12 || nr == 25 || nr == 28;
+}
+
+/* Whether thread t may be borrowed for a call needing frame bytes of
+ * stack; 2 when it sits in a system call (best), 1 in its own code. */
+static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, size_t frame)
+{
+	const struct user_regs_struct *r = &t->regs;
+
+	if (t->sig)
+		return 0;
+	const struct tmap *code = tmaps_find(maps, r->rip);
+	if (code && (tmap_is(code, "ld-linux") || tmap_is(code, "ld-")))
+		return 0;
+	long nr = (long)r->orig_rax;
+	if (nr >= 0 && allocator_syscall(nr))
+		return 0;
+	if (nr < 0 && code && is_libc(code->path))
+		return 0;
+	const struct tmap *stack = tmaps_find(maps, r->rsp);
+	if (!stack || !(stack->prot & PROT_WRITE))
+		return 0;
+	uint64_t need = RED_ZONE + frame + 64 + CALL_STACK;
+	if (strcmp(stack->path, "[stack]") != 0 && r->rsp - stack->start < need)
+		return 0;
+	return nr >= 0 ? 2 : 1;
+}
+
+/* The registers rt_sigreturn gives back: where the thread stopped, with
+ * an interrupted system call set up to be made again, as the kernel
+ * would have done on its way back to user space. */
+static void fill_sigcontext(uint8_t *mc, const struct user_regs_struct *r, uint64_t fpstate)
+{
+	uint64_t g[23] = {r->r8,  r->r9,  r->r10, r->r11, r->r12, r->r13,
+			  r->r14, r->r15, r->rdi, r->rsi, r->rbp, r->rbx,
+			  r->rdx, r->rax, r->rcx, r->rsp, r->rip, r->eflags};
+	long nr = (long)r->orig_rax;
+	long err = -(long)r->rax;
+	if (nr >= 0 && (err == ERESTARTSYS_ || err == ERESTARTNOINTR_ || err == ERESTARTNOHAND_ ||
+			err == ERESTART_RESTARTBLOCK)) {
+		g[13] = err == ERESTART_RESTARTBLOCK ? NR_RESTART_SYSCALL : (uint64_t)nr;
+		g[16] -= 2; /* back onto the syscall instruction */
+	}
+	memcpy(mc, g, 18 * 8);
+	uint16_t seg[4] = {(uint16_t)r->cs, 0, 0, (uint16_t)r->ss};
+	memcpy(mc + 144, seg, sizeof(seg));
+	memcpy(mc + 184, &fpstate, 8);
+}
+
+/* Builds the frame for a call at S into buf (size bytes). */
+static void build_frame(const struct injector *inj, uint8_t *buf, uint64_t s,
+			const struct user_regs_struct *r, uint64_t fn, const uint64_t args[6],
+			const void *data, size_t len, int data_arg)
+{
+	uint64_t v;
+
+	/* buf[0..8) is the return slot at S - 8; everything else from S. */
+	uint8_t *f = buf + 8;
+	v = UC_SIGCONTEXT_SS_ | UC_STRICT_RESTORE_SS;
+	memcpy(f + F_UC_FLAGS, &v, 8);
+	fill_sigcontext(f + F_MCONTEXT, r, s + F_FPSTATE);
+	memcpy(f + F_FN, &fn, 8);
+	uint64_t a[6];
+	memcpy(a, args, sizeof(a));
+	uint64_t data_at = s + ((F_FPSTATE + inj->xsize + 4 + 15) & ~15u);
+	if (data && data_arg >= 0 && data_arg < 6) {
+		a[data_arg] = data_at;
+		memcpy(buf + 8 + (data_at - s), data, len);
+	}
+	memcpy(f + F_ARGS, a, sizeof(a));
+	memcpy(f + F_ERRNO_FN, &inj->errno_fn, 8);
+	memcpy(f + F_XMASK, &inj->xmask, 8);
+	memset(f + F_ALLSIGS, 0xff, 8);
+	/* The software-reserved bytes of the legacy area say an XSAVE
+	 * layout follows, as the kernel's own signal frames do. */
+	uint8_t *fp = f + F_FPSTATE;
+	uint32_t sw[2] = {FP_XSTATE_MAGIC1_, inj->xsize + 4};
+	memcpy(fp + 464, sw, 8);
+	memcpy(fp + 472, &inj->xmask, 8);
+	memcpy(fp + 480, &inj->xsize, 4);
+	uint32_t magic2 = FP_XSTATE_MAGIC2_;
+	memcpy(fp + inj->xsize, &magic2, 4);
+}
+
+static void pause_us(long us)
+{
+	struct timespec ts = {0, us * 1000};
+	nanosleep(&ts, NULL);
+}
+
+/* Whether pid still runs (not gone, not a zombie). */
+static int alive(pid_t pid)
+{
+	struct tmaps m;
+	if (tmaps_read(&m, pid) != 0)
+		return 0;
+	int any = m.n > 0;
+	tmaps_release(&m);
+	return any;
+}
+
+/* Stops the process with a thread fit to borrow: 0 with *pick its index,
+ * or -errno. Retries for PICK_TIMEOUT_MS while every thread is busy. */
+static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps *maps, size_t frame,
+			 size_t *pick)
+{
+	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + PICK_TIMEOUT_MS * 1000000ull;
+
+	for (;;) {
+		int err = stop_all(s, inj->pid, STOP_TIMEOUT_MS);
+		if (err)
+			return err;
+		err = tmaps_read(maps, inj->pid);
+		if (err) {
+			stop_all_release(s);
+			return err;
+		}
+		int best = 0;
+		for (size_t i = 0; i < s->n; i++) {
+			int fit = thread_fit(&s->t[i], maps, frame);
+			if (fit > best) {
+				best = fit;
+				*pick = i;
+			}
+		}
+		if (best)
+			return 0;
+		tmaps_release(maps);
+		stop_all_release(s);
+		if (time_now_ns(CLOCK_MONOTONIC) > deadline) {
+			inj->refusal = INJECT_NO_THREAD;
+			return -EAGAIN;
+		}
+		pause_us(2000);
+	}
+}
+
+int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], const void *data,
+		  size_t len, int data_arg, uint64_t *ret)
+{
+	struct stop_all s;
+	struct tmaps maps;
+	size_t pick = 0;
+
+	if (len > DATA_MAX)
+		return -E2BIG;
+	if (inj->pending)
+		return -EBUSY;
+	size_t frame = 8 + ((F_FPSTATE + inj->xsize + 4 + 15) & ~15u) + ((len + 15) & ~15u);
+	uint8_t *buf = calloc(1, frame);
+	if (!buf)
+		return -ENOMEM;
+	int err = stop_for_call(inj, &s, &maps, frame, &pick);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	struct stopped_thread *t = &s.t[pick];
+	uint64_t sp = (t->regs.rsp - RED_ZONE - frame) & ~63ull;
+	build_frame(inj, buf, sp, &t->regs, fn, args, data, len, data_arg);
+	uint8_t there[sizeof(stub)];
+	err = tmem_read(inj->pid, inj->cave, there, sizeof(there));
+	if (!err && memcmp(there, stub, sizeof(stub)) != 0) {
+		err = tmem_write(inj->pid, inj->cave, stub, sizeof(stub));
+		inj->stub_written |= !err;
+	}
+	if (!err)
+		err = tmem_write(inj->pid, sp - 8, buf, frame);
+	if (!err) {
+		t->regs.rip = inj->cave;
+		t->regs.rsp = sp;
+		t->regs.orig_rax = (uint64_t)-1; /* no restart of the stopped call now */
+		t->regs.rax = 0;
+		t->regs_changed = 1;
+	}
+	inj->thread = t->tid;
+	tmaps_release(&maps);
+	inj->stopped_ns = stop_all_release(&s);
+	free(buf);
+	if (err)
+		return err;
+
+	/* The target runs on; the stub says when the call is done. */
+	uint64_t start = time_now_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = start + (uint64_t)inj->timeout_ms * 1000000;
+	inj->pending = 1;
+	for (long wait = 20;; wait = wait < 1000 ? wait * 2 : 1000) {
+		uint64_t res[2];
+		err = tmem_read(inj->pid, sp + F_RESULT, res, sizeof(res));
+		if (!err && res[1] == 1) {
+			*ret = res[0];
+			inj->pending = 0;
+			break;
+		}
+		if (!alive(inj->pid))
+			return -ESRCH;
+		if (time_now_ns(CLOCK_MONOTONIC) > deadline)
+			return -ETIMEDOUT;
+		pause_us(wait);
+	}
+	inj->call_ns = time_now_ns(CLOCK_MONOTONIC) - start;
+	return 0;
+}
+
+int injector_dlopen(struct injector *inj, const char *path, uint64_t *handle, char *err,
+		    size_t errlen)
+{
+	uint64_t args[6] = {0, 2 /* RTLD_NOW */, 0, 0, 0, 0};
+
+	if (errlen)
+		err[0] = 0;
+	int rc = injector_call(inj, inj->dlopen_fn, args, path, strlen(path) + 1, 0, handle);
+	if (rc || *handle)
+		return rc;
+	uint64_t msg = 0;
+	uint64_t none[6] = {0};
+	if (injector_call(inj, inj->dlerror_fn, none, NULL, 0, -1, &msg) == 0 && msg && errlen)
+		tmem_read_string(inj->pid, msg, err, errlen);
+	return -ENOEXEC;
+}
+
+void injector_close(struct injector *inj)
+{
+	if (!inj->stub_written || inj->pending)
+		return;
+	/* The stub's last instruction returns the thread to its place; a
+	 * thread still inside it is let go on a little. */
+	for (int tries = 0; tries < 50; tries++) {
+		struct stop_all s;
+		if (stop_all(&s, inj->pid, STOP_TIMEOUT_MS) != 0)
+			return;
+		int inside = 0;
+		for (size_t i = 0; i < s.n; i++)
+			inside |= s.t[i].regs.rip - inj->cave < sizeof(stub);
+		if (!inside) {
+			uint8_t zeros[sizeof(stub)] = {0};
+			if (tmem_write(inj->pid, inj->cave, zeros, sizeof(zeros)) == 0)
+				inj->stub_written = 0;
+		}
+		stop_all_release(&s);
+		if (!inside)
+			return;
+		pause_us(2000);
+	}
+}

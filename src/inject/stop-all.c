@@ -1,0 +1,178 @@
+/*
+ * Stopping every thread of a process (see stop-all.h). A thread that
+ * exits while it is being seized (ESRCH, or EPERM for one already a
+ * zombie) is simply left out.
+ */
+#include "inject/stop-all.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "proc/tasks.h"
+#include "util/clock.h"
+
+#define MAX_THREADS 65536
+
+static int find(const struct stop_all *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+/* The state letter of a thread in /proc/PID/task/TID/stat, 0 if gone. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Waits for tid's stop after PTRACE_INTERRUPT. Returns 0 with *sig the
+ * signal it stopped for (0 for the interrupt itself), -ESRCH if it
+ * exited, -ETIMEDOUT. */
+static int wait_stop(pid_t tid, uint64_t deadline, int *sig)
+{
+	for (;;) {
+		int st;
+		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -ESRCH;
+		}
+		if (r == tid) {
+			if (WIFEXITED(st) || WIFSIGNALED(st))
+				return -ESRCH;
+			if (WIFSTOPPED(st)) {
+				/* PTRACE_EVENT_STOP: our interrupt, or a group-stop. */
+				*sig = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+				return 0;
+			}
+			continue;
+		}
+		if (time_now_ns(CLOCK_MONOTONIC) > deadline)
+			return -ETIMEDOUT;
+		struct timespec ts = {0, 50 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Seizes, interrupts and waits for one thread. Returns 0, 1 when it is
+ * gone (leave it out), or -errno. */
+static int stop_one(struct stop_all *s, pid_t tid, uint64_t deadline)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
+		int err = errno;
+		if (err == ESRCH)
+			return 1;
+		char state = thread_state(s->pid, tid);
+		if (err == EPERM && (state == 0 || state == 'Z' || state == 'X'))
+			return 1;
+		return -err;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct stopped_thread *t = realloc(s->t, cap * sizeof(*t));
+		if (!t) {
+			ptrace(PTRACE_DETACH, tid, 0, 0);
+			return -ENOMEM;
+		}
+		s->t = t;
+		s->cap = cap;
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return 1;
+	}
+	struct stopped_thread *t = &s->t[s->n];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	int err = wait_stop(tid, deadline, &t->sig);
+	if (err == -ESRCH)
+		return 1;
+	if (err) {
+		/* Still running: detaching needs a stop, so leave the
+		 * interrupt to the kernel's detach when recce lets go. */
+		s->failed_tid = tid;
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		return err;
+	}
+	if (ptrace(PTRACE_GETREGS, tid, 0, &t->regs) != 0) {
+		ptrace(PTRACE_DETACH, tid, 0, t->sig);
+		return 1;
+	}
+	s->n++;
+	return 0;
+}
+
+int stop_all(struct stop_all *s, pid_t pid, int timeout_ms)
+{
+	struct proc_ids ids;
+	int err = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	if (thread_state(pid, pid) == 'T')
+		return -EBUSY;
+	proc_ids_init(&ids);
+	s->since_ns = time_now_ns(CLOCK_MONOTONIC);
+	uint64_t deadline = s->since_ns + (uint64_t)timeout_ms * 1000000;
+	for (int more = 1; more && !err;) {
+		ssize_t n = proc_ids_list_tasks(&ids, NULL, pid, MAX_THREADS);
+		if (n < 0) {
+			err = (int)n;
+			break;
+		}
+		more = 0;
+		for (ssize_t i = 0; i < n && !err; i++) {
+			if (find(s, ids.ids[i]))
+				continue;
+			int r = stop_one(s, ids.ids[i], deadline);
+			if (r < 0)
+				err = r;
+			else if (r == 0)
+				more = 1;
+		}
+	}
+	proc_ids_release(&ids);
+	if (!err && s->n == 0)
+		err = -ESRCH;
+	if (err) {
+		pid_t failed = s->failed_tid;
+		stop_all_release(s);
+		s->failed_tid = failed;
+	}
+	return err;
+}
+
+uint64_t stop_all_release(struct stop_all *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct stopped_thread *t = &s->t[i];
+		if (t->regs_changed)
+			ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs);
+		ptrace(PTRACE_DETACH, t->tid, 0, t->sig);
+	}
+	uint64_t took = s->since_ns ? time_now_ns(CLOCK_MONOTONIC) - s->since_ns : 0;
+	free(s->t);
+	s->t = NULL;
+	s->n = s->cap = 0;
+	s->since_ns = 0;
+	return took;
+}

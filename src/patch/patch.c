@@ -1,0 +1,479 @@
+/*
+ * Hot patching (see patch.h).
+ */
+#include "patch/patch.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject/target-mem.h"
+#include "proc/proc-maps.h"
+#include "symbols/call-sites.h"
+#include "symbols/func-exits.h"
+#include "symbols/sym-func.h"
+#include "symbols/symbolize.h"
+
+#define JUMP_LEN      5
+#define VENEER_LEN    16
+#define VENEER_NAME   "recce-patch"
+#define CODE_READ_MAX (256u << 10) /* bytes of a function decoded at most */
+#define NEAR	      ((1ll << 31) - (1 << 20))
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+#define PR_SET_VMA_	      0x53564d41
+#define PR_SET_VMA_ANON_NAME_ 0
+
+static void say(struct patch_result *r, const char *text)
+{
+	snprintf(r->detail, sizeof(r->detail), "%s", text);
+}
+
+static int refuse(struct patch_result *r, enum patch_refusal why, int err)
+{
+	r->refusal = why;
+	return err;
+}
+
+/* Whether path is an object recce loaded as a replacement: this patch's,
+ * or an earlier one's, whose functions are not the ones to replace. */
+static int is_replacement(const char *path, const struct patch_cfg *cfg,
+			  const struct patch_record *recs, size_t nrecs)
+{
+	if (strcmp(path, cfg->lib) == 0)
+		return 1;
+	for (size_t i = 0; i < nrecs; i++)
+		if (strcmp(path, recs[i].lib) == 0)
+			return 1;
+	return 0;
+}
+
+/* Finds the one mapped object defining cfg->func: its file, vaddr, size. */
+static int find_old(struct symbolizer *sym, struct proc_registry *procs,
+		    const struct patch_cfg *cfg, const struct patch_record *recs, size_t nrecs,
+		    struct patch_result *r, struct sym_file **file, uint64_t *vaddr)
+{
+	const struct proc_map *maps;
+	size_t n = procs_maps(procs, cfg->pid, &maps), found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct sym_file *f = maps[i].file;
+		uint64_t v, size;
+		int seen = 0;
+		for (size_t k = 0; k < i; k++)
+			seen |= maps[k].file == f;
+		if (!f || seen || is_replacement(maps[i].path, cfg, recs, nrecs) ||
+		    symbolizer_find_symbol(sym, f, cfg->func, &v, &size) != 0 || size == 0)
+			continue;
+		if (found++) {
+			size_t used = strlen(r->detail);
+			snprintf(r->detail + used, sizeof(r->detail) - used, ", %s",
+				 sym_file_path(f));
+			continue;
+		}
+		*file = f;
+		*vaddr = v;
+		r->size = size;
+		say(r, sym_file_path(f));
+		snprintf(r->object, sizeof(r->object), "%s", sym_file_path(f));
+	}
+	if (!found)
+		return refuse(r, PATCH_NO_FUNC, -ENOENT);
+	if (found > 1)
+		return refuse(r, PATCH_AMBIGUOUS, -ENOTUNIQ);
+	r->detail[0] = 0;
+	return procs_file_addr(procs, cfg->pid, *file, *vaddr, &r->addr);
+}
+
+/* The old function's code as the process has it, checked against its
+ * file and decoded for jumps into the bytes the patch replaces. */
+static int check_code(struct sym_file *f, uint64_t vaddr, const struct patch_cfg *cfg,
+		      struct patch_result *r, uint8_t orig[JUMP_LEN])
+{
+	if (r->size < JUMP_LEN)
+		return refuse(r, PATCH_SHORT, -ERANGE);
+	size_t len = r->size < CODE_READ_MAX ? r->size : CODE_READ_MAX;
+	uint8_t *code = malloc(len);
+	uint8_t file[JUMP_LEN];
+	uint64_t off;
+	if (!code)
+		return -ENOMEM;
+	int err = tmem_read(cfg->pid, r->addr, code, len);
+	if (!err && (sym_file_vaddr_to_offset(f, vaddr, &off) != 0 ||
+		     pread(sym_file_fd(f), file, JUMP_LEN, (off_t)off) != JUMP_LEN))
+		err = -EIO;
+	if (!err && memcmp(code, file, JUMP_LEN) != 0)
+		err = refuse(r, PATCH_CODE_CHANGED, -EEXIST);
+	size_t at = 0;
+	int into =
+	    err ? 0 : func_branch_into(code, len, r->addr, r->addr + 1, r->addr + JUMP_LEN, &at);
+	if (into == 1) {
+		r->branch_at = at;
+		err = refuse(r, PATCH_BRANCH_INTO, -EXDEV);
+	} else if (into < 0 && len == r->size) {
+		err = refuse(r, PATCH_UNDECODABLE, -EILSEQ);
+	}
+	if (!err)
+		memcpy(orig, code, JUMP_LEN);
+	free(code);
+	return err;
+}
+
+/* Compares the DWARF signatures of the old and new functions. */
+static int check_signatures(struct sym_file *of, uint64_t ov, struct sym_file *nf, uint64_t nv,
+			    const struct patch_cfg *cfg, struct patch_result *r)
+{
+	int oe = sym_func_signature(of, ov, r->old_sig, sizeof(r->old_sig));
+	int ne = sym_func_signature(nf, nv, r->new_sig, sizeof(r->new_sig));
+	if (cfg->force)
+		return 0;
+	if (oe || ne) {
+		say(r, oe ? sym_file_path(of) : sym_file_path(nf));
+		return refuse(r, PATCH_NO_SIGNATURE, -ENODATA);
+	}
+	return strcmp(r->old_sig, r->new_sig) ? refuse(r, PATCH_SIGNATURE, -EINVAL) : 0;
+}
+
+/* Refuses a function whose callers keep values in registers it happens
+ * not to touch (GCC's -fipa-ra): the replacement would clobber them. */
+static int check_callers(struct symbolizer *sym, struct sym_file *of, uint64_t ov,
+			 const struct patch_cfg *cfg, struct patch_result *r)
+{
+	struct call_site_hazard h;
+	int is_float = 0, bytes = 8;
+
+	if (cfg->force)
+		return 0;
+	sym_func_returns(of, ov, &is_float, &bytes);
+	int found = call_sites_keep_registers(sym, of, ov, is_float, bytes > 8, &h);
+	if (found != 1)
+		return found < 0 ? found : 0;
+	snprintf(r->caller, sizeof(r->caller), "%s", h.caller);
+	memcpy(r->reg, h.reg, sizeof(r->reg));
+	r->branch_at = h.offset;
+	return refuse(r, PATCH_CALLER_REGS, -EXDEV);
+}
+
+/* A free 16-byte slot for a far jump within 2 GiB of near: in a page
+ * recce mapped earlier, or in a new one. */
+static int veneer_slot(struct injector *inj, uint64_t near, uint64_t *slot)
+{
+	struct tmaps m;
+	uint8_t page[4096];
+
+	int err = tmaps_read(&m, inj->pid);
+	if (err)
+		return err;
+	uint64_t best = 0, best_dist = NEAR;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct tmap *t = &m.v[i];
+		uint64_t dist = t->start > near ? t->start - near : near - t->start;
+		if (strcmp(t->path, "[anon:" VENEER_NAME "]") == 0 && dist < NEAR &&
+		    tmem_read(inj->pid, t->start, page, sizeof(page)) == 0) {
+			for (size_t k = 0; k < sizeof(page); k += VENEER_LEN) {
+				static const uint8_t zero[VENEER_LEN];
+				if (memcmp(page + k, zero, VENEER_LEN) == 0) {
+					*slot = t->start + k;
+					tmaps_release(&m);
+					return 0;
+				}
+			}
+		}
+		/* The gap after this mapping, as close to near as it comes. */
+		uint64_t gap = (t->end + 4095) & ~4095ull;
+		uint64_t next = i + 1 < m.n ? m.v[i + 1].start : 0x7ffffffff000ull;
+		if (gap + 4096 > next)
+			continue;
+		uint64_t c =
+		    near > gap && near - gap >= 4096 && near < next ? (near & ~4095ull) : gap;
+		if (c + 4096 > next)
+			c = next - 4096;
+		dist = c > near ? c - near : near - c;
+		if (dist < best_dist) {
+			best = c;
+			best_dist = dist;
+		}
+	}
+	tmaps_release(&m);
+	if (!best)
+		return -ENOSPC;
+	uint64_t got = 0;
+	uint64_t args[6] = {best,
+			    4096,
+			    PROT_READ | PROT_EXEC,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			    (uint64_t)-1,
+			    0};
+	err = injector_call(inj, inj->mmap_fn, args, NULL, 0, -1, &got);
+	if (err)
+		return err;
+	if (got != best)
+		return -ENOSPC;
+	/* Named, so the page is told apart in /proc/PID/maps and found
+	 * again; kernels without anonymous VMA names just leave it unnamed. */
+	uint64_t name_args[6] = {PR_SET_VMA_, PR_SET_VMA_ANON_NAME_, best, 4096, 0, 0};
+	injector_call(inj, inj->prctl_fn, name_args, VENEER_NAME, sizeof(VENEER_NAME), 4, &got);
+	*slot = best;
+	return 0;
+}
+
+static void encode_jump(uint8_t *b, uint64_t from, uint64_t to)
+{
+	int32_t rel = (int32_t)(int64_t)(to - (from + JUMP_LEN));
+	b[0] = 0xe9;
+	memcpy(b + 1, &rel, 4);
+}
+
+static int fits_rel32(uint64_t from, uint64_t to)
+{
+	int64_t d = (int64_t)(to - (from + JUMP_LEN));
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+/* Loads cfg->lib and finds newfunc there; fills r->new_addr. */
+static int load_new(struct injector *inj, struct symbolizer *sym, struct sym_file *nf, uint64_t nv,
+		    const struct patch_cfg *cfg, struct patch_result *r)
+{
+	uint64_t handle = 0;
+
+	int err = injector_dlopen(inj, cfg->lib, &handle, r->detail, sizeof(r->detail));
+	r->loader_thread = inj->thread;
+	r->load_ns = inj->call_ns;
+	r->load_stopped_ns = inj->stopped_ns;
+	if (err == -ENOEXEC)
+		return refuse(r, PATCH_LOAD, err);
+	if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
+		r->inject_refusal = inj->refusal;
+		return refuse(r, PATCH_INJECT, err);
+	}
+	if (err)
+		return err;
+	struct proc_registry *procs = procs_new(sym);
+	if (!procs)
+		return -ENOMEM;
+	err = procs_scan(procs, cfg->pid);
+	if (!err && procs_file_addr(procs, cfg->pid, nf, nv, &r->new_addr) != 0)
+		err = refuse(r, PATCH_NOT_LOADED, -ENOENT);
+	procs_free(procs);
+	return err;
+}
+
+static int record_has(const struct patch_record *v, size_t n, const char *func)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].func, func) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int write_code(const struct patch_cfg *cfg, struct patch_result *r, struct code_edit *e,
+		      size_t n, const struct code_guard *g, size_t ng)
+{
+	size_t stale = 0;
+	int err = code_write(cfg->pid, e, n, g, ng, cfg->timeout_ms, &r->write, &stale);
+	if (err == -EBUSY)
+		return refuse(r, PATCH_BUSY, err);
+	if (err == -ESTALE)
+		return refuse(r, PATCH_STALE, err);
+	return err;
+}
+
+/* Everything after the old function was found and checked. */
+static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, struct symbolizer *sym,
+		       struct sym_file *of, uint64_t ov, struct patch_record *rec)
+{
+	struct sym_file *nf;
+	uint64_t nv;
+	struct injector inj;
+
+	int err = injector_open(&inj, cfg->pid, sym);
+	if (err == -EPROTONOSUPPORT) {
+		r->inject_refusal = inj.refusal;
+		return refuse(r, PATCH_INJECT, err);
+	}
+	if (err)
+		return err;
+	err = symbolizer_open(sym, cfg->lib, -1, &nf);
+	if (!err && symbolizer_find_symbol(sym, nf, cfg->newfunc, &nv, NULL) != 0)
+		err = refuse(r, PATCH_NEW_MISSING, -ENOENT);
+	if (!err)
+		err = check_signatures(of, ov, nf, nv, cfg, r);
+	if (!err)
+		err = load_new(&inj, sym, nf, nv, cfg, r);
+	struct code_edit e[2];
+	size_t ne = 0;
+	uint64_t to = r->new_addr;
+	if (!err && !fits_rel32(r->addr, to)) {
+		err = veneer_slot(&inj, r->addr, &r->veneer);
+		if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
+			r->inject_refusal = inj.refusal;
+			err = refuse(r, PATCH_INJECT, err);
+		} else if (err || !fits_rel32(r->addr, r->veneer)) {
+			err = refuse(r, PATCH_NO_VENEER, err ? err : -ENOSPC);
+		}
+		if (!err) {
+			/* jmp [rip + 0]; .quad new; then two int3 */
+			struct code_edit *v = &e[ne++];
+			memset(v, 0, sizeof(*v));
+			v->addr = r->veneer;
+			v->len = VENEER_LEN;
+			static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
+			memcpy(v->new, far, sizeof(far));
+			memcpy(v->new + 6, &r->new_addr, 8);
+			v->new[14] = v->new[15] = 0xcc;
+			to = r->veneer;
+		}
+	}
+	injector_close(&inj);
+	if (err)
+		return err;
+	struct code_edit *j = &e[ne++];
+	memset(j, 0, sizeof(*j));
+	j->addr = r->addr;
+	j->len = JUMP_LEN;
+	memcpy(j->old, rec->orig, JUMP_LEN);
+	encode_jump(j->new, r->addr, to);
+	struct code_guard g = {r->addr + 1, r->addr + JUMP_LEN};
+	err = write_code(cfg, r, e, ne, &g, 1);
+	if (err)
+		return err;
+	rec->addr = r->addr;
+	rec->len = JUMP_LEN;
+	memcpy(rec->code, j->new, JUMP_LEN);
+	rec->veneer = r->veneer;
+	rec->new_addr = r->new_addr;
+	return 0;
+}
+
+int patch_apply(const struct patch_cfg *cfg, struct patch_result *r)
+{
+	struct patch_record *recs = NULL, rec;
+	size_t nrecs = 0;
+	struct sym_file *of = NULL;
+	uint64_t ov = 0;
+
+	memset(r, 0, sizeof(*r));
+	memset(&rec, 0, sizeof(rec));
+	if (strlen(cfg->func) >= sizeof(rec.func) || strlen(cfg->lib) >= sizeof(rec.lib) ||
+	    strlen(cfg->newfunc) >= sizeof(rec.newfunc) || strpbrk(cfg->func, "\t\n") ||
+	    strpbrk(cfg->lib, "\t\n") || strpbrk(cfg->newfunc, "\t\n"))
+		return -EINVAL;
+	int err = patch_registry_load(cfg->dir, cfg->pid, &recs, &nrecs);
+	if (err)
+		return err == -EBADMSG ? refuse(r, PATCH_REGISTRY, err) : err;
+	if (record_has(recs, nrecs, cfg->func) >= 0) {
+		free(recs);
+		return refuse(r, PATCH_ALREADY, -EALREADY);
+	}
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	err = procs ? procs_scan(procs, cfg->pid) : -ENOMEM;
+	if (!err)
+		err = find_old(sym, procs, cfg, recs, nrecs, r, &of, &ov);
+	if (!err)
+		err = check_code(of, ov, cfg, r, rec.orig);
+	if (!err)
+		err = check_callers(sym, of, ov, cfg, r);
+	procs_free(procs);
+	if (!err)
+		err = apply_found(cfg, r, sym, of, ov, &rec);
+	symbolizer_free(sym);
+	if (!err) {
+		snprintf(rec.func, sizeof(rec.func), "%s", cfg->func);
+		snprintf(rec.lib, sizeof(rec.lib), "%s", cfg->lib);
+		snprintf(rec.newfunc, sizeof(rec.newfunc), "%s", cfg->newfunc);
+		rec.since = (int64_t)time(NULL);
+		rec.uid = getuid();
+		struct patch_record *nv = realloc(recs, (nrecs + 1) * sizeof(*recs));
+		if (!nv) {
+			err = -ENOMEM;
+		} else {
+			recs = nv;
+			recs[nrecs++] = rec;
+			err = patch_registry_save(cfg->dir, cfg->pid, recs, nrecs);
+			if (err)
+				err = refuse(r, PATCH_REGISTRY, err);
+		}
+	}
+	free(recs);
+	return err;
+}
+
+int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
+{
+	struct patch_record *recs = NULL;
+	size_t nrecs = 0;
+
+	memset(r, 0, sizeof(*r));
+	int err = patch_registry_load(cfg->dir, cfg->pid, &recs, &nrecs);
+	if (err)
+		return err == -EBADMSG ? refuse(r, PATCH_REGISTRY, err) : err;
+	int at = record_has(recs, nrecs, cfg->func);
+	if (at < 0) {
+		free(recs);
+		return refuse(r, PATCH_NOT_PATCHED, -ENOENT);
+	}
+	struct patch_record *p = &recs[at];
+	struct code_edit e[2];
+	struct code_guard g[2];
+	size_t ne = 0, ng = 0;
+	memset(e, 0, sizeof(e));
+	e[ne].addr = p->addr;
+	e[ne].len = p->len;
+	memcpy(e[ne].old, p->code, p->len);
+	memcpy(e[ne++].new, p->orig, p->len);
+	g[ng++] = (struct code_guard){p->addr + 1, p->addr + p->len};
+	if (p->veneer) {
+		e[ne].addr = p->veneer;
+		e[ne].len = VENEER_LEN;
+		static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
+		memcpy(e[ne].old, far, sizeof(far));
+		memcpy(e[ne].old + 6, &p->new_addr, 8);
+		e[ne].old[14] = e[ne].old[15] = 0xcc;
+		ne++;
+		g[ng++] = (struct code_guard){p->veneer, p->veneer + VENEER_LEN};
+	}
+	r->addr = p->addr;
+	r->new_addr = p->new_addr;
+	r->veneer = p->veneer;
+	snprintf(r->object, sizeof(r->object), "%s", p->lib);
+	err = write_code(cfg, r, e, ne, g, ng);
+	if (!err) {
+		memmove(p, p + 1, (nrecs - (size_t)at - 1) * sizeof(*p));
+		err = patch_registry_save(cfg->dir, cfg->pid, recs, nrecs - 1);
+		if (err)
+			err = refuse(r, PATCH_REGISTRY, err);
+	}
+	free(recs);
+	return err;
+}
+
+int patch_list(const char *dir, pid_t pid, struct patch_record **v, size_t *n,
+	       enum patch_state **states)
+{
+	*states = NULL;
+	int err = patch_registry_load(dir, pid, v, n);
+	if (err || !*n)
+		return err;
+	*states = calloc(*n, sizeof(**states));
+	if (!*states)
+		return -ENOMEM;
+	for (size_t i = 0; i < *n; i++) {
+		uint8_t now[PATCH_BYTES];
+		const struct patch_record *p = &(*v)[i];
+		if (tmem_read(pid, p->addr, now, p->len) != 0)
+			(*states)[i] = PATCH_CHANGED;
+		else if (memcmp(now, p->code, p->len) == 0)
+			(*states)[i] = PATCH_ACTIVE;
+		else if (memcmp(now, p->orig, p->len) == 0)
+			(*states)[i] = PATCH_REMOVED;
+		else
+			(*states)[i] = PATCH_CHANGED;
+	}
+	return 0;
+}

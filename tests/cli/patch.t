@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# recce patch: a function of a running process replaced by one from a
+# shared object while four threads run it, in C, C++ (exceptions thrown
+# through the patched function) and a Rust-named function; every byte of
+# code back as its file after undo; each refusal with its reason.
+. "$(dirname "$0")/lib.sh"
+
+need_file "$TARGETS/patchee" "$TARGETS/patchee-cxx" "$TARGETS/fixes/fib-fix.so" \
+	"$TARGETS/fixes/basket-fix.so" "$B/targets/ratchet-ipa-ra"
+FIX="$TARGETS/fixes/fib-fix.so"
+REG="$T/registry"
+
+# counts FILE: the last "old=.. new=.. bad=.." line, as shell assignments.
+counts()
+{
+	tail -n 1 "$1" | tr ' ' '\n' | grep '=' | sed 's/^/C_/'
+}
+
+# grows FILE NAME: waits until counter NAME of FILE's lines moves.
+grows()
+{
+	local first now
+	eval "$(counts "$1")"
+	first=$(eval echo "\$C_$2")
+	for _ in $(seq 1 60); do
+		sleep 0.05
+		eval "$(counts "$1")"
+		now=$(eval echo "\$C_$2")
+		[ "$now" -gt "$first" ] && return 0
+	done
+	return 1
+}
+
+# --- C: four threads inside slow_fib while it is replaced ---------------------
+spawn "$T/c.out" "$TARGETS/patchee"
+C=$PID
+wait_for 5 grep -q old= "$T/c.out"
+run "$RECCE" patch -p "$C" --registry "$REG" "slow_fib=$FIX:fast_fib"
+is "$RC" 0 "patch exits 0" || show_run
+like "$(cat "$OUT")" 'patched slow_fib in process [0-9]+: calls now go to fast_fib in fib-fix.so' \
+	"patch says what now runs"
+like "$(cat "$OUT")" 'signature +long long unsigned int \(unsigned int, int \*\), the same in both' \
+	"patch shows the signature both sides share"
+ok "new calls run the replacement" grows "$T/c.out" new
+eval "$(counts "$T/c.out")"
+is "$C_bad" 0 "no call returned a wrong result, the ones running during the patch included"
+
+run "$RECCE" patch -p "$C" --registry "$REG" "payroll::total=$FIX"
+is "$RC" 0 "a Rust-named function is patched by its demangled name" || show_run
+ok "calls of payroll::total run the replacement" grows "$T/c.out" rust_new
+
+run "$RECCE" patch -p "$C" --registry "$REG" --list
+like "$(cat "$OUT")" 'slow_fib +0x[0-9a-f]+ +active .*fib-fix.so:fast_fib' "--list shows slow_fib active"
+like "$(cat "$OUT")" 'payroll::total +0x[0-9a-f]+ +active' "--list shows payroll::total active"
+
+run "$RECCE" patch -p "$C" --registry "$REG" "slow_fib=$FIX:fast_fib"
+is "$RC" 1 "patching a patched function exits 1"
+like "$(cat "$ERR")" 'slow_fib is already patched.*--undo slow_fib' "and says to undo it first"
+
+run "$RECCE" patch -p "$C" --registry "$REG" --undo slow_fib
+is "$RC" 0 "undo exits 0" || show_run
+run "$RECCE" patch -p "$C" --registry "$REG" --undo payroll::total
+is "$RC" 0 "undo of the second patch exits 0" || show_run
+ok "after undo, calls run the old code" grows "$T/c.out" old
+eval "$(counts "$T/c.out")"
+before=$C_new
+sleep 0.3
+eval "$(counts "$T/c.out")"
+is "$C_new" "$before" "and none the replacement any more"
+is "$C_bad" 0 "no wrong result at any time"
+run python3 tests/cli/code-bytes.py "$C"
+is "$RC" 0 "every byte of code in the process equals its file again" || show_run
+run "$RECCE" patch -p "$C" --registry "$REG" --list
+like "$(cat "$ERR")" "process $C has no patches" "--list after undo: none"
+ok "the target still runs" kill -0 "$C"
+
+# --- refusals ------------------------------------------------------------------
+run "$RECCE" patch -p "$C" --registry "$REG" "tiny=$FIX:wrong_fib" --force
+is "$RC" 1 "a 3-byte function is refused"
+like "$(cat "$ERR")" 'tiny is 3 bytes long, shorter than the 5-byte jump' "with its length"
+run "$RECCE" patch -p "$C" --registry "$REG" "slow_fib=$FIX:wrong_fib"
+is "$RC" 1 "a different signature is refused"
+like "$(cat "$ERR")" "signatures differ: slow_fib is 'long long unsigned int \(unsigned int, int \*\)', its replacement 'int \(int\)'; give --force" \
+	"with both signatures"
+run "$RECCE" patch -p "$C" --registry "$REG" "no_such_function=$FIX:fast_fib"
+is "$RC" 1 "an unknown function is refused"
+like "$(cat "$ERR")" "no object mapped by process $C defines a function no_such_function" "by name"
+run "$RECCE" patch -p "$C" --registry "$REG" "slow_fib=$T/missing.so"
+is "$RC" 1 "a missing object is refused"
+run "$RECCE" patch -p "$C" --registry "$REG" --undo slow_fib
+is "$RC" 1 "undo of a function not patched exits 1"
+like "$(cat "$ERR")" "recce has no patch of slow_fib in process $C" "and says so"
+run "$RECCE" patch -p "$C" slow_fib
+is "$RC" 2 "a spec without = is a usage error"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$RECCE" patch -p "$C" \
+		--registry "$T/nobody" "slow_fib=$FIX:fast_fib"
+	is "$RC" 1 "another user's process is refused"
+	like "$(cat "$ERR")" "not allowed to ptrace process $C: run recce as its user or as root" \
+		"with what would allow it"
+else
+	skip 2 "needs root and setpriv"
+fi
+run python3 tests/cli/code-bytes.py "$C"
+is "$RC" 0 "refusals changed no byte of code" || show_run
+
+# A caller compiled to keep a value in a register across the call (-fipa-ra).
+spawn "$T/r.out" "$B/targets/ratchet-ipa-ra" 0 1
+R=$PID
+wait_for 5 grep -q listening "$T/r.out"
+run "$RECCE" patch -p "$R" --registry "$REG" "old_fibonacci=$FIX:fast_fib"
+is "$RC" 1 "a function whose caller relies on its registers is refused"
+like "$(cat "$ERR")" 'handle\+0x[0-9a-f]+ reads r[a-z0-9]+ after calling old_fibonacci without setting it.*-fno-ipa-ra' \
+	"naming the caller and the register"
+
+# --- C++: exceptions thrown through the patched method --------------------------
+spawn "$T/x.out" "$TARGETS/patchee-cxx"
+X=$PID
+wait_for 5 grep -q old= "$T/x.out"
+run "$RECCE" patch -p "$X" --registry "$REG" "shop::Basket::total=$TARGETS/fixes/basket-fix.so"
+is "$RC" 0 "a C++ method is patched" || show_run
+ok "calls run the new method" grows "$T/x.out" new
+ok "exceptions thrown by the new method are still caught by the caller" grows "$T/x.out" thrown
+eval "$(counts "$T/x.out")"
+is "$C_bad" 0 "every total is right"
+run "$RECCE" patch -p "$X" --registry "$REG" --undo shop::Basket::total
+is "$RC" 0 "and undone" || show_run
+run python3 tests/cli/code-bytes.py "$X"
+is "$RC" 0 "every byte of its code equals its file again" || show_run
+ok "the C++ target still runs" kill -0 "$X"
+
+# --- Go: refused, with the reason ----------------------------------------------
+spawn_go offcpu "$T/go.out" 30
+case $? in
+0)
+	G=$PID
+	run "$RECCE" patch -p "$G" --registry "$REG" "main.main=$FIX:fast_fib" --force
+	is "$RC" 1 "a Go program is refused"
+	like "$(cat "$ERR")" 'it is a Go program' "with the reason"
+	ok "the Go program still runs" kill -0 "$G"
+	;;
+2) skip 3 "go is missing" ;;
+*) skip 3 "the Go target did not build" ;;
+esac
