@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -43,39 +44,63 @@ static char thread_state(pid_t pid, pid_t tid)
 	return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
-/* Waits for tid's stop after PTRACE_INTERRUPT. Returns 0 with *sig the
- * signal it stopped for (0 for the interrupt itself), -ESRCH if it
- * exited, -ETIMEDOUT. */
-static int wait_stop(pid_t tid, uint64_t deadline, int *sig)
+static void on_alarm(int sig)
 {
-	for (;;) {
-		int st;
-		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -ESRCH;
-		}
-		if (r == tid) {
-			if (WIFEXITED(st) || WIFSIGNALED(st))
-				return -ESRCH;
-			if (WIFSTOPPED(st)) {
-				/* PTRACE_EVENT_STOP: our interrupt, or a group-stop. */
-				*sig = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
-				return 0;
-			}
-			continue;
-		}
-		if (time_now_ns(CLOCK_MONOTONIC) > deadline)
-			return -ETIMEDOUT;
-		struct timespec ts = {0, 50 * 1000};
-		nanosleep(&ts, NULL);
-	}
+	(void)sig; /* only to end a blocking waitpid with EINTR */
 }
 
-/* Seizes, interrupts and waits for one thread. Returns 0, 1 when it is
- * gone (leave it out), or -errno. */
-static int stop_one(struct stop_all *s, pid_t tid, uint64_t deadline)
+/* Waits for tid's stop after PTRACE_INTERRUPT, blocked in waitpid (a
+ * poll would leave recce waiting for the CPU behind the target's busy
+ * threads, the process stopped meanwhile), with a timer for the
+ * deadline. Returns 0 with *sig the signal it stopped for (0 for the
+ * interrupt itself), -ESRCH if it exited, -ETIMEDOUT. */
+static int wait_stop(pid_t tid, uint64_t deadline, int *sig)
+{
+	struct sigaction sa, old_sa;
+	struct itimerval it, old_it;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm; /* no SA_RESTART */
+	sigaction(SIGALRM, &sa, &old_sa);
+	int err = -ETIMEDOUT;
+	for (;;) {
+		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+		if (now >= deadline)
+			break;
+		uint64_t left_us = (deadline - now) / 1000 + 1;
+		memset(&it, 0, sizeof(it));
+		it.it_value.tv_sec = (time_t)(left_us / 1000000);
+		it.it_value.tv_usec = (suseconds_t)(left_us % 1000000);
+		setitimer(ITIMER_REAL, &it, &old_it);
+		int st;
+		pid_t r = waitpid(tid, &st, __WALL);
+		int werr = errno;
+		memset(&it, 0, sizeof(it));
+		setitimer(ITIMER_REAL, &it, NULL);
+		if (r < 0) {
+			if (werr == EINTR)
+				continue;
+			err = -ESRCH;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			err = -ESRCH;
+			break;
+		}
+		if (WIFSTOPPED(st)) {
+			/* PTRACE_EVENT_STOP: our interrupt, or a group-stop. */
+			*sig = (st >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(st);
+			err = 0;
+			break;
+		}
+	}
+	sigaction(SIGALRM, &old_sa, NULL);
+	return err;
+}
+
+/* Seizes and interrupts one thread, adding it to s as not yet stopped.
+ * Returns 0, 1 when it is gone (leave it out), or -errno. */
+static int interrupt_one(struct stop_all *s, pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0) {
 		int err = errno;
@@ -100,24 +125,42 @@ static int stop_one(struct stop_all *s, pid_t tid, uint64_t deadline)
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return 1;
 	}
-	struct stopped_thread *t = &s->t[s->n];
+	struct stopped_thread *t = &s->t[s->n++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	int err = wait_stop(tid, deadline, &t->sig);
-	if (err == -ESRCH)
-		return 1;
-	if (err) {
-		/* Still running: detaching needs a stop, so leave the
-		 * interrupt to the kernel's detach when recce lets go. */
-		s->failed_tid = tid;
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return err;
+	t->waiting = 1;
+	return 0;
+}
+
+/* Waits for every thread interrupted and not stopped yet, reading its
+ * registers; leaves out those that exited. All were interrupted first,
+ * so they stop together rather than one after another. */
+static int wait_all(struct stop_all *s, uint64_t deadline)
+{
+	for (size_t i = 0; i < s->n;) {
+		struct stopped_thread *t = &s->t[i];
+		if (!t->waiting) {
+			i++;
+			continue;
+		}
+		int err = wait_stop(t->tid, deadline, &t->sig);
+		if (!err && ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) != 0) {
+			ptrace(PTRACE_DETACH, t->tid, 0, t->sig);
+			err = -ESRCH;
+		}
+		if (err == -ESRCH) {
+			*t = s->t[--s->n];
+			continue;
+		}
+		if (err) {
+			/* Still running: detaching needs a stop, so the kernel
+			 * lets it go when recce exits. */
+			s->failed_tid = t->tid;
+			return err;
+		}
+		t->waiting = 0;
+		i++;
 	}
-	if (ptrace(PTRACE_GETREGS, tid, 0, &t->regs) != 0) {
-		ptrace(PTRACE_DETACH, tid, 0, t->sig);
-		return 1;
-	}
-	s->n++;
 	return 0;
 }
 
@@ -143,12 +186,14 @@ int stop_all(struct stop_all *s, pid_t pid, int timeout_ms)
 		for (ssize_t i = 0; i < n && !err; i++) {
 			if (find(s, ids.ids[i]))
 				continue;
-			int r = stop_one(s, ids.ids[i], deadline);
+			int r = interrupt_one(s, ids.ids[i]);
 			if (r < 0)
 				err = r;
 			else if (r == 0)
 				more = 1;
 		}
+		if (!err)
+			err = wait_all(s, deadline);
 	}
 	proc_ids_release(&ids);
 	if (!err && s->n == 0)
@@ -165,6 +210,8 @@ uint64_t stop_all_release(struct stop_all *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		struct stopped_thread *t = &s->t[i];
+		if (t->waiting)
+			continue; /* never stopped: the kernel lets it go with recce */
 		if (t->regs_changed)
 			ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs);
 		ptrace(PTRACE_DETACH, t->tid, 0, t->sig);

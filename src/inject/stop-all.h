@@ -26,6 +26,7 @@ struct stopped_thread {
 	pid_t tid;
 	int sig;		      /* stopped for this signal, given back on release; 0: none */
 	int regs_changed;	      /* regs to be written back before release */
+	int waiting;		      /* interrupted, not stopped yet (inside stop_all) */
 	struct user_regs_struct regs; /* where it stopped */
 };
 
