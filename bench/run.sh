@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -83,6 +83,9 @@ build() {
 		# shellcheck disable=SC2086
 		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
 	done
+	# shellcheck disable=SC2086
+	$CC $wflags -O1 -o "$BIN/patchee" tests/targets/patchee.c
+	$CC -O1 -g -fPIC -shared -o "$BIN/fib-fix.so" tests/targets/fixes/fib-fix.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
 }
@@ -369,6 +372,59 @@ group_alloc() {
 		[ $has_bpftrace = 0 ] || alloc bpftrace
 	done
 	rm -f "$TMP/recce.pb.gz"
+}
+
+# Milliseconds since the epoch, for the wall time of a command.
+now_ms() { date +%s%3N; }
+
+# One patch and undo of a target whose four threads run the function
+# being replaced (tests/targets/patchee.c), and the same library loaded
+# by hand with gdb: how long the process stays stopped.
+patch_once() {
+	"$BIN/patchee" > /dev/null &
+	pid=$!
+	sleep 0.3
+	t0=$(now_ms)
+	"$RECCE" patch -p "$pid" --registry "$TMP/patches" "slow_fib=$BIN/fib-fix.so:fast_fib" \
+		> "$TMP/patch.out" 2>&1 || true
+	t1=$(now_ms)
+	"$RECCE" patch -p "$pid" --registry "$TMP/patches" --undo slow_fib > "$TMP/undo.out" 2>&1 || true
+	load=$(sed -n 's/^  stopped *\([0-9.]*\) ms to load.*/\1/p' "$TMP/patch.out")
+	write=$(sed -n 's/.*ms), \([0-9.]*\) ms to write.*/\1/p' "$TMP/patch.out")
+	undo=$(sed -n 's/.*own code again (stopped \([0-9.]*\) ms).*/\1/p' "$TMP/undo.out")
+	kill "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+	if [ -n "$load" ] && [ -n "$write" ] && [ -n "$undo" ]; then
+		printf 'kind=patch\ttool=recce\trep=%s\tload_stop_ms=%s\twrite_stop_ms=%s\tstop_ms=%s\tundo_stop_ms=%s\twall_ms=%s\tstatus=ok\n' \
+			"$rep" "$load" "$write" "$(calc "$load + $write")" "$undo" "$((t1 - t0))" >> "$RAW"
+		say "patch recce rep $rep: stopped $load + $write ms, undo $undo ms"
+	else
+		printf 'kind=patch\ttool=recce\trep=%s\tstatus=failed\n' "$rep" >> "$RAW"
+		say "patch recce rep $rep failed: $(head -n 1 "$TMP/patch.out")"
+	fi
+	command -v gdb > /dev/null || return 0
+	"$BIN/patchee" > /dev/null &
+	pid=$!
+	sleep 0.3
+	t0=$(now_ms)
+	gdb -p "$pid" -batch -nx -ex "call (void *) dlopen(\"$BIN/fib-fix.so\", 2)" > "$TMP/gdb.out" 2>&1 || true
+	t1=$(now_ms)
+	if grep -q '^\$1 = (void \*) 0x' "$TMP/gdb.out" && kill -0 "$pid" 2> /dev/null; then
+		printf 'kind=patch\ttool=gdb\trep=%s\tstop_ms=%s\twall_ms=%s\tstatus=ok\n' \
+			"$rep" "$((t1 - t0))" "$((t1 - t0))" >> "$RAW"
+		say "patch gdb rep $rep: stopped $((t1 - t0)) ms"
+	else
+		printf 'kind=patch\ttool=gdb\trep=%s\tstatus=failed\n' "$rep" >> "$RAW"
+	fi
+	kill "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+}
+
+group_patch() {
+	command -v gdb > /dev/null || say "gdb is missing (Debian package gdb): its figure is left out"
+	for rep in $(seq "$REPS"); do
+		patch_once
+	done
 }
 
 # The cost of one in-process event: librecce with a reader attached, with
@@ -729,7 +785,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

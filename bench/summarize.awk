@@ -61,6 +61,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(OFF, rec)
 	} else if (kind == "alloc") {
 		keep_by_tool(AL, rec)
+	} else if (kind == "patch") {
+		keep_by_tool(PA, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -266,6 +268,7 @@ END {
 	figure_events()
 	figure_offcpu()
 	figure_alloc()
+	figure_patch()
 	print_budgets()
 	write_json()
 }
@@ -861,6 +864,54 @@ function figure_alloc() {
 			ALS["recce"]))
 }
 
+# V = field f of tool t in A (kept by keep_by_tool), one value a repetition.
+function tool_field(A, t, f,    r, n) {
+	n = 0
+	for (r = 1; r <= maxrep; r++)
+		if ((t, r, f) in A && A[t, r, f] != "")
+			V[++n] = A[t, r, f] + 0
+	return stats(n)
+}
+
+# One row of the patching table: a step, its stop median and worst.
+function patch_row(t, f, what) {
+	if (!tool_field(PA, t, f))
+		return
+	printf "| %s | %.2f | %.2f |\n", what, MED, MAX
+	J["patch"] = J["patch"] (J["patch"] == "" ? "" : ",\n    ") \
+		sprintf("{\"tool\": %s, \"step\": %s, \"ms\": %s}", js(t), js(f), jstats())
+}
+
+# 13. Hot patching.
+function figure_patch(    med, worst) {
+	if (!("recce" in PA))
+		return
+	print "## 13. Hot patching"
+	print ""
+	print "A target whose four threads call the function being replaced without pause while its main"
+	print "thread sleeps (tests/targets/patchee.c). `recce patch` loads tests/targets/fixes/fib-fix.so"
+	print "with the target's own dlopen on a borrowed thread and writes the jump; `--undo` writes the"
+	print "old bytes back. Each figure is how long the whole process stayed stopped, in ms. The anchor"
+	print "is loading the same library by hand: `gdb -p PID -batch -ex 'call dlopen(...)'`, which"
+	print "keeps the process stopped from attach to detach, its whole run."
+	print ""
+	print "| step | stopped, median ms | worst ms |"
+	print "|---|---|---|"
+	patch_row("recce", "load_stop_ms", "recce patch: stop to set up the dlopen call")
+	patch_row("recce", "write_stop_ms", "recce patch: stop to write the jump")
+	patch_row("recce", "stop_ms", "recce patch: both stops")
+	patch_row("recce", "undo_stop_ms", "recce patch --undo")
+	patch_row("recce", "wall_ms", "recce patch: the whole command, wall time (not stopped)")
+	patch_row("gdb", "stop_ms", "gdb -p -batch -ex 'call dlopen': stopped throughout")
+	print ""
+	tool_field(PA, "recce", "stop_ms")
+	med = MED
+	worst = MAX
+	budget("hot patching, time the target stays stopped", "stated: median and worst",
+		sprintf("%.2f ms median, %.2f ms worst (gdb loading the library: %s)", med, worst,
+			tool_field(PA, "gdb", "stop_ms") ? sprintf("%.0f ms", MED) : "not run"), 1, "")
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -904,6 +955,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"events\": [\n    %s\n  ],\n", J["events"] > json
 	printf "  \"offcpu\": [\n    %s\n  ],\n", J["offcpu"] > json
 	printf "  \"alloc\": [\n    %s\n  ],\n", J["alloc"] > json
+	printf "  \"patch\": [\n    %s\n  ],\n", J["patch"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

@@ -61,7 +61,7 @@ static inline long bench_calibrate(double seconds, void (*unit)(void))
 
 static int64_t bench_start_ns;
 
-static void bench_begin(void)
+static __attribute__((unused)) void bench_begin(void)
 {
 	bench_start_ns = clock_ns(CLOCK_MONOTONIC);
 }
@@ -93,7 +93,7 @@ __attribute__((format(printf, 1, 2))) static void bench_note(const char *fmt, ..
 	bench_stats_close(f);
 }
 
-static void bench_end(void)
+static __attribute__((unused)) void bench_end(void)
 {
 	int64_t end = clock_ns(CLOCK_MONOTONIC);
 	struct rusage ru;
