@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "symbols/func-exits.h"
@@ -69,9 +70,29 @@ const char *trace_entry_unprobeable(const struct trace_fn *fn, uint64_t offset)
 
 	if (n <= 0)
 		return NULL; /* the kernel will say */
-	if (fn->size && offset - fn->offset < fn->size && fn->size - (offset - fn->offset) < (size_t)n)
+	if (fn->size && offset - fn->offset < fn->size &&
+	    fn->size - (offset - fn->offset) < (size_t)n)
 		n = (ssize_t)(fn->size - (offset - fn->offset));
 	return func_unprobeable(code, (size_t)n);
+}
+
+const char *trace_code_changed(const struct trace_fn *fn, pid_t pid, uint64_t addr)
+{
+	uint8_t disk[4096], live[4096];
+	size_t len = fn->size && fn->size < sizeof(disk) ? fn->size : sizeof(disk);
+
+	ssize_t n = pread(sym_file_fd(fn->file), disk, len, (off_t)fn->offset);
+	if (n <= 0)
+		return NULL;
+	struct iovec local = {live, (size_t)n};
+	struct iovec remote = {(void *)(uintptr_t)addr, (size_t)n};
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	for (ssize_t i = 0; i < got; i++)
+		if (live[i] != disk[i] && live[i] != 0xcc)
+			return "its code in the process differs from its file (patched by recce "
+			       "patch or another tool): a probe would run half of each; undo the "
+			       "patch first";
+	return NULL;
 }
 
 void trace_exits_release(struct trace_exits *e)

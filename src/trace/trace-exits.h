@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "symbols/func-exits.h"
 #include "trace/trace-pattern.h"
@@ -50,6 +51,13 @@ void trace_exits_release(struct trace_exits *e);
 /* Why the kernel would refuse a uprobe at file offset of fn's object
  * (func_unprobeable()), or NULL. */
 const char *trace_entry_unprobeable(const struct trace_fn *fn, uint64_t offset);
+
+/* Why fn must not be probed in process pid, whose copy of its code
+ * (at addr) differs from its file in a byte that is not a breakpoint:
+ * patched (recce patch, another tool). A uprobe steps the file's
+ * instruction, not the one the process has, so it would run half of
+ * each. NULL when they match, or when the process cannot be read. */
+const char *trace_code_changed(const struct trace_fn *fn, pid_t pid, uint64_t addr);
 
 /* The file offset to probe for fn's calls: its entry, or in Go code the
  * instruction past its stack check (see func_go_entry()). */

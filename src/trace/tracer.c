@@ -206,8 +206,14 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		return -ENOMEM;
 	size_t probeable = 0;
 	for (size_t i = 0; i < t->res.n; i++) {
-		t->refused[i] =
-		    trace_entry_unprobeable(&t->res.fns[i], trace_entry_offset(&t->res.fns[i]));
+		const struct trace_fn *fn = &t->res.fns[i];
+		t->refused[i] = trace_entry_unprobeable(fn, trace_entry_offset(fn));
+		for (size_t p = 0; p < cfg->npids && !t->refused[i]; p++) {
+			uint64_t addr;
+			if (procs_file_addr(t->procs, cfg->pids[p], fn->file, fn->vaddr, &addr) ==
+			    0)
+				t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
+		}
 		probeable += !t->refused[i];
 	}
 	if (t->res.n && !probeable)
