@@ -72,8 +72,8 @@ static const char *inject_words(enum inject_refusal why)
 	case INJECT_NO_ROOM:
 		return "no executable segment of it has padding for recce's call stub";
 	case INJECT_NO_THREAD:
-		return "every thread stayed busy inside the C library or the loader for 3 s; "
-		       "try again";
+		return "for 3 s no thread was where recce may borrow it (each was inside the C "
+		       "library, the loader, or a timed sleep the kernel resumes); try again";
 	default:
 		return "injection failed";
 	}

@@ -12,6 +12,7 @@
  *   S + 360   __errno_location
  *   S + 368   result, done flag, saved errno, XSAVE component mask
  *   S + 400   a full signal set, to block every signal
+ *   S + 408   recce's ack, then the stub's 100 us timespec
  *   S + 448   XSAVE area, then FP_XSTATE_MAGIC2, then the call's data
  */
 #include "inject/inject.h"
@@ -44,8 +45,17 @@
  *	mov rdi..r9, [rsp+312..352]; call [rsp+304]; mov [rsp+368], rax
  *	call [rsp+360]; mov ecx, [rsp+384]; mov [rax], ecx	  errno back
  *	mov qword [rsp+376], 1		  done
- *	mov eax, 15; syscall		  rt_sigreturn: back where it was
+ *	mov r12d, 10000			  wait for recce's ack, 1 s at most:
+ * wait: cmp qword [rsp+408], 0; jne back
+ *	mov eax, 35; lea rdi, [rsp+416]; xor esi, esi
+ *	syscall				  nanosleep(100 us)
+ *	dec r12d; jnz wait
+ * back: mov eax, 15; syscall		  rt_sigreturn: back where it was
  *	ud2
+ *
+ * The frame lies in stack the thread uses again once it is back, so the
+ * stub waits for recce to have read the result (the ack), or for a
+ * second if recce is gone.
  */
 static const uint8_t stub[] = {
     0xb8, 0x0e, 0x00, 0x00, 0x00, 0x31, 0xff, 0x48, 0x8d, 0xb4, 0x24, 0x90, 0x01, 0x00, 0x00, 0x48,
@@ -58,8 +68,10 @@ static const uint8_t stub[] = {
     0x50, 0x01, 0x00, 0x00, 0x4c, 0x8b, 0x84, 0x24, 0x58, 0x01, 0x00, 0x00, 0x4c, 0x8b, 0x8c, 0x24,
     0x60, 0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x30, 0x01, 0x00, 0x00, 0x48, 0x89, 0x84, 0x24, 0x70,
     0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x8c, 0x24, 0x80, 0x01, 0x00,
-    0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xb8,
-    0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
+    0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x41,
+    0xbc, 0x10, 0x27, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x16,
+    0xb8, 0x23, 0x00, 0x00, 0x00, 0x48, 0x8d, 0xbc, 0x24, 0xa0, 0x01, 0x00, 0x00, 0x31, 0xf6, 0x0f,
+    0x05, 0x41, 0xff, 0xcc, 0x75, 0xdf, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
 };
 
 enum {
@@ -73,6 +85,8 @@ enum {
 	F_DONE = 376,
 	F_XMASK = 392,
 	F_ALLSIGS = 400,
+	F_ACK = 408,
+	F_PAUSE = 416,
 	F_FPSTATE = 448,
 };
 
@@ -91,7 +105,6 @@ enum {
 #define ERESTARTNOINTR_	      513
 #define ERESTARTNOHAND_	      514
 #define ERESTART_RESTARTBLOCK 516
-#define NR_RESTART_SYSCALL    219
 
 static uint64_t xgetbv0(void)
 {
@@ -225,6 +238,10 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 	long nr = (long)r->orig_rax;
 	if (nr >= 0 && allocator_syscall(nr))
 		return 0;
+	/* A sleep with a timeout the kernel would resume (restart_syscall):
+	 * rt_sigreturn forgets where it was, so the call would end early. */
+	if (nr >= 0 && -(long)r->rax == ERESTART_RESTARTBLOCK)
+		return 0;
 	if (nr < 0 && code && is_libc(code->path))
 		return 0;
 	const struct tmap *stack = tmaps_find(maps, r->rsp);
@@ -246,9 +263,8 @@ static void fill_sigcontext(uint8_t *mc, const struct user_regs_struct *r, uint6
 			  r->rdx, r->rax, r->rcx, r->rsp, r->rip, r->eflags};
 	long nr = (long)r->orig_rax;
 	long err = -(long)r->rax;
-	if (nr >= 0 && (err == ERESTARTSYS_ || err == ERESTARTNOINTR_ || err == ERESTARTNOHAND_ ||
-			err == ERESTART_RESTARTBLOCK)) {
-		g[13] = err == ERESTART_RESTARTBLOCK ? NR_RESTART_SYSCALL : (uint64_t)nr;
+	if (nr >= 0 && (err == ERESTARTSYS_ || err == ERESTARTNOINTR_ || err == ERESTARTNOHAND_)) {
+		g[13] = (uint64_t)nr;
 		g[16] -= 2; /* back onto the syscall instruction */
 	}
 	memcpy(mc, g, 18 * 8);
@@ -281,6 +297,8 @@ static void build_frame(const struct injector *inj, uint8_t *buf, uint64_t s,
 	memcpy(f + F_ERRNO_FN, &inj->errno_fn, 8);
 	memcpy(f + F_XMASK, &inj->xmask, 8);
 	memset(f + F_ALLSIGS, 0xff, 8);
+	int64_t pause[2] = {0, 100000};
+	memcpy(f + F_PAUSE, pause, sizeof(pause));
 	/* The software-reserved bytes of the legacy area say an XSAVE
 	 * layout follows, as the kernel's own signal frames do. */
 	uint8_t *fp = f + F_FPSTATE;
@@ -398,8 +416,10 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 		uint64_t res[2];
 		err = tmem_read(inj->pid, sp + F_RESULT, res, sizeof(res));
 		if (!err && res[1] == 1) {
+			uint64_t ack = 1;
 			*ret = res[0];
 			inj->pending = 0;
+			tmem_write(inj->pid, sp + F_ACK, &ack, sizeof(ack));
 			break;
 		}
 		if (!alive(inj->pid))

@@ -5,7 +5,9 @@
  *
  * A call borrows one thread. Every thread is stopped; the one chosen is
  * idle in a system call (or running its own code, never inside the C
- * library or the loader, where it could hold a lock the call needs); the
+ * library or the loader, where it could hold a lock the call needs, nor
+ * in a timed sleep the kernel resumes with restart_syscall, which
+ * rt_sigreturn cancels); the
  * call's frame goes on that thread's stack below its red zone, and a
  * stub of recce's goes into the padding after an executable segment.
  * Then every thread goes on. The stub blocks signals, keeps the thread's
@@ -13,8 +15,9 @@
  * result, and returns to where the thread was with rt_sigreturn, the
  * kernel's own way back from a signal handler: registers, flags, signal
  * mask, alternate signal stack and extended state all at once, and a
- * system call that was interrupted is made again. The stub needs nothing
- * more from recce: if recce dies mid-call, the target finishes the call
+ * system call that was interrupted is made again. Before that it waits
+ * for recce to read the result (the frame is stack the thread uses again),
+ * a second at most: if recce dies mid-call, the target finishes the call
  * and puts the thread back by itself.
  *
  * Ownership: the caller owns struct injector (injector_open/_close); it

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""code-bytes.py PID: compares every executable file mapping of process PID
-with its file, byte for byte, through /proc/PID/mem. Prints one line per
-mapping that differs (address, file, first differing offset) and exits 1
-if any does; exits 0 when all code equals its files."""
+"""code-bytes.py PID [--padding N]: compares every executable file mapping
+of process PID with its file, byte for byte, through /proc/PID/mem. Prints
+one line per run of differing bytes (address, file, offset, length) and
+exits 1 if any differs; exits 0 when all code equals its files. With
+--padding N, one run of at most N bytes is allowed where the file holds
+only zeros (the padding after a segment, where recce's call stub stays
+when recce was killed during a call)."""
 import sys
 
 pid = int(sys.argv[1])
-bad = 0
+padding = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--padding" else -1
+runs = []
 with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
     for line in maps:
         parts = line.split(maxsplit=5)
@@ -20,8 +24,20 @@ with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
             f.seek(off)
             disk = f.read(end - start)
         disk += b"\0" * (len(live) - len(disk))
-        if live != disk:
-            first = next(i for i in range(len(live)) if live[i] != disk[i])
-            print(f"{start + first:#x} {path}+{off + first:#x} differs")
-            bad = 1
-sys.exit(bad)
+        i = 0
+        while i < len(live):
+            if live[i] == disk[i]:
+                i += 1
+                continue
+            # A run ends after 16 equal bytes: code holds zeros too.
+            j, same = i, 0
+            while j < len(live) and same < 16:
+                same = same + 1 if live[j] == disk[j] else 0
+                j += 1
+            j -= same
+            runs.append((start + i, path, off + i, j - i, not any(disk[i:j])))
+            i = j
+allowed = len(runs) == 1 and runs[0][4] and runs[0][3] <= padding
+for addr, path, foff, n, zeros in runs:
+    print(f"{addr:#x} {path}+{foff:#x}: {n} bytes differ{' (padding)' if zeros else ''}")
+sys.exit(0 if not runs or allowed else 1)

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 need_file "$TARGETS/patchee" "$TARGETS/patchee-cxx" "$TARGETS/fixes/fib-fix.so" \
-	"$TARGETS/fixes/basket-fix.so" "$B/targets/ratchet-ipa-ra"
+	"$TARGETS/fixes/basket-fix.so" "$TARGETS/ratchet-ipa-ra"
 FIX="$TARGETS/fixes/fib-fix.so"
 REG="$T/registry"
 
@@ -53,6 +53,14 @@ run "$RECCE" patch -p "$C" --registry "$REG" --list
 like "$(cat "$OUT")" 'slow_fib +0x[0-9a-f]+ +active .*fib-fix.so:fast_fib' "--list shows slow_fib active"
 like "$(cat "$OUT")" 'payroll::total +0x[0-9a-f]+ +active' "--list shows payroll::total active"
 
+# A uprobe steps the file's instruction, not the jump the process has.
+run "$RECCE" trace -p "$C" slow_fib --count 3 --time 2
+is "$RC" 1 "trace refuses a patched function"
+like "$(cat "$ERR")" 'slow_fib.*its code in the process differs from its file \(patched' \
+	"saying it is patched"
+eval "$(counts "$T/c.out")"
+is "$C_bad" 0 "and the target computes right on"
+
 run "$RECCE" patch -p "$C" --registry "$REG" "slow_fib=$FIX:fast_fib"
 is "$RC" 1 "patching a patched function exits 1"
 like "$(cat "$ERR")" 'slow_fib is already patched.*--undo slow_fib' "and says to undo it first"
@@ -68,11 +76,53 @@ sleep 0.3
 eval "$(counts "$T/c.out")"
 is "$C_new" "$before" "and none the replacement any more"
 is "$C_bad" 0 "no wrong result at any time"
+is "$C_eintr" 0 "the main thread never saw its sleep cut short (EINTR)"
 run python3 tests/cli/code-bytes.py "$C"
 is "$RC" 0 "every byte of code in the process equals its file again" || show_run
 run "$RECCE" patch -p "$C" --registry "$REG" --list
 like "$(cat "$ERR")" "process $C has no patches" "--list after undo: none"
 ok "the target still runs" kill -0 "$C"
+
+# --- recce killed while the target's thread is inside dlopen -------------------
+# The thread borrowed for the call (a worker: the main thread sleeps in a
+# call the kernel would resume, which recce leaves alone) must come back by
+# itself within a second: the library loaded, and every worker computing.
+
+# busy_threads PID: how many threads but the main one used CPU in 0.5 s.
+busy_threads()
+{
+	local before after t n=0
+	before=$(for t in /proc/"$1"/task/*; do echo "$(basename "$t") $(cut -d' ' -f14 "$t/stat")"; done)
+	sleep 0.5
+	after=$(for t in /proc/"$1"/task/*; do echo "$(basename "$t") $(cut -d' ' -f14 "$t/stat")"; done)
+	while read -r t u; do
+		[ "$t" = "$1" ] && continue
+		b=$(printf '%s\n' "$before" | awk -v t="$t" '$1 == t { print $2 }')
+		[ -n "$b" ] && [ "$u" -gt "$b" ] && n=$((n + 1))
+	done <<<"$after"
+	echo "$n"
+}
+
+spawn "$T/k.out" env SLOW_FIX_DONE="$T/slow-loaded" "$TARGETS/patchee"
+K=$PID
+wait_for 5 grep -q old= "$T/k.out"
+spawn_recce "$T/kill.out" "$T/kill.err" patch -p "$K" --registry "$REG" \
+	"slow_fib=$TARGETS/fixes/slow-fix.so:slow_loading_fib"
+KR=$PID
+wait_for 5 grep -q slow-fix.so "/proc/$K/maps"
+ok "the slow library is being loaded when recce is killed" grep -q slow-fix.so "/proc/$K/maps"
+kill_quietly "$KR"
+ok "the call finishes in the target without recce" wait_for 5 test -e "$T/slow-loaded"
+sleep 1.2 # the stub waits a second for recce's ack, then returns
+is "$(busy_threads "$K")" 4 "all four workers compute again, the borrowed one included"
+eval "$(counts "$T/k.out")"
+is "$C_eintr" 0 "no sleep of the main thread was cut short (EINTR)"
+is "$C_bad" 0 "no wrong result"
+ok "the target still runs" kill -0 "$K"
+run python3 tests/cli/code-bytes.py "$K" --padding 256
+is "$RC" 0 "no code changed but the call stub left in a segment's padding" || show_run
+run "$RECCE" patch -p "$K" --registry "$REG" --list
+like "$(cat "$ERR")" "process $K has no patches" "and nothing was patched"
 
 # --- refusals ------------------------------------------------------------------
 run "$RECCE" patch -p "$C" --registry "$REG" "tiny=$FIX:wrong_fib" --force
@@ -105,7 +155,7 @@ run python3 tests/cli/code-bytes.py "$C"
 is "$RC" 0 "refusals changed no byte of code" || show_run
 
 # A caller compiled to keep a value in a register across the call (-fipa-ra).
-spawn "$T/r.out" "$B/targets/ratchet-ipa-ra" 0 1
+spawn "$T/r.out" "$TARGETS/ratchet-ipa-ra" 0 1
 R=$PID
 wait_for 5 grep -q listening "$T/r.out"
 run "$RECCE" patch -p "$R" --registry "$REG" "old_fibonacci=$FIX:fast_fib"

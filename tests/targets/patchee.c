@@ -2,10 +2,13 @@
  * patchee: a target for recce patch. Four threads call slow_fib(24) in a
  * loop, check every result, and count whose code answered: slow_fib
  * writes 1 to *who, the replacement in fixes/fib-fix.c writes 2. Every
- * 50 ms it prints "old=N new=N bad=N" (bad: wrong results). tiny() is
+ * 50 ms it prints "old=N new=N bad=N ... eintr=N" (bad: wrong results;
+ * eintr: sleeps of the main thread cut short, which a borrowed thread put
+ * back must never show). tiny() is
  * three bytes long, too short to patch. A Rust-named function
  * (payroll::total) is called too.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -57,15 +60,17 @@ static void *worker(void *arg)
 int main(void)
 {
 	pthread_t t;
+	long eintr = 0;
 
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t, NULL, worker, NULL);
 	for (;;) {
 		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-		printf("old=%ld new=%ld bad=%ld rust_old=%ld rust_new=%ld\n",
+		if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
+			eintr++;
+		printf("old=%ld new=%ld bad=%ld rust_old=%ld rust_new=%ld eintr=%ld\n",
 		       atomic_load(&old_calls), atomic_load(&new_calls), atomic_load(&bad_calls),
-		       atomic_load(&rust_old), atomic_load(&rust_new));
+		       atomic_load(&rust_old), atomic_load(&rust_new), eintr);
 		fflush(stdout);
 	}
 }
