@@ -354,6 +354,7 @@ done:
 		close(c.wfd);
 	if (c.rfd >= 0 && c.rfd != c.wfd)
 		close(c.rfd);
+	tls_relays_wait(2000);
 	if (c.ssh > 0)
 		waitpid(c.ssh, NULL, 0);
 	for (size_t i = 0; i < c.nouts; i++) {

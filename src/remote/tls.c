@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -287,6 +288,12 @@ struct relay {
 	int net, plain;
 };
 
+/* Relays still running, so that a process may wait for them to close
+ * their connections before it exits. */
+static pthread_mutex_t relays_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t relays_done = PTHREAD_COND_INITIALIZER;
+static int relays;
+
 /* Carries bytes between the TLS connection and the plain socket until
  * either side ends. */
 static void *relay_run(void *arg)
@@ -324,7 +331,29 @@ static void *relay_run(void *arg)
 	shutdown(r->plain, SHUT_RDWR);
 	close(r->plain);
 	free(r);
+	OPENSSL_thread_stop();
+	pthread_mutex_lock(&relays_lock);
+	relays--;
+	pthread_cond_broadcast(&relays_done);
+	pthread_mutex_unlock(&relays_lock);
 	return NULL;
+}
+
+void tls_relays_wait(int timeout_ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&relays_lock);
+	while (relays > 0 && pthread_cond_timedwait(&relays_done, &relays_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&relays_lock);
 }
 
 /* Starts the relay of ssl over net; returns the caller's plain end. */
@@ -340,7 +369,13 @@ static int relay_start(SSL *ssl, int net, char *err, size_t errlen)
 		return -1;
 	}
 	*r = (struct relay){ssl, net, pair[1]};
+	pthread_mutex_lock(&relays_lock);
+	relays++;
+	pthread_mutex_unlock(&relays_lock);
 	if (pthread_create(&t, NULL, relay_run, r) != 0) {
+		pthread_mutex_lock(&relays_lock);
+		relays--;
+		pthread_mutex_unlock(&relays_lock);
 		snprintf(err, errlen, "cannot start the relay");
 		close(pair[0]);
 		close(pair[1]);

@@ -44,6 +44,11 @@ int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, c
  * Returns a plain socket, or -1 with a message in err. */
 int tls_connect(const char *dir, const char *host, const char *port, char *err, size_t errlen);
 
+/* Waits, at most timeout_ms, for the relays of this process to end:
+ * after closing its plain socket, a client lets its relay close the TLS
+ * connection and free it before the process exits. */
+void tls_relays_wait(int timeout_ms);
+
 /* Where a client's TLS directory is: $RECCE_TLS, else
  * ~/.config/recce/tls; an agent's: /etc/recce/tls as root, else that. */
 void tls_default_dir(int agent, char *buf, size_t len);
