@@ -19,6 +19,8 @@
 #include "util/signals.h"
 
 struct agent_args {
+	struct scopes scopes;
+	const char *scopes_file;
 	const char *socket;
 	const char *audit;
 	const char *listen;
@@ -26,7 +28,22 @@ struct agent_args {
 	int stdio;
 };
 
+static void allow_cb(void *ctx, const char *arg, const struct opt *o)
+{
+	struct agent_args *a = ctx;
+	(void)o;
+	if (scopes_add(&a->scopes, arg) < 0)
+		usage_die("agent",
+			  "--allow wants cert:NAME, uid:N, cert:* or uid:* = read, trace "
+			  "or patch, comma-separated: not '%s'",
+			  arg);
+}
+
 static const struct opt agent_options[] = {
+    OPT_CALL_(0, "allow", "WHO=SCOPES", allow_cb, 0,
+	      "what a client may do: read, trace, patch (repeatable)"),
+    OPT_STRING_(0, "scopes", "FILE", struct agent_args, scopes_file,
+		"grants from a file, one WHO=SCOPES a line"),
     OPT_STRING_(0, "socket", "PATH", struct agent_args, socket,
 		"the local socket (default /run/recce/agent.sock as root)"),
     OPT_FLAG_(0, "stdio", struct agent_args, stdio,
@@ -74,7 +91,19 @@ int cmd_agent(int argc, char **argv)
 		die("cannot find recce's own binary: %s", strerror(errno));
 	self[n] = 0;
 
+	if (a.scopes_file) {
+		int line = 0;
+		int err = scopes_load(&a.scopes, a.scopes_file, &line);
+		if (err == -EINVAL)
+			die("%s:%d: not WHO=SCOPES (cert:NAME, uid:N, cert:* or uid:* = read, "
+			    "trace, "
+			    "patch)",
+			    a.scopes_file, line);
+		if (err)
+			die("cannot read %s: %s", a.scopes_file, strerror(-err));
+	}
 	struct agent_config cfg = {0};
+	cfg.scopes = &a.scopes;
 	cfg.self = self;
 	cfg.stdio = a.stdio;
 	cfg.stop_fd = -1;
@@ -114,5 +143,6 @@ int cmd_agent(int argc, char **argv)
 	if (err && !a.stdio)
 		die("%s: %s: %s", a.listen && strstr(what, "--listen") ? a.listen : cfg.socket,
 		    what, strerror(-err));
+	scopes_release(&a.scopes);
 	return err ? RECCE_EXIT_ERROR : 0;
 }

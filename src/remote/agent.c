@@ -108,7 +108,9 @@ static int send_file(int fd, uint64_t id, int dirfd, const char *name)
 	return err;
 }
 
-static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run)
+/* One line of the audit log: when, who, the command; "denied" before
+ * the command when it was refused for its scope. */
+static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run, int denied)
 {
 	if (!path)
 		return;
@@ -125,9 +127,10 @@ static void audit(const char *path, const struct peer *p, const Recce__Agent__Ru
 	struct tm tm;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 	if (p->cert[0])
-		fprintf(f, "%s cert=%s recce", when, p->cert);
+		fprintf(f, "%s cert=%s %srecce", when, p->cert, denied ? "denied " : "");
 	else
-		fprintf(f, "%s uid=%u pid=%d recce", when, (unsigned)p->uid, (int)p->pid);
+		fprintf(f, "%s uid=%u pid=%d %srecce", when, (unsigned)p->uid, (int)p->pid,
+			denied ? "denied " : "");
 	for (size_t i = 0; i < run->n_argv; i++)
 		fprintf(f, " %s", run->argv[i]);
 	fputc('\n', f);
@@ -279,9 +282,38 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 	return rc;
 }
 
+/* Whether the client's scopes leave the command out; msg says why. */
+static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
+			const Recce__Agent__Run *run, char *msg, size_t len)
+{
+	char names[32], who[300];
+	unsigned need = scope_needed(run->argv[0]);
+	unsigned have = cfg->scopes ? scopes_of(cfg->scopes, p->cert, p->uid)
+				    : (p->cert[0] ? SCOPE_READ : SCOPE_ALL);
+
+	if (need && !(need & ~have))
+		return 0;
+	if (!need) {
+		snprintf(msg, len, "'%s' is not a command the agent runs", run->argv[0]);
+		return 1;
+	}
+	if (p->cert[0])
+		snprintf(who, sizeof(who), "cert:%s", p->cert);
+	else
+		snprintf(who, sizeof(who), "uid:%u", (unsigned)p->uid);
+	const char *scope = need == SCOPE_PATCH ? "patch" : need == SCOPE_TRACE ? "trace" : "read";
+	snprintf(msg, len,
+		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
+		 "%s=%s,%s would grant it",
+		 who, scope_names(have, names, sizeof(names)), run->argv[0], scope, who, names,
+		 scope);
+	return 1;
+}
+
 /* One connection: hello, one command, its end. */
 static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, const struct peer *p)
 {
+	char msg[1024];
 	struct frame_conn c;
 	Envelope *e = NULL;
 	int rc;
@@ -310,7 +342,12 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 		rc = send_error(wfd, e->id, why);
 		goto out;
 	}
-	audit(cfg->audit, p, e->run);
+	if (out_of_scope(cfg, p, e->run, msg, sizeof(msg))) {
+		audit(cfg->audit, p, e->run, 1);
+		rc = send_error(wfd, e->id, msg);
+		goto out;
+	}
+	audit(cfg->audit, p, e->run, 0);
 	rc = run_command(cfg, &c, wfd, e->id, e->run, p);
 out:
 	frame_free(e);
@@ -396,7 +433,14 @@ static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, stru
 		snprintf(p->cert, sizeof(p->cert), "%s", tp.name);
 		fd = plain;
 	}
-	_exit(serve_connection(cfg, fd, fd, p) < 0 ? 1 : 0);
+	int rc = serve_connection(cfg, fd, fd, p);
+	if (tcp) {
+		/* The relay still holds what was written last (an Error, an
+		 * Exit): let it reach the client before the process goes. */
+		close(fd);
+		tls_relays_wait(2000);
+	}
+	_exit(rc < 0 ? 1 : 0);
 }
 
 int agent_serve(const struct agent_config *cfg, const char **what)

@@ -15,21 +15,25 @@
  * comes; when it ends, the files the client asked for follow, then its
  * exit status. A Cancel, or a client that goes away, stops the command as
  * Ctrl-C would (SIGINT, SIGKILL 2 s later): its probes and events go with
- * it, whatever the client did.
+ * it, whatever the client did. A command outside the client's scopes
+ * (remote/scopes.h) is refused, and written to the audit log as denied.
  */
 #ifndef RECCE_AGENT_H
 #define RECCE_AGENT_H
 
 #include <sys/types.h>
 
+#include "remote/scopes.h"
+
 struct agent_config {
-	const char *socket; /* the local socket's path, or NULL with stdio */
-	const char *listen; /* also TCP with TLS on [ADDR:]PORT, or NULL */
-	const char *tls;    /* the TLS directory of --listen (remote/tls.h) */
-	int stdio;	    /* serve one connection on fds 0 and 1 */
-	const char *audit;  /* the audit log, appended; NULL for none */
-	const char *self;   /* the recce binary to run commands with */
-	int stop_fd;	    /* stop serving when readable (a signalfd); -1 for none */
+	const char *socket;	     /* the local socket's path, or NULL with stdio */
+	const char *listen;	     /* also TCP with TLS on [ADDR:]PORT, or NULL */
+	const char *tls;	     /* the TLS directory of --listen (remote/tls.h) */
+	int stdio;		     /* serve one connection on fds 0 and 1 */
+	const char *audit;	     /* the audit log, appended; NULL for none */
+	const char *self;	     /* the recce binary to run commands with */
+	int stop_fd;		     /* stop serving when readable (a signalfd); -1 for none */
+	const struct scopes *scopes; /* what each client may do (remote/scopes.h) */
 };
 
 /* The default socket: /run/recce/agent.sock for root,

@@ -31,7 +31,16 @@ is "$RC" 0 "openssl verifies both certificates against the CA" || show_run
 run "$RECCE" certs init "$T/other"
 
 PORT=$(free_port)
-spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$T/a.sock" --listen "127.0.0.1:$PORT" --tls "$T/tls"
+run "$RECCE" agent --socket "$T/x.sock" --allow bob=read
+is "$RC" 2 "a grant that names no kind of client is a usage error"
+like "$(cat "$ERR")" "--allow wants cert:NAME, uid:N, cert:\* or uid:\*" "saying what it wants"
+printf 'cert:bob=read\ncert:eve=write\n' > "$T/bad-scopes"
+run "$RECCE" agent --socket "$T/x.sock" --scopes "$T/bad-scopes"
+is "$RC" 1 "a scopes file with a bad line exits 1"
+like "$(cat "$ERR")" "bad-scopes:2: not WHO=SCOPES" "naming the line"
+printf '# who may do what\ncert:bob=read,trace\n\n' > "$T/scopes"
+spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$T/a.sock" --listen "127.0.0.1:$PORT" --tls "$T/tls" \
+	--scopes "$T/scopes"
 AGENT=$PID
 wait_for 5 grep -q 'serving on' "$T/agent.err" || diag "the agent did not start: $(cat "$T/agent.err")"
 like "$(cat "$T/agent.err")" "serving on $T/a.sock and on 127.0.0.1:$PORT over TLS" "the agent says it listens over TLS"
@@ -49,6 +58,14 @@ CALLS=$PID
 sleep 0.2
 run "$RECCE" --tls "$T/tls/bob" --node "localhost:$PORT" trace -p "$CALLS" add_pair --count 5
 is "$(grep -c 'add_pair(' "$OUT")" 5 "trace over TLS with bob's certificate shows exactly 5 calls" || show_run
+run env RECCE_TLS="$T/tls" "$RECCE" --node "127.0.0.1:$PORT" trace -p "$CALLS" add_pair --count 5
+is "$RC" 1 "a client granted nothing may not trace: exit 1"
+like "$(cat "$ERR")" "this agent lets cert:client read only, and trace needs the scope trace; the agent's --allow cert:client=read,trace would grant it" \
+	"it says which scope is missing and how to grant it"
+run "$RECCE" --tls "$T/tls/bob" --node "localhost:$PORT" patch -p "$CALLS" --list
+is "$RC" 1 "bob, granted read and trace, may not patch"
+like "$(cat "$ERR")" "lets cert:bob read,trace only, and patch needs the scope patch" "and is told so"
+like "$(cat "$T/audit.log")" "cert=bob denied recce patch -p $CALLS --list" "the audit log records the denial"
 like "$(cat "$T/audit.log")" "cert=client recce record -p $HOT" \
 	"the audit log names the client by its certificate"
 like "$(cat "$T/audit.log")" "cert=bob recce trace -p $CALLS add_pair --count 5" "and bob by his"
@@ -85,9 +102,11 @@ if ip netns add "$NS1" 2>/dev/null && ip netns add "$NS2" 2>/dev/null &&
 	ip -n "$NS2" addr add 10.77.0.2/24 dev "rv$$b" && ip -n "$NS2" link set "rv$$b" up
 	ip -n "$NS1" link set lo up && ip -n "$NS2" link set lo up
 	run "$RECCE" certs init "$T/tls2" --host 10.77.0.1 --host 10.77.0.2
-	spawn "$T/na.out" ip netns exec "$NS1" "$RECCE" agent --socket "$T/na.sock" --listen 10.77.0.1:7450 --tls "$T/tls2"
+	spawn "$T/na.out" ip netns exec "$NS1" "$RECCE" agent --socket "$T/na.sock" --listen 10.77.0.1:7450 --tls "$T/tls2" \
+		--allow 'cert:*=read,trace'
 	NA=$PID
-	spawn "$T/nb.out" ip netns exec "$NS2" "$RECCE" agent --socket "$T/nb.sock" --listen 10.77.0.2:7450 --tls "$T/tls2"
+	spawn "$T/nb.out" ip netns exec "$NS2" "$RECCE" agent --socket "$T/nb.sock" --listen 10.77.0.2:7450 --tls "$T/tls2" \
+		--allow 'cert:*=read,trace'
 	NB=$PID
 	wait_for 5 grep -q 'serving on' "$T/na.out" || diag "agent A did not start: $(cat "$T/na.out")"
 	wait_for 5 grep -q 'serving on' "$T/nb.out" || diag "agent B did not start: $(cat "$T/nb.out")"
