@@ -12,7 +12,7 @@
  *   S + 360   __errno_location
  *   S + 368   result, done flag, saved errno, XSAVE component mask
  *   S + 400   a full signal set, to block every signal
- *   S + 408   recce's ack, then the stub's 100 us timespec
+ *   S + 408   recce's ack, then the stub's 1 ms timespec
  *   S + 448   XSAVE area, then FP_XSTATE_MAGIC2, then the call's data
  */
 #include "inject/inject.h"
@@ -45,10 +45,10 @@
  *	mov rdi..r9, [rsp+312..352]; call [rsp+304]; mov [rsp+368], rax
  *	call [rsp+360]; mov ecx, [rsp+384]; mov [rax], ecx	  errno back
  *	mov qword [rsp+376], 1		  done
- *	mov r12d, 10000			  wait for recce's ack, 1 s at most:
+ *	mov r12d, 1000			  wait for recce's ack, about 1 s at most:
  * wait: cmp qword [rsp+408], 0; jne back
  *	mov eax, 35; lea rdi, [rsp+416]; xor esi, esi
- *	syscall				  nanosleep(100 us)
+ *	syscall				  nanosleep(1 ms)
  *	dec r12d; jnz wait
  * back: mov eax, 15; syscall		  rt_sigreturn: back where it was
  *	ud2
@@ -69,7 +69,7 @@ static const uint8_t stub[] = {
     0x60, 0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x30, 0x01, 0x00, 0x00, 0x48, 0x89, 0x84, 0x24, 0x70,
     0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x8c, 0x24, 0x80, 0x01, 0x00,
     0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x41,
-    0xbc, 0x10, 0x27, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x16,
+    0xbc, 0xe8, 0x03, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x16,
     0xb8, 0x23, 0x00, 0x00, 0x00, 0x48, 0x8d, 0xbc, 0x24, 0xa0, 0x01, 0x00, 0x00, 0x31, 0xf6, 0x0f,
     0x05, 0x41, 0xff, 0xcc, 0x75, 0xdf, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
 };
@@ -105,6 +105,7 @@ enum {
 #define ERESTARTNOINTR_	      513
 #define ERESTARTNOHAND_	      514
 #define ERESTART_RESTARTBLOCK 516
+#define NR_RESTART_SYSCALL    219
 
 static uint64_t xgetbv0(void)
 {
@@ -239,8 +240,10 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 	if (nr >= 0 && allocator_syscall(nr))
 		return 0;
 	/* A sleep with a timeout the kernel would resume (restart_syscall):
-	 * rt_sigreturn forgets where it was, so the call would end early. */
-	if (nr >= 0 && -(long)r->rax == ERESTART_RESTARTBLOCK)
+	 * rt_sigreturn forgets where it was, so the call would end early.
+	 * Caught again on its way back to user space, after an earlier stop,
+	 * the thread already holds restart_syscall's number in rax. */
+	if (nr >= 0 && (-(long)r->rax == ERESTART_RESTARTBLOCK || r->rax == NR_RESTART_SYSCALL))
 		return 0;
 	if (nr < 0 && code && is_libc(code->path))
 		return 0;
@@ -297,7 +300,7 @@ static void build_frame(const struct injector *inj, uint8_t *buf, uint64_t s,
 	memcpy(f + F_ERRNO_FN, &inj->errno_fn, 8);
 	memcpy(f + F_XMASK, &inj->xmask, 8);
 	memset(f + F_ALLSIGS, 0xff, 8);
-	int64_t pause[2] = {0, 100000};
+	int64_t pause[2] = {0, 1000000};
 	memcpy(f + F_PAUSE, pause, sizeof(pause));
 	/* The software-reserved bytes of the legacy area say an XSAVE
 	 * layout follows, as the kernel's own signal frames do. */

@@ -113,8 +113,9 @@ wait_for 5 grep -q slow-fix.so "/proc/$K/maps"
 ok "the slow library is being loaded when recce is killed" grep -q slow-fix.so "/proc/$K/maps"
 kill_quietly "$KR"
 ok "the call finishes in the target without recce" wait_for 5 test -e "$T/slow-loaded"
-sleep 1.2 # the stub waits a second for recce's ack, then returns
-is "$(busy_threads "$K")" 4 "all four workers compute again, the borrowed one included"
+# The stub waits about a second for recce's ack, then returns.
+all_busy() { [ "$(busy_threads "$K")" = 4 ]; }
+ok "all four workers compute again, the borrowed one included" wait_for 5 all_busy
 eval "$(counts "$T/k.out")"
 is "$C_eintr" 0 "no sleep of the main thread was cut short (EINTR)"
 is "$C_bad" 0 "no wrong result"
