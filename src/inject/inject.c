@@ -19,6 +19,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,10 @@
 #include "inject/stop-all.h"
 #include "inject/target-mem.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "symbols/symbolize.h"
 #include "util/clock.h"
+#include "util/path.h"
 
 /* The stub, position-independent (rsp = S on entry):
  *
@@ -77,7 +80,6 @@ static const uint8_t stub[] = {
 enum {
 	F_UC_FLAGS = 0,
 	F_MCONTEXT = 40,
-	F_FPSTATE_PTR = F_MCONTEXT + 184,
 	F_FN = 304,
 	F_ARGS = 312,
 	F_ERRNO_FN = 360,
@@ -136,8 +138,7 @@ static int xstate_layout(uint64_t *mask, uint32_t *size)
 
 static int is_libc(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
+	const char *base = path_base(path);
 	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
 }
 
@@ -319,15 +320,14 @@ static void pause_us(long us)
 	nanosleep(&ts, NULL);
 }
 
-/* Whether pid still runs (not gone, not a zombie). */
-static int alive(pid_t pid)
+/* Waits us microseconds, less if the process of pidfd exits first;
+ * returns 1 when it has exited. */
+static int exited_within(int pidfd, long us)
 {
-	struct tmaps m;
-	if (tmaps_read(&m, pid) != 0)
-		return 0;
-	int any = m.n > 0;
-	tmaps_release(&m);
-	return any;
+	struct pollfd p = {pidfd, POLLIN, 0};
+	struct timespec ts = {0, us * 1000};
+
+	return ppoll(&p, 1, &ts, NULL) > 0;
 }
 
 /* Stops the process with a thread fit to borrow: 0 with *pick its index,
@@ -415,6 +415,9 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 	uint64_t start = time_now_ns(CLOCK_MONOTONIC);
 	uint64_t deadline = start + (uint64_t)inj->timeout_ms * 1000000;
 	inj->pending = 1;
+	int pidfd = proc_pidfd_open(inj->pid);
+	if (pidfd < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
 	for (long wait = 20;; wait = wait < 1000 ? wait * 2 : 1000) {
 		uint64_t res[2];
 		err = tmem_read(inj->pid, sp + F_RESULT, res, sizeof(res));
@@ -425,12 +428,16 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 			tmem_write(inj->pid, sp + F_ACK, &ack, sizeof(ack));
 			break;
 		}
-		if (!alive(inj->pid))
-			return -ESRCH;
 		if (time_now_ns(CLOCK_MONOTONIC) > deadline)
-			return -ETIMEDOUT;
-		pause_us(wait);
+			err = -ETIMEDOUT;
+		else if (exited_within(pidfd, wait))
+			err = -ESRCH;
+		else
+			continue;
+		close(pidfd);
+		return err;
 	}
+	close(pidfd);
 	inj->call_ns = time_now_ns(CLOCK_MONOTONIC) - start;
 	return 0;
 }

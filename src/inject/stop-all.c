@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "proc/procstat.h"
 #include "proc/tasks.h"
 #include "util/clock.h"
 
@@ -28,20 +28,17 @@ static int find(const struct stop_all *s, pid_t tid)
 	return 0;
 }
 
-/* The state letter of a thread in /proc/PID/task/TID/stat, 0 if gone. */
+/* The state letter of a thread (procstat), 0 if gone. */
 static char thread_state(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512];
+	struct procstat_reader r;
+	struct procstat_task t;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (procstat_reader_init(&r, NULL) != 0)
 		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' ? paren[2] : 0;
+	char state = procstat_read_task(&r, pid, tid, &t) == 0 ? t.state : 0;
+	procstat_reader_release(&r);
+	return state;
 }
 
 static void on_alarm(int sig)

@@ -12,6 +12,7 @@
 
 #include "proc/proc-maps.h"
 #include "util/array.h"
+#include "util/path.h"
 #include "util/readall.h"
 
 #define MAPS_MAX (64u << 20) /* a /proc/PID/maps larger than this is not read */
@@ -127,7 +128,5 @@ const struct tmap *tmaps_find(const struct tmaps *m, uint64_t addr)
 
 int tmap_is(const struct tmap *m, const char *prefix)
 {
-	const char *slash = strrchr(m->path, '/');
-	const char *base = slash ? slash + 1 : m->path;
-	return strncmp(base, prefix, strlen(prefix)) == 0;
+	return strncmp(path_base(m->path), prefix, strlen(prefix)) == 0;
 }

@@ -229,6 +229,16 @@ static void encode_jump(uint8_t *b, uint64_t from, uint64_t to)
 	memcpy(b + 1, &rel, 4);
 }
 
+/* The far jump in a veneer slot: jmp [rip + 0]; .quad to; two int3. */
+static void encode_veneer(uint8_t *b, uint64_t to)
+{
+	static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
+
+	memcpy(b, far, sizeof(far));
+	memcpy(b + 6, &to, 8);
+	b[14] = b[15] = 0xcc;
+}
+
 static int fits_rel32(uint64_t from, uint64_t to)
 {
 	int64_t d = (int64_t)(to - (from + JUMP_LEN));
@@ -317,15 +327,11 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 			err = refuse(r, PATCH_NO_VENEER, err ? err : -ENOSPC);
 		}
 		if (!err) {
-			/* jmp [rip + 0]; .quad new; then two int3 */
 			struct code_edit *v = &e[ne++];
 			memset(v, 0, sizeof(*v));
 			v->addr = r->veneer;
 			v->len = VENEER_LEN;
-			static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
-			memcpy(v->new, far, sizeof(far));
-			memcpy(v->new + 6, &r->new_addr, 8);
-			v->new[14] = v->new[15] = 0xcc;
+			encode_veneer(v->new, r->new_addr);
 			to = r->veneer;
 		}
 	}
@@ -431,10 +437,7 @@ int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
 	if (p->veneer) {
 		e[ne].addr = p->veneer;
 		e[ne].len = VENEER_LEN;
-		static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
-		memcpy(e[ne].old, far, sizeof(far));
-		memcpy(e[ne].old + 6, &p->new_addr, 8);
-		e[ne].old[14] = e[ne].old[15] = 0xcc;
+		encode_veneer(e[ne].old, p->new_addr);
 		ne++;
 		g[ng++] = (struct code_guard){p->veneer, p->veneer + VENEER_LEN};
 	}

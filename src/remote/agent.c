@@ -286,10 +286,10 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 			const Recce__Agent__Run *run, char *msg, size_t len)
 {
-	char names[32], who[300];
+	static const struct scopes none; /* the defaults of scopes_of() */
+	char names[32], scope[32], who[300];
 	unsigned need = scope_needed(run->argv[0]);
-	unsigned have = cfg->scopes ? scopes_of(cfg->scopes, p->cert, p->uid)
-				    : (p->cert[0] ? SCOPE_READ : SCOPE_ALL);
+	unsigned have = scopes_of(cfg->scopes ? cfg->scopes : &none, p->cert, p->uid);
 
 	if (need && !(need & ~have))
 		return 0;
@@ -301,7 +301,7 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 		snprintf(who, sizeof(who), "cert:%s", p->cert);
 	else
 		snprintf(who, sizeof(who), "uid:%u", (unsigned)p->uid);
-	const char *scope = need == SCOPE_PATCH ? "patch" : need == SCOPE_TRACE ? "trace" : "read";
+	scope_names(need, scope, sizeof(scope));
 	snprintf(msg, len,
 		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
 		 "%s=%s,%s would grant it",
