@@ -5,7 +5,7 @@
 PREFIX ?= /usr/local
 CC ?= cc
 B ?= build
-PKGS := libdw libelf libprotobuf-c zlib ncursesw openssl
+PKGS := libdw libelf libprotobuf-c zlib ncursesw openssl sqlite3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -22,7 +22,7 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
-LAYERS := util symbols proc perf profile events inject sampling trace top writers patch capture remote cli
+LAYERS := util symbols proc perf profile events inject sampling trace top writers patch store capture continuous remote cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
 	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o

@@ -19,8 +19,8 @@ rank()
 	symbols) echo 1 ;;
 	proc | perf) echo 2 ;;
 	profile | events | inject) echo 3 ;;
-	sampling | trace | top | writers | patch) echo 4 ;;
-	capture | remote) echo 5 ;;
+	sampling | trace | top | writers | patch | store) echo 4 ;;
+	capture | continuous | remote) echo 5 ;;
 	cli) echo 6 ;;
 	*) echo -1 ;;
 	esac

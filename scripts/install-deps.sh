@@ -7,7 +7,7 @@ set -eu
 PACKAGES="
 gcc make pkg-config perl binutils xz-utils procps man-db groff-base
 libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang libc6-dbg
-libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libssl-dev
+libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libssl-dev libsqlite3-dev
 libcmocka-dev libncurses-dev tmux
 erlang-base golang-go libxml2-utils python3
 linux-perf bpftool debuginfod curl

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/agent-continuous.h"
 #include "cli/builtin.h"
 #include "cli/options.h"
 #include "cli/usage.h"
@@ -26,6 +27,7 @@ struct agent_args {
 	const char *listen;
 	const char *tls;
 	int stdio;
+	struct agent_continuous_args cont;
 };
 
 static void allow_cb(void *ctx, const char *arg, const struct opt *o)
@@ -54,6 +56,20 @@ static const struct opt agent_options[] = {
 		"also serve TCP, over TLS with client certificates (loopback unless ADDR)"),
     OPT_STRING_(0, "tls", "DIR", struct agent_args, tls,
 		"the certificates of --listen (default /etc/recce/tls as root)"),
+    OPT_FLAG_(0, "continuous", struct agent_args, cont.on,
+	      "also profile every process, all the time, into the store"),
+    OPT_STRING_(0, "store", "DIR", struct agent_args, cont.store,
+		"the store of --continuous (default /var/lib/recce as root)"),
+    OPT_STRING_(0, "window", "SPAN", struct agent_args, cont.window,
+		"the length of a window (default 10s)"),
+    OPT_STRING_(0, "rate", "HZ", struct agent_args, cont.rate,
+		"samples per second per CPU (default 19)"),
+    OPT_STRING_(0, "retain", "SPAN", struct agent_args, cont.retain,
+		"delete windows older than SPAN (default 7d)"),
+    OPT_STRING_(0, "max-store", "SIZE", struct agent_args, cont.max_store,
+		"delete the oldest windows past SIZE (default 1G)"),
+    OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
+		"serve /metrics here (default 127.0.0.1:7451; off for none)"),
     OPT_END_(),
 };
 
@@ -70,6 +86,12 @@ int cmd_agent(int argc, char **argv)
 		usage_die("agent", "--stdio serves one client: not with --socket or --listen");
 	if (a.tls && !a.listen)
 		usage_die("agent", "--tls goes with --listen");
+	if (!a.cont.on && (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain ||
+			   a.cont.max_store || a.cont.http))
+		usage_die("agent", "--store, --window, --rate, --retain, --max-store and --http go "
+				   "with --continuous");
+	if (a.cont.on && a.stdio)
+		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	char tls[PATH_MAX];
 	if (a.listen) {
 		if (!a.tls) {
@@ -134,8 +156,10 @@ int cmd_agent(int argc, char **argv)
 		else
 			note("serving on %s (audit log %s); Ctrl-C to stop", cfg.socket, cfg.audit);
 	}
+	pid_t profiler = a.cont.on ? agent_continuous_start(&a.cont, cfg.stop_fd) : 0;
 	const char *what = "";
 	int err = agent_serve(&cfg, &what);
+	agent_continuous_stop(profiler);
 	if (!a.stdio)
 		unblock_stop_signals(cfg.stop_fd, &old);
 	if (err == -EADDRINUSE)

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct proc {
 	const char *comm;
 	struct proc_map *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
+	int dead_seen; /* procs_forget_dead() found it gone once */
 };
 
 struct proc_registry {
@@ -67,6 +69,37 @@ void procs_free(struct proc_registry *r)
 	u64map_release(&r->by_pid);
 	strpool_release(&r->strings);
 	free(r);
+}
+
+size_t procs_forget_dead(struct proc_registry *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nprocs; i++) {
+		struct proc *p = &r->procs[i];
+		if (!p->maps || kill(p->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		/* Its last samples may still be in a ring: they go with the
+		 * next window, named with these mappings. */
+		if (!p->dead_seen++)
+			continue;
+		free(p->maps);
+		p->maps = NULL;
+		p->nmaps = p->cap = 0;
+		n++;
+	}
+	return n;
+}
+
+const struct proc_map *procs_exe(struct proc_registry *r, pid_t pid)
+{
+	const struct proc_map *maps;
+	size_t n = procs_maps(r, pid, &maps);
+
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].file && maps[i].path[0] == '/')
+			return &maps[i];
+	return NULL;
 }
 
 static struct proc *proc_find(struct proc_registry *r, pid_t pid)

@@ -62,6 +62,17 @@ size_t procs_maps(struct proc_registry *r, pid_t pid, const struct proc_map **ma
 int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint64_t vaddr,
 		    uint64_t *addr);
 
+/* The mapping of pid's program: its lowest file mapping (the program
+ * is mapped below its libraries and the loader), or NULL. */
+const struct proc_map *procs_exe(struct proc_registry *r, pid_t pid);
+
+/* Drops the mappings of every process found gone by the call before
+ * (the continuous agent calls it once a window, after naming its
+ * samples: the last samples of a process that exits may be read in the
+ * next window), so that a registry that lives for days holds the
+ * processes alive. Returns how many were dropped. */
+size_t procs_forget_dead(struct proc_registry *r);
+
 /* The uid that owns pid (from the scan), or (uid_t)-1 if unknown. */
 uid_t procs_uid(struct proc_registry *r, pid_t pid);
 

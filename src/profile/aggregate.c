@@ -80,6 +80,19 @@ void aggregate_free(struct aggregate *a)
 	free(a);
 }
 
+void aggregate_clear(struct aggregate *a)
+{
+	arena_release(&a->arena);
+	arena_init(&a->arena);
+	htab_release(&a->table);
+	htab_init(&a->table);
+	a->nstacks = 0;
+	a->samples = a->period = 0;
+	a->busy_threads = 0;
+	for (size_t i = 0; i < a->nthreads; i++)
+		a->threads[i].samples = a->threads[i].gen_stacks = 0;
+}
+
 /* The entry of tid, or NULL: valid until the next thread_get(). */
 static struct agg_thread *thread_slot(const struct aggregate *a, pid_t tid)
 {

@@ -63,6 +63,9 @@ void aggregate_free(struct aggregate *a);
 int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		  uint64_t period);
 
+/* Drops every entry and count (a window is over), keeping the threads
+ * with their names and the processes' generations. */
+void aggregate_clear(struct aggregate *a);
 /* Keeps a timeline from now on, of at most max_bytes. */
 void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes);
 

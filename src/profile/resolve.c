@@ -56,7 +56,8 @@ struct resolver {
 	struct profile *prof;
 	struct kallsyms *kallsyms;
 	int kallsyms_tried;
-	int kallsyms_loading; /* kallsyms_thread runs and must be joined */
+	int kallsyms_loading;  /* kallsyms_thread runs and must be joined */
+	int kallsyms_borrowed; /* resolver_use_kallsyms(): not ours to free */
 	pthread_t kallsyms_thread;
 	uint64_t kernel_mapping;
 	struct idmap locations, mappings;
@@ -217,13 +218,24 @@ static const struct kallsyms *kallsyms_wait(struct resolver *r)
 	return r->kallsyms;
 }
 
+void resolver_use_kallsyms(struct resolver *r, const struct kallsyms *k)
+{
+	kallsyms_join(r);
+	if (!r->kallsyms_borrowed)
+		kallsyms_free(r->kallsyms);
+	r->kallsyms = (struct kallsyms *)k;
+	r->kallsyms_tried = 1;
+	r->kallsyms_borrowed = 1;
+}
+
 void resolver_free(struct resolver *r)
 {
 	if (!r)
 		return;
 	kallsyms_join(r);
 	profile_free(r->prof);
-	kallsyms_free(r->kallsyms);
+	if (!r->kallsyms_borrowed)
+		kallsyms_free(r->kallsyms);
 	frame_namer_free(r->namer);
 	idmap_release(&r->locations);
 	idmap_release(&r->mappings);

@@ -65,6 +65,11 @@ int resolver_name_allocations(struct resolver *r, int64_t interval);
  * allocation profile), the other values 0. */
 void resolver_set_column(struct resolver *r, size_t column);
 
+/* Names kernel code with k (kept by the caller, who frees it after the
+ * resolver) rather than reading /proc/kallsyms again: for a caller that
+ * resolves often, such as the continuous agent every window. */
+struct kallsyms;
+void resolver_use_kallsyms(struct resolver *r, const struct kallsyms *k);
 /* Resolves the unresolved entries of process pid (or of all processes
  * when pid is 0). Returns 0 or -ENOMEM. */
 int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid);

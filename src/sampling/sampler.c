@@ -829,6 +829,41 @@ static void child_reap(struct sampler *s)
 	child_wait(s, 0);
 }
 
+/* The window being filled: its wall-clock bounds and when it ends on
+ * CLOCK_MONOTONIC (INT64_MAX without windows). */
+struct window {
+	int64_t start_real, end_real, end_mono;
+};
+
+/* The first window ends at the next multiple of window_ns of the
+ * wall clock, so that windows of every host and run line up. */
+static void window_first(const struct sampler *s, struct window *w)
+{
+	int64_t now_real = (int64_t)time_now_ns(CLOCK_REALTIME);
+	int64_t now_mono = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+
+	*w = (struct window){.end_mono = INT64_MAX};
+	if (!s->cfg.on_window || s->cfg.window_ns <= 0)
+		return;
+	w->start_real = now_real;
+	w->end_real = (now_real / s->cfg.window_ns + 1) * s->cfg.window_ns;
+	w->end_mono = now_mono + (w->end_real - now_real);
+}
+
+/* Hands a window that is over to on_window() and starts the next. */
+static int window_check(struct sampler *s, struct window *w)
+{
+	if ((int64_t)time_now_ns(CLOCK_MONOTONIC) < w->end_mono)
+		return 0;
+	int ret = s->cfg.on_window(s->cfg.window_arg, w->start_real, w->end_real);
+	/* A late callback (a slow resolve) skips no wall-clock time: the next
+	 * window starts where this one ended. */
+	w->start_real = w->end_real;
+	w->end_real += s->cfg.window_ns;
+	w->end_mono += s->cfg.window_ns;
+	return ret;
+}
+
 int sampler_run(struct sampler *s)
 {
 	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
@@ -847,12 +882,16 @@ int sampler_run(struct sampler *s)
 	for (size_t i = 0; i < s->ntargets && !ret; i++)
 		if (s->alive[i])
 			ret = evloop_add(&loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
+	if (!ret && s->cfg.watch_fn)
+		ret = evloop_add(&loop, s->cfg.watch_fd, 0, s->cfg.watch_fn, s->cfg.watch_arg);
 	free(rings);
 	int64_t deadline =
 	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
+	struct window w;
+	window_first(s, &w);
 
 	while (!ret && !s->stopping) {
-		int r = evloop_wait(&loop, deadline, POLL_MS);
+		int r = evloop_wait(&loop, deadline < w.end_mono ? deadline : w.end_mono, POLL_MS);
 		if (r < 0 && r != -EINTR) {
 			ret = r;
 			break;
@@ -862,6 +901,8 @@ int sampler_run(struct sampler *s)
 			ret = r;
 			break;
 		}
+		if ((ret = window_check(s, &w)) != 0)
+			break;
 		if (s->signalled)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;
 		else if (!s->cfg.system_wide && !check_targets(s))
@@ -883,6 +924,10 @@ int sampler_run(struct sampler *s)
 		if (r < 0)
 			ret = r;
 	}
+	/* The window cut short by the stop is written too. */
+	if (!ret && w.end_mono != INT64_MAX)
+		ret = s->cfg.on_window(s->cfg.window_arg, w.start_real,
+				       (int64_t)time_now_ns(CLOCK_REALTIME));
 	if (s->offcpu)
 		offcpu_finish(s->offcpu, (uint64_t)end);
 	if (s->alloc && alloc_samples_finish(s->alloc) < 0 && !ret)

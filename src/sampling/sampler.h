@@ -66,6 +66,19 @@ struct sampler_config {
 	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd;	  /* stop when readable (a signalfd); -1 for none */
 
+	/* Windows (the continuous agent): every window_ns of wall-clock time,
+	 * at multiples of it, on_window() is called from the loop with the
+	 * window's CLOCK_REALTIME bounds, to take what agg holds (then
+	 * aggregate_clear()). A nonzero return stops the run with it. */
+	int64_t window_ns;
+	int (*on_window)(void *arg, int64_t start_ns, int64_t end_ns);
+	void *window_arg;
+	/* One more descriptor the loop watches (a listening socket): when
+	 * watch_fn is set, it is called whenever watch_fd is readable. */
+	int watch_fd;
+	void (*watch_fn)(void *arg, int fd, short revents);
+	void *watch_arg;
+
 	struct proc_registry *procs;
 	struct aggregate *agg;
 	struct resolver *resolver; /* may be NULL */

@@ -123,6 +123,36 @@ static void test_exec_generation(void **state)
 	aggregate_free(a);
 }
 
+/* A window is over: the stacks and counts go, the names and the
+ * generations stay, and the same stack makes a new entry. */
+static void test_clear(void **state)
+{
+	struct aggregate *a = aggregate_new();
+	uint64_t f[] = {0x401000, 0x401100};
+	struct aggregate_stats st;
+
+	assert_int_equal(aggregate_set_thread(a, 40, 40, "server"), 0);
+	assert_int_equal(aggregate_add(a, 40, 40, f, 2, 5), 0);
+	assert_int_equal(aggregate_exec(a, 40), 0);
+	assert_int_equal(aggregate_add(a, 40, 40, f, 2, 5), 0);
+	aggregate_clear(a);
+	aggregate_get_stats(a, &st);
+	assert_int_equal(aggregate_nstacks(a), 0);
+	assert_int_equal(st.samples, 0);
+	assert_int_equal(st.period, 0);
+	assert_int_equal(st.threads, 0);
+	assert_int_equal(aggregate_gen_stacks(a, 40), 0);
+	assert_string_equal(aggregate_thread_name(a, 40), "server");
+	assert_int_equal(aggregate_gen(a, 40), 1);
+	assert_int_equal(aggregate_add(a, 40, 40, f, 2, 7), 0);
+	assert_int_equal(aggregate_add(a, 40, 40, f, 2, 7), 0);
+	assert_int_equal(aggregate_nstacks(a), 1);
+	assert_int_equal(aggregate_stack(a, 0)->count, 2);
+	assert_int_equal(aggregate_stack(a, 0)->period, 14);
+	assert_int_equal(aggregate_stack(a, 0)->gen, 1);
+	aggregate_free(a);
+}
+
 static void test_thread_names(void **state)
 {
 	struct aggregate *a = aggregate_new();
@@ -163,6 +193,7 @@ int main(void)
 	    cmocka_unit_test(test_distinct_stacks), cmocka_unit_test(test_empty_stack),
 	    cmocka_unit_test(test_memory_bounded),  cmocka_unit_test(test_many_stacks),
 	    cmocka_unit_test(test_exec_generation), cmocka_unit_test(test_thread_names),
+	    cmocka_unit_test(test_clear),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,7 +15,9 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc/proc-maps.h"
@@ -123,6 +125,41 @@ static void test_scan_missing_process(void **state)
 
 	assert_int_equal(procs_scan(fx->procs, FAKE_PID), -ESRCH);
 	assert_int_equal(procs_scan(fx->procs, 0), -EINVAL);
+}
+
+/* The program of a process is its lowest file mapping; a process that
+ * exited keeps its mappings until the second look finds it gone. */
+static void test_exe_and_forget(void **state)
+{
+	struct fixture *fx = *state;
+	const struct proc_map *maps;
+
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(procs_scan(fx->procs, child), 0);
+	const struct proc_map *exe = procs_exe(fx->procs, child);
+	assert_non_null(exe);
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	assert_string_equal(exe->path, self);
+	assert_int_equal(procs_forget_dead(fx->procs), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(procs_forget_dead(fx->procs), 0);
+	assert_true(procs_maps(fx->procs, child, &maps) > 0);
+	assert_int_equal(procs_forget_dead(fx->procs), 1);
+	assert_int_equal(procs_maps(fx->procs, child, &maps), 0);
+	assert_null(procs_exe(fx->procs, child));
+	/* The living stay. */
+	assert_int_equal(procs_scan(fx->procs, getpid()), 0);
+	assert_int_equal(procs_forget_dead(fx->procs), 0);
+	assert_true(procs_maps(fx->procs, getpid(), &maps) > 0);
 }
 
 static void test_fork_and_exec(void **state)
@@ -239,6 +276,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_scan_lists_executable_mappings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_scan_missing_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fork_and_exec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_exe_and_forget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_overlap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_files, setup, teardown),
 	};

@@ -1,0 +1,185 @@
+/*
+ * `recce agent --continuous` (see agent-continuous.h): the options read
+ * into the continuous engine's config, the profiler forked beside the
+ * agent's server, and what it says about its store.
+ */
+#include "cli/agent-continuous.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/usage.h"
+#include "continuous/continuous.h"
+#include "store/store.h"
+#include "util/tcp.h"
+#include "util/when.h"
+
+#define DEFAULT_HTTP   "127.0.0.1:7451"
+#define DEFAULT_RETAIN "7d"
+#define DEFAULT_MAX    ((uint64_t)1 << 30)
+
+struct said {
+	const char *store;
+	char http[128];
+	unsigned freq;
+	const char *window;
+	int ready_fd; /* written once sampling runs, then closed */
+};
+
+static void say(void *arg, enum continuous_event ev, int err, const char *why)
+{
+	struct said *s = arg;
+
+	switch (ev) {
+	case CONTINUOUS_STARTED:
+		note("profiling every process at %u Hz per CPU in windows of %s into %s%s%s",
+		     s->freq, s->window, s->store, s->http[0] ? "; metrics at http://" : "",
+		     s->http);
+		if (s->ready_fd >= 0) {
+			char one = 1;
+			if (write(s->ready_fd, &one, 1) < 0) {
+				/* The agent is gone: its death signal stops us too. */
+			}
+			close(s->ready_fd);
+			s->ready_fd = -1;
+		}
+		break;
+	case CONTINUOUS_USER_ONLY:
+		warning("kernel.perf_event_paranoid forbids kernel sampling: profiling user-space "
+			"code only");
+		break;
+	case CONTINUOUS_STORE_FULL:
+		warning("the disk of %s is full: windows are not written until there is room "
+			"(sampling and serving go on)",
+			s->store);
+		break;
+	case CONTINUOUS_STORE_BACK:
+		note("%s has room again: windows are written", s->store);
+		break;
+	case CONTINUOUS_STORE_FAILED:
+		error("cannot write a window to %s: %s (%s)", s->store, strerror(-err), why);
+		break;
+	}
+}
+
+static int64_t span_option(const char *opt, const char *s, const char *dflt)
+{
+	int64_t ns;
+
+	if (when_span(s ? s : dflt, &ns) < 0 || ns <= 0)
+		usage_die("agent", "%s wants a span such as 2s, 30m, 7d, not '%s'", opt, s);
+	return ns;
+}
+
+/* The messages of a profiler that could not start, in the child. */
+static void say_start_failed(const char *store, int err, const char *why)
+{
+	if (err == -EACCES && strcmp(why, "cannot start sampling") == 0)
+		die("perf_event_open refused system-wide sampling: run the agent as root, or "
+		    "lower kernel.perf_event_paranoid (sysctl -w kernel.perf_event_paranoid=-1)");
+	if (err == -EMFILE || err == -ENFILE)
+		die("out of file descriptors (one per CPU is needed): raise the limit with "
+		    "'ulimit -n'");
+	if (err == -ENOSPC)
+		die("cannot make the store in %s: the disk is full", store);
+	if (err == -EBADMSG)
+		die("%s/" STORE_FILE " is not a recce store: give another --store", store);
+	if (strcmp(why, "cannot start sampling") == 0 || strcmp(why, "sampling stopped") == 0)
+		die("%s: %s", why, strerror(-err));
+	die("cannot open the store in %s: %s (%s)", store, strerror(-err), why);
+}
+
+pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
+{
+	static char store[PATH_MAX];
+	struct continuous_config cfg = {0};
+	struct said said = {.window = a->window ? a->window : "10s", .ready_fd = -1};
+
+	if (a->store)
+		snprintf(store, sizeof(store), "%s", a->store);
+	else
+		store_default_dir(store, sizeof(store));
+	cfg.store_dir = said.store = store;
+	cfg.window_ns = span_option("--window", a->window, "10s");
+	if (cfg.window_ns < 1000000000)
+		usage_die("agent", "--window is at least 1s, not '%s'", a->window);
+	cfg.retain_ns = span_option("--retain", a->retain, DEFAULT_RETAIN);
+	cfg.max_bytes = DEFAULT_MAX;
+	if (a->max_store &&
+	    (parse_size_prefix(a->max_store, &cfg.max_bytes) != (int)strlen(a->max_store) ||
+	     !cfg.max_bytes))
+		usage_die("agent", "--max-store wants a size such as 500M or 2G, not '%s'",
+			  a->max_store);
+	cfg.freq = a->rate ? (unsigned)parse_freq_option("agent", a->rate) : 19;
+	said.freq = cfg.freq;
+	cfg.stop_fd = stop_fd;
+	cfg.http_fd = -1;
+	if (!a->http || strcmp(a->http, "off") != 0) {
+		const char *spec = a->http ? a->http : DEFAULT_HTTP;
+		cfg.http_fd = tcp_listen(spec, said.http, sizeof(said.http));
+		if (cfg.http_fd == -EINVAL)
+			usage_die("agent", "--http wants [ADDR:]PORT or off, not '%s'", spec);
+		if (cfg.http_fd < 0)
+			die("cannot listen on %s: %s: give another --http, or --http off", spec,
+			    strerror(-cfg.http_fd));
+		if (strncmp(said.http, "127.", 4) != 0 && strncmp(said.http, "[::1]", 5) != 0)
+			die("--http %s: the page and metrics are served on loopback only (reach "
+			    "them through 'ssh -L')",
+			    spec);
+	}
+	cfg.say = say;
+	cfg.say_arg = &said;
+
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		die("cannot start the profiler: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		die("cannot start the profiler: %s", strerror(errno));
+	if (pid == 0) {
+		close(ready[0]);
+		said.ready_fd = ready[1];
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		const char *why = "";
+		int err = continuous_run(&cfg, &why);
+		if (err)
+			say_start_failed(store, err, why);
+		exit(0); /* as die() does: a leak checker looks at the profiler too */
+	}
+	close(ready[1]);
+	if (cfg.http_fd >= 0)
+		close(cfg.http_fd);
+	char one;
+	ssize_t n;
+	while ((n = read(ready[0], &one, 1)) < 0 && errno == EINTR)
+		;
+	close(ready[0]);
+	if (n != 1) {
+		/* It said why on its way out. */
+		int st;
+		waitpid(pid, &st, 0);
+		exit(RECCE_EXIT_ERROR);
+	}
+	return pid;
+}
+
+void agent_continuous_stop(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+}

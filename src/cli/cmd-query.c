@@ -1,0 +1,312 @@
+/*
+ * recce query: the continuous store's windows of a time range (and of
+ * some processes) merged into one profile (store/query.h), shown as
+ * `recce report` shows a file or written for any tool; --diff compares
+ * two ranges. The page docs/recce-query.md is its --help.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "cli/profile-messages.h"
+#include "cli/usage.h"
+#include "profile/pprof.h"
+#include "profile/view.h"
+#include "store/query.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/outfile.h"
+#include "util/when.h"
+#include "writers/render.h"
+
+#define DEFAULT_TOP 20
+
+struct query_args {
+	const char *store, *from, *to, *from2, *to2, *host, *output, *format;
+	int diff, windows, json;
+	long long top;
+	int64_t *pids;
+	int npids;
+	const char **comms, **keys, **values;
+	size_t ncomms, ncomms_cap, nlabels, keys_cap, values_cap;
+};
+
+enum { V_PID, V_COMM, V_LABEL, V_TOP };
+
+static void push(const char ***v, size_t *n, size_t *cap, const char *s)
+{
+	const char **grown = array_reserve(*v, cap, *n + 1, sizeof(**v));
+	if (!grown)
+		die("out of memory");
+	*v = grown;
+	(*v)[(*n)++] = s;
+}
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct query_args *a = ctx;
+
+	switch (o->set) {
+	case V_PID:
+		parse_ids_option("query", "--pid", arg, &a->pids, &a->npids);
+		break;
+	case V_COMM:
+		for (const char *c = arg; *c;) {
+			size_t len = strcspn(c, ",");
+			char *name = len ? strndup(c, len) : NULL;
+			if (len && !name)
+				die("out of memory");
+			if (name)
+				push(&a->comms, &a->ncomms, &a->ncomms_cap, name);
+			c += len + (c[len] == ',');
+		}
+		break;
+	case V_LABEL: {
+		const char *eq = strchr(arg, '=');
+		char *key = eq ? strndup(arg, (size_t)(eq - arg)) : NULL;
+		if (!key || !store_label_known(key))
+			usage_die(
+			    "query",
+			    "--label wants KEY=VALUE with a KEY of host, comm, exe, build_id, "
+			    "cgroup or pid, not '%s'",
+			    arg);
+		size_t n = a->nlabels;
+		push(&a->keys, &n, &a->keys_cap, key);
+		push(&a->values, &a->nlabels, &a->values_cap, eq + 1);
+		break;
+	}
+	case V_TOP:
+		if (parse_int(arg, 0, INT_MAX, &a->top) < 0)
+			usage_die("query", "-n wants a number of rows (0 for all), not '%s'", arg);
+		break;
+	}
+}
+
+static const struct opt query_options[] = {
+    OPT_STRING_(0, "store", "DIR", struct query_args, store,
+		"the store to read (default /var/lib/recce as root)"),
+    OPT_STRING_(0, "from", "TIME", struct query_args, from, "the range's start (default -1h)"),
+    OPT_STRING_(0, "to", "TIME", struct query_args, to, "the range's end (default now)"),
+    OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
+    OPT_CALL_(0, "comm", "NAME[,NAME...]", set_value, V_COMM, "only processes of these names"),
+    OPT_STRING_(0, "host", "NAME", struct query_args, host, "only this host's windows"),
+    OPT_CALL_(0, "label", "KEY=VALUE", set_value, V_LABEL, "only processes so labelled"),
+    OPT_FLAG_(0, "diff", struct query_args, diff, "compare with the range of --from2 --to2"),
+    OPT_STRING_(0, "from2", "TIME", struct query_args, from2, "the start of the base range"),
+    OPT_STRING_(0, "to2", "TIME", struct query_args, to2, "the end of the base range"),
+    OPT_STRING_('o', "output", "FILE", struct query_args, output,
+		"write here (a pprof profile unless --format)"),
+    OPT_STRING_(0, "format", "FORMAT", struct query_args, format, RENDER_FORMAT_NAMES),
+    OPT_CALL_('n', "top", "N", set_value, V_TOP, "rows to show (default 20; 0: all)"),
+    OPT_FLAG_(0, "windows", struct query_args, windows, "list the windows stored in the range"),
+    OPT_FLAG_(0, "json", struct query_args, json, "--windows as JSON, one object a line"),
+    OPT_END_(),
+};
+
+static void local_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "@%lld", (long long)t);
+}
+
+static void range_of(const char *from_s, const char *to_s, const char *from_opt, const char *to_opt,
+		     int64_t now, struct store_filter *f)
+{
+	if (when_time(from_s ? from_s : "-1h", now, now, &f->from_ns) < 0)
+		usage_die("query",
+			  "%s wants a time: now, -1h, @EPOCH, '2026-11-24 14:00' or 14:00, not "
+			  "'%s'",
+			  from_opt, from_s);
+	if (when_time(to_s ? to_s : "now", now, f->from_ns, &f->to_ns) < 0)
+		usage_die("query",
+			  "%s wants a time: now, -1h, @EPOCH, '2026-11-24 14:05' or 14:05, not "
+			  "'%s'",
+			  to_opt, to_s);
+	if (f->to_ns <= f->from_ns)
+		usage_die("query", "%s must come after %s", to_opt, from_opt);
+}
+
+static int print_window(void *arg, const struct store_window *w)
+{
+	const struct query_args *a = arg;
+	char from[64], to[64];
+
+	if (a->json) {
+		printf("{\"start_ns\":%lld,\"end_ns\":%lld,\"host\":\"%s\",\"samples\":%llu,"
+		       "\"processes\":%llu,\"lost\":%llu,\"agent_cpu_ns\":%lld}\n",
+		       (long long)w->start_ns, (long long)w->end_ns, w->host,
+		       (unsigned long long)w->samples, (unsigned long long)w->processes,
+		       (unsigned long long)w->lost, (long long)w->agent_cpu_ns);
+		return 0;
+	}
+	local_time(w->start_ns, from, sizeof(from));
+	local_time(w->end_ns, to, sizeof(to));
+	printf("%-19s  %-19s  %-16s %8llu %9llu %6llu %9.1fms\n", from, to, w->host,
+	       (unsigned long long)w->samples, (unsigned long long)w->processes,
+	       (unsigned long long)w->lost, (double)w->agent_cpu_ns / 1e6);
+	return 0;
+}
+
+/* recce query --windows: what the store holds in the range. */
+static int list_windows(const struct query_args *a, struct store *s, const struct store_filter *f)
+{
+	if (!a->json)
+		printf("%-19s  %-19s  %-16s %8s %9s %6s %11s\n", "start", "end", "host", "samples",
+		       "processes", "lost", "agent-cpu");
+	int err = store_windows(s, f->from_ns, f->to_ns, print_window, (void *)a);
+	if (err)
+		return error("cannot read the store: %s (%s)", strerror(-err), store_error(s)),
+		       RECCE_EXIT_ERROR;
+	return 0;
+}
+
+/* The merged profile of f's range, or NULL when it has no sample (said). */
+static struct profile *query_range(struct store *s, const struct store_filter *f, const char *dir)
+{
+	struct store_query_stats st;
+	struct profile *p;
+	char from[64], to[64];
+
+	local_time(f->from_ns, from, sizeof(from));
+	local_time(f->to_ns, to, sizeof(to));
+	int err = store_query(s, f, &p, &st);
+	if (err)
+		die("cannot read the store in %s: %s (%s)", dir, strerror(-err), store_error(s));
+	if (st.corrupt)
+		warning("%zu stored profiles did not decode and are left out", st.corrupt);
+	if (!st.profiles) {
+		error("no samples in %s between %s and %s%s: widen --from and --to, or check the "
+		      "filters",
+		      dir, from, to,
+		      f->npids || f->ncomms || f->nlabels || f->host ? " that match" : "");
+		profile_free(p);
+		return NULL;
+	}
+	char line[256];
+	snprintf(line, sizeof(line), "query: %s to %s", from, to);
+	profile_add_comment(p, line);
+	snprintf(line, sizeof(line), "processes: %zu (%zu process windows)", st.processes,
+		 st.profiles);
+	profile_add_comment(p, line);
+	return p;
+}
+
+static int show(const struct query_args *a, const struct profile *before,
+		const struct profile *after)
+{
+	enum render_format fmt = a->output && !a->format ? RENDER_PPROF : RENDER_TEXT;
+	if (a->format && render_format_parse(a->format, &fmt) < 0)
+		usage_die("query", "unknown format '%s' (known: " RENDER_FORMAT_NAMES ")",
+			  a->format);
+	if (before && fmt != RENDER_TEXT && fmt != RENDER_SVG)
+		usage_die("query", "--diff writes --format text or svg");
+	struct profile_view pv = {0};
+	int err = before ? profile_view_diff(before, after, NULL, NULL, &pv)
+			 : profile_view_build(after, NULL, NULL, 0, &pv);
+	if (err) {
+		int status = profile_view_say_failed("query", after, &pv, err, "the query", NULL,
+						     before ? "the base range" : NULL);
+		profile_view_release(&pv);
+		return status;
+	}
+	struct render_view v = {.format = fmt,
+				.p = after,
+				.set = &pv.set,
+				.name = "query",
+				.top = (size_t)a->top,
+				.before = &pv.before,
+				.merged = &pv.merged,
+				.before_name = "base"};
+	const char *out = a->output && strcmp(a->output, "-") != 0 ? a->output : NULL;
+	err = outfile_write(out, before ? render_diff_write : render_write, &v);
+	profile_view_release(&pv);
+	if (err)
+		return error("cannot write '%s': %s", out ? out : "standard output",
+			     output_strerror(err)),
+		       RECCE_EXIT_ERROR;
+	if (out)
+		note("wrote '%s'", out);
+	return 0;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	struct query_args a = {.top = DEFAULT_TOP};
+	char dir[PATH_MAX];
+
+	int at = options_parse("query", query_options, 0, argc, argv, &a, NULL);
+	if (at < argc)
+		usage_die("query", "unexpected argument '%s'", argv[at]);
+	if (!a.diff && (a.from2 || a.to2))
+		usage_die("query", "--from2 and --to2 go with --diff");
+	if (a.json && !a.windows)
+		usage_die("query", "--json goes with --windows");
+	if (a.windows && (a.diff || a.output || a.format))
+		usage_die("query", "--windows lists windows: not with --diff, -o or --format");
+	if (a.diff && !a.from2)
+		usage_die("query", "--diff compares with a base range: give --from2 (and --to2)");
+	if (a.output && strcmp(a.output, "-") != 0) {
+		int err = outfile_check(a.output);
+		if (err)
+			die("cannot write '%s': %s", a.output, output_strerror(err));
+	}
+	int64_t now = (int64_t)time_now_ns(CLOCK_REALTIME);
+	struct store_filter f = {
+	    .pids = a.pids,
+	    .npids = (size_t)a.npids,
+	    .comms = a.comms,
+	    .ncomms = a.ncomms,
+	    .host = a.host,
+	    .label_keys = a.keys,
+	    .label_values = a.values,
+	    .nlabels = a.nlabels,
+	};
+	range_of(a.from, a.to, "--from", "--to", now, &f);
+	struct store_filter base = f;
+	if (a.diff)
+		range_of(a.from2, a.to2 ? a.to2 : "now", "--from2", "--to2", now, &base);
+
+	if (a.store)
+		snprintf(dir, sizeof(dir), "%s", a.store);
+	else
+		store_default_dir(dir, sizeof(dir));
+	struct store *s;
+	const char *why;
+	int err = store_open(dir, 0, &s, &why);
+	if (err == -ENOENT)
+		die("no store in %s: start 'recce agent --continuous', or give --store DIR", dir);
+	if (err == -EBADMSG)
+		die("%s/" STORE_FILE " is not a recce store", dir);
+	if (err)
+		die("cannot open the store in %s: %s (%s)", dir, strerror(-err), why);
+
+	int status = RECCE_EXIT_ERROR;
+	if (a.windows) {
+		status = list_windows(&a, s, &f);
+		store_close(s);
+		return status;
+	}
+	struct profile *after = query_range(s, &f, dir), *before = NULL;
+	if (after && (!a.diff || (before = query_range(s, &base, dir))))
+		status = show(&a, before, after);
+	profile_free(after);
+	profile_free(before);
+	store_close(s);
+	for (size_t i = 0; i < a.nlabels; i++)
+		free((char *)a.keys[i]);
+	for (size_t i = 0; i < a.ncomms; i++)
+		free((char *)a.comms[i]);
+	free(a.keys);
+	free(a.values);
+	free(a.comms);
+	free(a.pids);
+	return status;
+}

@@ -1,0 +1,342 @@
+/*
+ * The continuous profiler (see continuous.h): a system-wide sampler whose
+ * windows are cut into one profile per process and written to the store.
+ */
+#include "continuous/continuous.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "perf/perf-events.h"
+#include "proc/proc-maps.h"
+#include "profile/aggregate.h"
+#include "profile/pprof.h"
+#include "profile/profile.h"
+#include "profile/resolve.h"
+#include "sampling/sampler.h"
+#include "store/store.h"
+#include "symbols/kallsyms.h"
+#include "symbols/symbolize.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/http-serve.h"
+#include "util/u64map.h"
+
+#define DEFAULT_WINDOW_NS ((int64_t)10 * 1000000000)
+#define DEFAULT_FREQ	  19
+#define TABLE_BUILD_MAX	  ((uint64_t)64 << 20) /* symbol tables kept on disk per binary */
+
+struct continuous {
+	const struct continuous_config *cfg;
+	char host[256];
+	int64_t window_ns;
+	unsigned freq;
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct aggregate *agg;
+	struct kallsyms *kallsyms; /* read once, for every window's resolvers */
+	struct sampler *sampler;
+	struct store *store;
+	struct continuous_stats st;
+	struct sampler_stats last; /* the sampler's counts at the last window's end */
+	double last_cpu;	   /* the agent's CPU time then */
+};
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void say(struct continuous *c, enum continuous_event ev, int err, const char *why)
+{
+	if (c->cfg->say)
+		c->cfg->say(c->cfg->say_arg, ev, err, why);
+}
+
+/* The cgroup of pid ("/system.slice/x.service"), or "" when it is gone. */
+static void cgroup_of(pid_t pid, char *buf, size_t size)
+{
+	char path[64], line[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	FILE *fp = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!fp)
+		return;
+	/* cgroup v2 is the line "0::PATH". */
+	while (fgets(line, sizeof(line), fp)) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		size_t len = strnlen(line + 3, size - 1);
+		memcpy(buf, line + 3, len);
+		buf[len] = 0;
+		break;
+	}
+	fclose(fp);
+}
+
+static void collect_pid(void *ctx, uint64_t pid, uint64_t val)
+{
+	(void)val;
+	pid_t **next = ctx;
+	*(*next)++ = (pid_t)pid;
+}
+
+/* The processes with samples in this window. */
+static pid_t *window_pids(struct aggregate *agg, size_t *n)
+{
+	struct u64map seen;
+	size_t nstacks = aggregate_nstacks(agg);
+
+	u64map_init(&seen);
+	for (size_t i = 0; i < nstacks; i++)
+		if (u64map_put(&seen, aggregate_stack(agg, i)->pid, 1) < 0)
+			break;
+	*n = u64map_count(&seen);
+	pid_t *pids = malloc((*n ? *n : 1) * sizeof(*pids)), *next = pids;
+	if (pids)
+		u64map_each(&seen, collect_pid, &next);
+	u64map_release(&seen);
+	return pids;
+}
+
+/* One process's profile of the window, encoded, with its labels; the
+ * strings it points to live in held (released by the caller). */
+struct held {
+	struct profile *p;
+	void *pprof;
+	char cgroup[512];
+	char comm[64];
+};
+
+static int profile_process(struct continuous *c, pid_t pid, int64_t start, int64_t end,
+			   struct store_profile *out, struct held *h)
+{
+	memset(h, 0, sizeof(*h));
+	struct resolver *r = resolver_new(c->procs, c->sym, 1000000000LL / c->freq);
+	if (r && c->kallsyms)
+		resolver_use_kallsyms(r, c->kallsyms);
+	if (!r || resolver_add(r, c->agg, pid) < 0) {
+		resolver_free(r);
+		return -ENOMEM;
+	}
+	h->p = resolver_take_profile(r);
+	resolver_free(r);
+	h->p->time_nanos = start;
+	h->p->duration_nanos = end - start;
+	const char *comm = procs_comm(c->procs, pid);
+	snprintf(h->comm, sizeof(h->comm), "%s", comm ? comm : "");
+	cgroup_of(pid, h->cgroup, sizeof(h->cgroup));
+	const struct proc_map *exe = procs_exe(c->procs, pid);
+	*out = (struct store_profile){
+	    .start_ns = start,
+	    .end_ns = end,
+	    .host = c->host,
+	    .pid = pid,
+	    .comm = h->comm,
+	    .exe = exe ? exe->path : "",
+	    .build_id = exe && exe->file ? sym_file_build_id(exe->file) : "",
+	    .cgroup = h->cgroup,
+	};
+	for (size_t i = 0; i < h->p->nsamples; i++) {
+		out->samples += (uint64_t)h->p->samples[i].values[0];
+		out->cpu_ns += h->p->samples[i].values[1];
+	}
+	return pprof_encode(h->p, 1, &h->pprof, &out->pprof_len) < 0 ? -ENOMEM
+								     : (out->pprof = h->pprof, 0);
+}
+
+/* Writes the window; a full disk is said once, and when it is over. */
+static void write_window(struct continuous *c, const struct store_window *w,
+			 const struct store_profile *p, size_t n)
+{
+	int err = store_write(c->store, w, p, n);
+
+	if (!err) {
+		c->st.windows++;
+		c->st.profiles += n;
+		if (c->st.store_full)
+			say(c, CONTINUOUS_STORE_BACK, 0, NULL);
+		c->st.store_full = 0;
+	} else {
+		c->st.windows_failed++;
+		if (err == -ENOSPC && !c->st.store_full)
+			say(c, CONTINUOUS_STORE_FULL, err, NULL);
+		else if (err != -ENOSPC)
+			say(c, CONTINUOUS_STORE_FAILED, err, store_error(c->store));
+		c->st.store_full = err == -ENOSPC;
+	}
+	size_t deleted = 0;
+	int64_t older = c->cfg->retain_ns ? w->end_ns - c->cfg->retain_ns : 0;
+	if (store_retain(c->store, older, c->cfg->max_bytes, &deleted) == 0)
+		c->st.retained += deleted;
+	c->st.store_bytes = store_bytes(c->store);
+}
+
+static int on_window(void *arg, int64_t start, int64_t end)
+{
+	struct continuous *c = arg;
+	struct sampler_stats now;
+	size_t npids = 0;
+
+	sampler_get_stats(c->sampler, &now);
+	pid_t *pids = window_pids(c->agg, &npids);
+	struct store_profile *profiles = calloc(npids ? npids : 1, sizeof(*profiles));
+	struct held *held = calloc(npids ? npids : 1, sizeof(*held));
+	size_t n = 0;
+	for (size_t i = 0; pids && profiles && held && i < npids; i++)
+		if (profile_process(c, pids[i], start, end, &profiles[n], &held[n]) == 0) {
+			n++;
+		} else {
+			profile_free(held[n].p);
+			free(held[n].pprof);
+		}
+
+	double cpu = cpu_seconds();
+	struct store_window w = {
+	    .start_ns = start,
+	    .end_ns = end,
+	    .host = c->host,
+	    .samples = now.samples - c->last.samples,
+	    .lost = now.lost - c->last.lost,
+	    .idle = now.idle - c->last.idle,
+	    .processes = n,
+	    .agent_cpu_ns = (int64_t)((cpu - c->last_cpu) * 1e9),
+	};
+	write_window(c, &w, profiles, n);
+	c->st.samples += w.samples;
+	c->st.lost += w.lost;
+	c->st.cpu_seconds = c->last_cpu = cpu;
+	c->last = now;
+
+	for (size_t i = 0; i < n; i++) {
+		profile_free(held[i].p);
+		free(held[i].pprof);
+	}
+	free(held);
+	free(profiles);
+	free(pids);
+	aggregate_clear(c->agg);
+	procs_forget_dead(c->procs);
+	return 0;
+}
+
+static void metrics_body(FILE *fp, void *arg)
+{
+	struct continuous *c = arg;
+
+	c->st.cpu_seconds = cpu_seconds();
+	continuous_metrics(fp, &c->st);
+}
+
+static void on_http(void *arg, int fd, short revents)
+{
+	(void)revents;
+	http_answer(fd, "/metrics", "text/plain; version=0.0.4", metrics_body, arg);
+}
+
+static int start(struct continuous *c, const char **why)
+{
+	int err = store_open(c->cfg->store_dir, 1, &c->store, why);
+	if (err)
+		return err;
+	c->st.store_bytes = store_bytes(c->store);
+	c->sym = symbolizer_new();
+	c->procs = c->sym ? procs_new(c->sym) : NULL;
+	c->agg = aggregate_new();
+	c->kallsyms = kallsyms_load(NULL); /* NULL when unreadable: each resolver tries */
+	if (!c->sym || !c->procs || !c->agg ||
+	    symbolizer_use_default_cache(c->sym, TABLE_BUILD_MAX) < 0)
+		return -ENOMEM;
+	struct sampler_config sc = {0};
+	sc.system_wide = 1;
+	sc.cgroup_fd = -1;
+	sc.events = PERF_EVENTS_CPU_CLOCK;
+	sc.freq = c->freq;
+	sc.stop_fd = c->cfg->stop_fd;
+	sc.procs = c->procs;
+	sc.agg = c->agg;
+	sc.window_ns = c->window_ns;
+	sc.on_window = on_window;
+	sc.window_arg = c;
+	if (c->cfg->http_fd >= 0) {
+		sc.watch_fd = c->cfg->http_fd;
+		sc.watch_fn = on_http;
+		sc.watch_arg = c;
+	}
+	*why = "cannot start sampling";
+	if ((err = sampler_new(&sc, &c->sampler)) || (err = sampler_start(c->sampler)))
+		return err;
+	*why = "";
+	return 0;
+}
+
+int continuous_run(const struct continuous_config *cfg, const char **why)
+{
+	struct continuous c = {.cfg = cfg};
+
+	*why = "";
+	c.window_ns = cfg->window_ns > 0 ? cfg->window_ns : DEFAULT_WINDOW_NS;
+	c.freq = cfg->freq ? cfg->freq : DEFAULT_FREQ;
+	if (cfg->host)
+		snprintf(c.host, sizeof(c.host), "%s", cfg->host);
+	else if (gethostname(c.host, sizeof(c.host) - 1) < 0)
+		snprintf(c.host, sizeof(c.host), "localhost");
+	c.st.started_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
+	c.st.cpu_seconds = c.last_cpu = cpu_seconds();
+	int err = start(&c, why);
+	if (!err) {
+		struct sampler_stats st;
+		sampler_get_stats(c.sampler, &st);
+		if (st.user_only)
+			say(&c, CONTINUOUS_USER_ONLY, 0, NULL);
+		say(&c, CONTINUOUS_STARTED, 0, NULL);
+		err = sampler_run(c.sampler);
+		if (err)
+			*why = "sampling stopped";
+	}
+	sampler_free(c.sampler);
+	store_close(c.store);
+	aggregate_free(c.agg);
+	kallsyms_free(c.kallsyms);
+	procs_free(c.procs);
+	symbolizer_free(c.sym);
+	return err;
+}
+
+static void metric(FILE *fp, const char *name, const char *type, const char *help, double v)
+{
+	fprintf(fp, "# HELP recce_agent_%s %s\n# TYPE recce_agent_%s %s\nrecce_agent_%s %.10g\n",
+		name, help, name, type, name, v);
+}
+
+void continuous_metrics(FILE *fp, const struct continuous_stats *st)
+{
+	metric(fp, "windows_written_total", "counter", "Windows written to the store.",
+	       (double)st->windows);
+	metric(fp, "windows_failed_total", "counter", "Windows the store could not take.",
+	       (double)st->windows_failed);
+	metric(fp, "profiles_written_total", "counter", "Process profiles written.",
+	       (double)st->profiles);
+	metric(fp, "samples_total", "counter", "Samples taken.", (double)st->samples);
+	metric(fp, "samples_lost_total", "counter", "Samples the kernel could not write.",
+	       (double)st->lost);
+	metric(fp, "windows_retained_total", "counter", "Windows deleted by retention.",
+	       (double)st->retained);
+	metric(fp, "store_bytes", "gauge", "Bytes the store's data takes.",
+	       (double)st->store_bytes);
+	metric(fp, "store_full", "gauge", "1 while the disk is too full to write windows.",
+	       st->store_full);
+	metric(fp, "cpu_seconds_total", "counter", "CPU time the agent used.", st->cpu_seconds);
+	metric(fp, "start_time_seconds", "gauge", "When the agent started, in Unix time.",
+	       (double)st->started_ns / 1e9);
+}

@@ -1,0 +1,70 @@
+/*
+ * The continuous profiler behind `recce agent --continuous`: samples
+ * every process of the machine at a low rate (sampling/sampler.h,
+ * system-wide, frame pointers), and at the end of every window names each
+ * process's stacks into a profile of its own, labelled with its host,
+ * pid, command name, program, build-id and cgroup, and writes the window
+ * to the store (store/store.h) in one transaction. Then the window's
+ * stacks are dropped and the processes that exited forgotten, so memory
+ * follows the machine, not the time the agent has run.
+ *
+ * A full disk stops the writing, not the sampling: each window tries
+ * again, and the agent keeps serving. Old windows go by age and by the
+ * store's size after each write.
+ *
+ * Ownership: continuous_run() owns everything it makes; the caller owns
+ * the config.
+ */
+#ifndef RECCE_CONTINUOUS_H
+#define RECCE_CONTINUOUS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct continuous;
+
+/* What happened to the store, for the agent's messages. */
+enum continuous_event {
+	CONTINUOUS_STARTED,	 /* sampling: the first window is under way */
+	CONTINUOUS_STORE_FULL,	 /* a window could not be written: the disk is full */
+	CONTINUOUS_STORE_BACK,	 /* windows are written again */
+	CONTINUOUS_STORE_FAILED, /* a window could not be written: err, why */
+	CONTINUOUS_USER_ONLY,	 /* the kernel refuses kernel-mode sampling */
+};
+
+struct continuous_config {
+	const char *store_dir;
+	int64_t window_ns;  /* 10 s by default */
+	unsigned freq;	    /* samples per second per CPU; 19 by default */
+	int64_t retain_ns;  /* windows older than this go; 0: kept */
+	uint64_t max_bytes; /* the store's cap; 0: none */
+	const char *host;   /* the host label; NULL: gethostname() */
+	int stop_fd;	    /* stop when readable (a signalfd) */
+	int http_fd;	    /* a listening socket for GET /metrics; -1 for none */
+	void (*say)(void *arg, enum continuous_event ev, int err, const char *why);
+	void *say_arg;
+};
+
+/* What the agent did so far, for /metrics. */
+struct continuous_stats {
+	uint64_t windows;	 /* windows written */
+	uint64_t windows_failed; /* windows the store refused */
+	uint64_t profiles;	 /* process profiles written */
+	uint64_t samples, lost;
+	uint64_t retained; /* windows deleted by retention */
+	int64_t store_bytes;
+	int store_full;
+	double cpu_seconds; /* the agent's own CPU time */
+	int64_t started_ns;
+};
+
+/* Samples and writes windows until stop_fd is readable; the last,
+ * shorter window is written too. Returns 0, or -errno when sampling could
+ * not start (-EACCES: perf_event_open refused) or the store could not be
+ * opened (*why says which step). */
+int continuous_run(const struct continuous_config *cfg, const char **why);
+
+/* Writes the agent's health in Prometheus's text format. */
+void continuous_metrics(FILE *fp, const struct continuous_stats *st);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * A query of the continuous store: the profiles of the windows and
+ * processes a filter picks, merged into one profile (profile/merge.h)
+ * whose samples carry the labels of their process: host, pid, comm,
+ * exe, build_id and cgroup, beside each sample's own tid and thread.
+ * Every writer and `recce report` read the result as they read a
+ * recording.
+ */
+#ifndef RECCE_STORE_QUERY_H
+#define RECCE_STORE_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "store/store.h"
+
+struct store_query_stats {
+	size_t profiles; /* process profiles merged */
+	size_t corrupt;	 /* profiles that did not decode, left out */
+	size_t processes;
+	int64_t first_ns, last_ns; /* the windows merged: first start, last end */
+};
+
+/* Merges the profiles under f into *out (the caller frees it with
+ * profile_free(); it has no sample when nothing matched). Returns 0,
+ * -ENOMEM, or the store's -errno. */
+int store_query(struct store *s, const struct store_filter *f, struct profile **out,
+		struct store_query_stats *st);
+
+#endif

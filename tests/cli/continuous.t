@@ -1,0 +1,160 @@
+#!/bin/bash
+# recce agent --continuous and recce query: while a target with a known
+# CPU split runs under an agent with short windows, the query of the whole
+# range names its functions with their shares within 5 points; a range
+# before the target started has none of it; a process that lived 2 s is
+# there; restarting the agent loses at most one window; every sample
+# carries its process's labels; /metrics passes promtool; retention
+# deletes old windows; a full disk keeps the agent alive, says so, and
+# writing resumes when there is room.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
+
+STORE=$T/store
+now() { date +%s.%N; }
+
+# start_agent N STORE ARGS...: an agent with its own socket; sets AGENT and
+# HTTP (the address of /metrics, when served).
+start_agent()
+{
+	local n=$1 store=$2
+	shift 2
+	spawn_recce "$T/agent$n.out" "$T/agent$n.err" agent --continuous --socket "$T/a$n/a.sock" \
+		--store "$store" "$@"
+	AGENT=$PID
+	wait_for 15 grep -q 'profiling every process' "$T/agent$n.err" ||
+		diag "agent $n did not start: $(cat "$T/agent$n.err")"
+	HTTP=$(sed -n 's/.*metrics at http:\/\/\([0-9.:]*\).*/\1/p' "$T/agent$n.err")
+}
+
+# stop_agent: Ctrl-C, as in a terminal; sets WAIT_RC.
+stop_agent()
+{
+	kill -INT "$AGENT"
+	wait_exit 10 "$AGENT" || WAIT_RC=timeout
+}
+
+# --- a run with a restart in the middle -----------------------------------
+
+T0=$(now)
+start_agent 1 "$STORE" --window 2s --rate 99 --http 127.0.0.1:0
+like "$(cat "$T/agent1.err")" \
+	"profiling every process at 99 Hz per CPU in windows of 2s into $STORE; metrics at http://127\\.0\\.0\\.1:[0-9]+" \
+	"the agent says what it profiles, where it stores and serves"
+sleep 1
+BEFORE=$(now)
+sleep 2.5 # past the end of BEFORE's window
+spawn "$T/split.out" "$TARGETS/split" 14
+SPLIT=$PID
+SPLIT_AT=$(now)
+sleep 2
+spawn "$T/hot.out" "$TARGETS/hot" 2
+HOT=$PID
+wait_exit 10 "$HOT"
+is "$WAIT_RC" 0 "the 2 s process ran to its end"
+
+if command -v curl >/dev/null; then
+	curl -sf "http://$HTTP/metrics" >"$T/metrics"
+	like "$(cat "$T/metrics")" 'recce_agent_windows_written_total [1-9]' \
+		"/metrics counts the windows written"
+	like "$(cat "$T/metrics")" 'recce_agent_store_full 0' "and says the store has room"
+	if command -v promtool >/dev/null; then
+		ok "promtool accepts /metrics" promtool check metrics <"$T/metrics"
+	else
+		skip "promtool is not installed" 1
+	fi
+else
+	skip "curl is not installed" 3
+fi
+
+stop_agent
+is "$WAIT_RC" 0 "Ctrl-C stops the agent with status 0"
+start_agent 2 "$STORE" --window 2s --rate 99 --http off
+wait_exit 20 "$SPLIT"
+is "$WAIT_RC" 0 "the split target ran to its end"
+sleep 1
+stop_agent
+END=$(now)
+
+# Windows: contiguous but for the restart, which loses at most one.
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --windows --json
+is "$RC" 0 "query --windows exits 0" || show_run
+GAP=$(perl -ne '/"start_ns":(\d+),"end_ns":(\d+)/ or next;
+	$g = $1 - $e if $e && $1 - $e > $g; $e = $2; END { printf "%.3f\n", $g / 1e9 }' "$OUT")
+cmp_ok "$GAP" '<=' 2 "restarting the agent lost at most one window (gap ${GAP}s)"
+cmp_ok "$(grep -c start_ns "$OUT")" '>=' 8 "the windows of the run are stored"
+
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --comm split -n 0
+is "$RC" 0 "query --comm split exits 0" || show_run
+# total%: the functions with what they call (the clock they spin on).
+A=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
+B=$(awk '$4 == "work_b" { sub("%", "", $2); print $2; exit }' "$OUT")
+ok "work_a has 75% of the target's samples, within 5 points ($A%)" \
+	awk "BEGIN { exit !($A + 0 > 70 && $A + 0 < 80) }"
+ok "work_b has 25%, within 5 points ($B%)" awk "BEGIN { exit !($B + 0 > 20 && $B + 0 < 30) }" ||
+	diag "$(cat "$OUT")"
+like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
+
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$BEFORE" --comm split
+is "$RC" 1 "a range before the target started has none of it"
+like "$(cat "$ERR")" 'no samples in .* that match: widen --from and --to' "and says so"
+
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --comm hot -n 3
+like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "the process that lived 2 s is there, named"
+
+run "$RECCE" query --store "$STORE" --from "@$SPLIT_AT" --to "@$END" --pid "$SPLIT" \
+	-o "$T/split.pb.gz"
+is "$RC" 0 "query -o writes a pprof profile" || show_run
+perl "$(dirname "$0")/pprof-labels.pl" "$T/split.pb.gz" >"$T/labels"
+is "$(grep -vc "pid=$SPLIT .*comm=split exe=/[^ ]*/split build_id=[0-9a-f]\\{40\\}" \
+	"$T/labels")" 0 "every sample has the process's pid, comm, exe and build-id" ||
+	diag "$(grep -v "comm=split exe=/[^ ]*/split build_id=" "$T/labels")"
+run "$RECCE" report "$T/split.pb.gz" -n 3
+like "$(cat "$OUT")" 'work_a' "recce report reads it"
+
+run "$RECCE" query --store "$STORE" --from "@$SPLIT_AT" --to "@$END" --comm split,hot --diff \
+	--from2 "@$BEFORE" --to2 "@$(awk "BEGIN { printf \"%.3f\", $SPLIT_AT + 1.5 }")"
+is "$RC" 0 "--diff compares two ranges" || show_run
+like "$(cat "$OUT")" 'burn_cpu' "and shows the function that came"
+
+run "$RECCE" query --store "$T/nowhere"
+is "$RC" 1 "a directory without a store exits 1"
+like "$(cat "$ERR")" "no store in $T/nowhere: start 'recce agent --continuous'" "and says what to do"
+run "$RECCE" query --store "$STORE" --from yesterday
+is "$RC" 2 "a time it cannot read is a usage error"
+run "$RECCE" query --store "$STORE" --label colour=red
+is "$RC" 2 "a label it does not know is a usage error"
+run "$RECCE" agent --window 2s
+is "$RC" 2 "--window without --continuous is a usage error"
+
+# --- retention -----------------------------------------------------------
+
+start_agent 3 "$T/ret" --window 1s --retain 3s --http off
+sleep 6
+stop_agent
+run "$RECCE" query --store "$T/ret" --from -1h --windows --json
+N=$(grep -c start_ns "$OUT")
+cmp_ok "$N" '<=' 5 "--retain 3s keeps the last few windows only ($N of about 7)"
+cmp_ok "$N" '>=' 2 "and keeps those"
+
+# --- a full disk ---------------------------------------------------------
+
+if [ "$(id -u)" = 0 ] && mkdir "$T/tiny" && mount -t tmpfs -o size=1m tmpfs "$T/tiny"; then
+	unmount_at_exit "$T/tiny"
+	start_agent 4 "$T/tiny/store" --window 1s --http 127.0.0.1:0
+	dd if=/dev/zero of="$T/tiny/fill" bs=4k count=1024 2>/dev/null
+	ok "a full disk is said" wait_for 10 grep -q 'is full: windows are not written' "$T/agent4.err"
+	ok "the agent runs on" kill -0 "$AGENT"
+	if command -v curl >/dev/null; then
+		like "$(curl -sf "http://$HTTP/metrics")" 'recce_agent_store_full 1' \
+			"/metrics says the store is full"
+	else
+		skip "curl is not installed" 1
+	fi
+	rm -f "$T/tiny/fill"
+	ok "writing resumes when there is room" wait_for 10 grep -q 'has room again' "$T/agent4.err"
+	stop_agent
+	is "$WAIT_RC" 0 "and it stops with status 0"
+else
+	skip "needs root to mount a small tmpfs" 5
+fi
