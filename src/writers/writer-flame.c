@@ -4,9 +4,9 @@
  * drawn, then write them after the page's script.
  *
  * The merge is flame-tree.c's; frames too narrow to draw never become
- * nodes, so 10,000 stacks of 100 frames take about 20 ms. The script is src/writers/flame-viewer.js,
- * plain JavaScript: it is the program the user runs when opening the file,
- * so it is written to be read.
+ * nodes, so 10,000 stacks of 100 frames take about 20 ms. The script is
+ * src/writers/flame-viewer.js, plain JavaScript: it is the program the user runs when opening the
+ * file, so it is written to be read.
  */
 #include "writers/writer-flame.h"
 
@@ -19,6 +19,7 @@
 
 #include "util/hash.h"
 #include "writers/flame-tree.h"
+#include "writers/markup.h"
 
 /* Geometry, as flamegraph.pl's defaults; the script gets the same numbers. */
 #define IMAGE_WIDTH  1200
@@ -35,102 +36,6 @@
 static uint32_t hash_name(const char *s)
 {
 	return hash_fnv1a32_str(s);
-}
-
-/*
- * XML output. Names come from the target's binaries, so they are untrusted:
- * besides the five markup characters, anything that is not valid UTF-8 or
- * not allowed in an XML document becomes U+FFFD, which keeps the file
- * well-formed whatever the bytes.
- */
-static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *cp)
-{
-	size_t n;
-	uint32_t c = s[0], min;
-
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	} else if (c >= 0xc2 && c <= 0xdf) {
-		n = 2, c &= 0x1f, min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3, c &= 0x0f, min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4, c &= 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n > len)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
-
-static void put_escaped_n(FILE *out, const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, copied = 0; /* s[copied..i) is still to be written as is */
-
-	while (i < len) {
-		const char *with;
-		uint32_t cp;
-		size_t n = 1;
-
-		if (u[i] >= 0x20 && u[i] < 0x80 && u[i] != '&' && u[i] != '<' && u[i] != '>' &&
-		    u[i] != '"' && u[i] != '\'') {
-			i++;
-			continue;
-		}
-		if (u[i] >= 0x80) {
-			n = utf8_char(u + i, len - i, &cp);
-			if (n > 0 && cp != 0xfffe && cp != 0xffff) {
-				i += n;
-				continue;
-			}
-			n = n ? n : 1;
-		}
-		switch (u[i]) {
-		case '&':
-			with = "&amp;";
-			break;
-		case '<':
-			with = "&lt;";
-			break;
-		case '>':
-			with = "&gt;";
-			break;
-		case '"':
-			with = "&quot;";
-			break;
-		case '\'':
-			with = "&apos;";
-			break;
-		case '\t':
-		case '\n':
-		case '\r':
-			with = " ";
-			break;
-		default:
-			with = "\xef\xbf\xbd"; /* U+FFFD */
-		}
-		fwrite(s + copied, 1, i - copied, out);
-		fputs(with, out);
-		i += n;
-		copied = i;
-	}
-	fwrite(s + copied, 1, i - copied, out);
-}
-
-static void put_escaped(FILE *out, const char *s)
-{
-	put_escaped_n(out, s, strlen(s));
 }
 
 /* Numbers are written by hand: a big graph has a hundred thousand frames
@@ -185,9 +90,9 @@ static void put_label(FILE *out, const char *name, double width)
 		chars++;
 	}
 	if (chars <= (size_t)fit) {
-		put_escaped_n(out, name, len);
+		markup_escape_n(out, name, len);
 	} else {
-		put_escaped_n(out, name, cut);
+		markup_escape_n(out, name, cut);
 		fputs("..", out);
 	}
 }
@@ -333,7 +238,6 @@ static void put_diff_fill(FILE *out, double delta, double scale)
 extern const char flame_viewer_js[];
 #define VIEWER_CONFIG_MARK "/* @CONFIG@ */\n"
 
-
 static void put_header(FILE *out, int height, const struct flame_opts *opts, int64_t total,
 		       const struct stack_set *set)
 {
@@ -343,9 +247,9 @@ static void put_header(FILE *out, int height, const struct flame_opts *opts, int
 		"height=\"%d\" viewBox=\"0 0 %d %d\" data-icicle=\"%d\" data-total=\"%" PRId64
 		"\" data-type=\"",
 		IMAGE_WIDTH, height, IMAGE_WIDTH, height, opts->icicle ? 1 : 0, total);
-	put_escaped(out, set->type && set->type[0] ? set->type : "samples");
+	markup_escape(out, set->type && set->type[0] ? set->type : "samples");
 	fputs("\" data-unit=\"", out);
-	put_escaped(out, set->unit && set->unit[0] ? set->unit : "count");
+	markup_escape(out, set->unit && set->unit[0] ? set->unit : "count");
 	fputs("\">\n"
 	      "<!-- Written by recce. Open it in a web browser: hover, click to zoom, "
 	      "Ctrl-F to search. -->\n"
@@ -373,12 +277,12 @@ static void put_header(FILE *out, int height, const struct flame_opts *opts, int
 static void put_titles(FILE *out, const char *title, const char *subtitle)
 {
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"%d\">", IMAGE_WIDTH / 2, FONT_SIZE * 2);
-	put_escaped(out, title);
+	markup_escape(out, title);
 	fputs("</text>\n", out);
 	if (subtitle[0]) {
 		fprintf(out, "<text id=\"subtitle\" x=\"%d\" y=\"%d\">", IMAGE_WIDTH / 2,
 			FONT_SIZE * 4);
-		put_escaped(out, subtitle);
+		markup_escape(out, subtitle);
 		fputs("</text>\n", out);
 	}
 }
@@ -408,20 +312,20 @@ struct diff_view {
 	double scale;
 };
 
-static void put_frame(FILE *out, const struct flame_node *n, double x, double width, int y, int64_t total,
-		      const struct stack_set *set, const struct diff_view *dv)
+static void put_frame(FILE *out, const struct flame_node *n, double x, double width, int y,
+		      int64_t total, const struct stack_set *set, const struct diff_view *dv)
 {
 	char value[96];
 	double delta = dv->on ? node_delta(n, total, dv->base_total) : 0;
 
 	fputs("<g class=\"frame\" data-name=\"", out);
-	put_escaped(out, n->name);
+	markup_escape(out, n->name);
 	fputs("\" data-value=\"", out);
 	put_int(out, n->value);
 	putc('"', out);
 	if (n->file[0]) {
 		fputs(" data-loc=\"", out);
-		put_escaped(out, n->file);
+		markup_escape(out, n->file);
 		if (n->line > 0) {
 			putc(':', out);
 			put_int(out, n->line);
@@ -434,10 +338,10 @@ static void put_frame(FILE *out, const struct flame_node *n, double x, double wi
 		putc('"', out);
 	}
 	fputs("><title>", out);
-	put_escaped(out, n->name);
+	markup_escape(out, n->name);
 	format_value(value, sizeof(value), set, n->value);
 	fputs(" (", out);
-	put_escaped(out, value);
+	markup_escape(out, value);
 	fputs(", ", out);
 	put_hundredths(out, 100.0 * (double)n->value / (double)total);
 	if (dv->on) {

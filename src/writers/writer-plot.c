@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "writers/writer-plot.h"
+#include "writers/markup.h"
 
 #define WIDTH  900
 #define HEIGHT 540
@@ -16,22 +17,6 @@
 #define RIGHT  30
 #define TOP    50
 #define BOTTOM 70
-
-static void xml_text(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", out);
-		else if (*s == '>')
-			fputs("&gt;", out);
-		else if (*s == '&')
-			fputs("&amp;", out);
-		else if (*s == '"')
-			fputs("&quot;", out);
-		else if ((unsigned char)*s >= 0x20)
-			fputc(*s, out);
-	}
-}
 
 struct axis {
 	double lo, hi, step;
@@ -114,7 +99,7 @@ int plot_write_svg(FILE *out, const struct plot *pl)
 	fprintf(out,
 		"<text class=\"title\" x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">",
 		WIDTH / 2);
-	xml_text(out, pl->title ? pl->title : "");
+	markup_escape(out, pl->title ? pl->title : "");
 	fputs("</text>\n", out);
 	/* Grid lines and tick labels. */
 	for (double v = ax.lo; v <= ax.hi + ax.step / 2; v += ax.step) {
@@ -143,14 +128,14 @@ int plot_write_svg(FILE *out, const struct plot *pl)
 		x0, y0, x1, y0, x0, y0, x0, y1);
 	fprintf(out, "<text class=\"xlabel\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">",
 		(x0 + x1) / 2, HEIGHT - 20);
-	xml_text(out, pl->xlabel);
+	markup_escape(out, pl->xlabel);
 	if (*ax.unit)
 		fprintf(out, " (%s)", ax.unit);
 	fprintf(out,
 		"</text>\n<text class=\"ylabel\" x=\"20\" y=\"%.1f\" text-anchor=\"middle\" "
 		"transform=\"rotate(-90 20 %.1f)\">",
 		(y0 + y1) / 2, (y0 + y1) / 2);
-	xml_text(out, pl->ylabel);
+	markup_escape(out, pl->ylabel);
 	if (*ay.unit)
 		fprintf(out, " (%s)", ay.unit);
 	fputs("</text>\n<g class=\"points\">\n", out);
@@ -161,11 +146,11 @@ int plot_write_svg(FILE *out, const struct plot *pl)
 		    "data-y=\"%.17g\"><title>",
 		    px(&ax, pl->p[i].x, x0, x1), px(&ay, pl->p[i].y, y0, y1), pl->p[i].x,
 		    pl->p[i].y);
-		xml_text(out, pl->xlabel);
+		markup_escape(out, pl->xlabel);
 		fputs(" ", out);
 		label(out, &ax, pl->p[i].x);
 		fprintf(out, "%s%s, ", *ax.unit ? " " : "", ax.unit);
-		xml_text(out, pl->ylabel);
+		markup_escape(out, pl->ylabel);
 		fputs(" ", out);
 		label(out, &ay, pl->p[i].y);
 		fprintf(out, "%s%s</title></circle>\n", *ay.unit ? " " : "", ay.unit);
