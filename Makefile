@@ -25,7 +25,7 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 LAYERS := util symbols proc perf profile events inject sampling trace top writers patch store capture continuous remote cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
-	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o
+	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o $(B)/page-html.o
 DOCS := $(wildcard docs/recce*.md)
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
@@ -114,6 +114,13 @@ $(B)/flame-viewer.c: scripts/embed-text.sh src/writers/flame-viewer.js | $(B)
 	sh scripts/embed-text.sh flame_viewer_js src/writers/flame-viewer.js > $@.tmp && mv $@.tmp $@
 
 $(B)/flame-viewer.o: $(B)/flame-viewer.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# The profile page of agent --continuous and recce view, a real .html file.
+$(B)/page-html.c: scripts/embed-text.sh src/writers/page.html | $(B)
+	sh scripts/embed-text.sh page_html src/writers/page.html > $@.tmp && mv $@.tmp $@
+
+$(B)/page-html.o: $(B)/page-html.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B):

@@ -13,6 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
+#                patch continuous
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -28,7 +29,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -57,6 +58,9 @@ EV_FAST=50000000    # iterations of the events loop for librecce, the clock, the
 EV_SLOW=5000000     # ... and for LTTng-UST and uftrace, a call of which costs more
 OFF_ROUNDS=300000   # round trips of the switches workload (two switches each)
 ALLOC_STEPS=200000  # steps of the allocs workload (a malloc and a free each, 1 us alone)
+CONT_SECONDS=60     # how long the busy processes run under each system-wide profiler
+CONT_IDLE=200       # idle processes beside them
+CONT_HZ=19          # the continuous agent's default rate, and perf's -F
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -427,6 +431,93 @@ group_patch() {
 	done
 }
 
+# Every process of the machine profiled for a minute: two busy processes
+# (cpu2, two threads each, so both cores are full) and CONT_IDLE sleeping
+# ones, under nothing, `perf record -a -F 19 -g` or `recce agent
+# --continuous`. What the profiler costs: its own CPU time (wait4 of it
+# and everything it reaped), the busy processes' CPU time for a fixed
+# amount of work, and the bytes it wrote.
+continuous_once() {
+	tool=$1
+	idle=""
+	for i in $(seq "$CONT_IDLE"); do
+		sleep 3600 &
+		idle="$idle $!"
+	done
+	rm -rf "$TMP/store" "$TMP/perf.data" "$TMP/run" "$TMP/agent"
+	ppid=""
+	case $tool in
+	perf)
+		"$BIN/measure" "$TMP/run" -- perf record -a -F "$CONT_HZ" -g -o "$TMP/perf.data" \
+			> /dev/null 2> "$TMP/err" &
+		ppid=$!
+		;;
+	recce)
+		"$BIN/measure" "$TMP/run" -- "$RECCE" agent --continuous --store "$TMP/store" \
+			--socket "$TMP/agent/a.sock" --rate "$CONT_HZ" --http off > /dev/null 2> "$TMP/err" &
+		ppid=$!
+		;;
+	esac
+	sleep 2
+	: > "$TMP/stats"
+	BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null &
+	b1=$!
+	BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null &
+	b2=$!
+	wait "$b1" "$b2" || true
+	bytes=0
+	if [ -n "$ppid" ]; then
+		pkill -INT -P "$ppid" || true
+		wait "$ppid" || true
+		[ "$tool" = perf ] && bytes=$(stat -c %s "$TMP/perf.data" 2> /dev/null || echo 0)
+		[ "$tool" = recce ] && bytes=$(du -sb "$TMP/store" | cut -f1)
+	fi
+	# shellcheck disable=SC2086
+	kill $idle 2> /dev/null || true
+	wait 2> /dev/null || true
+	busy_cpu=$(awk -F'\t' '{ for (i = 1; i <= NF; i++) if ($i ~ /^cpu_s=/) s += substr($i, 7) } END { printf "%.3f", s }' "$TMP/stats")
+	busy_wall=$(awk -F'\t' '{ for (i = 1; i <= NF; i++) if ($i ~ /^wall_s=/ && substr($i, 8) > w) w = substr($i, 8) } END { printf "%.3f", w }' "$TMP/stats")
+	prof_cpu=0
+	[ -n "$ppid" ] && prof_cpu=$(field "$TMP/run" cpu_s)
+	prof_wall=$busy_wall
+	[ -n "$ppid" ] && prof_wall=$(field "$TMP/run" wall_s)
+	printf 'kind=cont\ttool=%s\trep=%s\tbusy_cpu_s=%s\tbusy_wall_s=%s\tprof_cpu_s=%s\tprof_wall_s=%s\tbytes=%s\tstatus=ok\n' \
+		"$tool" "$rep" "$busy_cpu" "$busy_wall" "$prof_cpu" "$prof_wall" "$bytes" >> "$RAW"
+	say "continuous $tool rep $rep: busy $busy_cpu s CPU in $busy_wall s, profiler $prof_cpu s CPU, $bytes bytes"
+}
+
+# A query of one hour of one host: the store of the last recce run, its
+# minute copied back 59 times (sqlite3), merged into one profile.
+continuous_query() {
+	[ -f "$TMP/store/store.db" ] || return 0
+	command -v sqlite3 > /dev/null || { say "sqlite3 is missing: the query figure is left out"; return 0; }
+	sqlite3 "$TMP/store/store.db" "
+		WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 59)
+		INSERT INTO profiles SELECT p.start_ns - k.n * 60000000000, p.end_ns - k.n * 60000000000,
+			host, pid, comm, exe, build_id, cgroup, samples, cpu_ns, pprof FROM profiles p, k;
+		WITH RECURSIVE k(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM k WHERE n < 59)
+		INSERT INTO windows SELECT w.start_ns - k.n * 60000000000, w.end_ns - k.n * 60000000000,
+			host, samples, lost, idle, processes, agent_cpu_ns FROM windows w, k;"
+	rows=$(sqlite3 "$TMP/store/store.db" "SELECT count(*) FROM profiles")
+	for rep in $(seq "$REPS"); do
+		"$BIN/measure" "$TMP/q" -- "$RECCE" query --store "$TMP/store" --from -61m --to now \
+			-o "$TMP/hour.pb.gz" > /dev/null 2>&1 || true
+		printf 'kind=cont\ttool=query\trep=%s\tquery_s=%s\trows=%s\tstatus=ok\n' \
+			"$rep" "$(field "$TMP/q" wall_s)" "$rows" >> "$RAW"
+		say "continuous query rep $rep: one hour ($rows process windows) in $(field "$TMP/q" wall_s) s"
+	done
+}
+
+group_continuous() {
+	units=$("$BIN/cpu2" --calibrate "$(calc "$CONT_SECONDS / 2")")
+	for rep in $(seq "$REPS"); do
+		for tool in none perf recce; do
+			continuous_once "$tool"
+		done
+	done
+	continuous_query
+}
+
 # The cost of one in-process event: librecce with a reader attached, with
 # none and switched off; an LTTng-UST tracepoint with a session recording
 # it and with none; a call recorded by uftrace; the CPU's clock read alone
@@ -785,7 +876,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

@@ -63,6 +63,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(AL, rec)
 	} else if (kind == "patch") {
 		keep_by_tool(PA, rec)
+	} else if (kind == "cont") {
+		keep_by_tool(CO, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -269,6 +271,7 @@ END {
 	figure_offcpu()
 	figure_alloc()
 	figure_patch()
+	figure_continuous()
 	print_budgets()
 	write_json()
 }
@@ -912,6 +915,73 @@ function figure_patch(    med, worst) {
 			tool_field(PA, "gdb", "stop_ms") ? sprintf("%.0f ms", MED) : "not run"), 1, "")
 }
 
+# One row of the continuous table: a tool's median of field f, printed
+# with fmt.
+function cont_row(t, f, what, fmt) {
+	if (!tool_field(CO, t, f))
+		return ""
+	J["cont"] = J["cont"] (J["cont"] == "" ? "" : ",\n    ") \
+		sprintf("{\"tool\": %s, \"figure\": %s, \"value\": %s}", js(t), js(f), jstats())
+	return spread(fmt)
+}
+
+# 14. Continuous profiling.
+function figure_continuous(    t, base, cpu, pct, slow, bytes, hour, q, rpct, rslow, rbytes, c, b, busy) {
+	if (!("recce" in CO))
+		return
+	print "## 14. Continuous profiling"
+	print ""
+	print "Two busy processes (cpu2, two threads each: both cores full) and 200 sleeping ones, under"
+	print "nothing, `perf record -a -F 19 -g` or `recce agent --continuous` (19 Hz per CPU, 10 s"
+	print "windows, into its SQLite store). The profiler's CPU is its own and that of what it reaped, as"
+	print "a share of one core over its run; the slowdown is the busy processes' CPU time for the same"
+	print "work against no profiler; bytes per host-hour are what it wrote, scaled to an hour. The"
+	print "query merges one hour of one host (the store of a recce run, its minute copied 59 times)."
+	print ""
+	print "| tool | profiler CPU, s | of one core | busy CPU, s | slowdown | bytes | per host-hour |"
+	print "|---|---|---|---|---|---|---|"
+	tool_field(CO, "none", "busy_cpu_s")
+	base = MED
+	split("none perf recce", T, " ")
+	for (t = 1; t <= 3; t++) {
+		if (!(T[t] in CO))
+			continue
+		cpu = cont_row(T[t], "prof_cpu_s", "", "%.2f")
+		tool_field(CO, T[t], "prof_cpu_s")
+		c = MED
+		tool_field(CO, T[t], "prof_wall_s")
+		pct = MED > 0 ? 100 * c / MED : 0
+		busy = cont_row(T[t], "busy_cpu_s", "", "%.2f")
+		tool_field(CO, T[t], "busy_cpu_s")
+		slow = base > 0 ? 100 * (MED / base - 1) : 0
+		bytes = cont_row(T[t], "bytes", "", "%.0f")
+		tool_field(CO, T[t], "bytes")
+		b = MED
+		tool_field(CO, T[t], "prof_wall_s")
+		hour = MED > 0 ? b * 3600 / MED : 0
+		printf "| %s | %s | %.3f%% | %s | %+.2f%% | %s | %.1f MB |\n", T[t], cpu, pct, busy, slow, bytes, hour / 1e6
+		if (T[t] == "recce") {
+			rpct = pct
+			rslow = slow
+			rbytes = hour
+		}
+	}
+	q = cont_row("query", "query_s", "", "%.3f")
+	if (q != "")
+		printf "\nOne hour of one host, %d process windows, merged by `recce query`: %s s.\n", CO["query", 1, "rows"], q
+	print ""
+	budget("continuous agent, its own CPU (2 busy, 200 idle processes)", "< 1% of one core (goal 0.3%)",
+		sprintf("%.3f%%", rpct), rpct < 1,
+		sprintf("the agent used %.3f%% of one core", rpct))
+	budget("continuous agent, busy processes slowed", "< 0.5%", sprintf("%+.2f%%", rslow), rslow < 0.5,
+		sprintf("the busy processes used %.2f%% more CPU for the same work", rslow))
+	caveat("a slowdown below 1% is within the spread of runs on a shared machine")
+	budget("continuous store, bytes per host-hour", "stated", sprintf("%.1f MB", rbytes / 1e6), 1, "")
+	if (tool_field(CO, "query", "query_s"))
+		budget("query of one hour of one host", "< 1 s", sprintf("%.3f s", MED), MED < 1,
+			sprintf("recce query took %.3f s for an hour", MED))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -956,6 +1026,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"offcpu\": [\n    %s\n  ],\n", J["offcpu"] > json
 	printf "  \"alloc\": [\n    %s\n  ],\n", J["alloc"] > json
 	printf "  \"patch\": [\n    %s\n  ],\n", J["patch"] > json
+	printf "  \"continuous\": [\n    %s\n  ],\n", J["cont"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

@@ -69,7 +69,7 @@ static const struct opt agent_options[] = {
     OPT_STRING_(0, "max-store", "SIZE", struct agent_args, cont.max_store,
 		"delete the oldest windows past SIZE (default 1G)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
-		"serve /metrics here (default 127.0.0.1:7451; off for none)"),
+		"serve the page and /metrics here (default 127.0.0.1:7451; off)"),
     OPT_END_(),
 };
 

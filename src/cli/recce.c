@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"record", cmd_record, "sample a live process or a command into a profile"},
     {"report", cmd_report, "show a profile: top functions, lines, folded stacks, flamegraph"},
     {"query", cmd_query, "profiles of the continuous agent's store, by time and process"},
+    {"view", cmd_view, "a profile's page in the browser: flamegraph, search, top functions"},
     {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
     {"trace", cmd_trace, "trace calls of live processes: arguments, returns, under limits"},
     {"capture", cmd_capture, "flamegraphs of the next calls of a function, each call on its own"},

@@ -11,9 +11,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "continuous/continuous-http.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
 #include "profile/aggregate.h"
+#include "profile/merge.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
 #include "profile/resolve.h"
@@ -39,6 +41,7 @@ struct continuous {
 	struct proc_registry *procs;
 	struct aggregate *agg;
 	struct kallsyms *kallsyms; /* read once, for every window's resolvers */
+	struct resolver *resolver; /* the window's */
 	struct sampler *sampler;
 	struct store *store;
 	struct continuous_stats st;
@@ -118,19 +121,33 @@ struct held {
 	char comm[64];
 };
 
-static int profile_process(struct continuous *c, pid_t pid, int64_t start, int64_t end,
-			   struct store_profile *out, struct held *h)
+/* The window's resolver: it names a process's stacks when an exec is
+ * about to replace its mappings, and everything else at the window's end. */
+static struct resolver *new_resolver(struct continuous *c)
 {
-	memset(h, 0, sizeof(*h));
 	struct resolver *r = resolver_new(c->procs, c->sym, 1000000000LL / c->freq);
+
 	if (r && c->kallsyms)
 		resolver_use_kallsyms(r, c->kallsyms);
-	if (!r || resolver_add(r, c->agg, pid) < 0) {
-		resolver_free(r);
+	return r;
+}
+
+/* pid's samples of the window's profile all, as a profile of its own. */
+static int profile_process(struct continuous *c, const struct profile *all, pid_t pid,
+			   int64_t start, int64_t end, struct store_profile *out, struct held *h)
+{
+	struct profile_merger m;
+
+	memset(h, 0, sizeof(*h));
+	if (!(h->p = profile_new()))
 		return -ENOMEM;
-	}
-	h->p = resolver_take_profile(r);
-	resolver_free(r);
+	profile_merger_init(&m, h->p);
+	m.only_key = "pid";
+	m.only_num = pid;
+	int err = profile_merge(&m, all, NULL, 0);
+	profile_merger_release(&m);
+	if (err)
+		return err;
 	h->p->time_nanos = start;
 	h->p->duration_nanos = end - start;
 	const char *comm = procs_comm(c->procs, pid);
@@ -186,20 +203,30 @@ static int on_window(void *arg, int64_t start, int64_t end)
 {
 	struct continuous *c = arg;
 	struct sampler_stats now;
-	size_t npids = 0;
+	size_t npids = 0, n = 0;
 
 	sampler_get_stats(c->sampler, &now);
+	/* Every stack of the window, named at once; then the next window's
+	 * resolver takes over. */
+	struct profile *all = NULL;
+	if (c->resolver && resolver_add(c->resolver, c->agg, 0) == 0)
+		all = resolver_take_profile(c->resolver);
+	resolver_free(c->resolver);
+	c->resolver = new_resolver(c);
+	sampler_set_resolver(c->sampler, c->resolver);
+
 	pid_t *pids = window_pids(c->agg, &npids);
 	struct store_profile *profiles = calloc(npids ? npids : 1, sizeof(*profiles));
 	struct held *held = calloc(npids ? npids : 1, sizeof(*held));
-	size_t n = 0;
-	for (size_t i = 0; pids && profiles && held && i < npids; i++)
-		if (profile_process(c, pids[i], start, end, &profiles[n], &held[n]) == 0) {
+	for (size_t i = 0; all && pids && profiles && held && i < npids; i++) {
+		if (profile_process(c, all, pids[i], start, end, &profiles[n], &held[n]) == 0) {
 			n++;
 		} else {
 			profile_free(held[n].p);
 			free(held[n].pprof);
 		}
+	}
+	profile_free(all);
 
 	double cpu = cpu_seconds();
 	struct store_window w = {
@@ -230,18 +257,20 @@ static int on_window(void *arg, int64_t start, int64_t end)
 	return 0;
 }
 
-static void metrics_body(FILE *fp, void *arg)
+static void refresh_stats(void *arg)
 {
 	struct continuous *c = arg;
 
 	c->st.cpu_seconds = cpu_seconds();
-	continuous_metrics(fp, &c->st);
 }
 
 static void on_http(void *arg, int fd, short revents)
 {
+	struct continuous *c = arg;
+
 	(void)revents;
-	http_answer(fd, "/metrics", "text/plain; version=0.0.4", metrics_body, arg);
+	struct continuous_http h = {c->store, c->host, &c->st, refresh_stats, c};
+	http_serve(fd, continuous_http, &h);
 }
 
 static int start(struct continuous *c, const char **why)
@@ -265,6 +294,9 @@ static int start(struct continuous *c, const char **why)
 	sc.stop_fd = c->cfg->stop_fd;
 	sc.procs = c->procs;
 	sc.agg = c->agg;
+	sc.resolver = c->resolver = new_resolver(c);
+	if (!c->resolver)
+		return -ENOMEM;
 	sc.window_ns = c->window_ns;
 	sc.on_window = on_window;
 	sc.window_arg = c;
@@ -305,6 +337,7 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 			*why = "sampling stopped";
 	}
 	sampler_free(c.sampler);
+	resolver_free(c.resolver);
 	store_close(c.store);
 	aggregate_free(c.agg);
 	kallsyms_free(c.kallsyms);

@@ -269,9 +269,16 @@ int profile_merge(struct profile_merger *m, const struct profile *src,
 	uint64_t *locs = NULL;
 	struct profile_label *labels = NULL;
 	size_t locs_cap = 0, labels_cap = 0;
-	for (size_t i = 0; i < src->nsamples && !ret; i++)
+	for (size_t i = 0; i < src->nsamples && !ret; i++) {
+		if (m->only_key) {
+			const struct profile_label *l =
+			    profile_sample_label(&src->samples[i], m->only_key);
+			if (!l || l->str || l->num != m->only_num)
+				continue;
+		}
 		ret = merge_sample(m, src, &src->samples[i], columns, extra, nextra, &locs,
 				   &locs_cap, &labels, &labels_cap);
+	}
 	free(locs);
 	free(labels);
 	return ret;

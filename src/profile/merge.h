@@ -14,6 +14,7 @@
 #define RECCE_PROFILE_MERGE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "profile/profile.h"
 #include "util/htab.h"
@@ -21,6 +22,10 @@
 struct profile_merger {
 	struct profile *dst;
 	struct htab mappings, locations, samples; /* content hash -> id or index in dst */
+	/* When only_key is set, only the samples whose numeric label only_key
+	 * is only_num are merged (one process's samples: "pid"). */
+	const char *only_key;
+	int64_t only_num;
 };
 
 void profile_merger_init(struct profile_merger *m, struct profile *dst);

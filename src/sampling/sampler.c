@@ -936,6 +936,11 @@ int sampler_run(struct sampler *s)
 	return ret;
 }
 
+void sampler_set_resolver(struct sampler *s, struct resolver *r)
+{
+	s->cfg.resolver = r;
+}
+
 size_t sampler_targets(const struct sampler *s, const struct sampler_target **targets)
 {
 	*targets = s->targets;

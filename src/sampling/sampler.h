@@ -146,6 +146,10 @@ int sampler_exec_failed(const struct sampler *s);
 /* Reads the rings until a stop condition. Returns 0 or -errno. */
 int sampler_run(struct sampler *s);
 
+/* The resolver that names a process's stacks before an exec replaces
+ * its mappings, from now on (the continuous agent's, one per window). */
+void sampler_set_resolver(struct sampler *s, struct resolver *r);
+
 /* The targets, in the order given (one for a launched command). */
 size_t sampler_targets(const struct sampler *s, const struct sampler_target **targets);
 

@@ -283,6 +283,29 @@ int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, siz
 	return err;
 }
 
+/* A statement over the rows that overlap [from, to): its first two
+ * parameters are bound to to and from. */
+static int prepare_range(struct store *s, const char *sql, int64_t from, int64_t to,
+			 sqlite3_stmt **st)
+{
+	int err = prepare(s, sql, st);
+	if (!err) {
+		sqlite3_bind_int64(*st, 1, to);
+		sqlite3_bind_int64(*st, 2, from);
+	}
+	return err;
+}
+
+/* Ends a loop over rows: finalizes st and returns the loop's error, or
+ * the step's (rc) when the rows did not run out. */
+static int rows_done(sqlite3_stmt *st, int err, int rc)
+{
+	if (!err && rc != SQLITE_DONE)
+		err = errno_of(rc) ? errno_of(rc) : -EIO;
+	sqlite3_finalize(st);
+	return err;
+}
+
 int store_label_known(const char *key)
 {
 	static const char *const keys[] = {"host", "comm", "exe", "build_id", "cgroup", "pid"};
@@ -362,25 +385,20 @@ int store_each(struct store *s, const struct store_filter *f,
 		};
 		err = fn(arg, &p);
 	}
-	if (!err && rc != SQLITE_DONE)
-		err = errno_of(rc) ? errno_of(rc) : -EIO;
-	sqlite3_finalize(st);
-	return err;
+	return rows_done(st, err, rc);
 }
 
 int store_windows(struct store *s, int64_t from_ns, int64_t to_ns,
 		  int (*fn)(void *arg, const struct store_window *w), void *arg)
 {
 	sqlite3_stmt *st;
-	int err = prepare(s,
-			  "SELECT start_ns, end_ns, host, samples, lost, idle, processes,"
-			  " agent_cpu_ns FROM windows WHERE start_ns < ? AND end_ns > ?"
-			  " ORDER BY start_ns",
-			  &st);
+	int err = prepare_range(s,
+				"SELECT start_ns, end_ns, host, samples, lost, idle, processes,"
+				" agent_cpu_ns FROM windows WHERE start_ns < ? AND end_ns > ?"
+				" ORDER BY start_ns",
+				from_ns, to_ns, &st);
 	if (err)
 		return err;
-	sqlite3_bind_int64(st, 1, to_ns);
-	sqlite3_bind_int64(st, 2, from_ns);
 	int rc = SQLITE_DONE;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_window w = {
@@ -395,8 +413,24 @@ int store_windows(struct store *s, int64_t from_ns, int64_t to_ns,
 		};
 		err = fn(arg, &w);
 	}
-	if (!err && rc != SQLITE_DONE)
-		err = errno_of(rc) ? errno_of(rc) : -EIO;
-	sqlite3_finalize(st);
-	return err;
+	return rows_done(st, err, rc);
+}
+
+int store_series(struct store *s, int64_t from_ns, int64_t to_ns,
+		 int (*fn)(void *arg, int64_t start, int64_t end, const char *comm, int64_t cpu_ns),
+		 void *arg)
+{
+	sqlite3_stmt *st;
+	int err = prepare_range(s,
+				"SELECT start_ns, end_ns, comm, sum(cpu_ns) FROM profiles"
+				" WHERE start_ns < ? AND end_ns > ?"
+				" GROUP BY start_ns, end_ns, comm ORDER BY start_ns, comm",
+				from_ns, to_ns, &st);
+	if (err)
+		return err;
+	int rc = SQLITE_DONE;
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		err = fn(arg, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+			 (const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 3));
+	return rows_done(st, err, rc);
 }

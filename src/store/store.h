@@ -99,6 +99,12 @@ int store_each(struct store *s, const struct store_filter *f,
 int store_windows(struct store *s, int64_t from_ns, int64_t to_ns,
 		  int (*fn)(void *arg, const struct store_window *w), void *arg);
 
+/* Calls fn with the CPU time of each command name in each window that
+ * overlaps [from, to), in time order (the page's chart). */
+int store_series(struct store *s, int64_t from_ns, int64_t to_ns,
+		 int (*fn)(void *arg, int64_t start, int64_t end, const char *comm, int64_t cpu_ns),
+		 void *arg);
+
 /* The last error's words (SQLite's), for messages. */
 const char *store_error(struct store *s);
 

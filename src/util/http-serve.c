@@ -25,15 +25,15 @@ static void reply(int fd, const char *status, const char *type, const char *body
 		write_all(fd, body, n);
 }
 
-int http_answer(int lfd, const char *path, const char *content_type,
-		void (*body)(FILE *fp, void *ctx), void *ctx)
+/* Reads the request on fd (at most a second, 8 KiB): NULL and the
+ * target of a GET in target, or the status line to answer with. */
+#define TARGET_MAX 2048
+
+static const char *read_request(int fd, char target[TARGET_MAX])
 {
 	char req[8192];
 	size_t got = 0;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
 	/* The request line and headers, until the blank line. */
 	while (got < sizeof(req) - 1) {
 		struct pollfd p = {fd, POLLIN, 0};
@@ -48,26 +48,100 @@ int http_answer(int lfd, const char *path, const char *content_type,
 			break;
 	}
 	req[got] = '\0';
-	char method[8] = "", target[256] = "";
-	if (sscanf(req, "%7s %255s", method, target) != 2) {
-		reply(fd, "400 Bad Request", "text/plain", "", 0);
-	} else if (strcmp(method, "GET") != 0) {
-		reply(fd, "405 Method Not Allowed", "text/plain", "", 0);
-	} else if (strncmp(target, path, strlen(path)) != 0 ||
-		   (target[strlen(path)] != '\0' && target[strlen(path)] != '?')) {
-		reply(fd, "404 Not Found", "text/plain", "not found\n", 10);
-	} else {
-		char *buf = NULL;
-		size_t n = 0;
-		FILE *fp = open_memstream(&buf, &n);
-		if (fp) {
-			body(fp, ctx);
-			fclose(fp);
-			reply(fd, "200 OK", content_type, buf, n);
-		} else
-			reply(fd, "500 Internal Server Error", "text/plain", "", 0);
-		free(buf);
+	char method[8] = "";
+	if (sscanf(req, "%7s %2047s", method, target) != 2)
+		return "400 Bad Request";
+	if (strcmp(method, "GET") != 0)
+		return "405 Method Not Allowed";
+	return NULL;
+}
+
+int http_serve(int lfd, http_handler_fn handler, void *ctx)
+{
+	char target[TARGET_MAX];
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	const char *bad = read_request(fd, target);
+	if (bad) {
+		reply(fd, bad, "text/plain", "", 0);
+		close(fd);
+		return 0;
 	}
+	char *query = strchr(target, '?');
+	if (query)
+		*query++ = '\0';
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&buf, &n);
+	if (!fp) {
+		reply(fd, "500 Internal Server Error", "text/plain", "", 0);
+		close(fd);
+		return 0;
+	}
+	const char *type = "text/plain; charset=utf-8";
+	int status = handler(ctx, target, query ? query : "", fp, &type);
+	fclose(fp);
+	if (status == 200)
+		reply(fd, "200 OK", type, buf, n);
+	else if (status == 400)
+		reply(fd, "400 Bad Request", type, buf, n);
+	else if (status == 404)
+		reply(fd, "404 Not Found", "text/plain", "not found\n", 10);
+	else
+		reply(fd, "500 Internal Server Error", type, buf, n);
+	free(buf);
 	close(fd);
+	return 0;
+}
+
+/* The one path of http_answer(). */
+struct one_path {
+	const char *path, *type;
+	void (*body)(FILE *fp, void *ctx);
+	void *ctx;
+};
+
+static int one_path(void *arg, const char *path, const char *query, FILE *fp, const char **type)
+{
+	struct one_path *o = arg;
+
+	(void)query;
+	if (strcmp(path, o->path) != 0)
+		return 404;
+	o->body(fp, o->ctx);
+	*type = o->type;
+	return 200;
+}
+
+int http_answer(int lfd, const char *path, const char *content_type,
+		void (*body)(FILE *fp, void *ctx), void *ctx)
+{
+	struct one_path o = {path, content_type, body, ctx};
+	return http_serve(lfd, one_path, &o);
+}
+
+int http_query_param(const char *query, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, key, klen) != 0 || p[klen] != '=')
+			continue;
+		const char *v = p + klen + 1;
+		size_t o = 0;
+		for (; *v && *v != '&' && o + 1 < len; v++) {
+			if (*v == '%' && v[1] && v[2]) {
+				char hex[3] = {v[1], v[2], 0};
+				out[o++] = (char)strtol(hex, NULL, 16);
+				v += 2;
+			} else {
+				out[o++] = *v == '+' ? ' ' : *v;
+			}
+		}
+		out[o] = '\0';
+		return 1;
+	}
 	return 0;
 }

@@ -3,7 +3,8 @@
 # CPU split runs under an agent with short windows, the query of the whole
 # range names its functions with their shares within 5 points; a range
 # before the target started has none of it; a process that lived 2 s is
-# there; restarting the agent loses at most one window; every sample
+# there, and one that exec'd has both programs named; restarting the
+# agent loses at most one window; every sample
 # carries its process's labels; /metrics passes promtool; retention
 # deletes old windows; a full disk keeps the agent alive, says so, and
 # writing resumes when there is room.
@@ -70,6 +71,11 @@ fi
 stop_agent
 is "$WAIT_RC" 0 "Ctrl-C stops the agent with status 0"
 start_agent 2 "$STORE" --window 2s --rate 99 --http off
+# A process that burns CPU in perl, then becomes hot by exec, inside one
+# window.
+spawn "$T/perl.out" perl -e '$x++ for 1 .. 3e7; exec @ARGV' "$TARGETS/hot" 1
+PERL=$PID
+wait_exit 20 "$PERL"
 wait_exit 20 "$SPLIT"
 is "$WAIT_RC" 0 "the split target ran to its end"
 sleep 1
@@ -101,6 +107,10 @@ like "$(cat "$ERR")" 'no samples in .* that match: widen --from and --to' "and s
 
 run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --comm hot -n 3
 like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "the process that lived 2 s is there, named"
+
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --pid "$PERL" -n 0
+like "$(cat "$OUT")" 'Perl_pp_[a-z]+ +.*perl' "a process's code before its exec is named from the old program"
+like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "and after it from the new one"
 
 run "$RECCE" query --store "$STORE" --from "@$SPLIT_AT" --to "@$END" --pid "$SPLIT" \
 	-o "$T/split.pb.gz"

@@ -1,6 +1,6 @@
 // The headless Chromium the page tests share (playwright-core, the
 // system's /usr/bin/chromium or $CHROMIUM): withPage(file, viewport, fn)
-// opens a file in a fresh profile, runs fn(page, errors) with the page
+// opens a file (or an http:// address) in a fresh profile, runs fn(page, errors) with the page
 // errors collected, and closes everything however fn ends; report(check)
 // prints what a check found.
 'use strict';
@@ -22,7 +22,7 @@ async function withPage(file, viewport, fn) {
 		const page = await browser.newPage();
 		const errors = [];
 		page.on('pageerror', (e) => errors.push(String(e)));
-		await page.goto('file://' + path.resolve(file));
+		await page.goto(/^https?:/.test(file) ? file : 'file://' + path.resolve(file));
 		return await fn(page, errors);
 	} finally {
 		await browser.close();

@@ -1,0 +1,104 @@
+/*
+ * recce view: serves the profile page (writers/page.h) of one profile
+ * file, as `go tool pprof -http` does, until Ctrl-C. The page
+ * docs/recce-view.md is its --help.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/builtin.h"
+#include "cli/options.h"
+#include "cli/profile-messages.h"
+#include "cli/usage.h"
+#include "profile/profile.h"
+#include "util/http-serve.h"
+#include "util/path.h"
+#include "util/signals.h"
+#include "util/tcp.h"
+#include "writers/page.h"
+
+struct view_args {
+	const char *http;
+};
+
+static const struct opt view_options[] = {
+    OPT_STRING_(0, "http", "[ADDR:]PORT", struct view_args, http,
+		"serve the page here (default 127.0.0.1:0, a free port)"),
+    OPT_END_(),
+};
+
+struct viewed {
+	const char *file;
+	const struct profile *p;
+};
+
+static int handle(void *ctx, const char *path, const char *query, FILE *fp, const char **type)
+{
+	const struct viewed *v = ctx;
+
+	(void)query;
+	if (strcmp(path, "/") == 0) {
+		page_write_html(fp, path_base(v->file));
+		*type = "text/html; charset=utf-8";
+		return 200;
+	}
+	if (strcmp(path, "/api/series") == 0) {
+		/* One file is one range: no chart. */
+		fputs("{\"windows\": [], \"series\": []}\n", fp);
+		*type = "application/json";
+		return 200;
+	}
+	if (strcmp(path, "/api/flame") == 0 || strcmp(path, "/api/top") == 0) {
+		int err = page_write_profile(fp, v->p, path + 5);
+		if (err)
+			fprintf(fp, "cannot show the profile: %s\n", strerror(-err));
+		return err ? 500 : 200;
+	}
+	return 404;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_args a = {0};
+	char bound[128];
+	sigset_t old;
+
+	int at = options_parse("view", view_options, 0, argc, argv, &a, NULL);
+	if (at != argc - 1)
+		usage_die("view", "give one profile file: recce view FILE");
+	const char *file = argv[at];
+	struct profile *p = profile_read_or_say(file);
+	if (!p || profile_fill_names_or_say(p, file) < 0) {
+		profile_free(p);
+		return RECCE_EXIT_ERROR;
+	}
+	const char *spec = a.http ? a.http : "127.0.0.1:0";
+	int lfd = tcp_listen(spec, bound, sizeof(bound));
+	if (lfd == -EINVAL)
+		usage_die("view", "--http wants [ADDR:]PORT, not '%s'", spec);
+	if (lfd < 0)
+		die("cannot listen on %s: %s: give another --http", spec, strerror(-lfd));
+	if (strncmp(bound, "127.", 4) != 0 && strncmp(bound, "[::1]", 5) != 0)
+		die("--http %s: the page is served on loopback only (reach it through 'ssh -L')",
+		    spec);
+	int sfd = block_stop_signals(&old);
+	note("serving %s at http://%s/ ; Ctrl-C to stop", file, bound);
+	struct viewed v = {file, p};
+	for (;;) {
+		struct pollfd fds[2] = {{sfd, POLLIN, 0}, {lfd, POLLIN, 0}};
+		if (poll(fds, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents)
+			break;
+		if (fds[1].revents & POLLIN)
+			http_serve(lfd, handle, &v);
+	}
+	unblock_stop_signals(sfd, &old);
+	close(lfd);
+	profile_free(p);
+	return 0;
+}

@@ -1,0 +1,183 @@
+/*
+ * The profile page (see page.h): the embedded page with its title, a
+ * profile through the folded and text writers, and the chart's series.
+ */
+#include "writers/page.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/view.h"
+#include "util/array.h"
+#include "util/json-out.h"
+#include "writers/markup.h"
+#include "writers/render.h"
+
+extern const char page_html[];
+
+#define TITLE_MARK "@TITLE@"
+
+void page_write_html(FILE *fp, const char *title)
+{
+	const char *at = page_html, *mark;
+
+	while ((mark = strstr(at, TITLE_MARK)) != NULL) {
+		fwrite(at, 1, (size_t)(mark - at), fp);
+		markup_escape(fp, title);
+		at = mark + strlen(TITLE_MARK);
+	}
+	fputs(at, fp);
+}
+
+/* A frame name as the folded format needs it: no ';' and no line break. */
+static void folded_name(FILE *fp, const char *name)
+{
+	for (const char *c = name; *c; c++)
+		fputc(*c == ';' || *c == '\n' || *c == '\r' ? '_' : *c, fp);
+}
+
+/* Folded lines whose first frame is the process's command name (the
+ * "comm" label, when the profile has one), so that the page's flamegraph
+ * has a tower per program, as perf's folded stacks do. */
+static void write_folded(FILE *fp, const struct stack_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct stack_entry *e = &set->entries[i];
+		const struct profile_label *comm =
+		    e->sample ? profile_sample_label(e->sample, "comm") : NULL;
+		int first = 1;
+		if (comm && comm->str && comm->str[0]) {
+			fputc('[', fp);
+			folded_name(fp, comm->str);
+			fputc(']', fp);
+			first = 0;
+		}
+		for (size_t f = 0; f < e->nframes; f++) {
+			if (!first)
+				fputc(';', fp);
+			folded_name(fp, e->frames[f].name);
+			first = 0;
+		}
+		if (first)
+			fputs("[unknown]", fp);
+		fprintf(fp, " %lld\n", (long long)e->value);
+	}
+}
+
+int page_write_profile(FILE *fp, const struct profile *p, const char *what)
+{
+	struct profile_view pv = {0};
+	enum render_format fmt;
+
+	if (strcmp(what, "flame") == 0)
+		fmt = RENDER_FOLDED;
+	else if (strcmp(what, "top") == 0)
+		fmt = RENDER_TEXT;
+	else
+		return -EINVAL;
+	int err = profile_view_build(p, NULL, NULL, 0, &pv);
+	if (!err && fmt == RENDER_FOLDED) {
+		write_folded(fp, &pv.set);
+	} else if (!err) {
+		struct render_view v = {.format = fmt, .p = p, .set = &pv.set, .top = 30};
+		err = render_write(fp, &v);
+	}
+	profile_view_release(&pv);
+	return err;
+}
+
+struct point {
+	int64_t start, end;
+	size_t comm; /* index in comms */
+	int64_t cpu_ns;
+};
+
+struct page_series {
+	struct point *points;
+	size_t n, cap;
+	char **comms;
+	size_t ncomms, comms_cap;
+};
+
+struct page_series *page_series_new(void)
+{
+	return calloc(1, sizeof(struct page_series));
+}
+
+void page_series_free(struct page_series *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncomms; i++)
+		free(s->comms[i]);
+	free(s->comms);
+	free(s->points);
+	free(s);
+}
+
+int page_series_add(struct page_series *s, int64_t start, int64_t end, const char *comm,
+		    int64_t cpu_ns)
+{
+	size_t c = 0;
+	while (c < s->ncomms && strcmp(s->comms[c], comm) != 0)
+		c++;
+	if (c == s->ncomms) {
+		char **grown =
+		    array_reserve(s->comms, &s->comms_cap, s->ncomms + 1, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		s->comms = grown;
+		if (!(s->comms[s->ncomms] = strdup(comm)))
+			return -ENOMEM;
+		s->ncomms++;
+	}
+	struct point *pts = array_reserve(s->points, &s->cap, s->n + 1, sizeof(*pts));
+	if (!pts)
+		return -ENOMEM;
+	s->points = pts;
+	s->points[s->n++] = (struct point){start, end, c, cpu_ns};
+	return 0;
+}
+
+/* Points arrive in time order: a window is a run of equal starts. */
+void page_series_write(FILE *fp, const struct page_series *s)
+{
+	size_t nwin = 0;
+	int64_t *win = malloc((s->n ? s->n : 1) * sizeof(*win));
+	size_t *index = malloc((s->n ? s->n : 1) * sizeof(*index));
+
+	if (!win || !index) {
+		fputs("{\"windows\": [], \"series\": []}\n", fp);
+		free(win);
+		free(index);
+		return;
+	}
+	fputs("{\"windows\": [", fp);
+	for (size_t i = 0; i < s->n; i++) {
+		if (!nwin || win[nwin - 1] != s->points[i].start) {
+			fprintf(fp, "%s[%lld, %lld]", nwin ? ", " : "",
+				(long long)s->points[i].start, (long long)s->points[i].end);
+			win[nwin++] = s->points[i].start;
+		}
+		index[i] = nwin - 1;
+	}
+	fputs("],\n \"series\": [", fp);
+	int64_t *cpu = malloc((nwin ? nwin : 1) * sizeof(*cpu));
+	for (size_t c = 0; cpu && c < s->ncomms; c++) {
+		memset(cpu, 0, (nwin ? nwin : 1) * sizeof(*cpu));
+		for (size_t i = 0; i < s->n; i++)
+			if (s->points[i].comm == c)
+				cpu[index[i]] += s->points[i].cpu_ns;
+		fprintf(fp, "%s\n  {\"comm\": ", c ? "," : "");
+		json_put_string(fp, s->comms[c]);
+		fputs(", \"cpu_ns\": [", fp);
+		for (size_t w = 0; w < nwin; w++)
+			fprintf(fp, "%s%lld", w ? ", " : "", (long long)cpu[w]);
+		fputs("]}", fp);
+	}
+	fputs("]}\n", fp);
+	free(cpu);
+	free(win);
+	free(index);
+}

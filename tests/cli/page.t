@@ -1,0 +1,102 @@
+#!/bin/bash
+# The profile page in headless Chromium (playwright-core driving
+# /usr/bin/chromium), served by a real agent --continuous and by recce
+# view: the chart names the commands that ran, the flamegraph of the whole
+# range has their functions under a frame per program, a drag across the
+# chart over the time only `split` ran shows split's functions and none of
+# hot's, the search highlights, a click zooms to the full width, and the
+# top table has file:line. Screenshots are kept as artifacts
+# ($B/artifacts/page-*.png).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/format-consumers.sh"
+need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
+[ -x /usr/bin/chromium ] || skip_all "chromium is not installed (Debian package chromium)"
+need_js playwright-core
+mkdir -p "$B/artifacts"
+
+# facts JSON: one line per fact the page-check reported, for like().
+facts()
+{
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("error:", d.get("error", "none"))
+print("errors:", len(d.get("errors", [])))
+print("title:", d.get("title"))
+print("comms:", " ".join(d.get("comms", [])))
+print("chart:", d.get("chartShown"))
+print("whole:", " ".join(d.get("whole", [])))
+print("range:", " ".join(d.get("range", [])))
+print("top:", d.get("top", "").replace("\n", " | "))
+print("matched:", round(d.get("matched", 0)))
+print("highlighted:", d.get("highlighted", 0))
+print("zoomed:", d.get("widthAfter", 0) >= 0.97 * d.get("fullWidth", 1))
+PY
+}
+
+# --- the agent's page -----------------------------------------------------
+
+spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
+	--store "$T/store" --window 1s --rate 99 --http 127.0.0.1:0
+AGENT=$PID
+wait_for 15 grep -q 'metrics at http' "$T/agent.err" || diag "$(cat "$T/agent.err")"
+URL=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/agent.err")
+SPLIT_FROM=$(date +%s%N)
+"$TARGETS/split" 4 >/dev/null
+SPLIT_TO=$(date +%s%N)
+"$TARGETS/hot" 2 >/dev/null 2>&1
+sleep 1.5
+
+SHOT=$B/artifacts/page-agent
+RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL/" "$SHOT" $((SPLIT_FROM + 1200000000)) \
+	$((SPLIT_TO - 1200000000))
+is "$RC" 0 "Chromium opens the agent's page" || show_run
+facts "$OUT" >"$T/facts"
+F=$(cat "$T/facts")
+like "$F" 'error: none' "the page does all a person does with it" || diag "$(head -c 2000 "$T/facts")"
+like "$F" 'errors: 0' "its script raises no error"
+like "$F" "title: recce: every process on $(hostname)" "its title names the host"
+like "$F" 'comms: .*split.*' "the chart draws split's CPU"
+like "$F" 'comms: .*hot' "and hot's"
+like "$F" 'whole: .*\[split\].*work_a' "the whole range's flamegraph has split's functions under [split]"
+like "$F" 'whole: .*burn_cpu' "and hot's"
+like "$F" 'range: .*\[split\].*work_a' "a drag over split's time shows its functions"
+unlike "$F" 'range: .*burn_cpu' "and none of hot, which ran later"
+like "$F" 'matched: [1-9]' "the search matches"
+like "$F" 'highlighted: [1-9]' "and highlights"
+like "$F" 'zoomed: True' "a click on a frame zooms it to the full width"
+like "$F" 'top: .*work_a +[^ ]*split\.c:[0-9]+' "the top table has file:line"
+ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png"
+kill -INT "$AGENT"
+wait_exit 10 "$AGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0"
+
+# --- recce view FILE ------------------------------------------------------
+
+run "$RECCE" record -o "$T/hot.pb.gz" -- "$TARGETS/hot" 1
+is "$RC" 0 "a profile to view" || show_run
+spawn_recce "$T/view.out" "$T/view.err" view "$T/hot.pb.gz"
+VIEW=$PID
+wait_for 10 grep -q 'serving' "$T/view.err" || diag "$(cat "$T/view.err")"
+like "$(cat "$T/view.err")" "serving $T/hot.pb.gz at http://127\\.0\\.0\\.1:[0-9]+/ ; Ctrl-C to stop" \
+	"recce view says where the page is"
+URL=$(sed -n 's/.*at \(http:\/\/[0-9.:]*\/\).*/\1/p' "$T/view.err")
+RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL" "$B/artifacts/page-view"
+is "$RC" 0 "Chromium opens recce view's page" || show_run
+facts "$OUT" >"$T/facts"
+F=$(cat "$T/facts")
+like "$F" 'error: none' "the page works" || diag "$(head -c 2000 "$T/facts")"
+like "$F" 'title: recce: hot.pb.gz' "its title names the file"
+like "$F" 'chart: False' "a file has no chart"
+like "$F" 'whole: .*burn_cpu' "the flamegraph has the profile's functions"
+like "$F" 'top: .*burn_cpu +.*hot\.c:[0-9]+' "the top table too, with file:line"
+like "$F" 'zoomed: True' "a click zooms"
+kill -INT "$VIEW"
+wait_exit 10 "$VIEW"
+is "$WAIT_RC" 0 "Ctrl-C stops recce view with status 0"
+
+run "$RECCE" view "$T/nothing.pb.gz"
+is "$RC" 1 "a file that is not there exits 1"
+like "$(cat "$ERR")" "nothing.pb.gz" "and names it"
+run "$RECCE" view
+is "$RC" 2 "no file is a usage error"
