@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static int copy(char *dst, size_t len, const char *src, size_t n)
@@ -95,23 +96,47 @@ int tcp_listen(const char *spec, char *bound, size_t len)
 
 int tcp_connect(const char *host, const char *port, char *err, size_t errlen)
 {
+	return tcp_connect_within(host, port, 0, err, errlen);
+}
+
+int tcp_connect_within(const char *host, const char *port, int timeout_ms, char *err, size_t errlen)
+{
 	struct addrinfo hints = {0}, *res = NULL;
-	int fd = -1;
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	int fd = -1, saved = 0;
 
 	hints.ai_socktype = SOCK_STREAM;
 	int gai = getaddrinfo(host, port, &hints, &res);
 	if (gai) {
 		snprintf(err, errlen, "%s: %s", host, gai_strerror(gai));
+		errno = ENOENT;
 		return -1;
 	}
 	for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
 		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
-			snprintf(err, errlen, "%s port %s: %s", host, port, strerror(errno));
+		if (fd < 0) {
+			saved = errno;
+			continue;
+		}
+		/* On Linux the send timeout bounds connect() too; it then
+		 * fails with EINPROGRESS. */
+		if (timeout_ms > 0 &&
+		    (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+		     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)) {
+			saved = errno;
+			close(fd);
+			fd = -1;
+			continue;
+		}
+		if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+			saved = errno == EINPROGRESS ? ETIMEDOUT : errno;
+			snprintf(err, errlen, "%s port %s: %s", host, port, strerror(saved));
 			close(fd);
 			fd = -1;
 		}
 	}
 	freeaddrinfo(res);
+	if (fd < 0)
+		errno = saved ? saved : ECONNREFUSED;
 	return fd;
 }

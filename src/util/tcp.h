@@ -26,4 +26,10 @@ int tcp_listen(const char *spec, char *bound, size_t len);
  * descriptor, or -1 with a message in err. */
 int tcp_connect(const char *host, const char *port, char *err, size_t errlen);
 
+/* The same, each try and then every read and write of the socket bounded
+ * by timeout_ms (SO_RCVTIMEO, SO_SNDTIMEO; 0: unbounded). A try that
+ * runs out of time fails with ETIMEDOUT in errno. */
+int tcp_connect_within(const char *host, const char *port, int timeout_ms, char *err,
+		       size_t errlen);
+
 #endif
