@@ -19,6 +19,7 @@
 #include "cli/builtin.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
+#include "store/clickhouse.h"
 #include "store/store.h"
 #include "util/tcp.h"
 #include "util/when.h"
@@ -32,7 +33,8 @@ struct said {
 	char http[128];
 	unsigned freq;
 	const char *window;
-	int ready_fd; /* written once sampling runs, then closed */
+	char export_to[400]; /* HOST:PORT/DB, no password */
+	int ready_fd;	     /* written once sampling runs, then closed */
 };
 
 static void say(void *arg, enum continuous_event ev, int err, const char *why)
@@ -44,6 +46,8 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 		note("profiling every process at %u Hz per CPU in windows of %s into %s%s%s",
 		     s->freq, s->window, s->store, s->http[0] ? "; metrics at http://" : "",
 		     s->http);
+		if (s->export_to[0])
+			note("exporting every window to ClickHouse at %s", s->export_to);
 		if (s->ready_fd >= 0) {
 			char one = 1;
 			if (write(s->ready_fd, &one, 1) < 0) {
@@ -67,6 +71,14 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 		break;
 	case CONTINUOUS_STORE_FAILED:
 		error("cannot write a window to %s: %s (%s)", s->store, strerror(-err), why);
+		break;
+	case CONTINUOUS_EXPORT_FAILED:
+		warning("cannot export a window to %s: %s: windows stay in %s only until it "
+			"takes them again",
+			s->export_to, why && why[0] ? why : strerror(-err), s->store);
+		break;
+	case CONTINUOUS_EXPORT_BACK:
+		note("windows are exported to %s again", s->export_to);
 		break;
 	}
 }
@@ -135,6 +147,15 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 			die("--http %s: the page and metrics are served on loopback only (reach "
 			    "them through 'ssh -L')",
 			    spec);
+	}
+	if (a->export_url) {
+		struct clickhouse *ch;
+		const char *why;
+		if (clickhouse_open(a->export_url, &ch, &why) == -EINVAL)
+			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
+		snprintf(said.export_to, sizeof(said.export_to), "%s", clickhouse_where(ch));
+		clickhouse_close(ch);
+		cfg.export_url = a->export_url;
 	}
 	cfg.say = say;
 	cfg.say_arg = &said;

@@ -10,7 +10,7 @@
 
 struct agent_continuous_args {
 	int on;
-	const char *store, *window, *rate, *http, *retain, *max_store;
+	const char *store, *window, *rate, *http, *retain, *max_store, *export_url;
 };
 
 /* Starts the profiler (a child that stops when stop_fd is readable or

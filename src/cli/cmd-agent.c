@@ -68,6 +68,8 @@ static const struct opt agent_options[] = {
 		"delete windows older than SPAN (default 7d)"),
     OPT_STRING_(0, "max-store", "SIZE", struct agent_args, cont.max_store,
 		"delete the oldest windows past SIZE (default 1G)"),
+    OPT_STRING_(0, "export", "clickhouse://HOST[:PORT]/DB", struct agent_args, cont.export_url,
+		"ship every window to this ClickHouse database too"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
 		"serve the page and /metrics here (default 127.0.0.1:7451; off)"),
     OPT_END_(),
@@ -87,7 +89,7 @@ int cmd_agent(int argc, char **argv)
 	if (a.tls && !a.listen)
 		usage_die("agent", "--tls goes with --listen");
 	if (!a.cont.on && (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain ||
-			   a.cont.max_store || a.cont.http))
+			   a.cont.max_store || a.cont.http || a.cont.export_url))
 		usage_die("agent", "--store, --window, --rate, --retain, --max-store and --http go "
 				   "with --continuous");
 	if (a.cont.on && a.stdio)

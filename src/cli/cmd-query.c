@@ -17,6 +17,7 @@
 #include "cli/usage.h"
 #include "profile/pprof.h"
 #include "profile/view.h"
+#include "store/clickhouse.h"
 #include "store/query.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -27,7 +28,7 @@
 #define DEFAULT_TOP 20
 
 struct query_args {
-	const char *store, *from, *to, *from2, *to2, *host, *output, *format;
+	const char *store, *clickhouse, *from, *to, *from2, *to2, *host, *output, *format;
 	int diff, windows, json;
 	long long top;
 	int64_t *pids;
@@ -90,6 +91,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 static const struct opt query_options[] = {
     OPT_STRING_(0, "store", "DIR", struct query_args, store,
 		"the store to read (default /var/lib/recce as root)"),
+    OPT_STRING_(0, "clickhouse", "clickhouse://HOST[:PORT]/DB", struct query_args, clickhouse,
+		"read the fleet store the agents export to"),
     OPT_STRING_(0, "from", "TIME", struct query_args, from, "the range's start (default -1h)"),
     OPT_STRING_(0, "to", "TIME", struct query_args, to, "the range's end (default now)"),
     OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
@@ -168,18 +171,39 @@ static int list_windows(const struct query_args *a, struct store *s, const struc
 	return 0;
 }
 
+/* Where a query reads: a local store, or the fleet store on ClickHouse. */
+struct source {
+	struct store *store;
+	struct clickhouse *fleet;
+	const char *name; /* the directory, or HOST:PORT/DB */
+};
+
 /* The merged profile of f's range, or NULL when it has no sample (said). */
-static struct profile *query_range(struct store *s, const struct store_filter *f, const char *dir)
+static struct profile *query_range(const struct source *src, const struct store_filter *f)
 {
 	struct store_query_stats st;
 	struct profile *p;
 	char from[64], to[64];
+	const char *dir = src->name;
 
 	local_time(f->from_ns, from, sizeof(from));
 	local_time(f->to_ns, to, sizeof(to));
-	int err = store_query(s, f, &p, &st);
-	if (err)
-		die("cannot read the store in %s: %s (%s)", dir, strerror(-err), store_error(s));
+	if (src->fleet) {
+		int err = clickhouse_query(src->fleet, f, &p, &st);
+		if (err == -ECONNREFUSED || err == -ETIMEDOUT)
+			die("cannot query ClickHouse at %s: %s: is its HTTP interface there "
+			    "(port " CLICKHOUSE_DEFAULT_PORT " unless told)?",
+			    dir, clickhouse_error(src->fleet));
+		if (err)
+			die("cannot query ClickHouse at %s: %s", dir,
+			    clickhouse_error(src->fleet)[0] ? clickhouse_error(src->fleet)
+							    : strerror(-err));
+	} else {
+		int err = store_query(src->store, f, &p, &st);
+		if (err)
+			die("cannot read the store in %s: %s (%s)", dir, strerror(-err),
+			    store_error(src->store));
+	}
 	if (st.corrupt)
 		warning("%zu stored profiles did not decode and are left out", st.corrupt);
 	if (!st.profiles) {
@@ -237,6 +261,35 @@ static int show(const struct query_args *a, const struct profile *before,
 	return 0;
 }
 
+/* Opens the store of --store (or the default one), or --clickhouse's. */
+static void open_source(const struct query_args *a, struct source *src, char *dir, size_t len)
+{
+	const char *why;
+
+	if (a->clickhouse) {
+		int err = clickhouse_open(a->clickhouse, &src->fleet, &why);
+		if (err == -EINVAL)
+			usage_die("query", "--clickhouse %s, not '%s'", why, a->clickhouse);
+		if (err)
+			die("out of memory");
+		snprintf(dir, len, "%s", clickhouse_where(src->fleet));
+		src->name = dir;
+		return;
+	}
+	if (a->store)
+		snprintf(dir, len, "%s", a->store);
+	else
+		store_default_dir(dir, len);
+	src->name = dir;
+	int err = store_open(dir, 0, &src->store, &why);
+	if (err == -ENOENT)
+		die("no store in %s: start 'recce agent --continuous', or give --store DIR", dir);
+	if (err == -EBADMSG)
+		die("%s/" STORE_FILE " is not a recce store", dir);
+	if (err)
+		die("cannot open the store in %s: %s (%s)", dir, strerror(-err), why);
+}
+
 int cmd_query(int argc, char **argv)
 {
 	struct query_args a = {.top = DEFAULT_TOP};
@@ -251,6 +304,11 @@ int cmd_query(int argc, char **argv)
 		usage_die("query", "--json goes with --windows");
 	if (a.windows && (a.diff || a.output || a.format))
 		usage_die("query", "--windows lists windows: not with --diff, -o or --format");
+	if (a.clickhouse && a.store)
+		usage_die("query", "--store and --clickhouse are two stores: give one");
+	if (a.clickhouse && a.windows)
+		usage_die("query",
+			  "--windows lists a local store's windows: not with --clickhouse");
 	if (a.diff && !a.from2)
 		usage_die("query", "--diff compares with a base range: give --from2 (and --to2)");
 	if (a.output && strcmp(a.output, "-") != 0) {
@@ -274,32 +332,22 @@ int cmd_query(int argc, char **argv)
 	if (a.diff)
 		range_of(a.from2, a.to2 ? a.to2 : "now", "--from2", "--to2", now, &base);
 
-	if (a.store)
-		snprintf(dir, sizeof(dir), "%s", a.store);
-	else
-		store_default_dir(dir, sizeof(dir));
-	struct store *s;
-	const char *why;
-	int err = store_open(dir, 0, &s, &why);
-	if (err == -ENOENT)
-		die("no store in %s: start 'recce agent --continuous', or give --store DIR", dir);
-	if (err == -EBADMSG)
-		die("%s/" STORE_FILE " is not a recce store", dir);
-	if (err)
-		die("cannot open the store in %s: %s (%s)", dir, strerror(-err), why);
+	struct source src = {0};
+	open_source(&a, &src, dir, sizeof(dir));
 
 	int status = RECCE_EXIT_ERROR;
 	if (a.windows) {
-		status = list_windows(&a, s, &f);
-		store_close(s);
+		status = list_windows(&a, src.store, &f);
+		store_close(src.store);
 		return status;
 	}
-	struct profile *after = query_range(s, &f, dir), *before = NULL;
-	if (after && (!a.diff || (before = query_range(s, &base, dir))))
+	struct profile *after = query_range(&src, &f), *before = NULL;
+	if (after && (!a.diff || (before = query_range(&src, &base))))
 		status = show(&a, before, after);
 	profile_free(after);
 	profile_free(before);
-	store_close(s);
+	store_close(src.store);
+	clickhouse_close(src.fleet);
 	for (size_t i = 0; i < a.nlabels; i++)
 		free((char *)a.keys[i]);
 	for (size_t i = 0; i < a.ncomms; i++)

@@ -20,6 +20,7 @@
 #include "profile/profile.h"
 #include "profile/resolve.h"
 #include "sampling/sampler.h"
+#include "store/clickhouse.h"
 #include "store/store.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
@@ -44,6 +45,8 @@ struct continuous {
 	struct resolver *resolver; /* the window's */
 	struct sampler *sampler;
 	struct store *store;
+	struct clickhouse *fleet; /* --export, or NULL */
+	int export_down;	  /* the last export failed */
 	struct continuous_stats st;
 	struct sampler_stats last; /* the sampler's counts at the last window's end */
 	double last_cpu;	   /* the agent's CPU time then */
@@ -199,6 +202,32 @@ static void write_window(struct continuous *c, const struct store_window *w,
 	c->st.store_bytes = store_bytes(c->store);
 }
 
+/* Ships the window to the fleet store; a failure is said once, and when
+ * windows go through again. */
+static void export_window(struct continuous *c, const struct store_window *w,
+			  const struct store_profile *sp, const struct held *held, size_t n)
+{
+	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
+	int err = ps ? 0 : -ENOMEM;
+
+	for (size_t i = 0; ps && i < n; i++)
+		ps[i] = held[i].p;
+	if (!err)
+		err = clickhouse_export(c->fleet, w, sp, ps, n);
+	free(ps);
+	if (!err) {
+		c->st.exported++;
+		if (c->export_down)
+			say(c, CONTINUOUS_EXPORT_BACK, 0, clickhouse_where(c->fleet));
+		c->export_down = 0;
+		return;
+	}
+	c->st.export_failed++;
+	if (!c->export_down)
+		say(c, CONTINUOUS_EXPORT_FAILED, err, clickhouse_error(c->fleet));
+	c->export_down = 1;
+}
+
 static int on_window(void *arg, int64_t start, int64_t end)
 {
 	struct continuous *c = arg;
@@ -240,6 +269,8 @@ static int on_window(void *arg, int64_t start, int64_t end)
 	    .agent_cpu_ns = (int64_t)((cpu - c->last_cpu) * 1e9),
 	};
 	write_window(c, &w, profiles, n);
+	if (c->fleet)
+		export_window(c, &w, profiles, held, n);
 	c->st.samples += w.samples;
 	c->st.lost += w.lost;
 	c->st.cpu_seconds = c->last_cpu = cpu;
@@ -277,6 +308,8 @@ static int start(struct continuous *c, const char **why)
 {
 	int err = store_open(c->cfg->store_dir, 1, &c->store, why);
 	if (err)
+		return err;
+	if (c->cfg->export_url && (err = clickhouse_open(c->cfg->export_url, &c->fleet, why)))
 		return err;
 	c->st.store_bytes = store_bytes(c->store);
 	c->sym = symbolizer_new();
@@ -339,6 +372,7 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 	sampler_free(c.sampler);
 	resolver_free(c.resolver);
 	store_close(c.store);
+	clickhouse_close(c.fleet);
 	aggregate_free(c.agg);
 	kallsyms_free(c.kallsyms);
 	procs_free(c.procs);
@@ -369,6 +403,10 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	       (double)st->store_bytes);
 	metric(fp, "store_full", "gauge", "1 while the disk is too full to write windows.",
 	       st->store_full);
+	metric(fp, "windows_exported_total", "counter", "Windows shipped to the fleet store.",
+	       (double)st->exported);
+	metric(fp, "windows_export_failed_total", "counter",
+	       "Windows the fleet store did not take (kept locally).", (double)st->export_failed);
 	metric(fp, "cpu_seconds_total", "counter", "CPU time the agent used.", st->cpu_seconds);
 	metric(fp, "start_time_seconds", "gauge", "When the agent started, in Unix time.",
 	       (double)st->started_ns / 1e9);

@@ -12,6 +12,11 @@
  * again, and the agent keeps serving. Old windows go by age and by the
  * store's size after each write.
  *
+ * With an export URL, every window also goes to a ClickHouse fleet
+ * store (store/clickhouse.h). A window it does not take is counted and
+ * kept in the local store only; the agent says so once, and again when
+ * windows go through.
+ *
  * Ownership: continuous_run() owns everything it makes; the caller owns
  * the config.
  */
@@ -25,22 +30,25 @@ struct continuous;
 
 /* What happened to the store, for the agent's messages. */
 enum continuous_event {
-	CONTINUOUS_STARTED,	 /* sampling: the first window is under way */
-	CONTINUOUS_STORE_FULL,	 /* a window could not be written: the disk is full */
-	CONTINUOUS_STORE_BACK,	 /* windows are written again */
-	CONTINUOUS_STORE_FAILED, /* a window could not be written: err, why */
-	CONTINUOUS_USER_ONLY,	 /* the kernel refuses kernel-mode sampling */
+	CONTINUOUS_STARTED,	  /* sampling: the first window is under way */
+	CONTINUOUS_STORE_FULL,	  /* a window could not be written: the disk is full */
+	CONTINUOUS_STORE_BACK,	  /* windows are written again */
+	CONTINUOUS_STORE_FAILED,  /* a window could not be written: err, why */
+	CONTINUOUS_USER_ONLY,	  /* the kernel refuses kernel-mode sampling */
+	CONTINUOUS_EXPORT_FAILED, /* a window could not be exported: err, why */
+	CONTINUOUS_EXPORT_BACK,	  /* windows are exported again */
 };
 
 struct continuous_config {
 	const char *store_dir;
-	int64_t window_ns;  /* 10 s by default */
-	unsigned freq;	    /* samples per second per CPU; 19 by default */
-	int64_t retain_ns;  /* windows older than this go; 0: kept */
-	uint64_t max_bytes; /* the store's cap; 0: none */
-	const char *host;   /* the host label; NULL: gethostname() */
-	int stop_fd;	    /* stop when readable (a signalfd) */
-	int http_fd;	    /* a listening socket for GET /metrics; -1 for none */
+	int64_t window_ns;	/* 10 s by default */
+	unsigned freq;		/* samples per second per CPU; 19 by default */
+	int64_t retain_ns;	/* windows older than this go; 0: kept */
+	uint64_t max_bytes;	/* the store's cap; 0: none */
+	const char *host;	/* the host label; NULL: gethostname() */
+	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
+	int stop_fd;		/* stop when readable (a signalfd) */
+	int http_fd;		/* a listening socket for GET /metrics; -1 for none */
 	void (*say)(void *arg, enum continuous_event ev, int err, const char *why);
 	void *say_arg;
 };
@@ -54,7 +62,9 @@ struct continuous_stats {
 	uint64_t retained; /* windows deleted by retention */
 	int64_t store_bytes;
 	int store_full;
-	double cpu_seconds; /* the agent's own CPU time */
+	uint64_t exported;	/* windows shipped to the fleet store */
+	uint64_t export_failed; /* windows it did not take */
+	double cpu_seconds;	/* the agent's own CPU time */
 	int64_t started_ns;
 };
 

@@ -1,0 +1,46 @@
+/*
+ * What the two halves of the fleet store (clickhouse.c writes,
+ * clickhouse-query.c reads) share: the connection's state, one statement
+ * over the HTTP interface, and the SQL and TabSeparated spelling of
+ * values. Not API: store/clickhouse.h is.
+ */
+#ifndef RECCE_STORE_CLICKHOUSE_SQL_H
+#define RECCE_STORE_CLICKHOUSE_SQL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util/http-client.h"
+#include "util/u64map.h"
+
+struct clickhouse {
+	char host[256], port[16], db[64];
+	char auth[512]; /* "&user=...&password=..." or "" */
+	char where[400];
+	char error[512];
+	int created;
+	struct u64map sent; /* stack hashes the server has */
+};
+
+/*
+ * Runs one statement: with data, sql goes in the URL and data is the
+ * body (an INSERT's rows); without, sql is the body. Returns 0 with the
+ * answer in *r (released by the caller), or -errno with
+ * clickhouse_error() set: -EIO for an answer other than 200, whose first
+ * line it quotes.
+ */
+int clickhouse_run(struct clickhouse *ch, const char *sql, const char *data, size_t len,
+		   struct http_reply *r);
+
+/* Writes sql with every "@." replaced by the database's name and a dot. */
+void clickhouse_put_sql(FILE *fp, const char *sql, const char *db);
+
+/* A string in single quotes with backslash escapes, as an SQL literal and
+ * an element of an array in TabSeparated. */
+void clickhouse_put_quoted(FILE *fp, const char *s);
+
+/* The UTC date of t_ns, "YYYY-MM-DD" (the partition key). */
+void clickhouse_day(int64_t t_ns, char day[16]);
+
+#endif

@@ -1,0 +1,427 @@
+/*
+ * The fleet store on ClickHouse (see clickhouse.h): the URL, statements
+ * over the HTTP interface, the tables, and a window's rows written in
+ * TabSeparated with its stacks hashed and sent once. Reading back is
+ * clickhouse-query.c's.
+ */
+#include "store/clickhouse.h"
+
+#include "store/clickhouse-sql.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profile/stacks.h"
+#include "util/hash.h"
+#include "util/http-client.h"
+#include "util/tcp.h"
+#include "util/u64map.h"
+
+#define TIMEOUT_MS 5000
+#define REPLY_MAX  ((size_t)1 << 30)
+#define SENT_MAX   1000000 /* stack hashes remembered as sent */
+#define SCHEME	   "clickhouse://"
+
+const char *clickhouse_where(const struct clickhouse *ch)
+{
+	return ch->where;
+}
+
+const char *clickhouse_error(const struct clickhouse *ch)
+{
+	return ch->error;
+}
+
+void clickhouse_close(struct clickhouse *ch)
+{
+	if (!ch)
+		return;
+	u64map_release(&ch->sent);
+	free(ch);
+}
+
+static int valid_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return 0;
+	return 1;
+}
+
+/* "&user=U&password=P", percent-encoded, from "U[:P]". */
+static int set_auth(struct clickhouse *ch, const char *userinfo, size_t len)
+{
+	char *buf = NULL, *copy = strndup(userinfo, len);
+	size_t n = 0;
+	FILE *fp = copy ? open_memstream(&buf, &n) : NULL;
+
+	if (!fp) {
+		free(copy);
+		return -ENOMEM;
+	}
+	char *colon = strchr(copy, ':');
+	if (colon)
+		*colon++ = '\0';
+	fputs("&user=", fp);
+	http_url_encode(fp, copy);
+	if (colon) {
+		fputs("&password=", fp);
+		http_url_encode(fp, colon);
+	}
+	fclose(fp);
+	int err = n < sizeof(ch->auth) ? 0 : -EINVAL;
+	if (!err)
+		memcpy(ch->auth, buf, n + 1);
+	free(buf);
+	free(copy);
+	return err;
+}
+
+int clickhouse_open(const char *url, struct clickhouse **out, const char **why)
+{
+	*out = NULL;
+	*why = "wants clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB]";
+	if (strncmp(url, SCHEME, strlen(SCHEME)) != 0)
+		return -EINVAL;
+	const char *auth = url + strlen(SCHEME);
+	const char *slash = strchr(auth, '/');
+	const char *at = memchr(auth, '@', slash ? (size_t)(slash - auth) : strlen(auth));
+	const char *hostport = at ? at + 1 : auth;
+	size_t hplen = slash ? (size_t)(slash - hostport) : strlen(hostport);
+	char hp[300];
+	if (!hplen || hplen >= sizeof(hp))
+		return -EINVAL;
+	memcpy(hp, hostport, hplen);
+	hp[hplen] = '\0';
+
+	struct clickhouse *ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	u64map_init(&ch->sent);
+	snprintf(ch->db, sizeof(ch->db), "%s",
+		 slash && slash[1] ? slash + 1 : CLICKHOUSE_DEFAULT_DB);
+	int err = tcp_split(hp, 0, NULL, CLICKHOUSE_DEFAULT_PORT, ch->host, sizeof(ch->host),
+			    ch->port, sizeof(ch->port));
+	if (!err && !ch->host[0])
+		err = -EINVAL;
+	if (!err && !valid_name(ch->db)) {
+		*why = "wants a database name of letters, digits and '_' after the '/'";
+		err = -EINVAL;
+	}
+	if (!err && at)
+		err = set_auth(ch, auth, (size_t)(at - auth));
+	if (err) {
+		clickhouse_close(ch);
+		return err;
+	}
+	snprintf(ch->where, sizeof(ch->where), "%s:%s/%s", ch->host, ch->port, ch->db);
+	*why = "";
+	*out = ch;
+	return 0;
+}
+
+int clickhouse_run(struct clickhouse *ch, const char *sql, const char *data, size_t len,
+		   struct http_reply *r)
+{
+	char *target = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&target, &n);
+
+	if (!fp)
+		return -ENOMEM;
+	fputs("/?", fp);
+	if (data) {
+		fputs("query=", fp);
+		http_url_encode(fp, sql);
+	}
+	fputs(ch->auth, fp);
+	fclose(fp);
+	int err = http_post(ch->host, ch->port, target, data ? data : sql, data ? len : strlen(sql),
+			    TIMEOUT_MS, REPLY_MAX, r, ch->error, sizeof(ch->error));
+	free(target);
+	if (!err && r->status != 200) {
+		size_t line = strcspn(r->body, "\n");
+		snprintf(ch->error, sizeof(ch->error), "ClickHouse answered %d: %.*s", r->status,
+			 (int)(line < 400 ? line : 400), r->body);
+		http_reply_release(r);
+		err = -EIO;
+	}
+	return err;
+}
+
+static int run_quiet(struct clickhouse *ch, const char *sql, const char *data, size_t len)
+{
+	struct http_reply r;
+	int err = clickhouse_run(ch, sql, data, len, &r);
+
+	if (!err)
+		http_reply_release(&r);
+	return err;
+}
+
+void clickhouse_put_sql(FILE *fp, const char *sql, const char *db)
+{
+	for (const char *at; (at = strstr(sql, "@.")) != NULL; sql = at + 1) {
+		fwrite(sql, 1, (size_t)(at - sql), fp);
+		fputs(db, fp);
+	}
+	fputs(sql, fp);
+}
+
+int clickhouse_create(struct clickhouse *ch)
+{
+	/* Times are nanoseconds since the epoch; day is the UTC date of
+	 * start_ns, the partition key. */
+	static const char *const tables[] = {
+	    "CREATE TABLE IF NOT EXISTS @.stacks (stack_hash UInt64,"
+	    " functions Array(String), files Array(String), lines Array(UInt32),"
+	    " modules Array(String))"
+	    " ENGINE = ReplacingMergeTree ORDER BY stack_hash",
+	    "CREATE TABLE IF NOT EXISTS @.samples (day Date, start_ns Int64, end_ns Int64,"
+	    " host String, pid UInt32, comm String, exe String, build_id String, cgroup String,"
+	    " tid UInt32, thread String, stack_hash UInt64, samples UInt64, cpu_ns Int64)"
+	    " ENGINE = MergeTree PARTITION BY day ORDER BY (host, start_ns, comm, stack_hash)",
+	    "CREATE TABLE IF NOT EXISTS @.windows (day Date, start_ns Int64, end_ns Int64,"
+	    " host String, samples UInt64, lost UInt64, processes UInt64, agent_cpu_ns Int64)"
+	    " ENGINE = MergeTree PARTITION BY day ORDER BY (host, start_ns)",
+	};
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql), "CREATE DATABASE IF NOT EXISTS %s", ch->db);
+	int err = run_quiet(ch, sql, NULL, 0);
+	for (size_t i = 0; !err && i < sizeof(tables) / sizeof(tables[0]); i++) {
+		char *text = NULL;
+		size_t n = 0;
+		FILE *fp = open_memstream(&text, &n);
+		if (!fp)
+			return -ENOMEM;
+		clickhouse_put_sql(fp, tables[i], ch->db);
+		fclose(fp);
+		err = run_quiet(ch, text, NULL, 0);
+		free(text);
+	}
+	ch->created = !err;
+	return err;
+}
+
+/* --- writing rows ------------------------------------------------------ */
+
+/* A TabSeparated field: backslash, tab and line breaks escaped. */
+static void put_field(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\':
+			fputs("\\\\", fp);
+			break;
+		case '\t':
+			fputs("\\t", fp);
+			break;
+		case '\n':
+			fputs("\\n", fp);
+			break;
+		case '\r':
+			fputs("\\r", fp);
+			break;
+		default:
+			fputc(*s, fp);
+		}
+	}
+}
+
+void clickhouse_put_quoted(FILE *fp, const char *s)
+{
+	fputc('\'', fp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("\\'", fp);
+		else
+			put_field(fp, (char[]){*s, '\0'});
+	}
+	fputc('\'', fp);
+}
+
+void clickhouse_day(int64_t t_ns, char day[16])
+{
+	time_t t = (time_t)(t_ns / 1000000000);
+	struct tm tm;
+
+	if (t < 0 || !gmtime_r(&t, &tm) || !strftime(day, 16, "%Y-%m-%d", &tm))
+		snprintf(day, 16, "1970-01-01");
+}
+
+static uint64_t stack_hash(const struct stack_entry *e)
+{
+	uint64_t h = HASH_FNV1A_INIT;
+
+	for (size_t f = 0; f < e->nframes; f++) {
+		const struct stack_frame *fr = &e->frames[f];
+		h = hash_fnv1a_str(h, fr->name);
+		h = hash_fnv1a_value(h, 0);
+		h = hash_fnv1a_str(h, fr->file);
+		h = hash_fnv1a_value(h, (uint64_t)fr->line);
+		h = hash_fnv1a_str(h, fr->module);
+		h = hash_fnv1a_value(h, 1);
+	}
+	return h;
+}
+
+/* The stack's row: hash, then the frames' names, files, lines and
+ * modules, root first. */
+static void put_stack(FILE *fp, uint64_t hash, const struct stack_entry *e)
+{
+	fprintf(fp, "%llu\t[", (unsigned long long)hash);
+	for (size_t f = 0; f < e->nframes; f++) {
+		fputs(f ? "," : "", fp);
+		clickhouse_put_quoted(fp, e->frames[f].name);
+	}
+	fputs("]\t[", fp);
+	for (size_t f = 0; f < e->nframes; f++) {
+		fputs(f ? "," : "", fp);
+		clickhouse_put_quoted(fp, e->frames[f].file);
+	}
+	fputs("]\t[", fp);
+	for (size_t f = 0; f < e->nframes; f++)
+		fprintf(fp, "%s%lld", f ? "," : "",
+			(long long)(e->frames[f].line > 0 && e->frames[f].line <= UINT32_MAX
+					? e->frames[f].line
+					: 0));
+	fputs("]\t[", fp);
+	for (size_t f = 0; f < e->nframes; f++) {
+		fputs(f ? "," : "", fp);
+		clickhouse_put_quoted(fp, e->frames[f].module);
+	}
+	fputs("]\n", fp);
+}
+
+/* Rows of one process's profile: its new stacks to stacks_fp (their
+ * hashes to fresh), a row per stack and thread to samples_fp. */
+static int put_process(struct clickhouse *ch, const char *day, const struct store_profile *sp,
+		       const struct profile *p, FILE *stacks_fp, FILE *samples_fp,
+		       struct u64map *fresh)
+{
+	struct stack_set set;
+
+	if (p->nsample_types < 2)
+		return 0;
+	int err = stacks_from_profile(p, p->default_sample_type, NULL, &set);
+	if (err)
+		return err;
+	for (size_t i = 0; i < set.n && !err; i++) {
+		const struct stack_entry *e = &set.entries[i];
+		uint64_t h = stack_hash(e);
+		if (!u64map_get(&ch->sent, h, NULL) && !u64map_get(fresh, h, NULL)) {
+			err = u64map_put(fresh, h, 1);
+			put_stack(stacks_fp, h, e);
+		}
+		const struct profile_label *tid = profile_sample_label(e->sample, "tid");
+		const struct profile_label *thread = profile_sample_label(e->sample, "thread");
+		fprintf(samples_fp, "%s\t%lld\t%lld\t", day, (long long)sp->start_ns,
+			(long long)sp->end_ns);
+		const char *const str[] = {sp->host, NULL,	   sp->comm,
+					   sp->exe,  sp->build_id, sp->cgroup};
+		for (size_t k = 0; k < sizeof(str) / sizeof(str[0]); k++) {
+			if (str[k])
+				put_field(samples_fp, str[k]);
+			else
+				fprintf(samples_fp, "%d", (int)sp->pid);
+			fputc('\t', samples_fp);
+		}
+		fprintf(samples_fp, "%lld\t", tid && !tid->str ? (long long)tid->num : 0LL);
+		put_field(samples_fp, thread && thread->str ? thread->str : "");
+		fprintf(samples_fp, "\t%llu\t%lld\t%lld\n", (unsigned long long)h,
+			(long long)e->sample->values[0], (long long)e->sample->values[1]);
+	}
+	stacks_release(&set);
+	return err;
+}
+
+struct collect {
+	struct u64map *to;
+	int err;
+};
+
+static void remember(void *ctx, uint64_t key, uint64_t val)
+{
+	struct collect *c = ctx;
+
+	if (!c->err)
+		c->err = u64map_put(c->to, key, val);
+}
+
+static int insert(struct clickhouse *ch, const char *table, const char *rows, size_t len)
+{
+	char sql[256];
+
+	if (!len)
+		return 0;
+	snprintf(sql, sizeof(sql), "INSERT INTO %s.%s FORMAT TabSeparated", ch->db, table);
+	return run_quiet(ch, sql, rows, len);
+}
+
+int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
+		      const struct store_profile *sp, struct profile *const *p, size_t n)
+{
+	char *stacks = NULL, *samples = NULL, day[16];
+	size_t stacks_len = 0, samples_len = 0;
+	struct u64map fresh;
+	int err = 0;
+
+	if (!ch->created && (err = clickhouse_create(ch)))
+		return err;
+	clickhouse_day(w->start_ns, day);
+	u64map_init(&fresh);
+	FILE *sfp = open_memstream(&stacks, &stacks_len);
+	FILE *pfp = open_memstream(&samples, &samples_len);
+	if (!sfp || !pfp)
+		err = -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++)
+		err = put_process(ch, day, &sp[i], p[i], sfp, pfp, &fresh);
+	if (sfp)
+		fclose(sfp);
+	if (pfp)
+		fclose(pfp);
+	if (err)
+		snprintf(ch->error, sizeof(ch->error), "%s", strerror(-err));
+	/* Stacks first: a sample never names a stack the server lacks. */
+	if (!err)
+		err = insert(ch, "stacks", stacks, stacks_len);
+	if (!err)
+		err = insert(ch, "samples", samples, samples_len);
+	if (!err) {
+		char row[1024];
+		int k = snprintf(row, sizeof(row), "%s\t%lld\t%lld\t", day, (long long)w->start_ns,
+				 (long long)w->end_ns);
+		char *host = NULL;
+		size_t hlen = 0;
+		FILE *hfp = open_memstream(&host, &hlen);
+		if (hfp) {
+			put_field(hfp, w->host);
+			fclose(hfp);
+		}
+		k += snprintf(row + k, sizeof(row) - (size_t)k, "%s\t%llu\t%llu\t%llu\t%lld\n",
+			      host ? host : "", (unsigned long long)w->samples,
+			      (unsigned long long)w->lost, (unsigned long long)w->processes,
+			      (long long)w->agent_cpu_ns);
+		free(host);
+		err = insert(ch, "windows", row, (size_t)k < sizeof(row) ? (size_t)k : sizeof(row));
+	}
+	if (!err) {
+		if (u64map_count(&ch->sent) + u64map_count(&fresh) > SENT_MAX) {
+			u64map_release(&ch->sent);
+			u64map_init(&ch->sent);
+		}
+		struct collect c = {&ch->sent, 0};
+		u64map_each(&fresh, remember, &c);
+	}
+	u64map_release(&fresh);
+	free(stacks);
+	free(samples);
+	return err;
+}

@@ -1,0 +1,66 @@
+/*
+ * The fleet store on ClickHouse: every host's continuous agent ships each
+ * window to one ClickHouse database (`--export clickhouse://HOST:PORT/DB`),
+ * and `recce query --clickhouse URL` reads profiles of any hosts, labels
+ * and times back, merged into one profile like a query of the local store
+ * (store/query.h).
+ *
+ * recce speaks ClickHouse's HTTP interface (port 8123 by default). Three
+ * tables, made when missing (the schema is in docs/fleet-store.md):
+ *   stacks   one row per distinct stack, keyed by a 64-bit hash of its
+ *            frames (ReplacingMergeTree: a stack sent twice is one);
+ *   samples  one row per process, thread and stack of a window: its
+ *            labels, the stack's hash, samples and CPU time; partitioned
+ *            by day, so retention drops whole days;
+ *   windows  one row per host and window: what its sampler counted.
+ * A window's stacks are written before its samples, so a reader never
+ * meets a sample whose stack is missing. The exporter remembers the
+ * hashes it sent (up to a million, then it starts over), so a stack
+ * crosses the network about once.
+ *
+ * Ownership: clickhouse_open() returns a heap object freed with
+ * clickhouse_close(). Errors: each call returns 0 or -errno and leaves a
+ * message in clickhouse_error() (the server's first line, or what failed).
+ */
+#ifndef RECCE_STORE_CLICKHOUSE_H
+#define RECCE_STORE_CLICKHOUSE_H
+
+#include <stddef.h>
+
+#include "profile/profile.h"
+#include "store/query.h"
+#include "store/store.h"
+
+#define CLICKHOUSE_DEFAULT_PORT "8123"
+#define CLICKHOUSE_DEFAULT_DB	"recce"
+
+struct clickhouse;
+
+/* Reads url, clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DB], without
+ * connecting. Returns 0, -EINVAL (why says what is wrong) or -ENOMEM. */
+int clickhouse_open(const char *url, struct clickhouse **out, const char **why);
+void clickhouse_close(struct clickhouse *ch);
+
+/* "HOST:PORT/DB", for messages. */
+const char *clickhouse_where(const struct clickhouse *ch);
+
+/* The last error's words. */
+const char *clickhouse_error(const struct clickhouse *ch);
+
+/* Makes the database and its tables when missing. Returns 0 or -errno. */
+int clickhouse_create(struct clickhouse *ch);
+
+/* Ships one window: the window's row, and the samples of each process
+ * profile (sp[i] its labels, p[i] its named stacks; "tid" and "thread"
+ * labels of the samples are kept). Makes the tables first when they have
+ * not been made by this object yet. Returns 0 or -errno. */
+int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
+		      const struct store_profile *sp, struct profile *const *p, size_t n);
+
+/* Merges the samples under f (host, pids, comms and labels as for the
+ * local store) into *out, with the labels of store_query(). Returns 0 or
+ * -errno; *out has no sample when nothing matched. */
+int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,
+		     struct store_query_stats *st);
+
+#endif

@@ -1,0 +1,194 @@
+#!/bin/bash
+# The fleet store on a real ClickHouse (Debian's clickhouse-server, run by
+# this test from a temporary config on loopback): an agent exports every
+# window while a target with a known CPU split runs; `recce query
+# --clickhouse` reads it back with the same shares as the agent's local
+# store, by command, host and label; each stack is one row, samples are
+# partitioned by day; ClickHouse stopped mid-run costs the agent nothing
+# but a warning, and windows flow again when it is back; a server that is
+# not there and a URL that is not one are refused with what to do.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
+CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
+[ -x "$CH_SERVER" ] || skip_all "clickhouse-server is not installed (Debian package clickhouse-server)"
+command -v curl >/dev/null || skip_all "curl is not installed"
+
+now() { date +%s.%N; }
+
+# A free port on loopback, for ClickHouse's HTTP and native interfaces.
+free_port()
+{
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+HTTP_PORT=$(free_port)
+TCP_PORT=$(free_port)
+CH=$T/ch
+mkdir -p "$CH"
+cat >"$CH/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$CH/server.log</log><errorlog>$CH/error.log</errorlog></logger>
+  <http_port>$HTTP_PORT</http_port>
+  <tcp_port>$TCP_PORT</tcp_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$CH/data/</path>
+  <tmp_path>$CH/tmp/</tmp_path>
+  <user_files_path>$CH/user_files/</user_files_path>
+  <format_schema_path>$CH/schemas/</format_schema_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>268435456</mark_cache_size>
+  <uncompressed_cache_size>268435456</uncompressed_cache_size>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+EOF
+cat >"$CH/users.xml" <<'EOF'
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
+    <profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
+    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
+  </interval></default></quotas>
+</yandex>
+EOF
+
+# start_clickhouse: the server, until it answers; sets CHPID.
+start_clickhouse()
+{
+	spawn "$CH/out" "$CH_SERVER" --config-file="$CH/config.xml"
+	CHPID=$PID
+	wait_for 60 curl -sf "http://127.0.0.1:$HTTP_PORT/ping" -o /dev/null ||
+		diag "clickhouse-server did not answer: $(tail -n 5 "$CH/error.log" "$CH/out" 2>&1)"
+}
+
+# sql QUERY: ClickHouse's answer to QUERY, in TabSeparated.
+sql()
+{
+	curl -sf --data-binary "$1" "http://127.0.0.1:$HTTP_PORT/"
+}
+
+start_clickhouse
+ok "clickhouse-server runs from a temporary config" curl -sf "http://127.0.0.1:$HTTP_PORT/ping" -o /dev/null
+URL=clickhouse://127.0.0.1:$HTTP_PORT/fleet
+
+T0=$(now)
+spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
+	--store "$T/store" --window 1s --rate 99 --http 127.0.0.1:0 --export "$URL"
+AGENT=$PID
+wait_for 15 grep -q 'exporting every window' "$T/agent.err" || diag "$(cat "$T/agent.err")"
+like "$(cat "$T/agent.err")" "exporting every window to ClickHouse at 127\\.0\\.0\\.1:$HTTP_PORT/fleet" \
+	"the agent says where it exports"
+METRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/agent.err")
+sleep 1
+spawn "$T/split.out" "$TARGETS/split" 8
+SPLIT=$PID
+sleep 1
+"$TARGETS/hot" 2 >/dev/null 2>&1
+wait_exit 20 "$SPLIT"
+is "$WAIT_RC" 0 "the split target ran to its end"
+sleep 2.5 # its last window exported
+END=$(now)
+
+# --- read back --------------------------------------------------------
+
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --comm split -n 0
+is "$RC" 0 "query --clickhouse exits 0" || show_run
+cp "$OUT" "$T/fleet.txt"
+A=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
+B=$(awk '$4 == "work_b" { sub("%", "", $2); print $2; exit }' "$OUT")
+ok "work_a has 75% of split's samples in ClickHouse, within 5 points ($A%)" \
+	awk "BEGIN { exit !($A + 0 > 70 && $A + 0 < 80) }" || diag "$(cat "$OUT")"
+ok "work_b has 25%, within 5 points ($B%)" awk "BEGIN { exit !($B + 0 > 20 && $B + 0 < 30) }"
+like "$(cat "$OUT")" 'work_a +[^ ]*split\.c:[0-9]+' "with file:line"
+like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
+
+run "$RECCE" query --store "$T/store" --from "@$T0" --to "@$END" --comm split -n 0
+is "$(grep -E '^ +[0-9]' "$OUT" | awk '{ print $1, $2, $3, $4 }')" \
+	"$(grep -E '^ +[0-9]' "$T/fleet.txt" | awk '{ print $1, $2, $3, $4 }')" \
+	"the fleet store gives the same table as the agent's own store"
+
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --comm hot -n 3
+like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "the process that lived 2 s is there, named"
+
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --host "$(hostname)" --comm split -n 3
+like "$(cat "$OUT")" 'work_a' "--host picks this host's windows"
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --host another-host
+is "$RC" 1 "another host has none of them"
+like "$(cat "$ERR")" "no samples in 127\\.0\\.0\\.1:$HTTP_PORT/fleet .* that match" "and says so"
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --label "pid=$SPLIT" -n 3
+like "$(cat "$OUT")" 'work_a' "--label pid=PID picks one process"
+
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --pid "$SPLIT" -o "$T/split.pb.gz"
+is "$RC" 0 "query --clickhouse -o writes a pprof profile" || show_run
+perl "$(dirname "$0")/pprof-labels.pl" "$T/split.pb.gz" >"$T/labels"
+is "$(grep -vc "pid=$SPLIT .*comm=split exe=/[^ ]*/split build_id=[0-9a-f]\\{40\\}" "$T/labels")" 0 \
+	"every sample has the process's pid, comm, exe and build-id" ||
+	diag "$(head -n 3 "$T/labels")"
+if command -v go >/dev/null; then
+	run go tool pprof -top "$T/split.pb.gz"
+	like "$(cat "$OUT")" 'work_a' "go tool pprof reads it"
+else
+	skip "go is not installed" 1
+fi
+
+# --- the schema -------------------------------------------------------
+
+is "$(sql "SELECT count() - uniqExact(stack_hash) FROM fleet.stacks")" 0 \
+	"every stack was sent once"
+is "$(sql "SELECT count() FROM fleet.samples WHERE stack_hash NOT IN (SELECT stack_hash FROM fleet.stacks)")" 0 \
+	"every sample's stack is in the stacks table"
+is "$(sql "SELECT DISTINCT partition FROM system.parts WHERE database = 'fleet' AND table = 'samples' AND active")" \
+	"$(date -u +%Y-%m-%d)" "samples are partitioned by day" ||
+	diag "(a run across midnight UTC has two days)"
+cmp_ok "$(sql "SELECT count() FROM fleet.windows")" '>=' 8 "every window has its row"
+
+curl -sf "$METRICS/metrics" >"$T/metrics"
+like "$(cat "$T/metrics")" 'recce_agent_windows_exported_total [1-9]' "/metrics counts the windows exported"
+like "$(cat "$T/metrics")" 'recce_agent_windows_export_failed_total 0' "and none failed"
+
+# --- ClickHouse away and back -----------------------------------------
+
+kill -TERM "$CHPID"
+wait_exit 30 "$CHPID"
+wait_for 10 grep -q 'cannot export a window' "$T/agent.err"
+like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet: .*Connection refused: windows stay in $T/store only" \
+	"ClickHouse gone: the agent warns"
+sleep 2
+is "$(grep -c 'cannot export a window' "$T/agent.err")" 1 "once"
+ok "and goes on" kill -0 "$AGENT"
+AWAY=$(now)
+start_clickhouse
+wait_for 15 grep -q 'exported to .* again' "$T/agent.err"
+like "$(cat "$T/agent.err")" "windows are exported to 127\\.0\\.0\\.1:$HTTP_PORT/fleet again" \
+	"ClickHouse back: windows go through again"
+sleep 1.5
+cmp_ok "$(sql "SELECT count() FROM fleet.windows WHERE start_ns > $(awk "BEGIN { printf \"%d\", $AWAY * 1e9 }")")" \
+	'>=' 1 "and land there"
+run "$RECCE" query --store "$T/store" --from "@$AWAY" --windows --json
+cmp_ok "$(grep -c start_ns "$OUT")" '>=' 2 "the local store kept the windows ClickHouse missed"
+
+kill -INT "$AGENT"
+wait_exit 10 "$AGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0"
+
+# --- refusals ---------------------------------------------------------
+
+run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$(free_port)/fleet"
+is "$RC" 1 "no ClickHouse there exits 1"
+like "$(cat "$ERR")" 'Connection refused: is its HTTP interface there' "and says what to check"
+run "$RECCE" query --clickhouse "${URL}nothing" --from "@$T0"
+is "$RC" 1 "a database that does not exist exits 1"
+like "$(cat "$ERR")" "cannot query ClickHouse at .*: ClickHouse answered [0-9]+: .*fleetnothing" \
+	"and passes on ClickHouse's words"
+run "$RECCE" query --clickhouse "http://127.0.0.1:$HTTP_PORT/"
+is "$RC" 2 "a URL that is not clickhouse:// is a usage error"
+like "$(cat "$ERR")" 'wants clickhouse://' "and says what it wants"
+run "$RECCE" agent --continuous --export "clickhouse://127.0.0.1/bad-name"
+is "$RC" 2 "the agent refuses a database name ClickHouse would not take"
+run "$RECCE" query --clickhouse "$URL" --store "$T/store"
+is "$RC" 2 "--store and --clickhouse together are a usage error"
+kill -TERM "$CHPID"
+wait_exit 30 "$CHPID"
