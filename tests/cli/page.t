@@ -4,8 +4,9 @@
 # view: the chart names the commands that ran, the flamegraph of the whole
 # range has their functions under a frame per program, a drag across the
 # chart over the time only `split` ran shows split's functions and none of
-# hot's, the search highlights, a click zooms to the full width, and the
-# top table has file:line. Screenshots are kept as artifacts
+# hot's, the search highlights, a click zooms to the full width, the
+# top table has file:line, and the whole range compared with split's time
+# shows hot's frames grown and split's shrunk. Screenshots are kept as artifacts
 # ($B/artifacts/page-*.png).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format-consumers.sh"
@@ -31,6 +32,12 @@ print("top:", d.get("top", "").replace("\n", " | "))
 print("matched:", round(d.get("matched", 0)))
 print("highlighted:", d.get("highlighted", 0))
 print("zoomed:", d.get("widthAfter", 0) >= 0.97 * d.get("fullWidth", 1))
+dl = d.get("deltas", {})
+print("grew:", " ".join(sorted(k for k, v in dl.items() if v > 0)))
+print("shrank:", " ".join(sorted(k for k, v in dl.items() if v < 0)))
+print("diff status:", d.get("diffStatus", ""))
+print("compare after:", d.get("deltasAfter", "none"))
+print("compare button:", d.get("compareShown"))
 PY
 }
 
@@ -66,7 +73,14 @@ like "$F" 'matched: [1-9]' "the search matches"
 like "$F" 'highlighted: [1-9]' "and highlights"
 like "$F" 'zoomed: True' "a click on a frame zooms it to the full width"
 like "$F" 'top: .*work_a +[^ ]*split\.c:[0-9]+' "the top table has file:line"
-ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png"
+# Compared with split's time, the whole range has hot's frames, which
+# grew from nothing, and less of split's share.
+like "$F" 'grew: .*burn_cpu' "compared with split's time, hot's burn_cpu grew" || diag "$(grep -E 'grew|shrank' "$T/facts")"
+like "$F" 'shrank: .*work_a' "and split's work_a shrank"
+unlike "$F" 'shrank: .*burn_cpu' "burn_cpu did not shrink"
+like "$F" 'diff status: .*compared with .*red: grew, blue: shrank' "the page says what it compares"
+like "$F" 'compare after: 0' "no comparison takes the colours back"
+ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png" -a -s "$SHOT-diff.png"
 kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
@@ -88,6 +102,7 @@ F=$(cat "$T/facts")
 like "$F" 'error: none' "the page works" || diag "$(head -c 2000 "$T/facts")"
 like "$F" 'title: recce: hot.pb.gz' "its title names the file"
 like "$F" 'chart: False' "a file has no chart"
+like "$F" 'compare button: False' "and nothing to compare"
 like "$F" 'whole: .*burn_cpu' "the flamegraph has the profile's functions"
 like "$F" 'top: .*burn_cpu +.*hot\.c:[0-9]+' "the top table too, with file:line"
 like "$F" 'zoomed: True' "a click zooms"

@@ -3,7 +3,10 @@
 // flamegraph of the whole range load; with a range (FROM TO, ns since the
 // epoch), a drag across the chart over it loads that range's flamegraph;
 // a search highlights the frames it matches; a click on a frame zooms it
-// to the full width. Saves screenshots SHOT-whole.png and SHOT-range.png.
+// to the full width; with a range, the whole range compared with it (the
+// "compare with..." button, then a drag over the range) gives each frame
+// its change of share. Saves screenshots SHOT-whole.png, SHOT-range.png
+// and, with a range, SHOT-diff.png.
 // Prints one JSON object of what it saw for tests/cli/page.t.
 //
 //     node page-check.js URL SHOT [FROM TO]
@@ -11,6 +14,31 @@
 const {withPage, report} = require('./browser.js');
 
 const names = (page) => page.$$eval('#flame div', (ds) => [...new Set(ds.map((d) => d.dataset.name))]);
+
+// Drags across the chart from time a to time b (ns since the epoch).
+async function drag(page, a, b) {
+	const box = await page.locator('#chart').boundingBox();
+	const x0 = await page.evaluate((t) => recceChart.x(t), Number(a));
+	const x1 = await page.evaluate((t) => recceChart.x(t), Number(b));
+	await page.mouse.move(box.x + x0, box.y + 80);
+	await page.mouse.down();
+	await page.mouse.move(box.x + (x0 + x1) / 2, box.y + 80, {steps: 4});
+	await page.mouse.move(box.x + x1, box.y + 80, {steps: 4});
+	await page.mouse.up();
+}
+
+const loaded = (page, n) => page.waitForSelector('body[data-loaded="' + n + '"]', {timeout: 20000});
+
+// The largest change of share among the frames of each name.
+const deltas = (page) => page.$$eval('#flame div[data-delta]', (ds) => {
+	const out = {};
+	for (const d of ds) {
+		const v = Number(d.dataset.delta);
+		if (!(d.dataset.name in out) || Math.abs(v) > Math.abs(out[d.dataset.name]))
+			out[d.dataset.name] = v;
+	}
+	return out;
+});
 
 report(async () => {
 	const [url, shot, from, to] = process.argv.slice(2);
@@ -35,15 +63,8 @@ async function steps(page, out, shot, from, to) {
 		out.top = await page.$eval('#top', (e) => e.textContent);
 		await page.screenshot({path: shot + '-whole.png'});
 		if (from && to) {
-			const box = await page.locator('#chart').boundingBox();
-			const x0 = await page.evaluate((t) => recceChart.x(t), Number(from));
-			const x1 = await page.evaluate((t) => recceChart.x(t), Number(to));
-			await page.mouse.move(box.x + x0, box.y + 80);
-			await page.mouse.down();
-			await page.mouse.move(box.x + (x0 + x1) / 2, box.y + 80, {steps: 4});
-			await page.mouse.move(box.x + x1, box.y + 80, {steps: 4});
-			await page.mouse.up();
-			await page.waitForSelector('body[data-loaded="2"]', {timeout: 20000});
+			await drag(page, from, to);
+			await loaded(page, 2);
 			out.range = await names(page);
 			out.status = await page.$eval('#status', (e) => e.textContent);
 		}
@@ -55,4 +76,18 @@ async function steps(page, out, shot, from, to) {
 		out.widthAfter = (await page.locator('#flame div.match').first().boundingBox()).width;
 		out.fullWidth = (await page.locator('#flame').boundingBox()).width;
 		await page.screenshot({path: shot + '-range.png'});
+		out.compareShown = await page.locator('#compare').isVisible();
+		if (from && to) {
+			await page.click('#reset');
+			await loaded(page, 3);
+			await page.click('#compare');
+			await drag(page, from, to);
+			await loaded(page, 4);
+			out.deltas = await deltas(page);
+			out.diffStatus = await page.$eval('#status', (e) => e.textContent);
+			await page.screenshot({path: shot + '-diff.png'});
+			await page.click('#nocompare');
+			await loaded(page, 5);
+			out.deltasAfter = Object.keys(await deltas(page)).length;
+		}
 }
