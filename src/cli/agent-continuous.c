@@ -13,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
+#include "remote/tls.h"
 #include "store/clickhouse.h"
 #include "store/store.h"
 #include "util/tcp.h"
@@ -31,6 +34,8 @@
 struct said {
 	const char *store;
 	char http[128];
+	const char *scheme; /* "http" or "https" */
+	const char *token;  /* the page's token on the network, or NULL */
 	unsigned freq;
 	const char *window;
 	char export_to[400]; /* HOST:PORT/DB, no password */
@@ -43,9 +48,13 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 
 	switch (ev) {
 	case CONTINUOUS_STARTED:
-		note("profiling every process at %u Hz per CPU in windows of %s into %s%s%s",
-		     s->freq, s->window, s->store, s->http[0] ? "; metrics at http://" : "",
-		     s->http);
+		note("profiling every process at %u Hz per CPU in windows of %s into %s%s%s%s%s",
+		     s->freq, s->window, s->store, s->http[0] ? "; metrics at " : "",
+		     s->http[0] ? s->scheme : "", s->http[0] ? "://" : "", s->http);
+		if (s->token)
+			note("the page: %s://%s/?token=%s (scrapers send 'Authorization: Bearer "
+			     "TOKEN')",
+			     s->scheme, s->http, s->token);
 		if (s->export_to[0])
 			note("exporting every window to ClickHouse at %s", s->export_to);
 		if (s->ready_fd >= 0) {
@@ -110,11 +119,78 @@ static void say_start_failed(const char *store, int err, const char *why)
 	die("cannot open the store in %s: %s (%s)", store, strerror(-err), why);
 }
 
+/* The TLS handshake of a connection to the page on the network: the
+ * plain end of its relay, or -1 (dropped: the client was not TLS). */
+static int accept_https(void *arg, int lfd)
+{
+	char err[256];
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	return tls_accept_anyone(arg, fd, 2000, err, sizeof(err));
+}
+
+/* The page's token: the first line of --http-token FILE, or new. */
+static const char *page_token(const char *file)
+{
+	static char token[129];
+
+	if (!file) {
+		unsigned char r[16];
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			die("cannot make the page's token: %s", strerror(errno));
+		for (size_t i = 0; i < sizeof(r); i++)
+			snprintf(token + 2 * i, 3, "%02x", r[i]);
+		return token;
+	}
+	FILE *fp = fopen(file, "re");
+	if (!fp || !fgets(token, sizeof(token), fp))
+		die("cannot read the token in %s: %s", file, fp ? "it is empty" : strerror(errno));
+	fclose(fp);
+	token[strcspn(token, "\r\n")] = 0;
+	if (strlen(token) < 16 || strspn(token, "0123456789abcdefghijklmnopqrstuvwxyz"
+						"ABCDEFGHIJKLMNOPQRSTUVWXYZ-_.~") != strlen(token))
+		die("the token in %s must be 16 to 128 letters, digits or -_.~ (e.g. "
+		    "'openssl rand -hex 16 > %s')",
+		    file, file);
+	return token;
+}
+
+/* --http on an address other than loopback: HTTPS with the agent's
+ * certificate, and a token every request must carry. */
+static void serve_on_network(const struct agent_continuous_args *a, struct continuous_config *cfg,
+			     struct said *said, const char *spec)
+{
+	static char dir[PATH_MAX];
+	static const char *const need[] = {"ca.pem", "agent.pem", "agent.key"};
+
+	if (a->tls)
+		snprintf(dir, sizeof(dir), "%s", a->tls);
+	else
+		tls_default_dir(1, dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		char f[PATH_MAX + 16];
+		snprintf(f, sizeof(f), "%s/%s", dir, need[i]);
+		if (access(f, R_OK) < 0)
+			die("--http %s is on the network, where the page is served over HTTPS "
+			    "with a token: it needs %s (make the certificates with 'recce certs "
+			    "init %s', or give --tls DIR), or serve on 127.0.0.1 and reach it "
+			    "through 'ssh -L'",
+			    spec, f, dir);
+	}
+	cfg->http_accept = accept_https;
+	cfg->http_accept_arg = dir;
+	cfg->http_token = said->token = page_token(a->http_token);
+	said->scheme = "https";
+}
+
 pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 {
 	static char store[PATH_MAX];
 	struct continuous_config cfg = {0};
-	struct said said = {.window = a->window ? a->window : "10s", .ready_fd = -1};
+	struct said said = {
+	    .window = a->window ? a->window : "10s", .scheme = "http", .ready_fd = -1};
 
 	if (a->store)
 		snprintf(store, sizeof(store), "%s", a->store);
@@ -144,9 +220,7 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 			die("cannot listen on %s: %s: give another --http, or --http off", spec,
 			    strerror(-cfg.http_fd));
 		if (strncmp(said.http, "127.", 4) != 0 && strncmp(said.http, "[::1]", 5) != 0)
-			die("--http %s: the page and metrics are served on loopback only (reach "
-			    "them through 'ssh -L')",
-			    spec);
+			serve_on_network(a, &cfg, &said, spec);
 	}
 	if (a->export_url) {
 		struct clickhouse *ch;

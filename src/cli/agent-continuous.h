@@ -11,6 +11,8 @@
 struct agent_continuous_args {
 	int on;
 	const char *store, *window, *rate, *http, *retain, *max_store, *export_url;
+	const char *http_token; /* --http-token FILE */
+	const char *tls;	/* the agent's certificates, for --http on the network */
 };
 
 /* Starts the profiler (a child that stops when stop_fd is readable or

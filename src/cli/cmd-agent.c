@@ -70,6 +70,8 @@ static const struct opt agent_options[] = {
 		"delete the oldest windows past SIZE (default 1G)"),
     OPT_STRING_(0, "export", "clickhouse://HOST[:PORT]/DB", struct agent_args, cont.export_url,
 		"ship every window to this ClickHouse database too"),
+    OPT_STRING_(0, "http-token", "FILE", struct agent_args, cont.http_token,
+		"--http on the network: the token, from FILE (default: a new one)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
 		"serve the page and /metrics here (default 127.0.0.1:7451; off)"),
     OPT_END_(),
@@ -86,12 +88,16 @@ int cmd_agent(int argc, char **argv)
 		usage_die("agent", "unexpected argument '%s'", argv[first]);
 	if (a.stdio && (a.socket || a.listen))
 		usage_die("agent", "--stdio serves one client: not with --socket or --listen");
-	if (a.tls && !a.listen)
-		usage_die("agent", "--tls goes with --listen");
+	if (a.tls && !a.listen && !a.cont.on)
+		usage_die("agent", "--tls goes with --listen, or with --continuous --http on the "
+				   "network");
+	if (a.cont.http_token && !a.cont.on)
+		usage_die("agent", "--http-token goes with --continuous --http");
+	a.cont.tls = a.tls;
 	if (!a.cont.on && (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain ||
 			   a.cont.max_store || a.cont.http || a.cont.export_url))
-		usage_die("agent", "--store, --window, --rate, --retain, --max-store and --http go "
-				   "with --continuous");
+		usage_die("agent", "--store, --window, --rate, --retain, --max-store, --export and "
+				   "--http go with --continuous");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	char tls[PATH_MAX];

@@ -301,7 +301,13 @@ static void on_http(void *arg, int fd, short revents)
 
 	(void)revents;
 	struct continuous_http h = {c->store, c->host, &c->st, refresh_stats, c};
-	http_serve(fd, continuous_http, &h);
+	if (!c->cfg->http_accept) {
+		http_serve(fd, continuous_http, &h);
+		return;
+	}
+	int conn = c->cfg->http_accept(c->cfg->http_accept_arg, fd);
+	if (conn >= 0)
+		http_serve_conn(conn, c->cfg->http_token, continuous_http, &h);
 }
 
 static int start(struct continuous *c, const char **why)

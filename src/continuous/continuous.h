@@ -48,7 +48,13 @@ struct continuous_config {
 	const char *host;	/* the host label; NULL: gethostname() */
 	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
 	int stop_fd;		/* stop when readable (a signalfd) */
-	int http_fd;		/* a listening socket for GET /metrics; -1 for none */
+	int http_fd;		/* a listening socket for the page and /metrics; -1: none */
+	/* With these, a connection to http_fd is accepted by http_accept
+	 * (which returns the plain socket to answer on, or -1: a TLS
+	 * handshake) and each request must carry http_token. */
+	int (*http_accept)(void *arg, int lfd);
+	void *http_accept_arg;
+	const char *http_token;
 	void (*say)(void *arg, enum continuous_event ev, int err, const char *why);
 	void *say_arg;
 };

@@ -258,8 +258,9 @@ void tls_default_dir(int agent, char *buf, size_t len)
 }
 
 /* A TLS 1.3 context with dir's CA and the certificate prefix.pem/.key,
- * requiring the peer's certificate. */
-static SSL_CTX *context(const char *dir, const char *prefix, int server, char *err, size_t errlen)
+ * requiring the peer's certificate unless anyone (a browser's page). */
+static SSL_CTX *context(const char *dir, const char *prefix, int server, int anyone, char *err,
+			size_t errlen)
 {
 	char cert[4096], key[4096], ca[4096];
 	SSL_CTX *ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
@@ -276,7 +277,9 @@ static SSL_CTX *context(const char *dir, const char *prefix, int server, char *e
 	} else if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		say(err, errlen, "cannot read the CA", ca);
 	} else {
-		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+		if (!anyone)
+			SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+					   NULL);
 		return ctx;
 	}
 	SSL_CTX_free(ctx);
@@ -394,10 +397,11 @@ static void set_timeout(int fd, int ms)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
-int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, char *err,
-	       size_t errlen)
+/* The server's side of fd, with a client certificate or (anyone) none. */
+static int accept_tls(const char *dir, int fd, int timeout_ms, int anyone, struct tls_peer *peer,
+		      char *err, size_t errlen)
 {
-	SSL_CTX *ctx = context(dir, "agent", 1, err, errlen);
+	SSL_CTX *ctx = context(dir, "agent", 1, anyone, err, errlen);
 	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 
 	SSL_CTX_free(ctx); /* the connection keeps its reference */
@@ -424,13 +428,26 @@ int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, c
 	return relay_start(ssl, fd, err, errlen);
 }
 
+int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, char *err,
+	       size_t errlen)
+{
+	return accept_tls(dir, fd, timeout_ms, 0, peer, err, errlen);
+}
+
+int tls_accept_anyone(const char *dir, int fd, int timeout_ms, char *err, size_t errlen)
+{
+	struct tls_peer peer;
+
+	return accept_tls(dir, fd, timeout_ms, 1, &peer, err, errlen);
+}
+
 int tls_connect(const char *dir, const char *host, const char *port, char *err, size_t errlen)
 {
 	int fd = tcp_connect(host, port, err, errlen);
 
 	if (fd < 0)
 		return -1;
-	SSL_CTX *ctx = context(dir, "client", 0, err, errlen);
+	SSL_CTX *ctx = context(dir, "client", 0, 0, err, errlen);
 	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 	SSL_CTX_free(ctx);
 	if (!ssl) {

@@ -39,6 +39,12 @@ struct tls_peer {
 int tls_accept(const char *dir, int fd, int timeout_ms, struct tls_peer *peer, char *err,
 	       size_t errlen);
 
+/* The same for a client that shows no certificate (a browser, a
+ * Prometheus server): TLS 1.3 with the agent's certificate, whoever the
+ * peer is, for a service that authenticates its requests itself (the
+ * continuous agent's page and its token). */
+int tls_accept_anyone(const char *dir, int fd, int timeout_ms, char *err, size_t errlen);
+
 /* The client's side: connects to host:port, checks the agent's
  * certificate against the CA of dir and the name host, and relays.
  * Returns a plain socket, or -1 with a message in err. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,21 +26,21 @@ static void reply(int fd, const char *status, const char *type, const char *body
 		write_all(fd, body, n);
 }
 
-/* Reads the request on fd (at most a second, 8 KiB): NULL and the
- * target of a GET in target, or the status line to answer with. */
+/* Reads the request on fd (at most a second, 8 KiB) into req: NULL and
+ * the target of a GET in target, or the status line to answer with. */
 #define TARGET_MAX 2048
+#define REQ_MAX	   8192
 
-static const char *read_request(int fd, char target[TARGET_MAX])
+static const char *read_request(int fd, char req[REQ_MAX], char target[TARGET_MAX])
 {
-	char req[8192];
 	size_t got = 0;
 
 	/* The request line and headers, until the blank line. */
-	while (got < sizeof(req) - 1) {
+	while (got < REQ_MAX - 1) {
 		struct pollfd p = {fd, POLLIN, 0};
 		if (poll(&p, 1, 1000) != 1)
 			break;
-		ssize_t n = read(fd, req + got, sizeof(req) - 1 - got);
+		ssize_t n = read(fd, req + got, REQ_MAX - 1 - got);
 		if (n <= 0)
 			break;
 		got += (size_t)n;
@@ -56,14 +57,41 @@ static const char *read_request(int fd, char target[TARGET_MAX])
 	return NULL;
 }
 
-int http_serve(int lfd, http_handler_fn handler, void *ctx)
+/* Compares in a time that does not depend on where a and b differ. */
+static int same_secret(const char *a, const char *b, size_t n)
 {
-	char target[TARGET_MAX];
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	unsigned char d = 0;
 
-	if (fd < 0)
-		return -errno;
-	const char *bad = read_request(fd, target);
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)(a[i] ^ b[i]);
+	return d == 0;
+}
+
+/* Whether the request carries token: "token=TOKEN" in its query, or an
+ * "Authorization: Bearer TOKEN" header (as Prometheus sends). */
+static int has_token(const char *req, const char *query, const char *token)
+{
+	char given[256];
+	size_t n = strlen(token);
+
+	if (http_query_param(query, "token", given, sizeof(given)) && strlen(given) == n &&
+	    same_secret(given, token, n))
+		return 1;
+	for (const char *h = strchr(req, '\n'); h; h = strchr(h + 1, '\n')) {
+		if (strncasecmp(h + 1, "Authorization: Bearer ", 22) != 0)
+			continue;
+		const char *v = h + 23;
+		size_t len = strcspn(v, "\r\n");
+		return len == n && same_secret(v, token, n);
+	}
+	return 0;
+}
+
+int http_serve_conn(int fd, const char *token, http_handler_fn handler, void *ctx)
+{
+	char req[REQ_MAX], target[TARGET_MAX];
+
+	const char *bad = read_request(fd, req, target);
 	if (bad) {
 		reply(fd, bad, "text/plain", "", 0);
 		close(fd);
@@ -72,6 +100,14 @@ int http_serve(int lfd, http_handler_fn handler, void *ctx)
 	char *query = strchr(target, '?');
 	if (query)
 		*query++ = '\0';
+	if (token && !has_token(req, query ? query : "", token)) {
+		static const char why[] = "this page wants its token: open the address the agent "
+					  "printed (?token=...), or send 'Authorization: Bearer "
+					  "TOKEN'\n";
+		reply(fd, "401 Unauthorized", "text/plain", why, sizeof(why) - 1);
+		close(fd);
+		return 0;
+	}
 	char *buf = NULL;
 	size_t n = 0;
 	FILE *fp = open_memstream(&buf, &n);
@@ -94,6 +130,15 @@ int http_serve(int lfd, http_handler_fn handler, void *ctx)
 	free(buf);
 	close(fd);
 	return 0;
+}
+
+int http_serve(int lfd, http_handler_fn handler, void *ctx)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return http_serve_conn(fd, NULL, handler, ctx);
 }
 
 /* The one path of http_answer(). */

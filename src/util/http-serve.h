@@ -24,6 +24,12 @@ typedef int (*http_handler_fn)(void *ctx, const char *path, const char *query, F
  * methods other than GET). Returns 0, or -errno when accepting failed. */
 int http_serve(int lfd, http_handler_fn handler, void *ctx);
 
+/* Answers the one request of a connection already accepted (or the plain
+ * end of a TLS relay), and closes fd. With token, a request must carry it,
+ * as "token=TOKEN" in its query or an "Authorization: Bearer TOKEN"
+ * header, else it gets 401 and the handler is not called. Returns 0. */
+int http_serve_conn(int fd, const char *token, http_handler_fn handler, void *ctx);
+
 /* The value of key in a query string ("from=1&to=2"), percent-decoded
  * into out (len bytes): 1, or 0 when the key is absent. */
 int http_query_param(const char *query, const char *key, char *out, size_t len);

@@ -85,6 +85,54 @@ kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
 
+# --- on the network: HTTPS and a token ---------------------------------
+
+run "$RECCE" agent --continuous --socket "$T/n/a.sock" --store "$T/store-n" --http 0.0.0.0:0 \
+	--tls "$T/none"
+is "$RC" 1 "--http on the network without certificates is refused"
+like "$(cat "$ERR")" "is on the network, where the page is served over HTTPS with a token: it needs $T/none/ca\\.pem \\(make the certificates with 'recce certs init $T/none'" \
+	"and says how to make them"
+run "$RECCE" certs init "$T/tls"
+is "$RC" 0 "certificates for the agent" || show_run
+echo "a-token-from-a-file-0123" >"$T/token"
+spawn_recce "$T/net.out" "$T/net.err" agent --continuous --socket "$T/n/a.sock" \
+	--store "$T/store-n" --window 1s --rate 99 --http 0.0.0.0:0 --tls "$T/tls" \
+	--http-token "$T/token"
+NET=$PID
+wait_for 15 grep -q 'the page: https' "$T/net.err" || diag "$(cat "$T/net.err")"
+like "$(cat "$T/net.err")" 'the page: https://0\.0\.0\.0:[0-9]+/\?token=a-token-from-a-file-0123' \
+	"the agent says where the page is, with its token"
+PORT=$(sed -n 's/.*the page: https:\/\/0\.0\.0\.0:\([0-9]*\).*/\1/p' "$T/net.err")
+"$TARGETS/hot" 2 >/dev/null 2>&1
+sleep 1.5
+if command -v curl >/dev/null; then
+	CODE=$(curl -s --cacert "$T/tls/ca.pem" -o "$T/body" -w '%{http_code}' "https://127.0.0.1:$PORT/metrics")
+	is "$CODE" 401 "a request without the token is refused"
+	like "$(cat "$T/body")" 'wants its token' "and told what it lacks"
+	CODE=$(curl -s --cacert "$T/tls/ca.pem" -o "$T/body" -w '%{http_code}' \
+		-H 'Authorization: Bearer a-token-from-a-file-0123' "https://127.0.0.1:$PORT/metrics")
+	is "$CODE" 200 "the token as a bearer, as Prometheus sends it, is let in"
+	like "$(cat "$T/body")" 'recce_agent_windows_written_total [1-9]' "and gets the metrics"
+	CODE=$(curl -s --cacert "$T/tls/ca.pem" -o /dev/null -w '%{http_code}' \
+		"https://127.0.0.1:$PORT/api/series?token=not-the-token-0000000")
+	is "$CODE" 401 "a wrong token is refused"
+	curl -s -m 5 -o /dev/null "http://127.0.0.1:$PORT/metrics"
+	isnt "$?" 0 "plain HTTP gets nothing"
+else
+	skip "curl is not installed" 6
+fi
+RUN_TIMEOUT=120 run node tests/js/page-check.js "https://127.0.0.1:$PORT/?token=a-token-from-a-file-0123" \
+	"$B/artifacts/page-https"
+is "$RC" 0 "Chromium opens the page over HTTPS" || show_run
+facts "$OUT" >"$T/facts"
+F=$(cat "$T/facts")
+like "$F" 'error: none' "the page, given its token, works" || diag "$(head -c 2000 "$T/facts")"
+like "$F" 'whole: .*\[hot\].*burn_cpu' "its requests carry the token: the flamegraph has hot's functions"
+ok "the agent still runs after them all" kill -0 "$NET"
+kill -INT "$NET"
+wait_exit 10 "$NET"
+is "$WAIT_RC" 0 "the agent stops with status 0"
+
 # --- recce view FILE ------------------------------------------------------
 
 run "$RECCE" record -o "$T/hot.pb.gz" -- "$TARGETS/hot" 1
