@@ -74,7 +74,7 @@ if command -v go >/dev/null 2>&1; then
 	export GOCACHE="$T/gocache"
 	run go tool pprof -top "$P"
 	like "$(cat "$OUT")" 'Type: offcpu' "go tool pprof shows the default type offcpu" || show_run
-	like "$(grep -E 'Total samples|Showing' "$OUT")" 'Total samples = [0-9.]+(s|mins)' "... in time"
+	like "$(grep -E 'Total samples|Showing' "$OUT")" 'Total samples = [0-9.]+(ms|s|mins|hrs)' "... in time"
 	run go tool pprof -sample_index=switches -top "$P"
 	like "$(cat "$OUT")" 'Type: switches' "... and switches as the other type" || show_run
 else
