@@ -926,7 +926,7 @@ function cont_row(t, f, what, fmt) {
 }
 
 # 14. Continuous profiling.
-function figure_continuous(    t, base, cpu, pct, slow, bytes, hour, q, rpct, rslow, rbytes, c, b, busy) {
+function figure_continuous(    t, base, cpu, share, slow, nbytes, hour, q, rshare, rslow, rbytes, c, b, busy) {
 	if (!("recce" in CO))
 		return
 	print "## 14. Continuous profiling"
@@ -950,18 +950,18 @@ function figure_continuous(    t, base, cpu, pct, slow, bytes, hour, q, rpct, rs
 		tool_field(CO, T[t], "prof_cpu_s")
 		c = MED
 		tool_field(CO, T[t], "prof_wall_s")
-		pct = MED > 0 ? 100 * c / MED : 0
+		share = MED > 0 ? 100 * c / MED : 0
 		busy = cont_row(T[t], "busy_cpu_s", "", "%.2f")
 		tool_field(CO, T[t], "busy_cpu_s")
 		slow = base > 0 ? 100 * (MED / base - 1) : 0
-		bytes = cont_row(T[t], "bytes", "", "%.0f")
+		nbytes = cont_row(T[t], "bytes", "", "%.0f")
 		tool_field(CO, T[t], "bytes")
 		b = MED
 		tool_field(CO, T[t], "prof_wall_s")
 		hour = MED > 0 ? b * 3600 / MED : 0
-		printf "| %s | %s | %.3f%% | %s | %+.2f%% | %s | %.1f MB |\n", T[t], cpu, pct, busy, slow, bytes, hour / 1e6
+		printf "| %s | %s | %.3f%% | %s | %+.2f%% | %s | %.1f MB |\n", T[t], cpu, share, busy, slow, nbytes, hour / 1e6
 		if (T[t] == "recce") {
-			rpct = pct
+			rshare = share
 			rslow = slow
 			rbytes = hour
 		}
@@ -971,8 +971,8 @@ function figure_continuous(    t, base, cpu, pct, slow, bytes, hour, q, rpct, rs
 		printf "\nOne hour of one host, %d process windows, merged by `recce query`: %s s.\n", CO["query", 1, "rows"], q
 	print ""
 	budget("continuous agent, its own CPU (2 busy, 200 idle processes)", "< 1% of one core (goal 0.3%)",
-		sprintf("%.3f%%", rpct), rpct < 1,
-		sprintf("the agent used %.3f%% of one core", rpct))
+		sprintf("%.3f%%", rshare), rshare < 1,
+		sprintf("the agent used %.3f%% of one core", rshare))
 	budget("continuous agent, busy processes slowed", "< 0.5%", sprintf("%+.2f%%", rslow), rslow < 0.5,
 		sprintf("the busy processes used %.2f%% more CPU for the same work", rslow))
 	caveat("a slowdown below 1% is within the spread of runs on a shared machine")
