@@ -10,6 +10,8 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_files(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_capture(int argc, char **argv);

@@ -24,6 +24,7 @@ struct agent_args {
 	const char *scopes_file;
 	const char *socket;
 	const char *audit;
+	const char *files;
 	const char *listen;
 	const char *tls;
 	int stdio;
@@ -52,6 +53,8 @@ static const struct opt agent_options[] = {
 	      "serve one client on standard input and output (under SSH)"),
     OPT_STRING_(0, "audit", "FILE", struct agent_args, audit,
 		"append every command run to FILE (default: audit.log beside the socket)"),
+    OPT_STRING_(0, "files", "DIR", struct agent_args, files,
+		"keep clients' files here (default /var/lib/recce/files as root)"),
     OPT_STRING_(0, "listen", "[ADDR:]PORT", struct agent_args, listen,
 		"also serve TCP, over TLS with client certificates (loopback unless ADDR)"),
     OPT_STRING_(0, "tls", "DIR", struct agent_args, tls,
@@ -153,6 +156,7 @@ int cmd_agent(int argc, char **argv)
 		}
 	}
 	cfg.audit = a.audit;
+	cfg.files = a.files;
 	cfg.listen = a.listen;
 	cfg.tls = a.tls;
 	sigset_t old;

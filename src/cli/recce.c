@@ -36,6 +36,8 @@ static const struct command commands[] = {
     {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
     {"tasks", cmd_tasks, "the tasks of a program's event loops, per type, live or for Prometheus"},
     {"agent", cmd_agent, "serve recce's commands to other places: a local socket, SSH, TLS"},
+    {"files", cmd_files, "the files kept on an agent's node for you (a trace's --wrap set)"},
+    {"fetch", cmd_fetch, "bring files kept on an agent's node here"},
     {"certs", cmd_certs, "make the certificates of agents listening over TLS and their clients"},
     {"help", cmd_help, "show the help page of a subcommand"},
 };

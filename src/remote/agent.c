@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "remote/frame.h"
+#include "remote/node-files.h"
 #include "remote/tls.h"
 #include "util/clock.h"
 #include "util/tcp.h"
@@ -80,34 +81,6 @@ static int send_output(int fd, uint64_t id, unsigned stream, const uint8_t *data
 	return frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_OUTPUT, &o);
 }
 
-/* Sends the file name of dir, in chunks; a missing file is skipped. */
-static int send_file(int fd, uint64_t id, int dirfd, const char *name)
-{
-	int f = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (f < 0)
-		return 0;
-	uint8_t *buf = malloc(FRAME_FILE_CHUNK);
-	int err = buf ? 0 : -ENOMEM;
-	for (int last = 0; !err && !last;) {
-		ssize_t n = read(f, buf, FRAME_FILE_CHUNK);
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		last = (size_t)n < FRAME_FILE_CHUNK;
-		Recce__Agent__File fl = RECCE__AGENT__FILE__INIT;
-		fl.name = (char *)name;
-		fl.data.data = buf;
-		fl.data.len = (size_t)n;
-		fl.last = last;
-		err = frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_FILE, &fl);
-	}
-	free(buf);
-	close(f);
-	return err;
-}
-
 /* One line of the audit log: when, who, the command; "denied" before
  * the command when it was refused for its scope. */
 static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run, int denied)
@@ -144,12 +117,25 @@ static const char *refuse(const Recce__Agent__Run *run)
 		return "no command to run";
 	if (run->argv[0][0] == '-' || strcmp(run->argv[0], "agent") == 0)
 		return "the agent runs recce's commands, not the agent itself or a global option";
-	for (size_t i = 0; i < run->n_outputs; i++) {
-		const char *o = run->outputs[i];
+	for (size_t i = 0; i < run->n_outputs + run->n_keep; i++) {
+		const char *o =
+		    i < run->n_outputs ? run->outputs[i] : run->keep[i - run->n_outputs];
 		if (!*o || strchr(o, '/') || strcmp(o, ".") == 0 || strcmp(o, "..") == 0)
 			return "an output file is named by its base name only";
 	}
 	return NULL;
+}
+
+/* The client's directory of kept files (remote/node-files.h). */
+static int peer_files(const struct agent_config *cfg, const struct peer *p, char *dir, size_t len)
+{
+	char base[4096];
+
+	if (cfg->files)
+		snprintf(base, sizeof(base), "%s", cfg->files);
+	else
+		node_files_default(base, sizeof(base));
+	return node_files_dir(base, p->cert, p->uid, p->gid, p->switch_user, dir, len);
 }
 
 /* The command's child: in dir, as the peer, stdout and stderr to the
@@ -270,7 +256,11 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; !client_gone && dfd >= 0 && i < run->n_outputs && !rc; i++)
-		rc = send_file(wfd, id, dfd, run->outputs[i]);
+		rc = node_files_send(wfd, id, dfd, run->outputs[i]);
+	/* Kept files stay, whether the client is still there or not. */
+	char kept[4096];
+	if (dfd >= 0 && run->n_keep && peer_files(cfg, p, kept, sizeof(kept)) == 0)
+		node_files_keep(dfd, kept, run->keep, run->n_keep);
 	if (dfd >= 0)
 		close(dfd);
 	if (!client_gone && !rc) {
@@ -310,6 +300,43 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 	return 1;
 }
 
+/* A Files request: the client's kept files listed or sent, as the
+ * commands `files` and `fetch` (read scope) in the audit log. */
+static int serve_files(const struct agent_config *cfg, int wfd, uint64_t id,
+		       const Recce__Agent__Files *f, const struct peer *p)
+{
+	char msg[1024], dir[4096];
+	char **argv = calloc(f->n_fetch + 1, sizeof(*argv));
+	Recce__Agent__Run as = RECCE__AGENT__RUN__INIT;
+
+	if (!argv)
+		return -ENOMEM;
+	argv[0] = f->n_fetch ? "fetch" : "files";
+	for (size_t i = 0; i < f->n_fetch; i++)
+		argv[i + 1] = f->fetch[i];
+	as.argv = argv;
+	as.n_argv = f->n_fetch + 1;
+	as.keep = f->fetch;
+	as.n_keep = f->n_fetch;
+	const char *why = refuse(&as);
+	int rc;
+	if (why) {
+		rc = send_error(wfd, id, why);
+	} else if (out_of_scope(cfg, p, &as, msg, sizeof(msg))) {
+		audit(cfg->audit, p, &as, 1);
+		rc = send_error(wfd, id, msg);
+	} else if ((rc = peer_files(cfg, p, dir, sizeof(dir))) < 0) {
+		snprintf(msg, sizeof(msg), "the agent cannot make the directory of your files: %s",
+			 strerror(-rc));
+		rc = send_error(wfd, id, msg);
+	} else {
+		audit(cfg->audit, p, &as, 0);
+		rc = node_files_answer(wfd, id, dir, f->fetch, f->n_fetch, f->remove);
+	}
+	free(argv);
+	return rc;
+}
+
 /* One connection: hello, one command, its end. */
 static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, const struct peer *p)
 {
@@ -333,8 +360,12 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 		rc = rc < 0 ? rc : 0;
 		goto out;
 	}
+	if (e->body_case == RECCE__AGENT__ENVELOPE__BODY_FILES) {
+		rc = serve_files(cfg, wfd, e->id, e->files, p);
+		goto out;
+	}
 	if (e->body_case != RECCE__AGENT__ENVELOPE__BODY_RUN) {
-		rc = send_error(wfd, e->id, "this agent takes Run requests only");
+		rc = send_error(wfd, e->id, "this agent takes Run and Files requests only");
 		goto out;
 	}
 	const char *why = refuse(e->run);

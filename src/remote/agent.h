@@ -3,7 +3,8 @@
  * local socket or on standard input and output (under SSH).
  *
  * Each connection is served by a process of its own, so that nothing one
- * client sends can reach another. It exchanges Hello, takes one Run,
+ * client sends can reach another. It exchanges Hello, takes one Files
+ * request (the client's kept files, remote/node-files.h) or one Run,
  * writes it to the audit log, and runs that recce command as a child in a
  * private directory: as the client's user when the agent is root and the
  * client is not (SO_PEERCRED), so that the kernel grants the command what
@@ -34,6 +35,7 @@ struct agent_config {
 	const char *self;	     /* the recce binary to run commands with */
 	int stop_fd;		     /* stop serving when readable (a signalfd); -1 for none */
 	const struct scopes *scopes; /* what each client may do (remote/scopes.h) */
+	const char *files; /* where clients' kept files go (remote/node-files.h); NULL: default */
 };
 
 /* The default socket: /run/recce/agent.sock for root,

@@ -12,10 +12,12 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "remote/frame.h"
 #include "remote/tls.h"
+#include "util/array.h"
 #include "util/path.h"
 #include "util/readall.h"
 #include "util/tcp.h"
@@ -33,7 +35,13 @@ struct client {
 	int rfd, wfd;
 	pid_t ssh; /* the SSH client, if any */
 	struct output *outs;
-	size_t nouts;
+	size_t nouts, outs_cap;
+	char **keep; /* -o sets of a --wrap trace: they stay on the node */
+	size_t nkeep;
+	int fetching;	  /* fetch: every file that comes is written here */
+	int write_failed; /* a file that came could not be written here */
+	size_t fetched;	  /* files written whole here */
+	unsigned long long fetched_bytes;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -136,6 +144,11 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 	if (!v || !c->outs)
 		return -ENOMEM;
 	int operands = 0; /* after "--": a command's own arguments */
+	int wrap = 0;	  /* trace --wrap: its -o set stays on the node */
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--wrap") == 0 || strncmp(argv[i], "--wrap=", 7) == 0)
+			wrap = 1;
+	c->outs_cap = (size_t)argc + 1;
 	for (int i = 0; i < argc; i++) {
 		v[i] = argv[i];
 		if (operands || strcmp(argv[i], "--") == 0) {
@@ -166,6 +179,18 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 		for (size_t k = 0; k < c->nouts; k++)
 			if (strcmp(c->outs[k].name, base) == 0)
 				return -EEXIST;
+		if (wrap) {
+			char **grown = realloc(c->keep, (c->nkeep + 1) * sizeof(*grown));
+			if (!grown || !(grown[c->nkeep] = strdup(base)))
+				return -ENOMEM;
+			c->keep = grown;
+			c->nkeep++;
+			size_t len = strlen(prefix) + strlen(base) + 1;
+			if (!(v[i] = malloc(len)))
+				return -ENOMEM;
+			snprintf(v[i], len, "%s%s", prefix, base);
+			continue;
+		}
 		struct output *o = &c->outs[c->nouts++];
 		o->local = path;
 		o->fd = -1;
@@ -186,8 +211,20 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	for (size_t i = 0; i < c->nouts && !o; i++)
 		if (strcmp(c->outs[i].name, f->name) == 0)
 			o = &c->outs[i];
-	if (!o)
-		return;
+	if (!o && c->fetching && f->name[0] && !strchr(f->name, '/') &&
+	    strcmp(f->name, "..") != 0 && strcmp(f->name, ".") != 0) {
+		/* A file of a set being fetched: here, by its name on the node. */
+		struct output *grown =
+		    array_reserve(c->outs, &c->outs_cap, c->nouts + 1, sizeof(*grown));
+		char *name = grown ? strdup(f->name) : NULL;
+		if (!name)
+			return;
+		c->outs = grown;
+		o = &c->outs[c->nouts++];
+		*o = (struct output){name, name, -1, NULL};
+	}
+	if (!o || o->fd == -2 || o->fd == -3)
+		return; /* unknown, done, or failed */
 	if (o->fd < 0) {
 		size_t len = strlen(o->local) + 16;
 		o->part = malloc(len);
@@ -197,18 +234,53 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 		o->fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (o->fd < 0) {
 			fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(errno));
+			o->fd = -3;
+			c->write_failed = 1;
 			return;
 		}
 	}
 	int err = write_all(o->fd, f->data.data, f->data.len);
-	if (err < 0)
+	c->fetched_bytes += f->data.len;
+	if (err < 0) {
+		/* Whole or not at all: the part goes. */
 		fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(-err));
+		close(o->fd);
+		unlink(o->part);
+		o->fd = -3;
+		c->write_failed = 1;
+		return;
+	}
 	if (f->last) {
 		close(o->fd);
 		o->fd = -2; /* done */
-		if (rename(o->part, o->local) < 0)
+		if (rename(o->part, o->local) < 0) {
 			fprintf(stderr, "recce: cannot write '%s': %s\n", o->local,
 				strerror(errno));
+			unlink(o->part);
+			c->write_failed = 1;
+		} else {
+			c->fetched++;
+		}
+	}
+}
+
+/* The client's files on the node, as `ls -l` would list them. */
+static void print_list(const Recce__Agent__FileList *l)
+{
+	if (!l->n_files) {
+		printf("no files are kept on this node\n");
+		return;
+	}
+	printf("%-32s %12s  %s\n", "name", "bytes", "written");
+	for (size_t i = 0; i < l->n_files; i++) {
+		char when[32];
+		time_t t = (time_t)(l->files[i]->mtime_ns / 1000000000);
+		struct tm tm;
+		if (!localtime_r(&t, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "@%lld", (long long)t);
+		printf("%-32s %12llu  %s\n", l->files[i]->name,
+		       (unsigned long long)l->files[i]->size, when);
 	}
 }
 
@@ -246,6 +318,10 @@ static int follow(struct client *c)
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_EXIT:
 			status = e->exit->status;
+			break;
+		case RECCE__AGENT__ENVELOPE__BODY_FILE_LIST:
+			print_list(e->file_list);
+			status = 0;
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_ERROR:
 			fprintf(stderr, "recce: the agent at %s refused: %s\n", c->node,
@@ -289,6 +365,22 @@ static int handshake(struct client *c, char **argv, int argc)
 	if ((rc = frame_send_msg(c->wfd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &hello)) < 0)
 		return rc;
 
+	if (strcmp(argv[0], "files") == 0 || strcmp(argv[0], "fetch") == 0) {
+		Recce__Agent__Files f = RECCE__AGENT__FILES__INIT;
+		char **fetch = calloc((size_t)argc, sizeof(*fetch));
+		if (!fetch)
+			return -ENOMEM;
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--remove") == 0)
+				f.remove = 1;
+			else
+				fetch[f.n_fetch++] = argv[i];
+		f.fetch = fetch;
+		c->fetching = 1;
+		rc = frame_send_msg(c->wfd, 1, RECCE__AGENT__ENVELOPE__BODY_FILES, &f);
+		free(fetch);
+		return rc;
+	}
 	Recce__Agent__Run run = RECCE__AGENT__RUN__INIT;
 	char **names = calloc(c->nouts + 1, sizeof(*names));
 	if (!names)
@@ -299,6 +391,8 @@ static int handshake(struct client *c, char **argv, int argc)
 	run.n_argv = (size_t)argc;
 	run.outputs = names;
 	run.n_outputs = c->nouts;
+	run.keep = c->keep;
+	run.n_keep = c->nkeep;
 	rc = frame_send_msg(c->wfd, 1, RECCE__AGENT__ENVELOPE__BODY_RUN, &run);
 	free(names);
 	return rc;
@@ -306,7 +400,7 @@ static int handshake(struct client *c, char **argv, int argc)
 
 int remote_run(const char *node, int argc, char **argv)
 {
-	struct client c = {node, -1, -1, 0, NULL, 0};
+	struct client c = {.node = node, .rfd = -1, .wfd = -1};
 	char **sent = NULL;
 	int status = 1;
 
@@ -316,6 +410,15 @@ int remote_run(const char *node, int argc, char **argv)
 	if (!*node || (strstr(node, "://") && !ssh)) {
 		fprintf(stderr, "recce: usage: --node takes HOST[:PORT] (TLS), unix:PATH (a local "
 				"agent's socket) or ssh://[USER@]HOST[:PORT]\n");
+		return 2;
+	}
+	int is_files = strcmp(argv[0], "files") == 0, is_fetch = strcmp(argv[0], "fetch") == 0;
+	int names = 0;
+	for (int i = 1; i < argc; i++)
+		names += strcmp(argv[i], "--remove") != 0;
+	if ((is_files && argc > 1) || (is_fetch && !names)) {
+		fprintf(stderr, "recce: usage: recce --node NODE files | recce --node NODE fetch "
+				"NAME... [--remove]\n");
 		return 2;
 	}
 	int rc = take_outputs(&c, argc, argv, &sent);
@@ -349,6 +452,19 @@ int remote_run(const char *node, int argc, char **argv)
 			strerror(-rc));
 	else
 		status = follow(&c);
+	if (status == 0 && c.write_failed)
+		status = 1;
+	if (c.fetching && c.fetched)
+		fprintf(stderr, "recce: fetched %zu file%s (%llu bytes) from %s\n", c.fetched,
+			c.fetched == 1 ? "" : "s", c.fetched_bytes, node);
+	if (status == 0 && c.nkeep) {
+		for (size_t i = 0; i < c.nkeep; i++)
+			fprintf(
+			    stderr,
+			    "recce: the files of '%s' stay on %s: 'recce --node %s files' lists "
+			    "them, 'recce --node %s fetch %s' brings them here\n",
+			    c.keep[i], node, node, node, c.keep[i]);
+	}
 done:
 	if (c.wfd >= 0)
 		close(c.wfd);
@@ -370,5 +486,8 @@ done:
 			free(sent[i]);
 	free(sent);
 	free(c.outs);
+	for (size_t i = 0; i < c.nkeep; i++)
+		free(c.keep[i]);
+	free(c.keep);
 	return status;
 }

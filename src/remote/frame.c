@@ -96,6 +96,12 @@ int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, v
 	case RECCE__AGENT__ENVELOPE__BODY_ERROR:
 		e.error = msg;
 		break;
+	case RECCE__AGENT__ENVELOPE__BODY_FILES:
+		e.files = msg;
+		break;
+	case RECCE__AGENT__ENVELOPE__BODY_FILE_LIST:
+		e.file_list = msg;
+		break;
 	default:
 		return -EINVAL;
 	}

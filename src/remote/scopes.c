@@ -110,8 +110,9 @@ void scopes_release(struct scopes *s)
 
 unsigned scope_needed(const char *command)
 {
-	static const char *const read_cmds[] = {"record",    "report", "top", "replay", "symbolize",
-						"addr2line", "events", "seq", "tasks",	"help", "query"};
+	static const char *const read_cmds[] = {
+	    "record", "report", "top",	"replay", "symbolize", "addr2line", "events",
+	    "seq",    "tasks",	"help", "query",  "files",     "fetch"};
 	for (size_t i = 0; i < sizeof(read_cmds) / sizeof(read_cmds[0]); i++)
 		if (strcmp(command, read_cmds[i]) == 0)
 			return SCOPE_READ;

@@ -19,7 +19,7 @@ is "$(head -n "$(wc -l <"$T/want")" "$OUT")" "$(cat "$T/want")" "recce help star
 cp "$OUT" "$T/help"
 run "$RECCE" --help
 is "$(cat "$OUT")" "$(cat "$T/help")" "recce --help prints the same"
-for cmd in record report query view top trace capture replay symbolize addr2line events seq tasks agent certs patch help; do
+for cmd in record report query view top trace capture replay symbolize addr2line events seq tasks agent files fetch certs patch help; do
 	like "$(cat "$T/help")" "^ +$cmd +[a-z]" "recce help lists '$cmd'"
 done
 # Every listed command has its page.

@@ -22,7 +22,7 @@ table_names()
 		sed 's/^, //' | sort -u
 }
 
-for cmd in record report query view top trace capture replay symbolize addr2line events seq tasks agent certs patch; do
+for cmd in record report query view top trace capture replay symbolize addr2line events seq tasks agent fetch certs patch; do
 	run "$RECCE" "$cmd" --list-options
 	is "$RC" 0 "recce $cmd --list-options exits 0"
 	ok "it lists options, each with its help" test "$(grep -c "	." "$OUT")" -ge 1
