@@ -14,19 +14,16 @@
 #include <unistd.h>
 
 #include "remote/frame.h"
+#include "store/store.h"
 #include "util/array.h"
 
 void node_files_default(char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
+	char data[4096];
 
-	if (geteuid() == 0)
-		snprintf(buf, len, "/var/lib/recce/files");
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/recce/files", xdg);
-	else
-		snprintf(buf, len, "%s/.local/share/recce/files", home && *home ? home : ".");
+	/* Beside the continuous store: recce's one data directory. */
+	store_default_dir(data, sizeof(data));
+	snprintf(buf, len, "%s/files", data);
 }
 
 /* Makes path and the directories above it that are missing, 0700. */
