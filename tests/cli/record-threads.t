@@ -29,15 +29,10 @@ spawn_recce "$T/rec.out" "$T/rec.err" record -p "$TGT" -d 10 -o "$P"
 REC=$PID
 wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
 sleep 0.3
-# Start the late waves now, and note their thread ids and names.
+# Start the late waves now; the target says each thread's id and name.
 kill -USR1 "$TGT"
-: >"$T/tasks"
-while ! _gone "$TGT"; do
-	for t in /proc/"$TGT"/task/*; do
-		echo "${t##*/} $(cat "$t/comm" 2>/dev/null)"
-	done >>"$T/tasks" 2>/dev/null
-	sleep 0.05
-done
+wait_for 30 _gone "$TGT"
+awk '$1 == "threads:" && $2 == "tid" { print $3, $4 }' "$T/threads.out" >"$T/tasks"
 if wait_exit 5 "$REC"; then
 	is "$WAIT_RC" 0 "record -p ends with status 0 when the process exits" ||
 		diag "$(cat "$T/rec.err")"

@@ -11,7 +11,8 @@
  * once the profiler is attached). Then, for SECONDS (default 2), waves of two
  * threads named "late-N" run late_worker_spin() for 0.25 s each and are
  * joined. Prints "threads: early wave done" when the early threads are
- * joined and "threads: N late threads" at the end.
+ * joined and "threads: N late threads" at the end; each worker prints
+ * "threads: tid TID NAME" as it starts.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t go;
 static volatile uint64_t sink;
@@ -53,6 +55,10 @@ __attribute__((noinline)) static uint64_t spin_until(struct worker *w)
 	volatile uint64_t h = 1;
 
 	pthread_setname_np(pthread_self(), w->name);
+	/* Its id, for a test to know which samples are its own: a poll of
+	 * /proc from outside misses threads while two spinners hold both
+	 * CPUs of a small machine. */
+	printf("threads: tid %d %s\n", (int)gettid(), w->name);
 	while (now() < w->end)
 		for (int i = 0; i < 100000; i++)
 			h = h * 6364136223846793005ULL + 1442695040888963407ULL;
