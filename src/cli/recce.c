@@ -12,6 +12,7 @@
 #include "cli/help.h"
 #include "cli/usage.h"
 #include "remote/client.h"
+#include "remote/multi.h"
 #include "util/version.h"
 
 struct command {
@@ -118,7 +119,8 @@ int main(int argc, char **argv)
 	if (node && *node &&
 	    (node_given || (strcmp(cmd, "agent") != 0 && strcmp(cmd, "certs") != 0)) &&
 	    strcmp(cmd, "help") != 0 && cmd[0] != '-')
-		return remote_run(node, argc - 1, argv + 1);
+		return strchr(node, ',') ? remote_run_many(node, argc - 1, argv + 1)
+					 : remote_run(node, argc - 1, argv + 1);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("recce %s\n", RECCE_VERSION);
 		return 0;

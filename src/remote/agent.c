@@ -68,6 +68,7 @@ static int send_hello(int fd)
 	h.capabilities = caps;
 	h.n_capabilities = sizeof(caps) / sizeof(caps[0]);
 	h.node = host;
+	h.time_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
 	return frame_send_msg(fd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &h);
 }
 
@@ -353,12 +354,21 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 		rc = rc < 0 ? rc : -EPROTO;
 		goto out;
 	}
-	frame_free(e);
-	e = NULL;
-	rc = frame_conn_wait(&c, &e, -1);
-	if (rc <= 0) {
-		rc = rc < 0 ? rc : 0;
-		goto out;
+	/* Clock questions are answered as they come, before the request. */
+	for (;;) {
+		frame_free(e);
+		e = NULL;
+		rc = frame_conn_wait(&c, &e, -1);
+		if (rc <= 0) {
+			rc = rc < 0 ? rc : 0;
+			goto out;
+		}
+		if (e->body_case != RECCE__AGENT__ENVELOPE__BODY_CLOCK)
+			break;
+		Recce__Agent__Clock now = RECCE__AGENT__CLOCK__INIT;
+		now.time_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
+		if ((rc = frame_send_msg(wfd, e->id, RECCE__AGENT__ENVELOPE__BODY_CLOCK, &now)) < 0)
+			goto out;
 	}
 	if (e->body_case == RECCE__AGENT__ENVELOPE__BODY_FILES) {
 		rc = serve_files(cfg, wfd, e->id, e->files, p);

@@ -18,9 +18,12 @@
 #include "remote/frame.h"
 #include "remote/tls.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/path.h"
 #include "util/readall.h"
 #include "util/tcp.h"
+
+#define CLOCK_ROUNDS 5 /* clock questions of remote_clock() */
 
 /* An -o file: its path here and its name on the node. */
 struct output {
@@ -398,6 +401,83 @@ static int handshake(struct client *c, char **argv, int argc)
 	return rc;
 }
 
+/* Connects to node: unix:PATH or a path, ssh://..., else TLS. */
+static int connect_node(struct client *c, const char *node)
+{
+	if (strncmp(node, "ssh://", 6) == 0)
+		return connect_ssh(c, node + 6);
+	if (strncmp(node, "unix:", 5) == 0 || strchr(node, '/'))
+		return connect_unix(c, strncmp(node, "unix:", 5) == 0 ? node + 5 : node);
+	return connect_tls(c, node);
+}
+
+static void disconnect(struct client *c)
+{
+	if (c->wfd >= 0)
+		close(c->wfd);
+	if (c->rfd >= 0 && c->rfd != c->wfd)
+		close(c->rfd);
+	c->rfd = c->wfd = -1;
+	tls_relays_wait(2000);
+	if (c->ssh > 0)
+		waitpid(c->ssh, NULL, 0);
+}
+
+int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns)
+{
+	struct client c = {.node = node, .rfd = -1, .wfd = -1};
+	struct frame_conn conn;
+	Envelope *e = NULL;
+
+	signal(SIGPIPE, SIG_IGN);
+	int rc = connect_node(&c, node);
+	if (rc < 0)
+		return rc;
+	/* The agent sends its Hello as soon as it serves the connection:
+	 * its clock then is taken to be ours halfway through the wait. */
+	int64_t t0 = (int64_t)time_now_ns(CLOCK_REALTIME);
+	frame_conn_init(&conn, c.rfd);
+	rc = frame_conn_wait(&conn, &e, 30000);
+	int64_t t1 = (int64_t)time_now_ns(CLOCK_REALTIME);
+	if (rc > 0 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_HELLO) {
+		*rtt_ns = t1 - t0;
+		*offset_ns = e->hello->time_ns ? e->hello->time_ns - (t0 + t1) / 2 : 0;
+		rc = e->hello->time_ns ? 0 : -ENOTSUP;
+	} else {
+		rc = rc < 0 ? rc : -EPROTO;
+	}
+	frame_free(e);
+	e = NULL;
+	/* The Hello's time waits for the agent to set the connection up;
+	 * Clock questions on the open connection are answered at once, and
+	 * the shortest round trip bounds the error best. An older agent
+	 * answers with an Error: the Hello's estimate stands. */
+	Recce__Agent__Hello hello = RECCE__AGENT__HELLO__INIT;
+	hello.version = FRAME_VERSION;
+	if (rc == 0 && frame_send_msg(c.wfd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &hello) == 0) {
+		for (int i = 0; i < CLOCK_ROUNDS; i++) {
+			Recce__Agent__Clock q = RECCE__AGENT__CLOCK__INIT;
+			t0 = (int64_t)time_now_ns(CLOCK_REALTIME);
+			if (frame_send_msg(c.wfd, 1, RECCE__AGENT__ENVELOPE__BODY_CLOCK, &q) < 0 ||
+			    frame_conn_wait(&conn, &e, 5000) <= 0)
+				break;
+			t1 = (int64_t)time_now_ns(CLOCK_REALTIME);
+			int got = e->body_case == RECCE__AGENT__ENVELOPE__BODY_CLOCK;
+			if (got && t1 - t0 < *rtt_ns) {
+				*rtt_ns = t1 - t0;
+				*offset_ns = e->clock->time_ns - (t0 + t1) / 2;
+			}
+			frame_free(e);
+			e = NULL;
+			if (!got)
+				break;
+		}
+	}
+	frame_conn_release(&conn);
+	disconnect(&c);
+	return rc;
+}
+
 int remote_run(const char *node, int argc, char **argv)
 {
 	struct client c = {.node = node, .rfd = -1, .wfd = -1};
@@ -406,7 +486,7 @@ int remote_run(const char *node, int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	int ssh = strncmp(node, "ssh://", 6) == 0;
-	int local = strncmp(node, "unix:", 5) == 0 || strchr(node, '/');
+	int local = !ssh && (strncmp(node, "unix:", 5) == 0 || strchr(node, '/'));
 	if (!*node || (strstr(node, "://") && !ssh)) {
 		fprintf(stderr, "recce: usage: --node takes HOST[:PORT] (TLS), unix:PATH (a local "
 				"agent's socket) or ssh://[USER@]HOST[:PORT]\n");
@@ -432,9 +512,7 @@ int remote_run(const char *node, int argc, char **argv)
 		fprintf(stderr, "recce: out of memory\n");
 		goto done;
 	}
-	rc = ssh     ? connect_ssh(&c, node + 6)
-	     : local ? connect_unix(&c, strncmp(node, "unix:", 5) == 0 ? node + 5 : node)
-		     : connect_tls(&c, node);
+	rc = connect_node(&c, node);
 	if (rc == -ECONNREFUSED && !ssh && !local)
 		goto done; /* said */
 	if (rc < 0) {
@@ -466,13 +544,7 @@ int remote_run(const char *node, int argc, char **argv)
 			    c.keep[i], node, node, node, c.keep[i]);
 	}
 done:
-	if (c.wfd >= 0)
-		close(c.wfd);
-	if (c.rfd >= 0 && c.rfd != c.wfd)
-		close(c.rfd);
-	tls_relays_wait(2000);
-	if (c.ssh > 0)
-		waitpid(c.ssh, NULL, 0);
+	disconnect(&c);
 	for (size_t i = 0; i < c.nouts; i++) {
 		if (c.outs[i].fd >= 0) { /* cut short: the partial file goes */
 			close(c.outs[i].fd);

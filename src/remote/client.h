@@ -12,9 +12,17 @@
 #ifndef RECCE_CLIENT_H
 #define RECCE_CLIENT_H
 
+#include <stdint.h>
+
 /* Runs argv[0..argc) (a subcommand and its arguments) on node and returns
  * its exit status, or 1 with a message when the node cannot be reached or
  * goes away, 2 for a node that is not one. */
 int remote_run(const char *node, int argc, char **argv);
+
+/* The node's clock against this one's: offset (its minus ours) and the
+ * round trip it was measured over, from the time its agent puts in its
+ * Hello. Returns 0, -ENOTSUP for an agent that sends none, or the
+ * connection's -errno. */
+int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns);
 
 #endif

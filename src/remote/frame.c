@@ -102,6 +102,9 @@ int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, v
 	case RECCE__AGENT__ENVELOPE__BODY_FILE_LIST:
 		e.file_list = msg;
 		break;
+	case RECCE__AGENT__ENVELOPE__BODY_CLOCK:
+		e.clock = msg;
+		break;
 	default:
 		return -EINVAL;
 	}
