@@ -38,7 +38,7 @@ struct node {
 	int64_t offset; /* its clock minus ours */
 	pid_t pid;
 	int out, err; /* the child's pipes; -1 once closed */
-	char *buf[2]; /* partial lines of out and err */
+	char *buf[2]; /* partial lines of out and err, LINE_MAX_B + 1 bytes each */
 	size_t len[2];
 	struct line *q; /* timed lines waiting, in the node's order */
 	size_t head, n, cap;
@@ -144,18 +144,12 @@ static int read_stream(struct node *nd, int s)
 			break;
 		char c = end ? '\n' : chunk[i];
 		if (c != '\n') {
-			if (nd->len[s] + 1 < LINE_MAX_B) {
-				char *b = realloc(nd->buf[s], nd->len[s] + 2);
-				if (!b)
-					continue;
-				nd->buf[s] = b;
-				b[nd->len[s]++] = c;
-			}
+			if (nd->len[s] < LINE_MAX_B)
+				nd->buf[s][nd->len[s]++] = c;
 			continue;
 		}
-		char *b = nd->buf[s] ? nd->buf[s] : "";
-		if (nd->buf[s])
-			b[nd->len[s]] = '\0';
+		char *b = nd->buf[s];
+		b[nd->len[s]] = '\0';
 		if (s)
 			fprintf(stderr, "%s: %s\n", nd->name, b);
 		else
@@ -187,6 +181,10 @@ static int start_node(struct node *nd, int argc, char **argv)
 {
 	int out[2], err[2];
 
+	nd->buf[0] = malloc(LINE_MAX_B + 1);
+	nd->buf[1] = malloc(LINE_MAX_B + 1);
+	if (!nd->buf[0] || !nd->buf[1])
+		return -ENOMEM;
 	if (pipe(out) < 0)
 		return -errno;
 	if (pipe(err) < 0) {
@@ -273,10 +271,11 @@ int remote_run_many(const char *list, int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	int rc;
 	for (size_t i = 0; i < n; i++)
-		if (start_node(&nodes[i], argc, argv) < 0) {
+		if ((rc = start_node(&nodes[i], argc, argv)) < 0) {
 			fprintf(stderr, "recce: %s: cannot start its client: %s\n", nodes[i].name,
-				strerror(errno));
+				strerror(-rc));
 			status = 1;
 		}
 	for (;;) {
