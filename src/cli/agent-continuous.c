@@ -163,22 +163,17 @@ static void serve_on_network(const struct agent_continuous_args *a, struct conti
 			     struct said *said, const char *spec)
 {
 	static char dir[PATH_MAX];
-	static const char *const need[] = {"ca.pem", "agent.pem", "agent.key"};
+	char f[PATH_MAX + 16];
 
 	if (a->tls)
 		snprintf(dir, sizeof(dir), "%s", a->tls);
 	else
 		tls_default_dir(1, dir, sizeof(dir));
-	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-		char f[PATH_MAX + 16];
-		snprintf(f, sizeof(f), "%s/%s", dir, need[i]);
-		if (access(f, R_OK) < 0)
-			die("--http %s is on the network, where the page is served over HTTPS "
-			    "with a token: it needs %s (make the certificates with 'recce certs "
-			    "init %s', or give --tls DIR), or serve on 127.0.0.1 and reach it "
-			    "through 'ssh -L'",
-			    spec, f, dir);
-	}
+	if (tls_agent_files(dir, f, sizeof(f)) < 0)
+		die("--http %s is on the network, where the page is served over HTTPS with a "
+		    "token: it needs %s (make the certificates with 'recce certs init %s', or "
+		    "give --tls DIR), or serve on 127.0.0.1 and reach it through 'ssh -L'",
+		    spec, f, dir);
 	cfg->http_accept = accept_https;
 	cfg->http_accept_arg = dir;
 	cfg->http_token = said->token = page_token(a->http_token);

@@ -109,15 +109,10 @@ int cmd_agent(int argc, char **argv)
 			tls_default_dir(1, tls, sizeof(tls));
 			a.tls = tls;
 		}
-		static const char *const need[] = {"ca.pem", "agent.pem", "agent.key"};
-		for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
-			char f[PATH_MAX + 16];
-			snprintf(f, sizeof(f), "%s/%s", a.tls, need[i]);
-			if (access(f, R_OK) < 0)
-				die("--listen needs %s: make the certificates with 'recce certs "
-				    "init %s'",
-				    f, a.tls);
-		}
+		char f[PATH_MAX + 16];
+		if (tls_agent_files(a.tls, f, sizeof(f)) < 0)
+			die("--listen needs %s: make the certificates with 'recce certs init %s'",
+			    f, a.tls);
 	}
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)

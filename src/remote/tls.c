@@ -245,6 +245,18 @@ int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen
 	return rc;
 }
 
+int tls_agent_files(const char *dir, char *missing, size_t len)
+{
+	static const char *const need[] = {"ca.pem", "agent.pem", "agent.key"};
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		snprintf(missing, len, "%s/%s", dir, need[i]);
+		if (access(missing, R_OK) < 0)
+			return -ENOENT;
+	}
+	return 0;
+}
+
 void tls_default_dir(int agent, char *buf, size_t len)
 {
 	const char *env = getenv("RECCE_TLS"), *home = getenv("HOME");

@@ -55,6 +55,11 @@ int tls_connect(const char *dir, const char *host, const char *port, char *err, 
  * connection and free it before the process exits. */
 void tls_relays_wait(int timeout_ms);
 
+/* Whether dir has what an agent serves TLS with (ca.pem, agent.pem,
+ * agent.key): 0, or -ENOENT with the first missing file's path in
+ * missing. */
+int tls_agent_files(const char *dir, char *missing, size_t len);
+
 /* Where a client's TLS directory is: $RECCE_TLS, else
  * ~/.config/recce/tls; an agent's: /etc/recce/tls as root, else that. */
 void tls_default_dir(int agent, char *buf, size_t len);
