@@ -220,8 +220,11 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 	if (a->export_url) {
 		struct clickhouse *ch;
 		const char *why;
-		if (clickhouse_open(a->export_url, &ch, &why) == -EINVAL)
+		int err = clickhouse_open(a->export_url, &ch, &why);
+		if (err == -EINVAL)
 			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
+		if (err < 0)
+			die("cannot export to %s: %s", a->export_url, strerror(-err));
 		snprintf(said.export_to, sizeof(said.export_to), "%s", clickhouse_where(ch));
 		clickhouse_close(ch);
 		cfg.export_url = a->export_url;

@@ -4,9 +4,12 @@
  *   split [SECONDS]
  *
  * Runs for SECONDS (default 10) of wall time, in rounds: work_a() makes
- * 300,000 turns of a loop, then work_b() 100,000 turns of the same loop,
- * so whatever the machine's load, three quarters of its CPU time are in
- * work_a and one quarter in work_b. Prints "split: done" at the end.
+ * 3n turns of a loop, then work_b() n turns of the same loop, so whatever
+ * the machine's load, three quarters of its CPU time are in work_a and one
+ * quarter in work_b. Each round draws n between 50,000 and 150,000: with
+ * rounds all alike, a sampler's fixed period could keep landing at the
+ * same point of the round and see any split at all. Prints "split: done"
+ * at the end.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,24 +34,30 @@ static int64_t ns_of(clockid_t clk)
 			sink = sink * 6364136223846793005ULL + 1;                                  \
 	} while (0)
 
-__attribute__((noinline)) void work_a(void)
+__attribute__((noinline)) void work_a(long n)
 {
-	SPIN(300000);
+	SPIN(3 * n);
 }
 
-__attribute__((noinline)) void work_b(void)
+__attribute__((noinline)) void work_b(long n)
 {
-	SPIN(100000);
+	SPIN(n);
 }
 
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 10;
 	int64_t end = ns_of(CLOCK_MONOTONIC) + (int64_t)(secs * 1e9);
+	uint64_t draw = (uint64_t)ns_of(CLOCK_REALTIME) | 1;
 
 	while (ns_of(CLOCK_MONOTONIC) < end) {
-		work_a();
-		work_b();
+		draw ^= draw << 13; /* xorshift64 */
+		draw ^= draw >> 7;
+		draw ^= draw << 17;
+		long n = 50000 + (long)(draw % 100001);
+
+		work_a(n);
+		work_b(n);
 	}
 	printf("split: done\n");
 	return 0;
