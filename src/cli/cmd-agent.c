@@ -25,6 +25,7 @@ struct agent_args {
 	const char *socket;
 	const char *audit;
 	const char *files;
+	const char *client_buffer;
 	const char *listen;
 	const char *tls;
 	int stdio;
@@ -55,6 +56,8 @@ static const struct opt agent_options[] = {
 		"append every command run to FILE (default: audit.log beside the socket)"),
     OPT_STRING_(0, "files", "DIR", struct agent_args, files,
 		"keep clients' files here (default /var/lib/recce/files as root)"),
+    OPT_STRING_(0, "client-buffer", "SIZE", struct agent_args, client_buffer,
+		"output held for a client that reads slowly, then lines dropped (default 8M)"),
     OPT_STRING_(0, "listen", "[ADDR:]PORT", struct agent_args, listen,
 		"also serve TCP, over TLS with client certificates (loopback unless ADDR)"),
     OPT_STRING_(0, "tls", "DIR", struct agent_args, tls,
@@ -152,6 +155,15 @@ int cmd_agent(int argc, char **argv)
 	}
 	cfg.audit = a.audit;
 	cfg.files = a.files;
+	if (a.client_buffer) {
+		uint64_t size = 0;
+		if (parse_size_prefix(a.client_buffer, &size) != (int)strlen(a.client_buffer) ||
+		    size < 4096 || size > (1ULL << 32))
+			usage_die("agent", "--client-buffer wants a size from 4K to 4G, such as 8M, "
+					   "not '%s'",
+				  a.client_buffer);
+		cfg.client_buffer = (size_t)size;
+	}
 	cfg.listen = a.listen;
 	cfg.tls = a.tls;
 	sigset_t old;

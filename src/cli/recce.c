@@ -13,6 +13,7 @@
 #include "cli/usage.h"
 #include "remote/client.h"
 #include "remote/multi.h"
+#include "util/progress.h"
 #include "util/version.h"
 
 struct command {
@@ -71,6 +72,7 @@ int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	progress_init(); /* before anything could start a program */
 	/*
 	 * libdw fetches missing debug info over the network when
 	 * DEBUGINFOD_URLS is set (Debian sets it in login shells). A profiler

@@ -21,8 +21,10 @@
 
 #include "remote/frame.h"
 #include "remote/node-files.h"
+#include "remote/outq.h"
 #include "remote/tls.h"
 #include "util/clock.h"
+#include "util/progress.h"
 #include "util/tcp.h"
 
 #define HELLO_TIMEOUT_MS 10000
@@ -70,16 +72,6 @@ static int send_hello(int fd)
 	h.node = host;
 	h.time_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
 	return frame_send_msg(fd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &h);
-}
-
-static int send_output(int fd, uint64_t id, unsigned stream, const uint8_t *data, size_t n)
-{
-	Recce__Agent__Output o = RECCE__AGENT__OUTPUT__INIT;
-
-	o.stream = stream;
-	o.data.data = (uint8_t *)data;
-	o.data.len = n;
-	return frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_OUTPUT, &o);
 }
 
 /* One line of the audit log: when, who, the command; "denied" before
@@ -140,9 +132,9 @@ static int peer_files(const struct agent_config *cfg, const struct peer *p, char
 }
 
 /* The command's child: in dir, as the peer, stdout and stderr to the
- * pipes. Never returns. */
+ * pipes, its progress lines (util/progress.h) to fd 3. Never returns. */
 static void run_child(const char *self, const Recce__Agent__Run *run, const char *dir,
-		      const struct peer *p, int out, int err)
+		      const struct peer *p, int out, int err, int prog)
 {
 	char **argv = calloc(run->n_argv + 2, sizeof(*argv));
 
@@ -152,7 +144,8 @@ static void run_child(const char *self, const Recce__Agent__Run *run, const char
 	for (size_t i = 0; i < run->n_argv; i++)
 		argv[i + 1] = run->argv[i];
 	int devnull = open("/dev/null", O_RDONLY);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+	    dup2(prog, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 || setenv(PROGRESS_ENV, "3", 1) < 0)
 		_exit(1);
 	if (chdir(dir) < 0)
 		_exit(1);
@@ -185,12 +178,41 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* A line of a pipe read in pieces. */
+struct partial {
+	char text[1024];
+	size_t len;
+};
+
+/* The command's progress lines (util/progress.h) read now, sent on as
+ * Progress messages; a line that does not parse is left out. */
+static int forward_progress(struct outq *q, struct partial *p, const uint8_t *data, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] != '\n') {
+			if (p->len < sizeof(p->text) - 1)
+				p->text[p->len++] = (char)data[i];
+			continue;
+		}
+		const char *what, *unit;
+		uint64_t done, total;
+		p->text[p->len] = 0;
+		p->len = 0;
+		if (progress_parse(p->text, &what, &done, &total, &unit) == 0) {
+			int err = outq_progress(q, what, done, total, unit);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* Runs one command for the client on fd and streams it back. */
 static int run_command(const struct agent_config *cfg, struct frame_conn *c, int wfd, uint64_t id,
 		       const Recce__Agent__Run *run, const struct peer *p)
 {
 	char dir[] = "/tmp/recce-agent-XXXXXX";
-	int out[2], err[2];
+	int out[2], err[2], prog[2];
 
 	if (!mkdtemp(dir))
 		return send_error(wfd, id, "the agent cannot make a directory for the command");
@@ -198,23 +220,34 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 		rmdir(dir);
 		return send_error(wfd, id, "the agent cannot give the command its directory");
 	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(prog, O_CLOEXEC) < 0 ||
+	    fcntl(prog[1], F_SETFL, O_NONBLOCK) < 0) {
 		rmdir(dir);
 		return -errno;
 	}
 	pid_t child = fork();
 	if (child == 0)
-		run_child(cfg->self, run, dir, p, out[1], err[1]);
+		run_child(cfg->self, run, dir, p, out[1], err[1], prog[1]);
 	close(out[1]);
 	close(err[1]);
-	int status = 0, client_gone = 0, pipes = 2, rc = 0;
+	close(prog[1]);
+	struct partial said = {0}; /* its progress line, read so far */
+	/* Output waits in q for a slow client, never in the command. */
+	struct outq q;
+	int status = 0, client_gone = outq_init(&q, wfd, id, cfg->client_buffer) < 0;
+	int pipes = 3, rc = 0;
 	uint64_t kill_at = 0;
-	struct pollfd pf[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {c->fd, POLLIN, 0}};
+	struct pollfd pf[5] = {{out[0], POLLIN, 0},
+			       {err[0], POLLIN, 0},
+			       {prog[0], POLLIN, 0},
+			       {c->fd, POLLIN, 0},
+			       {wfd, POLLOUT, 0}};
 	while (child > 0 && pipes > 0) {
-		int timeout = kill_at ? 100 : -1;
-		if (poll(pf, client_gone ? 2 : 3, timeout) < 0 && errno != EINTR)
+		int timeout = kill_at ? 100 : q.unreported ? 1000 : -1;
+		int writing = !client_gone && outq_pending(&q) > 0;
+		if (poll(pf, client_gone ? 3 : writing ? 5 : 4, timeout) < 0 && errno != EINTR)
 			break;
-		for (int s = 0; s < 2; s++) {
+		for (int s = 0; s < 3; s++) {
 			if (pf[s].fd < 0 || !pf[s].revents)
 				continue;
 			uint8_t buf[65536];
@@ -225,11 +258,19 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 				pipes--;
 				continue;
 			}
-			if (!client_gone &&
-			    send_output(wfd, id, (unsigned)s + 1, buf, (size_t)n) < 0)
+			if (client_gone)
+				continue;
+			if (s == 2)
+				rc = forward_progress(&q, &said, buf, (size_t)n);
+			else
+				rc = outq_output(&q, (unsigned)s + 1, buf, (size_t)n);
+			if (rc < 0)
 				client_gone = 1;
+			rc = 0;
 		}
-		if (!client_gone && pf[2].revents) {
+		if (!client_gone && outq_flush(&q) < 0)
+			client_gone = 1;
+		if (!client_gone && pf[3].revents) {
 			long r = frame_conn_fill(c);
 			Envelope *e = NULL;
 			int got = r > 0 ? frame_conn_next(c, &e) : -1;
@@ -249,11 +290,14 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 			kill_at = UINT64_MAX;
 		}
 	}
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 3; s++)
 		if (pf[s].fd >= 0)
 			close(pf[s].fd);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
+	if (!client_gone && outq_finish(&q) < 0)
+		client_gone = 1;
+	outq_release(&q);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (size_t i = 0; !client_gone && dfd >= 0 && i < run->n_outputs && !rc; i++)

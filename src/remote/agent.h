@@ -13,8 +13,10 @@
  * handshake checks the client's certificate before one byte of the
  * protocol is read, and a client refused is only a line on the agent's
  * standard error. The command's output streams back as it
- * comes; when it ends, the files the client asked for follow, then its
- * exit status. A Cancel, or a client that goes away, stops the command as
+ * comes, held for a client that reads slowly up to a limit past which
+ * lines are dropped and counted (remote/outq.h), so that nothing waits on
+ * that client; when it ends, the files the client asked for follow, then
+ * its exit status. A Cancel, or a client that goes away, stops the command as
  * Ctrl-C would (SIGINT, SIGKILL 2 s later): its probes and events go with
  * it, whatever the client did. A command outside the client's scopes
  * (remote/scopes.h) is refused, and written to the audit log as denied.
@@ -36,6 +38,7 @@ struct agent_config {
 	int stop_fd;		     /* stop serving when readable (a signalfd); -1 for none */
 	const struct scopes *scopes; /* what each client may do (remote/scopes.h) */
 	const char *files; /* where clients' kept files go (remote/node-files.h); NULL: default */
+	size_t client_buffer; /* a command's output held for a slow client (remote/outq.h); 0: default */
 };
 
 /* The default socket: /run/recce/agent.sock for root,

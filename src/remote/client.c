@@ -45,6 +45,8 @@ struct client {
 	int write_failed; /* a file that came could not be written here */
 	size_t fetched;	  /* files written whole here */
 	unsigned long long fetched_bytes;
+	int progress;	  /* Progress shown: 0 not, 1 on a line redrawn (a terminal), 2 as lines */
+	int progress_up;  /* a redrawn line is on the terminal now */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -287,6 +289,62 @@ static void print_list(const Recce__Agent__FileList *l)
 	}
 }
 
+/* How Progress is shown: redrawn on a terminal, as lines with
+ * RECCE_PROGRESS=1, never with RECCE_PROGRESS=0. */
+static int progress_mode(void)
+{
+	const char *env = getenv("RECCE_PROGRESS");
+
+	if (env && *env)
+		return strcmp(env, "0") == 0 ? 0 : isatty(STDERR_FILENO) ? 1 : 2;
+	return isatty(STDERR_FILENO) ? 1 : 0;
+}
+
+/* An amount in its unit: 12.0 MiB for bytes, 3.0 s for ms, 120 windows. */
+static void amount(char *buf, size_t len, uint64_t v, const char *unit)
+{
+	if (strcmp(unit, "ms") == 0)
+		snprintf(buf, len, "%.1f s", (double)v / 1e3);
+	else if (strcmp(unit, "bytes") == 0 && v >= 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", (double)v / (1024.0 * 1024.0));
+	else if (strcmp(unit, "bytes") == 0 && v >= 1024)
+		snprintf(buf, len, "%.1f KiB", (double)v / 1024.0);
+	else
+		snprintf(buf, len, "%llu %s", (unsigned long long)v, unit);
+}
+
+/* Takes a redrawn progress line off the terminal, before other output. */
+static void progress_clear(struct client *c)
+{
+	if (c->progress_up)
+		write_all(STDERR_FILENO, "\r\033[K", 4);
+	c->progress_up = 0;
+}
+
+/* "recce: NODE: recording: 3 s of 10 s (30%)". */
+static void progress_show(struct client *c, const Recce__Agent__Progress *p)
+{
+	char line[600], done[64], total[64] = "";
+	const char *unit = p->unit && *p->unit ? p->unit : "";
+
+	if (!c->progress)
+		return;
+	amount(done, sizeof(done), p->done, unit);
+	if (p->total)
+		amount(total, sizeof(total), p->total, unit);
+	int n = snprintf(line, sizeof(line), "%srecce: %s: %.200s: %s%s%s", c->progress == 1 ? "\r\033[K" : "",
+			 c->node, p->what ? p->what : "", done, p->total ? " of " : "", total);
+	if (p->total && n > 0 && (size_t)n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " (%.0f%%)",
+			      100.0 * (double)p->done / (double)p->total);
+	if (n > 0 && (size_t)n < sizeof(line) - 1) {
+		if (c->progress == 2)
+			line[n++] = '\n';
+		write_all(STDERR_FILENO, line, (size_t)n);
+		c->progress_up = c->progress == 1;
+	}
+}
+
 /* Reads the command's frames until its exit. */
 static int follow(struct client *c)
 {
@@ -305,13 +363,19 @@ static int follow(struct client *c)
 		if (rc == -ETIMEDOUT || rc == -EINTR)
 			continue;
 		if (rc <= 0) {
+			progress_clear(c);
 			fprintf(stderr,
 				"recce: the agent at %s went away before the command ended%s%s\n",
 				c->node, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
 			status = 1;
 			break;
 		}
+		if (e->body_case != RECCE__AGENT__ENVELOPE__BODY_PROGRESS)
+			progress_clear(c);
 		switch (e->body_case) {
+		case RECCE__AGENT__ENVELOPE__BODY_PROGRESS:
+			progress_show(c, e->progress);
+			break;
 		case RECCE__AGENT__ENVELOPE__BODY_OUTPUT:
 			write_all(e->output->stream == 1 ? 1 : 2, e->output->data.data,
 				  e->output->data.len); /* a closed terminal loses it, as locally */
@@ -336,6 +400,7 @@ static int follow(struct client *c)
 		}
 		frame_free(e);
 	}
+	progress_clear(c);
 	frame_conn_release(&conn);
 	return status;
 }
@@ -480,7 +545,7 @@ int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns)
 
 int remote_run(const char *node, int argc, char **argv)
 {
-	struct client c = {.node = node, .rfd = -1, .wfd = -1};
+	struct client c = {.node = node, .rfd = -1, .wfd = -1, .progress = progress_mode()};
 	char **sent = NULL;
 	int status = 1;
 

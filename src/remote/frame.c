@@ -105,6 +105,9 @@ int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, v
 	case RECCE__AGENT__ENVELOPE__BODY_CLOCK:
 		e.clock = msg;
 		break;
+	case RECCE__AGENT__ENVELOPE__BODY_PROGRESS:
+		e.progress = msg;
+		break;
 	default:
 		return -EINVAL;
 	}

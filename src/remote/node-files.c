@@ -16,6 +16,7 @@
 #include "remote/frame.h"
 #include "store/store.h"
 #include "util/array.h"
+#include "util/clock.h"
 
 void node_files_default(char *buf, size_t len)
 {
@@ -119,6 +120,9 @@ int node_files_send(int fd, uint64_t id, int dirfd, const char *name)
 		return 0;
 	uint8_t *buf = malloc(FRAME_FILE_CHUNK);
 	int err = buf ? 0 : -ENOMEM;
+	struct stat st;
+	uint64_t size = fstat(f, &st) == 0 ? (uint64_t)st.st_size : 0, sent = 0;
+	uint64_t said = time_now_ns(CLOCK_MONOTONIC);
 	for (int last = 0; !err && !last;) {
 		ssize_t n = read(f, buf, FRAME_FILE_CHUNK);
 		if (n < 0) {
@@ -126,6 +130,21 @@ int node_files_send(int fd, uint64_t id, int dirfd, const char *name)
 			break;
 		}
 		last = (size_t)n < FRAME_FILE_CHUNK;
+		/* A file that takes long to send says how far it got. */
+		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+		if (now >= said + PROGRESS_EVERY_NS) {
+			char what[300];
+			Recce__Agent__Progress pr = RECCE__AGENT__PROGRESS__INIT;
+			snprintf(what, sizeof(what), "sending %s", name);
+			pr.what = what;
+			pr.done = sent;
+			pr.total = size > sent ? size : 0;
+			pr.unit = "bytes";
+			said = now;
+			if ((err = frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_PROGRESS, &pr)))
+				break;
+		}
+		sent += (uint64_t)n;
 		Recce__Agent__File fl = RECCE__AGENT__FILE__INIT;
 		fl.name = (char *)name;
 		fl.data.data = buf;

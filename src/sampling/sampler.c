@@ -33,6 +33,7 @@
 #include "sampling/waiting.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/progress.h"
 #include "util/evloop.h"
 #include "util/shell.h"
 #include "util/u64map.h"
@@ -903,6 +904,8 @@ int sampler_run(struct sampler *s)
 		}
 		if ((ret = window_check(s, &w)) != 0)
 			break;
+		progress("recording", (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
+			 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
 		if (s->signalled)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;
 		else if (!s->cfg.system_wide && !check_targets(s))
