@@ -39,6 +39,7 @@ _spawned=()
 _sysctl_restore=()
 _remove=()
 _unmount=()
+_netns=()
 
 # --- cleanup -------------------------------------------------------------
 
@@ -65,7 +66,17 @@ _cleanup()
 	for i in "${_unmount[@]}"; do
 		umount "$i" 2>/dev/null
 	done
+	for i in "${_netns[@]}"; do
+		ip netns del "$i" 2>/dev/null
+	done
 	rm -rf "$T"
+}
+
+# netns_at_exit NAME...: network namespaces a test made, removed at exit
+# (with their veth ends) once its processes are gone.
+netns_at_exit()
+{
+	_netns+=("$@")
 }
 
 # unmount_at_exit DIR...: filesystems a test mounted, unmounted at exit.
