@@ -13,7 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous
+#                patch continuous agent
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -61,6 +61,9 @@ ALLOC_STEPS=200000  # steps of the allocs workload (a malloc and a free each, 1 
 CONT_SECONDS=60     # how long the busy processes run under each system-wide profiler
 CONT_IDLE=200       # idle processes beside them
 CONT_HZ=19          # the continuous agent's default rate, and perf's -F
+AGENT_IDLE=30       # seconds the agent's idle cost is measured over
+AGENT_EVENTS=200000 # calls in the trace file replayed through the agent
+AGENT_RECORD=5      # seconds of the record run locally and through the agent
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -518,6 +521,76 @@ group_continuous() {
 	continuous_query
 }
 
+# recce agent over TLS (--listen on loopback, certificates of `recce
+# certs init`): what it costs idle (its CPU from schedstat, in ns, and its
+# resident memory); how many trace events a second its stream carries to
+# a client (`recce replay` of a file of AGENT_EVENTS calls, printed here
+# through TLS, through the local socket, and locally with no agent); and
+# what it adds to `record -d AGENT_RECORD` against the same run locally.
+group_agent() {
+	a=$TMP/agent
+	rm -rf "$a"
+	mkdir -p "$a"
+	"$RECCE" certs init "$a/tls" > /dev/null 2>&1 || die "recce certs init failed"
+	"$RECCE" trace traced --count "$AGENT_EVENTS" --time 0 --limit 0 -o "$a/calls.rtr" \
+		-- "$BIN/calls" 60 > /dev/null 2> "$a/trace.err" || true
+	[ -s "$a/calls.rtr" ] || die "no trace file to replay: $(tail -n 3 "$a/trace.err")"
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$RECCE" agent --socket "$a/a.sock" --listen "127.0.0.1:$port" --tls "$a/tls" \
+		> /dev/null 2> "$a/agent.err" &
+	apid=$!
+	i=0
+	while ! grep -q 'serving on' "$a/agent.err" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	node=127.0.0.1:$port
+	"$BIN/calls" 3600 > /dev/null &
+	target=$!
+	for rep in $(seq "$REPS"); do
+		# Idle: nothing asked of it for AGENT_IDLE seconds.
+		c0=$(cut -d' ' -f1 "/proc/$apid/schedstat")
+		sleep "$AGENT_IDLE"
+		c1=$(cut -d' ' -f1 "/proc/$apid/schedstat")
+		rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$apid/status")
+		printf 'kind=agent\ttool=idle\trep=%s\tcpu_pct=%s\trss_kb=%s\tstatus=ok\n' "$rep" \
+			"$(calc "($c1 - $c0) / 1e9 / $AGENT_IDLE * 100")" "$rss" >> "$RAW"
+		say "agent rep $rep: idle $(calc "($c1 - $c0) / 1e6") ms CPU in $AGENT_IDLE s, RSS $rss kB"
+		# The stream: one replay each way, events a second.
+		for how in local unix tls; do
+			case $how in
+			local) set -- "$RECCE" ;;
+			unix) set -- "$RECCE" --node "unix:$a/a.sock" ;;
+			tls) set -- "$RECCE" --tls "$a/tls" --node "$node" ;;
+			esac
+			"$BIN/measure" "$a/run" -- "$@" replay "$a/calls.rtr" > "$a/replay.out" 2> "$a/replay.err" || true
+			lines=$(wc -l < "$a/replay.out")
+			wall=$(field "$a/run" wall_s)
+			printf 'kind=agent\ttool=stream-%s\trep=%s\tevents=%s\twall_s=%s\tevents_per_s=%s\tstatus=ok\n' \
+				"$how" "$rep" "$lines" "$wall" "$(calc "$lines / $wall")" >> "$RAW"
+			say "agent rep $rep: replay $how: $lines events in $wall s"
+		done
+		# record -d AGENT_RECORD of the busy target, here and through TLS.
+		for how in local tls; do
+			case $how in
+			local) set -- "$RECCE" ;;
+			tls) set -- "$RECCE" --tls "$a/tls" --node "$node" ;;
+			esac
+			rm -f "$a/rec.pb.gz"
+			"$BIN/measure" "$a/run" -- "$@" record -p "$target" -d "$AGENT_RECORD" -o "$a/rec.pb.gz" \
+				> /dev/null 2> "$a/rec.err" || true
+			st=ok
+			[ -s "$a/rec.pb.gz" ] || st=failed
+			printf 'kind=agent\ttool=record-%s\trep=%s\twall_s=%s\tstatus=%s\n' "$how" "$rep" \
+				"$(field "$a/run" wall_s)" "$st" >> "$RAW"
+			say "agent rep $rep: record -d $AGENT_RECORD $how: $(field "$a/run" wall_s) s"
+		done
+	done
+	kill "$target" 2> /dev/null || true
+	kill -INT "$apid" 2> /dev/null || true
+	wait 2> /dev/null || true
+}
+
 # The cost of one in-process event: librecce with a reader attached, with
 # none and switched off; an LTTng-UST tracepoint with a session recording
 # it and with none; a call recorded by uftrace; the CPU's clock read alone
@@ -876,7 +949,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

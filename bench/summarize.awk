@@ -65,6 +65,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(PA, rec)
 	} else if (kind == "cont") {
 		keep_by_tool(CO, rec)
+	} else if (kind == "agent") {
+		keep_by_tool(AG, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -272,6 +274,7 @@ END {
 	figure_alloc()
 	figure_patch()
 	figure_continuous()
+	figure_agent()
 	print_budgets()
 	write_json()
 }
@@ -982,6 +985,52 @@ function figure_continuous(    t, base, cpu, share, slow, nbytes, hour, q, rshar
 			sprintf("recce query took %.3f s for an hour", MED))
 }
 
+# One figure of the agent's: tool t's field f, in the JSON and as text.
+function agent_figure(t, f, fmt) {
+	if (!tool_field(AG, t, f))
+		return "n/a"
+	J["agent"] = J["agent"] (J["agent"] == "" ? "" : ",\n    ") \
+		sprintf("{\"tool\": %s, \"figure\": %s, \"value\": %s}", js(t), js(f), jstats())
+	return spread(fmt)
+}
+
+# 15. The agent.
+function figure_agent(    cpu, rss, tls, extra, loc) {
+	if (!("idle" in AG))
+		return
+	print "## 15. The agent"
+	print ""
+	print "`recce agent --listen 127.0.0.1:PORT --tls DIR` (certificates of `recce certs init`). Idle:"
+	print "its CPU time over 30 s with nothing asked of it (from /proc/PID/schedstat), and its resident"
+	print "memory. The stream: `recce replay` of a file of 200,000 traced calls, printed here locally,"
+	print "through the agent's local socket, and through TLS; a line is an event. A recording: `record"
+	print "-p PID -d 5 -o FILE` of a busy process, locally and through TLS, the profile written here."
+	print ""
+	print "| figure | value |"
+	print "|---|---|"
+	printf "| idle agent, CPU of one core | %s%% |\n", agent_figure("idle", "cpu_pct", "%.4f")
+	cpu = MED
+	printf "| idle agent, resident memory | %s kB |\n", agent_figure("idle", "rss_kb", "%.0f")
+	rss = MED
+	printf "| replay, events a second, locally | %s |\n", agent_figure("stream-local", "events_per_s", "%.0f")
+	printf "| replay, events a second, local socket | %s |\n", agent_figure("stream-unix", "events_per_s", "%.0f")
+	printf "| replay, events a second, TLS | %s |\n", agent_figure("stream-tls", "events_per_s", "%.0f")
+	tls = MED
+	printf "| record -d 5, wall s, locally | %s |\n", agent_figure("record-local", "wall_s", "%.3f")
+	loc = MED
+	printf "| record -d 5, wall s, through TLS | %s |\n", agent_figure("record-tls", "wall_s", "%.3f")
+	extra = MED - loc
+	print ""
+	budget("idle agent, its CPU", "< 0.1% of one core", sprintf("%.4f%%", cpu), cpu < 0.1,
+		sprintf("the idle agent used %.4f%% of a core", cpu))
+	budget("idle agent, resident memory", "< 20 MB", sprintf("%.1f MB", rss / 1024), rss < 20 * 1024,
+		sprintf("the idle agent held %.1f MB", rss / 1024))
+	budget("agent's TLS stream of trace events", ">= 100,000 events/s", sprintf("%.0f events/s", tls),
+		tls >= 100000, sprintf("the TLS stream carried %.0f events/s", tls))
+	budget("record -d 5 through the agent over TLS", "within 0.5 s of local", sprintf("%+.3f s", extra),
+		extra < 0.5, sprintf("record through the agent took %.3f s more than locally", extra))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -1027,6 +1076,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"alloc\": [\n    %s\n  ],\n", J["alloc"] > json
 	printf "  \"patch\": [\n    %s\n  ],\n", J["patch"] > json
 	printf "  \"continuous\": [\n    %s\n  ],\n", J["cont"] > json
+	printf "  \"agent\": [\n    %s\n  ],\n", J["agent"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
