@@ -528,7 +528,7 @@ group_continuous() {
 # through TLS, through the local socket, and locally with no agent); and
 # what it adds to `record -d AGENT_RECORD` against the same run locally.
 group_agent() {
-	a=$TMP/agent
+	a=$(pwd)/$TMP/agent
 	rm -rf "$a"
 	mkdir -p "$a"
 	"$RECCE" certs init "$a/tls" > /dev/null 2>&1 || die "recce certs init failed"
@@ -566,9 +566,12 @@ group_agent() {
 			"$BIN/measure" "$a/run" -- "$@" replay "$a/calls.rtr" > "$a/replay.out" 2> "$a/replay.err" || true
 			lines=$(wc -l < "$a/replay.out")
 			wall=$(field "$a/run" wall_s)
-			printf 'kind=agent\ttool=stream-%s\trep=%s\tevents=%s\twall_s=%s\tevents_per_s=%s\tstatus=ok\n' \
-				"$how" "$rep" "$lines" "$wall" "$(calc "$lines / $wall")" >> "$RAW"
-			say "agent rep $rep: replay $how: $lines events in $wall s"
+			st=ok
+			[ "$lines" -ge "$AGENT_EVENTS" ] || st=failed
+			printf 'kind=agent\ttool=stream-%s\trep=%s\tevents=%s\twall_s=%s\tevents_per_s=%s\tstatus=%s\n' \
+				"$how" "$rep" "$lines" "$wall" "$(calc "$lines / $wall")" "$st" >> "$RAW"
+			say "agent rep $rep: replay $how: $lines events in $wall s ($st)"
+			[ "$st" = ok ] || tail -n 3 "$a/replay.err" >&2
 		done
 		# record -d AGENT_RECORD of the busy target, here and through TLS.
 		for how in local tls; do
