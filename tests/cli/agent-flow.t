@@ -7,6 +7,9 @@
 # lines the agent could not hold are dropped whole and counted, and what
 # arrives plus what was dropped is every call, exactly.
 #
+# A client SIGKILLed mid-trace leaves its target at full speed within a
+# second.
+#
 # Long operations say how far they got: a recording its seconds, a file
 # fetched its bytes; as lines with RECCE_PROGRESS=1, redrawn on one line
 # of a terminal, never where nobody asked and nobody looks.
@@ -60,6 +63,22 @@ is "$(grep -vc '^[0-9:.]* <[0-9]*> spinner:spin_step(' "$T/slow.out")" 0 \
 run "$RECCE" --node "$NODE" trace -p "$SPIN" spin_step --count 2000 --limit 0
 is "$(grep -c 'spin_step(' "$OUT")" 2000 "a client that reads gets all 2000 calls"
 unlike "$(cat "$ERR")" 'dropped' "and is told of no drop"
+
+# --- a client killed mid-trace -------------------------------------------
+
+# The spinner's calls in its last 50 ms window, and the mean of its last 5.
+rate_last() { awk '/^rate/ { r = $2 } END { print r + 0 }' "$T/spin.out"; }
+FULL=$(tail -n 5 "$T/spin.out" | awk '/^rate/ { s += $2; n++ } END { print n ? int(s / n) : 0 }')
+spawn_recce "$T/k.out" "$T/k.err" --node "$NODE" trace -p "$SPIN" spin_step --count 0 --time 60 --limit 0
+CLIENT=$PID
+wait_for 10 node_trace || diag "the trace never started on the node"
+sleep 0.5
+SLOWED=$(rate_last)
+cmp_ok "$SLOWED" -lt "$((FULL / 4))" "traced, the target slows ($FULL calls a window before, $SLOWED now)"
+kill -KILL "$CLIENT"
+ok "the client SIGKILLed, its target is at full speed again within a second" \
+	wait_for 1 eval '[ "$(rate_last)" -gt "$((FULL / 2))" ]' || diag "$(tail -n 5 "$T/spin.out")"
+ok "and the trace is gone from the node" wait_for 2 eval '! node_trace'
 
 # --- progress ------------------------------------------------------------
 
