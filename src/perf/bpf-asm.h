@@ -32,6 +32,8 @@ extern const int16_t bpf_gpr_offset[X86_NGPR];
 #define MOV32_IMM(d, i)	  INSN(BPF_ALU | BPF_MOV | BPF_K, d, 0, 0, i)
 #define ADD64_IMM(d, i)	  INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define SUB64_REG(d, s)	  INSN(BPF_ALU64 | BPF_SUB | BPF_X, d, s, 0, 0)
+#define ADD64_REG(d, s)	  INSN(BPF_ALU64 | BPF_ADD | BPF_X, d, s, 0, 0)
+#define ARSH64_IMM(d, i)  INSN(BPF_ALU64 | BPF_ARSH | BPF_K, d, 0, 0, i)
 #define MUL64_REG(d, s)	  INSN(BPF_ALU64 | BPF_MUL | BPF_X, d, s, 0, 0)
 #define LSH64_IMM(d, i)	  INSN(BPF_ALU64 | BPF_LSH | BPF_K, d, 0, 0, i)
 #define RSH64_IMM(d, i)	  INSN(BPF_ALU64 | BPF_RSH | BPF_K, d, 0, 0, i)

@@ -77,17 +77,29 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 	}
 
 	/* A capture (UBPF_CAPTURE, the cookie's sign bit): copy the object
-	 * at rax, then, for a string, the bytes its first word points to. */
+	 * at a register plus a displacement (the cookie's bits 54-57 and
+	 * 32-47), then, for a string, the bytes its first word points to. */
 	size_t no_capture = n;
 	p[n++] = JSGE_IMM(BPF_REG_7, 0, 0);
 	p[n++] = MOV64_IMM(BPF_REG_9, (int32_t)(nwords * 8));
+	p[n++] = MOV64_REG(BPF_REG_4, BPF_REG_7);
+	p[n++] = RSH64_IMM(BPF_REG_4, 54);
+	p[n++] = AND64_IMM(BPF_REG_4, 15);
+	p[n++] = MOV64_IMM(BPF_REG_3, 0);
+	for (int r = 0; r < X86_NGPR; r++) {
+		p[n++] = JNE_IMM(BPF_REG_4, r, 1);
+		p[n++] = LDX_DW(BPF_REG_3, BPF_REG_6, bpf_gpr_offset[r]);
+	}
+	p[n++] = MOV64_REG(BPF_REG_5, BPF_REG_7);
+	p[n++] = LSH64_IMM(BPF_REG_5, 16);
+	p[n++] = ARSH64_IMM(BPF_REG_5, 48);
+	p[n++] = ADD64_REG(BPF_REG_3, BPF_REG_5);
 	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_7);
 	p[n++] = RSH64_IMM(BPF_REG_2, 48);
 	p[n++] = AND64_IMM(BPF_REG_2, 63);
 	p[n++] = ADD64_IMM(BPF_REG_2, 1);
 	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_10);
 	p[n++] = ADD64_IMM(BPF_REG_1, cap + UBPF_CAP_OBJ * 8);
-	p[n++] = LDX_DW(BPF_REG_3, BPF_REG_6, bpf_gpr_offset[X86_RAX]);
 	p[n++] = CALL(BPF_FUNC_probe_read_user);
 	p[n++] = STX_DW(BPF_REG_10, BPF_REG_0, cap + UBPF_CAP_OBJ_RC * 8);
 	size_t unread = n;

@@ -48,9 +48,10 @@ enum {
 
 /*
  * A cookie with UBPF_CAPTURE set asks the program to copy, at that offset,
- * the object whose address is in rax (a function returns its in-memory
- * result's address there), UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to
- * 64), and with UBPF_CAPTURE_STRING also up to 64 bytes at the pointer in
+ * the object whose address is in a register plus a displacement (rax and
+ * 0: a function returns its in-memory result's address there; rbx and
+ * 0x60: a function pointer an indirect call is about to take),
+ * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes at the pointer in
  * the object's first word, as many as its second word says (libstdc++'s
  * std::string: data pointer, length). Such a hit carries no call chain:
  * after the registers come UBPF_CAP_WORDS words in the order below, the
@@ -62,6 +63,8 @@ enum {
 #define UBPF_CAPTURE_MAX	64
 #define UBPF_CAPTURE_BITS(size) ((uint64_t)((size)-1) << 48)
 #define UBPF_CAPTURE_SIZE(c)	((size_t)(((c) >> 48) & 63) + 1)
+#define UBPF_CAPTURE_REG_BITS(r) ((uint64_t)((r)&15) << 54) /* enum x86_gpr */
+#define UBPF_CAPTURE_DISP_BITS(d) ((uint64_t)(uint16_t)(int16_t)(d) << 32)
 #define UBPF_COOKIE_INDEX(c)	((c)&0xffffffffULL)
 enum {
 	UBPF_CAP_OBJ_RC,

@@ -561,12 +561,20 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 
 void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string)
 {
-	if (probe < 0 || (size_t)probe >= u->nprobes || size == 0)
+	uprobe_set_capture_at(u, probe, X86_RAX, 0, size, string);
+}
+
+void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, size_t size,
+			   int string)
+{
+	if (probe < 0 || (size_t)probe >= u->nprobes || size == 0 || reg < 0 || reg >= X86_NGPR ||
+	    disp < INT16_MIN || disp > INT16_MAX)
 		return;
 	if (size > UBPF_CAPTURE_MAX)
 		size = UBPF_CAPTURE_MAX;
-	u->probes[probe].capture =
-	    UBPF_CAPTURE | UBPF_CAPTURE_BITS(size) | (string ? UBPF_CAPTURE_STRING : 0);
+	u->probes[probe].capture = UBPF_CAPTURE | UBPF_CAPTURE_BITS(size) |
+				   UBPF_CAPTURE_REG_BITS(reg) | UBPF_CAPTURE_DISP_BITS(disp) |
+				   (string ? UBPF_CAPTURE_STRING : 0);
 }
 
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)

@@ -115,6 +115,11 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
  * bytes at the pointer in its first word, as many as its second word says
  * (libstdc++'s std::string). Event mode captures nothing. */
 void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string);
+/* The same for the object at register reg (enum x86_gpr) plus disp
+ * (-32768..32767): at an indirect call through memory, the function
+ * pointer it is about to take. */
+void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, size_t size,
+			   int string);
 
 /*
  * Attaches every probe declared so far to process pid, whose threads are
