@@ -1,0 +1,27 @@
+/*
+ * The indirect calls of an object's code: every `call REG` and `call
+ * [REG+DISP]` of its .text, found by a linear sweep with Zydis (compilers
+ * put no data in x86-64 .text), for probes at the places a library such
+ * as libuv calls the functions its users gave it. Calls through the
+ * instruction pointer (the GOT, a PLT) and through an index register are
+ * left out: they call other libraries, not callbacks.
+ */
+#ifndef RECCE_SYMBOLS_INDIRECT_CALLS_H
+#define RECCE_SYMBOLS_INDIRECT_CALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct indirect_call {
+	uint64_t offset; /* the call instruction's file offset */
+	uint8_t len;	 /* its length: the return lands at offset + len */
+	uint8_t reg;	 /* the register (enum x86_gpr) it calls, or the base it reads */
+	uint8_t mem;	 /* 1: calls the pointer at reg + disp; 0: calls reg itself */
+	int32_t disp;
+};
+
+/* The indirect calls of the ELF file at fd, in *out (freed with free()),
+ * *n of them. Returns 0, -ENOEXEC for a file without .text, -ENOMEM. */
+int indirect_calls_find(int fd, struct indirect_call **out, size_t *n);
+
+#endif
