@@ -169,6 +169,11 @@ $(B)/targets/ev-%: tests/targets/ev-%.cpp $(B)/lib/librecce.so include/recce.h |
 	$(CXX) -O1 -g -fno-omit-frame-pointer -pthread -Iinclude -o $@ $< -L$(B)/lib -lrecce \
 		-Wl,-rpath,$(abspath $(B)/lib)
 
+# Programs built against Debian's libuv1 (uv-*), as any libuv program is.
+$(B)/targets/uv-%: tests/targets/uv-%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 $(TARGET_FLAGS) -o $@ $< -luv
+
 # The replacements recce patch loads into the patchee targets.
 FIX_SRCS := $(wildcard tests/targets/fixes/*.c tests/targets/fixes/*.cpp)
 FIX_SOS := $(patsubst tests/targets/fixes/%,$(B)/targets/fixes/%.so,$(basename $(FIX_SRCS)))
@@ -179,7 +184,7 @@ $(B)/targets/fixes/%.so: tests/targets/fixes/%.cpp | $(B)
 	@mkdir -p $(@D)
 	$(CXX) -O1 -g -fPIC -shared -o $@ $<
 
-OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-%,$(TARGET_BINS))
+OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-%,$(TARGET_BINS))
 targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
 	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))

@@ -1,9 +1,10 @@
 /*
  * recce tasks: the tasks of a program's event loops, per type, from
- * librecce's task hooks read out of its rings: a live table in the style
- * of top, snapshots for scripts (-b, --json), or a Prometheus /metrics
- * page (--serve); or once, from an event file saved or left by a crash.
- * docs/recce-tasks.md is its --help.
+ * librecce's task hooks read out of its rings, or with --libuv from
+ * probes on a libuv program's callbacks (trace/uv-tasks.h): a live table
+ * in the style of top, snapshots for scripts (-b, --json), or a
+ * Prometheus /metrics page (--serve); or once, from an event file saved
+ * or left by a crash. docs/recce-tasks.md is its --help.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,15 +21,18 @@
 #include "events/ring-read.h"
 #include "events/tasks-print.h"
 #include "proc/self.h"
+#include "trace/uv-tasks.h"
 #include "util/clock.h"
 #include "util/http-serve.h"
 #include "util/tcp.h"
 #include "util/signals.h"
 
+#define MAX_RINGS 1024 /* --libuv's probe rings polled, one a CPU */
+
 struct tasks_args {
 	pid_t *pids;
 	size_t npids;
-	int batch, json;
+	int batch, json, libuv;
 	const char *duration, *iterations, *sort, *filter, *serve, *top_k, *interval;
 };
 
@@ -42,6 +46,8 @@ static const struct opt tasks_options[] = {
     OPT_CALL_('p', "pid", "PID", pid_cb, 0, "the process whose tasks to show"),
     OPT_FLAG_('b', "batch", struct tasks_args, batch, "print a table each interval, no screen"),
     OPT_FLAG_(0, "json", struct tasks_args, json, "print a JSON object each interval"),
+    OPT_FLAG_(0, "libuv", struct tasks_args, libuv,
+	      "a libuv program's callbacks, by probes: no hooks, no restart"),
     OPT_STRING_('d', "duration", "SECONDS", struct tasks_args, duration, "stop after this long"),
     OPT_STRING_('n', "iterations", "N", struct tasks_args, iterations, "stop after N tables"),
     OPT_STRING_('i', "interval", "SECONDS", struct tasks_args, interval,
@@ -58,6 +64,8 @@ static const struct opt tasks_options[] = {
 
 struct session {
 	struct ring_reader r;
+	struct uv_tasks *uv; /* --libuv: the source instead of r */
+	char comm[32];
 	struct tasks t;
 	struct tasks_view v;
 	struct ring_event *ev;
@@ -122,6 +130,8 @@ int cmd_tasks(int argc, char **argv)
 		usage_die("tasks", "name one process (-p PID) or one event file");
 	if (file && a.serve)
 		usage_die("tasks", "--serve follows a running process: give -p PID");
+	if (file && a.libuv)
+		usage_die("tasks", "--libuv follows a running process: give -p PID");
 	double duration = option_seconds("tasks", "-d", a.duration, 0),
 	       every = option_seconds("tasks", "-i", a.interval, 1);
 	if (a.iterations && parse_int(a.iterations, 1, 1LL << 40, &iterations) != 0)
@@ -146,13 +156,37 @@ int cmd_tasks(int argc, char **argv)
 		if (lfd < 0)
 			die("cannot listen on '%s': %s", a.serve, strerror(-lfd));
 	}
-	int err = file ? ring_reader_open_path(&s.r, file)
-		       : ring_reader_open_pid(&s.r, pid, path, sizeof(path));
-	if (err)
-		events_die_open(err, file ? file : path, pid);
+	int err;
+	if (a.libuv) {
+		char why[512];
+		err = uv_tasks_open(pid, &s.uv, why, sizeof(why));
+		if (err == -ENOMEM)
+			die("out of memory");
+		if (err)
+			die("%s", why);
+		char cpath[64];
+		snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)pid);
+		FILE *cf = fopen(cpath, "r");
+		if (!cf || !fgets(s.comm, sizeof(s.comm), cf))
+			snprintf(s.comm, sizeof(s.comm), "?");
+		s.comm[strcspn(s.comm, "\n")] = 0;
+		if (cf)
+			fclose(cf);
+		struct uv_tasks_stats st;
+		uv_tasks_stats(s.uv, &st);
+		note("following the callbacks of process %d through %s (%zu call sites probed)",
+		     (int)pid, uv_tasks_library(s.uv), st.sites);
+	} else {
+		err = file ? ring_reader_open_path(&s.r, file)
+			   : ring_reader_open_pid(&s.r, pid, path, sizeof(path));
+		if (err)
+			events_die_open(err, file ? file : path, pid);
+		snprintf(s.comm, sizeof(s.comm), "%s", s.r.hdr.comm);
+	}
 	tasks_init(&s.t);
-	s.v = (struct tasks_view){&s.t, (int)s.r.hdr.pid,     s.r.hdr.comm, 0,
-				  0,	(enum task_sort)sort, a.filter,	    0};
+	s.v = (struct tasks_view){&s.t, (int)pid, s.comm, 0, 0, (enum task_sort)sort, a.filter, 0};
+	if (file)
+		s.v.pid = (int)s.r.hdr.pid;
 	if (lfd >= 0)
 		note("serving Prometheus metrics at http://%s/metrics", bound);
 	int screen = !a.batch && !a.json && !a.serve && isatty(1) && isatty(0);
@@ -161,26 +195,39 @@ int cmd_tasks(int argc, char **argv)
 
 	sigset_t old;
 	int sfd = block_stop_signals(&old), pidfd = file ? -1 : proc_pidfd_open(pid);
-	uint64_t start = time_now_ns(CLOCK_MONOTONIC), next = start;
+	/* The rings hold what came before: their first table is at once.
+	 * Probes see nothing before they are there: theirs after a while. */
+	uint64_t start = time_now_ns(CLOCK_MONOTONIC);
+	uint64_t next = s.uv ? start + (uint64_t)(every * 1e9) : start;
 	uint64_t end = duration ? start + (uint64_t)(duration * 1e9) : 0;
 	long long shown = 0;
-	int done = 0;
+	int done = 0, stopped = 0;
 	while (!done) {
 		size_t n = 0;
-		err = ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
+		err = s.uv ? uv_tasks_drain(s.uv, &s.ev, &n, &s.cap)
+			   : ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
 		if (!err)
 			err = tasks_feed(&s.t, s.ev, n);
 		if (err) {
-			error("reading pid %d's events stopped: %s", (int)s.r.hdr.pid,
-			      err == -EBADMSG ? "its file is damaged" : "out of memory");
+			error("reading pid %d's events stopped: %s", s.v.pid,
+			      err == -EBADMSG ? "its file is damaged"
+			      : err == -ENOMEM ? "out of memory"
+					       : strerror(-err));
 			break;
 		}
 		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
-		s.v.lost = ring_reader_lost(&s.r);
+		if (s.uv) {
+			struct uv_tasks_stats st;
+			uv_tasks_stats(s.uv, &st);
+			s.v.lost = st.lost;
+		} else {
+			s.v.lost = ring_reader_lost(&s.r);
+		}
 		s.v.elapsed_s = (double)(now - start) / 1e9;
 		int gone = pidfd >= 0 && poll(&(struct pollfd){pidfd, POLLIN, 0}, 1, 0) == 1;
 		/* A file (saved, or left by a crash) is read once. */
-		if (file || gone || s.r.hdr.state == RECCE_PROC_EXITED || (end && now >= end))
+		if (file || gone || (!s.uv && s.r.hdr.state == RECCE_PROC_EXITED) ||
+		    (end && now >= end))
 			done = 1;
 		if (!a.serve && (now >= next || done)) {
 			show(&s, &a, screen);
@@ -188,12 +235,20 @@ int cmd_tasks(int argc, char **argv)
 			if (iterations && ++shown >= iterations)
 				done = 1;
 		}
-		struct pollfd p[3] = {
+		/* With --libuv, the probes' rings too: drained as they fill. */
+		struct pollfd p[3 + MAX_RINGS] = {
 		    {sfd, POLLIN, 0}, {lfd, POLLIN, 0}, {screen ? 0 : -1, POLLIN, 0}};
-		if (!done && poll(p, 3, 100) > 0) {
+		size_t np = 3;
+		if (s.uv) {
+			int fds[MAX_RINGS];
+			size_t nf = uv_tasks_pollfds(s.uv, fds, MAX_RINGS);
+			for (size_t i = 0; i < nf; i++)
+				p[np++] = (struct pollfd){fds[i], POLLIN, 0};
+		}
+		if (!done && poll(p, (nfds_t)np, 100) > 0) {
 			char key = 0;
 			if (p[0].revents & POLLIN)
-				done = 1;
+				done = stopped = 1;
 			if (p[1].revents & POLLIN)
 				http_answer(lfd, "/metrics", "text/plain; version=0.0.4",
 					    metrics_body, &s);
@@ -208,19 +263,28 @@ int cmd_tasks(int argc, char **argv)
 			}
 		}
 	}
+	/* Stopped by Ctrl-C or SIGTERM: the last numbers are still said. */
+	if (stopped && !err && !a.serve && !screen)
+		show(&s, &a, 0);
 	restore_tty();
 	unblock_stop_signals(sfd, &old);
 	if (pidfd >= 0)
 		close(pidfd);
 	if (lfd >= 0)
 		close(lfd);
-	if (s.v.lost)
+	if (s.v.lost && s.uv)
+		warning("the kernel dropped %llu probe hits of pid %d: the counts are short",
+			(unsigned long long)s.v.lost, (int)pid);
+	else if (s.v.lost)
 		warning(
 		    "%llu events of pid %d were overwritten before they were read: the counts are "
 		    "short; give it larger rings (RECCE_RING_EVENTS)",
 		    (unsigned long long)s.v.lost, (int)pid);
 	tasks_release(&s.t);
-	ring_reader_release(&s.r);
+	if (s.uv)
+		uv_tasks_free(s.uv);
+	else
+		ring_reader_release(&s.r);
 	free(s.ev);
 	free(a.pids);
 	return err ? RECCE_EXIT_ERROR : 0;

@@ -1,0 +1,318 @@
+/*
+ * libuv's callbacks as tasks, by probes on its indirect calls (see
+ * uv-tasks.h).
+ */
+#include "trace/uv-tasks.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events/ring-format.h"
+#include "perf/uprobe.h"
+#include "proc/frame-name.h"
+#include "proc/proc-maps.h"
+#include "proc/tasks.h"
+#include "symbols/indirect-calls.h"
+#include "symbols/symbolize.h"
+#include "util/array.h"
+#include "util/path.h"
+#include "util/strpool.h"
+#include "util/u64map.h"
+
+#define MAX_DEPTH 32 /* callbacks nested on one thread */
+
+/* A callback running on a thread: the stack pointer at its call. */
+struct running {
+	uint64_t sp, id;
+};
+
+struct thread_calls {
+	int32_t tid;
+	size_t depth;
+	struct running r[MAX_DEPTH];
+};
+
+struct uv_tasks {
+	pid_t pid;
+	char library[4096];
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct frame_namer *namer;
+	struct uprobe_set *probes;
+	struct indirect_call *sites;
+	size_t nsites;
+	struct strpool names;
+	struct u64map name_of;	/* callback address -> interned name, or 1: not a callback */
+	struct thread_calls *threads;
+	size_t nthreads, cap_threads;
+	uint64_t next_id, callbacks;
+	/* Where the records of a drain go. */
+	struct ring_event **ev;
+	size_t *n, *cap;
+	int err;
+};
+
+/* libuv's own code and the libraries under it: a call there is plumbing. */
+static int plumbing(const char *path)
+{
+	const char *b = path_base(path);
+
+	return strncmp(b, "libuv.so", 8) == 0 || strncmp(b, "libc.so", 7) == 0 ||
+	       strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "libpthread", 10) == 0 ||
+	       path[0] == '[';
+}
+
+/* The task type of a call to addr: its function's name, NULL for no
+ * callback. */
+static const char *callback_name(struct uv_tasks *u, uint64_t addr)
+{
+	uint64_t v;
+
+	if (u64map_get(&u->name_of, addr, &v))
+		return v == 1 ? NULL : (const char *)(uintptr_t)v;
+	const struct proc_map *m = procs_find(u->procs, u->pid, addr);
+	if (!m) {
+		procs_scan(u->procs, u->pid); /* a library loaded since */
+		m = procs_find(u->procs, u->pid, addr);
+	}
+	const char *name = NULL;
+	if (m && !plumbing(m->path)) {
+		struct frame_name fn;
+		char buf[600];
+		frame_namer_user(u->namer, u->pid, addr, 0, &fn);
+		if (fn.kind == FRAME_SYMBOL && fn.nframes > 0)
+			snprintf(buf, sizeof(buf), "%s", fn.frames[fn.nframes - 1].function);
+		else
+			snprintf(buf, sizeof(buf), "%s+0x%llx", path_base(m->path),
+				 (unsigned long long)fn.offset);
+		name = strpool_intern(&u->names, buf);
+	}
+	if (m && u64map_put(&u->name_of, addr, name ? (uintptr_t)name : 1) != 0)
+		u->err = -ENOMEM;
+	return name;
+}
+
+static struct thread_calls *thread_of(struct uv_tasks *u, int32_t tid)
+{
+	for (size_t i = 0; i < u->nthreads; i++)
+		if (u->threads[i].tid == tid)
+			return &u->threads[i];
+	struct thread_calls *t =
+	    array_reserve(u->threads, &u->cap_threads, u->nthreads + 1, sizeof(*t));
+	if (!t)
+		return NULL;
+	u->threads = t;
+	t = &u->threads[u->nthreads++];
+	t->tid = tid;
+	t->depth = 0;
+	return t;
+}
+
+static void emit(struct uv_tasks *u, uint16_t kind, const struct uprobe_hit *h, const char *name,
+		 uint64_t id, uint64_t parent)
+{
+	struct ring_event *e = array_reserve(*u->ev, u->cap, *u->n + 1, sizeof(**u->ev));
+
+	if (!e) {
+		u->err = -ENOMEM;
+		return;
+	}
+	*u->ev = e;
+	e[*u->n] = (struct ring_event){.time_ns = h->time,
+				       .tid = (int32_t)h->tid,
+				       .kind = kind,
+				       .name = name,
+				       .value = (int64_t)id,
+				       .extra = parent};
+	(*u->n)++;
+}
+
+/* A callback's end: stopped and finished. */
+static void ends(struct uv_tasks *u, const struct uprobe_hit *h, uint64_t id)
+{
+	emit(u, RECCE_EV_TASK_STOP, h, NULL, id, 0);
+	emit(u, RECCE_EV_TASK_FINISH, h, NULL, id, 0);
+}
+
+static int on_hit(const struct uprobe_hit *h, void *arg)
+{
+	struct uv_tasks *u = arg;
+	size_t site = (size_t)h->probe / 2;
+	int at_return = h->probe % 2;
+	struct thread_calls *t = thread_of(u, (int32_t)h->tid);
+
+	if (!t || site >= u->nsites) {
+		if (!t)
+			u->err = -ENOMEM;
+		return u->err;
+	}
+	if (at_return) {
+		/* Callbacks left by a longjmp end here too; a return of a
+		 * call that was no callback matches nothing. */
+		while (t->depth && t->r[t->depth - 1].sp < h->sp)
+			ends(u, h, t->r[--t->depth].id);
+		if (t->depth && t->r[t->depth - 1].sp == h->sp)
+			ends(u, h, t->r[--t->depth].id);
+		return u->err;
+	}
+	const struct indirect_call *c = &u->sites[site];
+	uint64_t target = c->mem ? (h->object && h->object_len >= 8
+					? *(const uint64_t *)(const void *)h->object
+					: 0)
+				 : h->gpr[c->reg];
+	const char *name = target ? callback_name(u, target) : NULL;
+	if (!name || t->depth == MAX_DEPTH)
+		return u->err;
+	uint64_t id = ++u->next_id, parent = t->depth ? t->r[t->depth - 1].id : 0;
+	t->r[t->depth++] = (struct running){h->sp, id};
+	u->callbacks++;
+	emit(u, RECCE_EV_TASK_CREATE, h, name, id, parent);
+	emit(u, RECCE_EV_TASK_START, h, NULL, id, 0);
+	return u->err;
+}
+
+int uv_tasks_drain(struct uv_tasks *u, struct ring_event **ev, size_t *n, size_t *cap)
+{
+	u->ev = ev;
+	u->n = n;
+	u->cap = cap;
+	u->err = 0;
+	int r = uprobe_set_read(u->probes, on_hit, u);
+	return u->err ? u->err : r < 0 ? r : 0;
+}
+
+/* The probes: each site's call, then its return, so that a hit's probe
+ * index halved is its site. */
+static int add_probes(struct uv_tasks *u)
+{
+	for (size_t i = 0; i < u->nsites; i++) {
+		const struct indirect_call *c = &u->sites[i];
+		int call = uprobe_set_add(u->probes, u->library, c->offset, 0);
+		int ret = uprobe_set_add(u->probes, u->library, c->offset + c->len, 0);
+		if (call < 0 || ret < 0)
+			return -ENOMEM;
+		if (c->mem)
+			uprobe_set_capture_at(u->probes, call, c->reg, c->disp, 8, 0);
+	}
+	return 0;
+}
+
+int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len)
+{
+	struct uv_tasks *u = calloc(1, sizeof(*u));
+	struct proc_ids tids;
+	int err;
+
+	*out = NULL;
+	why[0] = 0;
+	if (!u)
+		return -ENOMEM;
+	proc_ids_init(&tids);
+	u->pid = pid;
+	strpool_init(&u->names);
+	u64map_init(&u->name_of);
+	u->sym = symbolizer_new();
+	u->procs = u->sym ? procs_new(u->sym) : NULL;
+	u->namer = u->procs ? frame_namer_new(u->sym, u->procs) : NULL;
+	if (!u->namer) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((err = procs_scan(u->procs, pid)) < 0) {
+		snprintf(why, len, "no process with PID %d", (int)pid);
+		goto fail;
+	}
+	const struct proc_map *maps, *lib = NULL;
+	size_t nmaps = procs_maps(u->procs, pid, &maps);
+	for (size_t i = 0; i < nmaps && !lib; i++)
+		if (maps[i].file && strncmp(path_base(maps[i].path), "libuv.so", 8) == 0)
+			lib = &maps[i];
+	if (!lib) {
+		err = -ENOENT;
+		snprintf(why, len,
+			 "process %d does not map libuv (libuv.so.1): --libuv follows programs "
+			 "linked with the system's libuv",
+			 (int)pid);
+		goto fail;
+	}
+	snprintf(u->library, sizeof(u->library), "%s", lib->path);
+	err = indirect_calls_find(sym_file_fd(lib->file), &u->sites, &u->nsites);
+	if (err || !u->nsites) {
+		err = err ? err : -ENOENT;
+		snprintf(why, len, "no callback dispatch found in %s", u->library);
+		goto fail;
+	}
+	/* Each callback is two hits or more: rings of 1 MiB a CPU, and the
+	 * reader woken every 256 hits (uv_tasks_pollfds()). */
+	struct uprobe_set_config cfg = {.wakeup_hits = 256, .ring_pages = 256};
+	if ((err = uprobe_set_new(&cfg, &u->probes)) < 0) {
+		snprintf(why, len, "cannot open uprobes: %s", strerror(-err));
+		goto fail;
+	}
+	if (!uprobe_set_uses_links(u->probes)) {
+		err = -ENOTSUP;
+		snprintf(why, len,
+			 "--libuv reads each callback's address as it is called, which needs BPF "
+			 "uprobe_multi links (Linux 6.6 or later, CAP_BPF)");
+		goto fail;
+	}
+	if ((err = add_probes(u)) < 0)
+		goto fail;
+	if (proc_ids_list_tasks(&tids, NULL, pid, 1 << 20) < 0) {
+		err = -ESRCH;
+		snprintf(why, len, "no process with PID %d", (int)pid);
+		goto fail;
+	}
+	if ((err = uprobe_set_attach(u->probes, pid, tids.ids, tids.n)) < 0) {
+		snprintf(why, len, "cannot probe %s in process %d: %s", u->library, (int)pid,
+			 strerror(-err));
+		goto fail;
+	}
+	proc_ids_release(&tids);
+	*out = u;
+	return 0;
+fail:
+	proc_ids_release(&tids);
+	uv_tasks_free(u);
+	return err;
+}
+
+size_t uv_tasks_pollfds(const struct uv_tasks *u, int *fds, size_t max)
+{
+	return uprobe_set_pollfds(u->probes, fds, max);
+}
+
+const char *uv_tasks_library(const struct uv_tasks *u)
+{
+	return u->library;
+}
+
+void uv_tasks_stats(const struct uv_tasks *u, struct uv_tasks_stats *st)
+{
+	const struct uprobe_stats *ps = uprobe_set_stats(u->probes);
+
+	st->sites = u->nsites;
+	st->callbacks = u->callbacks;
+	st->lost = ps ? ps->lost : 0;
+}
+
+void uv_tasks_free(struct uv_tasks *u)
+{
+	if (!u)
+		return;
+	if (u->probes)
+		uprobe_set_free(u->probes);
+	if (u->namer)
+		frame_namer_free(u->namer);
+	if (u->procs)
+		procs_free(u->procs);
+	if (u->sym)
+		symbolizer_free(u->sym);
+	free(u->sites);
+	free(u->threads);
+	u64map_release(&u->name_of);
+	strpool_release(&u->names);
+	free(u);
+}
