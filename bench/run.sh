@@ -13,7 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous agent
+#                patch continuous agent libuv
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -64,6 +64,7 @@ CONT_HZ=19          # the continuous agent's default rate, and perf's -F
 AGENT_IDLE=30       # seconds the agent's idle cost is measured over
 AGENT_EVENTS=200000 # calls in the trace file replayed through the agent
 AGENT_RECORD=5      # seconds of the record run locally and through the agent
+LIBUV_SECONDS=3     # the uvloop workload's callbacks, after a second's wait
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -92,6 +93,8 @@ build() {
 	done
 	# shellcheck disable=SC2086
 	$CC $wflags -O1 -o "$BIN/patchee" tests/targets/patchee.c
+	# shellcheck disable=SC2086
+	$CC $wflags -o "$BIN/uvloop" bench/workloads/uvloop.c -luv
 	$CC -O1 -g -fPIC -shared -o "$BIN/fib-fix.so" tests/targets/fixes/fib-fix.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
@@ -594,6 +597,56 @@ group_agent() {
 	wait 2> /dev/null || true
 }
 
+# recce tasks --libuv on a loop that turns as fast as it can (uvloop's
+# idle callback): what each callback costs under it (the loop's turn,
+# minus the turn with nothing attached), beside a bare uprobe and
+# uretprobe on the same callback function (uprobe-bare, the floor of any
+# probe), and whether recce counted every callback.
+libuv_run() {
+	tool=$1 rep=$2 seen=""
+	rm -f "$TMP/stats" "$TMP/err"
+	case $tool in
+	none) BENCH_STATS=$TMP/stats "$BIN/uvloop" 1 "$LIBUV_SECONDS" ;;
+	bare)
+		BENCH_STATS=$TMP/stats "$BIN/uprobe-bare" "$BIN/uvloop" idle_work -- \
+			"$BIN/uvloop" 1 "$LIBUV_SECONDS" > /dev/null 2> "$TMP/err" || true
+		;;
+	recce)
+		BENCH_STATS=$TMP/stats "$BIN/uvloop" 1 "$LIBUV_SECONDS" &
+		w=$!
+		sleep 0.3 # its libuv loaded; it waits a second before its callbacks
+		"$RECCE" tasks --libuv -p "$w" --json -i 100 -d $((LIBUV_SECONDS + 5)) \
+			> "$TMP/tasks.json" 2> "$TMP/err" &
+		r=$!
+		wait "$w" || true
+		kill -INT "$r" 2> /dev/null || true
+		wait "$r" || true
+		seen=$(tail -n 1 "$TMP/tasks.json" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read() or "{}")
+print(next((t["runs"] for t in d.get("types", []) if t["type"] == "idle_work"), 0))' 2> /dev/null || echo 0)
+		;;
+	esac
+	if [ ! -s "$TMP/stats" ]; then
+		say "libuv $tool rep $rep failed:"
+		tail -n 3 "$TMP/err" >&2 || true
+		printf 'kind=uvtasks\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=uvtasks\ttool=%s\trep=%s\tcallbacks=%s\tns_per_callback=%s\tseen=%s\tstatus=ok\n' \
+		"$tool" "$rep" "$(field "$TMP/stats" callbacks)" "$(field "$TMP/stats" ns_per_callback)" \
+		"$seen" >> "$RAW"
+	say "libuv $tool rep $rep: $(field "$TMP/stats" callbacks) callbacks, $(field "$TMP/stats" ns_per_callback) ns each${seen:+, recce saw $seen}"
+}
+
+group_libuv() {
+	for rep in $(seq "$REPS"); do
+		for tool in none bare recce; do
+			libuv_run "$tool" "$rep"
+		done
+	done
+}
+
 # The cost of one in-process event: librecce with a reader attached, with
 # none and switched off; an LTTng-UST tracepoint with a session recording
 # it and with none; a call recorded by uftrace; the CPU's clock read alone
@@ -952,7 +1005,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

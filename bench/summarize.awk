@@ -67,6 +67,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(CO, rec)
 	} else if (kind == "agent") {
 		keep_by_tool(AG, rec)
+	} else if (kind == "uvtasks") {
+		keep_by_tool(UV, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -275,6 +277,7 @@ END {
 	figure_patch()
 	figure_continuous()
 	figure_agent()
+	figure_libuv()
 	print_budgets()
 	write_json()
 }
@@ -1031,6 +1034,44 @@ function figure_agent(    cpu, rss, tls, extra, loc) {
 		extra < 0.5, sprintf("record through the agent took %.3f s more than locally", extra))
 }
 
+# 16. recce tasks --libuv.
+function figure_libuv(    none, bare, rec, cost, floor, seen, calls, turn) {
+	if (!("recce" in UV))
+		return
+	print "## 16. Callbacks of a libuv program (recce tasks --libuv)"
+	print ""
+	print "A libuv loop whose idle callback runs at every turn (bench/workloads/uvloop.c) for 3 s: its"
+	print "turn alone, under a bare uprobe and uretprobe on the callback (uprobe-bare, the floor of any"
+	print "probe), and under `recce tasks --libuv`, which probes each of libuv's 40 indirect calls and the"
+	print "instruction after each, so a turn pays for the idle callback's call and return and for libuv's"
+	print "other indirect calls of the turn."
+	print ""
+	print "| tool | ns a turn | cost per callback, ns | callbacks counted |"
+	print "|---|---|---|---|"
+	tool_field(UV, "none", "ns_per_callback")
+	none = MED
+	J["uv"] = J["uv"] (J["uv"] == "" ? "" : ",\n    ") sprintf("{\"tool\": \"none\", \"ns_per_callback\": %s}", jstats())
+	printf "| none | %s | | |\n", spread("%.1f")
+	tool_field(UV, "bare", "ns_per_callback")
+	bare = MED
+	J["uv"] = J["uv"] ",\n    " sprintf("{\"tool\": \"bare\", \"ns_per_callback\": %s}", jstats())
+	printf "| uprobe-bare on idle_work | %s | %.0f | |\n", spread("%.1f"), bare - none
+	tool_field(UV, "recce", "ns_per_callback")
+	rec = MED
+	J["uv"] = J["uv"] ",\n    " sprintf("{\"tool\": \"recce\", \"ns_per_callback\": %s}", jstats())
+	turn = spread("%.1f")
+	cost = rec - none
+	floor = bare - none
+	tool_field(UV, "recce", "seen")
+	seen = MED
+	tool_field(UV, "recce", "callbacks")
+	calls = MED
+	printf "| recce tasks --libuv | %s | %.0f | %.0f of %.0f |\n", turn, cost, seen, calls
+	print ""
+	budget("recce tasks --libuv, cost per callback", "stated beside a bare uprobe pair",
+		sprintf("%.1f us (uprobe pair on the callback: %.1f us)", cost / 1000, floor / 1000), 1, "")
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -1077,6 +1118,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"patch\": [\n    %s\n  ],\n", J["patch"] > json
 	printf "  \"continuous\": [\n    %s\n  ],\n", J["cont"] > json
 	printf "  \"agent\": [\n    %s\n  ],\n", J["agent"] > json
+	printf "  \"libuv\": [\n    %s\n  ],\n", J["uv"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
