@@ -140,6 +140,32 @@ static int connect_tls(struct client *c, const char *spec)
 }
 
 /* Finds the -o files of argv, and gives the node their base names. */
+int remote_keeps_outputs(int argc, char **argv)
+{
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--wrap") == 0 || strncmp(argv[i], "--wrap=", 7) == 0)
+			return 1;
+	return 0;
+}
+
+const char *remote_output_arg(int argc, char **argv, int *i, const char **prefix)
+{
+	const char *a = argv[*i];
+
+	*prefix = "";
+	if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && *i + 1 < argc)
+		return argv[++*i];
+	if (strncmp(a, "--output=", 9) == 0) {
+		*prefix = "--output=";
+		return a + 9;
+	}
+	if (strncmp(a, "-o", 2) == 0 && a[2]) {
+		*prefix = "-o";
+		return a + 2;
+	}
+	return NULL;
+}
+
 static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 {
 	char **v = calloc((size_t)argc + 1, sizeof(*v));
@@ -149,10 +175,7 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 	if (!v || !c->outs)
 		return -ENOMEM;
 	int operands = 0; /* after "--": a command's own arguments */
-	int wrap = 0;	  /* trace --wrap: its -o set stays on the node */
-	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--wrap") == 0 || strncmp(argv[i], "--wrap=", 7) == 0)
-			wrap = 1;
+	int wrap = remote_keeps_outputs(argc, argv); /* trace --wrap: its -o set stays there */
 	c->outs_cap = (size_t)argc + 1;
 	for (int i = 0; i < argc; i++) {
 		v[i] = argv[i];
@@ -160,20 +183,8 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 			operands = 1;
 			continue;
 		}
-		const char *path = NULL;
-		const char *prefix = "";
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
-		    i + 1 < argc) {
-			v[i] = argv[i];
-			i++;
-			path = argv[i];
-		} else if (strncmp(argv[i], "--output=", 9) == 0) {
-			path = argv[i] + 9;
-			prefix = "--output=";
-		} else if (strncmp(argv[i], "-o", 2) == 0 && argv[i][2]) {
-			path = argv[i] + 2;
-			prefix = "-o";
-		}
+		const char *prefix;
+		const char *path = remote_output_arg(argc, argv, &i, &prefix);
 		if (!path)
 			continue;
 		if (strcmp(path, "-") == 0) { /* standard output: it streams */
@@ -495,12 +506,13 @@ int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns)
 	Envelope *e = NULL;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* The agent sends its Hello as soon as it serves the connection,
+	 * which may be before connect() returns here: its clock then is
+	 * taken to be ours halfway from before the connect to the Hello. */
+	int64_t t0 = (int64_t)time_now_ns(CLOCK_REALTIME);
 	int rc = connect_node(&c, node);
 	if (rc < 0)
 		return rc;
-	/* The agent sends its Hello as soon as it serves the connection:
-	 * its clock then is taken to be ours halfway through the wait. */
-	int64_t t0 = (int64_t)time_now_ns(CLOCK_REALTIME);
 	frame_conn_init(&conn, c.rfd);
 	rc = frame_conn_wait(&conn, &e, 30000);
 	int64_t t1 = (int64_t)time_now_ns(CLOCK_REALTIME);

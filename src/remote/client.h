@@ -19,6 +19,15 @@
  * goes away, 2 for a node that is not one. */
 int remote_run(const char *node, int argc, char **argv);
 
+/* Whether a command's arguments (up to "--") keep its -o files on the
+ * node: a trace's --wrap set. */
+int remote_keeps_outputs(int argc, char **argv);
+
+/* The path of the -o FILE, -oFILE, --output FILE or --output=FILE at
+ * argv[*i] (*i moved past a separate FILE), with *prefix the text before
+ * it in the same argument ("", "-o", "--output="); NULL for none. */
+const char *remote_output_arg(int argc, char **argv, int *i, const char **prefix);
+
 /* The node's clock against this one's: offset (its minus ours) and the
  * round trip it was measured over, from the time its agent puts in its
  * Hello. Returns 0, -ENOTSUP for an agent that sends none, or the

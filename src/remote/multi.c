@@ -162,19 +162,15 @@ static int read_stream(struct node *nd, int s)
 /* Whether argv has -o files that would come back from every node. */
 static int has_outputs(int argc, char **argv)
 {
-	int outputs = 0, wrap = 0;
-
+	if (remote_keeps_outputs(argc, argv))
+		return 0;
 	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "--wrap") == 0 || strncmp(argv[i], "--wrap=", 7) == 0)
-			wrap = 1;
-		if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) &&
-		    i + 1 < argc && strcmp(argv[i + 1], "-") != 0)
-			outputs = 1;
-		if ((strncmp(argv[i], "-o", 2) == 0 && argv[i][2] && strcmp(argv[i], "-o-") != 0) ||
-		    strncmp(argv[i], "--output=", 9) == 0)
-			outputs = 1;
+		const char *prefix;
+		const char *path = remote_output_arg(argc, argv, &i, &prefix);
+		if (path && strcmp(path, "-") != 0)
+			return 1;
 	}
-	return outputs && !wrap;
+	return 0;
 }
 
 static int start_node(struct node *nd, int argc, char **argv)

@@ -23,17 +23,18 @@ is "$RC" 0 "a trace on two nodes exits 0" || show_run
 like "$(cat "$ERR")" "clocks against this one's: $N1 [-+][0-9.]+ ms \\(round trip [0-9.]+ ms\\), $N2 [-+][0-9.]+ ms" \
 	"each node's clock offset is measured and shown"
 # Both agents run on this machine's clock: each offset measured is within
-# half its round trip of the true one, 0.
+# half its round trip of the true one, 0 (give or take 0.2 ms, for what
+# the clocks of two virtual CPUs may differ by).
 ok "the offsets are within half their round trips of 0 (same clock)" perl -e '
 	my $n = 0;
 	while (<STDIN>) {
 		next unless /clocks against/;
 		while (/([-+][0-9.]+) ms \(round trip ([0-9.]+) ms\)/g) {
-			exit 1 if abs($1) > $2 / 2 + 0.001;
+			exit 1 if abs($1) > $2 / 2 + 0.2;
 			$n++;
 		}
 	}
-	exit($n == 2 ? 0 : 1)' <"$ERR"
+	exit($n == 2 ? 0 : 1)' <"$ERR" || diag "$(grep 'clocks against' "$ERR")"
 is "$(grep -c "^$N1 [0-9:.]* .*add_pair(" "$OUT")" 40 "node 1's 40 calls, each line named by its node"
 is "$(grep -c "^$N2 [0-9:.]* .*add_pair(" "$OUT")" 40 "node 2's 40 calls"
 awk '{ print $2 }' "$OUT" | grep -E '^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}$' >"$T/times"
