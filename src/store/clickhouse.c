@@ -274,30 +274,28 @@ static uint64_t stack_hash(const struct stack_entry *e)
 
 /* The stack's row: hash, then the frames' names, files, lines and
  * modules, root first. */
+/* The frames' names, files, lines and modules, four arrays of one row. */
+enum frame_column { COL_NAME, COL_FILE, COL_LINE, COL_MODULE, NCOLS };
+
 static void put_stack(FILE *fp, uint64_t hash, const struct stack_entry *e)
 {
-	fprintf(fp, "%llu\t[", (unsigned long long)hash);
-	for (size_t f = 0; f < e->nframes; f++) {
-		fputs(f ? "," : "", fp);
-		clickhouse_put_quoted(fp, e->frames[f].name);
+	fprintf(fp, "%llu", (unsigned long long)hash);
+	for (int col = 0; col < NCOLS; col++) {
+		fputs("\t[", fp);
+		for (size_t f = 0; f < e->nframes; f++) {
+			const struct stack_frame *fr = &e->frames[f];
+			fputs(f ? "," : "", fp);
+			if (col == COL_LINE)
+				fprintf(fp, "%lld",
+					(long long)(fr->line > 0 && fr->line <= UINT32_MAX ? fr->line : 0));
+			else
+				clickhouse_put_quoted(fp, col == COL_NAME   ? fr->name
+							  : col == COL_FILE ? fr->file
+									    : fr->module);
+		}
+		fputc(']', fp);
 	}
-	fputs("]\t[", fp);
-	for (size_t f = 0; f < e->nframes; f++) {
-		fputs(f ? "," : "", fp);
-		clickhouse_put_quoted(fp, e->frames[f].file);
-	}
-	fputs("]\t[", fp);
-	for (size_t f = 0; f < e->nframes; f++)
-		fprintf(fp, "%s%lld", f ? "," : "",
-			(long long)(e->frames[f].line > 0 && e->frames[f].line <= UINT32_MAX
-					? e->frames[f].line
-					: 0));
-	fputs("]\t[", fp);
-	for (size_t f = 0; f < e->nframes; f++) {
-		fputs(f ? "," : "", fp);
-		clickhouse_put_quoted(fp, e->frames[f].module);
-	}
-	fputs("]\n", fp);
+	fputc('\n', fp);
 }
 
 /* Rows of one process's profile: its new stacks to stacks_fp (their
