@@ -214,7 +214,17 @@ unlike()
 # side fails.
 cmp_ok()
 {
-	if [ -n "$1" ] && [ -n "$3" ] && awk "BEGIN { exit !(($1) $2 ($3)) }" 2>/dev/null; then
+	local op=$2
+	# test(1)'s operators too: awk would read "-ge" as a subtraction.
+	case "$op" in
+	-eq) op='==' ;; -ne) op='!=' ;; -lt) op='<' ;; -le) op='<=' ;; -gt) op='>' ;; -ge) op='>=' ;;
+	'==' | '!=' | '<' | '<=' | '>' | '>=') ;;
+	*)
+		fail "$4" "  cmp_ok: unknown operator '$2'"
+		return 1
+		;;
+	esac
+	if [ -n "$1" ] && [ -n "$3" ] && awk "BEGIN { exit !(($1) $op ($3)) }" 2>/dev/null; then
 		pass "$4"
 	else
 		fail "$4" "  failed: $1 $2 $3"
