@@ -23,9 +23,8 @@ static int gpr_of(ZydisRegister r)
 	return ZydisRegisterGetId(r);
 }
 
-/* The .text section's bytes (*code, freed with free()), size and file
- * offset. */
-static int read_text(int fd, uint8_t **code, size_t *size, uint64_t *offset)
+/* The .text section's file offset and size. */
+static int text_range(int fd, struct code_range *r)
 {
 	elf_version(EV_CURRENT);
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -43,17 +42,8 @@ static int read_text(int fd, uint8_t **code, size_t *size, uint64_t *offset)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(name, ".text") != 0)
 			continue;
-		*code = malloc(sh.sh_size ? sh.sh_size : 1);
-		if (!*code) {
-			err = -ENOMEM;
-			break;
-		}
-		if (pread(fd, *code, sh.sh_size, (off_t)sh.sh_offset) != (ssize_t)sh.sh_size) {
-			free(*code);
-			break;
-		}
-		*size = sh.sh_size;
-		*offset = sh.sh_offset;
+		r->offset = sh.sh_offset;
+		r->len = sh.sh_size;
 		err = 0;
 		break;
 	}
@@ -61,23 +51,17 @@ static int read_text(int fd, uint8_t **code, size_t *size, uint64_t *offset)
 	return err;
 }
 
-int indirect_calls_find(int fd, struct indirect_call **out, size_t *n)
+/* Adds the indirect calls of code[len], read from file offset base. */
+static int sweep(const uint8_t *code, size_t len, uint64_t base, struct indirect_call **out,
+		 size_t *n, size_t *cap)
 {
-	uint8_t *code;
-	size_t size, cap = 0;
-	uint64_t base;
 	ZydisDecoder dec;
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 
-	*out = NULL;
-	*n = 0;
-	int err = read_text(fd, &code, &size, &base);
-	if (err)
-		return err;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	for (size_t pos = 0; pos < size;) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + pos, size - pos, &insn, ops))) {
+	for (size_t pos = 0; pos < len;) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + pos, len - pos, &insn, ops))) {
 			pos++; /* not code: step on */
 			continue;
 		}
@@ -101,21 +85,50 @@ int indirect_calls_find(int fd, struct indirect_call **out, size_t *n)
 			}
 		}
 		if (keep) {
-			struct indirect_call *v = array_reserve(*out, &cap, *n + 1, sizeof(**out));
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
+			struct indirect_call *v = array_reserve(*out, cap, *n + 1, sizeof(**out));
+			if (!v)
+				return -ENOMEM;
 			*out = v;
 			v[(*n)++] = c;
 		}
 		pos += insn.length;
 	}
-	free(code);
+	return 0;
+}
+
+int indirect_calls_find_in(int fd, const struct code_range *ranges, size_t nranges,
+			   struct indirect_call **out, size_t *n)
+{
+	size_t cap = 0;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < nranges && !err; i++) {
+		uint8_t *code = malloc(ranges[i].len ? ranges[i].len : 1);
+		if (!code) {
+			err = -ENOMEM;
+			break;
+		}
+		ssize_t got = pread(fd, code, ranges[i].len, (off_t)ranges[i].offset);
+		if (got > 0)
+			err = sweep(code, (size_t)got, ranges[i].offset, out, n, &cap);
+		free(code);
+	}
 	if (err) {
 		free(*out);
 		*out = NULL;
 		*n = 0;
 	}
 	return err;
+}
+
+int indirect_calls_find(int fd, struct indirect_call **out, size_t *n)
+{
+	struct code_range text;
+	int err = text_range(fd, &text);
+
+	*out = NULL;
+	*n = 0;
+	return err ? err : indirect_calls_find_in(fd, &text, 1, out, n);
 }

@@ -20,8 +20,18 @@ struct indirect_call {
 	int32_t disp;
 };
 
+/* Bytes of a file: a function's code. */
+struct code_range {
+	uint64_t offset, len;
+};
+
 /* The indirect calls of the ELF file at fd, in *out (freed with free()),
  * *n of them. Returns 0, -ENOEXEC for a file without .text, -ENOMEM. */
 int indirect_calls_find(int fd, struct indirect_call **out, size_t *n);
+
+/* The same within ranges[0..nranges) of the file only: a library linked
+ * into a program, such as the libuv Node.js carries. */
+int indirect_calls_find_in(int fd, const struct code_range *ranges, size_t nranges,
+			   struct indirect_call **out, size_t *n);
 
 #endif

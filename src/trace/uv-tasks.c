@@ -87,7 +87,9 @@ static const char *callback_name(struct uv_tasks *u, uint64_t addr)
 		else
 			snprintf(buf, sizeof(buf), "%s+0x%llx", path_base(m->path),
 				 (unsigned long long)fn.offset);
-		name = strpool_intern(&u->names, buf);
+		/* libuv linked into the program: its own functions by name. */
+		if (strncmp(buf, "uv_", 3) != 0)
+			name = strpool_intern(&u->names, buf);
 	}
 	if (m && u64map_put(&u->name_of, addr, name ? (uintptr_t)name : 1) != 0)
 		u->err = -ENOMEM;
@@ -183,6 +185,58 @@ int uv_tasks_drain(struct uv_tasks *u, struct ring_event **ev, size_t *n, size_t
 	return u->err ? u->err : r < 0 ? r : 0;
 }
 
+struct uv_ranges {
+	struct sym_file *file;
+	struct code_range *r;
+	size_t n, cap;
+	int err;
+};
+
+static int add_uv_function(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
+{
+	struct uv_ranges *g = ctx;
+	uint64_t off;
+
+	if (strncmp(name, "uv_", 3) != 0 || !size ||
+	    sym_file_vaddr_to_offset(g->file, vaddr, &off) != 0)
+		return 0;
+	struct code_range *v = array_reserve(g->r, &g->cap, g->n + 1, sizeof(*v));
+	if (!v) {
+		g->err = -ENOMEM;
+		return 1;
+	}
+	g->r = v;
+	v[g->n++] = (struct code_range){off, size};
+	return 0;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct indirect_call *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* The indirect calls of the functions named uv_* of f, each once (a
+ * function with two names is swept twice). */
+static int embedded_sites(struct uv_tasks *u, struct sym_file *f)
+{
+	struct uv_ranges g = {.file = f};
+
+	symbolizer_foreach_function(u->sym, f, add_uv_function, &g);
+	int err = g.err ? g.err
+			: indirect_calls_find_in(sym_file_fd(f), g.r, g.n, &u->sites, &u->nsites);
+	free(g.r);
+	if (err || !u->nsites)
+		return err;
+	qsort(u->sites, u->nsites, sizeof(*u->sites), by_offset);
+	size_t kept = 1;
+	for (size_t i = 1; i < u->nsites; i++)
+		if (u->sites[i].offset != u->sites[kept - 1].offset)
+			u->sites[kept++] = u->sites[i];
+	u->nsites = kept;
+	return 0;
+}
+
 /* The probes: each site's call, then its return, so that a hit's probe
  * index halved is its site. */
 static int add_probes(struct uv_tasks *u)
@@ -229,23 +283,33 @@ int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len)
 	for (size_t i = 0; i < nmaps && !lib; i++)
 		if (maps[i].file && strncmp(path_base(maps[i].path), "libuv.so", 8) == 0)
 			lib = &maps[i];
+	if (lib) {
+		err = indirect_calls_find(sym_file_fd(lib->file), &u->sites, &u->nsites);
+	} else {
+		/* libuv linked into the program (Node.js): its functions,
+		 * named uv_*, in the object that defines uv_run. */
+		uint64_t at;
+		for (size_t i = 0; i < nmaps && !lib; i++)
+			if (maps[i].file &&
+			    symbolizer_find_symbol(u->sym, maps[i].file, "uv_run", &at, NULL) == 0)
+				lib = &maps[i];
+		if (lib)
+			err = embedded_sites(u, lib->file);
+	}
 	if (!lib) {
 		err = -ENOENT;
 		snprintf(why, len,
-			 "process %d does not map libuv (libuv.so.1): --libuv follows programs "
-			 "linked with the system's libuv",
+			 "process %d has no libuv: neither libuv.so.1 nor a program with libuv in it "
+			 "(uv_run)",
 			 (int)pid);
 		goto fail;
 	}
 	snprintf(u->library, sizeof(u->library), "%s", lib->path);
-	err = indirect_calls_find(sym_file_fd(lib->file), &u->sites, &u->nsites);
 	if (err || !u->nsites) {
 		err = err ? err : -ENOENT;
 		snprintf(why, len, "no callback dispatch found in %s", u->library);
 		goto fail;
 	}
-	/* Each callback is two hits or more: rings of 1 MiB a CPU, and the
-	 * reader woken every 256 hits (uv_tasks_pollfds()). */
 	struct uprobe_set_config cfg = {.wakeup_hits = 256, .ring_pages = 256};
 	if ((err = uprobe_set_new(&cfg, &u->probes)) < 0) {
 		snprintf(why, len, "cannot open uprobes: %s", strerror(-err));

@@ -5,7 +5,9 @@
  * libuv calls each callback its user gave it (a timer's, a stream's read,
  * a connection's, a close's, a work request's) from an indirect call in
  * its own code. A probe sits on each such call of the libuv the process
- * maps (symbols/indirect-calls.h) and reads the function it is about to
+ * maps (symbols/indirect-calls.h), or of the functions named uv_* in a
+ * program that carries libuv in itself (Node.js), and reads the function
+ * it is about to
  * call (the register, or the pointer at register plus displacement, read
  * by the BPF program as the call happens); another sits on the
  * instruction after it, where the callback returns, told from other
@@ -40,9 +42,8 @@ struct uv_tasks_stats {
 	uint64_t lost;	    /* probe hits the kernel dropped: callbacks missed */
 };
 
-/* Finds the libuv pid maps and probes its indirect calls. Returns 0 and
- * *out, or -errno with a sentence in why[len]: -ENOENT (no libuv
- * mapped), -ESRCH (no such process), -EACCES, -ENOTSUP (no BPF links). */
+/* Finds the libuv of pid and probes its indirect calls. Returns 0 and
+ * *out, or -errno with a sentence in why[len]: -ENOENT (no libuv), -ESRCH (no such process), -EACCES, -ENOTSUP (no BPF links). */
 int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len);
 
 /* The records of the callbacks called since the last call, appended to

@@ -89,13 +89,52 @@ run python3 tests/cli/code-bytes.py "$UV"
 is "$RC" 0 "recce SIGKILLed, every byte of code equals its file again" || show_run
 ok "and the program runs on" kill -0 "$UV"
 
+# --- Node.js, whose libuv is linked into its executable ----------------------
+
+if command -v node >/dev/null; then
+	cat >"$T/app.js" <<'EOF'
+const net = require('net');
+const server = net.createServer((s) => s.on('data', (d) => s.write(d)));
+server.listen(0, '127.0.0.1', () => {
+  const c = net.connect(server.address().port, '127.0.0.1');
+  c.on('data', () => {});
+  setInterval(() => c.write('ping\n'), 5);
+  console.log('ready');
+});
+EOF
+	spawn "$T/node.out" node "$T/app.js"
+	NODEPID=$PID
+	wait_for 10 grep -q ready "$T/node.out" || diag "node did not start: $(cat "$T/node.out")"
+	RUN_TIMEOUT=120 run "$RECCE" tasks --libuv -p "$NODEPID" --json -d 3 -i 3
+	is "$RC" 0 "tasks --libuv on a Node.js server exits 0" || show_run
+	like "$(cat "$ERR")" "following the callbacks of process $NODEPID through /[^ ]*node " \
+		"it finds the libuv inside node's own executable"
+	tail -n 1 "$OUT" >"$T/last.json"
+	# type_runs TEXT: the runs of the callbacks whose names hold TEXT.
+	type_runs()
+	{
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(t["runs"] for t in d["types"] if sys.argv[2] in t["type"]))' "$T/last.json" "$1"
+	}
+	cmp_ok "$(type_runs RunTimers)" -ge 100 "the interval's timer callback (node's RunTimers), 5 ms apart" ||
+		diag "$(cat "$T/last.json")"
+	cmp_ok "$(type_runs LibuvStreamWrap::ReadStart)" -ge 200 "the sockets' read callbacks (in LibuvStreamWrap::ReadStart), a message each"
+	is "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(1 for t in d["types"] if t["type"].startswith("uv_")))' "$T/last.json")" \
+		0 "none of libuv's own functions is taken for a callback"
+	ok "node runs on" kill -0 "$NODEPID"
+else
+	skip "node is not installed" 5
+fi
+
 # --- refusals ---------------------------------------------------------------
 
 spawn "$T/hot.out" "$TARGETS/hot" 30
 HOT=$PID
 run "$RECCE" tasks --libuv -p "$HOT" -d 1
 is "$RC" 1 "a process without libuv: exit 1"
-like "$(cat "$ERR")" "process $HOT does not map libuv \\(libuv\\.so\\.1\\)" "that says so"
+like "$(cat "$ERR")" "process $HOT has no libuv: neither libuv\\.so\\.1 nor a program with libuv in it" "that says so"
 run "$RECCE" tasks --libuv "$T/x.events"
 is "$RC" 2 "--libuv with an event file: usage error"
 like "$(cat "$ERR")" "--libuv follows a running process: give -p PID" "that says what to give"
