@@ -36,13 +36,21 @@ void tasks_print_table(FILE *out, const struct tasks_view *v)
 		v->t->ntypes, v->elapsed_s, v->lost ? "" : "\n");
 	if (v->lost)
 		fprintf(out, ", %" PRIu64 " events lost: counts are short\n", v->lost);
-	fprintf(out, "%-24s %8s %9s %9s %9s %9s %9s %9s %11s\n", "TYPE", "CREATED", "RUNS",
+	/* The type column as wide as the longest name shown (C++ callbacks
+	 * have long ones), from 24 to 64 characters. */
+	int w = 24;
+	for (size_t i = 0; i < n; i++) {
+		int len = (int)strlen(term_safe(v->t->types[order[i]].name, buf, sizeof(buf)));
+		if (len > w)
+			w = len < 64 ? len : 64;
+	}
+	fprintf(out, "%-*s %8s %9s %9s %9s %9s %9s %9s %11s\n", w, "TYPE", "CREATED", "RUNS",
 		"EXEC(s)", "MAX(ms)", "AVG(us)", "WALL(s)", "WAIT(s)", "CHILDREN(s)");
 	for (size_t i = 0; i < n; i++) {
 		const struct task_type *ty = &v->t->types[order[i]];
 		fprintf(out,
-			"%-24.24s %8" PRIu64 " %9" PRIu64 " %9.3f %9.3f %9.1f %9.3f %9.3f %11.3f\n",
-			term_safe(ty->name, buf, sizeof(buf)), ty->created, ty->runs,
+			"%-*.*s %8" PRIu64 " %9" PRIu64 " %9.3f %9.3f %9.1f %9.3f %9.3f %11.3f\n",
+			w, w, term_safe(ty->name, buf, sizeof(buf)), ty->created, ty->runs,
 			ty->exec_ns / 1e9, ty->exec_max_ns / 1e6,
 			ty->runs ? ty->exec_ns / 1e3 / ty->runs : 0.0, ty->wall_ns / 1e9,
 			ty->wait_ns / 1e9, ty->children_ns / 1e9);
