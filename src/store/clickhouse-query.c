@@ -101,6 +101,8 @@ static size_t split_row(char *row, char **fields, size_t max)
 
 struct reader {
 	struct clickhouse *ch;
+	clickhouse_fetch_fn fetch; /* a SELECT's answer */
+	void *fetch_arg;
 	struct profile *p;
 	struct u64map stacks; /* stack hash -> index in locs */
 	uint64_t **locs;      /* each stack's location ids, leaf first */
@@ -286,7 +288,7 @@ static int select_rows(struct reader *r, const char *head, const struct store_fi
 	put_where(fp, f);
 	fprintf(fp, "%s FORMAT TabSeparated", tail);
 	fclose(fp);
-	int err = clickhouse_run(r->ch, sql, NULL, 0, &rep);
+	int err = r->fetch(r->fetch_arg, sql, &rep);
 	free(sql);
 	if (err)
 		return err;
@@ -316,12 +318,25 @@ static int read_totals(struct reader *r, char *row)
 	return 0;
 }
 
+/* The server's answer to sql, over HTTP. */
+static int fetch_http(void *arg, const char *sql, struct http_reply *rep)
+{
+	return clickhouse_run(arg, sql, NULL, 0, rep);
+}
+
 int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,
 		     struct store_query_stats *st)
 {
+	return clickhouse_query_with(ch, fetch_http, ch, f, out, st);
+}
+
+int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,
+			  const struct store_filter *f, struct profile **out,
+			  struct store_query_stats *st)
+{
 	static const struct profile_value_type types[] = {{"samples", "count"},
 							  {"cpu", "nanoseconds"}};
-	struct reader r = {.ch = ch, .st = st};
+	struct reader r = {.ch = ch, .fetch = fetch, .fetch_arg = arg, .st = st};
 
 	memset(st, 0, sizeof(*st));
 	*out = NULL;

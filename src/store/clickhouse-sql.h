@@ -33,6 +33,21 @@ struct clickhouse {
 int clickhouse_run(struct clickhouse *ch, const char *sql, const char *data, size_t len,
 		   struct http_reply *r);
 
+/* How a query gets the answer to one SELECT: clickhouse_run()'s over
+ * HTTP, or a fuzz target's. Returns 0 with the TabSeparated rows in *r
+ * (released by the caller) or -errno. */
+typedef int (*clickhouse_fetch_fn)(void *arg, const char *sql, struct http_reply *r);
+
+struct profile;
+struct store_filter;
+struct store_query_stats;
+
+/* clickhouse_query() (store/clickhouse.h) with its answers from fetch:
+ * the totals, then the stacks, then the samples. */
+int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,
+			  const struct store_filter *f, struct profile **out,
+			  struct store_query_stats *st);
+
 /* Writes sql with every "@." replaced by the database's name and a dot. */
 void clickhouse_put_sql(FILE *fp, const char *sql, const char *db);
 
