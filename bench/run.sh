@@ -615,7 +615,7 @@ libuv_run() {
 		BENCH_STATS=$TMP/stats "$BIN/uvloop" 1 "$LIBUV_SECONDS" &
 		w=$!
 		sleep 0.3 # its libuv loaded; it waits a second before its callbacks
-		"$RECCE" tasks --libuv -p "$w" --json -i 100 -d $((LIBUV_SECONDS + 5)) \
+		"$RECCE" tasks --libuv -p "$w" --limit 0 --json -i 100 -d $((LIBUV_SECONDS + 5)) \
 			> "$TMP/tasks.json" 2> "$TMP/err" &
 		r=$!
 		wait "$w" || true

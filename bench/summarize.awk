@@ -1042,7 +1042,7 @@ function figure_libuv(    none, bare, rec, cost, floor, seen, calls, turn) {
 	print ""
 	print "A libuv loop whose idle callback runs at every turn (bench/workloads/uvloop.c) for 3 s: its"
 	print "turn alone, under a bare uprobe and uretprobe on the callback (uprobe-bare, the floor of any"
-	print "probe), and under `recce tasks --libuv`, which probes each of libuv's 40 indirect calls and the"
+	print "probe), and under `recce tasks --libuv --limit 0`, which probes each of libuv's 40 indirect calls and the"
 	print "instruction after each, so a turn pays for the idle callback's call and return and for libuv's"
 	print "other indirect calls of the turn."
 	print ""

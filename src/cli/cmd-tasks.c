@@ -21,6 +21,7 @@
 #include "events/ring-read.h"
 #include "events/tasks-print.h"
 #include "proc/self.h"
+#include "trace/trace-limits.h"
 #include "trace/uv-tasks.h"
 #include "util/clock.h"
 #include "util/http-serve.h"
@@ -28,12 +29,16 @@
 #include "util/signals.h"
 
 #define MAX_RINGS 1024 /* --libuv's probe rings polled, one a CPU */
+/* --libuv's circuit breaker: callbacks at about 40 us of probes each, at
+ * most a fifth of a core. */
+#define UV_DEFAULT_RATE_N  5000
+#define UV_DEFAULT_RATE_MS 1000
 
 struct tasks_args {
 	pid_t *pids;
 	size_t npids;
 	int batch, json, libuv;
-	const char *duration, *iterations, *sort, *filter, *serve, *top_k, *interval;
+	const char *duration, *iterations, *sort, *filter, *serve, *top_k, *interval, *limit;
 };
 
 static void pid_cb(void *ctx, const char *arg, const struct opt *o)
@@ -48,6 +53,8 @@ static const struct opt tasks_options[] = {
     OPT_FLAG_(0, "json", struct tasks_args, json, "print a JSON object each interval"),
     OPT_FLAG_(0, "libuv", struct tasks_args, libuv,
 	      "a libuv program's callbacks, by probes: no hooks, no restart"),
+    OPT_STRING_(0, "limit", "N/MS", struct tasks_args, limit,
+		"--libuv's circuit breaker (default 5000/1000)"),
     OPT_STRING_('d', "duration", "SECONDS", struct tasks_args, duration, "stop after this long"),
     OPT_STRING_('n', "iterations", "N", struct tasks_args, iterations, "stop after N tables"),
     OPT_STRING_('i', "interval", "SECONDS", struct tasks_args, interval,
@@ -156,10 +163,18 @@ int cmd_tasks(int argc, char **argv)
 		if (lfd < 0)
 			die("cannot listen on '%s': %s", a.serve, strerror(-lfd));
 	}
+	uint64_t rate_n = UV_DEFAULT_RATE_N, rate_ms = UV_DEFAULT_RATE_MS;
+	if (a.limit && !a.libuv)
+		usage_die("tasks", "--limit is --libuv's circuit breaker: give --libuv");
+	if (a.limit && strcmp(a.limit, "0") == 0)
+		rate_n = 0;
+	else if (a.limit && trace_limits_parse_rate(a.limit, &rate_n, &rate_ms) != 0)
+		usage_die("tasks", "--limit wants N/MS (callbacks within milliseconds) or 0, not '%s'",
+			  a.limit);
 	int err;
 	if (a.libuv) {
 		char why[512];
-		err = uv_tasks_open(pid, &s.uv, why, sizeof(why));
+		err = uv_tasks_open(pid, rate_n, rate_ms, &s.uv, why, sizeof(why));
 		if (err == -ENOMEM)
 			die("out of memory");
 		if (err)
@@ -201,7 +216,7 @@ int cmd_tasks(int argc, char **argv)
 	uint64_t next = s.uv ? start + (uint64_t)(every * 1e9) : start;
 	uint64_t end = duration ? start + (uint64_t)(duration * 1e9) : 0;
 	long long shown = 0;
-	int done = 0, stopped = 0;
+	int done = 0, stopped = 0, tripped = 0;
 	while (!done) {
 		size_t n = 0;
 		err = s.uv ? uv_tasks_drain(s.uv, &s.ev, &n, &s.cap)
@@ -220,6 +235,15 @@ int cmd_tasks(int argc, char **argv)
 			struct uv_tasks_stats st;
 			uv_tasks_stats(s.uv, &st);
 			s.v.lost = st.lost;
+			if (uv_tasks_tripped(s.uv) && !tripped) {
+				tripped = 1;
+				warning("more than %llu callbacks within %llu ms: every probe removed, "
+					"so as not to slow pid %d further (--limit N/MS to allow more, "
+					"--limit 0 for no limit); the numbers stop here",
+					(unsigned long long)rate_n, (unsigned long long)rate_ms,
+					(int)pid);
+				done = 1;
+			}
 		} else {
 			s.v.lost = ring_reader_lost(&s.r);
 		}

@@ -16,7 +16,9 @@
 #include "proc/tasks.h"
 #include "symbols/indirect-calls.h"
 #include "symbols/symbolize.h"
+#include "trace/trace-limits.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/path.h"
 #include "util/strpool.h"
 #include "util/u64map.h"
@@ -48,6 +50,8 @@ struct uv_tasks {
 	struct thread_calls *threads;
 	size_t nthreads, cap_threads;
 	uint64_t next_id, callbacks;
+	struct trace_limits limits; /* the circuit breaker, rate only */
+	int tripped;		    /* it tripped: every probe removed */
 	/* Where the records of a drain go. */
 	struct ring_event **ev;
 	size_t *n, *cap;
@@ -165,8 +169,16 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 					: 0)
 				 : h->gpr[c->reg];
 	const char *name = target ? callback_name(u, target) : NULL;
-	if (!name || t->depth == MAX_DEPTH)
+	if (!name || t->depth == MAX_DEPTH || u->tripped)
 		return u->err;
+	if (trace_limits_event(&u->limits, h->time) == TRACE_STOP_BREAKER) {
+		/* Too many to follow without hurting the program: the probes
+		 * go at once; the callbacks still running end as they return,
+		 * from the hits already in the rings. */
+		uprobe_set_remove_all(u->probes);
+		u->tripped = 1;
+		return u->err;
+	}
 	uint64_t id = ++u->next_id, parent = t->depth ? t->r[t->depth - 1].id : 0;
 	t->r[t->depth++] = (struct running){h->sp, id};
 	u->callbacks++;
@@ -253,7 +265,8 @@ static int add_probes(struct uv_tasks *u)
 	return 0;
 }
 
-int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len)
+int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, struct uv_tasks **out, char *why,
+		  size_t len)
 {
 	struct uv_tasks *u = calloc(1, sizeof(*u));
 	struct proc_ids tids;
@@ -265,6 +278,7 @@ int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len)
 		return -ENOMEM;
 	proc_ids_init(&tids);
 	u->pid = pid;
+	trace_limits_init(&u->limits, 0, 0, rate_n, rate_ms, time_now_ns(CLOCK_MONOTONIC));
 	strpool_init(&u->names);
 	u64map_init(&u->name_of);
 	u->sym = symbolizer_new();
@@ -346,6 +360,11 @@ fail:
 size_t uv_tasks_pollfds(const struct uv_tasks *u, int *fds, size_t max)
 {
 	return uprobe_set_pollfds(u->probes, fds, max);
+}
+
+int uv_tasks_tripped(const struct uv_tasks *u)
+{
+	return u->tripped;
 }
 
 const char *uv_tasks_library(const struct uv_tasks *u)

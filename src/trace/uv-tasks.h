@@ -19,6 +19,9 @@
  * records come out as librecce's task records do (events/tasks.h), so
  * every view of `recce tasks` shows them.
  *
+ * The probes cost the program tens of microseconds a callback, so a
+ * circuit breaker removes them all when callbacks come faster than asked.
+ *
  * Needs uprobe_multi BPF links (Linux 6.6+), which read the pointer as the
  * call happens: on a kernel without them it is refused.
  *
@@ -42,9 +45,16 @@ struct uv_tasks_stats {
 	uint64_t lost;	    /* probe hits the kernel dropped: callbacks missed */
 };
 
-/* Finds the libuv of pid and probes its indirect calls. Returns 0 and
+/* Finds the libuv of pid and probes its indirect calls, under a circuit
+ * breaker: more than rate_n callbacks within one window of rate_ms
+ * milliseconds removes every probe (rate_n 0: none). Returns 0 and
  * *out, or -errno with a sentence in why[len]: -ENOENT (no libuv), -ESRCH (no such process), -EACCES, -ENOTSUP (no BPF links). */
-int uv_tasks_open(pid_t pid, struct uv_tasks **out, char *why, size_t len);
+int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, struct uv_tasks **out, char *why,
+		  size_t len);
+
+/* Whether the circuit breaker tripped: the probes are gone, the counts
+ * stop there. */
+int uv_tasks_tripped(const struct uv_tasks *u);
 
 /* The records of the callbacks called since the last call, appended to
  * *ev (grown as array_reserve does; *n of them, capacity *cap). Returns 0

@@ -6,8 +6,10 @@
 # signal handler, with execution times within 10% of what the callbacks
 # measured of themselves; the same numbers on /metrics with --serve; the
 # program runs on after recce is gone, even SIGKILLed, with its code as
-# in its files; a process without libuv and an event file are refused
-# with what to do.
+# in its files. A Node.js server, whose libuv is in its executable, shows
+# the C++ callbacks it gives libuv, and trips the circuit breaker when
+# its callbacks come faster than --limit. A process without libuv and an
+# event file are refused with what to do.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/uv-loop" "$TARGETS/hot"
 
@@ -124,8 +126,18 @@ print(sum(t["runs"] for t in d["types"] if sys.argv[2] in t["type"]))' "$T/last.
 	is "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(1 for t in d["types"] if t["type"].startswith("uv_")))' "$T/last.json")" \
 		0 "none of libuv's own functions is taken for a callback"
 	ok "node runs on" kill -0 "$NODEPID"
+
+	# Its callbacks, about 2,000 a second, trip a breaker set at 500.
+	RUN_TIMEOUT=120 run "$RECCE" tasks --libuv -p "$NODEPID" -b -d 30 --limit 500/1000
+	is "$RC" 0 "--limit 500/1000 on it: exit 0" || show_run
+	like "$(cat "$ERR")" "more than 500 callbacks within 1000 ms: every probe removed, so as not to slow pid $NODEPID further" 		"the breaker trips and says so"
+	cmp_ok "$ELAPSED" '<' 20 "and recce stops then, not after -d 30 (${ELAPSED}s)"
+	like "$(cat "$OUT")" 'RunTimers' "with the numbers up to then"
+	run python3 tests/cli/code-bytes.py "$NODEPID"
+	is "$RC" 0 "node's code is its file's again" || show_run
+	ok "node runs on" kill -0 "$NODEPID"
 else
-	skip "node is not installed" 5
+	skip "node is not installed" 11
 fi
 
 # --- refusals ---------------------------------------------------------------
@@ -138,6 +150,12 @@ like "$(cat "$ERR")" "process $HOT has no libuv: neither libuv\\.so\\.1 nor a pr
 run "$RECCE" tasks --libuv "$T/x.events"
 is "$RC" 2 "--libuv with an event file: usage error"
 like "$(cat "$ERR")" "--libuv follows a running process: give -p PID" "that says what to give"
+run "$RECCE" tasks -p "$UV" --limit 10/1000
+is "$RC" 2 "--limit without --libuv: usage error"
+like "$(cat "$ERR")" "--limit is --libuv's circuit breaker: give --libuv" "that says so"
+run "$RECCE" tasks --libuv -p "$UV" --limit 10
+is "$RC" 2 "--limit 10: usage error"
+like "$(cat "$ERR")" "--limit wants N/MS \\(callbacks within milliseconds\\) or 0, not '10'" "that says what it wants"
 run "$RECCE" tasks --libuv -p "$(unused_pid)" -d 1
 is "$RC" 1 "a PID that is not there: exit 1"
 like "$(cat "$ERR")" "no process with PID" "that says so"
