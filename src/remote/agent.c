@@ -323,7 +323,7 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 {
 	static const struct scopes none; /* the defaults of scopes_of() */
 	char names[32], scope[32], who[300];
-	unsigned need = scope_needed(run->argv[0]);
+	unsigned need = scope_needed(run->n_argv, run->argv);
 	unsigned have = scopes_of(cfg->scopes ? cfg->scopes : &none, p->cert, p->uid);
 
 	if (need && !(need & ~have))

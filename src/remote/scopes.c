@@ -108,11 +108,36 @@ void scopes_release(struct scopes *s)
 	memset(s, 0, sizeof(*s));
 }
 
-unsigned scope_needed(const char *command)
+/* Whether args (up to "--") hold one of the options in opts, as OPT,
+ * OPT=VALUE, or, for an option that takes a value (ending in '='), OPT
+ * VALUE with value. */
+static int has_option(size_t argc, char *const *argv, const char *opt, const char *value)
+{
+	size_t n = strlen(opt);
+
+	for (size_t i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (!value && strcmp(argv[i], opt) == 0)
+			return 1;
+		if (value && strncmp(argv[i], opt, n) == 0 &&
+		    ((argv[i][n] == '=' && strcmp(argv[i] + n + 1, value) == 0) ||
+		     (!argv[i][n] && i + 1 < argc && strcmp(argv[i + 1], value) == 0)))
+			return 1;
+	}
+	return 0;
+}
+
+unsigned scope_needed(size_t argc, char *const *argv)
 {
 	static const char *const read_cmds[] = {
 	    "record", "report", "top",	"replay", "symbolize", "addr2line", "events",
 	    "seq",    "tasks",	"help", "query",  "files",     "fetch"};
+	const char *command = argc ? argv[0] : "";
+
+	/* Reading commands that put probes into a process when told to. */
+	if ((strcmp(command, "tasks") == 0 && has_option(argc, argv, "--libuv", NULL)) ||
+	    (strcmp(command, "record") == 0 && (has_option(argc, argv, "-e", "alloc") ||
+						has_option(argc, argv, "--event", "alloc"))))
+		return SCOPE_TRACE;
 	for (size_t i = 0; i < sizeof(read_cmds) / sizeof(read_cmds[0]); i++)
 		if (strcmp(command, read_cmds[i]) == 0)
 			return SCOPE_READ;

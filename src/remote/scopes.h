@@ -45,8 +45,10 @@ int scopes_load(struct scopes *s, const char *path, int *line);
 
 void scopes_release(struct scopes *s);
 
-/* The scope a recce command needs; 0 for a name that is none of them. */
-unsigned scope_needed(const char *command);
+/* The scope a recce command needs, argv[0] its name and the rest its
+ * arguments (tasks --libuv and record -e alloc put probes into a
+ * process: trace); 0 for a name that is none of them. */
+unsigned scope_needed(size_t argc, char *const *argv);
 
 /* The scopes of a client: cert its certificate's name ("" for a local
  * client), uid its user. */

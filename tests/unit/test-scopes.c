@@ -15,6 +15,21 @@
 
 #include "remote/scopes.h"
 
+/* scope_needed() of a command and its arguments, NULL-terminated. */
+static unsigned needed(const char *first, ...)
+{
+	char *argv[16];
+	size_t n = 0;
+	va_list ap;
+
+	argv[n++] = (char *)first;
+	va_start(ap, first);
+	for (char *a; n < 16 && (a = va_arg(ap, char *));)
+		argv[n++] = a;
+	va_end(ap);
+	return scope_needed(n, argv);
+}
+
 static void test_grants(void **state)
 {
 	(void)state;
@@ -47,13 +62,22 @@ static void test_grants(void **state)
 static void test_needed(void **state)
 {
 	(void)state;
-	assert_int_equal(scope_needed("record"), SCOPE_READ);
-	assert_int_equal(scope_needed("top"), SCOPE_READ);
-	assert_int_equal(scope_needed("trace"), SCOPE_TRACE);
-	assert_int_equal(scope_needed("capture"), SCOPE_TRACE);
-	assert_int_equal(scope_needed("patch"), SCOPE_PATCH);
-	assert_int_equal(scope_needed("agent"), 0);
-	assert_int_equal(scope_needed("certs"), 0);
+	assert_int_equal(needed("record", NULL), SCOPE_READ);
+	assert_int_equal(needed("top", NULL), SCOPE_READ);
+	assert_int_equal(needed("trace", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("capture", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("patch", NULL), SCOPE_PATCH);
+	assert_int_equal(needed("agent", NULL), 0);
+	assert_int_equal(needed("certs", NULL), 0);
+	/* Reading commands that probe a process when told to. */
+	assert_int_equal(needed("tasks", "-p", "42", NULL), SCOPE_READ);
+	assert_int_equal(needed("tasks", "--libuv", "-p", "42", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("record", "-p", "42", "-e", "alloc", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("record", "--event=alloc", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("record", "--event", "alloc", NULL), SCOPE_TRACE);
+	assert_int_equal(needed("record", "-e", "offcpu", NULL), SCOPE_READ);
+	/* A command's own arguments after "--" are its own. */
+	assert_int_equal(needed("record", "--", "prog", "-e", "alloc", NULL), SCOPE_READ);
 }
 
 static void test_file(void **state)
