@@ -95,7 +95,8 @@ static const char *callback_name(struct uv_tasks *u, uint64_t addr)
 		if (strncmp(buf, "uv_", 3) != 0)
 			name = strpool_intern(&u->names, buf);
 	}
-	if (m && u64map_put(&u->name_of, addr, name ? (uintptr_t)name : 1) != 0)
+	/* Remembered either way: a miss costs a read of the maps once. */
+	if (u64map_put(&u->name_of, addr, name ? (uintptr_t)name : 1) != 0)
 		u->err = -ENOMEM;
 	return name;
 }
