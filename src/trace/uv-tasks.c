@@ -174,8 +174,8 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 		return u->err;
 	if (trace_limits_event(&u->limits, h->time) == TRACE_STOP_BREAKER) {
 		/* Too many to follow without hurting the program: the probes
-		 * go at once; the callbacks still running end as they return,
-		 * from the hits already in the rings. */
+		 * go at once. Returns already in the rings still end their
+		 * runs; a callback still running then is left open. */
 		uprobe_set_remove_all(u->probes);
 		u->tripped = 1;
 		return u->err;
