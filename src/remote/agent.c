@@ -220,10 +220,18 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 		rmdir(dir);
 		return send_error(wfd, id, "the agent cannot give the command its directory");
 	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(prog, O_CLOEXEC) < 0 ||
-	    fcntl(prog[1], F_SETFL, O_NONBLOCK) < 0) {
+	int *pipes_made[] = {out, err, prog};
+	size_t made = 0;
+	while (made < 3 && pipe2(pipes_made[made], O_CLOEXEC) == 0)
+		made++;
+	if (made < 3 || fcntl(prog[1], F_SETFL, O_NONBLOCK) < 0) {
+		int e = errno;
+		for (size_t i = 0; i < made; i++) {
+			close(pipes_made[i][0]);
+			close(pipes_made[i][1]);
+		}
 		rmdir(dir);
-		return -errno;
+		return -e;
 	}
 	pid_t child = fork();
 	if (child == 0)
