@@ -68,50 +68,59 @@ int frame_send(int fd, const Envelope *env)
 	return err == -EIO ? -EPIPE : err;
 }
 
-int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, void *msg)
+int frame_envelope(Envelope *e, uint64_t id, Recce__Agent__Envelope__BodyCase kind, void *msg)
 {
-	Envelope e = RECCE__AGENT__ENVELOPE__INIT;
+	Envelope init = RECCE__AGENT__ENVELOPE__INIT;
 
-	e.id = id;
-	e.body_case = kind;
+	*e = init;
+	e->id = id;
+	e->body_case = kind;
 	switch (kind) {
 	case RECCE__AGENT__ENVELOPE__BODY_HELLO:
-		e.hello = msg;
+		e->hello = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_RUN:
-		e.run = msg;
+		e->run = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_OUTPUT:
-		e.output = msg;
+		e->output = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_FILE:
-		e.file = msg;
+		e->file = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_EXIT:
-		e.exit = msg;
+		e->exit = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_CANCEL:
-		e.cancel = msg;
+		e->cancel = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_ERROR:
-		e.error = msg;
+		e->error = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_FILES:
-		e.files = msg;
+		e->files = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_FILE_LIST:
-		e.file_list = msg;
+		e->file_list = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_CLOCK:
-		e.clock = msg;
+		e->clock = msg;
 		break;
 	case RECCE__AGENT__ENVELOPE__BODY_PROGRESS:
-		e.progress = msg;
+		e->progress = msg;
 		break;
 	default:
 		return -EINVAL;
 	}
-	return frame_send(fd, &e);
+	return 0;
+}
+
+int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, void *msg)
+{
+	Envelope e;
+	int err = frame_envelope(&e, id, kind, msg);
+
+	return err ? err : frame_send(fd, &e);
 }
 
 void frame_conn_init(struct frame_conn *c, int fd)

@@ -37,6 +37,11 @@ int frame_encode(const Envelope *env, uint8_t **out, size_t *len);
  * Returns 0 or -errno (-EPIPE: the peer is gone). */
 int frame_send(int fd, const Envelope *env);
 
+/* Fills *e: an Envelope of request id holding msg, a message of the
+ * body kind (a Recce__Agent__Hello * for a hello...). Returns 0, or
+ * -EINVAL for a kind it does not know. */
+int frame_envelope(Envelope *e, uint64_t id, Recce__Agent__Envelope__BodyCase kind, void *msg);
+
 /* frame_send() of an Envelope of request id holding msg, a message of the
  * body kind (a Recce__Agent__Hello * for a hello...). */
 int frame_send_msg(int fd, uint64_t id, Recce__Agent__Envelope__BodyCase kind, void *msg);

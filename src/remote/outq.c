@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +35,16 @@ size_t outq_pending(const struct outq *q)
 	return q->len - q->off;
 }
 
-/* Appends env as one frame. */
-static int put_env(struct outq *q, const Envelope *e)
+/* Appends msg, a message of the body kind, as one frame. */
+static int put_msg(struct outq *q, Recce__Agent__Envelope__BodyCase kind, void *msg)
 {
+	Envelope e;
 	uint8_t *frame;
 	size_t len;
 
-	int err = frame_encode(e, &frame, &len);
+	int err = frame_envelope(&e, q->id, kind, msg);
+	if (!err)
+		err = frame_encode(&e, &frame, &len);
 	if (err)
 		return err;
 	if (q->off && q->off >= q->len / 2) {
@@ -66,22 +68,17 @@ static int put_env(struct outq *q, const Envelope *e)
 static int put_frame(struct outq *q, unsigned stream, const uint8_t *data, size_t n)
 {
 	Recce__Agent__Output o = RECCE__AGENT__OUTPUT__INIT;
-	Envelope e = RECCE__AGENT__ENVELOPE__INIT;
 
 	o.stream = stream;
 	o.data.data = (uint8_t *)data;
 	o.data.len = n;
-	e.id = q->id;
-	e.body_case = RECCE__AGENT__ENVELOPE__BODY_OUTPUT;
-	e.output = &o;
-	return put_env(q, &e);
+	return put_msg(q, RECCE__AGENT__ENVELOPE__BODY_OUTPUT, &o);
 }
 
 int outq_progress(struct outq *q, const char *what, uint64_t done, uint64_t total,
 		  const char *unit)
 {
 	Recce__Agent__Progress p = RECCE__AGENT__PROGRESS__INIT;
-	Envelope e = RECCE__AGENT__ENVELOPE__INIT;
 
 	if (outq_pending(q) >= q->limit)
 		return 0;
@@ -89,10 +86,7 @@ int outq_progress(struct outq *q, const char *what, uint64_t done, uint64_t tota
 	p.done = done;
 	p.total = total;
 	p.unit = (char *)unit;
-	e.id = q->id;
-	e.body_case = RECCE__AGENT__ENVELOPE__BODY_PROGRESS;
-	e.progress = &p;
-	return put_env(q, &e);
+	return put_msg(q, RECCE__AGENT__ENVELOPE__BODY_PROGRESS, &p);
 }
 
 /* Stream 1's lines, each kept whole when the queue has room as it
