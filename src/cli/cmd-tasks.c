@@ -179,14 +179,7 @@ int cmd_tasks(int argc, char **argv)
 			die("out of memory");
 		if (err)
 			die("%s", why);
-		char cpath[64];
-		snprintf(cpath, sizeof(cpath), "/proc/%d/comm", (int)pid);
-		FILE *cf = fopen(cpath, "r");
-		if (!cf || !fgets(s.comm, sizeof(s.comm), cf))
-			snprintf(s.comm, sizeof(s.comm), "?");
-		s.comm[strcspn(s.comm, "\n")] = 0;
-		if (cf)
-			fclose(cf);
+		snprintf(s.comm, sizeof(s.comm), "%s", uv_tasks_comm(s.uv));
 		struct uv_tasks_stats st;
 		uv_tasks_stats(s.uv, &st);
 		note("following the callbacks of process %d through %s (%zu call sites probed)",

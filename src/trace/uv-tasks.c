@@ -368,6 +368,12 @@ int uv_tasks_tripped(const struct uv_tasks *u)
 	return u->tripped;
 }
 
+const char *uv_tasks_comm(const struct uv_tasks *u)
+{
+	const char *comm = procs_comm(u->procs, u->pid);
+	return comm ? comm : "?";
+}
+
 const char *uv_tasks_library(const struct uv_tasks *u)
 {
 	return u->library;

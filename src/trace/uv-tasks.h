@@ -65,6 +65,9 @@ int uv_tasks_drain(struct uv_tasks *u, struct ring_event **ev, size_t *n, size_t
  * drained. Returns the count (at most max). */
 size_t uv_tasks_pollfds(const struct uv_tasks *u, int *fds, size_t max);
 
+/* The command name (comm) of the process, as read when it was opened. */
+const char *uv_tasks_comm(const struct uv_tasks *u);
+
 /* The path of the libuv probed. */
 const char *uv_tasks_library(const struct uv_tasks *u);
 void uv_tasks_stats(const struct uv_tasks *u, struct uv_tasks_stats *st);
