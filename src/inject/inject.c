@@ -459,6 +459,19 @@ int injector_dlopen(struct injector *inj, const char *path, uint64_t *handle, ch
 	return -ENOEXEC;
 }
 
+int injector_where(struct symbolizer *sym, pid_t pid, struct sym_file *f, uint64_t vaddr,
+		   uint64_t *addr)
+{
+	struct proc_registry *procs = procs_new(sym);
+	if (!procs)
+		return -ENOMEM;
+	int err = procs_scan(procs, pid);
+	if (!err && procs_file_addr(procs, pid, f, vaddr, addr) != 0)
+		err = -ENOENT;
+	procs_free(procs);
+	return err;
+}
+
 void injector_close(struct injector *inj)
 {
 	if (!inj->stub_written || inj->pending)

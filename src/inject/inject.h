@@ -79,6 +79,12 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 int injector_dlopen(struct injector *inj, const char *path, uint64_t *handle, char *err,
 		    size_t errlen);
 
+/* Where vaddr of the object f lies in pid now, after a dlopen: 0, or
+ * -ENOENT when f is not mapped there. */
+struct sym_file;
+int injector_where(struct symbolizer *sym, pid_t pid, struct sym_file *f, uint64_t vaddr,
+		   uint64_t *addr);
+
 /* Puts back the padding the stub used, when no thread is in it. */
 void injector_close(struct injector *inj);
 

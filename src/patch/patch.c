@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "inject/near-page.h"
 #include "inject/target-mem.h"
 #include "proc/proc-maps.h"
 #include "symbols/call-sites.h"
@@ -22,12 +22,6 @@
 #define VENEER_LEN    16
 #define VENEER_NAME   "recce-patch"
 #define CODE_READ_MAX (256u << 10) /* bytes of a function decoded at most */
-#define NEAR	      ((1ll << 31) - (1 << 20))
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE 0x100000
-#endif
-#define PR_SET_VMA_	      0x53564d41
-#define PR_SET_VMA_ANON_NAME_ 0
 
 static void say(struct patch_result *r, const char *text)
 {
@@ -169,57 +163,23 @@ static int veneer_slot(struct injector *inj, uint64_t near, uint64_t *slot)
 	int err = tmaps_read(&m, inj->pid);
 	if (err)
 		return err;
-	uint64_t best = 0, best_dist = NEAR;
 	for (size_t i = 0; i < m.n; i++) {
 		const struct tmap *t = &m.v[i];
 		uint64_t dist = t->start > near ? t->start - near : near - t->start;
-		if (strcmp(t->path, "[anon:" VENEER_NAME "]") == 0 && dist < NEAR &&
-		    tmem_read(inj->pid, t->start, page, sizeof(page)) == 0) {
-			for (size_t k = 0; k < sizeof(page); k += VENEER_LEN) {
-				static const uint8_t zero[VENEER_LEN];
-				if (memcmp(page + k, zero, VENEER_LEN) == 0) {
-					*slot = t->start + k;
-					tmaps_release(&m);
-					return 0;
-				}
-			}
-		}
-		/* The gap after this mapping, as close to near as it comes. */
-		uint64_t gap = (t->end + 4095) & ~4095ull;
-		uint64_t next = i + 1 < m.n ? m.v[i + 1].start : 0x7ffffffff000ull;
-		if (gap + 4096 > next)
+		if (strcmp(t->path, "[anon:" VENEER_NAME "]") != 0 || dist >= NEAR_PAGE_REACH ||
+		    tmem_read(inj->pid, t->start, page, sizeof(page)) != 0)
 			continue;
-		uint64_t c =
-		    near > gap && near - gap >= 4096 && near < next ? (near & ~4095ull) : gap;
-		if (c + 4096 > next)
-			c = next - 4096;
-		dist = c > near ? c - near : near - c;
-		if (dist < best_dist) {
-			best = c;
-			best_dist = dist;
+		for (size_t k = 0; k < sizeof(page); k += VENEER_LEN) {
+			static const uint8_t zero[VENEER_LEN];
+			if (memcmp(page + k, zero, VENEER_LEN) == 0) {
+				*slot = t->start + k;
+				tmaps_release(&m);
+				return 0;
+			}
 		}
 	}
 	tmaps_release(&m);
-	if (!best)
-		return -ENOSPC;
-	uint64_t got = 0;
-	uint64_t args[6] = {best,
-			    4096,
-			    PROT_READ | PROT_EXEC,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-			    (uint64_t)-1,
-			    0};
-	err = injector_call(inj, inj->mmap_fn, args, NULL, 0, -1, &got);
-	if (err)
-		return err;
-	if (got != best)
-		return -ENOSPC;
-	/* Named, so the page is told apart in /proc/PID/maps and found
-	 * again; kernels without anonymous VMA names just leave it unnamed. */
-	uint64_t name_args[6] = {PR_SET_VMA_, PR_SET_VMA_ANON_NAME_, best, 4096, 0, 0};
-	injector_call(inj, inj->prctl_fn, name_args, VENEER_NAME, sizeof(VENEER_NAME), 4, &got);
-	*slot = best;
-	return 0;
+	return near_page_map(inj, near, 4096, VENEER_NAME, slot);
 }
 
 static void encode_jump(uint8_t *b, uint64_t from, uint64_t to)
@@ -237,12 +197,6 @@ static void encode_veneer(uint8_t *b, uint64_t to)
 	memcpy(b, far, sizeof(far));
 	memcpy(b + 6, &to, 8);
 	b[14] = b[15] = 0xcc;
-}
-
-static int fits_rel32(uint64_t from, uint64_t to)
-{
-	int64_t d = (int64_t)(to - (from + JUMP_LEN));
-	return d >= INT32_MIN && d <= INT32_MAX;
 }
 
 /* Loads cfg->lib and finds newfunc there; fills r->new_addr. */
@@ -263,14 +217,8 @@ static int load_new(struct injector *inj, struct symbolizer *sym, struct sym_fil
 	}
 	if (err)
 		return err;
-	struct proc_registry *procs = procs_new(sym);
-	if (!procs)
-		return -ENOMEM;
-	err = procs_scan(procs, cfg->pid);
-	if (!err && procs_file_addr(procs, cfg->pid, nf, nv, &r->new_addr) != 0)
-		err = refuse(r, PATCH_NOT_LOADED, -ENOENT);
-	procs_free(procs);
-	return err;
+	err = injector_where(sym, cfg->pid, nf, nv, &r->new_addr);
+	return err == -ENOENT ? refuse(r, PATCH_NOT_LOADED, err) : err;
 }
 
 static int record_has(const struct patch_record *v, size_t n, const char *func)
@@ -318,12 +266,12 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 	struct code_edit e[2];
 	size_t ne = 0;
 	uint64_t to = r->new_addr;
-	if (!err && !fits_rel32(r->addr, to)) {
+	if (!err && !near_reaches(r->addr, to)) {
 		err = veneer_slot(&inj, r->addr, &r->veneer);
 		if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
 			r->inject_refusal = inj.refusal;
 			err = refuse(r, PATCH_INJECT, err);
-		} else if (err || !fits_rel32(r->addr, r->veneer)) {
+		} else if (err || !near_reaches(r->addr, r->veneer)) {
 			err = refuse(r, PATCH_NO_VENEER, err ? err : -ENOSPC);
 		}
 		if (!err) {
