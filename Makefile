@@ -69,7 +69,7 @@ LIB_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRECCE_NO_MACROS -fPIC -fvisibility=hidde
 	-fno-omit-frame-pointer $(WARN) $(CFLAGS) -Iinclude -Isrc
 LIB_SONAME := librecce.so.0
 
-lib: $(B)/lib/librecce.so $(B)/lib/librecce.a $(B)/lib/recce.pc
+lib: $(B)/lib/librecce.so $(B)/lib/librecce.a $(B)/lib/recce.pc $(B)/lib/librecce-fast.so
 
 $(B)/lib/%.o: lib/%.c include/recce.h lib/internal.h src/events/ring-format.h
 	@mkdir -p $(@D)
@@ -82,6 +82,17 @@ $(B)/lib/librecce.so: $(LIB_OBJS)
 $(B)/lib/librecce.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
+
+# librecce-fast.so, the library `recce trace --fast` loads into a running
+# process: its recorder runs at the entry of the traced functions, so it
+# touches no vector register (the calls' float arguments are in them).
+# Never built with the sanitizers: it lives in programs built without.
+FAST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -mgeneral-regs-only \
+	-fno-stack-protector -fno-omit-frame-pointer $(WARN) $(OPT) -g -Isrc
+
+$(B)/lib/librecce-fast.so: lib/fast/fast.c src/events/fast-format.h
+	@mkdir -p $(@D)
+	$(CC) $(FAST_CFLAGS) -shared -Wl,-z,nodelete -Wl,--no-undefined -o $@ $< -lpthread
 
 $(B)/lib/recce.pc: scripts/recce.pc.in src/util/version.h
 	@mkdir -p $(@D)
@@ -320,7 +331,7 @@ asan: deps
 # CLI that exits at once leaks by design: leaks are not checked there. A
 # sanitizer's report exits 86 or 87, which no test expects of recce.
 TARGETS_B ?= build
-asan-check: unit fuzz-replay $(B)/recce
+asan-check: unit fuzz-replay $(B)/recce $(B)/lib/librecce-fast.so
 	ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=exitcode=87:print_stacktrace=1 \
 		RECCE=$(B)/recce TARGETS=$(TARGETS_B)/targets B=$(B) \
 		prove $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
@@ -331,6 +342,8 @@ install: recce lib $(MANS)
 	install -m 0755 $(B)/lib/librecce.so $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/librecce.so
 	install -m 0644 $(B)/lib/librecce.a $(DESTDIR)$(PREFIX)/lib/librecce.a
+	install -d $(DESTDIR)$(PREFIX)/lib/recce
+	install -m 0644 $(B)/lib/librecce-fast.so $(DESTDIR)$(PREFIX)/lib/recce/librecce-fast.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/recce.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/recce.pc
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi
@@ -346,7 +359,7 @@ install: recce lib $(MANS)
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/recce-agent.service
 
 format:
-	clang-format -i src/*/*.c src/*/*.h lib/*.[ch] include/*.h tests/unit/*.c tests/targets/*.c \
+	clang-format -i src/*/*.c src/*/*.h lib/*.[ch] lib/fast/*.c include/*.h tests/unit/*.c tests/targets/*.c \
 		tests/fuzz/*.[ch] examples/*.c
 
 clean:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/inject-messages.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "patch/patch.h"
@@ -59,24 +60,6 @@ static const char *registry_dir(const char *given, char *buf, size_t len)
 	else
 		snprintf(buf, len, "/tmp/recce-%u/patches", (unsigned)geteuid());
 	return buf;
-}
-
-static const char *inject_words(enum inject_refusal why)
-{
-	switch (why) {
-	case INJECT_GO:
-		return "it is a Go program: its threads run on goroutine stacks, and recce "
-		       "loads code only into programs on the C library";
-	case INJECT_NO_LIBC:
-		return "it has no C library with dlopen mapped (a static program?)";
-	case INJECT_NO_ROOM:
-		return "no executable segment of it has padding for recce's call stub";
-	case INJECT_NO_THREAD:
-		return "for 3 s no thread was where recce may borrow it (each was inside the C "
-		       "library, the loader, or a timed sleep the kernel resumes); try again";
-	default:
-		return "injection failed";
-	}
 }
 
 /* One message per refusal, saying what to do; exits 1. */
@@ -156,16 +139,7 @@ static void refused(const struct patch_args *a, pid_t pid, const char *func,
 	default:
 		break;
 	}
-	if (err == -EPERM || err == -EACCES)
-		die("not allowed to ptrace process %d: run recce as its user or as root, allow "
-		    "it with CAP_SYS_PTRACE, and check kernel.yama.ptrace_scope (sysctl) and "
-		    "that no debugger is attached",
-		    (int)pid);
-	if (err == -ESRCH)
-		die("process %d is gone", (int)pid);
-	if (err == -EBUSY)
-		die("process %d is stopped (job control); continue it first (kill -CONT %d)",
-		    (int)pid, (int)pid);
+	inject_die_errno(pid, err);
 	if (err == -ETIMEDOUT)
 		die("process %d did not finish loading the object within 10 s; it goes on by "
 		    "itself, but nothing was patched",

@@ -74,6 +74,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_LIMIT:
 		parse_limit_option("trace", arg, &a->rate_n, &a->rate_ms);
+		a->limit_given = 1;
 		break;
 	case V_MAX_PROBES:
 		if (parse_int(arg, 1, 100000, &v) < 0)
@@ -106,6 +107,8 @@ static const struct opt trace_options[] = {
     OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),
     OPT_FLAG_(0, "stack", struct trace_args, stack, "print the caller chain under each call"),
     OPT_FLAG_(0, "caller", struct trace_args, caller, "append the immediate caller to each call"),
+    OPT_FLAG_(0, "fast", struct trace_args, fast,
+	      "load recce's library into the process: calls at in-process cost"),
     OPT_STRING_(0, "if", "EXPR", struct trace_args, cond_text, "only calls for which EXPR holds"),
     OPT_CALL_(0, "count", "N", set_value, V_COUNT, "stop after N events (default 10)"),
     OPT_CALL_(0, "time", "S", set_value, V_TIME, "stop after S seconds (default 15)"),
@@ -123,6 +126,28 @@ static const struct opt trace_options[] = {
     OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
     OPT_END_(),
 };
+
+/* What --fast does not do yet, refused before anything is touched. */
+static void check_fast(struct trace_args *a)
+{
+	if (a->argv)
+		usage_die("trace", "--fast attaches to a running process: start the command, then "
+				   "give -p PID");
+	if (a->npids != 1)
+		usage_die("trace", "--fast traces one process: give one -p PID");
+	if (a->ret)
+		usage_die("trace",
+			  "--fast traces calls, not returns yet: leave out --fast to "
+			  "trace returns%s",
+			  a->hist ? " (--hist needs them)" : "");
+	if (a->stack)
+		usage_die("trace", "--fast shows the immediate --caller, not --stack: leave out "
+				   "--fast for the caller chain");
+	/* A traced call costs the process tens of nanoseconds, not tens of
+	 * microseconds: the breaker's default is a hundred times higher. */
+	if (!a->limit_given)
+		a->rate_n = TRACE_FAST_RATE_N;
+}
 
 static void parse_args(struct trace_args *a, int argc, char **argv)
 {
@@ -152,6 +177,8 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "--plot needs -o FILE.svg");
 	if (a->plot && a->wrap_size)
 		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
+	if (a->fast)
+		check_fast(a);
 	if (a->cond_text)
 		a->cond = parse_cond_option("trace", a->cond_text);
 }
@@ -215,6 +242,9 @@ int cmd_trace(int argc, char **argv)
 	if (a.plot) {
 		trace_plot_parse("trace", a.plot, &plot);
 		a.ret |= plot.on_return;
+		if (a.fast && a.ret)
+			usage_die("trace", "--fast traces calls, not returns yet: plot calls only, "
+					   "or leave out --fast");
 		out.plot = &plot;
 		if ((err = outfile_check(a.output)) != 0)
 			die("cannot write '%s': %s", a.output, output_strerror(err));
@@ -259,6 +289,7 @@ int cmd_trace(int argc, char **argv)
 	    /* Uretprobes instead of probes on the exits, for comparisons
 	     * (make bench) and the tests that show what they break. */
 	    .return_uretprobe = getenv("RECCE_RETURN_URETPROBE") != NULL,
+	    .fast = a.fast,
 	    .sink = sink,
 	    .sink_arg = &out,
 	};
@@ -281,8 +312,11 @@ int cmd_trace(int argc, char **argv)
 		     "--limit %llu/%llu",
 		     st.functions, st.functions == 1 ? "" : "s",
 		     st.ntargets > 1 ? "processes from" : "process", (int)st.first,
-		     st.uses_links ? "BPF links" : "perf uprobe events", a.count, a.seconds,
-		     (unsigned long long)a.rate_n, (unsigned long long)a.rate_ms);
+		     a.fast	     ? "jumps into recce's library"
+		     : st.uses_links ? "BPF links"
+				     : "perf uprobe events",
+		     a.count, a.seconds, (unsigned long long)a.rate_n,
+		     (unsigned long long)a.rate_ms);
 	int run_err = tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);

@@ -19,6 +19,8 @@ struct trace_args {
 	char **patterns;
 	size_t npatterns;
 	int show_args, ret, stack, caller, hist;
+	int fast;	 /* --fast: injected, not uprobes */
+	int limit_given; /* --limit was given */
 	const char *cond_text;
 	struct trace_cond *cond;
 	long long count, max_probes, max_events;

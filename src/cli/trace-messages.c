@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli/cmd-trace.h"
+#include "cli/inject-messages.h"
 #include "cli/usage.h"
 #include "proc/procstat.h"
 #include "symbols/perfmap.h"
@@ -149,6 +150,45 @@ static void events_refused(const struct trace_args *a, const struct tracer *t)
 	     "the target can wait; Linux 6.6 and later trace any number of threads with links");
 }
 
+/* --fast could not load its library into the process. */
+static void fast_failed(const struct tracer *t, int err, pid_t pid)
+{
+	const struct fast_set_info *fi = tracer_fast_info(t);
+
+	switch (fi->failure) {
+	case FAST_NO_LIBRARY:
+		error("librecce-fast.so is not installed (looked in %s): install recce with "
+		      "'make install', or set RECCE_FAST_LIB to its path",
+		      fi->detail[0] ? fi->detail : "RECCE_FAST_LIB");
+		return;
+	case FAST_INJECT:
+		error("cannot load recce's library into process %d: %s; trace without --fast",
+		      (int)pid, inject_words(fi->inject_refusal));
+		return;
+	case FAST_LOAD:
+		error("process %d could not load %s: %s", (int)pid, fi->library,
+		      fi->detail[0] ? fi->detail : "dlopen failed");
+		return;
+	case FAST_START:
+		error("recce's library could not start in process %d: %s", (int)pid,
+		      strerror(-err));
+		return;
+	case FAST_FILE:
+		error("cannot make the file recce shares with process %d in /dev/shm: %s", (int)pid,
+		      strerror(-err));
+		return;
+	default:
+		break;
+	}
+	inject_die_errno(pid, err);
+	if (err == -ETIMEDOUT)
+		error("process %d did not finish loading recce's library within 10 s; it goes on "
+		      "by itself, but nothing is traced",
+		      (int)pid);
+	else
+		error("cannot load recce's library into process %d: %s", (int)pid, strerror(-err));
+}
+
 void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err)
 {
 	pid_t pid;
@@ -158,6 +198,11 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 	case TRACER_TARGET:
 		if (err == -ESRCH)
 			error("no process with PID %d", (int)pid);
+		else if (err == -EACCES || err == -EPERM)
+			error("not allowed to read process %d: run recce as its user or as root, "
+			      "or grant CAP_SYS_PTRACE; kernel.yama.ptrace_scope (sysctl) may "
+			      "forbid it too",
+			      (int)pid);
 		else
 			error("cannot read the mappings of process %d: %s", (int)pid,
 			      strerror(-err));
@@ -205,12 +250,32 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 		break;
 	case TRACER_REFUSED: {
 		const struct trace_resolved *res = tracer_functions(t);
+		if (a->fast) {
+			error("--fast cannot trace %s:%s (%s)%s; trace without --fast",
+			      res->fns[0].object, res->fns[0].name, tracer_refused(t, 0),
+			      res->n > 1 ? ", nor the other functions matched" : "");
+			break;
+		}
 		error("the kernel cannot put a probe on the first instruction of %s:%s (%s)%s",
 		      res->fns[0].object, res->fns[0].name, tracer_refused(t, 0),
 		      res->n > 1 ? ", nor on those of the other functions matched" : "");
 		note("trace its callers instead");
 		break;
 	}
+	case TRACER_FAST:
+		fast_failed(t, err, pid);
+		break;
+	case TRACER_PATCH:
+		if (err == -EBUSY)
+			error("a thread of process %d stayed inside the first bytes of a traced "
+			      "function for 3 s; nothing was changed: try again, or trace without "
+			      "--fast",
+			      (int)pid);
+		else
+			inject_die_errno(pid, err);
+		error("cannot put the jumps of --fast into process %d: %s; nothing was changed",
+		      (int)pid, strerror(-err));
+		break;
 	case TRACER_LAUNCH:
 	case TRACER_EXEC:
 		error("cannot run '%s': %s", a->argv[0], strerror(-err));
@@ -222,7 +287,7 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 
 /* The functions left out because the kernel cannot probe them: each by
  * name when they are few, else the first few and how many. */
-static void say_refused(const struct tracer *t)
+static void say_refused(const struct trace_args *a, const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 	char names[512];
@@ -242,13 +307,17 @@ static void say_refused(const struct tracer *t)
 		shown++;
 	}
 	if (n > 3) {
-		warning("%zu functions are not traced: the kernel cannot put a probe on their "
-			"first instruction: %s and %zu more",
-			n, names, n - shown);
+		warning("%zu functions are not traced: %s: %s and %zu more", n,
+			a->fast ? "--fast cannot move their first instructions"
+				: "the kernel cannot put a probe on their first instruction",
+			names, n - shown);
 		return;
 	}
 	for (size_t i = 0; i < res->n; i++)
-		if (tracer_refused(t, i))
+		if (tracer_refused(t, i) && a->fast)
+			warning("%s:%s is not traced: with --fast, %s; trace it without --fast",
+				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
+		else if (tracer_refused(t, i))
 			warning("%s:%s is not traced: the kernel cannot put a probe on its first "
 				"instruction (%s)",
 				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
@@ -258,7 +327,7 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
-	say_refused(t);
+	say_refused(a, t);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);
 		if (tracer_refused(t, i))
@@ -302,8 +371,10 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
 	     st->shown == 1 ? "" : "s", what);
 	if (st->stop == TRACE_STOP_BREAKER)
-		note("each traced call costs the target a trap into the kernel; if it can "
-		     "afford more, raise the limit (--limit %llu/%llu) or turn it off (--limit 0)",
+		note("each traced call costs the target %s; if it can afford more, raise the "
+		     "limit (--limit %llu/%llu) or turn it off (--limit 0)",
+		     a->fast ? "tens of nanoseconds, and recce the time to show it"
+			     : "a trap into the kernel",
 		     (unsigned long long)a->rate_n * 10, (unsigned long long)a->rate_ms);
 }
 
@@ -311,7 +382,12 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
-	if (st->lost)
+	if (st->lost && a->fast)
+		warning("%llu calls were not recorded: recce read a thread's ring too slowly, "
+			"or more than 64 threads called; narrow the trace with --if, or write it "
+			"with -o",
+			(unsigned long long)st->lost);
+	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",
 			(unsigned long long)st->lost);
 	if (st->unfollowed)

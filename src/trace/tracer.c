@@ -50,7 +50,9 @@ struct tracer {
 	struct trace_sig *sigs;
 	const char **refused; /* by function: why it cannot be probed, or NULL */
 	struct trace_hist *hists;
-	struct uprobe_set *up;
+	struct uprobe_set *up; /* NULL with cfg.fast */
+	struct fast_set *fast;
+	struct fast_set_info fast_info;
 	struct probe_of *probes; /* by probe index */
 	size_t nprobes, probes_cap;
 	struct trace_limits limits;
@@ -92,6 +94,7 @@ struct tracer {
  */
 #define WAKEUP_MAX_HITS 256
 #define POLL_MS		50
+#define FAST_POLL_MS	2
 
 static unsigned wakeup_hits(const struct tracer *t)
 {
@@ -207,12 +210,17 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	size_t probeable = 0;
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *fn = &t->res.fns[i];
-		t->refused[i] = trace_entry_unprobeable(fn, trace_entry_offset(fn));
+		/* --fast moves the first instructions rather than probing them. */
+		t->refused[i] =
+		    cfg->fast ? NULL : trace_entry_unprobeable(fn, trace_entry_offset(fn));
 		for (size_t p = 0; p < cfg->npids && !t->refused[i]; p++) {
 			uint64_t addr;
-			if (procs_file_addr(t->procs, cfg->pids[p], fn->file, fn->vaddr, &addr) ==
+			if (procs_file_addr(t->procs, cfg->pids[p], fn->file, fn->vaddr, &addr) !=
 			    0)
-				t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
+				continue;
+			t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
+			if (!t->refused[i] && cfg->fast)
+				t->refused[i] = fast_refusal(cfg->pids[p], addr, fn->size);
 		}
 		probeable += !t->refused[i];
 	}
@@ -225,6 +233,8 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 			trace_hist_init(&t->hists[i]);
 	}
 
+	if (cfg->fast)
+		return 0;
 	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, cfg->ring_pages,
 					 wakeup_hits(t), cfg->no_bpf, cfg->max_events};
 	err = uprobe_set_new(&ucfg, &t->up);
@@ -261,14 +271,25 @@ static int attach_targets(struct tracer *t)
 	return err;
 }
 
-static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role,
-		     const struct func_exit *how)
+/* The next probe's entry, zeroed but for its function and role; probes
+ * are numbered in the order they are added. */
+static struct probe_of *push_probe(struct tracer *t, int fn, enum probe_role role)
 {
 	struct probe_of *v = array_reserve(t->probes, &t->probes_cap, t->nprobes + 1, sizeof(*v));
 
 	if (!v)
-		return -ENOMEM;
+		return NULL;
 	t->probes = v;
+	struct probe_of *p = &t->probes[t->nprobes++];
+	memset(p, 0, sizeof(*p));
+	p->fn = fn;
+	p->role = (uint8_t)role;
+	return p;
+}
+
+static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role,
+		     const struct func_exit *how)
+{
 	int probe = uprobe_set_add(t->up, t->res.fns[fn].path, offset, role == PROBE_URETPROBE);
 	if (probe < 0)
 		return probe;
@@ -279,11 +300,9 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size &&
 	    (role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET)))
 		uprobe_set_capture(t->up, probe, sig->ret_object.size, sig->ret_object.string);
-	/* Probes are numbered in the order they are added. */
-	struct probe_of *p = &t->probes[t->nprobes++];
-	memset(p, 0, sizeof(*p));
-	p->fn = fn;
-	p->role = (uint8_t)role;
+	struct probe_of *p = push_probe(t, fn, role);
+	if (!p)
+		return -ENOMEM;
 	if (how)
 		p->how = *how;
 	return 0;
@@ -318,10 +337,46 @@ static int add_return_probes(struct tracer *t, int fn)
 	return err;
 }
 
+/* --fast: the library loaded into the one target, a trampoline for each
+ * function, and the jumps written. */
+static int start_fast(struct tracer *t)
+{
+	pid_t pid = t->cfg.pids[0];
+	int err;
+
+	t->targets = t->cfg.pids;
+	t->ntargets = 1;
+	err = fast_set_new(pid, t->sym, &t->fast, &t->fast_info);
+	if (err)
+		return fail(t, TRACER_FAST, err, pid);
+	for (size_t i = 0; i < t->res.n && !err; i++) {
+		const struct trace_fn *fn = &t->res.fns[i];
+		uint64_t addr;
+		if (t->refused[i])
+			continue;
+		if (!push_probe(t, (int)i, PROBE_ENTRY))
+			return -ENOMEM;
+		err = procs_file_addr(t->procs, pid, fn->file, fn->vaddr, &addr);
+		if (!err)
+			err = fast_set_add(t->fast, addr, fn->size, (int)t->nprobes - 1);
+	}
+	if (!err)
+		err = fast_set_attach(t->fast, 3000);
+	if (err)
+		return fail(t, TRACER_PATCH, err, pid);
+	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
+	trace_limits_init(&t->limits, t->cfg.count, t->cfg.time_ns, t->cfg.rate_n, t->cfg.rate_ms,
+			  time_now_ns(CLOCK_MONOTONIC));
+	return 0;
+}
+
 int tracer_start(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
 	int err;
+
+	if (c->fast)
+		return start_fast(t);
 
 	proc_raise_fd_limit(); /* probes cost one descriptor per thread and CPU */
 	if (c->argv) {
@@ -426,7 +481,7 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
  * since the call, their return may be among them. */
 static void unwind_to(struct tracer *t, struct call_stack *st, int d, const struct uprobe_hit *h)
 {
-	uint64_t lost = uprobe_set_stats(t->up)->lost;
+	uint64_t lost = t->up ? uprobe_set_stats(t->up)->lost : fast_set_lost(t->fast);
 
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
@@ -498,7 +553,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->selected = selected;
 			f->time = h->time;
 			f->sp = h->sp;
-			f->lost = uprobe_set_stats(t->up)->lost;
+			f->lost = t->up ? uprobe_set_stats(t->up)->lost : fast_set_lost(t->fast);
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -572,6 +627,21 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 	}
 }
 
+/* The hits since the last read, of whichever probes there are. */
+static int read_hits(struct tracer *t)
+{
+	return t->fast ? fast_set_read(t->fast, on_hit, t) : uprobe_set_read(t->up, on_hit, t);
+}
+
+/* Every probe out of the targets. */
+static int remove_probes(struct tracer *t)
+{
+	if (t->fast)
+		return fast_set_remove_all(t->fast);
+	uprobe_set_remove_all(t->up);
+	return 0;
+}
+
 /* What the loop's callbacks saw since the last round. */
 struct loop_state {
 	struct tracer *t;
@@ -605,9 +675,11 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 		 * but no longer than the time limit. */
 		if (t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left))
 			break;
-		int timeout = left > POLL_MS * 1000000ULL ? POLL_MS : (int)(left / 1000000ULL) + 1;
+		/* The fast rings wake nobody: they are read every FAST_POLL_MS. */
+		int poll_ms = t->fast ? FAST_POLL_MS : POLL_MS;
+		int timeout = left > poll_ms * 1000000ULL ? poll_ms : (int)(left / 1000000ULL) + 1;
 		evloop_wait(loop, INT64_MAX, timeout);
-		if (uprobe_set_read(t->up, on_hit, t) < 0)
+		if (read_hits(t) < 0)
 			break;
 		if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT ||
 		    (t->draining && !t->pending))
@@ -617,7 +689,7 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 			t->child_done = 1;
 		if (!ls->alive || t->child_done) {
 			/* Read what the target did before it exited. */
-			uprobe_set_read(t->up, on_hit, t);
+			read_hits(t);
 			trace_limits_stop(&t->limits, TRACE_STOP_EXITED);
 		}
 		trace_limits_tick(&t->limits, time_now_ns(CLOCK_MONOTONIC));
@@ -626,14 +698,14 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 
 int tracer_run(struct tracer *t)
 {
-	size_t nrings = uprobe_set_pollfds(t->up, NULL, 0);
+	size_t nrings = t->up ? uprobe_set_pollfds(t->up, NULL, 0) : 0;
 	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
 	struct loop_state ls = {t, 0};
 	struct evloop loop;
 	int err = ringfds ? 0 : -ENOMEM;
 
 	evloop_init(&loop);
-	if (!err) {
+	if (!err && t->up) {
 		uprobe_set_pollfds(t->up, ringfds, nrings);
 		for (size_t i = 0; i < nrings && !err; i++)
 			err = evloop_add(&loop, ringfds[i], 0, NULL, NULL);
@@ -648,10 +720,10 @@ int tracer_run(struct tracer *t)
 	if (!err)
 		run_loop(t, &loop, &ls);
 	/* The target first: remove every probe before anything else. */
-	uprobe_set_remove_all(t->up);
+	int rerr = remove_probes(t);
 	evloop_release(&loop);
 	free(ringfds);
-	return err;
+	return err ? err : rerr;
 }
 
 void tracer_stop(struct tracer *t, enum trace_stop why)
@@ -701,6 +773,11 @@ void tracer_events_wanted(const struct tracer *t, size_t *events, size_t *probes
 	*probes = t->nprobes;
 }
 
+const struct fast_set_info *tracer_fast_info(const struct tracer *t)
+{
+	return &t->fast_info;
+}
+
 const struct trace_sig *tracer_signature(const struct tracer *t, size_t i)
 {
 	return &t->sigs[i];
@@ -719,7 +796,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->stop = t->limits.stop;
 	st->shown = t->shown;
 	st->dropped = t->dropped;
-	st->lost = us ? us->lost : 0;
+	st->lost = us ? us->lost : (t->fast ? fast_set_lost(t->fast) : 0);
 	st->unfollowed = us ? us->unfollowed : 0;
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
@@ -734,6 +811,10 @@ void tracer_free(struct tracer *t)
 	if (!t)
 		return;
 	uprobe_set_free(t->up); /* removes any probe still in place */
+	/* When the code cannot be put back, the library's watchdog does it
+	 * as recce exits. */
+	fast_set_remove_all(t->fast);
+	fast_set_free(t->fast);
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
 	trace_calls_release(&t->calls);

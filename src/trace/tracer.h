@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trace/fast-set.h"
 #include "trace/trace-args.h"
 #include "trace/trace-event.h"
 #include "trace/trace-hist.h"
@@ -88,6 +89,10 @@ struct tracer_config {
 	 * the target's stack (for comparisons; unsafe in Go, C++ and any
 	 * code that unwinds), instead of probes on each function's exits. */
 	int return_uretprobe;
+	/* Calls through librecce-fast.so loaded into the one process of
+	 * pids, and jumps on the functions' entries (trace/fast-set),
+	 * instead of uprobes; no returns. */
+	int fast;
 	tracer_sink sink;
 	void *sink_arg;
 };
@@ -105,6 +110,8 @@ enum tracer_step {
 	TRACER_EXEC,	/* the command could not be run */
 	TRACER_RETURNS, /* finding a function's exits (tracer_failed_code) */
 	TRACER_REFUSED, /* the kernel probes none of them (tracer_refused) */
+	TRACER_FAST,	/* --fast: loading the library (tracer_fast_info) */
+	TRACER_PATCH,	/* --fast: writing the jumps */
 };
 
 /* How the returns of the traced functions are seen. */
@@ -164,6 +171,9 @@ const struct trace_sig *tracer_signature(const struct tracer *t, size_t i);
 struct trace_hist *tracer_hist(struct tracer *t, size_t i);
 
 void tracer_get_stats(const struct tracer *t, struct tracer_stats *st);
+
+/* With cfg.fast: how the library was loaded, or why it was not. */
+const struct fast_set_info *tracer_fast_info(const struct tracer *t);
 
 /* Waits for the command to end (if it has not) and returns its wait
  * status; -1 without a command. Call it after tracer_run, with the stop

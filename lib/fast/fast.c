@@ -1,0 +1,316 @@
+/*
+ * librecce-fast.so: the library `recce trace --fast` loads into a running
+ * process. recce calls recce_fast_start() in the process (inject/); from
+ * then on the trampolines recce writes call recce_fast_hit() at each
+ * traced call, which writes the call's registers into the calling
+ * thread's ring in the shared file (events/fast-format.h).
+ *
+ * The recorder runs at the entry of any function of the program, on any
+ * thread, in a signal handler too: it takes no lock, makes no system call
+ * after its thread's first record, never allocates, and touches no
+ * vector register (built with -mgeneral-regs-only: the floating-point
+ * arguments of the traced call are still in them).
+ *
+ * A watchdog thread watches recce through a pidfd. If recce dies, however
+ * it dies, the watchdog puts back every site's original bytes, without
+ * stopping the other threads, the way the kernel's text_poke_bp does: an
+ * int3 on the first byte (a thread that reaches it is sent on to the
+ * relocated instructions by a SIGTRAP handler), then the other bytes, then
+ * the first byte, with every CPU's instruction stream serialized
+ * (membarrier) between steps. The trampolines stay: a thread may still be
+ * in one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "events/fast-format.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#define MEMBARRIER_REGISTER_SYNC_CORE 64 /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE */
+#define MEMBARRIER_SYNC_CORE	      32 /* MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE */
+#define MADV_POPULATE_WRITE_	      23
+#define WATCH_MS		      100
+#define TRAP_GRACE_MS		      200
+
+/* The file of the trace now running; each start maps a new one and never
+ * unmaps an old one, where a thread may still be writing. */
+static struct recce_fast_header *volatile cur;
+
+/* The calling thread's ring, in the file it was claimed in. */
+struct writer {
+	struct recce_fast_header *file;
+	struct recce_fast_slot *slot;
+	struct recce_fast_record *recs;
+	uint64_t mask;
+	int busy; /* in the recorder: a signal handler's call is not recorded */
+};
+static __thread struct writer me __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* Claims a slot of h for the calling thread: 0, or -1 when none is left. */
+static int claim(struct recce_fast_header *h)
+{
+	uint32_t i = __atomic_load_n(&h->claimed, __ATOMIC_RELAXED);
+	do {
+		if (i >= h->slots) {
+			__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
+			return -1;
+		}
+	} while (!__atomic_compare_exchange_n(&h->claimed, &i, i + 1, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	char *base = (char *)h + h->header_size + (uint64_t)i * h->slot_size;
+	me.slot = (struct recce_fast_slot *)base;
+	me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
+	me.mask = h->ring_records - 1;
+	me.slot->tid = (int32_t)syscall(SYS_gettid);
+	me.file = h;
+	/* The ring's pages, mapped now rather than one fault every 42
+	 * records; where the kernel cannot, they fault in as written. */
+	madvise(base, h->slot_size, MADV_POPULATE_WRITE_);
+	return 0;
+}
+
+/*
+ * Called by a trampoline: site is the site's index; frame points at the
+ * registers it pushed, r11 r10 rax r9 r8 rcx rdx rsi rdi, and above them
+ * the traced call's return address.
+ */
+EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
+{
+	struct recce_fast_header *h = cur;
+
+	if (!h || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || me.busy)
+		return;
+	me.busy = 1;
+	if (me.file != h && claim(h) < 0) {
+		me.busy = 0;
+		return;
+	}
+	struct recce_fast_slot *s = me.slot;
+	uint64_t head = s->head;
+	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > me.mask) {
+		s->lost++;
+		me.busy = 0;
+		return;
+	}
+	struct recce_fast_record *r = &me.recs[head & me.mask];
+	r->tsc = rdtsc();
+	r->site = (uint32_t)site;
+	r->tid = s->tid;
+	r->args[0] = frame[8];
+	r->args[1] = frame[7];
+	r->args[2] = frame[6];
+	r->args[3] = frame[5];
+	r->args[4] = frame[4];
+	r->args[5] = frame[3];
+	r->rax = frame[2];
+	r->sp = (uint64_t)(uintptr_t)&frame[9];
+	r->ra = frame[9];
+	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
+	me.busy = 0;
+}
+
+/* The sites as the watchdog restores them: a private copy, taken when
+ * recce died, so that nothing written into the file afterwards steers
+ * the code the watchdog writes. */
+static struct recce_fast_site restoring[RECCE_FAST_SITES];
+static volatile uint32_t nrestoring;
+static struct sigaction old_trap;
+
+/* A thread that reached an int3 the watchdog put on a site goes on with
+ * the site's relocated instructions, as if the jump were still there
+ * minus the record. Anything else is the program's own trap. */
+static void on_trap(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+
+	for (uint32_t i = 0; i < nrestoring; i++)
+		if (restoring[i].addr == at) {
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)restoring[i].resume;
+			return;
+		}
+	if (old_trap.sa_flags & SA_SIGINFO && old_trap.sa_sigaction)
+		old_trap.sa_sigaction(sig, si, ctx);
+	else if (old_trap.sa_handler != SIG_DFL && old_trap.sa_handler != SIG_IGN)
+		old_trap.sa_handler(sig);
+	else {
+		sigaction(SIGTRAP, &old_trap, NULL);
+		raise(SIGTRAP);
+	}
+}
+
+static void serialize(int have_membarrier)
+{
+	if (have_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_SYNC_CORE, 0, 0);
+}
+
+static int poke(int mem, uint64_t addr, const void *b, size_t len)
+{
+	return pwrite(mem, b, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
+}
+
+/* Puts back the original bytes of every site still patched. */
+static void restore_all(struct recce_fast_header *h)
+{
+	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return;
+	int have_membarrier = syscall(SYS_membarrier, MEMBARRIER_REGISTER_SYNC_CORE, 0, 0) == 0;
+	uint32_t n = 0, max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
+	for (uint32_t i = 0; i < max; i++) {
+		struct recce_fast_site s = h->sites[i];
+		if (s.state != RECCE_FAST_SITE_USED || s.len < 2 || s.len > RECCE_FAST_CODE)
+			continue;
+		if (memcmp((const void *)(uintptr_t)s.addr, s.code, s.len) != 0)
+			continue; /* not patched (any more) */
+		restoring[n++] = s;
+	}
+	if (!n) {
+		close(mem);
+		return;
+	}
+	nrestoring = n;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, &old_trap);
+	static const uint8_t int3 = 0xcc;
+	for (uint32_t i = 0; i < n; i++)
+		poke(mem, restoring[i].addr, &int3, 1);
+	serialize(have_membarrier);
+	for (uint32_t i = 0; i < n; i++)
+		poke(mem, restoring[i].addr + 1, restoring[i].orig + 1, restoring[i].len - 1);
+	serialize(have_membarrier);
+	uint64_t done = 0;
+	for (uint32_t i = 0; i < n; i++)
+		done += poke(mem, restoring[i].addr, restoring[i].orig, 1) == 0;
+	serialize(have_membarrier);
+	__atomic_store_n(&h->restored, done, __ATOMIC_RELEASE);
+	close(mem);
+	/* A thread that took the int3 just before the last write gets its
+	 * SIGTRAP on its way back to user space: let it, then hand SIGTRAP
+	 * back to the program. */
+	struct timespec grace = {0, TRAP_GRACE_MS * 1000000L};
+	nanosleep(&grace, NULL);
+	sigaction(SIGTRAP, &old_trap, NULL);
+}
+
+/* The trace is over: the file's pages go back to the system. A thread
+ * that entered the recorder just before may still write a record: the
+ * range stays mapped, as private zero pages. */
+static void let_go(struct recce_fast_header *h)
+{
+	size_t len = h->file_size;
+
+	struct recce_fast_header *expect = h;
+	/* Unless a newer trace has its own file already. */
+	__atomic_compare_exchange_n(&cur, &expect, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+static void *watchdog(void *arg)
+{
+	struct recce_fast_header *h = arg;
+	int pfd = (int)syscall(SYS_pidfd_open, h->recce_pid, 0);
+
+	for (;;) {
+		if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&h->watch, RECCE_FAST_LEFT, __ATOMIC_RELEASE);
+			break;
+		}
+		int gone;
+		if (pfd >= 0) {
+			struct pollfd p = {pfd, POLLIN, 0};
+			gone = poll(&p, 1, WATCH_MS) > 0;
+		} else {
+			/* No pidfd (an old kernel): ask every WATCH_MS. */
+			struct timespec ts = {0, WATCH_MS * 1000000L};
+			nanosleep(&ts, NULL);
+			gone = kill(h->recce_pid, 0) != 0 && errno == ESRCH;
+		}
+		if (gone && !__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&h->enabled, 0, __ATOMIC_RELAXED);
+			restore_all(h);
+			__atomic_store_n(&h->watch, RECCE_FAST_RESTORED, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	let_go(h);
+	return NULL;
+}
+
+/*
+ * Maps the file at path, made by recce (pid recce_pid), and starts the
+ * watchdog. Returns 0 or -errno. Called by recce in a borrowed thread,
+ * every signal blocked, which the watchdog inherits.
+ */
+EXPORT long recce_fast_start(const char *path, long recce_pid)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct recce_fast_header probe;
+	if (pread(fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (memcmp(probe.magic, RECCE_FAST_MAGIC, 8) != 0 || probe.version != RECCE_FAST_VERSION ||
+	    probe.header_size != RECCE_FAST_HEADER_SIZE ||
+	    probe.record_size != sizeof(struct recce_fast_record) ||
+	    probe.slot_size < sizeof(struct recce_fast_slot) ||
+	    (probe.ring_records & (probe.ring_records - 1)) || !probe.ring_records ||
+	    probe.file_size < probe.header_size + (uint64_t)probe.slots * probe.slot_size ||
+	    probe.slot_size < sizeof(struct recce_fast_slot) +
+				  (uint64_t)probe.ring_records * sizeof(struct recce_fast_record)) {
+		close(fd);
+		return -EINVAL;
+	}
+	void *m = mmap(NULL, probe.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	struct recce_fast_header *h = m;
+	h->recce_pid = (int32_t)recce_pid;
+	pthread_attr_t attr;
+	pthread_t th;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	h->watch = RECCE_FAST_WATCHING;
+	int err = pthread_create(&th, &attr, watchdog, h);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		h->watch = 0;
+		munmap(m, probe.file_size);
+		return -err;
+	}
+	pthread_setname_np(th, "recce-watchdog");
+	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
+	return 0;
+}

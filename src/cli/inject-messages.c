@@ -1,0 +1,40 @@
+/*
+ * Messages of injection (see inject-messages.h).
+ */
+#include "cli/inject-messages.h"
+
+#include <errno.h>
+
+#include "cli/usage.h"
+
+const char *inject_words(enum inject_refusal why)
+{
+	switch (why) {
+	case INJECT_GO:
+		return "it is a Go program: its threads run on goroutine stacks, and recce "
+		       "loads code only into programs on the C library";
+	case INJECT_NO_LIBC:
+		return "it has no C library with dlopen mapped (a static program?)";
+	case INJECT_NO_ROOM:
+		return "no executable segment of it has padding for recce's call stub";
+	case INJECT_NO_THREAD:
+		return "for 3 s no thread was where recce may borrow it (each was inside the C "
+		       "library, the loader, or a timed sleep the kernel resumes); try again";
+	default:
+		return "injection failed";
+	}
+}
+
+void inject_die_errno(pid_t pid, int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		die("not allowed to ptrace process %d: run recce as its user or as root, allow "
+		    "it with CAP_SYS_PTRACE, and check kernel.yama.ptrace_scope (sysctl) and "
+		    "that no debugger is attached",
+		    (int)pid);
+	if (err == -ESRCH)
+		die("process %d is gone", (int)pid);
+	if (err == -EBUSY)
+		die("process %d is stopped (job control); continue it first (kill -CONT %d)",
+		    (int)pid, (int)pid);
+}

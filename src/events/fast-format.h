@@ -1,0 +1,111 @@
+/*
+ * The layout of a fast-trace file: the contract between recce and the
+ * library it injects into a process for `recce trace --fast`
+ * (lib/fast/fast.c, librecce-fast.so).
+ *
+ * recce creates the file (in /dev/shm, owned by the target's user, mode
+ * 0600), asks the injected library to map it, and removes its name: the
+ * two processes then share it alone.
+ *
+ *   [ header: RECCE_FAST_HEADER_SIZE bytes, the sites' table inside  ]
+ *   [ slot 0: struct recce_fast_slot, then ring_records records       ]
+ *   [ slot 1 ...                                                      ]
+ *
+ * A site is one patched function: its entry now jumps to a trampoline
+ * that calls the library's recorder with the site's index and the
+ * registers, then runs the instructions the jump replaced (relocated, at
+ * `resume`) and jumps back. recce fills a site before it writes the jump,
+ * so that the library's watchdog always knows what to put back.
+ *
+ * Each thread that records claims a slot and is its ring's only writer;
+ * recce is its only reader. The writer never overwrites: a record that
+ * finds the ring full (head - tail == ring_records) is counted in `lost`.
+ * Writer: fill record head % ring_records, store head + 1 (release).
+ * Reader: load head (acquire), read up to it, store tail (release).
+ */
+#ifndef RECCE_EVENTS_FAST_FORMAT_H
+#define RECCE_EVENTS_FAST_FORMAT_H
+
+#include <stdint.h>
+
+#define RECCE_FAST_MAGIC       "RECCEFST"
+#define RECCE_FAST_VERSION     1
+#define RECCE_FAST_HEADER_SIZE 32768u
+#define RECCE_FAST_SITES       512u
+#define RECCE_FAST_CODE	       16u
+
+enum recce_fast_site_state {
+	RECCE_FAST_SITE_FREE = 0,
+	RECCE_FAST_SITE_USED = 1, /* its jump is written, or about to be */
+};
+
+struct recce_fast_site {
+	uint64_t addr;		       /* the function's entry */
+	uint64_t resume;	       /* the relocated instructions in the trampoline */
+	uint32_t len;		       /* bytes the jump replaced */
+	uint32_t state;		       /* enum recce_fast_site_state */
+	uint8_t orig[RECCE_FAST_CODE]; /* the bytes before */
+	uint8_t code[RECCE_FAST_CODE]; /* the jump */
+};
+
+/* What the library's watchdog did. */
+enum recce_fast_watch {
+	RECCE_FAST_WATCHING = 1, /* it watches recce */
+	RECCE_FAST_RESTORED = 2, /* recce died: it put every site's bytes back */
+	RECCE_FAST_LEFT = 3,	 /* recce said the trace is over */
+};
+
+struct recce_fast_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;  /* RECCE_FAST_HEADER_SIZE */
+	uint32_t slots;	       /* thread slots */
+	uint32_t ring_records; /* records per slot, a power of two */
+	uint32_t record_size;  /* sizeof(struct recce_fast_record) */
+	uint32_t nsites;       /* sites in use are below this */
+	uint64_t slot_size;    /* bytes from one slot to the next */
+	uint64_t file_size;
+	int32_t recce_pid; /* the recce to watch */
+	int32_t target_pid;
+
+	/* Written by recce. */
+	uint32_t enabled; /* 1: record; 0: the trampolines only pass through */
+	uint32_t detach;  /* 1: the trace is over, the sites are restored */
+
+	/* Written by the library. */
+	uint32_t claimed;  /* slots taken (atomic) */
+	uint32_t watch;	   /* enum recce_fast_watch */
+	uint64_t no_slot;  /* records of threads that found no free slot */
+	uint64_t restored; /* sites the watchdog put back */
+	uint64_t pad[8];
+
+	struct recce_fast_site sites[RECCE_FAST_SITES];
+};
+
+struct recce_fast_slot {
+	uint64_t head; /* the writer: records written */
+	uint64_t pad0[7];
+	uint64_t tail; /* the reader: records read */
+	uint64_t pad1[7];
+	uint64_t lost; /* the writer: records dropped, the ring full */
+	int32_t tid;
+	uint32_t pad2;
+	uint64_t pad3[6];
+};
+
+struct recce_fast_record {
+	uint64_t tsc;	  /* rdtsc at the call */
+	uint32_t site;	  /* index in the sites' table */
+	int32_t tid;	  /* the calling thread */
+	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
+	uint64_t rax;
+	uint64_t sp; /* at the call: the address of the return address */
+	uint64_t ra; /* the return address */
+	uint64_t pad;
+};
+
+_Static_assert(sizeof(struct recce_fast_header) <= RECCE_FAST_HEADER_SIZE, "fast header");
+_Static_assert(sizeof(struct recce_fast_slot) == 192, "fast slot");
+_Static_assert(sizeof(struct recce_fast_record) == 96, "fast record");
+
+#endif

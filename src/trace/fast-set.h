@@ -1,0 +1,90 @@
+/*
+ * Probes without the kernel, for `recce trace --fast`: librecce-fast.so
+ * is loaded into the process (inject/), and each traced function's entry
+ * becomes a 5-byte jump to a trampoline in a page recce maps next to the
+ * code. The trampoline pushes the argument registers, calls the library's
+ * recorder (which writes them into the thread's ring in a file recce and
+ * the process share, events/fast-format.h), pops them, runs the
+ * instructions the jump replaced (moved by inject/relocate) and jumps
+ * back. A call costs tens of nanoseconds instead of a uprobe's trap.
+ *
+ * Safety: the jumps are written and removed with every thread stopped and
+ * none of them, nor any return address, in the bytes replaced
+ * (inject/code-write). The library watches recce: if recce dies, however
+ * it dies, it puts every function's bytes back within a second. The
+ * trampolines and the library stay in the process, where a thread may
+ * still be running in them.
+ *
+ * The hits come out as the uprobe set's (struct uprobe_hit), so that the
+ * tracer treats both alike: calls only, with the six argument registers,
+ * rax, the stack pointer and the return address.
+ *
+ * Ownership: the caller owns the set (fast_set_new/_free); it borrows the
+ * symbolizer.
+ */
+#ifndef RECCE_TRACE_FAST_SET_H
+#define RECCE_TRACE_FAST_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "inject/inject.h"
+#include "perf/uprobe.h"
+
+struct symbolizer;
+struct fast_set;
+
+/* Why a function cannot be traced with --fast, or NULL when it can: its
+ * code (size bytes at addr in pid) is read and its first instructions
+ * moved as the trampoline would move them. */
+const char *fast_refusal(pid_t pid, uint64_t addr, uint64_t size);
+
+/* What went wrong in fast_set_new(), for the user. */
+enum fast_failure {
+	FAST_OK,
+	FAST_NO_LIBRARY, /* librecce-fast.so was not found (path: where it looked) */
+	FAST_INJECT,	 /* injection refused: inject_refusal says why */
+	FAST_LOAD,	 /* the process's dlopen failed: detail has dlerror() */
+	FAST_START,	 /* the library did not start: the error is its own */
+	FAST_FILE,	 /* the shared file could not be made */
+};
+
+struct fast_set_info {
+	enum fast_failure failure;
+	enum inject_refusal inject_refusal;
+	char detail[512];
+	char library[1024];	/* the library loaded */
+	uint64_t inject_ns;	/* from the start to the library running */
+	uint64_t stopped_ns;	/* the process stopped, at most, in one step */
+	size_t threads_stopped; /* in the step that wrote the jumps */
+};
+
+/* Loads the library into pid and starts it. Returns 0, or -errno with
+ * info->failure set. */
+int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
+		 struct fast_set_info *info);
+
+/* Plans a probe on the function of size bytes at addr, reported as probe
+ * number probe. Returns 0 or -errno. */
+int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe);
+
+/* Writes the trampolines and the jumps, all threads stopped. Returns 0,
+ * or code_write()'s errors (-EBUSY: a thread stayed in the bytes). */
+int fast_set_attach(struct fast_set *s, int timeout_ms);
+
+/* Hands every record written since the last call to cb, in each thread's
+ * order; cb returns non-zero to stop. Returns cb's last value. */
+int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg);
+
+/* Records lost: a ring was full, or a thread found no ring. */
+uint64_t fast_set_lost(const struct fast_set *s);
+
+/* Stops recording and puts every function's bytes back, all threads
+ * stopped. Returns 0, or -errno when the bytes could not be put back
+ * (the library does it when recce exits). */
+int fast_set_remove_all(struct fast_set *s);
+
+void fast_set_free(struct fast_set *s);
+
+#endif

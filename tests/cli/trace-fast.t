@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# recce trace --fast: calls traced through recce's library loaded into a
+# running process. Exact counts from four threads in tight loops, the
+# first instructions a trampoline must move (a RIP-relative load, a
+# conditional jump, float arguments), C++ with exceptions thrown through
+# a traced function, a Rust-named function, 20 SIGKILLs of recce at random
+# moments each followed by the target's code equal to its files and the
+# target at full speed, and the refusals.
+. "$(dirname "$0")/lib.sh"
+
+need_file "$RECCE" "$TARGETS/tight" "$TARGETS/throws" "$TARGETS/patchee"
+
+# A process to start fresh for each part: it says "ready", then waits.
+start_tight()
+{
+	spawn "$T/tight.out" "$TARGETS/tight" "$@"
+	TIGHT=$PID
+	wait_for 5 grep -q ready "$T/tight.out"
+}
+
+# --- exact counts from four threads, and the instructions moved ---------------
+start_tight 50000 4
+spawn_recce "$T/fast.out" "$T/fast.err" trace --fast -p "$TIGHT" step bump clampit scale \
+	--args --count 0 --limit 0 --time 30 -o "$T/fast.trace"
+R=$PID
+ok "recce says it traces with the library" \
+	wait_for 10 grep -q "with jumps into recce's library" "$T/fast.err"
+kill -USR1 "$TIGHT"
+ok "the four threads finish" wait_for 20 grep -q '^done' "$T/tight.out"
+like "$(cat "$T/tight.out")" 'done calls=200000 bad=0' \
+	"every result is right: the RIP-relative load, the conditional jump and the doubles moved intact"
+sleep 0.3
+kill -INT "$R"
+wait_exit 10 "$R"
+is "$WAIT_RC" 0 "Ctrl-C ends the trace with status 0" || diag "$(cat "$T/fast.err")"
+like "$(cat "$T/fast.err")" 'wrote 212000 events' "every call is written, none lost"
+run "$RECCE" replay "$T/fast.trace"
+is "$(grep -c 'tight:step(' "$OUT")" 200000 "step: exactly 4 x 50000 calls"
+is "$(grep -c 'tight:bump(' "$OUT")" 4000 "bump: exactly 4 x 1000"
+is "$(grep -c 'tight:clampit(' "$OUT")" 4000 "clampit: exactly 4 x 1000"
+is "$(grep -c 'tight:scale(' "$OUT")" 4000 "scale: exactly 4 x 1000"
+like "$(grep -m1 'tight:step(' "$OUT")" 'tight:step\(i=[0-9]+, t=[0-3]\)' "arguments are named from DWARF"
+is "$(grep -c 'tight:step(i=49999, t=' "$OUT")" 4 "each thread's last call is there"
+is "$(awk '{ print $2 }' "$OUT" | sort -u | wc -l)" 4 "from four threads"
+run python3 tests/cli/code-bytes.py "$TIGHT"
+is "$RC" 0 "the code equals its files after the trace" || show_run
+ok "the target still runs" kill -0 "$TIGHT"
+
+# --- what the trace shows on a terminal, and the limits ------------------------
+run "$RECCE" trace --fast -p "$TIGHT" step --count 3
+is "$RC" 0 "a trace of a quiet process exits 0"
+kill_quietly "$TIGHT"
+
+start_tight 0 4
+kill -USR1 "$TIGHT"
+run "$RECCE" trace --fast -p "$TIGHT" step --caller --count 5
+is "$RC" 0 "--count 5 exits 0" || show_run
+is "$(grep -c 'tight:step(' "$OUT")" 5 "five calls shown"
+like "$(head -n 1 "$OUT")" "<- worker" "--caller names the caller"
+like "$(cat "$ERR")" 'stopped after 5 events \(--count 5\); all probes removed' "and says why it stopped"
+run "$RECCE" trace --fast -p "$TIGHT" step --count 0 --limit 20000/100 -o "$T/breaker.trace"
+is "$RC" 0 "the breaker stops the trace with status 0"
+like "$(cat "$ERR")" 'circuit breaker tripped \(--limit 20000/100' "the breaker trips on a flood"
+like "$(cat "$ERR")" 'tens of nanoseconds' "and says what a call costs"
+run python3 tests/cli/code-bytes.py "$TIGHT"
+is "$RC" 0 "the code equals its files after the breaker" || show_run
+run "$RECCE" trace --fast -p "$TIGHT" step --if 'i == 7 && t == 2' --count 3
+like "$(cat "$OUT")" 'tight:step\(i=7, t=2\)' "--if selects calls by argument"
+is "$(grep -cv 'i=7, t=2' "$OUT")" 0 "and only those"
+
+# --- 20 SIGKILLs at random moments ---------------------------------------------
+base=$(rate_min "$T/tight.out" 3)
+bad=0 slow=0 traced=0
+for i in $(seq 1 20); do
+	spawn_recce "$T/k.out" "$T/k.err" trace --fast -p "$TIGHT" step bump --count 0 --limit 0 --time 60
+	K=$PID
+	sleep "0.$((RANDOM % 40))"
+	grep -q "with jumps" "$T/k.err" && traced=$((traced + 1))
+	kill_quietly "$K"
+	if ! wait_for 2 python3 tests/cli/code-bytes.py "$TIGHT" --padding 256 >/dev/null 2>&1; then
+		bad=$((bad + 1))
+		diag "kill $i: $(python3 tests/cli/code-bytes.py "$TIGHT" 2>&1 | head -n 3)"
+	fi
+done
+is "$bad" 0 "after each of 20 SIGKILLs, the code equals its files within 2 s"
+cmp_ok "$traced" -ge 5 "and at least 5 of them came while the trace ran ($traced)"
+sleep 0.5
+now=$(rate_min "$T/tight.out" 3)
+ok "the target runs at full speed again ($now against $base calls per 100 ms)" \
+	awk "BEGIN { exit !($now >= 0.6 * $base) }"
+ok "the target still runs" kill -0 "$TIGHT"
+kill_quietly "$TIGHT"
+
+# --- C++: exceptions thrown through a traced function --------------------------
+run "$TARGETS/throws" 300 0 7
+want=$(cat "$OUT")
+spawn "$T/throws.out" "$TARGETS/throws" 300 1500 7
+X=$PID
+sleep 0.3
+run "$RECCE" trace --fast -p "$X" 'shop::*' --count 0 --time 5 -o "$T/throws.trace"
+is "$RC" 0 "a C++ trace exits 0" || show_run
+ok "the C++ target ends" wait_exit 10 "$X"
+is "$(cat "$T/throws.out")" "$want" "it throws and catches exactly as untraced"
+run "$RECCE" replay "$T/throws.trace"
+# A thread in a timed sleep is not borrowed for the injection: the trace
+# starts once the target's one thread runs its own code, so count the
+# calls from the first one traced.
+first=$(grep -m1 -o 'shop::restock(i=[0-9]*' "$OUT" | sed 's/.*=//')
+is "$(grep -c 'shop::restock(' "$OUT")" "$((300 - ${first:-300}))" \
+	"every call of shop::restock from the first one traced (i=$first) is traced"
+is "$(grep -c 'shop::fill_map(' "$OUT")" "$((300 - ${first:-300}))" "and of shop::fill_map, which throws"
+
+# --- a Rust-named function, and refusals ---------------------------------------
+spawn "$T/rust.out" "$TARGETS/patchee"
+P=$PID
+wait_for 5 grep -q old= "$T/rust.out"
+run "$RECCE" trace --fast -p "$P" 'payroll::total' --count 20
+is "$RC" 0 "a Rust-mangled function by its demangled name" || show_run
+is "$(grep -c 'payroll::total' "$OUT")" 20 "twenty calls shown"
+run "$RECCE" trace --fast -p "$P" tiny --count 1 --time 1
+is "$RC" 1 "a function shorter than the jump is refused"
+like "$(cat "$ERR")" 'fast cannot trace patchee:tiny \(shorter than the 5-byte jump\); trace without --fast' \
+	"and the message says what to do"
+run "$RECCE" trace --fast -p "$P" step --return
+is "$RC" 2 "--return with --fast is a usage error"
+like "$(cat "$ERR")" 'not returns yet: leave out --fast' "that says what to do"
+run "$RECCE" trace --fast step -- "$TARGETS/tight" 1 1
+is "$RC" 2 "a command with --fast is a usage error"
+run "$RECCE" trace --fast -p "$(unused_pid)" step
+is "$RC" 1 "a PID that does not exist"
+like "$(cat "$ERR")" 'no process with PID' "is said"
+run setpriv --reuid=65534 --regid=65534 --clear-groups "$RECCE" trace --fast -p "$P" slow_fib --count 1
+is "$RC" 1 "another user's process is refused"
+like "$(cat "$ERR")" 'ptrace|not allowed|permission' "with what would allow it"
+ok "the target still runs after the refusals" kill -0 "$P"
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "and its code is its files'" || show_run
+
+# --- Go: refused, with the reason ----------------------------------------------
+spawn_go offcpu "$T/go.out" 30
+case $? in
+0)
+	run "$RECCE" trace --fast -p "$PID" 'main.*' --count 1 --time 2
+	is "$RC" 1 "a Go program is refused"
+	like "$(cat "$ERR")" 'it is a Go program.*trace without --fast' "with the reason and what to do"
+	;;
+2) skip 2 "go is missing" ;;
+*) skip 2 "the Go target did not build" ;;
+esac

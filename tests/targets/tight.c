@@ -1,0 +1,120 @@
+/*
+ * tight: threads calling small functions in tight loops, for
+ * `recce trace --fast`.
+ *
+ *   tight CALLS THREADS
+ *
+ * Prints "ready" and waits for SIGUSR1 (so a tracer can attach first);
+ * then each of THREADS threads calls step(i, t) CALLS times in a row,
+ * and bump(), clampit() and scale() 1000 times each, checking every
+ * result; prints "done calls=N bad=N" and sleeps until killed. With CALLS
+ * 0 the threads call step() forever and print "rate N" (calls in the
+ * last 100 ms, all threads) every 100 ms.
+ *
+ * The functions' first instructions are the kinds a trampoline must move:
+ * bump() starts with a RIP-relative load, clampit() with a conditional
+ * jump, scale() takes and returns doubles (in vector registers the
+ * recorder must leave alone).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WORK __attribute__((noinline, noclone))
+
+static volatile long k = 3, sink;
+static atomic_long total, bad;
+static long calls;
+static volatile sig_atomic_t go;
+
+WORK long step(long i, long t)
+{
+	return i * 2 + t;
+}
+
+WORK long bump(long x)
+{
+	return x + k;
+}
+
+/* clampit(x): x < 0 ? 0 : 3x + 1, written so that a conditional jump
+ * lies in its first five bytes. */
+long clampit(long x);
+__asm__(".globl clampit\n.type clampit, @function\nclampit:\n"
+	"\ttest %rdi, %rdi\n\tjs 1f\n\tlea 1(%rdi,%rdi,2), %rax\n\tret\n"
+	"1:\txor %eax, %eax\n\tret\n.size clampit, .-clampit\n");
+
+WORK double scale(double x, double y, long n)
+{
+	return x * (double)n + y;
+}
+
+static void *worker(void *arg)
+{
+	long t = (long)arg, sum = 0, want = 0, wrong = 0;
+
+	if (calls == 0) {
+		for (;;) {
+			for (int i = 0; i < 1000; i++)
+				sum += step(i, t);
+			sink = sum;
+			atomic_fetch_add_explicit(&total, 1000, memory_order_relaxed);
+		}
+	}
+	for (long i = 0; i < calls; i++) {
+		sum += step(i, t);
+		want += i * 2 + t;
+	}
+	wrong += sum != want;
+	for (long i = 0; i < 1000; i++) {
+		wrong += bump(i) != i + 3;
+		wrong += clampit(i - 500) != (i < 500 ? 0 : (i - 500) * 3 + 1);
+		wrong +=
+		    scale(0.5 * (double)i, 0.25, t + 1) != 0.5 * (double)i * (double)(t + 1) + 0.25;
+	}
+	atomic_fetch_add(&bad, wrong);
+	atomic_fetch_add(&total, calls);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+int main(int argc, char **argv)
+{
+	calls = argc > 1 ? atol(argv[1]) : 100000;
+	int nthreads = argc > 2 ? atoi(argv[2]) : 4;
+	pthread_t th[64];
+
+	if (nthreads < 1 || nthreads > 64)
+		return 2;
+	signal(SIGUSR1, on_usr1);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready\n");
+	while (!go)
+		pause();
+	for (long t = 0; t < nthreads; t++)
+		pthread_create(&th[t], NULL, worker, (void *)t);
+	if (calls == 0) {
+		long last = 0;
+		for (;;) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+			long now = atomic_load(&total);
+			printf("rate %ld\n", now - last);
+			last = now;
+		}
+	}
+	for (int t = 0; t < nthreads; t++)
+		pthread_join(th[t], NULL);
+	printf("done calls=%ld bad=%ld\n", atomic_load(&total), atomic_load(&bad));
+	for (;;)
+		pause();
+}
