@@ -13,7 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous agent libuv
+#                patch continuous agent libuv fast
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -50,6 +50,8 @@ SYM_ADDRS=100000    # addresses given to recce's symbolizer and addr2line
 SYM_EU_ADDRS=5000   # the first ones of them given to eu-addr2line (slow with -i)
 TRACE_SECONDS=2     # the calls workload under each tracer
 BREAKER=1000/100    # recce trace --limit of the recovery case
+FAST_BURSTS=40      # bursts of 8192 calls under recce trace --fast, uftrace, alone
+SLOW_BURSTS=8       # ... and under uprobes
 TOP_SNAPSHOTS=5     # recce top -b -n, one a second
 TOP_THREADS=500     # threads of the workload top watches
 TOP_WORK_US=10      # each working this long every 10 ms: half a core in all
@@ -711,6 +713,105 @@ group_events() {
 	unset LTTNG_HOME
 }
 
+# recce trace --fast: what a traced call costs the target (the calls
+# workload's own time per call) with recce's library loaded into it and a
+# jump on the function's entry, against the same calls traced through
+# uprobes by recce (calls only, as --fast), a bare uprobe and uretprobe
+# pair (bench/uprobe-bare.c) and uftrace recording a -pg build of the
+# workload (every function's entry and return). Then the time from
+# starting `recce trace --fast -p PID traced --count 1` on the busy
+# workload to its exit after the first event: injection, trampolines and
+# jumps, the first event, and the jumps taken out again.
+#
+#     fast_run TOOL REP
+fast_run() {
+	tool=$1 rep=$2 events= lost=0
+	rm -f "$TMP/stats" "$TMP/err" "$TMP/fast.trace"
+	status=0
+	case $tool in
+	fast)
+		BENCH_STATS=$TMP/stats "$BIN/calls" --bursts-signal "$FAST_BURSTS" > "$TMP/calls.out" &
+		w=$!
+		i=0
+		while ! grep -q ready "$TMP/calls.out" 2> /dev/null && [ $i -lt 100 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		"$RECCE" trace --fast -p "$w" traced --count 0 --time 0 --limit 0 -o "$TMP/fast.trace" \
+			2> "$TMP/err" &
+		r=$!
+		i=0
+		while ! grep -q 'with jumps' "$TMP/err" 2> /dev/null && [ $i -lt 200 ]; do
+			sleep 0.05
+			i=$((i + 1))
+		done
+		kill -USR1 "$w"
+		wait "$w" || status=$?
+		kill -INT "$r" 2> /dev/null || true
+		wait "$r" || status=$?
+		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
+		lost=$(sed -n 's/.*recce: warning: \([0-9]*\) calls were not recorded.*/\1/p' "$TMP/err")
+		;;
+	*)
+		# A uprobe costs microseconds: fewer bursts give as many digits.
+		n=$FAST_BURSTS
+		case $tool in
+		none) set -- "$BIN/calls" ;;
+		uprobe) set -- "$RECCE" trace traced --count 0 --time 0 --limit 0 -o "$TMP/fast.trace" \
+			-- "$BIN/calls" && n=$SLOW_BURSTS ;;
+		bare) set -- "$BIN/uprobe-bare" "$BIN/calls" traced -- "$BIN/calls" && n=$SLOW_BURSTS ;;
+		uftrace) set -- uftrace record --no-libcall -d "$TMP/uftrace.data" "$BIN/calls-pg" ;;
+		esac
+		BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$@" --bursts "$n" \
+			> /dev/null 2> "$TMP/err" || status=$?
+		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
+		;;
+	esac
+	rm -rf "$TMP/uftrace.data" "$TMP/fast.trace"
+	if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ]; then
+		say "fast $tool rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=fast\tcase=calls\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=fast\tcase=calls\ttool=%s\trep=%s\tstatus=ok\t%s\tevents=%s\tlost=%s\n' \
+		"$tool" "$rep" "$(joined "$TMP/stats")" "${events:-0}" "${lost:-0}" >> "$RAW"
+	say "fast $tool rep $rep: $(field "$TMP/stats" ns_per_call) ns a call${events:+, $events events}"
+}
+
+# Start of `recce trace --fast --count 1` on the busy workload to its exit.
+fast_first() {
+	rep=$1
+	"$BIN/calls" 10 > /dev/null &
+	w=$!
+	sleep 0.3
+	t0=$(date +%s%N)
+	"$RECCE" trace --fast -p "$w" traced --count 1 > /dev/null 2> "$TMP/err" || true
+	t1=$(date +%s%N)
+	kill "$w" 2> /dev/null || true
+	wait "$w" 2> /dev/null || true
+	ms=$(calc "($t1 - $t0) / 1e6")
+	printf 'kind=fast\tcase=first\ttool=first\trep=%s\tstatus=ok\tfirst_ms=%s\n' "$rep" "$ms" >> "$RAW"
+	say "fast first event rep $rep: $ms ms from start to exit"
+}
+
+group_fast() {
+	uftrace_ok=0
+	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/calls-pg" \
+		bench/workloads/calls.c; then
+		uftrace_ok=1
+	else
+		say "uftrace is missing: its figures are left out"
+	fi
+	for rep in $(seq "$REPS"); do
+		for tool in none fast uprobe bare uftrace; do
+			[ $tool = uftrace ] && [ $uftrace_ok = 0 ] && continue
+			fast_run "$tool" "$rep"
+		done
+		fast_first "$rep"
+	done
+}
+
 group_trace() {
 	for rep in $(seq "$REPS"); do
 		for tool in none bare recce uret; do
@@ -1005,7 +1106,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

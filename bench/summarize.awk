@@ -69,6 +69,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(AG, rec)
 	} else if (kind == "uvtasks") {
 		keep_by_tool(UV, rec)
+	} else if (kind == "fast") {
+		keep_by_tool(FA, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
 	}
@@ -278,6 +280,7 @@ END {
 	figure_continuous()
 	figure_agent()
 	figure_libuv()
+	figure_fast()
 	print_budgets()
 	write_json()
 }
@@ -1072,6 +1075,70 @@ function figure_libuv(    none, bare, rec, cost, floor, seen, calls, turn) {
 		sprintf("%.1f us (uprobe pair on the callback: %.1f us)", cost / 1000, floor / 1000), 1, "")
 }
 
+# 17. recce trace --fast.
+function fast_row(t, what, none,    cost) {
+	if (!tool_field(FA, t, "ns_per_call"))
+		return -1
+	J["fast"] = J["fast"] (J["fast"] == "" ? "" : ",\n    ") sprintf("{\"tool\": \"%s\", \"ns_per_call\": %s}", t, jstats())
+	cost = MED - none
+	if (t == "none")
+		printf "| %s | %s | |\n", what, spread("%.2f")
+	else
+		printf "| %s | %s | %.1f |\n", what, spread("%.2f"), cost
+	return cost
+}
+
+function figure_fast(    none, fast, uprobe, bare, uft, first, lost, what, why) {
+	if (!("fast" in FA))
+		return
+	print "## 17. Calls traced in-process (recce trace --fast)"
+	print ""
+	print "The calls workload (bench/workloads/calls.c: one small function called in bursts of 8,192, 50 ms"
+	print "apart, only the bursts timed; 40 bursts, 8 under uprobes) alone; under"
+	print "`recce trace --fast -p PID traced` (recce's library loaded into it, a jump on the function's"
+	print "entry, each call written to the thread's ring and read by recce into a trace file); under"
+	print "`recce trace traced` through uprobes (calls only, as --fast); under a bare uprobe and uretprobe"
+	print "pair (uprobe-bare, the kernel's floor for a call and its return); and a -pg build of it under"
+	print "`uftrace record` (every function's entry and return). The cost is the workload's own time per"
+	print "call less its time alone."
+	print ""
+	print "| tool | ns a call | cost, ns |"
+	print "|---|---|---|"
+	tool_field(FA, "none", "ns_per_call")
+	none = MED
+	fast_row("none", "none", none)
+	fast = fast_row("fast", "recce trace --fast (calls)", none)
+	uprobe = fast_row("uprobe", "recce trace, uprobes (calls)", none)
+	bare = fast_row("bare", "uprobe-bare (call and return)", none)
+	uft = fast_row("uftrace", "uftrace record, -pg (entry and return)", none)
+	tool_field(FA, "fast", "lost")
+	lost = MED
+	print ""
+	if (tool_field(FA, "first", "first_ms")) {
+		first = MED
+		J["fast"] = J["fast"] ",\n    " sprintf("{\"tool\": \"first\", \"first_ms\": %s}", jstats())
+		printf "`recce trace --fast -p PID traced --count 1` on the busy workload, from its start to its exit\n"
+		printf "(injection, trampoline and jump, the first event, the jump taken out): %s ms.\n", spread("%.1f")
+		print ""
+	}
+	if (fast > 0 && bare > 0) {
+		what = sprintf("%.1f ns, %.0fx under the pair (%.0f ns)", fast, bare / fast, bare)
+		why = sprintf("a traced call costs %.1f ns, %.0fx under the uprobe pair", fast, bare / fast)
+		if (lost > 0) {
+			what = what sprintf(", %.0f calls not recorded", lost)
+			why = "calls were lost: recce read the rings too slowly"
+		}
+		budget("recce trace --fast, cost per traced call", "100x under the uprobe pair (goal: < 50 ns)",
+			what, bare / fast >= 100 && lost == 0, why)
+	}
+	if (uft > 0 && fast > 0)
+		budget("recce trace --fast beside uftrace", "stated", sprintf("%.1f ns against %.1f ns", fast, uft), 1, "")
+	if (first > 0)
+		budget("recce trace --fast, injection to first event", "< 100 ms",
+			sprintf("%.1f ms (start to exit)", first), first < 100,
+			sprintf("from start to exit it took %.1f ms", first))
+}
+
 function print_budgets(    i) {
 	print "## Budgets"
 	print ""
@@ -1119,6 +1186,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"continuous\": [\n    %s\n  ],\n", J["cont"] > json
 	printf "  \"agent\": [\n    %s\n  ],\n", J["agent"] > json
 	printf "  \"libuv\": [\n    %s\n  ],\n", J["uv"] > json
+	printf "  \"fast\": [\n    %s\n  ],\n", J["fast"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",

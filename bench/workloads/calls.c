@@ -11,11 +11,22 @@
  *                                of the last run of RUN consecutive slow
  *                                calls, and slow_runs, how many such runs
  *                                there were
+ *     calls --bursts N           N bursts of BURST calls, 50 ms apart,
+ *                                timing the bursts only: a tracer whose
+ *                                rings hold a burst reads it in the gaps,
+ *                                so every call is recorded at full cost
+ *     calls --bursts-signal N    the same, after printing "ready" and
+ *                                waiting for SIGUSR1 (so that recce trace
+ *                                --fast attaches to an idle process first)
  *
  * A traced call takes microseconds (a breakpoint trap each way) against
  * nanoseconds untraced, so "slow" (SLOW_NS) separates them cleanly; a run
  * of RUN slow calls in a row cannot be a stray preemption.
  */
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "common.h"
 
 #define SLOW_NS 400
@@ -79,12 +90,54 @@ static int recovery(double seconds)
 	return 0;
 }
 
+#define BURST 8192
+
+static int bursts(long n)
+{
+	uint64_t acc = 0, calls = 0;
+	int64_t busy = 0;
+
+	bench_begin();
+	for (long b = 0; b < n; b++) {
+		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		for (int i = 0; i < BURST; i++)
+			acc += traced(acc);
+		busy += clock_ns(CLOCK_MONOTONIC) - t0;
+		calls += BURST;
+		struct timespec gap = {0, 50000000};
+		nanosleep(&gap, NULL);
+	}
+	sink = acc;
+	bench_end();
+	bench_note("calls=%llu\tns_per_call=%.2f", (unsigned long long)calls,
+		   (double)busy / (double)calls);
+	return 0;
+}
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--bursts-signal") == 0) {
+		signal(SIGUSR1, on_usr1);
+		printf("ready\n");
+		fflush(stdout);
+		while (!go)
+			pause();
+		return bursts(atol(argv[2]));
+	}
+	if (argc == 3 && strcmp(argv[1], "--bursts") == 0)
+		return bursts(atol(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "--recovery") == 0)
 		return recovery(atof(argv[2]));
 	if (argc == 2)
 		return plain(atof(argv[1]));
-	fprintf(stderr, "usage: calls SECONDS | calls --recovery SECONDS\n");
+	fprintf(stderr, "usage: calls SECONDS | calls --recovery SECONDS | calls --bursts[-signal] N\n");
 	return 2;
 }
