@@ -10,7 +10,9 @@ need_file "$RECCE" "$TARGETS/ev-tasks"
 export RECCE_EVENTS_DIR="$T/shm"
 mkdir -p "$RECCE_EVENTS_DIR"
 
-spawn "$T/tasks.out" "$TARGETS/ev-tasks" loop
+# Its tick tasks go on while the test runs; a ring 8 times the default
+# keeps the first tasks' events for minutes, not 20 s, on a slow machine.
+spawn "$T/tasks.out" env RECCE_RING_EVENTS=65536 "$TARGETS/ev-tasks" loop
 wait_for 20 grep -q '^ready' "$T/tasks.out" || fail "ev-tasks did not start" "$(cat "$T/tasks.out")"
 LOOP=$PID
 
