@@ -42,7 +42,23 @@ struct trace_writer {
 	uint64_t in_file, per_file; /* records in the current file, and its capacity */
 	uint64_t seq;
 	int err;
+	/* Records not written yet: one write() for many (a --fast trace makes
+	 * hundreds of thousands a second). */
+	uint8_t *buf;
+	size_t used;
 };
+
+#define WRITE_BUFFER (64u * TRACE_RECORD_SIZE)
+
+/* Writes the buffered records out. */
+static int flush(struct trace_writer *w)
+{
+	if (!w->used || w->err)
+		return w->err;
+	w->err = write_all(w->fd, w->buf, w->used);
+	w->used = 0;
+	return w->err;
+}
 
 static uint32_t crc_of(const void *p, size_t n)
 {
@@ -56,6 +72,9 @@ static int open_current(struct trace_writer *w)
 	struct file_header h;
 	struct timespec ts;
 
+	int err = flush(w);
+	if (err)
+		return err;
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
@@ -95,16 +114,18 @@ int trace_writer_new(const char *path, uint64_t wrap_size, unsigned wrap_count, 
 	if (!w)
 		return -ENOMEM;
 	w->path = strdup(path);
+	w->buf = malloc(WRITE_BUFFER);
 	w->fd = -1;
 	w->wrap_size = wrap_size;
 	w->wrap_count = wrap_count;
 	w->pid = pid;
 	w->per_file = wrap_size ? (wrap_size - TRACE_FILE_HEADER_SIZE) / TRACE_RECORD_SIZE : 0;
-	int err = w->path ? open_current(w) : -ENOMEM;
+	int err = w->path && w->buf ? open_current(w) : -ENOMEM;
 	if (err) {
 		if (w->fd >= 0)
 			close(w->fd);
 		free(w->path);
+		free(w->buf);
 		free(w);
 		return err;
 	}
@@ -124,10 +145,10 @@ int trace_writer_write(struct trace_writer *w, struct trace_record *r)
 	}
 	r->seq = ++w->seq;
 	r->crc = crc_of((const char *)r + sizeof(r->crc), sizeof(*r) - sizeof(r->crc));
-	w->err = write_all(w->fd, r, sizeof(*r));
-	if (!w->err)
-		w->in_file++;
-	return w->err;
+	memcpy(w->buf + w->used, r, sizeof(*r));
+	w->used += sizeof(*r);
+	w->in_file++;
+	return w->used == WRITE_BUFFER ? flush(w) : 0;
 }
 
 uint64_t trace_writer_count(const struct trace_writer *w)
@@ -139,10 +160,11 @@ int trace_writer_close(struct trace_writer *w)
 {
 	if (!w)
 		return 0;
-	int err = w->err;
+	int err = w->fd >= 0 ? flush(w) : w->err;
 	if (w->fd >= 0 && close(w->fd) < 0 && !err)
 		err = -errno;
 	free(w->path);
+	free(w->buf);
 	free(w);
 	return err;
 }
