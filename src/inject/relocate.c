@@ -89,40 +89,65 @@ static int move_riprel(const uint8_t *code, const ZydisDecodedInstruction *insn,
 	return 0;
 }
 
-int relocate_entry(const uint8_t *code, size_t avail, uint64_t from, size_t min_len, uint64_t to,
-		   uint8_t *out, size_t cap, size_t *out_len, size_t *taken)
+int relocate_insn(const uint8_t *code, size_t avail, uint64_t addr, uint64_t to, uint8_t *out,
+		  size_t cap, size_t *out_len, struct relocate_info *info)
 {
 	ZydisDecoder dec;
 	ZydisDecodedInstruction insn;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	size_t at = 0;
+	int err = 0;
+
+	memset(info, 0, sizeof(*info));
+	*out_len = 0;
+	if (!ZYAN_SUCCESS(
+		ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, avail, &insn, ops)))
+		return -EILSEQ;
+	info->len = insn.length;
+	if (insn.mnemonic == ZYDIS_MNEMONIC_RET)
+		info->kind = RELOCATE_RET;
+	if (!(insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
+		if (insn.length > cap)
+			return -ENOSPC;
+		memcpy(out, code, insn.length);
+		at = insn.length;
+	} else if (insn.raw.imm[0].is_relative) {
+		info->kind =
+		    insn.meta.category == ZYDIS_CATEGORY_CALL ? RELOCATE_CALL : RELOCATE_JUMP;
+		err = move_branch(&insn, ops, addr, to, out, cap, &at, &info->target);
+	} else {
+		err = move_riprel(code, &insn, addr, to, out, cap, &at);
+	}
+	*out_len = at;
+	return err;
+}
+
+int relocate_entry(const uint8_t *code, size_t avail, uint64_t from, size_t min_len, uint64_t to,
+		   uint8_t *out, size_t cap, size_t *out_len, size_t *taken)
+{
 	size_t off = 0, at = 0, nbranch = 0;
 	uint64_t branches[16];
 	int err = 0;
 
-	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
-		return -EILSEQ;
 	while (off < min_len && !err) {
-		if (!ZYAN_SUCCESS(
-			ZydisDecoderDecodeFull(&dec, code + off, avail - off, &insn, ops))) {
+		struct relocate_info in;
+		size_t n;
+		err = relocate_insn(code + off, avail - off, from + off, to + at, out + at,
+				    cap - at, &n, &in);
+		if (err == -EILSEQ) {
 			*taken = off;
-			return -EILSEQ;
+			return err;
 		}
-		uint64_t addr = from + off;
-		if (!(insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
-			if (at + insn.length > cap)
-				return -ENOSPC;
-			memcpy(out + at, code + off, insn.length);
-			at += insn.length;
-		} else if (insn.raw.imm[0].is_relative) {
-			if (insn.meta.category == ZYDIS_CATEGORY_CALL &&
-			    off + insn.length < min_len)
-				return -ENOTSUP; /* cannot be: see move_branch */
-			err = move_branch(&insn, ops, addr, to, out, cap, &at, &branches[nbranch]);
+		/* A call moved must be the last instruction moved: see
+		 * move_branch. */
+		if (!err && in.kind == RELOCATE_CALL && off + in.len < min_len)
+			err = -ENOTSUP;
+		if (in.kind == RELOCATE_JUMP || in.kind == RELOCATE_CALL)
+			branches[nbranch] = in.target,
 			nbranch += nbranch + 1 < sizeof(branches) / sizeof(branches[0]);
-		} else {
-			err = move_riprel(code + off, &insn, addr, to, out, cap, &at);
-		}
-		off += insn.length;
+		at += n;
+		off += in.len;
 	}
 	/* A jump into the moved bytes, past their first, would land in the
 	 * middle of the jump that replaces them (the caller checks the rest
@@ -130,11 +155,19 @@ int relocate_entry(const uint8_t *code, size_t avail, uint64_t from, size_t min_
 	for (size_t i = 0; i < nbranch && !err; i++)
 		if (branches[i] > from && branches[i] < from + off)
 			err = -EXDEV;
-	if (!err) {
-		static const uint8_t jmp = 0xe9;
-		err = put_rel32(out, cap, &at, &jmp, 1, to, from + off);
-	}
+	if (!err)
+		err = relocate_jump(to + at, from + off, out + at, cap - at);
+	if (!err)
+		at += 5;
 	*taken = off;
 	*out_len = at;
 	return err;
+}
+
+int relocate_jump(uint64_t at, uint64_t target, uint8_t *out, size_t cap)
+{
+	static const uint8_t jmp = 0xe9;
+	size_t used = 0;
+
+	return put_rel32(out, cap, &used, &jmp, 1, at, target);
 }

@@ -22,6 +22,33 @@
 /* The most bytes relocate_entry() writes for min_len <= 16. */
 #define RELOCATE_MAX 64
 
+/* What an instruction moved was. */
+enum relocate_kind {
+	RELOCATE_PLAIN = 0,
+	RELOCATE_JUMP, /* a relative jump or conditional jump: target says where */
+	RELOCATE_CALL, /* a relative call */
+	RELOCATE_RET,
+};
+
+struct relocate_info {
+	size_t len; /* of the instruction where it was */
+	enum relocate_kind kind;
+	uint64_t target; /* RELOCATE_JUMP, RELOCATE_CALL */
+};
+
+/*
+ * Moves the one instruction at code (avail bytes, at address addr) to
+ * address to: writes it into out (cap bytes), sets *out_len and *info.
+ * Returns 0, -EILSEQ, -ENOTSUP, -ERANGE or -ENOSPC as relocate_entry().
+ * A call is made as a push of addr + its length and a jump: the caller
+ * makes sure that address is original code.
+ */
+int relocate_insn(const uint8_t *code, size_t avail, uint64_t addr, uint64_t to, uint8_t *out,
+		  size_t cap, size_t *out_len, struct relocate_info *info);
+
+/* A 5-byte jmp at address at to target into out: 0, -ERANGE, -ENOSPC. */
+int relocate_jump(uint64_t at, uint64_t target, uint8_t *out, size_t cap);
+
 /*
  * Moves whole instructions of code (avail bytes, at address from) until
  * at least min_len bytes are taken, to address to: writes them into out
