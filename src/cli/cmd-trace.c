@@ -135,11 +135,6 @@ static void check_fast(struct trace_args *a)
 				   "give -p PID");
 	if (a->npids != 1)
 		usage_die("trace", "--fast traces one process: give one -p PID");
-	if (a->ret)
-		usage_die("trace",
-			  "--fast traces calls, not returns yet: leave out --fast to "
-			  "trace returns%s",
-			  a->hist ? " (--hist needs them)" : "");
 	if (a->stack)
 		usage_die("trace", "--fast shows the immediate --caller, not --stack: leave out "
 				   "--fast for the caller chain");
@@ -242,9 +237,6 @@ int cmd_trace(int argc, char **argv)
 	if (a.plot) {
 		trace_plot_parse("trace", a.plot, &plot);
 		a.ret |= plot.on_return;
-		if (a.fast && a.ret)
-			usage_die("trace", "--fast traces calls, not returns yet: plot calls only, "
-					   "or leave out --fast");
 		out.plot = &plot;
 		if ((err = outfile_check(a.output)) != 0)
 			die("cannot write '%s': %s", a.output, output_strerror(err));

@@ -150,6 +150,14 @@ static void events_refused(const struct trace_args *a, const struct tracer *t)
 	     "the target can wait; Linux 6.6 and later trace any number of threads with links");
 }
 
+/* What to do about a function --fast refuses: its returns may be the
+ * only trouble. */
+static const char *fast_advice(const char *why)
+{
+	return strstr(why, "return") ? "trace it without --fast, or its calls only (no --return)"
+				     : "trace it without --fast";
+}
+
 /* --fast could not load its library into the process. */
 static void fast_failed(const struct tracer *t, int err, pid_t pid)
 {
@@ -251,9 +259,10 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 	case TRACER_REFUSED: {
 		const struct trace_resolved *res = tracer_functions(t);
 		if (a->fast) {
-			error("--fast cannot trace %s:%s (%s)%s; trace without --fast",
-			      res->fns[0].object, res->fns[0].name, tracer_refused(t, 0),
-			      res->n > 1 ? ", nor the other functions matched" : "");
+			error("--fast cannot trace %s:%s (%s)%s; %s", res->fns[0].object,
+			      res->fns[0].name, tracer_refused(t, 0),
+			      res->n > 1 ? ", nor the other functions matched" : "",
+			      fast_advice(tracer_refused(t, 0)));
 			break;
 		}
 		error("the kernel cannot put a probe on the first instruction of %s:%s (%s)%s",
@@ -308,15 +317,16 @@ static void say_refused(const struct trace_args *a, const struct tracer *t)
 	}
 	if (n > 3) {
 		warning("%zu functions are not traced: %s: %s and %zu more", n,
-			a->fast ? "--fast cannot move their first instructions"
+			a->fast ? "--fast cannot move their code (too short, or jumped into)"
 				: "the kernel cannot put a probe on their first instruction",
 			names, n - shown);
 		return;
 	}
 	for (size_t i = 0; i < res->n; i++)
 		if (tracer_refused(t, i) && a->fast)
-			warning("%s:%s is not traced: with --fast, %s; trace it without --fast",
-				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
+			warning("%s:%s is not traced: with --fast, %s; %s", res->fns[i].object,
+				res->fns[i].name, tracer_refused(t, i),
+				fast_advice(tracer_refused(t, i)));
 		else if (tracer_refused(t, i))
 			warning("%s:%s is not traced: the kernel cannot put a probe on its first "
 				"instruction (%s)",

@@ -18,15 +18,15 @@
 #include "events/fast-format.h"
 #include "inject/code-write.h"
 #include "inject/near-page.h"
-#include "inject/relocate.h"
+#include "inject/trampoline.h"
 #include "inject/target-mem.h"
-#include "symbols/func-exits.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
 
-#define JUMP_LEN      5
-#define TRAMP_SIZE    128 /* bytes of a trampoline, one after another in a page */
+#define JUMP_LEN TRAMP_JUMP_LEN
+_Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");
+#define TRAMP_SIZE    192 /* bytes of a trampoline, one after another in a page */
 #define TRAMP_PAGES   (16u << 10)
 #define TRAMP_NAME    "recce-trace"
 #define CODE_READ_MAX (256u << 10)
@@ -34,15 +34,20 @@
 #define RING_RECORDS  (64u << 10)
 #define LIB_NAME      "librecce-fast.so"
 
-/* One traced function. */
+/* A hook: what a trampoline reports, by the index it passes. */
+struct fast_hook {
+	int probe;   /* the caller's probe number */
+	uint64_t ip; /* the instruction it stands for: an entry or an exit */
+};
+
+/* Bytes replaced by a jump to a trampoline: a function's entry, or the
+ * last instructions before one of its exits. */
 struct fast_site {
 	uint64_t addr, tramp;
 	uint32_t len; /* bytes the jump replaces */
-	int probe;
 	uint8_t orig[RECCE_FAST_CODE], jump[RECCE_FAST_CODE];
 	uint8_t code[TRAMP_SIZE]; /* the trampoline */
 	size_t code_len;
-	uint64_t resume; /* its relocated instructions */
 };
 
 struct fast_set {
@@ -54,8 +59,12 @@ struct fast_set {
 	size_t map_len;
 	struct fast_site *sites;
 	size_t nsites, cap;
-	uint64_t page, page_used; /* the trampoline page being filled */
+	struct fast_hook *hooks;
+	size_t nhooks, hooks_cap;
+	struct tramp_hooks hooks_fn; /* numbers the hooks into hooks[] */
+	uint64_t page, page_used;    /* the trampoline page being filled */
 	int attached;
+	uint64_t lost; /* records lost, as of the last read */
 	struct fast_set_info *info;
 	/* The CPU's clock against CLOCK_MONOTONIC: two readings of each. */
 	uint64_t tsc0, mono0, tsc1, mono1;
@@ -72,42 +81,6 @@ static void clock_pair(uint64_t *tsc, uint64_t *mono)
 {
 	*tsc = rdtsc();
 	*mono = time_now_ns(CLOCK_MONOTONIC);
-}
-
-const char *fast_refusal(pid_t pid, uint64_t addr, uint64_t size)
-{
-	uint8_t head[32], out[RELOCATE_MAX];
-	size_t out_len, taken;
-
-	if (size && size < JUMP_LEN)
-		return "shorter than the 5-byte jump";
-	size_t n = size && size < sizeof(head) ? size : sizeof(head);
-	if (tmem_read(pid, addr, head, n) != 0)
-		return "its code cannot be read";
-	switch (relocate_entry(head, n, addr, JUMP_LEN, addr, out, sizeof(out), &out_len, &taken)) {
-	case 0:
-		break;
-	case -EXDEV:
-		return "its first instructions jump into each other";
-	case -ENOTSUP:
-		return "its first instructions cannot be moved (loop, jrcxz or xbegin)";
-	default:
-		return "its first instructions do not decode";
-	}
-	if (!size)
-		return NULL;
-	size_t len = size < CODE_READ_MAX ? size : CODE_READ_MAX;
-	uint8_t *code = malloc(len);
-	const char *why = NULL;
-	size_t at;
-	if (!code)
-		return "out of memory";
-	if (tmem_read(pid, addr, code, len) != 0)
-		why = "its code cannot be read";
-	else if (func_branch_into(code, len, addr, addr + 1, addr + taken, &at) == 1)
-		why = "its code jumps back into its first bytes";
-	free(code);
-	return why;
 }
 
 /* Where librecce-fast.so is: $RECCE_FAST_LIB, beside the recce binary
@@ -205,6 +178,20 @@ static int fail(struct fast_set_info *info, enum fast_failure why, int err)
 	return err;
 }
 
+/* A trampoline's hook numbered: its index in s->hooks. */
+static int number_hook(void *arg, int probe, uint64_t ip, uint32_t *id)
+{
+	struct fast_set *s = arg;
+	struct fast_hook *v = array_reserve(s->hooks, &s->hooks_cap, s->nhooks + 1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->hooks = v;
+	*id = (uint32_t)s->nhooks;
+	s->hooks[s->nhooks++] = (struct fast_hook){probe, ip};
+	return 0;
+}
+
 static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_info *info)
 {
 	char path[128];
@@ -233,6 +220,7 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 		err = library_symbol(sym, s->pid, info->library, "recce_fast_start", &start_fn);
 	if (!err)
 		err = library_symbol(sym, s->pid, info->library, "recce_fast_hit", &s->hit_fn);
+	s->hooks_fn = (struct tramp_hooks){s->hit_fn, number_hook, s};
 	if (err == -ENOENT)
 		err = fail(info, FAST_LOAD, err);
 	if (!err) {
@@ -267,48 +255,6 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	return err;
 }
 
-/* The trampoline of site f at address at: the registers pushed, the
- * recorder called with (site, frame), the registers popped, then the
- * moved instructions and the jump back. */
-static int build_trampoline(struct fast_set *s, struct fast_site *f, uint32_t index,
-			    const uint8_t *head, size_t n)
-{
-	static const uint8_t push[] = {0x57, 0x56, 0x52, 0x51, 0x41, 0x50, 0x41,
-				       0x51, 0x50, 0x41, 0x52, 0x41, 0x53};
-	static const uint8_t pop[] = {0x41, 0x5b, 0x41, 0x5a, 0x58, 0x41, 0x59,
-				      0x41, 0x58, 0x59, 0x5a, 0x5e, 0x5f};
-	uint8_t *b = f->code;
-	size_t at = 0, moved, taken;
-
-	memcpy(b, push, sizeof(push));
-	at += sizeof(push);
-	b[at++] = 0x48, b[at++] = 0xc7, b[at++] = 0xc7; /* mov rdi, imm32 */
-	memcpy(b + at, &index, 4);
-	at += 4;
-	b[at++] = 0x48, b[at++] = 0x89, b[at++] = 0xe6; /* mov rsi, rsp */
-	b[at++] = 0x48, b[at++] = 0xb8;			/* movabs rax, hit */
-	memcpy(b + at, &s->hit_fn, 8);
-	at += 8;
-	b[at++] = 0xff, b[at++] = 0xd0; /* call rax */
-	memcpy(b + at, pop, sizeof(pop));
-	at += sizeof(pop);
-	f->resume = f->tramp + at;
-	int err = relocate_entry(head, n, f->addr, JUMP_LEN, f->resume, b + at, TRAMP_SIZE - at,
-				 &moved, &taken);
-	if (err)
-		return err;
-	f->code_len = at + moved;
-	f->len = (uint32_t)taken;
-	memcpy(f->orig, head, taken);
-	/* jmp rel32 to the trampoline, then int3 over what is left of the
-	 * instructions it replaced. */
-	int32_t rel = (int32_t)(int64_t)(f->tramp - (f->addr + JUMP_LEN));
-	f->jump[0] = 0xe9;
-	memcpy(f->jump + 1, &rel, 4);
-	memset(f->jump + JUMP_LEN, 0xcc, taken - JUMP_LEN);
-	return 0;
-}
-
 /* A trampoline's place within reach of addr. */
 static int tramp_slot(struct fast_set *s, uint64_t addr, uint64_t *slot)
 {
@@ -327,29 +273,179 @@ static int tramp_slot(struct fast_set *s, uint64_t addr, uint64_t *slot)
 	return 0;
 }
 
-int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe)
+/* Region r becomes a site: its trampoline placed and built, its jump
+ * made. A plan only when s is NULL. */
+static int add_region(struct fast_set *s, const struct tramp_region *r, const uint8_t *code,
+		      size_t avail, size_t *taken)
 {
-	uint8_t head[32];
-	size_t n = size && size < sizeof(head) ? size : sizeof(head);
+	struct fast_site tmp, *f = &tmp;
+	size_t nhooks = s ? s->nhooks : 0;
 
-	if (s->nsites >= RECCE_FAST_SITES)
-		return -E2BIG;
-	struct fast_site *v = array_reserve(s->sites, &s->cap, s->nsites + 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	s->sites = v;
-	struct fast_site *f = &s->sites[s->nsites];
+	if (s) {
+		if (s->nsites >= RECCE_FAST_SITES)
+			return -E2BIG;
+		struct fast_site *v = array_reserve(s->sites, &s->cap, s->nsites + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->sites = v;
+		f = &s->sites[s->nsites];
+	}
 	memset(f, 0, sizeof(*f));
-	f->addr = addr;
-	f->probe = probe;
-	int err = tmem_read(s->pid, addr, head, n);
+	f->addr = r->start;
+	int err = s ? tramp_slot(s, r->start, &f->tramp) : 0;
+	if (!s)
+		f->tramp = r->start; /* in reach of everything the region reaches */
 	if (!err)
-		err = tramp_slot(s, addr, &f->tramp);
-	if (!err)
-		err = build_trampoline(s, f, (uint32_t)s->nsites, head, n);
-	if (!err)
+		err = tramp_build(s ? &s->hooks_fn : NULL, r, code, avail, f->tramp, f->code,
+				  sizeof(f->code), &f->code_len, taken);
+	if (!err && (*taken > RECCE_FAST_CODE || *taken < JUMP_LEN))
+		err = -EBUSY;
+	if (err) {
+		if (s)
+			s->nhooks = nhooks;
+		return err;
+	}
+	f->len = (uint32_t)*taken;
+	memcpy(f->orig, code, *taken);
+	/* jmp rel32 to the trampoline, then int3 over what is left of the
+	 * instructions it replaced. */
+	int32_t rel = (int32_t)(int64_t)(f->tramp - (f->addr + JUMP_LEN));
+	f->jump[0] = 0xe9;
+	memcpy(f->jump + 1, &rel, 4);
+	memset(f->jump + JUMP_LEN, 0xcc, *taken - JUMP_LEN);
+	if (s)
 		s->nsites++;
-	return err;
+	return 0;
+}
+
+/* Whether err of add_region() is the function's own (said as a reason),
+ * not a failure of the process or of recce. */
+static int is_reason(int err)
+{
+	return err == -EXDEV || err == -ENOTSUP || err == -EBUSY || err == -EILSEQ ||
+	       err == -ERANGE;
+}
+
+static const char *reason(int err)
+{
+	switch (err) {
+	case -EXDEV:
+		return "its first instructions jump into each other";
+	case -ENOTSUP:
+		return "its first instructions cannot be moved (loop, jrcxz or xbegin)";
+	case -EBUSY:
+		return "a return of it has fewer than 5 bytes of its own before it";
+	case -ERANGE:
+		return "its code reaches beyond 2 GiB of where a trampoline can be";
+	case -ENOMEM:
+		return "out of memory";
+	case -EILSEQ:
+		return "its first instructions do not decode";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* The sites of one function, or a plan of them (s NULL): the entry,
+ * then a window before each exit outside it. Returns NULL, or why the
+ * function cannot be traced so (*err says -errno for a failure that is
+ * not the function's). */
+static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t size, int probe,
+			const struct tramp_exit *exits, size_t nexits, size_t undecided, int *err)
+{
+	size_t len = size && size < CODE_READ_MAX ? size : (size ? CODE_READ_MAX : 32);
+	uint8_t *code = malloc(len);
+	const char *why = NULL;
+	size_t taken = 0;
+
+	*err = 0;
+	if (!code) {
+		*err = -ENOMEM;
+		return "out of memory";
+	}
+	if (size && size < JUMP_LEN)
+		why = "shorter than the 5-byte jump";
+	else if (tmem_read(pid, addr, code, len) != 0)
+		why = "its code cannot be read";
+	/* An exit whose own window would reach into the entry's bytes is
+	 * moved with them: the entry's region grows to its end, when the
+	 * whole fits the bytes a site replaces. */
+	size_t entry_len = why ? JUMP_LEN : tramp_boundary(code, len, JUMP_LEN);
+	if (entry_len == SIZE_MAX)
+		entry_len = JUMP_LEN; /* the region's move says what does not decode */
+	/* A function that fits the bytes a site replaces moves whole, its
+	 * jumps between its own instructions kept. */
+	if (nexits && size && size <= RECCE_FAST_CODE)
+		entry_len = size;
+	for (int grown = 1; grown && !why;) {
+		grown = 0;
+		for (size_t i = 0; i < nexits; i++) {
+			size_t end = (size_t)(exits[i].addr - addr) + exits[i].len;
+			if (end > entry_len && end <= RECCE_FAST_CODE &&
+			    tramp_window_start(code, len, end) < entry_len) {
+				entry_len = end;
+				grown = 1;
+			}
+		}
+	}
+	struct tramp_region r = {addr, entry_len, probe, exits, nexits, 0};
+	if (!why) {
+		int e = add_region(s, &r, code, len, &taken);
+		if (e && !is_reason(e))
+			*err = e;
+		if (e)
+			why = reason(e);
+	}
+	if (!why && size && tramp_jumped_into(code, len, addr, addr, addr + taken))
+		why = "its code jumps back into its first bytes";
+	/* A switch's jump table may send a thread into any instruction:
+	 * nothing but the entry is moved in a function with one. */
+	for (size_t i = 0; i < nexits && !why && undecided; i++)
+		if (exits[i].addr >= addr + taken)
+			why =
+			    "it jumps through a table or a register, which could land in the bytes "
+			    "before a return";
+	for (size_t i = 0; i < nexits && !why && !*err; i++) {
+		const struct tramp_exit *x = &exits[i];
+		uint64_t start = 0;
+		size_t wtaken;
+		if (x->addr < addr + taken)
+			continue; /* moved with the entry, hooked there */
+		why = tramp_exit_window(code, len, addr, taken, x, &start);
+		if (why)
+			break;
+		struct tramp_region w = {start, (size_t)(x->addr + x->len - start), -1, x, 1, 1};
+		int e =
+		    add_region(s, &w, code + (start - addr), len - (size_t)(start - addr), &wtaken);
+		if (e && !is_reason(e))
+			*err = e;
+		if (e)
+			why = reason(e);
+	}
+	free(code);
+	return why;
+}
+
+const char *fast_refusal(pid_t pid, uint64_t addr, uint64_t size, const struct tramp_exit *exits,
+			 size_t nexits, size_t undecided)
+{
+	int err;
+	return plan(NULL, pid, addr, size, 0, exits, nexits, undecided, &err);
+}
+
+int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe,
+		 const struct tramp_exit *exits, size_t nexits, size_t undecided)
+{
+	int err;
+	size_t nsites = s->nsites, nhooks = s->nhooks;
+	const char *why = plan(s, s->pid, addr, size, probe, exits, nexits, undecided, &err);
+	if (why) {
+		/* None of the function's sites stays planned. */
+		s->nsites = nsites;
+		s->nhooks = nhooks;
+		return err ? err : -ENOTSUP;
+	}
+	return 0;
 }
 
 int fast_set_attach(struct fast_set *s, int timeout_ms)
@@ -365,7 +461,8 @@ int fast_set_attach(struct fast_set *s, int timeout_ms)
 		err = tmem_write(s->pid, f->tramp, f->code, f->code_len);
 		struct recce_fast_site *w = &s->h->sites[i];
 		w->addr = f->addr;
-		w->resume = f->resume;
+		/* With recording off, the trampoline only passes through. */
+		w->resume = f->tramp;
 		w->len = f->len;
 		memcpy(w->orig, f->orig, f->len);
 		memcpy(w->code, f->jump, f->len);
@@ -408,6 +505,17 @@ static struct recce_fast_slot *slot_at(const struct fast_set *s, uint32_t i)
 					  (uint64_t)i * s->h->slot_size);
 }
 
+/* The records lost so far, read from every ring. */
+static uint64_t count_lost(const struct fast_set *s)
+{
+	uint64_t lost = __atomic_load_n(&s->h->no_slot, __ATOMIC_RELAXED);
+	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < claimed && i < SLOTS; i++)
+		lost += __atomic_load_n(&slot_at(s, i)->lost, __ATOMIC_RELAXED);
+	return lost;
+}
+
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
 {
 	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
@@ -417,6 +525,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 	if (claimed > SLOTS)
 		claimed = SLOTS;
 	clock_pair(&s->tsc1, &s->mono1);
+	/* Once a read: a record lost from here on counts at the next. */
+	s->lost = count_lost(s);
 	for (uint32_t i = 0; i < claimed && !rc; i++) {
 		struct recce_fast_slot *sl = slot_at(s, i);
 		const struct recce_fast_record *recs = (const void *)(sl + 1);
@@ -426,9 +536,9 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
 		for (; tail < head && !rc; tail++) {
 			const struct recce_fast_record *r = &recs[tail & (RING_RECORDS - 1)];
-			if (r->site >= s->nsites)
+			if (r->site >= s->nhooks)
 				continue;
-			const struct fast_site *f = &s->sites[r->site];
+			const struct fast_hook *f = &s->hooks[r->site];
 			struct uprobe_hit h;
 			memset(&h, 0, sizeof(h));
 			h.probe = f->probe;
@@ -443,9 +553,9 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			h.gpr[X86_R9] = h.args[5] = r->args[5];
 			h.gpr[X86_RAX] = h.ret = r->rax;
 			h.gpr[X86_RSP] = h.sp = r->sp;
-			h.ip = f->addr;
+			h.ip = f->ip;
 			h.has_regs = 1;
-			chain[0] = f->addr;
+			chain[0] = f->ip;
 			chain[1] = r->ra;
 			h.chain = chain;
 			h.nchain = 2;
@@ -458,12 +568,7 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 
 uint64_t fast_set_lost(const struct fast_set *s)
 {
-	uint64_t lost = __atomic_load_n(&s->h->no_slot, __ATOMIC_RELAXED);
-	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < claimed && i < SLOTS; i++)
-		lost += __atomic_load_n(&slot_at(s, i)->lost, __ATOMIC_RELAXED);
-	return lost;
+	return s->attached ? s->lost : count_lost(s);
 }
 
 int fast_set_remove_all(struct fast_set *s)
@@ -516,5 +621,6 @@ void fast_set_free(struct fast_set *s)
 		munmap(s->h, s->map_len);
 	}
 	free(s->sites);
+	free(s->hooks);
 	free(s);
 }

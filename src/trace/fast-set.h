@@ -15,9 +15,17 @@
  * trampolines and the library stay in the process, where a thread may
  * still be running in them.
  *
+ * Returns: the last instructions before each `ret` (or jump out of the
+ * function) are moved the same way, at least five bytes of them, and the
+ * trampoline calls the recorder just before the exit itself, with the
+ * stack pointer where the call put the return address. The stack is never
+ * changed, so unwinders, C++ exceptions and Go's runtime see their own
+ * frames. A function where those bytes are fewer, hold a call, or are the
+ * target of a jump is refused (fast_refusal()).
+ *
  * The hits come out as the uprobe set's (struct uprobe_hit), so that the
- * tracer treats both alike: calls only, with the six argument registers,
- * rax, the stack pointer and the return address.
+ * tracer treats both alike: the six argument registers, rax, the stack
+ * pointer and the return address, and ip: the entry or the exit.
  *
  * Ownership: the caller owns the set (fast_set_new/_free); it borrows the
  * symbolizer.
@@ -30,15 +38,18 @@
 #include <sys/types.h>
 
 #include "inject/inject.h"
+#include "inject/trampoline.h"
 #include "perf/uprobe.h"
 
 struct symbolizer;
 struct fast_set;
 
 /* Why a function cannot be traced with --fast, or NULL when it can: its
- * code (size bytes at addr in pid) is read and its first instructions
- * moved as the trampoline would move them. */
-const char *fast_refusal(pid_t pid, uint64_t addr, uint64_t size);
+ * code (size bytes at addr in pid) is read, and its entry and the last
+ * instructions before each of its exits moved as the trampolines would
+ * move them. */
+const char *fast_refusal(pid_t pid, uint64_t addr, uint64_t size, const struct tramp_exit *exits,
+			 size_t nexits, size_t undecided);
 
 /* What went wrong in fast_set_new(), for the user. */
 enum fast_failure {
@@ -65,9 +76,14 @@ struct fast_set_info {
 int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		 struct fast_set_info *info);
 
-/* Plans a probe on the function of size bytes at addr, reported as probe
- * number probe. Returns 0 or -errno. */
-int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe);
+/* Plans the probes of the function of size bytes at addr: its entry,
+ * reported as probe number probe, and each of its exits (at least five
+ * bytes before each are moved to a trampoline of their own, unless the
+ * entry's trampoline holds it); undecided: its jumps out through a table
+ * or a register, which are not hooked. Returns 0; -ENOTSUP when fast_refusal()
+ * would refuse it; or -errno. */
+int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe,
+		 const struct tramp_exit *exits, size_t nexits, size_t undecided);
 
 /* Writes the trampolines and the jumps, all threads stopped. Returns 0,
  * or code_write()'s errors (-EBUSY: a thread stayed in the bytes). */

@@ -4,6 +4,8 @@
  */
 #include "trace/trace-exits.h"
 
+#include "trace/fast-set.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,34 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 	func_exits_release(&fe);
 	free(code);
 	return err;
+}
+
+int trace_exits_fast(const struct trace_fn *fn, uint64_t addr, struct trace_exits *ex,
+		     struct tramp_exit **out, size_t *n, size_t *undecided)
+{
+	size_t bad;
+
+	*out = NULL;
+	*n = 0;
+	int err = trace_exits_find(fn, ex, &bad);
+	if (err)
+		return err;
+	*undecided = ex->unprobed;
+	struct tramp_exit *v = calloc(ex->n ? ex->n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t k = 0; k < ex->n; k++) {
+		const struct func_exit *how = &ex->v[k].how;
+		if (how->kind != FUNC_EXIT_RET && how->kind != FUNC_EXIT_TAIL) {
+			(*undecided)++;
+			continue;
+		}
+		v[*n].addr = addr + (ex->v[k].offset - fn->offset);
+		v[*n].len = how->length;
+		v[(*n)++].probe = (int)k;
+	}
+	*out = v;
+	return 0;
 }
 
 uint64_t trace_entry_offset(const struct trace_fn *fn)

@@ -48,6 +48,17 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 
 void trace_exits_release(struct trace_exits *e);
 
+/*
+ * --fast --return: the exits of fn (at addr in the process) a trampoline
+ * hooks: its rets and jumps out, into *out (a heap array, n of them; each
+ * .probe is its index in ex, which holds them all). Conditional and
+ * indirect jumps out are left, counted in *undecided. Returns
+ * trace_exits_find()'s errors.
+ */
+struct tramp_exit;
+int trace_exits_fast(const struct trace_fn *fn, uint64_t addr, struct trace_exits *ex,
+		     struct tramp_exit **out, size_t *n, size_t *undecided);
+
 /* Why the kernel would refuse a uprobe at file offset of fn's object
  * (func_unprobeable()), or NULL. */
 const char *trace_entry_unprobeable(const struct trace_fn *fn, uint64_t offset);

@@ -7,6 +7,7 @@
  * probes' rings, the stop descriptor and the targets' pidfds.
  */
 #include "trace/tracer.h"
+#include "trace/tracer-internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -27,56 +28,6 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
-
-/* What a probe is for. */
-enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
-
-struct probe_of {
-	int fn;
-	uint8_t role;	      /* enum probe_role */
-	struct func_exit how; /* PROBE_EXIT: which exit, and what decides it */
-};
-
-struct tracer {
-	struct tracer_config cfg;
-	struct symbolizer *sym;
-	struct proc_registry *procs;
-	struct frame_namer *namer;
-	struct trace_object *objs;
-	size_t nobjs, objs_cap;
-	char *program; /* the command's executable */
-	struct trace_resolved res;
-	int resolved;
-	struct trace_sig *sigs;
-	const char **refused; /* by function: why it cannot be probed, or NULL */
-	struct trace_hist *hists;
-	struct uprobe_set *up; /* NULL with cfg.fast */
-	struct fast_set *fast;
-	struct fast_set_info fast_info;
-	struct probe_of *probes; /* by probe index */
-	size_t nprobes, probes_cap;
-	struct trace_limits limits;
-	struct trace_calls calls;
-	struct tracer_frame stack[TRACER_STACK_FRAMES];
-
-	struct launch child;
-	int child_status, child_done;
-	const pid_t *targets;
-	size_t ntargets;
-
-	uint64_t mono_to_real;
-	uint64_t pending; /* selected calls whose return is still to come */
-	int draining;	  /* --count reached: wait for the returns of shown calls */
-	uint64_t shown;
-	uint64_t dropped;
-
-	enum tracer_step failed;
-	pid_t failed_pid;
-	const char *failed_path;
-	int failed_fn;	      /* TRACER_RETURNS: the function */
-	size_t failed_offset; /* ... and the byte that did not decode */
-	struct tracer_method_counts methods;
-};
 
 /*
  * How often the kernel wakes recce, in hits per CPU. A wakeup costs the
@@ -111,7 +62,7 @@ static unsigned wakeup_hits(const struct tracer *t)
 	return n / 4 ? (unsigned)(n / 4) : 1;
 }
 
-static int fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
+int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
 {
 	t->failed = step;
 	t->failed_pid = pid;
@@ -155,7 +106,7 @@ static int find_objects(struct tracer *t)
 	for (size_t i = 0; i < c->npids; i++) {
 		err = procs_scan(t->procs, c->pids[i]);
 		if (err)
-			return fail(t, TRACER_TARGET, err, c->pids[i]);
+			return tracer_fail(t, TRACER_TARGET, err, c->pids[i]);
 		if ((err = add_process_objects(t, c->pids[i], NULL)) < 0)
 			return err;
 	}
@@ -164,7 +115,7 @@ static int find_objects(struct tracer *t)
 	struct sym_file *f;
 	t->program = launch_which(c->argv[0]);
 	if (!t->program || symbolizer_open(t->sym, t->program, -1, &f) < 0)
-		return fail(t, TRACER_PROGRAM, -ENOENT, 0);
+		return tracer_fail(t, TRACER_PROGRAM, -ENOENT, 0);
 	t->objs = array_reserve(NULL, &t->objs_cap, 1, sizeof(*t->objs));
 	if (!t->objs)
 		return -ENOMEM;
@@ -199,7 +150,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 			    cfg->max_probes, &t->res);
 	t->resolved = 1;
 	if (err)
-		return fail(t, TRACER_RESOLVE, err, cfg->npids ? cfg->pids[0] : 0);
+		return tracer_fail(t, TRACER_RESOLVE, err, cfg->npids ? cfg->pids[0] : 0);
 
 	t->sigs = calloc(t->res.n, sizeof(*t->sigs));
 	t->refused = calloc(t->res.n ? t->res.n : 1, sizeof(*t->refused));
@@ -220,12 +171,12 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 				continue;
 			t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
 			if (!t->refused[i] && cfg->fast)
-				t->refused[i] = fast_refusal(cfg->pids[p], addr, fn->size);
+				t->refused[i] = tracer_fast_refused(t, i, addr);
 		}
 		probeable += !t->refused[i];
 	}
 	if (t->res.n && !probeable)
-		return fail(t, TRACER_REFUSED, -ENOTSUP, cfg->npids ? cfg->pids[0] : 0);
+		return tracer_fail(t, TRACER_REFUSED, -ENOTSUP, cfg->npids ? cfg->pids[0] : 0);
 	for (size_t i = 0; i < t->res.n; i++) {
 		trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol, t->res.fns[i].vaddr,
 				    &t->sigs[i]);
@@ -239,7 +190,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 					 wakeup_hits(t), cfg->no_bpf, cfg->max_events};
 	err = uprobe_set_new(&ucfg, &t->up);
 	if (err)
-		return fail(t, TRACER_BUFFERS, err, 0);
+		return tracer_fail(t, TRACER_BUFFERS, err, 0);
 	return 0;
 }
 
@@ -260,20 +211,20 @@ static int attach_targets(struct tracer *t)
 			continue; /* exited: the others are traced */
 		if (rc < 0) {
 			t->failed_path = uprobe_set_error_path(t->up);
-			err = fail(t, TRACER_ATTACH, rc, t->targets[p]);
+			err = tracer_fail(t, TRACER_ATTACH, rc, t->targets[p]);
 			break;
 		}
 		attached++;
 	}
 	proc_ids_release(&tids);
 	if (!err && !attached)
-		err = fail(t, TRACER_EXITED, -ESRCH, t->targets[0]);
+		err = tracer_fail(t, TRACER_EXITED, -ESRCH, t->targets[0]);
 	return err;
 }
 
 /* The next probe's entry, zeroed but for its function and role; probes
  * are numbered in the order they are added. */
-static struct probe_of *push_probe(struct tracer *t, int fn, enum probe_role role)
+struct probe_of *tracer_push_probe(struct tracer *t, int fn, enum probe_role role)
 {
 	struct probe_of *v = array_reserve(t->probes, &t->probes_cap, t->nprobes + 1, sizeof(*v));
 
@@ -300,7 +251,7 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size &&
 	    (role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET)))
 		uprobe_set_capture(t->up, probe, sig->ret_object.size, sig->ret_object.string);
-	struct probe_of *p = push_probe(t, fn, role);
+	struct probe_of *p = tracer_push_probe(t, fn, role);
 	if (!p)
 		return -ENOMEM;
 	if (how)
@@ -332,42 +283,9 @@ static int add_return_probes(struct tracer *t, int fn)
 	if (err && err != -ENOMEM) {
 		t->failed_fn = fn;
 		t->failed_offset = bad;
-		return fail(t, TRACER_RETURNS, err, 0);
+		return tracer_fail(t, TRACER_RETURNS, err, 0);
 	}
 	return err;
-}
-
-/* --fast: the library loaded into the one target, a trampoline for each
- * function, and the jumps written. */
-static int start_fast(struct tracer *t)
-{
-	pid_t pid = t->cfg.pids[0];
-	int err;
-
-	t->targets = t->cfg.pids;
-	t->ntargets = 1;
-	err = fast_set_new(pid, t->sym, &t->fast, &t->fast_info);
-	if (err)
-		return fail(t, TRACER_FAST, err, pid);
-	for (size_t i = 0; i < t->res.n && !err; i++) {
-		const struct trace_fn *fn = &t->res.fns[i];
-		uint64_t addr;
-		if (t->refused[i])
-			continue;
-		if (!push_probe(t, (int)i, PROBE_ENTRY))
-			return -ENOMEM;
-		err = procs_file_addr(t->procs, pid, fn->file, fn->vaddr, &addr);
-		if (!err)
-			err = fast_set_add(t->fast, addr, fn->size, (int)t->nprobes - 1);
-	}
-	if (!err)
-		err = fast_set_attach(t->fast, 3000);
-	if (err)
-		return fail(t, TRACER_PATCH, err, pid);
-	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
-	trace_limits_init(&t->limits, t->cfg.count, t->cfg.time_ns, t->cfg.rate_n, t->cfg.rate_ms,
-			  time_now_ns(CLOCK_MONOTONIC));
-	return 0;
 }
 
 int tracer_start(struct tracer *t)
@@ -376,13 +294,13 @@ int tracer_start(struct tracer *t)
 	int err;
 
 	if (c->fast)
-		return start_fast(t);
+		return tracer_fast_start(t);
 
 	proc_raise_fd_limit(); /* probes cost one descriptor per thread and CPU */
 	if (c->argv) {
 		err = launch_held(&t->child, c->argv, c->child_sigmask);
 		if (err)
-			return fail(t, TRACER_LAUNCH, err, 0);
+			return tracer_fail(t, TRACER_LAUNCH, err, 0);
 		t->targets = &t->child.pid;
 		t->ntargets = 1;
 	} else {
@@ -405,7 +323,7 @@ int tracer_start(struct tracer *t)
 			  time_now_ns(CLOCK_MONOTONIC));
 	if (c->argv && (err = launch_go(&t->child)) < 0) {
 		uprobe_set_remove_all(t->up);
-		return fail(t, TRACER_EXEC, err, 0);
+		return tracer_fail(t, TRACER_EXEC, err, 0);
 	}
 	return 0;
 

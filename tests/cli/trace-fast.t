@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# recce trace --fast: calls traced through recce's library loaded into a
-# running process. Exact counts from four threads in tight loops, the
-# first instructions a trampoline must move (a RIP-relative load, a
-# conditional jump, float arguments), C++ with exceptions thrown through
-# a traced function, a Rust-named function, 20 SIGKILLs of recce at random
-# moments each followed by the target's code equal to its files and the
-# target at full speed, and the refusals.
+# recce trace --fast: calls and returns traced through recce's library
+# loaded into a running process. Exact counts from four threads in tight
+# loops, the instructions a trampoline must move (a RIP-relative load, a
+# conditional jump, float arguments, the bytes before a ret), C++ with
+# exceptions thrown through traced functions, a Rust-named function, 20
+# SIGKILLs of recce at random moments each followed by the target's code
+# equal to its files and the target at full speed, and the refusals.
 . "$(dirname "$0")/lib.sh"
 
 need_file "$RECCE" "$TARGETS/tight" "$TARGETS/throws" "$TARGETS/patchee"
@@ -19,32 +19,44 @@ start_tight()
 }
 
 # --- exact counts from four threads, and the instructions moved ---------------
-start_tight 50000 4
-spawn_recce "$T/fast.out" "$T/fast.err" trace --fast -p "$TIGHT" step bump clampit scale \
-	--args --count 0 --limit 0 --time 30 -o "$T/fast.trace"
+start_tight 20000 4
+spawn_recce "$T/fast.out" "$T/fast.err" trace --fast -p "$TIGHT" tight:step bump clampit scale \
+	--return --args --count 0 --limit 0 --time 30 -o "$T/fast.trace"
 R=$PID
 ok "recce says it traces with the library" \
 	wait_for 10 grep -q "with jumps into recce's library" "$T/fast.err"
 kill -USR1 "$TIGHT"
 ok "the four threads finish" wait_for 20 grep -q '^done' "$T/tight.out"
-like "$(cat "$T/tight.out")" 'done calls=200000 bad=0' \
+like "$(cat "$T/tight.out")" 'done calls=80000 bad=0' \
 	"every result is right: the RIP-relative load, the conditional jump and the doubles moved intact"
 sleep 0.3
 kill -INT "$R"
 wait_exit 10 "$R"
 is "$WAIT_RC" 0 "Ctrl-C ends the trace with status 0" || diag "$(cat "$T/fast.err")"
-like "$(cat "$T/fast.err")" 'wrote 212000 events' "every call is written, none lost"
+like "$(cat "$T/fast.err")" 'stopped after 92000 events' "every call is shown, none lost"
+unlike "$(cat "$T/fast.err")" 'not recorded' "and recce says none was lost"
 run "$RECCE" replay "$T/fast.trace"
-is "$(grep -c 'tight:step(' "$OUT")" 200000 "step: exactly 4 x 50000 calls"
-is "$(grep -c 'tight:bump(' "$OUT")" 4000 "bump: exactly 4 x 1000"
-is "$(grep -c 'tight:clampit(' "$OUT")" 4000 "clampit: exactly 4 x 1000"
-is "$(grep -c 'tight:scale(' "$OUT")" 4000 "scale: exactly 4 x 1000"
+is "$(grep -c 'tight:step(' "$OUT")" 80000 "step: exactly 4 x 20000 calls"
+is "$(grep -c 'tight:step/2 --> ' "$OUT")" 80000 "and as many returns"
+is "$(grep -c 'tight:bump(' "$OUT")" 4000 "bump: exactly 4 x 1000 calls"
+is "$(grep -c 'tight:bump/1 --> ' "$OUT")" 4000 "and returns, its ret moved with its entry"
+is "$(grep -c 'tight:clampit(' "$OUT")" 4000 "clampit: exactly 4 x 1000 calls"
+is "$(grep -c 'tight:clampit --> 0x0 ' "$OUT")" 2000 \
+	"and returns from both of its rets: 0 for the 500 negative arguments of each thread"
+is "$(grep -c 'tight:scale(' "$OUT")" 4000 "scale: exactly 4 x 1000 calls"
+is "$(grep -c 'tight:scale/3 --> ' "$OUT")" 4000 "and returns, through a window of its own before its ret"
 like "$(grep -m1 'tight:step(' "$OUT")" 'tight:step\(i=[0-9]+, t=[0-3]\)' "arguments are named from DWARF"
-is "$(grep -c 'tight:step(i=49999, t=' "$OUT")" 4 "each thread's last call is there"
+like "$(grep -m1 'tight:bump/1 -->' "$OUT")" 'tight:bump/1 --> [0-9]+  \([0-9.]+ [nu]s\)' \
+	"a return shows its value and duration"
+is "$(grep -c 'tight:step(i=19999, t=' "$OUT")" 4 "each thread's last call is there"
 is "$(awk '{ print $2 }' "$OUT" | sort -u | wc -l)" 4 "from four threads"
 run python3 tests/cli/code-bytes.py "$TIGHT"
 is "$RC" 0 "the code equals its files after the trace" || show_run
 ok "the target still runs" kill -0 "$TIGHT"
+run "$RECCE" trace --fast -p "$TIGHT" pick --return --count 1
+is "$RC" 1 "a return --fast cannot hook is refused"
+like "$(cat "$ERR")" 'pick \(its code jumps into the last bytes before a return\); trace it without --fast, or its calls only' \
+	"with what to do"
 
 # --- what the trace shows on a terminal, and the limits ------------------------
 run "$RECCE" trace --fast -p "$TIGHT" step --count 3
@@ -72,7 +84,8 @@ is "$(grep -cv 'i=7, t=2' "$OUT")" 0 "and only those"
 base=$(rate_min "$T/tight.out" 3)
 bad=0 slow=0 traced=0
 for i in $(seq 1 20); do
-	spawn_recce "$T/k.out" "$T/k.err" trace --fast -p "$TIGHT" step bump --count 0 --limit 0 --time 60
+	spawn_recce "$T/k.out" "$T/k.err" trace --fast -p "$TIGHT" tight:step scale --return \
+		--count 0 --limit 0 --time 60
 	K=$PID
 	sleep "0.$((RANDOM % 40))"
 	grep -q "with jumps" "$T/k.err" && traced=$((traced + 1))
@@ -97,8 +110,8 @@ want=$(cat "$OUT")
 spawn "$T/throws.out" "$TARGETS/throws" 300 1500 7
 X=$PID
 sleep 0.3
-run "$RECCE" trace --fast -p "$X" 'shop::*' --count 0 --time 5 -o "$T/throws.trace"
-is "$RC" 0 "a C++ trace exits 0" || show_run
+run "$RECCE" trace --fast -p "$X" 'shop::*' --return --count 0 --time 5 -o "$T/throws.trace"
+is "$RC" 0 "a C++ trace with returns exits 0" || show_run
 ok "the C++ target ends" wait_exit 10 "$X"
 is "$(cat "$T/throws.out")" "$want" "it throws and catches exactly as untraced"
 run "$RECCE" replay "$T/throws.trace"
@@ -109,6 +122,12 @@ first=$(grep -m1 -o 'shop::restock(i=[0-9]*' "$OUT" | sed 's/.*=//')
 is "$(grep -c 'shop::restock(' "$OUT")" "$((300 - ${first:-300}))" \
 	"every call of shop::restock from the first one traced (i=$first) is traced"
 is "$(grep -c 'shop::fill_map(' "$OUT")" "$((300 - ${first:-300}))" "and of shop::fill_map, which throws"
+thrown=$(seq "${first:-300}" 299 | awk '$1 % 7 == 0' | wc -l)
+is "$(grep -c 'shop::fill_map/2 --> (unwound)' "$OUT")" "$thrown" \
+	"each call that threw ends (unwound): $thrown of them"
+is "$(grep -c 'shop::restock/2 --> (unwound)' "$OUT")" "$thrown" "and so does its caller's"
+is "$(grep -c 'shop::fill_map/2 --> [0-9]' "$OUT")" "$((300 - ${first:-300} - thrown))" \
+	"every other call returns its value"
 
 # --- a Rust-named function, and refusals ---------------------------------------
 spawn "$T/rust.out" "$TARGETS/patchee"
@@ -119,11 +138,11 @@ is "$RC" 0 "a Rust-mangled function by its demangled name" || show_run
 is "$(grep -c 'payroll::total' "$OUT")" 20 "twenty calls shown"
 run "$RECCE" trace --fast -p "$P" tiny --count 1 --time 1
 is "$RC" 1 "a function shorter than the jump is refused"
-like "$(cat "$ERR")" 'fast cannot trace patchee:tiny \(shorter than the 5-byte jump\); trace without --fast' \
+like "$(cat "$ERR")" 'fast cannot trace patchee:tiny \(shorter than the 5-byte jump\); trace it without --fast' \
 	"and the message says what to do"
-run "$RECCE" trace --fast -p "$P" step --return
-is "$RC" 2 "--return with --fast is a usage error"
-like "$(cat "$ERR")" 'not returns yet: leave out --fast' "that says what to do"
+run "$RECCE" trace --fast -p "$P" step --stack
+is "$RC" 2 "--stack with --fast is a usage error"
+like "$(cat "$ERR")" 'not --stack: leave out --fast' "that says what to do"
 run "$RECCE" trace --fast step -- "$TARGETS/tight" 1 1
 is "$RC" 2 "a command with --fast is a usage error"
 run "$RECCE" trace --fast -p "$(unused_pid)" step

@@ -6,7 +6,7 @@
  *
  * Prints "ready" and waits for SIGUSR1 (so a tracer can attach first);
  * then each of THREADS threads calls step(i, t) CALLS times in a row,
- * and bump(), clampit() and scale() 1000 times each, checking every
+ * and bump(), clampit(), scale() and pick() 1000 times each, checking every
  * result; prints "done calls=N bad=N" and sleeps until killed. With CALLS
  * 0 the threads call step() forever and print "rate N" (calls in the
  * last 100 ms, all threads) every 100 ms.
@@ -14,7 +14,9 @@
  * The functions' first instructions are the kinds a trampoline must move:
  * bump() starts with a RIP-relative load, clampit() with a conditional
  * jump, scale() takes and returns doubles (in vector registers the
- * recorder must leave alone).
+ * recorder must leave alone). pick() jumps into the last five bytes before
+ * its return, which --fast cannot hook. In the endless mode each thread
+ * also calls scale() once every 10 calls of step().
  */
 #include <pthread.h>
 #include <signal.h>
@@ -53,14 +55,24 @@ WORK double scale(double x, double y, long n)
 	return x * (double)n + y;
 }
 
+/* pick(x): x == 0 ? 0 : x + 1, its conditional jump landing on the
+ * `pop` just before the `ret`. */
+long pick(long x);
+__asm__(".globl pick\n.type pick, @function\npick:\n"
+	"\tpush %rbx\n\tmov %rdi, %rax\n\ttest %rdi, %rdi\n\tje 1f\n"
+	"\tadd $1, %rax\n\tmov %rax, %rbx\n1:\tpop %rbx\n\tret\n.size pick, .-pick\n");
+
 static void *worker(void *arg)
 {
 	long t = (long)arg, sum = 0, want = 0, wrong = 0;
 
 	if (calls == 0) {
 		for (;;) {
-			for (int i = 0; i < 1000; i++)
+			for (int i = 0; i < 1000; i++) {
 				sum += step(i, t);
+				if (i % 10 == 0)
+					sum += (long)scale(1.0, 2.0, i);
+			}
 			sink = sum;
 			atomic_fetch_add_explicit(&total, 1000, memory_order_relaxed);
 		}
@@ -75,6 +87,7 @@ static void *worker(void *arg)
 		wrong += clampit(i - 500) != (i < 500 ? 0 : (i - 500) * 3 + 1);
 		wrong +=
 		    scale(0.5 * (double)i, 0.25, t + 1) != 0.5 * (double)i * (double)(t + 1) + 0.25;
+		wrong += pick(i) != (i == 0 ? 0 : i + 1);
 	}
 	atomic_fetch_add(&bad, wrong);
 	atomic_fetch_add(&total, calls);

@@ -1,0 +1,80 @@
+/*
+ * The tracer's state, shared by its files: tracer.c (probes through the
+ * kernel, the loop) and tracer-fast.c (--fast: the probes through
+ * librecce-fast.so). Nothing outside trace/ includes it.
+ */
+#ifndef RECCE_TRACE_TRACER_INTERNAL_H
+#define RECCE_TRACE_TRACER_INTERNAL_H
+
+#include "proc/launch.h"
+#include "symbols/func-exits.h"
+#include "trace/fast-set.h"
+#include "trace/trace-calls.h"
+#include "trace/tracer.h"
+
+/* What a probe is for. */
+enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
+
+struct probe_of {
+	int fn;
+	uint8_t role;	      /* enum probe_role */
+	struct func_exit how; /* PROBE_EXIT: which exit, and what decides it */
+};
+
+struct tracer {
+	struct tracer_config cfg;
+	struct symbolizer *sym;
+	struct proc_registry *procs;
+	struct frame_namer *namer;
+	struct trace_object *objs;
+	size_t nobjs, objs_cap;
+	char *program; /* the command's executable */
+	struct trace_resolved res;
+	int resolved;
+	struct trace_sig *sigs;
+	const char **refused; /* by function: why it cannot be probed, or NULL */
+	struct trace_hist *hists;
+	struct uprobe_set *up; /* NULL with cfg.fast */
+	struct fast_set *fast;
+	struct fast_set_info fast_info;
+	struct probe_of *probes; /* by probe index */
+	size_t nprobes, probes_cap;
+	struct trace_limits limits;
+	struct trace_calls calls;
+	struct tracer_frame stack[TRACER_STACK_FRAMES];
+
+	struct launch child;
+	int child_status, child_done;
+	const pid_t *targets;
+	size_t ntargets;
+
+	uint64_t mono_to_real;
+	uint64_t pending; /* selected calls whose return is still to come */
+	int draining;	  /* --count reached: wait for the returns of shown calls */
+	uint64_t shown;
+	uint64_t dropped;
+
+	enum tracer_step failed;
+	pid_t failed_pid;
+	const char *failed_path;
+	int failed_fn;	      /* TRACER_RETURNS: the function */
+	size_t failed_offset; /* ... and the byte that did not decode */
+	struct tracer_method_counts methods;
+};
+
+/* Records which step failed; returns err. */
+int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid);
+
+/* The next probe's entry, zeroed but for its function and role; probes
+ * are numbered in the order they are added. NULL when out of memory. */
+struct probe_of *tracer_push_probe(struct tracer *t, int fn, enum probe_role role);
+
+/* --fast: why function i, at addr in the target, cannot be traced so, or
+ * NULL. */
+const char *tracer_fast_refused(struct tracer *t, size_t i, uint64_t addr);
+
+/* --fast: the library loaded into the target, the probes planned and the
+ * jumps written; the limits started. */
+int tracer_fast_start(struct tracer *t);
+
+#endif
