@@ -715,7 +715,7 @@ group_events() {
 
 # recce trace --fast: what a traced call costs the target (the calls
 # workload's own time per call) with recce's library loaded into it and a
-# jump on the function's entry, against the same calls traced through
+# jump on the function's entry (and with --return, its exit), against the same calls traced through
 # uprobes by recce (calls only, as --fast), a bare uprobe and uretprobe
 # pair (bench/uprobe-bare.c) and uftrace recording a -pg build of the
 # workload (every function's entry and return). Then the time from
@@ -729,7 +729,9 @@ fast_run() {
 	rm -f "$TMP/stats" "$TMP/err" "$TMP/fast.trace"
 	status=0
 	case $tool in
-	fast)
+	fast | fast-ret)
+		ret=
+		[ "$tool" = fast-ret ] && ret=--return
 		BENCH_STATS=$TMP/stats "$BIN/calls" --bursts-signal "$FAST_BURSTS" > "$TMP/calls.out" &
 		w=$!
 		i=0
@@ -737,8 +739,8 @@ fast_run() {
 			sleep 0.05
 			i=$((i + 1))
 		done
-		"$RECCE" trace --fast -p "$w" traced --count 0 --time 0 --limit 0 -o "$TMP/fast.trace" \
-			2> "$TMP/err" &
+		"$RECCE" trace --fast -p "$w" traced $ret --count 0 --time 0 --limit 0 \
+			-o "$TMP/fast.trace" 2> "$TMP/err" &
 		r=$!
 		i=0
 		while ! grep -q 'with jumps' "$TMP/err" 2> /dev/null && [ $i -lt 200 ]; do
@@ -747,6 +749,7 @@ fast_run() {
 		done
 		kill -USR1 "$w"
 		wait "$w" || status=$?
+		sleep 1 # recce reads what is left in the rings
 		kill -INT "$r" 2> /dev/null || true
 		wait "$r" || status=$?
 		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
@@ -804,7 +807,7 @@ group_fast() {
 		say "uftrace is missing: its figures are left out"
 	fi
 	for rep in $(seq "$REPS"); do
-		for tool in none fast uprobe bare uftrace; do
+		for tool in none fast fast-ret uprobe bare uftrace; do
 			[ $tool = uftrace ] && [ $uftrace_ok = 0 ] && continue
 			fast_run "$tool" "$rep"
 		done
