@@ -374,10 +374,11 @@ static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t s
 	if (entry_len == SIZE_MAX)
 		entry_len = JUMP_LEN; /* the region's move says what does not decode */
 	/* A function that fits the bytes a site replaces moves whole, its
-	 * jumps between its own instructions kept. */
-	if (nexits && size && size <= RECCE_FAST_CODE)
+	 * jumps between its own instructions kept. Not one that jumps
+	 * through a table: where that lands is not known. */
+	if (nexits && size && size <= RECCE_FAST_CODE && !undecided)
 		entry_len = size;
-	for (int grown = 1; grown && !why;) {
+	for (int grown = !undecided; grown && !why;) {
 		grown = 0;
 		for (size_t i = 0; i < nexits; i++) {
 			size_t end = (size_t)(exits[i].addr - addr) + exits[i].len;
