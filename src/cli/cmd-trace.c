@@ -133,8 +133,6 @@ static void check_fast(struct trace_args *a)
 	if (a->argv)
 		usage_die("trace", "--fast attaches to a running process: start the command, then "
 				   "give -p PID");
-	if (a->npids != 1)
-		usage_die("trace", "--fast traces one process: give one -p PID");
 	if (a->stack)
 		usage_die("trace", "--fast shows the immediate --caller, not --stack: leave out "
 				   "--fast for the caller chain");

@@ -1,7 +1,8 @@
 /*
  * The tracer's --fast path (see tracer.h and trace/fast-set.h): which
- * functions it refuses, and its probes planned and placed: each
- * function's entry and, with returns, the exits its trampolines hook.
+ * functions it refuses, its probes planned and placed in each target
+ * (each function's entry and, with returns, the exits its trampolines
+ * hook), and the rings of every target read, counted and let go.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,8 +12,7 @@
 #include "proc/proc-maps.h"
 #include "util/clock.h"
 
-/* --fast: why function i, at addr in the target, cannot be traced so. */
-const char *tracer_fast_refused(struct tracer *t, size_t i, uint64_t addr)
+const char *tracer_fast_refused(struct tracer *t, size_t i, pid_t pid, uint64_t addr)
 {
 	struct trace_exits ex = {0};
 	struct tramp_exit *exits = NULL;
@@ -24,15 +24,15 @@ const char *tracer_fast_refused(struct tracer *t, size_t i, uint64_t addr)
 		why = "its returns cannot be found: its size is unknown, or its code does not "
 		      "decode";
 	if (!why)
-		why = fast_refusal(t->cfg.pids[0], addr, t->res.fns[i].size, exits, n, undecided);
+		why = fast_refusal(pid, addr, t->res.fns[i].size, exits, n, undecided);
 	free(exits);
 	trace_exits_release(&ex);
 	return why;
 }
 
-/* --fast: the probes of function i, at addr in the target: its entry and,
- * with returns, the exits its trampolines hook. */
-static int add_fast(struct tracer *t, size_t i, uint64_t addr)
+/* The probes of function i, at addr in the target of set fs: its entry
+ * and, with returns, the exits its trampolines hook. */
+static int add_fast(struct tracer *t, struct fast_set *fs, size_t i, uint64_t addr)
 {
 	struct trace_exits ex = {0};
 	struct tramp_exit *exits = NULL;
@@ -54,7 +54,7 @@ static int add_fast(struct tracer *t, size_t i, uint64_t addr)
 		exits[k].probe = (int)t->nprobes - 1;
 	}
 	if (!err)
-		err = fast_set_add(t->fast, addr, t->res.fns[i].size, entry, exits, n, undecided);
+		err = fast_set_add(fs, addr, t->res.fns[i].size, entry, exits, n, undecided);
 	if (!err && t->cfg.want_return) {
 		t->methods.exits++;
 		t->methods.exit_probes += n;
@@ -65,33 +65,91 @@ static int add_fast(struct tracer *t, size_t i, uint64_t addr)
 	return err;
 }
 
-/* --fast: the library loaded into the one target, a trampoline for each
- * function, and the jumps written. */
-int tracer_fast_start(struct tracer *t)
+/* The library loaded into pid, its probes planned and its jumps written;
+ * -ESRCH when it has exited. */
+static int start_one(struct tracer *t, pid_t pid, struct fast_set **fs)
 {
-	pid_t pid = t->cfg.pids[0];
-	int err;
-
-	t->targets = t->cfg.pids;
-	t->ntargets = 1;
-	err = fast_set_new(pid, t->sym, &t->fast, &t->fast_info);
+	int err = fast_set_new(pid, t->sym, fs, &t->fast_info);
 	if (err)
-		return tracer_fail(t, TRACER_FAST, err, pid);
+		return err == -ESRCH ? err : tracer_fail(t, TRACER_FAST, err, pid);
 	for (size_t i = 0; i < t->res.n && !err; i++) {
 		const struct trace_fn *fn = &t->res.fns[i];
 		uint64_t addr;
-		if (t->refused[i])
+		/* Refused, or not in this process. */
+		if (t->refused[i] || procs_file_addr(t->procs, pid, fn->file, fn->vaddr, &addr))
 			continue;
-		err = procs_file_addr(t->procs, pid, fn->file, fn->vaddr, &addr);
-		if (!err)
-			err = add_fast(t, i, addr);
+		err = add_fast(t, *fs, i, addr);
 	}
 	if (!err)
-		err = fast_set_attach(t->fast, 3000);
-	if (err)
-		return tracer_fail(t, TRACER_PATCH, err, pid);
+		err = fast_set_attach(*fs, 3000);
+	return err && err != -ESRCH ? tracer_fail(t, TRACER_PATCH, err, pid) : err;
+}
+
+int tracer_fast_start(struct tracer *t)
+{
+	size_t started = 0;
+
+	t->targets = t->cfg.pids;
+	t->ntargets = t->cfg.npids;
+	t->fast = calloc(t->cfg.npids, sizeof(*t->fast));
+	if (!t->fast)
+		return -ENOMEM;
+	for (size_t p = 0; p < t->cfg.npids; p++) {
+		int err = start_one(t, t->cfg.pids[p], &t->fast[t->nfast]);
+		t->nfast++;
+		if (err == -ESRCH)
+			continue; /* exited: the others are traced */
+		if (err) {
+			tracer_fast_remove(t);
+			return err;
+		}
+		started++;
+	}
+	if (!started)
+		return tracer_fail(t, TRACER_EXITED, -ESRCH, t->cfg.pids[0]);
 	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
 	trace_limits_init(&t->limits, t->cfg.count, t->cfg.time_ns, t->cfg.rate_n, t->cfg.rate_ms,
 			  time_now_ns(CLOCK_MONOTONIC));
 	return 0;
+}
+
+int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *))
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < t->nfast && !rc; i++)
+		rc = fast_set_read(t->fast[i], cb, t);
+	return rc;
+}
+
+uint64_t tracer_fast_lost(const struct tracer *t)
+{
+	uint64_t lost = 0;
+
+	for (size_t i = 0; i < t->nfast; i++)
+		lost += fast_set_lost(t->fast[i]);
+	return lost;
+}
+
+int tracer_fast_remove(struct tracer *t)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < t->nfast; i++) {
+		int e = fast_set_remove_all(t->fast[i]);
+		err = err ? err : e;
+	}
+	return err;
+}
+
+void tracer_fast_free(struct tracer *t)
+{
+	/* Where the code could not be put back, the library's watchdog does
+	 * it as recce exits. */
+	tracer_fast_remove(t);
+	for (size_t i = 0; i < t->nfast; i++)
+		fast_set_free(t->fast[i]);
+	free(t->fast);
+	t->fast = NULL;
+	t->nfast = 0;
 }

@@ -34,10 +34,11 @@ struct tracer {
 	struct trace_sig *sigs;
 	const char **refused; /* by function: why it cannot be probed, or NULL */
 	struct trace_hist *hists;
-	struct uprobe_set *up; /* NULL with cfg.fast */
-	struct fast_set *fast;
-	struct fast_set_info fast_info;
-	struct probe_of *probes; /* by probe index */
+	struct uprobe_set *up;	/* NULL with cfg.fast */
+	struct fast_set **fast; /* with cfg.fast: one a target */
+	size_t nfast;
+	struct fast_set_info fast_info; /* of the last target loaded into */
+	struct probe_of *probes;	/* by probe index */
 	size_t nprobes, probes_cap;
 	struct trace_limits limits;
 	struct trace_calls calls;
@@ -69,12 +70,25 @@ int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid);
  * are numbered in the order they are added. NULL when out of memory. */
 struct probe_of *tracer_push_probe(struct tracer *t, int fn, enum probe_role role);
 
-/* --fast: why function i, at addr in the target, cannot be traced so, or
+/* --fast: why function i, at addr in target pid, cannot be traced so, or
  * NULL. */
-const char *tracer_fast_refused(struct tracer *t, size_t i, uint64_t addr);
+const char *tracer_fast_refused(struct tracer *t, size_t i, pid_t pid, uint64_t addr);
 
-/* --fast: the library loaded into the target, the probes planned and the
- * jumps written; the limits started. */
+/* --fast: the library loaded into every target, the probes planned and
+ * the jumps written; the limits started. A target that exited meanwhile
+ * is left out. */
 int tracer_fast_start(struct tracer *t);
+
+/* Hands every record of every target to cb (with t), as uprobe hits;
+ * returns cb's last value. */
+int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *));
+
+/* Records lost in all targets. */
+uint64_t tracer_fast_lost(const struct tracer *t);
+
+/* Puts back the code of every target: 0, or the first error. */
+int tracer_fast_remove(struct tracer *t);
+
+void tracer_fast_free(struct tracer *t);
 
 #endif

@@ -171,7 +171,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 				continue;
 			t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
 			if (!t->refused[i] && cfg->fast)
-				t->refused[i] = tracer_fast_refused(t, i, addr);
+				t->refused[i] = tracer_fast_refused(t, i, cfg->pids[p], addr);
 		}
 		probeable += !t->refused[i];
 	}
@@ -399,7 +399,7 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
  * since the call, their return may be among them. */
 static void unwind_to(struct tracer *t, struct call_stack *st, int d, const struct uprobe_hit *h)
 {
-	uint64_t lost = t->up ? uprobe_set_stats(t->up)->lost : fast_set_lost(t->fast);
+	uint64_t lost = t->up ? uprobe_set_stats(t->up)->lost : tracer_fast_lost(t);
 
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
@@ -471,7 +471,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->selected = selected;
 			f->time = h->time;
 			f->sp = h->sp;
-			f->lost = t->up ? uprobe_set_stats(t->up)->lost : fast_set_lost(t->fast);
+			f->lost = t->up ? uprobe_set_stats(t->up)->lost : tracer_fast_lost(t);
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -548,14 +548,14 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 /* The hits since the last read, of whichever probes there are. */
 static int read_hits(struct tracer *t)
 {
-	return t->fast ? fast_set_read(t->fast, on_hit, t) : uprobe_set_read(t->up, on_hit, t);
+	return t->cfg.fast ? tracer_fast_read(t, on_hit) : uprobe_set_read(t->up, on_hit, t);
 }
 
 /* Every probe out of the targets. */
 static int remove_probes(struct tracer *t)
 {
-	if (t->fast)
-		return fast_set_remove_all(t->fast);
+	if (t->cfg.fast)
+		return tracer_fast_remove(t);
 	uprobe_set_remove_all(t->up);
 	return 0;
 }
@@ -594,7 +594,7 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 		if (t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left))
 			break;
 		/* The fast rings wake nobody: they are read every FAST_POLL_MS. */
-		int poll_ms = t->fast ? FAST_POLL_MS : POLL_MS;
+		int poll_ms = t->cfg.fast ? FAST_POLL_MS : POLL_MS;
 		int timeout = left > poll_ms * 1000000ULL ? poll_ms : (int)(left / 1000000ULL) + 1;
 		evloop_wait(loop, INT64_MAX, timeout);
 		if (read_hits(t) < 0)
@@ -714,7 +714,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->stop = t->limits.stop;
 	st->shown = t->shown;
 	st->dropped = t->dropped;
-	st->lost = us ? us->lost : (t->fast ? fast_set_lost(t->fast) : 0);
+	st->lost = us ? us->lost : tracer_fast_lost(t);
 	st->unfollowed = us ? us->unfollowed : 0;
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
@@ -729,10 +729,7 @@ void tracer_free(struct tracer *t)
 	if (!t)
 		return;
 	uprobe_set_free(t->up); /* removes any probe still in place */
-	/* When the code cannot be put back, the library's watchdog does it
-	 * as recce exits. */
-	fast_set_remove_all(t->fast);
-	fast_set_free(t->fast);
+	tracer_fast_free(t);
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
 	trace_calls_release(&t->calls);

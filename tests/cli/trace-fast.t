@@ -80,6 +80,21 @@ run "$RECCE" trace --fast -p "$TIGHT" step --if 'i == 7 && t == 2' --count 3
 like "$(cat "$OUT")" 'tight:step\(i=7, t=2\)' "--if selects calls by argument"
 is "$(grep -cv 'i=7, t=2' "$OUT")" 0 "and only those"
 
+# Two processes at once: both loaded into, both traced, both put back.
+spawn "$T/tight2.out" "$TARGETS/tight" 0 1
+TIGHT2=$PID
+wait_for 5 grep -q ready "$T/tight2.out"
+kill -USR1 "$TIGHT2"
+run "$RECCE" trace --fast -p "$TIGHT,$TIGHT2" tight:step --return --count 0 --limit 0 --time 0.5 \
+	-o "$T/two.trace"
+is "$RC" 0 "two processes at once exit 0" || show_run
+like "$(cat "$ERR")" 'in processes from' "recce says it traces both"
+run "$RECCE" replay "$T/two.trace"
+is "$(awk '{ print $2 }' "$OUT" | sort -u | wc -l)" 5 "the calls of all five threads of both are there"
+run python3 tests/cli/code-bytes.py "$TIGHT2"
+is "$RC" 0 "and both processes' code is their files' again" || show_run
+kill_quietly "$TIGHT2"
+
 # --- 20 SIGKILLs at random moments ---------------------------------------------
 base=$(rate_min "$T/tight.out" 3)
 bad=0 slow=0 traced=0
