@@ -26,7 +26,7 @@
 
 #define JUMP_LEN TRAMP_JUMP_LEN
 _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");
-#define TRAMP_SIZE    192 /* bytes of a trampoline, one after another in a page */
+#define TRAMP_SIZE    256 /* bytes of a trampoline, one after another in a page */
 #define TRAMP_PAGES   (16u << 10)
 #define TRAMP_NAME    "recce-trace"
 #define CODE_READ_MAX (256u << 10)
@@ -298,6 +298,8 @@ static int add_region(struct fast_set *s, const struct tramp_region *r, const ui
 	if (!err)
 		err = tramp_build(s ? &s->hooks_fn : NULL, r, code, avail, f->tramp, f->code,
 				  sizeof(f->code), &f->code_len, taken);
+	if (err == -ENOSPC)
+		err = -EMLINK; /* the trampoline's room, not the page's */
 	if (!err && (*taken > RECCE_FAST_CODE || *taken < JUMP_LEN))
 		err = -EBUSY;
 	if (err) {
@@ -323,7 +325,7 @@ static int add_region(struct fast_set *s, const struct tramp_region *r, const ui
 static int is_reason(int err)
 {
 	return err == -EXDEV || err == -ENOTSUP || err == -EBUSY || err == -EILSEQ ||
-	       err == -ERANGE;
+	       err == -ERANGE || err == -EMLINK;
 }
 
 static const char *reason(int err)
@@ -341,6 +343,8 @@ static const char *reason(int err)
 		return "out of memory";
 	case -EILSEQ:
 		return "its first instructions do not decode";
+	case -EMLINK:
+		return "too many of its returns lie in its first bytes for one trampoline";
 	default:
 		return strerror(-err);
 	}
