@@ -4,7 +4,9 @@
  * on exits (trace-exits), call and return pairing by stack address per
  * thread or goroutine (trace-calls), --if (trace-cond), the limits
  * (trace-limits), histograms (trace-hist), and the poll loop over the
- * probes' rings, the stop descriptor and the targets' pidfds.
+ * probes' rings, the stop descriptor and the targets' pidfds. With
+ * --fast, the probes are jumps into librecce-fast.so instead
+ * (tracer-fast.c); their records reach the same on_hit().
  */
 #include "trace/tracer.h"
 #include "trace/tracer-internal.h"

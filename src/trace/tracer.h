@@ -9,8 +9,11 @@
  * Safety: probes are perf events; tracer_run removes them all the moment
  * a limit fires or the target exits, and the kernel removes them anyway
  * when recce dies, however it dies. A target given by pid is never
- * stopped (no ptrace). A command is held at a gate until its probes are
- * in place, and never runs untraced if recce dies first.
+ * stopped (no ptrace), except with cfg.fast: its threads are stopped
+ * while the library is loaded and while the jumps go in and come out, and
+ * the library puts the code back itself if recce dies. A command is held
+ * at a gate until its probes are in place, and never runs untraced if
+ * recce dies first.
  *
  * Use:
  *   tracer_new(&cfg, &t)    resolve patterns, read signatures, open buffers
@@ -89,9 +92,10 @@ struct tracer_config {
 	 * the target's stack (for comparisons; unsafe in Go, C++ and any
 	 * code that unwinds), instead of probes on each function's exits. */
 	int return_uretprobe;
-	/* Calls through librecce-fast.so loaded into the one process of
-	 * pids, and jumps on the functions' entries (trace/fast-set),
-	 * instead of uprobes; no returns. */
+	/* Calls and returns through librecce-fast.so loaded into each
+	 * process of pids, and jumps on the functions' entries and before
+	 * their exits (trace/fast-set, tracer-fast.c), instead of uprobes;
+	 * not with argv nor want_stack. */
 	int fast;
 	tracer_sink sink;
 	void *sink_arg;
