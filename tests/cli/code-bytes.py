@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """code-bytes.py PID [--padding N]: compares every executable file mapping
-of process PID with its file, byte for byte, through /proc/PID/mem. Prints
+of process PID (JIT code in a memfd aside) with its file, byte for byte, through /proc/PID/mem. Prints
 one line per run of differing bytes (address, file, offset, length) and
 exits 1 if any differs; exits 0 when all code equals its files. With
 --padding N, one run of at most N bytes is allowed where the file holds
@@ -14,7 +14,9 @@ runs = []
 with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
     for line in maps:
         parts = line.split(maxsplit=5)
-        if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/"):
+        # Files only: not JIT code in a memfd (BEAM's), nor a deleted file.
+        if (len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/")
+                or parts[5].startswith("/memfd:") or parts[5].rstrip().endswith("(deleted)")):
             continue
         start, end = (int(x, 16) for x in parts[0].split("-"))
         off, path = int(parts[2], 16), parts[5].strip()

@@ -181,3 +181,23 @@ case $? in
 2) skip 2 "go is missing" ;;
 *) skip 2 "the Go target did not build" ;;
 esac
+
+# --- a real program: an Erlang node, its C functions traced ---------------------
+if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin" &&
+	erlc -o "$T/ebin" tests/targets/erlang/fib.erl 2>/dev/null; then
+	spawn "$T/erl.out" erl -noshell -pa "$T/ebin" -eval 'fib:loop(0)' -s init stop
+	BEAM=$PID
+	sleep 2
+	run "$RECCE" trace --fast -p "$BEAM" 'beam.smp:erts_schedule' --count 4
+	is "$RC" 0 "the BEAM's scheduler, traced with --fast" || show_run
+	is "$(grep -c 'beam.smp:erts_schedule(' "$OUT")" 4 "four calls"
+	run "$RECCE" trace --fast -p "$BEAM" 'beam.smp:erts_schedule' --return --count 4
+	like "$(cat "$ERR")" 'it jumps through a table or a register' \
+		"its returns are refused: it has a jump table"
+	ok "the node still runs" kill -0 "$BEAM"
+	run python3 tests/cli/code-bytes.py "$BEAM" --padding 256
+	is "$RC" 0 "and its code is its files' again" || show_run
+	kill_quietly "$BEAM"
+else
+	skip "erl and erlc are not installed" 5
+fi
