@@ -65,7 +65,6 @@ struct fast_set {
 	uint64_t page, page_used;    /* the trampoline page being filled */
 	int attached;
 	uint64_t lost; /* records lost, as of the last read */
-	struct fast_set_info *info;
 	/* The CPU's clock against CLOCK_MONOTONIC: two readings of each. */
 	uint64_t tsc0, mono0, tsc1, mono1;
 };
@@ -211,7 +210,6 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	if ((err = make_file(s, path, sizeof(path))) != 0)
 		return fail(info, FAST_FILE, err);
 	err = injector_dlopen(&s->inj, info->library, &handle, info->detail, sizeof(info->detail));
-	info->stopped_ns = s->inj.stopped_ns;
 	if (err == -ENOEXEC)
 		err = fail(info, FAST_LOAD, err);
 	else if (err == -EAGAIN || err == -EPROTONOSUPPORT)
@@ -226,8 +224,6 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	if (!err) {
 		uint64_t args[6] = {0, (uint64_t)getpid(), 0, 0, 0, 0};
 		err = injector_call(&s->inj, start_fn, args, path, strlen(path) + 1, 0, &ret);
-		if (s->inj.stopped_ns > info->stopped_ns)
-			info->stopped_ns = s->inj.stopped_ns;
 		if (!err && (int64_t)ret < 0)
 			err = fail(info, FAST_START, (int)(int64_t)ret);
 	}
@@ -239,7 +235,6 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		 struct fast_set_info *info)
 {
-	uint64_t t0 = time_now_ns(CLOCK_MONOTONIC);
 	struct fast_set *s = calloc(1, sizeof(*s));
 
 	memset(info, 0, sizeof(*info));
@@ -247,11 +242,9 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	s->info = info;
 	clock_pair(&s->tsc0, &s->mono0);
 	int err = start(s, sym, info);
 	clock_pair(&s->tsc1, &s->mono1);
-	info->inject_ns = time_now_ns(CLOCK_MONOTONIC) - t0;
 	return err;
 }
 
@@ -483,9 +476,6 @@ int fast_set_attach(struct fast_set *s, int timeout_ms)
 	size_t stale = 0;
 	if (!err)
 		err = code_write(s->pid, e, s->nsites, g, s->nsites, timeout_ms, &st, &stale);
-	if (st.stopped_max_ns > s->info->stopped_ns)
-		s->info->stopped_ns = st.stopped_max_ns;
-	s->info->threads_stopped = st.threads;
 	s->attached = !err;
 	free(e);
 	free(g);

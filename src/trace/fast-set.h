@@ -65,10 +65,7 @@ struct fast_set_info {
 	enum fast_failure failure;
 	enum inject_refusal inject_refusal;
 	char detail[512];
-	char library[1024];	/* the library loaded */
-	uint64_t inject_ns;	/* from the start to the library running */
-	uint64_t stopped_ns;	/* the process stopped, at most, in one step */
-	size_t threads_stopped; /* in the step that wrote the jumps */
+	char library[1024]; /* the library loaded */
 };
 
 /* Loads the library into pid and starts it. Returns 0, or -errno with
