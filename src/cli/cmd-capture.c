@@ -83,7 +83,7 @@ static const struct opt capture_options[] = {
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 4999)"),
     OPT_CALL_(0, "time", "S", set_value, V_TIME, "give up after S seconds (default 30)"),
     OPT_CALL_(0, "limit", "N/MS", set_value, V_LIMIT, "the circuit breaker (default 1000/1000)"),
-    OPT_STRING_('o', "output", "FILE", struct capture_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct capture_args, output,
 		"where to write (default capture.svg)"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT,
 	      "svg (default), speedscope, chrome, pprof, folded or text"),

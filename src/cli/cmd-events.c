@@ -16,6 +16,7 @@
 #include "cli/events-messages.h"
 #include "cli/follow.h"
 #include "cli/options.h"
+#include "remote/scopes.h"
 #include "cli/usage.h"
 #include "events/event-print.h"
 #include "events/ring-files.h"
@@ -50,13 +51,13 @@ static const struct opt events_options[] = {
     OPT_FLAG_('f', "follow", struct events_args, follow, "keep reading until the process exits"),
     OPT_STRING_('d', "duration", "SECONDS", struct events_args, duration,
 		"keep reading for this long"),
-    OPT_STRING_('o', "output", "FILE", struct events_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct events_args, output,
 		"write there (FILE.events: an event file, .json: JSON lines)"),
     OPT_STRING_(0, "format", "FMT", struct events_args, format, "text, json, chrome or events"),
     OPT_STRING_(0, "last", "N", struct events_args, last,
 		"only each thread's last N events (--postmortem: 20)"),
-    OPT_FLAG_(0, "clean", struct events_args, clean,
-	      "remove the files of processes that no longer run"),
+    OPT_FLAG_NEEDS_(0, "clean", struct events_args, clean, SCOPE_ADMIN,
+		    "remove the files of processes that no longer run"),
     OPT_END_(),
 };
 

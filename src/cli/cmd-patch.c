@@ -41,7 +41,7 @@ static const struct opt patch_options[] = {
 	      "patch although the signatures differ or cannot be read"),
     OPT_STRING_(0, "timeout", "SECONDS", struct patch_args, timeout,
 		"wait this long for threads to leave the bytes replaced (default 3)"),
-    OPT_STRING_(0, "registry", "DIR", struct patch_args, dir,
+    OPT_OUTPUT_(0, "registry", "DIR", struct patch_args, dir,
 		"where patches are written down (default /run/recce/patches as root)"),
     OPT_END_(),
 };

@@ -102,7 +102,7 @@ static const struct opt query_options[] = {
     OPT_FLAG_(0, "diff", struct query_args, diff, "compare with the range of --from2 --to2"),
     OPT_STRING_(0, "from2", "TIME", struct query_args, from2, "the start of the base range"),
     OPT_STRING_(0, "to2", "TIME", struct query_args, to2, "the end of the base range"),
-    OPT_STRING_('o', "output", "FILE", struct query_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct query_args, output,
 		"write here (a pprof profile unless --format)"),
     OPT_STRING_(0, "format", "FORMAT", struct query_args, format, RENDER_FORMAT_NAMES),
     OPT_CALL_('n', "top", "N", set_value, V_TOP, "rows to show (default 20; 0: all)"),

@@ -16,11 +16,13 @@
 
 #include "cli/builtin.h"
 #include "cli/cmd-record.h"
+#include "cli/grant.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
+#include "remote/scopes.h"
 #include "profile/aggregate.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -47,6 +49,9 @@ static void parse_event(struct record_args *a, const char *s)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(s, names[i]) == 0) {
 			a->event = (enum record_event)i;
+			/* Allocations are sampled by probes in the process. */
+			if (a->event == RECORD_ALLOC)
+				grant_need(SCOPE_TRACE, "record --event alloc");
 			return;
 		}
 	usage_die("record", "--event must be cpu, offcpu, wall or alloc, not '%s'", s);
@@ -105,7 +110,7 @@ static const struct opt record_options[] = {
 	      "--event alloc: one sample per SIZE allocated (default 512K)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
-    OPT_STRING_('o', "output", "FILE", struct record_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct record_args, output,
 		"the profile to write (default recce.pb.gz)"),
     OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
 	      "how stacks are walked (default fp)"),
@@ -136,6 +141,8 @@ static void parse_args(struct record_args *a, int argc, char **argv)
 		a->argv = argv + first;
 	else if (dashdash < argc - 1)
 		a->argv = argv + dashdash + 1;
+	if (a->argv)
+		grant_need(SCOPE_EXEC, "record -- CMD");
 	if (a->cgroup)
 		a->all = 1; /* the same per-CPU events, for the cgroup's tasks */
 	if (!a->npids && !a->ntids && !a->argv && !a->all)

@@ -51,7 +51,7 @@ static const struct opt replay_options[] = {
     OPT_CALL_(0, "format", "FORMAT", set_format, 0, "text, json or chrome"),
     OPT_STRING_(0, "plot", "X:Y", struct replay_args, plot,
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
-    OPT_STRING_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
+    OPT_OUTPUT_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
     OPT_END_(),
 };
 

@@ -112,10 +112,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 
 static const struct opt report_options[] = {
     OPT_CALL_('n', "top", "N", set_value, V_TOP, "rows to show (default 20; 0: all)"),
-    OPT_STRING_('o', "output", "FILE", struct report_args, output, "write here ('-': stdout)"),
+    OPT_OUTPUT_('o', "output", "FILE", struct report_args, output, "write here ('-': stdout)"),
     OPT_CALL_(0, "lines", NULL, set_value, V_LINES, "rows by source line, not function"),
     OPT_CALL_(0, "folded", NULL, set_value, V_FOLDED, "folded stacks, one a line"),
-    OPT_CALL_(0, "flame", "SVG", set_value, V_FLAME, "write a flamegraph"),
+    OPT_CALL_OUTPUT_(0, "flame", "SVG", set_value, V_FLAME, "write a flamegraph"),
     OPT_STRING_(0, "value", "TYPE", struct report_args, value, "the sample type to show"),
     OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
     OPT_CALL_(0, "tid", "TID[,TID...]", set_value, V_TID, "only these threads"),

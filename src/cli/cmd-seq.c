@@ -48,7 +48,7 @@ static const struct opt seq_options[] = {
 	      "keep reading until every process exits (or Ctrl-C)"),
     OPT_STRING_('d', "duration", "SECONDS", struct seq_args, duration,
 		"keep reading for this long"),
-    OPT_STRING_('o', "output", "FILE", struct seq_args, output, "write there"),
+    OPT_OUTPUT_('o', "output", "FILE", struct seq_args, output, "write there"),
     OPT_END_(),
 };
 

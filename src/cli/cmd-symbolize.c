@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/grant.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
@@ -21,7 +22,7 @@ struct symbolize_args {
 };
 
 static const struct opt symbolize_options[] = {
-    OPT_STRING_('o', "output", "FILE", struct symbolize_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct symbolize_args, output,
 		"the named profile to write (default: IN itself)"),
     OPT_END_(),
 };
@@ -36,6 +37,8 @@ int cmd_symbolize(int argc, char **argv)
 	if (first + 1 < argc)
 		usage_die("symbolize", "one profile at a time, not also '%s'", argv[first + 1]);
 	const char *in = argv[first], *out = a.output ? a.output : in;
+	if (!a.output)
+		grant_output(in, "symbolize IN (rewritten in place without -o)");
 	int err = pprof_check_writable(out);
 	if (err)
 		die("cannot write '%s': %s", out, output_strerror(err));

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "cli/builtin.h"
 #include "cli/events-messages.h"
 #include "cli/options.h"
+#include "remote/scopes.h"
 #include "cli/usage.h"
 #include "events/ring-read.h"
 #include "events/tasks-print.h"
@@ -51,8 +53,8 @@ static const struct opt tasks_options[] = {
     OPT_CALL_('p', "pid", "PID", pid_cb, 0, "the process whose tasks to show"),
     OPT_FLAG_('b', "batch", struct tasks_args, batch, "print a table each interval, no screen"),
     OPT_FLAG_(0, "json", struct tasks_args, json, "print a JSON object each interval"),
-    OPT_FLAG_(0, "libuv", struct tasks_args, libuv,
-	      "a libuv program's callbacks, by probes: no hooks, no restart"),
+    OPT_FLAG_NEEDS_(0, "libuv", struct tasks_args, libuv, SCOPE_TRACE,
+		    "a libuv program's callbacks, by probes: no hooks, no restart"),
     OPT_STRING_(0, "limit", "N/MS", struct tasks_args, limit,
 		"--libuv's circuit breaker (default 5000/1000)"),
     OPT_STRING_('d', "duration", "SECONDS", struct tasks_args, duration, "stop after this long"),
@@ -62,8 +64,8 @@ static const struct opt tasks_options[] = {
     OPT_STRING_('s', "sort", "COLUMN", struct tasks_args, sort,
 		"exec, runs, max, avg, wall, wait, children, created or name"),
     OPT_STRING_(0, "filter", "TEXT", struct tasks_args, filter, "only types whose name holds it"),
-    OPT_STRING_(0, "serve", "ADDR", struct tasks_args, serve,
-		"serve Prometheus metrics at http://ADDR/metrics"),
+    OPT_STRING_NEEDS_(0, "serve", "ADDR", struct tasks_args, serve, SCOPE_ADMIN,
+		      "serve Prometheus metrics at http://ADDR/metrics"),
     OPT_STRING_(0, "top-k", "K", struct tasks_args, top_k,
 		"types a process exports to Prometheus (default 50)"),
     OPT_END_(),
@@ -157,6 +159,9 @@ int cmd_tasks(int argc, char **argv)
 	pid_t pid = file ? 0 : a.pids[0];
 	int lfd = -1;
 	if (a.serve) {
+		/* A client that leaves mid-answer is an error of its write,
+		 * not the end of recce. */
+		signal(SIGPIPE, SIG_IGN);
 		lfd = tcp_listen(a.serve, bound, sizeof(bound));
 		if (lfd == -EINVAL)
 			usage_die("tasks", "--serve wants HOST:PORT or PORT, not '%s'", a.serve);
@@ -169,7 +174,8 @@ int cmd_tasks(int argc, char **argv)
 	if (a.limit && strcmp(a.limit, "0") == 0)
 		rate_n = 0;
 	else if (a.limit && trace_limits_parse_rate(a.limit, &rate_n, &rate_ms) != 0)
-		usage_die("tasks", "--limit wants N/MS (callbacks within milliseconds) or 0, not '%s'",
+		usage_die("tasks",
+			  "--limit wants N/MS (callbacks within milliseconds) or 0, not '%s'",
 			  a.limit);
 	int err;
 	if (a.libuv) {
@@ -218,7 +224,7 @@ int cmd_tasks(int argc, char **argv)
 			err = tasks_feed(&s.t, s.ev, n);
 		if (err) {
 			error("reading pid %d's events stopped: %s", s.v.pid,
-			      err == -EBADMSG ? "its file is damaged"
+			      err == -EBADMSG  ? "its file is damaged"
 			      : err == -ENOMEM ? "out of memory"
 					       : strerror(-err));
 			break;
@@ -230,11 +236,12 @@ int cmd_tasks(int argc, char **argv)
 			s.v.lost = st.lost;
 			if (uv_tasks_tripped(s.uv) && !tripped) {
 				tripped = 1;
-				warning("more than %llu callbacks within %llu ms: every probe removed, "
-					"so as not to slow pid %d further (--limit N/MS to allow more, "
-					"--limit 0 for no limit); the numbers stop here",
-					(unsigned long long)rate_n, (unsigned long long)rate_ms,
-					(int)pid);
+				warning(
+				    "more than %llu callbacks within %llu ms: every probe removed, "
+				    "so as not to slow pid %d further (--limit N/MS to allow more, "
+				    "--limit 0 for no limit); the numbers stop here",
+				    (unsigned long long)rate_n, (unsigned long long)rate_ms,
+				    (int)pid);
 				done = 1;
 			}
 		} else {

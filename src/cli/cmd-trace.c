@@ -14,7 +14,9 @@
 
 #include "cli/builtin.h"
 #include "cli/cmd-trace.h"
+#include "cli/grant.h"
 #include "cli/options.h"
+#include "remote/scopes.h"
 #include "cli/trace-plot.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
@@ -107,8 +109,8 @@ static const struct opt trace_options[] = {
     OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),
     OPT_FLAG_(0, "stack", struct trace_args, stack, "print the caller chain under each call"),
     OPT_FLAG_(0, "caller", struct trace_args, caller, "append the immediate caller to each call"),
-    OPT_FLAG_(0, "fast", struct trace_args, fast,
-	      "load recce's library into the process: calls at in-process cost"),
+    OPT_FLAG_NEEDS_(0, "fast", struct trace_args, fast, SCOPE_TRACE | SCOPE_PATCH,
+		    "load recce's library into the process: calls at in-process cost"),
     OPT_STRING_(0, "if", "EXPR", struct trace_args, cond_text, "only calls for which EXPR holds"),
     OPT_CALL_(0, "count", "N", set_value, V_COUNT, "stop after N events (default 10)"),
     OPT_CALL_(0, "time", "S", set_value, V_TIME, "stop after S seconds (default 15)"),
@@ -119,7 +121,7 @@ static const struct opt trace_options[] = {
 	      "without BPF links: at most N probe events (default 100)"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
     OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
-    OPT_STRING_('o', "output", "FILE", struct trace_args, output,
+    OPT_OUTPUT_('o', "output", "FILE", struct trace_args, output,
 		"write the events into a trace file (with --plot: the plot)"),
     OPT_STRING_(0, "plot", "X:Y", struct trace_args, plot,
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
@@ -156,8 +158,10 @@ static void parse_args(struct trace_args *a, int argc, char **argv)
 	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
 	a->patterns = argv + first;
 	a->npatterns = (size_t)(dashdash - first);
-	if (dashdash < argc - 1)
+	if (dashdash < argc - 1) {
 		a->argv = argv + dashdash + 1;
+		grant_need(SCOPE_EXEC, "trace -- CMD");
+	}
 	if (!a->npatterns)
 		usage_die("trace", "name at least one function to trace");
 	if (!a->npids && !a->argv)

@@ -6,9 +6,11 @@
 #include "cli/options.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/grant.h"
 #include "cli/usage.h"
 
 #define MAX_OPTS 64
@@ -26,8 +28,28 @@ static size_t count_opts(const struct opt *opts)
 	return n;
 }
 
-static void apply(const struct opt *o, const char *arg, void *ctx)
+/* "--name", or "-n" for an option without a long name. */
+static const char *opt_name(const struct opt *o, char *buf, size_t len)
 {
+	if (o->long_name)
+		snprintf(buf, len, "--%s", o->long_name);
+	else
+		snprintf(buf, len, "-%c", o->short_name);
+	return buf;
+}
+
+static void apply(const char *cmd, const struct opt *o, const char *arg, void *ctx)
+{
+	char what[128], name[64];
+
+	/* What the agent's client may do is decided here, on the option as
+	 * getopt understood it, before the option does anything. */
+	if (o->needs || (o->writes && arg)) {
+		snprintf(what, sizeof(what), "%s %s", cmd, opt_name(o, name, sizeof(name)));
+		grant_need(o->needs, what);
+		if (o->writes && arg)
+			grant_output(arg, what);
+	}
 	switch (o->kind) {
 	case OPT_FLAG:
 		*(int *)((char *)ctx + o->offset) = o->set ? o->set : 1;
@@ -94,7 +116,7 @@ int options_parse(const char *cmd, const struct opt *opts, unsigned flags, int a
 			usage_die(cmd, "unknown option '-%c'", optopt);
 		if (!o)
 			usage_die(cmd, "unknown option '%s'", argv[optind - 1]);
-		apply(o, optarg, ctx);
+		apply(cmd, o, optarg, ctx);
 	}
 	if (dashdash_out) {
 		/* getopt moved the options before the operands, and "--"

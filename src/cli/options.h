@@ -8,6 +8,12 @@
  * (read by the bash completion script and by the test that holds every
  * option and its page in docs/ together).
  *
+ * An option also says what it makes the command do that the agent's
+ * scopes govern (cli/grant.h): a file it writes (OPT_OUTPUT_), a scope
+ * it needs (OPT_FLAG_NEEDS_, OPT_STRING_NEEDS_). options_parse asks for
+ * them as it takes each option, so that the agent's decision comes from
+ * this one parse, however the option was spelled.
+ *
  * Program side only: a bad value is a usage error that exits 2.
  */
 #ifndef RECCE_CLI_OPTIONS_H
@@ -35,28 +41,48 @@ struct opt {
 	opt_cb cb;	       /* OPT_CALL */
 	int set;	       /* OPT_FLAG's value, or a tag an OPT_CALL reads */
 	const char *help;      /* one line */
+	unsigned needs;	       /* the scopes it needs (remote/scopes.h) */
+	int writes;	       /* its value is a file the command writes */
 };
 
 /* T is the type of ctx, F the field an option sets. */
 #define OPT_FLAG_(s, l, T, F, h)                                                                   \
 	{                                                                                          \
-		OPT_FLAG, (s), (l), NULL, offsetof(T, F), NULL, 1, (h)                             \
+		OPT_FLAG, (s), (l), NULL, offsetof(T, F), NULL, 1, (h), 0, 0                       \
 	}
 #define OPT_SET_(s, l, T, F, n, h)                                                                 \
 	{                                                                                          \
-		OPT_FLAG, (s), (l), NULL, offsetof(T, F), NULL, (n), (h)                           \
+		OPT_FLAG, (s), (l), NULL, offsetof(T, F), NULL, (n), (h), 0, 0                     \
 	}
 #define OPT_STRING_(s, l, a, T, F, h)                                                              \
 	{                                                                                          \
-		OPT_STRING, (s), (l), (a), offsetof(T, F), NULL, 0, (h)                            \
+		OPT_STRING, (s), (l), (a), offsetof(T, F), NULL, 0, (h), 0, 0                      \
 	}
 #define OPT_CALL_(s, l, a, f, t, h)                                                                \
 	{                                                                                          \
-		OPT_CALL, (s), (l), (a), 0, (f), (t), (h)                                          \
+		OPT_CALL, (s), (l), (a), 0, (f), (t), (h), 0, 0                                    \
+	}
+/* The same, for an option whose value is a file the command writes. */
+#define OPT_OUTPUT_(s, l, a, T, F, h)                                                              \
+	{                                                                                          \
+		OPT_STRING, (s), (l), (a), offsetof(T, F), NULL, 0, (h), 0, 1                      \
+	}
+#define OPT_CALL_OUTPUT_(s, l, a, f, t, h)                                                         \
+	{                                                                                          \
+		OPT_CALL, (s), (l), (a), 0, (f), (t), (h), 0, 1                                    \
+	}
+/* The same, for an option that needs the scopes n through the agent. */
+#define OPT_FLAG_NEEDS_(s, l, T, F, n, h)                                                          \
+	{                                                                                          \
+		OPT_FLAG, (s), (l), NULL, offsetof(T, F), NULL, 1, (h), (n), 0                     \
+	}
+#define OPT_STRING_NEEDS_(s, l, a, T, F, n, h)                                                     \
+	{                                                                                          \
+		OPT_STRING, (s), (l), (a), offsetof(T, F), NULL, 0, (h), (n), 0                    \
 	}
 #define OPT_END_()                                                                                 \
 	{                                                                                          \
-		OPT_END, 0, NULL, NULL, 0, NULL, 0, NULL                                           \
+		OPT_END, 0, NULL, NULL, 0, NULL, 0, NULL, 0, 0                                     \
 	}
 
 /* flags of options_parse: stop at the first operand (a command's name). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/grant.h"
 #include "cli/help.h"
 #include "cli/usage.h"
 #include "remote/client.h"
@@ -73,6 +74,7 @@ int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	progress_init(); /* before anything could start a program */
+	grant_init();	 /* what the agent lets its client do, if it runs us */
 	/*
 	 * libdw fetches missing debug info over the network when
 	 * DEBUGINFOD_URLS is set (Debian sets it in login shells). A profiler

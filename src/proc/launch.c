@@ -29,12 +29,21 @@ char *launch_which(const char *argv0)
 	return NULL;
 }
 
+static int forbidden;
+
+void launch_forbid(void)
+{
+	forbidden = 1;
+}
+
 int launch_held(struct launch *l, char *const *argv, const sigset_t *mask)
 {
 	int go[2], status[2];
 
 	l->pid = 0;
 	l->gate = l->status = -1;
+	if (forbidden)
+		return -EPERM;
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(status, O_CLOEXEC) < 0) {

@@ -40,4 +40,9 @@ int launch_go(struct launch *l);
  * command, and is reaped. */
 void launch_cancel(struct launch *l);
 
+/* From now on, launch_held starts nothing and returns -EPERM: for a
+ * command the agent runs for a client that may not start programs
+ * (cli/grant.h). There is no way back. */
+void launch_forbid(void);
+
 #endif

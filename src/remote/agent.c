@@ -74,13 +74,41 @@ static int send_hello(int fd)
 	return frame_send_msg(fd, 0, RECCE__AGENT__ENVELOPE__BODY_HELLO, &h);
 }
 
+/* A word of the audit log as the client sent it, but on one line and
+ * unambiguous: as it is when it holds only plain characters, else in
+ * bash's $'...' quoting with every other byte escaped, so that nothing a
+ * client sends can start a line or pass for another word. */
+static void audit_word(FILE *f, const char *w)
+{
+	const unsigned char *s = (const unsigned char *)w;
+	size_t plain = strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				 "0123456789_-+=.,:/@%^");
+
+	if (*w && !w[plain]) {
+		fputs(w, f);
+		return;
+	}
+	fputs("$'", f);
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '\'')
+			fprintf(f, "\\%c", *s);
+		else if (*s < 0x20 || *s >= 0x7f)
+			fprintf(f, "\\x%02x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
 /* One line of the audit log: when, who, the command; "denied" before
- * the command when it was refused for its scope. */
-static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run, int denied)
+ * the command when it was refused for its scope, and why after it when
+ * the command itself refused (cli/grant.h). */
+static void audit(const char *path, const struct peer *p, const Recce__Agent__Run *run, int denied,
+		  const char *why)
 {
 	if (!path)
 		return;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
 	FILE *f = fdopen(fd, "a");
@@ -92,13 +120,22 @@ static void audit(const char *path, const struct peer *p, const Recce__Agent__Ru
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-	if (p->cert[0])
-		fprintf(f, "%s cert=%s %srecce", when, p->cert, denied ? "denied " : "");
-	else
-		fprintf(f, "%s uid=%u pid=%d %srecce", when, (unsigned)p->uid, (int)p->pid,
-			denied ? "denied " : "");
-	for (size_t i = 0; i < run->n_argv; i++)
-		fprintf(f, " %s", run->argv[i]);
+	fprintf(f, "%s ", when);
+	if (p->cert[0]) {
+		fputs("cert=", f);
+		audit_word(f, p->cert);
+	} else {
+		fprintf(f, "uid=%u pid=%d", (unsigned)p->uid, (int)p->pid);
+	}
+	fprintf(f, " %srecce", denied ? "denied " : "");
+	for (size_t i = 0; i < run->n_argv; i++) {
+		fputc(' ', f);
+		audit_word(f, run->argv[i]);
+	}
+	if (why) {
+		fputs(" # ", f);
+		audit_word(f, why);
+	}
 	fputc('\n', f);
 	fclose(f);
 }
@@ -131,23 +168,118 @@ static int peer_files(const struct agent_config *cfg, const struct peer *p, char
 	return node_files_dir(base, p->cert, p->uid, p->gid, p->switch_user, dir, len);
 }
 
+/* The command's private directory: "work" inside a directory of the
+ * agent's own in /tmp (0711, the agent's user's), which nobody else can
+ * rename or change, so the path is never another's to swap. The client
+ * owns "work" when its command runs as its user, and may put anything in
+ * it; the agent only ever reaches into it through fd, with no link
+ * followed. */
+struct workdir {
+	char top[32];
+	int top_fd;
+	int fd;
+};
+
+static int workdir_make(struct workdir *w, const struct peer *p)
+{
+	snprintf(w->top, sizeof(w->top), "/tmp/recce-agent-XXXXXX");
+	w->top_fd = w->fd = -1;
+	if (!mkdtemp(w->top))
+		return -errno;
+	int err = 0;
+	w->top_fd = open(w->top, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->top_fd < 0 || fchmod(w->top_fd, 0711) < 0 || mkdirat(w->top_fd, "work", 0700) < 0 ||
+	    (w->fd = openat(w->top_fd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+		0 ||
+	    (p->switch_user && fchown(w->fd, p->uid, p->gid) < 0))
+		err = -errno;
+	if (err) {
+		if (w->fd >= 0)
+			close(w->fd);
+		if (w->top_fd >= 0) {
+			unlinkat(w->top_fd, "work", AT_REMOVEDIR);
+			close(w->top_fd);
+		}
+		rmdir(w->top);
+		w->top_fd = w->fd = -1;
+	}
+	return err;
+}
+
+/* Removes what is in the directory of fd, through descriptors: a link is
+ * removed, never followed; depth bounds what a client can make us do. */
+static void remove_under(int fd, int depth)
+{
+	int scan = dup(fd);
+	DIR *d = scan >= 0 ? fdopendir(scan) : NULL;
+
+	if (!d) {
+		if (scan >= 0)
+			close(scan);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(fd, e->d_name, 0) == 0 || errno != EISDIR || depth >= 16)
+			continue;
+		int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			remove_under(sub, depth + 1);
+			close(sub);
+		}
+		unlinkat(fd, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+static void workdir_remove(struct workdir *w)
+{
+	if (w->fd >= 0) {
+		remove_under(w->fd, 0);
+		close(w->fd);
+	}
+	if (w->top_fd >= 0) {
+		unlinkat(w->top_fd, "work", AT_REMOVEDIR);
+		close(w->top_fd);
+	}
+	rmdir(w->top);
+}
+
+/* "cert:NAME" or "uid:N": the client, as grants name it. */
+static void peer_name(const struct peer *p, char *buf, size_t len)
+{
+	if (p->cert[0])
+		snprintf(buf, len, "cert:%s", p->cert);
+	else
+		snprintf(buf, len, "uid:%u", (unsigned)p->uid);
+}
+
 /* The command's child: in dir, as the peer, stdout and stderr to the
- * pipes, its progress lines (util/progress.h) to fd 3. Never returns. */
-static void run_child(const char *self, const Recce__Agent__Run *run, const char *dir,
-		      const struct peer *p, int out, int err, int prog)
+ * pipes, its progress lines (util/progress.h) to fd 3, a refusal of its
+ * own (cli/grant.h) to fd 4, with the client's scopes in the
+ * environment. Never returns. */
+static void run_child(const char *self, const Recce__Agent__Run *run, int dir, const struct peer *p,
+		      unsigned scopes, int out, int err, int prog, int verdict)
 {
 	char **argv = calloc(run->n_argv + 2, sizeof(*argv));
+	char grant[512], names[64], who[300];
 
 	if (!argv)
 		_exit(1);
 	argv[0] = "recce";
 	for (size_t i = 0; i < run->n_argv; i++)
 		argv[i + 1] = run->argv[i];
+	peer_name(p, who, sizeof(who));
+	snprintf(grant, sizeof(grant), "%s 4 %s", scope_names(scopes, names, sizeof(names)), who);
+	/* Into the directory first: its descriptor may be one of 0 to 4. */
+	if (fchdir(dir) < 0)
+		_exit(1);
 	int devnull = open("/dev/null", O_RDONLY);
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
-	    dup2(prog, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 || setenv(PROGRESS_ENV, "3", 1) < 0)
-		_exit(1);
-	if (chdir(dir) < 0)
+	    dup2(prog, 3) < 0 || fcntl(3, F_SETFD, 0) < 0 || dup2(verdict, 4) < 0 ||
+	    fcntl(4, F_SETFD, 0) < 0 || setenv(PROGRESS_ENV, "3", 1) < 0 ||
+	    setenv(SCOPES_GRANT_ENV, grant, 1) < 0)
 		_exit(1);
 	if (p->switch_user &&
 	    (setgroups(0, NULL) < 0 || setgid(p->gid) < 0 || setuid(p->uid) < 0)) {
@@ -161,21 +293,6 @@ static void run_child(const char *self, const Recce__Agent__Run *run, const char
 	execv(self, argv);
 	dprintf(2, "recce: the agent cannot run %s: %s\n", self, strerror(errno));
 	_exit(1);
-}
-
-/* Removes the files of the command's directory, then the directory. */
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 /* A line of a pipe read in pieces. */
@@ -209,36 +326,34 @@ static int forward_progress(struct outq *q, struct partial *p, const uint8_t *da
 
 /* Runs one command for the client on fd and streams it back. */
 static int run_command(const struct agent_config *cfg, struct frame_conn *c, int wfd, uint64_t id,
-		       const Recce__Agent__Run *run, const struct peer *p)
+		       const Recce__Agent__Run *run, const struct peer *p, unsigned scopes)
 {
-	char dir[] = "/tmp/recce-agent-XXXXXX";
-	int out[2], err[2], prog[2];
+	struct workdir dir;
+	int out[2], err[2], prog[2], verdict[2];
 
-	if (!mkdtemp(dir))
+	if (workdir_make(&dir, p) < 0)
 		return send_error(wfd, id, "the agent cannot make a directory for the command");
-	if (p->switch_user && chown(dir, p->uid, p->gid) < 0) {
-		rmdir(dir);
-		return send_error(wfd, id, "the agent cannot give the command its directory");
-	}
-	int *pipes_made[] = {out, err, prog};
+	int *pipes_made[] = {out, err, prog, verdict};
 	size_t made = 0;
-	while (made < 3 && pipe2(pipes_made[made], O_CLOEXEC) == 0)
+	while (made < 4 && pipe2(pipes_made[made], O_CLOEXEC) == 0)
 		made++;
-	if (made < 3 || fcntl(prog[1], F_SETFL, O_NONBLOCK) < 0) {
+	if (made < 4 || fcntl(prog[1], F_SETFL, O_NONBLOCK) < 0 ||
+	    fcntl(verdict[0], F_SETFL, O_NONBLOCK) < 0) {
 		int e = errno;
 		for (size_t i = 0; i < made; i++) {
 			close(pipes_made[i][0]);
 			close(pipes_made[i][1]);
 		}
-		rmdir(dir);
+		workdir_remove(&dir);
 		return -e;
 	}
 	pid_t child = fork();
 	if (child == 0)
-		run_child(cfg->self, run, dir, p, out[1], err[1], prog[1]);
+		run_child(cfg->self, run, dir.fd, p, scopes, out[1], err[1], prog[1], verdict[1]);
 	close(out[1]);
 	close(err[1]);
 	close(prog[1]);
+	close(verdict[1]);
 	struct partial said = {0}; /* its progress line, read so far */
 	/* Output waits in q for a slow client, never in the command. */
 	struct outq q;
@@ -307,32 +422,47 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 		client_gone = 1;
 	outq_release(&q);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (size_t i = 0; !client_gone && dfd >= 0 && i < run->n_outputs && !rc; i++)
-		rc = node_files_send(wfd, id, dfd, run->outputs[i]);
+	/* What the command refused for the client's scopes goes to the
+	 * audit log as denied. */
+	char why[1024];
+	ssize_t said_no = read(verdict[0], why, sizeof(why) - 1);
+	close(verdict[0]);
+	if (said_no > 0) {
+		why[said_no] = 0;
+		why[strcspn(why, "\n")] = 0;
+		audit(cfg->audit, p, run, 1, why);
+	}
+	for (size_t i = 0; !client_gone && i < run->n_outputs && !rc; i++)
+		rc = node_files_send(wfd, id, dir.fd, run->outputs[i]);
 	/* Kept files stay, whether the client is still there or not. */
 	char kept[4096];
-	if (dfd >= 0 && run->n_keep && peer_files(cfg, p, kept, sizeof(kept)) == 0)
-		node_files_keep(dfd, kept, run->keep, run->n_keep);
-	if (dfd >= 0)
-		close(dfd);
+	if (run->n_keep && peer_files(cfg, p, kept, sizeof(kept)) == 0)
+		node_files_keep(dir.fd, kept, run->keep, run->n_keep);
 	if (!client_gone && !rc) {
 		Recce__Agent__Exit ex = RECCE__AGENT__EXIT__INIT;
 		ex.status = code;
 		rc = frame_send_msg(wfd, id, RECCE__AGENT__ENVELOPE__BODY_EXIT, &ex);
 	}
-	remove_dir(dir);
+	workdir_remove(&dir);
 	return rc;
 }
 
-/* Whether the client's scopes leave the command out; msg says why. */
+/* The scopes of the client. */
+static unsigned peer_scopes(const struct agent_config *cfg, const struct peer *p)
+{
+	static const struct scopes none; /* the defaults of scopes_of() */
+
+	return scopes_of(cfg->scopes ? cfg->scopes : &none, p->cert, p->uid);
+}
+
+/* Whether the client's scopes leave the command out by its name alone;
+ * msg says why. What its options need, the command asks itself. */
 static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 			const Recce__Agent__Run *run, char *msg, size_t len)
 {
-	static const struct scopes none; /* the defaults of scopes_of() */
-	char names[32], scope[32], who[300];
-	unsigned need = scope_needed(run->n_argv, run->argv);
-	unsigned have = scopes_of(cfg->scopes ? cfg->scopes : &none, p->cert, p->uid);
+	char names[64], scope[64], who[300];
+	unsigned need = scope_needed(run->argv[0]);
+	unsigned have = peer_scopes(cfg, p);
 
 	if (need && !(need & ~have))
 		return 0;
@@ -340,10 +470,7 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 		snprintf(msg, len, "'%s' is not a command the agent runs", run->argv[0]);
 		return 1;
 	}
-	if (p->cert[0])
-		snprintf(who, sizeof(who), "cert:%s", p->cert);
-	else
-		snprintf(who, sizeof(who), "uid:%u", (unsigned)p->uid);
+	peer_name(p, who, sizeof(who));
 	scope_names(need, scope, sizeof(scope));
 	snprintf(msg, len,
 		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
@@ -376,14 +503,14 @@ static int serve_files(const struct agent_config *cfg, int wfd, uint64_t id,
 	if (why) {
 		rc = send_error(wfd, id, why);
 	} else if (out_of_scope(cfg, p, &as, msg, sizeof(msg))) {
-		audit(cfg->audit, p, &as, 1);
+		audit(cfg->audit, p, &as, 1, NULL);
 		rc = send_error(wfd, id, msg);
 	} else if ((rc = peer_files(cfg, p, dir, sizeof(dir))) < 0) {
 		snprintf(msg, sizeof(msg), "the agent cannot make the directory of your files: %s",
 			 strerror(-rc));
 		rc = send_error(wfd, id, msg);
 	} else {
-		audit(cfg->audit, p, &as, 0);
+		audit(cfg->audit, p, &as, 0, NULL);
 		rc = node_files_answer(wfd, id, dir, f->fetch, f->n_fetch, f->remove);
 	}
 	free(argv);
@@ -436,12 +563,12 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 		goto out;
 	}
 	if (out_of_scope(cfg, p, e->run, msg, sizeof(msg))) {
-		audit(cfg->audit, p, e->run, 1);
+		audit(cfg->audit, p, e->run, 1, NULL);
 		rc = send_error(wfd, e->id, msg);
 		goto out;
 	}
-	audit(cfg->audit, p, e->run, 0);
-	rc = run_command(cfg, &c, wfd, e->id, e->run, p);
+	audit(cfg->audit, p, e->run, 0, NULL);
+	rc = run_command(cfg, &c, wfd, e->id, e->run, p, peer_scopes(cfg, p));
 out:
 	frame_free(e);
 	frame_conn_release(&c);

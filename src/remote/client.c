@@ -19,18 +19,22 @@
 #include "remote/tls.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/outfile.h"
 #include "util/path.h"
 #include "util/readall.h"
 #include "util/tcp.h"
 
 #define CLOCK_ROUNDS 5 /* clock questions of remote_clock() */
 
-/* An -o file: its path here and its name on the node. */
+/* An -o file: its path here and its name on the node. It is written
+ * as a local -o is (util/outfile.h): whole or absent, never through a
+ * link another user planted, a device or FIFO written in place. */
+enum output_state { OUT_WAITING, OUT_OPEN, OUT_DONE, OUT_FAILED };
 struct output {
 	const char *local;
 	char *name;
-	int fd; /* open while its chunks arrive, else -1 */
-	char *part;
+	enum output_state state;
+	struct outfile file; /* while OUT_OPEN */
 };
 
 struct client {
@@ -45,8 +49,8 @@ struct client {
 	int write_failed; /* a file that came could not be written here */
 	size_t fetched;	  /* files written whole here */
 	unsigned long long fetched_bytes;
-	int progress;	  /* Progress shown: 0 not, 1 on a line redrawn (a terminal), 2 as lines */
-	int progress_up;  /* a redrawn line is on the terminal now */
+	int progress;	 /* Progress shown: 0 not, 1 on a line redrawn (a terminal), 2 as lines */
+	int progress_up; /* a redrawn line is on the terminal now */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -174,7 +178,7 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 	c->outs = calloc((size_t)argc + 1, sizeof(*c->outs));
 	if (!v || !c->outs)
 		return -ENOMEM;
-	int operands = 0; /* after "--": a command's own arguments */
+	int operands = 0;			     /* after "--": a command's own arguments */
 	int wrap = remote_keeps_outputs(argc, argv); /* trace --wrap: its -o set stays there */
 	c->outs_cap = (size_t)argc + 1;
 	for (int i = 0; i < argc; i++) {
@@ -209,7 +213,7 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 		}
 		struct output *o = &c->outs[c->nouts++];
 		o->local = path;
-		o->fd = -1;
+		o->state = OUT_WAITING;
 		o->name = strdup(base);
 		size_t len = strlen(prefix) + strlen(base) + 1;
 		v[i] = malloc(len);
@@ -237,46 +241,36 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 			return;
 		c->outs = grown;
 		o = &c->outs[c->nouts++];
-		*o = (struct output){name, name, -1, NULL};
+		*o = (struct output){name, name, OUT_WAITING, {0}};
 	}
-	if (!o || o->fd == -2 || o->fd == -3)
+	if (!o || o->state == OUT_DONE || o->state == OUT_FAILED)
 		return; /* unknown, done, or failed */
-	if (o->fd < 0) {
-		size_t len = strlen(o->local) + 16;
-		o->part = malloc(len);
-		if (!o->part)
-			return;
-		snprintf(o->part, len, "%s.part", o->local);
-		o->fd = open(o->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (o->fd < 0) {
-			fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(errno));
-			o->fd = -3;
+	int err = 0;
+	if (o->state == OUT_WAITING) {
+		if ((err = outfile_open(&o->file, o->local)) < 0) {
+			fprintf(stderr, "recce: cannot write '%s': %s\n", o->local, strerror(-err));
+			o->state = OUT_FAILED;
 			c->write_failed = 1;
 			return;
 		}
+		o->state = OUT_OPEN;
 	}
-	int err = write_all(o->fd, f->data.data, f->data.len);
+	if (f->data.len && fwrite(f->data.data, 1, f->data.len, o->file.fp) != f->data.len)
+		err = errno ? -errno : -EIO;
 	c->fetched_bytes += f->data.len;
-	if (err < 0) {
-		/* Whole or not at all: the part goes. */
-		fprintf(stderr, "recce: cannot write '%s': %s\n", o->part, strerror(-err));
-		close(o->fd);
-		unlink(o->part);
-		o->fd = -3;
+	if (!err && f->last)
+		err = outfile_commit(&o->file);
+	else if (err)
+		outfile_abort(&o->file); /* whole or not at all */
+	if (err) {
+		fprintf(stderr, "recce: cannot write '%s': %s\n", o->local, strerror(-err));
+		o->state = OUT_FAILED;
 		c->write_failed = 1;
 		return;
 	}
 	if (f->last) {
-		close(o->fd);
-		o->fd = -2; /* done */
-		if (rename(o->part, o->local) < 0) {
-			fprintf(stderr, "recce: cannot write '%s': %s\n", o->local,
-				strerror(errno));
-			unlink(o->part);
-			c->write_failed = 1;
-		} else {
-			c->fetched++;
-		}
+		o->state = OUT_DONE;
+		c->fetched++;
 	}
 }
 
@@ -343,8 +337,9 @@ static void progress_show(struct client *c, const Recce__Agent__Progress *p)
 	amount(done, sizeof(done), p->done, unit);
 	if (p->total)
 		amount(total, sizeof(total), p->total, unit);
-	int n = snprintf(line, sizeof(line), "%srecce: %s: %.200s: %s%s%s", c->progress == 1 ? "\r\033[K" : "",
-			 c->node, p->what ? p->what : "", done, p->total ? " of " : "", total);
+	int n = snprintf(line, sizeof(line), "%srecce: %s: %.200s: %s%s%s",
+			 c->progress == 1 ? "\r\033[K" : "", c->node, p->what ? p->what : "", done,
+			 p->total ? " of " : "", total);
 	if (p->total && n > 0 && (size_t)n < sizeof(line))
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " (%.0f%%)",
 			      100.0 * (double)p->done / (double)p->total);
@@ -623,11 +618,8 @@ int remote_run(const char *node, int argc, char **argv)
 done:
 	disconnect(&c);
 	for (size_t i = 0; i < c.nouts; i++) {
-		if (c.outs[i].fd >= 0) { /* cut short: the partial file goes */
-			close(c.outs[i].fd);
-			unlink(c.outs[i].part);
-		}
-		free(c.outs[i].part);
+		if (c.outs[i].state == OUT_OPEN) /* cut short: the partial file goes */
+			outfile_abort(&c.outs[i].file);
 		free(c.outs[i].name);
 	}
 	for (int i = 0; sent && i < argc; i++)

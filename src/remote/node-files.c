@@ -94,17 +94,23 @@ static int in_any_set(const char *name, char *const *sets, size_t n)
 
 size_t node_files_keep(int from, const char *dir, char *const *keep, size_t n)
 {
-	int to = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int to = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int scan = dup(from);
 	DIR *d = scan >= 0 ? fdopendir(scan) : NULL;
 	size_t moved = 0;
 
 	if (!d && scan >= 0)
 		close(scan);
-	for (struct dirent *e; to >= 0 && d && (e = readdir(d));)
+	for (struct dirent *e; to >= 0 && d && (e = readdir(d));) {
+		struct stat st;
+		/* The command's own files only: not a link, nor a second name
+		 * of a file someone else made. */
 		if (e->d_type == DT_REG && in_any_set(e->d_name, keep, n) &&
+		    fstatat(from, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_nlink == 1 &&
 		    renameat(from, e->d_name, to, e->d_name) == 0)
 			moved++;
+	}
 	if (d)
 		closedir(d);
 	if (to >= 0)
@@ -114,14 +120,20 @@ size_t node_files_keep(int from, const char *dir, char *const *keep, size_t n)
 
 int node_files_send(int fd, uint64_t id, int dirfd, const char *name)
 {
-	int f = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* Not through a link, not a FIFO or device that would hang or never
+	 * end, not a second name of a file someone else made. */
+	int f = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
 
 	if (f < 0)
 		return 0;
+	if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(f);
+		return 0;
+	}
 	uint8_t *buf = malloc(FRAME_FILE_CHUNK);
 	int err = buf ? 0 : -ENOMEM;
-	struct stat st;
-	uint64_t size = fstat(f, &st) == 0 ? (uint64_t)st.st_size : 0, sent = 0;
+	uint64_t size = (uint64_t)st.st_size, sent = 0;
 	uint64_t said = time_now_ns(CLOCK_MONOTONIC);
 	for (int last = 0; !err && !last;) {
 		ssize_t n = read(f, buf, FRAME_FILE_CHUNK);
@@ -141,7 +153,8 @@ int node_files_send(int fd, uint64_t id, int dirfd, const char *name)
 			pr.total = size > sent ? size : 0;
 			pr.unit = "bytes";
 			said = now;
-			if ((err = frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_PROGRESS, &pr)))
+			if ((err = frame_send_msg(fd, id, RECCE__AGENT__ENVELOPE__BODY_PROGRESS,
+						  &pr)))
 				break;
 		}
 		sent += (uint64_t)n;
@@ -267,7 +280,7 @@ static int send_sets(int fd, uint64_t id, int dirfd, char **names, size_t nnames
 int node_files_answer(int fd, uint64_t id, const char *dir, char *const *fetch, size_t n,
 		      int remove)
 {
-	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	size_t nnames = 0;
 	char **names = dirfd >= 0 ? names_of(dirfd, &nnames) : NULL;
 	int err;

@@ -32,11 +32,13 @@ int node_files_dir(const char *base, const char *cert, uid_t uid, gid_t gid, int
 int node_files_in_set(const char *name, const char *want);
 
 /* Moves the files of the sets keep[0..n) from the directory from to dir,
- * replacing files of the same names. Returns how many it moved. */
+ * replacing files of the same names: regular files of one name only,
+ * never a link. Returns how many it moved. */
 size_t node_files_keep(int from, const char *dir, char *const *keep, size_t n);
 
-/* Sends the file name of dirfd as File chunks of request id on fd.
- * Returns 0 (also when it is not there) or -errno. */
+/* Sends the file name of dirfd as File chunks of request id on fd: a
+ * regular file of one name only, never through a link. Returns 0 (also
+ * when it is not there, or is not such a file) or -errno. */
 int node_files_send(int fd, uint64_t id, int dirfd, const char *name);
 
 /* Answers a Files request of id on fd for the client directory dir: the

@@ -11,15 +11,16 @@
 #include "util/array.h"
 #include "util/lines.h"
 
-static const char *const names[3] = {"read", "trace", "patch"};
+#define NSCOPES 5
+static const char *const names[NSCOPES] = {"read", "trace", "patch", "exec", "admin"};
 
-static int parse_scopes(const char *text, unsigned *mask)
+int scope_parse(const char *text, unsigned *mask)
 {
 	*mask = 0;
 	while (*text) {
 		size_t n = strcspn(text, ",");
 		int found = 0;
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < NSCOPES; i++)
 			if (strlen(names[i]) == n && strncmp(text, names[i], n) == 0) {
 				*mask |= 1u << i;
 				found = 1;
@@ -54,7 +55,7 @@ int scopes_add(struct scopes *s, const char *spec)
 	unsigned mask;
 
 	if (!eq || !valid_who(spec, (size_t)(eq - spec)) ||
-	    (size_t)(eq - spec) >= sizeof(s->v[0].who) || parse_scopes(eq + 1, &mask) < 0)
+	    (size_t)(eq - spec) >= sizeof(s->v[0].who) || scope_parse(eq + 1, &mask) < 0)
 		return -EINVAL;
 	size_t n = (size_t)(eq - spec);
 	for (size_t i = 0; i < s->n; i++)
@@ -108,36 +109,12 @@ void scopes_release(struct scopes *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* Whether args (up to "--") hold one of the options in opts, as OPT,
- * OPT=VALUE, or, for an option that takes a value (ending in '='), OPT
- * VALUE with value. */
-static int has_option(size_t argc, char *const *argv, const char *opt, const char *value)
-{
-	size_t n = strlen(opt);
-
-	for (size_t i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (!value && strcmp(argv[i], opt) == 0)
-			return 1;
-		if (value && strncmp(argv[i], opt, n) == 0 &&
-		    ((argv[i][n] == '=' && strcmp(argv[i] + n + 1, value) == 0) ||
-		     (!argv[i][n] && i + 1 < argc && strcmp(argv[i + 1], value) == 0)))
-			return 1;
-	}
-	return 0;
-}
-
-unsigned scope_needed(size_t argc, char *const *argv)
+unsigned scope_needed(const char *command)
 {
 	static const char *const read_cmds[] = {
 	    "record", "report", "top",	"replay", "symbolize", "addr2line", "events",
 	    "seq",    "tasks",	"help", "query",  "files",     "fetch"};
-	const char *command = argc ? argv[0] : "";
 
-	/* Reading commands that put probes into a process when told to. */
-	if ((strcmp(command, "tasks") == 0 && has_option(argc, argv, "--libuv", NULL)) ||
-	    (strcmp(command, "record") == 0 && (has_option(argc, argv, "-e", "alloc") ||
-						has_option(argc, argv, "--event", "alloc"))))
-		return SCOPE_TRACE;
 	for (size_t i = 0; i < sizeof(read_cmds) / sizeof(read_cmds[0]); i++)
 		if (strcmp(command, read_cmds[i]) == 0)
 			return SCOPE_READ;
@@ -174,7 +151,7 @@ const char *scope_names(unsigned mask, char *buf, size_t len)
 
 	if (len)
 		buf[0] = 0;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NSCOPES; i++)
 		if (mask & (1u << i)) {
 			int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i]);
 			if (n < 0 || (size_t)n >= len - used)

@@ -1,8 +1,15 @@
 /*
- * What each client of the agent may do: three scopes, read (top, record,
+ * What each client of the agent may do: five scopes, read (top, record,
  * report and the other commands that only look), trace (trace and
- * capture, which put probes into processes) and patch (patch, which
- * changes their code). Grants name a client by its certificate
+ * capture, and any option that puts probes into processes), patch (patch,
+ * which changes their code), exec (a command that starts a program:
+ * `record -- CMD`, `trace ... -- CMD`, which runs as the agent's user) and
+ * admin (what changes state shared by every user: `events --clean`, a
+ * port opened by `tasks --serve`). The command's name gives the first
+ * scope (scope_needed()); the command itself, parsing its options with
+ * its own table, asks for the rest (cli/grant.h), so that the scopes are
+ * decided by what it will do, not by how its options are spelled. Grants
+ * name a client by its certificate
  * ("cert:alice") or its local user ("uid:1000"), or every client of one
  * kind ("cert:*", "uid:*"); the exact name wins over the star. Without a
  * grant, a local client (the socket, or SSH's standard input and output)
@@ -21,8 +28,16 @@ enum {
 	SCOPE_READ = 1,
 	SCOPE_TRACE = 2,
 	SCOPE_PATCH = 4,
-	SCOPE_ALL = 7,
+	SCOPE_EXEC = 8,
+	SCOPE_ADMIN = 16,
+	SCOPE_ALL = 31,
 };
+
+/* The variable the agent sets for a command it runs: "SCOPES FD WHO",
+ * the client's scopes ("read,trace"), the descriptor where the command
+ * writes a refusal of its own for the audit log (-1: none), and the
+ * client as grants name it ("cert:bob"); see cli/grant.h. */
+#define SCOPES_GRANT_ENV "RECCE_AGENT_GRANT"
 
 struct scope_grant {
 	char who[128]; /* "cert:NAME", "uid:N", "cert:*", "uid:*" */
@@ -45,10 +60,14 @@ int scopes_load(struct scopes *s, const char *path, int *line);
 
 void scopes_release(struct scopes *s);
 
-/* The scope a recce command needs, argv[0] its name and the rest its
- * arguments (tasks --libuv and record -e alloc put probes into a
- * process: trace); 0 for a name that is none of them. */
-unsigned scope_needed(size_t argc, char *const *argv);
+/* The scope a recce command needs by its name alone (read for record,
+ * trace for trace, ...); 0 for a name the agent does not run. What its
+ * options add is the command's own to ask for (cli/grant.h). */
+unsigned scope_needed(const char *command);
+
+/* The scopes of a mask "read,trace" names; 0 and -EINVAL for a name that
+ * is none of them. */
+int scope_parse(const char *text, unsigned *mask);
 
 /* The scopes of a client: cert its certificate's name ("" for a local
  * client), uid its user. */

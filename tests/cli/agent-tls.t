@@ -64,7 +64,7 @@ like "$(cat "$ERR")" "this agent lets cert:client read only, and trace needs the
 	"it says which scope is missing and how to grant it"
 run env RECCE_TLS="$T/tls" "$RECCE" --node "127.0.0.1:$PORT" tasks --libuv -p "$CALLS" -d 1
 is "$RC" 1 "nor follow a loop's callbacks with probes (tasks --libuv): exit 1"
-like "$(cat "$ERR")" "lets cert:client read only, and tasks needs the scope trace" "which needs the scope trace"
+like "$(cat "$ERR")" "lets cert:client read only, and tasks --libuv needs the scope trace" "which needs the scope trace"
 run "$RECCE" --tls "$T/tls/bob" --node "localhost:$PORT" patch -p "$CALLS" --list
 is "$RC" 1 "bob, granted read and trace, may not patch"
 like "$(cat "$ERR")" "lets cert:bob read,trace only, and patch needs the scope patch" "and is told so"

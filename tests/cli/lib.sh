@@ -40,6 +40,7 @@ _sysctl_restore=()
 _remove=()
 _unmount=()
 _netns=()
+_users=()
 
 # --- cleanup -------------------------------------------------------------
 
@@ -69,6 +70,10 @@ _cleanup()
 	for i in "${_netns[@]}"; do
 		ip netns del "$i" 2>/dev/null
 	done
+	for i in "${_users[@]}"; do
+		pkill -KILL -u "$i" 2>/dev/null
+		userdel "$i" 2>/dev/null
+	done
 	rm -rf "$T"
 }
 
@@ -77,6 +82,16 @@ _cleanup()
 netns_at_exit()
 {
 	_netns+=("$@")
+}
+
+# make_user: a second user for a test that attacks as someone else,
+# with no home and no password, removed at exit with its processes; sets
+# $USER_NAME. Returns 1 when no user can be made (not root).
+make_user()
+{
+	USER_NAME=recce-t$$
+	useradd -M -N -d /nonexistent -s /bin/sh "$USER_NAME" 2>/dev/null || return 1
+	_users+=("$USER_NAME")
 }
 
 # unmount_at_exit DIR...: filesystems a test mounted, unmounted at exit.

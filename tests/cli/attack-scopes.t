@@ -1,0 +1,121 @@
+#!/bin/bash
+# Attacks on the agent's scopes over TLS, as a client certificate that may
+# only read (eve) and one that may read and trace (tom): starting a
+# program (record -- CMD, record CMD, trace -- CMD) needs exec; options
+# spelled as getopt takes them (-ealloc, --even alloc, --libu, --outp=)
+# mean to the scope check what they mean to the command; a file written
+# through the agent is a plain name, never a path; removing other users'
+# event files needs admin; and nothing a client sends forges a line of
+# the audit log. Then the same commands pass with the grants they need.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/hot" "$TARGETS/calls"
+
+free_port()
+{
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+run "$RECCE" certs init "$T/tls"
+for who in eve tom ops; do
+	run "$RECCE" certs client "$who" --tls "$T/tls"
+	is "$RC" 0 "certs client $who exits 0" || show_run
+done
+PORT=$(free_port)
+spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$T/a.sock" --listen "127.0.0.1:$PORT" \
+	--tls "$T/tls" --allow cert:tom=read,trace --allow cert:ops=read,exec,admin
+AGENT=$PID
+wait_for 10 grep -q 'serving on' "$T/agent.err" || diag "the agent did not start: $(cat "$T/agent.err")"
+spawn "$T/hot.out" "$TARGETS/hot" 120
+HOT=$PID
+spawn "$T/calls.out" "$TARGETS/calls" 200 700 0
+CALLS=$PID
+
+# as WHO ARGS...: the command through the agent with WHO's certificate.
+as()
+{
+	local who=$1
+	shift
+	run "$RECCE" --tls "$T/tls/$who" --node "127.0.0.1:$PORT" "$@"
+}
+
+# --- a program started through a reading client ---------------------------
+
+as eve record -d 1 -o "$T/e1.pb.gz" -- sh -c "id > $T/pwned-1"
+is "$RC" 1 "eve (read) may not start a program with record -- CMD: exit 1"
+ok "the program never ran" test ! -e "$T/pwned-1"
+like "$(cat "$ERR")" "lets cert:eve read only, and record -- CMD needs the scope exec; the agent's --allow cert:eve=read,exec would grant it" \
+	"the refusal names the scope exec and the grant"
+as eve record -d 1 -o "$T/e2.pb.gz" sh -c "id > $T/pwned-2"
+is "$RC" 1 "nor with record CMD (no --)"
+ok "that program never ran either" test ! -e "$T/pwned-2"
+as tom trace 'libc:getuid' --count 1 -- sh -c "id > $T/pwned-3"
+is "$RC" 1 "tom (read,trace) may not start a program with trace -- CMD"
+ok "the program never ran" test ! -e "$T/pwned-3"
+like "$(cat "$ERR")" "lets cert:tom read,trace only, and trace -- CMD needs the scope exec" "trace names exec too"
+
+# --- options as getopt reads them ----------------------------------------
+
+for spelling in "-ealloc" "--even=alloc" "-e alloc"; do
+	# shellcheck disable=SC2086
+	as eve record -p "$HOT" -d 1 $spelling -o "$T/alloc.pb.gz"
+	is "$RC" 1 "eve may not sample allocations (probes) spelled '$spelling'"
+	like "$(cat "$ERR")" "record --event alloc needs the scope trace" "it says the probes need trace"
+done
+as eve tasks --libu -p "$CALLS" -d 1
+is "$RC" 1 "eve may not follow a loop's callbacks with probes, spelled --libu"
+like "$(cat "$ERR")" "tasks --libuv needs the scope trace" "and is told --libuv needs trace"
+as tom trace -p "$CALLS" add_pair --fas --count 1
+is "$RC" 1 "tom may trace, but not write jumps into code with trace --fast (spelled --fas)"
+like "$(cat "$ERR")" "trace --fast needs the scope patch" "which needs patch"
+
+# --- files written through the agent -------------------------------------
+
+mkdir -m 0700 "$T/root-only"
+as eve record -p "$HOT" -d 1 "--outp=$T/root-only/x.pb.gz"
+is "$RC" 1 "an output path spelled --outp= is refused"
+ok "nothing was written at that path" test ! -e "$T/root-only/x.pb.gz"
+like "$(cat "$ERR")" "record --output '$T/root-only/x.pb.gz' is a path" "the refusal names the option and the path"
+as ops record -p "$HOT" -d 0.5 -o "$T/good.pb.gz"
+is "$RC" 0 "a profile -o FILE still comes back to the client" || show_run
+as eve report "$T/good.pb.gz" --flame "$T/root-only/x.svg"
+is "$RC" 1 "report --flame PATH through the agent is refused"
+ok "no flamegraph was written there" test ! -e "$T/root-only/x.svg"
+cp "$T/good.pb.gz" "$T/root-only/keep.pb.gz"
+as eve symbolize "$T/root-only/keep.pb.gz"
+is "$RC" 1 "symbolize IN, which would rewrite IN in place, is refused for a path"
+ok "IN is as it was" cmp -s "$T/good.pb.gz" "$T/root-only/keep.pb.gz"
+
+# --- shared state ----------------------------------------------------------
+
+touch "$T/marker"
+dead=$(unused_pid)
+mkdir -p /dev/shm
+printf 'x' > "/dev/shm/recce-$dead.events"
+remove_at_exit "/dev/shm/recce-$dead.events"
+as eve events --clean
+is "$RC" 1 "eve may not remove every user's event files (events --clean)"
+like "$(cat "$ERR")" "events --clean needs the scope admin" "which needs admin"
+ok "the event file of a process that is gone is still there" test -e "/dev/shm/recce-$dead.events"
+
+# --- the audit log ----------------------------------------------------------
+
+as eve top -b -n 1 --json $'x\n2026-01-01T00:00:00Z cert=ops recce patch -p 1 --list'
+is "$(grep -c '^2026-01-01T00:00:00Z cert=ops' "$T/audit.log")" 0 "a newline in an argument forges no line of the audit log"
+like "$(cat "$T/audit.log")" "cert=eve recce top -b -n 1 --json \\\$'x\\\\x0a2026" "it is written escaped, on the client's own line"
+is "$(grep -cv '^[0-9]\{4\}-[0-9][0-9]-[0-9][0-9]T' "$T/audit.log")" 0 "every line of the audit log starts with its time"
+like "$(cat "$T/audit.log")" "cert=eve denied recce record -d 1 -o e1.pb.gz -- sh -c \\\$'id > " \
+	"a command refused for its options is written as denied"
+
+# --- the same with the grants they need -----------------------------------
+
+as ops record -d 1 -o "$T/exec.pb.gz" -- "$TARGETS/hot" 1
+is "$RC" 0 "ops (read,exec) may record a program it starts" || show_run
+ok "and gets its profile" test -s "$T/exec.pb.gz"
+as ops events --clean
+is "$RC" 0 "ops (admin) may clean event files" || show_run
+ok "the dead process's file is gone" test ! -e "/dev/shm/recce-$dead.events"
+as tom record -p "$HOT" -d 1 --even=alloc -o "$T/alloc.pb.gz"
+isnt "$(cat "$ERR")" "" "tom (trace) gets past the scope check for allocations"
+unlike "$(cat "$ERR")" "needs the scope" "with no refusal"
+
+ok "the agent still runs" kill -0 "$AGENT"
