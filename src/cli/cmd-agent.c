@@ -88,6 +88,9 @@ int cmd_agent(int argc, char **argv)
 	struct agent_args a;
 	char sock[PATH_MAX], audit[PATH_MAX + 16], self[PATH_MAX];
 
+	/* Before any process is forked: none of them, the profiler and its
+	 * page included, may be ended by a client that closes mid-answer. */
+	signal(SIGPIPE, SIG_IGN);
 	memset(&a, 0, sizeof(a));
 	int first = options_parse("agent", agent_options, 0, argc, argv, &a, NULL);
 	if (first < argc)
@@ -159,8 +162,9 @@ int cmd_agent(int argc, char **argv)
 		uint64_t size = 0;
 		if (parse_size_prefix(a.client_buffer, &size) != (int)strlen(a.client_buffer) ||
 		    size < 4096 || size > (1ULL << 32))
-			usage_die("agent", "--client-buffer wants a size from 4K to 4G, such as 8M, "
-					   "not '%s'",
+			usage_die("agent",
+				  "--client-buffer wants a size from 4K to 4G, such as 8M, "
+				  "not '%s'",
 				  a.client_buffer);
 		cfg.client_buffer = (size_t)size;
 	}

@@ -67,6 +67,9 @@ int cmd_view(int argc, char **argv)
 	char bound[128];
 	sigset_t old;
 
+	/* A browser that leaves mid-answer is an error of that write, not
+	 * the end of the page. */
+	signal(SIGPIPE, SIG_IGN);
 	int at = options_parse("view", view_options, 0, argc, argv, &a, NULL);
 	if (at != argc - 1)
 		usage_die("view", "give one profile file: recce view FILE");
