@@ -35,17 +35,26 @@ struct agent_args {
 static void allow_cb(void *ctx, const char *arg, const struct opt *o)
 {
 	struct agent_args *a = ctx;
-	(void)o;
+	char deny[256];
+
+	if (o->set) { /* --deny WHO: a grant of nothing */
+		if ((size_t)snprintf(deny, sizeof(deny), "%s=none", arg) >= sizeof(deny) ||
+		    scopes_add(&a->scopes, deny) < 0)
+			usage_die("agent",
+				  "--deny wants cert:NAME, uid:N, cert:* or uid:*: not '%s'", arg);
+		return;
+	}
 	if (scopes_add(&a->scopes, arg) < 0)
 		usage_die("agent",
-			  "--allow wants cert:NAME, uid:N, cert:* or uid:* = read, trace "
-			  "or patch, comma-separated: not '%s'",
+			  "--allow wants cert:NAME, uid:N, cert:* or uid:* = read, trace, "
+			  "patch, exec or admin, comma-separated: not '%s'",
 			  arg);
 }
 
 static const struct opt agent_options[] = {
     OPT_CALL_(0, "allow", "WHO=SCOPES", allow_cb, 0,
-	      "what a client may do: read, trace, patch (repeatable)"),
+	      "what a client may do: read, trace, patch, exec, admin (repeatable)"),
+    OPT_CALL_(0, "deny", "WHO", allow_cb, 1, "refuse every request of this client (repeatable)"),
     OPT_STRING_(0, "scopes", "FILE", struct agent_args, scopes_file,
 		"grants from a file, one WHO=SCOPES a line"),
     OPT_STRING_(0, "socket", "PATH", struct agent_args, socket,

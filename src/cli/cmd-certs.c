@@ -35,7 +35,7 @@ static const struct opt certs_options[] = {
     OPT_CALL_(0, "host", "NAME", add_host, 0,
 	      "init: another name or address the agent answers to (repeatable)"),
     OPT_STRING_(0, "tls", "DIR", struct certs_args, tls,
-		"client: the directory of the CA (default /etc/recce/tls as root)"),
+		"client, revoke: the directory of the CA (default /etc/recce/tls as root)"),
     OPT_END_(),
 };
 
@@ -47,7 +47,7 @@ int cmd_certs(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	int first = options_parse("certs", certs_options, 0, argc, argv, &a, NULL);
 	if (first >= argc)
-		usage_die("certs", "give init DIR or client NAME");
+		usage_die("certs", "give init DIR, client NAME or revoke NAME");
 	const char *what = argv[first];
 	if (strcmp(what, "init") == 0) {
 		if (first + 2 != argc)
@@ -74,8 +74,29 @@ int cmd_certs(int argc, char **argv)
 		note("made %s/%s: copy its ca.pem, client.pem and client.key to that client's "
 		     "~/.config/recce/tls",
 		     a.tls, argv[first + 1]);
+	} else if (strcmp(what, "revoke") == 0) {
+		if (first + 2 != argc)
+			usage_die("certs", "revoke takes one name");
+		if (a.nhosts)
+			usage_die("certs", "--host goes with init");
+		if (!a.tls) {
+			tls_default_dir(1, dir, sizeof(dir));
+			a.tls = dir;
+		}
+		int rc = tls_certs_revoke(a.tls, argv[first + 1], err, sizeof(err));
+		if (rc < 0)
+			die("%s", err);
+		if (rc == 1)
+			note("%s was revoked already: %s/" TLS_CRL_FILE " lists it",
+			     argv[first + 1], a.tls);
+		else
+			note("revoked %s in %s/" TLS_CRL_FILE
+			     ": agents whose --tls directory holds "
+			     "it refuse that certificate from their next connection on; copy it to "
+			     "the --tls directory of every other agent",
+			     argv[first + 1], a.tls);
 	} else {
-		usage_die("certs", "'%s' is not init or client", what);
+		usage_die("certs", "'%s' is not init, client or revoke", what);
 	}
 	free(a.hosts);
 	return 0;

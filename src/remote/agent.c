@@ -471,6 +471,10 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 		return 1;
 	}
 	peer_name(p, who, sizeof(who));
+	if (!have) {
+		snprintf(msg, len, "this agent denies %s every request", who);
+		return 1;
+	}
 	scope_names(need, scope, sizeof(scope));
 	snprintf(msg, len,
 		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "

@@ -597,7 +597,15 @@ int remote_run(const char *node, int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	rc = handshake(&c, sent, argc);
-	if (rc < 0)
+	char tls_why[256];
+	if (rc < 0 && *tls_relay_error(tls_why, sizeof(tls_why)))
+		fprintf(
+		    stderr,
+		    "recce: the agent at %s refused this client's certificate (%s): a "
+		    "certificate that was revoked, has expired, or is of another CA is refused; "
+		    "ask for a new one (recce certs client NAME)\n",
+		    node, tls_why);
+	else if (rc < 0)
 		fprintf(stderr, "recce: the agent at %s did not answer as an agent: %s\n", node,
 			strerror(-rc));
 	else

@@ -17,6 +17,8 @@ static const char *const names[NSCOPES] = {"read", "trace", "patch", "exec", "ad
 int scope_parse(const char *text, unsigned *mask)
 {
 	*mask = 0;
+	if (strcmp(text, "none") == 0)
+		return 0; /* a client denied everything */
 	while (*text) {
 		size_t n = strcspn(text, ",");
 		int found = 0;

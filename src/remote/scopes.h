@@ -49,8 +49,9 @@ struct scopes {
 	size_t n, cap;
 };
 
-/* Adds a grant "WHO=SCOPE[,SCOPE...]" (a later grant for the same client
- * replaces the earlier one). Returns 0, -EINVAL, or -ENOMEM. */
+/* Adds a grant "WHO=SCOPE[,SCOPE...]", or "WHO=none" to deny WHO (a
+ * later grant for the same client replaces the earlier one). Returns 0,
+ * -EINVAL, or -ENOMEM. */
 int scopes_add(struct scopes *s, const char *spec);
 
 /* Adds the grants of a file, one "WHO=SCOPES" a line, blank lines and
@@ -65,8 +66,8 @@ void scopes_release(struct scopes *s);
  * options add is the command's own to ask for (cli/grant.h). */
 unsigned scope_needed(const char *command);
 
-/* The scopes of a mask "read,trace" names; 0 and -EINVAL for a name that
- * is none of them. */
+/* The scopes of a mask "read,trace" names, or "none" (0: the client is
+ * denied everything); -EINVAL for a name that is none of them. */
 int scope_parse(const char *text, unsigned *mask);
 
 /* The scopes of a client: cert its certificate's name ("" for a local

@@ -218,18 +218,36 @@ static EVP_PKEY *read_key(const char *path)
 	return k;
 }
 
-int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen)
+/* Whether name cannot be a client's (a directory of the CA's); err says
+ * why. */
+static int client_name_bad(const char *name, char *err, size_t errlen)
 {
-	char path[4096], sub[4096];
+	if (*name && !strchr(name, '/') && name[0] != '.')
+		return 0;
+	snprintf(err, errlen, "a client's name is a plain word, not '%s'", name);
+	return 1;
+}
 
-	if (!*name || strchr(name, '/') || name[0] == '.') {
-		snprintf(err, errlen, "a client's name is a plain word, not '%s'", name);
-		return -1;
-	}
+/* The CA of dir and, when it reads, its key in *key (else NULL). */
+static X509 *read_ca(const char *dir, EVP_PKEY **key)
+{
+	char path[4096];
+
 	snprintf(path, sizeof(path), "%s/ca.pem", dir);
 	X509 *ca = read_cert(path);
 	snprintf(path, sizeof(path), "%s/ca.key", dir);
-	EVP_PKEY *ca_key = ca ? read_key(path) : NULL;
+	*key = ca ? read_key(path) : NULL;
+	return ca;
+}
+
+int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char sub[4096];
+
+	if (client_name_bad(name, err, errlen))
+		return -1;
+	EVP_PKEY *ca_key;
+	X509 *ca = read_ca(dir, &ca_key);
 	int rc = -1;
 	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
 	if (!ca || !ca_key)
@@ -240,6 +258,121 @@ int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen
 	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
 		 make_leaf(sub, "client", "client", name, NULL, ca, ca_key, err, errlen) == 0)
 		rc = 0;
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	return rc;
+}
+
+/* The revocation list of dir, or a new empty one of ca; NULL when the
+ * file is there but does not read (*bad then set). */
+static X509_CRL *read_crl(const char *dir, X509 *ca, int *bad)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/" TLS_CRL_FILE, dir);
+	*bad = 0;
+	FILE *f = fopen(path, "re");
+	if (f) {
+		X509_CRL *crl = PEM_read_X509_CRL(f, NULL, NULL, NULL);
+		fclose(f);
+		*bad = !crl;
+		return crl;
+	}
+	if (errno != ENOENT) {
+		*bad = 1;
+		return NULL;
+	}
+	if (!ca)
+		return NULL; /* none, and none to be made */
+	X509_CRL *crl = X509_CRL_new();
+	if (crl && (!X509_CRL_set_version(crl, 1) ||
+		    !X509_CRL_set_issuer_name(crl, X509_get_subject_name(ca)))) {
+		X509_CRL_free(crl);
+		crl = NULL;
+	}
+	return crl;
+}
+
+int tls_certs_revoke(const char *dir, const char *name, char *err, size_t errlen)
+{
+	char path[4096], tmp[4096 + 8];
+	int bad, rc = -1;
+
+	if (client_name_bad(name, err, errlen))
+		return -1;
+	EVP_PKEY *ca_key;
+	X509 *ca = read_ca(dir, &ca_key);
+	/* The certificate certs made for name: NAME/client.pem, or the
+	 * first client's client.pem for "client". */
+	if (strcmp(name, "client") == 0)
+		snprintf(path, sizeof(path), "%s/client.pem", dir);
+	else
+		snprintf(path, sizeof(path), "%s/%s/client.pem", dir, name);
+	X509 *cert = ca_key ? read_cert(path) : NULL;
+	X509_CRL *crl = cert ? read_crl(dir, ca, &bad) : NULL;
+	X509_REVOKED *r = NULL;
+	ASN1_TIME *now = NULL, *next = NULL;
+	if (!ca || !ca_key) {
+		snprintf(err, errlen,
+			 "%s has no CA (ca.pem and ca.key): revoke where the client's "
+			 "certificate was made",
+			 dir);
+		goto out;
+	}
+	if (!cert) {
+		snprintf(err, errlen,
+			 "cannot read %s: revoke a client certs made in %s by its name", path, dir);
+		goto out;
+	}
+	if (!crl) {
+		snprintf(err, errlen, "%s/" TLS_CRL_FILE " does not read as a revocation list",
+			 dir);
+		goto out;
+	}
+	X509_REVOKED *old = NULL;
+	if (X509_CRL_get0_by_serial(crl, &old, X509_get_serialNumber(cert)) == 1) {
+		rc = 1; /* revoked already */
+		goto out;
+	}
+	now = X509_gmtime_adj(NULL, 0);
+	/* An agent refuses every client once its list has expired: it is
+	 * renewed by each revocation, and lasts as long as the CA. */
+	next = X509_gmtime_adj(NULL, (long)DAYS_CA * 86400);
+	r = X509_REVOKED_new();
+	if (!now || !next || !r || !X509_REVOKED_set_serialNumber(r, X509_get_serialNumber(cert)) ||
+	    !X509_REVOKED_set_revocationDate(r, now) || !X509_CRL_add0_revoked(crl, r)) {
+		X509_REVOKED_free(r);
+		say(err, errlen, "cannot revoke", name);
+		goto out;
+	}
+	if (!X509_CRL_set1_lastUpdate(crl, now) || !X509_CRL_set1_nextUpdate(crl, next) ||
+	    !X509_CRL_sort(crl) || !X509_CRL_sign(crl, ca_key, EVP_sha256())) {
+		say(err, errlen, "cannot sign the revocation list of", dir);
+		goto out;
+	}
+	/* Whole or not at all: an agent may read it at any moment. */
+	snprintf(path, sizeof(path), "%s/" TLS_CRL_FILE, dir);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	int ok = PEM_write_X509_CRL(f, crl);
+	if (fclose(f) != 0 || !ok || rename(tmp, path) < 0) {
+		say(err, errlen, "cannot write", path);
+		unlink(tmp);
+		goto out;
+	}
+	rc = 0;
+out:
+	ASN1_TIME_free(now);
+	ASN1_TIME_free(next);
+	X509_CRL_free(crl);
+	X509_free(cert);
 	X509_free(ca);
 	EVP_PKEY_free(ca_key);
 	return rc;
@@ -269,6 +402,28 @@ void tls_default_dir(int agent, char *buf, size_t len)
 		snprintf(buf, len, "%s/.config/recce/tls", home && *home ? home : ".");
 }
 
+/* The agent's side: the revocation list of dir, when there is one, read
+ * at every connection, so that a revocation holds from the next one. */
+static int load_crl(SSL_CTX *ctx, const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	int bad;
+	X509_CRL *crl = read_crl(dir, NULL, &bad);
+
+	if (!crl && !bad)
+		return 0;
+	snprintf(path, sizeof(path), "%s/" TLS_CRL_FILE, dir);
+	X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+	if (!crl || !X509_STORE_add_crl(store, crl)) {
+		X509_CRL_free(crl);
+		say(err, errlen, "cannot read the revocation list", path);
+		return -1;
+	}
+	X509_CRL_free(crl);
+	X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK);
+	return 0;
+}
+
 /* A TLS 1.3 context with dir's CA and the certificate prefix.pem/.key,
  * requiring the peer's certificate unless anyone (a browser's page). */
 static SSL_CTX *context(const char *dir, const char *prefix, int server, int anyone, char *err,
@@ -288,6 +443,8 @@ static SSL_CTX *context(const char *dir, const char *prefix, int server, int any
 		say(err, errlen, "cannot read the key", key);
 	} else if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		say(err, errlen, "cannot read the CA", ca);
+	} else if (server && !anyone && load_crl(ctx, dir, err, errlen) < 0) {
+		/* A list that does not read refuses everyone, not no one. */
 	} else {
 		if (!anyone)
 			SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
@@ -311,6 +468,10 @@ static int relays;
 
 /* Carries bytes between the TLS connection and the plain socket until
  * either side ends. */
+/* Why the TLS side of a relay of this process ended in an error (an
+ * alert of the peer's), or "". */
+static char relay_error[256];
+
 static void *relay_run(void *arg)
 {
 	struct relay *r = arg;
@@ -329,6 +490,16 @@ static void *relay_run(void *arg)
 				int e = SSL_get_error(r->ssl, n);
 				if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
 					continue;
+				unsigned long why = e == SSL_ERROR_SSL ? ERR_peek_error() : 0;
+				if (why) {
+					pthread_mutex_lock(&relays_lock);
+					snprintf(relay_error, sizeof(relay_error), "%s",
+						 ERR_reason_error_string(why)
+						     ? ERR_reason_error_string(why)
+						     : "a TLS error");
+					pthread_mutex_unlock(&relays_lock);
+				}
+				ERR_clear_error();
 				break;
 			}
 			if (write_all(r->plain, buf, (size_t)n) < 0)
@@ -372,6 +543,14 @@ void tls_relays_wait(int timeout_ms)
 }
 
 /* Starts the relay of ssl over net; returns the caller's plain end. */
+const char *tls_relay_error(char *buf, size_t len)
+{
+	pthread_mutex_lock(&relays_lock);
+	snprintf(buf, len, "%s", relay_error);
+	pthread_mutex_unlock(&relays_lock);
+	return buf;
+}
+
 static int relay_start(SSL *ssl, int net, char *err, size_t errlen)
 {
 	int pair[2];
@@ -424,7 +603,13 @@ static int accept_tls(const char *dir, int fd, int timeout_ms, int anyone, struc
 	set_timeout(fd, timeout_ms);
 	SSL_set_fd(ssl, fd);
 	if (SSL_accept(ssl) != 1) {
-		say(err, errlen, "TLS handshake refused", NULL);
+		long v = SSL_get_verify_result(ssl);
+		if (v != X509_V_OK) {
+			snprintf(err, errlen, "its certificate: %s", X509_verify_cert_error_string(v));
+			ERR_clear_error();
+		} else {
+			say(err, errlen, "TLS handshake refused", NULL);
+		}
 		SSL_free(ssl);
 		close(fd);
 		return -1;

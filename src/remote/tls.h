@@ -7,7 +7,9 @@
  * a node, client.pem with client.key on a client's machine. `recce certs
  * init DIR` makes the CA and one of each; `recce certs client NAME` makes
  * another client's directory (DIR/NAME: ca.pem, client.pem, client.key).
- * The CA's key stays in DIR/ca.key, mode 0600.
+ * The CA's key stays in DIR/ca.key, mode 0600. `recce certs revoke NAME`
+ * adds a client's certificate to DIR/crl.pem, which an agent whose
+ * directory holds it reads at every connection.
  *
  * Once a connection is up, tls_relay() carries its bytes to and from a
  * plain socket, so the protocol's code reads and writes descriptors
@@ -28,6 +30,16 @@ int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, cha
 /* Makes DIR/NAME with ca.pem and a certificate and key for client NAME,
  * signed by DIR's CA. Returns 0, or -1 with a message in err. */
 int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen);
+
+/* The revocation list of a CA's directory, which an agent whose --tls
+ * directory holds it reads at every connection. */
+#define TLS_CRL_FILE "crl.pem"
+
+/* Revokes the certificate made for client name in the CA's directory dir
+ * (dir/NAME/client.pem, or dir/client.pem for "client"): adds it to
+ * dir/crl.pem, signed by the CA, made when missing. Returns 0, 1 when it
+ * was revoked already, or -1 with err saying why. */
+int tls_certs_revoke(const char *dir, const char *name, char *err, size_t errlen);
 
 struct tls_peer {
 	char name[256]; /* the peer certificate's common name */
@@ -54,6 +66,11 @@ int tls_connect(const char *dir, const char *host, const char *port, char *err, 
  * after closing its plain socket, a client lets its relay close the TLS
  * connection and free it before the process exits. */
 void tls_relays_wait(int timeout_ms);
+
+/* Why a relay of this process ended in a TLS error, such as the alert an
+ * agent sends when it refuses a client's certificate ("sslv3 alert
+ * certificate revoked"), into buf; "" when none did. */
+const char *tls_relay_error(char *buf, size_t len);
 
 /* Whether dir has what an agent serves TLS with (ca.pem, agent.pem,
  * agent.key): 0, or -ENOENT with the first missing file's path in

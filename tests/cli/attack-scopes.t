@@ -7,6 +7,10 @@
 # through the agent is a plain name, never a path; removing other users'
 # event files needs admin; and nothing a client sends forges a line of
 # the audit log. Then the same commands pass with the grants they need.
+# Last, a leaked certificate: revoked with recce certs revoke, refused
+# from the next connection on with a message that says so; a client
+# --deny names refused; a revocation list that does not read refuses
+# everyone.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" "$TARGETS/calls"
 
@@ -16,13 +20,13 @@ free_port()
 }
 
 run "$RECCE" certs init "$T/tls"
-for who in eve tom ops; do
+for who in eve tom ops mal; do
 	run "$RECCE" certs client "$who" --tls "$T/tls"
 	is "$RC" 0 "certs client $who exits 0" || show_run
 done
 PORT=$(free_port)
 spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$T/a.sock" --listen "127.0.0.1:$PORT" \
-	--tls "$T/tls" --allow cert:tom=read,trace --allow cert:ops=read,exec,admin
+	--tls "$T/tls" --allow cert:tom=read,trace --allow cert:ops=read,exec,admin --deny cert:mal
 AGENT=$PID
 wait_for 10 grep -q 'serving on' "$T/agent.err" || diag "the agent did not start: $(cat "$T/agent.err")"
 spawn "$T/hot.out" "$TARGETS/hot" 120
@@ -117,5 +121,34 @@ ok "the dead process's file is gone" test ! -e "/dev/shm/recce-$dead.events"
 as tom record -p "$HOT" -d 1 --even=alloc -o "$T/alloc.pb.gz"
 isnt "$(cat "$ERR")" "" "tom (trace) gets past the scope check for allocations"
 unlike "$(cat "$ERR")" "needs the scope" "with no refusal"
+
+# --- a leaked certificate -------------------------------------------------
+
+as mal top -b -n 1
+is "$RC" 1 "a client --deny names is refused"
+like "$(cat "$ERR")" "this agent denies cert:mal every request" "and told so"
+as eve top -b -n 1
+is "$RC" 0 "eve may read before her certificate is revoked" || show_run
+run "$RECCE" certs revoke eve --tls "$T/tls"
+is "$RC" 0 "certs revoke eve exits 0" || show_run
+like "$(cat "$ERR")" "revoked eve in $T/tls/crl.pem" "it names the list it wrote"
+as eve top -b -n 1
+is "$RC" 1 "eve's next connection is refused"
+like "$(cat "$ERR")" "refused this client's certificate \\(sslv3 alert certificate revoked\\)" \
+	"the client is told its certificate was revoked"
+like "$(cat "$T/agent.err")" "refused a TLS client: its certificate: certificate revoked" \
+	"the agent says why it refused"
+as tom top -b -n 1
+is "$RC" 0 "other clients are served as before" || show_run
+run "$RECCE" certs revoke eve --tls "$T/tls"
+like "$(cat "$ERR")" "eve was revoked already" "revoking twice says so"
+run "$RECCE" certs revoke nobody --tls "$T/tls"
+is "$RC" 1 "revoking a client never made exits 1"
+cp "$T/tls/crl.pem" "$T/crl.good"
+echo "not a list" > "$T/tls/crl.pem"
+as tom top -b -n 1
+is "$RC" 1 "a revocation list that does not read refuses everyone, not no one"
+like "$(cat "$T/agent.err")" "cannot read the revocation list $T/tls/crl.pem" "and the agent says which file"
+cp "$T/crl.good" "$T/tls/crl.pem"
 
 ok "the agent still runs" kill -0 "$AGENT"
