@@ -27,7 +27,11 @@
 #include "util/progress.h"
 #include "util/tcp.h"
 
+/* From a connection's accept to its request (TLS handshake, Hello, clock
+ * questions and all): past this, the connection is closed. */
 #define HELLO_TIMEOUT_MS 10000
+/* The longest frame taken before the request: a Run's arguments. */
+#define REQUEST_FRAME_MAX (256u << 10)
 #define KILL_GRACE_NS	 2000000000ULL /* between SIGINT and SIGKILL of a command */
 
 /* Who is at the other end of a connection. */
@@ -521,8 +525,20 @@ static int serve_files(const struct agent_config *cfg, int wfd, uint64_t id,
 	return rc;
 }
 
-/* One connection: hello, one command, its end. */
-static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, const struct peer *p)
+/* The milliseconds until deadline (CLOCK_MONOTONIC ns), at least 1. */
+static int left_ms(uint64_t deadline)
+{
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+
+	return now + 1000000 >= deadline ? 1 : (int)((deadline - now) / 1000000);
+}
+
+/* One connection: hello, one command, its end. The request comes by
+ * deadline; then, on notify (if >= 0), this process says so to the
+ * agent, which from then on counts it as a client it serves rather
+ * than one it may drop. */
+static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, const struct peer *p,
+			    uint64_t deadline, int notify)
 {
 	char msg[1024];
 	struct frame_conn c;
@@ -530,18 +546,20 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 	int rc;
 
 	frame_conn_init(&c, rfd);
+	c.max = REQUEST_FRAME_MAX;
 	if ((rc = send_hello(wfd)) < 0)
 		goto out;
-	rc = frame_conn_wait(&c, &e, HELLO_TIMEOUT_MS);
+	rc = frame_conn_wait(&c, &e, left_ms(deadline));
 	if (rc <= 0 || e->body_case != RECCE__AGENT__ENVELOPE__BODY_HELLO) {
 		rc = rc < 0 ? rc : -EPROTO;
 		goto out;
 	}
-	/* Clock questions are answered as they come, before the request. */
+	/* Clock questions are answered as they come, before the request,
+	 * and all of it by the deadline. */
 	for (;;) {
 		frame_free(e);
 		e = NULL;
-		rc = frame_conn_wait(&c, &e, -1);
+		rc = frame_conn_wait(&c, &e, left_ms(deadline));
 		if (rc <= 0) {
 			rc = rc < 0 ? rc : 0;
 			goto out;
@@ -552,6 +570,13 @@ static int serve_connection(const struct agent_config *cfg, int rfd, int wfd, co
 		now.time_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
 		if ((rc = frame_send_msg(wfd, e->id, RECCE__AGENT__ENVELOPE__BODY_CLOCK, &now)) < 0)
 			goto out;
+	}
+	if (notify >= 0) {
+		pid_t me = getpid();
+		if (write(notify, &me, sizeof(me)) < 0) {
+			/* The agent drops it as it would a silent one. */
+		}
+		close(notify);
 	}
 	if (e->body_case == RECCE__AGENT__ENVELOPE__BODY_FILES) {
 		rc = serve_files(cfg, wfd, e->id, e->files, p);
@@ -644,12 +669,13 @@ static int listen_on(const char *path, const char **what)
 }
 
 /* A connection's process: TLS first for TCP, then the protocol. */
-static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, struct peer *p)
+static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, struct peer *p,
+			   uint64_t deadline, int notify)
 {
 	if (tcp) {
 		struct tls_peer tp;
 		char err[512];
-		int plain = tls_accept(cfg->tls, fd, HELLO_TIMEOUT_MS, &tp, err, sizeof(err));
+		int plain = tls_accept(cfg->tls, fd, left_ms(deadline), &tp, err, sizeof(err));
 		if (plain < 0) {
 			dprintf(2, "recce: refused a TLS client: %s\n", err);
 			_exit(1);
@@ -657,7 +683,7 @@ static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, stru
 		snprintf(p->cert, sizeof(p->cert), "%s", tp.name);
 		fd = plain;
 	}
-	int rc = serve_connection(cfg, fd, fd, p);
+	int rc = serve_connection(cfg, fd, fd, p, deadline, notify);
 	if (tcp) {
 		/* The relay still holds what was written last (an Error, an
 		 * Exit): let it reach the client before the process goes. */
@@ -667,12 +693,79 @@ static void serve_accepted(const struct agent_config *cfg, int fd, int tcp, stru
 	_exit(rc < 0 ? 1 : 0);
 }
 
+/* The agent's connection processes: until one has its request, it is a
+ * client that has proved nothing, and may be dropped. */
+struct conn {
+	pid_t pid;
+	uint64_t since; /* accepted, CLOCK_MONOTONIC ns */
+	int served;	/* its request came */
+};
+
+struct conns {
+	struct conn v[AGENT_MAX_CONNECTIONS];
+	size_t n;
+};
+
+static void conns_reap(struct conns *cs)
+{
+	pid_t pid;
+
+	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+		for (size_t i = 0; i < cs->n; i++)
+			if (cs->v[i].pid == pid) {
+				cs->v[i] = cs->v[--cs->n];
+				break;
+			}
+}
+
+/* The requests that came, read from the notify pipe. */
+static void conns_served(struct conns *cs, int fd)
+{
+	pid_t pids[64];
+	ssize_t n;
+
+	while ((n = read(fd, pids, sizeof(pids))) > 0)
+		for (size_t k = 0; k < (size_t)n / sizeof(pid_t); k++)
+			for (size_t i = 0; i < cs->n; i++)
+				if (cs->v[i].pid == pids[k])
+					cs->v[i].served = 1;
+}
+
+/* Ends the connections past their deadline without a request. */
+static void conns_expire(struct conns *cs, uint64_t now)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (!cs->v[i].served && now >= cs->v[i].since + HELLO_TIMEOUT_MS * 1000000ULL)
+			kill(cs->v[i].pid, SIGKILL); /* reaped by conns_reap */
+}
+
+/* Room for a new connection: at the cap, the oldest that has not made
+ * its request yet is dropped; when every one has, there is none. */
+static int conns_room(struct conns *cs)
+{
+	size_t oldest = cs->n;
+
+	if (cs->n < AGENT_MAX_CONNECTIONS)
+		return 1;
+	for (size_t i = 0; i < cs->n; i++)
+		if (!cs->v[i].served && (oldest == cs->n || cs->v[i].since < cs->v[oldest].since))
+			oldest = i;
+	if (oldest == cs->n)
+		return 0;
+	kill(cs->v[oldest].pid, SIGKILL);
+	waitpid(cs->v[oldest].pid, NULL, 0);
+	cs->v[oldest] = cs->v[--cs->n];
+	return 1;
+}
+
 int agent_serve(const struct agent_config *cfg, const char **what)
 {
 	signal(SIGPIPE, SIG_IGN);
 	if (cfg->stdio) {
 		struct peer p = {getuid(), getgid(), getppid(), 0, ""};
-		return serve_connection(cfg, 0, 1, &p);
+		return serve_connection(cfg, 0, 1, &p,
+					time_now_ns(CLOCK_MONOTONIC) + HELLO_TIMEOUT_MS * 1000000ULL,
+					-1);
 	}
 	int lfd = listen_on(cfg->socket, what);
 	if (lfd < 0)
@@ -686,28 +779,50 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 		unlink(cfg->socket);
 		return tfd;
 	}
+	int served[2];
+	if (pipe2(served, O_CLOEXEC | O_NONBLOCK) < 0) {
+		*what = "cannot make a pipe";
+		close(lfd);
+		if (tfd >= 0)
+			close(tfd);
+		unlink(cfg->socket);
+		return -errno;
+	}
+	static struct conns cs;
 	for (;;) {
-		struct pollfd pf[3] = {
-		    {cfg->stop_fd, POLLIN, 0}, {lfd, POLLIN, 0}, {tfd, POLLIN, 0}};
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			;
-		int n = poll(pf, tfd >= 0 ? 3 : 2, 1000);
+		struct pollfd pf[4] = {{cfg->stop_fd, POLLIN, 0},
+				       {served[0], POLLIN, 0},
+				       {lfd, POLLIN, 0},
+				       {tfd, POLLIN, 0}};
+		conns_reap(&cs);
+		conns_served(&cs, served[0]);
+		conns_expire(&cs, time_now_ns(CLOCK_MONOTONIC));
+		int n = poll(pf, tfd >= 0 ? 4 : 3, 1000);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n > 0 && pf[0].revents)
 			break;
-		for (int i = 1; n > 0 && i < 3; i++) {
+		for (int i = 2; n > 0 && i < 4; i++) {
 			if (pf[i].fd < 0 || !pf[i].revents)
 				continue;
 			int fd = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd < 0)
 				continue;
 			struct peer p = {geteuid(), getegid(), 0, 0, ""};
-			if (i == 1 && peer_of(fd, &p) < 0) {
+			if (i == 2 && peer_of(fd, &p) < 0) {
 				send_error(fd, 0, "this agent serves its own user and root only");
 				close(fd);
 				continue;
 			}
+			conns_reap(&cs);
+			conns_served(&cs, served[0]);
+			if (!conns_room(&cs)) {
+				if (i == 2)
+					send_error(fd, 0, "this agent serves as many clients as it can");
+				close(fd);
+				continue;
+			}
+			uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 			pid_t pid = fork();
 			if (pid == 0) {
 				close(lfd);
@@ -715,11 +830,17 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 					close(tfd);
 				if (cfg->stop_fd >= 0)
 					close(cfg->stop_fd);
-				serve_accepted(cfg, fd, i == 2, &p);
+				close(served[0]);
+				serve_accepted(cfg, fd, i == 3, &p, now + HELLO_TIMEOUT_MS * 1000000ULL,
+					       served[1]);
 			}
+			if (pid > 0)
+				cs.v[cs.n++] = (struct conn){pid, now, 0};
 			close(fd);
 		}
 	}
+	close(served[0]);
+	close(served[1]);
 	close(lfd);
 	if (tfd >= 0)
 		close(tfd);

@@ -24,6 +24,12 @@
 #ifndef RECCE_AGENT_H
 #define RECCE_AGENT_H
 
+/* Connections served at once. A connection that has not made its request
+ * within 10 s of its accept (TLS handshake and Hello included) is
+ * closed; at the cap, the oldest of those is closed for a new one, and
+ * when every connection has made its request, the new one is refused. */
+#define AGENT_MAX_CONNECTIONS 64
+
 #include <sys/types.h>
 
 #include "remote/scopes.h"

@@ -127,6 +127,7 @@ void frame_conn_init(struct frame_conn *c, int fd)
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
+	c->max = FRAME_MAX;
 }
 
 void frame_conn_release(struct frame_conn *c)
@@ -156,6 +157,11 @@ long frame_conn_fill(struct frame_conn *c)
 int frame_conn_next(struct frame_conn *c, Envelope **env)
 {
 	size_t used;
+
+	/* Refused at its length: a client holds no more than max of ours. */
+	if (c->len >= 4 && ((uint32_t)c->buf[0] << 24 | (uint32_t)c->buf[1] << 16 |
+			    (uint32_t)c->buf[2] << 8 | c->buf[3]) > c->max)
+		return -EBADMSG;
 	int rc = frame_decode(c->buf, c->len, &used, env);
 
 	if (rc == 1) {

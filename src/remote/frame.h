@@ -50,6 +50,7 @@ struct frame_conn {
 	int fd;
 	uint8_t *buf;
 	size_t len, cap;
+	size_t max; /* the longest frame it takes (FRAME_MAX unless set lower) */
 };
 
 void frame_conn_init(struct frame_conn *c, int fd);
@@ -60,7 +61,9 @@ void frame_conn_release(struct frame_conn *c);
 long frame_conn_fill(struct frame_conn *c);
 
 /* The next whole frame read so far: 1 with *env, 0 when none is complete,
- * -EBADMSG or -ENOMEM (the connection is then to be closed). */
+ * -EBADMSG (also for a frame that says it is longer than c->max, as soon
+ * as its length is read) or -ENOMEM (the connection is then to be
+ * closed). */
 int frame_conn_next(struct frame_conn *c, Envelope **env);
 
 /* Blocks until a whole frame arrives: 1 with *env, 0 at the end of the
