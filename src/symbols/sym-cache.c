@@ -47,7 +47,8 @@ struct cache_header {
 	uint64_t file_size;
 	uint64_t checksum; /* of every byte after the header */
 	uint64_t nintervals, nframes, strings_size;
-	uint32_t has_dwarf, reserved;
+	uint32_t has_dwarf;
+	uint32_t owner;	 /* the uid that owned the binary it was built from */
 	uint64_t source; /* sym_file_source() of the binary it was built from */
 	/* The binary's loadable segments, so that a file offset becomes an
 	 * address of the table when the binary itself is gone. */
@@ -230,6 +231,12 @@ int sym_cache_load(const char *dir, const char *build_id, uint64_t source, struc
 	c->mapped = 1;
 	if ((rc = cache_ready(c, build_id, source, 1)) < 0)
 		return rc;
+	/* Without the binary to compare with, only a table built from a file
+	 * of ours or root's answers: never one another user made. */
+	if (!source && c->h->owner != 0 && c->h->owner != (uint32_t)geteuid()) {
+		sym_cache_free(c);
+		return -EPERM;
+	}
 	/* Recently used tables survive the size cap: mark this one used,
 	 * at most once a day so that reading stays read-only nearly always. */
 	if (time(NULL) - st.st_mtim.tv_sec > 86400)
@@ -504,8 +511,9 @@ static void builder_release(struct builder *b)
 }
 
 /* Lays the built table out as a file image in memory. */
-static int builder_image(struct builder *b, const char *build_id, uint64_t source, int has_dwarf,
-			 const struct load_seg *segs, size_t nsegs, struct sym_cache **out)
+static int builder_image(struct builder *b, const char *build_id, uint64_t source, uint32_t owner,
+			 int has_dwarf, const struct load_seg *segs, size_t nsegs,
+			 struct sym_cache **out)
 {
 	size_t nintervals = b->niv;
 	size_t strsize = pad8(b->nstr);
@@ -530,6 +538,7 @@ static int builder_image(struct builder *b, const char *build_id, uint64_t sourc
 	h->strings_size = strsize;
 	h->has_dwarf = has_dwarf != 0;
 	h->source = source;
+	h->owner = owner;
 	h->nsegs = nsegs < SYM_CACHE_MAX_SEGS ? nsegs : SYM_CACHE_MAX_SEGS;
 	memcpy(h->segs, segs, (size_t)h->nsegs * sizeof(*segs));
 	c->image = img;
@@ -576,9 +585,13 @@ int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache *
 		int k = sym_resolve(s, f, addr, fr, MAX_FRAMES);
 		rc = k < 0 ? k : add_interval(&b, addr, fr, k);
 	}
+	uint32_t owner;
+	uint64_t source = sym_file_source(f, &owner);
+	if (rc == 0 && !source)
+		rc = -EIO; /* a file that does not read whole is no table's source */
 	if (rc == 0)
-		rc = builder_image(&b, f->build_id, sym_file_source(f), has_dwarf, f->segs,
-				   f->nsegs, out);
+		rc = builder_image(&b, f->build_id, source, owner, has_dwarf, f->segs, f->nsegs,
+				   out);
 out:
 	builder_release(&b);
 	return rc;
@@ -609,7 +622,7 @@ static int make_dirs(const char *path)
 			continue;
 		char keep = *p;
 		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST &&
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST &&
 		    (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode)))
 			return -errno;
 		if (!keep)
@@ -724,9 +737,10 @@ int sym_cache_save(const char *dir, const struct sym_cache *c, uint64_t max_byte
 		return rc;
 	rc = outfile_write(path, write_image, c);
 	if (rc == 0) {
-		/* Readable by all, whatever the umask: loading refuses a table
+		/* Its owner's alone, whatever the umask: the names of a
+		 * private binary are private, and loading refuses a table
 		 * others could have written. */
-		chmod(path, 0644);
+		chmod(path, 0600);
 		trim(dir, max_bytes);
 	}
 	return rc;

@@ -12,9 +12,13 @@
  * frame chains are stored once, and strings once.
  *
  * On disk: DIR/symbols/XX/REST.sym, for build-id XXREST, written to a
- * temporary file and renamed, so readers never see half a file. A file is
- * used only when its header, build-id, size, checksum and every index in
- * it check out; anything else is rebuilt, never trusted. The directory is
+ * temporary file and renamed, so readers never see half a file, private
+ * to the cache's user (directories 0700, tables 0600). A file is used
+ * only when its header, build-id, size, checksum and every index in it
+ * check out, and when it was built from a binary with the same bytes
+ * (sym_file_source()); anything else is rebuilt, never trusted. Read
+ * without the binary (symbolize, later), a table answers only if it was
+ * built from a file of the reader's or root's. The directory is
  * kept under a size cap by removing the least recently used tables.
  *
  * Inside the symbolizer; the public switch is symbolizer_set_cache().
@@ -29,7 +33,7 @@
 
 /* Bump when the symbolizer's answers change (naming, paths, inlines):
  * tables written by an older recce are then rebuilt. */
-#define SYM_CACHE_VERSION 2
+#define SYM_CACHE_VERSION 3
 
 /* Loadable segments kept with a table; binaries have four or five. */
 #define SYM_CACHE_MAX_SEGS 16
@@ -44,7 +48,8 @@ struct sym_cache;
 struct load_seg;
 
 /* Reads the table of build-id from DIR, if it was built from a binary
- * with the same sections (source: sym_file_source(); 0 for any). 0 and *out;
+ * with the same bytes (source: sym_file_source(); 0 for any built from a
+ * file the caller's user or root owned, -EPERM for another's). 0 and *out;
  * -ENOENT when there is none; -EBADMSG when the file is corrupt,
  * truncated, another version or from another copy of the binary (the
  * caller rebuilds it); other -errno. */

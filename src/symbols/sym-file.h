@@ -98,6 +98,9 @@ struct sym_file {
 
 	struct sym_cache *cache; /* the table of every answer, when there is one */
 	int cache_tried;	 /* loading or building it was tried */
+	uint64_t source;	 /* sym_file_source(), once source_done */
+	uint32_t source_owner;
+	int source_done;
 
 	struct u64map addr_cache; /* vaddr -> first frame << 8 | count */
 	struct sym_frame *frames;
@@ -115,12 +118,12 @@ struct symbolizer {
 	struct u64map files_by_inode; /* hash of (dev, ino) -> struct sym_file * */
 	struct sym_file *vdso;
 	struct strpool strings;
-	struct u64map demangled; /* interned mangled name -> interned demangled */
+	struct u64map demangled;   /* interned mangled name -> interned demangled */
 	struct u64map by_build_id; /* interned build-id -> struct sym_file * or 0 */
-	char *debuginfo_path;	 /* NULL: elfutils' default search path */
-	char *cache_dir;	 /* of tables by build-id; NULL: none kept */
-	uint64_t cache_max;	 /* bytes the tables in cache_dir may take */
-	uint64_t cache_build_max; /* largest binary a table is built for */
+	char *debuginfo_path;	   /* NULL: elfutils' default search path */
+	char *cache_dir;	   /* of tables by build-id; NULL: none kept */
+	uint64_t cache_max;	   /* bytes the tables in cache_dir may take */
+	uint64_t cache_build_max;  /* largest binary a table is built for */
 	Dwfl_Callbacks callbacks;
 };
 
@@ -135,10 +138,13 @@ int sym_file_load_dwarf(struct sym_file *f);
  * per-address cache or the table: what both are filled from. */
 int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
 		int cap);
-/* What f's own sections hold, as one number: copies of a binary with one
- * build-id but other symbols (stripped, with MiniDebugInfo, with debug
- * info) differ in it, so the symbol cache tells their tables apart. */
-uint64_t sym_file_source(const struct sym_file *f);
+/* What f holds, as one number: a hash of every byte of the file, taken
+ * once. Copies of a binary with one build-id but other symbols (stripped,
+ * with MiniDebugInfo, with debug info), or a file made to claim another's
+ * build-id, differ in it, so the symbol cache tells their tables apart.
+ * 0 when the file does not read (then no table is kept or used). With
+ * owner, also the uid that owns the file. */
+uint64_t sym_file_source(struct sym_file *f, uint32_t *owner);
 /* Adds where f's symbols and .eh_frame entries start and end. */
 int sym_boundaries(struct sym_file *f, struct u64vec *out);
 

@@ -491,19 +491,35 @@ static Elf_Scn *find_section(const struct sym_file *f, const char *name, GElf_Sh
 	return NULL;
 }
 
-uint64_t sym_file_source(const struct sym_file *f)
+uint64_t sym_file_source(struct sym_file *f, uint32_t *owner)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	const char *n;
-	uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, (uint64_t)f->size);
+	struct stat st;
 
-	while ((scn = next_section(f, scn, &sh, &n)) != NULL) {
-		h = hash_fnv1a_str(h, n);
-		h = hash_fnv1a_value(h, sh.sh_type);
-		h = hash_fnv1a_value(h, sh.sh_size);
+	/* The whole file's bytes, once: a file that only claims another's
+	 * build-id, whatever else it copies of it, is another source. */
+	if (!f->source_done) {
+		uint64_t h = hash_fnv1a_value(HASH_FNV1A_INIT, (uint64_t)f->size);
+		size_t cap = 1 << 17;
+		uint64_t *buf = malloc(cap);
+		off_t at = 0;
+		ssize_t n = -1;
+		f->source_owner =
+		    f->fd >= 0 && fstat(f->fd, &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+		while (buf && f->fd >= 0 && (n = pread(f->fd, buf, cap, at)) > 0) {
+			size_t words = (size_t)n / 8;
+			for (size_t i = 0; i < words; i++)
+				h = hash_fnv1a_value(h, buf[i]);
+			h = hash_fnv1a_bytes(h, (const char *)buf + words * 8, (size_t)n % 8);
+			at += n;
+		}
+		free(buf);
+		/* A file that does not read whole matches no table. */
+		f->source = n == 0 ? (h ? h : 1) : 0;
+		f->source_done = 1;
 	}
-	return h;
+	if (owner)
+		*owner = f->source_owner;
+	return f->source;
 }
 
 int sym_file_is_go(const struct sym_file *f)
@@ -711,7 +727,8 @@ static void cache_attach(struct symbolizer *s, struct sym_file *f)
 	f->cache_tried = 1;
 	if (!s->cache_dir || !f->build_id[0])
 		return;
-	if (sym_cache_load(s->cache_dir, f->build_id, sym_file_source(f), &c) == 0) {
+	uint64_t source = sym_file_source(f, NULL);
+	if (source && sym_cache_load(s->cache_dir, f->build_id, source, &c) == 0) {
 		if (sym_cache_has_dwarf(c) || !sym_file_load_dwarf(f)) {
 			f->cache = c;
 			return;

@@ -9,15 +9,8 @@
 # written in place, not replaced by a regular file.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot"
-[ "$(id -u)" -eq 0 ] || { skip_all "the attacks need root to make a second user"; exit 0; }
-make_user || { skip_all "useradd cannot make a user here"; exit 0; }
-U=$USER_NAME
-
-# What she runs must be hers to reach: the test's directory is root's.
-chmod 0711 "$T"
-mkdir -m 0755 "$T/bin"
+make_user
 cp "$RECCE" "$TARGETS/hot" "$T/bin/"
-mkdir -m 0700 "$T/home" && chown "$U" "$T/home"
 mkdir -m 0700 "$T/victim"
 echo "root secret" > "$T/victim/secret.txt"
 echo "root other" > "$T/victim/other.txt"
@@ -35,8 +28,9 @@ as_her()
 }
 
 spawn "$T/busy.out" runuser -u "$U" -- "$T/bin/hot" 120
-wait_for 10 pgrep -u "$U" -x hot > /dev/null || diag "her target did not start"
-BUSY=$(pgrep -u "$U" -x hot | head -n 1)
+RUNUSER=$PID
+wait_for 10 pgrep -P "$RUNUSER" -x hot > /dev/null || diag "her target did not start"
+BUSY=$(pgrep -P "$RUNUSER" -x hot)
 
 # --- the command's directory swapped for a link --------------------------
 

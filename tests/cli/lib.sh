@@ -84,14 +84,23 @@ netns_at_exit()
 	_netns+=("$@")
 }
 
-# make_user: a second user for a test that attacks as someone else,
-# with no home and no password, removed at exit with its processes; sets
-# $USER_NAME. Returns 1 when no user can be made (not root).
+# make_user: a second user for a test that attacks as someone else, with
+# no password, removed at exit with its processes; sets $U to its name.
+# The test's directory becomes 0711 so that she reaches the files given
+# to her by name: $T/bin (0755, root's, for what she runs) and $T/home
+# (hers, 0700). Without root or useradd the run stops: the attacks are
+# part of the suite, not optional.
 make_user()
 {
-	USER_NAME=recce-t$$
-	useradd -M -N -d /nonexistent -s /bin/sh "$USER_NAME" 2>/dev/null || return 1
-	_users+=("$USER_NAME")
+	U=recce-t$$
+	if [ "$(id -u)" -ne 0 ] || ! useradd -M -N -d /nonexistent -s /bin/sh "$U" 2>/dev/null; then
+		echo "Bail out! cannot make a second user (useradd, as root) for the attacks"
+		exit 255
+	fi
+	_users+=("$U")
+	chmod 0711 "$T"
+	mkdir -m 0755 "$T/bin"
+	mkdir -m 0700 "$T/home" && chown "$U" "$T/home"
 }
 
 # unmount_at_exit DIR...: filesystems a test mounted, unmounted at exit.
