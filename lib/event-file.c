@@ -107,10 +107,9 @@ static void remove_stale(const char *dir)
 	time_t now = time(NULL);
 	struct dirent *e;
 	while ((e = readdir(d)) && seen < 1024) {
-		int pid = 0, end = 0;
+		int pid = recce_events_name_pid(e->d_name);
 		seen++;
-		if (sscanf(e->d_name, "recce-%d.events%n", &pid, &end) != 1 ||
-		    e->d_name[end] != '\0' || pid <= 0 || pid == getpid())
+		if (pid <= 0 || pid == getpid())
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
@@ -193,9 +192,18 @@ int file_create(unsigned threads, unsigned ring_events, const char *dir)
 
 	if (rename(tmp, lib.path) != 0) {
 		err = errno;
-		munmap(writers, threads * sizeof(struct writer));
-		munmap(map, size);
-		goto out_unlink;
+		/* Another user's file holds the name, which a sticky
+		 * directory keeps from us: the file keeps its random name,
+		 * one only this process could make, and readers find it
+		 * through the maps of the process. */
+		if ((err == EPERM || err == EACCES) && strlen(tmp) < sizeof(lib.path)) {
+			memcpy(lib.path, tmp, strlen(tmp) + 1);
+			err = 0;
+		} else {
+			munmap(writers, threads * sizeof(struct writer));
+			munmap(map, size);
+			goto out_unlink;
+		}
 	}
 	lib.fd = fd;
 	lib.hdr = h;

@@ -25,6 +25,7 @@
 #include "proc/self.h"
 #include "util/outfile.h"
 #include "util/signals.h"
+#include "util/term-safe.h"
 
 struct events_args {
 	pid_t *pids;
@@ -99,16 +100,30 @@ static void keep_last(struct ring_event *e, size_t *count, size_t nthreads, long
 	free(seen);
 }
 
+/* A name of the target's (its command, a thread's), at most 16 bytes,
+ * escaped: a newline in it must not start a line of ours. */
+static const char *shown_name(const char *name, char *buf, size_t len)
+{
+	char raw[17];
+
+	snprintf(raw, sizeof(raw), "%.16s", name);
+	return term_safe(raw, buf, len);
+}
+
 static void summary(const struct ring_reader *r, size_t shown)
 {
-	note("%zu event%s from %zu thread%s of pid %d (%.16s)", shown, shown == 1 ? "" : "s",
-	     r->nthreads, r->nthreads == 1 ? "" : "s", (int)r->hdr.pid, r->hdr.comm);
+	char name[80];
+
+	note("%zu event%s from %zu thread%s of pid %d (%s)", shown, shown == 1 ? "" : "s",
+	     r->nthreads, r->nthreads == 1 ? "" : "s", (int)r->hdr.pid,
+	     shown_name(r->hdr.comm, name, sizeof(name)));
 	for (size_t i = 0; i < r->nthreads; i++)
 		if (r->threads[i].lost)
-			warning("thread %d (%.16s): %llu events lost, overwritten before they were "
+			warning("thread %d (%s): %llu events lost, overwritten before they were "
 				"read: read more often (--follow) or give it a larger ring "
 				"(RECCE_RING_EVENTS in its environment)",
-				(int)r->threads[i].tid, r->threads[i].name,
+				(int)r->threads[i].tid,
+				shown_name(r->threads[i].name, name, sizeof(name)),
 				(unsigned long long)r->threads[i].lost);
 	if (r->hdr.dropped_no_slot)
 		warning("%llu events dropped by threads that found no free ring: raise "
@@ -241,8 +256,9 @@ int cmd_events(int argc, char **argv)
 		failed = 1;
 	} else if (out == stdout && fflush(stdout) != 0)
 		failed = 1;
+	char comm[80];
 	if (a.postmortem)
-		note("pid %d (%.16s) %s", (int)r.hdr.pid, r.hdr.comm,
+		note("pid %d (%s) %s", (int)r.hdr.pid, shown_name(r.hdr.comm, comm, sizeof(comm)),
 		     r.hdr.state == RECCE_PROC_EXITED
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");

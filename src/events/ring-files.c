@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "events/ring-files.h"
+#include "events/ring-format.h"
 
 int ring_files_clean(const char *dir)
 {
@@ -22,10 +23,9 @@ int ring_files_clean(const char *dir)
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		int pid = 0, end = 0;
+		int pid = recce_events_name_pid(e->d_name);
 		struct stat st;
-		if (sscanf(e->d_name, "recce-%d.events%n", &pid, &end) != 1 ||
-		    e->d_name[end] != '\0' || pid <= 0)
+		if (pid <= 0)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;

@@ -4,7 +4,8 @@
  * recce (ring-read). docs/librecce.md describes it for other readers.
  *
  * A process that uses librecce keeps one file, named recce-PID.events in
- * /dev/shm (or $RECCE_EVENTS_DIR), mapped shared:
+ * /dev/shm (or $RECCE_EVENTS_DIR), mapped shared (recce-PID.events.XXXXXX
+ * when another user's file held that name first):
  *
  *   [ header: one page                                      ]
  *   [ name index: name_slots u32 offsets into the names area ]
@@ -161,6 +162,36 @@ static inline int recce_kind_known(unsigned kind)
 }
 
 /* v rounded up to a multiple of a: how the layout aligns its parts. */
+/* The pid of an event file's name: recce-PID.events, or, where another
+ * user's file held that name when the process made its own,
+ * recce-PID.events.XXXXXX (the random name only the process could make,
+ * which readers find through the process's maps). 0 for another name. */
+static inline int recce_events_name_pid(const char *name)
+{
+	static const char prefix[] = "recce-", mid[] = ".events";
+	long pid = 0;
+
+	for (unsigned i = 0; i < sizeof(prefix) - 1; i++)
+		if (*name++ != prefix[i])
+			return 0;
+	if (*name < '1' || *name > '9')
+		return 0;
+	while (*name >= '0' && *name <= '9' && pid < (1L << 30))
+		pid = pid * 10 + (*name++ - '0');
+	for (unsigned i = 0; i < sizeof(mid) - 1; i++)
+		if (*name++ != mid[i])
+			return 0;
+	if (*name == '\0')
+		return (int)pid;
+	if (*name++ != '.')
+		return 0;
+	for (int i = 0; i < 6; i++, name++)
+		if (!((*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z') ||
+		      (*name >= '0' && *name <= '9')))
+			return 0;
+	return *name == '\0' && pid < (1L << 30) ? (int)pid : 0;
+}
+
 static inline uint64_t recce_align(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;

@@ -198,24 +198,42 @@ int ring_reader_open_pid(struct ring_reader *r, pid_t pid, char *path, size_t le
 		struct proc_map m;
 		uint64_t inode;
 		const char *file;
-		int id, end = 0;
 		line[strcspn(line, "\n")] = '\0';
 		if (!proc_maps_parse_line(line, &m, &inode, &file) || !file)
 			continue;
 		const char *base = strrchr(file, '/');
-		if (!base || sscanf(base, "/recce-%d.events%n", &id, &end) != 1)
+		char base_name[300];
+		if (!base)
+			continue;
+		snprintf(base_name, sizeof(base_name), "%s", base + 1);
+		size_t n = strlen(base_name);
+		int deleted = n > 10 && strcmp(base_name + n - 10, " (deleted)") == 0;
+		if (deleted)
+			base_name[n - 10] = '\0';
+		if (recce_events_name_pid(base_name) <= 0)
 			continue;
 		/* A file removed while mapped is still read through map_files. */
 		char full[4200];
-		if (base[end] == '\0')
+		if (!deleted)
 			snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, file);
-		else if (strcmp(base + end, " (deleted)") == 0)
+		else
 			snprintf(full, sizeof(full), "/proc/%d/map_files/%llx-%llx", (int)pid,
 				 (unsigned long long)m.start, (unsigned long long)m.end);
-		else
-			continue;
-		snprintf(path, len, "%.*s", (int)(base + end - file), file);
-		err = ring_reader_open_path(r, full);
+		snprintf(path, len, "%.*s", (int)(base + 1 + strlen(base_name) - file), file);
+		/* The very file the process maps, not one put at its name
+		 * since. */
+		struct stat st;
+		int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		if (fstat(fd, &st) != 0 || (uint64_t)st.st_ino != inode) {
+			close(fd);
+			err = -ESTALE;
+			break;
+		}
+		err = ring_reader_open_fd(r, fd);
 		break;
 	}
 	free(line);

@@ -57,6 +57,8 @@ struct fast_set {
 	uint64_t hit_fn; /* recce_fast_hit in the process */
 	struct recce_fast_header *h;
 	size_t map_len;
+	/* Our own copy of the geometry: the process can write the header. */
+	uint64_t slot_size;
 	struct fast_site *sites;
 	size_t nsites, cap;
 	struct fast_hook *hooks;
@@ -131,6 +133,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 			      (uint64_t)RING_RECORDS * sizeof(struct recce_fast_record) + 4095) &
 			     ~4095ull;
 	s->map_len = RECCE_FAST_HEADER_SIZE + SLOTS * slot_size;
+	s->slot_size = slot_size;
 	int err = 0;
 	if (fchown(fd, st.st_uid, st.st_gid) != 0 && geteuid() == 0)
 		err = -errno;
@@ -497,7 +500,7 @@ static uint64_t tsc_to_mono(const struct fast_set *s, uint64_t tsc)
 static struct recce_fast_slot *slot_at(const struct fast_set *s, uint32_t i)
 {
 	return (struct recce_fast_slot *)((char *)s->h + RECCE_FAST_HEADER_SIZE +
-					  (uint64_t)i * s->h->slot_size);
+					  (uint64_t)i * s->slot_size);
 }
 
 /* The records lost so far, read from every ring. */
