@@ -39,7 +39,6 @@ ELAPSED=$(awk -v a="$S0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 cp "$T/rec.err" "$ERR"
 is "$WAIT_RC" 0 "record -p PID -d 2 exits 0" || diag "$(cat "$ERR")"
 cmp_ok "$ELAPSED" '>=' 1.9 "it records for the 2 s asked (${ELAPSED}s)"
-cmp_ok "$ELAPSED" '<' 4 "and stops soon after (${ELAPSED}s)"
 N=$(summary_samples)
 # The target's share of a CPU between the two polls, times the time recce
 # says it sampled, times 99 Hz: the polls' own delays, which grow on a
@@ -49,6 +48,10 @@ WANT=$(awk -v c=$((C1 - C0)) -v hz="$HZ_TICKS" -v w0="$W0" -v w1="$W1" -v d="${D
 	'BEGIN { printf "%d", c / hz / (w1 - w0) * d * 99 }')
 ok "the samples match the target's CPU time x 99 Hz while sampled ($N, ~$WANT)" near "${N:-0}" "$WANT" 0.2
 like "$(cat "$ERR")" "^recce: recording process at 99 Hz" "recce says it is recording"
+# It stops because its 2 s are up, and says so: how long it then takes
+# to write the profile depends on the machine, and is make bench's.
+run "$RECCE" report -n 1 "$P"
+like "$(cat "$OUT")" '^stopped-by: duration' "and stops when the 2 s are up (${ELAPSED}s in all)"
 
 ok "the target is still running after recce detached" kill -0 "$HOT"
 STATE=$(awk '{ print $3 }' "/proc/$HOT/stat" 2>/dev/null)

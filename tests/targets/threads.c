@@ -12,7 +12,9 @@
  * threads named "late-N" run late_worker_spin() for 0.25 s each and are
  * joined. Prints "threads: early wave done" when the early threads are
  * joined and "threads: N late threads" at the end; each worker prints
- * "threads: tid TID NAME" as it starts.
+ * "threads: tid TID NAME" as it starts and "threads: cpu NAME SECONDS",
+ * the CPU time it had, as it ends: what a profiler's samples of it must
+ * add up to, however busy the machine.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -62,6 +64,9 @@ __attribute__((noinline)) static uint64_t spin_until(struct worker *w)
 	while (now() < w->end)
 		for (int i = 0; i < 100000; i++)
 			h = h * 6364136223846793005ULL + 1442695040888963407ULL;
+	struct timespec cpu;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	printf("threads: cpu %s %.4f\n", w->name, cpu.tv_sec + cpu.tv_nsec / 1e9);
 	return h;
 }
 
