@@ -121,14 +121,18 @@ static void say_start_failed(const char *store, int err, const char *why)
 
 /* The TLS handshake of a connection to the page on the network: the
  * plain end of its relay, or -1 (dropped: the client was not TLS). */
-static int accept_https(void *arg, int lfd)
+static int page_tls(void *arg, int fd)
 {
 	char err[256];
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (fd < 0)
-		return -1;
 	return tls_accept_anyone(arg, fd, 2000, err, sizeof(err));
+}
+
+/* The relay still holds the end of the answer: let it go out. */
+static void page_tls_done(void *arg)
+{
+	(void)arg;
+	tls_relays_wait(2000);
 }
 
 /* The page's token: the first line of --http-token FILE, or new. */
@@ -174,8 +178,9 @@ static void serve_on_network(const struct agent_continuous_args *a, struct conti
 		    "token: it needs %s (make the certificates with 'recce certs init %s', or "
 		    "give --tls DIR), or serve on 127.0.0.1 and reach it through 'ssh -L'",
 		    spec, f, dir);
-	cfg->http_accept = accept_https;
-	cfg->http_accept_arg = dir;
+	cfg->http_tls = page_tls;
+	cfg->http_tls_done = page_tls_done;
+	cfg->http_tls_arg = dir;
 	cfg->http_token = said->token = page_token(a->http_token);
 	said->scheme = "https";
 }

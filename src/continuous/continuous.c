@@ -5,10 +5,14 @@
 #include "continuous/continuous.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "continuous/continuous-http.h"
@@ -33,6 +37,11 @@
 #define DEFAULT_FREQ	  19
 #define TABLE_BUILD_MAX	  ((uint64_t)64 << 20) /* symbol tables kept on disk per binary */
 
+/* The page's connections answered at once, and the time each has from
+ * its accept to the end of its answer, TLS handshake included. */
+#define PAGE_PROCESSES	16
+#define PAGE_DEADLINE_S 10
+
 struct continuous {
 	const struct continuous_config *cfg;
 	char host[256];
@@ -50,15 +59,22 @@ struct continuous {
 	struct continuous_stats st;
 	struct sampler_stats last; /* the sampler's counts at the last window's end */
 	double last_cpu;	   /* the agent's CPU time then */
+	/* The processes answering the page, each within PAGE_DEADLINE_S. */
+	pid_t pages[PAGE_PROCESSES];
+	size_t npages;
 };
 
+/* The agent's CPU time, the processes that answered its page included. */
 static double cpu_seconds(void)
 {
-	struct rusage ru;
+	struct rusage ru, kids;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return (double)(ru.ru_utime.tv_sec + kids.ru_utime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + kids.ru_utime.tv_usec) / 1e6 +
+	       (double)(ru.ru_stime.tv_sec + kids.ru_stime.tv_sec) +
+	       (double)(ru.ru_stime.tv_usec + kids.ru_stime.tv_usec) / 1e6;
 }
 
 static void say(struct continuous *c, enum continuous_event ev, int err, const char *why)
@@ -295,19 +311,67 @@ static void refresh_stats(void *arg)
 	c->st.cpu_seconds = cpu_seconds();
 }
 
+/* Forgets the page's processes that have ended. */
+static void pages_reap(struct continuous *c)
+{
+	for (size_t i = 0; i < c->npages;)
+		if (waitpid(c->pages[i], NULL, WNOHANG) != 0)
+			c->pages[i] = c->pages[--c->npages];
+		else
+			i++;
+}
+
+/* A connection's process: it answers one request by its deadline, from
+ * its own handle on the store, with the counts as they were when it was
+ * accepted, and ends; SIGALRM ends it at the deadline whatever it waits
+ * for. Never returns. */
+static void serve_page(struct continuous *c, int conn)
+{
+	sigset_t none;
+	struct store *store = NULL;
+	const char *why;
+
+	sigemptyset(&none);
+	signal(SIGALRM, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	alarm(PAGE_DEADLINE_S);
+	if (c->cfg->http_tls && (conn = c->cfg->http_tls(c->cfg->http_tls_arg, conn)) < 0)
+		_exit(1);
+	if (store_open(c->cfg->store_dir, 0, &store, &why) < 0)
+		_exit(1);
+	struct continuous_http h = {store, c->host, &c->st, NULL, NULL};
+	http_serve_conn(conn, c->cfg->http_token, continuous_http, &h);
+	if (c->cfg->http_tls_done)
+		c->cfg->http_tls_done(c->cfg->http_tls_arg);
+	_exit(0);
+}
+
+/* A connection to the page: accepted here, answered by a process of its
+ * own, so that no client, however slowly it sends or reads, ever holds
+ * up the sampling. */
 static void on_http(void *arg, int fd, short revents)
 {
 	struct continuous *c = arg;
 
 	(void)revents;
-	struct continuous_http h = {c->store, c->host, &c->st, refresh_stats, c};
-	if (!c->cfg->http_accept) {
-		http_serve(fd, continuous_http, &h);
+	int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (conn < 0)
 		return;
+	pages_reap(c);
+	if (c->npages == PAGE_PROCESSES) {
+		/* The oldest goes for the new one. */
+		kill(c->pages[0], SIGKILL);
+		waitpid(c->pages[0], NULL, 0);
+		memmove(c->pages, c->pages + 1, (c->npages - 1) * sizeof(c->pages[0]));
+		c->npages--;
 	}
-	int conn = c->cfg->http_accept(c->cfg->http_accept_arg, fd);
-	if (conn >= 0)
-		http_serve_conn(conn, c->cfg->http_token, continuous_http, &h);
+	refresh_stats(c);
+	pid_t pid = fork();
+	if (pid == 0)
+		serve_page(c, conn);
+	if (pid > 0)
+		c->pages[c->npages++] = pid;
+	close(conn);
 }
 
 static int start(struct continuous *c, const char **why)
@@ -340,6 +404,8 @@ static int start(struct continuous *c, const char **why)
 	sc.on_window = on_window;
 	sc.window_arg = c;
 	if (c->cfg->http_fd >= 0) {
+		/* A connection gone before its accept must not block the loop. */
+		fcntl(c->cfg->http_fd, F_SETFL, fcntl(c->cfg->http_fd, F_GETFL) | O_NONBLOCK);
 		sc.watch_fd = c->cfg->http_fd;
 		sc.watch_fn = on_http;
 		sc.watch_arg = c;
@@ -374,6 +440,10 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		err = sampler_run(c.sampler);
 		if (err)
 			*why = "sampling stopped";
+	}
+	for (size_t i = 0; i < c.npages; i++) {
+		kill(c.pages[i], SIGKILL);
+		waitpid(c.pages[i], NULL, 0);
 	}
 	sampler_free(c.sampler);
 	resolver_free(c.resolver);

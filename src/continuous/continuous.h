@@ -49,11 +49,13 @@ struct continuous_config {
 	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
 	int stop_fd;		/* stop when readable (a signalfd) */
 	int http_fd;		/* a listening socket for the page and /metrics; -1: none */
-	/* With these, a connection to http_fd is accepted by http_accept
-	 * (which returns the plain socket to answer on, or -1: a TLS
-	 * handshake) and each request must carry http_token. */
-	int (*http_accept)(void *arg, int lfd);
-	void *http_accept_arg;
+	/* With these, a connection accepted on http_fd goes through
+	 * http_tls (its TLS handshake: the plain socket to answer on, or -1),
+	 * http_tls_done lets what it relays leave before the connection's
+	 * process does, and each request must carry http_token. */
+	int (*http_tls)(void *arg, int fd);
+	void (*http_tls_done)(void *arg);
+	void *http_tls_arg;
 	const char *http_token;
 	void (*say)(void *arg, enum continuous_event ev, int err, const char *why);
 	void *say_arg;

@@ -4,7 +4,9 @@
 # continuous profiler of the agent, `recce tasks --serve` or `recce view`
 # (it used to kill each with SIGPIPE); each still answers the next
 # client, and the page answers with headers that keep it out of caches,
-# referrers and frames.
+# referrers and frames. Forty clients that send a byte a second
+# (slowloris) neither blind the profiler (its windows keep their samples)
+# nor keep another client from /metrics.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" "$TARGETS/ev-tasks"
 
@@ -40,6 +42,28 @@ like "$(tr -d '\r' < "$T/headers")" $'Cache-Control: no-store' "the page is not 
 like "$(tr -d '\r' < "$T/headers")" $'Referrer-Policy: no-referrer' "nor its address sent on as a referrer"
 like "$(tr -d '\r' < "$T/headers")" "Content-Security-Policy: frame-ancestors 'none'" "nor shown in another site's frame"
 unlike "$(cat "$T/agent.err")" 'profiler.*(died|restart)' "the profiler was never restarted"
+
+# Forty clients that send a request one byte a second, for at most 40 s.
+python3 tests/cli/attack-slowloris.py 40 "$HTTP" "$T/slow-ready" > /dev/null 2>&1 &
+SLOW=$!
+wait_for 20 test -e "$T/slow-ready" || diag "the slow clients did not connect"
+metric()
+{
+	curl -sf --max-time 20 "http://$HTTP/metrics" | awk -v m="recce_agent_$1" '$1 == m { print $2 }'
+}
+windows_past()
+{
+	[ "$(metric windows_written_total)" -ge "$1" ]
+}
+W0=$(metric windows_written_total)
+S0=$(metric samples_total)
+isnt "$W0" "" "with 40 slow clients connected, /metrics still answers"
+spawn "$T/busy.out" "$TARGETS/hot" 60
+wait_for 30 windows_past $((W0 + 2)) || diag "no two windows were written while the slow clients trickled"
+S1=$(metric samples_total)
+cmp_ok "$S1" '>' "$S0" "the windows written meanwhile hold samples ($S0 -> $S1): the profiler was not blinded"
+kill "$SLOW" 2>/dev/null
+wait "$SLOW" 2>/dev/null
 
 # --- recce tasks --serve --------------------------------------------------
 
