@@ -10,7 +10,8 @@
 # Last, a leaked certificate: revoked with recce certs revoke, refused
 # from the next connection on with a message that says so; a client
 # --deny names refused; a revocation list that does not read refuses
-# everyone.
+# everyone. And the first attacks again between two hosts: an agent in a
+# network namespace, its client in another, joined by a veth pair.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" "$TARGETS/calls"
 
@@ -152,3 +153,30 @@ like "$(cat "$T/agent.err")" "cannot read the revocation list $T/tls/crl.pem" "a
 cp "$T/crl.good" "$T/tls/crl.pem"
 
 ok "the agent still runs" kill -0 "$AGENT"
+
+# --- the same attack between two hosts: network namespaces ------------------
+
+NS1=recce-a$$-1 NS2=recce-a$$-2
+if ip netns add "$NS1" 2>/dev/null && ip netns add "$NS2" 2>/dev/null &&
+	ip link add "ra$$a" type veth peer name "ra$$b" 2>/dev/null; then
+	netns_at_exit "$NS1" "$NS2"
+	ip link set "ra$$a" netns "$NS1" && ip link set "ra$$b" netns "$NS2"
+	ip -n "$NS1" addr add 10.78.0.1/24 dev "ra$$a" && ip -n "$NS1" link set "ra$$a" up
+	ip -n "$NS2" addr add 10.78.0.2/24 dev "ra$$b" && ip -n "$NS2" link set "ra$$b" up
+	ip -n "$NS1" link set lo up && ip -n "$NS2" link set lo up
+	run "$RECCE" certs init "$T/tls-ns" --host 10.78.0.1
+	run "$RECCE" certs client eve --tls "$T/tls-ns"
+	spawn "$T/ns-agent.out" ip netns exec "$NS1" "$RECCE" agent --socket "$T/ns.sock" \
+		--listen 10.78.0.1:7450 --tls "$T/tls-ns"
+	wait_for 10 grep -q 'serving on' "$T/ns-agent.out" || diag "the agent in $NS1 did not start"
+	run ip netns exec "$NS2" "$RECCE" --tls "$T/tls-ns/eve" --node 10.78.0.1 record -d 1 -o "$T/ns.pb.gz" \
+		-- sh -c "id > $T/pwned-ns"
+	is "$RC" 1 "from another host, eve (read) may not start a program on the agent's" || show_run
+	ok "the program never ran" test ! -e "$T/pwned-ns"
+	run ip netns exec "$NS2" "$RECCE" --tls "$T/tls-ns/eve" --node 10.78.0.1 record -p "$HOT" -d 0.5 \
+		-ealloc -o "$T/ns.pb.gz"
+	like "$(cat "$ERR")" "record --event alloc needs the scope trace" "nor probe a process, however -e is spelled"
+else
+	ip netns del "$NS1" 2>/dev/null
+	fail "two hosts: network namespaces cannot be made here (ip netns add, veth)"
+fi
