@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/http-serve.h"
@@ -31,19 +32,26 @@ static void reply(int fd, const char *status, const char *type, const char *body
 		write_all(fd, body, n);
 }
 
-/* Reads the request on fd (at most a second, 8 KiB) into req: NULL and
- * the target of a GET in target, or the status line to answer with. */
+/* Reads the request on fd (8 KiB, within REQUEST_MS in all, however
+ * slowly its bytes come) into req: NULL and the target of a GET in
+ * target, or the status line to answer with. */
 #define TARGET_MAX 2048
 #define REQ_MAX	   8192
+#define REQUEST_MS 2000
 
 static const char *read_request(int fd, char req[REQ_MAX], char target[TARGET_MAX])
 {
 	size_t got = 0;
+	struct timespec t0, now;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* The request line and headers, until the blank line. */
 	while (got < REQ_MAX - 1) {
 		struct pollfd p = {fd, POLLIN, 0};
-		if (poll(&p, 1, 1000) != 1)
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (long)(now.tv_sec - t0.tv_sec) * 1000 +
+			     (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (spent >= REQUEST_MS || poll(&p, 1, (int)(REQUEST_MS - spent)) != 1)
 			break;
 		ssize_t n = read(fd, req + got, REQ_MAX - 1 - got);
 		if (n <= 0)

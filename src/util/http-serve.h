@@ -2,9 +2,11 @@
  * The smallest HTTP/1.1 server that Prometheus and a page can use: one
  * listening socket (util/tcp.h's tcp_listen()), one request answered at a
  * time (a GET, the body made by a callback for one path or by a handler
- * that routes), the connection closed after each answer. It reads at most 8 KiB of a request
- * and waits at most a second for it, so a client that stalls cannot hold up the caller's loop for
- * long.
+ * that routes), the connection closed after each answer. It reads at most
+ * 8 KiB of a request and waits at most 2 s for all of it, however slowly
+ * its bytes come, so a client that trickles cannot hold up the caller's
+ * loop for long (the agent's page goes further: a process per connection,
+ * continuous/continuous.c).
  */
 #ifndef RECCE_UTIL_HTTP_SERVE_H
 #define RECCE_UTIL_HTTP_SERVE_H

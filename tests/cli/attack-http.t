@@ -4,7 +4,7 @@
 # continuous profiler of the agent, `recce tasks --serve` or `recce view`
 # (it used to kill each with SIGPIPE); each still answers the next
 # client, and the page answers with headers that keep it out of caches,
-# referrers and frames. Forty clients that send a byte a second
+# referrers and frames. Forty clients that send a byte every half second
 # (slowloris) neither blind the profiler (its windows keep their samples)
 # nor keep another client from /metrics.
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +43,8 @@ like "$(tr -d '\r' < "$T/headers")" $'Referrer-Policy: no-referrer' "nor its add
 like "$(tr -d '\r' < "$T/headers")" "Content-Security-Policy: frame-ancestors 'none'" "nor shown in another site's frame"
 unlike "$(cat "$T/agent.err")" 'profiler.*(died|restart)' "the profiler was never restarted"
 
-# Forty clients that send a request one byte a second, for at most 40 s.
+# Forty clients that send a request one byte every half second, for at
+# most 40 s.
 python3 tests/cli/attack-slowloris.py 40 "$HTTP" "$T/slow-ready" > /dev/null 2>&1 &
 SLOW=$!
 wait_for 20 test -e "$T/slow-ready" || diag "the slow clients did not connect"
@@ -78,6 +79,16 @@ half_requests "$HTTP"
 run curl -sf --max-time 20 "http://$HTTP/metrics"
 is "$RC" 0 "tasks --serve still answers after five half requests" || show_run
 ok "and still runs" kill -0 "$TASKS"
+# One client that trickles its request a byte every half second holds
+# it up for the request's 2 s in all, not a second a byte.
+rm -f "$T/slow-ready"
+python3 tests/cli/attack-slowloris.py 1 "$HTTP" "$T/slow-ready" > /dev/null 2>&1 &
+SLOW=$!
+wait_for 20 test -e "$T/slow-ready" || diag "the slow client did not connect"
+run curl -sf --max-time 20 "http://$HTTP/metrics"
+is "$RC" 0 "tasks --serve answers another client while one trickles its request" || show_run
+kill "$SLOW" 2>/dev/null
+wait "$SLOW" 2>/dev/null
 
 # --- recce view ----------------------------------------------------------------
 
