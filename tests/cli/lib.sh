@@ -248,6 +248,15 @@ cmp_ok()
 		return 1
 		;;
 	esac
+	# Numbers and arithmetic only: awk would read a word ("null", an
+	# error message) as a variable worth 0, and pass a check that
+	# compares nothing.
+	case "$1$3" in
+	*[A-DF-Za-df-z_]*)
+		fail "$4" "  cmp_ok: not a number: '$1' $2 '$3'"
+		return 1
+		;;
+	esac
 	if [ -n "$1" ] && [ -n "$3" ] && awk "BEGIN { exit !(($1) $op ($3)) }" 2>/dev/null; then
 		pass "$4"
 	else
