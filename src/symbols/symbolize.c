@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <gelf.h>
 #include <stdlib.h>
@@ -505,14 +506,23 @@ uint64_t sym_file_source(struct sym_file *f, uint32_t *owner)
 		ssize_t n = -1;
 		f->source_owner =
 		    f->fd >= 0 && fstat(f->fd, &st) == 0 ? (uint32_t)st.st_uid : UINT32_MAX;
+		/* Four lanes, so that the multiplies overlap: a hundred
+		 * megabytes in a few tens of milliseconds. */
+		uint64_t lane[4] = {h, h ^ 1, h ^ 2, h ^ 3};
 		while (buf && f->fd >= 0 && (n = pread(f->fd, buf, cap, at)) > 0) {
-			size_t words = (size_t)n / 8;
-			for (size_t i = 0; i < words; i++)
-				h = hash_fnv1a_value(h, buf[i]);
-			h = hash_fnv1a_bytes(h, (const char *)buf + words * 8, (size_t)n % 8);
+			size_t words = (size_t)n / 8, i = 0;
+			for (; i + 4 <= words; i += 4)
+				for (int k = 0; k < 4; k++)
+					lane[k] = hash_fnv1a_value(lane[k], buf[i + (size_t)k]);
+			for (; i < words; i++)
+				lane[0] = hash_fnv1a_value(lane[0], buf[i]);
+			lane[1] =
+			    hash_fnv1a_bytes(lane[1], (const char *)buf + words * 8, (size_t)n % 8);
 			at += n;
 		}
 		free(buf);
+		for (int k = 0; k < 4; k++)
+			h = hash_fnv1a_value(h, lane[k]);
 		/* A file that does not read whole matches no table. */
 		f->source = n == 0 ? (h ? h : 1) : 0;
 		f->source_done = 1;
@@ -724,8 +734,16 @@ static void cache_attach(struct symbolizer *s, struct sym_file *f)
 {
 	struct sym_cache *c = NULL;
 
+	char path[PATH_MAX];
+
 	f->cache_tried = 1;
 	if (!s->cache_dir || !f->build_id[0])
+		return;
+	/* A binary too big to get a table, and without one kept from
+	 * before, is not read whole for nothing. */
+	if ((uint64_t)f->size > s->cache_build_max &&
+	    (sym_cache_path(s->cache_dir, f->build_id, path, sizeof(path)) < 0 ||
+	     access(path, F_OK) < 0))
 		return;
 	uint64_t source = sym_file_source(f, NULL);
 	if (source && sym_cache_load(s->cache_dir, f->build_id, source, &c) == 0) {
