@@ -31,15 +31,25 @@ is "$(cat "$ERR")" "" "without a warning"
 rm -rf "$T/m1"
 run "$RECCE" symbolize "$T/p.pb.gz" -o "$T/q.pb.gz"
 is "$RC" 0 "symbolize with the binary gone exits 0" || show_run
-like "$(cat "$ERR")" "named ([0-9]+) of \\1 addresses; wrote '$T/q.pb.gz'" "and names every address"
+# Every address the binary names is named from the table (the same
+# stacks, below); a sample that fell where nothing can name it (rarely,
+# at the command's start) stays unnamed either way.
+like "$(cat "$ERR")" "named [0-9]+ of [0-9]+ addresses; wrote '$T/q.pb.gz'" "and says how many addresses it named"
+NAMED=$(sed -n 's/.*named \([0-9]*\) of \([0-9]*\) addresses.*/\1 \2/p' "$ERR")
 run "$RECCE" report --folded "$T/q.pb.gz"
 is "$(cat "$OUT")" "$(cat "$T/folded.path")" "the same stacks as named from the binary itself"
 run "$RECCE" report "$T/q.pb.gz"
 like "$(cat "$OUT")" 'burn_cpu +[^ ]*hot\.c:[0-9]+' "with source lines"
 is "$(zcat "$T/q.pb.gz" | grep -c -a burn_cpu)" 1 "the names are in the written file"
 run "$RECCE" symbolize "$T/q.pb.gz"
-is "$RC" 0 "symbolizing a named profile again exits 0"
-like "$(cat "$ERR")" "had no addresses without names" "and says there was nothing to do"
+set -- $NAMED
+if [ "${1:-x}" = "${2:-y}" ]; then
+	is "$RC" 0 "symbolizing a named profile again exits 0"
+	like "$(cat "$ERR")" "had no addresses without names" "and says there was nothing to do"
+else
+	is "$RC" 1 "symbolizing again, with $(($2 - $1)) address(es) nothing can name, exits 1"
+	like "$(cat "$ERR")" "named none of the $(($2 - $1)) addresses" "and says none could be named"
+fi
 
 # Another binary at the recorded path is not trusted: build-ids differ.
 mkdir "$T/m1"
