@@ -49,11 +49,6 @@ void grant_init(void)
 		launch_forbid();
 }
 
-int grant_active(void)
-{
-	return grant.active;
-}
-
 /* Writes the refusal for the audit log and the client, and exits 1. */
 __attribute__((noreturn, format(printf, 1, 2))) static void refuse(const char *fmt, ...)
 {

@@ -20,9 +20,6 @@
  * once, first, by main. */
 void grant_init(void);
 
-/* Whether this command runs for a client of the agent. */
-int grant_active(void);
-
 /* Ends the command (exit 1) unless the client has scope; what says what
  * needs it ("record -- CMD", "events --clean"). */
 void grant_need(unsigned scope, const char *what);
