@@ -27,9 +27,13 @@ for i in 1 2 3; do
 	like "$ROOT" "^call $i: handle\\(seq=[0-9]+\\) = $((SEQ * 2)), [0-9.]+ ms\$" \
 		"call $i is named with its argument, its result and its duration"
 	WANT=$(awk -v s="$SEQ" '$1 == "handle" && $2 == s { print $3 }' "$T/req.out")
-	# handle times itself inside its body; the probes see a little more.
-	ok "call $i lasted $MS ms; handle timed itself at $WANT ns (within 10%)" \
-		near "${MS:-0} * 1e6" "${WANT:-1}" 0.10
+	# handle times itself inside its body; the probes, around it, see at
+	# least that, and more by their own traps and by whatever the
+	# scheduler does meanwhile on a busy machine: never less, and not a
+	# unit off (five times is no scheduler's doing at 10 ms).
+	cmp_ok "${MS:-0} * 1e6 + 5000" '>=' "${WANT:-1}" \
+		"call $i lasted $MS ms (to 0.01 ms), at least the $WANT ns handle timed itself"
+	cmp_ok "${MS:-0} * 1e6" '<' "${WANT:-1} * 5" "call $i: and its duration is in the same unit"
 	CALL=$(printf '%s\n' "$FOLDED" | grep "^call $i: ")
 	TOTAL=$(folded_total "$CALL")
 	for f in parse compute reply; do
