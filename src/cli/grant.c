@@ -69,16 +69,11 @@ __attribute__((noreturn, format(printf, 1, 2))) static void refuse(const char *f
 
 void grant_need(unsigned scope, const char *what)
 {
-	char have[64], need[64];
+	char msg[1024];
 
 	if (!grant.active || !(scope & ~grant.scopes))
 		return;
-	scope_names(grant.scopes, have, sizeof(have));
-	scope_names(scope & ~grant.scopes, need, sizeof(need));
-	refuse("this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
-	       "%s=%s%s%s would grant it",
-	       grant.who, have, what, need, grant.who, grant.scopes ? have : "",
-	       grant.scopes ? "," : "", need);
+	refuse("%s", scope_refusal(msg, sizeof(msg), grant.who, grant.scopes, what, scope));
 }
 
 void grant_output(const char *path, const char *what)

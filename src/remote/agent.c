@@ -32,7 +32,7 @@
 #define HELLO_TIMEOUT_MS 10000
 /* The longest frame taken before the request: a Run's arguments. */
 #define REQUEST_FRAME_MAX (256u << 10)
-#define KILL_GRACE_NS	 2000000000ULL /* between SIGINT and SIGKILL of a command */
+#define KILL_GRACE_NS	  2000000000ULL /* between SIGINT and SIGKILL of a command */
 
 /* Who is at the other end of a connection. */
 struct peer {
@@ -464,7 +464,7 @@ static unsigned peer_scopes(const struct agent_config *cfg, const struct peer *p
 static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 			const Recce__Agent__Run *run, char *msg, size_t len)
 {
-	char names[64], scope[64], who[300];
+	char who[300];
 	unsigned need = scope_needed(run->argv[0]);
 	unsigned have = peer_scopes(cfg, p);
 
@@ -479,12 +479,7 @@ static int out_of_scope(const struct agent_config *cfg, const struct peer *p,
 		snprintf(msg, len, "this agent denies %s every request", who);
 		return 1;
 	}
-	scope_names(need, scope, sizeof(scope));
-	snprintf(msg, len,
-		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
-		 "%s=%s,%s would grant it",
-		 who, scope_names(have, names, sizeof(names)), run->argv[0], scope, who, names,
-		 scope);
+	scope_refusal(msg, len, who, have, run->argv[0], need);
 	return 1;
 }
 
@@ -763,9 +758,9 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 	signal(SIGPIPE, SIG_IGN);
 	if (cfg->stdio) {
 		struct peer p = {getuid(), getgid(), getppid(), 0, ""};
-		return serve_connection(cfg, 0, 1, &p,
-					time_now_ns(CLOCK_MONOTONIC) + HELLO_TIMEOUT_MS * 1000000ULL,
-					-1);
+		return serve_connection(
+		    cfg, 0, 1, &p, time_now_ns(CLOCK_MONOTONIC) + HELLO_TIMEOUT_MS * 1000000ULL,
+		    -1);
 	}
 	int lfd = listen_on(cfg->socket, what);
 	if (lfd < 0)
@@ -818,7 +813,8 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 			conns_served(&cs, served[0]);
 			if (!conns_room(&cs)) {
 				if (i == 2)
-					send_error(fd, 0, "this agent serves as many clients as it can");
+					send_error(fd, 0,
+						   "this agent serves as many clients as it can");
 				close(fd);
 				continue;
 			}
@@ -831,8 +827,8 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 				if (cfg->stop_fd >= 0)
 					close(cfg->stop_fd);
 				close(served[0]);
-				serve_accepted(cfg, fd, i == 3, &p, now + HELLO_TIMEOUT_MS * 1000000ULL,
-					       served[1]);
+				serve_accepted(cfg, fd, i == 3, &p,
+					       now + HELLO_TIMEOUT_MS * 1000000ULL, served[1]);
 			}
 			if (pid > 0)
 				cs.v[cs.n++] = (struct conn){pid, now, 0};

@@ -164,3 +164,17 @@ const char *scope_names(unsigned mask, char *buf, size_t len)
 		snprintf(buf, len, "none");
 	return buf;
 }
+
+const char *scope_refusal(char *buf, size_t len, const char *who, unsigned have, const char *what,
+			  unsigned need)
+{
+	char had[64], needed[64];
+
+	scope_names(have, had, sizeof(had));
+	scope_names(need & ~have, needed, sizeof(needed));
+	snprintf(buf, len,
+		 "this agent lets %s %s only, and %s needs the scope %s; the agent's --allow "
+		 "%s=%s%s%s would grant it",
+		 who, had, what, needed, who, have ? had : "", have ? "," : "", needed);
+	return buf;
+}

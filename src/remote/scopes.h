@@ -74,6 +74,13 @@ int scope_parse(const char *text, unsigned *mask);
  * client), uid its user. */
 unsigned scopes_of(const struct scopes *s, const char *cert, uid_t uid);
 
+/* The words of a refusal, into buf: who has the scopes have, and what
+ * (a command, an option) needs the scopes need; says which --allow would
+ * grant them. The agent (by a command's name) and the command (by its
+ * options, cli/grant.h) refuse in these same words. */
+const char *scope_refusal(char *buf, size_t len, const char *who, unsigned have, const char *what,
+			  unsigned need);
+
 /* "read,trace" for a mask, into buf. */
 const char *scope_names(unsigned mask, char *buf, size_t len);
 
