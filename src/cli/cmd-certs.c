@@ -49,6 +49,17 @@ int cmd_certs(int argc, char **argv)
 	if (first >= argc)
 		usage_die("certs", "give init DIR, client NAME or revoke NAME");
 	const char *what = argv[first];
+	/* client and revoke: one name, in the CA's directory. */
+	if (strcmp(what, "client") == 0 || strcmp(what, "revoke") == 0) {
+		if (first + 2 != argc)
+			usage_die("certs", "%s takes one name", what);
+		if (a.nhosts)
+			usage_die("certs", "--host goes with init");
+		if (!a.tls) {
+			tls_default_dir(1, dir, sizeof(dir));
+			a.tls = dir;
+		}
+	}
 	if (strcmp(what, "init") == 0) {
 		if (first + 2 != argc)
 			usage_die("certs", "init takes one directory");
@@ -61,28 +72,12 @@ int cmd_certs(int argc, char **argv)
 		     "~/.config/recce/tls",
 		     argv[first + 1], argv[first + 1]);
 	} else if (strcmp(what, "client") == 0) {
-		if (first + 2 != argc)
-			usage_die("certs", "client takes one name");
-		if (a.nhosts)
-			usage_die("certs", "--host goes with init");
-		if (!a.tls) {
-			tls_default_dir(1, dir, sizeof(dir));
-			a.tls = dir;
-		}
 		if (tls_certs_client(a.tls, argv[first + 1], err, sizeof(err)) < 0)
 			die("%s", err);
 		note("made %s/%s: copy its ca.pem, client.pem and client.key to that client's "
 		     "~/.config/recce/tls",
 		     a.tls, argv[first + 1]);
 	} else if (strcmp(what, "revoke") == 0) {
-		if (first + 2 != argc)
-			usage_die("certs", "revoke takes one name");
-		if (a.nhosts)
-			usage_die("certs", "--host goes with init");
-		if (!a.tls) {
-			tls_default_dir(1, dir, sizeof(dir));
-			a.tls = dir;
-		}
 		int rc = tls_certs_revoke(a.tls, argv[first + 1], err, sizeof(err));
 		if (rc < 0)
 			die("%s", err);
