@@ -26,6 +26,16 @@ for i in range(5):
 EOF
 }
 
+# slow_clients N HOST:PORT: N clients that trickle a request a byte every
+# half second (attack-slowloris.py), connected when it returns; sets SLOW.
+slow_clients()
+{
+	rm -f "$T/slow-ready"
+	python3 tests/cli/attack-slowloris.py "$1" "$2" "$T/slow-ready" > /dev/null 2>&1 &
+	SLOW=$!
+	wait_for 20 test -e "$T/slow-ready" || diag "the $1 slow clients did not connect"
+}
+
 # --- the agent's continuous profiler ---------------------------------------
 
 spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$T/a.sock" --continuous --store "$T/store" \
@@ -45,9 +55,7 @@ unlike "$(cat "$T/agent.err")" 'profiler.*(died|restart)' "the profiler was neve
 
 # Forty clients that send a request one byte every half second, for at
 # most 40 s.
-python3 tests/cli/attack-slowloris.py 40 "$HTTP" "$T/slow-ready" > /dev/null 2>&1 &
-SLOW=$!
-wait_for 20 test -e "$T/slow-ready" || diag "the slow clients did not connect"
+slow_clients 40 "$HTTP"
 metric()
 {
 	curl -sf --max-time 20 "http://$HTTP/metrics" | awk -v m="recce_agent_$1" '$1 == m { print $2 }'
@@ -81,10 +89,7 @@ is "$RC" 0 "tasks --serve still answers after five half requests" || show_run
 ok "and still runs" kill -0 "$TASKS"
 # One client that trickles its request a byte every half second holds
 # it up for the request's 2 s in all, not a second a byte.
-rm -f "$T/slow-ready"
-python3 tests/cli/attack-slowloris.py 1 "$HTTP" "$T/slow-ready" > /dev/null 2>&1 &
-SLOW=$!
-wait_for 20 test -e "$T/slow-ready" || diag "the slow client did not connect"
+slow_clients 1 "$HTTP"
 run curl -sf --max-time 20 "http://$HTTP/metrics"
 is "$RC" 0 "tasks --serve answers another client while one trickles its request" || show_run
 kill "$SLOW" 2>/dev/null
