@@ -20,6 +20,7 @@
 #include "inject/near-page.h"
 #include "inject/trampoline.h"
 #include "inject/target-mem.h"
+#include "proc/lib-path.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -82,35 +83,6 @@ static void clock_pair(uint64_t *tsc, uint64_t *mono)
 {
 	*tsc = rdtsc();
 	*mono = time_now_ns(CLOCK_MONOTONIC);
-}
-
-/* Where librecce-fast.so is: $RECCE_FAST_LIB, beside the recce binary
- * in a build tree, or in the installed tree. */
-static int find_library(char *buf, size_t len, struct fast_set_info *info)
-{
-	const char *env = getenv("RECCE_FAST_LIB");
-	char exe[PATH_MAX];
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return access(buf, R_OK) == 0 ? 0 : -ENOENT;
-	}
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	*slash = 0;
-	static const char *const rel[] = {"lib/" LIB_NAME, "build/lib/" LIB_NAME,
-					  "../lib/recce/" LIB_NAME};
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char path[PATH_MAX + 32];
-		snprintf(path, sizeof(path), "%s/%s", exe, rel[i]);
-		if (access(path, R_OK) == 0 && realpath(path, buf))
-			return 0;
-	}
-	snprintf(info->detail, sizeof(info->detail), "%.200s/lib, %.200s/../lib/recce", exe, exe);
-	return -ENOENT;
 }
 
 /* The shared file, owned by the target's user: made, mapped here, and
@@ -199,7 +171,8 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	char path[128];
 	uint64_t handle, start_fn, ret;
 
-	int err = find_library(info->library, sizeof(info->library), info);
+	int err = proc_lib_path(LIB_NAME, "RECCE_FAST_LIB", info->library, sizeof(info->library),
+				info->detail, sizeof(info->detail));
 	if (err)
 		return fail(info, FAST_NO_LIBRARY, err);
 	err = injector_open(&s->inj, s->pid, sym);
