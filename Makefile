@@ -69,7 +69,8 @@ LIB_CFLAGS = -std=gnu11 -D_GNU_SOURCE -DRECCE_NO_MACROS -fPIC -fvisibility=hidde
 	-fno-omit-frame-pointer $(WARN) $(CFLAGS) -Iinclude -Isrc
 LIB_SONAME := librecce.so.0
 
-lib: $(B)/lib/librecce.so $(B)/lib/librecce.a $(B)/lib/recce.pc $(B)/lib/librecce-fast.so
+lib: $(B)/lib/librecce.so $(B)/lib/librecce.a $(B)/lib/recce.pc $(B)/lib/librecce-fast.so \
+	$(B)/lib/librecce-patch.so
 
 $(B)/lib/%.o: lib/%.c include/recce.h lib/internal.h src/events/ring-format.h
 	@mkdir -p $(@D)
@@ -93,6 +94,13 @@ FAST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -mgeneral-regs-
 $(B)/lib/librecce-fast.so: lib/fast/fast.c src/events/fast-format.h
 	@mkdir -p $(@D)
 	$(CC) $(FAST_CFLAGS) -shared -Wl,-z,nodelete -Wl,--no-undefined -o $@ $< -lpthread
+
+# librecce-patch.so, the thunk `recce patch` puts between a patched
+# function's callers and its replacement: assembly with its own unwind
+# tables, needing nothing from the C library.
+$(B)/lib/librecce-patch.so: lib/patch/thunk.S
+	@mkdir -p $(@D)
+	$(CC) -shared -nostdlib -Wl,-z,nodelete -Wl,-z,noexecstack -o $@ $<
 
 $(B)/lib/recce.pc: scripts/recce.pc.in src/util/version.h
 	@mkdir -p $(@D)
@@ -151,6 +159,10 @@ TARGET_FLAGS = -std=gnu11 -g -fno-omit-frame-pointer -fno-inline-functions-calle
 $(B)/targets/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O1 $(TARGET_FLAGS) -o $@ $< -lm
+# A caller that keeps a register across a call, as -O2 compiles it.
+$(B)/targets/keeper: tests/targets/keeper.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O2 $(TARGET_FLAGS) -o $@ $<
 $(B)/targets-O0/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O0 $(TARGET_FLAGS) -o $@ $< -lm
@@ -221,15 +233,13 @@ $(B)/targets/hot-minidebug: $(B)/targets/hot
 	@rm -rf $@.d
 
 # The demo server names its source relative to the tree, as a release
-# build would, so reports read examples/ratchet.c:LINE; -fno-ipa-ra keeps
-# its callers to the calling convention, so recce patch may replace its
-# functions (docs/recce-patch.md).
+# build would, so reports read examples/ratchet.c:LINE.
 $(B)/ratchet: examples/ratchet.c | $(B)
-	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -fno-ipa-ra -ffile-prefix-map=$(CURDIR)=. \
+	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -ffile-prefix-map=$(CURDIR)=. \
 		-pthread -o $@ $<
 
-# The same server as compiled by default, whose callers keep values in
-# registers across calls (-fipa-ra): for patch's refusal.
+# The same server as GCC compiles it by default, without -ffile-prefix-map:
+# its callers keep values in registers across calls (-fipa-ra), for patch.
 $(B)/targets/ratchet-ipa-ra: examples/ratchet.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -pthread -o $@ $<
@@ -336,7 +346,7 @@ asan: deps
 # CLI that exits at once leaks by design: leaks are not checked there. A
 # sanitizer's report exits 86 or 87, which no test expects of recce.
 TARGETS_B ?= build
-asan-check: unit fuzz-replay $(B)/recce $(B)/lib/librecce-fast.so
+asan-check: unit fuzz-replay $(B)/recce $(B)/lib/librecce-fast.so $(B)/lib/librecce-patch.so
 	ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=exitcode=87:print_stacktrace=1 \
 		RECCE=$(B)/recce TARGETS=$(TARGETS_B)/targets B=$(B) \
 		prove $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
@@ -349,6 +359,7 @@ install: recce lib $(MANS)
 	install -m 0644 $(B)/lib/librecce.a $(DESTDIR)$(PREFIX)/lib/librecce.a
 	install -d $(DESTDIR)$(PREFIX)/lib/recce
 	install -m 0644 $(B)/lib/librecce-fast.so $(DESTDIR)$(PREFIX)/lib/recce/librecce-fast.so
+	install -m 0644 $(B)/lib/librecce-patch.so $(DESTDIR)$(PREFIX)/lib/recce/librecce-patch.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' scripts/recce.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/recce.pc
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ]; then ldconfig; fi

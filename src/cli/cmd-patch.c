@@ -90,12 +90,6 @@ static void refused(const struct patch_args *a, pid_t pid, const char *func,
 		die("%s jumps back into its own first 5 bytes (from offset %" PRIu64 "), which a "
 		    "patch would replace: it cannot be patched safely",
 		    func, r->branch_at);
-	case PATCH_CALLER_REGS:
-		die("%s+0x%" PRIx64 " reads %s after calling %s without setting it: it was "
-		    "compiled to rely on registers %s leaves alone (GCC's -fipa-ra, on at -O2), "
-		    "and a replacement would clobber them; rebuild the program with -fno-ipa-ra "
-		    "to make it patchable, or give --force if the new function leaves %s alone too",
-		    r->caller, r->branch_at, r->reg, func, func, r->reg);
 	case PATCH_UNDECODABLE:
 		die("the machine code of %s does not decode, so recce cannot check it for jumps "
 		    "into the bytes it would replace",
@@ -121,8 +115,14 @@ static void refused(const struct patch_args *a, pid_t pid, const char *func,
 	case PATCH_NOT_LOADED:
 		die("process %d loaded the object but recce cannot find it among its mappings",
 		    (int)pid);
+	case PATCH_NO_THUNK:
+		die("librecce-patch.so, the code recce puts between %s and its replacement, is "
+		    "not installed (looked in %s): install recce with 'make install', or set "
+		    "RECCE_PATCH_LIB to its path",
+		    func, r->detail);
 	case PATCH_NO_VENEER:
-		die("no room for a far jump within 2 GiB of %s in process %d", func, (int)pid);
+		die("no room for the jump to recce's thunk within 2 GiB of %s in process %d", func,
+		    (int)pid);
 	case PATCH_BUSY:
 		die("thread %d of process %d stayed %s %s for the whole timeout; try again, or "
 		    "give a longer --timeout",
@@ -233,8 +233,9 @@ int cmd_patch(int argc, char **argv)
 	if (r.old_sig[0] && r.new_sig[0])
 		printf("  signature  %s%s\n", r.old_sig,
 		       strcmp(r.old_sig, r.new_sig) == 0 ? ", the same in both" : " (forced)");
-	printf("  code       0x%" PRIx64 " jumps to 0x%" PRIx64 "%s\n", r.addr, r.new_addr,
-	       r.veneer ? " through a far jump" : "");
+	printf("  code       0x%" PRIx64 " jumps to 0x%" PRIx64
+	       " through recce's register-keeping thunk\n",
+	       r.addr, r.new_addr);
 	printf("  stopped    %.2f ms to load (thread %d ran dlopen for %.1f ms), %.2f ms to "
 	       "write (%zu threads, %d attempt%s)\n",
 	       (double)r.load_stopped_ns / 1e6, (int)r.loader_thread, (double)r.load_ns / 1e6,

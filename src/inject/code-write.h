@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CODE_EDIT_MAX 16
+#define CODE_EDIT_MAX 64
 
 struct code_edit {
 	uint64_t addr;

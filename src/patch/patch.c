@@ -12,14 +12,13 @@
 
 #include "inject/near-page.h"
 #include "inject/target-mem.h"
+#include "patch/patch-thunk.h"
 #include "proc/proc-maps.h"
-#include "symbols/call-sites.h"
 #include "symbols/func-exits.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
 
 #define JUMP_LEN      5
-#define VENEER_LEN    16
 #define VENEER_NAME   "recce-patch"
 #define CODE_READ_MAX (256u << 10) /* bytes of a function decoded at most */
 
@@ -133,27 +132,7 @@ static int check_signatures(struct sym_file *of, uint64_t ov, struct sym_file *n
 	return strcmp(r->old_sig, r->new_sig) ? refuse(r, PATCH_SIGNATURE, -EINVAL) : 0;
 }
 
-/* Refuses a function whose callers keep values in registers it happens
- * not to touch (GCC's -fipa-ra): the replacement would clobber them. */
-static int check_callers(struct symbolizer *sym, struct sym_file *of, uint64_t ov,
-			 const struct patch_cfg *cfg, struct patch_result *r)
-{
-	struct call_site_hazard h;
-	int is_float = 0, bytes = 8;
-
-	if (cfg->force)
-		return 0;
-	sym_func_returns(of, ov, &is_float, &bytes);
-	int found = call_sites_keep_registers(sym, of, ov, is_float, bytes > 8, &h);
-	if (found != 1)
-		return found < 0 ? found : 0;
-	snprintf(r->caller, sizeof(r->caller), "%s", h.caller);
-	memcpy(r->reg, h.reg, sizeof(r->reg));
-	r->branch_at = h.offset;
-	return refuse(r, PATCH_CALLER_REGS, -EXDEV);
-}
-
-/* A free 16-byte slot for a far jump within 2 GiB of near: in a page
+/* A free slot for the jump to the thunk within 2 GiB of near: in a page
  * recce mapped earlier, or in a new one. */
 static int veneer_slot(struct injector *inj, uint64_t near, uint64_t *slot)
 {
@@ -169,9 +148,9 @@ static int veneer_slot(struct injector *inj, uint64_t near, uint64_t *slot)
 		if (strcmp(t->path, "[anon:" VENEER_NAME "]") != 0 || dist >= NEAR_PAGE_REACH ||
 		    tmem_read(inj->pid, t->start, page, sizeof(page)) != 0)
 			continue;
-		for (size_t k = 0; k < sizeof(page); k += VENEER_LEN) {
-			static const uint8_t zero[VENEER_LEN];
-			if (memcmp(page + k, zero, VENEER_LEN) == 0) {
+		for (size_t k = 0; k < sizeof(page); k += PATCH_SLOT_LEN) {
+			static const uint8_t zero[PATCH_SLOT_LEN];
+			if (memcmp(page + k, zero, PATCH_SLOT_LEN) == 0) {
 				*slot = t->start + k;
 				tmaps_release(&m);
 				return 0;
@@ -189,8 +168,9 @@ static void encode_jump(uint8_t *b, uint64_t from, uint64_t to)
 	memcpy(b + 1, &rel, 4);
 }
 
-/* The far jump in a veneer slot: jmp [rip + 0]; .quad to; two int3. */
-static void encode_veneer(uint8_t *b, uint64_t to)
+/* The far jump an older recce wrote in a 16-byte slot: jmp [rip + 0];
+ * .quad to; two int3. */
+static void encode_far_jump(uint8_t *b, uint64_t to)
 {
 	static const uint8_t far[6] = {0xff, 0x25, 0, 0, 0, 0};
 
@@ -263,10 +243,17 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 		err = check_signatures(of, ov, nf, nv, cfg, r);
 	if (!err)
 		err = load_new(&inj, sym, nf, nv, cfg, r);
+	uint64_t thunk = 0;
+	if (!err) {
+		err = patch_thunk_load(&inj, sym, &thunk, r->detail, sizeof(r->detail));
+		if (err == -ENOENT)
+			err = refuse(r, PATCH_NO_THUNK, err);
+		else if (err == -ENOEXEC)
+			err = refuse(r, PATCH_LOAD, err);
+	}
 	struct code_edit e[2];
 	size_t ne = 0;
-	uint64_t to = r->new_addr;
-	if (!err && !near_reaches(r->addr, to)) {
+	if (!err) {
 		err = veneer_slot(&inj, r->addr, &r->veneer);
 		if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
 			r->inject_refusal = inj.refusal;
@@ -274,14 +261,16 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 		} else if (err || !near_reaches(r->addr, r->veneer)) {
 			err = refuse(r, PATCH_NO_VENEER, err ? err : -ENOSPC);
 		}
-		if (!err) {
-			struct code_edit *v = &e[ne++];
-			memset(v, 0, sizeof(*v));
-			v->addr = r->veneer;
-			v->len = VENEER_LEN;
-			encode_veneer(v->new, r->new_addr);
-			to = r->veneer;
-		}
+	}
+	if (!err) {
+		struct sym_func_shape shape;
+		int known = sym_func_shape(of, ov, &shape) == 0;
+		struct code_edit *v = &e[ne++];
+		memset(v, 0, sizeof(*v));
+		v->addr = r->veneer;
+		v->len = PATCH_SLOT_LEN;
+		patch_thunk_slot(v->new, r->veneer, thunk, r->new_addr, known ? &shape : NULL,
+				 &inj);
 	}
 	injector_close(&inj);
 	if (err)
@@ -291,7 +280,7 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 	j->addr = r->addr;
 	j->len = JUMP_LEN;
 	memcpy(j->old, rec->orig, JUMP_LEN);
-	encode_jump(j->new, r->addr, to);
+	encode_jump(j->new, r->addr, r->veneer);
 	struct code_guard g = {r->addr + 1, r->addr + JUMP_LEN};
 	err = write_code(cfg, r, e, ne, &g, 1);
 	if (err)
@@ -331,8 +320,6 @@ int patch_apply(const struct patch_cfg *cfg, struct patch_result *r)
 		err = find_old(sym, procs, cfg, recs, nrecs, r, &of, &ov);
 	if (!err)
 		err = check_code(of, ov, cfg, r, rec.orig);
-	if (!err)
-		err = check_callers(sym, of, ov, cfg, r);
 	procs_free(procs);
 	if (!err)
 		err = apply_found(cfg, r, sym, of, ov, &rec);
@@ -374,7 +361,7 @@ int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
 	}
 	struct patch_record *p = &recs[at];
 	struct code_edit e[2];
-	struct code_guard g[2];
+	struct code_guard g[3];
 	size_t ne = 0, ng = 0;
 	memset(e, 0, sizeof(e));
 	e[ne].addr = p->addr;
@@ -383,11 +370,26 @@ int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
 	memcpy(e[ne++].new, p->orig, p->len);
 	g[ng++] = (struct code_guard){p->addr + 1, p->addr + p->len};
 	if (p->veneer) {
+		/* The slot goes too, once no thread is in it or in the part
+		 * of the thunk that reads it. */
+		uint8_t slot[PATCH_SLOT_LEN];
+		uint64_t thunk;
+		err = tmem_read(cfg->pid, p->veneer, slot, sizeof(slot));
+		if (err) {
+			free(recs);
+			return err;
+		}
 		e[ne].addr = p->veneer;
-		e[ne].len = VENEER_LEN;
-		encode_veneer(e[ne].old, p->new_addr);
+		if (patch_thunk_is_slot(slot, p->veneer, &thunk)) {
+			e[ne].len = PATCH_SLOT_LEN;
+			memcpy(e[ne].old, slot, PATCH_SLOT_LEN);
+			g[ng++] = (struct code_guard){thunk, thunk + PATCH_THUNK_READ_MAX};
+		} else {
+			e[ne].len = 16;
+			encode_far_jump(e[ne].old, p->new_addr);
+		}
+		g[ng++] = (struct code_guard){p->veneer, p->veneer + e[ne].len};
 		ne++;
-		g[ng++] = (struct code_guard){p->veneer, p->veneer + VENEER_LEN};
 	}
 	r->addr = p->addr;
 	r->new_addr = p->new_addr;

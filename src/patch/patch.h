@@ -9,14 +9,16 @@
  * patch_list() and patch_undo(), which writes the old bytes back the
  * same safe way. The loaded object stays: a thread may still run in it.
  *
- * The jump is five bytes (jmp rel32): to the new function when it lies
- * within 2 GiB, else to a far jump in a page recce maps next to the old
- * code ("[anon:recce-patch]"). Refused, unless forced where it says: a
+ * The entry becomes a five-byte jump (jmp rel32) to a slot in a page
+ * recce maps next to the old code ("[anon:recce-patch]"), which sends the
+ * call through recce's thunk (patch-thunk.h) to the new function: every
+ * register but the result comes back to the caller as it was, so callers
+ * compiled to rely on registers the old function left alone (GCC's
+ * -fipa-ra) keep working. Refused, unless forced where it says: a
  * function shorter than the jump, one whose own code jumps back into the
  * replaced bytes, code that differs from its file (a breakpoint or
  * another patch is there), and a replacement whose DWARF signature
- * differs (forced) or cannot be read (forced), and a function whose callers
- * rely on the registers it leaves alone (-fipa-ra; forced).
+ * differs (forced) or cannot be read (forced).
  */
 #ifndef RECCE_PATCH_PATCH_H
 #define RECCE_PATCH_PATCH_H
@@ -48,7 +50,6 @@ enum patch_refusal {
 	PATCH_SIGNATURE,    /* the signatures differ */
 	PATCH_SHORT,	    /* func is shorter than the jump */
 	PATCH_BRANCH_INTO,  /* func's own code jumps into the replaced bytes */
-	PATCH_CALLER_REGS,  /* a caller keeps a value in a register func leaves alone */
 	PATCH_UNDECODABLE,  /* func's code does not decode */
 	PATCH_CODE_CHANGED, /* func's bytes differ from its file */
 	PATCH_ALREADY,	    /* func is patched already */
@@ -56,7 +57,8 @@ enum patch_refusal {
 	PATCH_INJECT,	    /* injection refused (inject_refusal says why) */
 	PATCH_LOAD,	    /* the target's dlopen failed (detail: dlerror) */
 	PATCH_NOT_LOADED,   /* lib loaded, but not found mapped */
-	PATCH_NO_VENEER,    /* no page for a far jump near func */
+	PATCH_NO_THUNK,	    /* recce's librecce-patch.so is missing (detail: where) */
+	PATCH_NO_VENEER,    /* no page for the jump to the thunk near func */
 	PATCH_BUSY,	    /* a thread stayed in the replaced bytes */
 	PATCH_STALE,	    /* the bytes changed under recce */
 	PATCH_REGISTRY,	    /* the registry could not be read or written */
@@ -71,8 +73,6 @@ struct patch_result {
 	char old_sig[256], new_sig[256];
 	char detail[512];
 	uint64_t branch_at; /* PATCH_BRANCH_INTO: the offset of the jump */
-	char caller[256];   /* PATCH_CALLER_REGS: the caller, at branch_at, reads reg */
-	char reg[8];
 	pid_t loader_thread;
 	uint64_t load_ns, load_stopped_ns;
 	struct code_write_stats write;

@@ -189,31 +189,71 @@ int sym_func_signature(struct sym_file *f, uint64_t vaddr, char *buf, size_t len
 	return 0;
 }
 
-int sym_func_returns(struct sym_file *f, uint64_t vaddr, int *is_float, int *bytes)
+/* The type die refers to, typedefs and qualifiers looked through; 0 when
+ * it has none (void). */
+static int plain_type(Dwarf_Die *die, Dwarf_Die *type)
 {
-	Dwarf_Die sub, type;
+	Dwarf_Attribute at;
+
+	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, type))
+		return 0;
+	for (int depth = 0; depth < 16; depth++) {
+		int tag = dwarf_tag(type);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
+		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
+		    tag != DW_TAG_atomic_type)
+			return 1;
+		if (!dwarf_attr_integrate(type, DW_AT_type, &at) || !dwarf_formref_die(&at, type))
+			return 0;
+	}
+	return 1;
+}
+
+static enum sym_ret_kind ret_kind(Dwarf_Die *type, int bytes)
+{
 	Dwarf_Attribute at;
 	Dwarf_Word enc;
+	int tag = dwarf_tag(type);
 
-	*is_float = 0;
-	*bytes = 0;
+	if (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_class_type ||
+	    tag == DW_TAG_array_type)
+		return dwarf_hasattr_integrate(type, DW_AT_GNU_vector) ? SYM_RET_VECTOR
+								       : SYM_RET_AGGREGATE;
+	if (tag != DW_TAG_base_type || !dwarf_attr(type, DW_AT_encoding, &at) ||
+	    dwarf_formudata(&at, &enc) != 0)
+		return SYM_RET_INT;
+	if (enc == DW_ATE_float && bytes > 8)
+		return SYM_RET_LONG_FLOAT;
+	if (enc == DW_ATE_complex_float && bytes > 16)
+		return SYM_RET_LONG_FLOAT;
+	return enc == DW_ATE_float || enc == DW_ATE_complex_float ? SYM_RET_FLOAT : SYM_RET_INT;
+}
+
+int sym_func_shape(struct sym_file *f, uint64_t vaddr, struct sym_func_shape *out)
+{
+	Dwarf_Die sub, type, child;
+
+	memset(out, 0, sizeof(*out));
 	int err = sym_func_die(f, vaddr, &sub);
 	if (err)
 		return err;
-	if (!dwarf_attr_integrate(&sub, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
-		return 0;
-	for (int depth = 0; depth < 16; depth++) {
-		int tag = dwarf_tag(&type);
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type)
-			break;
-		if (!dwarf_attr(&type, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
-			return 0;
+	if (plain_type(&sub, &type)) {
+		int size = dwarf_bytesize(&type);
+		out->ret_bytes = size > 0 ? size : 8;
+		out->ret = ret_kind(&type, out->ret_bytes);
 	}
-	int size = dwarf_bytesize(&type);
-	*bytes = size > 0 ? size : 8;
-	*is_float = dwarf_tag(&type) == DW_TAG_base_type &&
-		    dwarf_attr(&type, DW_AT_encoding, &at) && dwarf_formudata(&at, &enc) == 0 &&
-		    (enc == DW_ATE_float || enc == DW_ATE_complex_float);
+	if (dwarf_child(&sub, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_unspecified_parameters)
+			out->variadic = 1;
+		if (tag != DW_TAG_formal_parameter)
+			continue;
+		int size = plain_type(&child, &type) ? dwarf_bytesize(&type) : 8;
+		if (size <= 0)
+			size = 8; /* a pointer, a reference, or a size DWARF leaves out */
+		out->arg_bytes += ((uint32_t)size + 7) & ~7u;
+	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
