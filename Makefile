@@ -332,10 +332,13 @@ bench: deps
 	B=$(B) sh bench/run.sh
 
 # Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
-# record and top (kill.t runs 2 in check), and the load tests.
+# record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of
+# patch and trace --fast in each thread state (inject-torture.t runs 2
+# and 1), and the load tests.
 soak: deps
 	$(MAKE) all targets
-	RECCE_KILLS=20 B=$(B) prove -v tests/cli/kill.t tests/soak/load.t
+	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 B=$(B) prove -v tests/cli/kill.t \
+		tests/cli/inject-torture.t tests/soak/load.t
 
 asan: deps
 	$(MAKE) targets

@@ -20,6 +20,12 @@ const char *inject_words(enum inject_refusal why)
 	case INJECT_NO_THREAD:
 		return "for 3 s no thread was where recce may borrow it (each was inside the C "
 		       "library, the loader, or a timed sleep the kernel resumes); try again";
+	case INJECT_SECCOMP:
+		return "it runs under a seccomp filter that would kill it (or send it SIGSYS) "
+		       "for a system call that loading code makes; recce leaves it alone";
+	case INJECT_SECCOMP_UNREAD:
+		return "it runs under seccomp filters, which only root may read to check that "
+		       "loading code would not kill it; run recce as root";
 	default:
 		return "injection failed";
 	}

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "inject/seccomp-check.h"
 #include "inject/stop-all.h"
 #include "inject/target-mem.h"
 #include "proc/proc-maps.h"
@@ -219,11 +220,33 @@ int injector_open(struct injector *inj, pid_t pid, struct symbolizer *sym)
 	return err;
 }
 
-/* The system calls that run with a lock of the C library's allocator
- * held, whose thread must not be borrowed. */
-static int allocator_syscall(long nr)
+/* The system calls whose thread must not be borrowed: those that run
+ * with a lock of the C library's allocator held (mmap, mprotect, munmap,
+ * brk, mremap, madvise); fork and clone, made with every allocator lock
+ * held by the C library's fork (its dlopen would wait for itself for
+ * ever), and vfork, whose child runs on the parent's stack; execve and
+ * exit, after which the thread has no program to return to. */
+static int unborrowable_syscall(long nr)
 {
-	return nr == 9 || nr == 10 || nr == 11 || nr == 12 || nr == 25 || nr == 28;
+	switch (nr) {
+	case 9:	  /* mmap */
+	case 10:  /* mprotect */
+	case 11:  /* munmap */
+	case 12:  /* brk */
+	case 25:  /* mremap */
+	case 28:  /* madvise */
+	case 56:  /* clone */
+	case 57:  /* fork */
+	case 58:  /* vfork */
+	case 59:  /* execve */
+	case 60:  /* exit */
+	case 231: /* exit_group */
+	case 322: /* execveat */
+	case 435: /* clone3 */
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* Whether thread t may be borrowed for a call needing frame bytes of
@@ -238,7 +261,7 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 	if (code && (tmap_is(code, "ld-linux") || tmap_is(code, "ld-")))
 		return 0;
 	long nr = (long)r->orig_rax;
-	if (nr >= 0 && allocator_syscall(nr))
+	if (nr >= 0 && unborrowable_syscall(nr))
 		return 0;
 	/* A sleep with a timeout the kernel would resume (restart_syscall):
 	 * rt_sigreturn forgets where it was, so the call would end early.
@@ -354,8 +377,18 @@ static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps 
 				*pick = i;
 			}
 		}
-		if (best)
-			return 0;
+		if (best) {
+			err = seccomp_check(inj->pid, s->t[*pick].tid, &inj->refused_call);
+			if (err == 0)
+				return 0;
+			tmaps_release(maps);
+			stop_all_release(s);
+			if (err == 1 || err == -EACCES) {
+				inj->refusal = err == 1 ? INJECT_SECCOMP : INJECT_SECCOMP_UNREAD;
+				return -EPERM;
+			}
+			return err;
+		}
 		tmaps_release(maps);
 		stop_all_release(s);
 		if (time_now_ns(CLOCK_MONOTONIC) > deadline) {

@@ -20,6 +20,9 @@
  * a second at most: if recce dies mid-call, the target finishes the call
  * and puts the thread back by itself.
  *
+ * A thread under a seccomp filter that would kill it for a system call
+ * the stub or dlopen makes is never borrowed (seccomp-check).
+ *
  * Ownership: the caller owns struct injector (injector_open/_close); it
  * borrows the symbolizer.
  */
@@ -35,10 +38,12 @@ struct symbolizer;
 /* Why injector_open() or a call refused, for the user. */
 enum inject_refusal {
 	INJECT_OK,
-	INJECT_GO,	  /* a Go program: goroutine stacks, no C library to call */
-	INJECT_NO_LIBC,	  /* no C library with dlopen mapped */
-	INJECT_NO_ROOM,	  /* no padding after any executable segment for the stub */
-	INJECT_NO_THREAD, /* every thread stayed busy in the C library or the loader */
+	INJECT_GO,	       /* a Go program: goroutine stacks, no C library to call */
+	INJECT_NO_LIBC,	       /* no C library with dlopen mapped */
+	INJECT_NO_ROOM,	       /* no padding after any executable segment for the stub */
+	INJECT_NO_THREAD,      /* every thread stayed busy in the C library or the loader */
+	INJECT_SECCOMP,	       /* a seccomp filter would kill it for a call injection makes */
+	INJECT_SECCOMP_UNREAD, /* it has seccomp filters, which only root may read */
 };
 
 struct injector {
@@ -52,6 +57,7 @@ struct injector {
 	int timeout_ms;		 /* for a call to return (default 10 s) */
 	int pending;		 /* a call that timed out may still be running */
 	enum inject_refusal refusal;
+	const char *refused_call; /* INJECT_SECCOMP: the system call's name */
 	/* the last call */
 	pid_t thread;	     /* the thread it borrowed */
 	uint64_t stopped_ns; /* how long the process was stopped to set it up */
@@ -67,7 +73,8 @@ int injector_open(struct injector *inj, pid_t pid, struct symbolizer *sym);
  * data (len bytes), a copy is put beside the frame and args[data_arg]
  * replaced by its address. Returns 0; -EPERM (ptrace refused); -ESRCH
  * (the process is gone, or died during the call); -EBUSY (stopped by job
- * control); -EAGAIN with refusal INJECT_NO_THREAD; -ETIMEDOUT when the
+ * control); -EAGAIN with refusal INJECT_NO_THREAD; -EPERM with refusal
+ * INJECT_SECCOMP or INJECT_SECCOMP_UNREAD; -ETIMEDOUT when the
  * call has not returned in time (the target still finishes it alone).
  */
 int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], const void *data,

@@ -191,7 +191,7 @@ static int load_new(struct injector *inj, struct symbolizer *sym, struct sym_fil
 	r->load_stopped_ns = inj->stopped_ns;
 	if (err == -ENOEXEC)
 		return refuse(r, PATCH_LOAD, err);
-	if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
+	if (err && inj->refusal != INJECT_OK) {
 		r->inject_refusal = inj->refusal;
 		return refuse(r, PATCH_INJECT, err);
 	}
@@ -250,12 +250,14 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 			err = refuse(r, PATCH_NO_THUNK, err);
 		else if (err == -ENOEXEC)
 			err = refuse(r, PATCH_LOAD, err);
+		else if (err && inj.refusal != INJECT_OK)
+			r->inject_refusal = inj.refusal, err = refuse(r, PATCH_INJECT, err);
 	}
 	struct code_edit e[2];
 	size_t ne = 0;
 	if (!err) {
 		err = veneer_slot(&inj, r->addr, &r->veneer);
-		if (err == -EAGAIN || err == -EPROTONOSUPPORT) {
+		if (err && inj.refusal != INJECT_OK) {
 			r->inject_refusal = inj.refusal;
 			err = refuse(r, PATCH_INJECT, err);
 		} else if (err || !near_reaches(r->addr, r->veneer)) {

@@ -188,7 +188,7 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	err = injector_dlopen(&s->inj, info->library, &handle, info->detail, sizeof(info->detail));
 	if (err == -ENOEXEC)
 		err = fail(info, FAST_LOAD, err);
-	else if (err == -EAGAIN || err == -EPROTONOSUPPORT)
+	else if (err && s->inj.refusal != INJECT_OK)
 		info->inject_refusal = s->inj.refusal, err = fail(info, FAST_INJECT, err);
 	if (!err)
 		err = library_symbol(sym, s->pid, info->library, "recce_fast_start", &start_fn);

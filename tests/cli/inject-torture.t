@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The injector against every state a thread can be in (tests/targets/
+# torture.c): in each, `recce patch` + `--undo` and `recce trace --fast
+# --return` run TORTURE_RUNS times (2 here, `make soak` runs 20), and
+# recce is SIGKILLed at a random moment of each TORTURE_KILLS times (1
+# here, 20 in soak). After every state: the target runs on, every thread
+# found its registers, results and errno as it left them (the target
+# aborts otherwise), every result was right, no thread is left stopped,
+# and its code equals its files. A target under a seccomp filter that
+# would kill it for a call injection makes is refused and left alone.
+. "$(dirname "$0")/lib.sh"
+
+need_file "$TARGETS/torture" "$TARGETS/fixes/torture-fix.so"
+RUNS=${TORTURE_RUNS:-2}
+KILLS=${TORTURE_KILLS:-1}
+FIX="$TARGETS/fixes/torture-fix.so"
+REG="$T/registry"
+
+# last FILE KEY: KEY's value on FILE's last counters line.
+last()
+{
+	grep calls= "$1" | tail -n 1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# moves FILE KEY: waits until KEY of FILE's counters goes up.
+moves()
+{
+	_file=$1 _key=$2
+	_first=$(last "$1" "$2")
+	wait_for 20 _moved
+}
+_moved() { [ "$(last "$_file" "$_key")" -gt "${_first:-0}" ]; }
+
+# stopped PID: the number of PID's threads stopped (t or T).
+stopped()
+{
+	cat /proc/"$1"/task/*/stat 2>/dev/null | awk '{ sub(/^.*\) /, ""); print $1 }' |
+		grep -c '[tT]'
+}
+
+# A moment 5 to 300 ms after a start.
+moment() { awk -v s="$RANDOM" 'BEGIN { printf "%.3f", 0.005 + (s % 296) / 1000 }'; }
+
+# clean_up PID: undoes a patch a killed recce left in place, then waits
+# for the code to equal the files again (librecce-fast puts it back by
+# itself when recce dies).
+clean_up()
+{
+	if "$RECCE" patch -p "$1" --registry "$REG" --list 2>/dev/null | grep -q '^work '; then
+		"$RECCE" patch -p "$1" --registry "$REG" --undo work >/dev/null 2>&1
+	fi
+	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 256 >/dev/null
+}
+
+for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
+	spawn "$T/$mode.out" "$TARGETS/torture" "$mode"
+	P=$PID
+	wait_for 20 grep -q ready "$T/$mode.out" || diag "$(cat "$T/$mode.out")"
+	fails=0
+	for i in $(seq "$RUNS"); do
+		run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
+		moves "$T/$mode.out" new || { fails=$((fails + 1)); diag "$mode: no new calls"; }
+		run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
+		run "$RECCE" trace --fast -p "$P" work --return --count 20 --time 60
+		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
+		[ "$(grep -c 'work(' "$OUT")" -ge 20 ] || {
+			fails=$((fails + 1))
+			diag "$mode: trace --fast showed fewer than 20 calls"
+		}
+	done
+	is "$fails" 0 "$mode: $RUNS runs of patch, undo and trace --fast each succeed"
+	for k in $(seq "$KILLS"); do
+		spawn_recce "$T/kp.out" "$T/kp.err" patch -p "$P" --registry "$REG" \
+			"work=$FIX:fast_work"
+		sleep "$(moment)"
+		kill_quietly "$PID"
+		clean_up "$P"
+		spawn_recce "$T/kf.out" "$T/kf.err" trace --fast -p "$P" work --return --time 60
+		sleep "$(moment)"
+		kill_quietly "$PID"
+		clean_up "$P"
+	done
+	ok "$mode: the target runs on after $KILLS SIGKILLs of each" moves "$T/$mode.out" calls
+	is "$(last "$T/$mode.out" bad)" 0 "$mode: every result was right"
+	is "$(stopped "$P")" 0 "$mode: no thread is left stopped"
+	run python3 tests/cli/code-bytes.py "$P" --padding 256
+	is "$RC" 0 "$mode: its code equals its files" || show_run
+	is "$(grep 'torture:' "$T/$mode.out")" "" \
+		"$mode: no thread saw a register, result or errno change"
+	kill_quietly "$P"
+done
+
+# A filter that kills the process on openat, which dlopen makes.
+spawn "$T/sk.out" "$TARGETS/torture" seccomp-kill
+P=$PID
+wait_for 20 grep -q ready "$T/sk.out"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 1 "seccomp-kill: patch refuses"
+like "$(cat "$ERR")" 'seccomp filter that would kill it' "saying why"
+run "$RECCE" trace --fast -p "$P" work --count 5 --time 60
+is "$RC" 1 "seccomp-kill: trace --fast refuses"
+like "$(cat "$ERR")" 'seccomp filter that would kill it.*trace without --fast' \
+	"saying why and what to do"
+ok "seccomp-kill: the target runs on" moves "$T/sk.out" calls
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "seccomp-kill: no byte of its code changed" || show_run
+kill_quietly "$P"
