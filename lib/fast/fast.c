@@ -19,6 +19,12 @@
  * the first byte, with every CPU's instruction stream serialized
  * (membarrier) between steps. The trampolines stay: a thread may still be
  * in one.
+ *
+ * A child the process forks is not traced: in the child, the recorder
+ * stops for good (the file is shared with the parent, whose threads the
+ * trace is about) and every site gets its original bytes back at once,
+ * before fork returns there (one thread, nothing else runs), so no child
+ * keeps recce's jumps after the trace or after recce.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +55,9 @@
 /* The file of the trace now running; each start maps a new one and never
  * unmaps an old one, where a thread may still be writing. */
 static struct recce_fast_header *volatile cur;
+
+/* Set in a child forked while a trace ran: it records nothing. */
+static volatile int forked;
 
 /* The calling thread's ring, in the file it was claimed in. */
 struct writer {
@@ -99,7 +108,7 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 {
 	struct recce_fast_header *h = cur;
 
-	if (!h || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || me.busy)
+	if (!h || forked || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || me.busy)
 		return;
 	me.busy = 1;
 	if (me.file != h && claim(h) < 0) {
@@ -219,6 +228,29 @@ static void restore_all(struct recce_fast_header *h)
 	sigaction(SIGTRAP, &old_trap, NULL);
 }
 
+/* In a child just forked, its one thread: the sites' original bytes,
+ * written straight back. */
+static void in_child(void)
+{
+	struct recce_fast_header *h = cur;
+
+	forked = 1;
+	if (!h)
+		return;
+	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return;
+	uint32_t max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
+	for (uint32_t i = 0; i < max; i++) {
+		struct recce_fast_site s = h->sites[i];
+		if (s.state != RECCE_FAST_SITE_USED || s.len < 2 || s.len > RECCE_FAST_CODE ||
+		    memcmp((const void *)(uintptr_t)s.addr, s.code, s.len) != 0)
+			continue;
+		poke(mem, s.addr, s.orig, s.len);
+	}
+	close(mem);
+}
+
 /* The trace is over: the file's pages go back to the system. A thread
  * that entered the recorder just before may still write a record: the
  * range stays mapped, as private zero pages. */
@@ -297,6 +329,9 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		return -errno;
 	struct recce_fast_header *h = m;
 	h->recce_pid = (int32_t)recce_pid;
+	static int atfork;
+	if (!atfork && pthread_atfork(NULL, NULL, in_child) == 0)
+		atfork = 1;
 	pthread_attr_t attr;
 	pthread_t th;
 	pthread_attr_init(&attr);
