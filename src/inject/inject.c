@@ -102,6 +102,7 @@ enum {
 #define DATA_MAX	     4096
 #define PICK_TIMEOUT_MS	     3000 /* for a thread at a safe place */
 #define STOP_TIMEOUT_MS	     2000
+#define CLOSE_TIMEOUT_MS     5000 /* for the borrowed thread to leave the stub */
 
 /* Errors the kernel leaves in rax for a system call it restarts. */
 #define ERESTARTSYS_	      512
@@ -510,8 +511,10 @@ void injector_close(struct injector *inj)
 	if (!inj->stub_written || inj->pending)
 		return;
 	/* The stub's last instruction returns the thread to its place; a
-	 * thread still inside it is let go on a little. */
-	for (int tries = 0; tries < 50; tries++) {
+	 * thread still inside it is let go on a little: the stub returns
+	 * within a second of its call's end, later on a busy machine. */
+	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + CLOSE_TIMEOUT_MS * 1000000ull;
+	for (;;) {
 		struct stop_all s;
 		if (stop_all(&s, inj->pid, STOP_TIMEOUT_MS) != 0)
 			return;
@@ -524,7 +527,7 @@ void injector_close(struct injector *inj)
 				inj->stub_written = 0;
 		}
 		stop_all_release(&s);
-		if (!inside)
+		if (!inside || time_now_ns(CLOCK_MONOTONIC) > deadline)
 			return;
 		pause_us(2000);
 	}
