@@ -167,8 +167,12 @@ static void list(const struct patch_args *a, pid_t pid)
 		time_t t = (time_t)v[i].since;
 		struct tm tm;
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&t, &tm));
-		printf("%-24s 0x%-16" PRIx64 " %-8s %-19s %s:%s\n", v[i].func, v[i].addr,
-		       words[st[i]], when, v[i].lib, v[i].newfunc);
+		char from[48] = "";
+		if (v[i].from)
+			snprintf(from, sizeof(from), " (inherited from process %d)",
+				 (int)v[i].from);
+		printf("%-24s 0x%-16" PRIx64 " %-8s %-19s %s:%s%s\n", v[i].func, v[i].addr,
+		       words[st[i]], when, v[i].lib, v[i].newfunc, from);
 	}
 	if (!n)
 		note("process %d has no patches", (int)pid);
@@ -209,6 +213,13 @@ int cmd_patch(int argc, char **argv)
 			refused(&a, pid, a.undo, &r, err);
 		printf("recce: %s in process %d runs its own code again (stopped %.2f ms)\n",
 		       a.undo, (int)pid, (double)r.write.stopped_ns / 1e6);
+		if (r.inherited_from)
+			printf("  inherited  from process %d, whose patch stays\n",
+			       (int)r.inherited_from);
+		if (r.children || r.children_failed)
+			printf("  children   %zu forked from it had the patch: undone in %zu%s\n",
+			       r.children + r.children_failed, r.children,
+			       r.children_failed ? " (the others did not let recce in)" : "");
 		return 0;
 	}
 	/* FUNC=OBJECT.so[:NEWFUNC] */

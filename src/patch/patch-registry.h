@@ -28,6 +28,7 @@ struct patch_record {
 	uint64_t new_addr;
 	int64_t since; /* seconds since the epoch */
 	uid_t uid;     /* who made it */
+	pid_t from;    /* not written: the ancestor whose patch a child inherited, 0 */
 };
 
 /* The registry file of pid under dir. Returns 0, -ESRCH, or -ENAMETOOLONG. */

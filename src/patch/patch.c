@@ -12,11 +12,13 @@
 
 #include "inject/near-page.h"
 #include "inject/target-mem.h"
+#include "proc/family.h"
 #include "patch/patch-thunk.h"
 #include "proc/proc-maps.h"
 #include "symbols/func-exits.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
+#include "util/array.h"
 
 #define JUMP_LEN      5
 #define VENEER_NAME   "recce-patch"
@@ -209,11 +211,11 @@ static int record_has(const struct patch_record *v, size_t n, const char *func)
 	return -1;
 }
 
-static int write_code(const struct patch_cfg *cfg, struct patch_result *r, struct code_edit *e,
-		      size_t n, const struct code_guard *g, size_t ng)
+static int write_code(const struct patch_cfg *cfg, pid_t pid, struct patch_result *r,
+		      struct code_edit *e, size_t n, const struct code_guard *g, size_t ng)
 {
 	size_t stale = 0;
-	int err = code_write(cfg->pid, e, n, g, ng, cfg->timeout_ms, &r->write, &stale);
+	int err = code_write(pid, e, n, g, ng, cfg->timeout_ms, &r->write, &stale);
 	if (err == -EBUSY)
 		return refuse(r, PATCH_BUSY, err);
 	if (err == -ESTALE)
@@ -221,9 +223,12 @@ static int write_code(const struct patch_cfg *cfg, struct patch_result *r, struc
 	return err;
 }
 
-/* Everything after the old function was found and checked. */
+/* Everything after the old function was found and checked, up to the
+ * code to write: the object and the thunk loaded, the slot found; the
+ * edits (slot first, then the jump) in e[0..*ne), the record filled. */
 static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, struct symbolizer *sym,
-		       struct sym_file *of, uint64_t ov, struct patch_record *rec)
+		       struct sym_file *of, uint64_t ov, struct patch_record *rec,
+		       struct code_edit e[2], size_t *ne)
 {
 	struct sym_file *nf;
 	uint64_t nv;
@@ -253,8 +258,7 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 		else if (err && inj.refusal != INJECT_OK)
 			r->inject_refusal = inj.refusal, err = refuse(r, PATCH_INJECT, err);
 	}
-	struct code_edit e[2];
-	size_t ne = 0;
+	*ne = 0;
 	if (!err) {
 		err = veneer_slot(&inj, r->addr, &r->veneer);
 		if (err && inj.refusal != INJECT_OK) {
@@ -267,7 +271,7 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 	if (!err) {
 		struct sym_func_shape shape;
 		int known = sym_func_shape(of, ov, &shape) == 0;
-		struct code_edit *v = &e[ne++];
+		struct code_edit *v = &e[(*ne)++];
 		memset(v, 0, sizeof(*v));
 		v->addr = r->veneer;
 		v->len = PATCH_SLOT_LEN;
@@ -277,21 +281,22 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 	injector_close(&inj);
 	if (err)
 		return err;
-	struct code_edit *j = &e[ne++];
+	struct code_edit *j = &e[(*ne)++];
 	memset(j, 0, sizeof(*j));
 	j->addr = r->addr;
 	j->len = JUMP_LEN;
 	memcpy(j->old, rec->orig, JUMP_LEN);
 	encode_jump(j->new, r->addr, r->veneer);
-	struct code_guard g = {r->addr + 1, r->addr + JUMP_LEN};
-	err = write_code(cfg, r, e, ne, &g, 1);
-	if (err)
-		return err;
 	rec->addr = r->addr;
 	rec->len = JUMP_LEN;
 	memcpy(rec->code, j->new, JUMP_LEN);
 	rec->veneer = r->veneer;
 	rec->new_addr = r->new_addr;
+	snprintf(rec->func, sizeof(rec->func), "%s", cfg->func);
+	snprintf(rec->lib, sizeof(rec->lib), "%s", cfg->lib);
+	snprintf(rec->newfunc, sizeof(rec->newfunc), "%s", cfg->newfunc);
+	rec->since = (int64_t)time(NULL);
+	rec->uid = getuid();
 	return 0;
 }
 
@@ -323,64 +328,67 @@ int patch_apply(const struct patch_cfg *cfg, struct patch_result *r)
 	if (!err)
 		err = check_code(of, ov, cfg, r, rec.orig);
 	procs_free(procs);
+	struct code_edit e[2];
+	size_t ne = 0;
 	if (!err)
-		err = apply_found(cfg, r, sym, of, ov, &rec);
+		err = apply_found(cfg, r, sym, of, ov, &rec, e, &ne);
 	symbolizer_free(sym);
+	/* Written down before the code, so that a patch that happened is
+	 * always listed and undoable, whenever recce dies. */
+	struct patch_record *nv = err ? NULL : realloc(recs, (nrecs + 1) * sizeof(*recs));
+	if (!err && !nv)
+		err = -ENOMEM;
 	if (!err) {
-		snprintf(rec.func, sizeof(rec.func), "%s", cfg->func);
-		snprintf(rec.lib, sizeof(rec.lib), "%s", cfg->lib);
-		snprintf(rec.newfunc, sizeof(rec.newfunc), "%s", cfg->newfunc);
-		rec.since = (int64_t)time(NULL);
-		rec.uid = getuid();
-		struct patch_record *nv = realloc(recs, (nrecs + 1) * sizeof(*recs));
-		if (!nv) {
-			err = -ENOMEM;
-		} else {
-			recs = nv;
-			recs[nrecs++] = rec;
-			err = patch_registry_save(cfg->dir, cfg->pid, recs, nrecs);
-			if (err)
-				err = refuse(r, PATCH_REGISTRY, err);
-		}
+		recs = nv;
+		recs[nrecs++] = rec;
+		err = patch_registry_save(cfg->dir, cfg->pid, recs, nrecs);
+		if (err)
+			err = refuse(r, PATCH_REGISTRY, err);
+		else if ((err = write_code(cfg, cfg->pid, r, e, ne,
+					   &(struct code_guard){r->addr + 1, r->addr + JUMP_LEN},
+					   1)) != 0)
+			patch_registry_save(cfg->dir, cfg->pid, recs, nrecs - 1);
 	}
 	free(recs);
 	return err;
 }
 
-int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
+/* Whether pid has p's jump in place. */
+static int has_jump(pid_t pid, const struct patch_record *p)
 {
-	struct patch_record *recs = NULL;
-	size_t nrecs = 0;
+	uint8_t now[PATCH_BYTES];
 
-	memset(r, 0, sizeof(*r));
-	int err = patch_registry_load(cfg->dir, cfg->pid, &recs, &nrecs);
-	if (err)
-		return err == -EBADMSG ? refuse(r, PATCH_REGISTRY, err) : err;
-	int at = record_has(recs, nrecs, cfg->func);
-	if (at < 0) {
-		free(recs);
-		return refuse(r, PATCH_NOT_PATCHED, -ENOENT);
-	}
-	struct patch_record *p = &recs[at];
+	return tmem_read(pid, p->addr, now, p->len) == 0 && memcmp(now, p->code, p->len) == 0;
+}
+
+/* The patch p written out of process pid: the old bytes back in place of
+ * the jump (unless it never landed, or someone else put them back), and
+ * the slot cleared once no thread is in it or in the part of the thunk
+ * that reads it. */
+static int undo_in(const struct patch_cfg *cfg, pid_t pid, const struct patch_record *p,
+		   struct patch_result *r)
+{
 	struct code_edit e[2];
 	struct code_guard g[3];
 	size_t ne = 0, ng = 0;
+	uint8_t now[PATCH_BYTES], slot[PATCH_SLOT_LEN];
+	static const uint8_t zeros[PATCH_SLOT_LEN];
+
 	memset(e, 0, sizeof(e));
-	e[ne].addr = p->addr;
-	e[ne].len = p->len;
-	memcpy(e[ne].old, p->code, p->len);
-	memcpy(e[ne++].new, p->orig, p->len);
-	g[ng++] = (struct code_guard){p->addr + 1, p->addr + p->len};
-	if (p->veneer) {
-		/* The slot goes too, once no thread is in it or in the part
-		 * of the thunk that reads it. */
-		uint8_t slot[PATCH_SLOT_LEN];
+	int err = tmem_read(pid, p->addr, now, p->len);
+	if (!err && p->veneer)
+		err = tmem_read(pid, p->veneer, slot, sizeof(slot));
+	if (err)
+		return err;
+	if (memcmp(now, p->orig, p->len) != 0) {
+		e[ne].addr = p->addr;
+		e[ne].len = p->len;
+		memcpy(e[ne].old, p->code, p->len);
+		memcpy(e[ne++].new, p->orig, p->len);
+		g[ng++] = (struct code_guard){p->addr + 1, p->addr + p->len};
+	}
+	if (p->veneer && memcmp(slot, zeros, sizeof(slot)) != 0) {
 		uint64_t thunk;
-		err = tmem_read(cfg->pid, p->veneer, slot, sizeof(slot));
-		if (err) {
-			free(recs);
-			return err;
-		}
 		e[ne].addr = p->veneer;
 		if (patch_thunk_is_slot(slot, p->veneer, &thunk)) {
 			e[ne].len = PATCH_SLOT_LEN;
@@ -393,12 +401,80 @@ int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
 		g[ng++] = (struct code_guard){p->veneer, p->veneer + e[ne].len};
 		ne++;
 	}
+	return ne ? write_code(cfg, pid, r, e, ne, g, ng) : 0;
+}
+
+/* The patch of func that pid inherited from an ancestor: 0 with *rec, or
+ * -ENOENT. */
+static int inherited(const char *dir, pid_t pid, const char *func, struct patch_record *rec)
+{
+	pid_t a = pid;
+
+	for (int depth = 0; depth < 64; depth++) {
+		struct patch_record *v;
+		size_t n;
+		a = proc_parent(a);
+		if (a <= 1)
+			break;
+		if (patch_registry_load(dir, a, &v, &n) != 0)
+			continue;
+		int at = record_has(v, n, func);
+		if (at >= 0 && has_jump(pid, &v[at])) {
+			*rec = v[at];
+			rec->from = a;
+			free(v);
+			return 0;
+		}
+		free(v);
+	}
+	return -ENOENT;
+}
+
+int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
+{
+	struct patch_record *recs = NULL, own;
+	size_t nrecs = 0;
+
+	memset(r, 0, sizeof(*r));
+	int err = patch_registry_load(cfg->dir, cfg->pid, &recs, &nrecs);
+	if (err)
+		return err == -EBADMSG ? refuse(r, PATCH_REGISTRY, err) : err;
+	int at = record_has(recs, nrecs, cfg->func);
+	if (at < 0) {
+		/* A child's copy of its parent's patch: undone here only. */
+		free(recs);
+		if (inherited(cfg->dir, cfg->pid, cfg->func, &own) != 0)
+			return refuse(r, PATCH_NOT_PATCHED, -ENOENT);
+		r->addr = own.addr;
+		r->new_addr = own.new_addr;
+		r->veneer = own.veneer;
+		r->inherited_from = own.from;
+		snprintf(r->object, sizeof(r->object), "%s", own.lib);
+		return undo_in(cfg, cfg->pid, &own, r);
+	}
+	struct patch_record *p = &recs[at];
 	r->addr = p->addr;
 	r->new_addr = p->new_addr;
 	r->veneer = p->veneer;
 	snprintf(r->object, sizeof(r->object), "%s", p->lib);
-	err = write_code(cfg, r, e, ne, g, ng);
+	err = undo_in(cfg, cfg->pid, p, r);
 	if (!err) {
+		/* Children forked since have the jump too. */
+		pid_t *kids;
+		size_t nkids;
+		struct patch_result kr;
+		if (proc_descendants(cfg->pid, &kids, &nkids) == 0) {
+			for (size_t i = 0; i < nkids; i++) {
+				if (!has_jump(kids[i], p))
+					continue;
+				memset(&kr, 0, sizeof(kr));
+				if (undo_in(cfg, kids[i], p, &kr) == 0)
+					r->children++;
+				else
+					r->children_failed++;
+			}
+			free(kids);
+		}
 		memmove(p, p + 1, (nrecs - (size_t)at - 1) * sizeof(*p));
 		err = patch_registry_save(cfg->dir, cfg->pid, recs, nrecs - 1);
 		if (err)
@@ -413,8 +489,35 @@ int patch_list(const char *dir, pid_t pid, struct patch_record **v, size_t *n,
 {
 	*states = NULL;
 	int err = patch_registry_load(dir, pid, v, n);
-	if (err || !*n)
+	if (err)
 		return err;
+	/* And the patches of its ancestors that it inherited at fork. */
+	size_t cap = *n;
+	pid_t a = pid;
+	for (int depth = 0; depth < 64; depth++) {
+		struct patch_record *anc;
+		size_t na;
+		a = proc_parent(a);
+		if (a <= 1)
+			break;
+		if (patch_registry_load(dir, a, &anc, &na) != 0)
+			continue;
+		for (size_t i = 0; i < na; i++) {
+			if (record_has(*v, *n, anc[i].func) >= 0 || !has_jump(pid, &anc[i]))
+				continue;
+			struct patch_record *nv = array_reserve(*v, &cap, *n + 1, sizeof(**v));
+			if (!nv) {
+				free(anc);
+				return -ENOMEM;
+			}
+			*v = nv;
+			nv[*n] = anc[i];
+			nv[(*n)++].from = a;
+		}
+		free(anc);
+	}
+	if (!*n)
+		return 0;
 	*states = calloc(*n, sizeof(**states));
 	if (!*states)
 		return -ENOMEM;

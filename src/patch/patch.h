@@ -8,6 +8,8 @@
  * the recce that made it; it is written down (patch-registry) for
  * patch_list() and patch_undo(), which writes the old bytes back the
  * same safe way. The loaded object stays: a thread may still run in it.
+ * A child forked from a patched process runs the new code too: its copy
+ * is listed with its parent's record and undone with it.
  *
  * The entry becomes a five-byte jump (jmp rel32) to a slot in a page
  * recce maps next to the old code ("[anon:recce-patch]"), which sends the
@@ -72,7 +74,9 @@ struct patch_result {
 	uint64_t new_addr, veneer;
 	char old_sig[256], new_sig[256];
 	char detail[512];
-	uint64_t branch_at; /* PATCH_BRANCH_INTO: the offset of the jump */
+	uint64_t branch_at;   /* PATCH_BRANCH_INTO: the offset of the jump */
+	pid_t inherited_from; /* undo: the patch was this ancestor's, undone here only */
+	size_t children, children_failed; /* undo: descendants that had it too */
 	pid_t loader_thread;
 	uint64_t load_ns, load_stopped_ns;
 	struct code_write_stats write;
@@ -82,7 +86,10 @@ struct patch_result {
  * with r->refusal saying why when recce refused. */
 int patch_apply(const struct patch_cfg *cfg, struct patch_result *r);
 
-/* Writes cfg->func's old bytes back. Same returns. */
+/* Writes cfg->func's old bytes back, in cfg->pid and in every process
+ * forked from it that has the patch too (r->children). A child's copy
+ * of a patch its parent made is undone in that child only
+ * (r->inherited_from). Same returns. */
 int patch_undo(const struct patch_cfg *cfg, struct patch_result *r);
 
 enum patch_state {
@@ -91,8 +98,9 @@ enum patch_state {
 	PATCH_CHANGED, /* something else is there */
 };
 
-/* pid's patches and the state of each (states[i], caller's array of n).
- * Returns 0 or -errno; *v is the caller's to free. */
+/* pid's patches and the state of each (states[i], caller's array of n),
+ * with those it inherited from an ancestor at fork (from set). Returns 0
+ * or -errno; *v is the caller's to free. */
 int patch_list(const char *dir, pid_t pid, struct patch_record **v, size_t *n,
 	       enum patch_state **states);
 

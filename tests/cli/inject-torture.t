@@ -41,13 +41,17 @@ stopped()
 # A moment 5 to 300 ms after a start.
 moment() { awk -v s="$RANDOM" 'BEGIN { printf "%.3f", 0.005 + (s % 296) / 1000 }'; }
 
-# clean_up PID: undoes a patch a killed recce left in place, then waits
-# for the code to equal the files again (librecce-fast puts it back by
-# itself when recce dies).
+listed() { "$RECCE" patch -p "$1" --registry "$REG" --list 2>/dev/null | grep -q '^work '; }
+
+# clean_up PID: undoes a patch a killed recce wrote down (the record
+# comes before the code, so every patch that happened is there), then
+# waits for the code to equal the files again (librecce-fast puts it
+# back by itself when recce dies). Counts in $left what stays listed.
 clean_up()
 {
-	if "$RECCE" patch -p "$1" --registry "$REG" --list 2>/dev/null | grep -q '^work '; then
+	if listed "$1"; then
 		"$RECCE" patch -p "$1" --registry "$REG" --undo work >/dev/null 2>&1
+		listed "$1" && left=$((left + 1))
 	fi
 	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 256 >/dev/null
 }
@@ -71,6 +75,7 @@ for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
 		}
 	done
 	is "$fails" 0 "$mode: $RUNS runs of patch, undo and trace --fast each succeed"
+	left=0
 	for k in $(seq "$KILLS"); do
 		spawn_recce "$T/kp.out" "$T/kp.err" patch -p "$P" --registry "$REG" \
 			"work=$FIX:fast_work"
@@ -82,6 +87,7 @@ for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
 		kill_quietly "$PID"
 		clean_up "$P"
 	done
+	is "$left" 0 "$mode: every patch a killed recce left is listed and undone"
 	ok "$mode: the target runs on after $KILLS SIGKILLs of each" moves "$T/$mode.out" calls
 	is "$(last "$T/$mode.out" bad)" 0 "$mode: every result was right"
 	is "$(stopped "$P")" 0 "$mode: no thread is left stopped"
@@ -91,6 +97,56 @@ for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
 		"$mode: no thread saw a register, result or errno change"
 	kill_quietly "$P"
 done
+
+# A child forked during trace --fast is not traced and keeps none of its
+# jumps, after the trace and whatever happens to recce.
+spawn "$T/fw.out" "$TARGETS/torture" forkwork
+P=$PID
+wait_for 20 grep -q ready "$T/fw.out"
+spawn_recce "$T/fwt.out" "$T/fwt.err" trace --fast -p "$P" work --return --count 0 --time 60
+TR=$PID
+ok "forkwork: trace --fast runs" wait_for 20 grep -q 'work(' "$T/fwt.out"
+kill -USR1 "$P"
+ok "forkwork: the target forks a child" wait_for 20 grep -q '^child ' "$T/fw.out"
+CHILD=$(sed -n 's/^child //p' "$T/fw.out")
+run python3 tests/cli/code-bytes.py "$CHILD"
+is "$RC" 0 "forkwork: the child has its own code back while the trace runs" || show_run
+kill -INT "$TR"
+wait "$TR"
+is "$(grep -c "<$CHILD>" "$T/fwt.out")" 0 "forkwork: no call of the child is shown"
+ok "forkwork: the child runs on" kill -0 "$CHILD"
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "forkwork: the parent's code equals its files after the trace" || show_run
+
+# A child forked from a patched process has the patch too: listed there,
+# undone there alone, or with its parent's.
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 0 "forkwork: patched" || show_run
+kill -USR1 "$P"
+ok "forkwork: a second child is forked" wait_for 20 eval '[ "$(grep -c "^child " "$T/fw.out")" = 2 ]'
+C2=$(sed -n 's/^child //p' "$T/fw.out" | tail -n 1)
+run "$RECCE" patch -p "$C2" --registry "$REG" --list
+like "$(cat "$OUT")" "^work .* active .*fast_work \\(inherited from process $P\\)" \
+	"forkwork: --list in the child shows the patch it inherited"
+run "$RECCE" patch -p "$C2" --registry "$REG" --undo work
+is "$RC" 0 "forkwork: undone in the child" || show_run
+run python3 tests/cli/code-bytes.py "$C2"
+is "$RC" 0 "forkwork: the child's code equals its files" || show_run
+run "$RECCE" patch -p "$P" --registry "$REG" --list
+like "$(cat "$OUT")" '^work .* active' "forkwork: the parent's patch stays"
+kill -USR1 "$P"
+ok "forkwork: a third child is forked" wait_for 20 eval '[ "$(grep -c "^child " "$T/fw.out")" = 3 ]'
+C3=$(sed -n 's/^child //p' "$T/fw.out" | tail -n 1)
+run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+is "$RC" 0 "forkwork: undone in the parent" || show_run
+like "$(cat "$OUT")" 'children +1 forked from it had the patch: undone in 1' \
+	"forkwork: and in the one child that still had it"
+for pid in "$P" "$C3"; do
+	run python3 tests/cli/code-bytes.py "$pid"
+	is "$RC" 0 "forkwork: process $pid's code equals its files" || show_run
+done
+ok "forkwork: the children run on" kill -0 "$CHILD" "$C2" "$C3"
+kill_quietly "$CHILD" "$C2" "$C3" "$P"
 
 # A filter that kills the process on openat, which dlopen makes.
 spawn "$T/sk.out" "$TARGETS/torture" seccomp-kill

@@ -19,6 +19,8 @@
  *            every signal blocked, a SIGTRAP handler of the program's own
  *   fork     a thread forking (with 256 MiB to copy) and reaping children
  *   churn    threads created and joined all the time, up to 300 at once
+ *   forkwork on each SIGUSR1 the main thread forks a child that says
+ *            "child PID" and goes on calling work() without a word
  *   seccomp-kill  a filter that kills the process on openat (recce must
  *            refuse), and a reader to borrow
  *   seccomp-ok    a filter that refuses reboot and kills on kexec_load
@@ -261,6 +263,13 @@ static void *forker(void *arg)
 	return NULL;
 }
 
+static volatile sig_atomic_t fork_asked;
+static void on_usr1(int sig)
+{
+	(void)sig;
+	fork_asked = 1;
+}
+
 static void *short_life(void *arg)
 {
 	return arg;
@@ -339,6 +348,8 @@ int main(int argc, char **argv)
 		start(spin, NULL);
 	} else if (strcmp(mode, "fork") == 0) {
 		start(forker, NULL);
+	} else if (strcmp(mode, "forkwork") == 0) {
+		signal(SIGUSR1, on_usr1);
 	} else if (strcmp(mode, "churn") == 0) {
 		start(churner, NULL);
 		start(spin, NULL);
@@ -358,17 +369,29 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	uint64_t last = now_ns(CLOCK_MONOTONIC), seq = 0;
+	int quiet = 0;
 	for (long i = 0;; i++) {
+		if (fork_asked) {
+			fork_asked = 0;
+			pid_t c = fork();
+			if (c == 0) {
+				printf("child %d\n", (int)getpid());
+				quiet = 1;
+			}
+		}
 		long who = 0;
 		long r = work(i, &who);
-		if (r != i * 3 + 1 || (who != 1 && who != 2))
+		if (r != i * 3 + 1 || (who != 1 && who != 2)) {
 			bad++;
+			if (quiet)
+				fail("child: a wrong result");
+		}
 		calls++;
 		if (who == 2)
 			new_calls++;
 		if (feed && write(pipefd[1], &seq, sizeof(seq)) == (ssize_t)sizeof(seq))
 			seq++;
-		if (now_ns(CLOCK_MONOTONIC) - last > 50000000) {
+		if (!quiet && now_ns(CLOCK_MONOTONIC) - last > 50000000) {
 			printf("calls=%ld new=%ld bad=%ld\n", (long)calls, (long)new_calls,
 			       (long)bad);
 			last = now_ns(CLOCK_MONOTONIC);

@@ -1,0 +1,75 @@
+/*
+ * Parents and descendants (see family.h).
+ */
+#include "proc/family.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "proc/procstat.h"
+#include "proc/tasks.h"
+
+pid_t proc_parent(pid_t pid)
+{
+	char path[64], buf[1024];
+	struct procstat_task t;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	return procstat_parse_stat(buf, (size_t)n, &t) == 0 ? t.ppid : -EINVAL;
+}
+
+int proc_descendants(pid_t root, pid_t **v, size_t *n)
+{
+	struct proc_ids all;
+
+	*v = NULL;
+	*n = 0;
+	proc_ids_init(&all);
+	ssize_t count = proc_ids_list_dir(&all, "/proc", PROCSTAT_MAX_TASKS);
+	if (count < 0) {
+		proc_ids_release(&all);
+		return (int)count;
+	}
+	pid_t *parent = calloc(all.n ? all.n : 1, sizeof(*parent));
+	*v = calloc(all.n ? all.n : 1, sizeof(**v));
+	if (!parent || !*v) {
+		free(parent);
+		free(*v);
+		*v = NULL;
+		proc_ids_release(&all);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		pid_t p = proc_parent(all.ids[i]);
+		parent[i] = p > 0 ? p : 0;
+	}
+	/* Breadth first: a process joins once its parent has. */
+	for (size_t added = 1; added;) {
+		added = 0;
+		for (size_t i = 0; i < all.n; i++) {
+			int in = parent[i] == root;
+			for (size_t k = 0; k < *n && !in; k++)
+				in = parent[i] == (*v)[k];
+			for (size_t k = 0; k < *n && in; k++)
+				in = (*v)[k] != all.ids[i];
+			if (in) {
+				(*v)[(*n)++] = all.ids[i];
+				added = 1;
+			}
+		}
+	}
+	free(parent);
+	proc_ids_release(&all);
+	return 0;
+}

@@ -1,0 +1,21 @@
+/*
+ * A process's family as /proc shows it now: its parent, and every
+ * process descended from it (children, their children...), for what a
+ * child inherits at fork, such as a patch.
+ *
+ * Ownership: proc_descendants() returns a heap array the caller frees.
+ */
+#ifndef RECCE_PROC_FAMILY_H
+#define RECCE_PROC_FAMILY_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* pid's parent, 0 for none, or -errno (-ESRCH: gone). */
+pid_t proc_parent(pid_t pid);
+
+/* Every live process descended from root (root left out). Returns 0 or
+ * -errno. */
+int proc_descendants(pid_t root, pid_t **v, size_t *n);
+
+#endif
