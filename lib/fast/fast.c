@@ -237,6 +237,7 @@ static void in_child(void)
 	forked = 1;
 	if (!h)
 		return;
+	__atomic_fetch_add(&h->forks, 1, __ATOMIC_RELAXED);
 	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (mem < 0)
 		return;

@@ -400,6 +400,11 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",
 			(unsigned long long)st->lost);
+	if (st->fast_forks)
+		warning("%llu process%s forked from the target during the trace %s not traced: "
+			"--fast follows no child (give a child with -p, or trace without --fast)",
+			(unsigned long long)st->fast_forks, st->fast_forks == 1 ? "" : "es",
+			st->fast_forks == 1 ? "was" : "were");
 	if (st->unfollowed)
 		warning("%llu probes could not be opened on threads the target created "
 			"while traced",

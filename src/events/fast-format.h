@@ -77,7 +77,8 @@ struct recce_fast_header {
 	uint32_t watch;	   /* enum recce_fast_watch */
 	uint64_t no_slot;  /* records of threads that found no free slot */
 	uint64_t restored; /* sites the watchdog put back */
-	uint64_t pad[8];
+	uint64_t forks;	   /* children forked during the trace: not traced (atomic) */
+	uint64_t pad[7];
 
 	struct recce_fast_site sites[RECCE_FAST_SITES];
 };

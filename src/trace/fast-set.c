@@ -195,8 +195,15 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	if (!err)
 		err = library_symbol(sym, s->pid, info->library, "recce_fast_hit", &s->hit_fn);
 	s->hooks_fn = (struct tramp_hooks){s->hit_fn, number_hook, s};
-	if (err == -ENOENT)
+	if (err == -ENOENT) {
+		/* Loaded, but not this file: an older copy, replaced on disk
+		 * since, stays loaded in the process under the same name. */
+		snprintf(info->detail, sizeof(info->detail),
+			 "it has an older %s loaded, replaced on disk since; restart it to trace "
+			 "it with --fast",
+			 LIB_NAME);
 		err = fail(info, FAST_LOAD, err);
+	}
 	if (!err) {
 		uint64_t args[6] = {0, (uint64_t)getpid(), 0, 0, 0, 0};
 		err = injector_call(&s->inj, start_fn, args, path, strlen(path) + 1, 0, &ret);
@@ -535,6 +542,11 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 		__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
 	}
 	return rc;
+}
+
+uint64_t fast_set_forks(const struct fast_set *s)
+{
+	return s && s->h ? __atomic_load_n(&s->h->forks, __ATOMIC_RELAXED) : 0;
 }
 
 uint64_t fast_set_lost(const struct fast_set *s)

@@ -90,6 +90,10 @@ int fast_set_attach(struct fast_set *s, int timeout_ms);
  * order; cb returns non-zero to stop. Returns cb's last value. */
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg);
 
+/* Children the process forked while traced: not traced, their code
+ * put back at fork. */
+uint64_t fast_set_forks(const struct fast_set *s);
+
 /* Records lost: a ring was full, or a thread found no ring. */
 uint64_t fast_set_lost(const struct fast_set *s);
 

@@ -131,6 +131,15 @@ uint64_t tracer_fast_lost(const struct tracer *t)
 	return lost;
 }
 
+uint64_t tracer_fast_forks(const struct tracer *t)
+{
+	uint64_t forks = 0;
+
+	for (size_t i = 0; i < t->nfast; i++)
+		forks += fast_set_forks(t->fast[i]);
+	return forks;
+}
+
 int tracer_fast_remove(struct tracer *t)
 {
 	int err = 0;

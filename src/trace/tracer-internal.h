@@ -85,6 +85,7 @@ int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void
 
 /* Records lost in all targets. */
 uint64_t tracer_fast_lost(const struct tracer *t);
+uint64_t tracer_fast_forks(const struct tracer *t);
 
 /* Puts back the code of every target: 0, or the first error. */
 int tracer_fast_remove(struct tracer *t);

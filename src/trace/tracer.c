@@ -718,6 +718,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->dropped = t->dropped;
 	st->lost = us ? us->lost : tracer_fast_lost(t);
 	st->unfollowed = us ? us->unfollowed : 0;
+	st->fast_forks = us ? 0 : tracer_fast_forks(t);
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;

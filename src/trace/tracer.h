@@ -132,6 +132,7 @@ struct tracer_stats {
 	uint64_t dropped;    /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
 	uint64_t lost;	     /* events the kernel dropped, its ring full */
 	uint64_t unfollowed; /* probes not opened on threads created while traced */
+	uint64_t fast_forks; /* --fast: children forked while traced, not traced */
 	size_t ntargets;     /* processes traced */
 	size_t functions;    /* functions traced: matched, less those refused */
 	pid_t first;	     /* the first of them (or the command) */

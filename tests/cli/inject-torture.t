@@ -114,6 +114,8 @@ is "$RC" 0 "forkwork: the child has its own code back while the trace runs" || s
 kill -INT "$TR"
 wait "$TR"
 is "$(grep -c "<$CHILD>" "$T/fwt.out")" 0 "forkwork: no call of the child is shown"
+like "$(cat "$T/fwt.err")" '1 process forked from the target during the trace was not traced' \
+	"forkwork: and recce says the child was not traced"
 ok "forkwork: the child runs on" kill -0 "$CHILD"
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "forkwork: the parent's code equals its files after the trace" || show_run
