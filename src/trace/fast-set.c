@@ -21,6 +21,7 @@
 #include "inject/trampoline.h"
 #include "inject/target-mem.h"
 #include "proc/lib-path.h"
+#include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -31,7 +32,8 @@ _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region re
 #define TRAMP_PAGES   (16u << 10)
 #define TRAMP_NAME    "recce-trace"
 #define CODE_READ_MAX (256u << 10)
-#define SLOTS	      64u
+#define SLOTS	      64u /* rings at most */
+#define SLOTS_SPARE   4u  /* rings beyond the threads there are at the start */
 #define RING_RECORDS  (64u << 10)
 #define LIB_NAME      "librecce-fast.so"
 
@@ -58,6 +60,7 @@ struct fast_set {
 	uint64_t hit_fn; /* recce_fast_hit in the process */
 	struct recce_fast_header *h;
 	size_t map_len;
+	uint32_t slots; /* rings in the file */
 	/* Our own copy of the geometry: the process can write the header. */
 	uint64_t slot_size;
 	struct fast_site *sites;
@@ -104,7 +107,16 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 	uint64_t slot_size = (sizeof(struct recce_fast_slot) +
 			      (uint64_t)RING_RECORDS * sizeof(struct recce_fast_record) + 4095) &
 			     ~4095ull;
-	s->map_len = RECCE_FAST_HEADER_SIZE + SLOTS * slot_size;
+	/* A ring for each thread there is now and a few more, so that the
+	 * target's address space grows by what the trace needs. */
+	struct proc_ids tasks;
+	proc_ids_init(&tasks);
+	ssize_t threads = proc_ids_list_tasks(&tasks, "/proc", s->pid, SLOTS);
+	proc_ids_release(&tasks);
+	s->slots = threads > 0 ? (uint32_t)threads + SLOTS_SPARE : SLOTS;
+	if (s->slots > SLOTS)
+		s->slots = SLOTS;
+	s->map_len = RECCE_FAST_HEADER_SIZE + s->slots * slot_size;
 	s->slot_size = slot_size;
 	int err = 0;
 	if (fchown(fd, st.st_uid, st.st_gid) != 0 && geteuid() == 0)
@@ -122,7 +134,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 	memcpy(s->h->magic, RECCE_FAST_MAGIC, 8);
 	s->h->version = RECCE_FAST_VERSION;
 	s->h->header_size = RECCE_FAST_HEADER_SIZE;
-	s->h->slots = SLOTS;
+	s->h->slots = s->slots;
 	s->h->ring_records = RING_RECORDS;
 	s->h->record_size = sizeof(struct recce_fast_record);
 	s->h->slot_size = slot_size;
@@ -489,7 +501,7 @@ static uint64_t count_lost(const struct fast_set *s)
 	uint64_t lost = __atomic_load_n(&s->h->no_slot, __ATOMIC_RELAXED);
 	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
 
-	for (uint32_t i = 0; i < claimed && i < SLOTS; i++)
+	for (uint32_t i = 0; i < claimed && i < s->slots; i++)
 		lost += __atomic_load_n(&slot_at(s, i)->lost, __ATOMIC_RELAXED);
 	return lost;
 }
@@ -500,8 +512,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 	uint64_t chain[2];
 	int rc = 0;
 
-	if (claimed > SLOTS)
-		claimed = SLOTS;
+	if (claimed > s->slots)
+		claimed = s->slots;
 	clock_pair(&s->tsc1, &s->mono1);
 	/* Once a read: a record lost from here on counts at the next. */
 	s->lost = count_lost(s);
