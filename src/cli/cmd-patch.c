@@ -134,6 +134,10 @@ static void refused(const struct patch_args *a, pid_t pid, const char *func,
 		die("the code of %s in process %d changed while recce worked on it; nothing was "
 		    "written",
 		    func, (int)pid);
+	case PATCH_LOCKED:
+		die("%s is changing the code of process %d (patching it, or tracing it with "
+		    "--fast); one at a time: try again when it is done",
+		    inject_holder_words(r->holder), (int)pid);
 	case PATCH_REGISTRY:
 		die("cannot use the patch registry in %s: %s", a->dir, strerror(-err));
 	default:

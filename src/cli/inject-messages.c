@@ -4,6 +4,7 @@
 #include "cli/inject-messages.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "cli/usage.h"
 
@@ -29,6 +30,16 @@ const char *inject_words(enum inject_refusal why)
 	default:
 		return "injection failed";
 	}
+}
+
+const char *inject_holder_words(pid_t holder)
+{
+	static char buf[64];
+
+	if (!holder)
+		return "another recce";
+	snprintf(buf, sizeof(buf), "another recce (process %d)", (int)holder);
+	return buf;
 }
 
 void inject_die_errno(pid_t pid, int err)

@@ -185,6 +185,12 @@ static void fast_failed(const struct tracer *t, int err, pid_t pid)
 		error("cannot make the file recce shares with process %d in /dev/shm: %s", (int)pid,
 		      strerror(-err));
 		return;
+	case FAST_LOCKED:
+		error("%s is changing the code of process %d (tracing it with --fast, or "
+		      "patching it); one at a time: try again when it is done, or trace without "
+		      "--fast",
+		      inject_holder_words(fi->holder), (int)pid);
+		return;
 	default:
 		break;
 	}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "inject/near-page.h"
+#include "inject/target-lock.h"
 #include "inject/target-mem.h"
 #include "proc/family.h"
 #include "patch/patch-thunk.h"
@@ -23,6 +24,7 @@
 #define JUMP_LEN      5
 #define VENEER_NAME   "recce-patch"
 #define CODE_READ_MAX (256u << 10) /* bytes of a function decoded at most */
+#define LOCK_WAIT_MS  3000	   /* for another recce to be done with the process */
 
 static void say(struct patch_result *r, const char *text)
 {
@@ -300,7 +302,7 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 	return 0;
 }
 
-int patch_apply(const struct patch_cfg *cfg, struct patch_result *r)
+static int apply(const struct patch_cfg *cfg, struct patch_result *r)
 {
 	struct patch_record *recs = NULL, rec;
 	size_t nrecs = 0;
@@ -430,7 +432,7 @@ static int inherited(const char *dir, pid_t pid, const char *func, struct patch_
 	return -ENOENT;
 }
 
-int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
+static int undo(const struct patch_cfg *cfg, struct patch_result *r)
 {
 	struct patch_record *recs = NULL, own;
 	size_t nrecs = 0;
@@ -482,6 +484,34 @@ int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
 	}
 	free(recs);
 	return err;
+}
+
+/* Runs op with the lock on the process's code held. */
+static int locked(int (*op)(const struct patch_cfg *, struct patch_result *),
+		  const struct patch_cfg *cfg, struct patch_result *r)
+{
+	int fd;
+	pid_t holder;
+
+	int err = target_lock(cfg->pid, LOCK_WAIT_MS, &fd, &holder);
+	if (err) {
+		memset(r, 0, sizeof(*r));
+		r->holder = holder;
+		return err == -EBUSY ? refuse(r, PATCH_LOCKED, err) : err;
+	}
+	err = op(cfg, r);
+	target_unlock(fd);
+	return err;
+}
+
+int patch_apply(const struct patch_cfg *cfg, struct patch_result *r)
+{
+	return locked(apply, cfg, r);
+}
+
+int patch_undo(const struct patch_cfg *cfg, struct patch_result *r)
+{
+	return locked(undo, cfg, r);
 }
 
 int patch_list(const char *dir, pid_t pid, struct patch_record **v, size_t *n,

@@ -64,6 +64,7 @@ enum patch_refusal {
 	PATCH_BUSY,	    /* a thread stayed in the replaced bytes */
 	PATCH_STALE,	    /* the bytes changed under recce */
 	PATCH_REGISTRY,	    /* the registry could not be read or written */
+	PATCH_LOCKED,	    /* another recce is changing the process's code (holder) */
 };
 
 struct patch_result {
@@ -75,6 +76,7 @@ struct patch_result {
 	char old_sig[256], new_sig[256];
 	char detail[512];
 	uint64_t branch_at;   /* PATCH_BRANCH_INTO: the offset of the jump */
+	pid_t holder;	      /* PATCH_LOCKED: the recce holding the lock, 0: unknown */
 	pid_t inherited_from; /* undo: the patch was this ancestor's, undone here only */
 	size_t children, children_failed; /* undo: descendants that had it too */
 	pid_t loader_thread;
@@ -82,8 +84,9 @@ struct patch_result {
 	struct code_write_stats write;
 };
 
-/* Replaces cfg->func with cfg->newfunc of cfg->lib. Returns 0, or -errno
- * with r->refusal saying why when recce refused. */
+/* Replaces cfg->func with cfg->newfunc of cfg->lib, holding the lock on
+ * the process's code (inject/target-lock) while it works. Returns 0, or
+ * -errno with r->refusal saying why when recce refused. */
 int patch_apply(const struct patch_cfg *cfg, struct patch_result *r);
 
 /* Writes cfg->func's old bytes back, in cfg->pid and in every process

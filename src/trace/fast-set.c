@@ -18,6 +18,7 @@
 #include "events/fast-format.h"
 #include "inject/code-write.h"
 #include "inject/near-page.h"
+#include "inject/target-lock.h"
 #include "inject/trampoline.h"
 #include "inject/target-mem.h"
 #include "proc/lib-path.h"
@@ -32,8 +33,9 @@ _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region re
 #define TRAMP_PAGES   (16u << 10)
 #define TRAMP_NAME    "recce-trace"
 #define CODE_READ_MAX (256u << 10)
-#define SLOTS	      64u /* rings at most */
-#define SLOTS_SPARE   4u  /* rings beyond the threads there are at the start */
+#define SLOTS	      64u  /* rings at most */
+#define SLOTS_SPARE   4u   /* rings beyond the threads there are at the start */
+#define LOCK_WAIT_MS  3000 /* for another recce to be done with the process */
 #define RING_RECORDS  (64u << 10)
 #define LIB_NAME      "librecce-fast.so"
 
@@ -57,6 +59,7 @@ struct fast_set {
 	pid_t pid;
 	struct injector inj;
 	int inj_open;
+	int lock_fd;	 /* the lock on the process's code, held to the end */
 	uint64_t hit_fn; /* recce_fast_hit in the process */
 	struct recce_fast_header *h;
 	size_t map_len;
@@ -238,7 +241,12 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		return -ENOMEM;
 	s->pid = pid;
 	clock_pair(&s->tsc0, &s->mono0);
-	int err = start(s, sym, info);
+	int err = target_lock(pid, LOCK_WAIT_MS, &s->lock_fd, &info->holder);
+	if (err == -EBUSY)
+		return fail(info, FAST_LOCKED, err);
+	if (err)
+		return err;
+	err = start(s, sym, info);
 	clock_pair(&s->tsc1, &s->mono1);
 	return err;
 }
@@ -615,6 +623,7 @@ void fast_set_free(struct fast_set *s)
 			__atomic_store_n(&s->h->detach, 1, __ATOMIC_RELEASE);
 		munmap(s->h, s->map_len);
 	}
+	target_unlock(s->lock_fd);
 	free(s->sites);
 	free(s->hooks);
 	free(s);

@@ -59,6 +59,7 @@ enum fast_failure {
 	FAST_LOAD,	 /* the process's dlopen failed: detail has dlerror() */
 	FAST_START,	 /* the library did not start: the error is its own */
 	FAST_FILE,	 /* the shared file could not be made */
+	FAST_LOCKED,	 /* another recce is changing the process's code (holder) */
 };
 
 struct fast_set_info {
@@ -66,10 +67,12 @@ struct fast_set_info {
 	enum inject_refusal inject_refusal;
 	char detail[512];
 	char library[1024]; /* the library loaded */
+	pid_t holder;	    /* FAST_LOCKED: the recce holding the lock, 0: unknown */
 };
 
-/* Loads the library into pid and starts it. Returns 0, or -errno with
- * info->failure set. */
+/* Loads the library into pid and starts it, holding the lock on pid's
+ * code (inject/target-lock) until fast_set_free(). Returns 0, or -errno
+ * with info->failure set. */
 int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		 struct fast_set_info *info);
 

@@ -150,6 +150,46 @@ done
 ok "forkwork: the children run on" kill -0 "$CHILD" "$C2" "$C3"
 kill_quietly "$CHILD" "$C2" "$C3" "$P"
 
+# One recce at a time changes a process's code: a second --fast and a
+# patch wait, then refuse, naming the recce that has it.
+spawn "$T/lk.out" "$TARGETS/torture" read
+P=$PID
+wait_for 20 grep -q ready "$T/lk.out"
+spawn_recce "$T/lkt.out" "$T/lkt.err" trace --fast -p "$P" work --count 0 --time 60
+TR=$PID
+ok "lock: a first trace --fast runs" wait_for 20 grep -q 'work(' "$T/lkt.out"
+run "$RECCE" trace --fast -p "$P" now_ns --count 5 --time 60
+is "$RC" 1 "lock: a second trace --fast, of another function, refuses"
+like "$(cat "$ERR")" "another recce \\(process $TR\\) is changing the code of process $P" \
+	"lock: naming the recce that traces"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 1 "lock: a patch refuses too"
+like "$(cat "$ERR")" "another recce \\(process $TR\\) is changing the code of process $P" \
+	"lock: saying why"
+kill -INT "$TR"
+wait "$TR"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 0 "lock: once the trace is over, the patch goes through" || show_run
+run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+is "$RC" 0 "lock: and is undone" || show_run
+
+# A neighbour who may not change the target's code cannot keep recce out
+# by holding the lock.
+make_user
+printf '%s\n' 'import fcntl, os, sys, time' \
+	'fd = os.open("/proc/" + sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)' \
+	'fcntl.flock(fd, fcntl.LOCK_EX)' 'print("held", flush=True)' 'time.sleep(600)' \
+	>"$T/bin/hold.py"
+spawn "$T/hold.out" runuser -u "$U" -- python3 "$T/bin/hold.py" "$P"
+ok "lock: another user holds the lock on the target" wait_for 20 grep -q held "$T/hold.out"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 0 "lock: a patch goes through all the same" || show_run
+run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+is "$RC" 0 "lock: and is undone" || show_run
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "lock: the target's code equals its files" || show_run
+kill_quietly "$P"
+
 # A filter that kills the process on openat, which dlopen makes.
 spawn "$T/sk.out" "$TARGETS/torture" seccomp-kill
 P=$PID
