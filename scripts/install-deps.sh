@@ -12,7 +12,7 @@ libcmocka-dev libncurses-dev tmux libuv1-dev
 erlang-base golang-go libxml2-utils python3
 linux-perf bpftool debuginfod curl
 valgrind chromium nodejs libjemalloc2 bpftrace openssh-server openssh-client
-liblttng-ust-dev lttng-tools uftrace prometheus gdb sqlite3 clickhouse-server
+liblttng-ust-dev lttng-tools uftrace prometheus gdb strace sqlite3 clickhouse-server
 "
 
 missing=""

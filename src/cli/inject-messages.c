@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli/usage.h"
+#include "proc/family.h"
 
 const char *inject_words(enum inject_refusal why)
 {
@@ -44,6 +45,11 @@ const char *inject_holder_words(pid_t holder)
 
 void inject_die_errno(pid_t pid, int err)
 {
+	pid_t tracer = err == -EPERM || err == -EACCES ? proc_tracer(pid) : 0;
+	if (tracer > 0)
+		die("process %d is traced by process %d (a debugger or strace): a process has one "
+		    "tracer at a time; detach it first. Nothing was changed",
+		    (int)pid, (int)tracer);
 	if (err == -EPERM || err == -EACCES)
 		die("not allowed to ptrace process %d: run recce as its user or as root, allow "
 		    "it with CAP_SYS_PTRACE, and check kernel.yama.ptrace_scope (sysctl) and "

@@ -12,6 +12,22 @@
 #include "proc/procstat.h"
 #include "proc/tasks.h"
 
+pid_t proc_tracer(pid_t pid)
+{
+	char path[64], line[256];
+	int tracer = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(fp);
+	return tracer;
+}
+
 pid_t proc_parent(pid_t pid)
 {
 	char path[64], buf[1024];

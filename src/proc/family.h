@@ -1,7 +1,7 @@
 /*
  * A process's family as /proc shows it now: its parent, and every
  * process descended from it (children, their children...), for what a
- * child inherits at fork, such as a patch.
+ * child inherits at fork, such as a patch; and the one that traces it.
  *
  * Ownership: proc_descendants() returns a heap array the caller frees.
  */
@@ -10,6 +10,10 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+
+/* The process tracing pid under ptrace (a debugger, strace), 0 for none,
+ * or -errno. */
+pid_t proc_tracer(pid_t pid);
 
 /* pid's parent, 0 for none, or -errno (-ESRCH: gone). */
 pid_t proc_parent(pid_t pid);

@@ -11,6 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 
 need_file "$TARGETS/torture" "$TARGETS/fixes/torture-fix.so"
+command -v strace >/dev/null || {
+	echo "Bail out! strace is missing (scripts/install-deps.sh installs it)"
+	exit 1
+}
 RUNS=${TORTURE_RUNS:-2}
 KILLS=${TORTURE_KILLS:-1}
 FIX="$TARGETS/fixes/torture-fix.so"
@@ -188,6 +192,22 @@ run "$RECCE" patch -p "$P" --registry "$REG" --undo work
 is "$RC" 0 "lock: and is undone" || show_run
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "lock: the target's code equals its files" || show_run
+kill_quietly "$P"
+
+# A process traced by strace (or a debugger): refused, nothing changed.
+spawn "$T/st.out" "$TARGETS/torture" read
+P=$PID
+wait_for 20 grep -q ready "$T/st.out"
+spawn "$T/strace.out" strace -p "$P" -o /dev/null
+traced() { grep -q 'TracerPid:[[:space:]]*[1-9]' "/proc/$P/status"; }
+ok "strace: strace traces the target" wait_for 20 traced
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 1 "strace: patch refuses"
+like "$(cat "$ERR")" "process $P is traced by process [0-9]+ .*detach it first" "strace: saying why"
+run "$RECCE" trace --fast -p "$P" work --count 5 --time 60
+is "$RC" 1 "strace: trace --fast refuses"
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "strace: no byte of its code changed" || show_run
 kill_quietly "$P"
 
 # A filter that kills the process on openat, which dlopen makes.
