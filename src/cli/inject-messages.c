@@ -21,7 +21,7 @@ const char *inject_words(enum inject_refusal why)
 		return "no executable segment of it has padding for recce's call stub";
 	case INJECT_NO_THREAD:
 		return "for 3 s no thread was where recce may borrow it (each was inside the C "
-		       "library, the loader, or a timed sleep the kernel resumes); try again";
+		       "library or the loader); try again";
 	case INJECT_SECCOMP:
 		return "it runs under a seccomp filter that would kill it (or send it SIGSYS) "
 		       "for a system call that loading code makes; recce leaves it alone";

@@ -24,7 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/user.h>
+#include <sys/wait.h>
+#include <elf.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,17 +53,30 @@
  *	mov rdi..r9, [rsp+312..352]; call [rsp+304]; mov [rsp+368], rax
  *	call [rsp+360]; mov ecx, [rsp+384]; mov [rax], ecx	  errno back
  *	mov qword [rsp+376], 1		  done
- *	mov r12d, 1000			  wait for recce's ack, about 1 s at most:
- * wait: cmp qword [rsp+408], 0; jne back
+ *	mov r12d, 1000
+ *	cmp qword [rsp+432], 0; jne spin  a thread taken from a timed sleep
+ * wait: cmp qword [rsp+408], 0; jne back   wait for recce's ack, ~1 s at most
  *	mov eax, 35; lea rdi, [rsp+416]; xor esi, esi
  *	syscall				  nanosleep(1 ms)
- *	dec r12d; jnz wait
+ *	dec r12d; jnz wait; jmp back
+ * spin: mov ecx, 50000			  no system call: recce takes the
+ * 1:	cmp qword [rsp+408], 0; jne back  thread back itself, a few seconds
+ *	pause; dec ecx; jnz 1b		  at most
+ *	dec r12d; jnz spin
  * back: mov eax, 15; syscall		  rt_sigreturn: back where it was
  *	ud2
  *
  * The frame lies in stack the thread uses again once it is back, so the
  * stub waits for recce to have read the result (the ack), or for a
  * second if recce is gone.
+ *
+ * rt_sigreturn cancels a timed sleep the kernel would resume (its
+ * restart_syscall would end it early, with EINTR). A thread taken from
+ * one waits in the stub making no system call, which could replace the
+ * kernel's record of the sleep, and recce puts it back itself under
+ * ptrace: its registers set to make restart_syscall, its extended state
+ * and signal mask as they were. Were recce to die first, rt_sigreturn
+ * returns it, and that sleep alone ends early.
  */
 static const uint8_t stub[] = {
     0xb8, 0x0e, 0x00, 0x00, 0x00, 0x31, 0xff, 0x48, 0x8d, 0xb4, 0x24, 0x90, 0x01, 0x00, 0x00, 0x48,
@@ -73,9 +90,12 @@ static const uint8_t stub[] = {
     0x60, 0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x30, 0x01, 0x00, 0x00, 0x48, 0x89, 0x84, 0x24, 0x70,
     0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x8c, 0x24, 0x80, 0x01, 0x00,
     0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x41,
-    0xbc, 0xe8, 0x03, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x16,
-    0xb8, 0x23, 0x00, 0x00, 0x00, 0x48, 0x8d, 0xbc, 0x24, 0xa0, 0x01, 0x00, 0x00, 0x31, 0xf6, 0x0f,
-    0x05, 0x41, 0xff, 0xcc, 0x75, 0xdf, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
+    0xbc, 0xe8, 0x03, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0xb0, 0x01, 0x00, 0x00, 0x00, 0x75, 0x23,
+    0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x33, 0xb8, 0x23, 0x00, 0x00, 0x00,
+    0x48, 0x8d, 0xbc, 0x24, 0xa0, 0x01, 0x00, 0x00, 0x31, 0xf6, 0x0f, 0x05, 0x41, 0xff, 0xcc, 0x75,
+    0xdf, 0xeb, 0x1b, 0xb9, 0x50, 0xc3, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00,
+    0x00, 0x75, 0x0b, 0xf3, 0x90, 0xff, 0xc9, 0x75, 0xef, 0x41, 0xff, 0xcc, 0x75, 0xe5, 0xb8, 0x0f,
+    0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
 };
 
 enum {
@@ -90,6 +110,7 @@ enum {
 	F_ALLSIGS = 400,
 	F_ACK = 408,
 	F_PAUSE = 416,
+	F_SPIN = 432,
 	F_FPSTATE = 448,
 };
 
@@ -102,7 +123,10 @@ enum {
 #define DATA_MAX	     4096
 #define PICK_TIMEOUT_MS	     3000 /* for a thread at a safe place */
 #define STOP_TIMEOUT_MS	     2000
-#define CLOSE_TIMEOUT_MS     5000 /* for the borrowed thread to leave the stub */
+#define CLOSE_TIMEOUT_MS     5000
+#define XSTATE_MAX                                                                                 \
+	(16u << 10) /* a thread's XSAVE area, as ptrace gives it */ /* for the borrowed thread to  \
+								       leave the stub */
 
 /* Errors the kernel leaves in rax for a system call it restarts. */
 #define ERESTARTSYS_	      512
@@ -250,8 +274,73 @@ static int unborrowable_syscall(long nr)
 	}
 }
 
+/* Whether the thread sits in a timed sleep the kernel would resume with
+ * restart_syscall (nanosleep, clock_nanosleep, poll with a timeout, a
+ * futex wait with one). Caught again on its way back to user space,
+ * after an earlier stop, it already holds restart_syscall's number. */
+static int timed_sleep(const struct user_regs_struct *r)
+{
+	return (long)r->orig_rax >= 0 &&
+	       (-(long)r->rax == ERESTART_RESTARTBLOCK || r->rax == NR_RESTART_SYSCALL);
+}
+
+/* What recce puts back itself in a thread taken from a timed sleep. */
+struct sleeper {
+	pid_t tid;
+	struct user_regs_struct regs;
+	uint64_t mask;
+	uint8_t xstate[XSTATE_MAX];
+	size_t xlen;
+};
+
+static int sleeper_save(pid_t tid, const struct user_regs_struct *r, struct sleeper *sl)
+{
+	struct iovec iov = {sl->xstate, sizeof(sl->xstate)};
+
+	sl->tid = tid;
+	sl->regs = *r;
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(sl->mask), &sl->mask) != 0 ||
+	    ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) != 0)
+		return -errno;
+	sl->xlen = iov.iov_len;
+	return 0;
+}
+
+/* Takes the thread back from the stub, where it waits without a system
+ * call, to the sleep it was in: restart_syscall with the kernel's own
+ * record of the sleep, untouched. Returns 0, or -errno when the thread
+ * was not in the stub any more (it went back by itself). */
+static int sleeper_restore(const struct injector *inj, struct sleeper *sl)
+{
+	struct user_regs_struct r = sl->regs, now;
+	struct iovec iov = {sl->xstate, sl->xlen};
+	int st, err = 0;
+
+	if (-(long)r.rax == ERESTART_RESTARTBLOCK) {
+		r.rax = NR_RESTART_SYSCALL;
+		r.rip -= 2; /* back onto the syscall instruction */
+	}
+	r.orig_rax = (uint64_t)-1;
+	if (ptrace(PTRACE_SEIZE, sl->tid, 0, 0) != 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, sl->tid, 0, 0) != 0 ||
+	    waitpid(sl->tid, &st, __WALL) != sl->tid)
+		err = -errno;
+	if (!err && ptrace(PTRACE_GETREGS, sl->tid, 0, &now) != 0)
+		err = -errno;
+	if (!err && now.rip - inj->cave >= sizeof(stub))
+		err = -ESRCH;
+	if (!err && (ptrace(PTRACE_SETREGSET, sl->tid, (void *)NT_X86_XSTATE, &iov) != 0 ||
+		     ptrace(PTRACE_SETSIGMASK, sl->tid, (void *)sizeof(sl->mask), &sl->mask) != 0 ||
+		     ptrace(PTRACE_SETREGS, sl->tid, 0, &r) != 0))
+		err = -errno;
+	ptrace(PTRACE_DETACH, sl->tid, 0, 0);
+	return err;
+}
+
 /* Whether thread t may be borrowed for a call needing frame bytes of
- * stack; 2 when it sits in a system call (best), 1 in its own code. */
+ * stack: 3 idle in a system call, 2 in its own code, 1 in a timed
+ * sleep, 0 not at all. */
 static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, size_t frame)
 {
 	const struct user_regs_struct *r = &t->regs;
@@ -264,12 +353,6 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 	long nr = (long)r->orig_rax;
 	if (nr >= 0 && unborrowable_syscall(nr))
 		return 0;
-	/* A sleep with a timeout the kernel would resume (restart_syscall):
-	 * rt_sigreturn forgets where it was, so the call would end early.
-	 * Caught again on its way back to user space, after an earlier stop,
-	 * the thread already holds restart_syscall's number in rax. */
-	if (nr >= 0 && (-(long)r->rax == ERESTART_RESTARTBLOCK || r->rax == NR_RESTART_SYSCALL))
-		return 0;
 	if (nr < 0 && code && is_libc(code->path))
 		return 0;
 	const struct tmap *stack = tmaps_find(maps, r->rsp);
@@ -278,7 +361,9 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 	uint64_t need = RED_ZONE + frame + 64 + CALL_STACK;
 	if (strcmp(stack->path, "[stack]") != 0 && r->rsp - stack->start < need)
 		return 0;
-	return nr >= 0 ? 2 : 1;
+	/* Idle in a system call is best, then its own code; a timed sleep,
+	 * which recce must put back itself, last. */
+	return timed_sleep(r) ? 1 : nr >= 0 ? 3 : 2;
 }
 
 /* The registers rt_sigreturn gives back: where the thread stopped, with
@@ -304,9 +389,11 @@ static void fill_sigcontext(uint8_t *mc, const struct user_regs_struct *r, uint6
 /* Builds the frame for a call at S into buf (size bytes). */
 static void build_frame(const struct injector *inj, uint8_t *buf, uint64_t s,
 			const struct user_regs_struct *r, uint64_t fn, const uint64_t args[6],
-			const void *data, size_t len, int data_arg)
+			const void *data, size_t len, int data_arg, int spin)
 {
-	uint64_t v;
+	uint64_t v = (uint64_t)spin;
+
+	memcpy(buf + 8 + F_SPIN, &v, 8);
 
 	/* buf[0..8) is the return slot at S - 8; everything else from S. */
 	uint8_t *f = buf + 8;
@@ -422,7 +509,15 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 	}
 	struct stopped_thread *t = &s.t[pick];
 	uint64_t sp = (t->regs.rsp - RED_ZONE - frame) & ~63ull;
-	build_frame(inj, buf, sp, &t->regs, fn, args, data, len, data_arg);
+	struct sleeper sl;
+	int spin = timed_sleep(&t->regs);
+	if (spin && (err = sleeper_save(t->tid, &t->regs, &sl)) != 0) {
+		tmaps_release(&maps);
+		stop_all_release(&s);
+		free(buf);
+		return err;
+	}
+	build_frame(inj, buf, sp, &t->regs, fn, args, data, len, data_arg, spin);
 	uint8_t there[sizeof(stub)];
 	err = tmem_read(inj->pid, inj->cave, there, sizeof(there));
 	if (!err && memcmp(there, stub, sizeof(stub)) != 0) {
@@ -459,7 +554,8 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 			uint64_t ack = 1;
 			*ret = res[0];
 			inj->pending = 0;
-			tmem_write(inj->pid, sp + F_ACK, &ack, sizeof(ack));
+			if (!spin || sleeper_restore(inj, &sl) != 0)
+				tmem_write(inj->pid, sp + F_ACK, &ack, sizeof(ack));
 			break;
 		}
 		if (time_now_ns(CLOCK_MONOTONIC) > deadline)

@@ -5,9 +5,9 @@
  *
  * A call borrows one thread. Every thread is stopped; the one chosen is
  * idle in a system call (or running its own code, never inside the C
- * library or the loader, where it could hold a lock the call needs, nor
- * in a timed sleep the kernel resumes with restart_syscall, which
- * rt_sigreturn cancels); the
+ * library or the loader, where it could hold a lock the call needs; or,
+ * when every thread sleeps with a timeout, one of those, which recce
+ * then puts back itself, see inject.c); the
  * call's frame goes on that thread's stack below its red zone, and a
  * stub of recce's goes into the padding after an executable segment.
  * Then every thread goes on. The stub blocks signals, keeps the thread's

@@ -57,10 +57,10 @@ clean_up()
 		"$RECCE" patch -p "$1" --registry "$REG" --undo work >/dev/null 2>&1
 		listed "$1" && left=$((left + 1))
 	fi
-	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 256 >/dev/null
+	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 320 >/dev/null
 }
 
-for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
+for mode in spin libc vdso read sleep sleeponly signals fork churn seccomp-ok; do
 	spawn "$T/$mode.out" "$TARGETS/torture" "$mode"
 	P=$PID
 	wait_for 20 grep -q ready "$T/$mode.out" || diag "$(cat "$T/$mode.out")"
@@ -95,7 +95,7 @@ for mode in spin libc vdso read sleep signals fork churn seccomp-ok; do
 	ok "$mode: the target runs on after $KILLS SIGKILLs of each" moves "$T/$mode.out" calls
 	is "$(last "$T/$mode.out" bad)" 0 "$mode: every result was right"
 	is "$(stopped "$P")" 0 "$mode: no thread is left stopped"
-	run python3 tests/cli/code-bytes.py "$P" --padding 256
+	run python3 tests/cli/code-bytes.py "$P" --padding 320
 	is "$RC" 0 "$mode: its code equals its files" || show_run
 	is "$(grep 'torture:' "$T/$mode.out")" "" \
 		"$mode: no thread saw a register, result or errno change"

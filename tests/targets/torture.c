@@ -15,6 +15,9 @@
  *   read     blocked in read() on a pipe the main thread feeds
  *   sleep    nanosleep, clock_nanosleep(TIMER_ABSTIME) and poll with a
  *            timeout, which must never end early or with EINTR
+ *   sleeponly  every thread in timed sleeps, the main thread's of 5 ms
+ *            between its calls: recce must borrow a sleeping thread and
+ *            put it back into the same sleep
  *   signals  a 1 kHz SIGALRM handled on an alternate stack, a thread with
  *            every signal blocked, a SIGTRAP handler of the program's own
  *   fork     a thread forking (with 256 MiB to copy) and reaping children
@@ -342,6 +345,10 @@ int main(int argc, char **argv)
 		start(sleeper, (void *)2);
 		start(reader, NULL);
 		feed = 1;
+	} else if (strcmp(mode, "sleeponly") == 0) {
+		start(sleeper, (void *)0);
+		start(sleeper, (void *)1);
+		start(sleeper, (void *)2);
 	} else if (strcmp(mode, "signals") == 0) {
 		start_signals();
 		start(blocked_spinner, NULL);
@@ -396,6 +403,13 @@ int main(int argc, char **argv)
 			       (long)bad);
 			last = now_ns(CLOCK_MONOTONIC);
 		}
-		usleep(200);
+		if (strcmp(mode, "sleeponly") == 0) {
+			struct timespec ts = {0, 5000000};
+			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+			if (nanosleep(&ts, NULL) != 0 || now_ns(CLOCK_MONOTONIC) - t0 < 5000000)
+				fail("main: a sleep ended early");
+		} else {
+			usleep(200);
+		}
 	}
 }
