@@ -5,7 +5,11 @@
  * get back every register the old function left alone (GCC's -fipa-ra
  * lets a caller keep values there, through a tail call or into the next
  * call's arguments). Everything but the result comes back as it was:
- * general registers, vector and x87 state.
+ * general registers and vector registers, as wide as the machine has
+ * them (xmm, ymm, or zmm0-31), saved with plain moves: XSAVE costs
+ * hundreds of nanoseconds a call on some virtual machines. The x87
+ * stack is empty at every call (the ABI), and the control words are the
+ * replacement's to keep, as for any function.
  *
  * Entered from the patch's veneer, which pushed the address of its
  * descriptor over nothing else: on entry [rsp] holds the descriptor,
@@ -14,9 +18,8 @@
  *
  *	+0   the replacement
  *	+8   bytes of stack arguments to copy (a multiple of 8)
- *	+16  which registers carry the result (low 32 bits), and the size
- *	     of the XSAVE area (high 32 bits)
- *	+24  the XSAVE component mask
+ *	+16  which registers carry the result
+ *	+24  the vector registers to keep: 0 xmm0-15, 1 ymm0-15, 2 zmm0-31
  *
  * The descriptor is read only in the first 128 bytes (up to
  * recce_patch_thunk_read); recce keeps threads out of them when it
@@ -28,8 +31,8 @@
 #define RET_RDX	    2
 #define RET_XMM0    4
 #define RET_XMM1    8
-#define RET_X87	    16
-#define RET_VECWIDE 32
+
+#define VEC_AREA    2048	/* 32 zmm registers */
 
 	.text
 	.globl	recce_patch_thunk
@@ -56,31 +59,32 @@ recce_patch_thunk:
 	push	%r11			/* -80 */
 	push	0(%rbx)			/* -88: the replacement */
 	push	8(%rbx)			/* -96: stack argument bytes */
-	push	16(%rbx)		/* -104: result registers, XSAVE size */
-	push	24(%rbx)		/* -112: XSAVE mask */
+	push	16(%rbx)		/* -104: result registers */
+	push	24(%rbx)		/* -112: vector width */
 recce_patch_thunk_read:
 	.if recce_patch_thunk_read - recce_patch_thunk > 128	/* PATCH_THUNK_READ_MAX */
 	.error "the part reading the descriptor outgrew PATCH_THUNK_READ_MAX"
 	.endif
-	sub	$32, %rsp		/* -144: xmm0, xmm1 after the call */
-	/* The vector and x87 state, in a 64-byte aligned XSAVE area whose
-	 * header starts zeroed. */
-	mov	-100(%rbp), %ecx
-	sub	%rcx, %rsp
+	/* The vector registers, in a 64-byte aligned area below, its
+	 * address at -120. */
+	sub	$(128 + VEC_AREA), %rsp
 	and	$-64, %rsp
-	xor	%eax, %eax
-	mov	%rax, 512(%rsp)
-	mov	%rax, 520(%rsp)
-	mov	%rax, 528(%rsp)
-	mov	%rax, 536(%rsp)
-	mov	%rax, 544(%rsp)
-	mov	%rax, 552(%rsp)
-	mov	%rax, 560(%rsp)
-	mov	%rax, 568(%rsp)
-	mov	-112(%rbp), %eax
-	mov	-108(%rbp), %edx
-	xsave64	(%rsp)
-	/* The caller's stack arguments, where the replacement looks. */
+	mov	%rsp, -120(%rbp)
+	cmpq	$1, -112(%rbp)
+	jb	10f
+	je	11f
+	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	vmovdqu64 %zmm\n, 64*\n(%rsp)
+	.endr
+	jmp	12f
+11:	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	vmovdqu	%ymm\n, 32*\n(%rsp)
+	.endr
+	jmp	12f
+10:	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	movdqu	%xmm\n, 16*\n(%rsp)
+	.endr
+12:	/* The caller's stack arguments, where the replacement looks. */
 	mov	-96(%rbp), %rcx
 	sub	%rcx, %rsp
 	and	$-16, %rsp
@@ -104,29 +108,42 @@ recce_patch_thunk_read:
 1:	test	$RET_RDX, %cl
 	jz	2f
 	mov	%rdx, -24(%rbp)
-2:	movdqu	%xmm0, -144(%rbp)
-	movdqu	%xmm1, -128(%rbp)
-	/* The state saved before, but for what carries the result. */
-	mov	-100(%rbp), %esi
-	lea	-144(%rbp), %rdi
-	sub	%rsi, %rdi
-	and	$-64, %rdi
-	mov	-112(%rbp), %eax
-	mov	-108(%rbp), %edx
-	test	$RET_X87, %cl
-	jz	3f
-	and	$~1, %eax
-3:	test	$RET_VECWIDE, %cl
-	jz	4f
-	and	$~0xe4, %eax		/* AVX and AVX-512 state */
-4:	xrstor64 (%rdi)
+2:	mov	-120(%rbp), %rsi	/* the vector area */
+	cmpq	$1, -112(%rbp)
+	jb	20f
+	je	21f
+	/* A result goes into its register's slot first, so that it is
+	 * what comes back. */
 	test	$RET_XMM0, %cl
+	jz	3f
+	vmovdqu64 %zmm0, 0(%rsi)
+3:	test	$RET_XMM1, %cl
+	jz	4f
+	vmovdqu64 %zmm1, 64(%rsi)
+4:	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31
+	vmovdqu64 64*\n(%rsi), %zmm\n
+	.endr
+	jmp	22f
+21:	test	$RET_XMM0, %cl
 	jz	5f
-	movdqu	-144(%rbp), %xmm0
+	vmovdqu	%ymm0, 0(%rsi)
 5:	test	$RET_XMM1, %cl
 	jz	6f
-	movdqu	-128(%rbp), %xmm1
-6:	lea	-80(%rbp), %rsp
+	vmovdqu	%ymm1, 32(%rsi)
+6:	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	vmovdqu	32*\n(%rsi), %ymm\n
+	.endr
+	jmp	22f
+20:	test	$RET_XMM0, %cl
+	jz	7f
+	movdqu	%xmm0, 0(%rsi)
+7:	test	$RET_XMM1, %cl
+	jz	8f
+	movdqu	%xmm1, 16(%rsi)
+8:	.irp	n,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15
+	movdqu	16*\n(%rsi), %xmm\n
+	.endr
+22:	lea	-80(%rbp), %rsp
 	pop	%r11
 	pop	%r10
 	pop	%r9

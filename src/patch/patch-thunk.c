@@ -12,13 +12,11 @@
 #include "symbols/symbolize.h"
 
 /* Which registers carry the result, as lib/patch/thunk.S reads them. */
-#define RET_RAX	    1u
-#define RET_RDX	    2u
-#define RET_XMM0    4u
-#define RET_XMM1    8u
-#define RET_X87	    16u
-#define RET_VECWIDE 32u
-#define RET_ALL	    63u
+#define RET_RAX	 1u
+#define RET_RDX	 2u
+#define RET_XMM0 4u
+#define RET_XMM1 8u
+#define RET_ALL	 15u
 
 #define ARGS_UNKNOWN  256u /* bytes of stack arguments passed on when DWARF does not say */
 #define ARGS_VARIADIC 128u /* more, for a "..." */
@@ -64,10 +62,10 @@ static uint32_t result_regs(const struct sym_func_shape *s)
 		return RET_RAX | (s->ret_bytes > 8 ? RET_RDX : 0);
 	case SYM_RET_FLOAT:
 		return RET_XMM0 | (s->ret_bytes > 8 ? RET_XMM1 : 0);
-	case SYM_RET_LONG_FLOAT:
-		return RET_X87 | RET_XMM0 | RET_XMM1;
+	case SYM_RET_LONG_FLOAT: /* x87's st0, which the thunk leaves alone, or xmm0 */
+		return RET_XMM0 | RET_XMM1;
 	case SYM_RET_VECTOR:
-		return RET_XMM0 | (s->ret_bytes > 16 ? RET_VECWIDE : 0);
+		return RET_XMM0;
 	case SYM_RET_AGGREGATE:
 		return RET_RAX | RET_RDX | RET_XMM0 | RET_XMM1;
 	}
@@ -80,7 +78,10 @@ void patch_thunk_slot(uint8_t out[PATCH_SLOT_LEN], uint64_t addr, uint64_t entry
 	uint64_t desc = addr + 32;
 	uint64_t args =
 	    shape ? shape->arg_bytes + (shape->variadic ? ARGS_VARIADIC : 0) : ARGS_UNKNOWN;
-	uint64_t regs = result_regs(shape) | (uint64_t)inj->xsize << 32;
+	uint64_t regs = result_regs(shape);
+	/* The vector registers as wide as the machine keeps them: zmm0-31
+	 * with AVX-512 state on, ymm with AVX, else xmm. */
+	uint64_t width = inj->xmask & 0xe0 ? 2 : inj->xmask & 0x4 ? 1 : 0;
 
 	memset(out, 0, PATCH_SLOT_LEN);
 	memcpy(out, slot_code, sizeof(slot_code));
@@ -89,7 +90,7 @@ void patch_thunk_slot(uint8_t out[PATCH_SLOT_LEN], uint64_t addr, uint64_t entry
 	memcpy(out + 32, &new_fn, 8);
 	memcpy(out + 40, &args, 8);
 	memcpy(out + 48, &regs, 8);
-	memcpy(out + 56, &inj->xmask, 8);
+	memcpy(out + 56, &width, 8);
 }
 
 int patch_thunk_is_slot(const uint8_t slot[PATCH_SLOT_LEN], uint64_t addr, uint64_t *entry)

@@ -10,8 +10,8 @@
  * The patched entry jumps to a 64-byte slot in a page recce maps near it:
  * code that pushes the address of the slot's descriptor and jumps to the
  * thunk, then the descriptor (the replacement, the bytes of stack
- * arguments to pass on, which registers carry the result, the XSAVE
- * layout). The thunk reads the descriptor only in its first
+ * arguments to pass on, which registers carry the result, how wide the
+ * machine's vector registers are). The thunk reads the descriptor only in its first
  * PATCH_THUNK_READ_MAX bytes, which undo keeps threads out of.
  */
 #ifndef RECCE_PATCH_PATCH_THUNK_H
