@@ -308,6 +308,9 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* Shared by the two processes alone from here: no name left behind,
+	 * whenever recce dies. */
+	unlink(path);
 	struct recce_fast_header probe;
 	if (pread(fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe)) {
 		close(fd);

@@ -183,7 +183,7 @@ static int number_hook(void *arg, int probe, uint64_t ip, uint32_t *id)
 
 static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_info *info)
 {
-	char path[128];
+	char path[128] = "";
 	uint64_t handle, start_fn, ret;
 
 	int err = proc_lib_path(LIB_NAME, "RECCE_FAST_LIB", info->library, sizeof(info->library),
@@ -198,8 +198,6 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	}
 	if (err)
 		return err;
-	if ((err = make_file(s, path, sizeof(path))) != 0)
-		return fail(info, FAST_FILE, err);
 	err = injector_dlopen(&s->inj, info->library, &handle, info->detail, sizeof(info->detail));
 	if (err == -ENOEXEC)
 		err = fail(info, FAST_LOAD, err);
@@ -219,6 +217,10 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 			 LIB_NAME);
 		err = fail(info, FAST_LOAD, err);
 	}
+	/* The file last, so that its name lives a moment only: the library
+	 * removes it once open, recce at the latest here. */
+	if (!err && (err = make_file(s, path, sizeof(path))) != 0)
+		return fail(info, FAST_FILE, err);
 	if (!err) {
 		uint64_t args[6] = {0, (uint64_t)getpid(), 0, 0, 0, 0};
 		err = injector_call(&s->inj, start_fn, args, path, strlen(path) + 1, 0, &ret);
@@ -226,7 +228,8 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 			err = fail(info, FAST_START, (int)(int64_t)ret);
 	}
 	/* Shared by the two processes alone from here. */
-	unlink(path);
+	if (path[0])
+		unlink(path);
 	return err;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The injector against every state a thread can be in (tests/targets/
-# torture.c): in each, `recce patch` + `--undo` and `recce trace --fast
+# torture.c, which lists them): in each, `recce patch` + `--undo` and `recce trace --fast
 # --return` run TORTURE_RUNS times (2 here, `make soak` runs 20), and
 # recce is SIGKILLed at a random moment of each TORTURE_KILLS times (1
 # here, 20 in soak). After every state: the target runs on, every thread
@@ -60,7 +60,7 @@ clean_up()
 	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 320 >/dev/null
 }
 
-for mode in spin libc vdso read sleep sleeponly signals fork churn seccomp-ok; do
+for mode in spin libc vdso read sleep sleeponly wait signals fork churn seccomp-ok; do
 	spawn "$T/$mode.out" "$TARGETS/torture" "$mode"
 	P=$PID
 	wait_for 20 grep -q ready "$T/$mode.out" || diag "$(cat "$T/$mode.out")"
@@ -92,6 +92,8 @@ for mode in spin libc vdso read sleep sleeponly signals fork churn seccomp-ok; d
 		clean_up "$P"
 	done
 	is "$left" 0 "$mode: every patch a killed recce left is listed and undone"
+	is "$(find /dev/shm -maxdepth 1 -name "recce-fast-$P-*" | wc -l)" 0 \
+		"$mode: no file of a killed recce is left in /dev/shm"
 	ok "$mode: the target runs on after $KILLS SIGKILLs of each" moves "$T/$mode.out" calls
 	is "$(last "$T/$mode.out" bad)" 0 "$mode: every result was right"
 	is "$(stopped "$P")" 0 "$mode: no thread is left stopped"
@@ -192,6 +194,21 @@ run "$RECCE" patch -p "$P" --registry "$REG" --undo work
 is "$RC" 0 "lock: and is undone" || show_run
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "lock: the target's code equals its files" || show_run
+kill_quietly "$P"
+
+# A process stopped by job control: refused until it is continued.
+spawn "$T/js.out" "$TARGETS/torture" read
+P=$PID
+wait_for 20 grep -q ready "$T/js.out"
+kill -STOP "$P"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 1 "stopped: patch refuses"
+like "$(cat "$ERR")" "process $P is stopped \\(job control\\); continue it first" "stopped: saying so"
+kill -CONT "$P"
+run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
+is "$RC" 0 "stopped: once continued, it is patched" || show_run
+run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+is "$RC" 0 "stopped: and undone" || show_run
 kill_quietly "$P"
 
 # A process traced by strace (or a debugger): refused, nothing changed.

@@ -18,6 +18,9 @@
  *   sleeponly  every thread in timed sleeps, the main thread's of 5 ms
  *            between its calls: recce must borrow a sleeping thread and
  *            put it back into the same sleep
+ *   wait     blocked for good in a futex (pthread_cond_wait), epoll_wait
+ *            and accept, none of which may return, and a thread that
+ *            runs /bin/true through vfork and execve in a loop
  *   signals  a 1 kHz SIGALRM handled on an alternate stack, a thread with
  *            every signal blocked, a SIGTRAP handler of the program's own
  *   fork     a thread forking (with 256 MiB to copy) and reaping children
@@ -46,7 +49,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -266,6 +273,65 @@ static void *forker(void *arg)
 	return NULL;
 }
 
+static pthread_mutex_t never_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
+
+static void *futex_waiter(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&never_lock);
+	for (;;) {
+		pthread_cond_wait(&never, &never_lock);
+		fail("wait: pthread_cond_wait returned without a signal");
+	}
+	return NULL;
+}
+
+static void *epoll_waiter(void *arg)
+{
+	(void)arg;
+	int ep = epoll_create1(0);
+	struct epoll_event ev;
+	for (;;) {
+		int n = epoll_wait(ep, &ev, 1, -1);
+		if (n != -1 || errno != EINTR)
+			fail(n < 0 ? "wait: epoll_wait failed" : "wait: epoll_wait returned an event");
+		/* EINTR: what any stop under ptrace gives epoll_wait, a
+		 * debugger's too (signal(7)); the program asks again. */
+	}
+	return NULL;
+}
+
+static void *acceptor(void *arg)
+{
+	(void)arg;
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 1) != 0)
+		fail("wait: cannot listen");
+	for (;;) {
+		int c = accept(s, NULL, NULL);
+		fail(c < 0 ? "wait: accept failed" : "wait: accept returned a connection");
+	}
+	return NULL;
+}
+
+static void *vforker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pid_t c = vfork();
+		if (c == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail("wait: vfork and execve of /bin/true failed");
+	}
+	return NULL;
+}
+
 static volatile sig_atomic_t fork_asked;
 static void on_usr1(int sig)
 {
@@ -349,6 +415,11 @@ int main(int argc, char **argv)
 		start(sleeper, (void *)0);
 		start(sleeper, (void *)1);
 		start(sleeper, (void *)2);
+	} else if (strcmp(mode, "wait") == 0) {
+		start(futex_waiter, NULL);
+		start(epoll_waiter, NULL);
+		start(acceptor, NULL);
+		start(vforker, NULL);
 	} else if (strcmp(mode, "signals") == 0) {
 		start_signals();
 		start(blocked_spinner, NULL);
