@@ -1,9 +1,11 @@
 /*
  * DWARF signatures and argument values of traced functions (see
- * trace-args.h). Only the integer-class registers are modelled: a float
- * travels in an xmm register and is shown as "?", and after a struct
- * passed by value the register assignment is no longer certain, so the
- * remaining parameters are shown as "?" too, never as a wrong value. An
+ * trace-args.h). An argument's place is the register its DWARF location
+ * names at the entry, else the one the ABI gives it (SysV, or Go's): a
+ * float travels in an xmm register and is shown as "?", a struct passed
+ * by value takes the registers its eightbytes' classes give it, and one
+ * this model cannot place leaves the rest of the assignment uncertain,
+ * so those parameters are shown as "?" too, never as a wrong value. An
  * object returned in memory is described here (its members, or a
  * std::string's layout) so that the return probe can copy it, and turned
  * into text from those bytes.
@@ -21,24 +23,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "trace/arg-place.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
-
-/* Follows typedefs and qualifiers to the type that decides the class. */
-static int peel_type(Dwarf_Die *type)
-{
-	for (int depth = 0; depth < 16; depth++) {
-		int tag = dwarf_tag(type);
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type &&
-		    tag != DW_TAG_atomic_type)
-			return tag;
-		Dwarf_Attribute at;
-		if (!dwarf_attr(type, DW_AT_type, &at) || !dwarf_formref_die(&at, type))
-			return -1; /* const void */
-	}
-	return -1;
-}
 
 /* Whether a class or struct type is passed and returned by invisible
  * reference (DW_AT_calling_convention DW_CC_pass_by_reference, which GCC
@@ -63,7 +50,7 @@ static int returns_in_memory(Dwarf_Die *die)
 
 	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
 		return 0;
-	int tag = peel_type(&type);
+	int tag = arg_peel_type(&type);
 	if (tag != DW_TAG_structure_type && tag != DW_TAG_class_type && tag != DW_TAG_union_type)
 		return 0;
 	return dwarf_bytesize(&type) > 16 || by_reference(&type);
@@ -81,13 +68,13 @@ static uint32_t classify(Dwarf_Die *die, int *size)
 	 * namespace keeps its return type on the declaration. */
 	if (!dwarf_attr_integrate(die, DW_AT_type, &at) || !dwarf_formref_die(&at, &type))
 		return TRACE_ARG_NONE; /* void */
-	int tag = peel_type(&type);
+	int tag = arg_peel_type(&type);
 	switch (tag) {
 	case DW_TAG_pointer_type: {
 		Dwarf_Die to;
 		if (dwarf_attr(&type, DW_AT_type, &at) && dwarf_formref_die(&at, &to) &&
-		    peel_type(&to) == DW_TAG_base_type && dwarf_attr(&to, DW_AT_encoding, &at) &&
-		    dwarf_formudata(&at, &enc) == 0 &&
+		    arg_peel_type(&to) == DW_TAG_base_type &&
+		    dwarf_attr(&to, DW_AT_encoding, &at) && dwarf_formudata(&at, &enc) == 0 &&
 		    (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char))
 			return TRACE_ARG_STR;
 		return TRACE_ARG_HEX;
@@ -131,31 +118,6 @@ static uint32_t classify(Dwarf_Die *die, int *size)
 	}
 }
 
-/* Whether die's type is a floating-point base type (passed in xmm). */
-static int is_float(Dwarf_Die *die)
-{
-	Dwarf_Attribute at;
-	Dwarf_Die type;
-	Dwarf_Word enc;
-
-	return dwarf_attr(die, DW_AT_type, &at) && dwarf_formref_die(&at, &type) &&
-	       peel_type(&type) == DW_TAG_base_type && dwarf_attr(&type, DW_AT_encoding, &at) &&
-	       dwarf_formudata(&at, &enc) == 0 && enc == DW_ATE_float;
-}
-
-/* A member's byte offset, when it is a constant (not a bit-field, not an
- * expression). */
-static int member_offset(Dwarf_Die *m, Dwarf_Word *off)
-{
-	Dwarf_Attribute at;
-
-	if (dwarf_hasattr(m, DW_AT_bit_size) || dwarf_hasattr(m, DW_AT_data_bit_offset))
-		return 0;
-	if (!dwarf_attr(m, DW_AT_data_member_location, &at))
-		return 0;
-	return dwarf_formudata(&at, off) == 0;
-}
-
 /* Whether a class is libstdc++'s std::string (the C++11 ABI's layout:
  * _M_dataplus, whose only member is the data pointer, then the length). */
 static int is_std_string(Dwarf_Die *type)
@@ -169,7 +131,7 @@ static int is_std_string(Dwarf_Die *type)
 		return 0;
 	do {
 		const char *mn = dwarf_diename(&m);
-		if (dwarf_tag(&m) != DW_TAG_member || !mn || !member_offset(&m, &off))
+		if (dwarf_tag(&m) != DW_TAG_member || !mn || !arg_member_offset(&m, &off))
 			continue;
 		if (strcmp(mn, "_M_dataplus") == 0 && off == 0)
 			seen |= 1;
@@ -200,13 +162,13 @@ static void describe_object(Dwarf_Die *type, struct trace_ret_object *o)
 			continue;
 		}
 		Dwarf_Word off;
-		if (tag != DW_TAG_member || !member_offset(&m, &off)) {
+		if (tag != DW_TAG_member || !arg_member_offset(&m, &off)) {
 			o->more |= tag == DW_TAG_member; /* a bit-field */
 			continue;			 /* static members, methods, types */
 		}
 		int size;
 		uint32_t kind = classify(&m, &size);
-		if (kind == TRACE_ARG_UNKNOWN && is_float(&m) && (size == 4 || size == 8))
+		if (kind == TRACE_ARG_UNKNOWN && arg_is_float(&m) && (size == 4 || size == 8))
 			kind = TRACE_ARG_FLOAT;
 		const char *name = dwarf_diename(&m);
 		if (kind == TRACE_ARG_STR)
@@ -238,27 +200,14 @@ static int is_clone(const char *symname)
 	       strstr(symname, ".lto_priv.");
 }
 
-/* The next register of an argument assignment (SysV or Go's). */
-struct reg_assign {
-	int next, nregs;
-	int certain; /* no argument of unknown width came before */
-};
-
-/* Records parameter n (param, classified as kind and size) in sig, with
- * the next free register when its place is certain. A float goes to an
- * xmm register and leaves the integer ones alone; a struct or anything
- * wider makes the rest of the assignment uncertain. */
+/* Records parameter n (param, classified as kind and size) in sig, in
+ * the place arg_place() finds for it. */
 static void add_param(struct trace_sig *sig, int n, Dwarf_Die *param, uint32_t kind, int size,
-		      struct reg_assign *ra)
+		      struct arg_assign *ra)
 {
-	int reg = -1;
+	int reg, len_reg, why;
 
-	if (kind != TRACE_ARG_UNKNOWN && ra->certain && ra->next < ra->nregs)
-		reg = ra->next++;
-	if (kind == TRACE_ARG_UNKNOWN && !is_float(param))
-		ra->certain = 0;
-	if (reg < 0)
-		kind = TRACE_ARG_UNKNOWN;
+	kind = arg_place(ra, param, kind, &reg, &len_reg, &why);
 	if (n >= TRACE_MAX_ARGS)
 		return;
 	const char *name = dwarf_diename(param);
@@ -269,6 +218,8 @@ static void add_param(struct trace_sig *sig, int n, Dwarf_Die *param, uint32_t k
 	sig->params[n].kind = kind;
 	sig->params[n].size = size;
 	sig->params[n].reg = reg;
+	sig->params[n].len_reg = len_reg;
+	sig->params[n].why = (uint8_t)(reg < 0 ? why : TRACE_WHY_NONE);
 }
 
 /* Whether a Go parameter DIE is a result (DW_AT_variable_parameter). */
@@ -287,12 +238,13 @@ static int is_go_result(Dwarf_Die *param)
  * X0-X14 leave those alone. A string, slice, interface or struct takes
  * several registers or the stack, so the ones after it are not shown.
  */
-static void describe_go(Dwarf_Die *sub, struct trace_sig *sig)
+static void describe_go(Dwarf_Die *sub, uint64_t vaddr, struct trace_sig *sig)
 {
 	Dwarf_Die child;
-	struct reg_assign ra = {0, TRACE_GO_REGS, 1};
+	struct arg_assign ra;
 	int n = 0, have_ret = 0;
 
+	arg_assign_init(&ra, sub, vaddr, 1, 0);
 	sig->ret_kind = TRACE_ARG_NONE;
 	if (dwarf_child(sub, &child) != 0)
 		goto done;
@@ -341,7 +293,7 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 		return -ENOENT;
 	}
 	if (sym_file_is_go(f)) {
-		describe_go(&sub, sig);
+		describe_go(&sub, vaddr, sig);
 		return 0;
 	}
 	/* An out-of-line definition points at its declaration for the
@@ -349,7 +301,8 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	 * definition are what the compiler emitted for this body. */
 	Dwarf_Die child;
 	int in_memory = returns_in_memory(&sub);
-	struct reg_assign ra = {in_memory, 6, 1};
+	struct arg_assign ra;
+	arg_assign_init(&ra, &sub, vaddr, 0, in_memory);
 	int n = 0;
 	if (dwarf_child(&sub, &child) == 0) {
 		do {
@@ -369,7 +322,7 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	Dwarf_Die type;
 	if (in_memory && dwarf_attr_integrate(&sub, DW_AT_type, &at) &&
 	    dwarf_formref_die(&at, &type)) {
-		peel_type(&type);
+		arg_peel_type(&type);
 		describe_object(&type, &sig->ret_object);
 	}
 	sig->known = 1;
@@ -406,6 +359,27 @@ int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
 	return got >= cap - 1 ? 1 : 0;
 }
 
+/* A string given as a pointer and a length (Go, Rust): its first cap-1
+ * bytes at most (shown up to a NUL byte in it, if any). Returns 0, 1 if
+ * cut, or -errno. */
+static int read_counted(pid_t pid, uint64_t addr, uint64_t len, char *buf, size_t cap)
+{
+	size_t want = len < cap - 1 ? (size_t)len : cap - 1;
+
+	buf[0] = 0;
+	if (len == 0)
+		return 0; /* "" may have any pointer, even NULL */
+	if (!addr || len > (1ULL << 40))
+		return -EFAULT;
+	struct iovec local = {buf, want};
+	struct iovec remote = {(void *)(uintptr_t)addr, want};
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n != (ssize_t)want)
+		return n < 0 ? -errno : -EFAULT;
+	buf[want] = 0;
+	return len > want;
+}
+
 int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val)
 {
 	struct iovec local = {val, sizeof(*val)};
@@ -429,12 +403,11 @@ static uint64_t narrow(uint64_t v, uint32_t kind, int size)
 	return v;
 }
 
-void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pid, int raw,
-		     struct trace_record *r)
+void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
+		     int raw, struct trace_record *r)
 {
-	int nregs = sig->go ? TRACE_GO_REGS : TRACE_MAX_ARGS;
-
-	memcpy(r->regs, regs, sizeof(r->regs));
+	for (int i = 0; i < TRACE_MAX_ARGS; i++)
+		r->regs[i] = gpr[arg_sysv_regs[i]];
 	r->arity = sig->arity;
 	r->ret_kind = (uint8_t)(sig->known ? sig->ret_kind : TRACE_ARG_HEX);
 	r->nargs = 0;
@@ -446,7 +419,7 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pi
 			memset(a, 0, sizeof(*a));
 			snprintf(a->name, sizeof(a->name), "arg%d", i);
 			a->kind = TRACE_ARG_HEX;
-			a->value = regs[i];
+			a->value = r->regs[i];
 		}
 		r->nargs = TRACE_MAX_ARGS;
 		return;
@@ -456,17 +429,26 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pi
 		memset(a, 0, sizeof(*a));
 		memcpy(a->name, sig->params[i].name, sizeof(a->name));
 		a->kind = sig->params[i].kind;
-		int reg = sig->params[i].reg;
-		if (reg < 0 || reg >= nregs)
+		int reg = sig->params[i].reg, len_reg = sig->params[i].len_reg;
+		if (reg < 0) {
+			a->flags = TRACE_ARG_WHY_SET(sig->params[i].why);
 			continue; /* shown as "?" */
-		a->value = narrow(regs[reg], a->kind, sig->params[i].size);
-		if (a->kind == TRACE_ARG_STR) {
-			int rc = trace_read_string(pid, regs[reg], a->str, sizeof(a->str));
-			if (rc < 0)
-				a->flags |= TRACE_STR_UNREADABLE;
-			else if (rc > 0)
-				a->flags |= TRACE_STR_TRUNCATED;
 		}
+		if (!(have >> reg & 1) || (len_reg >= 0 && !(have >> len_reg & 1))) {
+			a->kind = TRACE_ARG_UNKNOWN;
+			a->flags = TRACE_ARG_WHY_SET(TRACE_WHY_UNSEEN);
+			continue;
+		}
+		a->value = narrow(gpr[reg], a->kind, sig->params[i].size);
+		if (a->kind != TRACE_ARG_STR)
+			continue;
+		int rc = len_reg >= 0
+			     ? read_counted(pid, gpr[reg], gpr[len_reg], a->str, sizeof(a->str))
+			     : trace_read_string(pid, gpr[reg], a->str, sizeof(a->str));
+		if (rc < 0)
+			a->flags |= TRACE_STR_UNREADABLE;
+		else if (rc > 0)
+			a->flags |= TRACE_STR_TRUNCATED;
 	}
 	r->nargs = (uint8_t)sig->nparams;
 }

@@ -1,13 +1,15 @@
 /*
  * Arguments of a traced function: their names and base types from the
- * DWARF formal parameters of its definition, mapped onto the SysV x86-64
- * integer argument registers (rdi rsi rdx rcx r8 r9), which hold them at
- * the function's first instruction, where the uprobe fires, whatever the
- * optimisation level. char * arguments are read from the target with
- * process_vm_readv(2), with a length cap. When DWARF cannot describe the
- * call (no debug info, a compiler-made clone such as foo.isra.0 whose
- * arguments do not follow the ABI, a struct passed by value) the
- * signature says why, and callers show raw registers instead.
+ * DWARF formal parameters of its definition, placed in the registers that
+ * hold them at the function's first instruction, where the probe fires:
+ * where DWARF's location says, else where the SysV x86-64 ABI (rdi rsi
+ * rdx rcx r8 r9) or Go's register ABI puts them. char * arguments, Go
+ * strings and Rust &str are read from the target with process_vm_readv(2),
+ * with a length cap. When DWARF cannot describe the call (no debug info,
+ * a compiler-made clone such as foo.isra.0 whose arguments do not follow
+ * the ABI) the signature says why, and callers show raw registers
+ * instead; an argument that cannot be read carries the reason
+ * (enum trace_arg_why).
  *
  * Ownership: struct trace_sig is a caller-allocated value; reason points
  * to static text.
@@ -23,7 +25,6 @@
 struct symbolizer;
 struct sym_file;
 
-/* Go's integer argument registers: rax rbx rcx rdi rsi r8 r9 r10 r11. */
 #define TRACE_OBJECT_MAX     64 /* bytes of a returned object read at its return */
 #define TRACE_OBJECT_MEMBERS 8
 
@@ -43,8 +44,6 @@ struct trace_ret_object {
 	} m[TRACE_OBJECT_MEMBERS];
 };
 
-#define TRACE_GO_REGS 9
-
 struct trace_sig {
 	int known;   /* from DWARF */
 	int arity;   /* formal parameters, -1 if unknown */
@@ -53,13 +52,15 @@ struct trace_sig {
 		char name[24];
 		uint32_t kind; /* enum trace_arg_kind */
 		int size;      /* bytes, for sign extension */
-		int reg;       /* integer argument register 0..5, -1 if none */
+		int reg;       /* enum x86_gpr holding it at the call, -1 if none */
+		int len_reg;   /* a string's length (Go, Rust), -1 if NUL-terminated */
+		uint8_t why;   /* enum trace_arg_why when reg is -1 */
 	} params[TRACE_MAX_ARGS];
 	uint32_t ret_kind; /* TRACE_ARG_NONE for void */
 	int ret_size;
 	struct trace_ret_object ret_object; /* ret_kind TRACE_ARG_OBJECT */
-	int go;		    /* Go's register ABI: reg indexes the TRACE_GO_REGS registers */
-	const char *reason; /* when !known: why, for the user */
+	int go;				    /* Go's register ABI */
+	const char *reason;		    /* when !known: why, for the user */
 };
 
 /* Describes the function at vaddr of f (named symname, which tells
@@ -68,12 +69,13 @@ struct trace_sig {
 int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 			struct trace_sig *sig);
 
-/* Fills r->args from the registers at the call: named and typed when sig
- * is known, else arg0..arg5 as raw registers if raw is set (else none).
- * regs holds the SysV argument registers (rdi rsi rdx rcx r8 r9), or for
- * sig->go the TRACE_GO_REGS of Go's ABI. Strings are read from pid. */
-void trace_args_fill(const struct trace_sig *sig, const uint64_t *regs, pid_t pid, int raw,
-		     struct trace_record *r);
+/* Fills r->args from the registers at the call, gpr by enum x86_gpr, of
+ * which the bits of have were recorded: named and typed when sig is
+ * known, else arg0..arg5 as the raw SysV registers if raw is set (else
+ * none). An argument in a register not recorded is unknown, never 0.
+ * Strings are read from pid. */
+void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
+		     int raw, struct trace_record *r);
 
 /* The return value rax narrowed to the declared return type. */
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);

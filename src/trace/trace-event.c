@@ -82,6 +82,28 @@ void trace_format_value(char *buf, size_t len, uint32_t kind, uint64_t v)
 	}
 }
 
+const char *trace_arg_why_text(unsigned why)
+{
+	switch (why) {
+	case TRACE_WHY_FLOAT:
+		return "passed in a floating-point register, which a probe does not see";
+	case TRACE_WHY_AGGREGATE:
+		return "a struct, slice or interface passed by value";
+	case TRACE_WHY_WIDE:
+		return "wider than a register";
+	case TRACE_WHY_PLACE:
+		return "its register is not known after an argument passed by value";
+	case TRACE_WHY_STACK:
+		return "passed on the stack, past the argument registers";
+	case TRACE_WHY_OPTIMIZED:
+		return "optimized out: the compiler kept no value of it at the call";
+	case TRACE_WHY_UNSEEN:
+		return "in a register this probe does not record";
+	default:
+		return "";
+	}
+}
+
 /* At most max bytes of s in double quotes, with " and \ escaped by a
  * backslash and other bytes outside printable ASCII as JSON's \u00NN, or,
  * unless json, C's \xNN. */
@@ -221,12 +243,35 @@ static void print_json_args(const struct trace_record *r, FILE *out)
 					       ? a->value
 					       : a->value & 0xff);
 			fputs(val, out);
+		} else if (a->kind == TRACE_ARG_UNKNOWN) {
+			fputs("null", out);
 		} else {
 			trace_format_value(val, sizeof(val), TRACE_ARG_HEX, a->value);
 			trace_json_string(val, out);
 		}
 	}
 	fputs("}", out);
+}
+
+/* Why the arguments shown as null were not read: ,"unread":{"x":"..."}. */
+static void print_json_unread(const struct trace_record *r, FILE *out)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
+		const struct trace_arg *a = &r->args[i];
+		if (a->kind != TRACE_ARG_UNKNOWN)
+			continue;
+		const char *why = trace_arg_why_text(TRACE_ARG_WHY(a->flags));
+		char name[sizeof(a->name) + 1];
+		trace_copy_str(name, sizeof(name), a->name);
+		fputs(n++ ? "," : ",\"unread\":{", out);
+		trace_json_string(name, out);
+		fputc(':', out);
+		trace_json_string(*why ? why : "not in an integer register", out);
+	}
+	if (n)
+		fputc('}', out);
 }
 
 void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out)
@@ -244,6 +289,7 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 		trace_json_string(r->function, out);
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
+		print_json_unread(r, out);
 		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
 			fputs(",\"return_lost\":true", out);
 		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
@@ -284,6 +330,8 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 		fputs(",\"args\":{\"unwound\":true}", out);
 	} else if (r->flags & TRACE_RECORD_TAIL) {
 		fputs(",\"args\":{\"tail_call\":true}", out);
+	} else if (r->ret_kind == TRACE_ARG_UNKNOWN) {
+		fputs(",\"args\":{\"ret\":null}", out); /* not in rax */
 	} else {
 		fprintf(out, ",\"args\":{\"ret\":%" PRId64 "}", (int64_t)r->ret);
 	}

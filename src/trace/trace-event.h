@@ -46,6 +46,25 @@ enum trace_arg_kind {
 #define TRACE_STR_TRUNCATED  1u /* longer than the cap */
 #define TRACE_STR_UNREADABLE 2u /* the pointer could not be read (NULL, unmapped) */
 
+/* Why a TRACE_ARG_UNKNOWN argument was not read, in bits 8-15 of its
+ * flags: shown as "?" in text and as null with this reason in JSON. */
+enum trace_arg_why {
+	TRACE_WHY_NONE = 0,
+	TRACE_WHY_FLOAT,     /* in an xmm register, which a uprobe does not see */
+	TRACE_WHY_AGGREGATE, /* a struct, union, slice or interface by value */
+	TRACE_WHY_WIDE,	     /* wider than a register (__int128, long double) */
+	TRACE_WHY_PLACE,     /* after an argument whose registers are not known */
+	TRACE_WHY_STACK,     /* past the argument registers, on the stack */
+	TRACE_WHY_OPTIMIZED, /* DWARF: the compiler kept no value at the call */
+	TRACE_WHY_UNSEEN,    /* in a register this kind of probe does not record */
+};
+#define TRACE_ARG_WHY(flags) (((flags) >> 8) & 0xffu)
+#define TRACE_ARG_WHY_SET(w) ((uint32_t)(w) << 8)
+
+/* The reason of a TRACE_ARG_WHY as a few words ("passed in a floating-point
+ * register"), "" for TRACE_WHY_NONE. */
+const char *trace_arg_why_text(unsigned why);
+
 struct trace_arg {
 	char name[24];
 	uint32_t kind; /* enum trace_arg_kind */

@@ -24,6 +24,7 @@
 #include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
+#include "trace/arg-place.h"
 #include "trace/trace-calls.h"
 #include "symbols/func-exits.h"
 #include "trace/trace-exits.h"
@@ -411,18 +412,6 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 	}
 }
 
-/* A hit's registers in the order Go passes arguments: rax rbx rcx rdi
- * rsi r8 r9 r10 r11. */
-static const uint64_t *go_arg_regs(const struct uprobe_hit *h, uint64_t regs[TRACE_GO_REGS])
-{
-	static const uint8_t order[TRACE_GO_REGS] = {X86_RAX, X86_RBX, X86_RCX, X86_RDI, X86_RSI,
-						     X86_R8,  X86_R9,  X86_R10, X86_R11};
-
-	for (size_t i = 0; i < TRACE_GO_REGS; i++)
-		regs[i] = h->gpr[order[i]];
-	return regs;
-}
-
 static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
 	const struct tracer_config *c = &t->cfg;
@@ -439,9 +428,8 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	r.tid = h->tid;
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
-	uint64_t go_regs[TRACE_GO_REGS];
-	const uint64_t *regs = t->sigs[fn].go ? go_arg_regs(h, go_regs) : h->args;
-	trace_args_fill(&t->sigs[fn], regs, (pid_t)h->pid, c->want_args || c->cond, &r);
+	uint32_t have = t->up ? (1u << X86_NGPR) - 1 : arg_sysv_mask();
+	trace_args_fill(&t->sigs[fn], h->gpr, have, (pid_t)h->pid, c->want_args || c->cond, &r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r.nargs = 0; /* registers were only filled for --if */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);

@@ -1,0 +1,42 @@
+// A Rust target for the tests that recce trace reads a &str (a pointer
+// and a length in two registers) as its text, and shows an argument the
+// compiler dropped as unknown: `len_only` uses only its string's length,
+// so LLVM passes that alone, in the first register, and the n after it
+// moves up one.
+//
+//     values N GO_FILE
+//
+// Prints "rust: ready", waits until GO_FILE exists, then for i = 0..N-1
+// calls add_file(NAMES[i % 3], i) and len_only(NAMES[i % 3], i), prints
+// "rust: SUM" and exits.
+use std::hint::black_box;
+use std::path::Path;
+use std::thread::sleep;
+use std::time::Duration;
+
+const NAMES: [&str; 3] = ["a.txt", "bb.log", "config.toml"];
+
+#[inline(never)]
+fn add_file(path: &str, n: u64) -> u64 {
+    black_box(path.bytes().map(|b| b as u64).sum::<u64>() + n)
+}
+
+#[inline(never)]
+fn len_only(path: &str, n: u64) -> u64 {
+    black_box(path.len() as u64 * 1000 + n)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: u64 = args[1].parse().unwrap();
+    println!("rust: ready");
+    while !Path::new(&args[2]).exists() {
+        sleep(Duration::from_millis(1));
+    }
+    let mut t = 0;
+    for i in 0..n {
+        t += add_file(NAMES[(i % 3) as usize], i) + len_only(NAMES[(i % 3) as usize], i);
+        sleep(Duration::from_millis(1));
+    }
+    println!("rust: {}", t);
+}
