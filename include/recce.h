@@ -21,9 +21,9 @@
  * - After fork() the child writes to a file of its own; after exec() the
  *   new program starts a new file if it uses librecce too.
  *
- * Names: every name passed to an event call must stay valid and unchanged
- * for the life of the process, as a string literal does. It is interned
- * once per thread, by its address; at most 255 bytes of it are kept.
+ * Names: a name is read at the call and interned by its bytes (a thread
+ * remembers its names by address and checks the bytes), so a name built
+ * at run time in a reused buffer is fine; at most 255 bytes are kept.
  *
  * Errors are negative errno values (-ENOENT, -ENOSPC, ...), as in libuv;
  * recce_strerror() and recce_err_name() describe them. The library owns

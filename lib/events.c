@@ -233,16 +233,28 @@ static void child_after_fork(void)
 	file_forget();
 }
 
+/* Whether the name a cache entry interned (id, len bytes) is name: the
+ * address is only a hint, the bytes decide, for a caller may build names
+ * at run time in a buffer it reuses (Python's ctypes, a formatted name). */
+static inline int cached_is(uint32_t id, uint32_t len, const char *name)
+{
+	const struct recce_name *e = (const struct recce_name *)(lib.names + id);
+
+	return memcmp(e->bytes, name, len) == 0 && (len == RECCE_NAME_MAX || name[len] == '\0');
+}
+
 static inline uint32_t name_id(struct writer *w, const char *name)
 {
 	unsigned h = (unsigned)((uintptr_t)name >> 3) & (NAME_CACHE - 1);
 
-	if (__builtin_expect(w->cache[h].ptr == name, 1))
+	if (__builtin_expect(w->cache[h].ptr == name, 1) &&
+	    __builtin_expect(cached_is(w->cache[h].id, w->cache[h].len, name), 1))
 		return w->cache[h].id;
-	uint32_t id = name ? names_intern(name) : 0;
+	uint32_t id = names_intern(name);
 	if (id) {
 		w->cache[h].ptr = name;
 		w->cache[h].id = id;
+		w->cache[h].len = (uint32_t)strnlen(name, RECCE_NAME_MAX);
 	}
 	return id;
 }
@@ -250,10 +262,10 @@ static inline uint32_t name_id(struct writer *w, const char *name)
 /*
  * Writes one record, and with id (a sequence event) a second record
  * holding the trace id; the head moves past both at once, so a reader
- * sees both or neither. fresh: name is not a constant string.
+ * sees both or neither.
  */
 static inline void put_full(uint16_t kind, const char *name, int64_t value, uint64_t extra,
-			    const uint64_t *id, int fresh)
+			    const uint64_t *id)
 {
 	if (!__atomic_load_n(&recce__on, __ATOMIC_RELAXED))
 		return;
@@ -268,9 +280,8 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 			__atomic_add_fetch(&lib.hdr->dropped_no_slot, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	/* A fresh name is in a buffer whose bytes change: no cache by address.
-	 * Task records but create carry none. */
-	uint32_t nid = !name ? 0 : fresh ? names_intern(name) : name_id(w, name);
+	/* Task records but create carry no name. */
+	uint32_t nid = name ? name_id(w, name) : 0;
 	if (__builtin_expect(name && nid == 0, 0)) {
 		__atomic_add_fetch(&lib.hdr->dropped_no_name, 1, __ATOMIC_RELAXED);
 		return;
@@ -298,18 +309,18 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 
 static inline void put(uint16_t kind, const char *name, int64_t value)
 {
-	put_full(kind, name, value, 0, NULL, 0);
+	put_full(kind, name, value, 0, NULL);
 }
 
 void lib_put_task(uint16_t kind, const char *type, uint64_t id, uint64_t parent)
 {
-	put_full(kind, type, (int64_t)id, parent, NULL, 0);
+	put_full(kind, type, (int64_t)id, parent, NULL);
 }
 
 void lib_put_seq(uint16_t kind, const char *label, int64_t current, uint64_t last,
-		 const uint64_t id[2], int fresh)
+		 const uint64_t id[2])
 {
-	put_full(kind, label, current, last, id, fresh);
+	put_full(kind, label, current, last, id);
 }
 
 void recce_event(const char *name)

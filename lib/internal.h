@@ -29,7 +29,8 @@ struct writer {
 	struct {
 		const char *ptr;
 		uint32_t id;
-	} cache[NAME_CACHE]; /* name addresses seen by this thread */
+		uint32_t len;
+	} cache[NAME_CACHE]; /* names seen by this thread, by address */
 };
 
 enum {
@@ -69,10 +70,9 @@ void file_calibrate(void);
 void file_exit(void);
 void file_forget(void);
 
-/* events.c: a sequence event (kind SEQ_*) and its trace id, as one;
- * fresh: the label is in a buffer that changes (interned by its bytes). */
+/* events.c: a sequence event (kind SEQ_*) and its trace id, as one. */
 void lib_put_seq(uint16_t kind, const char *label, int64_t current, uint64_t last,
-		 const uint64_t id[2], int fresh);
+		 const uint64_t id[2]);
 
 /* events.c: a task record (kind TASK_*); type only for TASK_CREATE. */
 void lib_put_task(uint16_t kind, const char *type, uint64_t id, uint64_t parent);

@@ -39,7 +39,6 @@ struct token {
 	uint64_t last, current;
 	uint64_t seed;
 	const char *label; /* as the program gave it, or label_buf */
-	int fresh;	   /* label is label_buf: its bytes change */
 	char label_buf[LABEL_MAX + 1];
 };
 
@@ -65,8 +64,7 @@ int recce_seq_begin(const char *label)
 	tok.id[1] = next_random();
 	tok.last = tok.current = 0;
 	tok.label = label;
-	tok.fresh = 0;
-	lib_put_seq(RECCE_EV_SEQ_BEGIN, label, 0, 0, tok.id, 0);
+	lib_put_seq(RECCE_EV_SEQ_BEGIN, label, 0, 0, tok.id);
 	return 0;
 }
 
@@ -100,7 +98,7 @@ size_t recce_seq_inject(char *buf, size_t len)
 		return 0;
 	memcpy(buf, out, (size_t)n + 1);
 	tok.current = current;
-	lib_put_seq(RECCE_EV_SEQ_SEND, tok.label, (int64_t)current, tok.last, tok.id, tok.fresh);
+	lib_put_seq(RECCE_EV_SEQ_SEND, tok.label, (int64_t)current, tok.last, tok.id);
 	return (size_t)n;
 }
 
@@ -157,8 +155,7 @@ int recce_seq_extract(const char *header)
 	memcpy(tok.label_buf, label_len ? label : "seq", label_len ? label_len : 3);
 	tok.label_buf[label_len ? label_len : 3] = '\0';
 	tok.label = tok.label_buf;
-	tok.fresh = 1;
-	lib_put_seq(RECCE_EV_SEQ_RECV, tok.label, (int64_t)current, last, tok.id, 1);
+	lib_put_seq(RECCE_EV_SEQ_RECV, tok.label, (int64_t)current, last, tok.id);
 	return 0;
 }
 
@@ -166,7 +163,7 @@ void recce_seq_end(void)
 {
 	if (!tok.active)
 		return;
-	lib_put_seq(RECCE_EV_SEQ_END, tok.label, (int64_t)tok.current, tok.last, tok.id, tok.fresh);
+	lib_put_seq(RECCE_EV_SEQ_END, tok.label, (int64_t)tok.current, tok.last, tok.id);
 	tok.active = 0;
 }
 

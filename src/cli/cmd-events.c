@@ -56,7 +56,7 @@ static const struct opt events_options[] = {
 		"write there (FILE.events: an event file, .json: JSON lines)"),
     OPT_STRING_(0, "format", "FMT", struct events_args, format, "text, json, chrome or events"),
     OPT_STRING_(0, "last", "N", struct events_args, last,
-		"only each thread's last N events (--postmortem: 20)"),
+		"only each thread's last N events (--postmortem: 20; 0: all)"),
     OPT_FLAG_NEEDS_(0, "clean", struct events_args, clean, SCOPE_ADMIN,
 		    "remove the files of processes that no longer run"),
     OPT_END_(),
@@ -169,8 +169,10 @@ int cmd_events(int argc, char **argv)
 	double seconds = option_seconds("events", "-d", a.duration, 0);
 	if ((a.follow || a.duration) && !a.npids)
 		usage_die("events", "--follow and -d read a running process: give -p PID");
-	if (a.last && parse_int(a.last, 1, 1LL << 40, &last) != 0)
-		usage_die("events", "--last wants a number of events, not '%s'", a.last);
+	if (a.last && parse_int(a.last, 0, 1LL << 40, &last) != 0)
+		usage_die("events", "--last wants a number of events (0: all), not '%s'", a.last);
+	if (a.last && last == 0)
+		last = -1; /* every event the file holds */
 	if (a.output && (errno = -outfile_check(a.output)) != 0)
 		die("cannot write '%s': %s", a.output, strerror(errno));
 
@@ -179,7 +181,7 @@ int cmd_events(int argc, char **argv)
 	int err;
 	pid_t pid = a.npids ? a.pids[0] : 0;
 	if (pid) {
-		err = ring_reader_open_pid(&r, pid, path, sizeof(path));
+		err = follow_open_events(&r, pid, path, sizeof(path), seconds);
 		if (err)
 			events_die_open(err, path, pid);
 	} else {
@@ -196,7 +198,7 @@ int cmd_events(int argc, char **argv)
 	}
 
 	/* Streamed unless the whole run is needed at the end. */
-	int keep_all = save || last;
+	int keep_all = save || last > 0;
 	struct outfile of = {0};
 	FILE *out = stdout;
 	if (a.output) {
@@ -239,7 +241,8 @@ int cmd_events(int argc, char **argv)
 	unblock_stop_signals(sfd, &old);
 	if (pidfd >= 0)
 		close(pidfd);
-	if (last)
+	size_t held = n;
+	if (last > 0)
 		keep_last(ev, &n, r.nthreads, last), shown = n;
 	if (keep_all && !save)
 		event_printer_put(&pr, ev, n);
@@ -263,6 +266,10 @@ int cmd_events(int argc, char **argv)
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");
 	summary(&r, shown);
+	if (keep_all && shown < held)
+		note("%zu more event%s in the file: --last N shows each thread's last N, --last 0 "
+		     "all of them",
+		     held - shown, held - shown == 1 ? " is" : "s are");
 	event_printer_release(&pr);
 	ring_reader_release(&r);
 	free(ev);

@@ -17,6 +17,7 @@
 
 #include "cli/builtin.h"
 #include "cli/events-messages.h"
+#include "cli/follow.h"
 #include "cli/options.h"
 #include "remote/scopes.h"
 #include "cli/usage.h"
@@ -192,7 +193,7 @@ int cmd_tasks(int argc, char **argv)
 		     (int)pid, uv_tasks_library(s.uv), st.sites);
 	} else {
 		err = file ? ring_reader_open_path(&s.r, file)
-			   : ring_reader_open_pid(&s.r, pid, path, sizeof(path));
+			   : follow_open_events(&s.r, pid, path, sizeof(path), duration);
 		if (err)
 			events_die_open(err, file ? file : path, pid);
 		snprintf(s.comm, sizeof(s.comm), "%s", s.r.hdr.comm);

@@ -13,6 +13,10 @@ void events_die_open(int err, const char *what, pid_t pid)
 		die("no process with pid %d: check the pid, or read what it left with --postmortem "
 		    "%d",
 		    (int)pid, (int)pid);
+	if (err == -ETIMEDOUT)
+		die("process %d wrote no librecce event while recce waited: run it where it "
+		    "writes events, then read again",
+		    (int)pid);
 	if (err == -ENOENT && pid)
 		die("process %d has no librecce event file: it does not use librecce, or has "
 		    "written "
