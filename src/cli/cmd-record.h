@@ -82,10 +82,15 @@ int record_command_status(const struct sampler_stats *st, int status);
 void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
 		       int unwind_check);
 
+/* The time the -p targets' threads have waited on a run queue so far. */
+uint64_t record_wait_ns(const struct record_args *a);
+
 /* After a cpu recording of -p processes that were there all along but
- * hardly ran (cpu_ns of CPU time in duration_ns): says so, and how to see
- * where they wait. */
-void record_say_idle(const struct record_args *a, uint64_t cpu_ns, int64_t duration_ns);
+ * hardly ran (cpu_ns of CPU time in duration_ns): says they were starved
+ * for CPU when they waited for one longer (wait_ns) than they ran, else
+ * idle, and how to see where they wait. */
+void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t wait_ns,
+		     int64_t duration_ns);
 
 /* After a recording of -p processes that sampled no thread: says which of
  * them exited (gone, or a zombie) meanwhile, during the attach or later,

@@ -254,12 +254,38 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 		     (unsigned long long)st->unwind_check.differ);
 }
 
-void record_say_idle(const struct record_args *a, uint64_t cpu_ns, int64_t duration_ns)
+uint64_t record_wait_ns(const struct record_args *a)
+{
+	struct procstat_reader r;
+	uint64_t sum = 0, run, wait;
+
+	if (procstat_reader_init(&r, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < a->npids; i++)
+		if (procstat_read_schedstat(&r, a->pids[i], &run, &wait) == 0)
+			sum += wait;
+	procstat_reader_release(&r);
+	return sum;
+}
+
+void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t wait_ns,
+		     int64_t duration_ns)
 {
 	/* Below 5% of one CPU a CPU profile is mostly noise. */
 	if (a->event != RECORD_CPU || a->argv || a->all || duration_ns < 1000000000 ||
 	    (double)cpu_ns >= 0.05 * (double)duration_ns)
 		return;
+	/* Runnable is not idle: a thread that waited on a run queue wanted a
+	 * CPU the machine did not give it. */
+	if ((double)wait_ns >= 0.05 * (double)duration_ns && wait_ns > cpu_ns) {
+		note(
+		    "the target was starved for CPU: it ran %.1f%% of one CPU in %.1f s and waited "
+		    "%.1f s for one, as other work held the machine's CPUs; its profile is thin, "
+		    "not idle: see who holds them with recce top -a",
+		    100.0 * (double)cpu_ns / (double)duration_ns, (double)duration_ns / 1e9,
+		    (double)wait_ns / 1e9);
+		return;
+	}
 	note("the target was idle: it ran %.1f%% of one CPU in %.1f s; to see where its threads "
 	     "wait, record with --event offcpu (or --event wall for both)",
 	     100.0 * (double)cpu_ns / (double)duration_ns, (double)duration_ns / 1e9);

@@ -395,6 +395,29 @@ ssize_t procstat_list_tasks(struct procstat_reader *r, pid_t pid, const pid_t **
 	return n;
 }
 
+int procstat_read_schedstat(struct procstat_reader *r, pid_t pid, uint64_t *run_ns,
+			    uint64_t *wait_ns)
+{
+	const pid_t *ids;
+	ssize_t n = procstat_list_tasks(r, pid, &ids);
+	char path[96];
+
+	*run_ns = *wait_ns = 0;
+	if (n < 0)
+		return (int)n;
+	/* The listing lives in the reader, which each read below reuses for
+	 * its buffer only. */
+	for (ssize_t i = 0; i < n; i++) {
+		unsigned long long run, wait;
+		snprintf(path, sizeof(path), "%s/%d/task/%d/schedstat", r->root, (int)pid,
+			 (int)ids[i]);
+		if (procstat_read_file(r, path) > 0 &&
+		    sscanf(r->buf, "%llu %llu", &run, &wait) == 2)
+			*run_ns += run, *wait_ns += wait;
+	}
+	return 0;
+}
+
 ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids)
 {
 	ssize_t n = proc_ids_list_dir(&r->ids, r->root, PROCSTAT_MAX_TASKS);

@@ -117,6 +117,12 @@ int procstat_read_system(struct procstat_reader *r, struct procstat_system *s);
  * *ids) or -ESRCH when the process is gone. */
 ssize_t procstat_list_tasks(struct procstat_reader *r, pid_t pid, const pid_t **ids);
 
+/* The time the live threads of pid have run on a CPU and waited on a run
+ * queue for one (/proc/PID/task/TID/schedstat), summed: a thread that is
+ * runnable but not running is waiting, not idle. Returns 0 or -ESRCH. */
+int procstat_read_schedstat(struct procstat_reader *r, pid_t pid, uint64_t *run_ns,
+			    uint64_t *wait_ns);
+
 /* Every process, in ascending order: the count or -errno. */
 ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids);
 

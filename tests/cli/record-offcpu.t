@@ -153,6 +153,23 @@ run "$RECCE" record -p "$PID" -d 1 -o "$T/idle.pb.gz"
 is "$RC" 0 "record of an idle process exits 0" || show_run
 like "$(cat "$ERR")" 'the target was idle: it ran 0\.[0-9]% of one CPU in [0-9.]+ s; .*--event offcpu.*--event wall' \
 	"an idle target gets a hint: record with --event offcpu or wall"
+# Runnable is not idle: a spinning process pinned to one CPU at nice 19
+# beside two spinners at nice 0 (in one session, so that nice weighs
+# them against each other) runs about 1% of the time and waits for the
+# CPU the rest of it.
+SLEEPER=$PID
+spawn "$T/starved.out" sh -c "taskset -c 0 '$TARGETS/spinner' 60 1 >/dev/null &
+	taskset -c 0 '$TARGETS/spinner' 60 1 >/dev/null &
+	exec taskset -c 0 nice -n 19 '$TARGETS/spinner' 60 1"
+wait_for 10 grep -q rate "$T/starved.out"
+run "$RECCE" record -p "$PID" -d 1 -o "$T/starved.pb.gz"
+is "$RC" 0 "record of a process starved for CPU exits 0" || show_run
+like "$(cat "$ERR")" 'the target was starved for CPU: it ran [0-9.]+% of one CPU in [0-9.]+ s and waited [0-9.]+ s for one' \
+	"a runnable process that hardly ran is called starved for CPU, with the time it waited"
+unlike "$(cat "$ERR")" 'was idle' "never idle"
+kill -KILL -- "-$PID"
+kill_quietly "$PID"
+PID=$SLEEPER
 run "$RECCE" record -p "$PID" -d 1 --event offcpu -o "$T/asleep.pb.gz"
 is "$RC" 0 "record --event offcpu of a process asleep throughout exits 0" || show_run
 unlike "$(cat "$ERR")" 'idle' "and it gets no idle hint"
