@@ -278,12 +278,11 @@ void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t wait
 	/* Runnable is not idle: a thread that waited on a run queue wanted a
 	 * CPU the machine did not give it. */
 	if ((double)wait_ns >= 0.05 * (double)duration_ns && wait_ns > cpu_ns) {
-		note(
-		    "the target was starved for CPU: it ran %.1f%% of one CPU in %.1f s and waited "
-		    "%.1f s for one, as other work held the machine's CPUs; its profile is thin, "
-		    "not idle: see who holds them with recce top -a",
-		    100.0 * (double)cpu_ns / (double)duration_ns, (double)duration_ns / 1e9,
-		    (double)wait_ns / 1e9);
+		note("the target was starved for CPU: it ran %.1f%% of one CPU in %.1f s, and its "
+		     "threads waited %.1f s in all for one, as other work held the machine's CPUs; "
+		     "its profile is thin, not idle: see who holds them with recce top -a",
+		     100.0 * (double)cpu_ns / (double)duration_ns, (double)duration_ns / 1e9,
+		     (double)wait_ns / 1e9);
 		return;
 	}
 	note("the target was idle: it ran %.1f%% of one CPU in %.1f s; to see where its threads "

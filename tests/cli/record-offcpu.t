@@ -164,7 +164,7 @@ spawn "$T/starved.out" sh -c "taskset -c 0 '$TARGETS/spinner' 60 1 >/dev/null &
 wait_for 10 grep -q rate "$T/starved.out"
 run "$RECCE" record -p "$PID" -d 1 -o "$T/starved.pb.gz"
 is "$RC" 0 "record of a process starved for CPU exits 0" || show_run
-like "$(cat "$ERR")" 'the target was starved for CPU: it ran [0-9.]+% of one CPU in [0-9.]+ s and waited [0-9.]+ s for one' \
+like "$(cat "$ERR")" 'the target was starved for CPU: it ran [0-9.]+% of one CPU in [0-9.]+ s, and its threads waited [0-9.]+ s in all for one' \
 	"a runnable process that hardly ran is called starved for CPU, with the time it waited"
 unlike "$(cat "$ERR")" 'was idle' "never idle"
 kill -KILL -- "-$PID"
