@@ -351,6 +351,19 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 		if (!sig->known && (a->show_args || a->cond))
 			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
 				res->fns[i].object, res->fns[i].name, sig->reason);
+		const char *impl = res->fns[i].ifunc;
+		if (impl && *impl)
+			note("%s:%s is chosen at load time (an IFUNC): tracing the implementation "
+			     "this process uses, %s (calls of functions that share it are shown "
+			     "too)",
+			     res->fns[i].object, res->fns[i].name, impl);
+		else if (impl)
+			warning("%s:%s is an IFUNC: recce could not tell which implementation this "
+				"process uses, and its resolver runs only at load time, so calls "
+				"will not be seen; trace the implementation by name (recce trace "
+				"-p PID '%s:__%s_*' lists the near ones)",
+				res->fns[i].object, res->fns[i].name, res->fns[i].object,
+				res->fns[i].name);
 	}
 }
 

@@ -259,6 +259,40 @@ int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char 
 	return best ? 0 : -ENOENT;
 }
 
+int symbolizer_is_ifunc(struct sym_file *f, uint64_t vaddr)
+{
+	int nsyms = f ? dwfl_module_getsymtab(f->mod) : -1;
+
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		if (defined_function(f, i, &sym, &addr) && addr == vaddr &&
+		    GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC)
+			return 1;
+	}
+	return 0;
+}
+
+const char *symbolizer_function_at(struct sym_file *f, uint64_t vaddr, uint64_t *size)
+{
+	int nsyms = f ? dwfl_module_getsymtab(f->mod) : -1;
+	const char *best = NULL;
+
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = defined_function(f, i, &sym, &addr);
+		/* The first global name, else the first name. */
+		if (!name || addr != vaddr || (best && GELF_ST_BIND(sym.st_info) != STB_GLOBAL))
+			continue;
+		best = name;
+		*size = sym.st_size;
+		if (GELF_ST_BIND(sym.st_info) == STB_GLOBAL)
+			break;
+	}
+	return best;
+}
+
 int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
 				int (*fn)(const char *name, uint64_t vaddr, uint64_t size,
 					  void *ctx),

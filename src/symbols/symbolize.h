@@ -155,6 +155,15 @@ void symbolizer_prefetch(struct symbolizer *s, struct sym_file *f, uint64_t vadd
 int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
 			   uint64_t *vaddr, uint64_t *size);
 
+/* Whether a function symbol of f at vaddr is an IFUNC (STT_GNU_IFUNC):
+ * the code there is a resolver the loader calls once, to choose the
+ * implementation callers reach. */
+int symbolizer_is_ifunc(struct sym_file *f, uint64_t vaddr);
+
+/* The name of a function symbol of f that starts at vaddr (a global one
+ * first), and its size into *size; NULL if none. */
+const char *symbolizer_function_at(struct sym_file *f, uint64_t vaddr, uint64_t *size);
+
 /* Calls fn for every defined function symbol of f (name without its
  * version suffix, as the symbol table spells it; aliases each get a call).
  * A non-zero return from fn stops the walk and is returned; else 0. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "symbols/ifunc.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"
@@ -110,6 +111,18 @@ static int add_fn(struct walk *w, const char *symbol, const char *name, uint64_t
 {
 	struct trace_resolved *r = w->out;
 
+	/* An IFUNC's code is a resolver the loader runs once: the calls go to
+	 * the implementation it chose, which is what to probe. */
+	const char *impl = NULL;
+	if (symbolizer_is_ifunc(w->obj->file, vaddr)) {
+		uint64_t at, impl_size = 0;
+		impl = "";
+		if (ifunc_resolve_here(w->obj->path, symbol, &at) == 0 &&
+		    (impl = symbolizer_function_at(w->obj->file, at, &impl_size)) != NULL)
+			vaddr = at, size = impl_size;
+		else
+			impl = "";
+	}
 	for (size_t i = 0; i < r->n; i++)
 		if (r->fns[i].file == w->obj->file && r->fns[i].vaddr == vaddr)
 			return 0; /* an alias of a function already chosen */
@@ -131,13 +144,17 @@ static int add_fn(struct walk *w, const char *symbol, const char *name, uint64_t
 	f->symbol = strdup(symbol);
 	f->path = strdup(w->obj->path);
 	f->object = strdup(path_base(w->obj->path));
-	if (!f->name || !f->symbol || !f->path || !f->object ||
+	f->ifunc = impl ? strdup(impl) : NULL;
+	if (!f->name || !f->symbol || !f->path || !f->object || (impl && !f->ifunc) ||
 	    sym_file_vaddr_to_offset(w->obj->file, vaddr, &f->offset) < 0) {
-		int err = f->name && f->symbol && f->path && f->object ? 0 : -ENOMEM;
+		int err = f->name && f->symbol && f->path && f->object && (!impl || f->ifunc)
+			      ? 0
+			      : -ENOMEM;
 		free(f->name);
 		free(f->symbol);
 		free(f->path);
 		free(f->object);
+		free(f->ifunc);
 		return err; /* a symbol outside every segment cannot be probed */
 	}
 	r->n++;
@@ -312,6 +329,7 @@ void trace_resolved_release(struct trace_resolved *r, size_t npat)
 		free(r->fns[i].symbol);
 		free(r->fns[i].path);
 		free(r->fns[i].object);
+		free(r->fns[i].ifunc);
 	}
 	free(r->fns);
 	if (r->nearest)

@@ -49,7 +49,11 @@ struct trace_fn {
 	uint64_t vaddr, offset; /* ELF address and file offset of the entry */
 	uint64_t size;		/* the symbol's size in bytes, 0 if unknown */
 	int go;			/* Go code: its own ABI, goroutines move between threads */
-	int pattern;		/* the first pattern that matched it */
+	/* An IFUNC: the implementation the process resolved it to, probed
+	 * instead of the resolver (its name), or "" when recce could not
+	 * tell and the resolver itself is probed; NULL for other functions. */
+	char *ifunc;
+	int pattern; /* the first pattern that matched it */
 };
 
 struct trace_resolved {

@@ -181,3 +181,15 @@ for p in pids:
 ' "$P1" "$P2" < "$OUT")
 is "$J" "$(printf 'calls:add_pair 12 12\ncalls:greet 12 12\ncalls:add_pair 12 12\ncalls:greet 12 12')" \
 	"each process: its 12 calls of each function and their 12 returns"
+
+# An IFUNC (strlen, memcpy in glibc): its symbol's code is the resolver,
+# run once at load; the calls go to the implementation it chose, which is
+# what recce probes, saying which.
+spawn "$T/if.out" "$TARGETS/calls" 10 0 0
+IF=$PID
+run "$RECCE" trace -p "$IF" 'libc:strlen' --count 5 --time 20
+is "$RC" 0 "trace of libc:strlen exits 0" || show_run
+is "$(grep -c 'libc.so.6:strlen()$' "$OUT")" 5 "its calls are seen: 5 of 5 (strdup's, printf's)"
+like "$(cat "$ERR")" 'libc.so.6:strlen is chosen at load time \(an IFUNC\): tracing the implementation this process uses, __strlen_[a-z0-9_]+' \
+	"and recce names the implementation it probes"
+kill_quietly "$IF"
