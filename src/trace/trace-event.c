@@ -159,9 +159,10 @@ static void print_text(const struct trace_record *r, FILE *out)
 		char text[sizeof(r->ret_text) + 1];
 		trace_copy_str(text, sizeof(text), r->ret_text);
 		fputs(" --> ", out);
-		term_fputs(r->flags & TRACE_RECORD_LOST			    ? "(return lost)"
-			   : r->flags & TRACE_RECORD_UNWOUND		    ? "(unwound)"
-			   : r->flags & TRACE_RECORD_TAIL		    ? "(tail call)"
+		term_fputs(r->flags & TRACE_RECORD_OPEN	     ? "(still running at exit)"
+			   : r->flags & TRACE_RECORD_LOST    ? "(return lost)"
+			   : r->flags & TRACE_RECORD_UNWOUND ? "(unwound)"
+			   : r->flags & TRACE_RECORD_TAIL    ? "(tail call)"
 			   : r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
 			   : r->ret_kind == TRACE_ARG_UNKNOWN		    ? "(not readable here)"
 			   : r->ret_kind == TRACE_ARG_OBJECT && text[0]	    ? text
@@ -173,6 +174,8 @@ static void print_text(const struct trace_record *r, FILE *out)
 		trace_format_duration(d, sizeof(d), r->duration_ns);
 		if (r->flags & (TRACE_RECORD_UNWOUND | TRACE_RECORD_LOST))
 			fputc('\n', out);
+		else if (r->flags & TRACE_RECORD_OPEN)
+			fprintf(out, "  (%s so far)\n", d);
 		else
 			fprintf(out, "  (%s)\n", d);
 		return;
@@ -290,7 +293,10 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
 		print_json_unread(r, out);
-		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
+		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_OPEN)) {
+			fprintf(out, ",\"still_running\":true,\"duration_ns\":%" PRIu64,
+				r->duration_ns);
+		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
 			fputs(",\"return_lost\":true", out);
 		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
 			fputs(",\"unwound\":true", out);
@@ -324,6 +330,8 @@ void trace_record_print(const struct trace_record *r, enum trace_format f, int f
 	if (r->kind == TRACE_CALL) {
 		fputs(",\"args\":", out);
 		print_json_args(r, out);
+	} else if (r->flags & TRACE_RECORD_OPEN) {
+		fputs(",\"args\":{\"still_running\":true}", out);
 	} else if (r->flags & TRACE_RECORD_LOST) {
 		fputs(",\"args\":{\"return_lost\":true}", out);
 	} else if (r->flags & TRACE_RECORD_UNWOUND) {

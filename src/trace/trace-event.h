@@ -41,6 +41,9 @@ enum trace_arg_kind {
 /* Its return was not seen while the kernel dropped events (a full ring):
  * how it ended is not known. */
 #define TRACE_RECORD_LOST 4u
+/* Still in flight when the trace ended, its thread still there: the
+ * duration is how long it had run so far. */
+#define TRACE_RECORD_OPEN 8u
 
 /* Flags of a string argument. */
 #define TRACE_STR_TRUNCATED  1u /* longer than the cap */

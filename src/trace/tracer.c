@@ -12,6 +12,8 @@
 #include "trace/tracer-internal.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -542,6 +544,49 @@ static int read_hits(struct tracer *t)
 }
 
 /* Every probe out of the targets. */
+/* Whether thread tid of pid still runs (a zombie does not). */
+static int thread_alive(uint32_t pid, uint64_t tid)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof(path), "/proc/%u/task/%llu/stat", pid, (unsigned long long)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *close = strrchr(buf, ')');
+	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
+}
+
+/* Every call still in flight when the trace ends gets its end: still
+ * running, if its thread (or, for a goroutine, its process) is there,
+ * else unwound (the thread or process ended inside it, an exception its
+ * last call threw included). No call is left without one. */
+static void close_open_calls(struct tracer *t)
+{
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+
+	for (size_t i = 0; i < t->calls.n; i++) {
+		struct call_stack *st = &t->calls.stacks[i];
+		if (!st->depth)
+			continue;
+		struct uprobe_hit h;
+		memset(&h, 0, sizeof(h));
+		h.time = now;
+		h.pid = st->pid;
+		h.tid = st->go ? st->pid : (uint32_t)st->id;
+		int alive = st->go ? kill((pid_t)st->pid, 0) == 0 && thread_alive(st->pid, st->pid)
+				   : thread_alive(st->pid, st->id);
+		while (st->depth > 0) {
+			const struct trace_call *f = &st->calls[--st->depth];
+			if (f->selected)
+				show_return(t, f, &h,
+					    alive ? TRACE_RECORD_OPEN : TRACE_RECORD_UNWOUND);
+		}
+	}
+}
+
 static int remove_probes(struct tracer *t)
 {
 	if (t->cfg.fast)
@@ -629,6 +674,7 @@ int tracer_run(struct tracer *t)
 		run_loop(t, &loop, &ls);
 	/* The target first: remove every probe before anything else. */
 	int rerr = remove_probes(t);
+	close_open_calls(t);
 	evloop_release(&loop);
 	free(ringfds);
 	return err ? err : rerr;

@@ -49,6 +49,34 @@ is "$(grep -c 'restock[^ ]* --> [0-9]' "$T/cxx.trc")" 171 "whose other calls ret
 like "$(grep -m1 'fill_map[^ ]*(i=1,' -A1 "$T/cxx.trc" | tail -1)" 'fill_map[^ ]* --> 4  \(' \
 	"a long return shows its value (3 * 1 + 1)"
 
+# The last call threw, and nothing came after it on its thread: when the
+# trace ends with the program, that call still gets its end.
+trace_to_end cxx-last "$TARGETS/throws" 8 @PAUSE@ 7 -- '*fill_map*' '*restock*'
+is "$WAIT_RC" 0 "the C++ target exits 0"
+is "$(grep -c 'fill_map[^ ]*(i=' "$T/cxx-last.trc") $(grep -c 'fill_map[^ ]* --> ' "$T/cxx-last.trc")" \
+	"8 8" "8 calls of fill_map, 8 ends: none left open"
+is "$(grep -c 'fill_map[^ ]* --> (unwound)' "$T/cxx-last.trc")" 2 \
+	"both throws (i = 0, 7) unwound, the last one too, closed when the program ended" ||
+	cat "$T/cxx-last.trc"
+is "$(grep -c 'restock[^ ]* --> (unwound)' "$T/cxx-last.trc")" 2 "and their callers"
+
+# A call still running when the trace ends says so, with how long so far.
+spawn "$T/bl.out" "$TARGETS/blocker" 60
+BL=$PID
+spawn_recce "$T/bl.trc" "$T/bl.err" trace -p "$BL" main_wait --return --time 60
+R=$PID
+wait_for 20 grep -q '^recce: tracing' "$T/bl.err" || fail "the trace of blocker starts" "$(cat "$T/bl.err")"
+kill -USR1 "$BL"
+# It prints its totals, then waits in main_wait (rt_sigtimedwait, 128)
+# again: that call is in flight.
+wait_for 20 grep -q '^--' "$T/bl.out" || fail "blocker prints its totals" "$(cat "$T/bl.out")"
+ok "blocker's main thread waits in main_wait again" wait_for 20 grep -q '^128 ' "/proc/$BL/syscall"
+kill -INT "$R"
+wait_exit 20 "$R" || fail "the trace ends on SIGINT" "still running"
+like "$(tail -n 1 "$T/bl.trc")" 'blocker:main_wait/1 --> \(still running at exit\)  \([0-9.]+ [mun]?s so far\)$' \
+	"the call in flight ends the trace as still running, with its time so far" || cat "$T/bl.trc"
+kill_quietly "$BL"
+
 # The older method, for contrast: the unwinder meets the uretprobe's
 # trampoline, finds no unwind entry and the program aborts.
 spawn "$T/old.got" "$TARGETS/throws" 30 700 7
