@@ -409,6 +409,43 @@ static uint64_t offcpu_location(struct resolver *r, uint64_t mark, const uint64_
 	return id;
 }
 
+/* Whether the kernel part of s is a probe's own work: the thread was in
+ * the trap of a uprobe's breakpoint (recce's, or anyone's) or of the
+ * single step after it when the sample was taken, and the frames above
+ * its code (asm_exc_int3, uprobe_notify_resume, a BPF program) are the
+ * probe's, not the user's. */
+static int in_probe_handler(struct resolver *r, const struct agg_stack *s)
+{
+	/* The breakpoint's trap and the single step after it, which in a
+	 * user thread only probes (and debuggers) cause, and the probe's
+	 * own handlers. */
+	static const char *const probe_fns[] = {
+	    "asm_exc_int3",	    "asm_exc_debug",
+	    "exc_debug_user",	    "uprobe_notify_resume",
+	    "handle_swbp",	    "uprobe_dispatcher",
+	    "uretprobe_dispatcher", "uprobe_multi_link_handler"};
+	int kernel = 0;
+
+	for (size_t i = 0; i < s->nframes; i++) {
+		uint64_t addr = s->frames[i];
+		if (addr >= CONTEXT_FLOOR) {
+			kernel = addr == (uint64_t)PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (!kernel)
+			continue;
+		const struct kallsyms *k = kallsyms_wait(r);
+		const char *module = NULL, *name;
+		uint64_t start;
+		if (!k || !(name = kallsyms_lookup(k, addr, &module, &start)))
+			continue;
+		for (size_t j = 0; j < sizeof(probe_fns) / sizeof(probe_fns[0]); j++)
+			if (strcmp(name, probe_fns[j]) == 0)
+				return 1;
+	}
+	return 0;
+}
+
 /* Resolves the frames of s into r->loc_ids (*nlocs of them); with
  * user_only, resolves its user frames only, to fill the cache. An
  * off-CPU marker (offcpu-reason.h) is named after the frames below it. */
@@ -424,6 +461,8 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 	int first = 1;	 /* the next frame is the first of its context: not a return address */
 	uint64_t mark = 0;
 	size_t mark_at = 0;
+	/* A probe's frames are cut: the stack starts at the probed code. */
+	int skip_kernel = !user_only && in_probe_handler(r, s);
 	for (size_t i = 0; i < s->nframes; i++) {
 		uint64_t addr = s->frames[i];
 		if (offcpu_is_mark(addr)) {
@@ -448,7 +487,7 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 		int is_kernel = kernel >= 0 ? kernel : addr >= KERNEL_START;
 		int nonleaf = !first;
 		first = 0;
-		if (user_only && is_kernel)
+		if ((user_only || skip_kernel) && is_kernel)
 			continue;
 		uint64_t id = frame_location(r, (pid_t)s->pid, s->gen, addr, is_kernel, nonleaf);
 		if (!id)

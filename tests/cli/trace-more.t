@@ -187,9 +187,27 @@ is "$J" "$(printf 'calls:add_pair 12 12\ncalls:greet 12 12\ncalls:add_pair 12 12
 # what recce probes, saying which.
 spawn "$T/if.out" "$TARGETS/calls" 10 0 0
 IF=$PID
+wait_for 20 grep -q checksum "$T/if.out" || fail "calls runs" "$(cat "$T/if.out")"
 run "$RECCE" trace -p "$IF" 'libc:strlen' --count 5 --time 20
 is "$RC" 0 "trace of libc:strlen exits 0" || show_run
 is "$(grep -c 'libc.so.6:strlen()$' "$OUT")" 5 "its calls are seen: 5 of 5 (strdup's, printf's)"
 like "$(cat "$ERR")" 'libc.so.6:strlen is chosen at load time \(an IFUNC\): tracing the implementation this process uses, __strlen_[a-z0-9_]+' \
 	"and recce names the implementation it probes"
 kill_quietly "$IF"
+
+# A profile of a traced process: samples taken while a thread sat in a
+# probe's trap (the breakpoint, the single step after it, the handlers)
+# keep their user frames, never the probe's kernel frames.
+spawn "$T/sp.out" "$TARGETS/spinner" 60 1
+SP=$PID
+wait_for 20 grep -q rate "$T/sp.out" || fail "spinner runs" "$(cat "$T/sp.out")"
+spawn_recce "$T/sp.trc" "$T/sp.err" trace -p "$SP" spin_step --count 0 --limit 0 --time 60
+SPT=$PID
+wait_for 20 grep -q '^recce: tracing' "$T/sp.err" || fail "the trace of spinner starts" "$(cat "$T/sp.err")"
+run "$RECCE" record -p "$SP" -d 1 -o "$T/sp.pb.gz"
+is "$RC" 0 "record of a process being traced exits 0" || show_run
+run "$RECCE" report "$T/sp.pb.gz" --format folded
+unlike "$(cat "$OUT")" 'asm_exc_int3|asm_exc_debug|exc_debug_user|uprobe_notify_resume|handle_swbp|uprobe_dispatcher|bpf_prog' \
+	"no frame of a probe's trap or handler in any stack"
+like "$(cat "$OUT")" 'spin_step [0-9]+' "the probed function's samples are there"
+kill_quietly "$SPT" "$SP"
