@@ -60,20 +60,29 @@ static int sweep(const uint8_t *code, size_t len, uint64_t base, struct indirect
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	int table_reg = -1; /* the register the last instruction made a table's target */
 	for (size_t pos = 0; pos < len;) {
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + pos, len - pos, &insn, ops))) {
+		if (!ZYAN_SUCCESS(
+			ZydisDecoderDecodeFull(&dec, code + pos, len - pos, &insn, ops))) {
 			pos++; /* not code: step on */
+			table_reg = -1;
 			continue;
 		}
 		const ZydisDecodedOperand *op = &ops[0];
-		struct indirect_call c = {base + pos, insn.length, 0, 0, 0};
-		int keep = 0;
-		if (insn.mnemonic == ZYDIS_MNEMONIC_CALL && insn.operand_count_visible == 1) {
+		struct indirect_call c = {base + pos, insn.length, 0, 0, 0, 0};
+		int keep = 0, jump = insn.mnemonic == ZYDIS_MNEMONIC_JMP;
+		if (jump && op->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    gpr_of(op->reg.value) == table_reg)
+			jump = 0; /* a switch's jump through its table */
+		c.tail = (uint8_t)jump;
+		if ((insn.mnemonic == ZYDIS_MNEMONIC_CALL || jump) &&
+		    insn.operand_count_visible == 1) {
 			if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && gpr_of(op->reg.value) >= 0) {
 				c.reg = (uint8_t)gpr_of(op->reg.value);
 				keep = 1;
 			} else if (op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
-				   insn.address_width == 64 && op->mem.index == ZYDIS_REGISTER_NONE &&
+				   insn.address_width == 64 &&
+				   op->mem.index == ZYDIS_REGISTER_NONE &&
 				   gpr_of(op->mem.base) >= 0 && op->mem.disp.value >= INT16_MIN &&
 				   op->mem.disp.value <= INT16_MAX &&
 				   (op->mem.segment == ZYDIS_REGISTER_DS ||
@@ -91,6 +100,15 @@ static int sweep(const uint8_t *code, size_t len, uint64_t base, struct indirect
 			*out = v;
 			v[(*n)++] = c;
 		}
+		/* A switch computes its target as table base + entry (an add
+		 * to the register) or loads it through an index. */
+		table_reg = -1;
+		if (insn.operand_count_visible == 2 && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (insn.mnemonic == ZYDIS_MNEMONIC_ADD ||
+		     (ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		      ops[1].mem.index != ZYDIS_REGISTER_NONE)))
+			table_reg = gpr_of(ZydisRegisterGetLargestEnclosing(
+			    ZYDIS_MACHINE_MODE_LONG_64, ops[0].reg.value));
 		pos += insn.length;
 	}
 	return 0;

@@ -1,10 +1,14 @@
 /*
  * The indirect calls of an object's code: every `call REG` and `call
- * [REG+DISP]` of its .text, found by a linear sweep with Zydis (compilers
- * put no data in x86-64 .text), for probes at the places a library such
- * as libuv calls the functions its users gave it. Calls through the
+ * [REG+DISP]` of its .text, and every `jmp REG` and `jmp [REG+DISP]`
+ * (a tail call: a callback the function calls last, as libuv's
+ * uv__fs_done does), found by a linear sweep with Zydis (compilers put no
+ * data in x86-64 .text), for probes at the places a library such as
+ * libuv calls the functions its users gave it. Calls through the
  * instruction pointer (the GOT, a PLT) and through an index register are
- * left out: they call other libraries, not callbacks.
+ * left out: they call other libraries, not callbacks; so is a `jmp REG`
+ * right after an `add` to REG or a load through an index, the way a
+ * switch jumps through its table.
  */
 #ifndef RECCE_SYMBOLS_INDIRECT_CALLS_H
 #define RECCE_SYMBOLS_INDIRECT_CALLS_H
@@ -17,6 +21,7 @@ struct indirect_call {
 	uint8_t len;	 /* its length: the return lands at offset + len */
 	uint8_t reg;	 /* the register (enum x86_gpr) it calls, or the base it reads */
 	uint8_t mem;	 /* 1: calls the pointer at reg + disp; 0: calls reg itself */
+	uint8_t tail;	 /* a jmp that leaves the function (a tail call): no return here */
 	int32_t disp;
 };
 

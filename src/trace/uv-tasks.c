@@ -45,6 +45,8 @@ struct uv_tasks {
 	struct uprobe_set *probes;
 	struct indirect_call *sites;
 	size_t nsites;
+	uint32_t *probe_of; /* per probe: its site << 1, | 1 at the site's return */
+	size_t nprobes, cap_probes;
 	struct strpool names;
 	struct u64map name_of;	/* callback address -> interned name, or 1: not a callback */
 	struct thread_calls *threads;
@@ -146,8 +148,10 @@ static void ends(struct uv_tasks *u, const struct uprobe_hit *h, uint64_t id)
 static int on_hit(const struct uprobe_hit *h, void *arg)
 {
 	struct uv_tasks *u = arg;
-	size_t site = (size_t)h->probe / 2;
-	int at_return = h->probe % 2;
+	size_t site = h->probe >= 0 && (size_t)h->probe < u->nprobes
+			  ? u->probe_of[h->probe] >> 1
+			  : u->nsites;
+	int at_return = site < u->nsites && (u->probe_of[h->probe] & 1);
 	struct thread_calls *t = thread_of(u, (int32_t)h->tid);
 
 	if (!t || site >= u->nsites) {
@@ -181,7 +185,10 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 		return u->err;
 	}
 	uint64_t id = ++u->next_id, parent = t->depth ? t->r[t->depth - 1].id : 0;
-	t->r[t->depth++] = (struct running){h->sp, id};
+	/* A tail call's callback returns to the caller's caller, popping the
+	 * return address at sp: it ends where the outer call's return site
+	 * sees sp + 8. */
+	t->r[t->depth++] = (struct running){c->tail ? h->sp + 8 : h->sp, id};
 	u->callbacks++;
 	emit(u, RECCE_EV_TASK_CREATE, h, name, id, parent);
 	emit(u, RECCE_EV_TASK_START, h, NULL, id, 0);
@@ -250,15 +257,33 @@ static int embedded_sites(struct uv_tasks *u, struct sym_file *f)
 	return 0;
 }
 
-/* The probes: each site's call, then its return, so that a hit's probe
- * index halved is its site. */
+/* Remembers that probe index p is site's call, or its return. */
+static int note_probe(struct uv_tasks *u, int p, size_t site, int ret)
+{
+	if (p < 0)
+		return -ENOMEM;
+	uint32_t *v = array_reserve(u->probe_of, &u->cap_probes, (size_t)p + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	u->probe_of = v;
+	v[p] = (uint32_t)(site << 1 | (size_t)ret);
+	if ((size_t)p >= u->nprobes)
+		u->nprobes = (size_t)p + 1;
+	return 0;
+}
+
+/* The probes: each site's call, and its return, where it has one (a tail
+ * call returns elsewhere, to its function's caller). */
 static int add_probes(struct uv_tasks *u)
 {
 	for (size_t i = 0; i < u->nsites; i++) {
 		const struct indirect_call *c = &u->sites[i];
 		int call = uprobe_set_add(u->probes, u->library, c->offset, 0);
-		int ret = uprobe_set_add(u->probes, u->library, c->offset + c->len, 0);
-		if (call < 0 || ret < 0)
+		if (note_probe(u, call, i, 0) < 0)
+			return -ENOMEM;
+		if (!c->tail &&
+		    note_probe(u, uprobe_set_add(u->probes, u->library, c->offset + c->len, 0), i,
+			       1) < 0)
 			return -ENOMEM;
 		if (c->mem)
 			uprobe_set_capture_at(u->probes, call, c->reg, c->disp, 8, 0);
@@ -401,6 +426,7 @@ void uv_tasks_free(struct uv_tasks *u)
 	if (u->sym)
 		symbolizer_free(u->sym);
 	free(u->sites);
+	free(u->probe_of);
 	free(u->threads);
 	u64map_release(&u->name_of);
 	strpool_release(&u->names);

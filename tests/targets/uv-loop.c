@@ -15,6 +15,11 @@
  *   echoes each message (server_read: 50 messages and the end of the
  *   stream) and closes its side.
  *
+ * - the thread pool: pool_work runs on it 20 times, one after another,
+ *   each followed on the loop by after_work; and 20 uv_fs_stat of
+ *   /proc/self, each completion (after_stat) starting the next. libuv
+ *   reaches after_work and after_stat by a tail call.
+ *
  * tick_fast and tick_slow time themselves (CLOCK_MONOTONIC, first
  * statement to last). Prints "tick_fast RUNS NS" and "tick_slow RUNS NS"
  * (their runs and the sum of those times), then "done", when all of it
@@ -31,13 +36,16 @@
 #define FAST_RUNS 100
 #define SLOW_RUNS 20
 #define PINGS	  50
+#define POOL_RUNS 20
 
 static uv_loop_t *loop;
 static uv_timer_t fast, slow, idle;
 static uv_signal_t sig;
 static uv_tcp_t server, client, accepted;
 static uv_connect_t connect_req;
-static int fast_runs, slow_runs, pings, parts_done;
+static int fast_runs, slow_runs, pings, parts_done, works, stats;
+static uv_work_t work_req;
+static uv_fs_t stat_req;
 static char buf_mem[2][256];
 static int64_t fast_ns, slow_ns;
 
@@ -59,7 +67,7 @@ static void busy_ms(double ms)
 
 static void part_done(void)
 {
-	if (++parts_done == 3) {
+	if (++parts_done == 5) {
 		printf("tick_fast %d %lld\ntick_slow %d %lld\ndone\n", fast_runs,
 		       (long long)fast_ns, slow_runs, (long long)slow_ns);
 		fflush(stdout);
@@ -164,6 +172,30 @@ __attribute__((noinline)) void on_connection(uv_stream_t *srv, int status)
 		uv_read_start((uv_stream_t *)&accepted, alloc_buf, server_read);
 }
 
+__attribute__((noinline)) void pool_work(uv_work_t *w)
+{
+	(void)w;
+	busy_ms(1);
+}
+
+__attribute__((noinline)) void after_work(uv_work_t *w, int status)
+{
+	(void)status;
+	if (++works < POOL_RUNS)
+		uv_queue_work(loop, w, pool_work, after_work);
+	else
+		part_done();
+}
+
+__attribute__((noinline)) void after_stat(uv_fs_t *req)
+{
+	uv_fs_req_cleanup(req);
+	if (++stats < POOL_RUNS)
+		uv_fs_stat(loop, req, "/proc/self", after_stat);
+	else
+		part_done();
+}
+
 __attribute__((noinline)) void on_signal(uv_signal_t *s, int signum)
 {
 	(void)signum;
@@ -176,6 +208,8 @@ __attribute__((noinline)) void on_signal(uv_signal_t *s, int signum)
 	uv_tcp_getsockname(&server, (struct sockaddr *)&addr, &len);
 	uv_tcp_init(loop, &client);
 	uv_tcp_connect(&connect_req, &client, (const struct sockaddr *)&addr, on_connected);
+	uv_queue_work(loop, &work_req, pool_work, after_work);
+	uv_fs_stat(loop, &stat_req, "/proc/self", after_stat);
 }
 
 int main(void)
