@@ -76,23 +76,69 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* Claims a slot of h for the calling thread: 0, or -1 when none is left. */
+/* Marks the exiting thread's slot GONE, for a new thread to take. A
+ * destructor after this one that calls a traced function claims a slot
+ * again, and this runs again for it. */
+static pthread_key_t exit_key;
+static int exit_key_made;
+
+static void thread_gone(void *v)
+{
+	struct recce_fast_slot *s = me.slot;
+
+	(void)v;
+	/* Off the slot first: a signal handler's call from here on claims
+	 * another, never writes to one recce may free. */
+	me.file = NULL;
+	me.slot = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (s)
+		__atomic_store_n(&s->state, RECCE_FAST_SLOT_GONE, __ATOMIC_RELEASE);
+}
+
+/* A slot a thread that exited left: the new thread is its ring's only
+ * writer from here, going on from where the old one stopped. UINT32_MAX
+ * if none. */
+static uint32_t reuse(struct recce_fast_header *h)
+{
+	for (uint32_t i = 0; i < h->slots; i++) {
+		struct recce_fast_slot *s = (struct recce_fast_slot *)((char *)h + h->header_size +
+								       (uint64_t)i * h->slot_size);
+		uint32_t want = RECCE_FAST_SLOT_GONE;
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RECCE_FAST_SLOT_GONE &&
+		    __atomic_compare_exchange_n(&s->state, &want, RECCE_FAST_SLOT_TAKEN, 0,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* Claims a slot of h for the calling thread: a fresh one, else one a
+ * thread that exited left; 0, or -1 when none is left. */
 static int claim(struct recce_fast_header *h)
 {
 	uint32_t i = __atomic_load_n(&h->claimed, __ATOMIC_RELAXED);
-	do {
+	for (;;) {
 		if (i >= h->slots) {
+			if ((i = reuse(h)) != UINT32_MAX)
+				break;
 			__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
 			return -1;
 		}
-	} while (!__atomic_compare_exchange_n(&h->claimed, &i, i + 1, 1, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
+		if (__atomic_compare_exchange_n(&h->claimed, &i, i + 1, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	}
 	char *base = (char *)h + h->header_size + (uint64_t)i * h->slot_size;
 	me.slot = (struct recce_fast_slot *)base;
 	me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
 	me.mask = h->ring_records - 1;
 	me.slot->tid = (int32_t)syscall(SYS_gettid);
 	me.file = h;
+	/* Told at exit (no allocation below 32 keys; without it the slot
+	 * is only never reused). */
+	if (exit_key_made)
+		pthread_setspecific(exit_key, (void *)1);
 	/* The ring's pages, mapped now rather than one fault every 42
 	 * records; where the kernel cannot, they fault in as written. */
 	madvise(base, h->slot_size, MADV_POPULATE_WRITE_);
@@ -336,6 +382,8 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 	static int atfork;
 	if (!atfork && pthread_atfork(NULL, NULL, in_child) == 0)
 		atfork = 1;
+	if (!exit_key_made && pthread_key_create(&exit_key, thread_gone) == 0)
+		exit_key_made = 1;
 	pthread_attr_t attr;
 	pthread_t th;
 	pthread_attr_init(&attr);

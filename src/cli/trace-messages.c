@@ -413,8 +413,9 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 
 	if (st->lost && a->fast)
 		warning("%llu calls were not recorded: recce read a thread's ring too slowly, "
-			"or more threads called than it made rings for (the threads at the start "
-			"and 4 more, 64 at most); narrow the trace with --if, or write it with -o",
+			"or more threads ran at once than it made rings for (the threads at the "
+			"start and 4 more, 64 at most; a thread that ended leaves its ring to the "
+			"next); narrow the trace with --if, or write it with -o",
 			(unsigned long long)st->lost);
 	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",

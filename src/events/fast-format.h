@@ -90,8 +90,16 @@ struct recce_fast_slot {
 	uint64_t pad1[7];
 	uint64_t lost; /* the writer: records dropped, the ring full */
 	int32_t tid;
-	uint32_t pad2;
+	/* TAKEN by a thread; GONE when that thread exits; TAKEN again by a
+	 * new thread when no fresh slot is left, whose records follow the
+	 * old one's in the same ring (each record names its thread). */
+	uint32_t state; /* enum recce_fast_slot_state, atomic */
 	uint64_t pad3[6];
+};
+
+enum recce_fast_slot_state {
+	RECCE_FAST_SLOT_TAKEN = 0,
+	RECCE_FAST_SLOT_GONE = 1,
 };
 
 struct recce_fast_record {

@@ -182,6 +182,24 @@ case $? in
 *) skip 2 "the Go target did not build" ;;
 esac
 
+# --- threads that come and go: more over the trace than there are rings -------
+# 200 threads one after another, 10 calls each; the process had one thread
+# when the trace began, so 5 rings: a thread that ended leaves its ring to
+# the next.
+spawn "$T/wv.out" "$TARGETS/waves" 200 10
+WV=$PID
+wait_for 20 grep -q ready "$T/wv.out" || fail "waves starts" "$(cat "$T/wv.out")"
+spawn_recce "$T/wv.trc" "$T/wv.err" trace --fast -p "$WV" waves:step --count 0 --limit 0 --time 120
+R=$PID
+wait_for 30 grep -q 'with jumps' "$T/wv.err" || fail "the trace of waves starts" "$(cat "$T/wv.err")"
+kill -USR1 "$WV"
+wait_exit 60 "$WV"
+wait_exit 60 "$R" || fail "the trace ends with the target" "still running"
+is "$WAIT_RC" 0 "trace --fast of 200 threads in turn exits 0" || cat "$T/wv.err"
+is "$(grep -c 'waves:step(i=' "$T/wv.trc")" 2000 "every one of the 2000 calls is recorded"
+is "$(awk '{ print $2 }' "$T/wv.trc" | sort -u | wc -l)" 200 "from 200 threads, each under its own id"
+unlike "$(cat "$T/wv.err")" 'not recorded' "none lost"
+
 # --- a real program: an Erlang node, its C functions traced ---------------------
 if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin" &&
 	erlc -o "$T/ebin" tests/targets/erlang/fib.erl 2>/dev/null; then
