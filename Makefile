@@ -334,11 +334,12 @@ bench: deps
 # Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
 # record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of
 # patch and trace --fast in each thread state (inject-torture.t runs 2
-# and 1), and the load tests.
+# and 1), 5,000 random programs against librecce's ring model (200 in
+# check), and the load tests.
 soak: deps
 	$(MAKE) all targets
-	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 B=$(B) prove -v tests/cli/kill.t \
-		tests/cli/inject-torture.t tests/soak/load.t
+	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 EVENTS_MODEL_CASES=5000 B=$(B) prove -v \
+		tests/cli/kill.t tests/cli/inject-torture.t tests/cli/events-model.t tests/soak/load.t
 
 asan: deps
 	$(MAKE) targets

@@ -203,6 +203,12 @@ static struct writer *writer_attach(void)
 	w->recs = (struct recce_record *)((char *)s + RECCE_SLOT_RECORDS_AT);
 	w->mask = lib.hdr->ring_records - 1;
 	w->head = __atomic_load_n(&s->head, __ATOMIC_RELAXED);
+	/* A ring an ended thread left: its events, those it still held and
+	 * those it had overwritten (which the reader counted as its thread's
+	 * losses), are gone from the file from here, and counted. */
+	uint64_t held = w->head - s->first;
+	if (held)
+		__atomic_add_fetch(&lib.hdr->dropped_reused, held, __ATOMIC_RELAXED);
 	s->tid = (int32_t)gettid();
 	memset(s->name, 0, sizeof(s->name));
 	prctl(PR_GET_NAME, s->name);

@@ -125,6 +125,11 @@ static void summary(const struct ring_reader *r, size_t shown)
 				(int)r->threads[i].tid,
 				shown_name(r->threads[i].name, name, sizeof(name)),
 				(unsigned long long)r->threads[i].lost);
+	if (r->hdr.dropped_reused)
+		warning("%llu events of threads that had ended are gone from the file: new threads "
+			"took their rings over, none being free; raise RECCE_THREADS in its "
+			"environment to keep them",
+			(unsigned long long)r->hdr.dropped_reused);
 	if (r->hdr.dropped_no_slot)
 		warning("%llu events dropped by threads that found no free ring: raise "
 			"RECCE_THREADS in its environment",

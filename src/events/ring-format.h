@@ -79,6 +79,10 @@ struct recce_file_header {
 	uint64_t dropped_no_name; /* events whose name did not fit */
 	uint64_t exit_time;	  /* clock reading at a clean exit */
 	char host[64];		  /* the machine's name (uname), NUL-padded */
+	/* Events of threads that had ended whose rings new threads took over
+	 * (no free one left), those the rings still held and those already
+	 * overwritten: gone from the file. 0 in files of older writers. */
+	uint64_t dropped_reused;
 };
 
 enum recce_proc_state {
