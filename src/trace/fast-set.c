@@ -5,9 +5,11 @@
  */
 #include "trace/fast-set.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,34 @@ static void clock_pair(uint64_t *tsc, uint64_t *mono)
 	*mono = time_now_ns(CLOCK_MONOTONIC);
 }
 
+/* Removes the shared files of earlier traces whose recce is gone: the
+ * library unlinks its file as it opens it, so one is left only when
+ * recce was killed between making the file and loading the library. A
+ * name that is not ours, a file that is not a regular one, or one whose
+ * recce still runs is left alone. */
+static void sweep_leftovers(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		int target, owner;
+		unsigned rnd;
+		char tail;
+		struct stat st;
+		if (sscanf(e->d_name, "recce-fast-%d-%d-%8x%c", &target, &owner, &rnd, &tail) !=
+			3 ||
+		    owner <= 0 || owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
 /* The shared file, owned by the target's user: made, mapped here, and
  * its header filled. */
 static int make_file(struct fast_set *s, char *path, size_t len)
@@ -98,6 +128,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 	struct stat st;
 	char proc[64];
 
+	sweep_leftovers();
 	snprintf(proc, sizeof(proc), "/proc/%d", (int)s->pid);
 	if (stat(proc, &st) != 0)
 		return -ESRCH;

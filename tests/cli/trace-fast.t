@@ -111,6 +111,21 @@ for i in $(seq 1 20); do
 	fi
 done
 is "$bad" 0 "after each of 20 SIGKILLs, the code equals its files within 2 s"
+# A recce killed between making its shared file and loading the library
+# leaves the file; the next trace --fast removes it, and only such files.
+DEAD=$(unused_pid)
+LEFT=/dev/shm/recce-fast-$TIGHT-$DEAD-0badf00d
+LIVE=/dev/shm/recce-fast-$TIGHT-$$-0badf00d
+LINK=/dev/shm/recce-fast-$TIGHT-$DEAD-0badf11d
+: >"$LEFT"
+: >"$LIVE"
+ln -s "$LIVE" "$LINK"
+remove_at_exit "$LEFT" "$LIVE" "$LINK"
+run "$RECCE" trace --fast -p "$TIGHT" tight:step --count 1 --time 10
+is "$RC" 0 "a trace --fast after them exits 0" || show_run
+ok "the file a killed recce left is removed" test ! -e "$LEFT"
+ok "one whose recce still runs is not" test -e "$LIVE"
+ok "nor a symbolic link of the same name" test -L "$LINK"
 cmp_ok "$traced" -ge 5 "and at least 5 of them came while the trace ran ($traced)"
 sleep 0.5
 now=$(rate_min "$T/tight.out" 3)
