@@ -204,7 +204,9 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		     (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
 		     st->threads, st->threads == 1 ? "" : "s", written, size);
 	else if (a->event == RECORD_OFFCPU)
-		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu lost; wrote "
+		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu records "
+		     "lost; "
+		     "wrote "
 		     "%s (%s)",
 		     (unsigned long long)st->switches, st->switches == 1 ? "" : "es", secs,
 		     (double)st->offcpu_ns / 1e9, st->threads, st->threads == 1 ? "" : "s",
@@ -212,7 +214,7 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 	else
 		note("%llu samples%s in %.1f s (%.1f/s; %lld Hz requested per %s) from %zu "
 		     "thread%s%s, "
-		     "%llu lost, %llu throttled; wrote %s (%s)",
+		     "%llu records lost, %llu throttled; wrote %s (%s)",
 		     (unsigned long long)st->samples, offcpu, secs, sampler_rate(st), a->freq,
 		     a->all ? "CPU" : "thread on a CPU", st->threads, st->threads == 1 ? "" : "s",
 		     procs, (unsigned long long)st->lost, (unsigned long long)st->throttled,
@@ -241,12 +243,15 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 		       int unwind_check)
 {
 	if (st->lost)
-		warning(a->event == RECORD_OFFCPU
-			    ? "the kernel lost %llu records: the targets switch faster than recce "
-			      "reads; off-CPU times around them are too long; --call-graph fp or "
-			      "fewer threads helps"
-			    : "the kernel lost %llu samples: a lower -F or fewer threads helps",
-			(unsigned long long)st->lost);
+		warning(
+		    a->event == RECORD_OFFCPU
+			? "the kernel lost %llu records: the targets switch faster than recce "
+			  "reads; off-CPU times around them are too long; --call-graph fp or "
+			  "fewer threads helps"
+			: "the kernel lost %llu records (samples, and the records that name "
+			  "their threads and files) when its ring was full: a lower -F or fewer "
+			  "threads helps",
+		    (unsigned long long)st->lost);
 	if (unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
 		     (unsigned long long)st->unwind_check.checked,

@@ -25,7 +25,8 @@ WANT=$(awk -v c="$CPU" 'BEGIN { printf "%d", c * 99 }')
 ok "the samples match the command's CPU time x 99 Hz ($N for ${CPU}s, ~$WANT)" near "${N:-0}" "$WANT" 0.2
 cmp_ok "${N:-0}" '>' 20 "and there are some ($N)"
 like "$(cat "$ERR")" '99 Hz requested per thread' "the summary gives the default rate, 99 Hz"
-like "$(cat "$ERR")" ', [0-9]+ lost, [0-9]+ throttled' "the summary counts lost and throttled samples"
+like "$(cat "$ERR")" ', [0-9]+ records lost, [0-9]+ throttled' \
+	"the summary counts the kernel's lost records and throttled samples"
 
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
