@@ -56,6 +56,16 @@
  * unmaps an old one, where a thread may still be writing. */
 static struct recce_fast_header *volatile cur;
 
+/* The geometry of the file cur, as checked when it was started: the
+ * header's own fields are shared memory, which the process (or anyone
+ * who can write the file) may change under the library, so slots are
+ * found by this copy only. */
+static struct {
+	struct recce_fast_header *file;
+	uint32_t slots;
+	uint64_t header_size, slot_size, ring_records, file_size;
+} geo;
+
 /* Set in a child forked while a trace ran: it records nothing. */
 static volatile int forked;
 
@@ -101,9 +111,9 @@ static void thread_gone(void *v)
  * if none. */
 static uint32_t reuse(struct recce_fast_header *h)
 {
-	for (uint32_t i = 0; i < h->slots; i++) {
-		struct recce_fast_slot *s = (struct recce_fast_slot *)((char *)h + h->header_size +
-								       (uint64_t)i * h->slot_size);
+	for (uint32_t i = 0; i < geo.slots; i++) {
+		struct recce_fast_slot *s = (struct recce_fast_slot *)((char *)h + geo.header_size +
+								       (uint64_t)i * geo.slot_size);
 		uint32_t want = RECCE_FAST_SLOT_GONE;
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RECCE_FAST_SLOT_GONE &&
 		    __atomic_compare_exchange_n(&s->state, &want, RECCE_FAST_SLOT_TAKEN, 0,
@@ -117,9 +127,11 @@ static uint32_t reuse(struct recce_fast_header *h)
  * thread that exited left; 0, or -1 when none is left. */
 static int claim(struct recce_fast_header *h)
 {
+	if (geo.file != h)
+		return -1; /* never: cur and geo are set together */
 	uint32_t i = __atomic_load_n(&h->claimed, __ATOMIC_RELAXED);
 	for (;;) {
-		if (i >= h->slots) {
+		if (i >= geo.slots) {
 			if ((i = reuse(h)) != UINT32_MAX)
 				break;
 			__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
@@ -129,10 +141,10 @@ static int claim(struct recce_fast_header *h)
 						__ATOMIC_RELAXED))
 			break;
 	}
-	char *base = (char *)h + h->header_size + (uint64_t)i * h->slot_size;
+	char *base = (char *)h + geo.header_size + (uint64_t)i * geo.slot_size;
 	me.slot = (struct recce_fast_slot *)base;
 	me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
-	me.mask = h->ring_records - 1;
+	me.mask = geo.ring_records - 1;
 	me.slot->tid = (int32_t)syscall(SYS_gettid);
 	me.file = h;
 	/* Told at exit (no allocation below 32 keys; without it the slot
@@ -141,7 +153,7 @@ static int claim(struct recce_fast_header *h)
 		pthread_setspecific(exit_key, (void *)1);
 	/* The ring's pages, mapped now rather than one fault every 42
 	 * records; where the kernel cannot, they fault in as written. */
-	madvise(base, h->slot_size, MADV_POPULATE_WRITE_);
+	madvise(base, geo.slot_size, MADV_POPULATE_WRITE_);
 	return 0;
 }
 
@@ -303,12 +315,16 @@ static void in_child(void)
  * range stays mapped, as private zero pages. */
 static void let_go(struct recce_fast_header *h)
 {
-	size_t len = h->file_size;
+	/* The size checked at the start, never the header's: a wrong one
+	 * would map zeros over the process's other memory. */
+	size_t len = geo.file == h ? geo.file_size : 0;
 
 	struct recce_fast_header *expect = h;
 	/* Unless a newer trace has its own file already. */
 	__atomic_compare_exchange_n(&cur, &expect, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (len)
+		mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+		     0);
 }
 
 static void *watchdog(void *arg)
@@ -389,6 +405,12 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 << 10);
+	geo.file = h;
+	geo.slots = probe.slots;
+	geo.header_size = probe.header_size;
+	geo.slot_size = probe.slot_size;
+	geo.ring_records = probe.ring_records;
+	geo.file_size = probe.file_size;
 	h->watch = RECCE_FAST_WATCHING;
 	int err = pthread_create(&th, &attr, watchdog, h);
 	pthread_attr_destroy(&attr);
