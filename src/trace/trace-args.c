@@ -219,7 +219,7 @@ static void add_param(struct trace_sig *sig, int n, Dwarf_Die *param, uint32_t k
 	sig->params[n].size = size;
 	sig->params[n].reg = reg;
 	sig->params[n].len_reg = len_reg;
-	sig->params[n].why = (uint8_t)(reg < 0 ? why : TRACE_WHY_NONE);
+	sig->params[n].why = (uint8_t)why; /* TRACE_WHY_NONE when placed */
 }
 
 /* Whether a Go parameter DIE is a result (DW_AT_variable_parameter). */

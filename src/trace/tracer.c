@@ -12,7 +12,6 @@
 #include "trace/tracer-internal.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "proc/frame-name.h"
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
+#include "proc/procstat.h"
 #include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
@@ -543,22 +543,6 @@ static int read_hits(struct tracer *t)
 	return t->cfg.fast ? tracer_fast_read(t, on_hit) : uprobe_set_read(t->up, on_hit, t);
 }
 
-/* Every probe out of the targets. */
-/* Whether thread tid of pid still runs (a zombie does not). */
-static int thread_alive(uint32_t pid, uint64_t tid)
-{
-	char path[96], buf[512];
-	snprintf(path, sizeof(path), "/proc/%u/task/%llu/stat", pid, (unsigned long long)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *close = strrchr(buf, ')');
-	return close && close[1] == ' ' && close[2] != 'Z' && close[2] != 'X';
-}
-
 /* Every call still in flight when the trace ends gets its end: still
  * running, if its thread (or, for a goroutine, its process) is there,
  * else unwound (the thread or process ended inside it, an exception its
@@ -566,6 +550,8 @@ static int thread_alive(uint32_t pid, uint64_t tid)
 static void close_open_calls(struct tracer *t)
 {
 	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+	struct procstat_reader r;
+	int can_read = procstat_reader_init(&r, NULL) == 0;
 
 	for (size_t i = 0; i < t->calls.n; i++) {
 		struct call_stack *st = &t->calls.stacks[i];
@@ -576,8 +562,11 @@ static void close_open_calls(struct tracer *t)
 		h.time = now;
 		h.pid = st->pid;
 		h.tid = st->go ? st->pid : (uint32_t)st->id;
-		int alive = st->go ? kill((pid_t)st->pid, 0) == 0 && thread_alive(st->pid, st->pid)
-				   : thread_alive(st->pid, st->id);
+		/* A goroutine may be on any thread: its process decides. */
+		struct procstat_task task;
+		pid_t tid = st->go ? (pid_t)st->pid : (pid_t)st->id;
+		int alive = can_read && procstat_read_task(&r, (pid_t)st->pid, tid, &task) == 0 &&
+			    task.state != 'Z' && task.state != 'X';
 		while (st->depth > 0) {
 			const struct trace_call *f = &st->calls[--st->depth];
 			if (f->selected)
@@ -585,8 +574,11 @@ static void close_open_calls(struct tracer *t)
 					    alive ? TRACE_RECORD_OPEN : TRACE_RECORD_UNWOUND);
 		}
 	}
+	if (can_read)
+		procstat_reader_release(&r);
 }
 
+/* Every probe out of the targets. */
 static int remove_probes(struct tracer *t)
 {
 	if (t->cfg.fast)
