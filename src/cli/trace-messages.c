@@ -407,6 +407,36 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 		     (unsigned long long)a->rate_n * 10, (unsigned long long)a->rate_ms);
 }
 
+/* New processes traced from when recce read of them, not from their first
+ * instruction: how many, and why. */
+static void say_followed_late(const struct tracer_stats *st)
+{
+	char why[256];
+	unsigned long long n = st->followed_late;
+
+	if (!st->uses_links)
+		snprintf(why, sizeof(why), "this kernel has no BPF uprobe links (Linux 6.6)");
+	else if (st->fork_outsider > 0) {
+		char safe[64];
+		snprintf(why, sizeof(why),
+			 "process %d (%s), not of the target's family, maps %s too, and recce "
+			 "puts no breakpoint in it",
+			 (int)st->fork_outsider,
+			 st->fork_outsider_comm[0]
+			     ? term_safe(st->fork_outsider_comm, safe, sizeof(safe))
+			     : "gone now",
+			 st->fork_outsider_file ? st->fork_outsider_file : "a traced file");
+	} else if (st->fork_err)
+		snprintf(why, sizeof(why), "the kernel did not let recce follow forks: %s",
+			 strerror(-st->fork_err));
+	else
+		snprintf(why, sizeof(why), "the processes running now could not be listed");
+	warning("%llu process%s the target created while traced %s traced only from when "
+		"recce read of %s, so %s first calls may be missing: %s",
+		n, n == 1 ? "" : "es", n == 1 ? "was" : "were", n == 1 ? "it" : "them",
+		n == 1 ? "its" : "their", why);
+}
+
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
 {
 	const struct trace_resolved *res = tracer_functions(t);
@@ -429,6 +459,8 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		warning("%llu probes could not be opened on threads the target created "
 			"while traced",
 			(unsigned long long)st->unfollowed);
+	if (st->followed_late)
+		say_followed_late(st);
 	if (st->dropped)
 		warning("%llu calls nested deeper than %d or on more than %d threads were not "
 			"paired with their returns",

@@ -48,7 +48,8 @@ int bpf_map_new(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t 
 	return bpf_sys(BPF_MAP_CREATE, &a, sizeof(a));
 }
 
-int bpf_map_set(int map_fd, const void *key, const void *value)
+/* A map operation on one key (and value): 0 or -errno. */
+static int map_op(int cmd, int map_fd, const void *key, const void *value)
 {
 	union bpf_attr a;
 
@@ -56,8 +57,13 @@ int bpf_map_set(int map_fd, const void *key, const void *value)
 	a.map_fd = (uint32_t)map_fd;
 	a.key = (uint64_t)(uintptr_t)key;
 	a.value = (uint64_t)(uintptr_t)value;
-	int rc = bpf_sys(BPF_MAP_UPDATE_ELEM, &a, sizeof(a));
+	int rc = bpf_sys(cmd, &a, sizeof(a));
 	return rc < 0 ? rc : 0;
+}
+
+int bpf_map_set(int map_fd, const void *key, const void *value)
+{
+	return map_op(BPF_MAP_UPDATE_ELEM, map_fd, key, value);
 }
 
 void bpf_land(struct bpf_insn *p, size_t at, size_t to)
@@ -65,13 +71,29 @@ void bpf_land(struct bpf_insn *p, size_t at, size_t to)
 	p[at].off = (int16_t)(to - at - 1);
 }
 
+int bpf_map_get(int map_fd, const void *key, void *value)
+{
+	return map_op(BPF_MAP_LOOKUP_ELEM, map_fd, key, value);
+}
+
+int bpf_map_delete(int map_fd, const void *key)
+{
+	return map_op(BPF_MAP_DELETE_ELEM, map_fd, key, NULL);
+}
+
 int bpf_prog_load_uprobe(const struct bpf_insn *p, size_t n, uint32_t attach_type, const char *name,
 			 char *log, size_t log_len)
+{
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, p, n, attach_type, name, log, log_len);
+}
+
+int bpf_prog_load(uint32_t type, const struct bpf_insn *p, size_t n, uint32_t attach_type,
+		  const char *name, char *log, size_t log_len)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.prog_type = BPF_PROG_TYPE_KPROBE;
+	a.prog_type = type;
 	a.expected_attach_type = attach_type;
 	a.insn_cnt = (uint32_t)n;
 	a.insns = (uint64_t)(uintptr_t)p;

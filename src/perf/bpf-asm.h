@@ -43,11 +43,13 @@ extern const int16_t bpf_gpr_offset[X86_NGPR];
 #define ST_DW(d, o, i)	  INSN(BPF_ST | BPF_MEM | BPF_DW, d, 0, o, i)
 #define ST_W(d, o, i)	  INSN(BPF_ST | BPF_MEM | BPF_W, d, 0, o, i)
 #define STX_W(d, s, o)	  INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
+#define LDX_W(d, s, o)	  INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
 #define CALL(f)		  INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define JSGT_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGT | BPF_K, d, 0, o, i)
 #define JSGE_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGE | BPF_K, d, 0, o, i)
 #define JNE_IMM(d, i, o)  INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
 #define JNE_REG(d, s, o)  INSN(BPF_JMP | BPF_JNE | BPF_X, d, s, o, 0)
+#define JEQ_REG(d, s, o)  INSN(BPF_JMP | BPF_JEQ | BPF_X, d, s, o, 0)
 #define JEQ_IMM(d, i, o)  INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
 #define JLE_IMM(d, i, o)  INSN(BPF_JMP | BPF_JLE | BPF_K, d, 0, o, i)
 #define JA(o)		  INSN(BPF_JMP | BPF_JA, 0, 0, o, 0)
@@ -63,8 +65,11 @@ int bpf_sys(int cmd, void *attr, size_t size);
 int bpf_map_new(uint32_t type, uint32_t key_size, uint32_t value_size, uint32_t n,
 		const char *name);
 
-/* Sets one entry of a map. Returns 0 or -errno. */
+/* Sets, reads or deletes one entry of a map. Return 0 or -errno
+ * (-ENOENT: no such key). */
 int bpf_map_set(int map_fd, const void *key, const void *value);
+int bpf_map_get(int map_fd, const void *key, void *value);
+int bpf_map_delete(int map_fd, const void *key);
 
 /* The jump at p[at] lands at instruction to. */
 void bpf_land(struct bpf_insn *p, size_t at, size_t to);
@@ -74,5 +79,8 @@ void bpf_land(struct bpf_insn *p, size_t at, size_t to);
  * Returns its descriptor or -errno. */
 int bpf_prog_load_uprobe(const struct bpf_insn *p, size_t n, uint32_t attach_type, const char *name,
 			 char *log, size_t log_len);
+/* The same for a program of any type (enum bpf_prog_type). */
+int bpf_prog_load(uint32_t type, const struct bpf_insn *p, size_t n, uint32_t attach_type,
+		  const char *name, char *log, size_t log_len);
 
 #endif

@@ -7,6 +7,7 @@
 #include "perf/uprobe-bpf.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "perf/bpf-asm.h"
 
@@ -41,7 +42,12 @@ static int16_t slot(size_t nwords, int w)
 
 _Static_assert(UBPF_CAP_WORDS <= UBPF_MAX_CHAIN, "a capture fits where the chain goes");
 
-int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
+int ubpf_family_new(size_t n)
+{
+	return bpf_map_new(BPF_MAP_TYPE_HASH, 4, 4, (uint32_t)n, "recce_family");
+}
+
+int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t log_len)
 {
 	struct bpf_insn p[256];
 	size_t n = 0;
@@ -56,6 +62,21 @@ int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len)
 	 * stack, zeroed first so that no byte of it is left uninitialised;
 	 * r7 = the cookie; r9 = the bytes to send. */
 	p[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
+	if (family_fd >= 0) {
+		/* Only the processes of the family: the rest return at once. */
+		struct bpf_insn ld[] = {LD_MAP_FD(BPF_REG_1, family_fd)};
+		p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
+		p[n++] = RSH64_IMM(BPF_REG_0, 32);
+		p[n++] = STX_W(BPF_REG_10, BPF_REG_0, -4);
+		p[n++] = ld[0];
+		p[n++] = ld[1];
+		p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+		p[n++] = ADD64_IMM(BPF_REG_2, -4);
+		p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+		p[n++] = JNE_IMM(BPF_REG_0, 0, 2);
+		p[n++] = MOV64_IMM(BPF_REG_0, 0);
+		p[n++] = EXIT();
+	}
 	p[n++] = MOV64_IMM(BPF_REG_9, (int32_t)(plain * 8));
 	for (size_t w = 0; w < nwords; w++)
 		p[n++] = ST_DW(BPF_REG_10, slot(nwords, (int)w), 0);
@@ -176,4 +197,66 @@ int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const 
 	a.multi_flags = mode == UBPF_LINK_RETURN ? UPROBE_MULTI_RETURN : 0;
 	a.pid = (uint32_t)pid;
 	return bpf_sys(BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/*
+ * At every fork on the system (the raw tracepoint sched_process_fork, run
+ * by the parent before the child is first scheduled): when the parent's
+ * process is in the family, the child's process joins it. A new thread
+ * (the same tgid) adds nothing.
+ */
+int ubpf_follow_forks(int family_fd, uint32_t tgid_offset, char *log, size_t log_len)
+{
+	struct bpf_insn ld[] = {LD_MAP_FD(BPF_REG_1, family_fd)};
+	struct bpf_insn p[40];
+	size_t n = 0;
+
+	p[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1); /* u64 args[]: parent, child */
+	p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
+	p[n++] = RSH64_IMM(BPF_REG_0, 32);
+	p[n++] = STX_W(BPF_REG_10, BPF_REG_0, -4); /* the parent's tgid */
+	p[n++] = ld[0];
+	p[n++] = ld[1];
+	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_2, -4);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	size_t outsider = n;
+	p[n++] = JEQ_IMM(BPF_REG_0, 0, 0);
+	p[n++] = LDX_DW(BPF_REG_3, BPF_REG_6, 8);
+	p[n++] = ADD64_IMM(BPF_REG_3, (int32_t)tgid_offset);
+	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_1, -8);
+	p[n++] = MOV64_IMM(BPF_REG_2, 4);
+	p[n++] = CALL(BPF_FUNC_probe_read_kernel);
+	size_t unread = n;
+	p[n++] = JNE_IMM(BPF_REG_0, 0, 0);
+	p[n++] = LDX_W(BPF_REG_1, BPF_REG_10, -8);
+	p[n++] = LDX_W(BPF_REG_2, BPF_REG_10, -4);
+	size_t thread = n;
+	p[n++] = JEQ_REG(BPF_REG_1, BPF_REG_2, 0);
+	p[n++] = ST_W(BPF_REG_10, -12, 1);
+	p[n++] = ld[0];
+	p[n++] = ld[1];
+	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_2, -8);
+	p[n++] = MOV64_REG(BPF_REG_3, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_3, -12);
+	p[n++] = MOV64_IMM(BPF_REG_4, BPF_ANY);
+	p[n++] = CALL(BPF_FUNC_map_update_elem);
+	bpf_land(p, outsider, n);
+	bpf_land(p, unread, n);
+	bpf_land(p, thread, n);
+	p[n++] = MOV64_IMM(BPF_REG_0, 0);
+	p[n++] = EXIT();
+
+	int prog = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, p, n, 0, "recce_fork", log, log_len);
+	if (prog < 0)
+		return prog;
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.raw_tracepoint.name = (uint64_t)(uintptr_t) "sched_process_fork";
+	a.raw_tracepoint.prog_fd = (uint32_t)prog;
+	int fd = bpf_sys(BPF_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
+	close(prog); /* the tracepoint holds it */
+	return fd;
 }

@@ -51,21 +51,21 @@ enum {
  * the object whose address is in a register plus a displacement (rax and
  * 0: a function returns its in-memory result's address there; rbx and
  * 0x60: a function pointer an indirect call is about to take),
- * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes at the pointer in
- * the object's first word, as many as its second word says (libstdc++'s
+ * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes
+ * at the pointer in the object's first word, as many as its second word says (libstdc++'s
  * std::string: data pointer, length). Such a hit carries no call chain:
  * after the registers come UBPF_CAP_WORDS words in the order below, the
  * results of the two reads (0 or -errno) first. The low 32 bits of a
  * cookie are the probe's index.
  */
-#define UBPF_CAPTURE		(1ULL << 63)
-#define UBPF_CAPTURE_STRING	(1ULL << 62)
-#define UBPF_CAPTURE_MAX	64
-#define UBPF_CAPTURE_BITS(size) ((uint64_t)((size)-1) << 48)
-#define UBPF_CAPTURE_SIZE(c)	((size_t)(((c) >> 48) & 63) + 1)
-#define UBPF_CAPTURE_REG_BITS(r) ((uint64_t)((r)&15) << 54) /* enum x86_gpr */
+#define UBPF_CAPTURE		  (1ULL << 63)
+#define UBPF_CAPTURE_STRING	  (1ULL << 62)
+#define UBPF_CAPTURE_MAX	  64
+#define UBPF_CAPTURE_BITS(size)	  ((uint64_t)((size)-1) << 48)
+#define UBPF_CAPTURE_SIZE(c)	  ((size_t)(((c) >> 48) & 63) + 1)
+#define UBPF_CAPTURE_REG_BITS(r)  ((uint64_t)((r)&15) << 54) /* enum x86_gpr */
 #define UBPF_CAPTURE_DISP_BITS(d) ((uint64_t)(uint16_t)(int16_t)(d) << 32)
-#define UBPF_COOKIE_INDEX(c)	((c)&0xffffffffULL)
+#define UBPF_COOKIE_INDEX(c)	  ((c)&0xffffffffULL)
 enum {
 	UBPF_CAP_OBJ_RC,
 	UBPF_CAP_STR_RC,
@@ -80,10 +80,22 @@ int ubpf_map_new(size_t n);
 /* Puts the perf event fd (a PERF_COUNT_SW_BPF_OUTPUT event) at index cpu. */
 int ubpf_map_set(int map_fd, int cpu, int event_fd);
 
+/* A hash of n process ids (u32 tgid -> u32 1): the family whose hits a
+ * program built with it keeps. */
+int ubpf_family_new(size_t n);
+
 /* Loads the program writing into map_fd; with callchain, records carry the
- * return address and the user call chain. On failure, a verifier log (if
- * any) is left in log, of size log_len. */
-int ubpf_prog_new(int map_fd, int callchain, char *log, size_t log_len);
+ * return address and the user call chain; with a family map (family_fd >=
+ * 0), only hits of the processes in it are written. On failure, a
+ * verifier log (if any) is left in log, of size log_len. */
+int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t log_len);
+
+/* Makes every process a member of the family creates (by fork, vfork or
+ * clone without CLONE_THREAD) a member before it runs its first
+ * instruction: a raw tracepoint on sched_process_fork whose program reads
+ * the child's tgid at tgid_offset in its task_struct (btf.h). Returns the
+ * tracepoint's descriptor (closing it stops the following) or -errno. */
+int ubpf_follow_forks(int family_fd, uint32_t tgid_offset, char *log, size_t log_len);
 
 /* How a link runs its program: at entry, at return, or both (a session:
  * at entry, and at return only where the entry run returned 0; needs
@@ -96,7 +108,8 @@ enum { UBPF_LINK_ENTRY, UBPF_LINK_RETURN, UBPF_LINK_SESSION };
 
 /* Attaches prog at the n offsets of path (cookie i for offset i), in the
  * UBPF_LINK_* mode, for process pid only (its threads, present and
- * future). */
+ * future), or with pid 0 in every process that maps path, now or later
+ * (the program filters). */
 int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
 		  size_t n, int mode, pid_t pid);
 

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perf/bpf-asm.h"
+#include "perf/btf.h"
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
 #include "perf/uprobe-bpf.h"
@@ -32,6 +34,7 @@
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
+#define FAMILY_MAX	   65536 /* processes of a family alive at once */
 /* AX BX CX DX SI DI BP SP IP FLAGS (0-9) and R8-R15 (16-23) in the
  * kernel's PERF_REG_X86_* numbering; the sample holds them in this
  * (ascending) order. */
@@ -68,6 +71,12 @@ struct uprobe_set {
 	 * probe, thread and CPU. */
 	int links;
 	int map_fd, prog_fd;	/* link mode */
+	/* Link mode following forks (uprobe_set_follow_forks()): the
+	 * family's process ids, the fork tracepoint that fills them, and
+	 * whether the links (for every process, the program filtering) are
+	 * made. */
+	int family_fd, fork_fd, family_linked;
+	int attached; /* a process is attached */
 	const char *error_path; /* the file whose probes failed to attach */
 	uint32_t pmu_type;
 	int retprobe_bit;
@@ -180,7 +189,7 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	u->map_fd = ubpf_map_new(nmap);
 	if (u->map_fd < 0)
 		return u->map_fd;
-	u->prog_fd = ubpf_prog_new(u->map_fd, u->cfg.callchain, NULL, 0);
+	u->prog_fd = ubpf_prog_new(u->map_fd, -1, u->cfg.callchain, NULL, 0);
 	if (u->prog_fd < 0)
 		return u->prog_fd;
 	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, UBPF_LINK_ENTRY, getpid());
@@ -191,11 +200,15 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 
 static void links_close(struct uprobe_set *u)
 {
+	if (u->fork_fd >= 0)
+		close(u->fork_fd);
+	if (u->family_fd >= 0)
+		close(u->family_fd);
 	if (u->prog_fd >= 0)
 		close(u->prog_fd);
 	if (u->map_fd >= 0)
 		close(u->map_fd);
-	u->prog_fd = u->map_fd = -1;
+	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = -1;
 }
 
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
@@ -206,7 +219,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	if (!u)
 		return -ENOMEM;
 	u->cfg = *cfg;
-	u->map_fd = u->prog_fd = -1;
+	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
 	u64map_init(&u->ids);
@@ -408,8 +421,14 @@ static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 }
 
 /*
- * Link mode: the links of every probe for process pid, one per file and
- * direction, each offset's cookie its probe's index. Returns 0 or -errno
+ * Link mode: the links of every probe for process pid (0: every process),
+ * one per file and direction, each offset's cookie its probe's index.
+ * The kernel puts a link's breakpoints in one at a time, in the order of
+ * its offsets, so the later probes go first and return links before entry
+ * links: a function's exits are in place before its entry (uprobe.h), and
+ * a call that starts meanwhile is seen returning without its entry, never
+ * entering without a return (which would read as unwound by an
+ * exception). Returns 0 or -errno
  * (-ESRCH when the process is gone), with u->error_path naming the file
  * whose link failed.
  */
@@ -420,12 +439,13 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 	char *done = calloc(u->nprobes, 1);
 	int err = offsets && cookies && done ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < u->nprobes && !err; i++) {
+	for (size_t k = 0; k < 2 * u->nprobes && !err; k++) {
+		size_t i = u->nprobes - 1 - k % u->nprobes;
 		const struct uprobe_probe *p = &u->probes[i];
 		size_t n = 0;
-		if (done[i])
+		if (done[i] || p->retprobe != (k < u->nprobes))
 			continue;
-		for (size_t j = i; j < u->nprobes; j++)
+		for (size_t j = i + 1; j-- > 0;)
 			if (!done[j] && u->probes[j].retprobe == p->retprobe &&
 			    strcmp(u->probes[j].path, p->path) == 0) {
 				offsets[n] = u->probes[j].offset;
@@ -509,24 +529,75 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 	}
 	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
 		return;
+	if (u->family_fd >= 0) {
+		/* The fork tracepoint made it a member before it ran; failing
+		 * that (the family full), it is one from now. */
+		uint32_t key = (uint32_t)pid, one = 1, v;
+		if (pid != ppid && tid == pid) {
+			if (bpf_map_get(u->family_fd, &key, &v) == 0)
+				u->stats.followed++;
+			else if (bpf_map_set(u->family_fd, &key, &one) == 0)
+				u->stats.followed_late++;
+			else
+				u->stats.unfollowed++;
+		}
+		return;
+	}
 	if (u->links) {
-		if (pid != ppid && tid == pid && attach_links(u, pid) < 0)
-			u->stats.unfollowed++;
+		if (pid != ppid && tid == pid) {
+			int rc = attach_links(u, pid);
+			if (rc == 0 || rc == -ESRCH) /* ... or gone already */
+				u->stats.followed_late++;
+			else
+				u->stats.unfollowed++;
+		}
 		return;
 	}
 	u->nevents += events_for(u, 1);
+	int failed = 0;
 	for (size_t i = 0; i < u->nprobes; i++)
-		if (open_probe(u, i, tid) < 0)
+		if (open_probe(u, i, tid) < 0) {
 			u->stats.unfollowed++;
+			failed = 1;
+		}
+	if (pid != ppid && tid == pid && !failed)
+		u->stats.followed_late++;
+}
+
+/* Whether process pid has a live thread (its "Threads:" line above 0 and,
+ * once its first thread is gone, above 1). */
+static int process_has_threads(pid_t pid)
+{
+	char path[64], buf[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *t = strstr(buf, "\nThreads:");
+	return t && atoi(t + 9) > 1;
 }
 
 /* Closes the events of a thread that exited, so that a target that keeps
  * creating threads does not run recce out of descriptors. A process's
  * links stay: its other threads may run on. */
-static void forget_thread(struct uprobe_set *u, pid_t tid)
+static void forget_thread(struct uprobe_set *u, pid_t pid, pid_t tid)
 {
 	size_t j = 0;
 	uint64_t state;
+
+	/* A process of the family that ended leaves it, so that its id can
+	 * be reused by another process; the first thread outliving it is
+	 * rare and its process stays. */
+	if (u->family_fd >= 0 && pid == tid && !process_has_threads(pid)) {
+		uint32_t key = (uint32_t)pid;
+		bpf_map_delete(u->family_fd, &key);
+	}
 
 	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, &state))
 		return;
@@ -577,6 +648,56 @@ void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, s
 				   (string ? UBPF_CAPTURE_STRING : 0);
 }
 
+/* Following forks: pid joins the family, and the links (of every
+ * process, the program keeping the family's hits) are made on the first
+ * attach. */
+static int family_attach(struct uprobe_set *u, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+	int err = bpf_map_set(u->family_fd, &key, &one);
+
+	if (!err && !u->family_linked) {
+		err = attach_links(u, 0);
+		u->family_linked = !err;
+	}
+	if (err)
+		bpf_map_delete(u->family_fd, &key);
+	return err;
+}
+
+int uprobe_set_follow_forks(struct uprobe_set *u)
+{
+	uint32_t tgid_offset;
+	int err;
+
+	if (!u->links || u->attached)
+		return -EOPNOTSUPP;
+	if (u->family_fd >= 0)
+		return 0;
+	err = btf_file_member_offset(BTF_VMLINUX, "task_struct", "tgid", &tgid_offset);
+	if (err)
+		return err;
+	int family = ubpf_family_new(FAMILY_MAX);
+	if (family < 0)
+		return family;
+	int prog = ubpf_prog_new(u->map_fd, family, u->cfg.callchain, NULL, 0);
+	if (prog < 0) {
+		close(family);
+		return prog;
+	}
+	int fork = ubpf_follow_forks(family, tgid_offset, NULL, 0);
+	if (fork < 0) {
+		close(prog);
+		close(family);
+		return fork;
+	}
+	close(u->prog_fd);
+	u->prog_fd = prog;
+	u->family_fd = family;
+	u->fork_fd = fork;
+	return 0;
+}
+
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
 {
 	size_t first = u->nfds, alive = 0;
@@ -598,10 +719,14 @@ int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t
 	}
 	if (!err && !alive)
 		err = -ESRCH;
-	if (!err)
+	if (!err && u->family_fd >= 0)
+		err = family_attach(u, pid);
+	else if (!err)
 		err = u->links ? attach_links(u, pid) : attach_events(u, tids, ntids);
 	if (err)
 		fds_truncate(u, first);
+	else
+		u->attached = 1;
 	return err;
 }
 
@@ -847,7 +972,7 @@ static int parse_one(void *ctx, size_t ring, const unsigned char *p, size_t len,
 		if (h.type == PERF_RECORD_FORK)
 			follow_task(u, (pid_t)ids[0], (pid_t)ids[1], (pid_t)ids[2]);
 		else
-			forget_thread(u, (pid_t)ids[2]);
+			forget_thread(u, (pid_t)ids[0], (pid_t)ids[2]);
 		return 0;
 	}
 	int rc = parse_record(u, s, p, len);

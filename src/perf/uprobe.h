@@ -92,6 +92,9 @@ struct uprobe_stats {
 	uint64_t lost;	     /* samples the kernel dropped because a ring was full */
 	uint64_t malformed;  /* records that failed a bounds check */
 	uint64_t unfollowed; /* probes that could not be opened on a new thread */
+	/* Following forks: new processes traced from their first
+	 * instruction, and those traced only from when recce read of them. */
+	uint64_t followed, followed_late;
 };
 
 struct uprobe_set;
@@ -106,7 +109,10 @@ void uprobe_set_free(struct uprobe_set *u);
  * Declares a probe at byte offset `offset` of the file `path` (the
  * function's file offset, not its address), a uretprobe if retprobe is
  * set; nothing fires until uprobe_set_attach(). Returns the probe's index
- * (>= 0, the `probe` of its hits) or -ENOMEM.
+ * (>= 0, the `probe` of its hits) or -ENOMEM. Probes are put in place in
+ * the reverse of the order they were declared: declare a function's entry
+ * before its exits, so that no call is seen entering with its exits not
+ * yet there.
  */
 int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe);
 
@@ -131,6 +137,18 @@ void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, s
  */
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids);
 const char *uprobe_set_error_path(const struct uprobe_set *u);
+
+/*
+ * Link mode, before the first uprobe_set_attach(): every process a traced
+ * process creates is traced from its first instruction, as are their own
+ * children. The links then hold a breakpoint in every process that maps
+ * a probed file, now or later, and the BPF program returns at once for
+ * those outside the family, whose ids a fork tracepoint keeps (btf.h
+ * gives it where a task's tgid is): call it only when no other process
+ * maps those files. Returns 0, -EOPNOTSUPP in event mode or after an
+ * attach, or -errno (no BTF, no raw tracepoints).
+ */
+int uprobe_set_follow_forks(struct uprobe_set *u);
 
 /* Whether link mode is in use (see above). */
 int uprobe_set_uses_links(const struct uprobe_set *u);

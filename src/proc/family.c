@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "proc/procstat.h"
@@ -88,4 +89,61 @@ int proc_descendants(pid_t root, pid_t **v, size_t *n)
 	free(parent);
 	proc_ids_release(&all);
 	return 0;
+}
+
+/* Whether /proc/PID/maps names one of the files (*which): 1, 0, or
+ * -errno. */
+static int maps_any(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which)
+{
+	char path[64], line[4096];
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "re");
+	if (!fp)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		/* "START-END PERMS OFFSET MAJ:MIN INODE [PATH]" */
+		if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
+			continue;
+		uint64_t dev = (uint64_t)makedev(maj, min);
+		for (size_t i = 0; i < nfiles && !found; i++)
+			if (files[i].ino == ino && files[i].dev == dev) {
+				*which = i;
+				found = 1;
+			}
+	}
+	fclose(fp);
+	return found;
+}
+
+pid_t proc_file_outsider(const struct proc_file_id *files, size_t nfiles, const pid_t *family,
+			 size_t n, size_t *which)
+{
+	struct proc_ids all;
+	pid_t self = getpid(), outsider = 0;
+
+	proc_ids_init(&all);
+	ssize_t count = proc_ids_list_dir(&all, "/proc", PROCSTAT_MAX_TASKS);
+	if (count < 0) {
+		proc_ids_release(&all);
+		return (pid_t)count;
+	}
+	for (size_t i = 0; i < all.n && !outsider; i++) {
+		pid_t pid = all.ids[i];
+		int in = pid == self;
+		for (size_t k = 0; k < n && !in; k++)
+			in = family[k] == pid;
+		if (in)
+			continue;
+		/* Gone, or hidden even from root (a sandbox's supervisor):
+		 * recce cannot know, nor could anyone else tracing it. */
+		int rc = maps_any(pid, files, nfiles, which);
+		if (rc > 0 || (rc < 0 && rc != -ENOENT && rc != -ESRCH && rc != -EACCES))
+			outsider = pid;
+	}
+	proc_ids_release(&all);
+	return outsider;
 }

@@ -61,6 +61,13 @@ struct tracer {
 	int failed_fn;	      /* TRACER_RETURNS: the function */
 	size_t failed_offset; /* ... and the byte that did not decode */
 	struct tracer_method_counts methods;
+	/* Following new processes: a process outside the family that maps
+	 * a probed file (0: none; -errno: not known), or why the kernel
+	 * could not follow them. */
+	pid_t fork_outsider;
+	char fork_outsider_comm[64];	/* its name then */
+	const char *fork_outsider_file; /* the object it maps, borrowed */
+	int fork_err;
 };
 
 /* Records which step failed; returns err. */

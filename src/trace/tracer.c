@@ -15,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "perf/uprobe.h"
+#include "proc/family.h"
 #include "proc/frame-name.h"
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
@@ -199,6 +201,74 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	return 0;
 }
 
+/*
+ * New processes are traced from their first instruction when the kernel
+ * can follow forks for recce's BPF program: only when no process outside
+ * the targets' families maps a probed file, since the probes then hold a
+ * breakpoint in every process that maps it (the program returning at once
+ * for the others). Otherwise t->fork_outsider names the first such
+ * process and new ones are traced from when recce reads of them.
+ */
+static void follow_forks(struct tracer *t)
+{
+	size_t n = t->res.n ? t->res.n : 1;
+	struct proc_file_id *files = calloc(n, sizeof(*files));
+	const char **paths = calloc(n, sizeof(*paths));
+	pid_t *family = NULL;
+	size_t nfiles = 0, nfamily = 0, cap = 0, which = 0;
+
+	if (!files || !paths)
+		goto out;
+	for (size_t i = 0; i < t->res.n; i++) {
+		struct stat st;
+		if (tracer_refused(t, i) || stat(t->res.fns[i].path, &st) < 0)
+			continue;
+		struct proc_file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+		size_t k = 0;
+		while (k < nfiles && (files[k].ino != id.ino || files[k].dev != id.dev))
+			k++;
+		if (k == nfiles) {
+			paths[nfiles] = t->res.fns[i].object;
+			files[nfiles++] = id;
+		}
+	}
+	for (size_t p = 0; p < t->ntargets; p++) {
+		pid_t *kids = NULL;
+		size_t nkids = 0;
+		pid_t *v = array_reserve(family, &cap, nfamily + 1, sizeof(*v));
+		if (!v || proc_descendants(t->targets[p], &kids, &nkids) < 0 ||
+		    !(v = array_reserve(v, &cap, nfamily + 1 + nkids, sizeof(*v)))) {
+			free(kids);
+			t->fork_outsider = -ENOMEM;
+			goto out;
+		}
+		family = v;
+		family[nfamily++] = t->targets[p];
+		memcpy(family + nfamily, kids, nkids * sizeof(*kids));
+		nfamily += nkids;
+		free(kids);
+	}
+	t->fork_outsider = proc_file_outsider(files, nfiles, family, nfamily, &which);
+	if (t->fork_outsider == 0)
+		t->fork_err = uprobe_set_follow_forks(t->up);
+	if (t->fork_outsider > 0) {
+		/* Named now: by the end its id may be another's. */
+		struct procstat_reader r;
+		struct procstat_task task;
+		if (procstat_reader_init(&r, NULL) == 0) {
+			if (procstat_read_process(&r, t->fork_outsider, &task) == 0)
+				snprintf(t->fork_outsider_comm, sizeof(t->fork_outsider_comm), "%s",
+					 task.comm);
+			procstat_reader_release(&r);
+		}
+		t->fork_outsider_file = paths[which];
+	}
+out:
+	free(files);
+	free(paths);
+	free(family);
+}
+
 /* Attaches the probes to every thread of every target; a target that
  * exited meanwhile is skipped, the others are traced. */
 static int attach_targets(struct tracer *t)
@@ -207,6 +277,8 @@ static int attach_targets(struct tracer *t)
 	size_t attached = 0;
 	int err = 0;
 
+	if (uprobe_set_uses_links(t->up))
+		follow_forks(t);
 	proc_ids_init(&tids);
 	for (size_t p = 0; p < t->ntargets && !err; p++) {
 		ssize_t n = proc_ids_list_tasks(&tids, NULL, t->targets[p], SIZE_MAX);
@@ -744,6 +816,12 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->dropped = t->dropped;
 	st->lost = us ? us->lost : tracer_fast_lost(t);
 	st->unfollowed = us ? us->unfollowed : 0;
+	st->followed = us ? us->followed : 0;
+	st->followed_late = us ? us->followed_late : 0;
+	st->fork_outsider = t->fork_outsider;
+	st->fork_outsider_comm = t->fork_outsider_comm;
+	st->fork_outsider_file = t->fork_outsider_file;
+	st->fork_err = t->fork_err;
 	st->fast_forks = us ? 0 : tracer_fast_forks(t);
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);

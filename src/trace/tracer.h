@@ -133,10 +133,18 @@ struct tracer_stats {
 	uint64_t lost;	     /* events the kernel dropped, its ring full */
 	uint64_t unfollowed; /* probes not opened on threads created while traced */
 	uint64_t fast_forks; /* --fast: children forked while traced, not traced */
-	size_t ntargets;     /* processes traced */
-	size_t functions;    /* functions traced: matched, less those refused */
-	pid_t first;	     /* the first of them (or the command) */
-	int uses_links;	     /* attached with BPF links, not perf uprobe events */
+	/* Processes created while traced: traced from their first
+	 * instruction, or only from when recce read of them; then why: a
+	 * process outside the targets' families that maps a probed file
+	 * (< 0: not known), or the kernel's error. */
+	uint64_t followed, followed_late;
+	pid_t fork_outsider;
+	const char *fork_outsider_comm, *fork_outsider_file; /* borrowed */
+	int fork_err;
+	size_t ntargets;  /* processes traced */
+	size_t functions; /* functions traced: matched, less those refused */
+	pid_t first;	  /* the first of them (or the command) */
+	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	struct tracer_method_counts methods;
 };
 

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "ready.h"
+
 struct point {
 	int x, y;
 }; /* 8 bytes: one integer register */
@@ -84,15 +86,8 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	long sum = 0;
-	sigset_t usr1;
-	int sig;
-
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &usr1, NULL);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("values: ready\n");
-	sigwait(&usr1, &sig);
+	target_ready("values");
+	target_wait_go();
 	for (long i = 0; i < n; i++) {
 		struct point p = {(int)i, 2};
 		struct named q = {100 + i, "q"};

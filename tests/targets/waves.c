@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ready.h"
+
 static volatile long sink;
 static long calls = 10;
 
@@ -34,16 +36,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	long threads = argc > 1 ? atol(argv[1]) : 200;
-	sigset_t usr1;
-	int sig;
-
 	calls = argc > 2 ? atol(argv[2]) : 10;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &usr1, NULL);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("waves: ready\n");
-	sigwait(&usr1, &sig);
+	target_ready("waves");
+	target_wait_go();
 	for (long t = 0; t < threads; t++) {
 		pthread_t th;
 		if (pthread_create(&th, NULL, worker, NULL) != 0) {

@@ -1,0 +1,66 @@
+#!/bin/bash
+# `recce trace -p PID` on a process that creates processes: every call of
+# every child and grandchild is traced from its first instruction (the
+# children call from their first moments), none is made up as unwound;
+# no breakpoint is left in the family, and none is ever put in a process
+# outside it; when one outside maps a traced file, recce says that the new
+# processes were traced late, and why.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/forker"
+
+# traced OUT: "calls returns unwound processes" in a trace's text output.
+traced()
+{
+	echo "$(grep -c 'forker:step(' "$1")" "$(grep -c 'forker:step.* --> [0-9]' "$1")" \
+		"$(grep -c 'unwound' "$1")" "$(awk '{ print $2 }' "$1" | sort -u | wc -l)"
+}
+
+# trace_forker NAME CHILDREN CALLS: starts forker, and trace on it (not
+# yet forking); sets $P and $R, output in $T/NAME.out, .t.out, .t.err.
+trace_forker()
+{
+	spawn "$T/$1.out" "$TARGETS/forker" "$2" "$3"
+	P=$PID
+	wait_for 20 grep -q 'forker: ready' "$T/$1.out"
+	spawn_recce "$T/$1.t.out" "$T/$1.t.err" trace -p "$P" forker:step --return \
+		--count 0 --time 600 --limit 100000/1000
+	R=$PID
+	ok "$1: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/$1.t.err"
+}
+
+# 20 children, each with a grandchild, 100 calls each from their first
+# moments: 4,000 calls in 40 processes, all forked while traced. (Traced
+# from when recce reads of each, about 1,100 of 8,000 were seen.)
+trace_forker f 20 100
+kill -USR1 "$P"
+ok "the target forks its 40 processes" wait_for 120 grep -q 'forker: done' "$T/f.out"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "trace exits 0"
+is "$(traced "$T/f.t.out")" "4000 4000 0 40" \
+	"every call of every child and grandchild, each with its return, none unwound, in 40 processes"
+is "$(grep -c "<$P>" "$T/f.t.out")" 0 "the parent, which never calls, shows nothing"
+is "$(grep -c 'traced only from when\|could not be opened' "$T/f.t.err")" 0 \
+	"and recce says nothing of a process traced late" || diag "$(cat "$T/f.t.err")"
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 0 "the target's code equals its files after the trace" || show_run
+
+# A process outside the family running the same program: recce puts no
+# breakpoint in it, follows the new processes as it learns of them, and
+# says so, naming it.
+spawn "$T/o.out" "$TARGETS/forker" 1 1
+O=$PID
+wait_for 20 grep -q 'forker: ready' "$T/o.out"
+kill -USR1 "$P"
+trace_forker f2 10 5
+run python3 tests/cli/code-bytes.py "$O"
+is "$RC" 0 "the outsider's code equals its files while the trace runs" || show_run
+kill -USR1 "$P"
+ok "the target forks its 20 processes" wait_for 120 grep -q 'forker: done' "$T/f2.out"
+kill -INT "$R"
+wait "$R"
+like "$(cat "$T/f2.t.err")" \
+	"20 processes the target created while traced were traced only from when recce read of them, so their first calls may be missing: process $O \\(forker\\), not of the target's family, maps forker too" \
+	"recce says the new processes were traced late, naming the outsider and the file"
+is "$(grep -c 'unwound' "$T/f2.t.out")" 0 "no call made up as unwound"
+kill_quietly "$O" "$P"
