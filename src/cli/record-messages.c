@@ -169,6 +169,28 @@ int record_open_cgroup(const char *path)
 	return fd;
 }
 
+/* Processes the target created while recorded: sampled from when recce
+ * read of them, ended before that, or not probed at all. */
+static void say_alloc_children(const struct sampler_stats *st)
+{
+	unsigned long long n = st->alloc_followed, ended = st->alloc_ended,
+			   bad = st->alloc_unfollowed;
+
+	if (n)
+		note("%llu process%s the target created while recorded %s sampled from when recce "
+		     "read of %s: allocations made before that are not in the profile",
+		     n, n == 1 ? "" : "es", n == 1 ? "was" : "were", n == 1 ? "it" : "them");
+	if (ended)
+		warning("%llu process%s the target created while recorded ended before recce "
+			"read of %s: %s allocations are not in the profile",
+			ended, ended == 1 ? "" : "es", ended == 1 ? "it" : "them",
+			ended == 1 ? "its" : "their");
+	if (bad)
+		warning("%llu process%s the target created while recorded could not be probed: "
+			"their allocations are not in the profile",
+			bad, bad == 1 ? "" : "es");
+}
+
 /* A byte count as people read it, in a static buffer. */
 static const char *bytes_text(uint64_t n)
 {
@@ -196,14 +218,15 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		snprintf(offcpu, sizeof(offcpu), " (%llu switch%s, %.2f s off-CPU)",
 			 (unsigned long long)st->switches, st->switches == 1 ? "" : "es",
 			 (double)st->offcpu_ns / 1e9);
-	if (a->event == RECORD_ALLOC)
+	if (a->event == RECORD_ALLOC) {
 		note("%llu allocation%s sampled in %.1f s (about %llu allocations, %s), %llu of "
 		     "them freed, %llu still in use, from %zu thread%s; wrote %s (%s)",
 		     (unsigned long long)st->alloc.samples, st->alloc.samples == 1 ? "" : "s", secs,
 		     (unsigned long long)st->alloc.objects, bytes_text(st->alloc.bytes),
 		     (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
 		     st->threads, st->threads == 1 ? "" : "s", written, size);
-	else if (a->event == RECORD_OFFCPU)
+		say_alloc_children(st);
+	} else if (a->event == RECORD_OFFCPU)
 		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu records "
 		     "lost; "
 		     "wrote "

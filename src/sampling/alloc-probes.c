@@ -50,7 +50,6 @@ static const struct {
 struct probed {
 	pid_t pid;
 	struct sym_file *file;
-	char *path;
 	size_t n; /* the functions probed: file offsets and sizes */
 	uint64_t offsets[NFNS], sizes[NFNS];
 };
@@ -63,6 +62,7 @@ struct alloc_probes {
 	size_t nprobed, probed_cap;
 	const char **paths; /* distinct paths of the files probed */
 	size_t npaths;
+	int detached;
 };
 
 int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_probes **out)
@@ -102,7 +102,9 @@ static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_
 	return 0;
 }
 
-static int remember(struct alloc_probes *ap, const struct probed *pr, int link)
+/* Keeps pr and its link (links[i] belongs to probed[i]), and path among
+ * the distinct paths probed. */
+static int remember(struct alloc_probes *ap, const struct probed *pr, const char *path, int link)
 {
 	struct probed *np =
 	    array_reserve(ap->probed, &ap->probed_cap, ap->nprobed + 1, sizeof(*ap->probed));
@@ -114,18 +116,15 @@ static int remember(struct alloc_probes *ap, const struct probed *pr, int link)
 	const char **paths = realloc(ap->paths, (ap->npaths + 1) * sizeof(*paths));
 	if (paths)
 		ap->paths = paths;
-	char *copy = strdup(pr->path);
-	if (!np || !nl || !paths || !copy) {
-		free(copy);
-		return -ENOMEM;
-	}
-	ap->links[ap->nlinks++] = link;
-	ap->probed[ap->nprobed] = *pr;
-	ap->probed[ap->nprobed++].path = copy;
 	int seen = 0;
-	for (size_t i = 0; i < ap->npaths && !seen; i++)
-		seen = strcmp(ap->paths[i], copy) == 0;
-	if (!seen)
+	for (size_t i = 0; paths && i < ap->npaths && !seen; i++)
+		seen = strcmp(ap->paths[i], path) == 0;
+	char *copy = seen ? NULL : strdup(path);
+	if (!np || !nl || !paths || (!seen && !copy))
+		return -ENOMEM;
+	ap->links[ap->nlinks++] = link;
+	ap->probed[ap->nprobed++] = *pr;
+	if (copy)
 		ap->paths[ap->npaths++] = copy;
 	return 0;
 }
@@ -135,7 +134,7 @@ static int remember(struct alloc_probes *ap, const struct probed *pr, int link)
 static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sym_file *f,
 		      const char *path, pid_t pid)
 {
-	struct probed pr = {pid, f, (char *)path, 0, {0}, {0}};
+	struct probed pr = {pid, f, 0, {0}, {0}};
 	uint16_t kinds[NFNS];
 	uint64_t vaddr, size;
 
@@ -163,7 +162,7 @@ static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sy
 	if (link < 0)
 		return link;
 	int n = (int)pr.n;
-	int err = remember(ap, &pr, link);
+	int err = remember(ap, &pr, path, link);
 	if (err) {
 		close(link);
 		return err;
@@ -175,6 +174,9 @@ int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,
 			struct symbolizer *sym, pid_t pid)
 {
 	const struct proc_map *maps;
+
+	if (ap->detached)
+		return -ECANCELED;
 	int err = procs_scan(procs, pid);
 
 	if (err)
@@ -217,8 +219,28 @@ size_t alloc_probes_objects(const struct alloc_probes *ap, const char *const **p
 	return ap->npaths;
 }
 
+void alloc_probes_forget(struct alloc_probes *ap, pid_t pid)
+{
+	size_t j = 0;
+
+	/* links[i] belongs to probed[i] (remember()); after
+	 * alloc_probes_detach() the links are gone and the rest stays. */
+	if (ap->detached || ap->nlinks != ap->nprobed)
+		return;
+	for (size_t i = 0; i < ap->nprobed && i < ap->nlinks; i++) {
+		if (ap->probed[i].pid == pid) {
+			close(ap->links[i]);
+			continue;
+		}
+		ap->links[j] = ap->links[i];
+		ap->probed[j++] = ap->probed[i];
+	}
+	ap->nprobed = ap->nlinks = j;
+}
+
 void alloc_probes_detach(struct alloc_probes *ap)
 {
+	ap->detached = 1;
 	for (size_t i = 0; i < ap->nlinks; i++)
 		close(ap->links[i]);
 	ap->nlinks = 0;
@@ -230,8 +252,8 @@ void alloc_probes_free(struct alloc_probes *ap)
 	if (!ap)
 		return;
 	alloc_probes_detach(ap);
-	for (size_t i = 0; i < ap->nprobed; i++)
-		free(ap->probed[i].path);
+	for (size_t i = 0; i < ap->npaths; i++)
+		free((char *)ap->paths[i]);
 	free(ap->probed);
 	free(ap->paths);
 	free(ap->links);

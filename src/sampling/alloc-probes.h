@@ -29,9 +29,13 @@ int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_pro
 
 /* Probes the allocators process pid maps (as procs knows them). Returns
  * the number of functions probed, -ENOENT when it maps no allocator,
- * -ESRCH when it is gone, -errno. */
+ * -ESRCH when it is gone, -ECANCELED after alloc_probes_detach(), -errno. */
 int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,
 			struct symbolizer *sym, pid_t pid);
+
+/* Removes the probes of process pid, which ended (a process the target
+ * created while recorded comes and goes). */
+void alloc_probes_forget(struct alloc_probes *ap, pid_t pid);
 
 /* Removes every probe (the target runs at full speed when it returns);
  * the objects probed stay known. */

@@ -446,6 +446,21 @@ static int alloc_inside(void *ctx, pid_t pid, uint64_t addr)
 	return s->alloc_probes && alloc_probes_inside(s->alloc_probes, s->cfg.procs, pid, addr);
 }
 
+/* A process a target created: its allocators are probed from now (the
+ * kernel's links are per process), so its first allocations, before
+ * recce read of it, are not sampled. */
+static void alloc_follow(struct sampler *s, pid_t pid)
+{
+	int rc = alloc_probes_attach(s->alloc_probes, s->cfg.procs, s->cfg.sym, pid);
+
+	if (rc > 0)
+		s->stats.alloc_followed++;
+	else if (rc == -ESRCH)
+		s->stats.alloc_ended++;
+	else if (rc != -ECANCELED && rc != -ENOENT)
+		s->stats.alloc_unfollowed++;
+}
+
 static int alloc_start(struct sampler *s)
 {
 	s->alloc =
@@ -718,6 +733,8 @@ static int handle_record(const struct perf_record *rec, void *arg)
 				snprintf(copy, sizeof(copy), "%s", comm);
 				procs_set_comm(s->cfg.procs, pid, copy);
 			}
+			if (s->alloc_probes)
+				alloc_follow(s, pid);
 		}
 		aggregate_set_thread(s->cfg.agg, pid, tid, name);
 		if (s->offcpu)
@@ -740,6 +757,8 @@ static int handle_record(const struct perf_record *rec, void *arg)
 			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
 		if (pid == tid && s->unwinder)
 			unwinder_forget(s->unwinder, pid);
+		if (pid == tid && s->alloc_probes)
+			alloc_probes_forget(s->alloc_probes, pid);
 		break;
 	case PERF_RECORD_LOST:
 		s->stats.lost += rec->lost.lost;
@@ -904,7 +923,8 @@ int sampler_run(struct sampler *s)
 		}
 		if ((ret = window_check(s, &w)) != 0)
 			break;
-		progress("recording", (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
+		progress("recording",
+			 (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
 			 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
 		if (s->signalled)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;

@@ -126,6 +126,10 @@ struct sampler_stats {
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	const char *const *allocators;		/* the files probed, valid until sampler_free() */
 	size_t nallocators;
+	/* Processes the targets created while sampled: allocators probed
+	 * from when recce read of them, ended before that, or that could
+	 * not be probed. */
+	uint64_t alloc_followed, alloc_ended, alloc_unfollowed;
 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out);

@@ -139,6 +139,39 @@ case $? in
 *) skip 6 "go is not installed (Debian package golang-go)" ;;
 esac
 
+# --- a child created while recorded -----------------------------------------
+
+# linked_to PID: whether one of recce's ($R's) BPF links is of process PID.
+linked_to()
+{
+	grep -qs "^pid:[[:space:]]*$1\$" /proc/"$R"/fdinfo/*
+}
+
+# The child waits to allocate until its own link is in: its 1,000
+# allocations of 256 KiB are sampled (about 500 samples), and recce says
+# the child was sampled from when it read of it.
+spawn "$T/fa.out" "$TARGETS/forker" 1 0 alloc
+P=$PID
+wait_for 20 grep -q 'forker: ready' "$T/fa.out"
+spawn_recce "$T/fa.rec.out" "$T/fa.rec.err" record --event alloc -p "$P" -o "$T/fa.pb.gz" -d 600
+R=$PID
+ok "alloc child: recording starts" wait_for 60 grep -q '^recce: recording' "$T/fa.rec.err"
+kill -USR1 "$P"
+ok "alloc child: the target forks" wait_for 20 grep -q '^child ' "$T/fa.out"
+C=$(sed -n 's/^child //p' "$T/fa.out")
+ok "alloc child: recce links the child's allocator" wait_for 60 linked_to "$C"
+kill -USR1 "$C"
+ok "alloc child: the child is done" wait_for 60 grep -q 'forker: done' "$T/fa.out"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "alloc child: record exits 0"
+like "$(cat "$T/fa.rec.err")" \
+	'1 process the target created while recorded was sampled from when recce read of it' \
+	"alloc child: recce says the child was sampled from when it read of it"
+N=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$T/fa.rec.err")
+cmp_ok "${N:-0}" '>' 100 "alloc child: its allocations are sampled ($N samples)"
+kill_quietly "$P"
+
 # --- usage errors ----------------------------------------------------------
 
 run "$RECCE" record --event alloc -d 1 -- "$TARGETS/allocs" 1
