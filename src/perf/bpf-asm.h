@@ -45,6 +45,7 @@ extern const int16_t bpf_gpr_offset[X86_NGPR];
 #define STX_W(d, s, o)	  INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
 #define LDX_W(d, s, o)	  INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
 #define CALL(f)		  INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define XADD_DW(d, s, o)  INSN(BPF_STX | BPF_ATOMIC | BPF_DW, d, s, o, BPF_ADD)
 #define JSGT_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGT | BPF_K, d, 0, o, i)
 #define JSGE_IMM(d, i, o) INSN(BPF_JMP | BPF_JSGE | BPF_K, d, 0, o, i)
 #define JNE_IMM(d, i, o)  INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)

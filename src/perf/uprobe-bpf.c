@@ -47,7 +47,12 @@ int ubpf_family_new(size_t n)
 	return bpf_map_new(BPF_MAP_TYPE_HASH, 4, 4, (uint32_t)n, "recce_family");
 }
 
-int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t log_len)
+int ubpf_drops_new(void)
+{
+	return bpf_map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1, "recce_drops");
+}
+
+int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *log, size_t log_len)
 {
 	struct bpf_insn p[256];
 	size_t n = 0;
@@ -80,6 +85,20 @@ int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t lo
 	p[n++] = MOV64_IMM(BPF_REG_9, (int32_t)(plain * 8));
 	for (size_t w = 0; w < nwords; w++)
 		p[n++] = ST_DW(BPF_REG_10, slot(nwords, (int)w), 0);
+	/* r8 = the drop counter (key 0: the slot is zero); its value now
+	 * goes into the record. */
+	{
+		struct bpf_insn ld[] = {LD_MAP_FD(BPF_REG_1, drops_fd)};
+		p[n++] = ld[0];
+		p[n++] = ld[1];
+	}
+	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_2, slot(nwords, UBPF_DROPS));
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	p[n++] = MOV64_REG(BPF_REG_8, BPF_REG_0);
+	p[n++] = JEQ_IMM(BPF_REG_8, 0, 2);
+	p[n++] = LDX_DW(BPF_REG_1, BPF_REG_8, 0);
+	p[n++] = STX_DW(BPF_REG_10, BPF_REG_1, slot(nwords, UBPF_DROPS));
 	p[n++] = MOV64_REG(BPF_REG_1, BPF_REG_6);
 	p[n++] = CALL(BPF_FUNC_get_attach_cookie);
 	p[n++] = MOV64_REG(BPF_REG_7, BPF_REG_0);
@@ -176,6 +195,11 @@ int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t lo
 	p[n++] = ADD64_IMM(BPF_REG_4, slot(nwords, 0));
 	p[n++] = MOV64_REG(BPF_REG_5, BPF_REG_9);
 	p[n++] = CALL(BPF_FUNC_perf_event_output);
+	/* Not written (the ring full): counted at once. */
+	p[n++] = JEQ_IMM(BPF_REG_0, 0, 3);
+	p[n++] = JEQ_IMM(BPF_REG_8, 0, 2);
+	p[n++] = MOV64_IMM(BPF_REG_1, 1);
+	p[n++] = XADD_DW(BPF_REG_8, BPF_REG_1, 0);
 	p[n++] = MOV64_IMM(BPF_REG_0, 0);
 	p[n++] = EXIT();
 

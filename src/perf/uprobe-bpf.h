@@ -42,6 +42,7 @@ enum {
 	UBPF_CHAIN_BYTES, /* bytes of chain that follow, 0 without a chain */
 	UBPF_IP,	  /* rip */
 	UBPF_FLAGS,	  /* rflags */
+	UBPF_DROPS,	  /* hits dropped (their ring full) before this one, of all */
 	UBPF_GPR,	  /* then the 16 registers, in enum x86_gpr order */
 	UBPF_NWORDS = UBPF_GPR + 16,
 };
@@ -84,11 +85,20 @@ int ubpf_map_set(int map_fd, int cpu, int event_fd);
  * program built with it keeps. */
 int ubpf_family_new(size_t n);
 
-/* Loads the program writing into map_fd; with callchain, records carry the
- * return address and the user call chain; with a family map (family_fd >=
- * 0), only hits of the processes in it are written. On failure, a
- * verifier log (if any) is left in log, of size log_len. */
-int ubpf_prog_new(int map_fd, int family_fd, int callchain, char *log, size_t log_len);
+/* A one-entry array (key 0, a u64): the hits the program could not write
+ * because their ring was full. The program adds to it the moment a write
+ * fails, and each record carries its value when written (UBPF_DROPS): so
+ * a reader knows, before the kernel's own report of the loss comes, that
+ * something written after a record may be missing. */
+int ubpf_drops_new(void);
+
+/* Loads the program writing into map_fd and counting its drops in
+ * drops_fd; with callchain, records carry the return address and the
+ * user call chain; with a family map (family_fd >= 0), only hits of the
+ * processes in it are written. On failure, a verifier log (if any) is
+ * left in log, of size log_len. */
+int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *log,
+		  size_t log_len);
 
 /* Makes every process a member of the family creates (by fork, vfork or
  * clone without CLONE_THREAD) a member before it runs its first

@@ -71,6 +71,7 @@ struct uprobe_set {
 	 * probe, thread and CPU. */
 	int links;
 	int map_fd, prog_fd;	/* link mode */
+	int drops_fd;		/* link mode: the program's count of hits dropped */
 	/* Link mode following forks (uprobe_set_follow_forks()): the
 	 * family's process ids, the fork tracepoint that fills them, and
 	 * whether the links (for every process, the program filtering) are
@@ -189,7 +190,10 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	u->map_fd = ubpf_map_new(nmap);
 	if (u->map_fd < 0)
 		return u->map_fd;
-	u->prog_fd = ubpf_prog_new(u->map_fd, -1, u->cfg.callchain, NULL, 0);
+	u->drops_fd = ubpf_drops_new();
+	if (u->drops_fd < 0)
+		return u->drops_fd;
+	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, NULL, 0);
 	if (u->prog_fd < 0)
 		return u->prog_fd;
 	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, UBPF_LINK_ENTRY, getpid());
@@ -208,7 +212,9 @@ static void links_close(struct uprobe_set *u)
 		close(u->prog_fd);
 	if (u->map_fd >= 0)
 		close(u->map_fd);
-	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = -1;
+	if (u->drops_fd >= 0)
+		close(u->drops_fd);
+	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = u->drops_fd = -1;
 }
 
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
@@ -219,7 +225,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	if (!u)
 		return -ENOMEM;
 	u->cfg = *cfg;
-	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = -1;
+	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = u->drops_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
 	u64map_init(&u->ids);
@@ -680,7 +686,7 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 	int family = ubpf_family_new(FAMILY_MAX);
 	if (family < 0)
 		return family;
-	int prog = ubpf_prog_new(u->map_fd, family, u->cfg.callchain, NULL, 0);
+	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain, NULL, 0);
 	if (prog < 0) {
 		close(family);
 		return prog;
@@ -751,6 +757,16 @@ size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max)
 	for (size_t i = 0; i < 2 * u->ncpus && i < max; i++)
 		fds[i] = u->rings[i].fd;
 	return 2 * u->ncpus;
+}
+
+uint64_t uprobe_set_drops(const struct uprobe_set *u)
+{
+	uint32_t key = 0;
+	uint64_t v = 0;
+
+	if (u->drops_fd >= 0)
+		bpf_map_get(u->drops_fd, &key, &v);
+	return v;
 }
 
 const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
@@ -840,6 +856,7 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	memcpy(hit->gpr, &w[UBPF_GPR], sizeof(hit->gpr));
 	hit->ip = w[UBPF_IP];
 	hit->flags = w[UBPF_FLAGS];
+	hit->drops = w[UBPF_DROPS];
 	name_registers(hit);
 	hit->chain = r->chain;
 	if (cookie & UBPF_CAPTURE)

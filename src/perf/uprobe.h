@@ -70,6 +70,9 @@ struct uprobe_hit {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */
 	uint64_t gpr[X86_NGPR]; /* by enum x86_gpr */
 	uint64_t ip, flags;	/* rip (the probed instruction), rflags */
+	/* Link mode: uprobe_set_drops() when the hit was written (0 in event
+	 * mode, where only the kernel's late report of losses exists). */
+	uint64_t drops;
 	/* Copies of gpr, named: */
 	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
 	uint64_t ret;	  /* rax */
@@ -170,6 +173,11 @@ size_t uprobe_set_pollfds(const struct uprobe_set *u, int *fds, size_t max);
  * -errno. */
 int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit, void *arg),
 		    void *arg);
+
+/* Link mode: the hits dropped so far (their ring full), counted the moment
+ * each was dropped: a hit written after hit h may be lost when this is
+ * above h's drops. 0 in event mode. */
+uint64_t uprobe_set_drops(const struct uprobe_set *u);
 
 const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u);
 

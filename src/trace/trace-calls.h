@@ -32,7 +32,7 @@ struct trace_call {
 	int selected;  /* shown: its return is shown too */
 	uint64_t time; /* CLOCK_MONOTONIC ns */
 	uint64_t sp;   /* at the call: the address of the return address */
-	uint64_t lost; /* events the kernel had dropped when it was seen */
+	uint64_t lost; /* events lost (tracer.c's lost_at()) when it was seen */
 	uint8_t nargs;
 	struct trace_arg args[TRACE_MAX_ARGS];
 	uint64_t regs[TRACE_MAX_ARGS];

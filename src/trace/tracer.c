@@ -471,12 +471,30 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 		trace_hist_add(&t->hists[fn], r.duration_ns);
 }
 
+/* Events lost so far: with links, the BPF program's own count, which
+ * grows the moment a hit is dropped; else what the kernel has reported,
+ * which comes later. */
+static uint64_t lost_now(const struct tracer *t)
+{
+	if (!t->up)
+		return tracer_fast_lost(t);
+	return uprobe_set_uses_links(t->up) ? uprobe_set_drops(t->up) : uprobe_set_stats(t->up)->lost;
+}
+
+/* ... when hit h was written (with links, carried by the hit itself). */
+static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
+{
+	return t->up && uprobe_set_uses_links(t->up) ? h->drops : lost_now(t);
+}
+
 /* Ends the calls of st above depth d: an exception, a longjmp or a stack
- * switch left them without a return; or, when the kernel dropped events
- * since the call, their return may be among them. */
+ * switch left them without a return; or, when events were dropped since
+ * the call, their return may be among them. */
 static void unwind_to(struct tracer *t, struct call_stack *st, int d, const struct uprobe_hit *h)
 {
-	uint64_t lost = t->up ? uprobe_set_stats(t->up)->lost : tracer_fast_lost(t);
+	if (st->depth <= d)
+		return;
+	uint64_t lost = lost_now(t);
 
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
@@ -535,7 +553,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->selected = selected;
 			f->time = h->time;
 			f->sp = h->sp;
-			f->lost = t->up ? uprobe_set_stats(t->up)->lost : tracer_fast_lost(t);
+			f->lost = lost_at(t, h);
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -617,11 +635,12 @@ static int read_hits(struct tracer *t)
 
 /* Every call still in flight when the trace ends gets its end: still
  * running, if its thread (or, for a goroutine, its process) is there,
- * else unwound (the thread or process ended inside it, an exception its
- * last call threw included). No call is left without one. */
+ * else lost if events were dropped since, else unwound (the thread or
+ * process ended inside it, an exception its last call threw included).
+ * No call is left without one. */
 static void close_open_calls(struct tracer *t)
 {
-	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC), lost = lost_now(t);
 	struct procstat_reader r;
 	int can_read = procstat_reader_init(&r, NULL) == 0;
 
@@ -643,7 +662,9 @@ static void close_open_calls(struct tracer *t)
 			const struct trace_call *f = &st->calls[--st->depth];
 			if (f->selected)
 				show_return(t, f, &h,
-					    alive ? TRACE_RECORD_OPEN : TRACE_RECORD_UNWOUND);
+					    alive	       ? TRACE_RECORD_OPEN
+					    : lost > f->lost ? TRACE_RECORD_LOST
+							     : TRACE_RECORD_UNWOUND);
 		}
 	}
 	if (can_read)
