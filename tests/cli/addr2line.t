@@ -194,3 +194,5 @@ is "$RC" 1 "a text file: exit 1"
 like "$(cat "$ERR")" "is not an executable or shared object" "which says what to give"
 run "$RECCE" addr2line --bogus
 is "$RC" 2 "an unknown option: exit 2"
+
+done_testing

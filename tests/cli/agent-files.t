@@ -75,3 +75,5 @@ ok "the target still runs" kill -0 "$CALLS"
 kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
+
+done_testing

@@ -130,3 +130,5 @@ rm -f "$T/here/big" "$T/files/uid-$(id -u)/big"
 run "$RECCE" agent --socket "$T/b.sock" --client-buffer 12
 is "$RC" 2 "--client-buffer 12 is a usage error"
 like "$(cat "$ERR")" "--client-buffer wants a size from 4K to 4G, such as 8M, not '12'" "that says why"
+
+done_testing

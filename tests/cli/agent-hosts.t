@@ -110,3 +110,5 @@ on1 --node "$N2" top -b -n 1 -d 0.3 -p "$HOT"
 is "$RC" 0 "the agent there serves the next client" || show_run
 
 ok "the targets still run" kill -0 "$CALLS" "$HOT"
+
+done_testing

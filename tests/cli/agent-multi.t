@@ -56,3 +56,5 @@ kill -INT "$A1" "$A2"
 wait_exit 10 "$A1"
 wait_exit 10 "$A2"
 is "$WAIT_RC" 0 "the agents stop with status 0"
+
+done_testing

@@ -126,3 +126,5 @@ else
 	ip netns del "$NS1" 2>/dev/null
 	skip 6 "network namespaces cannot be made here (ip netns); the loopback tests above stand for two hosts"
 fi
+
+done_testing

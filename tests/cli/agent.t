@@ -161,3 +161,5 @@ fi
 kill -INT "$AGENT"
 wait_exit 5 "$AGENT"
 ok "Ctrl-C stops the agent, which removes its socket" test ! -e "$SOCK"
+
+done_testing

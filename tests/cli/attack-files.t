@@ -88,3 +88,5 @@ is "$RC" 0 "-o a device through the agent exits 0" || show_run
 ok "the device is written in place, not replaced by a regular file" test -c "$T/null"
 
 ok "the agent still runs" kill -0 "$AGENT"
+
+done_testing

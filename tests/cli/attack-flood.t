@@ -33,3 +33,5 @@ for flood in "slow 70" "hello 70" "big 10"; do
 	is "$(cat "$T/flood.out")" "closed $2 of $2" "the agent closed every connection of the $1 flood"
 done
 ok "the agent still runs" kill -0 "$AGENT"
+
+done_testing

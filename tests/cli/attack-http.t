@@ -106,3 +106,5 @@ half_requests "$HTTP"
 run curl -sf --max-time 20 -o /dev/null "http://$HTTP/"
 is "$RC" 0 "view still serves its page after five half requests" || show_run
 ok "and still runs" kill -0 "$VIEW"
+
+done_testing

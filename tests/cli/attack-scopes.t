@@ -180,3 +180,5 @@ else
 	ip netns del "$NS1" 2>/dev/null
 	fail "two hosts: network namespaces cannot be made here (ip netns add, veth)"
 fi
+
+done_testing

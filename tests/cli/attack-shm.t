@@ -46,3 +46,5 @@ is "$RC" 0 "trace --fast survives a target that rewrites its file's geometry" ||
 ok "every call is shown, or counted as not recorded" \
 	bash -c "grep -q 'hostile_work(a=' '$OUT' || grep -q 'calls were not recorded' '$ERR'"
 ok "the target still runs" kill -0 "$TGT"
+
+done_testing

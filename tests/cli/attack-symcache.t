@@ -42,3 +42,5 @@ chmod 0755 "$T/cache" # even with the top opened by mistake
 one=$(find "$T/cache" -name '*.sym' | head -n 1)
 run runuser -u "$U" -- cat "$one"
 isnt "$RC" 0 "she cannot read a table of root's"
+
+done_testing

@@ -275,3 +275,5 @@ expect 2 "an unknown command: usage error"
 like "$(cat "$ERR")" 'frobnicate' "the message names the command"
 run "$RECCE"
 expect 2 "no command: usage error"
+
+done_testing

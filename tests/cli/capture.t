@@ -145,3 +145,5 @@ if command -v go >/dev/null 2>&1; then
 else
 	skip 5 "go is not installed (Debian package golang-go)"
 fi
+
+done_testing

@@ -193,3 +193,5 @@ run "$RECCE" query --clickhouse "$URL" --store "$T/store"
 is "$RC" 2 "--store and --clickhouse together are a usage error"
 kill -TERM "$CHPID"
 wait_exit 30 "$CHPID"
+
+done_testing

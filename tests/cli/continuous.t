@@ -168,3 +168,5 @@ if [ "$(id -u)" = 0 ] && mkdir "$T/tiny" && mount -t tmpfs -o size=1m tmpfs "$T/
 else
 	skip "needs root to mount a small tmpfs" 5
 fi
+
+done_testing

@@ -91,3 +91,5 @@ ok "and writes the profile" test -s "$T/s.pb.gz"
 like "$(cat "$ERR")" 'a debuginfod server sent nothing for 2 s \(DEBUGINFOD_TIMEOUT\): recce stopped asking' \
 	"it says it gave up on the server"
 is "$(grep -c accepted "$T/silent.log")" 1 "after asking it once"
+
+done_testing

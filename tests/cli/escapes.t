@@ -50,3 +50,5 @@ is "$RC" 0 "top -b of a thread named with ESC exits 0" || show_run
 raw_free "top -b" "$OUT"
 grep -qF 'x\x1b[2J' "$OUT"
 is "$?" 0 "top -b shows the thread's name escaped"
+
+done_testing

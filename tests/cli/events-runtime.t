@@ -53,3 +53,5 @@ run "$RECCE" events -p "$PID" -d 30
 is "$RC" 1 "events -p on a process without librecce exits 1 at once"
 like "$(cat "$ERR")" "process $PID has no librecce event file" "with the message that says why"
 kill_quietly "$PID"
+
+done_testing

@@ -254,3 +254,5 @@ if command -v go >/dev/null; then
 else
 	skip "go is not installed" 4
 fi
+
+done_testing

@@ -24,3 +24,5 @@ sed -n '/<!\[CDATA\[/,/\]\]><\/script>/p' "$T/f.svg" | sed '1d;$d' |
 	sed 's|^const config = { icicle: .*};$|/* @CONFIG@ */|' >"$T/got.js"
 is "$(cmp "$T/got.js" "$JS" && echo same)" "same" "the SVG carries the file, with its settings line in place"
 like "$(grep -c '^const config = { icicle: false' "$T/f.svg")" '^1$' "and one settings line"
+
+done_testing

@@ -36,3 +36,5 @@ for out in "--flame $T/full/f.svg" "--format pprof -o $T/full/r.pb.gz" \
 	like "$(cat "$ERR")" "No space left on device" "saying the disk is full" || show_run
 done
 is "$(ls "$T/full")" fill "no partial output or temporary is left on the full disk"
+
+done_testing

@@ -69,3 +69,5 @@ is "$RC" 2 "recce UNKNOWN --help: usage error"
 run "$RECCE" no-such-command
 is "$RC" 2 "recce UNKNOWN: usage error"
 like "$(cat "$ERR")" 'no-such-command' "the message names it"
+
+done_testing

@@ -242,3 +242,5 @@ ok "seccomp-kill: the target runs on" moves "$T/sk.out" calls
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "seccomp-kill: no byte of its code changed" || show_run
 kill_quietly "$P"
+
+done_testing

@@ -1,17 +1,16 @@
 #!/bin/bash
 # recce killed with SIGKILL at a random moment of trace, record and top
 # (while it attaches, while it runs): the target must run on, not stopped,
-# at full speed within a second, and no BPF program, BPF link or uprobe
-# of recce's may be left in the kernel. RECCE_KILLS kills per command
-# (default 2 here; `make soak` runs 20).
+# at full speed within a second, with its code equal to its files (no
+# breakpoint left: code-bytes.py, which is shown to see one while a trace
+# runs), and no BPF program or BPF link of recce's may be left in the
+# kernel. RECCE_KILLS kills per command (default 2 here; `make soak` runs
+# 20).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/spinner"
 command -v bpftool >/dev/null 2>&1 || skip_all "bpftool is not installed (Debian package bpftool)"
 
 KILLS=${RECCE_KILLS:-2}
-UPROBE_EVENTS=/sys/kernel/tracing/uprobe_events
-[ -r "$UPROBE_EVENTS" ] || UPROBE_EVENTS=/sys/kernel/debug/tracing/uprobe_events
-EVENTS_BEFORE=$(cat "$UPROBE_EVENTS" 2>/dev/null | wc -l)
 
 # recce_objects: BPF programs and uprobe_multi links recce made, still in
 # the kernel.
@@ -25,10 +24,41 @@ recce_objects()
 
 no_objects() { [ "$(recce_objects)" = 0 ]; }
 
+# rates FILE: how many "rate" lines the spinner has printed.
+rates() { grep -c '^rate ' "$1"; }
+
+# rates_past FILE N K: whether FILE has K rate lines past its first N.
+rates_past() { [ "$(rates "$1")" -ge $(($2 + $3)) ]; }
+
+# The check below sees a breakpoint when there is one: while a trace runs,
+# the target's code differs from its file; after recce's SIGKILL it is
+# equal again.
+spawn "$T/spin-see.out" "$TARGETS/spinner" 600 2
+TARGET=$PID
+wait_for 60 rates_past "$T/spin-see.out" 0 1
+for mech in links events; do
+	if [ "$mech" = events ]; then
+		RECCE_NO_BPF=1 spawn_recce "$T/see.out" "$T/see.err" trace -p "$TARGET" spin_step \
+			--return --count 0 --limit 0 --time 0
+	else
+		spawn_recce "$T/see.out" "$T/see.err" trace -p "$TARGET" spin_step --return \
+			--count 0 --limit 0 --time 0
+	fi
+	RECCE_PID=$PID
+	ok "$mech: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/see.err"
+	run python3 tests/cli/code-bytes.py "$TARGET"
+	is "$RC" 1 "$mech: while the trace runs, the target's code differs from its file" || show_run
+	kill -KILL "$RECCE_PID"
+	wait "$RECCE_PID" 2>/dev/null
+	ok "$mech: after recce's SIGKILL, it equals its file again" \
+		wait_for 60 python3 tests/cli/code-bytes.py "$TARGET"
+done
+kill "$TARGET"
+
 for cmd in trace trace-events record top; do
 	spawn "$T/spin-$cmd.out" "$TARGETS/spinner" 600 2
 	TARGET=$PID
-	sleep 0.6
+	wait_for 60 rates_past "$T/spin-$cmd.out" 0 12
 	BASE=$(rate_min "$T/spin-$cmd.out" 6)
 	cmp_ok "$BASE" '>' 0 "$cmd: the spinner runs before any recce ($BASE calls per 50 ms)"
 	for k in $(seq "$KILLS"); do
@@ -44,10 +74,13 @@ for cmd in trace trace-events record top; do
 		top) spawn_recce "$T/k.out" "$T/k.err" top -b -d 0.2 -p "$TARGET" ;;
 		esac
 		RECCE_PID=$PID
-		sleep "$DELAY"
+		sleep "$DELAY" # the random moment of the kill, not a wait
 		kill -KILL "$RECCE_PID" 2>/dev/null
 		wait "$RECCE_PID" 2>/dev/null
-		sleep 1.25
+		# 25 windows of 50 ms by the target's own clock: its rate a
+		# second after the kill.
+		KILLED_AT=$(rates "$T/spin-$cmd.out")
+		wait_for 120 rates_past "$T/spin-$cmd.out" "$KILLED_AT" 25
 		WHAT="$cmd kill $k (after ${DELAY} s)"
 		if ! kill -0 "$TARGET" 2>/dev/null; then
 			fail "$WHAT: the target is still running" "it died"
@@ -59,7 +92,10 @@ for cmd in trace trace-events record top; do
 		cmp_ok "$NOW" '>=' "$BASE / 10" \
 			"$WHAT: at full speed a second later ($NOW against $BASE calls per 50 ms)"
 		ok "$WHAT: no BPF program or link of recce's is left" wait_for 2 no_objects
+		run python3 tests/cli/code-bytes.py "$TARGET"
+		is "$RC" 0 "$WHAT: the target's code equals its files" || show_run
 	done
 	kill "$TARGET"
 done
-is "$(cat "$UPROBE_EVENTS" 2>/dev/null | wc -l)" "$EVENTS_BEFORE" "no uprobe was left in $UPROBE_EVENTS"
+
+done_testing

@@ -11,7 +11,13 @@
 # build directory holding targets/, default build). Each test file gets its
 # own temporary directory $T. Every process started with spawn or
 # spawn_recce is killed on exit, however the test ends, and a sysctl changed
-# with set_sysctl is restored. Without plan, the plan is printed at the end.
+# with set_sysctl is restored. Without plan, a file ends with done_testing,
+# and the plan is printed at the end: a file that stops before done_testing
+# (a crash, an unbound variable, an early exit) fails, whatever it ran.
+#
+# In CI (CI=true, as .ci/run runs), where scripts/install-deps.sh has put
+# every tool in place, a skip is a failure that names what is missing;
+# skip_env is for a condition no package gives (a kernel's behaviour).
 
 set -u
 
@@ -35,6 +41,7 @@ ELAPSED=0
 _tap_n=0
 _tap_failed=0
 _tap_planned=
+_tap_done=
 _spawned=()
 _sysctl_restore=()
 _remove=()
@@ -114,6 +121,11 @@ _on_exit()
 	local rc=$?
 	_cleanup
 	if [ -z "$_tap_planned" ]; then
+		if [ -z "$_tap_done" ]; then
+			_tap_n=$((_tap_n + 1))
+			_tap_failed=$((_tap_failed + 1))
+			echo "not ok $_tap_n - the file runs to its end (it stopped before done_testing, status $rc)"
+		fi
 		echo "1..$_tap_n"
 	elif [ "$_tap_planned" != "$_tap_n" ] && [ "$_tap_planned" != skip ]; then
 		echo "# planned $_tap_planned tests but ran $_tap_n"
@@ -137,10 +149,22 @@ plan()
 	echo "1..$1"
 }
 
-# Skips the whole file: the precondition cannot be made on this machine.
+# done_testing: the last line of a file without a plan.
+done_testing()
+{
+	_tap_done=1
+}
+
+# Skips the whole file: the precondition cannot be made on this machine
+# (in CI, a failure).
 skip_all()
 {
 	_tap_planned=skip
+	if [ "${CI:-}" = true ]; then
+		echo "1..1"
+		echo "not ok 1 - nothing is skipped in CI, but: $*"
+		exit 1
+	fi
 	echo "1..0 # SKIP $*"
 	exit 0
 }
@@ -170,8 +194,23 @@ fail()
 	return 1
 }
 
-# skip N REASON: counts N tests as skipped.
+# skip N REASON: counts N tests as skipped (in CI, as failed).
 skip()
+{
+	local i
+	for ((i = 0; i < $1; i++)); do
+		if [ "${CI:-}" = true ]; then
+			fail "nothing is skipped in CI, but: $2"
+			continue
+		fi
+		_tap_n=$((_tap_n + 1))
+		echo "ok $_tap_n # skip $2"
+	done
+}
+
+# skip_env N REASON: skips N tests for a condition of the machine that no
+# package gives (a kernel that behaves otherwise), in CI too.
+skip_env()
 {
 	local i
 	for ((i = 0; i < $1; i++)); do

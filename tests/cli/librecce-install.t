@@ -60,3 +60,5 @@ for app in app app-static; do
 	wait "$PID" 2>/dev/null
 done
 true
+
+done_testing

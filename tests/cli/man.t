@@ -36,3 +36,5 @@ for page in docs/recce*.md; do
 	done < <("$RECCE" "$cmd" --list-options 2>/dev/null)
 	is "$missing" "" "$name: every option of 'recce $cmd' is on the page"
 done
+
+done_testing

@@ -61,3 +61,5 @@ complete_words()
 is "$(complete_words "$RECCE" trace --ret)" "--return" "bash completes 'recce trace --ret' to --return"
 is "$(complete_words "$RECCE" record --call)" "--call-graph" "and 'recce record --call' to --call-graph"
 like "$(complete_words "$RECCE" tr)" "^(trace|trace .*)$" "and a subcommand's name"
+
+done_testing

@@ -63,3 +63,5 @@ run "$RECCE" trace -p "$CALLS" add_pair --count 2 -o "$DIR/q.trc"
 is "$RC" 0 "trace -o over a planted file exits 0" || show_run
 is "$(stat -c '%U' "$DIR/q.trc")" root "the trace file is root's"
 is "$(ls "$DIR" | grep -c '\.[a-z0-9]\{6\}$')" 0 "no temporary file is left beside the outputs"
+
+done_testing

@@ -163,3 +163,5 @@ is "$RC" 1 "a file that is not there exits 1"
 like "$(cat "$ERR")" "nothing.pb.gz" "and names it"
 run "$RECCE" view
 is "$RC" 2 "no file is a usage error"
+
+done_testing

@@ -231,3 +231,5 @@ case $? in
 2) skip 3 "go is missing" ;;
 *) skip 3 "the Go target did not build" ;;
 esac
+
+done_testing

@@ -76,3 +76,5 @@ is "$RC" 2 "-a with -p: a usage error"
 run "$RECCE" record -a --event offcpu -d 1
 is "$RC" 2 "-a with --event offcpu: a usage error"
 kill -TERM "$HOT"
+
+done_testing

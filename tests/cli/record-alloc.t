@@ -188,3 +188,5 @@ is "$RC" 2 "-F with --event alloc is a usage error"
 run "$RECCE" record -p "$(unused_pid)" --event alloc -d 1
 is "$RC" 1 "--event alloc of a missing process exits 1"
 like "$(cat "$ERR")" 'no process with PID' "and says so"
+
+done_testing

@@ -124,3 +124,5 @@ run "$RECCE" report "$T/quoted.pb.gz"
 like "$(cat "$OUT")" "command: sh -c 'echo \"it'\\\\''s\" > /dev/null'" \
 	"the command: line is quoted as a shell reads it" || show_run
 like "$(cat "$OUT")" "recorded-by: recce record -o [^ ]+ -- sh -c 'echo" "and so is recorded-by:"
+
+done_testing

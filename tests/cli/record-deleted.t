@@ -81,3 +81,5 @@ hot-copy3*+0x*)
 	fail "the heaviest leaf is burn_cpu or hot-copy3+0xOFFSET" "it is '$LEAF'" ;;
 esac
 kill -TERM "$TGT"
+
+done_testing

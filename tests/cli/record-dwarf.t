@@ -70,3 +70,5 @@ if [ -n "$LIBC_ID" ] && [ -e "/usr/lib/debug/.build-id/${LIBC_ID:0:2}/${LIBC_ID:
 else
 	skip 6 "libc has no debug info here (Debian package libc6-dbg)"
 fi
+
+done_testing

@@ -47,3 +47,5 @@ like "$(cat "$ERR")" "'fib:fib\\*' matches no function in process $BEAM" "it mat
 	show_run
 like "$(cat "$ERR")" "it names JIT code of process $BEAM \\([\$]?fib:fib/1, in /tmp/perf-$BEAM.map\\)" \
 	"and it says the name is JIT code, listed in the perf map"
+
+done_testing

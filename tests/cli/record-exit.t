@@ -68,3 +68,5 @@ like "$(cat "$ERR")" "$Z" "the message names the exited PID $Z"
 unlike "$(cat "$ERR")" "process $LIVE " "and not the live one"
 ok "the live process's profile is still written" gzip -t "$T/half.pb.gz"
 like "$(folded "$T/half.pb.gz")" '(^|;)burn_cpu [0-9]+$' "with its burn_cpu"
+
+done_testing

@@ -186,3 +186,5 @@ like "$(cat "$ERR")" '--event must be cpu, offcpu, wall or alloc' "it names the 
 run "$RECCE" record -p "$PID" --event offcpu -F 999 -d 1
 is "$RC" 2 "-F with --event offcpu is a usage error"
 like "$(cat "$ERR")" 'offcpu takes a stack at every switch' "it says why"
+
+done_testing

@@ -140,3 +140,5 @@ FOLDED=$(folded "$T/child.pb.gz")
 TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the child forked after the attach is recorded ($BURN of $TOTAL)"
+
+done_testing

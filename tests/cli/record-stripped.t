@@ -67,3 +67,5 @@ is "$RC" 0 "record -- hot-minidebug exits 0" || show_run
 run "$RECCE" report --folded "$T/mini.pb.gz"
 like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" ';main;burn_cpu$' \
 	"its heaviest stack names main and burn_cpu from .gnu_debugdata"
+
+done_testing

@@ -90,3 +90,5 @@ BAD_TIDS=$(awk '/ thread=late-/ { for (i = 2; i <= NF; i++) if ($i ~ /^tid=/) pr
 		grep -q "^$t late-" "$T/tasks" || echo "$t"
 	done)
 is "$BAD_TIDS" "" "the late threads' tid labels are their real thread ids"
+
+done_testing

@@ -54,3 +54,5 @@ like "$(cat "$ERR")" "give one of -p PID, -t TID, -a or a command" "the message 
 run "$RECCE" record -t abc -d 1
 is "$RC" 2 "-t abc: usage error"
 like "$(cat "$ERR")" "-t wants a thread id" "the message names -t"
+
+done_testing

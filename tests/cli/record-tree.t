@@ -24,3 +24,5 @@ like "$(folded "$T/tree.pb.gz")" '(^|;)burn_cpu [0-9]+$' "their hot function is 
 
 run "$RECCE" record --tree -d 1 -- true
 is "$RC" 2 "--tree without -p is a usage error"
+
+done_testing

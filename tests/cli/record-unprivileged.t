@@ -37,7 +37,7 @@ like "$(cat "$OUT")" '^kernel-frames: none' "the profile says it has no kernel f
 if set_sysctl "$PARANOID" 3 && [ "$(cat "$PARANOID")" = 3 ]; then
 	run "${NOBODY[@]}" "$RECCE" record -o "$T/nobody/p3.pb.gz" -- "$TARGETS/hot" 1
 	if [ "$RC" = 0 ]; then
-		skip 3 "this kernel does not refuse perf_event_open at paranoid 3"
+		skip_env 3 "this kernel does not refuse perf_event_open at paranoid 3"
 	else
 		is "$RC" 1 "at perf_event_paranoid=3 the refusal is a runtime error" || show_run
 		like "$(cat "$ERR")" 'perf_event_paranoid' "the message names kernel.perf_event_paranoid"
@@ -46,3 +46,5 @@ if set_sysctl "$PARANOID" 3 && [ "$(cat "$PARANOID")" = 3 ]; then
 else
 	skip 3 "kernel.perf_event_paranoid cannot be set to 3 here"
 fi
+
+done_testing

@@ -92,3 +92,5 @@ gzip -dc "$P" >"$T/raw.pb"
 run "$RECCE" report --folded --value samples "$T/raw.pb"
 is "$RC" 0 "an uncompressed profile is read"
 is "$(cat "$OUT")" "$FOLDED" "and gives the same stacks"
+
+done_testing

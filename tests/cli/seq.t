@@ -143,3 +143,5 @@ is "$RC" 2 "nothing to read is a usage error"
 run "$RECCE" seq -p 1 --mermaid --chrome
 is "$RC" 2 "two formats are a usage error"
 true
+
+done_testing

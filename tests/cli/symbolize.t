@@ -102,3 +102,5 @@ run "$RECCE" symbolize "$T/bad.pb.gz"
 is "$RC" 1 "a corrupt profile: exit 1"
 run "$RECCE" symbolize
 is "$RC" 2 "no profile named: usage error"
+
+done_testing

@@ -162,3 +162,5 @@ like "$(cat "$ERR")" "--limit wants N/MS \\(callbacks within milliseconds\\) or 
 run "$RECCE" tasks --libuv -p "$(unused_pid)" -d 1
 is "$RC" 1 "a PID that is not there: exit 1"
 like "$(cat "$ERR")" "no process with PID" "that says so"
+
+done_testing

@@ -175,3 +175,5 @@ run "$RECCE" tasks -p "$(unused_pid)" -b -n 1
 is "$RC" 1 "a pid that does not exist exits 1"
 like "$(cat "$ERR")" "no process with pid" "and says so"
 true
+
+done_testing

@@ -130,3 +130,5 @@ run "$RECCE" top -b -d 0
 is "$RC" 2 "-d 0 is a usage error"
 run "$RECCE" top --json
 is "$RC" 2 "--json without -b is a usage error"
+
+done_testing

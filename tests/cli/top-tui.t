@@ -94,3 +94,5 @@ tm send-keys -t top q
 wait_for 5 shows 'RECCE-EXIT-0'
 like "$(screen)" '^RECCE-EXIT-0$' "q quits with status 0"
 unlike "$(screen)" 'PID +TID|recce top - up' "and the screen is given back (alternate screen left)"
+
+done_testing

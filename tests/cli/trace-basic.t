@@ -96,3 +96,5 @@ like "$(cat "$ERR")" 'no process with PID' "and says so"
 run "$RECCE" trace -p "$PID" 'libc:*' --max-probes 10
 is "$RC" 1 "a pattern over --max-probes is refused"
 like "$(cat "$ERR")" 'more than --max-probes 10' "with a message naming the option"
+
+done_testing

@@ -64,3 +64,5 @@ like "$(cat "$T/f2.t.err")" \
 	"recce says the new processes were traced late, naming the outsider and the file"
 is "$(grep -c 'unwound' "$T/f2.t.out")" 0 "no call made up as unwound"
 kill_quietly "$O" "$P"
+
+done_testing

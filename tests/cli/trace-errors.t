@@ -75,3 +75,5 @@ fi
 ok "the target is still running after all of it" kill -0 "$TARGET"
 state=$(awk '{print $3}' "/proc/$TARGET/stat")
 isnt "$state" T "and is not stopped"
+
+done_testing

@@ -234,3 +234,5 @@ if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin"
 else
 	skip "erl and erlc are not installed" 5
 fi
+
+done_testing

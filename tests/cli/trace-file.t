@@ -77,3 +77,5 @@ mkfifo "$T/fifo"
 run "$RECCE" replay "$T/fifo"
 is "$RC" 1 "a FIFO is refused at once, not waited on" || show_run
 like "$(cat "$ERR")" "is not a regular file" "saying why"
+
+done_testing

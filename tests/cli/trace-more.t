@@ -211,3 +211,5 @@ unlike "$(cat "$OUT")" 'asm_exc_int3|asm_exc_debug|exc_debug_user|uprobe_notify_
 	"no frame of a probe's trap or handler in any stack"
 like "$(cat "$OUT")" 'spin_step [0-9]+' "the probed function's samples are there"
 kill_quietly "$SPT" "$SP"
+
+done_testing

@@ -90,3 +90,5 @@ like "$(cat "$ERR")" 'the nearest names are: shop::fill_map,' \
 
 wait_exit 30 "$S" || fail "the target finishes" "still running"
 is "$WAIT_RC" 0 "the target exits 0 after being traced thirteen times"
+
+done_testing

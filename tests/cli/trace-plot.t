@@ -53,3 +53,5 @@ is "$RC" 2 "replay --plot without -o is a usage error"
 run "$RECCE" trace --plot a:ret -o /nonexistent/x.svg add_pair -- "$TARGETS/calls" 1 0 1
 is "$RC" 1 "an unwritable plot is refused before tracing"
 like "$(cat "$ERR")" "cannot write '/nonexistent/x.svg'" "and says so"
+
+done_testing

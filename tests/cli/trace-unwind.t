@@ -63,6 +63,7 @@ is "$(grep -c 'restock[^ ]* --> (unwound)' "$T/cxx-last.trc")" 2 "and their call
 # A call still running when the trace ends says so, with how long so far.
 spawn "$T/bl.out" "$TARGETS/blocker" 60
 BL=$PID
+wait_for 20 grep -q '^ready' "$T/bl.out"
 spawn_recce "$T/bl.trc" "$T/bl.err" trace -p "$BL" main_wait --return --time 60
 R=$PID
 wait_for 20 grep -q '^recce: tracing' "$T/bl.err" || fail "the trace of blocker starts" "$(cat "$T/bl.err")"
@@ -147,3 +148,5 @@ if command -v go >/dev/null 2>&1; then
 else
 	skip 6 "go is not installed (Debian package golang-go)"
 fi
+
+done_testing

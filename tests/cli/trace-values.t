@@ -131,3 +131,5 @@ if rustc -g -O -o "$T/rsvalues" tests/rust/values.rs 2>"$T/rustc.err"; then
 else
 	fail "rustc of tests/rust/values.rs" "$(cat "$T/rustc.err")"
 fi
+
+done_testing
