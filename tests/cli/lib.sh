@@ -319,6 +319,36 @@ run()
 	return 0
 }
 
+# spawn_ready OUTFILE CMD...: spawn, then waits for the target's "NAME:
+# ready" line (a target of tests/targets/ready.h, which then waits for
+# SIGUSR1); sets $PID.
+spawn_ready()
+{
+	spawn "$@"
+	wait_for 60 grep -q ': ready$' "$1" || diag "$2 never said it was ready"
+}
+
+# run_go TARGET ARGS...: runs recce ARGS as run does ($RC, $OUT, $ERR)
+# against a target waiting for SIGUSR1 (spawn_ready), and sends it once
+# recce says it traces: what recce sees never depends on how fast it
+# attached, however busy the machine.
+run_go()
+{
+	local target=$1 pid
+	shift
+	setsid env --default-signal=INT "$RECCE" "$@" >"$OUT" 2>"$ERR" </dev/null &
+	pid=$!
+	_spawned+=("$pid")
+	wait_for 60 grep -q '^recce: tracing' "$ERR" && kill -USR1 "$target"
+	if wait_exit "${RUN_TIMEOUT:-60}" "$pid"; then
+		RC=$WAIT_RC
+	else
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		RC=137
+	fi
+}
+
 # Shows the last run's command output as diagnostics (on failure).
 show_run()
 {

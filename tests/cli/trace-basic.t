@@ -6,12 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
-# calls N PAUSE_MS: N calls of add_pair(i, 2i) and greet("client-i") after
-# PAUSE_MS, then the same pause again.
-spawn "$T/c1.out" "$TARGETS/calls" 20 700
+# calls N go: N calls of add_pair(i, 2i) and greet("client-i") once
+# recce traces (run_go sends the SIGUSR1 it waits for), then it exits.
+spawn_ready "$T/c1.out" "$TARGETS/calls" 20 go
 C=$PID
-sleep 0.2
-run "$RECCE" trace -p "$C" add_pair --return --count 0 --time 3
+run_go "$C" trace -p "$C" add_pair --return --count 0 --time 60
 is "$RC" 0 "trace exits 0" || show_run
 is "$(grep -c 'calls:add_pair(' "$OUT")" 20 "exactly the 20 calls are traced"
 is "$(grep -c 'calls:add_pair/2 --> ' "$OUT")" 20 "and their 20 returns"
@@ -19,23 +18,20 @@ like "$(cat "$OUT")" '<[0-9]+> calls:add_pair\(a=7, b=14\)$' "arguments are name
 like "$(cat "$OUT")" 'calls:add_pair/2 --> 21  \([0-9.]+ [mun]?s\)$' "return value 7+14=21 with a duration"
 like "$(cat "$ERR")" '^recce: stopped after 20 events: the target exited; all probes removed$' "the stop line says the target exited"
 
-spawn "$T/c2.out" "$TARGETS/calls" 20 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" greet add_pair --if 'name == "client-7" || a == 3' --count 0
+spawn_ready "$T/c2.out" "$TARGETS/calls" 20 go
+run_go "$PID" trace -p "$PID" greet add_pair --if 'name == "client-7" || a == 3' --count 0
 is "$(grep -c '(' "$OUT")" 2 "--if selects exactly the matching calls" || show_run
 like "$(cat "$OUT")" 'calls:greet\(name="client-7"\)' "the string argument is read from the target"
 like "$(cat "$OUT")" 'calls:add_pair\(a=3, b=6\)' "and the integer condition picks a=3"
 
-spawn "$T/c3.out" "$TARGETS/calls" 50 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair --return --count 4
+spawn_ready "$T/c3.out" "$TARGETS/calls" 50 go
+run_go "$PID" trace -p "$PID" add_pair --return --count 4
 is "$(grep -c 'add_pair(' "$OUT")" 4 "--count 4 shows 4 calls" || show_run
 is "$(grep -c 'add_pair/2' "$OUT")" 4 "and their returns"
 like "$(cat "$ERR")" '^recce: stopped after 4 events \(--count 4\); all probes removed$' "with the stop line"
 
-spawn "$T/c4.out" "$TARGETS/calls" 50 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair --count 0 --limit 5/10000
+spawn_ready "$T/c4.out" "$TARGETS/calls" 50 go
+run_go "$PID" trace -p "$PID" add_pair --count 0 --limit 5/10000
 is "$(grep -c 'add_pair(' "$OUT")" 5 "--limit 5/10000 lets 5 events through" || show_run
 like "$(cat "$ERR")" 'stopped after 5 events: circuit breaker tripped \(--limit 5/10000' "then trips, and says so"
 like "$(cat "$ERR")" 'raise the limit \(--limit 50/10000\) or turn it off \(--limit 0\)' "and says how to raise it"
@@ -46,13 +42,13 @@ run "$TARGETS/calls" 30 10 3
 WANT=$(grep checksum "$OUT")
 # 400 rounds (12 s): it is still there when its code is compared, however
 # long the attach and the kill take on a busy machine.
-spawn "$T/c5.out" "$TARGETS/calls" 30 700 400
+spawn_ready "$T/c5.out" "$TARGETS/calls" 30 go 400
 C5=$PID
-sleep 0.2
-spawn_recce "$T/k.out" "$T/k.err" trace -p "$C5" add_pair greet --count 0 --time 30
+spawn_recce "$T/k.out" "$T/k.err" trace -p "$C5" add_pair greet --count 0 --time 60
 REC=$PID
-wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
-sleep 1
+wait_for 60 grep -q '^recce: tracing' "$T/k.err" || diag "recce never started tracing"
+kill -USR1 "$C5"
+wait_for 60 grep -q 'add_pair(' "$T/k.out"
 kill -9 "$REC"
 wait_exit 5 "$REC"
 cmp_ok "$(grep -c 'add_pair(' "$T/k.out")" '>' 0 "recce traced calls before SIGKILL"
@@ -68,21 +64,19 @@ is "$(grep checksum "$T/c5.out" | head -3)" "$WANT" "its output is the same as u
 
 
 # libc's malloc, probed in one process, does not fire for another.
-spawn "$T/m1.out" "$TARGETS/calls" 200 500 0
+spawn "$T/m1.out" "$TARGETS/calls" 200 0 0
 M1=$PID
-sleep 0.2
-spawn "$T/m2.out" "$TARGETS/calls" 200 500 0
+spawn "$T/m2.out" "$TARGETS/calls" 200 0 0
 M2=$PID
-sleep 0.2
-sleep 0.6
+wait_for 60 grep -q 'checksum' "$T/m1.out"
+wait_for 60 grep -q 'checksum' "$T/m2.out"
 run "$RECCE" trace -p "$M1" 'libc:malloc' --count 0 --time 1 --limit 0
 cmp_ok "$(grep -c 'libc.so.6:malloc(' "$OUT")" '>' 0 "malloc in libc is traced" || show_run
 is "$(grep 'malloc(' "$OUT" | grep -vc "<$M1>")" 0 "only for the target's threads, not for $M2"
 kill "$M1" "$M2"
 
 # Bad input.
-spawn "$T/b.out" "$TARGETS/calls" 5 3000
-sleep 0.2
+spawn_ready "$T/b.out" "$TARGETS/calls" 5 go
 run "$RECCE" trace -p "$PID" add_piar
 is "$RC" 1 "a pattern that matches nothing exits 1"
 like "$(cat "$ERR")" "'add_piar' matches no function" "and says so"

@@ -15,6 +15,11 @@
  * first half of them start at once (they exist when a tracer attaches
  * during the pause), the others after the pause (a tracer must follow
  * threads created while it traces).
+ *
+ * With PAUSE_MS "go", it prints "calls: ready" and waits for SIGUSR1 (sent
+ * once the tracer is in) instead of the first pause, and exits at once
+ * after "calls: done": a test's counts then never depend on how fast the
+ * tracer attached.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "ready.h"
 
 static volatile uint64_t sink;
 
@@ -50,6 +57,23 @@ static void pause_ms(long ms)
 }
 
 static long n_calls = 10, pause = 500, rounds = 1;
+static int go_mode;
+static pthread_mutex_t go_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t go_cond = PTHREAD_COND_INITIALIZER;
+static int gone; /* SIGUSR1 came */
+
+/* The first pause: PAUSE_MS, or in go mode until main has its SIGUSR1. */
+static void first_pause(void)
+{
+	if (!go_mode) {
+		pause_ms(pause);
+		return;
+	}
+	pthread_mutex_lock(&go_lock);
+	while (!gone)
+		pthread_cond_wait(&go_cond, &go_lock);
+	pthread_mutex_unlock(&go_lock);
+}
 
 /* The calls of one thread: ROUNDS rounds of N calls of each function. */
 static void make_calls(void)
@@ -76,7 +100,7 @@ static void make_calls(void)
 static void *early_worker(void *arg)
 {
 	(void)arg;
-	pause_ms(pause);
+	first_pause();
 	make_calls();
 	return NULL;
 }
@@ -94,14 +118,25 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 
 	n_calls = argc > 1 ? atol(argv[1]) : 10;
-	pause = argc > 2 ? atol(argv[2]) : 500;
+	go_mode = argc > 2 && strcmp(argv[2], "go") == 0;
+	pause = argc > 2 && !go_mode ? atol(argv[2]) : 500;
 	rounds = argc > 3 ? atol(argv[3]) : 1;
 	if (threads < 0 || threads > 64)
 		threads = 64;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (go_mode)
+		target_ready("calls");
 	for (long t = 0; t < threads / 2; t++)
 		pthread_create(&tids[t], NULL, early_worker, NULL);
-	pause_ms(pause);
+	if (go_mode) {
+		target_wait_go();
+		pthread_mutex_lock(&go_lock);
+		gone = 1;
+		pthread_cond_broadcast(&go_cond);
+		pthread_mutex_unlock(&go_lock);
+	} else {
+		pause_ms(pause);
+	}
 	for (long t = threads / 2; t < threads; t++)
 		pthread_create(&tids[t], NULL, late_worker, NULL);
 	if (!threads)
@@ -109,6 +144,7 @@ int main(int argc, char **argv)
 	for (long t = 0; t < threads; t++)
 		pthread_join(tids[t], NULL);
 	printf("calls: done\n");
-	pause_ms(pause);
+	if (!go_mode)
+		pause_ms(pause);
 	return 0;
 }
