@@ -328,18 +328,19 @@ spawn_ready()
 	wait_for 60 grep -q ': ready$' "$1" || diag "$2 never said it was ready"
 }
 
-# run_go TARGET ARGS...: runs recce ARGS as run does ($RC, $OUT, $ERR)
-# against a target waiting for SIGUSR1 (spawn_ready), and sends it once
-# recce says it traces: what recce sees never depends on how fast it
+# run_go PID[,PID...] ARGS...: runs recce ARGS as run does ($RC, $OUT,
+# $ERR) against targets waiting for SIGUSR1 (spawn_ready), and sends it
+# once recce says it traces: what recce sees never depends on how fast it
 # attached, however busy the machine.
 run_go()
 {
-	local target=$1 pid
+	local targets=$1 pid
 	shift
 	setsid env --default-signal=INT "$RECCE" "$@" >"$OUT" 2>"$ERR" </dev/null &
 	pid=$!
 	_spawned+=("$pid")
-	wait_for 60 grep -q '^recce: tracing' "$ERR" && kill -USR1 "$target"
+	# shellcheck disable=SC2086 # one word per process
+	wait_for 60 grep -q '^recce: tracing' "$ERR" && kill -USR1 ${targets//,/ }
 	if wait_exit "${RUN_TIMEOUT:-60}" "$pid"; then
 		RC=$WAIT_RC
 	else

@@ -8,9 +8,9 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
-spawn "$T/calls.out" "$TARGETS/calls" 100000 0 0
+spawn_ready "$T/calls.out" "$TARGETS/calls" 100000 go 0
 TARGET=$PID
-sleep 0.2
+kill -USR1 "$TARGET"
 
 # pthread_spin_lock starts with "lock decl (%rdi)": no uprobe there.
 run "$RECCE" trace -p "$TARGET" pthread_spin_lock --time 2 -o "$T/spin.trc"

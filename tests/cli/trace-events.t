@@ -7,9 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls" "$TARGETS/spinner"
 
-spawn "$T/c1.out" "$TARGETS/calls" 5 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair --count 0 --time 3
+spawn_ready "$T/c1.out" "$TARGETS/calls" 5 go
+run_go "$PID" trace -p "$PID" add_pair --count 0 --time 60
 is "$RC" 0 "trace exits 0" || show_run
 is "$(grep -c 'calls:add_pair(' "$OUT")" 5 "the 5 calls are traced"
 like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with BPF links;" \
@@ -17,16 +16,14 @@ like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with BPF links;
 
 # Callers and stacks come through the same links (the record, with its
 # call chain, fits the BPF stack).
-spawn "$T/c3.out" "$TARGETS/calls" 5 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair --stack --count 0 --time 3
+spawn_ready "$T/c3.out" "$TARGETS/calls" 5 go
+run_go "$PID" trace -p "$PID" add_pair --stack --count 0 --time 60
 is "$(grep -c '^    at make_calls ' "$OUT")" 5 "--stack names each call's caller"
 like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with BPF links;" \
 	"and still uses BPF links"
 
-spawn "$T/c2.out" "$TARGETS/calls" 5 700
-sleep 0.2
-RECCE_NO_BPF=1 run "$RECCE" trace -p "$PID" add_pair --count 0 --time 3
+spawn_ready "$T/c2.out" "$TARGETS/calls" 5 go
+RECCE_NO_BPF=1 run_go "$PID" trace -p "$PID" add_pair --count 0 --time 60
 is "$RC" 0 "RECCE_NO_BPF=1 trace exits 0" || show_run
 is "$(grep -c 'calls:add_pair(' "$OUT")" 5 "the 5 calls are traced"
 like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with perf uprobe events;" \

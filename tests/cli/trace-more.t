@@ -21,9 +21,8 @@ hist_field()
 
 # --hist: one summary per function, its count the exact number of calls,
 # and its percentiles in order.
-spawn "$T/h.out" "$TARGETS/calls" 20 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair greet --hist --count 0 --time 10
+spawn_ready "$T/h.out" "$TARGETS/calls" 20 go
+run_go "$PID" trace -p "$PID" add_pair greet --hist --count 0 --time 60
 is "$RC" 0 "trace --hist exits 0" || show_run
 H=$(grep '^calls:add_pair: count' "$OUT")
 like "$H" '^calls:add_pair: count 20, min [0-9.]+ [mun]?s, median [0-9.]+ [mun]?s, p99 [0-9.]+ [mun]?s, max [0-9.]+ [mun]?s$' \
@@ -43,9 +42,8 @@ unlike "$(cat "$OUT")" 'add_pair\(' "--hist prints the histograms, not every eve
 
 # --format json on a live trace: every line is a JSON object, with the
 # function, its arguments and its return value.
-spawn "$T/j.out" "$TARGETS/calls" 5 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair greet --return --format json --count 0
+spawn_ready "$T/j.out" "$TARGETS/calls" 5 go
+run_go "$PID" trace -p "$PID" add_pair greet --return --format json --count 0
 is "$RC" 0 "trace --format json exits 0" || show_run
 J=$(python3 -c '
 import json, sys
@@ -70,9 +68,8 @@ like "$J" '^greet returns 8$' "and greet returns its length, 8"
 
 # replay --format chrome: one JSON document, events in time order, each
 # call's B matched by its E.
-spawn "$T/ch.out" "$TARGETS/calls" 6 700
-sleep 0.2
-run "$RECCE" trace -p "$PID" add_pair greet --return --count 0 -o "$T/ch.bin"
+spawn_ready "$T/ch.out" "$TARGETS/calls" 6 go
+run_go "$PID" trace -p "$PID" add_pair greet --return --count 0 -o "$T/ch.bin"
 is "$RC" 0 "trace -o exits 0" || show_run
 run "$RECCE" replay "$T/ch.bin" --format chrome
 is "$RC" 0 "replay --format chrome exits 0" || show_run
@@ -98,9 +95,9 @@ like "$CH" '^balanced$' "every B has its E on the same thread"
 like "$CH" '^calls:add_pair calls:greet$' "named by function"
 
 # --time: the trace ends after that time, says so, and the target runs on.
-spawn "$T/t.out" "$TARGETS/calls" 1000000 100 0
+spawn_ready "$T/t.out" "$TARGETS/calls" 1000000 go 0
 C=$PID
-sleep 0.3
+kill -USR1 "$C"
 run "$RECCE" trace -p "$C" add_pair --count 0 --time 1.5 --limit 0
 is "$RC" 0 "trace --time exits 0" || show_run
 like "$(cat "$ERR")" '^recce: stopped after [0-9]+ events: time limit reached \(--time 1.5\); all probes removed$' \
@@ -112,8 +109,7 @@ ok "the target runs on" kill -0 "$C"
 # Ctrl-C: SIGINT to recce stops the trace with its line; the target runs on.
 spawn_recce "$T/i.out" "$T/i.err" trace -p "$C" add_pair --count 0 --time 0 --limit 0
 REC=$PID
-wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
-sleep 0.5
+wait_for 60 grep -q 'add_pair(' "$T/i.out" || diag "recce traced no call"
 kill -INT "$REC"
 wait_exit 5 "$REC" || fail "recce exits on SIGINT" "still running"
 is "${WAIT_RC:-}" 0 "recce exits 0 on SIGINT"
@@ -121,9 +117,8 @@ like "$(cat "$T/i.err")" '^recce: stopped after [0-9]+ events: interrupted; all 
 	"the stop line says it was interrupted"
 cmp_ok "$(grep -c 'add_pair(' "$T/i.out")" '>' 0 "and the events before it were printed"
 ok "the target runs on after recce's SIGINT" kill -0 "$C"
-N1=$(grep -c checksum "$T/t.out")
-sleep 0.3
-cmp_ok "$(grep -c checksum "$T/t.out")" '>=' "$N1" "and keeps working"
+run "$RECCE" trace -p "$C" add_pair --count 3
+is "$(grep -c 'add_pair(' "$OUT")" 3 "and keeps calling: a new trace sees its next 3 calls" || show_run
 STATE=$(awk '{ print $3 }' "/proc/$C/stat" 2>/dev/null)
 like "$STATE" '^[RS]$' "and is not left stopped (state $STATE)"
 kill "$C"
@@ -141,11 +136,10 @@ like "$(cat "$ERR")" '^recce: stopped after 25 events: the target exited; all pr
 	"the stop line says the command exited"
 
 # Threads: 3 that exist when recce attaches, 3 created while it traces.
-spawn "$T/m.out" "$TARGETS/calls" 30 1000 1 6
+spawn_ready "$T/m.out" "$TARGETS/calls" 30 go 1 6
 C=$PID
-sleep 0.3
 EARLY=$(ls "/proc/$C/task" | grep -vx "$C" | sort -n)
-run "$RECCE" trace -p "$C" add_pair --return --count 0 --limit 0
+run_go "$C" trace -p "$C" add_pair --return --count 0 --limit 0
 is "$RC" 0 "trace of a multi-threaded target exits 0" || show_run
 is "$(printf '%s\n' "$EARLY" | grep -c .)" 3 "3 worker threads exist at attach"
 for tid in $EARLY; do
@@ -162,12 +156,11 @@ done
 
 # Two processes in one trace, two functions with their returns: every
 # call of each, paired with its return, under the right process.
-spawn "$T/p1.out" "$TARGETS/calls" 12 700
+spawn_ready "$T/p1.out" "$TARGETS/calls" 12 go
 P1=$PID
-spawn "$T/p2.out" "$TARGETS/calls" 12 700
+spawn_ready "$T/p2.out" "$TARGETS/calls" 12 go
 P2=$PID
-sleep 0.2
-run "$RECCE" trace -p "$P1,$P2" add_pair greet --return --count 0 --time 5 --format json
+run_go "$P1,$P2" trace -p "$P1,$P2" add_pair greet --return --count 0 --time 60 --format json
 is "$RC" 0 "trace -p A,B exits 0" || show_run
 J=$(python3 -c '
 import json, sys

@@ -124,11 +124,16 @@ int main(int argc, char **argv)
 	if (threads < 0 || threads > 64)
 		threads = 64;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (go_mode)
-		target_ready("calls");
+	if (go_mode) { /* blocked in every thread, before any starts */
+		sigset_t usr1;
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
+	}
 	for (long t = 0; t < threads / 2; t++)
 		pthread_create(&tids[t], NULL, early_worker, NULL);
 	if (go_mode) {
+		target_ready("calls"); /* the early threads exist */
 		target_wait_go();
 		pthread_mutex_lock(&go_lock);
 		gone = 1;
