@@ -33,6 +33,9 @@ struct trace_call {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
 	uint64_t sp;   /* at the call: the address of the return address */
 	uint64_t lost; /* events lost (tracer.c's lost_at()) when it was seen */
+	/* When it last hit an indirect jump out whose target could not be
+	 * read (its process gone): how it left, should nothing follow. */
+	uint64_t left_at;
 	uint8_t nargs;
 	struct trace_arg args[TRACE_MAX_ARGS];
 	uint64_t regs[TRACE_MAX_ARGS];

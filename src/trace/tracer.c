@@ -478,13 +478,29 @@ static uint64_t lost_now(const struct tracer *t)
 {
 	if (!t->up)
 		return tracer_fast_lost(t);
-	return uprobe_set_uses_links(t->up) ? uprobe_set_drops(t->up) : uprobe_set_stats(t->up)->lost;
+	return uprobe_set_uses_links(t->up) ? uprobe_set_drops(t->up)
+					    : uprobe_set_stats(t->up)->lost;
 }
 
 /* ... when hit h was written (with links, carried by the hit itself). */
 static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 {
 	return t->up && uprobe_set_uses_links(t->up) ? h->drops : lost_now(t);
+}
+
+/* Shows a call that ended unseen, as how (unwound, lost...), unless it
+ * last hit an exit jump whose target could not be read: nothing after it
+ * says otherwise, so it left by that jump, then. */
+static void show_end(struct tracer *t, const struct trace_call *f, const struct uprobe_hit *h,
+		     unsigned how)
+{
+	if (!f->left_at) {
+		show_return(t, f, h, how);
+		return;
+	}
+	struct uprobe_hit at = *h;
+	at.time = f->left_at;
+	show_return(t, f, &at, TRACE_RECORD_TAIL);
 }
 
 /* Ends the calls of st above depth d: an exception, a longjmp or a stack
@@ -499,8 +515,8 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
 		if (f->selected)
-			show_return(t, f, h,
-				    lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
+			show_end(t, f, h,
+				 lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
 	}
 }
 
@@ -554,6 +570,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->time = h->time;
 			f->sp = h->sp;
 			f->lost = lost_at(t, h);
+			f->left_at = 0;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -607,6 +624,19 @@ static int exit_taken(const struct tracer *t, const struct uprobe_hit *h, const 
 			       read_target, (void *)(uintptr_t)h);
 }
 
+/* An indirect jump out of fn whose target could not be read (the process
+ * ended before recce read the hit): the call it belongs to remembers it. */
+static void exit_undecided(struct tracer *t, const struct uprobe_hit *h, int fn)
+{
+	struct call_stack *st = stack_of(t, h, fn);
+
+	if (!st || st->go || !st->depth)
+		return;
+	struct trace_call *f = &st->calls[st->depth - 1];
+	if (f->fn == fn && f->sp == h->sp)
+		f->left_at = h->time;
+}
+
 static int on_hit(const struct uprobe_hit *h, void *arg)
 {
 	struct tracer *t = arg;
@@ -615,10 +645,14 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 	if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT)
 		return 1;
 	switch (p->role) {
-	case PROBE_EXIT:
-		if (exit_taken(t, h, p) <= 0)
+	case PROBE_EXIT: {
+		int taken = exit_taken(t, h, p);
+		if (taken < 0)
+			exit_undecided(t, h, p->fn);
+		if (taken <= 0)
 			return 0; /* a jump that stays, or falls through */
 		return on_return(t, h, p->fn, h->sp, p->how.kind != FUNC_EXIT_RET);
+	}
 	case PROBE_URETPROBE:
 		/* The return address is popped already. */
 		return on_return(t, h, p->fn, h->sp - 8, 0);
@@ -660,11 +694,11 @@ static void close_open_calls(struct tracer *t)
 			    task.state != 'Z' && task.state != 'X';
 		while (st->depth > 0) {
 			const struct trace_call *f = &st->calls[--st->depth];
-			if (f->selected)
-				show_return(t, f, &h,
-					    alive	       ? TRACE_RECORD_OPEN
-					    : lost > f->lost ? TRACE_RECORD_LOST
-							     : TRACE_RECORD_UNWOUND);
+			if (f->selected && alive)
+				show_return(t, f, &h, TRACE_RECORD_OPEN);
+			else if (f->selected)
+				show_end(t, f, &h,
+					 lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
 		}
 	}
 	if (can_read)

@@ -23,20 +23,20 @@ trace_to_end()
 	done
 	shift
 	pats=("$@")
-	"${args[@]/#@PAUSE@/0}" >"$T/$name.want" 2>&1
-	local targs=("${args[@]/#@PAUSE@/700}")
-	spawn "$T/$name.got" "${targs[@]}"
+	"${args[@]/#@GO@/0}" >"$T/$name.want" 2>&1
+	local targs=("${args[@]/#@GO@/go}")
+	spawn_ready "$T/$name.got" "${targs[@]}"
 	local target=$PID
-	sleep 0.2
-	run "$RECCE" trace -p "$target" "${pats[@]}" --return --count 0 --time 20 \
+	run_go "$target" trace -p "$target" "${pats[@]}" --return --count 0 --time 60 \
 		--limit 100000/1000
 	cp "$OUT" "$T/$name.trc"
-	wait_exit 20 "$target" || WAIT_RC=running
+	wait_exit 60 "$target" || WAIT_RC=running
+	sed -i '/: ready$/d' "$T/$name.got"
 }
 
 # C++: fill_map throws on i = 0, 7, ..., 196 (29 of 200 calls); the
 # exception passes through restock and is caught in main.
-trace_to_end cxx "$TARGETS/throws" 200 @PAUSE@ 7 -- '*fill_map*' '*restock*'
+trace_to_end cxx "$TARGETS/throws" 200 @GO@ 7 -- '*fill_map*' '*restock*'
 is "$RC" 0 "trace of a throwing C++ function exits 0" || show_run
 is "$WAIT_RC" 0 "the C++ target exits 0"
 is "$(cat "$T/cxx.got")" "$(cat "$T/cxx.want")" "with the same output as untraced"
@@ -51,7 +51,7 @@ like "$(grep -m1 'fill_map[^ ]*(i=1,' -A1 "$T/cxx.trc" | tail -1)" 'fill_map[^ ]
 
 # The last call threw, and nothing came after it on its thread: when the
 # trace ends with the program, that call still gets its end.
-trace_to_end cxx-last "$TARGETS/throws" 8 @PAUSE@ 7 -- '*fill_map*' '*restock*'
+trace_to_end cxx-last "$TARGETS/throws" 8 @GO@ 7 -- '*fill_map*' '*restock*'
 is "$WAIT_RC" 0 "the C++ target exits 0"
 is "$(grep -c 'fill_map[^ ]*(i=' "$T/cxx-last.trc") $(grep -c 'fill_map[^ ]* --> ' "$T/cxx-last.trc")" \
 	"8 8" "8 calls of fill_map, 8 ends: none left open"
@@ -80,15 +80,14 @@ kill_quietly "$BL"
 
 # The older method, for contrast: the unwinder meets the uretprobe's
 # trampoline, finds no unwind entry and the program aborts.
-spawn "$T/old.got" "$TARGETS/throws" 30 700 7
+spawn_ready "$T/old.got" "$TARGETS/throws" 30 go 7
 OLD=$PID
-sleep 0.2
-RECCE_RETURN_URETPROBE=1 run "$RECCE" trace -p "$OLD" '*fill_map*' --return --count 0 --time 10
+RECCE_RETURN_URETPROBE=1 run_go "$OLD" trace -p "$OLD" '*fill_map*' --return --count 0 --time 60
 wait_exit 20 "$OLD" || WAIT_RC=running
 isnt "$WAIT_RC" 0 "with uretprobes (RECCE_RETURN_URETPROBE=1) the same target dies"
 
 # C: leap longjmps back to main on i = 0, 5, ..., 195 (40 of 200 calls).
-trace_to_end c "$TARGETS/jumps" 200 @PAUSE@ 5 -- hop leap
+trace_to_end c "$TARGETS/jumps" 200 @GO@ 5 -- hop leap
 is "$RC" 0 "trace across longjmp exits 0" || show_run
 is "$WAIT_RC" 0 "the C target exits 0"
 is "$(cat "$T/c.got")" "$(cat "$T/c.want")" "with the same output as untraced"
@@ -102,7 +101,7 @@ is "$(grep -c 'hop/2 --> [0-9]' "$T/c.trc")" 160 "and so do their callers"
 # (100 of 200 calls), ptr_tail always by "jmp *(table)", and switchy's
 # jump table stays inside it. Each exit is decided from the registers
 # where the target stopped on it: no call is left unpaired.
-trace_to_end tails "$TARGETS/tails" 200 @PAUSE@ -- cond_tail ptr_tail switchy
+trace_to_end tails "$TARGETS/tails" 200 @GO@ -- cond_tail ptr_tail switchy
 is "$RC $WAIT_RC" "0 0" "trace of functions leaving by jumps, and the target, exit 0" || show_run
 is "$(cat "$T/tails.got")" "$(cat "$T/tails.want")" "the target's output is unchanged"
 is "$(grep -c 'cond_tail/1 --> (tail call)' "$T/tails.trc")" 100 \
@@ -117,10 +116,9 @@ is "$(grep -c 'switchy/1 --> -\?[0-9]' "$T/tails.trc")" 200 \
 is "$(grep -c 'unwound' "$T/tails.trc")" 0 "no call is shown unwound"
 
 # JSON says the same.
-spawn "$T/j.got" "$TARGETS/jumps" 20 700 5
+spawn_ready "$T/j.got" "$TARGETS/jumps" 20 go 5
 J=$PID
-sleep 0.2
-run "$RECCE" trace -p "$J" leap --return --count 0 --time 20 --format json
+run_go "$J" trace -p "$J" leap --return --count 0 --time 60 --format json
 is "$(grep -c '"event":"return","function":"jumps:leap".*"unwound":true' "$OUT")" 4 \
 	"JSON marks the 4 unwound calls"
 unlike "$(grep '"unwound":true' "$OUT")" '"ret"' "and gives them no return value"
@@ -131,7 +129,7 @@ wait_exit 20 "$J"
 if command -v go >/dev/null 2>&1; then
 	export GO111MODULE=off GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath"
 	if go build -o "$T/gotrace" tests/go/trace/main.go 2>"$T/go.err"; then
-		trace_to_end go "$T/gotrace" 50 @PAUSE@ 4 -- main.sortWork
+		trace_to_end go "$T/gotrace" 50 @GO@ 4 -- main.sortWork
 		is "$RC" 0 "trace of a Go function exits 0" || show_run
 		is "$WAIT_RC" 0 "the Go target exits 0"
 		is "$(cat "$T/go.got")" "$(cat "$T/go.want")" "with the same output as untraced"

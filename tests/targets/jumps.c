@@ -5,15 +5,17 @@
  *
  *   jumps [N] [PAUSE_MS] [EVERY]
  *
- * Waits PAUSE_MS (default 500), then calls hop(i) for i = 0..N-1 (default
- * 200), one call every 2 ms; hop calls leap(i), which longjmps back to
- * main when i is a multiple of EVERY (default 5). Prints "jumps: calls=N
- * jumped=K sum=S", sleeps PAUSE_MS again and exits 0.
+ * Waits PAUSE_MS (default 500; "go": its "ready" line and SIGUSR1, see ready.h), then calls hop(i)
+ * for i = 0..N-1 (default 200), one call every 2 ms; hop calls leap(i), which longjmps back to main
+ * when i is a multiple of EVERY (default 5). Prints "jumps: calls=N jumped=K sum=S", sleeps
+ * PAUSE_MS again and exits 0.
  */
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "ready.h"
 
 static jmp_buf back;
 static volatile long sink;
@@ -42,11 +44,10 @@ static void pause_ms(long ms)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 200;
-	long pause = argc > 2 ? atol(argv[2]) : 500;
 	long every = argc > 3 ? atol(argv[3]) : 5;
 	volatile long jumped = 0, sum = 0;
 
-	pause_ms(pause);
+	int go = target_start(argc > 2 ? argv[2] : NULL, "jumps");
 	for (volatile long i = 0; i < n; i++) {
 		if (setjmp(back) == 0)
 			sum += hop(i, every);
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
 	}
 	printf("jumps: calls=%ld jumped=%ld sum=%ld\n", n, (long)jumped, (long)sum);
 	fflush(stdout);
-	pause_ms(pause);
+	if (!go)
+		target_start(argc > 2 ? argv[2] : NULL, "jumps");
 	return 0;
 }

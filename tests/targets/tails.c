@@ -5,8 +5,8 @@
  *
  *   tails [N] [PAUSE_MS]
  *
- * Waits PAUSE_MS (default 500), then for i = 0..N-1 (default 200), one
- * round every millisecond, calls cond_tail(i), which on odd i leaves by a
+ * Waits PAUSE_MS (default 500; "go": its "ready" line and SIGUSR1, see ready.h), then for i =
+ * 0..N-1 (default 200), one round every millisecond, calls cond_tail(i), which on odd i leaves by a
  * conditional jump straight into odd_leaf; ptr_tail(i), which leaves by an
  * indirect jump through a table of function pointers; and switchy(i),
  * whose switch jumps through a table inside itself. Prints "tails:
@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "ready.h"
 
 static volatile long sink;
 
@@ -74,16 +76,16 @@ static void pause_ms(long ms)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 200;
-	long pause = argc > 2 ? atol(argv[2]) : 500;
 	long sum = 0;
 
-	pause_ms(pause);
+	int go = target_start(argc > 2 ? argv[2] : NULL, "tails");
 	for (long i = 0; i < n; i++) {
 		sum += cond_tail(i) + ptr_tail(i) + switchy(i);
 		pause_ms(1);
 	}
 	printf("tails: calls=%ld sum=%ld\n", n, sum);
 	fflush(stdout);
-	pause_ms(pause);
+	if (!go)
+		target_start(argc > 2 ? argv[2] : NULL, "tails");
 	return 0;
 }

@@ -4,16 +4,18 @@
  *
  *   throws [N] [PAUSE_MS] [EVERY]
  *
- * Waits PAUSE_MS (default 500) so a tracer can attach, then calls
- * shop::restock(i) for i = 0..N-1 (default 200), one call every 2 ms;
- * restock calls shop::fill_map(i), which throws std::runtime_error when
- * i is a multiple of EVERY (default 7), and main catches it. Prints
- * "throws: calls=N thrown=K sum=S", sleeps PAUSE_MS again and exits 0.
+ * Waits PAUSE_MS (default 500; "go": its "ready" line and SIGUSR1, see ready.h) so a tracer can
+ * attach, then calls shop::restock(i) for i = 0..N-1 (default 200), one call every 2 ms; restock
+ * calls shop::fill_map(i), which throws std::runtime_error when i is a multiple of EVERY (default
+ * 7), and main catches it. Prints "throws: calls=N thrown=K sum=S", sleeps PAUSE_MS again and exits
+ * 0.
  */
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <time.h>
+
+#include "ready.h"
 
 static volatile long sink;
 
@@ -44,11 +46,10 @@ static void pause_ms(long ms)
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 200;
-	long pause = argc > 2 ? atol(argv[2]) : 500;
 	long every = argc > 3 ? atol(argv[3]) : 7;
 	long thrown = 0, sum = 0;
 
-	pause_ms(pause);
+	int go = target_start(argc > 2 ? argv[2] : NULL, "throws");
 	for (long i = 0; i < n; i++) {
 		try {
 			sum += shop::restock(i, every);
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
 	}
 	printf("throws: calls=%ld thrown=%ld sum=%ld\n", n, thrown, sum);
 	fflush(stdout);
-	pause_ms(pause);
+	if (!go)
+		target_start(argc > 2 ? argv[2] : NULL, "throws");
 	return 0;
 }

@@ -6,15 +6,19 @@
 //
 //	trace N PAUSE_MS G
 //
-// Prints "go: calls=G*N sum=S" and exits 0 after a second pause.
+// Prints "go: calls=G*N sum=S" and exits 0 after a second pause. With
+// PAUSE_MS "go", it prints "gotrace: ready" and waits for SIGUSR1 (sent
+// once the tracer is in) instead of the first pause, and has no second.
 package main
 
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -39,13 +43,21 @@ func sortWork(seed int) int {
 }
 
 func main() {
-	n, pause, g := 100, 500, 4
+	n, pause, g, wait := 100, 500, 4, false
 	if len(os.Args) > 3 {
 		n, _ = strconv.Atoi(os.Args[1])
+		wait = os.Args[2] == "go"
 		pause, _ = strconv.Atoi(os.Args[2])
 		g, _ = strconv.Atoi(os.Args[3])
 	}
-	time.Sleep(time.Duration(pause) * time.Millisecond)
+	if wait {
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		fmt.Println("gotrace: ready")
+		<-usr1
+	} else {
+		time.Sleep(time.Duration(pause) * time.Millisecond)
+	}
 	var wg sync.WaitGroup
 	sums := make([]int, g)
 	for k := 0; k < g; k++ {
