@@ -116,8 +116,11 @@ run "$RECCE" query --store "$STORE" --from "@$SPLIT_AT" --to "@$END" --pid "$SPL
 	-o "$T/split.pb.gz"
 is "$RC" 0 "query -o writes a pprof profile" || show_run
 perl "$(dirname "$0")/pprof-labels.pl" "$T/split.pb.gz" >"$T/labels"
-is "$(grep -vc "pid=$SPLIT .*comm=split exe=/[^ ]*/split build_id=[0-9a-f]\\{40\\}" \
-	"$T/labels")" 0 "every sample has the process's pid, comm, exe and build-id" ||
+# Before its exec the process was spawn's setsid and env, and its samples
+# say so.
+is "$(grep -Ev "pid=$SPLIT .*comm=(setsid|env) exe=/usr/bin/(setsid|env) " "$T/labels" |
+	grep -vc "pid=$SPLIT .*comm=split exe=/[^ ]*/split build_id=[0-9a-f]\\{40\\}")" 0 \
+	"every sample has the process's pid, comm, exe and build-id" ||
 	diag "$(grep -v "comm=split exe=/[^ ]*/split build_id=" "$T/labels")"
 run "$RECCE" report "$T/split.pb.gz" -n 3
 like "$(cat "$OUT")" 'work_a' "recce report reads it"
