@@ -34,7 +34,7 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
-.PHONY: all lib deps check check-loaded lint unit cli targets demo demo-seq demo-patch bench soak asan asan-check fuzz fuzz-run fuzz-replay \
+.PHONY: all lib deps check check-loaded lint unit cli targets demo demo-seq demo-patch bench soak mutate asan asan-check fuzz fuzz-run fuzz-replay \
 	install clean format
 .DEFAULT_GOAL := all
 
@@ -336,6 +336,11 @@ bench: deps
 # patch and trace --fast in each thread state (inject-torture.t runs 2
 # and 1), 5,000 random programs against librecce's ring model (200 in
 # check), and the load tests.
+# Small bugs put into a copy of the tree one at a time (tests/mutants/):
+# every one must make a test fail. MUTANTS="a b" runs only those.
+mutate: deps
+	sh scripts/mutate.sh
+
 soak: deps
 	$(MAKE) all targets
 	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 EVENTS_MODEL_CASES=5000 B=$(B) prove -v \

@@ -32,6 +32,15 @@ cmp_ok "$SELF_N" '==' "$BURN" "burn_cpu's samples in the table match the folded 
 cmp_ok "$(awk -v a="$SELF_PCT" -v n="$SELF_N" -v t="$TOTAL" 'BEGIN { d = a - 100 * n / t; print d < 0 ? -d : d }')" '<' 0.15 \
 	"and its self % is samples/total ($SELF_PCT% ~ $SELF_N/$TOTAL)"
 
+# A caller's row: main's self % is its own samples, its total % all those
+# through it, each exactly as the folded stacks give them (to 2 decimals).
+run "$RECCE" report -n 0 --value samples "$P"
+MAIN=$(table_rows "$(cat "$OUT")" | awk '$4 == "main" { print $1, $2, $3; exit }')
+WANT=$(awk -v s="$(folded_count "$FOLDED" '(^|;)main$')" \
+	-v a="$(folded_count "$FOLDED" '(^|;)main(;|$)')" -v t="$TOTAL" \
+	'BEGIN { printf "%.2f%% %.2f%% %d\n", 100 * s / t, 100 * a / t, s }')
+is "$MAIN" "$WANT" "main's row: self % and total % of the folded stacks, and its own samples"
+
 # --focus keeps the stacks through a function, --ignore drops them.
 run "$RECCE" report --folded --value samples --focus '^burn_cpu$' "$P"
 is "$RC" 0 "report --focus exits 0"

@@ -16,11 +16,11 @@ spawn "$T/tasks.out" env RECCE_RING_EVENTS=65536 "$TARGETS/ev-tasks" loop
 wait_for 20 grep -q '^ready' "$T/tasks.out" || fail "ev-tasks did not start" "$(cat "$T/tasks.out")"
 LOOP=$PID
 
-# truth TYPE FIELD: what the target measured (created, runs, exec).
+# truth TYPE FIELD: what the target measured (created, runs, exec, wait).
 truth()
 {
 	awk -v t="$1" -v f="$2" '$1 == "truth" && $2 == t {
-		print (f == "created" ? $3 : f == "runs" ? $4 : $5) }' "$T/tasks.out"
+		print (f == "created" ? $3 : f == "runs" ? $4 : f == "exec" ? $5 : $6) }' "$T/tasks.out"
 }
 # got TYPE FIELD: the same from recce's JSON ($OUT).
 got()
@@ -46,6 +46,8 @@ for ty in parse handle db_query timer; do
 		within10 "$(got "$ty" exec_ns)" "$(truth "$ty" exec)"
 done
 is "$(got handle finished)" 20 "the 20 handles finished"
+ok "timer: time ready but not running within 10% ($(got timer wait_ns) ns, the target measured $(truth timer wait))" \
+	within10 "$(got timer wait_ns)" "$(truth timer wait)"
 ok "children: the db_query time counts for handle, though each ran after its parent finished" \
 	within10 "$(got handle children_ns)" "$(truth db_query exec)"
 is "$(got parse children_ns)" 0 "parse has no children"

@@ -3,9 +3,11 @@
  * "loop-1" runs 50 tasks "parse" twice each (1 ms busy a run) and 20
  * tasks "handle" (3 ms) that each create a child "db_query" (2 ms) which
  * runs after its parent finished; the thread "loop-2" runs 30 tasks
- * "timer" (0.5 ms). Each run is busy for its time by the clock, and the
- * program measures its own runs. At the end it prints, per type,
- * "truth TYPE CREATED RUNS EXEC_NS", then "ready", and sleeps until killed
+ * "timer" (0.5 ms), each created 1 ms (by the clock) before it runs. Each
+ * run is busy for its time by the clock, and the program measures its own
+ * runs and how long each task was ready before it (from its creation or
+ * its last run). At the end it prints, per type, "truth TYPE CREATED RUNS
+ * EXEC_NS WAIT_NS", then "ready", and sleeps until killed
  * (or, with an argument "loop", keeps running "tick" tasks every 10 ms).
  */
 #include <pthread.h>
@@ -27,21 +29,33 @@ static uint64_t now_ns(void)
 
 struct truth {
 	const char *type;
-	uint64_t created, runs, exec_ns;
+	uint64_t created, runs, exec_ns, wait_ns;
 };
 static struct truth truths[4] = {{"parse"}, {"handle"}, {"db_query"}, {"timer"}};
 
-/* One run of task id: start, busy for ns, stop; its time measured. */
-static void run(uint64_t id, uint64_t ns, struct truth *t)
+/* One run of task id, ready since *ready: start, busy for ns, stop; its
+ * time and its wait measured, and *ready is its end. */
+static void run(uint64_t id, uint64_t ns, struct truth *t, uint64_t *ready)
 {
-	recce_task_start(id);
 	uint64_t t0 = now_ns();
+	recce_task_start(id);
 	while (now_ns() - t0 < ns)
 		;
 	uint64_t t1 = now_ns();
 	recce_task_stop(id);
 	t->runs++;
 	t->exec_ns += t1 - t0;
+	t->wait_ns += t0 - *ready;
+	*ready = t1;
+}
+
+/* Creates task id: the time it is ready from. */
+static uint64_t create(uint64_t id, const char *type, uint64_t parent, struct truth *t)
+{
+	uint64_t at = now_ns();
+	recce_task_create(id, type, parent);
+	t->created++;
+	return at;
 }
 
 static void *loop2(void *arg)
@@ -49,9 +63,10 @@ static void *loop2(void *arg)
 	prctl(PR_SET_NAME, "loop-2");
 	for (uint64_t i = 0; i < 30; i++) {
 		uint64_t id = 0x30000 + i;
-		recce_task_create(id, "timer", 0);
-		truths[3].created++;
-		run(id, 500000, &truths[3]);
+		uint64_t ready = create(id, "timer", 0, &truths[3]);
+		while (now_ns() - ready < 1000000)
+			;
+		run(id, 500000, &truths[3], &ready);
 		recce_task_finish(id);
 	}
 	return arg;
@@ -65,10 +80,9 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, loop2, NULL);
 	for (uint64_t i = 0; i < 50; i++) {
 		uint64_t id = 0x10000 + i;
-		recce_task_create(id, "parse", 0);
-		truths[0].created++;
-		run(id, 1000000, &truths[0]);
-		run(id, 1000000, &truths[0]);
+		uint64_t ready = create(id, "parse", 0, &truths[0]);
+		run(id, 1000000, &truths[0], &ready);
+		run(id, 1000000, &truths[0], &ready);
 		recce_task_finish(id);
 	}
 	for (uint64_t i = 0; i < 20; i++) {
@@ -79,27 +93,26 @@ int main(int argc, char **argv)
 		uint64_t t0 = now_ns();
 		while (now_ns() - t0 < 3000000)
 			;
-		recce_task_create(child, "db_query", id);
-		truths[2].created++;
+		uint64_t ready = create(child, "db_query", id, &truths[2]);
 		uint64_t t1 = now_ns();
 		recce_task_stop(id);
 		truths[1].runs++;
 		truths[1].exec_ns += t1 - t0;
 		recce_task_finish(id);
-		run(child, 2000000, &truths[2]);
+		run(child, 2000000, &truths[2], &ready);
 		recce_task_finish(child);
 	}
 	pthread_join(t, NULL);
 	for (int i = 0; i < 4; i++)
-		printf("truth %s %llu %llu %llu\n", truths[i].type,
+		printf("truth %s %llu %llu %llu %llu\n", truths[i].type,
 		       (unsigned long long)truths[i].created, (unsigned long long)truths[i].runs,
-		       (unsigned long long)truths[i].exec_ns);
+		       (unsigned long long)truths[i].exec_ns, (unsigned long long)truths[i].wait_ns);
 	printf("ready\n");
 	fflush(stdout);
 	struct truth tick = {"tick"};
 	for (uint64_t i = 0; argc > 1 && strcmp(argv[1], "loop") == 0; i++) {
-		recce_task_create(0x40000 + i, "tick", 0);
-		run(0x40000 + i, 100000, &tick);
+		uint64_t ready = create(0x40000 + i, "tick", 0, &tick);
+		run(0x40000 + i, 100000, &tick, &ready);
 		recce_task_finish(0x40000 + i);
 		usleep(10000);
 	}

@@ -60,6 +60,10 @@ static void test_cond_eval(void **state)
 	assert_true(eval("n > 30", 31, "x"));
 	assert_false(eval("n > 30", 30, "x"));
 	assert_true(eval("n >= 30 && n <= 30", 30, "x"));
+	assert_false(eval("n < 30", 30, "x"));
+	assert_true(eval("n < 30", 29, "x"));
+	assert_false(eval("n >= 30", 29, "x"));
+	assert_false(eval("n <= 30", 31, "x"));
 	assert_true(eval("name == \"client-42\"", 1, "client-42"));
 	assert_false(eval("name == \"client-42\"", 1, "client-4"));
 	assert_true(eval("name != \"a\" || n == 0", 0, "a"));
