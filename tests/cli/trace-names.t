@@ -13,9 +13,11 @@ NM=$(nm "$TARGETS/shop")
 like "$NM" '_ZN4shop8fill_mapEl\.cold' "the target has a .cold fragment of shop::fill_map"
 like "$NM" 'sort_batch.*\.constprop\.0' "and a .constprop clone of shop::sort_batch"
 
-spawn "$T/shop.out" "$TARGETS/shop" 2000 300
+# Rounds until told to stop: it lives through every trace below, however
+# slow the machine.
+spawn_ready "$T/shop.out" "$TARGETS/shop" 0 go
 S=$PID
-sleep 0.2
+kill -USR1 "$S"
 
 run "$RECCE" trace -p "$S" 'shop::fill_map' --return --count 4
 is "$RC" 0 "'shop::fill_map' is found" || show_run
@@ -88,7 +90,8 @@ is "$RC" 1 "a name that matches nothing exits 1"
 like "$(cat "$ERR")" 'the nearest names are: shop::fill_map,' \
 	"and the nearest name suggested is shop::fill_map" || show_run
 
-wait_exit 30 "$S" || fail "the target finishes" "still running"
+kill -USR1 "$S"
+wait_exit 60 "$S" || fail "the target finishes" "still running"
 is "$WAIT_RC" 0 "the target exits 0 after being traced thirteen times"
 
 done_testing

@@ -15,12 +15,19 @@
  * shop::quote (a struct returned in memory) and shop::price (a double
  * returned in xmm0).
  * Prints "shop: sum=S", sleeps PAUSE_MS again and exits 0.
+ *
+ * With PAUSE_MS "go" it waits for SIGUSR1 instead (ready.h); N 0 then
+ * means rounds until the next SIGUSR1, and no last pause.
  */
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <time.h>
+
+#include <signal.h>
+
+#include "ready.h"
 
 static volatile long sink;
 
@@ -100,15 +107,29 @@ static void pause_ms(long ms)
 	nanosleep(&ts, nullptr);
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 100;
-	long pause = argc > 2 ? atol(argv[2]) : 500;
 	long sum = 0;
 	shop::Cart cart = {{1, 2, 3, 4, 5, 6, 7, 8}};
 
-	pause_ms(pause);
-	for (long i = 0; i < n; i++) {
+	int go = target_start(argc > 2 ? argv[2] : nullptr, "shop");
+	if (go && n == 0) {
+		sigset_t usr1;
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		signal(SIGUSR1, on_usr1);
+		sigprocmask(SIG_UNBLOCK, &usr1, nullptr);
+	}
+	for (long i = 0; (n == 0 && go) ? !stop : i < n; i++) {
 		long v[8] = {i % 7, 3, i % 5, 9, 1, i % 3, 4, 2};
 		sum += shop::fill_map(i) + cart.total() + shop::sort_batch(v, 8) + rank(i);
 		sum += (long)shop::make_key((unsigned long)i).size() + (long)shop::price(i * 7);
@@ -118,6 +139,7 @@ int main(int argc, char **argv)
 	}
 	printf("shop: sum=%ld\n", sum);
 	fflush(stdout);
-	pause_ms(pause);
+	if (!go)
+		target_start(argc > 2 ? argv[2] : nullptr, "shop");
 	return 0;
 }
