@@ -15,6 +15,10 @@
 #include "util/array.h"
 #include "util/path.h"
 
+/* The mapping where uprobes run a probed instruction out of line (a
+ * sample there is in the probed function's first instruction). */
+#define XOL_AREA "[uprobes]"
+
 struct perfmap_slot {
 	pid_t pid;
 	struct perfmap *map; /* NULL: the process has none (or not its user's) */
@@ -106,7 +110,8 @@ void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonle
 		out->jit_name = pm ? perfmap_lookup(pm, look, &start) : NULL;
 		if (out->jit_name)
 			out->kind = FRAME_JIT;
-		else if (m->path && (m->path[0] == '/' || strcmp(m->path, "[vdso]") == 0))
+		else if (m->path && (m->path[0] == '/' || strcmp(m->path, "[vdso]") == 0 ||
+				     strcmp(m->path, XOL_AREA) == 0))
 			out->kind = FRAME_OFFSET;
 		return;
 	}
@@ -141,8 +146,14 @@ void frame_name_format(const struct frame_name *f, char *buf, size_t len)
 		snprintf(buf, len, "%s", f->jit_name);
 		break;
 	case FRAME_OFFSET:
-		snprintf(buf, len, "%s+0x%llx", path_base(f->map->path ? f->map->path : "?"),
-			 (unsigned long long)f->offset);
+		/* The kernel's page of probed instructions stepped out of line:
+		 * one name, whichever slot. */
+		if (f->map->path && strcmp(f->map->path, XOL_AREA) == 0)
+			snprintf(buf, len, "%s", XOL_AREA);
+		else
+			snprintf(buf, len, "%s+0x%llx",
+				 path_base(f->map->path ? f->map->path : "?"),
+				 (unsigned long long)f->offset);
 		break;
 	default:
 		snprintf(buf, len, "[unknown]");

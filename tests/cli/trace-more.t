@@ -203,6 +203,8 @@ run "$RECCE" report "$T/sp.pb.gz" --format folded
 unlike "$(cat "$OUT")" 'asm_exc_int3|asm_exc_debug|exc_debug_user|uprobe_notify_resume|handle_swbp|uprobe_dispatcher|bpf_prog' \
 	"no frame of a probe's trap or handler in any stack"
 like "$(cat "$OUT")" 'spin_step [0-9]+' "the probed function's samples are there"
+unlike "$(cat "$OUT")" '\[unknown\]' \
+	"no frame is unknown: the instruction the kernel steps out of line is named [uprobes]"
 kill_quietly "$SPT" "$SP"
 
 done_testing
