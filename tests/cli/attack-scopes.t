@@ -58,6 +58,17 @@ is "$RC" 1 "tom (read,trace) may not start a program with trace -- CMD"
 ok "the program never ran" test ! -e "$T/pwned-3"
 like "$(cat "$ERR")" "lets cert:tom read,trace only, and trace -- CMD needs the scope exec" "trace names exec too"
 
+# --- commands by their name alone -----------------------------------------
+
+as eve trace -p "$CALLS" add_pair --count 1
+is "$RC" 1 "eve (read) may not trace a process"
+like "$(cat "$ERR")" "lets cert:eve read only, and trace needs the scope trace" \
+	"the refusal names the scope trace"
+as tom patch -p "$CALLS" --list
+is "$RC" 1 "tom (read,trace) may not patch, not even to list patches"
+like "$(cat "$ERR")" "lets cert:tom read,trace only, and patch needs the scope patch" \
+	"the refusal names the scope patch"
+
 # --- options as getopt reads them ----------------------------------------
 
 for spelling in "-ealloc" "--even=alloc" "-e alloc"; do
