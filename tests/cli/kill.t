@@ -24,12 +24,6 @@ recce_objects()
 
 no_objects() { [ "$(recce_objects)" = 0 ]; }
 
-# rates FILE: how many "rate" lines the spinner has printed.
-rates() { grep -c '^rate ' "$1"; }
-
-# rates_past FILE N K: whether FILE has K rate lines past its first N.
-rates_past() { [ "$(rates "$1")" -ge $(($2 + $3)) ]; }
-
 # The check below sees a breakpoint when there is one: while a trace runs,
 # the target's code differs from its file; after recce's SIGKILL it is
 # equal again.

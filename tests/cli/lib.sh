@@ -577,3 +577,10 @@ rate_min()
 {
 	grep '^rate ' "$1" | tail -n "$2" | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'
 }
+
+# rates FILE: how many "rate" lines such a target has printed.
+rates() { grep -c '^rate ' "$1"; }
+
+# rates_past FILE N K: whether FILE has K rate lines past its first N (for
+# wait_for: time by the target's own clock).
+rates_past() { [ "$(rates "$1")" -ge $(($2 + $3)) ]; }

@@ -36,7 +36,7 @@ like "$(cat "$ERR")" "^recce: tracing 1 function in process $PID with perf uprob
 # target never slows down. Raised, it runs.
 spawn "$T/wide.out" "$TARGETS/spinner" 30 40
 WIDE=$PID
-sleep 1
+wait_for 60 rates_past "$T/wide.out" 0 20
 BASE=$(rate_min "$T/wide.out" 6)
 RECCE_NO_BPF=1 run "$RECCE" trace -p "$WIDE" spin_step --return --time 2
 is "$RC" 1 "perf uprobe events on 41 threads with returns: refused, exit 1" || show_run

@@ -127,7 +127,9 @@ ok "the file a killed recce left is removed" test ! -e "$LEFT"
 ok "one whose recce still runs is not" test -e "$LIVE"
 ok "nor a symbolic link of the same name" test -L "$LINK"
 cmp_ok "$traced" -ge 5 "and at least 5 of them came while the trace ran ($traced)"
-sleep 0.5
+# Five windows of 100 ms by the target's own clock after the last trace.
+AFTER=$(rates "$T/tight.out")
+wait_for 60 rates_past "$T/tight.out" "$AFTER" 5
 now=$(rate_min "$T/tight.out" 3)
 ok "the target runs at full speed again ($now against $base calls per 100 ms)" \
 	awk "BEGIN { exit !($now >= 0.6 * $base) }"

@@ -42,6 +42,24 @@ func sortWork(seed int) int {
 	return v[0] + v[63] + deep(40+seed%20)
 }
 
+// warmUp keeps g goroutines busy at once for 50 ms, so that the runtime
+// has made its threads before the tracer attaches: a tracer that follows
+// new threads only from when it reads of them (perf uprobe events) then
+// sees every call.
+func warmUp(g int) {
+	var wg sync.WaitGroup
+	end := time.Now().Add(50 * time.Millisecond)
+	for k := 0; k < g; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 func main() {
 	n, pause, g, wait := 100, 500, 4, false
 	if len(os.Args) > 3 {
@@ -53,6 +71,7 @@ func main() {
 	if wait {
 		usr1 := make(chan os.Signal, 1)
 		signal.Notify(usr1, syscall.SIGUSR1)
+		warmUp(g)
 		fmt.Println("gotrace: ready")
 		<-usr1
 	} else {
