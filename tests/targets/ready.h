@@ -14,7 +14,7 @@
 #include <time.h>
 
 /* Blocks SIGUSR1, makes stdout line-buffered and prints "name: ready". */
-static inline void target_ready(const char *name)
+static inline __attribute__((always_inline)) void target_ready(const char *name)
 {
 	sigset_t usr1;
 
@@ -26,7 +26,7 @@ static inline void target_ready(const char *name)
 }
 
 /* Waits for the next SIGUSR1. */
-static inline void target_wait_go(void)
+static inline __attribute__((always_inline)) void target_wait_go(void)
 {
 	sigset_t usr1;
 	int sig;
@@ -40,7 +40,7 @@ static inline void target_wait_go(void)
  * and waits for SIGUSR1, and returns 1 (the target then exits without its
  * last pause); a number sleeps that many milliseconds and returns 0. Call
  * it before any thread starts. */
-static inline int target_start(const char *arg, const char *name)
+static inline __attribute__((always_inline)) int target_start(const char *arg, const char *name)
 {
 	if (arg && strcmp(arg, "go") == 0) {
 		target_ready(name);
