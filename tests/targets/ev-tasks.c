@@ -6,8 +6,10 @@
  * "timer" (0.5 ms), each created 1 ms (by the clock) before it runs. Each
  * run is busy for its time by the clock, and the program measures its own
  * runs and how long each task was ready before it (from its creation or
- * its last run). At the end it prints, per type, "truth TYPE CREATED RUNS
- * EXEC_NS WAIT_NS", then "ready", and sleeps until killed
+ * its last run), as the least and the most it can have been (the clock
+ * read around the calls that make the events). At the end it prints, per
+ * type, "truth TYPE CREATED RUNS EXEC_NS WAIT_LO_NS WAIT_HI_NS", then
+ * "ready", and sleeps until killed
  * (or, with an argument "loop", keeps running "tick" tasks every 10 ms).
  */
 #include <pthread.h>
@@ -29,31 +31,40 @@ static uint64_t now_ns(void)
 
 struct truth {
 	const char *type;
-	uint64_t created, runs, exec_ns, wait_ns;
+	uint64_t created, runs, exec_ns, wait_lo, wait_hi;
+};
+
+/* When a task became ready: the clock before and after the call. */
+struct ready {
+	uint64_t lo, hi;
 };
 static struct truth truths[4] = {{"parse"}, {"handle"}, {"db_query"}, {"timer"}};
 
 /* One run of task id, ready since *ready: start, busy for ns, stop; its
  * time and its wait measured, and *ready is its end. */
-static void run(uint64_t id, uint64_t ns, struct truth *t, uint64_t *ready)
+static void run(uint64_t id, uint64_t ns, struct truth *t, struct ready *ready)
 {
-	uint64_t t0 = now_ns();
+	uint64_t s0 = now_ns();
 	recce_task_start(id);
+	uint64_t t0 = now_ns();
 	while (now_ns() - t0 < ns)
 		;
 	uint64_t t1 = now_ns();
 	recce_task_stop(id);
+	uint64_t t2 = now_ns();
 	t->runs++;
 	t->exec_ns += t1 - t0;
-	t->wait_ns += t0 - *ready;
-	*ready = t1;
+	t->wait_lo += s0 > ready->hi ? s0 - ready->hi : 0;
+	t->wait_hi += t0 - ready->lo;
+	*ready = (struct ready){t1, t2};
 }
 
-/* Creates task id: the time it is ready from. */
-static uint64_t create(uint64_t id, const char *type, uint64_t parent, struct truth *t)
+/* Creates task id: when it is ready from. */
+static struct ready create(uint64_t id, const char *type, uint64_t parent, struct truth *t)
 {
-	uint64_t at = now_ns();
+	struct ready at = {now_ns(), 0};
 	recce_task_create(id, type, parent);
+	at.hi = now_ns();
 	t->created++;
 	return at;
 }
@@ -63,8 +74,8 @@ static void *loop2(void *arg)
 	prctl(PR_SET_NAME, "loop-2");
 	for (uint64_t i = 0; i < 30; i++) {
 		uint64_t id = 0x30000 + i;
-		uint64_t ready = create(id, "timer", 0, &truths[3]);
-		while (now_ns() - ready < 1000000)
+		struct ready ready = create(id, "timer", 0, &truths[3]);
+		while (now_ns() - ready.hi < 1000000)
 			;
 		run(id, 500000, &truths[3], &ready);
 		recce_task_finish(id);
@@ -80,7 +91,7 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, loop2, NULL);
 	for (uint64_t i = 0; i < 50; i++) {
 		uint64_t id = 0x10000 + i;
-		uint64_t ready = create(id, "parse", 0, &truths[0]);
+		struct ready ready = create(id, "parse", 0, &truths[0]);
 		run(id, 1000000, &truths[0], &ready);
 		run(id, 1000000, &truths[0], &ready);
 		recce_task_finish(id);
@@ -93,7 +104,7 @@ int main(int argc, char **argv)
 		uint64_t t0 = now_ns();
 		while (now_ns() - t0 < 3000000)
 			;
-		uint64_t ready = create(child, "db_query", id, &truths[2]);
+		struct ready ready = create(child, "db_query", id, &truths[2]);
 		uint64_t t1 = now_ns();
 		recce_task_stop(id);
 		truths[1].runs++;
@@ -104,14 +115,15 @@ int main(int argc, char **argv)
 	}
 	pthread_join(t, NULL);
 	for (int i = 0; i < 4; i++)
-		printf("truth %s %llu %llu %llu %llu\n", truths[i].type,
+		printf("truth %s %llu %llu %llu %llu %llu\n", truths[i].type,
 		       (unsigned long long)truths[i].created, (unsigned long long)truths[i].runs,
-		       (unsigned long long)truths[i].exec_ns, (unsigned long long)truths[i].wait_ns);
+		       (unsigned long long)truths[i].exec_ns, (unsigned long long)truths[i].wait_lo,
+		       (unsigned long long)truths[i].wait_hi);
 	printf("ready\n");
 	fflush(stdout);
 	struct truth tick = {"tick"};
 	for (uint64_t i = 0; argc > 1 && strcmp(argv[1], "loop") == 0; i++) {
-		uint64_t ready = create(0x40000 + i, "tick", 0, &tick);
+		struct ready ready = create(0x40000 + i, "tick", 0, &tick);
 		run(0x40000 + i, 100000, &tick, &ready);
 		recce_task_finish(0x40000 + i);
 		usleep(10000);
