@@ -42,6 +42,24 @@ static int16_t slot(size_t nwords, int w)
 
 _Static_assert(UBPF_CAP_WORDS <= UBPF_MAX_CHAIN, "a capture fits where the chain goes");
 
+/* Instructions at p[n]: r0 = the family map's entry for the current
+ * process (NULL if it is not a member), its tgid left at r10-4. Returns
+ * the next index. */
+static size_t emit_family_lookup(struct bpf_insn *p, size_t n, int family_fd)
+{
+	struct bpf_insn ld[] = {LD_MAP_FD(BPF_REG_1, family_fd)};
+
+	p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
+	p[n++] = RSH64_IMM(BPF_REG_0, 32);
+	p[n++] = STX_W(BPF_REG_10, BPF_REG_0, -4);
+	p[n++] = ld[0];
+	p[n++] = ld[1];
+	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
+	p[n++] = ADD64_IMM(BPF_REG_2, -4);
+	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	return n;
+}
+
 int ubpf_family_new(size_t n)
 {
 	return bpf_map_new(BPF_MAP_TYPE_HASH, 4, 4, (uint32_t)n, "recce_family");
@@ -69,15 +87,7 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *
 	p[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1);
 	if (family_fd >= 0) {
 		/* Only the processes of the family: the rest return at once. */
-		struct bpf_insn ld[] = {LD_MAP_FD(BPF_REG_1, family_fd)};
-		p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
-		p[n++] = RSH64_IMM(BPF_REG_0, 32);
-		p[n++] = STX_W(BPF_REG_10, BPF_REG_0, -4);
-		p[n++] = ld[0];
-		p[n++] = ld[1];
-		p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-		p[n++] = ADD64_IMM(BPF_REG_2, -4);
-		p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+		n = emit_family_lookup(p, n, family_fd);
 		p[n++] = JNE_IMM(BPF_REG_0, 0, 2);
 		p[n++] = MOV64_IMM(BPF_REG_0, 0);
 		p[n++] = EXIT();
@@ -236,14 +246,7 @@ int ubpf_follow_forks(int family_fd, uint32_t tgid_offset, char *log, size_t log
 	size_t n = 0;
 
 	p[n++] = MOV64_REG(BPF_REG_6, BPF_REG_1); /* u64 args[]: parent, child */
-	p[n++] = CALL(BPF_FUNC_get_current_pid_tgid);
-	p[n++] = RSH64_IMM(BPF_REG_0, 32);
-	p[n++] = STX_W(BPF_REG_10, BPF_REG_0, -4); /* the parent's tgid */
-	p[n++] = ld[0];
-	p[n++] = ld[1];
-	p[n++] = MOV64_REG(BPF_REG_2, BPF_REG_10);
-	p[n++] = ADD64_IMM(BPF_REG_2, -4);
-	p[n++] = CALL(BPF_FUNC_map_lookup_elem);
+	n = emit_family_lookup(p, n, family_fd);  /* the parent's tgid at r10-4 */
 	size_t outsider = n;
 	p[n++] = JEQ_IMM(BPF_REG_0, 0, 0);
 	p[n++] = LDX_DW(BPF_REG_3, BPF_REG_6, 8);
