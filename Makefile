@@ -207,8 +207,16 @@ $(B)/targets/fixes/%.so: tests/targets/fixes/%.cpp | $(B)
 	@mkdir -p $(@D)
 	$(CXX) -O1 -g -fPIC -shared -o $@ $<
 
+# Libraries the targets load themselves, linked for lazy binding as a
+# distribution's libraries without -z now are.
+LIB_SRCS := $(wildcard tests/targets/libs/*.c)
+LIB_SOS := $(patsubst tests/targets/libs/%.c,$(B)/targets/libs/%.so,$(LIB_SRCS))
+$(B)/targets/libs/%.so: tests/targets/libs/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fPIC -shared -Wl,-z,lazy -o $@ $<
+
 OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-%,$(TARGET_BINS))
-targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
+targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(LIB_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
 	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))
 

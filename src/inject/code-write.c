@@ -108,7 +108,7 @@ int code_write(pid_t pid, const struct code_edit *e, size_t n, const struct code
 			return -EINVAL;
 	for (long wait = 100;; wait = wait < 5000 ? wait * 2 : 5000) {
 		struct stop_all s;
-		int err = stop_all(&s, pid, STOP_TIMEOUT_MS);
+		int err = stop_all(&s, pid, STOP_TIMEOUT_MS, STOP_ALL_TAKE_STOPPED);
 		if (err)
 			return err;
 		st->attempts++;

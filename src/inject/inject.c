@@ -449,7 +449,7 @@ static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps 
 	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + PICK_TIMEOUT_MS * 1000000ull;
 
 	for (;;) {
-		int err = stop_all(s, inj->pid, STOP_TIMEOUT_MS);
+		int err = stop_all(s, inj->pid, STOP_TIMEOUT_MS, 0);
 		if (err)
 			return err;
 		err = tmaps_read(maps, inj->pid);
@@ -612,7 +612,7 @@ void injector_close(struct injector *inj)
 	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + CLOSE_TIMEOUT_MS * 1000000ull;
 	for (;;) {
 		struct stop_all s;
-		if (stop_all(&s, inj->pid, STOP_TIMEOUT_MS) != 0)
+		if (stop_all(&s, inj->pid, STOP_TIMEOUT_MS, STOP_ALL_TAKE_STOPPED) != 0)
 			return;
 		int inside = 0;
 		for (size_t i = 0; i < s.n; i++)

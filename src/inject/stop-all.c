@@ -161,14 +161,14 @@ static int wait_all(struct stop_all *s, uint64_t deadline)
 	return 0;
 }
 
-int stop_all(struct stop_all *s, pid_t pid, int timeout_ms)
+int stop_all(struct stop_all *s, pid_t pid, int timeout_ms, int flags)
 {
 	struct proc_ids ids;
 	int err = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	if (thread_state(pid, pid) == 'T')
+	if (!(flags & STOP_ALL_TAKE_STOPPED) && thread_state(pid, pid) == 'T')
 		return -EBUSY;
 	proc_ids_init(&ids);
 	s->since_ns = time_now_ns(CLOCK_MONOTONIC);

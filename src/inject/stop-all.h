@@ -38,14 +38,21 @@ struct stop_all {
 	pid_t failed_tid;  /* on -ETIMEDOUT: the thread that would not stop */
 };
 
+/* A process stopped by job control (SIGSTOP, ^Z) is taken as it is, for
+ * work that runs none of its code (reading and writing its memory): each
+ * thread reports its stop once seized and goes back into the group-stop
+ * when released, unless SIGCONT came meanwhile. Without the flag such a
+ * process is refused, since a call made in it could not run. */
+#define STOP_ALL_TAKE_STOPPED 1
+
 /*
  * Stops every thread of pid, waiting at most timeout_ms for each. Returns
  * 0; -EPERM when ptrace is refused; -ESRCH when the process is gone;
- * -EBUSY when it is stopped by a signal (job control); -ETIMEDOUT when a
- * thread would not stop (failed_tid says which). On failure nothing
- * stays stopped.
+ * -EBUSY when it is stopped by a signal (job control) and flags lack
+ * STOP_ALL_TAKE_STOPPED; -ETIMEDOUT when a thread would not stop
+ * (failed_tid says which). On failure nothing stays stopped.
  */
-int stop_all(struct stop_all *s, pid_t pid, int timeout_ms);
+int stop_all(struct stop_all *s, pid_t pid, int timeout_ms, int flags);
 
 /* Detaches from every thread, writing back the registers of those marked
  * regs_changed first. Returns how long the process was stopped, in ns. */

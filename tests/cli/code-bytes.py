@@ -5,8 +5,15 @@ one line per run of differing bytes (address, file, offset, length) and
 exits 1 if any differs; exits 0 when all code equals its files. With
 --padding N, one run of at most N bytes is allowed where the file holds
 only zeros (the padding after a segment, where recce's call stub stays
-when recce was killed during a call)."""
+when recce was killed during a call). A mapping that goes away while it
+is read (a library the process unloads) is left out."""
 import sys
+
+
+def still_mapped(pid, start, path):
+    with open(f"/proc/{pid}/maps") as maps:
+        return any(l.split("-", 1)[0] == f"{start:x}" and l.rstrip().endswith(path) for l in maps)
+
 
 pid = int(sys.argv[1])
 padding = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--padding" else -1
@@ -21,7 +28,12 @@ with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
         start, end = (int(x, 16) for x in parts[0].split("-"))
         off, path = int(parts[2], 16), parts[5].strip()
         mem.seek(start)
-        live = mem.read(end - start)
+        try:
+            live = mem.read(end - start)
+        except OSError:
+            if still_mapped(pid, start, path):
+                raise
+            continue
         with open(path, "rb") as f:
             f.seek(off)
             disk = f.read(end - start)

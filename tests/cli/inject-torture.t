@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The injector against every state a thread can be in (tests/targets/
-# torture.c, which lists them): in each, `recce patch` + `--undo` and `recce trace --fast
-# --return` run TORTURE_RUNS times (2 here, `make soak` runs 20), and
-# recce is SIGKILLed at a random moment of each TORTURE_KILLS times (1
-# here, 20 in soak). After every state: the target runs on, every thread
+# torture.c, which lists them): in each, `recce patch` + `--undo` and
+# `recce trace --fast --return` run TORTURE_RUNS times (2 here, `make
+# soak` runs 20), and recce is SIGKILLed at a random moment of each
+# TORTURE_KILLS times (1 here, 20 in soak); TORTURE_MODES="lazy jobstop"
+# picks states. After every state: the target runs on, every thread
 # found its registers, results and errno as it left them (the target
 # aborts otherwise), every result was right, no thread is left stopped,
 # and its code equals its files. A target under a seccomp filter that
-# would kill it for a call injection makes is refused and left alone.
+# would kill it for a call injection makes is refused and left alone; a
+# stopped one (job control) is refused a call and still has its code
+# put back.
 . "$(dirname "$0")/lib.sh"
 
-need_file "$TARGETS/torture" "$TARGETS/fixes/torture-fix.so"
+need_file "$TARGETS/torture" "$TARGETS/fixes/torture-fix.so" "$TARGETS/libs/lazy.so"
 command -v strace >/dev/null || {
 	echo "Bail out! strace is missing (scripts/install-deps.sh installs it)"
 	exit 1
@@ -60,25 +63,66 @@ clean_up()
 	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 320 >/dev/null
 }
 
-for mode in spin libc vdso read sleep sleeponly wait signals fork churn seccomp-ok; do
-	spawn "$T/$mode.out" "$TARGETS/torture" "$mode"
+# jobstop: SIGSTOP and SIGCONT of the whole process, a few ms apart, all
+# through the runs and kills (job control by a shell, a supervisor).
+jobstops()
+{
+	while kill -STOP "$1" 2>/dev/null; do
+		sleep "0.00$((RANDOM % 9 + 1))"
+		kill -CONT "$1"
+		sleep "0.0$((RANDOM % 5 + 1))"
+	done
+}
+
+# refused: whether the last run was refused, as it must be, because
+# the jobstop target was stopped when recce began.
+refused()
+{
+	[ "$mode" = jobstop ] && [ "$RC" = 1 ] &&
+		grep -q "process $P is stopped (job control); continue it first" "$ERR"
+}
+
+for mode in ${TORTURE_MODES:-spin libc vdso lazy read sleep sleeponly wait signals fork churn \
+	seccomp-ok jobstop}; do
+	case $mode in
+	lazy) spawn "$T/$mode.out" env LD_BIND_NOT=1 "$TARGETS/torture" lazy "$TARGETS/libs/lazy.so" ;;
+	jobstop) spawn "$T/$mode.out" "$TARGETS/torture" libc ;;
+	*) spawn "$T/$mode.out" "$TARGETS/torture" "$mode" ;;
+	esac
 	P=$PID
 	wait_for 20 grep -q ready "$T/$mode.out" || diag "$(cat "$T/$mode.out")"
-	fails=0
+	if [ "$mode" = jobstop ]; then
+		jobstops "$P" &
+		STOPPER=$!
+	fi
+	fails=0 done=0
 	for i in $(seq "$RUNS"); do
 		run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
-		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
-		moves "$T/$mode.out" new || { fails=$((fails + 1)); diag "$mode: no new calls"; }
-		run "$RECCE" patch -p "$P" --registry "$REG" --undo work
-		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
-		run "$RECCE" trace --fast -p "$P" work --return --count 20 --time 60
-		[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
-		[ "$(grep -c 'work(' "$OUT")" -ge 20 ] || {
+		if [ "$RC" = 0 ]; then
+			moves "$T/$mode.out" new || { fails=$((fails + 1)); diag "$mode: no new calls"; }
+			run "$RECCE" patch -p "$P" --registry "$REG" --undo work
+			[ "$RC" = 0 ] || { fails=$((fails + 1)); show_run; }
+			done=$((done + 1))
+		elif ! refused; then
 			fails=$((fails + 1))
-			diag "$mode: trace --fast showed fewer than 20 calls"
-		}
+			show_run
+		fi
+		run "$RECCE" trace --fast -p "$P" work --return --count 20 --time 60
+		if [ "$RC" = 0 ]; then
+			[ "$(grep -c 'work(' "$OUT")" -ge 20 ] || {
+				fails=$((fails + 1))
+				diag "$mode: trace --fast showed fewer than 20 calls"
+			}
+			done=$((done + 1))
+		elif ! refused; then
+			fails=$((fails + 1))
+			show_run
+		fi
 	done
-	is "$fails" 0 "$mode: $RUNS runs of patch, undo and trace --fast each succeed"
+	what="$mode: $RUNS runs of patch, undo and trace --fast each succeed"
+	[ "$mode" = jobstop ] && what="$what or are refused as stopped"
+	is "$fails" 0 "$what"
+	[ "$mode" = jobstop ] && diag "jobstop: $done of $((2 * RUNS)) went through"
 	left=0
 	for k in $(seq "$KILLS"); do
 		spawn_recce "$T/kp.out" "$T/kp.err" patch -p "$P" --registry "$REG" \
@@ -92,6 +136,11 @@ for mode in spin libc vdso read sleep sleeponly wait signals fork churn seccomp-
 		clean_up "$P"
 	done
 	is "$left" 0 "$mode: every patch a killed recce left is listed and undone"
+	if [ "$mode" = jobstop ]; then
+		kill "$STOPPER"
+		wait "$STOPPER"
+		kill -CONT "$P"
+	fi
 	# A recce killed between making its shared file and loading the
 	# library leaves the file; the next trace --fast removes it.
 	run "$RECCE" trace --fast -p "$P" work --count 1 --time 60
@@ -199,7 +248,8 @@ run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "lock: the target's code equals its files" || show_run
 kill_quietly "$P"
 
-# A process stopped by job control: refused until it is continued.
+# A process stopped by job control: a patch (a call in it) is refused
+# until it is continued.
 spawn "$T/js.out" "$TARGETS/torture" read
 P=$PID
 wait_for 20 grep -q ready "$T/js.out"
@@ -210,8 +260,36 @@ like "$(cat "$ERR")" "process $P is stopped \\(job control\\); continue it first
 kill -CONT "$P"
 run "$RECCE" patch -p "$P" --registry "$REG" "work=$FIX:fast_work"
 is "$RC" 0 "stopped: once continued, it is patched" || show_run
+# An undo, and the end of a trace --fast, write code and run none of the
+# target's: they go through while it is stopped, and leave it stopped.
+# all_stopped: whether every thread of P is stopped, their number in $threads.
+all_stopped()
+{
+	threads=$(ls "/proc/$P/task" | wc -l)
+	[ "$(stopped "$P")" = "$threads" ]
+}
+kill -STOP "$P"
+ok "stopped: every thread stops" wait_for 20 all_stopped
 run "$RECCE" patch -p "$P" --registry "$REG" --undo work
-is "$RC" 0 "stopped: and undone" || show_run
+is "$RC" 0 "stopped: a patch is undone while the process is stopped" || show_run
+run python3 tests/cli/code-bytes.py "$P" --padding 0
+is "$RC" 0 "stopped: its code equals its files, no stub left" || show_run
+is "$(stopped "$P")" "$threads" "stopped: and every thread is still stopped"
+kill -CONT "$P"
+spawn_recce "$T/jt.out" "$T/jt.err" trace --fast -p "$P" work --return --count 0 --time 60
+TR=$PID
+ok "stopped: trace --fast runs" wait_for 20 grep -q 'work(' "$T/jt.out"
+kill -STOP "$P"
+ok "stopped: every thread stops" wait_for 20 all_stopped
+kill -INT "$TR"
+wait "$TR"
+is "$?" 0 "stopped: the trace ends cleanly while the process is stopped"
+like "$(cat "$T/jt.err")" 'all probes removed' "stopped: saying its probes are removed"
+run python3 tests/cli/code-bytes.py "$P" --padding 0
+is "$RC" 0 "stopped: and they are: its code equals its files" || show_run
+is "$(stopped "$P")" "$threads" "stopped: every thread is still stopped"
+kill -CONT "$P"
+ok "stopped: once continued it runs on" moves "$T/js.out" calls
 kill_quietly "$P"
 
 # A process traced by strace (or a debugger): refused, nothing changed.

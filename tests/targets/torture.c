@@ -4,7 +4,7 @@
  * them, each thread checking its own registers, results and errno around
  * that spot and aborting loudly on any difference.
  *
- *   torture MODE
+ *   torture MODE [LIB]
  *
  * In every mode the main thread calls work() (patched by the test with
  * fixes/torture-fix.c) and checks each result. MODE adds threads:
@@ -12,6 +12,10 @@
  *   spin     own code, every general and vector register checked
  *   libc     malloc, memcpy and free, the results checked
  *   vdso     clock_gettime and gettimeofday in a tight loop
+ *   lazy LIB  loads LIB (tests/targets/libs/lazy.c, linked for lazy
+ *            binding) and unloads it in a loop, calling it between, so
+ *            the calls go through the PLT and the loader's resolver (at
+ *            every call when run with LD_BIND_NOT=1)
  *   read     blocked in read() on a pipe the main thread feeds
  *   sleep    nanosleep, clock_nanosleep(TIMER_ABSTIME) and poll with a
  *            timeout, which must never end early or with EINTR
@@ -36,6 +40,7 @@
  * bad=N" (new: results from the replacement).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -142,6 +147,37 @@ static void *libc_user(void *arg)
 		if (memcmp(p, src, n) != 0 || errno != 0)
 			fail("libc: memcpy or errno changed");
 		free(p);
+	}
+	return NULL;
+}
+
+/* Loads the lazy library, calls it 64 times through PLT slots bound anew
+ * on every load (on every call with LD_BIND_NOT=1), checks each result
+ * and errno, unloads it. */
+static void *lazy_user(void *arg)
+{
+	const char *path = arg;
+
+	for (long i = 0;; i++) {
+		void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+		if (!h)
+			fail("lazy: dlopen failed");
+		long (*entry)(long, long, long, long, long, long) =
+		    (long (*)(long, long, long, long, long, long))dlsym(h, "lazy_entry");
+		if (!entry)
+			fail("lazy: no lazy_entry");
+		for (long k = i; k < i + 64; k++) {
+			errno = EDOM;
+			long r = entry(k, k + 1, k + 2, k + 3, k + 4, k + 5);
+			if (errno != EDOM)
+				fail("lazy: errno changed");
+			long want =
+			    k + 2 * (k + 1) + 3 * (k + 2) + 4 * (k + 3) + 5 * (k + 4) + 6 * (k + 5);
+			if (r != want)
+				fail("lazy: a wrong result");
+		}
+		if (dlclose(h) != 0)
+			fail("lazy: dlclose failed");
 	}
 	return NULL;
 }
@@ -295,7 +331,8 @@ static void *epoll_waiter(void *arg)
 	for (;;) {
 		int n = epoll_wait(ep, &ev, 1, -1);
 		if (n != -1 || errno != EINTR)
-			fail(n < 0 ? "wait: epoll_wait failed" : "wait: epoll_wait returned an event");
+			fail(n < 0 ? "wait: epoll_wait failed"
+				   : "wait: epoll_wait returned an event");
 		/* EINTR: what any stop under ptrace gives epoll_wait, a
 		 * debugger's too (signal(7)); the program asks again. */
 	}
@@ -399,6 +436,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "libc") == 0) {
 		start(libc_user, (void *)1);
 		start(libc_user, (void *)2);
+	} else if (strcmp(mode, "lazy") == 0 && argc > 2) {
+		start(lazy_user, argv[2]);
+		start(lazy_user, argv[2]);
 	} else if (strcmp(mode, "vdso") == 0) {
 		start(vdso_user, NULL);
 		start(vdso_user, NULL);
