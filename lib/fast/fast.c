@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -52,9 +53,31 @@
 #define WATCH_MS		      100
 #define TRAP_GRACE_MS		      200
 
-/* The file of the trace now running; each start maps a new one and never
- * unmaps an old one, where a thread may still be writing. */
+/* The file of the trace now running, and the number of traces started
+ * (set before cur): a writer that recorded into an earlier file at the
+ * same address tells them apart by it. */
 static struct recce_fast_header *volatile cur;
+static volatile uint32_t starts;
+
+/* Where trace files are mapped. A file is never unmapped, since a thread
+ * may still be writing into it: at its trace's end its range becomes
+ * private zero pages. The next trace maps its file over that range when
+ * it fits, so the range stays the only one however many traces run.
+ * user: the start number of the trace whose file is in it, 0 when free.
+ * map_lock orders the starts and the watchdogs' let_go. */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void *at;
+	size_t len;
+	uint32_t user;
+} region;
+
+/* What a watchdog lets go of at its trace's end. */
+struct watch {
+	struct recce_fast_header *h;
+	size_t len;   /* the file's size, as checked at the start */
+	uint32_t gen; /* its trace's start number */
+};
 
 /* The geometry of the file cur, as checked when it was started: the
  * header's own fields are shared memory, which the process (or anyone
@@ -75,7 +98,8 @@ struct writer {
 	struct recce_fast_slot *slot;
 	struct recce_fast_record *recs;
 	uint64_t mask;
-	int busy; /* in the recorder: a signal handler's call is not recorded */
+	uint32_t start; /* the start number file had when the slot was claimed */
+	int busy;	/* in the recorder: a signal handler's call is not recorded */
 };
 static __thread struct writer me __attribute__((tls_model("initial-exec")));
 
@@ -125,7 +149,7 @@ static uint32_t reuse(struct recce_fast_header *h)
 
 /* Claims a slot of h for the calling thread: a fresh one, else one a
  * thread that exited left; 0, or -1 when none is left. */
-static int claim(struct recce_fast_header *h)
+static int claim(struct recce_fast_header *h, uint32_t start)
 {
 	if (geo.file != h)
 		return -1; /* never: cur and geo are set together */
@@ -147,6 +171,7 @@ static int claim(struct recce_fast_header *h)
 	me.mask = geo.ring_records - 1;
 	me.slot->tid = (int32_t)syscall(SYS_gettid);
 	me.file = h;
+	me.start = start;
 	/* Told at exit (no allocation below 32 keys; without it the slot
 	 * is only never reused). */
 	if (exit_key_made)
@@ -169,7 +194,8 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 	if (!h || forked || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || me.busy)
 		return;
 	me.busy = 1;
-	if (me.file != h && claim(h) < 0) {
+	uint32_t start = starts;
+	if ((me.file != h || me.start != start) && claim(h, start) < 0) {
 		me.busy = 0;
 		return;
 	}
@@ -293,6 +319,8 @@ static void in_child(void)
 	struct recce_fast_header *h = cur;
 
 	forked = 1;
+	/* A watchdog of the parent may have held it: none runs here. */
+	pthread_mutex_init(&map_lock, NULL);
 	if (!h)
 		return;
 	__atomic_fetch_add(&h->forks, 1, __ATOMIC_RELAXED);
@@ -312,24 +340,32 @@ static void in_child(void)
 
 /* The trace is over: the file's pages go back to the system. A thread
  * that entered the recorder just before may still write a record: the
- * range stays mapped, as private zero pages. */
-static void let_go(struct recce_fast_header *h)
+ * range stays mapped, as private zero pages, for the next trace to map
+ * its file over. */
+static void let_go(const struct watch *w)
 {
-	/* The size checked at the start, never the header's: a wrong one
-	 * would map zeros over the process's other memory. */
-	size_t len = geo.file == h ? geo.file_size : 0;
-
-	struct recce_fast_header *expect = h;
+	pthread_mutex_lock(&map_lock);
 	/* Unless a newer trace has its own file already. */
-	__atomic_compare_exchange_n(&cur, &expect, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	if (len)
-		mmap(h, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-		     0);
+	if (starts == w->gen)
+		__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
+	/* The size checked at the start, never the header's: a wrong one
+	 * would map zeros over the process's other memory. In the region,
+	 * unless a newer trace took it over (take_over). */
+	int in_region = (void *)w->h == region.at;
+	if (!in_region || region.user == w->gen)
+		mmap(w->h, w->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		     -1, 0);
+	if (in_region && region.user == w->gen)
+		region.user = 0;
+	pthread_mutex_unlock(&map_lock);
 }
 
 static void *watchdog(void *arg)
 {
-	struct recce_fast_header *h = arg;
+	struct watch w = *(struct watch *)arg;
+	struct recce_fast_header *h = w.h;
+
+	free(arg);
 	int pfd = (int)syscall(SYS_pidfd_open, h->recce_pid, 0);
 
 	for (;;) {
@@ -356,8 +392,64 @@ static void *watchdog(void *arg)
 	}
 	if (pfd >= 0)
 		close(pfd);
-	let_go(h);
+	let_go(&w);
 	return NULL;
+}
+
+/* Under map_lock: frees the region from the trace in it when that trace
+ * is over (recce said so) and its watchdog has only let_go left, which
+ * then leaves the region alone. A watchdog sees the end within WATCH_MS:
+ * waited for, a second at most, so that back-to-back traces share one
+ * range. Never while a watchdog may still read the file (restoring after
+ * recce died): it would read the new one. */
+static void take_over(size_t len)
+{
+	struct recce_fast_header *o = region.at;
+
+	if (region.len < len || !__atomic_load_n(&o->detach, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0;
+	     i < 1000 && __atomic_load_n(&o->watch, __ATOMIC_ACQUIRE) == RECCE_FAST_WATCHING; i++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	uint32_t w = __atomic_load_n(&o->watch, __ATOMIC_ACQUIRE);
+	if (w != RECCE_FAST_LEFT && w != RECCE_FAST_RESTORED)
+		return;
+	if (starts == region.user)
+		__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
+	/* All of it zeros first: the new file may be shorter. */
+	mmap(region.at, region.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+	     -1, 0);
+	region.user = 0;
+}
+
+/* Maps a trace file of len bytes, under map_lock: over the free region
+ * when it fits, else anew (the region then, when there was none or it
+ * was too small: a smaller old one stays as it is). */
+static void *map_file(int fd, size_t len)
+{
+	if (region.user)
+		take_over(len);
+	if (!region.user && region.at && region.len >= len) {
+		void *m =
+		    mmap(region.at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+		if (m != MAP_FAILED)
+			return m;
+		/* A failed MAP_FIXED may have unmapped the range: zeros
+		 * again, for a late writer of an earlier trace. */
+		int err = errno;
+		mmap(region.at, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		errno = err;
+		return MAP_FAILED;
+	}
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED && !region.user && (!region.at || region.len < len)) {
+		region.at = m;
+		region.len = len;
+	}
+	return m;
 }
 
 /*
@@ -389,10 +481,24 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		close(fd);
 		return -EINVAL;
 	}
-	void *m = mmap(NULL, probe.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	struct watch *w = malloc(sizeof(*w));
+	if (!w) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&map_lock);
+	void *m = map_file(fd, probe.file_size);
 	close(fd);
-	if (m == MAP_FAILED)
-		return -errno;
+	if (m == MAP_FAILED) {
+		int err = errno;
+		pthread_mutex_unlock(&map_lock);
+		free(w);
+		return -err;
+	}
+	uint32_t gen = starts + 1;
+	if (m == region.at)
+		region.user = gen;
+	*w = (struct watch){m, probe.file_size, gen};
 	struct recce_fast_header *h = m;
 	h->recce_pid = (int32_t)recce_pid;
 	static int atfork;
@@ -412,14 +518,22 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 	geo.ring_records = probe.ring_records;
 	geo.file_size = probe.file_size;
 	h->watch = RECCE_FAST_WATCHING;
-	int err = pthread_create(&th, &attr, watchdog, h);
+	int err = pthread_create(&th, &attr, watchdog, w);
 	pthread_attr_destroy(&attr);
 	if (err) {
+		/* No thread has seen the file: its range is free again. */
 		h->watch = 0;
-		munmap(m, probe.file_size);
+		mmap(m, probe.file_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (m == region.at)
+			region.user = 0;
+		pthread_mutex_unlock(&map_lock);
+		free(w);
 		return -err;
 	}
 	pthread_setname_np(th, "recce-watchdog");
+	starts = gen;
 	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&map_lock);
 	return 0;
 }

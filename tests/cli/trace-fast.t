@@ -93,6 +93,28 @@ run "$RECCE" replay "$T/two.trace"
 is "$(awk '{ print $2 }' "$OUT" | sort -u | wc -l)" 5 "the calls of all five threads of both are there"
 run python3 tests/cli/code-bytes.py "$TIGHT2"
 is "$RC" 0 "and both processes' code is their files' again" || show_run
+
+# A trace file stays mapped as zero pages after its trace (a thread may
+# still be in the recorder); the next trace maps its file over it, so
+# traces one after another leave one such range, not one each.
+# big_anon PID: PID's anonymous writable ranges of 16 MiB or more.
+big_anon()
+{
+	python3 -c '
+import sys
+for l in open("/proc/%s/maps" % sys.argv[1]):
+    f = l.split()
+    a, b = (int(x, 16) for x in f[0].split("-"))
+    if len(f) == 5 and f[1] == "rw-p" and b - a >= 16 << 20:
+        print(f[0])' "$1"
+}
+ONE=$(big_anon "$TIGHT2")
+for i in 1 2 3; do
+	run "$RECCE" trace --fast -p "$TIGHT2" tight:step --count 1 --time 60
+	is "$RC" 0 "trace $((i + 1)) in a row exits 0" || show_run
+done
+is "$(big_anon "$TIGHT2")" "$ONE" "three more traces left no more memory in the process"
+is "$(echo "$ONE" | grep -c .)" 1 "one range of zero pages is left, for the next trace"
 kill_quietly "$TIGHT2"
 
 # --- 20 SIGKILLs at random moments ---------------------------------------------
