@@ -98,6 +98,7 @@ build() {
 	# shellcheck disable=SC2086
 	$CC $wflags -o "$BIN/uvloop" bench/workloads/uvloop.c -luv
 	$CC -O1 -g -fPIC -shared -o "$BIN/fib-fix.so" tests/targets/fixes/fib-fix.c
+	$CC -std=gnu11 -O2 -g -fPIC -shared -o "$BIN/calls-fix.so" bench/workloads/calls-fix.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
 }
@@ -432,10 +433,50 @@ patch_once() {
 	wait "$pid" 2> /dev/null || true
 }
 
+# Waits (5 s at most) for bench/workloads/calls.c, started with
+# --bursts-signal into $TMP/calls.out, to say it is ready.
+calls_ready() {
+	i=0
+	while ! grep -q ready "$TMP/calls.out" 2> /dev/null && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# What a call of a patched function costs: bench/workloads/calls.c's
+# bursts of calls of traced(), as they are and with traced() patched to
+# the same code in calls-fix.so (the jump, the veneer and the thunk that
+# keeps every register the old function left alone).
+thunk_once() {
+	for tool in call-plain call-patched; do
+		rm -f "$TMP/stats"
+		status=0
+		BENCH_STATS=$TMP/stats "$BIN/calls" --bursts-signal "$FAST_BURSTS" > "$TMP/calls.out" &
+		w=$!
+		calls_ready
+		if [ $tool = call-patched ]; then
+			"$RECCE" patch -p "$w" --registry "$TMP/patches" \
+				"traced=$BIN/calls-fix.so:fast_traced" > "$TMP/thunk.out" 2>&1 || status=$?
+		fi
+		kill -USR1 "$w"
+		wait "$w" || status=$?
+		if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ]; then
+			say "patch $tool rep $rep failed (status $status): $(head -n 1 "$TMP/thunk.out")"
+			printf 'kind=patch\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+			continue
+		fi
+		ns=$(field "$TMP/stats" ns_per_call)
+		printf 'kind=patch\ttool=%s\trep=%s\tns_per_call=%s\tstatus=ok\n' "$tool" "$rep" "$ns" \
+			>> "$RAW"
+		say "patch $tool rep $rep: $ns ns a call"
+	done
+}
+
 group_patch() {
 	command -v gdb > /dev/null || say "gdb is missing (Debian package gdb): its figure is left out"
 	for rep in $(seq "$REPS"); do
 		patch_once
+		thunk_once
 	done
 }
 
@@ -734,11 +775,7 @@ fast_run() {
 		[ "$tool" = fast-ret ] && ret=--return
 		BENCH_STATS=$TMP/stats "$BIN/calls" --bursts-signal "$FAST_BURSTS" > "$TMP/calls.out" &
 		w=$!
-		i=0
-		while ! grep -q ready "$TMP/calls.out" 2> /dev/null && [ $i -lt 100 ]; do
-			sleep 0.05
-			i=$((i + 1))
-		done
+		calls_ready
 		"$RECCE" trace --fast -p "$w" traced $ret --count 0 --time 0 --limit 0 \
 			-o "$TMP/fast.trace" 2> "$TMP/err" &
 		r=$!

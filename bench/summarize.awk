@@ -895,7 +895,7 @@ function patch_row(t, f, what) {
 }
 
 # 13. Hot patching.
-function figure_patch(    med, worst) {
+function figure_patch(    med, worst, plain, extra) {
 	if (!("recce" in PA))
 		return
 	print "## 13. Hot patching"
@@ -916,12 +916,31 @@ function figure_patch(    med, worst) {
 	patch_row("recce", "wall_ms", "recce patch: the whole command, wall time (not stopped)")
 	patch_row("gdb", "stop_ms", "gdb -p -batch -ex 'call dlopen': stopped throughout")
 	print ""
+	if (tool_field(PA, "call-plain", "ns_per_call")) {
+		plain = MED
+		print "A call of the patched function, from bench/workloads/calls.c's bursts (a one-line"
+		print "function, the replacement the same line in a library): as it is, and patched (its jump,"
+		print "the veneer, and the thunk that gives the caller back every register the old function"
+		print "left alone, vector registers included)."
+		print ""
+		print "| call | ns, median (smallest..largest) |"
+		print "|---|---|"
+		printf "| traced(), as it is | %s |\n", spread("%.1f")
+		if (tool_field(PA, "call-patched", "ns_per_call")) {
+			printf "| traced(), patched | %s |\n", spread("%.1f")
+			extra = MED - plain
+		}
+		print ""
+	}
 	tool_field(PA, "recce", "stop_ms")
 	med = MED
 	worst = MAX
 	budget("hot patching, time the target stays stopped", "stated: median and worst",
 		sprintf("%.2f ms median, %.2f ms worst (gdb loading the library: %s)", med, worst,
 			tool_field(PA, "gdb", "stop_ms") ? sprintf("%.0f ms", MED) : "not run"), 1, "")
+	if (extra != "")
+		budget("hot patching, cost of a patched call", "stated",
+			sprintf("%.1f ns more than the call as it is", extra), 1, "")
 }
 
 # One row of the continuous table: a tool's median of field f, printed
