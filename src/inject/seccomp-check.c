@@ -16,6 +16,8 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 
+#include "util/lines.h"
+
 #ifndef PTRACE_SECCOMP_GET_FILTER
 #define PTRACE_SECCOMP_GET_FILTER 0x420c
 #endif
@@ -197,18 +199,14 @@ static uint32_t verdict(struct sock_filter *const *fs, const size_t *ns, size_t 
 /* Whether the thread's status says it runs under a filter. */
 static int filtered(pid_t pid, pid_t tid)
 {
-	char path[64], line[128];
-	int mode = 0;
+	char path[64];
+	uint64_t mode;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return -errno;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "Seccomp: %d", &mode) == 1)
-			break;
-	fclose(fp);
-	return mode;
+	int n = lines_key_numbers(path, "Seccomp", &mode, 1);
+	if (n < 0)
+		return n;
+	return n == 1 && mode <= 2 ? (int)mode : 0;
 }
 
 int seccomp_check(pid_t pid, pid_t tid, const char **what)

@@ -14,25 +14,18 @@
 #include <unistd.h>
 
 #include "util/clock.h"
+#include "util/lines.h"
 
 /* The effective uid of pid, or (uid_t)-1. */
 static uid_t euid_of(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned real, eff;
-	uid_t uid = (uid_t)-1;
+	char path[64];
+	uint64_t ids[2];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return uid;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "Uid: %u %u", &real, &eff) == 2) {
-			uid = (uid_t)eff;
-			break;
-		}
-	fclose(fp);
-	return uid;
+	if (lines_key_numbers(path, "Uid", ids, 2) != 2 || ids[1] >= (uid_t)-1)
+		return (uid_t)-1;
+	return (uid_t)ids[1];
 }
 
 /* The process holding a flock on the inode of st, from /proc/locks; 0

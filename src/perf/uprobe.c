@@ -31,6 +31,7 @@
 #include "perf/perf-sys.h"
 #include "perf/uprobe-bpf.h"
 #include "util/array.h"
+#include "util/lines.h"
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
@@ -574,19 +575,11 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
  * once its first thread is gone, above 1). */
 static int process_has_threads(pid_t pid)
 {
-	char path[64], buf[4096];
-	int fd;
+	char path[64];
+	uint64_t threads;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *t = strstr(buf, "\nThreads:");
-	return t && atoi(t + 9) > 1;
+	return lines_key_numbers(path, "Threads", &threads, 1) == 1 && threads > 1;
 }
 
 /* Closes the events of a thread that exited, so that a target that keeps

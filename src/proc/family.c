@@ -12,21 +12,18 @@
 
 #include "proc/procstat.h"
 #include "proc/tasks.h"
+#include "util/lines.h"
 
 pid_t proc_tracer(pid_t pid)
 {
-	char path[64], line[256];
-	int tracer = 0;
+	char path[64];
+	uint64_t tracer;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *fp = fopen(path, "r");
-	if (!fp)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(fp);
-	return tracer;
+	int n = lines_key_numbers(path, "TracerPid", &tracer, 1);
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : n;
+	return n == 1 && tracer <= INT32_MAX ? (pid_t)tracer : 0;
 }
 
 pid_t proc_parent(pid_t pid)

@@ -310,28 +310,13 @@ static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps,
 /* The effective uid from /proc/PID/status, or (uid_t)-1. */
 static uid_t read_uid(pid_t pid)
 {
-	char file[64], line[256];
-	uid_t uid = (uid_t)-1;
-	FILE *f;
-	int got;
+	char file[64];
+	uint64_t ids[2];
 
 	snprintf(file, sizeof(file), "/proc/%d/status", (int)pid);
-	f = fopen(file, "re");
-	if (!f)
-		return uid;
-	while ((got = lines_read(f, line, sizeof(line))) != 0) {
-		const char *p = line + 4;
-		uint64_t real, eff;
-		if (got < 0 || strncmp(line, "Uid:", 4) != 0)
-			continue;
-		lines_skip_blanks(&p);
-		if (lines_parse_dec(&p, &real) == 0 && lines_skip_blanks(&p) &&
-		    lines_parse_dec(&p, &eff) == 0 && eff < (uid_t)-1)
-			uid = (uid_t)eff;
-		break;
-	}
-	fclose(f);
-	return uid;
+	if (lines_key_numbers(file, "Uid", ids, 2) != 2 || ids[1] >= (uid_t)-1)
+		return (uid_t)-1;
+	return (uid_t)ids[1];
 }
 
 static int read_comm(struct proc_registry *r, pid_t pid, struct proc *p)

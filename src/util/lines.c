@@ -86,3 +86,25 @@ size_t lines_skip_blanks(const char **p)
 	*p += n;
 	return n;
 }
+
+int lines_key_numbers(const char *path, const char *key, uint64_t *v, int n)
+{
+	char line[512];
+	size_t klen = strlen(key);
+	int got, found = 0;
+
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while ((got = lines_read(f, line, sizeof(line))) != 0) {
+		if (got < 0 || strncmp(line, key, klen) != 0 || line[klen] != ':')
+			continue;
+		const char *p = line + klen + 1;
+		while (found < n && lines_skip_blanks(&p) > 0 &&
+		       lines_parse_dec(&p, &v[found]) == 0)
+			found++;
+		break;
+	}
+	fclose(f);
+	return found;
+}

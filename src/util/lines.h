@@ -27,4 +27,10 @@ int lines_parse_dec(const char **p, uint64_t *out);
 /* Moves *p past spaces and tabs; returns how many it skipped. */
 size_t lines_skip_blanks(const char **p);
 
+/* Reads up to n decimal numbers after "KEY:" on the first line of the file
+ * at path that starts so (a /proc status file's "Uid:\t0\t0\t0\t0").
+ * Returns how many it read, 0 when no line has the key or no number
+ * follows, -errno when the file cannot be opened. */
+int lines_key_numbers(const char *path, const char *key, uint64_t *v, int n);
+
 #endif

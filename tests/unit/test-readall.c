@@ -2,7 +2,7 @@
  * Unit tests of whole-descriptor reads: a regular file and a pipe come
  * back whole and NUL-terminated, a /proc file (size zero) is read to its
  * end, a file over the cap is refused with -EFBIG, a directory with
- * -EISDIR.
+ * -EISDIR; numbers read after a key of a status file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "util/lines.h"
 #include "util/readall.h"
 
 static void test_regular_and_cap(void **state)
@@ -82,12 +83,33 @@ static void test_proc_and_dir(void **state)
 	close(fd);
 }
 
+/* The keys of this process's own status file, known from elsewhere. */
+static void test_key_numbers(void **state)
+{
+	uint64_t v[4] = {0};
+
+	(void)state;
+	assert_int_equal(lines_key_numbers("/proc/self/status", "Uid", v, 4), 4);
+	assert_int_equal(v[0], getuid());
+	assert_int_equal(v[1], geteuid());
+	assert_int_equal(lines_key_numbers("/proc/self/status", "Threads", v, 1), 1);
+	assert_int_equal(v[0], 1);
+	assert_int_equal(lines_key_numbers("/proc/self/status", "Tgid", v, 1), 1);
+	assert_int_equal(v[0], getpid());
+	/* A key is the whole word before the colon; text is no number. */
+	assert_int_equal(lines_key_numbers("/proc/self/status", "Ui", v, 1), 0);
+	assert_int_equal(lines_key_numbers("/proc/self/status", "Name", v, 1), 0);
+	assert_int_equal(lines_key_numbers("/proc/self/status", "NoSuchKey", v, 1), 0);
+	assert_int_equal(lines_key_numbers("/nonexistent/status", "Uid", v, 1), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_regular_and_cap),
 	    cmocka_unit_test(test_pipe),
 	    cmocka_unit_test(test_proc_and_dir),
+	    cmocka_unit_test(test_key_numbers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
