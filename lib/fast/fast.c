@@ -531,7 +531,7 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		free(w);
 		return -err;
 	}
-	pthread_setname_np(th, "recce-watchdog");
+	pthread_setname_np(th, RECCE_FAST_WATCHDOG);
 	starts = gen;
 	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&map_lock);

@@ -48,6 +48,9 @@ struct recce_fast_site {
 	uint8_t code[RECCE_FAST_CODE]; /* the jump */
 };
 
+/* The name of the library's watchdog thread (its comm). */
+#define RECCE_FAST_WATCHDOG "recce-watchdog"
+
 /* What the library's watchdog did. */
 enum recce_fast_watch {
 	RECCE_FAST_WATCHING = 1, /* it watches recce */

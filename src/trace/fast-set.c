@@ -121,6 +121,30 @@ static void sweep_leftovers(void)
 	closedir(d);
 }
 
+/* The threads of pid that may record, at most SLOTS: a watchdog of an
+ * earlier trace, which records nothing and is on its way out, is left
+ * out, so that traces one after another make files of one size (the
+ * library maps each over the last). */
+static ssize_t count_threads(pid_t pid)
+{
+	struct proc_ids tasks;
+	char path[64], comm[32];
+
+	proc_ids_init(&tasks);
+	ssize_t n = proc_ids_list_tasks(&tasks, "/proc", pid, SLOTS), threads = n;
+	for (ssize_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tasks.ids[i]);
+		FILE *f = fopen(path, "re");
+		if (f && fgets(comm, sizeof(comm), f) &&
+		    strcmp(comm, RECCE_FAST_WATCHDOG "\n") == 0)
+			threads--;
+		if (f)
+			fclose(f);
+	}
+	proc_ids_release(&tasks);
+	return threads;
+}
+
 /* The shared file, owned by the target's user: made, mapped here, and
  * its header filled. */
 static int make_file(struct fast_set *s, char *path, size_t len)
@@ -143,10 +167,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 			     ~4095ull;
 	/* A ring for each thread there is now and a few more, so that the
 	 * target's address space grows by what the trace needs. */
-	struct proc_ids tasks;
-	proc_ids_init(&tasks);
-	ssize_t threads = proc_ids_list_tasks(&tasks, "/proc", s->pid, SLOTS);
-	proc_ids_release(&tasks);
+	ssize_t threads = count_threads(s->pid);
 	s->slots = threads > 0 ? (uint32_t)threads + SLOTS_SPARE : SLOTS;
 	if (s->slots > SLOTS)
 		s->slots = SLOTS;
