@@ -339,20 +339,21 @@ bench: deps
 	$(MAKE) all
 	B=$(B) sh bench/run.sh
 
-# Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
-# record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of
-# patch and trace --fast in each thread state (inject-torture.t runs 2
-# and 1), 5,000 random programs against librecce's ring model (200 in
-# check), and the load tests.
 # Small bugs put into a copy of the tree one at a time (tests/mutants/):
 # every one must make a test fail. MUTANTS="a b" runs only those.
 mutate: deps
 	sh scripts/mutate.sh
 
+# Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
+# record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of
+# patch and trace --fast in each thread state (inject-torture.t runs 2
+# and 1), 5,000 random programs against librecce's ring model (200 in
+# check) and 300 against trace --fast's (8 in check), and the load tests.
 soak: deps
 	$(MAKE) all targets
-	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 EVENTS_MODEL_CASES=5000 B=$(B) prove -v \
-		tests/cli/kill.t tests/cli/inject-torture.t tests/cli/events-model.t tests/soak/load.t
+	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 EVENTS_MODEL_CASES=5000 FAST_MODEL_CASES=300 \
+		B=$(B) prove -v tests/cli/kill.t tests/cli/inject-torture.t tests/cli/events-model.t \
+		tests/cli/fast-model.t tests/soak/load.t
 
 asan: deps
 	$(MAKE) targets

@@ -323,7 +323,7 @@ int cmd_trace(int argc, char **argv)
 		status = RECCE_EXIT_ERROR;
 	}
 	if (out.writer) {
-		uint64_t n = trace_writer_count(out.writer);
+		uint64_t n = trace_writer_count(out.writer), kept = trace_writer_kept(out.writer);
 		err = trace_writer_close(out.writer);
 		out.writer = NULL;
 		if (err || out.write_err) {
@@ -331,6 +331,11 @@ int cmd_trace(int argc, char **argv)
 			      output_strerror(err ? err : out.write_err),
 			      out.write_err == -ENOSPC ? "; the events before it are kept" : "");
 			status = RECCE_EXIT_ERROR;
+		} else if (kept < n) {
+			note("wrote %llu events to %s.*; the newest %llu are kept, the %llu before "
+			     "them overwritten (--wrap %u files)",
+			     (unsigned long long)n, a.output, (unsigned long long)kept,
+			     (unsigned long long)(n - kept), a.wrap_count);
 		} else {
 			note("wrote %llu events to %s%s", (unsigned long long)n, a.output,
 			     a.wrap_size ? ".*" : "");

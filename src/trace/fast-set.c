@@ -39,6 +39,7 @@ _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region re
 #define SLOTS_SPARE   4u   /* rings beyond the threads there are at the start */
 #define LOCK_WAIT_MS  3000 /* for another recce to be done with the process */
 #define RING_RECORDS  (64u << 10)
+#define CAL_POINTS    64u /* readings of the two clocks kept */
 #define LIB_NAME      "librecce-fast.so"
 
 /* A hook: what a trampoline reports, by the index it passes. */
@@ -76,8 +77,15 @@ struct fast_set {
 	uint64_t page, page_used;    /* the trampoline page being filled */
 	int attached;
 	uint64_t lost; /* records lost, as of the last read */
-	/* The CPU's clock against CLOCK_MONOTONIC: two readings of each. */
-	uint64_t tsc0, mono0, tsc1, mono1;
+	/* The CPU's clock against CLOCK_MONOTONIC: a reading of both at the
+	 * start and at every read, the last CAL_POINTS kept (cal[ncal %
+	 * CAL_POINTS] is the next). A record's time is interpolated between
+	 * the two readings around it, so it never depends on when the record
+	 * was read: a thread's times only go up. */
+	struct cal_point {
+		uint64_t tsc, mono;
+	} cal[CAL_POINTS];
+	uint64_t ncal;
 };
 
 static inline uint64_t rdtsc(void)
@@ -87,10 +95,16 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static void clock_pair(uint64_t *tsc, uint64_t *mono)
+/* Takes a reading of both clocks; returns the CPU clock's. */
+static uint64_t cal_add(struct fast_set *s)
 {
-	*tsc = rdtsc();
-	*mono = time_now_ns(CLOCK_MONOTONIC);
+	struct cal_point p = {rdtsc(), time_now_ns(CLOCK_MONOTONIC)};
+	const struct cal_point *last = s->ncal ? &s->cal[(s->ncal - 1) % CAL_POINTS] : NULL;
+
+	if (last && (p.tsc <= last->tsc || p.mono <= last->mono))
+		return last->tsc;
+	s->cal[s->ncal++ % CAL_POINTS] = p;
+	return p.tsc;
 }
 
 /* Removes the shared files of earlier traces whose recce is gone: the
@@ -295,15 +309,13 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	clock_pair(&s->tsc0, &s->mono0);
+	cal_add(s);
 	int err = target_lock(pid, LOCK_WAIT_MS, &s->lock_fd, &info->holder);
 	if (err == -EBUSY)
 		return fail(info, FAST_LOCKED, err);
 	if (err)
 		return err;
-	err = start(s, sym, info);
-	clock_pair(&s->tsc1, &s->mono1);
-	return err;
+	return start(s, sym, info);
 }
 
 /* A trampoline's place within reach of addr. */
@@ -546,10 +558,25 @@ int fast_set_attach(struct fast_set *s, int timeout_ms)
 /* CLOCK_MONOTONIC of a CPU clock reading, from the two pairs. */
 static uint64_t tsc_to_mono(const struct fast_set *s, uint64_t tsc)
 {
-	if (s->tsc1 <= s->tsc0)
-		return s->mono1;
-	__int128 d = (__int128)((int64_t)(tsc - s->tsc0)) * (int64_t)(s->mono1 - s->mono0);
-	return s->mono0 + (uint64_t)(int64_t)(d / (int64_t)(s->tsc1 - s->tsc0));
+	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
+	const struct cal_point *a, *b;
+
+	if (n == 0)
+		return 0;
+	b = &s->cal[(s->ncal - 1) % CAL_POINTS];
+	if (n == 1)
+		return b->mono;
+	/* The segment around tsc, newest first (most records are there); a
+	 * record older than the oldest reading kept, one that took that long
+	 * to be published, is placed on the oldest segment's line. */
+	for (uint64_t k = 1; k < n; k++) {
+		a = &s->cal[(s->ncal - 1 - k) % CAL_POINTS];
+		if (a->tsc <= tsc || k == n - 1)
+			break;
+		b = a;
+	}
+	__int128 d = (__int128)((int64_t)(tsc - a->tsc)) * (int64_t)(b->mono - a->mono);
+	return a->mono + (uint64_t)(int64_t)(d / (int64_t)(b->tsc - a->tsc));
 }
 
 static struct recce_fast_slot *slot_at(const struct fast_set *s, uint32_t i)
@@ -577,7 +604,10 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 
 	if (claimed > s->slots)
 		claimed = s->slots;
-	clock_pair(&s->tsc1, &s->mono1);
+	/* While the jumps are in, a record written after this reading waits
+	 * for the next read, so that a reading after it places it in time;
+	 * once they are out, the rest is read at once. */
+	uint64_t until = cal_add(s);
 	/* Once a read: a record lost from here on counts at the next. */
 	s->lost = count_lost(s);
 	for (uint32_t i = 0; i < claimed && !rc; i++) {
@@ -589,6 +619,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
 		for (; tail < head && !rc; tail++) {
 			const struct recce_fast_record *r = &recs[tail & (RING_RECORDS - 1)];
+			if (s->attached && r->tsc >= until)
+				break;
 			if (r->site >= s->nhooks)
 				continue;
 			const struct fast_hook *f = &s->hooks[r->site];

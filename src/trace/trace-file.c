@@ -156,6 +156,18 @@ uint64_t trace_writer_count(const struct trace_writer *w)
 	return w->seq;
 }
 
+uint64_t trace_writer_kept(const struct trace_writer *w)
+{
+	if (!w->per_file)
+		return w->seq;
+	/* The current file, and the others of the set, full, as far as
+	 * they were written. */
+	uint64_t full = (w->seq - w->in_file) / w->per_file;
+	if (full > w->wrap_count - 1)
+		full = w->wrap_count - 1;
+	return w->in_file + full * w->per_file;
+}
+
 int trace_writer_close(struct trace_writer *w)
 {
 	if (!w)

@@ -45,6 +45,10 @@ int trace_writer_write(struct trace_writer *w, struct trace_record *r);
 /* Records written so far (including those overwritten by wrapping). */
 uint64_t trace_writer_count(const struct trace_writer *w);
 
+/* Of those, the ones the files still hold: the newest, all of them
+ * without wrapping. */
+uint64_t trace_writer_kept(const struct trace_writer *w);
+
 /* Closes the current file and frees w. Returns 0 or the first write error. */
 int trace_writer_close(struct trace_writer *w);
 

@@ -793,6 +793,9 @@ int tracer_run(struct tracer *t)
 		run_loop(t, &loop, &ls);
 	/* The target first: remove every probe before anything else. */
 	int rerr = remove_probes(t);
+	/* --fast: the calls made up to the removal, still in the rings. */
+	if (t->cfg.fast)
+		read_hits(t);
 	close_open_calls(t);
 	evloop_release(&loop);
 	free(ringfds);

@@ -11,6 +11,8 @@ spawn_ready "$T/a.out" "$TARGETS/calls" 40 go
 run_go "$PID" trace -p "$PID" add_pair --count 0 -o "$T/w.bin" --wrap $((64 + 4 * 1024)),3
 is "$RC" 0 "trace -o --wrap exits 0" || show_run
 like "$(cat "$ERR")" 'wrote 40 events' "40 events were written"
+like "$(cat "$ERR")" 'the newest 12 are kept, the 28 before them overwritten' \
+	"and recce says how many the files keep"
 run "$RECCE" replay "$T"/w.bin.*
 is "$(grep -o 'a=[0-9]*' "$OUT" | cut -d= -f2 | tr '\n' ' ')" "$(seq -s ' ' 28 39) " \
 	"the wrapped set holds the newest 12 calls (a = 28..39), in call order" || show_run
