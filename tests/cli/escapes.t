@@ -17,9 +17,8 @@ raw_free()
 
 # A function whose symbol is that name (objcopy renames add_pair).
 objcopy --redefine-sym add_pair="$EVIL" "$TARGETS/calls" "$T/calls-evil"
-spawn "$T/calls.out" "$T/calls-evil" 5 700 0
-sleep 0.2
-run "$RECCE" trace -p "$PID" 'evil*' --count 2
+spawn_ready "$T/calls.out" "$T/calls-evil" 5 go 0
+run_go "$PID" trace -p "$PID" 'evil*' --count 2
 is "$RC" 0 "trace of a function named with control characters exits 0" || show_run
 raw_free "trace" "$OUT"
 like "$(head -1 "$OUT")" "calls-evil:evil\\\\x1b\\]0;PWNED\\\\x07\\\\x1b\\[2J\\(a=0, b=0\\)" \
@@ -43,8 +42,7 @@ raw_free "report --folded" "$OUT"
 
 # A thread named with them: a program whose file name holds ESC.
 cp "$TARGETS/calls" "$T/$(printf 'x\033[2J')"
-spawn "$T/calls2.out" "$T/$(printf 'x\033[2J')" 5 2000
-sleep 0.2
+spawn_ready "$T/calls2.out" "$T/$(printf 'x\033[2J')" 5 go
 run "$RECCE" top -b -n 1 -d 0.5 -p "$PID"
 is "$RC" 0 "top -b of a thread named with ESC exits 0" || show_run
 raw_free "top -b" "$OUT"

@@ -35,15 +35,16 @@ run "$RECCE" report --format folded -o "$DIR/folded.txt" "$T/good.pb.gz"
 is "$RC" 1 "report -o onto another user's link exits 1" || show_run
 untouched report
 
-spawn "$T/calls.out" "$TARGETS/calls" 5 500 0
+# It calls for ever once it has SIGUSR1 (run_go sends it where the calls
+# are needed: --wrap meets the link only when the first file is full).
+spawn_ready "$T/calls.out" "$TARGETS/calls" 5 go 0
 CALLS=$PID
-sleep 0.2
 plant t.trc
 run "$RECCE" trace -p "$CALLS" add_pair --count 2 -o "$DIR/t.trc"
 is "$RC" 1 "trace -o onto another user's link exits 1" || show_run
 untouched "trace -o"
 plant w.trc.1
-run "$RECCE" trace -p "$CALLS" add_pair --count 0 --time 2 -o "$DIR/w.trc" --wrap 4K,3
+run_go "$CALLS" trace -p "$CALLS" add_pair --count 0 --time 30 -o "$DIR/w.trc" --wrap 4K,3
 is "$RC" 1 "trace --wrap meeting another user's link exits 1" || show_run
 untouched "trace --wrap"
 
