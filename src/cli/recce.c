@@ -45,10 +45,14 @@ static const struct command commands[] = {
     {"help", cmd_help, "show the help page of a subcommand"},
 };
 
-static void list_commands(FILE *out)
+/* The commands, after a usage line unless the overview page (which has
+ * its own) came first. */
+static void list_commands(FILE *out, int usage)
 {
-	fprintf(out,
-		"usage: recce [--version] [--help] [--node NODE] COMMAND [ARGS]\n\ncommands:\n");
+	if (usage)
+		fprintf(out, "usage: recce [--version] [--help] [--tls DIR] [--node NODE] COMMAND "
+			     "[ARGS]\n\n");
+	fprintf(out, "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'recce help COMMAND' or 'recce COMMAND --help' shows a command's page.\n");
@@ -58,14 +62,14 @@ int cmd_help(int argc, char **argv)
 {
 	if (argc < 2) {
 		help_show("", stdout);
-		list_commands(stdout);
+		list_commands(stdout, 0);
 		return 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return help_show("help", stdout) ? 1 : 0;
 	if (help_show(argv[1], stdout) < 0) {
 		error("no help page for '%s'", argv[1]);
-		list_commands(stderr);
+		list_commands(stderr, 1);
 		return RECCE_EXIT_USAGE;
 	}
 	return 0;
@@ -115,7 +119,7 @@ int main(int argc, char **argv)
 		argc -= eq ? 1 : 2;
 	}
 	if (argc < 2) {
-		list_commands(stderr);
+		list_commands(stderr, 1);
 		return RECCE_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
@@ -143,6 +147,6 @@ int main(int argc, char **argv)
 		return commands[i].fn(argc - 1, argv + 1);
 	}
 	error("'%s' is not a recce command", cmd);
-	list_commands(stderr);
+	list_commands(stderr, 1);
 	return RECCE_EXIT_USAGE;
 }

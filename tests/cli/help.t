@@ -19,6 +19,11 @@ is "$(head -n "$(wc -l <"$T/want")" "$OUT")" "$(cat "$T/want")" "recce help star
 cp "$OUT" "$T/help"
 run "$RECCE" --help
 is "$(cat "$OUT")" "$(cat "$T/help")" "recce --help prints the same"
+is "$(grep -c 'recce \[--version\]' "$T/help")" 1 "one usage line, the page's"
+run "$RECCE"
+is "$RC" 2 "recce alone: usage error"
+is "$(grep 'recce \[--version\]' "$ERR" | sed 's/^usage: *//')" \
+	"$(grep 'recce \[--version\]' "$T/help" | sed 's/^ *//')" "its usage line is the page's"
 for cmd in record report query view top trace capture replay symbolize addr2line events seq tasks agent files fetch certs patch help; do
 	like "$(cat "$T/help")" "^ +$cmd +[a-z]" "recce help lists '$cmd'"
 done
