@@ -306,9 +306,11 @@ unit: $(UNIT_BINS)
 cli: recce targets
 	B=$(B) prove -v tests/cli/
 
-# Checks of the tree itself: the layering of src/.
+# Checks of the tree itself: the layering of src/, and no unbounded
+# string writes.
 lint:
 	@sh scripts/check-layers.sh
+	@sh scripts/check-calls.sh
 
 # The same suite with every core kept busy by other work: green here is
 # green on a real machine (never in check itself: it is check, loaded).

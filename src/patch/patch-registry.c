@@ -39,10 +39,16 @@ int patch_registry_path(const char *dir, pid_t pid, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* out holds 2 * n + 1 bytes. */
 static void hex_of(const uint8_t *b, size_t n, char *out)
 {
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", b[i]);
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 static int bytes_of(const char *hex, uint8_t *b, size_t n)
@@ -145,9 +151,8 @@ static int make_dirs(const char *dir)
 {
 	char buf[1024];
 
-	if (strlen(dir) >= sizeof(buf))
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
-	strcpy(buf, dir);
 	for (char *p = buf + 1;; p++) {
 		if (*p && *p != '/')
 			continue;

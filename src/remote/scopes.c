@@ -129,15 +129,13 @@ unsigned scope_needed(const char *command)
 
 unsigned scopes_of(const struct scopes *s, const char *cert, uid_t uid)
 {
-	char me[160], any[8];
+	char me[160];
+	const char *any = cert[0] ? "cert:*" : "uid:*";
 
-	if (cert[0]) {
+	if (cert[0])
 		snprintf(me, sizeof(me), "cert:%s", cert);
-		strcpy(any, "cert:*");
-	} else {
+	else
 		snprintf(me, sizeof(me), "uid:%u", (unsigned)uid);
-		strcpy(any, "uid:*");
-	}
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->v[i].who, me) == 0)
 			return s->v[i].scopes;

@@ -128,10 +128,11 @@ char *demangle_function(const char *sym)
 	if (cut)
 		d[cut] = '\0';
 	n = strlen(d);
-	char *r = malloc(n + strlen(clones) + 1);
+	size_t nc = strlen(clones);
+	char *r = malloc(n + nc + 1);
 	if (r) {
 		memcpy(r, d, n);
-		strcpy(r + n, clones);
+		memcpy(r + n, clones, nc + 1);
 	}
 	free(d);
 	return r;

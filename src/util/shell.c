@@ -28,16 +28,18 @@ char *shell_join(const char *prefix, const char *const *argv, size_t argc)
 	if (!s)
 		return NULL;
 	if (prefix) {
-		strcpy(at, prefix);
-		at += strlen(prefix);
+		size_t n = strlen(prefix);
+		memcpy(at, prefix, n);
+		at += n;
 	}
 	for (size_t i = 0; i < argc; i++) {
 		const char *w = argv[i];
 		if (at != s)
 			*at++ = ' ';
 		if (safe_word(w)) {
-			strcpy(at, w);
-			at += strlen(w);
+			size_t n = strlen(w);
+			memcpy(at, w, n);
+			at += n;
 			continue;
 		}
 		*at++ = '\'';
