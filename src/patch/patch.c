@@ -266,9 +266,11 @@ static int apply_found(const struct patch_cfg *cfg, struct patch_result *r, stru
 		if (err && inj.refusal != INJECT_OK) {
 			r->inject_refusal = inj.refusal;
 			err = refuse(r, PATCH_INJECT, err);
-		} else if (err || !near_reaches(r->addr, r->veneer)) {
-			err = refuse(r, PATCH_NO_VENEER, err ? err : -ENOSPC);
+		} else if (err == -ENOSPC || (!err && !near_reaches(r->addr, r->veneer))) {
+			err = refuse(r, PATCH_NO_VENEER, -ENOSPC);
 		}
+		/* Any other error is the call's (the process stopped or gone
+		 * meanwhile), said as such. */
 	}
 	if (!err) {
 		struct sym_func_shape shape;
