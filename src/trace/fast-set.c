@@ -76,6 +76,7 @@ struct fast_set {
 	struct tramp_hooks hooks_fn; /* numbers the hooks into hooks[] */
 	uint64_t page, page_used;    /* the trampoline page being filled */
 	int attached;
+	int stopped;   /* a call for a trampoline page found the process stopped */
 	uint64_t lost; /* records lost, as of the last read */
 	/* The CPU's clock against CLOCK_MONOTONIC: a reading of both at the
 	 * start and at every read, the last CAL_POINTS kept (cal[ncal %
@@ -329,6 +330,9 @@ static int tramp_slot(struct fast_set *s, uint64_t addr, uint64_t *slot)
 		return 0;
 	}
 	int err = near_page_map(&s->inj, addr, TRAMP_PAGES, TRAMP_NAME, &s->page);
+	/* The injector's -EBUSY: stopped by job control, not the function's
+	 * short return (add_region's -EBUSY). */
+	s->stopped = err == -EBUSY;
 	if (err)
 		return err;
 	s->page_used = TRAMP_SIZE;
@@ -459,7 +463,7 @@ static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t s
 	struct tramp_region r = {addr, entry_len, probe, exits, nexits, 0};
 	if (!why) {
 		int e = add_region(s, &r, code, len, &taken);
-		if (e && !is_reason(e))
+		if (e && (!is_reason(e) || (s && s->stopped)))
 			*err = e;
 		if (e)
 			why = reason(e);
@@ -485,7 +489,7 @@ static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t s
 		struct tramp_region w = {start, (size_t)(x->addr + x->len - start), -1, x, 1, 1};
 		int e =
 		    add_region(s, &w, code + (start - addr), len - (size_t)(start - addr), &wtaken);
-		if (e && !is_reason(e))
+		if (e && (!is_reason(e) || s->stopped))
 			*err = e;
 		if (e)
 			why = reason(e);
@@ -649,6 +653,11 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 		__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
 	}
 	return rc;
+}
+
+int fast_set_stopped(const struct fast_set *s)
+{
+	return s && s->stopped;
 }
 
 uint64_t fast_set_forks(const struct fast_set *s)

@@ -93,6 +93,10 @@ int fast_set_attach(struct fast_set *s, int timeout_ms);
  * order; cb returns non-zero to stop. Returns cb's last value. */
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg);
 
+/* Whether the process was found stopped by job control while a page for
+ * trampolines was being mapped in it (fast_set_add then failed -EBUSY). */
+int fast_set_stopped(const struct fast_set *s);
+
 /* Children the process forked while traced: not traced, their code
  * put back at fork. */
 uint64_t fast_set_forks(const struct fast_set *s);

@@ -82,6 +82,8 @@ static int start_one(struct tracer *t, pid_t pid, struct fast_set **fs)
 	}
 	if (!err)
 		err = fast_set_attach(*fs, 3000);
+	if (err && err != -ESRCH && fast_set_stopped(*fs))
+		return tracer_fail(t, TRACER_FAST, err, pid); /* said as a stopped process */
 	return err && err != -ESRCH ? tracer_fail(t, TRACER_PATCH, err, pid) : err;
 }
 
