@@ -98,6 +98,9 @@ build() {
 	# shellcheck disable=SC2086
 	$CC $wflags -o "$BIN/uvloop" bench/workloads/uvloop.c -luv
 	$CC -O1 -g -fPIC -shared -o "$BIN/fib-fix.so" tests/targets/fixes/fib-fix.c
+	$CC -O1 -g -fPIC -shared -o "$BIN/torture-fix.so" tests/targets/fixes/torture-fix.c
+	# shellcheck disable=SC2086
+	$CC $wflags -O1 -o "$BIN/torture" tests/targets/torture.c
 	$CC -std=gnu11 -O2 -g -fPIC -shared -o "$BIN/calls-fix.so" bench/workloads/calls-fix.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
@@ -390,31 +393,42 @@ group_alloc() {
 # Milliseconds since the epoch, for the wall time of a command.
 now_ms() { date +%s%3N; }
 
-# One patch and undo of a target whose four threads run the function
-# being replaced (tests/targets/patchee.c), and the same library loaded
-# by hand with gdb: how long the process stays stopped.
-patch_once() {
-	"$BIN/patchee" > /dev/null &
+# One patch and undo by recce, as TOOL, of FUNC=FIX in the process CMD...
+# starts: how long it stays stopped.
+patch_recce() {
+	tool=$1 func=$2 fix=$3
+	shift 3
+	"$@" > /dev/null &
 	pid=$!
 	sleep 0.3
 	t0=$(now_ms)
-	"$RECCE" patch -p "$pid" --registry "$TMP/patches" "slow_fib=$BIN/fib-fix.so:fast_fib" \
-		> "$TMP/patch.out" 2>&1 || true
+	"$RECCE" patch -p "$pid" --registry "$TMP/patches" "$func=$fix" > "$TMP/patch.out" 2>&1 || true
 	t1=$(now_ms)
-	"$RECCE" patch -p "$pid" --registry "$TMP/patches" --undo slow_fib > "$TMP/undo.out" 2>&1 || true
+	"$RECCE" patch -p "$pid" --registry "$TMP/patches" --undo "$func" > "$TMP/undo.out" 2>&1 || true
 	load=$(sed -n 's/^  stopped *\([0-9.]*\) ms to load.*/\1/p' "$TMP/patch.out")
 	write=$(sed -n 's/.*ms), \([0-9.]*\) ms to write.*/\1/p' "$TMP/patch.out")
 	undo=$(sed -n 's/.*own code again (stopped \([0-9.]*\) ms).*/\1/p' "$TMP/undo.out")
 	kill "$pid" 2> /dev/null || true
 	wait "$pid" 2> /dev/null || true
 	if [ -n "$load" ] && [ -n "$write" ] && [ -n "$undo" ]; then
-		printf 'kind=patch\ttool=recce\trep=%s\tload_stop_ms=%s\twrite_stop_ms=%s\tstop_ms=%s\tundo_stop_ms=%s\twall_ms=%s\tstatus=ok\n' \
-			"$rep" "$load" "$write" "$(calc "$load + $write")" "$undo" "$((t1 - t0))" >> "$RAW"
-		say "patch recce rep $rep: stopped $load + $write ms, undo $undo ms"
+		printf 'kind=patch\ttool=%s\trep=%s\tload_stop_ms=%s\twrite_stop_ms=%s\tstop_ms=%s\tundo_stop_ms=%s\twall_ms=%s\tstatus=ok\n' \
+			"$tool" "$rep" "$load" "$write" "$(calc "$load + $write")" "$undo" "$((t1 - t0))" >> "$RAW"
+		say "patch $tool rep $rep: stopped $load + $write ms, undo $undo ms"
 	else
-		printf 'kind=patch\ttool=recce\trep=%s\tstatus=failed\n' "$rep" >> "$RAW"
-		say "patch recce rep $rep failed: $(head -n 1 "$TMP/patch.out")"
+		printf 'kind=patch\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$rep" >> "$RAW"
+		say "patch $tool rep $rep failed: $(head -n 1 "$TMP/patch.out")"
 	fi
+}
+
+# One patch and undo of a target whose four threads run the function
+# being replaced (tests/targets/patchee.c), one of a target whose every
+# thread sits in a timed sleep (tests/targets/torture.c sleeponly: recce
+# borrows a sleeping thread and puts it back into its sleep), and the
+# same library loaded by hand with gdb: how long the process stays
+# stopped.
+patch_once() {
+	patch_recce recce slow_fib "$BIN/fib-fix.so:fast_fib" "$BIN/patchee"
+	patch_recce recce-sleeper work "$BIN/torture-fix.so:fast_work" "$BIN/torture" sleeponly
 	command -v gdb > /dev/null || return 0
 	"$BIN/patchee" > /dev/null &
 	pid=$!

@@ -905,7 +905,9 @@ function figure_patch(    med, worst, plain, extra) {
 	print "with the target's own dlopen on a borrowed thread and writes the jump; `--undo` writes the"
 	print "old bytes back. Each figure is how long the whole process stayed stopped, in ms. The anchor"
 	print "is loading the same library by hand: `gdb -p PID -batch -ex 'call dlopen(...)'`, which"
-	print "keeps the process stopped from attach to detach, its whole run."
+	print "keeps the process stopped from attach to detach, its whole run. \"Every thread in a timed"
+	print "sleep\" is tests/targets/torture.c sleeponly: recce borrows a sleeping thread for the call"
+	print "and puts it back into the same sleep itself."
 	print ""
 	print "| step | stopped, median ms | worst ms |"
 	print "|---|---|---|"
@@ -914,6 +916,8 @@ function figure_patch(    med, worst, plain, extra) {
 	patch_row("recce", "stop_ms", "recce patch: both stops")
 	patch_row("recce", "undo_stop_ms", "recce patch --undo")
 	patch_row("recce", "wall_ms", "recce patch: the whole command, wall time (not stopped)")
+	patch_row("recce-sleeper", "load_stop_ms", "every thread in a timed sleep: stop to set up the dlopen call")
+	patch_row("recce-sleeper", "stop_ms", "every thread in a timed sleep: both stops")
 	patch_row("gdb", "stop_ms", "gdb -p -batch -ex 'call dlopen': stopped throughout")
 	print ""
 	if (tool_field(PA, "call-plain", "ns_per_call")) {
