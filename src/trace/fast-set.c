@@ -24,6 +24,7 @@
 #include "inject/trampoline.h"
 #include "inject/target-mem.h"
 #include "proc/lib-path.h"
+#include "proc/procstat.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -143,18 +144,17 @@ static void sweep_leftovers(void)
 static ssize_t count_threads(pid_t pid)
 {
 	struct proc_ids tasks;
-	char path[64], comm[32];
+	struct procstat_reader r;
+	struct procstat_task t;
 
 	proc_ids_init(&tasks);
 	ssize_t n = proc_ids_list_tasks(&tasks, "/proc", pid, SLOTS), threads = n;
-	for (ssize_t i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tasks.ids[i]);
-		FILE *f = fopen(path, "re");
-		if (f && fgets(comm, sizeof(comm), f) &&
-		    strcmp(comm, RECCE_FAST_WATCHDOG "\n") == 0)
-			threads--;
-		if (f)
-			fclose(f);
+	if (n > 0 && procstat_reader_init(&r, NULL) == 0) {
+		for (ssize_t i = 0; i < n; i++)
+			if (procstat_read_task(&r, pid, tasks.ids[i], &t) == 0 &&
+			    strcmp(t.comm, RECCE_FAST_WATCHDOG) == 0)
+				threads--;
+		procstat_reader_release(&r);
 	}
 	proc_ids_release(&tasks);
 	return threads;
@@ -388,9 +388,13 @@ static int add_region(struct fast_set *s, const struct tramp_region *r, const ui
 }
 
 /* Whether err of add_region() is the function's own (said as a reason),
- * not a failure of the process or of recce. */
-static int is_reason(int err)
+ * not a failure of the process or of recce: never when the injector
+ * found the process stopped (its -EBUSY is not a short return's). s is
+ * NULL for a plan alone. */
+static int is_reason(const struct fast_set *s, int err)
 {
+	if (s && s->stopped)
+		return 0;
 	return err == -EXDEV || err == -ENOTSUP || err == -EBUSY || err == -EILSEQ ||
 	       err == -ERANGE || err == -EMLINK;
 }
@@ -463,7 +467,7 @@ static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t s
 	struct tramp_region r = {addr, entry_len, probe, exits, nexits, 0};
 	if (!why) {
 		int e = add_region(s, &r, code, len, &taken);
-		if (e && (!is_reason(e) || (s && s->stopped)))
+		if (e && !is_reason(s, e))
 			*err = e;
 		if (e)
 			why = reason(e);
@@ -489,7 +493,7 @@ static const char *plan(struct fast_set *s, pid_t pid, uint64_t addr, uint64_t s
 		struct tramp_region w = {start, (size_t)(x->addr + x->len - start), -1, x, 1, 1};
 		int e =
 		    add_region(s, &w, code + (start - addr), len - (size_t)(start - addr), &wtaken);
-		if (e && (!is_reason(e) || s->stopped))
+		if (e && !is_reason(s, e))
 			*err = e;
 		if (e)
 			why = reason(e);
