@@ -20,11 +20,14 @@
  * (membarrier) between steps. The trampolines stay: a thread may still be
  * in one.
  *
- * A child the process forks is not traced: in the child, the recorder
- * stops for good (the file is shared with the parent, whose threads the
- * trace is about) and every site gets its original bytes back at once,
- * before fork returns there (one thread, nothing else runs), so no child
- * keeps recce's jumps after the trace or after recce.
+ * A child the process forks while traced is traced too (fast-format.h):
+ * in the child, before fork returns there (one thread, nothing else
+ * runs), the forking thread lets go of its parent's ring, the child takes
+ * an entry of the children's table and starts a watchdog of its own, which
+ * puts the child's bytes back the same way when recce says the trace is
+ * over, or dies. A child that cannot (the table full, no thread) gets
+ * every site's original bytes back at once and records nothing, and is
+ * counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +80,7 @@ struct watch {
 	struct recce_fast_header *h;
 	size_t len;   /* the file's size, as checked at the start */
 	uint32_t gen; /* its trace's start number */
+	int child;    /* a child's: children[child - 1] is its entry; 0: the traced process's */
 };
 
 /* The geometry of the file cur, as checked when it was started: the
@@ -89,7 +93,8 @@ static struct {
 	uint64_t header_size, slot_size, ring_records, file_size;
 } geo;
 
-/* Set in a child forked while a trace ran: it records nothing. */
+/* Set in a child forked while a trace ran that could not be traced: it
+ * records nothing. */
 static volatile int forked;
 
 /* The calling thread's ring, in the file it was claimed in. */
@@ -98,10 +103,16 @@ struct writer {
 	struct recce_fast_slot *slot;
 	struct recce_fast_record *recs;
 	uint64_t mask;
+	uint64_t retry; /* no slot was left: the CPU clock's reading to look again at */
 	uint32_t start; /* the start number file had when the slot was claimed */
-	int busy;	/* in the recorder: a signal handler's call is not recorded */
+	int32_t tid, pid;
+	int busy; /* in the recorder: a signal handler's call is not recorded */
 };
 static __thread struct writer me __attribute__((tls_model("initial-exec")));
+
+/* CPU clock ticks between two looks for a slot of a thread that found
+ * none (about a millisecond): each look may ask the kernel of every slot. */
+#define RETRY_TICKS (1ull << 21)
 
 static inline uint64_t rdtsc(void)
 {
@@ -110,9 +121,16 @@ static inline uint64_t rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+static struct recce_fast_slot *slot_at(struct recce_fast_header *h, uint32_t i)
+{
+	return (struct recce_fast_slot *)((char *)h + geo.header_size +
+					  (uint64_t)i * geo.slot_size);
+}
+
 /* Marks the exiting thread's slot GONE, for a new thread to take. A
  * destructor after this one that calls a traced function claims a slot
- * again, and this runs again for it. */
+ * again, and this runs again for it. Also at the process's exit, for
+ * the thread that calls exit(). */
 static pthread_key_t exit_key;
 static int exit_key_made;
 
@@ -126,50 +144,89 @@ static void thread_gone(void *v)
 	me.file = NULL;
 	me.slot = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t mine = RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_TAKEN);
 	if (s)
-		__atomic_store_n(&s->state, RECCE_FAST_SLOT_GONE, __ATOMIC_RELEASE);
+		__atomic_compare_exchange_n(&s->owner, &mine,
+					    RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_GONE), 0,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
-/* A slot a thread that exited left: the new thread is its ring's only
- * writer from here, going on from where the old one stopped. UINT32_MAX
- * if none. */
-static uint32_t reuse(struct recce_fast_header *h)
+static void process_gone(void)
 {
-	for (uint32_t i = 0; i < geo.slots; i++) {
-		struct recce_fast_slot *s = (struct recce_fast_slot *)((char *)h + geo.header_size +
-								       (uint64_t)i * geo.slot_size);
-		uint32_t want = RECCE_FAST_SLOT_GONE;
-		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == RECCE_FAST_SLOT_GONE &&
-		    __atomic_compare_exchange_n(&s->state, &want, RECCE_FAST_SLOT_TAKEN, 0,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	thread_gone(NULL);
+}
+
+/* Whether the thread of a slot's owner word is gone: it exited without a
+ * word, or its process did. Unsure is alive. */
+static int owner_gone(const struct recce_fast_slot *s, uint64_t w)
+{
+	int32_t tid = RECCE_FAST_OWNER_ID(w);
+	int32_t pid = __atomic_load_n(&s->pid, __ATOMIC_ACQUIRE);
+
+	return tid > 0 && pid > 0 && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH;
+}
+
+/* A slot a thread that exited left, taken (CLAIMING) by the calling
+ * thread, which is its ring's only writer from here, going on from where
+ * the old one stopped; with takeover, a slot whose thread is gone
+ * without a word. UINT32_MAX if none. The owner word proves, as it
+ * changes, that no one else took it first. */
+static uint32_t reuse(struct recce_fast_header *h, int takeover)
+{
+	uint32_t n = __atomic_load_n(&h->claimed, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < geo.slots && i < n; i++) {
+		struct recce_fast_slot *s = slot_at(h, i);
+		uint64_t w = __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE);
+		uint32_t st = RECCE_FAST_OWNER_STATE(w);
+		if ((st == RECCE_FAST_SLOT_GONE ||
+		     (takeover && st == RECCE_FAST_SLOT_TAKEN && owner_gone(s, w))) &&
+		    __atomic_compare_exchange_n(&s->owner, &w,
+						RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_CLAIMING),
+						0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return i;
 	}
 	return UINT32_MAX;
 }
 
 /* Claims a slot of h for the calling thread: a fresh one, else one a
- * thread that exited left; 0, or -1 when none is left. */
+ * thread that exited left, else one of a thread gone without a word; 0,
+ * or -1 when none is left. */
 static int claim(struct recce_fast_header *h, uint32_t start)
 {
 	if (geo.file != h)
 		return -1; /* never: cur and geo are set together */
+	if (me.retry && (int64_t)(rdtsc() - me.retry) < 0) {
+		__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	me.tid = (int32_t)syscall(SYS_gettid);
+	me.pid = (int32_t)getpid();
 	uint32_t i = __atomic_load_n(&h->claimed, __ATOMIC_RELAXED);
 	for (;;) {
 		if (i >= geo.slots) {
-			if ((i = reuse(h)) != UINT32_MAX)
+			if ((i = reuse(h, 0)) != UINT32_MAX || (i = reuse(h, 1)) != UINT32_MAX)
 				break;
+			me.retry = rdtsc() + RETRY_TICKS;
 			__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
 			return -1;
 		}
 		if (__atomic_compare_exchange_n(&h->claimed, &i, i + 1, 1, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&slot_at(h, i)->owner,
+					 RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_CLAIMING),
+					 __ATOMIC_RELAXED);
 			break;
+		}
 	}
-	char *base = (char *)h + geo.header_size + (uint64_t)i * geo.slot_size;
+	me.retry = 0;
+	char *base = (char *)slot_at(h, i);
 	me.slot = (struct recce_fast_slot *)base;
 	me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
 	me.mask = geo.ring_records - 1;
-	me.slot->tid = (int32_t)syscall(SYS_gettid);
+	__atomic_store_n(&me.slot->pid, me.pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&me.slot->owner, RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_TAKEN),
+			 __ATOMIC_RELEASE);
 	me.file = h;
 	me.start = start;
 	/* Told at exit (no allocation below 32 keys; without it the slot
@@ -195,9 +252,15 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 		return;
 	me.busy = 1;
 	uint32_t start = starts;
-	if ((me.file != h || me.start != start) && claim(h, start) < 0) {
-		me.busy = 0;
-		return;
+	if (me.file != h || me.start != start) {
+		/* The program's errno stays its own: a claim asks the kernel. */
+		int saved = errno;
+		int err = claim(h, start);
+		errno = saved;
+		if (err < 0) {
+			me.busy = 0;
+			return;
+		}
 	}
 	struct recce_fast_slot *s = me.slot;
 	uint64_t head = s->head;
@@ -209,7 +272,7 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 	struct recce_fast_record *r = &me.recs[head & me.mask];
 	r->tsc = rdtsc();
 	r->site = (uint32_t)site;
-	r->tid = s->tid;
+	r->tid = me.tid;
 	r->args[0] = frame[8];
 	r->args[1] = frame[7];
 	r->args[2] = frame[6];
@@ -219,6 +282,7 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 	r->rax = frame[2];
 	r->sp = (uint64_t)(uintptr_t)&frame[9];
 	r->ra = frame[9];
+	r->pid = me.pid;
 	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
 	me.busy = 0;
 }
@@ -264,25 +328,39 @@ static int poke(int mem, uint64_t addr, const void *b, size_t len)
 	return pwrite(mem, b, len, (off_t)addr) == (ssize_t)len ? 0 : -1;
 }
 
-/* Puts back the original bytes of every site still patched. */
-static void restore_all(struct recce_fast_header *h)
+/* Whether site s is patched here: its jump, or a step of its removal
+ * (an int3 first, each other byte the jump's or the original's), which
+ * a child forked in the middle of one inherits. */
+static int patched(const struct recce_fast_site *s)
+{
+	const uint8_t *at = (const uint8_t *)(uintptr_t)s->addr;
+
+	if (s->state != RECCE_FAST_SITE_USED || s->len < 2 || s->len > RECCE_FAST_CODE ||
+	    memcmp(at, s->orig, s->len) == 0 || (at[0] != s->code[0] && at[0] != 0xcc))
+		return 0;
+	for (uint32_t i = 1; i < s->len; i++)
+		if (at[i] != s->code[i] && at[i] != s->orig[i])
+			return 0;
+	return 1;
+}
+
+/* Puts back the original bytes of every site still patched; returns how
+ * many. */
+static uint64_t restore_all(struct recce_fast_header *h)
 {
 	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (mem < 0)
-		return;
+		return 0;
 	int have_membarrier = syscall(SYS_membarrier, MEMBARRIER_REGISTER_SYNC_CORE, 0, 0) == 0;
 	uint32_t n = 0, max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
 	for (uint32_t i = 0; i < max; i++) {
 		struct recce_fast_site s = h->sites[i];
-		if (s.state != RECCE_FAST_SITE_USED || s.len < 2 || s.len > RECCE_FAST_CODE)
-			continue;
-		if (memcmp((const void *)(uintptr_t)s.addr, s.code, s.len) != 0)
-			continue; /* not patched (any more) */
-		restoring[n++] = s;
+		if (patched(&s))
+			restoring[n++] = s;
 	}
 	if (!n) {
 		close(mem);
-		return;
+		return 0;
 	}
 	nrestoring = n;
 	struct sigaction sa;
@@ -302,7 +380,6 @@ static void restore_all(struct recce_fast_header *h)
 	for (uint32_t i = 0; i < n; i++)
 		done += poke(mem, restoring[i].addr, restoring[i].orig, 1) == 0;
 	serialize(have_membarrier);
-	__atomic_store_n(&h->restored, done, __ATOMIC_RELEASE);
 	close(mem);
 	/* A thread that took the int3 just before the last write gets its
 	 * SIGTRAP on its way back to user space: let it, then hand SIGTRAP
@@ -310,32 +387,7 @@ static void restore_all(struct recce_fast_header *h)
 	struct timespec grace = {0, TRAP_GRACE_MS * 1000000L};
 	nanosleep(&grace, NULL);
 	sigaction(SIGTRAP, &old_trap, NULL);
-}
-
-/* In a child just forked, its one thread: the sites' original bytes,
- * written straight back. */
-static void in_child(void)
-{
-	struct recce_fast_header *h = cur;
-
-	forked = 1;
-	/* A watchdog of the parent may have held it: none runs here. */
-	pthread_mutex_init(&map_lock, NULL);
-	if (!h)
-		return;
-	__atomic_fetch_add(&h->forks, 1, __ATOMIC_RELAXED);
-	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	if (mem < 0)
-		return;
-	uint32_t max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
-	for (uint32_t i = 0; i < max; i++) {
-		struct recce_fast_site s = h->sites[i];
-		if (s.state != RECCE_FAST_SITE_USED || s.len < 2 || s.len > RECCE_FAST_CODE ||
-		    memcmp((const void *)(uintptr_t)s.addr, s.code, s.len) != 0)
-			continue;
-		poke(mem, s.addr, s.orig, s.len);
-	}
-	close(mem);
+	return done;
 }
 
 /* The trace is over: the file's pages go back to the system. A thread
@@ -360,17 +412,36 @@ static void let_go(const struct watch *w)
 	pthread_mutex_unlock(&map_lock);
 }
 
+/* A child's entry DONE: its bytes are back (unless a newer child took
+ * it, when this one exited and this thread was the last to know). */
+static void child_done(uint64_t *owner)
+{
+	uint64_t w = RECCE_FAST_OWNER(getpid(), RECCE_FAST_CHILD_TRACED);
+
+	__atomic_compare_exchange_n(owner, &w, RECCE_FAST_OWNER(getpid(), RECCE_FAST_CHILD_DONE), 0,
+				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
 static void *watchdog(void *arg)
 {
 	struct watch w = *(struct watch *)arg;
 	struct recce_fast_header *h = w.h;
+	/* A child's watchdog tells of itself in its entry: watch and
+	 * restored are the traced process's. */
+	uint64_t *done = w.child ? &h->children[w.child - 1].owner : NULL;
 
 	free(arg);
 	int pfd = (int)syscall(SYS_pidfd_open, h->recce_pid, 0);
 
 	for (;;) {
 		if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&h->watch, RECCE_FAST_LEFT, __ATOMIC_RELEASE);
+			/* recce put the traced process's bytes back itself;
+			 * a child's are its watchdog's to put back. */
+			if (done) {
+				restore_all(h);
+				child_done(done);
+			} else
+				__atomic_store_n(&h->watch, RECCE_FAST_LEFT, __ATOMIC_RELEASE);
 			break;
 		}
 		int gone;
@@ -385,8 +456,13 @@ static void *watchdog(void *arg)
 		}
 		if (gone && !__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE)) {
 			__atomic_store_n(&h->enabled, 0, __ATOMIC_RELAXED);
-			restore_all(h);
-			__atomic_store_n(&h->watch, RECCE_FAST_RESTORED, __ATOMIC_RELEASE);
+			uint64_t n = restore_all(h);
+			if (done)
+				child_done(done);
+			else {
+				__atomic_store_n(&h->restored, n, __ATOMIC_RELEASE);
+				__atomic_store_n(&h->watch, RECCE_FAST_RESTORED, __ATOMIC_RELEASE);
+			}
 			break;
 		}
 	}
@@ -394,6 +470,108 @@ static void *watchdog(void *arg)
 		close(pfd);
 	let_go(&w);
 	return NULL;
+}
+
+/* Starts the watchdog of w (which it frees), with every signal blocked,
+ * so that none meant for the program is handled on it. 0 or an error. */
+static int start_watchdog(struct watch *w)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	int err = pthread_create(&th, &attr, watchdog, w);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		pthread_setname_np(th, RECCE_FAST_WATCHDOG);
+	return err;
+}
+
+/* Takes an entry of the children's table for the calling process, the
+ * child just forked: a free one, or one whose child is gone. Its index,
+ * or -1 when every entry is a live child's. */
+static int take_entry(struct recce_fast_header *h)
+{
+	uint64_t mine = RECCE_FAST_OWNER(getpid(), RECCE_FAST_CHILD_TRACED);
+
+	for (int gone = 0; gone < 2; gone++)
+		for (uint32_t i = 0; i < RECCE_FAST_CHILDREN; i++) {
+			uint64_t *o = &h->children[i].owner;
+			uint64_t w = __atomic_load_n(o, __ATOMIC_ACQUIRE);
+			int32_t pid = RECCE_FAST_OWNER_ID(w);
+			int free_ = RECCE_FAST_OWNER_STATE(w) == RECCE_FAST_CHILD_FREE;
+			if ((free_ || (gone && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)) &&
+			    __atomic_compare_exchange_n(o, &w, mine, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED))
+				return (int)i;
+		}
+	return -1;
+}
+
+/* Traces the child just forked (its one thread): an entry and a
+ * watchdog of its own. 0, or -1 when it cannot. */
+static int follow(struct recce_fast_header *h)
+{
+	int i = take_entry(h);
+	if (i < 0)
+		return -1;
+	struct watch *w = malloc(sizeof(*w));
+	if (w) {
+		*w = (struct watch){h, geo.file_size, starts, i + 1};
+		if (start_watchdog(w) == 0)
+			return 0;
+		free(w);
+	}
+	__atomic_store_n(&h->children[i].owner, 0, __ATOMIC_RELEASE);
+	return -1;
+}
+
+/* In a child just forked, its one thread, before fork returns: traced
+ * like its parent, or, when it cannot be, its sites' original bytes
+ * written straight back. */
+static void child_starts(void)
+{
+	struct recce_fast_header *h = cur;
+
+	/* A watchdog of the parent may have held it: none runs here. */
+	pthread_mutex_init(&map_lock, NULL);
+	/* The forking thread's ring is its parent's: a slot of its own,
+	 * at its first record. */
+	memset(&me, 0, sizeof(me));
+	if (!h || forked)
+		return;
+	/* Over: the bytes are back, or the parent's watchdog puts them
+	 * back, as this one's does. */
+	if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) ||
+	    (__atomic_load_n(&h->enabled, __ATOMIC_ACQUIRE) && follow(h) == 0))
+		return;
+	forked = 1;
+	if (__atomic_load_n(&h->enabled, __ATOMIC_ACQUIRE))
+		__atomic_fetch_add(&h->forks, 1, __ATOMIC_RELAXED);
+	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem < 0)
+		return;
+	uint32_t max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
+	for (uint32_t i = 0; i < max; i++) {
+		struct recce_fast_site s = h->sites[i];
+		if (patched(&s))
+			poke(mem, s.addr, s.orig, s.len);
+	}
+	close(mem);
+}
+
+static void in_child(void)
+{
+	int saved = errno; /* fork returns with the program's own */
+
+	child_starts();
+	errno = saved;
 }
 
 /* Under map_lock: frees the region from the trace in it when that trace
@@ -496,21 +674,22 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		return -err;
 	}
 	uint32_t gen = starts + 1;
+	/* Whatever this process was in an earlier trace (a child of a
+	 * traced process), it is the one traced now. */
+	forked = 0;
 	if (m == region.at)
 		region.user = gen;
-	*w = (struct watch){m, probe.file_size, gen};
+	*w = (struct watch){m, probe.file_size, gen, 0};
 	struct recce_fast_header *h = m;
 	h->recce_pid = (int32_t)recce_pid;
 	static int atfork;
 	if (!atfork && pthread_atfork(NULL, NULL, in_child) == 0)
 		atfork = 1;
-	if (!exit_key_made && pthread_key_create(&exit_key, thread_gone) == 0)
+	if (!exit_key_made && pthread_key_create(&exit_key, thread_gone) == 0) {
 		exit_key_made = 1;
-	pthread_attr_t attr;
-	pthread_t th;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 << 10);
+		/* The thread that calls exit() runs no key destructor. */
+		atexit(process_gone);
+	}
 	geo.file = h;
 	geo.slots = probe.slots;
 	geo.header_size = probe.header_size;
@@ -518,8 +697,7 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 	geo.ring_records = probe.ring_records;
 	geo.file_size = probe.file_size;
 	h->watch = RECCE_FAST_WATCHING;
-	int err = pthread_create(&th, &attr, watchdog, w);
-	pthread_attr_destroy(&attr);
+	int err = start_watchdog(w);
 	if (err) {
 		/* No thread has seen the file: its range is free again. */
 		h->watch = 0;
@@ -531,7 +709,6 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		free(w);
 		return -err;
 	}
-	pthread_setname_np(th, RECCE_FAST_WATCHDOG);
 	starts = gen;
 	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&map_lock);

@@ -34,7 +34,7 @@ static void keep_call(void *arg, const struct trace_record *r, const struct trac
 
 	(void)stack;
 	(void)nstack;
-	if (r->kind != TRACE_RETURN)
+	if (!r || r->kind != TRACE_RETURN)
 		return;
 	struct trace_record *n = array_reserve(c->calls, &c->calls_cap, c->ncalls + 1, sizeof(*n));
 	if (!n) {

@@ -187,6 +187,13 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 {
 	struct trace_out *o = arg;
 
+	/* Caught up: what was shown reaches a file or a pipe now, not when
+	 * the buffer fills. */
+	if (!r) {
+		if (!o->writer && !o->a->hist)
+			fflush(stdout);
+		return;
+	}
 	if (o->plot)
 		trace_plot_add(o->plot, r);
 	if (o->writer) {

@@ -12,6 +12,7 @@
 #include "cli/cmd-trace.h"
 #include "cli/inject-messages.h"
 #include "cli/usage.h"
+#include "events/fast-format.h"
 #include "proc/procstat.h"
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
@@ -442,19 +443,31 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	const struct trace_resolved *res = tracer_functions(t);
 
 	if (st->lost && a->fast)
-		warning("%llu calls were not recorded: recce read a thread's ring too slowly, "
-			"or more threads ran at once than it made rings for (the threads at the "
-			"start and 4 more, 64 at most; a thread that ended leaves its ring to the "
-			"next); narrow the trace with --if, or write it with -o",
+		warning("%llu calls or returns were not recorded: recce read a thread's ring "
+			"too slowly, or more threads ran at once than it made rings for (one for "
+			"each thread and child process at the start, and 4 more, 64 at most; a "
+			"thread or child that ended leaves its ring to the next); narrow the "
+			"trace with --if, or write it with -o",
 			(unsigned long long)st->lost);
 	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",
 			(unsigned long long)st->lost);
 	if (st->fast_forks)
 		warning("%llu process%s forked from the target during the trace %s not traced: "
-			"--fast follows no child (give a child with -p, or trace without --fast)",
+			"more than %u of its children were traced at once, or one could not "
+			"start its watchdog thread (trace without --fast to follow every child)",
 			(unsigned long long)st->fast_forks, st->fast_forks == 1 ? "" : "es",
-			st->fast_forks == 1 ? "was" : "were");
+			st->fast_forks == 1 ? "was" : "were", RECCE_FAST_CHILDREN);
+	if (st->fast_unfound)
+		warning("%llu call%s came from children of the target that recce could not "
+			"confirm (they exec'd, or live in another PID namespace): shown with "
+			"the pid they gave, their string and pointed-to values unread",
+			(unsigned long long)st->fast_unfound, st->fast_unfound == 1 ? "" : "s");
+	if (st->fast_children_left)
+		warning("%zu child process%s of the target still hold%s recce's jumps: each "
+			"one's own watchdog removes them as soon as it runs",
+			st->fast_children_left, st->fast_children_left == 1 ? "" : "es",
+			st->fast_children_left == 1 ? "s" : "");
 	if (st->unfollowed)
 		warning("%llu probes could not be opened on threads the target created "
 			"while traced",

@@ -17,6 +17,18 @@
  * `resume`) and jumps back. recce fills a site before it writes the jump,
  * so that the library's watchdog always knows what to put back.
  *
+ * A child the process forks while traced is traced too: it keeps the jumps
+ * and the file, takes an entry of the children's table, and starts a
+ * watchdog of its own, which puts the child's bytes back when recce says
+ * the trace is over (detach) or dies. Its threads claim slots as the
+ * process's do; each record names its process (as it sees its pid).
+ *
+ * A slot's owner (and an entry's) is one word, its thread's (process's)
+ * id and its state, changed by compare-and-swap: a thread that finds no
+ * free slot takes over one whose thread is gone (tgkill says so: it ended
+ * without a word, or its process exited), which the word proves nobody
+ * else took first.
+ *
  * Each thread that records claims a slot and is its ring's only writer;
  * recce is its only reader. The writer never overwrites: a record that
  * finds the ring full (head - tail == ring_records) is counted in `lost`.
@@ -29,10 +41,11 @@
 #include <stdint.h>
 
 #define RECCE_FAST_MAGIC       "RECCEFST"
-#define RECCE_FAST_VERSION     1
+#define RECCE_FAST_VERSION     2
 #define RECCE_FAST_HEADER_SIZE 32768u
 #define RECCE_FAST_SITES       512u
 #define RECCE_FAST_CODE	       16u
+#define RECCE_FAST_CHILDREN    256u
 
 enum recce_fast_site_state {
 	RECCE_FAST_SITE_FREE = 0,
@@ -58,6 +71,25 @@ enum recce_fast_watch {
 	RECCE_FAST_LEFT = 3,	 /* recce said the trace is over */
 };
 
+/* An owner word: an id (a tid or a pid) and a state. */
+#define RECCE_FAST_OWNER(id, state) ((uint64_t)(uint32_t)(id) | (uint64_t)(state) << 32)
+#define RECCE_FAST_OWNER_ID(w)	    ((int32_t)(uint32_t)(w))
+#define RECCE_FAST_OWNER_STATE(w)   ((uint32_t)((w) >> 32))
+
+/* An entry of the children's table: taken (FREE, or a child's that is
+ * gone) and TRACED by the child as it forks, before it runs any code of
+ * its own; DONE by its watchdog once its bytes are back (or by recce,
+ * which put them back itself). */
+enum recce_fast_child_state {
+	RECCE_FAST_CHILD_FREE = 0,
+	RECCE_FAST_CHILD_TRACED = 1, /* its watchdog runs */
+	RECCE_FAST_CHILD_DONE = 2,   /* its bytes are back */
+};
+
+struct recce_fast_child {
+	uint64_t owner; /* RECCE_FAST_OWNER(pid as the child sees it, state), atomic */
+};
+
 struct recce_fast_header {
 	char magic[8];
 	uint32_t version;
@@ -80,10 +112,11 @@ struct recce_fast_header {
 	uint32_t watch;	   /* enum recce_fast_watch */
 	uint64_t no_slot;  /* records of threads that found no free slot */
 	uint64_t restored; /* sites the watchdog put back */
-	uint64_t forks;	   /* children forked during the trace: not traced (atomic) */
+	uint64_t forks;	   /* children forked during the trace and not traced (atomic) */
 	uint64_t pad[7];
 
 	struct recce_fast_site sites[RECCE_FAST_SITES];
+	struct recce_fast_child children[RECCE_FAST_CHILDREN];
 };
 
 struct recce_fast_slot {
@@ -92,17 +125,21 @@ struct recce_fast_slot {
 	uint64_t tail; /* the reader: records read */
 	uint64_t pad1[7];
 	uint64_t lost; /* the writer: records dropped, the ring full */
-	int32_t tid;
-	/* TAKEN by a thread; GONE when that thread exits; TAKEN again by a
-	 * new thread when no fresh slot is left, whose records follow the
-	 * old one's in the same ring (each record names its thread). */
-	uint32_t state; /* enum recce_fast_slot_state, atomic */
-	uint64_t pad3[6];
+	/* RECCE_FAST_OWNER(tid, state): TAKEN by a thread; GONE when that
+	 * thread exits; TAKEN again by a new thread when no fresh slot is
+	 * left (or over from a thread gone without a word), whose records
+	 * follow the old one's in the same ring (each record names its
+	 * thread and process). Atomic. */
+	uint64_t owner;
+	int32_t pid; /* the owner's process, as it sees it; written while CLAIMING */
+	uint32_t pad2;
+	uint64_t pad3[5];
 };
 
 enum recce_fast_slot_state {
 	RECCE_FAST_SLOT_TAKEN = 0,
 	RECCE_FAST_SLOT_GONE = 1,
+	RECCE_FAST_SLOT_CLAIMING = 2, /* being taken: its pid not yet written */
 };
 
 struct recce_fast_record {
@@ -113,7 +150,8 @@ struct recce_fast_record {
 	uint64_t rax;
 	uint64_t sp; /* at the call: the address of the return address */
 	uint64_t ra; /* the return address */
-	uint64_t pad;
+	int32_t pid; /* the calling process, as it sees its pid */
+	uint32_t pad;
 };
 
 _Static_assert(sizeof(struct recce_fast_header) <= RECCE_FAST_HEADER_SIZE, "fast header");

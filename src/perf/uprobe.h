@@ -88,6 +88,12 @@ struct uprobe_hit {
 	size_t object_len;
 	const uint8_t *string;
 	uint64_t string_len; /* the object's length word */
+	/* A --fast hit of a child the traced process forked, which ended
+	 * before recce could tell it maps the trace's file: maps_pid names
+	 * its addresses (the process it was forked from, whose code it
+	 * copied), and its memory is not read (no_memory). 0 otherwise. */
+	uint32_t maps_pid;
+	int no_memory;
 };
 
 struct uprobe_stats {

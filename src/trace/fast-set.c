@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "events/fast-format.h"
@@ -23,8 +25,10 @@
 #include "inject/target-lock.h"
 #include "inject/trampoline.h"
 #include "inject/target-mem.h"
+#include "proc/family.h"
 #include "proc/lib-path.h"
 #include "proc/procstat.h"
+#include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -37,11 +41,12 @@ _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region re
 #define TRAMP_NAME    "recce-trace"
 #define CODE_READ_MAX (256u << 10)
 #define SLOTS	      64u  /* rings at most */
-#define SLOTS_SPARE   4u   /* rings beyond the threads there are at the start */
+#define SLOTS_SPARE   4u   /* rings beyond the threads (and children) at the start */
 #define LOCK_WAIT_MS  3000 /* for another recce to be done with the process */
 #define RING_RECORDS  (64u << 10)
 #define CAL_POINTS    64u /* readings of the two clocks kept */
 #define LIB_NAME      "librecce-fast.so"
+#define CHILD_WAIT_MS 3000 /* for the children's watchdogs to put their bytes back */
 
 /* A hook: what a trampoline reports, by the index it passes. */
 struct fast_hook {
@@ -57,6 +62,19 @@ struct fast_site {
 	uint8_t orig[RECCE_FAST_CODE], jump[RECCE_FAST_CODE];
 	uint8_t code[TRAMP_SIZE]; /* the trampoline */
 	size_t code_len;
+};
+
+/* A process that wrote records, by the pid it gave, as recce found it. */
+enum proc_verdict {
+	PROC_FOUND,   /* it maps the file: the traced process's child (pidfd held) */
+	PROC_EXITED,  /* no such process, a zombie, or one without memory */
+	PROC_UNFOUND, /* a process that does not map the file (it exec'd, or another one) */
+};
+
+struct fast_proc {
+	pid_t pid;
+	int pidfd; /* PROC_FOUND: the process's; else -1 */
+	enum proc_verdict verdict;
 };
 
 struct fast_set {
@@ -88,6 +106,19 @@ struct fast_set {
 		uint64_t tsc, mono;
 	} cal[CAL_POINTS];
 	uint64_t ncal;
+	/* Children: the file's identity, to tell them by; the processes
+	 * records came from, as found (a read's records mostly come from a
+	 * few: the one found last is tried first); calls of processes not
+	 * found, shown with memory unread; children whose bytes recce could
+	 * not see put back at the end. */
+	dev_t file_dev;
+	ino_t file_ino;
+	pid_t ns_pid; /* the process's pid as it sees it */
+	int same_ns;  /* the process is in recce's PID namespace */
+	struct fast_proc *procs;
+	size_t nprocs, procs_cap, last_proc;
+	uint64_t unfound_calls;
+	size_t children_left;
 };
 
 static inline uint64_t rdtsc(void)
@@ -181,8 +212,15 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 			      (uint64_t)RING_RECORDS * sizeof(struct recce_fast_record) + 4095) &
 			     ~4095ull;
 	/* A ring for each thread there is now and a few more, so that the
-	 * target's address space grows by what the trace needs. */
+	 * target's address space grows by what the trace needs; and one for
+	 * each child it has: a process that forks (a server's master) forks
+	 * again while traced, and the new children record too. */
 	ssize_t threads = count_threads(s->pid);
+	pid_t *kids = NULL;
+	size_t nkids = 0;
+	if (threads > 0 && proc_descendants(s->pid, &kids, &nkids) == 0)
+		threads += (ssize_t)(nkids < SLOTS ? nkids : SLOTS);
+	free(kids);
 	s->slots = threads > 0 ? (uint32_t)threads + SLOTS_SPARE : SLOTS;
 	if (s->slots > SLOTS)
 		s->slots = SLOTS;
@@ -193,6 +231,11 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 		err = -errno;
 	if (!err && ftruncate(fd, (off_t)s->map_len) != 0)
 		err = -errno;
+	struct stat fst;
+	if (!err && fstat(fd, &fst) == 0) {
+		s->file_dev = fst.st_dev;
+		s->file_ino = fst.st_ino;
+	}
 	void *m =
 	    err ? MAP_FAILED : mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
@@ -300,6 +343,37 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	return err;
 }
 
+/* pid as it sees itself (the last of NSpid in its status), or 0. */
+static pid_t ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t got = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t');
+			got = last ? (pid_t)atoi(last + 1) : 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return got;
+}
+
+/* Whether pid is in recce's PID namespace, where the pids its children
+ * give are recce's too. */
+static int same_pid_ns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	return stat("/proc/self/ns/pid", &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		 struct fast_set_info *info)
 {
@@ -310,6 +384,8 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	s->same_ns = same_pid_ns(pid);
+	s->ns_pid = s->same_ns ? pid : ns_pid(pid);
 	cal_add(s);
 	int err = target_lock(pid, LOCK_WAIT_MS, &s->lock_fd, &info->holder);
 	if (err == -EBUSY)
@@ -604,6 +680,146 @@ static uint64_t count_lost(const struct fast_set *s)
 	return lost;
 }
 
+/* Whether process pid maps the trace's file (by its device and inode):
+ * 1, the traced process or a child of it, while traced; 0, it does not;
+ * -1, it has no memory (it is exiting, or gone); -2, its maps cannot be
+ * read (EACCES: even root may not, in some sandboxes). */
+static int maps_file(const struct fast_set *s, pid_t pid)
+{
+	char path[64];
+	char *line = NULL;
+	size_t cap = 0;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH ? -1 : -2;
+	while (found < 1 && getline(&line, &cap, f) > 0) {
+		unsigned maj, min;
+		unsigned long long ino;
+		found = 0;
+		if (sscanf(line, "%*x-%*x %*4s %*x %x:%x %llu", &maj, &min, &ino) == 3 &&
+		    makedev(maj, min) == s->file_dev && ino == s->file_ino)
+			found = 1;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* The state of pid's main thread (R, S, Z, T...), or 0 when unknown. */
+static char process_state(pid_t pid)
+{
+	struct procstat_reader r;
+	struct procstat_task t;
+	char state = 0;
+
+	if (procstat_reader_init(&r, NULL) == 0) {
+		if (procstat_read_task(&r, pid, pid, &t) == 0)
+			state = t.state;
+		procstat_reader_release(&r);
+	}
+	return state;
+}
+
+/* Whether pid has exited, its parent yet to wait for it. */
+static int is_zombie(pid_t pid)
+{
+	char st = process_state(pid);
+
+	return st == 'Z' || st == 'X';
+}
+
+/* How recce finds the process of pid, a pid a record gives: with a
+ * pidfd taken first, so that the pid cannot come to name another process
+ * before the file is found in its maps. */
+static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *pidfd)
+{
+	int fd = pid > 0 ? proc_pidfd_open(pid) : -1;
+	int maps = fd >= 0 ? maps_file(s, pid) : -1;
+
+	*pidfd = -1;
+	if (maps == 1) {
+		*pidfd = fd;
+		return PROC_FOUND;
+	}
+	/* A process on its way out has given its memory back before it is
+	 * a zombie. */
+	int exited = pid > 0 && (fd < 0 ? errno == ESRCH : maps == -1 || is_zombie(pid));
+	if (fd >= 0)
+		close(fd);
+	return exited ? PROC_EXITED : PROC_UNFOUND;
+}
+
+/* Before a read: forgets the processes found exited or not found, and
+ * those found whose pidfd says they exited since, to be found again if
+ * a record gives their pid (a new process may have it). */
+static void forget_procs(struct fast_set *s)
+{
+	struct pollfd p[64];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nprocs; i += 64) {
+		size_t n = s->nprocs - i < 64 ? s->nprocs - i : 64;
+		for (size_t k = 0; k < n; k++)
+			p[k] = (struct pollfd){s->procs[i + k].pidfd, POLLIN, 0};
+		if (poll(p, n, 0) < 0)
+			for (size_t k = 0; k < n; k++)
+				p[k].revents = 0;
+		for (size_t k = 0; k < n; k++) {
+			struct fast_proc *f = &s->procs[i + k];
+			if (f->verdict == PROC_FOUND && !p[k].revents) {
+				s->procs[kept++] = *f;
+				continue;
+			}
+			if (f->pidfd >= 0)
+				close(f->pidfd);
+		}
+	}
+	s->nprocs = kept;
+	s->last_proc = 0;
+}
+
+/* The process a record gives, as found; NULL when out of memory. */
+static const struct fast_proc *record_proc(struct fast_set *s, pid_t pid)
+{
+	if (s->last_proc < s->nprocs && s->procs[s->last_proc].pid == pid)
+		return &s->procs[s->last_proc];
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[s->last_proc = i];
+	struct fast_proc *v = array_reserve(s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	s->procs = v;
+	struct fast_proc *f = &s->procs[s->nprocs];
+	f->pid = pid;
+	f->verdict = s->same_ns ? find_process(s, pid, &f->pidfd) : PROC_UNFOUND;
+	if (!s->same_ns)
+		f->pidfd = -1;
+	return &s->procs[s->last_proc = s->nprocs++];
+}
+
+/* Who made record r, for the hit: the traced process, a child of it
+ * found, or one not found, shown as it gave its pid, named by the code
+ * its parent had (a child copies it at fork), nothing read from a memory
+ * recce cannot tell is its (when it exited, there is none to read). */
+static void record_process(struct fast_set *s, const struct recce_fast_record *r,
+			   struct uprobe_hit *h)
+{
+	h->pid = (uint32_t)s->pid;
+	if (r->pid == s->ns_pid || r->pid <= 0)
+		return;
+	const struct fast_proc *f = record_proc(s, r->pid);
+	h->pid = (uint32_t)r->pid;
+	if (f && f->verdict == PROC_FOUND)
+		return;
+	h->maps_pid = (uint32_t)s->pid;
+	h->no_memory = 1;
+	s->unfound_calls += !f || f->verdict == PROC_UNFOUND;
+}
+
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
 {
 	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
@@ -612,6 +828,7 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 
 	if (claimed > s->slots)
 		claimed = s->slots;
+	forget_procs(s);
 	/* While the jumps are in, a record written after this reading waits
 	 * for the next read, so that a reading after it places it in time;
 	 * once they are out, the rest is read at once. */
@@ -634,8 +851,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			const struct fast_hook *f = &s->hooks[r->site];
 			struct uprobe_hit h;
 			memset(&h, 0, sizeof(h));
+			record_process(s, r, &h);
 			h.probe = f->probe;
-			h.pid = (uint32_t)s->pid;
 			h.tid = (uint32_t)r->tid;
 			h.time = tsc_to_mono(s, r->tsc);
 			h.gpr[X86_RDI] = h.args[0] = r->args[0];
@@ -669,9 +886,108 @@ uint64_t fast_set_forks(const struct fast_set *s)
 	return s && s->h ? __atomic_load_n(&s->h->forks, __ATOMIC_RELAXED) : 0;
 }
 
+uint64_t fast_set_unfound_calls(const struct fast_set *s)
+{
+	return s ? s->unfound_calls : 0;
+}
+
+size_t fast_set_children_left(const struct fast_set *s)
+{
+	return s ? s->children_left : 0;
+}
+
 uint64_t fast_set_lost(const struct fast_set *s)
 {
 	return s->attached ? s->lost : count_lost(s);
+}
+
+/* The child of entry k, when it still has its own watchdog's work to do
+ * (traced, alive and mapping the file), with its pidfd; else 0. */
+static pid_t child_waits(struct fast_set *s, uint32_t k, int *pidfd)
+{
+	uint64_t w = __atomic_load_n(&s->h->children[k].owner, __ATOMIC_ACQUIRE);
+	pid_t pid = RECCE_FAST_OWNER_ID(w);
+
+	*pidfd = -1;
+	if (RECCE_FAST_OWNER_STATE(w) != RECCE_FAST_CHILD_TRACED ||
+	    find_process(s, pid, pidfd) != PROC_FOUND)
+		return 0;
+	return pid;
+}
+
+/* Whether pid is stopped by job control or a tracer, where its watchdog
+ * cannot run. */
+static int is_stopped(pid_t pid)
+{
+	char st = process_state(pid);
+
+	return st == 'T' || st == 't';
+}
+
+/* Puts back the jumps still in child pid, all its threads stopped (its
+ * watchdog among them, which may have begun: a site it holds an int3 on
+ * is left to it). 0 or -errno. */
+static int put_back_child(struct fast_set *s, pid_t pid)
+{
+	struct code_edit *e = calloc(s->nsites ? s->nsites : 1, sizeof(*e));
+	struct code_guard *g = calloc(s->nsites ? s->nsites : 1, sizeof(*g));
+	size_t n = 0;
+	int err = e && g ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < s->nsites && !err; i++) {
+		const struct fast_site *f = &s->sites[i];
+		uint8_t now[RECCE_FAST_CODE];
+		if (tmem_read(pid, f->addr, now, f->len) != 0 || memcmp(now, f->jump, f->len) != 0)
+			continue;
+		e[n].addr = f->addr;
+		e[n].len = f->len;
+		memcpy(e[n].old, f->jump, f->len);
+		memcpy(e[n].new, f->orig, f->len);
+		g[n] = (struct code_guard){f->addr + 1, f->addr + f->len};
+		n++;
+	}
+	struct code_write_stats st = {0};
+	size_t stale = 0;
+	if (!err && n)
+		err = code_write(pid, e, n, g, n, 2000, &st, &stale);
+	free(e);
+	free(g);
+	return err == -ESRCH ? 0 : err;
+}
+
+/* Once the trace is over (detach): waits for each child's watchdog to put
+ * its bytes back, and puts back itself those of a child stopped, or
+ * whose watchdog did not within CHILD_WAIT_MS. */
+static void end_children(struct fast_set *s)
+{
+	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + CHILD_WAIT_MS * 1000000ull;
+
+	if (!s->same_ns)
+		return;
+	for (;;) {
+		size_t waiting = 0;
+		for (uint32_t k = 0; k < RECCE_FAST_CHILDREN; k++) {
+			int fd;
+			pid_t pid = child_waits(s, k, &fd);
+			if (!pid)
+				continue;
+			if (is_stopped(pid) || time_now_ns(CLOCK_MONOTONIC) >= deadline) {
+				if (put_back_child(s, pid) != 0)
+					s->children_left++;
+				uint64_t w = RECCE_FAST_OWNER(pid, RECCE_FAST_CHILD_TRACED);
+				__atomic_compare_exchange_n(
+				    &s->h->children[k].owner, &w,
+				    RECCE_FAST_OWNER(pid, RECCE_FAST_CHILD_DONE), 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+			} else
+				waiting++;
+			close(fd);
+		}
+		if (!waiting)
+			break;
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 int fast_set_remove_all(struct fast_set *s)
@@ -701,8 +1017,10 @@ int fast_set_remove_all(struct fast_set *s)
 	if (!err) {
 		s->attached = 0;
 		/* The watchdog leaves; were recce to die before this, it
-		 * would find the bytes put back and leave them. */
+		 * would find the bytes put back and leave them. The
+		 * children's put theirs back. */
 		__atomic_store_n(&s->h->detach, 1, __ATOMIC_RELEASE);
+		end_children(s);
 	}
 	free(e);
 	free(g);
@@ -723,6 +1041,10 @@ void fast_set_free(struct fast_set *s)
 			__atomic_store_n(&s->h->detach, 1, __ATOMIC_RELEASE);
 		munmap(s->h, s->map_len);
 	}
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pidfd >= 0)
+			close(s->procs[i].pidfd);
+	free(s->procs);
 	target_unlock(s->lock_fd);
 	free(s->sites);
 	free(s->hooks);

@@ -8,6 +8,10 @@
  * instructions the jump replaced (moved by inject/relocate) and jumps
  * back. A call costs tens of nanoseconds instead of a uprobe's trap.
  *
+ * A child the process forks while traced is traced too: it keeps the
+ * jumps, records into rings of its own, and its own watchdog puts its
+ * bytes back at the end (or recce does, when the child is stopped).
+ *
  * Safety: the jumps are written and removed with every thread stopped and
  * none of them, nor any return address, in the bytes replaced
  * (inject/code-write). The library watches recce: if recce dies, however
@@ -97,9 +101,20 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
  * trampolines was being mapped in it (fast_set_add then failed -EBUSY). */
 int fast_set_stopped(const struct fast_set *s);
 
-/* Children the process forked while traced: not traced, their code
- * put back at fork. */
+/* Children the process forked while traced that could not be traced
+ * (more than RECCE_FAST_CHILDREN at once, or no thread for their
+ * watchdog): their code put back at fork. */
 uint64_t fast_set_forks(const struct fast_set *s);
+
+/* Calls of children recce could not find, though a process of the pid
+ * they gave lives (they exec'd before it looked, or are in another PID
+ * namespace): shown with that pid and no value read from their memory
+ * (as for children that exited first, whose memory is gone). */
+uint64_t fast_set_unfound_calls(const struct fast_set *s);
+
+/* Children whose jumps recce could not see put back at the end: their
+ * watchdog puts them back when it runs. */
+size_t fast_set_children_left(const struct fast_set *s);
 
 /* Records lost: a ring was full, or a thread found no ring. */
 uint64_t fast_set_lost(const struct fast_set *s);

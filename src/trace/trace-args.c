@@ -333,6 +333,8 @@ int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
 {
 	size_t got = 0;
 
+	if (pid <= 0)
+		return -ESRCH; /* no process whose memory may be read */
 	if (!addr || cap < 2)
 		return -EFAULT;
 	/* Read page by page: one unmapped page after a short string must not
@@ -384,8 +386,10 @@ int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val)
 {
 	struct iovec local = {val, sizeof(*val)};
 	struct iovec remote = {(void *)(uintptr_t)addr, sizeof(*val)};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
+	if (pid <= 0)
+		return -ESRCH; /* no process whose memory may be read */
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n == (ssize_t)sizeof(*val))
 		return 0;
 	return n < 0 ? -errno : -EFAULT;

@@ -73,7 +73,7 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
  * which the bits of have were recorded: named and typed when sig is
  * known, else arg0..arg5 as the raw SysV registers if raw is set (else
  * none). An argument in a register not recorded is unknown, never 0.
- * Strings are read from pid. */
+ * Strings are read from pid (0: from none, shown unreadable). */
 void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
 		     int raw, struct trace_record *r);
 
@@ -86,11 +86,13 @@ uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
 void trace_args_format_object(const struct trace_ret_object *o, const uint8_t *obj, size_t len,
 			      const uint8_t *str, uint64_t str_len, char *out, size_t cap);
 
-/* Reads a NUL-terminated string of at most cap-1 bytes at addr in pid into
- * buf. Returns 0, 1 if it was truncated, or -errno (-EFAULT). */
+/* Reads a NUL-terminated string of at most cap-1 bytes at addr in pid
+ * into buf. Returns 0, 1 if it was truncated, or -errno (-EFAULT; -ESRCH
+ * for pid 0: no process may be read). */
 int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap);
 
-/* Reads the 8 bytes at addr of process pid: 0, or -errno. */
+/* Reads the 8 bytes at addr of process pid: 0, or -errno (-ESRCH for
+ * pid 0). */
 int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val);
 
 #endif

@@ -429,6 +429,12 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 	f->line = fn.kind == FRAME_SYMBOL ? fn.frames[0].line : 0;
 }
 
+/* The process whose mappings name a hit's addresses. */
+static uint32_t maps_pid(const struct uprobe_hit *h)
+{
+	return h->maps_pid ? h->maps_pid : h->pid;
+}
+
 /* The calls in flight of the thread, or goroutine, of a hit in fn. */
 static struct call_stack *stack_of(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
@@ -466,6 +472,7 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 	memcpy(r.regs, f->regs, sizeof(r.regs));
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
+	t->sunk++;
 	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
 	if (t->hists && !flags)
 		trace_hist_add(&t->hists[fn], r.duration_ns);
@@ -537,7 +544,8 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
 	uint32_t have = t->up ? (1u << X86_NGPR) - 1 : arg_sysv_mask();
-	trace_args_fill(&t->sigs[fn], h->gpr, have, (pid_t)h->pid, c->want_args || c->cond, &r);
+	trace_args_fill(&t->sigs[fn], h->gpr, have, h->no_memory ? 0 : (pid_t)h->pid,
+			c->want_args || c->cond, &r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r.nargs = 0; /* registers were only filled for --if */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
@@ -548,13 +556,14 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		size_t nstack = 0;
 		if (c->want_caller && h->nchain > 1) {
 			struct tracer_frame caller;
-			name_caller(t, h->pid, h->chain[1], &caller);
+			name_caller(t, maps_pid(h), h->chain[1], &caller);
 			snprintf(r.caller, sizeof(r.caller), "%.*s", (int)sizeof(r.caller) - 1,
 				 caller.name);
 		}
 		if (c->want_stack)
 			for (size_t i = 1; i < h->nchain && i <= TRACER_STACK_FRAMES; i++)
-				name_caller(t, h->pid, h->chain[i], &t->stack[nstack++]);
+				name_caller(t, maps_pid(h), h->chain[i], &t->stack[nstack++]);
+		t->sunk++;
 		c->sink(c->sink_arg, &r, t->stack, nstack);
 		t->shown++;
 		if (stop == TRACE_STOP_COUNT)
@@ -614,7 +623,7 @@ static int read_target(void *arg, uint64_t addr, uint64_t *val)
 {
 	const struct uprobe_hit *h = arg;
 
-	return trace_read_word((pid_t)h->pid, addr, val);
+	return trace_read_word(h->no_memory ? 0 : (pid_t)h->pid, addr, val);
 }
 
 /* Whether the exit probe p, hit, is the function leaving this time. */
@@ -753,6 +762,11 @@ static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *l
 		evloop_wait(loop, INT64_MAX, timeout);
 		if (read_hits(t) < 0)
 			break;
+		/* Caught up: the sink may write out what it holds. */
+		if (t->sunk != t->sunk_told) {
+			t->sunk_told = t->sunk;
+			t->cfg.sink(t->cfg.sink_arg, NULL, NULL, 0);
+		}
 		if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT ||
 		    (t->draining && !t->pending))
 			break;
@@ -881,6 +895,10 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->fork_outsider_file = t->fork_outsider_file;
 	st->fork_err = t->fork_err;
 	st->fast_forks = us ? 0 : tracer_fast_forks(t);
+	for (size_t i = 0; !us && i < t->nfast; i++) {
+		st->fast_unfound += fast_set_unfound_calls(t->fast[i]);
+		st->fast_children_left += fast_set_children_left(t->fast[i]);
+	}
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;

@@ -57,7 +57,9 @@ struct tracer_frame {
 
 /*
  * The sink: each shown event, in order. For a call with want_stack set,
- * stack holds its callers, innermost first; otherwise nstack is 0.
+ * stack holds its callers, innermost first; otherwise nstack is 0. r is
+ * NULL when the tracer has caught up with the targets after giving it
+ * events (so that a buffered output can be written out now).
  */
 typedef void (*tracer_sink)(void *arg, const struct trace_record *r,
 			    const struct tracer_frame *stack, size_t nstack);
@@ -128,11 +130,13 @@ struct tracer_method_counts {
 
 struct tracer_stats {
 	enum trace_stop stop;
-	uint64_t shown;	     /* events shown (a call and its return once) */
-	uint64_t dropped;    /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
-	uint64_t lost;	     /* events the kernel dropped, its ring full */
-	uint64_t unfollowed; /* probes not opened on threads created while traced */
-	uint64_t fast_forks; /* --fast: children forked while traced, not traced */
+	uint64_t shown;		   /* events shown (a call and its return once) */
+	uint64_t dropped;	   /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
+	uint64_t lost;		   /* events the kernel dropped, its ring full */
+	uint64_t unfollowed;	   /* probes not opened on threads created while traced */
+	uint64_t fast_forks;	   /* --fast: children forked while traced, not traced */
+	uint64_t fast_unfound;	   /* --fast: calls of children recce could not find */
+	size_t fast_children_left; /* --fast: children whose jumps recce saw not removed */
 	/* Processes created while traced: traced from their first
 	 * instruction, or only from when recce read of them; then why: a
 	 * process outside the targets' families that maps a probed file

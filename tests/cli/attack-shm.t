@@ -8,7 +8,8 @@
 # output prints raw, and it keeps rewriting the header of recce's --fast
 # file (slot size, slot count, claimed slots), which must not steer
 # root's recce trace --fast outside the file, crash it or make it show
-# calls it did not see.
+# calls it did not see; and it says its records and children are pid 1's,
+# which must not make recce read or change init, nor pass unsaid.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/ev-hostile"
 make_user
@@ -39,12 +40,22 @@ is "$(grep -c '^recce: x' "$OUT" "$ERR" | awk -F: '{ s += $2 } END { print s }')
 like "$(cat "$OUT")" 'evil\\x0arecce: x' "and shows as evil\\x0arecce: x"
 
 # --fast while the target rewrites the header of recce's file.
-run "$RECCE" trace -p "$TGT" hostile_work --fast --count 20
+run "$RECCE" trace -p "$TGT" hostile_work --fast --count 20 --format json
 is "$RC" 0 "trace --fast survives a target that rewrites its file's geometry" || show_run
 # The library in the target follows the header it wrecks, and may record
 # nothing: every call is then counted as not recorded, never invented.
 ok "every call is shown, or counted as not recorded" \
-	bash -c "grep -q 'hostile_work(a=' '$OUT' || grep -q 'calls were not recorded' '$ERR'"
+	bash -c "grep -q '\"function\":\"[^\"]*hostile_work\"' '$OUT' || grep -q 'calls or returns were not recorded' '$ERR'"
+pids=$(grep -o '"pid":[0-9]*' "$OUT" | sort -u | tr '\n' ' ')
+ok "calls are shown as the target's, or as the pid 1 it gave ($pids)" \
+	bash -c "[ -z \"\$(grep -o '\"pid\":[0-9]*' '$OUT' | grep -v '\"pid\":\($TGT\|1\)\$')\" ]"
+if grep -q '"pid":1[,}]' "$OUT"; then
+	like "$(cat "$ERR")" 'calls? came from children of the target that recce could not confirm' \
+		"and those of pid 1 are said not confirmed, their memory unread"
+else
+	pass "no call was read before the target changed its pid"
+fi
+unlike "$(cat "$ERR")" 'still hold' "recce changes no code of init, which does not map its file"
 ok "the target still runs" kill -0 "$TGT"
 
 done_testing

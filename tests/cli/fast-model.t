@@ -74,7 +74,7 @@ for c in $(seq "$CASES"); do
 	"$RECCE" replay "$T"/m.trace* >"$T/m.replay" 2>/dev/null
 	[ -n "${FAST_MODEL_KEEP:-}" ] && cp "$T/m.replay" "$FAST_MODEL_KEEP.$c"
 	shown=$(check "$T/m.replay" "$threads")
-	lost=$(sed -n 's/.*warning: \([0-9]*\) calls were not recorded.*/\1/p' "$T/m.err")
+	lost=$(sed -n 's/.*warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' "$T/m.err")
 	lost=${lost:-0}
 	written=$(sed -n 's/.*wrote \([0-9]*\) events to.*/\1/p' "$T/m.err")
 	kept=$(sed -n 's/.*the newest \([0-9]*\) are kept.*/\1/p' "$T/m.err")

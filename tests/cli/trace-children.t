@@ -4,7 +4,7 @@
 # children call from their first moments), none is made up as unwound;
 # no breakpoint is left in the family, and none is ever put in a process
 # outside it; when one outside maps a traced file, recce says that the new
-# processes were traced late, and why.
+# processes were traced late, and why. With --fast too.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/forker"
 
@@ -44,6 +44,31 @@ is "$(grep -c 'traced only from when\|could not be opened' "$T/f.t.err")" 0 \
 	"and recce says nothing of a process traced late" || diag "$(cat "$T/f.t.err")"
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "the target's code equals its files after the trace" || show_run
+
+# --fast, recce stopped while the family runs: 300 processes through the
+# 5 rings recce made, each new process taking over the ring of one that
+# exited (forker's _exit, running no exit handler) without recce.
+spawn "$T/ff.out" "$TARGETS/forker" 150 10
+FP=$PID
+wait_for 20 grep -q 'forker: ready' "$T/ff.out"
+spawn_recce "$T/ff.t.out" "$T/ff.t.err" trace --fast -p "$FP" forker:step --return \
+	--count 0 --time 600 --limit 100000/1000
+R=$PID
+ok "fast: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/ff.t.err"
+kill -STOP "$R"
+kill -USR1 "$FP"
+ok "fast: the target forks its 300 processes" wait_for 120 grep -q 'forker: done' "$T/ff.out"
+kill -CONT "$R"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "fast: trace exits 0"
+is "$(traced "$T/ff.t.out")" "3000 3000 0 300" \
+	"fast: every call of every child and grandchild, each with its return, in 300 processes"
+unlike "$(cat "$T/ff.t.err")" 'warning' "fast: and nothing said lost or left out" ||
+	diag "$(cat "$T/ff.t.err")"
+run python3 tests/cli/code-bytes.py "$FP"
+is "$RC" 0 "fast: the target's code equals its files after the trace" || show_run
+kill_quietly "$FP"
 
 # A process outside the family running the same program: recce puts no
 # breakpoint in it, follows the new processes as it learns of them, and

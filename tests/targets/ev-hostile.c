@@ -6,7 +6,9 @@
  * millisecond, calls hostile_work() in a loop for `trace --fast`, and,
  * once recce's --fast file is in its maps, keeps rewriting that file's
  * header: its slot size, slot count and claimed slots, to steer recce's
- * reads outside the file.
+ * reads outside the file; and lies about who it is: every entry of the
+ * children's table, and the first records of each ring, give pid 1, to
+ * have recce read, or change the code of, a process that is not its.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -44,12 +46,36 @@ static struct recce_fast_header *fast_file(void)
 	return h;
 }
 
+/* Every child entry, and the first records of each ring (by the geometry
+ * as recce wrote it), say pid 1. */
+static void lie(struct recce_fast_header *h, uint64_t slot_size, uint32_t slots)
+{
+	for (uint32_t i = 0; i < RECCE_FAST_CHILDREN; i++)
+		__atomic_store_n(&h->children[i].owner,
+				 RECCE_FAST_OWNER(1, RECCE_FAST_CHILD_TRACED), __ATOMIC_RELAXED);
+	for (uint32_t s = 0; s < slots; s++) {
+		struct recce_fast_record *r =
+		    (void *)((char *)h + RECCE_FAST_HEADER_SIZE + s * slot_size +
+			     sizeof(struct recce_fast_slot));
+		for (int j = 0; j < 64; j++)
+			__atomic_store_n(&r[j].pid, 1, __ATOMIC_RELAXED);
+	}
+}
+
 static void *rewriter(void *arg)
 {
+	uint64_t slot_size = 0;
+	uint32_t slots = 0;
+
 	(void)arg;
 	for (;;) {
 		struct recce_fast_header *h = fast_file();
 		if (h && memcmp(h->magic, RECCE_FAST_MAGIC, 8) == 0) {
+			if (!slot_size) {
+				slot_size = h->slot_size;
+				slots = h->slots < 64 ? h->slots : 64;
+			}
+			lie(h, slot_size, slots);
 			h->slot_size = 1ULL << 40;
 			h->slots = 0xffffffffu;
 			__atomic_store_n(&h->claimed, 0xffffffffu, __ATOMIC_RELEASE);

@@ -1,0 +1,112 @@
+#!/bin/bash
+# `recce trace` on Debian's own postgres, through its postmaster, under
+# `pgbench -C` (a new connection, so a new backend forked, for each
+# query): every query of every backend forked while traced, each with its
+# return and none made up as unwound, with jumps (--fast) and with
+# uprobes; with --fast, also while recce itself is stopped (the backends
+# that exited leave their rings to the next without recce); no backend
+# keeps recce's jumps after the trace, one still connected included.
+. "$(dirname "$0")/lib.sh"
+PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
+need_file "$RECCE" "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql"
+id postgres >/dev/null 2>&1 || {
+	echo "Bail out! no postgres user (scripts/install-deps.sh installs postgresql)"
+	exit 1
+}
+
+# A cluster of its own, reached by a socket in $T/pg alone.
+chmod 0711 "$T"
+mkdir -m 0700 "$T/pg" && chown postgres: "$T/pg"
+as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U postgres --no-sync >"$T/initdb.out" 2>&1 ||
+	{
+		echo "Bail out! initdb failed: $(tail -n 3 "$T/initdb.out")"
+		exit 1
+	}
+spawn "$T/pg.log" setpriv --reuid=postgres --regid=postgres --init-groups -- \
+	"$PGBIN/postgres" -D "$T/pg/data" -k "$T/pg" -c listen_addresses= -c fsync=off \
+	-c max_connections=20
+PM=$PID
+ok "postgres starts" wait_for 60 grep -q 'ready to accept connections' "$T/pg.log"
+echo 'SELECT 1;' >"$T/q.sql"
+
+# bench N: 2 clients, N queries each, a connection for each query.
+bench()
+{
+	"$PGBIN/pgbench" -h "$T/pg" -U postgres -C -n -c 2 -t "$1" -f "$T/q.sql" postgres \
+		>"$T/bench.out" 2>&1
+	sed -n 's/^number of transactions actually processed: //p' "$T/bench.out"
+}
+
+# counts OUT: "calls returns unwound processes" of pg_parse_query.
+counts()
+{
+	echo "$(grep -c 'pg_parse_query()' "$1")" "$(grep -c 'pg_parse_query.* --> ' "$1")" \
+		"$(grep -c 'unwound\|return lost' "$1")" \
+		"$(grep 'pg_parse_query()' "$1" | awk '{ print $2 }' | sort -u | wc -l)"
+}
+
+# trace_pm NAME ARGS...: trace on the postmaster, attached; $R.
+trace_pm()
+{
+	local name=$1
+	shift
+	spawn_recce "$T/$name.out" "$T/$name.err" trace -p "$PM" pg_parse_query --return \
+		--count 0 --time 600 "$@"
+	R=$PID
+	ok "$name: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/$name.err"
+}
+
+for mode in fast uprobe; do
+	args=()
+	[ "$mode" = fast ] && args=(--fast)
+	trace_pm "$mode" "${args[@]}"
+	is "$(bench 101)" 202/202 "$mode: pgbench ran 202 queries, each on a new backend"
+	kill -INT "$R"
+	wait "$R"
+	is "$?" 0 "$mode: trace exits 0"
+	is "$(counts "$T/$mode.out")" "202 202 0 202" \
+		"$mode: every query of the 202 backends, each with its return, none unwound"
+	# (Another postgres on the machine is named as an outsider: recce
+	# follows the new backends of this one all the same.)
+	unlike "$(grep -v 'not of the target.s family' "$T/$mode.err")" 'warning' \
+		"$mode: and nothing said lost" || diag "$(cat "$T/$mode.err")"
+done
+
+# --fast, recce stopped while the backends come and go: more backends
+# than rings, each taking the ring of one that exited.
+trace_pm stopped --fast
+kill -STOP "$R"
+is "$(bench 40)" 80/80 "stopped: pgbench ran 80 queries"
+kill -CONT "$R"
+kill -INT "$R"
+wait "$R"
+is "$(counts "$T/stopped.out")" "80 80 0 80" \
+	"stopped: every query of the 80 backends, recorded while recce did not read"
+unlike "$(cat "$T/stopped.err")" 'warning' "stopped: nothing said lost" ||
+	diag "$(cat "$T/stopped.err")"
+
+# A backend forked during the trace and still connected at its end: its
+# own watchdog puts its code back; the postmaster's is put back by recce.
+trace_pm held --fast
+mkfifo "$T/held.in"
+spawn "$T/held.sql" "$PGBIN/psql" -h "$T/pg" -U postgres -tA -f "$T/held.in" postgres
+exec 3>"$T/held.in"
+echo 'SELECT pg_backend_pid();' >&3
+ok "held: a connection made during the trace" wait_for 60 grep -q '^[0-9]' "$T/held.sql"
+BK=$(head -n 1 "$T/held.sql")
+ok "held: its query is traced" wait_for 60 grep -q "<$BK> .*pg_parse_query()" "$T/held.out" ||
+	diag "$(cat "$T/held.out" "$T/held.err")"
+run python3 tests/cli/code-bytes.py "$BK"
+is "$RC" 1 "held: the backend has recce's jumps while traced"
+kill -INT "$R"
+wait "$R"
+run python3 tests/cli/code-bytes.py "$BK"
+is "$RC" 0 "held: the backend's code equals its files after the trace" || show_run
+run python3 tests/cli/code-bytes.py "$PM"
+is "$RC" 0 "held: and the postmaster's" || show_run
+echo 'SELECT 2;' >&3
+exec 3>&-
+ok "held: the connection still answers" wait_for 60 grep -q '^2$' "$T/held.sql"
+
+done_testing
