@@ -295,6 +295,8 @@ static struct ring_thread *slot_thread(struct ring_reader *r, unsigned i,
 		if (s->first > old->next)
 			old->lost += s->first - old->next;
 		old->state = RECCE_SLOT_EXITED;
+		if (s->first > old->first)
+			r->reused_seen += s->first - old->first;
 	}
 	struct ring_thread *grown =
 	    array_reserve(r->threads, &r->cap_threads, r->nthreads + 1, sizeof(*r->threads));
@@ -308,6 +310,7 @@ static struct ring_thread *slot_thread(struct ring_reader *r, unsigned i,
 	th->name[sizeof(th->name) - 1] = '\0';
 	th->slot = i;
 	th->generation = s->generation;
+	th->first = s->first;
 	th->next = s->first;
 	th->lost = s->lost_before;
 	r->slot_thread[i] = r->nthreads;
@@ -447,6 +450,11 @@ int ring_reader_drain(struct ring_reader *r, struct ring_event **events, size_t 
 	r->hdr.exit_time = h.exit_time;
 	for (unsigned i = 0; i < r->hdr.slots && !err; i++)
 		err = drain_slot(r, i, events, n, cap);
+	/* Read after the slots: a new thread counts the ring it takes over
+	 * before it shows in the slot. */
+	if (!err && pread_full(r->fd, &h, sizeof(h), 0) == 0)
+		r->hdr.dropped_reused =
+		    h.dropped_reused > r->reused_seen ? h.dropped_reused - r->reused_seen : 0;
 	/* qsort is not stable: by_time breaks ties by thread, then by the
 	 * order read, which within one thread is the order written. */
 	if (*n > start)

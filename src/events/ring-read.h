@@ -42,9 +42,10 @@ struct ring_thread {
 	unsigned slot;
 	uint32_t state; /* enum recce_slot_state when last read */
 	uint64_t generation;
-	uint64_t next; /* the next record to read */
-	uint64_t read; /* events delivered */
-	uint64_t lost; /* overwritten before they could be read */
+	uint64_t first; /* its first record in the slot's ring */
+	uint64_t next;	/* the next record to read */
+	uint64_t read;	/* events delivered */
+	uint64_t lost;	/* overwritten before they could be read */
 };
 
 struct ring_reader {
@@ -58,6 +59,10 @@ struct ring_reader {
 	struct strpool names;
 	struct u64map name_ids; /* id -> interned string */
 	uint64_t bad_records;	/* records with a bad name id or kind */
+	/* Events of threads this reader followed, in slots new threads took
+	 * over since: shown or counted as those threads' losses, and so left
+	 * out of the file's dropped_reused (which counts every one). */
+	uint64_t reused_seen;
 	double ns_per_tick;
 	uint64_t order;
 };

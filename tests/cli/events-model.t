@@ -4,7 +4,9 @@
 # 1-6 of them, a clean exit or a SIGKILL) write numbered events, and
 # `recce events --postmortem` must show, per thread, a run of its last
 # events in order, each once, and count every other one in the figures it
-# prints. EVENTS_MODEL_CASES cases (200 here, thousands in `make soak`),
+# prints; `recce events -p PID --follow`, attached at a random moment
+# while the program writes, must show each thread's events in order, each
+# once, and count every other one. EVENTS_MODEL_CASES cases (200 here, thousands in `make soak`),
 # from a seed printed for a rerun (EVENTS_MODEL_SEED).
 . "$(dirname "$0")/lib.sh"
 LIBDIR=$(cd "$TARGETS/../lib" && pwd)

@@ -1,8 +1,11 @@
 """A property test of librecce's rings against a model: random programs
-write events through ctypes, and what `recce events --postmortem` shows
-must be exactly what the model says: per thread, the last events it wrote,
-in order, each once; and every event not shown counted in the figures
-recce prints (overwritten, no free ring, ring taken over by a new thread).
+write events through ctypes, and what `recce events` shows must be
+exactly what the model says: every event shown once, in its thread's
+order, or counted in the figures recce prints (overwritten, no free ring,
+ring taken over by a new thread). Read post mortem (`--postmortem`, the
+last events of each thread: one run of them), or live (`-p PID --follow`
+attached at a random moment while the program writes: runs with gaps,
+each gap counted), until the program exits.
 
     events-model.py RECCE LIBRECCE CASES SEED
 
@@ -12,7 +15,10 @@ Runs CASES random cases from SEED; prints one line per failing case and
 A case: 1-10 threads, started one after another or all at once, each
 writing 0-300 events whose values count 0, 1, ... ; rings of 16-256
 events (RECCE_RING_EVENTS), 1-6 of them (RECCE_THREADS); the program ends
-by a clean exit (RECCE_KEEP=1 keeps its file) or a SIGKILL.
+by a clean exit (RECCE_KEEP=1 keeps its file) or a SIGKILL. Live, each
+thread also pauses a millisecond now and then, so that the reader comes
+in while it writes, and the program waits, before it ends, for the
+harness to see the reader open its file.
 """
 import json
 import os
@@ -22,6 +28,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 WRITER = r'''
 import ctypes, os, signal, sys, threading
@@ -29,10 +36,17 @@ lib = ctypes.CDLL(sys.argv[1])
 counts = [int(c) for c in sys.argv[2].split(",")]
 together = sys.argv[3] == "1"
 kill = sys.argv[4] == "1"
+live = sys.argv[5] == "1"
 lib.recce_event_value.argtypes = [ctypes.c_char_p, ctypes.c_int64]
+if live:
+    import time
+    lib.recce_event(b"start")  # the file, for the reader to find
+    print("ready", flush=True)
 def work(t):
     for i in range(counts[t]):
         lib.recce_event_value(b"ev", i)
+        if live and i % 16 == 15:
+            time.sleep(0.004)
 ths = [threading.Thread(target=work, args=(t,)) for t in range(len(counts))]
 if together:
     for th in ths: th.start()
@@ -42,31 +56,74 @@ else:
         th.start()
         th.join()
 sys.stdout.flush()
+if live:
+    sys.stdin.readline()  # the reader has the file open
 if kill:
     os.kill(os.getpid(), signal.SIGKILL)
 '''
+
+
+def opened(reader, path):
+    """Whether process reader has path open."""
+    try:
+        fds = os.listdir("/proc/%d/fd" % reader)
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink("/proc/%d/fd/%s" % (reader, fd)) == path:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def read_live(recce, p, path, delay, tmp):
+    """recce events -p --follow, started delay seconds after the program
+    is ready; the program is let end once the reader has its file."""
+    p.stdout.readline()
+    time.sleep(delay)
+    r = subprocess.Popen([recce, "events", "-p", str(p.pid), "--follow", "--format", "json"],
+                         env=dict(os.environ, RECCE_EVENTS_DIR=tmp), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    while r.poll() is None and not opened(r.pid, path):
+        time.sleep(0.001)
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    out, err = r.communicate()
+    p.wait()
+    return subprocess.CompletedProcess(r.args, r.returncode, out, err)
 
 
 def run_case(recce, lib, rnd, tmp):
     counts = [rnd.randrange(0, 301) for _ in range(rnd.randrange(1, 11))]
     together = rnd.random() < 0.5
     kill = rnd.random() < 0.5
+    live = rnd.random() < 0.5
+    delay = rnd.random() * 0.05
     env = dict(os.environ, RECCE_KEEP="1", RECCE_EVENTS_DIR=tmp,
                RECCE_RING_EVENTS=str(rnd.choice([16, 32, 64, 128, 256])),
                RECCE_THREADS=str(rnd.randrange(1, 7)))
     p = subprocess.Popen([sys.executable, "-c", WRITER, lib, ",".join(map(str, counts)),
-                          "1" if together else "0", "1" if kill else "0"], env=env)
-    p.wait()
+                          "1" if together else "0", "1" if kill else "0", "1" if live else "0"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     desc = "threads %s together=%d kill=%d rings=%s x %s" % (
         counts, together, kill, env["RECCE_THREADS"], env["RECCE_RING_EVENTS"])
+    if live:
+        desc += " live after %.3f s" % delay
     path = os.path.join(tmp, "recce-%d.events" % p.pid)
     total = sum(counts)
-    if not os.path.exists(path):
-        return (None if total == 0 else desc + ": no event file"), total
-    r = subprocess.run([recce, "events", "--postmortem", path, "--last", "0", "--format", "json"],
-                       env=dict(os.environ, RECCE_EVENTS_DIR=tmp),
-                       capture_output=True, text=True)
-    os.unlink(path)
+    if live:
+        r = read_live(recce, p, path, delay, tmp)
+    else:
+        p.wait()
+        if not os.path.exists(path):
+            return (None if total == 0 else desc + ": no event file"), total
+        r = subprocess.run([recce, "events", "--postmortem", path, "--last", "0", "--format",
+                            "json"], env=dict(os.environ, RECCE_EVENTS_DIR=tmp),
+                           capture_output=True, text=True)
+    if os.path.exists(path):
+        os.unlink(path)
     if r.returncode != 0:
         return desc + ": recce exit %d: %s" % (r.returncode, r.stderr.strip()), total
     per = {}
@@ -84,11 +141,15 @@ def run_case(recce, lib, rnd, tmp):
     shown = sum(len(v) for v in per.values())
     problems = []
     for tid, vals in per.items():
-        # A thread's events: a run of consecutive values, each once, in
-        # order, ending at one of the threads' last values.
-        if vals != list(range(vals[0], vals[0] + len(vals))):
+        # A thread's events: a run of consecutive values, each once,
+        # ending at one of the threads' last values; live, values in
+        # order, each once, with gaps (before, between and after: a
+        # thread whose ring a new one took over loses its last ones).
+        if live and any(b <= a for a, b in zip(vals, vals[1:])):
             problems.append("thread %s: values out of order or repeated" % tid)
-        elif vals[-1] + 1 not in counts:
+        elif not live and vals != list(range(vals[0], vals[0] + len(vals))):
+            problems.append("thread %s: values out of order or repeated" % tid)
+        elif not live and vals[-1] + 1 not in counts:
             problems.append("thread %s: ends at %d, no thread's last" % (tid, vals[-1]))
     if shown + counted != total:
         problems.append("%d written, %d shown + %d counted" % (total, shown, counted))
