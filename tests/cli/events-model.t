@@ -1,7 +1,9 @@
 #!/bin/bash
 # librecce's rings proved against a model: random programs (threads one
-# after another or all at once, 0-300 events each, rings of 16-256 events,
-# 1-6 of them, a clean exit or a SIGKILL) write numbered events, and
+# after another or all at once, 0-300 events each: events, counters and
+# spans, or more names than the file holds; rings of 16-256 events, 1-6
+# of them; a child forked writing its own; a clean exit or a SIGKILL)
+# write numbered events, and
 # `recce events --postmortem` must show, per thread, a run of its last
 # events in order, each once, and count every other one in the figures it
 # prints; `recce events -p PID --follow`, attached at a random moment
