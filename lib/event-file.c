@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,46 @@ static void remove_stale(const char *dir)
 	closedir(d);
 }
 
+/*
+ * The file of this very process under path, from before an exec (the same
+ * pid and start time, its owner us), set aside: marked EXECED and given a
+ * name only this process could make, which goes into name (of len bytes,
+ * "" when there was none), so that the new program's file takes the name
+ * without losing the events the old one wrote.
+ */
+static void set_aside_before_exec(const char *path, const struct recce_file_header *now, char *name,
+				  size_t len)
+{
+	struct recce_file_header old;
+	struct stat st;
+	char aside[sizeof(lib.path) + 16];
+
+	name[0] = '\0';
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    pread(fd, &old, sizeof(old), 0) != (ssize_t)sizeof(old) ||
+	    memcmp(old.magic, RECCE_FILE_MAGIC, sizeof(old.magic)) != 0 || old.pid != now->pid ||
+	    old.start_ticks != now->start_ticks || old.state != RECCE_PROC_RUNNING) {
+		close(fd);
+		return;
+	}
+	snprintf(aside, sizeof(aside), "%s.XXXXXX", path);
+	int afd = mkostemp(aside, O_CLOEXEC);
+	const char *base = strrchr(aside, '/');
+	base = base ? base + 1 : aside;
+	if (afd >= 0 && strlen(base) < len && rename(path, aside) == 0) {
+		uint32_t state = RECCE_PROC_EXECED;
+		pwrite(fd, &state, sizeof(state), offsetof(struct recce_file_header, state));
+		memcpy(name, base, strlen(base) + 1);
+	} else if (afd >= 0)
+		unlink(aside);
+	if (afd >= 0)
+		close(afd);
+	close(fd);
+}
+
 int file_create(unsigned threads, unsigned ring_events, const char *dir)
 {
 	uint64_t index_off = RECCE_HEADER_SIZE;
@@ -186,6 +227,7 @@ int file_create(unsigned threads, unsigned ring_events, const char *dir)
 	if (!lib.use_tsc)
 		h->tsc_hz = 1000000000ULL;
 	h->state = RECCE_PROC_RUNNING;
+	set_aside_before_exec(lib.path, h, h->before_exec, sizeof(h->before_exec));
 	/* The magic last: a reader that sees it sees the rest. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, RECCE_FILE_MAGIC, sizeof(h->magic));
@@ -258,8 +300,21 @@ void file_exit(void)
 	file_calibrate();
 	__atomic_store_n(&lib.hdr->exit_time, clock_read(), __ATOMIC_RELAXED);
 	__atomic_store_n(&lib.hdr->state, RECCE_PROC_EXITED, __ATOMIC_RELEASE);
-	if (!lib.keep)
+	if (!lib.keep) {
 		unlink(lib.path);
+		/* And the one of the program before an exec, kept for now:
+		 * by a name of this process's files only. */
+		char name[sizeof(lib.hdr->before_exec) + 1];
+		snprintf(name, sizeof(name), "%.*s", (int)sizeof(lib.hdr->before_exec),
+			 lib.hdr->before_exec);
+		if (recce_events_name_pid(name) == getpid()) {
+			char old[sizeof(lib.path) + sizeof(name)];
+			const char *slash = strrchr(lib.path, '/');
+			int dir_len = slash ? (int)(slash - lib.path) : 0;
+			snprintf(old, sizeof(old), "%.*s/%s", dir_len, lib.path, name);
+			unlink(old);
+		}
+	}
 }
 
 /* In the child of a fork: the parent's file is the parent's. */

@@ -110,6 +110,31 @@ static const char *shown_name(const char *name, char *buf, size_t len)
 	return term_safe(raw, buf, len);
 }
 
+/* Where the events of the programs a process ran before and after this
+ * file's are: an exec starts a new file under the same name, and the
+ * earlier one is set aside (its name in the new one's header). */
+static void say_exec(const struct ring_reader *r, const char *path)
+{
+	char comm[80], before[sizeof(r->hdr.before_exec) * 4 + 1];
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) : 1;
+
+	if (r->hdr.state == RECCE_PROC_EXECED)
+		note("pid %d (%s) ran another program (exec) after these events: that program's "
+		     "are in %.*s/recce-%d.events (recce events -p %d while it runs)",
+		     (int)r->hdr.pid, shown_name(r->hdr.comm, comm, sizeof(comm)), dir,
+		     slash ? path : ".", (int)r->hdr.pid, (int)r->hdr.pid);
+	if (r->hdr.before_exec[0]) {
+		char raw[sizeof(r->hdr.before_exec) + 1];
+		snprintf(raw, sizeof(raw), "%.*s", (int)sizeof(r->hdr.before_exec),
+			 r->hdr.before_exec);
+		note("pid %d ran another program before this one (exec): its events are in "
+		     "%.*s/%s (recce events --postmortem FILE)",
+		     (int)r->hdr.pid, dir, slash ? path : ".",
+		     term_safe(raw, before, sizeof(before)));
+	}
+}
+
 static void summary(const struct ring_reader *r, size_t shown)
 {
 	char name[80];
@@ -240,7 +265,7 @@ int cmd_events(int argc, char **argv)
 			fflush(out);
 		} else
 			shown = n;
-		if (r.hdr.state == RECCE_PROC_EXITED && pid)
+		if ((r.hdr.state == RECCE_PROC_EXITED || r.hdr.state == RECCE_PROC_EXECED) && pid)
 			more = 0;
 	}
 	unblock_stop_signals(sfd, &old);
@@ -265,11 +290,12 @@ int cmd_events(int argc, char **argv)
 	} else if (out == stdout && fflush(stdout) != 0)
 		failed = 1;
 	char comm[80];
-	if (a.postmortem)
+	if (a.postmortem && r.hdr.state != RECCE_PROC_EXECED)
 		note("pid %d (%s) %s", (int)r.hdr.pid, shown_name(r.hdr.comm, comm, sizeof(comm)),
 		     r.hdr.state == RECCE_PROC_EXITED
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");
+	say_exec(&r, path);
 	summary(&r, shown);
 	if (keep_all && shown < held)
 		note("%zu more event%s in the file: --last N shows each thread's last N, --last 0 "

@@ -83,11 +83,16 @@ struct recce_file_header {
 	 * (no free one left), those the rings still held and those already
 	 * overwritten: gone from the file. 0 in files of older writers. */
 	uint64_t dropped_reused;
+	/* The file the process wrote before its last exec (the program it
+	 * ran then), by its name in the same directory: its events are there.
+	 * "" when none; NUL-terminated. */
+	char before_exec[40];
 };
 
 enum recce_proc_state {
 	RECCE_PROC_RUNNING = 1,
 	RECCE_PROC_EXITED = 2, /* returned from main or called exit() */
+	RECCE_PROC_EXECED = 3, /* it ran another program (exec): that program's file has the name */
 };
 
 /* A name entry in the names area, 8-byte aligned; its id is its offset. */

@@ -151,12 +151,20 @@ is "$(grep -c in_child "$OUT")" 0 "the parent's file: none of the child's"
 is "$(grep -c '"name":"forked"' "$OUT")" 1 "but its own after the fork"
 kill_quietly "$child" "$parent"
 
-# --- exec: the new program starts a new file ---------------------------------
+# --- exec: the new program starts a new file, the old one's is kept ---------
 spawn "$T/exec.out" "$TARGETS/ev-burst" 2 50 exec
 wait_for 10 sh -c "[ \$(grep -c ^ready '$T/exec.out') -ge 2 ]" || fail "no exec" "$(cat "$T/exec.out")"
 run "$RECCE" events -p "$PID" --format json
 is "$RC" 0 "events of the exec'd program exits 0"
 is "$(count event tick worker-)" 3 "after exec: the new program's 3 ticks, not the old 100"
+like "$(cat "$ERR")" "pid $PID ran another program before this one \\(exec\\): its events are in [^ ]*/recce-$PID\\.events\\.[A-Za-z0-9]{6} " \
+	"and recce says where the old program's events are"
+OLD=$(sed -n "s|.*its events are in \([^ ]*/recce-$PID\.events\.[A-Za-z0-9]*\) .*|\1|p" "$ERR")
+remove_at_exit "$OLD"
+run "$RECCE" events --postmortem "$OLD" --last 0 --format json
+is "$(count event tick worker-)" 100 "the old program's 100 ticks are kept, in that file"
+like "$(cat "$ERR")" "ran another program \\(exec\\) after these events: that program's are in [^ ]*/recce-$PID\\.events " \
+	"which says where the new program's are"
 kill_quietly "$PID"
 
 # --- Saved files, formats ----------------------------------------------------
