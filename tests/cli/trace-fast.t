@@ -5,7 +5,7 @@
 # conditional jump, float arguments, the bytes before a ret), C++ with
 # exceptions thrown through traced functions, a Rust-named function, 20
 # SIGKILLs of recce at random moments each followed by the target's code
-# equal to its files and the target at full speed, and the refusals.
+# equal to its files and no watchdog left running, and the refusals.
 . "$(dirname "$0")/lib.sh"
 
 need_file "$RECCE" "$TARGETS/tight" "$TARGETS/throws" "$TARGETS/patchee"
@@ -126,8 +126,7 @@ is "$(echo "$ONE" | grep -c .)" 1 "one range of zero pages is left, for the next
 kill_quietly "$TIGHT2"
 
 # --- 20 SIGKILLs at random moments ---------------------------------------------
-base=$(rate_min "$T/tight.out" 3)
-bad=0 slow=0 traced=0
+bad=0 traced=0
 for i in $(seq 1 20); do
 	spawn_recce "$T/k.out" "$T/k.err" trace --fast -p "$TIGHT" tight:step scale --return \
 		--count 0 --limit 0 --time 60
@@ -157,13 +156,13 @@ ok "the file a killed recce left is removed" test ! -e "$LEFT"
 ok "one whose recce still runs is not" test -e "$LIVE"
 ok "nor a symbolic link of the same name" test -L "$LINK"
 cmp_ok "$traced" -ge 5 "and at least 5 of them came while the trace ran ($traced)"
-# Five windows of 100 ms by the target's own clock after the last trace.
+# Nothing of recce's runs on in the target: its code is its files' (each
+# kill above), and each watchdog left once it had put the bytes back.
+watchdogs() { cat /proc/"$TIGHT"/task/*/comm 2>/dev/null | grep -c '^recce-watchdog$'; }
+ok "no watchdog of recce's is left running in the target" \
+	wait_for 20 eval '[ "$(watchdogs)" = 0 ]'
 AFTER=$(rates "$T/tight.out")
-wait_for 60 rates_past "$T/tight.out" "$AFTER" 5
-now=$(rate_min "$T/tight.out" 3)
-ok "the target runs at full speed again ($now against $base calls per 100 ms)" \
-	awk "BEGIN { exit !($now >= 0.6 * $base) }"
-ok "the target still runs" kill -0 "$TIGHT"
+ok "the target still runs (its own clock goes on)" wait_for 60 rates_past "$T/tight.out" "$AFTER" 2
 kill_quietly "$TIGHT"
 
 # --- C++: exceptions thrown through a traced function --------------------------
