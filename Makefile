@@ -304,13 +304,15 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
 cli: recce targets
-	B=$(B) prove -v tests/cli/
+	B=$(B) prove -v --timer tests/cli/
 
-# Checks of the tree itself: the layering of src/, and no unbounded
-# string writes.
+# Checks of the tree itself: the layering of src/, no unbounded string
+# writes, and engines that print, exit, read the environment or poll only
+# where the list says.
 lint:
 	@sh scripts/check-layers.sh
 	@sh scripts/check-calls.sh
+	@bash scripts/check-engines.sh
 
 # The same suite with every core kept busy by other work: green here is
 # green on a real machine (never in check itself: it is check, loaded).

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +32,7 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 
 #define JUMP_LEN TRAMP_JUMP_LEN
 _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");
@@ -757,26 +757,26 @@ static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *
  * a record gives their pid (a new process may have it). */
 static void forget_procs(struct fast_set *s)
 {
-	struct pollfd p[64];
+	int *fds = calloc(s->nprocs ? s->nprocs : 1, sizeof(*fds));
+	unsigned char *gone = calloc(s->nprocs ? s->nprocs : 1, 1);
 	size_t kept = 0;
 
-	for (size_t i = 0; i < s->nprocs; i += 64) {
-		size_t n = s->nprocs - i < 64 ? s->nprocs - i : 64;
-		for (size_t k = 0; k < n; k++)
-			p[k] = (struct pollfd){s->procs[i + k].pidfd, POLLIN, 0};
-		if (poll(p, n, 0) < 0)
-			for (size_t k = 0; k < n; k++)
-				p[k].revents = 0;
-		for (size_t k = 0; k < n; k++) {
-			struct fast_proc *f = &s->procs[i + k];
-			if (f->verdict == PROC_FOUND && !p[k].revents) {
-				s->procs[kept++] = *f;
-				continue;
-			}
-			if (f->pidfd >= 0)
-				close(f->pidfd);
+	for (size_t i = 0; fds && i < s->nprocs; i++)
+		fds[i] = s->procs[i].pidfd;
+	if (fds && gone)
+		evloop_ready_now(fds, s->nprocs, gone);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct fast_proc *f = &s->procs[i];
+		/* Out of memory: every process is found again. */
+		if (f->verdict == PROC_FOUND && fds && gone && !gone[i]) {
+			s->procs[kept++] = *f;
+			continue;
 		}
+		if (f->pidfd >= 0)
+			close(f->pidfd);
 	}
+	free(fds);
+	free(gone);
 	s->nprocs = kept;
 	s->last_proc = 0;
 }

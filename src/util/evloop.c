@@ -121,3 +121,26 @@ int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms)
 	compact(l);
 	return r;
 }
+
+int evloop_ready_now(const int *fds, size_t n, unsigned char *ready)
+{
+	struct pollfd p[64];
+	int total = 0;
+
+	memset(ready, 0, n);
+	for (size_t i = 0; i < n; i += 64) {
+		size_t k = n - i < 64 ? n - i : 64;
+		for (size_t j = 0; j < k; j++)
+			p[j] = (struct pollfd){fds[i + j], POLLIN, 0};
+		if (poll(p, (nfds_t)k, 0) < 0) {
+			int err = -errno;
+			memset(ready, 0, n);
+			return err;
+		}
+		for (size_t j = 0; j < k; j++) {
+			ready[i + j] = (p[j].revents & POLLIN) != 0;
+			total += ready[i + j];
+		}
+	}
+	return total;
+}

@@ -65,4 +65,9 @@ size_t evloop_count(const struct evloop *l);
  */
 int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms);
 
+/* Which of the n descriptors are readable now, without waiting (pidfds
+ * of processes that exited, say): ready[i] is 1 or 0. Returns how many
+ * are, or a negative errno (then none is marked). */
+int evloop_ready_now(const int *fds, size_t n, unsigned char *ready);
+
 #endif
