@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
 #include "remote/tls.h"
@@ -195,8 +196,11 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 	if (a->store)
 		snprintf(store, sizeof(store), "%s", a->store);
 	else
-		store_default_dir(store, sizeof(store));
+		dirs_data(store, sizeof(store));
 	cfg.store_dir = said.store = store;
+	static char cache[PATH_MAX];
+	if (dirs_cache(cache, sizeof(cache), &cfg.cache_max) == 0)
+		cfg.cache_dir = cache;
 	cfg.window_ns = span_option("--window", a->window, "10s");
 	if (cfg.window_ns < 1000000000)
 		usage_die("agent", "--window is at least 1s, not '%s'", a->window);

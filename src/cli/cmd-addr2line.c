@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "symbols/symbolize.h"
@@ -265,7 +266,7 @@ int cmd_addr2line(int argc, char **argv)
 	t->sym = symbolizer_new();
 	if (!t->sym)
 		die("out of memory");
-	if (!t->a.no_cache && symbolizer_use_default_cache(t->sym, 0) < 0)
+	if (!t->a.no_cache && dirs_use_cache(t->sym, 0) < 0)
 		die("out of memory");
 	rc = symbolizer_open(t->sym, exe, -1, &t->file);
 	if (rc == -ENOEXEC)

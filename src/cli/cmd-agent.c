@@ -13,6 +13,7 @@
 
 #include "cli/agent-continuous.h"
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "remote/agent.h"
@@ -95,7 +96,7 @@ static const struct opt agent_options[] = {
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_args a;
-	char sock[PATH_MAX], audit[PATH_MAX + 16], self[PATH_MAX];
+	char sock[PATH_MAX], audit[PATH_MAX + 16], self[PATH_MAX], files[PATH_MAX];
 
 	/* Before any process is forked: none of them, the profiler and its
 	 * page included, may be ended by a client that closes mid-answer. */
@@ -152,7 +153,7 @@ int cmd_agent(int argc, char **argv)
 	cfg.stop_fd = -1;
 	if (!a.stdio) {
 		if (!a.socket) {
-			agent_default_socket(sock, sizeof(sock));
+			dirs_agent_socket(sock, sizeof(sock));
 			a.socket = sock;
 		}
 		cfg.socket = a.socket;
@@ -166,6 +167,10 @@ int cmd_agent(int argc, char **argv)
 		}
 	}
 	cfg.audit = a.audit;
+	if (!a.files) {
+		dirs_files(files, sizeof(files));
+		a.files = files;
+	}
 	cfg.files = a.files;
 	if (a.client_buffer) {
 		uint64_t size = 0;

@@ -16,6 +16,7 @@
 #include "cli/cmd-capture.h"
 #include "cli/cmd-record.h"
 #include "cli/cmd-trace.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
 #include "capture/capture.h"
@@ -165,7 +166,7 @@ int cmd_capture(int argc, char **argv)
 	struct aggregate *agg = aggregate_new();
 	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
 	if (!pats || !sym || !procs || !agg || !res ||
-	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
+	    dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	for (size_t i = 0; i < a.npatterns; i++)
 		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0)

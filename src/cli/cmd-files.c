@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "remote/agent.h"
@@ -32,7 +33,7 @@ static const char *local_agent(char *buf, size_t len)
 {
 	char sock[4096];
 
-	agent_default_socket(sock, sizeof(sock));
+	dirs_agent_socket(sock, sizeof(sock));
 	snprintf(buf, len, "unix:%s", sock);
 	return buf;
 }

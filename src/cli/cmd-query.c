@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
@@ -279,7 +280,7 @@ static void open_source(const struct query_args *a, struct source *src, char *di
 	if (a->store)
 		snprintf(dir, len, "%s", a->store);
 	else
-		store_default_dir(dir, len);
+		dirs_data(dir, len);
 	src->name = dir;
 	int err = store_open(dir, 0, &src->store, &why);
 	if (err == -ENOENT)

@@ -16,6 +16,7 @@
 
 #include "cli/builtin.h"
 #include "cli/cmd-record.h"
+#include "cli/dirs.h"
 #include "cli/grant.h"
 #include "cli/options.h"
 #include "cli/profile-messages.h"
@@ -192,7 +193,7 @@ int cmd_record(int argc, char **argv)
 	int64_t period = a.event == RECORD_OFFCPU ? 0 : 1000000000LL / a.freq;
 	struct resolver *res = procs ? resolver_new(procs, sym, period) : NULL;
 	if (!sym || !procs || !agg || !res || (a.event == RECORD_ALLOC && !inuse) ||
-	    symbolizer_use_default_cache(sym, TABLE_BUILD_MAX) < 0)
+	    dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	if ((a.event == RECORD_OFFCPU && resolver_name_values(res, "switches", "offcpu") < 0) ||
 	    (a.event == RECORD_WALL && resolver_name_values(res, "samples", "wall") < 0) ||

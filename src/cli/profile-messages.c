@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/usage.h"
 #include "profile/fill-names.h"
 #include "profile/pprof.h"
@@ -65,7 +66,7 @@ long profile_fill_names_or_say(struct profile *p, const char *path)
 	if (profile_unnamed_locations(p) == 0)
 		return 0;
 	s = symbolizer_new();
-	rc = s && symbolizer_use_default_cache(s, 0) == 0 ? profile_fill_names(p, s, &st) : -ENOMEM;
+	rc = s && dirs_use_cache(s, 0) == 0 ? profile_fill_names(p, s, &st) : -ENOMEM;
 	symbolizer_free(s);
 	debuginfod_say_stalled();
 	if (rc < 0) {

@@ -387,7 +387,8 @@ static int start(struct continuous *c, const char **why)
 	c->agg = aggregate_new();
 	c->kallsyms = kallsyms_load(NULL); /* NULL when unreadable: each resolver tries */
 	if (!c->sym || !c->procs || !c->agg ||
-	    symbolizer_use_default_cache(c->sym, TABLE_BUILD_MAX) < 0)
+	    (c->cfg->cache_dir && symbolizer_set_cache(c->sym, c->cfg->cache_dir, c->cfg->cache_max,
+						       TABLE_BUILD_MAX) < 0))
 		return -ENOMEM;
 	struct sampler_config sc = {0};
 	sc.system_wide = 1;

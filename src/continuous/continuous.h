@@ -41,6 +41,8 @@ enum continuous_event {
 
 struct continuous_config {
 	const char *store_dir;
+	const char *cache_dir;	/* symbol tables kept (symbols/sym-cache.h); NULL: none */
+	uint64_t cache_max;	/* the cache's cap in bytes; 0: its default */
 	int64_t window_ns;	/* 10 s by default */
 	unsigned freq;		/* samples per second per CPU; 19 by default */
 	int64_t retain_ns;	/* windows older than this go; 0: kept */

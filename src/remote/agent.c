@@ -43,18 +43,6 @@ struct peer {
 	char cert[256];	 /* over TLS: the client certificate's name */
 };
 
-void agent_default_socket(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-
-	if (geteuid() == 0)
-		snprintf(buf, len, "/run/recce/agent.sock");
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/recce/agent.sock", xdg);
-	else
-		snprintf(buf, len, "/tmp/recce-%u/agent.sock", (unsigned)geteuid());
-}
-
 static int send_error(int fd, uint64_t id, const char *msg)
 {
 	Recce__Agent__Error err = RECCE__AGENT__ERROR__INIT;
@@ -165,10 +153,9 @@ static int peer_files(const struct agent_config *cfg, const struct peer *p, char
 {
 	char base[4096];
 
-	if (cfg->files)
-		snprintf(base, sizeof(base), "%s", cfg->files);
-	else
-		node_files_default(base, sizeof(base));
+	if (!cfg->files)
+		return -ENOENT;
+	snprintf(base, sizeof(base), "%s", cfg->files);
 	return node_files_dir(base, p->cert, p->uid, p->gid, p->switch_user, dir, len);
 }
 

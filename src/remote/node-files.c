@@ -18,15 +18,6 @@
 #include "util/array.h"
 #include "util/clock.h"
 
-void node_files_default(char *buf, size_t len)
-{
-	char data[4096];
-
-	/* Beside the continuous store: recce's one data directory. */
-	store_default_dir(data, sizeof(data));
-	snprintf(buf, len, "%s/files", data);
-}
-
 /* Makes path and the directories above it that are missing, 0700. */
 static int make_dirs(char *path)
 {

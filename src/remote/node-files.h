@@ -17,10 +17,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The agent's files directory by default: /var/lib/recce/files for root,
- * else $XDG_DATA_HOME/recce/files (~/.local/share/recce/files). */
-void node_files_default(char *buf, size_t len);
-
 /* The client's directory under base (made 0700, and base too), in buf.
  * cert: the TLS client's certificate name, or "" for uid. chown_to:
  * give it to uid:gid (an agent running as root for another user).

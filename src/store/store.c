@@ -68,18 +68,6 @@ static int exec(struct store *s, const char *sql)
 	return errno_of(sqlite3_exec(s->db, sql, NULL, NULL, NULL));
 }
 
-void store_default_dir(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-
-	if (geteuid() == 0)
-		snprintf(buf, len, "/var/lib/recce");
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/recce", xdg);
-	else
-		snprintf(buf, len, "%s/.local/share/recce", home ? home : "");
-}
-
 int store_open(const char *dir, int writable, struct store **out, const char **why)
 {
 	char path[PATH_MAX];

@@ -49,10 +49,6 @@ struct store_profile {
 	size_t pprof_len;
 };
 
-/* The default directory: /var/lib/recce for root, else
- * $XDG_DATA_HOME/recce (~/.local/share/recce), in buf[len]. */
-void store_default_dir(char *buf, size_t len);
-
 /* Opens (with writable: creates) dir's store. Returns 0, or -errno with
  * *why set to what failed (a static string or SQLite's message, valid
  * until the next call): -ENOENT for a reader without a store, -EBADMSG

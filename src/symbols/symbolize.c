@@ -712,16 +712,6 @@ int symbolizer_set_cache(struct symbolizer *s, const char *dir, uint64_t max_byt
 	return 0;
 }
 
-int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max)
-{
-	char dir[4096];
-	uint64_t max;
-
-	if (symbolizer_default_cache(dir, sizeof(dir), &max) < 0)
-		return 0;
-	return symbolizer_set_cache(s, dir, max, build_max);
-}
-
 /*
  * The table of f, from the cache directory or built now and saved there,
  * on the first lookup in f. A table that says the binary had no DWARF is

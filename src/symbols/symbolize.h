@@ -71,20 +71,6 @@ int symbolizer_open(struct symbolizer *s, const char *path, int fd, struct sym_f
 int symbolizer_set_cache(struct symbolizer *s, const char *dir, uint64_t max_bytes,
 			 uint64_t build_max);
 
-/* symbolizer_set_cache() on symbolizer_default_cache()'s directory, if
- * there is one. Returns 0 or -ENOMEM. */
-int symbolizer_use_default_cache(struct symbolizer *s, uint64_t build_max);
-
-/*
- * The cache directory recce uses unless told otherwise, into buf:
- * $RECCE_CACHE_DIR, else $XDG_CACHE_HOME/recce, else /var/cache/recce for
- * root and ~/.cache/recce for others (perf keeps its build-id cache in a
- * home directory too). Returns 0, or -ENOENT when none applies or
- * RECCE_CACHE_DIR is set empty (caching off). *max_bytes gets
- * $RECCE_CACHE_MAX (bytes, with an optional K, M or G) or 0.
- */
-int symbolizer_default_cache(char *buf, size_t len, uint64_t *max_bytes);
-
 /* Makes sure f has its table in the cache (building it if it is not
  * there), so that f can be symbolized later without the file: a
  * recording that keeps addresses only calls this for every binary it
