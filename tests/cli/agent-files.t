@@ -15,9 +15,8 @@ AGENT=$PID
 wait_for 5 test -S "$SOCK" || diag "the agent did not make its socket: $(cat "$T/agent.err")"
 KEPT="$T/files/uid-$(id -u)"
 
-spawn "$T/calls.out" "$TARGETS/calls" 50 700 0
+spawn_exec "$T/calls.out" "$TARGETS/calls" 50 700 0
 CALLS=$PID
-sleep 0.2
 mkdir -p "$T/here" "$T/there"
 cd "$T/here" || exit 1
 run "$RECCE" --node "$NODE" trace -p "$CALLS" add_pair --return --count 200 -o calls --wrap 1M,2

@@ -23,9 +23,8 @@ spawn_recce "$T/agent.out" "$T/agent.err" agent --socket "$SOCK" --client-buffer
 	--files "$T/files"
 wait_for 5 test -S "$SOCK" || diag "the agent did not make its socket: $(cat "$T/agent.err")"
 
-spawn "$T/spin.out" "$TARGETS/spinner" 60 1
+spawn_exec "$T/spin.out" "$TARGETS/spinner" 60 1
 SPIN=$PID
-sleep 0.3
 
 # The client's standard output is a FIFO that nobody reads until the
 # trace is over on the node.

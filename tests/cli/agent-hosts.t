@@ -51,11 +51,10 @@ like "$(cat "$T/a2.log")" "serving on $T/a2/a.sock and on $N2 over TLS" "the sec
 # on1 ARGS...: recce on the first host, with the client's certificate.
 on1() { run "${IN1[@]}" "$RECCE" --tls "$T/tls" "$@"; }
 
-spawn "$T/hot.out" "$TARGETS/hot" 60
+spawn_exec "$T/hot.out" "$TARGETS/hot" 60
 HOT=$PID
-spawn "$T/calls.out" "$TARGETS/calls" 50 700 0
+spawn_exec "$T/calls.out" "$TARGETS/calls" 50 700 0
 CALLS=$PID
-sleep 0.3
 
 on1 --node "$N2" record -p "$HOT" -d 1 -o "$T/h2.pb.gz"
 is "$RC" 0 "record on the second host exits 0" || show_run

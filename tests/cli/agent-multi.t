@@ -15,9 +15,8 @@ spawn_recce "$T/a2.out" "$T/a2.err" agent --socket "$T/a2/a.sock" --files "$T/f2
 A2=$PID
 wait_for 5 test -S "$T/a1/a.sock" -a -S "$T/a2/a.sock" || diag "the agents did not start"
 
-spawn "$T/calls.out" "$TARGETS/calls" 50 700 0
+spawn_exec "$T/calls.out" "$TARGETS/calls" 50 700 0
 CALLS=$PID
-sleep 0.2
 run "$RECCE" --node "$N1,$N2" trace -p "$CALLS" add_pair --count 40
 is "$RC" 0 "a trace on two nodes exits 0" || show_run
 like "$(cat "$ERR")" "clocks against this one's: $N1 [-+][0-9.]+ ms \\(round trip [0-9.]+ ms\\), $N2 [-+][0-9.]+ ms" \

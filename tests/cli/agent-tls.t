@@ -53,9 +53,8 @@ like "$(cat "$ERR")" 'recce: [0-9]+ samples in [0-9.]+ s' "with record's summary
 run "$RECCE" report -n 3 "$T/tls.pb.gz"
 like "$(cat "$OUT")" 'burn_cpu' "the profile arrives with the target's functions"
 
-spawn "$T/calls.out" "$TARGETS/calls" 50 700 0
+spawn_exec "$T/calls.out" "$TARGETS/calls" 50 700 0
 CALLS=$PID
-sleep 0.2
 run "$RECCE" --tls "$T/tls/bob" --node "localhost:$PORT" trace -p "$CALLS" add_pair --count 5
 is "$(grep -c 'add_pair(' "$OUT")" 5 "trace over TLS with bob's certificate shows exactly 5 calls" || show_run
 run env RECCE_TLS="$T/tls" "$RECCE" --node "127.0.0.1:$PORT" trace -p "$CALLS" add_pair --count 5

@@ -39,9 +39,8 @@ is "$(cat "$OUT")" "$LOCAL" "report on the node prints exactly what it prints he
 run "$RECCE" --node "$NODE" record -p "$HOT" -d 0.5 --output="$T/eq.pb.gz"
 ok "--output=FILE comes back too" test -s "$T/eq.pb.gz"
 
-spawn "$T/calls.out" "$TARGETS/calls" 50 700 0
+spawn_exec "$T/calls.out" "$TARGETS/calls" 50 700 0
 CALLS=$PID
-sleep 0.2
 run "$RECCE" --node "$NODE" trace -p "$CALLS" add_pair --return --count 4
 is "$RC" 0 "trace on the node exits 0" || show_run
 is "$(grep -c 'add_pair(' "$OUT")" 4 "--count 4 shows exactly 4 calls, streamed back"

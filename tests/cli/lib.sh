@@ -322,6 +322,17 @@ run()
 # spawn_ready OUTFILE CMD...: spawn, then waits for the target's "NAME:
 # ready" line (a target of tests/targets/ready.h, which then waits for
 # SIGUSR1); sets $PID.
+# spawn_exec OUT PROGRAM ARGS...: spawn, then waits until the process runs
+# PROGRAM (its exec done, its name its own), so that recce finds its
+# functions; sets $PID.
+spawn_exec()
+{
+	local name
+	name=$(basename "$2" | cut -c1-15)
+	spawn "$@"
+	wait_for 20 grep -qx "$name" "/proc/$PID/comm" || diag "$name never ran"
+}
+
 spawn_ready()
 {
 	spawn "$@"
