@@ -173,7 +173,7 @@ static void serve_on_network(const struct agent_continuous_args *a, struct conti
 	if (a->tls)
 		snprintf(dir, sizeof(dir), "%s", a->tls);
 	else
-		tls_default_dir(1, dir, sizeof(dir));
+		dirs_tls(1, dir, sizeof(dir));
 	if (tls_agent_files(dir, f, sizeof(f)) < 0)
 		die("--http %s is on the network, where the page is served over HTTPS with a "
 		    "token: it needs %s (make the certificates with 'recce certs init %s', or "

@@ -122,7 +122,7 @@ int cmd_agent(int argc, char **argv)
 	char tls[PATH_MAX];
 	if (a.listen) {
 		if (!a.tls) {
-			tls_default_dir(1, tls, sizeof(tls));
+			dirs_tls(1, tls, sizeof(tls));
 			a.tls = tls;
 		}
 		char f[PATH_MAX + 16];

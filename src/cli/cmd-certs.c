@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "remote/tls.h"
@@ -56,7 +57,7 @@ int cmd_certs(int argc, char **argv)
 		if (a.nhosts)
 			usage_die("certs", "--host goes with init");
 		if (!a.tls) {
-			tls_default_dir(1, dir, sizeof(dir));
+			dirs_tls(1, dir, sizeof(dir));
 			a.tls = dir;
 		}
 	}

@@ -46,7 +46,7 @@ int cmd_files(int argc, char **argv)
 	if (at < argc)
 		usage_die("files", "unexpected argument '%s' (fetch brings files here)", argv[at]);
 	char *av[] = {"files", NULL};
-	return remote_run(local_agent(node, sizeof(node)), 1, av);
+	return remote_run(dirs_remote(), local_agent(node, sizeof(node)), 1, av);
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -65,5 +65,5 @@ int cmd_fetch(int argc, char **argv)
 	if (a.remove)
 		av[n++] = "--remove";
 	av[n] = NULL;
-	return remote_run(local_agent(node, sizeof(node)), n, av);
+	return remote_run(dirs_remote(), local_agent(node, sizeof(node)), n, av);
 }

@@ -1,6 +1,6 @@
 /*
- * Where recce's own files live (see dirs.h): the one place that reads
- * the environment for it.
+ * Where recce's own files live, and how it reaches nodes (see dirs.h):
+ * the one place that reads the environment for them.
  */
 #include "cli/dirs.h"
 
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/usage.h"
+#include "remote/client.h"
 #include "symbols/symbolize.h"
 
 int dirs_cache(char *buf, size_t len, uint64_t *max_bytes)
@@ -75,4 +76,31 @@ void dirs_agent_socket(char *buf, size_t len)
 		snprintf(buf, len, "%s/recce/agent.sock", xdg);
 	else
 		snprintf(buf, len, "/tmp/recce-%u/agent.sock", (unsigned)geteuid());
+}
+
+void dirs_tls(int agent, char *buf, size_t len)
+{
+	const char *env = getenv("RECCE_TLS"), *home = getenv("HOME");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (agent && geteuid() == 0)
+		snprintf(buf, len, "/etc/recce/tls");
+	else
+		snprintf(buf, len, "%s/.config/recce/tls", home && *home ? home : ".");
+}
+
+const struct remote_config *dirs_remote(void)
+{
+	static char tls[4096];
+	static struct remote_config cfg;
+	const char *ssh = getenv("RECCE_SSH"), *remote = getenv("RECCE_REMOTE");
+	const char *progress = getenv("RECCE_PROGRESS");
+
+	dirs_tls(0, tls, sizeof(tls));
+	cfg.tls_dir = tls;
+	cfg.ssh = ssh && *ssh ? ssh : NULL;
+	cfg.remote = remote && *remote ? remote : NULL;
+	cfg.progress = !progress || !*progress ? -1 : strcmp(progress, "0") != 0;
+	return &cfg;
 }

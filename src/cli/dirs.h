@@ -1,7 +1,8 @@
 /*
- * Where recce's own files live, for every command: decided here, from the
- * environment and the user, and handed down to the engines, which never
- * read the environment (docs/internals.md).
+ * Where recce's own files live, for every command, and how it reaches
+ * other machines: decided here, from the environment and the user, and
+ * handed down to the engines, which never read the environment
+ * (docs/internals.md).
  */
 #ifndef RECCE_CLI_DIRS_H
 #define RECCE_CLI_DIRS_H
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct remote_config;
 struct symbolizer;
 
 /*
@@ -37,5 +39,13 @@ void dirs_files(char *buf, size_t len);
  * $XDG_RUNTIME_DIR/recce/agent.sock (else /tmp/recce-UID/agent.sock)
  * otherwise, in buf[len]. */
 void dirs_agent_socket(char *buf, size_t len);
+
+/* Where a client's TLS directory is: $RECCE_TLS (--tls sets it), else
+ * ~/.config/recce/tls; an agent's: /etc/recce/tls as root, else that. */
+void dirs_tls(int agent, char *buf, size_t len);
+
+/* How this process reaches nodes (remote/client.h): the TLS directory,
+ * $RECCE_SSH, $RECCE_REMOTE, $RECCE_PROGRESS. Points into static storage. */
+const struct remote_config *dirs_remote(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/grant.h"
 #include "cli/help.h"
 #include "cli/usage.h"
@@ -127,8 +128,8 @@ int main(int argc, char **argv)
 	if (node && *node &&
 	    (node_given || (strcmp(cmd, "agent") != 0 && strcmp(cmd, "certs") != 0)) &&
 	    strcmp(cmd, "help") != 0 && cmd[0] != '-')
-		return strchr(node, ',') ? remote_run_many(node, argc - 1, argv + 1)
-					 : remote_run(node, argc - 1, argv + 1);
+		return strchr(node, ',') ? remote_run_many(dirs_remote(), node, argc - 1, argv + 1)
+					 : remote_run(dirs_remote(), node, argc - 1, argv + 1);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("recce %s\n", RECCE_VERSION);
 		return 0;

@@ -38,6 +38,7 @@ struct output {
 };
 
 struct client {
+	const struct remote_config *cfg;
 	const char *node;
 	int rfd, wfd;
 	pid_t ssh; /* the SSH client, if any */
@@ -92,7 +93,7 @@ static int connect_unix(struct client *c, const char *path)
 static int connect_ssh(struct client *c, const char *spec)
 {
 	char host[512], port[16] = "";
-	const char *ssh = getenv("RECCE_SSH"), *remote = getenv("RECCE_REMOTE");
+	const char *ssh = c->cfg->ssh, *remote = c->cfg->remote;
 
 	snprintf(host, sizeof(host), "%s", spec);
 	char *colon = strrchr(host, ':');
@@ -133,7 +134,7 @@ static int connect_tls(struct client *c, const char *spec)
 
 	if (tcp_split(spec, 0, "", "7450", host, sizeof(host), port, sizeof(port)) < 0 || !*host)
 		return -EINVAL;
-	tls_default_dir(0, dir, sizeof(dir));
+	snprintf(dir, sizeof(dir), "%s", c->cfg->tls_dir ? c->cfg->tls_dir : ".");
 	int fd = tls_connect(dir, host, port, err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", c->node, err);
@@ -294,15 +295,13 @@ static void print_list(const Recce__Agent__FileList *l)
 	}
 }
 
-/* How Progress is shown: redrawn on a terminal, as lines with
- * RECCE_PROGRESS=1, never with RECCE_PROGRESS=0. */
-static int progress_mode(void)
+/* How Progress is shown: redrawn on a terminal, as lines where the
+ * caller asks for them, never where it says so. */
+static int progress_mode(const struct remote_config *cfg)
 {
-	const char *env = getenv("RECCE_PROGRESS");
-
-	if (env && *env)
-		return strcmp(env, "0") == 0 ? 0 : isatty(STDERR_FILENO) ? 1 : 2;
-	return isatty(STDERR_FILENO) ? 1 : 0;
+	if (cfg->progress == 0)
+		return 0;
+	return isatty(STDERR_FILENO) ? 1 : cfg->progress > 0 ? 2 : 0;
 }
 
 /* An amount in its unit: 12.0 MiB for bytes, 3.0 s for ms, 120 windows. */
@@ -494,9 +493,10 @@ static void disconnect(struct client *c)
 		waitpid(c->ssh, NULL, 0);
 }
 
-int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns)
+int remote_clock(const struct remote_config *cfg, const char *node, int64_t *offset_ns,
+		 int64_t *rtt_ns)
 {
-	struct client c = {.node = node, .rfd = -1, .wfd = -1};
+	struct client c = {.cfg = cfg, .node = node, .rfd = -1, .wfd = -1};
 	struct frame_conn conn;
 	Envelope *e = NULL;
 
@@ -550,9 +550,10 @@ int remote_clock(const char *node, int64_t *offset_ns, int64_t *rtt_ns)
 	return rc;
 }
 
-int remote_run(const char *node, int argc, char **argv)
+int remote_run(const struct remote_config *cfg, const char *node, int argc, char **argv)
 {
-	struct client c = {.node = node, .rfd = -1, .wfd = -1, .progress = progress_mode()};
+	struct client c = {
+	    .cfg = cfg, .node = node, .rfd = -1, .wfd = -1, .progress = progress_mode(cfg)};
 	char **sent = NULL;
 	int status = 1;
 

@@ -173,7 +173,7 @@ static int has_outputs(int argc, char **argv)
 	return 0;
 }
 
-static int start_node(struct node *nd, int argc, char **argv)
+static int start_node(const struct remote_config *cfg, struct node *nd, int argc, char **argv)
 {
 	int out[2], err[2];
 
@@ -199,7 +199,7 @@ static int start_node(struct node *nd, int argc, char **argv)
 		close(err[0]);
 		close(out[1]);
 		close(err[1]);
-		_exit(remote_run(nd->name, argc, argv));
+		_exit(remote_run(cfg, nd->name, argc, argv));
 	}
 	close(out[1]);
 	close(err[1]);
@@ -213,7 +213,7 @@ static void on_signal(int sig)
 	(void)sig; /* the children cancel their commands; this one merges on */
 }
 
-int remote_run_many(const char *list, int argc, char **argv)
+int remote_run_many(const struct remote_config *cfg, const char *list, int argc, char **argv)
 {
 	struct node nodes[MAX_NODES];
 	size_t n = 0;
@@ -245,7 +245,7 @@ int remote_run_many(const char *list, int argc, char **argv)
 	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
 		int64_t rtt = 0;
-		int rc = remote_clock(nodes[i].name, &nodes[i].offset, &rtt);
+		int rc = remote_clock(cfg, nodes[i].name, &nodes[i].offset, &rtt);
 		if (rc == -ENOTSUP)
 			fprintf(stderr,
 				"recce: %s: its agent does not say its time: its lines are "
@@ -269,7 +269,7 @@ int remote_run_many(const char *list, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	int rc;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = start_node(&nodes[i], argc, argv)) < 0) {
+		if ((rc = start_node(cfg, &nodes[i], argc, argv)) < 0) {
 			fprintf(stderr, "recce: %s: cannot start its client: %s\n", nodes[i].name,
 				strerror(-rc));
 			status = 1;

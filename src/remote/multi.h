@@ -14,10 +14,12 @@
 #ifndef RECCE_MULTI_H
 #define RECCE_MULTI_H
 
+struct remote_config;
+
 /* nodes: a comma-separated list. Returns the worst exit status of the
  * nodes' commands (1 when a node cannot be reached), or 2 for a usage
  * error: -o files, which would collide (but for a --wrap set, kept on
  * each node). */
-int remote_run_many(const char *nodes, int argc, char **argv);
+int remote_run_many(const struct remote_config *cfg, const char *nodes, int argc, char **argv);
 
 #endif

@@ -390,18 +390,6 @@ int tls_agent_files(const char *dir, char *missing, size_t len)
 	return 0;
 }
 
-void tls_default_dir(int agent, char *buf, size_t len)
-{
-	const char *env = getenv("RECCE_TLS"), *home = getenv("HOME");
-
-	if (env && *env)
-		snprintf(buf, len, "%s", env);
-	else if (agent && geteuid() == 0)
-		snprintf(buf, len, "/etc/recce/tls");
-	else
-		snprintf(buf, len, "%s/.config/recce/tls", home && *home ? home : ".");
-}
-
 /* The agent's side: the revocation list of dir, when there is one, read
  * at every connection, so that a revocation holds from the next one. */
 static int load_crl(SSL_CTX *ctx, const char *dir, char *err, size_t errlen)

@@ -77,8 +77,4 @@ const char *tls_relay_error(char *buf, size_t len);
  * missing. */
 int tls_agent_files(const char *dir, char *missing, size_t len);
 
-/* Where a client's TLS directory is: $RECCE_TLS, else
- * ~/.config/recce/tls; an agent's: /etc/recce/tls as root, else that. */
-void tls_default_dir(int agent, char *buf, size_t len);
-
 #endif
