@@ -124,6 +124,14 @@ static void remove_stale(const char *dir)
 	closedir(d);
 }
 
+/* A new file beside path, named path.XXXXXX (mkostemp's template): a name
+ * only this process could make, into buf. Its descriptor, or -1. */
+static int make_beside(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.XXXXXX", path);
+	return mkostemp(buf, O_CLOEXEC);
+}
+
 /*
  * The file of this very process under path, from before an exec (the same
  * pid and start time, its owner us), set aside: marked EXECED and given a
@@ -149,8 +157,7 @@ static void set_aside_before_exec(const char *path, const struct recce_file_head
 		close(fd);
 		return;
 	}
-	snprintf(aside, sizeof(aside), "%s.XXXXXX", path);
-	int afd = mkostemp(aside, O_CLOEXEC);
+	int afd = make_beside(path, aside, sizeof(aside));
 	const char *base = strrchr(aside, '/');
 	base = base ? base + 1 : aside;
 	if (afd >= 0 && strlen(base) < len && rename(path, aside) == 0) {
@@ -178,9 +185,8 @@ int file_create(unsigned threads, unsigned ring_events, const char *dir)
 	if (snprintf(lib.path, sizeof(lib.path), "%s/recce-%d.events", dir, (int)getpid()) >=
 	    (int)sizeof(lib.path))
 		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", lib.path);
 	remove_stale(dir);
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	int fd = make_beside(lib.path, tmp, sizeof(tmp));
 	if (fd < 0)
 		return -errno;
 	fchmod(fd, 0600);

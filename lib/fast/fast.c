@@ -344,6 +344,20 @@ static int patched(const struct recce_fast_site *s)
 	return 1;
 }
 
+/* The sites still patched here, copied into restoring[] (nothing written
+ * into the file afterwards steers what is put back): how many. */
+static uint32_t find_patched(struct recce_fast_header *h)
+{
+	uint32_t n = 0, max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
+
+	for (uint32_t i = 0; i < max; i++) {
+		struct recce_fast_site s = h->sites[i];
+		if (patched(&s))
+			restoring[n++] = s;
+	}
+	return n;
+}
+
 /* Puts back the original bytes of every site still patched; returns how
  * many. */
 static uint64_t restore_all(struct recce_fast_header *h)
@@ -352,12 +366,7 @@ static uint64_t restore_all(struct recce_fast_header *h)
 	if (mem < 0)
 		return 0;
 	int have_membarrier = syscall(SYS_membarrier, MEMBARRIER_REGISTER_SYNC_CORE, 0, 0) == 0;
-	uint32_t n = 0, max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
-	for (uint32_t i = 0; i < max; i++) {
-		struct recce_fast_site s = h->sites[i];
-		if (patched(&s))
-			restoring[n++] = s;
-	}
+	uint32_t n = find_patched(h);
 	if (!n) {
 		close(mem);
 		return 0;
@@ -557,12 +566,9 @@ static void child_starts(void)
 	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
 	if (mem < 0)
 		return;
-	uint32_t max = h->nsites < RECCE_FAST_SITES ? h->nsites : RECCE_FAST_SITES;
-	for (uint32_t i = 0; i < max; i++) {
-		struct recce_fast_site s = h->sites[i];
-		if (patched(&s))
-			poke(mem, s.addr, s.orig, s.len);
-	}
+	/* One thread, nothing else runs: each site written at once. */
+	for (uint32_t i = 0, n = find_patched(h); i < n; i++)
+		poke(mem, restoring[i].addr, restoring[i].orig, restoring[i].len);
 	close(mem);
 }
 

@@ -28,19 +28,6 @@ static int find(const struct stop_all *s, pid_t tid)
 	return 0;
 }
 
-/* The state letter of a thread (procstat), 0 if gone. */
-static char thread_state(pid_t pid, pid_t tid)
-{
-	struct procstat_reader r;
-	struct procstat_task t;
-
-	if (procstat_reader_init(&r, NULL) != 0)
-		return 0;
-	char state = procstat_read_task(&r, pid, tid, &t) == 0 ? t.state : 0;
-	procstat_reader_release(&r);
-	return state;
-}
-
 static void on_alarm(int sig)
 {
 	(void)sig; /* only to end a blocking waitpid with EINTR */
@@ -103,7 +90,7 @@ static int interrupt_one(struct stop_all *s, pid_t tid)
 		int err = errno;
 		if (err == ESRCH)
 			return 1;
-		char state = thread_state(s->pid, tid);
+		char state = procstat_task_state(s->pid, tid);
 		if (err == EPERM && (state == 0 || state == 'Z' || state == 'X'))
 			return 1;
 		return -err;
@@ -168,7 +155,7 @@ int stop_all(struct stop_all *s, pid_t pid, int timeout_ms, int flags)
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	if (!(flags & STOP_ALL_TAKE_STOPPED) && thread_state(pid, pid) == 'T')
+	if (!(flags & STOP_ALL_TAKE_STOPPED) && procstat_task_state(pid, pid) == 'T')
 		return -EBUSY;
 	proc_ids_init(&ids);
 	s->since_ns = time_now_ns(CLOCK_MONOTONIC);

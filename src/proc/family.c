@@ -88,18 +88,17 @@ int proc_descendants(pid_t root, pid_t **v, size_t *n)
 	return 0;
 }
 
-/* Whether /proc/PID/maps names one of the files (*which): 1, 0, or
- * -errno. */
-static int maps_any(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which)
+int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which)
 {
 	char path[64], line[4096];
-	int found = 0;
+	int found = 0, lines = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *fp = fopen(path, "re");
 	if (!fp)
 		return -errno;
 	while (!found && fgets(line, sizeof(line), fp)) {
+		lines++;
 		unsigned maj, min;
 		unsigned long long ino;
 		/* "START-END PERMS OFFSET MAJ:MIN INODE [PATH]" */
@@ -113,7 +112,7 @@ static int maps_any(pid_t pid, const struct proc_file_id *files, size_t nfiles, 
 			}
 	}
 	fclose(fp);
-	return found;
+	return found || lines ? found : -ESRCH;
 }
 
 pid_t proc_file_outsider(const struct proc_file_id *files, size_t nfiles, const pid_t *family,
@@ -137,7 +136,7 @@ pid_t proc_file_outsider(const struct proc_file_id *files, size_t nfiles, const 
 			continue;
 		/* Gone, or hidden even from root (a sandbox's supervisor):
 		 * recce cannot know, nor could anyone else tracing it. */
-		int rc = maps_any(pid, files, nfiles, which);
+		int rc = proc_maps_files(pid, files, nfiles, which);
 		if (rc > 0 || (rc < 0 && rc != -ENOENT && rc != -ESRCH && rc != -EACCES))
 			outsider = pid;
 	}

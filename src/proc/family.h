@@ -29,6 +29,12 @@ struct proc_file_id {
 	uint64_t dev, ino;
 };
 
+/* Whether process pid maps (in any mapping) one of the nfiles files,
+ * *which of them: 1, 0, or -errno (-ESRCH also for a process that has no
+ * memory: one on its way out, its maps already empty; -EACCES for maps
+ * even root may not read, in some sandboxes). */
+int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which);
+
 /* The first live process, not one of the n in family, that maps (in any
  * mapping) one of the nfiles files, *which of them. A process whose maps
  * even root may not read (EACCES: the supervisor of a sandbox) is left

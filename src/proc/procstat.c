@@ -497,6 +497,18 @@ ssize_t procstat_descendants(struct procstat_reader *r, const pid_t *roots, size
 	return (ssize_t)found;
 }
 
+char procstat_task_state(pid_t pid, pid_t tid)
+{
+	struct procstat_reader r;
+	struct procstat_task t;
+
+	if (procstat_reader_init(&r, NULL) != 0)
+		return 0;
+	char state = procstat_read_task(&r, pid, tid, &t) == 0 ? t.state : 0;
+	procstat_reader_release(&r);
+	return state;
+}
+
 int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie)
 {
 	struct procstat_task t;

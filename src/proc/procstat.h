@@ -101,6 +101,10 @@ ssize_t procstat_read_file(struct procstat_reader *r, const char *path);
  * *zombie when it is one. */
 int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie);
 
+/* The state letter of thread tid of pid (R, S, D, Z, T, t, X...), read
+ * with a reader of its own; 0 when it is gone or cannot be read. */
+char procstat_task_state(pid_t pid, pid_t tid);
+
 /* Reads /proc/PID/task/TID/stat and status, and sets t->pid to pid.
  * Returns 0, -ESRCH when the thread is gone, -errno. */
 int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct procstat_task *t);

@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "events/fast-format.h"
@@ -33,6 +32,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
+#include "util/lines.h"
 
 #define JUMP_LEN TRAMP_JUMP_LEN
 _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");
@@ -111,8 +111,7 @@ struct fast_set {
 	 * few: the one found last is tried first); calls of processes not
 	 * found, shown with memory unread; children whose bytes recce could
 	 * not see put back at the end. */
-	dev_t file_dev;
-	ino_t file_ino;
+	struct proc_file_id file;
 	pid_t ns_pid; /* the process's pid as it sees it */
 	int same_ns;  /* the process is in recce's PID namespace */
 	struct fast_proc *procs;
@@ -233,8 +232,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 		err = -errno;
 	struct stat fst;
 	if (!err && fstat(fd, &fst) == 0) {
-		s->file_dev = fst.st_dev;
-		s->file_ino = fst.st_ino;
+		s->file = (struct proc_file_id){fst.st_dev, fst.st_ino};
 	}
 	void *m =
 	    err ? MAP_FAILED : mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -346,20 +344,12 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 /* pid as it sees itself (the last of NSpid in its status), or 0. */
 static pid_t ns_pid(pid_t pid)
 {
-	char path[64], line[256];
-	pid_t got = 0;
+	char path[64];
+	uint64_t ids[32]; /* a PID namespace nests 32 deep at most */
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *last = strrchr(line, '\t');
-			got = last ? (pid_t)atoi(last + 1) : 0;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return got;
+	int n = lines_key_numbers(path, "NSpid", ids, 32);
+	return n > 0 ? (pid_t)ids[n - 1] : 0;
 }
 
 /* Whether pid is in recce's PID namespace, where the pids its children
@@ -680,53 +670,10 @@ static uint64_t count_lost(const struct fast_set *s)
 	return lost;
 }
 
-/* Whether process pid maps the trace's file (by its device and inode):
- * 1, the traced process or a child of it, while traced; 0, it does not;
- * -1, it has no memory (it is exiting, or gone); -2, its maps cannot be
- * read (EACCES: even root may not, in some sandboxes). */
-static int maps_file(const struct fast_set *s, pid_t pid)
-{
-	char path[64];
-	char *line = NULL;
-	size_t cap = 0;
-	int found = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH ? -1 : -2;
-	while (found < 1 && getline(&line, &cap, f) > 0) {
-		unsigned maj, min;
-		unsigned long long ino;
-		found = 0;
-		if (sscanf(line, "%*x-%*x %*4s %*x %x:%x %llu", &maj, &min, &ino) == 3 &&
-		    makedev(maj, min) == s->file_dev && ino == s->file_ino)
-			found = 1;
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-/* The state of pid's main thread (R, S, Z, T...), or 0 when unknown. */
-static char process_state(pid_t pid)
-{
-	struct procstat_reader r;
-	struct procstat_task t;
-	char state = 0;
-
-	if (procstat_reader_init(&r, NULL) == 0) {
-		if (procstat_read_task(&r, pid, pid, &t) == 0)
-			state = t.state;
-		procstat_reader_release(&r);
-	}
-	return state;
-}
-
 /* Whether pid has exited, its parent yet to wait for it. */
 static int is_zombie(pid_t pid)
 {
-	char st = process_state(pid);
+	char st = procstat_task_state(pid, pid);
 
 	return st == 'Z' || st == 'X';
 }
@@ -736,8 +683,9 @@ static int is_zombie(pid_t pid)
  * before the file is found in its maps. */
 static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *pidfd)
 {
+	size_t which;
 	int fd = pid > 0 ? proc_pidfd_open(pid) : -1;
-	int maps = fd >= 0 ? maps_file(s, pid) : -1;
+	int maps = fd >= 0 ? proc_maps_files(pid, &s->file, 1, &which) : -ESRCH;
 
 	*pidfd = -1;
 	if (maps == 1) {
@@ -745,8 +693,9 @@ static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *
 		return PROC_FOUND;
 	}
 	/* A process on its way out has given its memory back before it is
-	 * a zombie. */
-	int exited = pid > 0 && (fd < 0 ? errno == ESRCH : maps == -1 || is_zombie(pid));
+	 * a zombie (-ESRCH); maps even root may not read say nothing. */
+	int exited = pid > 0 && (fd < 0 ? errno == ESRCH
+					: maps == -ESRCH || maps == -ENOENT || is_zombie(pid));
 	if (fd >= 0)
 		close(fd);
 	return exited ? PROC_EXITED : PROC_UNFOUND;
@@ -757,8 +706,10 @@ static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *
  * a record gives their pid (a new process may have it). */
 static void forget_procs(struct fast_set *s)
 {
-	int *fds = calloc(s->nprocs ? s->nprocs : 1, sizeof(*fds));
-	unsigned char *gone = calloc(s->nprocs ? s->nprocs : 1, 1);
+	if (!s->nprocs)
+		return; /* the traced process alone: nothing to ask */
+	int *fds = calloc(s->nprocs, sizeof(*fds));
+	unsigned char *gone = calloc(s->nprocs, 1);
 	size_t kept = 0;
 
 	for (size_t i = 0; fds && i < s->nprocs; i++)
@@ -901,33 +852,21 @@ uint64_t fast_set_lost(const struct fast_set *s)
 	return s->attached ? s->lost : count_lost(s);
 }
 
-/* The child of entry k, when it still has its own watchdog's work to do
- * (traced, alive and mapping the file), with its pidfd; else 0. */
-static pid_t child_waits(struct fast_set *s, uint32_t k, int *pidfd)
-{
-	uint64_t w = __atomic_load_n(&s->h->children[k].owner, __ATOMIC_ACQUIRE);
-	pid_t pid = RECCE_FAST_OWNER_ID(w);
-
-	*pidfd = -1;
-	if (RECCE_FAST_OWNER_STATE(w) != RECCE_FAST_CHILD_TRACED ||
-	    find_process(s, pid, pidfd) != PROC_FOUND)
-		return 0;
-	return pid;
-}
-
 /* Whether pid is stopped by job control or a tracer, where its watchdog
  * cannot run. */
 static int is_stopped(pid_t pid)
 {
-	char st = process_state(pid);
+	char st = procstat_task_state(pid, pid);
 
 	return st == 'T' || st == 't';
 }
 
-/* Puts back the jumps still in child pid, all its threads stopped (its
- * watchdog among them, which may have begun: a site it holds an int3 on
- * is left to it). 0 or -errno. */
-static int put_back_child(struct fast_set *s, pid_t pid)
+/* Puts the original bytes back in process pid, every thread stopped:
+ * every site's (the traced process, which has them all), or, with
+ * only_jumps, those whose bytes are the jump now (a child, whose watchdog
+ * may have begun: a site it holds an int3 on is left to it). 0 (also
+ * when pid is gone, and its code with it), or code_write()'s -errno. */
+static int write_back(struct fast_set *s, pid_t pid, int only_jumps)
 {
 	struct code_edit *e = calloc(s->nsites ? s->nsites : 1, sizeof(*e));
 	struct code_guard *g = calloc(s->nsites ? s->nsites : 1, sizeof(*g));
@@ -937,7 +876,8 @@ static int put_back_child(struct fast_set *s, pid_t pid)
 	for (size_t i = 0; i < s->nsites && !err; i++) {
 		const struct fast_site *f = &s->sites[i];
 		uint8_t now[RECCE_FAST_CODE];
-		if (tmem_read(pid, f->addr, now, f->len) != 0 || memcmp(now, f->jump, f->len) != 0)
+		if (only_jumps && (tmem_read(pid, f->addr, now, f->len) != 0 ||
+				   memcmp(now, f->jump, f->len) != 0))
 			continue;
 		e[n].addr = f->addr;
 		e[n].len = f->len;
@@ -948,46 +888,72 @@ static int put_back_child(struct fast_set *s, pid_t pid)
 	}
 	struct code_write_stats st = {0};
 	size_t stale = 0;
-	if (!err && n)
+	if (!err && (n || !only_jumps))
 		err = code_write(pid, e, n, g, n, 2000, &st, &stale);
 	free(e);
 	free(g);
 	return err == -ESRCH ? 0 : err;
 }
 
+/* A child recce waits for at the end: entry k, its process and pidfd. */
+struct waited {
+	uint32_t k;
+	pid_t pid;
+	int pidfd;
+};
+
 /* Once the trace is over (detach): waits for each child's watchdog to put
  * its bytes back, and puts back itself those of a child stopped, or
- * whose watchdog did not within CHILD_WAIT_MS. */
+ * whose watchdog did not within CHILD_WAIT_MS. The children are found
+ * once (traced, alive, mapping the file), then watched by their entry
+ * and their pidfd. */
 static void end_children(struct fast_set *s)
 {
 	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + CHILD_WAIT_MS * 1000000ull;
+	struct waited *v = s->same_ns ? calloc(RECCE_FAST_CHILDREN, sizeof(*v)) : NULL;
+	int fds[RECCE_FAST_CHILDREN];
+	unsigned char gone[RECCE_FAST_CHILDREN];
+	size_t n = 0;
 
-	if (!s->same_ns)
-		return;
-	for (;;) {
-		size_t waiting = 0;
-		for (uint32_t k = 0; k < RECCE_FAST_CHILDREN; k++) {
-			int fd;
-			pid_t pid = child_waits(s, k, &fd);
-			if (!pid)
-				continue;
-			if (is_stopped(pid) || time_now_ns(CLOCK_MONOTONIC) >= deadline) {
-				if (put_back_child(s, pid) != 0)
-					s->children_left++;
-				uint64_t w = RECCE_FAST_OWNER(pid, RECCE_FAST_CHILD_TRACED);
-				__atomic_compare_exchange_n(
-				    &s->h->children[k].owner, &w,
-				    RECCE_FAST_OWNER(pid, RECCE_FAST_CHILD_DONE), 0,
-				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-			} else
-				waiting++;
-			close(fd);
-		}
-		if (!waiting)
-			break;
-		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
+	for (uint32_t k = 0; v && k < RECCE_FAST_CHILDREN; k++) {
+		uint64_t w = __atomic_load_n(&s->h->children[k].owner, __ATOMIC_ACQUIRE);
+		pid_t pid = RECCE_FAST_OWNER_ID(w);
+		int fd;
+		if (RECCE_FAST_OWNER_STATE(w) == RECCE_FAST_CHILD_TRACED &&
+		    find_process(s, pid, &fd) == PROC_FOUND)
+			v[n++] = (struct waited){k, pid, fd};
 	}
+	while (n) {
+		int late = time_now_ns(CLOCK_MONOTONIC) >= deadline;
+		size_t kept = 0;
+		for (size_t i = 0; i < n; i++)
+			fds[i] = v[i].pidfd;
+		if (evloop_ready_now(fds, n, gone) < 0)
+			memset(gone, 0, n);
+		for (size_t i = 0; i < n; i++) {
+			struct waited *c = &v[i];
+			uint64_t *o = &s->h->children[c->k].owner;
+			uint64_t w = RECCE_FAST_OWNER(c->pid, RECCE_FAST_CHILD_TRACED);
+			if (!gone[i] && __atomic_load_n(o, __ATOMIC_ACQUIRE) == w) {
+				if (!late && !is_stopped(c->pid)) {
+					v[kept++] = *c;
+					continue;
+				}
+				if (write_back(s, c->pid, 1) != 0)
+					s->children_left++;
+				__atomic_compare_exchange_n(
+				    o, &w, RECCE_FAST_OWNER(c->pid, RECCE_FAST_CHILD_DONE), 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+			}
+			close(c->pidfd);
+		}
+		n = kept;
+		if (n) {
+			struct timespec ts = {0, 5000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	free(v);
 }
 
 int fast_set_remove_all(struct fast_set *s)
@@ -997,23 +963,7 @@ int fast_set_remove_all(struct fast_set *s)
 	__atomic_store_n(&s->h->enabled, 0, __ATOMIC_RELAXED);
 	if (!s->attached)
 		return 0;
-	struct code_edit *e = calloc(s->nsites ? s->nsites : 1, sizeof(*e));
-	struct code_guard *g = calloc(s->nsites ? s->nsites : 1, sizeof(*g));
-	int err = e && g ? 0 : -ENOMEM;
-	for (size_t i = 0; i < s->nsites && !err; i++) {
-		const struct fast_site *f = &s->sites[i];
-		e[i].addr = f->addr;
-		e[i].len = f->len;
-		memcpy(e[i].old, f->jump, f->len);
-		memcpy(e[i].new, f->orig, f->len);
-		g[i] = (struct code_guard){f->addr + 1, f->addr + f->len};
-	}
-	struct code_write_stats st = {0};
-	size_t stale = 0;
-	if (!err)
-		err = code_write(s->pid, e, s->nsites, g, s->nsites, 2000, &st, &stale);
-	if (err == -ESRCH)
-		err = 0; /* the process is gone, and its code with it */
+	int err = write_back(s, s->pid, 0);
 	if (!err) {
 		s->attached = 0;
 		/* The watchdog leaves; were recce to die before this, it
@@ -1022,8 +972,6 @@ int fast_set_remove_all(struct fast_set *s)
 		__atomic_store_n(&s->h->detach, 1, __ATOMIC_RELEASE);
 		end_children(s);
 	}
-	free(e);
-	free(g);
 	return err;
 }
 

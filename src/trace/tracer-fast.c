@@ -133,13 +133,13 @@ uint64_t tracer_fast_lost(const struct tracer *t)
 	return lost;
 }
 
-uint64_t tracer_fast_forks(const struct tracer *t)
+void tracer_fast_children(const struct tracer *t, struct tracer_stats *st)
 {
-	uint64_t forks = 0;
-
-	for (size_t i = 0; i < t->nfast; i++)
-		forks += fast_set_forks(t->fast[i]);
-	return forks;
+	for (size_t i = 0; i < t->nfast; i++) {
+		st->fast_forks += fast_set_forks(t->fast[i]);
+		st->fast_unfound += fast_set_unfound_calls(t->fast[i]);
+		st->fast_children_left += fast_set_children_left(t->fast[i]);
+	}
 }
 
 int tracer_fast_remove(struct tracer *t)

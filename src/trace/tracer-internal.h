@@ -93,7 +93,9 @@ int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void
 
 /* Records lost in all targets. */
 uint64_t tracer_fast_lost(const struct tracer *t);
-uint64_t tracer_fast_forks(const struct tracer *t);
+/* The children of all targets, into st: forked and not traced, calls
+ * from those recce could not find, those whose jumps it saw not removed. */
+void tracer_fast_children(const struct tracer *t, struct tracer_stats *st);
 
 /* Puts back the code of every target: 0, or the first error. */
 int tracer_fast_remove(struct tracer *t);

@@ -435,6 +435,13 @@ static uint32_t maps_pid(const struct uprobe_hit *h)
 	return h->maps_pid ? h->maps_pid : h->pid;
 }
 
+/* The process whose memory holds a hit's strings and words, 0 when none
+ * may be read. */
+static pid_t mem_pid(const struct uprobe_hit *h)
+{
+	return h->no_memory ? 0 : (pid_t)h->pid;
+}
+
 /* The calls in flight of the thread, or goroutine, of a hit in fn. */
 static struct call_stack *stack_of(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
@@ -544,8 +551,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
 	uint32_t have = t->up ? (1u << X86_NGPR) - 1 : arg_sysv_mask();
-	trace_args_fill(&t->sigs[fn], h->gpr, have, h->no_memory ? 0 : (pid_t)h->pid,
-			c->want_args || c->cond, &r);
+	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, &r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r.nargs = 0; /* registers were only filled for --if */
 	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
@@ -623,7 +629,7 @@ static int read_target(void *arg, uint64_t addr, uint64_t *val)
 {
 	const struct uprobe_hit *h = arg;
 
-	return trace_read_word(h->no_memory ? 0 : (pid_t)h->pid, addr, val);
+	return trace_read_word(mem_pid(h), addr, val);
 }
 
 /* Whether the exit probe p, hit, is the function leaving this time. */
@@ -894,11 +900,8 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->fork_outsider_comm = t->fork_outsider_comm;
 	st->fork_outsider_file = t->fork_outsider_file;
 	st->fork_err = t->fork_err;
-	st->fast_forks = us ? 0 : tracer_fast_forks(t);
-	for (size_t i = 0; !us && i < t->nfast; i++) {
-		st->fast_unfound += fast_set_unfound_calls(t->fast[i]);
-		st->fast_children_left += fast_set_children_left(t->fast[i]);
-	}
+	if (!us)
+		tracer_fast_children(t, st);
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;
