@@ -4,7 +4,8 @@
  * The frame the stub reads, at S, the stack pointer it starts with (S is
  * 64-byte aligned; S - 8 is the unused return slot of a signal frame):
  *
- *   S + 0     ucontext: flags, link, alternate stack (the stub fills it)
+ *   S + 0     ucontext: flags, link (recce's mark while the stub has the
+ *             thread), alternate stack (the stub fills it)
  *   S + 40    sigcontext: the thread's registers, where rt_sigreturn reads
  *             them; its fpstate field points at S + 448
  *   S + 296   signal mask (the stub fills it)
@@ -13,6 +14,8 @@
  *   S + 368   result, done flag, saved errno, XSAVE component mask
  *   S + 400   a full signal set, to block every signal
  *   S + 408   recce's ack, then the stub's 1 ms timespec
+ *   S + 432   whether the thread came from a timed sleep, and where
+ *             its system call returns to
  *   S + 448   XSAVE area, then FP_XSTATE_MAGIC2, then the call's data
  */
 #include "inject/inject.h"
@@ -60,11 +63,24 @@
  *	syscall				  nanosleep(1 ms)
  *	dec r12d; jnz wait; jmp back
  * spin: mov ecx, 50000			  no system call: recce takes the
- * 1:	cmp qword [rsp+408], 0; jne back  thread back itself, a few seconds
- *	pause; dec ecx; jnz 1b		  at most
- *	dec r12d; jnz spin
- * back: mov eax, 15; syscall		  rt_sigreturn: back where it was
+ * 1:	cmp qword [rsp+408], 0; jne sleep thread back itself, or the stub
+ *	pause; dec ecx; jnz 1b		  does after a few seconds
+ *	dec r12d; jnz spin; jmp sleep
+ * back: mov qword [rsp+8], 0	  the frame's mark off
+ *	mov eax, 15; syscall		  rt_sigreturn: back where it was
  *	ud2
+ * sleep: mov qword [rsp+8], 0
+ *	mov eax, 14; mov edi, 2; lea rsi, [rsp+296]; xor edx, edx
+ *	mov r10d, 8; syscall		  rt_sigprocmask(SIG_SETMASK, &mask)
+ *	mov eax, 131; lea rdi, [rsp+16]; xor esi, esi
+ *	syscall				  sigaltstack(&uc_stack, NULL)
+ *	mov eax, [rsp+392]; mov edx, [rsp+396]
+ *	xrstor64 [rsp+448]		  the extended state
+ *	push qword [rsp+176]; popfq	  the flags
+ *	mov r8..rdx, [rsp+40..136]	  every register but rax, rcx, r11, rsp
+ *	mov eax, 219; syscall		  restart_syscall: the same sleep
+ *	mov rcx, [rsp+440]; mov r11, [rsp+176]	  as sysret leaves them
+ *	mov rsp, [rsp+160]; jmp rcx	  back after the thread's syscall
  *
  * The frame lies in stack the thread uses again once it is back, so the
  * stub waits for recce to have read the result (the ack), or for a
@@ -75,8 +91,11 @@
  * one waits in the stub making no system call, which could replace the
  * kernel's record of the sleep, and recce puts it back itself under
  * ptrace: its registers set to make restart_syscall, its extended state
- * and signal mask as they were. Were recce to die first, rt_sigreturn
- * returns it, and that sleep alone ends early.
+ * and signal mask as they were. Were recce to die first (or fail to),
+ * the stub puts it back into the same sleep without rt_sigreturn: it
+ * restores what rt_sigreturn would, makes restart_syscall from the cave
+ * and, once the sleep ends, jumps back with the result in rax and rcx
+ * and r11 as the kernel's own return would leave them.
  */
 static const uint8_t stub[] = {
     0xb8, 0x0e, 0x00, 0x00, 0x00, 0x31, 0xff, 0x48, 0x8d, 0xb4, 0x24, 0x90, 0x01, 0x00, 0x00, 0x48,
@@ -91,15 +110,28 @@ static const uint8_t stub[] = {
     0x01, 0x00, 0x00, 0xff, 0x94, 0x24, 0x68, 0x01, 0x00, 0x00, 0x8b, 0x8c, 0x24, 0x80, 0x01, 0x00,
     0x00, 0x89, 0x08, 0x48, 0xc7, 0x84, 0x24, 0x78, 0x01, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x41,
     0xbc, 0xe8, 0x03, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0xb0, 0x01, 0x00, 0x00, 0x00, 0x75, 0x23,
-    0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x33, 0xb8, 0x23, 0x00, 0x00, 0x00,
+    0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00, 0x00, 0x75, 0x35, 0xb8, 0x23, 0x00, 0x00, 0x00,
     0x48, 0x8d, 0xbc, 0x24, 0xa0, 0x01, 0x00, 0x00, 0x31, 0xf6, 0x0f, 0x05, 0x41, 0xff, 0xcc, 0x75,
-    0xdf, 0xeb, 0x1b, 0xb9, 0x50, 0xc3, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00,
-    0x00, 0x75, 0x0b, 0xf3, 0x90, 0xff, 0xc9, 0x75, 0xef, 0x41, 0xff, 0xcc, 0x75, 0xe5, 0xb8, 0x0f,
-    0x00, 0x00, 0x00, 0x0f, 0x05, 0x0f, 0x0b,
+    0xdf, 0xeb, 0x1d, 0xb9, 0x50, 0xc3, 0x00, 0x00, 0x48, 0x83, 0xbc, 0x24, 0x98, 0x01, 0x00, 0x00,
+    0x00, 0x75, 0x1f, 0xf3, 0x90, 0xff, 0xc9, 0x75, 0xef, 0x41, 0xff, 0xcc, 0x75, 0xe5, 0xeb, 0x12,
+    0x48, 0xc7, 0x44, 0x24, 0x08, 0x00, 0x00, 0x00, 0x00, 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+    0x0f, 0x0b, 0x48, 0xc7, 0x44, 0x24, 0x08, 0x00, 0x00, 0x00, 0x00, 0xb8, 0x0e, 0x00, 0x00, 0x00,
+    0xbf, 0x02, 0x00, 0x00, 0x00, 0x48, 0x8d, 0xb4, 0x24, 0x28, 0x01, 0x00, 0x00, 0x31, 0xd2, 0x41,
+    0xba, 0x08, 0x00, 0x00, 0x00, 0x0f, 0x05, 0xb8, 0x83, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x7c, 0x24,
+    0x10, 0x31, 0xf6, 0x0f, 0x05, 0x8b, 0x84, 0x24, 0x88, 0x01, 0x00, 0x00, 0x8b, 0x94, 0x24, 0x8c,
+    0x01, 0x00, 0x00, 0x48, 0x0f, 0xae, 0xac, 0x24, 0xc0, 0x01, 0x00, 0x00, 0xff, 0xb4, 0x24, 0xb0,
+    0x00, 0x00, 0x00, 0x9d, 0x4c, 0x8b, 0x44, 0x24, 0x28, 0x4c, 0x8b, 0x4c, 0x24, 0x30, 0x4c, 0x8b,
+    0x54, 0x24, 0x38, 0x4c, 0x8b, 0x64, 0x24, 0x48, 0x4c, 0x8b, 0x6c, 0x24, 0x50, 0x4c, 0x8b, 0x74,
+    0x24, 0x58, 0x4c, 0x8b, 0x7c, 0x24, 0x60, 0x48, 0x8b, 0x7c, 0x24, 0x68, 0x48, 0x8b, 0x74, 0x24,
+    0x70, 0x48, 0x8b, 0x6c, 0x24, 0x78, 0x48, 0x8b, 0x9c, 0x24, 0x80, 0x00, 0x00, 0x00, 0x48, 0x8b,
+    0x94, 0x24, 0x88, 0x00, 0x00, 0x00, 0xb8, 0xdb, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x48, 0x8b, 0x8c,
+    0x24, 0xb8, 0x01, 0x00, 0x00, 0x4c, 0x8b, 0x9c, 0x24, 0xb0, 0x00, 0x00, 0x00, 0x48, 0x8b, 0xa4,
+    0x24, 0xa0, 0x00, 0x00, 0x00, 0xff, 0xe1,
 };
 
 enum {
 	F_UC_FLAGS = 0,
+	F_MARK = 8,
 	F_MCONTEXT = 40,
 	F_FN = 304,
 	F_ARGS = 312,
@@ -111,6 +143,7 @@ enum {
 	F_ACK = 408,
 	F_PAUSE = 416,
 	F_SPIN = 432,
+	F_RESUME = 440,
 	F_FPSTATE = 448,
 };
 
@@ -134,6 +167,11 @@ enum {
 #define ERESTARTNOHAND_	      514
 #define ERESTART_RESTARTBLOCK 516
 #define NR_RESTART_SYSCALL    219
+
+#define STUB_BACK  0x100		 /* where the stub returns a thread with rt_sigreturn */
+#define STUB_SLEEP 0x112		 /* where it puts a thread back into its sleep */
+#define FRAME_MARK 0x6b72616d65636365ull /* at F_MARK while a frame is in use */
+#define FRAME_MAX  (8 + F_FPSTATE + XSTATE_MAX + 4 + 15 + DATA_MAX + 15)
 
 static uint64_t xgetbv0(void)
 {
@@ -168,31 +206,36 @@ static int is_libc(const char *path)
 	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
 }
 
-/* Padding after an executable segment, all zeros (or holding the stub
- * from an earlier call), room for the stub. */
+/* Padding after an executable segment, room for the stub: one already
+ * holding it (a thread of a killed recce may still be inside, and is
+ * known by it), else one all zeros. */
 static int find_cave(struct injector *inj, const struct proc_map *maps, size_t n)
 {
 	uint8_t buf[sizeof(stub) + 16];
 
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_map *m = &maps[i];
-		uint64_t end;
-		if (!m->file || !(m->prot & PROT_EXEC) ||
-		    sym_file_segment_end(m->file, m->pgoff, m->pgoff + (m->end - m->start), &end))
-			continue;
-		if (end < m->pgoff)
-			end = m->pgoff;
-		uint64_t at = (m->start + (end - m->pgoff) + 15) & ~15ull;
-		if (at + sizeof(buf) > m->end || tmem_read(inj->pid, at, buf, sizeof(buf)))
-			continue;
-		int zeros = 1;
-		for (size_t k = 0; k < sizeof(buf); k++)
-			zeros &= buf[k] == 0;
-		if (!zeros && memcmp(buf, stub, sizeof(stub)) != 0)
-			continue;
-		inj->cave = at;
-		inj->cave_len = sizeof(stub);
-		return 0;
+	for (int want_stub = 1; want_stub >= 0; want_stub--) {
+		for (size_t i = 0; i < n; i++) {
+			const struct proc_map *m = &maps[i];
+			uint64_t end;
+			if (!m->file || !(m->prot & PROT_EXEC) ||
+			    sym_file_segment_end(m->file, m->pgoff, m->pgoff + (m->end - m->start),
+						 &end))
+				continue;
+			if (end < m->pgoff)
+				end = m->pgoff;
+			uint64_t at = (m->start + (end - m->pgoff) + 15) & ~15ull;
+			if (at + sizeof(buf) > m->end || tmem_read(inj->pid, at, buf, sizeof(buf)))
+				continue;
+			int zeros = 1;
+			for (size_t k = 0; k < sizeof(buf); k++)
+				zeros &= buf[k] == 0;
+			if (want_stub ? memcmp(buf, stub, sizeof(stub)) != 0 : !zeros)
+				continue;
+			inj->cave = at;
+			inj->cave_len = sizeof(stub);
+			inj->stub_found = want_stub;
+			return 0;
+		}
 	}
 	return -ENOSPC;
 }
@@ -306,30 +349,61 @@ static int sleeper_save(pid_t tid, const struct user_regs_struct *r, struct slee
 	return 0;
 }
 
+/* Holds thread tid under ptrace while it is in the stub before offset
+ * off (from there on it leaves by itself): 0, the thread stopped and
+ * its registers in *now, for the caller to detach; else -errno, the
+ * thread let go (-ESRCH: it left, and its frame is its stack again). */
+static int hold_in_stub(const struct injector *inj, pid_t tid, uint64_t off,
+			struct user_regs_struct *now)
+{
+	int st, err = 0;
+
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) != 0)
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) != 0 || waitpid(tid, &st, __WALL) != tid)
+		err = -errno;
+	if (!err && ptrace(PTRACE_GETREGS, tid, 0, now) != 0)
+		err = -errno;
+	if (!err && now->rip - inj->cave >= off)
+		err = -ESRCH;
+	if (err)
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	return err;
+}
+
+/* Lets a thread waiting in the stub go back (the ack), written only
+ * while it is held there: once gone, the frame is its stack again. */
+static void ack(const struct injector *inj, pid_t tid, uint64_t s)
+{
+	struct user_regs_struct now;
+	uint64_t one = 1;
+
+	if (hold_in_stub(inj, tid, STUB_BACK, &now) == 0) {
+		tmem_write(inj->pid, s + F_ACK, &one, sizeof(one));
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	}
+}
+
 /* Takes the thread back from the stub, where it waits without a system
  * call, to the sleep it was in: restart_syscall with the kernel's own
- * record of the sleep, untouched. Returns 0, or -errno when the thread
- * was not in the stub any more (it went back by itself). */
-static int sleeper_restore(const struct injector *inj, struct sleeper *sl)
+ * record of the sleep, untouched, and the mark of its frame at s off.
+ * Returns 0, or -errno when the thread was not in the stub's wait any
+ * more: the stub puts it back itself. */
+static int sleeper_restore(const struct injector *inj, struct sleeper *sl, uint64_t s)
 {
 	struct user_regs_struct r = sl->regs, now;
 	struct iovec iov = {sl->xstate, sl->xlen};
-	int st, err = 0;
+	uint64_t zero = 0;
 
 	if (-(long)r.rax == ERESTART_RESTARTBLOCK) {
 		r.rax = NR_RESTART_SYSCALL;
 		r.rip -= 2; /* back onto the syscall instruction */
 	}
 	r.orig_rax = (uint64_t)-1;
-	if (ptrace(PTRACE_SEIZE, sl->tid, 0, 0) != 0)
-		return -errno;
-	if (ptrace(PTRACE_INTERRUPT, sl->tid, 0, 0) != 0 ||
-	    waitpid(sl->tid, &st, __WALL) != sl->tid)
-		err = -errno;
-	if (!err && ptrace(PTRACE_GETREGS, sl->tid, 0, &now) != 0)
-		err = -errno;
-	if (!err && now.rip - inj->cave >= sizeof(stub))
-		err = -ESRCH;
+	int err = hold_in_stub(inj, sl->tid, STUB_SLEEP, &now);
+	if (err)
+		return err;
+	err = tmem_write(inj->pid, s + F_MARK, &zero, sizeof(zero));
 	if (!err && (ptrace(PTRACE_SETREGSET, sl->tid, (void *)NT_X86_XSTATE, &iov) != 0 ||
 		     ptrace(PTRACE_SETSIGMASK, sl->tid, (void *)sizeof(sl->mask), &sl->mask) != 0 ||
 		     ptrace(PTRACE_SETREGS, sl->tid, 0, &r) != 0))
@@ -338,10 +412,46 @@ static int sleeper_restore(const struct injector *inj, struct sleeper *sl)
 	return err;
 }
 
+/* Whether thread t is inside a call: in the stub, or (when the stub was
+ * there before this recce came, a killed one's thread may still be in
+ * its call) below a frame bearing the mark, within the stack a call may
+ * use. Such a thread is neither borrowed nor has the stub taken from
+ * under it; one whose stack cannot be read counts as inside. */
+static int in_call(const struct injector *inj, const struct user_regs_struct *r,
+		   const struct tmaps *maps)
+{
+	if (r->rip - inj->cave < sizeof(stub))
+		return 1;
+	if (!inj->stub_found)
+		return 0;
+	const struct tmap *stack = tmaps_find(maps, r->rsp);
+	if (!stack)
+		return 0;
+	uint64_t at = r->rsp & ~63ull, end = r->rsp + RED_ZONE + CALL_STACK + FRAME_MAX;
+	if (end > stack->end)
+		end = stack->end;
+	uint8_t buf[1 << 14];
+	for (; at < end; at += sizeof(buf)) {
+		size_t n = end - at < sizeof(buf) ? (size_t)(end - at) : sizeof(buf);
+		if (tmem_read(inj->pid, at, buf, n) != 0)
+			return 1;
+		for (size_t k = 0; k + F_MARK + 8 <= n; k += 64) {
+			uint64_t v;
+			memcpy(&v, buf + k + F_MARK, 8);
+			if (v == FRAME_MARK)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* Whether thread t may be borrowed for a call needing frame bytes of
  * stack: 3 idle in a system call, 2 in its own code, 1 in a timed
- * sleep, 0 not at all. */
-static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, size_t frame)
+ * sleep, 0 not at all. Not a thread inside the call of a killed recce:
+ * the rt_sigreturn this call ends with would cancel the sleep the stub
+ * of that one is to put it back into. */
+static int thread_fit(const struct injector *inj, const struct stopped_thread *t,
+		      const struct tmaps *maps, size_t frame)
 {
 	const struct user_regs_struct *r = &t->regs;
 
@@ -360,6 +470,8 @@ static int thread_fit(const struct stopped_thread *t, const struct tmaps *maps, 
 		return 0;
 	uint64_t need = RED_ZONE + frame + 64 + CALL_STACK;
 	if (strcmp(stack->path, "[stack]") != 0 && r->rsp - stack->start < need)
+		return 0;
+	if (in_call(inj, r, maps))
 		return 0;
 	/* Idle in a system call is best, then its own code; a timed sleep,
 	 * which recce must put back itself, last. */
@@ -394,11 +506,18 @@ static void build_frame(const struct injector *inj, uint8_t *buf, uint64_t s,
 	uint64_t v = (uint64_t)spin;
 
 	memcpy(buf + 8 + F_SPIN, &v, 8);
+	/* Where the sleep's system call returns to: after the syscall
+	 * instruction, where the kernel leaves rip, or two bytes on when
+	 * it has moved rip back onto it to make restart_syscall. */
+	v = r->rip + (r->rax == NR_RESTART_SYSCALL ? 2 : 0);
+	memcpy(buf + 8 + F_RESUME, &v, 8);
 
 	/* buf[0..8) is the return slot at S - 8; everything else from S. */
 	uint8_t *f = buf + 8;
 	v = UC_SIGCONTEXT_SS_ | UC_STRICT_RESTORE_SS;
 	memcpy(f + F_UC_FLAGS, &v, 8);
+	v = FRAME_MARK;
+	memcpy(f + F_MARK, &v, 8);
 	fill_sigcontext(f + F_MCONTEXT, r, s + F_FPSTATE);
 	memcpy(f + F_FN, &fn, 8);
 	uint64_t a[6];
@@ -459,7 +578,7 @@ static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps 
 		}
 		int best = 0;
 		for (size_t i = 0; i < s->n; i++) {
-			int fit = thread_fit(&s->t[i], maps, frame);
+			int fit = thread_fit(inj, &s->t[i], maps, frame);
 			if (fit > best) {
 				best = fit;
 				*pick = i;
@@ -551,11 +670,13 @@ int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], con
 		uint64_t res[2];
 		err = tmem_read(inj->pid, sp + F_RESULT, res, sizeof(res));
 		if (!err && res[1] == 1) {
-			uint64_t ack = 1;
 			*ret = res[0];
 			inj->pending = 0;
-			if (!spin || sleeper_restore(inj, &sl) != 0)
-				tmem_write(inj->pid, sp + F_ACK, &ack, sizeof(ack));
+			if (spin) {
+				sleeper_restore(inj, &sl, sp);
+			} else {
+				ack(inj, inj->thread, sp);
+			}
 			break;
 		}
 		if (time_now_ns(CLOCK_MONOTONIC) > deadline)
@@ -604,23 +725,30 @@ int injector_where(struct symbolizer *sym, pid_t pid, struct sym_file *f, uint64
 
 void injector_close(struct injector *inj)
 {
-	if (!inj->stub_written || inj->pending)
+	if (!(inj->stub_written || inj->stub_found) || inj->pending)
 		return;
 	/* The stub's last instruction returns the thread to its place; a
 	 * thread still inside it is let go on a little: the stub returns
-	 * within a second of its call's end, later on a busy machine. */
+	 * within a second of its call's end, later on a busy machine. A
+	 * stub a killed recce left is taken away too, once no thread is in
+	 * its call. */
 	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + CLOSE_TIMEOUT_MS * 1000000ull;
 	for (;;) {
 		struct stop_all s;
+		struct tmaps maps;
 		if (stop_all(&s, inj->pid, STOP_TIMEOUT_MS, STOP_ALL_TAKE_STOPPED) != 0)
 			return;
-		int inside = 0;
-		for (size_t i = 0; i < s.n; i++)
-			inside |= s.t[i].regs.rip - inj->cave < sizeof(stub);
+		int inside = 1;
+		if (tmaps_read(&maps, inj->pid) == 0) {
+			inside = 0;
+			for (size_t i = 0; i < s.n && !inside; i++)
+				inside = in_call(inj, &s.t[i].regs, &maps);
+			tmaps_release(&maps);
+		}
 		if (!inside) {
 			uint8_t zeros[sizeof(stub)] = {0};
 			if (tmem_write(inj->pid, inj->cave, zeros, sizeof(zeros)) == 0)
-				inj->stub_written = 0;
+				inj->stub_written = inj->stub_found = 0;
 		}
 		stop_all_release(&s);
 		if (!inside || time_now_ns(CLOCK_MONOTONIC) > deadline)

@@ -52,6 +52,7 @@ struct injector {
 	uint64_t mmap_fn, prctl_fn;
 	uint64_t cave, cave_len; /* padding after an executable segment: the stub's place */
 	int stub_written;	 /* the stub is there; put the zeros back at close */
+	int stub_found;		 /* it was there before: another recce's threads may be in it */
 	uint64_t xmask;		 /* extended state components the stub saves */
 	uint32_t xsize;		 /* their size in the XSAVE layout */
 	int timeout_ms;		 /* for a call to return (default 10 s) */

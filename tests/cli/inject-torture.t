@@ -60,7 +60,7 @@ clean_up()
 		"$RECCE" patch -p "$1" --registry "$REG" --undo work >/dev/null 2>&1
 		listed "$1" && left=$((left + 1))
 	fi
-	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 320 >/dev/null
+	wait_for 20 python3 tests/cli/code-bytes.py "$1" --padding 512 >/dev/null
 }
 
 # jobstop: SIGSTOP and SIGCONT of the whole process, a few ms apart, all
@@ -82,7 +82,7 @@ refused()
 		grep -q "process $P is stopped (job control); continue it first" "$ERR"
 }
 
-for mode in ${TORTURE_MODES:-spin libc vdso lazy read sleep sleeponly wait signals fork churn \
+for mode in ${TORTURE_MODES:-spin libc vdso lazy read sleep sleeponly relsleep wait signals fork churn \
 	seccomp-ok jobstop}; do
 	case $mode in
 	lazy) spawn "$T/$mode.out" env LD_BIND_NOT=1 "$TARGETS/torture" lazy "$TARGETS/libs/lazy.so" ;;
@@ -149,12 +149,45 @@ for mode in ${TORTURE_MODES:-spin libc vdso lazy read sleep sleeponly wait signa
 	ok "$mode: the target runs on after $KILLS SIGKILLs of each" moves "$T/$mode.out" calls
 	is "$(last "$T/$mode.out" bad)" 0 "$mode: every result was right"
 	is "$(stopped "$P")" 0 "$mode: no thread is left stopped"
-	run python3 tests/cli/code-bytes.py "$P" --padding 320
+	run python3 tests/cli/code-bytes.py "$P" --padding 512
 	is "$RC" 0 "$mode: its code equals its files" || show_run
 	is "$(grep 'torture:' "$T/$mode.out")" "" \
 		"$mode: no thread saw a register, result or errno change"
 	kill_quietly "$P"
 done
+
+# A thread recce borrowed from a timed sleep (one the kernel resumes
+# from its record: relsleep has no other) goes back into that very
+# sleep, whatever happens to its call: recce killed while the thread is
+# in it (gate-fix.so's constructor holds it there), another recce
+# taking threads and leaving meanwhile, the thread left to come back by
+# itself, and the next recce taking away the stub the killed one left.
+spawn "$T/gate.log" env GATE_FIX="$T/g" "$TARGETS/torture" relsleep
+P=$PID
+wait_for 20 grep -q ready "$T/gate.log"
+touch "$T/g"
+spawn_recce "$T/ga.out" "$T/ga.err" patch -p "$P" --registry "$REG" \
+	"work=$TARGETS/fixes/gate-fix.so:gated_work"
+ok "gate: a thread taken from its sleep waits in recce's call" wait_for 20 test -e "$T/g.in"
+kill_quietly "$PID"
+# The next recce's dlopen waits for the loader's lock, which the thread
+# in the killed one's call holds (a futex wait, system call 202).
+in_lock() { grep -qs '^202 ' /proc/"$P"/task/*/syscall; }
+spawn_recce "$T/gb.out" "$T/gb.err" trace --fast -p "$P" work --count 20 --time 60
+TR=$PID
+ok "gate: recce killed, another takes a thread meanwhile" wait_for 20 in_lock
+rm "$T/g"
+ok "gate: the call goes on" wait_for 20 test -e "$T/g.out"
+wait "$TR"
+is "$?" 0 "gate: and the other recce traces" || diag "$(cat "$T/gb.err")"
+for k in calls s0 s2; do
+	ok "gate: and the thread counting $k ends its sleeps again" moves "$T/gate.log" "$k"
+done
+run "$RECCE" trace --fast -p "$P" work --count 1 --time 60
+run python3 tests/cli/code-bytes.py "$P" --padding 0
+is "$RC" 0 "gate: the next recce took away the stub the killed one left" || show_run
+is "$(grep 'torture:' "$T/gate.log")" "" "gate: no sleep ended early, or with EINTR"
+kill_quietly "$P"
 
 # A child forked during trace --fast is traced too, and keeps none of its
 # jumps after the trace: its own watchdog puts them back, or recce does

@@ -121,7 +121,7 @@ eval "$(counts "$T/k.out")"
 is "$C_eintr" 0 "no sleep of the main thread was cut short (EINTR)"
 is "$C_bad" 0 "no wrong result"
 ok "the target still runs" kill -0 "$K"
-run python3 tests/cli/code-bytes.py "$K" --padding 320
+run python3 tests/cli/code-bytes.py "$K" --padding 512
 is "$RC" 0 "no code changed but the call stub left in a segment's padding" || show_run
 run "$RECCE" patch -p "$K" --registry "$REG" --list
 like "$(cat "$ERR")" "process $K has no patches" "and nothing was patched"

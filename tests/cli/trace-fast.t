@@ -134,7 +134,7 @@ for i in $(seq 1 20); do
 	sleep "0.$((RANDOM % 40))"
 	grep -q "with jumps" "$T/k.err" && traced=$((traced + 1))
 	kill_quietly "$K"
-	if ! wait_for 2 python3 tests/cli/code-bytes.py "$TIGHT" --padding 320 >/dev/null 2>&1; then
+	if ! wait_for 2 python3 tests/cli/code-bytes.py "$TIGHT" --padding 512 >/dev/null 2>&1; then
 		bad=$((bad + 1))
 		diag "kill $i: $(python3 tests/cli/code-bytes.py "$TIGHT" 2>&1 | head -n 3)"
 	fi
@@ -258,7 +258,7 @@ if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin"
 	like "$(cat "$ERR")" 'it jumps through a table or a register' \
 		"its returns are refused: it has a jump table"
 	ok "the node still runs" kill -0 "$BEAM"
-	run python3 tests/cli/code-bytes.py "$BEAM" --padding 320
+	run python3 tests/cli/code-bytes.py "$BEAM" --padding 512
 	is "$RC" 0 "and its code is its files' again" || show_run
 	kill_quietly "$BEAM"
 else

@@ -22,6 +22,9 @@
  *   sleeponly  every thread in timed sleeps, the main thread's of 5 ms
  *            between its calls: recce must borrow a sleeping thread and
  *            put it back into the same sleep
+ *   relsleep  the same without clock_nanosleep(TIMER_ABSTIME), which the
+ *            kernel makes again from the start: every sleep is one the
+ *            kernel resumes from its own record of it
  *   wait     blocked for good in a futex (pthread_cond_wait), epoll_wait
  *            and accept, none of which may return, and a thread that
  *            runs /bin/true through vfork and execve in a loop
@@ -37,7 +40,8 @@
  *            (recce may inject), and a reader to borrow
  *
  * Prints "ready" once its threads run, then every 50 ms "calls=N new=N
- * bad=N" (new: results from the replacement).
+ * bad=N s0=N s1=N s2=N" (new: results from the replacement; sN: sleeps
+ * sleeper N has ended).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -69,6 +73,7 @@
 #define WORK __attribute__((noinline, noclone))
 
 static atomic_long calls, new_calls, bad;
+static atomic_long slept[3]; /* sleeps each sleeper thread has ended */
 static int pipefd[2];
 
 static void fail(const char *what)
@@ -239,6 +244,7 @@ static void *sleeper(void *arg)
 			fail(errno == EINTR ? "sleep: EINTR" : "sleep: failed");
 		if (now_ns(CLOCK_MONOTONIC) - t0 < 10000000)
 			fail("sleep: ended early");
+		slept[kind]++;
 	}
 	return NULL;
 }
@@ -455,6 +461,9 @@ int main(int argc, char **argv)
 		start(sleeper, (void *)0);
 		start(sleeper, (void *)1);
 		start(sleeper, (void *)2);
+	} else if (strcmp(mode, "relsleep") == 0) {
+		start(sleeper, (void *)0);
+		start(sleeper, (void *)2);
 	} else if (strcmp(mode, "wait") == 0) {
 		start(futex_waiter, NULL);
 		start(epoll_waiter, NULL);
@@ -510,15 +519,23 @@ int main(int argc, char **argv)
 		if (feed && write(pipefd[1], &seq, sizeof(seq)) == (ssize_t)sizeof(seq))
 			seq++;
 		if (!quiet && now_ns(CLOCK_MONOTONIC) - last > 50000000) {
-			printf("calls=%ld new=%ld bad=%ld\n", (long)calls, (long)new_calls,
-			       (long)bad);
+			printf("calls=%ld new=%ld bad=%ld s0=%ld s1=%ld s2=%ld\n", (long)calls,
+			       (long)new_calls, (long)bad, (long)slept[0], (long)slept[1],
+			       (long)slept[2]);
 			last = now_ns(CLOCK_MONOTONIC);
 		}
-		if (strcmp(mode, "sleeponly") == 0) {
+		if (strcmp(mode, "sleeponly") == 0 || strcmp(mode, "relsleep") == 0) {
 			struct timespec ts = {0, 5000000};
 			uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-			if (nanosleep(&ts, NULL) != 0 || now_ns(CLOCK_MONOTONIC) - t0 < 5000000)
+			int rc = nanosleep(&ts, NULL);
+			uint64_t took = now_ns(CLOCK_MONOTONIC) - t0;
+			if (rc != 0 || took < 5000000) {
+				fprintf(stderr,
+					"torture: main: nanosleep returned %d (%s) after %llu ns\n",
+					rc, rc ? strerror(errno) : "no error",
+					(unsigned long long)took);
 				fail("main: a sleep ended early");
+			}
 		} else {
 			usleep(200);
 		}
