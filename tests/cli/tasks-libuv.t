@@ -72,8 +72,13 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 spawn_recce "$T/s.out" "$T/s.err" tasks --libuv -p "$UV" --serve "127.0.0.1:$PORT"
 SERVE=$PID
 wait_for 10 grep -q 'serving Prometheus' "$T/s.err" || diag "$(cat "$T/s.err")"
-sleep 0.6
-METRICS=$(curl -sf "http://127.0.0.1:$PORT/metrics")
+# The idle timer fires every few ms: wait for its first callbacks counted.
+counted()
+{
+	METRICS=$(curl -sf "http://127.0.0.1:$PORT/metrics") &&
+		grep -Eq "^recce_task_runs_total\\{pid=\"$UV\",comm=\"uv-loop\",type=\"idle_tick\"\\} [1-9]" <<<"$METRICS"
+}
+wait_for 10 counted
 like "$METRICS" "recce_task_runs_total\\{pid=\"$UV\",comm=\"uv-loop\",type=\"idle_tick\"\\} [1-9]" \
 	"--serve: /metrics counts the idle timer's callbacks"
 kill -INT "$SERVE"
