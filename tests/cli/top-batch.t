@@ -100,7 +100,7 @@ like "$(jrow "$OUT" 0 topmix hot)" '^(busy|late)_spin$' "and the function its th
 # (it read 1004 % on 2 CPUs when rates divided by the nominal interval).
 spawn "$T/wide.out" "$TARGETS/spinner" 30 200
 WIDE=$PID
-sleep 1
+wait_for 10 grep -q '^rate' "$T/wide.out" || diag "the spinner never started"
 run "$RECCE" top -b -n 5 -d 0.5 --json
 is "$RC" 0 "top -b beside 200 spinning threads exits 0" || show_run
 MAXCPU=$(($(nproc) * 100))
