@@ -10,9 +10,8 @@ need_file "$RECCE" "$TARGETS/hot"
 run "$TARGETS/hot" 0.3
 WANT_OUT=$(cat "$OUT")
 
-spawn "$T/hot.out" "$TARGETS/hot"
+spawn_exec "$T/hot.out" "$TARGETS/hot"
 HOT=$PID
-sleep 0.2
 
 P="$T/pid.pb.gz"
 # The target's CPU time (clock ticks) while recce's perf events are open.
