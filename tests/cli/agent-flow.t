@@ -71,7 +71,9 @@ FULL=$(tail -n 5 "$T/spin.out" | awk '/^rate/ { s += $2; n++ } END { print n ? i
 spawn_recce "$T/k.out" "$T/k.err" --node "$NODE" trace -p "$SPIN" spin_step --count 0 --time 60 --limit 0
 CLIENT=$PID
 wait_for 10 node_trace || diag "the trace never started on the node"
-sleep 0.5
+# The spinner's next 50 ms windows show the probes' cost.
+slowed() { [ "$(rate_last)" -lt "$((FULL / 4))" ]; }
+wait_for 10 slowed
 SLOWED=$(rate_last)
 cmp_ok "$SLOWED" -lt "$((FULL / 4))" "traced, the target slows ($FULL calls a window before, $SLOWED now)"
 kill -KILL "$CLIENT"

@@ -99,7 +99,7 @@ CLIENT=$PID
 # The node's command line, as a pattern that does not match itself.
 NODE_TRACE="^recce [t]race -p $CALLS add_pair"
 wait_for 10 pgrep -f "$NODE_TRACE" >/dev/null || diag "the trace never started on the node"
-sleep 0.5
+sleep 0.5 # the client killed mid-trace: a moment of tracing, not a wait
 kill -9 "$CLIENT"
 wait_exit 5 "$CLIENT"
 ok "the node's trace is gone within a second of its client" \
@@ -109,7 +109,7 @@ ok "the target still runs" kill -0 "$CALLS"
 spawn_recce "$T/i.out" "$T/i.err" --node "$NODE" record -p "$HOT" -o "$T/int.pb.gz"
 CLIENT=$PID
 wait_for 10 grep -q 'recording process' "$T/i.err" || diag "record never started on the node"
-sleep 0.5
+sleep 0.5 # interrupted mid-record: a moment of samples, not a wait
 kill -INT "$CLIENT"
 if wait_exit 10 "$CLIENT"; then
 	is "$WAIT_RC" 0 "Ctrl-C of the client stops the record on the node, exit 0"
