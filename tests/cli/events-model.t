@@ -17,7 +17,8 @@ need_file "$RECCE" "$LIBDIR/librecce.so"
 CASES=${EVENTS_MODEL_CASES:-200}
 SEED=${EVENTS_MODEL_SEED:-$RANDOM}
 diag "seed $SEED (EVENTS_MODEL_SEED=$SEED reruns these cases)"
-run python3 tests/py/events-model.py "$RECCE" "$LIBDIR/librecce.so" "$CASES" "$SEED"
+# About 50 s here; the timeout only catches a hang, on a busy machine too.
+RUN_TIMEOUT=600 run python3 tests/py/events-model.py "$RECCE" "$LIBDIR/librecce.so" "$CASES" "$SEED"
 is "$RC" 0 "$CASES random programs: every event shown once, in order, or counted" || show_run
 like "$(tail -n 1 "$OUT")" "^model: $CASES cases, [0-9]+ events, 0 failures$" "and the run says so"
 

@@ -18,19 +18,28 @@
 
 static volatile unsigned long sink;
 
-static unsigned long long now_ns(void)
+static unsigned long long clock_ns(clockid_t c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+static unsigned long long now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Spins for ms of the thread's own CPU time, so that each callee's share
+ * of the call's CPU samples is what it says, however often the thread
+ * is preempted on a busy machine. */
 __attribute__((noinline)) static void spin_ms(int ms)
 {
-	unsigned long long end = now_ns() + (unsigned long long)ms * 1000000ull;
+	unsigned long long end =
+	    clock_ns(CLOCK_THREAD_CPUTIME_ID) + (unsigned long long)ms * 1000000ull;
 
-	while (now_ns() < end)
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end)
 		for (int i = 0; i < 200; i++)
 			sink = sink * 31 + (unsigned long)i;
 }
