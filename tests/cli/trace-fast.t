@@ -250,8 +250,10 @@ if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin"
 	erlc -o "$T/ebin" tests/targets/erlang/fib.erl 2>/dev/null; then
 	spawn "$T/erl.out" erl -noshell -pa "$T/ebin" -eval 'fib:loop(0)' -s init stop
 	BEAM=$PID
-	# Its schedulers run once the VM has started (erl execs beam.smp).
-	wait_for 20 grep -qsx 1_scheduler /proc/"$BEAM"/task/*/comm || diag "the BEAM never started"
+	# Its schedulers run once the VM has started (erl execs beam.smp); the
+	# threads are listed anew at each look.
+	beam_up() { grep -qsx 1_scheduler /proc/"$BEAM"/task/*/comm; }
+	wait_for 20 beam_up || diag "the BEAM never started"
 	run "$RECCE" trace --fast -p "$BEAM" 'beam.smp:erts_schedule' --count 4
 	is "$RC" 0 "the BEAM's scheduler, traced with --fast" || show_run
 	is "$(grep -c 'beam.smp:erts_schedule(' "$OUT")" 4 "four calls"
