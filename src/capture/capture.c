@@ -1,26 +1,22 @@
 /*
- * The capture engine (see capture.h): the sampler's loop in a second
- * thread, stopped through an eventfd when the tracer's loop returns.
+ * The capture engine (see capture.h): one event loop that the capture
+ * owns, with the tracer and the sampler attached to it; it runs until the
+ * tracer is done (a limit, a signal, the target's exit).
  */
 #include "capture/capture.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "util/array.h"
+#include "util/evloop.h"
 
 struct capture {
 	struct capture_config cfg;
 	struct tracer *tracer;
 	struct sampler *sampler;
-	int sampler_stop; /* an eventfd: the sampler's stop descriptor */
 	int sampling_failed;
-	int sampler_err; /* sampler_run's result */
 	struct trace_record *calls;
 	size_t ncalls, calls_cap;
 	int oom;
@@ -53,11 +49,6 @@ int capture_new(const struct capture_config *cfg, struct capture **out)
 	if (!c)
 		return -ENOMEM;
 	c->cfg = *cfg;
-	c->sampler_stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->sampler_stop < 0) {
-		free(c);
-		return -errno;
-	}
 	*out = c;
 	struct tracer_config tc = {
 	    .pids = &c->cfg.pid,
@@ -84,7 +75,7 @@ int capture_new(const struct capture_config *cfg, struct capture **out)
 	sc.freq = cfg->freq;
 	sc.dwarf = cfg->dwarf;
 	sc.stack_bytes = cfg->stack_bytes;
-	sc.stop_fd = c->sampler_stop;
+	sc.stop_fd = -1; /* the tracer's stop is the capture's */
 	sc.procs = cfg->procs;
 	sc.agg = cfg->agg;
 	sc.resolver = cfg->resolver;
@@ -108,35 +99,27 @@ int capture_sampling_failed(const struct capture *c)
 	return c->sampling_failed;
 }
 
-static void *sampler_thread(void *arg)
-{
-	struct capture *c = arg;
-
-	c->sampler_err = sampler_run(c->sampler);
-	return NULL;
-}
-
 int capture_run(struct capture *c)
 {
-	pthread_t th;
-	sigset_t all, old;
+	struct evloop loop;
 
-	/* The sampling thread takes no signal: the stop signals are the
-	 * tracer's to see, through its stop descriptor. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	int err = pthread_create(&th, NULL, sampler_thread, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		return -err;
-	int run_err = tracer_run(c->tracer);
-	uint64_t one = 1;
-	if (write(c->sampler_stop, &one, sizeof(one)) != sizeof(one))
-		run_err = run_err ? run_err : -errno;
-	pthread_join(th, NULL);
-	if (c->oom && !run_err)
-		run_err = -ENOMEM;
-	return run_err ? run_err : c->sampler_err;
+	evloop_init(&loop);
+	/* The sampler stops with the tracer: its own stop (its target's exit,
+	 * an error) only takes it out of the loop. */
+	int err = sampler_attach(c->sampler, &loop, NULL, NULL);
+	if (!err)
+		err = tracer_attach(c->tracer, &loop, evloop_stop_done, &loop);
+	if (!err)
+		err = evloop_run(&loop);
+	int terr = tracer_finish(c->tracer);
+	int serr = sampler_drain(c->sampler);
+	evloop_release(&loop);
+	int ferr = sampler_finish(c->sampler);
+	if (c->oom && !err)
+		err = -ENOMEM;
+	err = err ? err : terr;
+	err = err ? err : serr;
+	return err ? err : ferr;
 }
 
 size_t capture_calls(const struct capture *c, const struct trace_record **calls)
@@ -161,8 +144,6 @@ void capture_free(struct capture *c)
 		return;
 	tracer_free(c->tracer);
 	sampler_free(c->sampler);
-	if (c->sampler_stop >= 0)
-		close(c->sampler_stop);
 	free(c->calls);
 	free(c);
 }

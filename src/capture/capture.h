@@ -1,12 +1,12 @@
 /*
  * The engine of `recce capture`: the next calls of a function in a live
  * process, each with the samples its thread took while it ran. Two
- * engines of the layer below run at once: the sampler (sampling/sampler.h) samples every
- * thread of the process at a high rate into an aggregate with a timeline,
- * in a thread of its own; the tracer (tracer.h) probes the function's
- * entry and returns in the caller's thread and keeps each finished call.
- * When the tracer stops (the calls are in, a limit fired, a signal came,
- * the process exited), the sampler stops too. profile/capture-profile.h
+ * engines of the layer below run at once, attached to one event loop the
+ * capture owns: the sampler (sampling/sampler.h) samples every thread of
+ * the process at a high rate into an aggregate with a timeline; the
+ * tracer (tracer.h) probes the function's entry and returns and keeps
+ * each finished call. When the tracer stops (the calls are in, a limit
+ * fired, a signal came, the process exited), the sampler stops too. profile/capture-profile.h
  * then cuts the recording into the calls.
  *
  * The target is never stopped; its probes come out as trace's do, and the

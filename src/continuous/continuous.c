@@ -1,6 +1,8 @@
 /*
  * The continuous profiler (see continuous.h): a system-wide sampler whose
  * windows are cut into one profile per process and written to the store.
+ * It owns the event loop: the sampler attached to it, a timer at the end
+ * of each window, and the page's listening socket.
  */
 #include "continuous/continuous.h"
 
@@ -30,6 +32,7 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/http-serve.h"
 #include "util/u64map.h"
 
@@ -53,6 +56,10 @@ struct continuous {
 	struct kallsyms *kallsyms; /* read once, for every window's resolvers */
 	struct resolver *resolver; /* the window's */
 	struct sampler *sampler;
+	struct evloop loop;
+	/* The window being filled: its wall-clock bounds, and when it ends
+	 * on CLOCK_MONOTONIC. */
+	int64_t win_start, win_end, win_end_mono;
 	struct store *store;
 	struct clickhouse *fleet; /* --export, or NULL */
 	int export_down;	  /* the last export failed */
@@ -244,9 +251,8 @@ static void export_window(struct continuous *c, const struct store_window *w,
 	c->export_down = 1;
 }
 
-static int on_window(void *arg, int64_t start, int64_t end)
+static void on_window(struct continuous *c, int64_t start, int64_t end)
 {
-	struct continuous *c = arg;
 	struct sampler_stats now;
 	size_t npids = 0, n = 0;
 
@@ -301,7 +307,42 @@ static int on_window(void *arg, int64_t start, int64_t end)
 	free(pids);
 	aggregate_clear(c->agg);
 	procs_forget_dead(c->procs);
-	return 0;
+}
+
+/* The window that is over goes to on_window(); the next starts where it
+ * ended, so that a late one (a slow resolve) skips no wall-clock time. */
+static void on_window_end(void *arg, int64_t due)
+{
+	struct continuous *c = arg;
+
+	(void)due;
+	on_window(c, c->win_start, c->win_end);
+	c->win_start = c->win_end;
+	c->win_end += c->window_ns;
+	c->win_end_mono += c->window_ns;
+}
+
+/* The first window ends at the next multiple of the window of the wall
+ * clock, so that windows of every host and run line up. */
+static int windows_start(struct continuous *c)
+{
+	int64_t now_real = (int64_t)time_now_ns(CLOCK_REALTIME);
+	int64_t now_mono = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+
+	c->win_start = now_real;
+	c->win_end = (now_real / c->window_ns + 1) * c->window_ns;
+	c->win_end_mono = now_mono + (c->win_end - now_real);
+	int id = evloop_timer_add(&c->loop, c->win_end_mono, c->window_ns, on_window_end, c);
+	return id < 0 ? id : 0;
+}
+
+/* After the loop: the window that was due when sampling stopped, then
+ * the one the stop cut short. */
+static void windows_finish(struct continuous *c)
+{
+	if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= c->win_end_mono)
+		on_window_end(c, c->win_end_mono);
+	on_window(c, c->win_start, (int64_t)time_now_ns(CLOCK_REALTIME));
 }
 
 static void refresh_stats(void *arg)
@@ -401,21 +442,19 @@ static int start(struct continuous *c, const char **why)
 	sc.resolver = c->resolver = new_resolver(c);
 	if (!c->resolver)
 		return -ENOMEM;
-	sc.window_ns = c->window_ns;
-	sc.on_window = on_window;
-	sc.window_arg = c;
-	if (c->cfg->http_fd >= 0) {
-		/* A connection gone before its accept must not block the loop. */
-		fcntl(c->cfg->http_fd, F_SETFL, fcntl(c->cfg->http_fd, F_GETFL) | O_NONBLOCK);
-		sc.watch_fd = c->cfg->http_fd;
-		sc.watch_fn = on_http;
-		sc.watch_arg = c;
-	}
 	*why = "cannot start sampling";
 	if ((err = sampler_new(&sc, &c->sampler)) || (err = sampler_start(c->sampler)))
 		return err;
 	*why = "";
-	return 0;
+	if ((err = sampler_attach(c->sampler, &c->loop, evloop_stop_done, &c->loop)) ||
+	    (err = windows_start(c)))
+		return err;
+	if (c->cfg->http_fd >= 0) {
+		/* A connection gone before its accept must not block the loop. */
+		fcntl(c->cfg->http_fd, F_SETFL, fcntl(c->cfg->http_fd, F_GETFL) | O_NONBLOCK);
+		err = evloop_add(&c->loop, c->cfg->http_fd, 0, on_http, c);
+	}
+	return err;
 }
 
 int continuous_run(const struct continuous_config *cfg, const char **why)
@@ -431,6 +470,7 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		snprintf(c.host, sizeof(c.host), "localhost");
 	c.st.started_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
 	c.st.cpu_seconds = c.last_cpu = cpu_seconds();
+	evloop_init(&c.loop);
 	int err = start(&c, why);
 	if (!err) {
 		struct sampler_stats st;
@@ -438,10 +478,17 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		if (st.user_only)
 			say(&c, CONTINUOUS_USER_ONLY, 0, NULL);
 		say(&c, CONTINUOUS_STARTED, 0, NULL);
-		err = sampler_run(c.sampler);
+		err = evloop_run(&c.loop);
+		int r = sampler_drain(c.sampler);
+		err = err ? err : r;
+		if (!err)
+			windows_finish(&c);
+		r = sampler_finish(c.sampler);
+		err = err ? err : r;
 		if (err)
 			*why = "sampling stopped";
 	}
+	evloop_release(&c.loop);
 	for (size_t i = 0; i < c.npages; i++) {
 		kill(c.pages[i], SIGKILL);
 		waitpid(c.pages[i], NULL, 0);

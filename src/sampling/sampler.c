@@ -1,8 +1,9 @@
 /*
- * The recording engine (see sampler.h): attach or launch, then a poll loop
- * over the per-CPU rings, the stop descriptor and one pidfd per target.
- * The loop wakes when a ring is half full or every half second, so a
- * sampled process costs recce a few wakeups per second, not one per sample.
+ * The recording engine (see sampler.h): attach or launch, then the per-CPU
+ * rings, the stop descriptor and one pidfd per target in the caller's
+ * event loop. The loop wakes when a ring is half full or every half
+ * second, so a sampled process costs recce a few wakeups per second, not
+ * one per sample.
  */
 #include "sampling/sampler.h"
 
@@ -80,8 +81,15 @@ struct sampler {
 	size_t frames_cap;
 
 	struct sampler_stats stats;
-	int64_t start_mono;
+	int64_t start_mono, end_mono;
+	int64_t deadline; /* of the duration, CLOCK_MONOTONIC; INT64_MAX without */
 	int stopping;
+	int run_err; /* what stopped the run, when an error did */
+
+	/* The loop the sampler is attached to, until it leaves it. */
+	struct evloop *loop;
+	void (*done)(void *arg);
+	void *done_arg;
 };
 
 enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
@@ -849,114 +857,138 @@ static void child_reap(struct sampler *s)
 	child_wait(s, 0);
 }
 
-/* The window being filled: its wall-clock bounds and when it ends on
- * CLOCK_MONOTONIC (INT64_MAX without windows). */
-struct window {
-	int64_t start_real, end_real, end_mono;
-};
-
-/* The first window ends at the next multiple of window_ns of the
- * wall clock, so that windows of every host and run line up. */
-static void window_first(const struct sampler *s, struct window *w)
+/* Leaves the loop: nothing of the sampler's is waited on any more. */
+static void leave(struct sampler *s)
 {
-	int64_t now_real = (int64_t)time_now_ns(CLOCK_REALTIME);
-	int64_t now_mono = (int64_t)time_now_ns(CLOCK_MONOTONIC);
-
-	*w = (struct window){.end_mono = INT64_MAX};
-	if (!s->cfg.on_window || s->cfg.window_ns <= 0)
+	if (!s->loop)
 		return;
-	w->start_real = now_real;
-	w->end_real = (now_real / s->cfg.window_ns + 1) * s->cfg.window_ns;
-	w->end_mono = now_mono + (w->end_real - now_real);
+	evloop_remove_arg(s->loop, s);
+	s->loop = NULL;
 }
 
-/* Hands a window that is over to on_window() and starts the next. */
-static int window_check(struct sampler *s, struct window *w)
+/* Sampling is over, for why (an error when negative). */
+static void stop(struct sampler *s, int err)
 {
-	if ((int64_t)time_now_ns(CLOCK_MONOTONIC) < w->end_mono)
-		return 0;
-	int ret = s->cfg.on_window(s->cfg.window_arg, w->start_real, w->end_real);
-	/* A late callback (a slow resolve) skips no wall-clock time: the next
-	 * window starts where this one ended. */
-	w->start_real = w->end_real;
-	w->end_real += s->cfg.window_ns;
-	w->end_mono += s->cfg.window_ns;
+	s->stopping = 1;
+	s->run_err = err;
+	s->end_mono = time_now_ns(CLOCK_MONOTONIC);
+	leave(s);
+	if (s->done)
+		s->done(s->done_arg);
+}
+
+/* After every wake of the loop: read the rings, then see whether it is
+ * over. */
+static void on_wake(void *arg)
+{
+	struct sampler *s = arg;
+
+	if (s->stopping)
+		return;
+	int r = perf_events_read(s->pe, handle_record, s);
+	if (r < 0) {
+		stop(s, r);
+		return;
+	}
+	progress("recording", (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
+		 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
+	if (s->signalled)
+		s->stats.stop = SAMPLER_STOP_SIGNAL;
+	else if (!s->cfg.system_wide && !check_targets(s))
+		s->stats.stop = SAMPLER_STOP_EXITED;
+	else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= s->deadline)
+		s->stats.stop = SAMPLER_STOP_DURATION;
+	if (s->stats.stop != SAMPLER_STOP_NONE)
+		stop(s, 0);
+}
+
+int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *arg), void *arg)
+{
+	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
+	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
+	int ret = 0;
+
+	if (!rings)
+		return -ENOMEM;
+	s->loop = loop;
+	s->done = done;
+	s->done_arg = arg;
+	s->deadline =
+	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
+	perf_events_pollfds(s->pe, rings, nrings);
+	/* The rings only wake the loop: on_wake() reads them all. */
+	for (size_t i = 0; i < nrings && !ret; i++)
+		ret = evloop_add(loop, rings[i], 0, NULL, s);
+	free(rings);
+	if (!ret)
+		ret = evloop_add(loop, s->cfg.stop_fd, 0, on_stop_signal, s);
+	for (size_t i = 0; i < s->ntargets && !ret; i++)
+		if (s->alive[i])
+			ret = evloop_add(loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
+	/* A wake every POLL_MS, whatever the rings do, and one at the end. */
+	int64_t now = time_now_ns(CLOCK_MONOTONIC);
+	if (!ret) {
+		int id =
+		    evloop_timer_add(loop, now + POLL_MS * 1000000LL, POLL_MS * 1000000LL, NULL, s);
+		ret = id < 0 ? id : 0;
+	}
+	if (!ret && s->deadline != INT64_MAX) {
+		int id = evloop_timer_add(loop, s->deadline, 0, NULL, s);
+		ret = id < 0 ? id : 0;
+	}
+	if (!ret)
+		ret = evloop_check_add(loop, on_wake, s);
+	if (ret)
+		leave(s);
+	return ret;
+}
+
+int sampler_drain(struct sampler *s)
+{
+	/* Stopped by the loop's owner, not by a condition of its own. */
+	if (!s->stopping) {
+		s->stopping = 1;
+		s->end_mono = time_now_ns(CLOCK_MONOTONIC);
+		if (s->stats.stop == SAMPLER_STOP_NONE)
+			s->stats.stop = SAMPLER_STOP_SIGNAL;
+	}
+	leave(s);
+	s->stats.duration_ns = s->end_mono - s->start_mono;
+	/* The target runs at full speed again before anything else. */
+	if (s->alloc_probes)
+		alloc_probes_detach(s->alloc_probes);
+	if (s->run_err)
+		return s->run_err;
+	/* What the kernel wrote until now still counts. */
+	int r = perf_events_read(s->pe, handle_record, s);
+	return r < 0 ? r : 0;
+}
+
+int sampler_finish(struct sampler *s)
+{
+	int ret = 0;
+
+	if (s->offcpu)
+		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
+	if (s->alloc && alloc_samples_finish(s->alloc) < 0)
+		ret = -ENOMEM;
+	child_reap(s);
 	return ret;
 }
 
 int sampler_run(struct sampler *s)
 {
-	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
-	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
 	struct evloop loop;
-	int ret = 0;
 
 	evloop_init(&loop);
-	if (!rings)
-		return -ENOMEM;
-	perf_events_pollfds(s->pe, rings, nrings);
-	for (size_t i = 0; i < nrings && !ret; i++)
-		ret = evloop_add(&loop, rings[i], 0, NULL, NULL);
+	int ret = sampler_attach(s, &loop, evloop_stop_done, &loop);
 	if (!ret)
-		ret = evloop_add(&loop, s->cfg.stop_fd, 0, on_stop_signal, s);
-	for (size_t i = 0; i < s->ntargets && !ret; i++)
-		if (s->alive[i])
-			ret = evloop_add(&loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
-	if (!ret && s->cfg.watch_fn)
-		ret = evloop_add(&loop, s->cfg.watch_fd, 0, s->cfg.watch_fn, s->cfg.watch_arg);
-	free(rings);
-	int64_t deadline =
-	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
-	struct window w;
-	window_first(s, &w);
-
-	while (!ret && !s->stopping) {
-		int r = evloop_wait(&loop, deadline < w.end_mono ? deadline : w.end_mono, POLL_MS);
-		if (r < 0 && r != -EINTR) {
-			ret = r;
-			break;
-		}
-		r = perf_events_read(s->pe, handle_record, s);
-		if (r < 0) {
-			ret = r;
-			break;
-		}
-		if ((ret = window_check(s, &w)) != 0)
-			break;
-		progress("recording",
-			 (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
-			 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
-		if (s->signalled)
-			s->stats.stop = SAMPLER_STOP_SIGNAL;
-		else if (!s->cfg.system_wide && !check_targets(s))
-			s->stats.stop = SAMPLER_STOP_EXITED;
-		else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= deadline)
-			s->stats.stop = SAMPLER_STOP_DURATION;
-		if (s->stats.stop != SAMPLER_STOP_NONE)
-			s->stopping = 1;
-	}
+		ret = evloop_run(&loop);
+	int r = sampler_drain(s);
 	evloop_release(&loop);
-	int64_t end = time_now_ns(CLOCK_MONOTONIC);
-	s->stats.duration_ns = end - s->start_mono;
-	/* The target runs at full speed again before anything else. */
-	if (s->alloc_probes)
-		alloc_probes_detach(s->alloc_probes);
-	/* What the kernel wrote until now still counts. */
-	if (!ret) {
-		int r = perf_events_read(s->pe, handle_record, s);
-		if (r < 0)
-			ret = r;
-	}
-	/* The window cut short by the stop is written too. */
-	if (!ret && w.end_mono != INT64_MAX)
-		ret = s->cfg.on_window(s->cfg.window_arg, w.start_real,
-				       (int64_t)time_now_ns(CLOCK_REALTIME));
-	if (s->offcpu)
-		offcpu_finish(s->offcpu, (uint64_t)end);
-	if (s->alloc && alloc_samples_finish(s->alloc) < 0 && !ret)
-		ret = -ENOMEM;
-	child_reap(s);
-	return ret;
+	ret = ret ? ret : r;
+	r = sampler_finish(s);
+	return ret ? ret : r;
 }
 
 void sampler_set_resolver(struct sampler *s, struct resolver *r)

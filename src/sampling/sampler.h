@@ -26,8 +26,13 @@
  * both (it was created in the instant between) would be sampled twice;
  * the sampler notices the second stream and closes it.
  *
+ * The sampler runs in its caller's event loop (sampler_attach), beside
+ * whatever else the caller waits on (windows, a socket, a tracer), or in
+ * one of its own (sampler_run). It knows nothing of what shares it.
+ *
  * Ownership: sampler_new() returns a heap object freed by sampler_free();
- * it borrows the registry, aggregator and resolver of its config.
+ * it borrows the registry, aggregator and resolver of its config, and the
+ * loop it is attached to.
  */
 #ifndef RECCE_SAMPLER_H
 #define RECCE_SAMPLER_H
@@ -42,6 +47,7 @@
 #include "sampling/unwind.h"
 
 struct aggregate;
+struct evloop;
 struct proc_registry;
 struct resolver;
 struct sampler;
@@ -65,19 +71,6 @@ struct sampler_config {
 	uint32_t stack_bytes;
 	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd;	  /* stop when readable (a signalfd); -1 for none */
-
-	/* Windows (the continuous agent): every window_ns of wall-clock time,
-	 * at multiples of it, on_window() is called from the loop with the
-	 * window's CLOCK_REALTIME bounds, to take what agg holds (then
-	 * aggregate_clear()). A nonzero return stops the run with it. */
-	int64_t window_ns;
-	int (*on_window)(void *arg, int64_t start_ns, int64_t end_ns);
-	void *window_arg;
-	/* One more descriptor the loop watches (a listening socket): when
-	 * watch_fn is set, it is called whenever watch_fd is readable. */
-	int watch_fd;
-	void (*watch_fn)(void *arg, int fd, short revents);
-	void *watch_arg;
 
 	struct proc_registry *procs;
 	struct aggregate *agg;
@@ -147,7 +140,31 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out);
 int sampler_start(struct sampler *s);
 int sampler_exec_failed(const struct sampler *s);
 
-/* Reads the rings until a stop condition. Returns 0 or -errno. */
+/*
+ * Attaches the started sampler to a loop its caller runs: its rings, its
+ * stop descriptor, its targets' pidfds, a timer that wakes the loop every
+ * half second and at the end of the duration, and a check that reads the
+ * rings after every wake. When a stop condition holds (the duration, the
+ * stop descriptor, every target gone, an error reading), the sampler
+ * leaves the loop and calls done(arg), once. Returns 0 or -ENOMEM.
+ */
+int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *arg), void *arg);
+
+/*
+ * After the loop, before it is released: leaves it if done() was not
+ * called (its owner stopped the run: the stop is a signal's), detaches
+ * the allocation probes, and reads what the kernel wrote until now.
+ * Returns 0, or the error that stopped the run, or the read's.
+ */
+int sampler_drain(struct sampler *s);
+
+/* Ends the run after the drain: off-CPU waits still open are counted,
+ * allocations still in use taken, a launched command ended. Returns 0 or
+ * -ENOMEM. */
+int sampler_finish(struct sampler *s);
+
+/* The whole run in a loop of its own: attach, run until a stop condition,
+ * drain, finish. Returns 0 or -errno. */
 int sampler_run(struct sampler *s);
 
 /* The resolver that names a process's stacks before an exec replaces

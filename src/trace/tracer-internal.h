@@ -48,6 +48,12 @@ struct tracer {
 	int child_status, child_done;
 	const pid_t *targets;
 	size_t ntargets;
+	size_t alive; /* targets whose pidfd has not fired */
+
+	/* The loop the tracer is attached to, until it leaves it. */
+	struct evloop *loop;
+	void (*done)(void *arg);
+	void *done_arg;
 
 	uint64_t mono_to_real;
 	uint64_t pending; /* selected calls whose return is still to come */

@@ -729,96 +729,148 @@ static int remove_probes(struct tracer *t)
 	return 0;
 }
 
-/* What the loop's callbacks saw since the last round. */
-struct loop_state {
-	struct tracer *t;
-	size_t alive; /* targets whose pidfd has not fired */
-};
-
 static void on_stop_signal(void *arg, int fd, short revents)
 {
-	struct loop_state *ls = arg;
+	struct tracer *t = arg;
 	char buf[128]; /* one struct signalfd_siginfo */
 
 	(void)revents;
 	while (read(fd, buf, sizeof(buf)) > 0)
-		trace_limits_stop(&ls->t->limits, TRACE_STOP_SIGNAL);
+		trace_limits_stop(&t->limits, TRACE_STOP_SIGNAL);
 }
 
 static void on_target_exit(void *arg, int fd, short revents)
 {
 	(void)fd;
 	(void)revents;
-	((struct loop_state *)arg)->alive--;
+	((struct tracer *)arg)->alive--;
 }
 
-/* Waits on the rings, the stop descriptor and the targets' pidfds until a
- * limit fires, a person stops it, or every target has exited. */
-static void run_loop(struct tracer *t, struct evloop *loop, struct loop_state *ls)
+/* Tracing is over: nothing of the tracer's is waited on any more. */
+static void leave(struct tracer *t)
 {
-	for (;;) {
-		uint64_t left = trace_limits_remaining(&t->limits, time_now_ns(CLOCK_MONOTONIC));
-		/* After the count, wait for the returns of the calls shown,
-		 * but no longer than the time limit. */
-		if (t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left))
-			break;
-		/* The fast rings wake nobody: they are read every FAST_POLL_MS. */
-		int poll_ms = t->cfg.fast ? FAST_POLL_MS : POLL_MS;
-		int timeout = left > poll_ms * 1000000ULL ? poll_ms : (int)(left / 1000000ULL) + 1;
-		evloop_wait(loop, INT64_MAX, timeout);
-		if (read_hits(t) < 0)
-			break;
-		/* Caught up: the sink may write out what it holds. */
-		if (t->sunk != t->sunk_told) {
-			t->sunk_told = t->sunk;
-			t->cfg.sink(t->cfg.sink_arg, NULL, NULL, 0);
-		}
-		if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT ||
-		    (t->draining && !t->pending))
-			break;
-		if (t->child.pid && !t->child_done &&
-		    waitpid(t->child.pid, &t->child_status, WNOHANG) == t->child.pid)
-			t->child_done = 1;
-		if (!ls->alive || t->child_done) {
-			/* Read what the target did before it exited. */
-			read_hits(t);
-			trace_limits_stop(&t->limits, TRACE_STOP_EXITED);
-		}
-		trace_limits_tick(&t->limits, time_now_ns(CLOCK_MONOTONIC));
-	}
+	if (!t->loop)
+		return;
+	evloop_remove_arg(t->loop, t);
+	t->loop = NULL;
+	if (t->done)
+		t->done(t->done_arg);
 }
 
-int tracer_run(struct tracer *t)
+/* Whether a limit, a person or an exit ends the trace: after the count,
+ * it waits for the returns of the calls shown, but no longer than the
+ * time limit. */
+static int over(struct tracer *t)
+{
+	uint64_t left = trace_limits_remaining(&t->limits, time_now_ns(CLOCK_MONOTONIC));
+
+	return t->limits.stop && !(t->limits.stop == TRACE_STOP_COUNT && t->pending && left);
+}
+
+/* After every wake of the loop: take the hits, then see whether a limit
+ * fired, a person stopped it, or every target has exited. */
+static void on_wake(void *arg)
+{
+	struct tracer *t = arg;
+
+	if (read_hits(t) < 0) {
+		leave(t);
+		return;
+	}
+	/* Caught up: the sink may write out what it holds. */
+	if (t->sunk != t->sunk_told) {
+		t->sunk_told = t->sunk;
+		t->cfg.sink(t->cfg.sink_arg, NULL, NULL, 0);
+	}
+	if (t->limits.stop == TRACE_STOP_BREAKER || t->limits.stop == TRACE_STOP_OUTPUT ||
+	    (t->draining && !t->pending)) {
+		leave(t);
+		return;
+	}
+	if (t->child.pid && !t->child_done &&
+	    waitpid(t->child.pid, &t->child_status, WNOHANG) == t->child.pid)
+		t->child_done = 1;
+	if (!t->alive || t->child_done) {
+		/* Read what the target did before it exited. */
+		read_hits(t);
+		trace_limits_stop(&t->limits, TRACE_STOP_EXITED);
+	}
+	trace_limits_tick(&t->limits, time_now_ns(CLOCK_MONOTONIC));
+	if (over(t))
+		leave(t);
+}
+
+int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg), void *arg)
 {
 	size_t nrings = t->up ? uprobe_set_pollfds(t->up, NULL, 0) : 0;
 	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
-	struct loop_state ls = {t, 0};
-	struct evloop loop;
 	int err = ringfds ? 0 : -ENOMEM;
 
-	evloop_init(&loop);
+	t->loop = loop;
+	t->done = done;
+	t->done_arg = arg;
+	t->alive = 0;
 	if (!err && t->up) {
 		uprobe_set_pollfds(t->up, ringfds, nrings);
 		for (size_t i = 0; i < nrings && !err; i++)
-			err = evloop_add(&loop, ringfds[i], 0, NULL, NULL);
+			err = evloop_add(loop, ringfds[i], 0, NULL, t);
 	}
+	free(ringfds);
 	if (!err)
-		err = evloop_add(&loop, t->cfg.stop_fd, 0, on_stop_signal, &ls);
+		err = evloop_add(loop, t->cfg.stop_fd, 0, on_stop_signal, t);
 	for (size_t i = 0; i < t->ntargets && !err; i++) {
 		int fd = proc_pidfd_open(t->targets[i]);
-		ls.alive += fd >= 0;
-		err = evloop_add(&loop, fd, EVLOOP_ONCE | EVLOOP_CLOSE, on_target_exit, &ls);
+		t->alive += fd >= 0;
+		err = evloop_add(loop, fd, EVLOOP_ONCE | EVLOOP_CLOSE, on_target_exit, t);
 	}
+	/* A first look at once; then one every poll interval (the fast rings
+	 * wake nobody: they are read every FAST_POLL_MS); and one when the
+	 * time limit is up. */
+	int64_t now = time_now_ns(CLOCK_MONOTONIC);
+	int64_t every = (t->cfg.fast ? FAST_POLL_MS : POLL_MS) * 1000000LL;
+	int id = err ? err : evloop_timer_add(loop, now, 0, NULL, t);
+	if (id >= 0)
+		id = evloop_timer_add(loop, now + every, every, NULL, t);
+	if (id >= 0 && t->limits.time_ns)
+		id = evloop_timer_add(loop, (int64_t)(t->limits.start_ns + t->limits.time_ns), 0,
+				      NULL, t);
+	err = id < 0 ? id : 0;
 	if (!err)
-		run_loop(t, &loop, &ls);
+		err = evloop_check_add(loop, on_wake, t);
+	if (err) {
+		t->done = NULL;
+		leave(t);
+	}
+	return err;
+}
+
+int tracer_finish(struct tracer *t)
+{
+	/* Stopped by the loop's owner: as a person would. */
+	if (t->loop) {
+		trace_limits_stop(&t->limits, TRACE_STOP_SIGNAL);
+		t->done = NULL;
+		leave(t);
+	}
 	/* The target first: remove every probe before anything else. */
-	int rerr = remove_probes(t);
+	int err = remove_probes(t);
 	/* --fast: the calls made up to the removal, still in the rings. */
 	if (t->cfg.fast)
 		read_hits(t);
 	close_open_calls(t);
+	return err;
+}
+
+int tracer_run(struct tracer *t)
+{
+	struct evloop loop;
+
+	evloop_init(&loop);
+	int err = tracer_attach(t, &loop, evloop_stop_done, &loop);
+	if (!err)
+		err = evloop_run(&loop);
+	int rerr = tracer_finish(t);
 	evloop_release(&loop);
-	free(ringfds);
 	return err ? err : rerr;
 }
 

@@ -18,7 +18,9 @@
  * Use:
  *   tracer_new(&cfg, &t)    resolve patterns, read signatures, open buffers
  *   tracer_start(t)         start the command, attach the probes
- *   tracer_run(t)           the loop, until a limit, a signal or an exit
+ *   tracer_run(t)           the loop, until a limit, a signal or an exit;
+ *                           or tracer_attach(t, loop, ...) to a loop the
+ *                           caller runs, then tracer_finish(t)
  *   tracer_get_stats(t, &s) what happened, why it stopped, what was lost
  *   tracer_wait_child(t)    the command's exit status, once it has ended
  *   tracer_free(t)
@@ -152,10 +154,28 @@ struct tracer_stats {
 	struct tracer_method_counts methods;
 };
 
+struct evloop;
 struct tracer;
 
 int tracer_new(const struct tracer_config *cfg, struct tracer **out);
 int tracer_start(struct tracer *t);
+
+/*
+ * Attaches the started tracer to a loop its caller runs: its rings, its
+ * stop descriptor, its targets' pidfds, timers that wake the loop every
+ * poll interval and when the time limit is up, and a check that takes
+ * the hits after every wake. When the trace is over (a limit, a signal,
+ * every target gone), it leaves the loop and calls done(arg), once.
+ * Returns 0 or -ENOMEM.
+ */
+int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg), void *arg);
+
+/* After the loop, before it is released: every probe out of the targets
+ * (a trace its loop's owner stopped stops as for a signal), the last
+ * hits read, the calls still open closed. Returns 0 or -errno. */
+int tracer_finish(struct tracer *t);
+
+/* The whole trace in a loop of its own: attach, run, finish. */
 int tracer_run(struct tracer *t);
 /* Stops tracer_run() at once, for why (the sink could not write: a full
  * disk), unless a limit fired first; the probes come out as for a limit. */

@@ -1,6 +1,7 @@
 /*
  * The event loop (see evloop.h): an array of sources mirrored into a
- * pollfd array for each wait.
+ * pollfd array for each wait, and small arrays of timers and checks
+ * (a loop has a handful: a linear scan is cheaper than a heap).
  */
 #include "util/evloop.h"
 
@@ -30,6 +31,8 @@ void evloop_release(struct evloop *l)
 		drop(&l->src[i]);
 	free(l->src);
 	free(l->pfd);
+	free(l->timers);
+	free(l->checks);
 	evloop_init(l);
 }
 
@@ -102,7 +105,10 @@ int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms)
 	size_t n = l->n;
 
 	for (size_t i = 0; i < n; i++)
-		l->pfd[i] = (struct pollfd){.fd = l->src[i].fd, .events = POLLIN};
+		l->pfd[i] = (struct pollfd){
+		    .fd = l->src[i].fd,
+		    .events = (l->src[i].flags & EVLOOP_WRITE) ? POLLOUT : POLLIN,
+		};
 	int r = poll(l->pfd, n, timeout_ms(deadline_ns, max_ms));
 	if (r < 0)
 		return -errno;
@@ -120,6 +126,132 @@ int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms)
 	}
 	compact(l);
 	return r;
+}
+
+int evloop_timer_add(struct evloop *l, int64_t when_ns, int64_t period_ns, evloop_timer_fn fn,
+		     void *arg)
+{
+	struct evloop_timer *t =
+	    array_reserve(l->timers, &l->timers_cap, l->ntimers + 1, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	l->timers = t;
+	if (l->next_id <= 0 || l->next_id == INT32_MAX)
+		l->next_id = 1;
+	int id = l->next_id++;
+	l->timers[l->ntimers++] =
+	    (struct evloop_timer){id, when_ns, period_ns > 0 ? period_ns : 0, fn, arg};
+	return id;
+}
+
+void evloop_timer_remove(struct evloop *l, int id)
+{
+	for (size_t i = 0; i < l->ntimers; i++)
+		if (l->timers[i].id == id && id > 0)
+			l->timers[i].id = 0;
+}
+
+int evloop_check_add(struct evloop *l, evloop_check_fn fn, void *arg)
+{
+	struct evloop_check *c =
+	    array_reserve(l->checks, &l->checks_cap, l->nchecks + 1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	l->checks = c;
+	l->checks[l->nchecks++] = (struct evloop_check){fn, arg};
+	return 0;
+}
+
+void evloop_remove_arg(struct evloop *l, const void *arg)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->src[i].arg == arg)
+			drop(&l->src[i]);
+	for (size_t i = 0; i < l->ntimers; i++)
+		if (l->timers[i].arg == arg)
+			l->timers[i].id = 0;
+	for (size_t i = 0; i < l->nchecks; i++)
+		if (l->checks[i].arg == arg)
+			l->checks[i].fn = NULL;
+}
+
+void evloop_stop(struct evloop *l, int ret)
+{
+	if (l->stopped)
+		return;
+	l->stopped = 1;
+	l->ret = ret;
+}
+
+void evloop_stop_done(void *loop)
+{
+	evloop_stop(loop, 0);
+}
+
+int evloop_stopped(const struct evloop *l)
+{
+	return l->stopped;
+}
+
+/* Drops the removed timers and checks, keeping the others in order. */
+static void compact_timers(struct evloop *l)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < l->ntimers; i++)
+		if (l->timers[i].id)
+			l->timers[k++] = l->timers[i];
+	l->ntimers = k;
+	k = 0;
+	for (size_t i = 0; i < l->nchecks; i++)
+		if (l->checks[i].fn)
+			l->checks[k++] = l->checks[i];
+	l->nchecks = k;
+}
+
+/* Runs each timer that is due once; returns when the next one is due. */
+static int64_t run_timers(struct evloop *l)
+{
+	int64_t now = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	size_t n = l->ntimers; /* callbacks may add timers: they wait a round */
+
+	for (size_t i = 0; i < n && !l->stopped; i++) {
+		struct evloop_timer t = l->timers[i];
+		if (!t.id || t.due_ns > now)
+			continue;
+		if (t.period_ns)
+			l->timers[i].due_ns += t.period_ns;
+		else
+			l->timers[i].id = 0;
+		if (t.fn)
+			t.fn(t.arg, t.due_ns);
+	}
+	compact_timers(l);
+	int64_t next = INT64_MAX;
+	for (size_t i = 0; i < l->ntimers; i++)
+		if (l->timers[i].due_ns < next)
+			next = l->timers[i].due_ns;
+	return next;
+}
+
+int evloop_run(struct evloop *l)
+{
+	while (!l->stopped) {
+		int64_t next = run_timers(l);
+		if (l->stopped)
+			break;
+		int r = evloop_wait(l, next, -1);
+		if (r < 0 && r != -EINTR)
+			return r;
+		for (size_t i = 0; i < l->nchecks; i++) {
+			struct evloop_check c = l->checks[i];
+			if (c.fn)
+				c.fn(c.arg);
+		}
+	}
+	return l->ret;
 }
 
 int evloop_ready_now(const int *fds, size_t n, unsigned char *ready)

@@ -1,14 +1,24 @@
 /*
- * The one event loop: the descriptors an engine waits on (perf rings, the
- * stop signalfd, pidfds of targets, a terminal, and the agent's sockets
- * to come) waited on together with poll(2), up to a deadline, with a
- * callback per descriptor. Each engine keeps its own loop body (read the
- * rings, check the limits) around evloop_wait(); what is shared is how a
- * wait is bounded, which sources are ready, and who closes what.
+ * The one event loop: the descriptors engines wait on (perf rings, the
+ * stop signalfd, pidfds of targets, a terminal, sockets) waited on
+ * together with poll(2), with a callback per descriptor; timers on
+ * CLOCK_MONOTONIC, once or periodic; and checks, run after every wake
+ * (an engine reads its rings there whatever woke the loop).
+ *
+ * The caller owns the loop, as with redis's ae or libuv: a composer
+ * (record, the continuous agent, capture) makes one, engines attach
+ * their sources to it (sampler_attach, tracer_attach), and it runs
+ * evloop_run() until someone calls evloop_stop(). An engine that stops
+ * removes what it added with evloop_remove_arg(); the others go on.
+ *
+ * One round of evloop_run(): the timers that are due run (each once),
+ * then poll(2) waits until a source is ready or the next timer is due,
+ * the ready sources' callbacks run, then every check.
  *
  * A source added with EVLOOP_ONCE is dropped after its first callback
  * (a pidfd: a process exits once); one added with EVLOOP_CLOSE is closed
- * by the loop when dropped or released.
+ * by the loop when dropped or released; EVLOOP_WRITE watches for room to
+ * write instead of input.
  *
  * Ownership: the caller owns the struct (evloop_init/evloop_release).
  */
@@ -22,6 +32,7 @@
 enum {
 	EVLOOP_ONCE = 1,  /* drop the source after its first callback */
 	EVLOOP_CLOSE = 2, /* the loop closes the descriptor when it drops it */
+	EVLOOP_WRITE = 4, /* wake when the descriptor can be written, not read */
 };
 
 /* Called when fd is ready; revents as poll(2) gives them. */
@@ -34,10 +45,34 @@ struct evloop_source {
 	void *arg;
 };
 
+/* Called when a timer is due; due_ns is when it was due (CLOCK_MONOTONIC). */
+typedef void (*evloop_timer_fn)(void *arg, int64_t due_ns);
+
+struct evloop_timer {
+	int id; /* 0: removed */
+	int64_t due_ns, period_ns;
+	evloop_timer_fn fn; /* NULL: the timer only wakes the loop */
+	void *arg;
+};
+
+/* Called after every wake of evloop_run(). */
+typedef void (*evloop_check_fn)(void *arg);
+
+struct evloop_check {
+	evloop_check_fn fn; /* NULL: removed */
+	void *arg;
+};
+
 struct evloop {
 	struct evloop_source *src;
 	struct pollfd *pfd;
 	size_t n, cap, pfd_cap;
+	struct evloop_timer *timers;
+	size_t ntimers, timers_cap;
+	int next_id;
+	struct evloop_check *checks;
+	size_t nchecks, checks_cap;
+	int stopped, ret;
 };
 
 void evloop_init(struct evloop *l);
@@ -53,13 +88,53 @@ int evloop_add(struct evloop *l, int fd, int flags, evloop_fn fn, void *arg);
  * call it. */
 void evloop_remove(struct evloop *l, int fd);
 
+/*
+ * Calls fn(arg, due) at CLOCK_MONOTONIC time when_ns, then every
+ * period_ns after it (0: once). A periodic timer that is late runs once
+ * per round until it has caught up, skipping no period. Returns the
+ * timer's id (> 0) or -ENOMEM.
+ */
+int evloop_timer_add(struct evloop *l, int64_t when_ns, int64_t period_ns, evloop_timer_fn fn,
+		     void *arg);
+
+/* Removes a timer; an id that is gone (a one-shot timer that ran) is
+ * ignored. Callbacks may call it. */
+void evloop_timer_remove(struct evloop *l, int id);
+
+/* Runs fn(arg) after every wake of evloop_run(), in the order added.
+ * Returns 0 or -ENOMEM. */
+int evloop_check_add(struct evloop *l, evloop_check_fn fn, void *arg);
+
+/* Drops every source, timer and check added with arg (an engine leaving
+ * the loop), closing the descriptors the loop owns. Callbacks may call it. */
+void evloop_remove_arg(struct evloop *l, const void *arg);
+
+/*
+ * Runs rounds until evloop_stop() is called, and returns the value given
+ * to it; or a negative errno when poll(2) fails for another reason than
+ * a signal. A loop with nothing to wait on waits forever.
+ */
+int evloop_run(struct evloop *l);
+
+/* Ends evloop_run() after the current round, which returns ret. The first
+ * call decides the value. */
+void evloop_stop(struct evloop *l, int ret);
+
+/* evloop_stop(loop, 0), as an engine's done callback (its argument the
+ * loop): for the caller that runs nothing else. */
+void evloop_stop_done(void *loop);
+
+/* Whether evloop_stop() was called. */
+int evloop_stopped(const struct evloop *l);
+
 /* How many sources are watched. */
 size_t evloop_count(const struct evloop *l);
 
 /*
  * Waits until a source is ready, the CLOCK_MONOTONIC time deadline_ns
  * passes (INT64_MAX: none) or max_ms milliseconds elapse (-1: no cap),
- * then runs the callbacks of the ready sources. Returns how many were
+ * then runs the callbacks of the ready sources (not the timers nor the
+ * checks: those are evloop_run()'s). Returns how many were
  * ready, 0 at the timeout, -EINTR when a signal handler ran, or another
  * negative errno.
  */

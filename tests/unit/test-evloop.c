@@ -4,7 +4,11 @@
  * and EVLOOP_CLOSE closes it; a pidfd reports a real child's exit; a
  * wait with nothing ready ends at its deadline, not before; a signal
  * handler's interruption comes back as -EINTR; a callback may remove
- * another source.
+ * another source. evloop_run(): a late periodic timer runs for every
+ * period it missed, never before it is due; a one-shot timer runs once;
+ * checks run after every wake and evloop_stop() ends the run with its
+ * value; evloop_remove_arg() takes one engine out and leaves the other;
+ * EVLOOP_WRITE wakes on room to write.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -197,12 +201,154 @@ static void test_remove_in_callback(void **state)
 	close(a[0]), close(a[1]), close(b[1]);
 }
 
+struct ticks {
+	struct evloop *loop;
+	int64_t due[16];
+	int64_t at[16]; /* when each ran */
+	int n, stop_after;
+};
+
+static void on_tick(void *arg, int64_t due)
+{
+	struct ticks *t = arg;
+
+	t->due[t->n] = due;
+	t->at[t->n] = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	if (++t->n == t->stop_after)
+		evloop_stop(t->loop, 7);
+}
+
+static void test_timers(void **state)
+{
+	struct evloop l;
+	struct ticks per = {&l, {0}, {0}, 0, 9}, once = {&l, {0}, {0}, 0, 0};
+	int64_t now = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	int64_t period = 10000000; /* 10 ms */
+
+	(void)state;
+	evloop_init(&l);
+	/* Five periods late: each missed one runs, none skipped. */
+	assert_true(evloop_timer_add(&l, now - 5 * period, period, on_tick, &per) > 0);
+	int id = evloop_timer_add(&l, now + 2 * period, 0, on_tick, &once);
+	assert_true(id > 0);
+	assert_int_equal(evloop_run(&l), 7);
+	assert_int_equal(per.n, 9);
+	for (int i = 0; i < per.n; i++) {
+		assert_int_equal(per.due[i], now - 5 * period + i * period);
+		assert_true(per.at[i] >= per.due[i]); /* never early */
+	}
+	/* The one-shot timer was due before the ninth tick: it ran once. */
+	assert_int_equal(once.n, 1);
+	assert_int_equal(once.due[0], now + 2 * period);
+	assert_true(once.at[0] >= once.due[0]);
+	evloop_timer_remove(&l, id); /* gone already: ignored */
+	evloop_release(&l);
+}
+
+struct engine {
+	struct evloop *loop;
+	int fd;
+	int reads, checks, ticks;
+	int leave_at, stop_at; /* at this check: remove own, or stop the loop */
+};
+
+static void engine_read(void *arg, int fd, short revents)
+{
+	struct engine *e = arg;
+
+	(void)fd;
+	assert_true(revents & POLLIN);
+	e->reads++;
+}
+
+static void engine_tick(void *arg, int64_t due)
+{
+	(void)due;
+	((struct engine *)arg)->ticks++;
+}
+
+static void engine_check(void *arg)
+{
+	struct engine *e = arg;
+
+	if (++e->checks == e->leave_at)
+		evloop_remove_arg(e->loop, e);
+	if (e->checks == e->stop_at)
+		evloop_stop(e->loop, 42);
+}
+
+static void test_checks_stop_and_leave(void **state)
+{
+	int a[2], b[2];
+	struct evloop l;
+	struct engine ea = {&l, -1, 0, 0, 0, 1, 0}, eb = {&l, -1, 0, 0, 0, 0, 3};
+
+	(void)state;
+	assert_int_equal(pipe(a), 0);
+	assert_int_equal(pipe(b), 0);
+	evloop_init(&l);
+	/* Both pipes stay readable: every round wakes at once. */
+	assert_int_equal(write(a[1], "x", 1), 1);
+	assert_int_equal(write(b[1], "x", 1), 1);
+	assert_int_equal(evloop_add(&l, a[0], EVLOOP_CLOSE, engine_read, &ea), 0);
+	assert_int_equal(evloop_add(&l, b[0], 0, engine_read, &eb), 0);
+	int64_t later = (int64_t)time_now_ns(CLOCK_MONOTONIC) + 3600 * 1000000000LL;
+	assert_true(evloop_timer_add(&l, later, 0, engine_tick, &ea) > 0);
+	assert_true(evloop_timer_add(&l, 0, 0, engine_tick, &eb) > 0); /* due now */
+	assert_int_equal(evloop_check_add(&l, engine_check, &ea), 0);
+	assert_int_equal(evloop_check_add(&l, engine_check, &eb), 0);
+	assert_int_equal(evloop_run(&l), 42);
+	assert_true(evloop_stopped(&l));
+	/* a left after its first round: its descriptor closed, its timer gone. */
+	assert_int_equal(ea.reads, 1);
+	assert_int_equal(ea.checks, 1);
+	assert_false(fd_is_open(a[0]));
+	assert_int_equal(evloop_count(&l), 1);
+	/* b went on for three rounds; its one-shot timer ran in the first. */
+	assert_int_equal(eb.reads, 3);
+	assert_int_equal(eb.checks, 3);
+	assert_int_equal(eb.ticks, 1);
+	assert_int_equal(ea.ticks, 0);
+	/* Another stop does not change the value. */
+	evloop_stop(&l, 1);
+	assert_int_equal(evloop_run(&l), 42);
+	evloop_release(&l);
+	assert_true(fd_is_open(b[0]));
+	close(a[1]), close(b[0]), close(b[1]);
+}
+
+static void on_writable(void *arg, int fd, short revents)
+{
+	(void)fd;
+	assert_true(revents & POLLOUT);
+	(*(int *)arg)++;
+}
+
+static void test_write_interest(void **state)
+{
+	int p[2], n = 0;
+	struct evloop l;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	evloop_init(&l);
+	/* An empty pipe: its read end is not ready, its write end is. */
+	assert_int_equal(evloop_add(&l, p[0], 0, on_writable, &n), 0);
+	assert_int_equal(evloop_add(&l, p[1], EVLOOP_WRITE, on_writable, &n), 0);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
+	assert_int_equal(n, 1);
+	evloop_release(&l);
+	close(p[0]), close(p[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ready_pipe), cmocka_unit_test(test_once_and_close),
-	    cmocka_unit_test(test_pidfd_exit), cmocka_unit_test(test_deadline),
-	    cmocka_unit_test(test_eintr),      cmocka_unit_test(test_remove_in_callback),
+	    cmocka_unit_test(test_ready_pipe),	   cmocka_unit_test(test_once_and_close),
+	    cmocka_unit_test(test_pidfd_exit),	   cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_eintr),	   cmocka_unit_test(test_remove_in_callback),
+	    cmocka_unit_test(test_timers),	   cmocka_unit_test(test_checks_stop_and_leave),
+	    cmocka_unit_test(test_write_interest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
