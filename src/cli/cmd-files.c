@@ -1,7 +1,7 @@
 /*
  * recce files and recce fetch: the files a client keeps on a node (a
  * trace's --wrap set run there), listed and brought here. Both speak to
- * an agent (remote/client.h): the node of --node, else this machine's
+ * an agent (cli/node.h): the node of --node, else this machine's
  * own agent on its default socket. The pages docs/recce-files.md and
  * docs/recce-fetch.md are their --help.
  */
@@ -10,10 +10,9 @@
 
 #include "cli/builtin.h"
 #include "cli/dirs.h"
+#include "cli/node.h"
 #include "cli/options.h"
 #include "cli/usage.h"
-#include "remote/agent.h"
-#include "remote/client.h"
 
 struct fetch_args {
 	int remove;
@@ -46,7 +45,7 @@ int cmd_files(int argc, char **argv)
 	if (at < argc)
 		usage_die("files", "unexpected argument '%s' (fetch brings files here)", argv[at]);
 	char *av[] = {"files", NULL};
-	return remote_run(dirs_remote(), local_agent(node, sizeof(node)), 1, av);
+	return node_run(local_agent(node, sizeof(node)), 1, av);
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -65,5 +64,5 @@ int cmd_fetch(int argc, char **argv)
 	if (a.remove)
 		av[n++] = "--remove";
 	av[n] = NULL;
-	return remote_run(dirs_remote(), local_agent(node, sizeof(node)), n, av);
+	return node_run(local_agent(node, sizeof(node)), n, av);
 }

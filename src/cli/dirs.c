@@ -95,12 +95,10 @@ const struct remote_config *dirs_remote(void)
 	static char tls[4096];
 	static struct remote_config cfg;
 	const char *ssh = getenv("RECCE_SSH"), *remote = getenv("RECCE_REMOTE");
-	const char *progress = getenv("RECCE_PROGRESS");
 
 	dirs_tls(0, tls, sizeof(tls));
 	cfg.tls_dir = tls;
 	cfg.ssh = ssh && *ssh ? ssh : NULL;
 	cfg.remote = remote && *remote ? remote : NULL;
-	cfg.progress = !progress || !*progress ? -1 : strcmp(progress, "0") != 0;
 	return &cfg;
 }

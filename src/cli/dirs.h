@@ -45,7 +45,7 @@ void dirs_agent_socket(char *buf, size_t len);
 void dirs_tls(int agent, char *buf, size_t len);
 
 /* How this process reaches nodes (remote/client.h): the TLS directory,
- * $RECCE_SSH, $RECCE_REMOTE, $RECCE_PROGRESS. Points into static storage. */
+ * $RECCE_SSH, $RECCE_REMOTE. Points into static storage. */
 const struct remote_config *dirs_remote(void);
 
 #endif

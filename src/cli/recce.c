@@ -12,38 +12,50 @@
 #include "cli/dirs.h"
 #include "cli/grant.h"
 #include "cli/help.h"
+#include "cli/node.h"
 #include "cli/usage.h"
-#include "remote/client.h"
-#include "remote/multi.h"
 #include "util/progress.h"
 #include "util/version.h"
+
+/* Where a command runs when a node is given (as git's RUN_SETUP says
+ * what a command needs): on the node (0), ... */
+enum {
+	RUN_SETUP = 1, /* ...here unless --node sends it: RECCE_NODE does not (agent, certs) */
+	RUN_HERE = 2,  /* ...always here (help) */
+};
 
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	int where; /* 0, RUN_SETUP or RUN_HERE */
 	const char *summary;
 };
 
 static const struct command commands[] = {
-    {"record", cmd_record, "sample a live process or a command into a profile"},
-    {"report", cmd_report, "show a profile: top functions, lines, folded stacks, flamegraph"},
-    {"query", cmd_query, "profiles of the continuous agent's store, by time and process"},
-    {"view", cmd_view, "a profile's page in the browser: flamegraph, search, top functions"},
-    {"top", cmd_top, "a live view of the threads of processes and the functions they run"},
-    {"trace", cmd_trace, "trace calls of live processes: arguments, returns, under limits"},
-    {"capture", cmd_capture, "flamegraphs of the next calls of a function, each call on its own"},
-    {"patch", cmd_patch, "replace a function of a running process with a new one, list, undo"},
-    {"replay", cmd_replay, "print trace files, merged from several processes by time"},
-    {"symbolize", cmd_symbolize, "name the addresses of a profile recorded with --no-symbolize"},
-    {"addr2line", cmd_addr2line, "file:line and function of addresses, as GNU addr2line prints"},
-    {"events", cmd_events, "events a program wrote with librecce: live, saved, or after a crash"},
-    {"seq", cmd_seq, "one request across processes: sequence tokens merged into a diagram"},
-    {"tasks", cmd_tasks, "the tasks of a program's event loops, per type, live or for Prometheus"},
-    {"agent", cmd_agent, "serve recce's commands to other places: a local socket, SSH, TLS"},
-    {"files", cmd_files, "the files kept on an agent's node for you (a trace's --wrap set)"},
-    {"fetch", cmd_fetch, "bring files kept on an agent's node here"},
-    {"certs", cmd_certs, "make the certificates of agents listening over TLS and their clients"},
-    {"help", cmd_help, "show the help page of a subcommand"},
+    {"record", cmd_record, 0, "sample a live process or a command into a profile"},
+    {"report", cmd_report, 0, "show a profile: top functions, lines, folded stacks, flamegraph"},
+    {"query", cmd_query, 0, "profiles of the continuous agent's store, by time and process"},
+    {"view", cmd_view, 0, "a profile's page in the browser: flamegraph, search, top functions"},
+    {"top", cmd_top, 0, "a live view of the threads of processes and the functions they run"},
+    {"trace", cmd_trace, 0, "trace calls of live processes: arguments, returns, under limits"},
+    {"capture", cmd_capture, 0,
+     "flamegraphs of the next calls of a function, each call on its own"},
+    {"patch", cmd_patch, 0, "replace a function of a running process with a new one, list, undo"},
+    {"replay", cmd_replay, 0, "print trace files, merged from several processes by time"},
+    {"symbolize", cmd_symbolize, 0, "name the addresses of a profile recorded with --no-symbolize"},
+    {"addr2line", cmd_addr2line, 0, "file:line and function of addresses, as GNU addr2line prints"},
+    {"events", cmd_events, 0,
+     "events a program wrote with librecce: live, saved, or after a crash"},
+    {"seq", cmd_seq, 0, "one request across processes: sequence tokens merged into a diagram"},
+    {"tasks", cmd_tasks, 0,
+     "the tasks of a program's event loops, per type, live or for Prometheus"},
+    {"agent", cmd_agent, RUN_SETUP,
+     "serve recce's commands to other places: a local socket, SSH, TLS"},
+    {"files", cmd_files, 0, "the files kept on an agent's node for you (a trace's --wrap set)"},
+    {"fetch", cmd_fetch, 0, "bring files kept on an agent's node here"},
+    {"certs", cmd_certs, RUN_SETUP,
+     "make the certificates of agents listening over TLS and their clients"},
+    {"help", cmd_help, RUN_HERE, "show the help page of a subcommand"},
 };
 
 /* The commands, after a usage line unless the overview page (which has
@@ -124,30 +136,32 @@ int main(int argc, char **argv)
 		return RECCE_EXIT_USAGE;
 	}
 	const char *cmd = argv[1];
-	/* RECCE_NODE sends every command there but those that set an agent up. */
-	if (node && *node &&
-	    (node_given || (strcmp(cmd, "agent") != 0 && strcmp(cmd, "certs") != 0)) &&
-	    strcmp(cmd, "help") != 0 && cmd[0] != '-')
-		return strchr(node, ',') ? remote_run_many(dirs_remote(), node, argc - 1, argv + 1)
-					 : remote_run(dirs_remote(), node, argc - 1, argv + 1);
+	const struct command *c = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && !c; i++)
+		if (strcmp(commands[i].name, cmd) == 0)
+			c = &commands[i];
+	/* A command the node's recce may know though this one does not goes
+	 * there too. */
+	int where = c ? c->where : 0;
+	if (node && *node && where != RUN_HERE && (node_given || where != RUN_SETUP) &&
+	    cmd[0] != '-')
+		return node_run(node, argc - 1, argv + 1);
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
 		printf("recce %s\n", RECCE_VERSION);
 		return 0;
 	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
 		return cmd_help(1, argv + 1);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(commands[i].name, cmd) != 0)
-			continue;
-		for (int a = 2; a < argc; a++) {
-			if (strcmp(argv[a], "--") == 0)
-				break;
-			if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0)
-				return help_show(cmd, stdout) ? 1 : 0;
-		}
-		return commands[i].fn(argc - 1, argv + 1);
+	if (!c) {
+		error("'%s' is not a recce command", cmd);
+		list_commands(stderr, 1);
+		return RECCE_EXIT_USAGE;
 	}
-	error("'%s' is not a recce command", cmd);
-	list_commands(stderr, 1);
-	return RECCE_EXIT_USAGE;
+	for (int a = 2; a < argc; a++) {
+		if (strcmp(argv[a], "--") == 0)
+			break;
+		if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0)
+			return help_show(cmd, stdout) ? 1 : 0;
+	}
+	return c->fn(argc - 1, argv + 1);
 }

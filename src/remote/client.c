@@ -1,18 +1,18 @@
 /*
- * Running a command on an agent (see client.h).
+ * Running a command on an agent (see client.h): connect, hand over the
+ * command and its -o names, then pass on what the agent sends, frame by
+ * frame, to the caller's callbacks.
  */
 #include "remote/client.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "remote/frame.h"
@@ -21,7 +21,6 @@
 #include "util/clock.h"
 #include "util/outfile.h"
 #include "util/path.h"
-#include "util/readall.h"
 #include "util/tcp.h"
 
 #define CLOCK_ROUNDS 5 /* clock questions of remote_clock() */
@@ -39,6 +38,7 @@ struct output {
 
 struct client {
 	const struct remote_config *cfg;
+	const struct remote_ui *ui;
 	const char *node;
 	int rfd, wfd;
 	pid_t ssh; /* the SSH client, if any */
@@ -50,19 +50,15 @@ struct client {
 	int write_failed; /* a file that came could not be written here */
 	size_t fetched;	  /* files written whole here */
 	unsigned long long fetched_bytes;
-	int progress;	 /* Progress shown: 0 not, 1 on a line redrawn (a terminal), 2 as lines */
-	int progress_up; /* a redrawn line is on the terminal now */
+	char tls_error[512]; /* why a TLS connection failed */
 };
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
+static void note(const struct client *c, enum remote_note what, const char *detail, int err)
 {
-	(void)sig;
-	if (interrupted++) {
-		signal(SIGINT, SIG_DFL);
-		raise(SIGINT);
-	}
+	struct remote_note_info n = {what, c->node, detail, err, 0, 0};
+
+	if (c->ui && c->ui->note)
+		c->ui->note(c->ui->arg, &n);
 }
 
 static int connect_unix(struct client *c, const char *path)
@@ -130,16 +126,14 @@ static int connect_ssh(struct client *c, const char *spec)
 /* HOST[:PORT] (or [V6]:PORT): an agent's --listen, over TLS. */
 static int connect_tls(struct client *c, const char *spec)
 {
-	char host[256], port[32], dir[4096], err[512];
+	char host[256], port[32], dir[4096];
 
 	if (tcp_split(spec, 0, "", "7450", host, sizeof(host), port, sizeof(port)) < 0 || !*host)
 		return -EINVAL;
 	snprintf(dir, sizeof(dir), "%s", c->cfg->tls_dir ? c->cfg->tls_dir : ".");
-	int fd = tls_connect(dir, host, port, err, sizeof(err));
-	if (fd < 0) {
-		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", c->node, err);
-		return -ECONNREFUSED;
-	}
+	int fd = tls_connect(dir, host, port, c->tls_error, sizeof(c->tls_error));
+	if (fd < 0)
+		return -ECONNREFUSED; /* tls_error says why */
 	c->rfd = c->wfd = fd;
 	return 0;
 }
@@ -225,6 +219,24 @@ static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 	return 0;
 }
 
+/* Frees what take_outputs() made; a file cut short goes. */
+static void release_outputs(struct client *c, int argc, char **argv, char **sent)
+{
+	for (size_t i = 0; i < c->nouts; i++) {
+		if (c->outs[i].state == OUT_OPEN)
+			outfile_abort(&c->outs[i].file);
+		free(c->outs[i].name);
+	}
+	for (int i = 0; sent && i < argc; i++)
+		if (sent[i] != argv[i])
+			free(sent[i]);
+	free(sent);
+	free(c->outs);
+	for (size_t i = 0; i < c->nkeep; i++)
+		free(c->keep[i]);
+	free(c->keep);
+}
+
 static void output_write(struct client *c, const Recce__Agent__File *f)
 {
 	struct output *o = NULL;
@@ -249,7 +261,7 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	int err = 0;
 	if (o->state == OUT_WAITING) {
 		if ((err = outfile_open(&o->file, o->local)) < 0) {
-			fprintf(stderr, "recce: cannot write '%s': %s\n", o->local, strerror(-err));
+			note(c, REMOTE_CANNOT_WRITE, o->local, err);
 			o->state = OUT_FAILED;
 			c->write_failed = 1;
 			return;
@@ -264,7 +276,7 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	else if (err)
 		outfile_abort(&o->file); /* whole or not at all */
 	if (err) {
-		fprintf(stderr, "recce: cannot write '%s': %s\n", o->local, strerror(-err));
+		note(c, REMOTE_CANNOT_WRITE, o->local, err);
 		o->state = OUT_FAILED;
 		c->write_failed = 1;
 		return;
@@ -275,79 +287,32 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	}
 }
 
-/* The client's files on the node, as `ls -l` would list them. */
-static void print_list(const Recce__Agent__FileList *l)
+/* The client's files on the node, to the caller. */
+static void list_files(struct client *c, const Recce__Agent__FileList *l)
 {
-	if (!l->n_files) {
-		printf("no files are kept on this node\n");
+	struct remote_file *f = calloc(l->n_files ? l->n_files : 1, sizeof(*f));
+
+	if (!f) {
+		note(c, REMOTE_NO_MEMORY, NULL, -ENOMEM);
 		return;
 	}
-	printf("%-32s %12s  %s\n", "name", "bytes", "written");
-	for (size_t i = 0; i < l->n_files; i++) {
-		char when[32];
-		time_t t = (time_t)(l->files[i]->mtime_ns / 1000000000);
-		struct tm tm;
-		if (!localtime_r(&t, &tm) ||
-		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
-			snprintf(when, sizeof(when), "@%lld", (long long)t);
-		printf("%-32s %12llu  %s\n", l->files[i]->name,
-		       (unsigned long long)l->files[i]->size, when);
-	}
+	for (size_t i = 0; i < l->n_files; i++)
+		f[i] = (struct remote_file){l->files[i]->name, l->files[i]->size,
+					    l->files[i]->mtime_ns};
+	if (c->ui && c->ui->files)
+		c->ui->files(c->ui->arg, f, l->n_files);
+	free(f);
 }
 
-/* How Progress is shown: redrawn on a terminal, as lines where the
- * caller asks for them, never where it says so. */
-static int progress_mode(const struct remote_config *cfg)
+static void output(struct client *c, int stream, const void *data, size_t len)
 {
-	if (cfg->progress == 0)
-		return 0;
-	return isatty(STDERR_FILENO) ? 1 : cfg->progress > 0 ? 2 : 0;
+	if (c->ui && c->ui->output)
+		c->ui->output(c->ui->arg, stream, data, len);
 }
 
-/* An amount in its unit: 12.0 MiB for bytes, 3.0 s for ms, 120 windows. */
-static void amount(char *buf, size_t len, uint64_t v, const char *unit)
+static int interrupted(const struct client *c)
 {
-	if (strcmp(unit, "ms") == 0)
-		snprintf(buf, len, "%.1f s", (double)v / 1e3);
-	else if (strcmp(unit, "bytes") == 0 && v >= 1024 * 1024)
-		snprintf(buf, len, "%.1f MiB", (double)v / (1024.0 * 1024.0));
-	else if (strcmp(unit, "bytes") == 0 && v >= 1024)
-		snprintf(buf, len, "%.1f KiB", (double)v / 1024.0);
-	else
-		snprintf(buf, len, "%llu %s", (unsigned long long)v, unit);
-}
-
-/* Takes a redrawn progress line off the terminal, before other output. */
-static void progress_clear(struct client *c)
-{
-	if (c->progress_up)
-		write_all(STDERR_FILENO, "\r\033[K", 4);
-	c->progress_up = 0;
-}
-
-/* "recce: NODE: recording: 3 s of 10 s (30%)". */
-static void progress_show(struct client *c, const Recce__Agent__Progress *p)
-{
-	char line[600], done[64], total[64] = "";
-	const char *unit = p->unit && *p->unit ? p->unit : "";
-
-	if (!c->progress)
-		return;
-	amount(done, sizeof(done), p->done, unit);
-	if (p->total)
-		amount(total, sizeof(total), p->total, unit);
-	int n = snprintf(line, sizeof(line), "%srecce: %s: %.200s: %s%s%s",
-			 c->progress == 1 ? "\r\033[K" : "", c->node, p->what ? p->what : "", done,
-			 p->total ? " of " : "", total);
-	if (p->total && n > 0 && (size_t)n < sizeof(line))
-		n += snprintf(line + n, sizeof(line) - (size_t)n, " (%.0f%%)",
-			      100.0 * (double)p->done / (double)p->total);
-	if (n > 0 && (size_t)n < sizeof(line) - 1) {
-		if (c->progress == 2)
-			line[n++] = '\n';
-		write_all(STDERR_FILENO, line, (size_t)n);
-		c->progress_up = c->progress == 1;
-	}
+	return c->ui && c->ui->interrupted && *c->ui->interrupted;
 }
 
 /* Reads the command's frames until its exit. */
@@ -358,7 +323,7 @@ static int follow(struct client *c)
 
 	frame_conn_init(&conn, c->rfd);
 	while (status < 0) {
-		if (interrupted && !cancelled) {
+		if (interrupted(c) && !cancelled) {
 			Recce__Agent__Cancel k = RECCE__AGENT__CANCEL__INIT;
 			frame_send_msg(c->wfd, 1, RECCE__AGENT__ENVELOPE__BODY_CANCEL, &k);
 			cancelled = 1;
@@ -368,22 +333,20 @@ static int follow(struct client *c)
 		if (rc == -ETIMEDOUT || rc == -EINTR)
 			continue;
 		if (rc <= 0) {
-			progress_clear(c);
-			fprintf(stderr,
-				"recce: the agent at %s went away before the command ended%s%s\n",
-				c->node, rc < 0 ? ": " : "", rc < 0 ? strerror(-rc) : "");
+			note(c, REMOTE_GONE, NULL, rc < 0 ? rc : 0);
 			status = 1;
 			break;
 		}
-		if (e->body_case != RECCE__AGENT__ENVELOPE__BODY_PROGRESS)
-			progress_clear(c);
 		switch (e->body_case) {
 		case RECCE__AGENT__ENVELOPE__BODY_PROGRESS:
-			progress_show(c, e->progress);
+			if (c->ui && c->ui->progress)
+				c->ui->progress(c->ui->arg, c->node, e->progress->what,
+						e->progress->done, e->progress->total,
+						e->progress->unit);
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_OUTPUT:
-			write_all(e->output->stream == 1 ? 1 : 2, e->output->data.data,
-				  e->output->data.len); /* a closed terminal loses it, as locally */
+			output(c, e->output->stream == 1 ? 1 : 2, e->output->data.data,
+			       e->output->data.len);
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_FILE:
 			output_write(c, e->file);
@@ -392,12 +355,11 @@ static int follow(struct client *c)
 			status = e->exit->status;
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_FILE_LIST:
-			print_list(e->file_list);
+			list_files(c, e->file_list);
 			status = 0;
 			break;
 		case RECCE__AGENT__ENVELOPE__BODY_ERROR:
-			fprintf(stderr, "recce: the agent at %s refused: %s\n", c->node,
-				e->error->message);
+			note(c, REMOTE_REFUSED, e->error->message, 0);
 			status = 1;
 			break;
 		default:
@@ -405,7 +367,6 @@ static int follow(struct client *c)
 		}
 		frame_free(e);
 	}
-	progress_clear(c);
 	frame_conn_release(&conn);
 	return status;
 }
@@ -419,8 +380,7 @@ static int handshake(struct client *c, char **argv, int argc)
 	int rc = frame_conn_wait(&conn, &e, 30000);
 	if (rc <= 0 || e->body_case != RECCE__AGENT__ENVELOPE__BODY_HELLO) {
 		if (rc > 0 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_ERROR)
-			fprintf(stderr, "recce: the agent at %s refused: %s\n", c->node,
-				e->error->message);
+			note(c, REMOTE_REFUSED, e->error->message, 0);
 		frame_free(e);
 		frame_conn_release(&conn);
 		return rc < 0 ? rc : -EPROTO;
@@ -500,7 +460,6 @@ int remote_clock(const struct remote_config *cfg, const char *node, int64_t *off
 	struct frame_conn conn;
 	Envelope *e = NULL;
 
-	signal(SIGPIPE, SIG_IGN);
 	/* The agent sends its Hello as soon as it serves the connection,
 	 * which may be before connect() returns here: its clock then is
 	 * taken to be ours halfway from before the connect to the Hello. */
@@ -550,94 +509,80 @@ int remote_clock(const struct remote_config *cfg, const char *node, int64_t *off
 	return rc;
 }
 
-int remote_run(const struct remote_config *cfg, const char *node, int argc, char **argv)
+int remote_node_valid(const char *node)
 {
-	struct client c = {
-	    .cfg = cfg, .node = node, .rfd = -1, .wfd = -1, .progress = progress_mode(cfg)};
+	return *node && (!strstr(node, "://") || strncmp(node, "ssh://", 6) == 0);
+}
+
+int remote_check_args(int argc, char **argv)
+{
+	int is_files = strcmp(argv[0], "files") == 0, is_fetch = strcmp(argv[0], "fetch") == 0;
+	int names = 0;
+
+	for (int i = 1; i < argc; i++)
+		names += strcmp(argv[i], "--remove") != 0;
+	if ((is_files && argc > 1) || (is_fetch && !names))
+		return REMOTE_ARGS_FILES;
+	struct client c = {0};
+	char **sent = NULL;
+	int rc = take_outputs(&c, argc, argv, &sent);
+	release_outputs(&c, argc, argv, sent);
+	return rc == -EEXIST ? REMOTE_ARGS_SAME_NAME : 0;
+}
+
+int remote_outputs_return(int argc, char **argv)
+{
+	if (remote_keeps_outputs(argc, argv))
+		return 0;
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *prefix;
+		const char *path = remote_output_arg(argc, argv, &i, &prefix);
+		if (path && strcmp(path, "-") != 0)
+			return 1;
+	}
+	return 0;
+}
+
+int remote_run(const struct remote_config *cfg, const struct remote_ui *ui, const char *node,
+	       int argc, char **argv)
+{
+	struct client c = {.cfg = cfg, .ui = ui, .node = node, .rfd = -1, .wfd = -1};
 	char **sent = NULL;
 	int status = 1;
 
-	signal(SIGPIPE, SIG_IGN);
-	int ssh = strncmp(node, "ssh://", 6) == 0;
-	int local = !ssh && (strncmp(node, "unix:", 5) == 0 || strchr(node, '/'));
-	if (!*node || (strstr(node, "://") && !ssh)) {
-		fprintf(stderr, "recce: usage: --node takes HOST[:PORT] (TLS), unix:PATH (a local "
-				"agent's socket) or ssh://[USER@]HOST[:PORT]\n");
-		return 2;
-	}
-	int is_files = strcmp(argv[0], "files") == 0, is_fetch = strcmp(argv[0], "fetch") == 0;
-	int names = 0;
-	for (int i = 1; i < argc; i++)
-		names += strcmp(argv[i], "--remove") != 0;
-	if ((is_files && argc > 1) || (is_fetch && !names)) {
-		fprintf(stderr, "recce: usage: recce --node NODE files | recce --node NODE fetch "
-				"NAME... [--remove]\n");
-		return 2;
-	}
 	int rc = take_outputs(&c, argc, argv, &sent);
-	if (rc == -EEXIST) {
-		fprintf(stderr, "recce: usage: two -o files with the same name cannot come back "
-				"from one node\n");
+	if (rc == -EEXIST) { /* remote_check_args() says so first */
 		status = 2;
 		goto done;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "recce: out of memory\n");
+		note(&c, REMOTE_NO_MEMORY, NULL, rc);
 		goto done;
 	}
 	rc = connect_node(&c, node);
-	if (rc == -ECONNREFUSED && !ssh && !local)
-		goto done; /* said */
 	if (rc < 0) {
-		fprintf(stderr, "recce: cannot reach the agent at %s: %s\n", node, strerror(-rc));
+		note(&c, REMOTE_UNREACHABLE, c.tls_error[0] ? c.tls_error : NULL, rc);
 		goto done;
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_interrupt;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	rc = handshake(&c, sent, argc);
 	char tls_why[256];
 	if (rc < 0 && *tls_relay_error(tls_why, sizeof(tls_why)))
-		fprintf(
-		    stderr,
-		    "recce: the agent at %s refused this client's certificate (%s): a "
-		    "certificate that was revoked, has expired, or is of another CA is refused; "
-		    "ask for a new one (recce certs client NAME)\n",
-		    node, tls_why);
+		note(&c, REMOTE_CERT_REFUSED, tls_why, rc);
 	else if (rc < 0)
-		fprintf(stderr, "recce: the agent at %s did not answer as an agent: %s\n", node,
-			strerror(-rc));
+		note(&c, REMOTE_NOT_AGENT, NULL, rc);
 	else
 		status = follow(&c);
 	if (status == 0 && c.write_failed)
 		status = 1;
-	if (c.fetching && c.fetched)
-		fprintf(stderr, "recce: fetched %zu file%s (%llu bytes) from %s\n", c.fetched,
-			c.fetched == 1 ? "" : "s", c.fetched_bytes, node);
-	if (status == 0 && c.nkeep) {
-		for (size_t i = 0; i < c.nkeep; i++)
-			fprintf(
-			    stderr,
-			    "recce: the files of '%s' stay on %s: 'recce --node %s files' lists "
-			    "them, 'recce --node %s fetch %s' brings them here\n",
-			    c.keep[i], node, node, node, c.keep[i]);
+	if (c.fetching && c.fetched && ui && ui->note) {
+		struct remote_note_info n = {REMOTE_FETCHED, node,	     NULL, 0,
+					     c.fetched,	     c.fetched_bytes};
+		ui->note(ui->arg, &n);
 	}
+	for (size_t i = 0; status == 0 && i < c.nkeep; i++)
+		note(&c, REMOTE_KEPT, c.keep[i], 0);
 done:
 	disconnect(&c);
-	for (size_t i = 0; i < c.nouts; i++) {
-		if (c.outs[i].state == OUT_OPEN) /* cut short: the partial file goes */
-			outfile_abort(&c.outs[i].file);
-		free(c.outs[i].name);
-	}
-	for (int i = 0; sent && i < argc; i++)
-		if (sent[i] != argv[i])
-			free(sent[i]);
-	free(sent);
-	free(c.outs);
-	for (size_t i = 0; i < c.nkeep; i++)
-		free(c.keep[i]);
-	free(c.keep);
+	release_outputs(&c, argc, argv, sent);
 	return status;
 }

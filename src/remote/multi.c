@@ -1,15 +1,14 @@
 /*
  * One command on several nodes, merged by time (see multi.h): a child
  * per node runs remote_run() with its output on pipes; this process reads
- * their lines, puts each timed line on this machine's clock, and writes
- * the oldest line first once every node has one waiting or it has waited
- * LATENESS_NS.
+ * their lines, puts each timed line on this machine's clock, and hands
+ * the oldest line first to the caller once every node has one waiting or
+ * it has waited LATENESS_NS.
  */
 #include "remote/multi.h"
 
 #include <errno.h>
-#include <poll.h>
-#include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +19,8 @@
 #include "remote/client.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 
-#define MAX_NODES   64
 #define LATENESS_NS 300000000LL /* how long a line waits for the other nodes */
 #define LINE_MAX_B  65536	/* a longer line is cut there */
 #define DAY_NS	    (86400LL * 1000000000)
@@ -44,6 +43,44 @@ struct node {
 	size_t head, n, cap;
 	int64_t last_t; /* the time of its last timed line, for untimed ones */
 };
+
+/* The run: the nodes, the caller's callbacks, the loop that reads them. */
+struct multi {
+	const struct remote_ui *ui;
+	struct node *nodes;
+	size_t n;
+	struct evloop loop;
+	size_t open; /* pipes not at their end */
+};
+
+static void say(const struct multi *m, enum remote_note what, const char *node, const char *detail,
+		int err)
+{
+	struct remote_note_info n = {what, node, detail, err, 0, 0};
+
+	if (m->ui->note)
+		m->ui->note(m->ui->arg, &n);
+}
+
+/* A line to the caller's output, on stream (1 or 2). */
+static void put_line(const struct multi *m, int stream, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void put_line(const struct multi *m, int stream, const char *fmt, ...)
+{
+	char line[LINE_MAX_B + 512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (m->ui->output)
+		m->ui->output(m->ui->arg, stream, line, (size_t)n);
+}
 
 /* "HH:MM:SS.ffffff " at the start of s: its ns of the day, or -1. */
 static int64_t time_of_day(const char *s, size_t *skip)
@@ -75,17 +112,17 @@ static int queue_line(struct node *nd, const char *s, int64_t now)
 	return 0;
 }
 
-static void emit(struct node *nd)
+static void emit(const struct multi *m, struct node *nd)
 {
 	struct line *l = &nd->q[nd->head++];
 
 	if (l->t >= 0) {
 		int64_t us = l->t / 1000;
-		printf("%s %02d:%02d:%02d.%06d %s\n", nd->name, (int)(us / 3600000000LL),
-		       (int)(us / 60000000 % 60), (int)(us / 1000000 % 60), (int)(us % 1000000),
-		       l->text);
+		put_line(m, 1, "%s %02d:%02d:%02d.%06d %s", nd->name, (int)(us / 3600000000LL),
+			 (int)(us / 60000000 % 60), (int)(us / 1000000 % 60), (int)(us % 1000000),
+			 l->text);
 	} else {
-		printf("%s %s\n", nd->name, l->text);
+		put_line(m, 1, "%s %s", nd->name, l->text);
 	}
 	free(l->text);
 	if (nd->head == nd->n)
@@ -101,8 +138,11 @@ static int64_t head_time(const struct node *nd)
 /* Writes what is ready: the oldest head while every node still reading
  * has a line waiting, or the oldest has waited long enough; all of it
  * when flush. */
-static void drain(struct node *nodes, size_t n, int flush)
+static void drain(const struct multi *m, int flush)
 {
+	struct node *nodes = m->nodes;
+	size_t n = m->n;
+
 	for (;;) {
 		struct node *best = NULL;
 		int all = 1;
@@ -119,14 +159,13 @@ static void drain(struct node *nodes, size_t n, int flush)
 		}
 		if (!best || (!flush && !all && now - best->q[best->head].arrived < LATENESS_NS))
 			break;
-		emit(best);
+		emit(m, best);
 	}
-	fflush(stdout);
 }
 
 /* Reads what a node wrote on stream s (0: out, 1: err); returns 0 at its
  * end. Complete lines of out are queued, of err written at once. */
-static int read_stream(struct node *nd, int s)
+static int read_stream(const struct multi *m, struct node *nd, int s)
 {
 	int *fd = s ? &nd->err : &nd->out;
 	char chunk[16384];
@@ -151,7 +190,7 @@ static int read_stream(struct node *nd, int s)
 		char *b = nd->buf[s];
 		b[nd->len[s]] = '\0';
 		if (s)
-			fprintf(stderr, "%s: %s\n", nd->name, b);
+			put_line(m, 2, "%s: %s", nd->name, b);
 		else
 			queue_line(nd, b, now);
 		nd->len[s] = 0;
@@ -159,21 +198,8 @@ static int read_stream(struct node *nd, int s)
 	return *fd >= 0;
 }
 
-/* Whether argv has -o files that would come back from every node. */
-static int has_outputs(int argc, char **argv)
-{
-	if (remote_keeps_outputs(argc, argv))
-		return 0;
-	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		const char *prefix;
-		const char *path = remote_output_arg(argc, argv, &i, &prefix);
-		if (path && strcmp(path, "-") != 0)
-			return 1;
-	}
-	return 0;
-}
-
-static int start_node(const struct remote_config *cfg, struct node *nd, int argc, char **argv)
+static int start_node(const struct remote_config *cfg, const struct remote_ui *ui, struct node *nd,
+		      int argc, char **argv)
 {
 	int out[2], err[2];
 
@@ -199,7 +225,7 @@ static int start_node(const struct remote_config *cfg, struct node *nd, int argc
 		close(err[0]);
 		close(out[1]);
 		close(err[1]);
-		_exit(remote_run(cfg, nd->name, argc, argv));
+		_exit(remote_run(cfg, ui, nd->name, argc, argv));
 	}
 	close(out[1]);
 	close(err[1]);
@@ -208,97 +234,97 @@ static int start_node(const struct remote_config *cfg, struct node *nd, int argc
 	return 0;
 }
 
-static void on_signal(int sig)
+/* A node's pipe is readable: its lines are read, the timed ones queued. */
+static void on_pipe(void *arg, int fd, short revents)
 {
-	(void)sig; /* the children cancel their commands; this one merges on */
+	struct multi *m = arg;
+
+	(void)revents;
+	for (size_t i = 0; i < m->n; i++)
+		for (int s = 0; s < 2; s++)
+			if ((s ? m->nodes[i].err : m->nodes[i].out) == fd &&
+			    !read_stream(m, &m->nodes[i], s)) {
+				evloop_remove(&m->loop, fd);
+				if (!--m->open)
+					evloop_stop(&m->loop, 0);
+				return;
+			}
 }
 
-int remote_run_many(const struct remote_config *cfg, const char *list, int argc, char **argv)
+/* After every wake, and every LATENESS_NS / 3: what is ready is written. */
+static void on_wake(void *arg)
 {
-	struct node nodes[MAX_NODES];
-	size_t n = 0;
-	char *copy = strdup(list);
-	int status = 0;
+	drain(arg, 0);
+}
 
-	if (!copy) {
-		fprintf(stderr, "recce: out of memory\n");
-		return 1;
-	}
-	if (has_outputs(argc, argv)) {
-		fprintf(stderr, "recce: usage: with several nodes, -o files would come back "
-				"from each to one path: run one node at a time, or keep them on "
-				"the nodes with --wrap\n");
-		free(copy);
-		return 2;
-	}
-	for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save)) {
-		if (n == MAX_NODES) {
-			fprintf(stderr, "recce: usage: at most %d nodes at once\n", MAX_NODES);
-			free(copy);
-			return 2;
-		}
-		nodes[n++] = (struct node){.name = name, .out = -1, .err = -1, .pid = -1};
-	}
-	/* Every node's clock first, so that the first lines already line up. */
+/* Every node's clock against this one's, first, so that the first lines
+ * already line up. */
+static void measure_clocks(const struct remote_config *cfg, struct multi *m)
+{
 	char said[4096] = "";
 	size_t at = 0;
-	for (size_t i = 0; i < n; i++) {
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct node *nd = &m->nodes[i];
 		int64_t rtt = 0;
-		int rc = remote_clock(cfg, nodes[i].name, &nodes[i].offset, &rtt);
+		int rc = remote_clock(cfg, nd->name, &nd->offset, &rtt);
 		if (rc == -ENOTSUP)
-			fprintf(stderr,
-				"recce: %s: its agent does not say its time: its lines are "
-				"taken as on this clock\n",
-				nodes[i].name);
+			say(m, REMOTE_NO_CLOCK, nd->name, NULL, 0);
 		else if (rc < 0)
 			continue; /* its run says why it cannot be reached */
 		else if (at < sizeof(said))
-			at += (size_t)snprintf(said + at, sizeof(said) - at,
-					       "%s%s %+.3f ms (round trip %.3f ms)", at ? ", " : "",
-					       nodes[i].name, (double)nodes[i].offset / 1e6,
-					       (double)rtt / 1e6);
+			at += (size_t)snprintf(
+			    said + at, sizeof(said) - at, "%s%s %+.3f ms (round trip %.3f ms)",
+			    at ? ", " : "", nd->name, (double)nd->offset / 1e6, (double)rtt / 1e6);
 	}
 	if (said[0])
-		fprintf(stderr, "recce: clocks against this one's: %s\n", said);
+		say(m, REMOTE_CLOCKS, NULL, said, 0);
+}
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	int rc;
+int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
+		    const char *const *names, size_t n, int argc, char **argv)
+{
+	struct node nodes[REMOTE_MAX_NODES];
+	struct multi m = {.ui = ui, .nodes = nodes, .n = n};
+	int status = 0;
+
+	if (n > REMOTE_MAX_NODES)
+		return -E2BIG;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = start_node(cfg, &nodes[i], argc, argv)) < 0) {
-			fprintf(stderr, "recce: %s: cannot start its client: %s\n", nodes[i].name,
-				strerror(-rc));
-			status = 1;
-		}
-	for (;;) {
-		struct pollfd p[2 * MAX_NODES];
-		size_t np = 0, owner[2 * MAX_NODES];
-		int stream[2 * MAX_NODES];
-		for (size_t i = 0; i < n; i++)
-			for (int s = 0; s < 2; s++) {
-				int fd = s ? nodes[i].err : nodes[i].out;
-				if (fd < 0)
-					continue;
-				p[np] = (struct pollfd){fd, POLLIN, 0};
-				owner[np] = i;
-				stream[np++] = s;
-			}
-		if (!np)
-			break;
-		if (poll(p, np, 100) < 0 && errno != EINTR)
-			break;
-		for (size_t k = 0; k < np; k++)
-			if (p[k].revents)
-				read_stream(&nodes[owner[k]], stream[k]);
-		drain(nodes, n, 0);
+		nodes[i] = (struct node){.name = names[i], .out = -1, .err = -1, .pid = -1};
+	measure_clocks(cfg, &m);
+	evloop_init(&m.loop);
+	int rc = evloop_check_add(&m.loop, on_wake, &m);
+	if (!rc) {
+		int id = evloop_timer_add(&m.loop, 0, LATENESS_NS / 3, NULL, &m);
+		rc = id < 0 ? id : 0;
 	}
-	drain(nodes, n, 1);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if ((rc = start_node(cfg, ui, &nodes[i], argc, argv)) < 0) {
+			say(&m, REMOTE_CANNOT_START, nodes[i].name, NULL, rc);
+			status = 1;
+			rc = 0;
+			continue;
+		}
+		rc = evloop_add(&m.loop, nodes[i].out, 0, on_pipe, &m);
+		if (!rc)
+			rc = evloop_add(&m.loop, nodes[i].err, 0, on_pipe, &m);
+		m.open += 2;
+	}
+	if (!rc && m.open)
+		rc = evloop_run(&m.loop);
+	evloop_release(&m.loop);
+	drain(&m, 1);
+	if (rc < 0) {
+		say(&m, REMOTE_NO_MEMORY, NULL, NULL, rc);
+		status = 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		int st = 0;
+		if (nodes[i].out >= 0)
+			close(nodes[i].out);
+		if (nodes[i].err >= 0)
+			close(nodes[i].err);
 		if (nodes[i].pid > 0 && waitpid(nodes[i].pid, &st, 0) == nodes[i].pid) {
 			int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			if (code > status)
@@ -306,8 +332,9 @@ int remote_run_many(const struct remote_config *cfg, const char *list, int argc,
 		}
 		free(nodes[i].buf[0]);
 		free(nodes[i].buf[1]);
+		for (size_t k = nodes[i].head; k < nodes[i].n; k++)
+			free(nodes[i].q[k].text);
 		free(nodes[i].q);
 	}
-	free(copy);
 	return status;
 }

@@ -10,16 +10,27 @@
  * LATENESS for the other nodes' lines to catch up, so a quiet node does
  * not hold the others back. Standard error passes through at once, each
  * line prefixed with its node.
+ *
+ * Like remote_run(), it says nothing itself: the merged lines go to the
+ * ui's output callback, messages to its note callback; each node's child
+ * calls the same callbacks, with its standard output and error on the
+ * pipes this process reads.
  */
 #ifndef RECCE_MULTI_H
 #define RECCE_MULTI_H
 
-struct remote_config;
+#include <stddef.h>
 
-/* nodes: a comma-separated list. Returns the worst exit status of the
- * nodes' commands (1 when a node cannot be reached), or 2 for a usage
- * error: -o files, which would collide (but for a --wrap set, kept on
- * each node). */
-int remote_run_many(const struct remote_config *cfg, const char *nodes, int argc, char **argv);
+#define REMOTE_MAX_NODES 64
+
+struct remote_config;
+struct remote_ui;
+
+/* Runs argv on the n nodes (at most REMOTE_MAX_NODES; -o files that would
+ * come back from each are the caller's to refuse: remote_outputs_return).
+ * Returns the worst exit status of the nodes' commands (1 when a node
+ * cannot be reached), or -E2BIG for too many nodes. */
+int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
+		    const char *const *nodes, size_t n, int argc, char **argv);
 
 #endif

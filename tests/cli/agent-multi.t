@@ -3,7 +3,8 @@
 # merged into one in time order, each line prefixed with its node and its
 # time put on this machine's clock, with each node's clock offset measured
 # and shown; exact counts from each node; -o files, which would collide,
-# are refused; a node that cannot be reached costs only its own lines.
+# are refused, as is a list with a node that is not one; a node that
+# cannot be reached costs only its own lines.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
@@ -44,6 +45,11 @@ like "$(cat "$ERR")" "$N1: recce: stopped after 40 events" "each node's messages
 run "$RECCE" --node "$N1,$N2" record -p "$CALLS" -d 1 -o "$T/both.pb.gz"
 is "$RC" 2 "-o with two nodes is a usage error"
 like "$(cat "$ERR")" 'with several nodes, -o files would come back from each to one path' "and says why"
+
+run "$RECCE" --node "$N1,ftp://web-3" trace -p "$CALLS" add_pair --count 5
+is "$RC" 2 "a list with a node of another scheme is a usage error"
+like "$(cat "$ERR")" '^recce: usage: --node takes' "which says what a node is"
+is "$(wc -c <"$OUT")" 0 "and nothing ran on the good one"
 
 run "$RECCE" --node "$N1,unix:$T/nowhere.sock" trace -p "$CALLS" add_pair --count 5
 is "$RC" 1 "a node that cannot be reached: exit 1"

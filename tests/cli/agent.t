@@ -69,8 +69,10 @@ is "$RC" 1 "a TLS node that cannot be reached exits 1"
 like "$(cat "$ERR")" 'cannot reach the agent at no-such-host\.invalid' "and says so"
 run "$RECCE" --node http://web-3 top -b -n 1
 is "$RC" 2 "a node of another scheme is a usage error"
+like "$(cat "$ERR")" '^recce: usage: --node takes HOST\[:PORT\] \(TLS\), unix:PATH' "which says what a node is"
 run "$RECCE" --node "$NODE" record -p "$HOT" -d 0.2 -o "$T/a/x.pb.gz" -o "$T/b/x.pb.gz"
 is "$RC" 2 "two -o files of one name are a usage error"
+like "$(cat "$ERR")" 'two -o files with the same name cannot come back from one node' "and says why"
 like "$(cat "$T/agent/audit.log")" "uid=0 pid=[0-9]+ recce record -p $HOT -d 1 -o here\\.pb\\.gz" \
 	"the audit log has who ran what"
 
