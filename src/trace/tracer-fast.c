@@ -12,7 +12,7 @@
 #include "proc/proc-maps.h"
 #include "util/clock.h"
 
-const char *tracer_fast_refused(struct tracer *t, size_t i, pid_t pid, uint64_t addr)
+static const char *tracer_fast_refused(struct tracer *t, size_t i, pid_t pid, uint64_t addr)
 {
 	struct trace_exits ex = {0};
 	struct tramp_exit *exits = NULL;
@@ -87,7 +87,9 @@ static int start_one(struct tracer *t, pid_t pid, struct fast_set **fs)
 	return err && err != -ESRCH ? tracer_fail(t, TRACER_PATCH, err, pid) : err;
 }
 
-int tracer_fast_start(struct tracer *t)
+static int tracer_fast_remove(struct tracer *t);
+
+static int tracer_fast_start(struct tracer *t)
 {
 	size_t started = 0;
 
@@ -115,7 +117,7 @@ int tracer_fast_start(struct tracer *t)
 	return 0;
 }
 
-int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *))
+static int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *))
 {
 	int rc = 0;
 
@@ -124,7 +126,7 @@ int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void
 	return rc;
 }
 
-uint64_t tracer_fast_lost(const struct tracer *t)
+static uint64_t tracer_fast_lost(const struct tracer *t)
 {
 	uint64_t lost = 0;
 
@@ -133,8 +135,12 @@ uint64_t tracer_fast_lost(const struct tracer *t)
 	return lost;
 }
 
-void tracer_fast_children(const struct tracer *t, struct tracer_stats *st)
+/* Records lost in all targets, and their children: forked and not
+ * traced, calls from those recce could not find, those whose jumps it saw
+ * not removed. */
+static void tracer_fast_stats(const struct tracer *t, struct tracer_stats *st)
 {
+	st->lost = tracer_fast_lost(t);
 	for (size_t i = 0; i < t->nfast; i++) {
 		st->fast_forks += fast_set_forks(t->fast[i]);
 		st->fast_unfound += fast_set_unfound_calls(t->fast[i]);
@@ -142,7 +148,7 @@ void tracer_fast_children(const struct tracer *t, struct tracer_stats *st)
 	}
 }
 
-int tracer_fast_remove(struct tracer *t)
+static int tracer_fast_remove(struct tracer *t)
 {
 	int err = 0;
 
@@ -153,7 +159,7 @@ int tracer_fast_remove(struct tracer *t)
 	return err;
 }
 
-void tracer_fast_free(struct tracer *t)
+static void tracer_fast_free(struct tracer *t)
 {
 	/* Where the code could not be put back, the library's watchdog does
 	 * it as recce exits. */
@@ -164,3 +170,16 @@ void tracer_fast_free(struct tracer *t)
 	t->fast = NULL;
 	t->nfast = 0;
 }
+
+const struct tracer_backend tracer_fast = {
+    .poll_ms = 2, /* the rings wake nobody: they are looked at this often */
+    .refused_at = tracer_fast_refused,
+    .start = tracer_fast_start,
+    .read = tracer_fast_read,
+    .lost = tracer_fast_lost,
+    .remove = tracer_fast_remove,
+    .read_after_remove = 1,
+    .sysv_args_only = 1,
+    .stats = tracer_fast_stats,
+    .release = tracer_fast_free,
+};

@@ -1,7 +1,8 @@
 /*
- * The tracer's state, shared by its files: tracer.c (probes through the
- * kernel, the loop) and tracer-fast.c (--fast: the probes through
- * librecce-fast.so). Nothing outside trace/ includes it.
+ * The tracer's state, shared by its files: tracer.c (calls, limits, the
+ * loop) and its two probe back ends, tracer-uprobes.c (probes through the
+ * kernel) and tracer-fast.c (--fast: the probes through librecce-fast.so).
+ * Nothing outside trace/ includes it.
  */
 #ifndef RECCE_TRACE_TRACER_INTERNAL_H
 #define RECCE_TRACE_TRACER_INTERNAL_H
@@ -23,6 +24,7 @@ struct probe_of {
 
 struct tracer {
 	struct tracer_config cfg;
+	const struct tracer_backend *be; /* tracer_fast with cfg.fast, else tracer_uprobes */
 	struct symbolizer *sym;
 	struct proc_registry *procs;
 	struct frame_namer *namer;
@@ -84,28 +86,44 @@ int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid);
  * are numbered in the order they are added. NULL when out of memory. */
 struct probe_of *tracer_push_probe(struct tracer *t, int fn, enum probe_role role);
 
-/* --fast: why function i, at addr in target pid, cannot be traced so, or
- * NULL. */
-const char *tracer_fast_refused(struct tracer *t, size_t i, pid_t pid, uint64_t addr);
+/*
+ * A probe back end: how probes get into the targets and their hits come
+ * out. The tracer (tracer.c) pairs calls with returns, applies --if and
+ * the limits, and runs the loop over either of them:
+ *   tracer_uprobes  perf uprobes or BPF links through the kernel
+ *                   (tracer-uprobes.c)
+ *   tracer_fast     jumps into librecce-fast.so, records in rings in the
+ *                   targets' memory (tracer-fast.c)
+ * A NULL hook is one the back end has no use for.
+ */
+struct tracer_backend {
+	int poll_ms; /* the loop looks at the hits this often, woken or not */
+	/* Why function i cannot be probed so, whatever the target, or NULL. */
+	const char *(*refused_entry)(struct tracer *t, size_t i);
+	/* ... at addr in target pid (its code read there), or NULL. */
+	const char *(*refused_at)(struct tracer *t, size_t i, pid_t pid, uint64_t addr);
+	/* The buffers, once the functions are known; 0 or -errno (failed). */
+	int (*open)(struct tracer *t);
+	/* The probes into every target (a command launched first), then the
+	 * limits started. A target that exited meanwhile is left out. */
+	int (*start)(struct tracer *t);
+	/* The descriptors that wake the loop when hits wait: how many there
+	 * are, up to n of them into fds. */
+	size_t (*wake_fds)(const struct tracer *t, int *fds, size_t n);
+	/* Hands every hit to cb (with t); returns cb's last value. */
+	int (*read)(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *));
+	/* Hits lost so far; and as of when hit h was written (NULL: now). */
+	uint64_t (*lost)(const struct tracer *t);
+	uint64_t (*lost_at)(const struct tracer *t, const struct uprobe_hit *h);
+	/* Every probe out of every target: 0, or the first error. */
+	int (*remove)(struct tracer *t);
+	int read_after_remove; /* hits made up to the removal are still to read */
+	int sysv_args_only;    /* hits carry the argument registers only */
+	/* Its counts into st (lost, children, links). */
+	void (*stats)(const struct tracer *t, struct tracer_stats *st);
+	void (*release)(struct tracer *t);
+};
 
-/* --fast: the library loaded into every target, the probes planned and
- * the jumps written; the limits started. A target that exited meanwhile
- * is left out. */
-int tracer_fast_start(struct tracer *t);
-
-/* Hands every record of every target to cb (with t), as uprobe hits;
- * returns cb's last value. */
-int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *));
-
-/* Records lost in all targets. */
-uint64_t tracer_fast_lost(const struct tracer *t);
-/* The children of all targets, into st: forked and not traced, calls
- * from those recce could not find, those whose jumps it saw not removed. */
-void tracer_fast_children(const struct tracer *t, struct tracer_stats *st);
-
-/* Puts back the code of every target: 0, or the first error. */
-int tracer_fast_remove(struct tracer *t);
-
-void tracer_fast_free(struct tracer *t);
+extern const struct tracer_backend tracer_uprobes, tracer_fast;
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * The tracer (see tracer.h): patterns to functions (trace-pattern),
- * signatures from DWARF (trace-args), probes (perf/uprobe) on entries and
- * on exits (trace-exits), call and return pairing by stack address per
- * thread or goroutine (trace-calls), --if (trace-cond), the limits
- * (trace-limits), histograms (trace-hist), and the poll loop over the
- * probes' rings, the stop descriptor and the targets' pidfds. With
- * --fast, the probes are jumps into librecce-fast.so instead
- * (tracer-fast.c); their records reach the same on_hit().
+ * signatures from DWARF (trace-args), call and return pairing by stack
+ * address per thread or goroutine (trace-calls), --if (trace-cond), the
+ * limits (trace-limits), histograms (trace-hist), and the loop over the
+ * probes' hits, the stop descriptor and the targets' pidfds. The probes
+ * themselves are a back end's (tracer-internal.h): uprobes through the
+ * kernel (tracer-uprobes.c) or, with --fast, jumps into librecce-fast.so
+ * (tracer-fast.c); the hits of both reach the same on_hit().
  */
 #include "trace/tracer.h"
 #include "trace/tracer-internal.h"
@@ -15,59 +15,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "perf/uprobe.h"
-#include "proc/family.h"
 #include "proc/frame-name.h"
-#include "proc/launch.h"
 #include "proc/proc-maps.h"
 #include "proc/procstat.h"
 #include "proc/self.h"
-#include "proc/tasks.h"
 #include "symbols/symbolize.h"
 #include "trace/arg-place.h"
 #include "trace/trace-calls.h"
-#include "symbols/func-exits.h"
 #include "trace/trace-exits.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
-
-/*
- * How often the kernel wakes recce, in hits per CPU. A wakeup costs the
- * traced thread several times what the probe does, so recce takes the
- * hits in batches: a quarter of the smallest limit, so that the count and
- * the breaker still stop the trace within a fraction of their count, and
- * at most WAKEUP_MAX_HITS, so that a flood is seen (and the breaker trips)
- * within a few milliseconds. Between wakeups, the poll timeout (POLL_MS)
- * shows slow trickles of calls without delay a person notices.
- *
- * A string argument (char *) is read from the target's memory when recce
- * handles the call, so it must be handled while the call is still
- * running: a trace that shows strings wakes recce on every hit, and pays
- * for it.
- */
-#define WAKEUP_MAX_HITS 256
-#define POLL_MS		50
-#define FAST_POLL_MS	2
-
-static unsigned wakeup_hits(const struct tracer *t)
-{
-	uint64_t n = WAKEUP_MAX_HITS * 4;
-
-	for (size_t i = 0; i < t->res.n; i++)
-		for (int k = 0; k < t->sigs[i].nparams; k++)
-			if (t->sigs[i].params[k].kind == TRACE_ARG_STR)
-				return 1;
-	if (t->cfg.count > 0 && t->cfg.count < n)
-		n = t->cfg.count;
-	if (t->cfg.rate_n > 0 && t->cfg.rate_n < n)
-		n = t->cfg.rate_n;
-	return n / 4 ? (unsigned)(n / 4) : 1;
-}
 
 int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
 {
@@ -145,6 +107,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	if (!t)
 		return -ENOMEM;
 	t->cfg = *cfg;
+	t->be = cfg->fast ? &tracer_fast : &tracer_uprobes;
 	t->child.gate = t->child.status = -1;
 	t->sym = symbolizer_new();
 	t->procs = t->sym ? procs_new(t->sym) : NULL;
@@ -168,17 +131,15 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	size_t probeable = 0;
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *fn = &t->res.fns[i];
-		/* --fast moves the first instructions rather than probing them. */
-		t->refused[i] =
-		    cfg->fast ? NULL : trace_entry_unprobeable(fn, trace_entry_offset(fn));
+		t->refused[i] = t->be->refused_entry ? t->be->refused_entry(t, i) : NULL;
 		for (size_t p = 0; p < cfg->npids && !t->refused[i]; p++) {
 			uint64_t addr;
 			if (procs_file_addr(t->procs, cfg->pids[p], fn->file, fn->vaddr, &addr) !=
 			    0)
 				continue;
 			t->refused[i] = trace_code_changed(fn, cfg->pids[p], addr);
-			if (!t->refused[i] && cfg->fast)
-				t->refused[i] = tracer_fast_refused(t, i, cfg->pids[p], addr);
+			if (!t->refused[i] && t->be->refused_at)
+				t->refused[i] = t->be->refused_at(t, i, cfg->pids[p], addr);
 		}
 		probeable += !t->refused[i];
 	}
@@ -191,112 +152,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 			trace_hist_init(&t->hists[i]);
 	}
 
-	if (cfg->fast)
-		return 0;
-	struct uprobe_set_config ucfg = {cfg->want_stack || cfg->want_caller, cfg->ring_pages,
-					 wakeup_hits(t), cfg->no_bpf, cfg->max_events};
-	err = uprobe_set_new(&ucfg, &t->up);
-	if (err)
-		return tracer_fail(t, TRACER_BUFFERS, err, 0);
-	return 0;
-}
-
-/*
- * New processes are traced from their first instruction when the kernel
- * can follow forks for recce's BPF program: only when no process outside
- * the targets' families maps a probed file, since the probes then hold a
- * breakpoint in every process that maps it (the program returning at once
- * for the others). Otherwise t->fork_outsider names the first such
- * process and new ones are traced from when recce reads of them.
- */
-static void follow_forks(struct tracer *t)
-{
-	size_t n = t->res.n ? t->res.n : 1;
-	struct proc_file_id *files = calloc(n, sizeof(*files));
-	const char **paths = calloc(n, sizeof(*paths));
-	pid_t *family = NULL;
-	size_t nfiles = 0, nfamily = 0, cap = 0, which = 0;
-
-	if (!files || !paths)
-		goto out;
-	for (size_t i = 0; i < t->res.n; i++) {
-		struct stat st;
-		if (tracer_refused(t, i) || stat(t->res.fns[i].path, &st) < 0)
-			continue;
-		struct proc_file_id id = {(uint64_t)st.st_dev, (uint64_t)st.st_ino};
-		size_t k = 0;
-		while (k < nfiles && (files[k].ino != id.ino || files[k].dev != id.dev))
-			k++;
-		if (k == nfiles) {
-			paths[nfiles] = t->res.fns[i].object;
-			files[nfiles++] = id;
-		}
-	}
-	for (size_t p = 0; p < t->ntargets; p++) {
-		pid_t *kids = NULL;
-		size_t nkids = 0;
-		pid_t *v = array_reserve(family, &cap, nfamily + 1, sizeof(*v));
-		if (!v || proc_descendants(t->targets[p], &kids, &nkids) < 0 ||
-		    !(v = array_reserve(v, &cap, nfamily + 1 + nkids, sizeof(*v)))) {
-			free(kids);
-			t->fork_outsider = -ENOMEM;
-			goto out;
-		}
-		family = v;
-		family[nfamily++] = t->targets[p];
-		memcpy(family + nfamily, kids, nkids * sizeof(*kids));
-		nfamily += nkids;
-		free(kids);
-	}
-	t->fork_outsider = proc_file_outsider(files, nfiles, family, nfamily, &which);
-	if (t->fork_outsider == 0)
-		t->fork_err = uprobe_set_follow_forks(t->up);
-	if (t->fork_outsider > 0) {
-		/* Named now: by the end its id may be another's. */
-		struct procstat_reader r;
-		struct procstat_task task;
-		if (procstat_reader_init(&r, NULL) == 0) {
-			if (procstat_read_process(&r, t->fork_outsider, &task) == 0)
-				snprintf(t->fork_outsider_comm, sizeof(t->fork_outsider_comm), "%s",
-					 task.comm);
-			procstat_reader_release(&r);
-		}
-		t->fork_outsider_file = paths[which];
-	}
-out:
-	free(files);
-	free(paths);
-	free(family);
-}
-
-/* Attaches the probes to every thread of every target; a target that
- * exited meanwhile is skipped, the others are traced. */
-static int attach_targets(struct tracer *t)
-{
-	struct proc_ids tids;
-	size_t attached = 0;
-	int err = 0;
-
-	if (uprobe_set_uses_links(t->up))
-		follow_forks(t);
-	proc_ids_init(&tids);
-	for (size_t p = 0; p < t->ntargets && !err; p++) {
-		ssize_t n = proc_ids_list_tasks(&tids, NULL, t->targets[p], SIZE_MAX);
-		int rc =
-		    n > 0 ? uprobe_set_attach(t->up, t->targets[p], tids.ids, (size_t)n) : -ESRCH;
-		if (rc == -ESRCH)
-			continue; /* exited: the others are traced */
-		if (rc < 0) {
-			t->failed_path = uprobe_set_error_path(t->up);
-			err = tracer_fail(t, TRACER_ATTACH, rc, t->targets[p]);
-			break;
-		}
-		attached++;
-	}
-	proc_ids_release(&tids);
-	if (!err && !attached)
-		err = tracer_fail(t, TRACER_EXITED, -ESRCH, t->targets[0]);
-	return err;
+	return t->be->open ? t->be->open(t) : 0;
 }
 
 /* The next probe's entry, zeroed but for its function and role; probes
@@ -315,101 +171,9 @@ struct probe_of *tracer_push_probe(struct tracer *t, int fn, enum probe_role rol
 	return p;
 }
 
-static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role,
-		     const struct func_exit *how)
-{
-	int probe = uprobe_set_add(t->up, t->res.fns[fn].path, offset, role == PROBE_URETPROBE);
-	if (probe < 0)
-		return probe;
-	/* At a return, rax holds the address of an object returned in
-	 * memory: the probe reads the object there and then, before the
-	 * caller can change it. */
-	const struct trace_sig *sig = &t->sigs[fn];
-	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size &&
-	    (role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET)))
-		uprobe_set_capture(t->up, probe, sig->ret_object.size, sig->ret_object.string);
-	struct probe_of *p = tracer_push_probe(t, fn, role);
-	if (!p)
-		return -ENOMEM;
-	if (how)
-		p->how = *how;
-	return 0;
-}
-
-/* The returns of fn: probes on its exits, or a uretprobe when the config
- * asks for the older method. */
-static int add_return_probes(struct tracer *t, int fn)
-{
-	struct trace_exits ex = {0};
-	size_t bad = 0;
-	int err;
-
-	if (t->cfg.return_uretprobe) {
-		t->methods.uretprobe++;
-		return add_probe(t, fn, t->res.fns[fn].offset, PROBE_URETPROBE, NULL);
-	}
-	err = trace_exits_find(&t->res.fns[fn], &ex, &bad);
-	for (size_t i = 0; !err && i < ex.n; i++)
-		err = add_probe(t, fn, ex.v[i].offset, PROBE_EXIT, &ex.v[i].how);
-	if (!err) {
-		t->methods.exits++;
-		t->methods.exit_probes += ex.n;
-		t->methods.unprobed_jumps += ex.unprobed;
-	}
-	trace_exits_release(&ex);
-	if (err && err != -ENOMEM) {
-		t->failed_fn = fn;
-		t->failed_offset = bad;
-		return tracer_fail(t, TRACER_RETURNS, err, 0);
-	}
-	return err;
-}
-
 int tracer_start(struct tracer *t)
 {
-	const struct tracer_config *c = &t->cfg;
-	int err;
-
-	if (c->fast)
-		return tracer_fast_start(t);
-
-	proc_raise_fd_limit(); /* probes cost one descriptor per thread and CPU */
-	if (c->argv) {
-		err = launch_held(&t->child, c->argv, c->child_sigmask);
-		if (err)
-			return tracer_fail(t, TRACER_LAUNCH, err, 0);
-		t->targets = &t->child.pid;
-		t->ntargets = 1;
-	} else {
-		t->targets = c->pids;
-		t->ntargets = c->npids;
-	}
-	for (size_t i = 0; i < t->res.n; i++) {
-		if (t->refused[i])
-			continue;
-		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, NULL);
-		if (!err && c->want_return)
-			err = add_return_probes(t, (int)i);
-		if (err)
-			goto out_cancel;
-	}
-	if ((err = attach_targets(t)) < 0)
-		goto out_cancel;
-	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
-	trace_limits_init(&t->limits, c->count, c->time_ns, c->rate_n, c->rate_ms,
-			  time_now_ns(CLOCK_MONOTONIC));
-	if (c->argv && (err = launch_go(&t->child)) < 0) {
-		uprobe_set_remove_all(t->up);
-		return tracer_fail(t, TRACER_EXEC, err, 0);
-	}
-	return 0;
-
-out_cancel:
-	/* The target first: no probe stays, and the command never runs. */
-	uprobe_set_remove_all(t->up);
-	if (c->argv)
-		launch_cancel(&t->child);
-	return err;
+	return t->be->start(t);
 }
 
 /* The name of the return address addr in pid: "function" (with its file
@@ -490,16 +254,13 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
  * which comes later. */
 static uint64_t lost_now(const struct tracer *t)
 {
-	if (!t->up)
-		return tracer_fast_lost(t);
-	return uprobe_set_uses_links(t->up) ? uprobe_set_drops(t->up)
-					    : uprobe_set_stats(t->up)->lost;
+	return t->be->lost(t);
 }
 
 /* ... when hit h was written (with links, carried by the hit itself). */
 static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 {
-	return t->up && uprobe_set_uses_links(t->up) ? h->drops : lost_now(t);
+	return t->be->lost_at ? t->be->lost_at(t, h) : lost_now(t);
 }
 
 /* Shows a call that ended unseen, as how (unwound, lost...), unless it
@@ -550,7 +311,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	r.tid = h->tid;
 	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 		 t->res.fns[fn].name);
-	uint32_t have = t->up ? (1u << X86_NGPR) - 1 : arg_sysv_mask();
+	uint32_t have = t->be->sysv_args_only ? arg_sysv_mask() : (1u << X86_NGPR) - 1;
 	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, &r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r.nargs = 0; /* registers were only filled for --if */
@@ -679,7 +440,7 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 /* The hits since the last read, of whichever probes there are. */
 static int read_hits(struct tracer *t)
 {
-	return t->cfg.fast ? tracer_fast_read(t, on_hit) : uprobe_set_read(t->up, on_hit, t);
+	return t->be->read(t, on_hit);
 }
 
 /* Every call still in flight when the trace ends gets its end: still
@@ -723,10 +484,7 @@ static void close_open_calls(struct tracer *t)
 /* Every probe out of the targets. */
 static int remove_probes(struct tracer *t)
 {
-	if (t->cfg.fast)
-		return tracer_fast_remove(t);
-	uprobe_set_remove_all(t->up);
-	return 0;
+	return t->be->remove(t);
 }
 
 static void on_stop_signal(void *arg, int fd, short revents)
@@ -802,7 +560,7 @@ static void on_wake(void *arg)
 
 int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg), void *arg)
 {
-	size_t nrings = t->up ? uprobe_set_pollfds(t->up, NULL, 0) : 0;
+	size_t nrings = t->be->wake_fds ? t->be->wake_fds(t, NULL, 0) : 0;
 	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
 	int err = ringfds ? 0 : -ENOMEM;
 
@@ -810,8 +568,8 @@ int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg)
 	t->done = done;
 	t->done_arg = arg;
 	t->alive = 0;
-	if (!err && t->up) {
-		uprobe_set_pollfds(t->up, ringfds, nrings);
+	if (!err && nrings) {
+		t->be->wake_fds(t, ringfds, nrings);
 		for (size_t i = 0; i < nrings && !err; i++)
 			err = evloop_add(loop, ringfds[i], 0, NULL, t);
 	}
@@ -824,10 +582,10 @@ int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg)
 		err = evloop_add(loop, fd, EVLOOP_ONCE | EVLOOP_CLOSE, on_target_exit, t);
 	}
 	/* A first look at once; then one every poll interval (the fast rings
-	 * wake nobody: they are read every FAST_POLL_MS); and one when the
+	 * wake nobody: they are read every few milliseconds); and one when the
 	 * time limit is up. */
 	int64_t now = time_now_ns(CLOCK_MONOTONIC);
-	int64_t every = (t->cfg.fast ? FAST_POLL_MS : POLL_MS) * 1000000LL;
+	int64_t every = t->be->poll_ms * 1000000LL;
 	int id = err ? err : evloop_timer_add(loop, now, 0, NULL, t);
 	if (id >= 0)
 		id = evloop_timer_add(loop, now + every, every, NULL, t);
@@ -855,7 +613,7 @@ int tracer_finish(struct tracer *t)
 	/* The target first: remove every probe before anything else. */
 	int err = remove_probes(t);
 	/* --fast: the calls made up to the removal, still in the rings. */
-	if (t->cfg.fast)
+	if (t->be->read_after_remove)
 		read_hits(t);
 	close_open_calls(t);
 	return err;
@@ -915,12 +673,6 @@ const struct trace_resolved *tracer_functions(const struct tracer *t)
 	return &t->res;
 }
 
-void tracer_events_wanted(const struct tracer *t, size_t *events, size_t *probes, size_t *ncpus)
-{
-	*events = uprobe_set_events_wanted(t->up, ncpus);
-	*probes = t->nprobes;
-}
-
 const struct fast_set_info *tracer_fast_info(const struct tracer *t)
 {
 	return &t->fast_info;
@@ -938,25 +690,17 @@ struct trace_hist *tracer_hist(struct tracer *t, size_t i)
 
 void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 {
-	const struct uprobe_stats *us = t->up ? uprobe_set_stats(t->up) : NULL;
-
 	memset(st, 0, sizeof(*st));
 	st->stop = t->limits.stop;
 	st->shown = t->shown;
 	st->dropped = t->dropped;
-	st->lost = us ? us->lost : tracer_fast_lost(t);
-	st->unfollowed = us ? us->unfollowed : 0;
-	st->followed = us ? us->followed : 0;
-	st->followed_late = us ? us->followed_late : 0;
 	st->fork_outsider = t->fork_outsider;
 	st->fork_outsider_comm = t->fork_outsider_comm;
 	st->fork_outsider_file = t->fork_outsider_file;
 	st->fork_err = t->fork_err;
-	if (!us)
-		tracer_fast_children(t, st);
+	t->be->stats(t, st);
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
-	st->uses_links = t->up ? uprobe_set_uses_links(t->up) : 0;
 	st->methods = t->methods;
 	for (size_t i = 0; i < t->res.n; i++)
 		st->functions += !tracer_refused(t, i);
@@ -966,8 +710,7 @@ void tracer_free(struct tracer *t)
 {
 	if (!t)
 		return;
-	uprobe_set_free(t->up); /* removes any probe still in place */
-	tracer_fast_free(t);
+	t->be->release(t);
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
 	trace_calls_release(&t->calls);
