@@ -1,23 +1,19 @@
 /*
- * The recording engine (see sampler.h): attach or launch, then the per-CPU
- * rings, the stop descriptor and one pidfd per target in the caller's
- * event loop. The loop wakes when a ring is half full or every half
- * second, so a sampled process costs recce a few wakeups per second, not
- * one per sample.
+ * The recording engine (see sampler.h): its events opened on running
+ * processes, every thread found, or a command launched with sampling
+ * enabled at its exec; its stats and what a recording says about itself.
+ * The records go where they belong in sampler-records.c, and the loop's
+ * side is sampler-run.c.
  */
 #include "sampling/sampler.h"
+#include "sampling/sampler-internal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/perf_event.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perf/perf-events.h"
@@ -26,74 +22,16 @@
 #include "proc/self.h"
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
-#include "profile/resolve.h"
 #include "sampling/alloc-probes.h"
-#include "sampling/alloc-samples.h"
 #include "sampling/offcpu.h"
-#include "sampling/unwind.h"
 #include "sampling/waiting.h"
 #include "util/array.h"
 #include "util/clock.h"
-#include "util/progress.h"
-#include "util/evloop.h"
 #include "util/shell.h"
-#include "util/u64map.h"
 #include "util/version.h"
 
-#define POLL_MS		  500
-#define MAX_RESCANS	  100 /* listings of /proc/PID/task before giving up on a churning target */
-#define MAX_CMDLINE	  4096	     /* bytes of a target's command line kept for the profile */
-#define TID_FREE	  UINT64_MAX /* tid_task value of a thread that exited */
-#define MAX_KERNEL_FRAMES 1024	     /* kernel callchain entries kept in dwarf mode */
-#define MAX_UNWIND_FRAMES 512  /* user frames unwound per sample: a bad stack cannot loop us */
-#define CHILD_GRACE_MS	  2000 /* between SIGTERM and SIGKILL of the launched command */
-
-struct sampler {
-	struct sampler_config cfg;
-	struct perf_events *pe;
-	struct unwinder *unwinder;
-	struct offcpu *offcpu;		   /* with PERF_EVENTS_SWITCHES */
-	struct alloc_probes *alloc_probes; /* with PERF_EVENTS_ALLOC, until the end */
-	struct alloc_samples *alloc;
-	pid_t *attached; /* with it: the threads attach() opened, to look at */
-	size_t nattached, attached_cap;
-	struct sampler_target *targets;
-	size_t ntargets;
-	int *pidfds; /* per target, -1 once exited or when pidfds are unsupported */
-	int *alive;  /* per target */
-	pid_t child; /* the launched command, 0 if none or reaped */
-	int exec_failed;
-	int signalled; /* the stop descriptor became readable */
-
-	/* Duplicate streams (see sampler.h): which tasks were opened by a
-	 * rescan, which were closed, and the first task seen per tid. */
-	unsigned char *task_flags; /* per perf task: TASK_RESCUED, TASK_CLOSED */
-	size_t task_flags_cap;
-	size_t live_rescued;
-	int any_closed;
-	struct u64map tid_task;
-
-	/* System-wide: pid -> KNOWN_SCANNED or KNOWN_RECORDS; 1 << 32 | tid
-	 * once its name was looked for; 2 << 32 | pid once it was sampled. */
-	struct u64map known;
-
-	uint64_t *frames; /* scratch: one sample's frames */
-	size_t frames_cap;
-
-	struct sampler_stats stats;
-	int64_t start_mono, end_mono;
-	int64_t deadline; /* of the duration, CLOCK_MONOTONIC; INT64_MAX without */
-	int stopping;
-	int run_err; /* what stopped the run, when an error did */
-
-	/* The loop the sampler is attached to, until it leaves it. */
-	struct evloop *loop;
-	void (*done)(void *arg);
-	void *done_arg;
-};
-
-enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };
-enum { KNOWN_SCANNED = 1, KNOWN_RECORDS = 2 };
+#define MAX_RESCANS 100	 /* listings of /proc/PID/task before giving up on a churning target */
+#define MAX_CMDLINE 4096 /* bytes of a target's command line kept for the profile */
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 {
@@ -154,7 +92,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	return perf_events_new(&pc, &s->pe);
 }
 
-static int task_flags_set(struct sampler *s, int task, unsigned char flag)
+int sampler_task_flags_set(struct sampler *s, int task, unsigned char flag)
 {
 	if ((size_t)task >= s->task_flags_cap) {
 		size_t old = s->task_flags_cap;
@@ -169,7 +107,7 @@ static int task_flags_set(struct sampler *s, int task, unsigned char flag)
 	return 0;
 }
 
-static unsigned char task_flags(const struct sampler *s, int task)
+unsigned char sampler_task_flags(const struct sampler *s, int task)
 {
 	return task >= 0 && (size_t)task < s->task_flags_cap ? s->task_flags[task] : 0;
 }
@@ -201,7 +139,7 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	return (ssize_t)len;
 }
 
-static void thread_name_from_proc(struct sampler *s, pid_t pid, pid_t tid)
+void sampler_thread_name(struct sampler *s, pid_t pid, pid_t tid)
 {
 	char path[64], comm[32];
 
@@ -218,7 +156,7 @@ static void thread_name_from_proc(struct sampler *s, pid_t pid, pid_t tid)
  * from the start. */
 static int thread_attached(struct sampler *s, pid_t pid, pid_t tid)
 {
-	thread_name_from_proc(s, pid, tid);
+	sampler_thread_name(s, pid, tid);
 	if (!s->offcpu)
 		return 0;
 	pid_t *n = array_reserve(s->attached, &s->attached_cap, s->nattached + 1, sizeof(*n));
@@ -332,7 +270,7 @@ static int attach_threads(struct sampler *s, pid_t pid)
 			}
 			opened++;
 			if (round > 0) {
-				if (task_flags_set(s, task, TASK_RESCUED) < 0) {
+				if (sampler_task_flags_set(s, task, TASK_RESCUED) < 0) {
 					err = -ENOMEM;
 					break;
 				}
@@ -457,7 +395,7 @@ static int alloc_inside(void *ctx, pid_t pid, uint64_t addr)
 /* A process a target created: its allocators are probed from now (the
  * kernel's links are per process), so its first allocations, before
  * recce read of it, are not sampled. */
-static void alloc_follow(struct sampler *s, pid_t pid)
+void sampler_alloc_follow(struct sampler *s, pid_t pid)
 {
 	int rc = alloc_probes_attach(s->alloc_probes, s->cfg.procs, s->cfg.sym, pid);
 
@@ -537,458 +475,6 @@ int sampler_start(struct sampler *s)
 int sampler_exec_failed(const struct sampler *s)
 {
 	return s->exec_failed;
-}
-
-/*
- * Whether a sample comes from a second stream on its thread (see
- * sampler.h); closes that stream the first time. Only runs while tasks
- * opened by a rescan exist, so the common case pays nothing.
- */
-static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
-{
-	int task = perf_events_id_task(s->pe, rec->id);
-
-	if (task_flags(s, task) & TASK_CLOSED)
-		return 1;
-	if (!s->live_rescued || task < 0)
-		return 0;
-	uint64_t first;
-	if (!u64map_get(&s->tid_task, rec->tid, &first) || first == TID_FREE ||
-	    (task_flags(s, (int)first) & TASK_CLOSED)) {
-		u64map_put(&s->tid_task, rec->tid, (uint64_t)task);
-		return 0;
-	}
-	if (first == (uint64_t)task)
-		return 0;
-	/* Two streams on one thread: close the one opened by a rescan (the
-	 * later one if both were). */
-	int a = (int)first, b = task;
-	int victim = -1;
-	if ((task_flags(s, a) & TASK_RESCUED) && (task_flags(s, b) & TASK_RESCUED))
-		victim = a > b ? a : b;
-	else if (task_flags(s, a) & TASK_RESCUED)
-		victim = a;
-	else if (task_flags(s, b) & TASK_RESCUED)
-		victim = b;
-	if (victim < 0)
-		return 0;
-	perf_events_close_task(s->pe, victim);
-	task_flags_set(s, victim, TASK_CLOSED);
-	s->any_closed = 1;
-	s->live_rescued--;
-	int keep = victim == a ? b : a;
-	u64map_put(&s->tid_task, rec->tid, (uint64_t)keep);
-	return victim == task;
-}
-
-/* The frames of a sample, leaf first: its callchain, or in dwarf mode its
- * kernel callchain and the unwound user stack. Sets *nframes. */
-static const uint64_t *sample_frames(struct sampler *s, const struct perf_record *rec,
-				     size_t *nframes)
-{
-	const uint64_t *frames = rec->sample.ips;
-	size_t n = rec->sample.nr;
-	if (s->cfg.dwarf) {
-		/* The kernel part of the callchain, then the unwound user part. */
-		if (n > MAX_KERNEL_FRAMES)
-			n = MAX_KERNEL_FRAMES;
-		memcpy(s->frames, rec->sample.ips, n * sizeof(*frames));
-		if (rec->sample.abi && rec->sample.regs) {
-			s->frames[n++] = (uint64_t)PERF_CONTEXT_USER;
-			size_t max = s->frames_cap - n;
-			if (max > MAX_UNWIND_FRAMES)
-				max = MAX_UNWIND_FRAMES;
-			int got = unwinder_unwind(s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid,
-						  rec->sample.regs, rec->sample.stack,
-						  rec->sample.stack_size, s->frames + n, max);
-			if (got > 0)
-				n += (size_t)got;
-		} else if (!n) {
-			s->frames[n++] = rec->sample.ip;
-		}
-		frames = s->frames;
-	} else if (!n) {
-		frames = &rec->sample.ip;
-		n = 1;
-	}
-	*nframes = n;
-	return frames;
-}
-
-/*
- * System-wide: reads pid from /proc the first time a record names it, and
- * then sets *fresh. Returns KNOWN_SCANNED, or KNOWN_RECORDS when it was
- * gone (its records alone tell its mappings).
- */
-static int know_process(struct sampler *s, pid_t pid, int *fresh)
-{
-	uint64_t how;
-
-	*fresh = 0;
-	if (u64map_get(&s->known, (uint64_t)pid, &how))
-		return (int)how;
-	*fresh = 1;
-	how = procs_scan(s->cfg.procs, pid) == 0 ? KNOWN_SCANNED : KNOWN_RECORDS;
-	u64map_put(&s->known, (uint64_t)pid, how);
-	return (int)how;
-}
-
-/* System-wide: names a thread from /proc the first time it is sampled,
- * and counts the processes sampled. */
-static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
-{
-	uint64_t tkey = (uint64_t)1 << 32 | (uint32_t)tid, pkey = (uint64_t)2 << 32 | (uint32_t)pid;
-
-	if (u64map_get(&s->known, tkey, NULL))
-		return;
-	u64map_put(&s->known, tkey, 1);
-	if (!u64map_get(&s->known, pkey, NULL) && u64map_put(&s->known, pkey, 1) == 0)
-		s->stats.processes++;
-	if (!aggregate_thread_name(s->cfg.agg, tid))
-		thread_name_from_proc(s, pid, tid);
-}
-
-static void handle_sample(struct sampler *s, const struct perf_record *rec)
-{
-	if (rec->event == PERF_EVENTS_ALLOC) {
-		size_t n;
-		const uint64_t *frames = sample_frames(s, rec, &n);
-		if (!s->alloc ||
-		    alloc_samples_add(s->alloc, (pid_t)rec->pid, (pid_t)rec->tid, rec->sample.raw,
-				      rec->sample.raw_size, frames, n) < 0)
-			s->stats.dropped++;
-		return;
-	}
-	if (s->cfg.system_wide) {
-		if (rec->pid == 0) {
-			s->stats.idle++;
-			return;
-		}
-		int fresh;
-		know_process(s, (pid_t)rec->pid, &fresh);
-		know_thread(s, (pid_t)rec->pid, (pid_t)rec->tid);
-	}
-	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
-		s->stats.dropped++;
-		return;
-	}
-	size_t n;
-	const uint64_t *frames = sample_frames(s, rec, &n);
-	if (rec->event == PERF_EVENTS_SWITCHES) {
-		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
-					    frames, n) < 0)
-			s->stats.dropped++;
-		return;
-	}
-	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
-	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
-			     rec->sample.period, when) < 0)
-		s->stats.dropped++;
-	else
-		s->stats.samples++;
-}
-
-static void handle_exec(struct sampler *s, pid_t pid)
-{
-	/* Name the old image's code while its mappings are still known. */
-	if (s->cfg.resolver && aggregate_gen_stacks(s->cfg.agg, pid))
-		resolver_add(s->cfg.resolver, s->cfg.agg, pid);
-	procs_exec(s->cfg.procs, pid);
-	aggregate_exec(s->cfg.agg, pid);
-	if (s->unwinder)
-		unwinder_forget(s->unwinder, pid);
-}
-
-static int handle_record(const struct perf_record *rec, void *arg)
-{
-	struct sampler *s = arg;
-	pid_t pid = (pid_t)rec->pid, tid = (pid_t)rec->tid;
-
-	switch (rec->type) {
-	case PERF_RECORD_SAMPLE:
-		handle_sample(s, rec);
-		break;
-	case PERF_RECORD_MMAP2:
-		/* A process read from /proc just now has this mapping already. */
-		if (s->cfg.system_wide) {
-			int fresh;
-			if (know_process(s, pid, &fresh) == KNOWN_SCANNED && fresh)
-				break;
-		}
-		procs_mmap(s->cfg.procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
-			   rec->mmap.filename, (int)rec->mmap.prot);
-		if (s->unwinder)
-			unwinder_maps_changed(s->unwinder, pid);
-		break;
-	case PERF_RECORD_COMM:
-		if (rec->comm.exec)
-			handle_exec(s, pid);
-		if (pid == tid)
-			procs_set_comm(s->cfg.procs, pid, rec->comm.comm);
-		aggregate_set_thread(s->cfg.agg, pid, tid, rec->comm.comm);
-		break;
-	case PERF_RECORD_FORK: {
-		const char *name = aggregate_thread_name(s->cfg.agg, (pid_t)rec->task.ptid);
-		if (pid != (pid_t)rec->task.ppid) {
-			int fresh;
-			/* System-wide: the parent's mappings, for a child gone soon. */
-			if (s->cfg.system_wide)
-				know_process(s, (pid_t)rec->task.ppid, &fresh);
-			procs_fork(s->cfg.procs, (pid_t)rec->task.ppid, pid);
-			const char *comm = procs_comm(s->cfg.procs, (pid_t)rec->task.ppid);
-			char copy[64];
-			if (comm) {
-				snprintf(copy, sizeof(copy), "%s", comm);
-				procs_set_comm(s->cfg.procs, pid, copy);
-			}
-			if (s->alloc_probes)
-				alloc_follow(s, pid);
-		}
-		aggregate_set_thread(s->cfg.agg, pid, tid, name);
-		if (s->offcpu)
-			offcpu_new_thread(s->offcpu, pid, tid);
-		break;
-	}
-	case PERF_RECORD_SWITCH:
-		if (!s->offcpu)
-			break;
-		if (!rec->swtch.out)
-			offcpu_in(s->offcpu, pid, tid, rec->time);
-		else if (rec->swtch.preempt)
-			offcpu_preempted(s->offcpu, tid);
-		break;
-	case PERF_RECORD_EXIT:
-		if (s->offcpu)
-			offcpu_exit(s->offcpu, tid);
-		/* The tid may be reused by a thread with other streams. */
-		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
-			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
-		if (pid == tid && s->unwinder)
-			unwinder_forget(s->unwinder, pid);
-		if (pid == tid && s->alloc_probes)
-			alloc_probes_forget(s->alloc_probes, pid);
-		break;
-	case PERF_RECORD_LOST:
-		s->stats.lost += rec->lost.lost;
-		break;
-	case PERF_RECORD_THROTTLE:
-		s->stats.throttled++;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-/* Reaps the launched command if it has exited; returns 1 if it did. */
-static int child_wait(struct sampler *s, int options)
-{
-	int st;
-
-	if (!s->child || waitpid(s->child, &st, options) != s->child)
-		return 0;
-	s->stats.child_status = st;
-	s->stats.child_exited = 1;
-	s->child = 0;
-	return 1;
-}
-
-/* A target's pidfd became readable: that process has exited. */
-static void on_target_exit(void *arg, int fd, short revents)
-{
-	struct sampler *s = arg;
-
-	(void)revents;
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (s->pidfds[i] != fd)
-			continue;
-		if (s->targets[i].pid == s->child)
-			child_wait(s, WNOHANG);
-		s->alive[i] = 0;
-		close(s->pidfds[i]);
-		s->pidfds[i] = -1;
-	}
-}
-
-static void on_stop_signal(void *arg, int fd, short revents)
-{
-	(void)fd;
-	(void)revents;
-	((struct sampler *)arg)->signalled = 1;
-}
-
-/* Notes the targets without a pidfd that exited; returns how many targets
- * are still alive. */
-static size_t check_targets(struct sampler *s)
-{
-	size_t alive = 0;
-
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (!s->alive[i])
-			continue;
-		pid_t pid = s->targets[i].pid;
-		int gone;
-		if (s->pidfds[i] >= 0)
-			gone = 0; /* on_target_exit() will say */
-		else if (pid == s->child)
-			gone = child_wait(s, WNOHANG);
-		else
-			gone = kill(pid, 0) < 0 && errno == ESRCH;
-		if (gone)
-			s->alive[i] = 0;
-		else
-			alive++;
-	}
-	return alive;
-}
-
-/* Ends the launched command if it outlives its recording. */
-static void child_reap(struct sampler *s)
-{
-	if (!s->child || child_wait(s, WNOHANG))
-		return;
-	kill(s->child, SIGTERM);
-	for (int waited = 0; waited < CHILD_GRACE_MS; waited += 10) {
-		if (child_wait(s, WNOHANG))
-			return;
-		usleep(10000);
-	}
-	kill(s->child, SIGKILL);
-	child_wait(s, 0);
-}
-
-/* Leaves the loop: nothing of the sampler's is waited on any more. */
-static void leave(struct sampler *s)
-{
-	if (!s->loop)
-		return;
-	evloop_remove_arg(s->loop, s);
-	s->loop = NULL;
-}
-
-/* Sampling is over, for why (an error when negative). */
-static void stop(struct sampler *s, int err)
-{
-	s->stopping = 1;
-	s->run_err = err;
-	s->end_mono = time_now_ns(CLOCK_MONOTONIC);
-	leave(s);
-	if (s->done)
-		s->done(s->done_arg);
-}
-
-/* After every wake of the loop: read the rings, then see whether it is
- * over. */
-static void on_wake(void *arg)
-{
-	struct sampler *s = arg;
-
-	if (s->stopping)
-		return;
-	int r = perf_events_read(s->pe, handle_record, s);
-	if (r < 0) {
-		stop(s, r);
-		return;
-	}
-	progress("recording", (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
-		 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
-	if (s->signalled)
-		s->stats.stop = SAMPLER_STOP_SIGNAL;
-	else if (!s->cfg.system_wide && !check_targets(s))
-		s->stats.stop = SAMPLER_STOP_EXITED;
-	else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= s->deadline)
-		s->stats.stop = SAMPLER_STOP_DURATION;
-	if (s->stats.stop != SAMPLER_STOP_NONE)
-		stop(s, 0);
-}
-
-int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *arg), void *arg)
-{
-	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
-	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
-	int ret = 0;
-
-	if (!rings)
-		return -ENOMEM;
-	s->loop = loop;
-	s->done = done;
-	s->done_arg = arg;
-	s->deadline =
-	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
-	perf_events_pollfds(s->pe, rings, nrings);
-	/* The rings only wake the loop: on_wake() reads them all. */
-	for (size_t i = 0; i < nrings && !ret; i++)
-		ret = evloop_add(loop, rings[i], 0, NULL, s);
-	free(rings);
-	if (!ret)
-		ret = evloop_add(loop, s->cfg.stop_fd, 0, on_stop_signal, s);
-	for (size_t i = 0; i < s->ntargets && !ret; i++)
-		if (s->alive[i])
-			ret = evloop_add(loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
-	/* A wake every POLL_MS, whatever the rings do, and one at the end. */
-	int64_t now = time_now_ns(CLOCK_MONOTONIC);
-	if (!ret) {
-		int id =
-		    evloop_timer_add(loop, now + POLL_MS * 1000000LL, POLL_MS * 1000000LL, NULL, s);
-		ret = id < 0 ? id : 0;
-	}
-	if (!ret && s->deadline != INT64_MAX) {
-		int id = evloop_timer_add(loop, s->deadline, 0, NULL, s);
-		ret = id < 0 ? id : 0;
-	}
-	if (!ret)
-		ret = evloop_check_add(loop, on_wake, s);
-	if (ret)
-		leave(s);
-	return ret;
-}
-
-int sampler_drain(struct sampler *s)
-{
-	/* Stopped by the loop's owner, not by a condition of its own. */
-	if (!s->stopping) {
-		s->stopping = 1;
-		s->end_mono = time_now_ns(CLOCK_MONOTONIC);
-		if (s->stats.stop == SAMPLER_STOP_NONE)
-			s->stats.stop = SAMPLER_STOP_SIGNAL;
-	}
-	leave(s);
-	s->stats.duration_ns = s->end_mono - s->start_mono;
-	/* The target runs at full speed again before anything else. */
-	if (s->alloc_probes)
-		alloc_probes_detach(s->alloc_probes);
-	if (s->run_err)
-		return s->run_err;
-	/* What the kernel wrote until now still counts. */
-	int r = perf_events_read(s->pe, handle_record, s);
-	return r < 0 ? r : 0;
-}
-
-int sampler_finish(struct sampler *s)
-{
-	int ret = 0;
-
-	if (s->offcpu)
-		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
-	if (s->alloc && alloc_samples_finish(s->alloc) < 0)
-		ret = -ENOMEM;
-	child_reap(s);
-	return ret;
-}
-
-int sampler_run(struct sampler *s)
-{
-	struct evloop loop;
-
-	evloop_init(&loop);
-	int ret = sampler_attach(s, &loop, evloop_stop_done, &loop);
-	if (!ret)
-		ret = evloop_run(&loop);
-	int r = sampler_drain(s);
-	evloop_release(&loop);
-	ret = ret ? ret : r;
-	r = sampler_finish(s);
-	return ret ? ret : r;
 }
 
 void sampler_set_resolver(struct sampler *s, struct resolver *r)
@@ -1123,7 +609,7 @@ void sampler_free(struct sampler *s)
 	if (!s)
 		return;
 	perf_events_free(s->pe);
-	child_reap(s);
+	sampler_child_reap(s);
 	if (s->pidfds)
 		for (size_t i = 0; i < s->ntargets; i++)
 			if (s->pidfds[i] >= 0)

@@ -1,0 +1,262 @@
+/*
+ * The sampler's records (see sampler-internal.h): samples to the
+ * aggregate (after the duplicate-stream check, through the DWARF
+ * unwinder in dwarf mode, to off-CPU time for switches), mappings, forks,
+ * execs and names to the process registry, thread names to the
+ * aggregate, allocations to their samples.
+ */
+#include "sampling/sampler-internal.h"
+
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perf/perf-events.h"
+#include "proc/proc-maps.h"
+#include "profile/aggregate.h"
+#include "profile/resolve.h"
+#include "sampling/alloc-probes.h"
+#include "sampling/offcpu.h"
+
+#define TID_FREE UINT64_MAX /* tid_task value of a thread that exited */
+
+/*
+ * Whether a sample comes from a second stream on its thread (see
+ * sampler.h); closes that stream the first time. Only runs while tasks
+ * opened by a rescan exist, so the common case pays nothing.
+ */
+static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
+{
+	int task = perf_events_id_task(s->pe, rec->id);
+
+	if (sampler_task_flags(s, task) & TASK_CLOSED)
+		return 1;
+	if (!s->live_rescued || task < 0)
+		return 0;
+	uint64_t first;
+	if (!u64map_get(&s->tid_task, rec->tid, &first) || first == TID_FREE ||
+	    (sampler_task_flags(s, (int)first) & TASK_CLOSED)) {
+		u64map_put(&s->tid_task, rec->tid, (uint64_t)task);
+		return 0;
+	}
+	if (first == (uint64_t)task)
+		return 0;
+	/* Two streams on one thread: close the one opened by a rescan (the
+	 * later one if both were). */
+	int a = (int)first, b = task;
+	int victim = -1;
+	if ((sampler_task_flags(s, a) & TASK_RESCUED) && (sampler_task_flags(s, b) & TASK_RESCUED))
+		victim = a > b ? a : b;
+	else if (sampler_task_flags(s, a) & TASK_RESCUED)
+		victim = a;
+	else if (sampler_task_flags(s, b) & TASK_RESCUED)
+		victim = b;
+	if (victim < 0)
+		return 0;
+	perf_events_close_task(s->pe, victim);
+	sampler_task_flags_set(s, victim, TASK_CLOSED);
+	s->any_closed = 1;
+	s->live_rescued--;
+	int keep = victim == a ? b : a;
+	u64map_put(&s->tid_task, rec->tid, (uint64_t)keep);
+	return victim == task;
+}
+
+/* The frames of a sample, leaf first: its callchain, or in dwarf mode its
+ * kernel callchain and the unwound user stack. Sets *nframes. */
+static const uint64_t *sample_frames(struct sampler *s, const struct perf_record *rec,
+				     size_t *nframes)
+{
+	const uint64_t *frames = rec->sample.ips;
+	size_t n = rec->sample.nr;
+	if (s->cfg.dwarf) {
+		/* The kernel part of the callchain, then the unwound user part. */
+		if (n > MAX_KERNEL_FRAMES)
+			n = MAX_KERNEL_FRAMES;
+		memcpy(s->frames, rec->sample.ips, n * sizeof(*frames));
+		if (rec->sample.abi && rec->sample.regs) {
+			s->frames[n++] = (uint64_t)PERF_CONTEXT_USER;
+			size_t max = s->frames_cap - n;
+			if (max > MAX_UNWIND_FRAMES)
+				max = MAX_UNWIND_FRAMES;
+			int got = unwinder_unwind(s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid,
+						  rec->sample.regs, rec->sample.stack,
+						  rec->sample.stack_size, s->frames + n, max);
+			if (got > 0)
+				n += (size_t)got;
+		} else if (!n) {
+			s->frames[n++] = rec->sample.ip;
+		}
+		frames = s->frames;
+	} else if (!n) {
+		frames = &rec->sample.ip;
+		n = 1;
+	}
+	*nframes = n;
+	return frames;
+}
+
+/*
+ * System-wide: reads pid from /proc the first time a record names it, and
+ * then sets *fresh. Returns KNOWN_SCANNED, or KNOWN_RECORDS when it was
+ * gone (its records alone tell its mappings).
+ */
+static int know_process(struct sampler *s, pid_t pid, int *fresh)
+{
+	uint64_t how;
+
+	*fresh = 0;
+	if (u64map_get(&s->known, (uint64_t)pid, &how))
+		return (int)how;
+	*fresh = 1;
+	how = procs_scan(s->cfg.procs, pid) == 0 ? KNOWN_SCANNED : KNOWN_RECORDS;
+	u64map_put(&s->known, (uint64_t)pid, how);
+	return (int)how;
+}
+
+/* System-wide: names a thread from /proc the first time it is sampled,
+ * and counts the processes sampled. */
+static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	uint64_t tkey = (uint64_t)1 << 32 | (uint32_t)tid, pkey = (uint64_t)2 << 32 | (uint32_t)pid;
+
+	if (u64map_get(&s->known, tkey, NULL))
+		return;
+	u64map_put(&s->known, tkey, 1);
+	if (!u64map_get(&s->known, pkey, NULL) && u64map_put(&s->known, pkey, 1) == 0)
+		s->stats.processes++;
+	if (!aggregate_thread_name(s->cfg.agg, tid))
+		sampler_thread_name(s, pid, tid);
+}
+
+static void handle_sample(struct sampler *s, const struct perf_record *rec)
+{
+	if (rec->event == PERF_EVENTS_ALLOC) {
+		size_t n;
+		const uint64_t *frames = sample_frames(s, rec, &n);
+		if (!s->alloc ||
+		    alloc_samples_add(s->alloc, (pid_t)rec->pid, (pid_t)rec->tid, rec->sample.raw,
+				      rec->sample.raw_size, frames, n) < 0)
+			s->stats.dropped++;
+		return;
+	}
+	if (s->cfg.system_wide) {
+		if (rec->pid == 0) {
+			s->stats.idle++;
+			return;
+		}
+		int fresh;
+		know_process(s, (pid_t)rec->pid, &fresh);
+		know_thread(s, (pid_t)rec->pid, (pid_t)rec->tid);
+	}
+	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
+		s->stats.dropped++;
+		return;
+	}
+	size_t n;
+	const uint64_t *frames = sample_frames(s, rec, &n);
+	if (rec->event == PERF_EVENTS_SWITCHES) {
+		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
+					    frames, n) < 0)
+			s->stats.dropped++;
+		return;
+	}
+	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
+	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
+			     rec->sample.period, when) < 0)
+		s->stats.dropped++;
+	else
+		s->stats.samples++;
+}
+
+static void handle_exec(struct sampler *s, pid_t pid)
+{
+	/* Name the old image's code while its mappings are still known. */
+	if (s->cfg.resolver && aggregate_gen_stacks(s->cfg.agg, pid))
+		resolver_add(s->cfg.resolver, s->cfg.agg, pid);
+	procs_exec(s->cfg.procs, pid);
+	aggregate_exec(s->cfg.agg, pid);
+	if (s->unwinder)
+		unwinder_forget(s->unwinder, pid);
+}
+
+int sampler_handle_record(const struct perf_record *rec, void *arg)
+{
+	struct sampler *s = arg;
+	pid_t pid = (pid_t)rec->pid, tid = (pid_t)rec->tid;
+
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		handle_sample(s, rec);
+		break;
+	case PERF_RECORD_MMAP2:
+		/* A process read from /proc just now has this mapping already. */
+		if (s->cfg.system_wide) {
+			int fresh;
+			if (know_process(s, pid, &fresh) == KNOWN_SCANNED && fresh)
+				break;
+		}
+		procs_mmap(s->cfg.procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
+			   rec->mmap.filename, (int)rec->mmap.prot);
+		if (s->unwinder)
+			unwinder_maps_changed(s->unwinder, pid);
+		break;
+	case PERF_RECORD_COMM:
+		if (rec->comm.exec)
+			handle_exec(s, pid);
+		if (pid == tid)
+			procs_set_comm(s->cfg.procs, pid, rec->comm.comm);
+		aggregate_set_thread(s->cfg.agg, pid, tid, rec->comm.comm);
+		break;
+	case PERF_RECORD_FORK: {
+		const char *name = aggregate_thread_name(s->cfg.agg, (pid_t)rec->task.ptid);
+		if (pid != (pid_t)rec->task.ppid) {
+			int fresh;
+			/* System-wide: the parent's mappings, for a child gone soon. */
+			if (s->cfg.system_wide)
+				know_process(s, (pid_t)rec->task.ppid, &fresh);
+			procs_fork(s->cfg.procs, (pid_t)rec->task.ppid, pid);
+			const char *comm = procs_comm(s->cfg.procs, (pid_t)rec->task.ppid);
+			char copy[64];
+			if (comm) {
+				snprintf(copy, sizeof(copy), "%s", comm);
+				procs_set_comm(s->cfg.procs, pid, copy);
+			}
+			if (s->alloc_probes)
+				sampler_alloc_follow(s, pid);
+		}
+		aggregate_set_thread(s->cfg.agg, pid, tid, name);
+		if (s->offcpu)
+			offcpu_new_thread(s->offcpu, pid, tid);
+		break;
+	}
+	case PERF_RECORD_SWITCH:
+		if (!s->offcpu)
+			break;
+		if (!rec->swtch.out)
+			offcpu_in(s->offcpu, pid, tid, rec->time);
+		else if (rec->swtch.preempt)
+			offcpu_preempted(s->offcpu, tid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (s->offcpu)
+			offcpu_exit(s->offcpu, tid);
+		/* The tid may be reused by a thread with other streams. */
+		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
+			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
+		if (pid == tid && s->unwinder)
+			unwinder_forget(s->unwinder, pid);
+		if (pid == tid && s->alloc_probes)
+			alloc_probes_forget(s->alloc_probes, pid);
+		break;
+	case PERF_RECORD_LOST:
+		s->stats.lost += rec->lost.lost;
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->stats.throttled++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

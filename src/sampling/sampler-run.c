@@ -1,0 +1,237 @@
+/*
+ * The sampler in its caller's event loop (see sampler.h): its sources,
+ * its timers and the check that reads its rings after every wake, the
+ * stop conditions (the duration, the stop descriptor, every target gone),
+ * and the end of a run: the drain, the finish, the launched command
+ * ended. The loop wakes when a ring is half full or every half second,
+ * so a sampled process costs recce a few wakeups per second, not one per
+ * sample.
+ */
+#include "sampling/sampler-internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perf/perf-events.h"
+#include "sampling/alloc-probes.h"
+#include "sampling/offcpu.h"
+#include "util/clock.h"
+#include "util/evloop.h"
+#include "util/progress.h"
+
+#define POLL_MS	       500
+#define CHILD_GRACE_MS 2000 /* between SIGTERM and SIGKILL of the launched command */
+
+/* Reaps the launched command if it has exited; returns 1 if it did. */
+int sampler_child_wait(struct sampler *s, int options)
+{
+	int st;
+
+	if (!s->child || waitpid(s->child, &st, options) != s->child)
+		return 0;
+	s->stats.child_status = st;
+	s->stats.child_exited = 1;
+	s->child = 0;
+	return 1;
+}
+
+/* A target's pidfd became readable: that process has exited. */
+static void on_target_exit(void *arg, int fd, short revents)
+{
+	struct sampler *s = arg;
+
+	(void)revents;
+	for (size_t i = 0; i < s->ntargets; i++) {
+		if (s->pidfds[i] != fd)
+			continue;
+		if (s->targets[i].pid == s->child)
+			sampler_child_wait(s, WNOHANG);
+		s->alive[i] = 0;
+		close(s->pidfds[i]);
+		s->pidfds[i] = -1;
+	}
+}
+
+static void on_stop_signal(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct sampler *)arg)->signalled = 1;
+}
+
+/* Notes the targets without a pidfd that exited; returns how many targets
+ * are still alive. */
+static size_t check_targets(struct sampler *s)
+{
+	size_t alive = 0;
+
+	for (size_t i = 0; i < s->ntargets; i++) {
+		if (!s->alive[i])
+			continue;
+		pid_t pid = s->targets[i].pid;
+		int gone;
+		if (s->pidfds[i] >= 0)
+			gone = 0; /* on_target_exit() will say */
+		else if (pid == s->child)
+			gone = sampler_child_wait(s, WNOHANG);
+		else
+			gone = kill(pid, 0) < 0 && errno == ESRCH;
+		if (gone)
+			s->alive[i] = 0;
+		else
+			alive++;
+	}
+	return alive;
+}
+
+/* Ends the launched command if it outlives its recording. */
+void sampler_child_reap(struct sampler *s)
+{
+	if (!s->child || sampler_child_wait(s, WNOHANG))
+		return;
+	kill(s->child, SIGTERM);
+	for (int waited = 0; waited < CHILD_GRACE_MS; waited += 10) {
+		if (sampler_child_wait(s, WNOHANG))
+			return;
+		usleep(10000);
+	}
+	kill(s->child, SIGKILL);
+	sampler_child_wait(s, 0);
+}
+
+/* Leaves the loop: nothing of the sampler's is waited on any more. */
+static void leave(struct sampler *s)
+{
+	if (!s->loop)
+		return;
+	evloop_remove_arg(s->loop, s);
+	s->loop = NULL;
+}
+
+/* Sampling is over, for why (an error when negative). */
+static void stop(struct sampler *s, int err)
+{
+	s->stopping = 1;
+	s->run_err = err;
+	s->end_mono = time_now_ns(CLOCK_MONOTONIC);
+	leave(s);
+	if (s->done)
+		s->done(s->done_arg);
+}
+
+/* After every wake of the loop: read the rings, then see whether it is
+ * over. */
+static void on_wake(void *arg)
+{
+	struct sampler *s = arg;
+
+	if (s->stopping)
+		return;
+	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	if (r < 0) {
+		stop(s, r);
+		return;
+	}
+	progress("recording", (uint64_t)(time_now_ns(CLOCK_MONOTONIC) - s->start_mono) / 1000000,
+		 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
+	if (s->signalled)
+		s->stats.stop = SAMPLER_STOP_SIGNAL;
+	else if (!s->cfg.system_wide && !check_targets(s))
+		s->stats.stop = SAMPLER_STOP_EXITED;
+	else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= s->deadline)
+		s->stats.stop = SAMPLER_STOP_DURATION;
+	if (s->stats.stop != SAMPLER_STOP_NONE)
+		stop(s, 0);
+}
+
+int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *arg), void *arg)
+{
+	size_t nrings = perf_events_pollfds(s->pe, NULL, 0);
+	int *rings = calloc(nrings ? nrings : 1, sizeof(*rings));
+	int ret = 0;
+
+	if (!rings)
+		return -ENOMEM;
+	s->loop = loop;
+	s->done = done;
+	s->done_arg = arg;
+	s->deadline =
+	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
+	perf_events_pollfds(s->pe, rings, nrings);
+	/* The rings only wake the loop: on_wake() reads them all. */
+	for (size_t i = 0; i < nrings && !ret; i++)
+		ret = evloop_add(loop, rings[i], 0, NULL, s);
+	free(rings);
+	if (!ret)
+		ret = evloop_add(loop, s->cfg.stop_fd, 0, on_stop_signal, s);
+	for (size_t i = 0; i < s->ntargets && !ret; i++)
+		if (s->alive[i])
+			ret = evloop_add(loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
+	/* A wake every POLL_MS, whatever the rings do, and one at the end. */
+	int64_t now = time_now_ns(CLOCK_MONOTONIC);
+	if (!ret) {
+		int id =
+		    evloop_timer_add(loop, now + POLL_MS * 1000000LL, POLL_MS * 1000000LL, NULL, s);
+		ret = id < 0 ? id : 0;
+	}
+	if (!ret && s->deadline != INT64_MAX) {
+		int id = evloop_timer_add(loop, s->deadline, 0, NULL, s);
+		ret = id < 0 ? id : 0;
+	}
+	if (!ret)
+		ret = evloop_check_add(loop, on_wake, s);
+	if (ret)
+		leave(s);
+	return ret;
+}
+
+int sampler_drain(struct sampler *s)
+{
+	/* Stopped by the loop's owner, not by a condition of its own. */
+	if (!s->stopping) {
+		s->stopping = 1;
+		s->end_mono = time_now_ns(CLOCK_MONOTONIC);
+		if (s->stats.stop == SAMPLER_STOP_NONE)
+			s->stats.stop = SAMPLER_STOP_SIGNAL;
+	}
+	leave(s);
+	s->stats.duration_ns = s->end_mono - s->start_mono;
+	/* The target runs at full speed again before anything else. */
+	if (s->alloc_probes)
+		alloc_probes_detach(s->alloc_probes);
+	if (s->run_err)
+		return s->run_err;
+	/* What the kernel wrote until now still counts. */
+	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	return r < 0 ? r : 0;
+}
+
+int sampler_finish(struct sampler *s)
+{
+	int ret = 0;
+
+	if (s->offcpu)
+		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
+	if (s->alloc && alloc_samples_finish(s->alloc) < 0)
+		ret = -ENOMEM;
+	sampler_child_reap(s);
+	return ret;
+}
+
+int sampler_run(struct sampler *s)
+{
+	struct evloop loop;
+
+	evloop_init(&loop);
+	int ret = sampler_attach(s, &loop, evloop_stop_done, &loop);
+	if (!ret)
+		ret = evloop_run(&loop);
+	int r = sampler_drain(s);
+	evloop_release(&loop);
+	ret = ret ? ret : r;
+	r = sampler_finish(s);
+	return ret ? ret : r;
+}
