@@ -430,8 +430,12 @@ static void say_followed_late(const struct tracer_stats *st)
 	} else if (st->fork_err)
 		snprintf(why, sizeof(why), "the kernel did not let recce follow forks: %s",
 			 strerror(-st->fork_err));
-	else
+	else if (st->fork_outsider < 0)
 		snprintf(why, sizeof(why), "the processes running now could not be listed");
+	else
+		snprintf(why, sizeof(why),
+			 "a parent was not followed from its start either, or the family "
+			 "outgrew what recce follows at once");
 	warning("%llu process%s the target created while traced %s traced only from when "
 		"recce read of %s, so %s first calls may be missing: %s",
 		n, n == 1 ? "" : "es", n == 1 ? "was" : "were", n == 1 ? "it" : "them",

@@ -34,7 +34,7 @@
 #include "util/lines.h"
 #include "util/u64map.h"
 
-#define DEFAULT_RING_PAGES 64 /* 256 KiB per CPU */
+#define DEFAULT_RING_PAGES 64	 /* 256 KiB per CPU */
 #define FAMILY_MAX	   65536 /* processes of a family alive at once */
 /* AX BX CX DX SI DI BP SP IP FLAGS (0-9) and R8-R15 (16-23) in the
  * kernel's PERF_REG_X86_* numbering; the sample holds them in this
@@ -71,14 +71,14 @@ struct uprobe_set {
 	 * process) when the kernel has them, else one perf uprobe event per
 	 * probe, thread and CPU. */
 	int links;
-	int map_fd, prog_fd;	/* link mode */
-	int drops_fd;		/* link mode: the program's count of hits dropped */
+	int map_fd, prog_fd; /* link mode */
+	int drops_fd;	     /* link mode: the program's count of hits dropped */
 	/* Link mode following forks (uprobe_set_follow_forks()): the
 	 * family's process ids, the fork tracepoint that fills them, and
 	 * whether the links (for every process, the program filtering) are
 	 * made. */
 	int family_fd, fork_fd, family_linked;
-	int attached; /* a process is attached */
+	int attached;		/* a process is attached */
 	const char *error_path; /* the file whose probes failed to attach */
 	uint32_t pmu_type;
 	int retprobe_bit;
@@ -515,6 +515,25 @@ static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 	return 0;
 }
 
+/* Whether process pid is there and not a zombie. */
+static int process_running(pid_t pid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "PID (COMM) STATE ...": the name may hold anything but the last ')'. */
+	char *end = strrchr(buf, ')');
+	return end && end[1] == ' ' && end[2] && end[2] != 'Z' && end[2] != 'X';
+}
+
 /*
  * A thread or process created while tracing (a PERF_RECORD_FORK). In link
  * mode a new thread is traced already (links are per process) and a new
@@ -525,9 +544,18 @@ static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 {
 	uint64_t state;
+	int known = u64map_get(&u->tids, (uint64_t)tid, &state);
 
-	if (u->removed || (u64map_get(&u->tids, (uint64_t)tid, &state) && state == TID_PROBED))
+	if (u->removed || (known && state == TID_PROBED))
 		return;
+	if (known && state == TID_GONE && u->family_fd >= 0 && pid != ppid && tid == pid &&
+	    !process_running(pid)) {
+		/* Its exit was read before its fork (the two on different
+		 * CPUs' rings): the fork tracepoint made it a member, and it
+		 * left. It is not to join again, nor be called late. */
+		u->stats.followed++;
+		return;
+	}
 	if (!u->links && !within_budget(u, 1)) {
 		/* Over max_events: left untraced, and holding no event. */
 		u->stats.unfollowed += u->nprobes;
@@ -537,16 +565,25 @@ static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
 		return;
 	if (u->family_fd >= 0) {
-		/* The fork tracepoint made it a member before it ran; failing
-		 * that (the family full), it is one from now. */
-		uint32_t key = (uint32_t)pid, one = 1, v;
+		/* The fork tracepoint makes it a member before it runs, when
+		 * its parent is one; but the kernel writes this record first,
+		 * so a child read of at once may not be in yet while its parent
+		 * is (or was, until it ended). Failing that (the family full,
+		 * a parent that was not a member), it is one from now. */
+		uint32_t key = (uint32_t)pid, pkey = (uint32_t)ppid, one = 1, v;
+		uint64_t pstate;
 		if (pid != ppid && tid == pid) {
+			int parent_in =
+			    bpf_map_get(u->family_fd, &pkey, &v) == 0 ||
+			    (u64map_get(&u->tids, (uint64_t)ppid, &pstate) && pstate == TID_GONE);
 			if (bpf_map_get(u->family_fd, &key, &v) == 0)
 				u->stats.followed++;
-			else if (bpf_map_set(u->family_fd, &key, &one) == 0)
-				u->stats.followed_late++;
-			else
+			else if (bpf_map_set(u->family_fd, &key, &one) != 0)
 				u->stats.unfollowed++;
+			else if (parent_in)
+				u->stats.followed++;
+			else
+				u->stats.followed_late++;
 		}
 		return;
 	}
@@ -596,6 +633,8 @@ static void forget_thread(struct uprobe_set *u, pid_t pid, pid_t tid)
 	if (u->family_fd >= 0 && pid == tid && !process_has_threads(pid)) {
 		uint32_t key = (uint32_t)pid;
 		bpf_map_delete(u->family_fd, &key);
+		/* Its fork may not be read yet: follow_task() is to know. */
+		u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
 	}
 
 	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, &state))
