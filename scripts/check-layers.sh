@@ -20,7 +20,7 @@ rank()
 	proc | perf) echo 2 ;;
 	profile | events | inject) echo 3 ;;
 	sampling | trace | top | writers | patch | store) echo 4 ;;
-	capture | continuous | remote) echo 5 ;;
+	capture | continuous | remote | tasks) echo 5 ;;
 	cli) echo 6 ;;
 	*) echo -1 ;;
 	esac

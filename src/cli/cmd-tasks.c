@@ -7,7 +7,6 @@
  * or left by a crash. docs/recce-tasks.md is its --help.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +22,11 @@
 #include "cli/usage.h"
 #include "events/ring-read.h"
 #include "events/tasks-print.h"
-#include "proc/self.h"
+#include "tasks/session.h"
 #include "trace/trace-limits.h"
 #include "trace/uv-tasks.h"
-#include "util/clock.h"
-#include "util/http-serve.h"
 #include "util/tcp.h"
 #include "util/signals.h"
-
-#define MAX_RINGS 1024 /* --libuv's probe rings polled, one a CPU */
 /* --libuv's circuit breaker: callbacks at about 40 us of probes each, at
  * most a fifth of a core. */
 #define UV_DEFAULT_RATE_N  5000
@@ -72,22 +67,11 @@ static const struct opt tasks_options[] = {
     OPT_END_(),
 };
 
-struct session {
-	struct ring_reader r;
-	struct uv_tasks *uv; /* --libuv: the source instead of r */
-	char comm[32];
-	struct tasks t;
-	struct tasks_view v;
-	struct ring_event *ev;
-	size_t cap;
-	size_t top_k;
+/* How views are shown: a screen redrawn, or tables or JSON objects. */
+struct display {
+	const struct tasks_args *a;
+	int screen;
 };
-
-static void metrics_body(FILE *fp, void *ctx)
-{
-	struct session *s = ctx;
-	tasks_print_prometheus(fp, &s->v, s->top_k);
-}
 
 /* The terminal in raw mode for single keys, restored by restore_tty. */
 static struct termios saved_tty;
@@ -112,17 +96,19 @@ static void restore_tty(void)
 	tty_raw = 0;
 }
 
-static void show(struct session *s, const struct tasks_args *a, int screen)
+static void show(void *arg, const struct tasks_view *v)
 {
-	if (screen)
+	const struct display *d = arg;
+
+	if (d->screen)
 		fputs("\033[H\033[2J", stdout);
-	if (a->json)
-		tasks_print_json(stdout, &s->v);
+	if (d->a->json)
+		tasks_print_json(stdout, v);
 	else
-		tasks_print_table(stdout, &s->v);
-	if (screen)
-		printf("\n[q] quit  [s] sort: by %s\n", task_sort_name(s->v.sort));
-	else if (!a->json)
+		tasks_print_table(stdout, v);
+	if (d->screen)
+		printf("\n[q] quit  [s] sort: by %s\n", task_sort_name(v->sort));
+	else if (!d->a->json)
 		putchar('\n');
 	fflush(stdout);
 }
@@ -155,8 +141,9 @@ int cmd_tasks(int argc, char **argv)
 			  "created or name",
 			  a.sort);
 
-	struct session s = {.top_k = (size_t)top_k};
-	char path[4096], bound[96];
+	struct ring_reader r;
+	struct uv_tasks *uv = NULL; /* --libuv: the source instead of r */
+	char path[4096], bound[96], comm[32];
 	pid_t pid = file ? 0 : a.pids[0];
 	int lfd = -1;
 	if (a.serve) {
@@ -181,136 +168,88 @@ int cmd_tasks(int argc, char **argv)
 	int err;
 	if (a.libuv) {
 		char why[512];
-		err = uv_tasks_open(pid, rate_n, rate_ms, &s.uv, why, sizeof(why));
+		err = uv_tasks_open(pid, rate_n, rate_ms, &uv, why, sizeof(why));
 		if (err == -ENOMEM)
 			die("out of memory");
 		if (err)
 			die("%s", why);
-		snprintf(s.comm, sizeof(s.comm), "%s", uv_tasks_comm(s.uv));
+		snprintf(comm, sizeof(comm), "%s", uv_tasks_comm(uv));
 		struct uv_tasks_stats st;
-		uv_tasks_stats(s.uv, &st);
+		uv_tasks_stats(uv, &st);
 		note("following the callbacks of process %d through %s (%zu call sites probed)",
-		     (int)pid, uv_tasks_library(s.uv), st.sites);
+		     (int)pid, uv_tasks_library(uv), st.sites);
 	} else {
-		err = file ? ring_reader_open_path(&s.r, file)
-			   : follow_open_events(&s.r, pid, path, sizeof(path), duration);
+		err = file ? ring_reader_open_path(&r, file)
+			   : follow_open_events(&r, pid, path, sizeof(path), duration);
 		if (err)
 			events_die_open(err, file ? file : path, pid);
-		snprintf(s.comm, sizeof(s.comm), "%s", s.r.hdr.comm);
+		snprintf(comm, sizeof(comm), "%s", r.hdr.comm);
 	}
-	tasks_init(&s.t);
-	s.v = (struct tasks_view){&s.t, (int)pid, s.comm, 0, 0, (enum task_sort)sort, a.filter, 0};
-	if (file)
-		s.v.pid = (int)s.r.hdr.pid;
 	if (lfd >= 0)
 		note("serving Prometheus metrics at http://%s/metrics", bound);
-	int screen = !a.batch && !a.json && !a.serve && isatty(1) && isatty(0);
-	if (screen)
+	struct display d = {&a, !a.batch && !a.json && !a.serve && isatty(1) && isatty(0)};
+	if (d.screen)
 		raw_tty();
 
 	sigset_t old;
-	int sfd = block_stop_signals(&old), pidfd = file ? -1 : proc_pidfd_open(pid);
-	/* The rings hold what came before: their first table is at once.
-	 * Probes see nothing before they are there: theirs after a while. */
-	uint64_t start = time_now_ns(CLOCK_MONOTONIC);
-	uint64_t next = s.uv ? start + (uint64_t)(every * 1e9) : start;
-	uint64_t end = duration ? start + (uint64_t)(duration * 1e9) : 0;
-	long long shown = 0;
-	int done = 0, stopped = 0, tripped = 0;
-	while (!done) {
-		size_t n = 0;
-		err = s.uv ? uv_tasks_drain(s.uv, &s.ev, &n, &s.cap)
-			   : ring_reader_drain(&s.r, &s.ev, &n, &s.cap);
-		if (!err)
-			err = tasks_feed(&s.t, s.ev, n);
-		if (err) {
-			error("reading pid %d's events stopped: %s", s.v.pid,
-			      err == -EBADMSG  ? "its file is damaged"
-			      : err == -ENOMEM ? "out of memory"
-					       : strerror(-err));
-			break;
-		}
-		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
-		if (s.uv) {
-			struct uv_tasks_stats st;
-			uv_tasks_stats(s.uv, &st);
-			s.v.lost = st.lost;
-			if (uv_tasks_tripped(s.uv) && !tripped) {
-				tripped = 1;
-				warning(
-				    "more than %llu callbacks within %llu ms: every probe removed, "
-				    "so as not to slow pid %d further (--limit N/MS to allow more, "
-				    "--limit 0 for no limit); the numbers stop here",
-				    (unsigned long long)rate_n, (unsigned long long)rate_ms,
-				    (int)pid);
-				done = 1;
-			}
-		} else {
-			s.v.lost = ring_reader_lost(&s.r);
-		}
-		s.v.elapsed_s = (double)(now - start) / 1e9;
-		int gone = pidfd >= 0 && poll(&(struct pollfd){pidfd, POLLIN, 0}, 1, 0) == 1;
-		/* A file (saved, or left by a crash) is read once. */
-		if (file || gone || (!s.uv && s.r.hdr.state == RECCE_PROC_EXITED) ||
-		    (end && now >= end))
-			done = 1;
-		if (!a.serve && (now >= next || done)) {
-			show(&s, &a, screen);
-			next = now + (uint64_t)(every * 1e9);
-			if (iterations && ++shown >= iterations)
-				done = 1;
-		}
-		/* With --libuv, the probes' rings too: drained as they fill. */
-		struct pollfd p[3 + MAX_RINGS] = {
-		    {sfd, POLLIN, 0}, {lfd, POLLIN, 0}, {screen ? 0 : -1, POLLIN, 0}};
-		size_t np = 3;
-		if (s.uv) {
-			int fds[MAX_RINGS];
-			size_t nf = uv_tasks_pollfds(s.uv, fds, MAX_RINGS);
-			for (size_t i = 0; i < nf; i++)
-				p[np++] = (struct pollfd){fds[i], POLLIN, 0};
-		}
-		if (!done && poll(p, (nfds_t)np, 100) > 0) {
-			char key = 0;
-			if (p[0].revents & POLLIN)
-				done = stopped = 1;
-			if (p[1].revents & POLLIN)
-				http_answer(lfd, "/metrics", "text/plain; version=0.0.4",
-					    metrics_body, &s);
-			if ((p[2].revents & POLLIN) && read(0, &key, 1) == 1) {
-				if (key == 'q')
-					done = 1;
-				else if (key == 's') {
-					s.v.sort =
-					    (enum task_sort)((s.v.sort + 1) % (TASK_SORT_NAME + 1));
-					next = 0;
-				}
-			}
-		}
+	int sfd = block_stop_signals(&old);
+	struct tasks_session_config cfg = {
+	    .rings = uv ? NULL : &r,
+	    .file = file != NULL,
+	    .uv = uv,
+	    .pid = pid,
+	    .comm = comm,
+	    .duration = duration,
+	    .every = every,
+	    .views = iterations,
+	    .listen_fd = lfd,
+	    .top_k = (size_t)top_k,
+	    .stop_fd = sfd,
+	    .key_fd = d.screen ? 0 : -1,
+	    .sort = (enum task_sort)sort,
+	    .filter = a.filter,
+	    .show = show,
+	    .arg = &d,
+	};
+	struct tasks_session *s;
+	err = tasks_session_new(&cfg, &s);
+	if (!err)
+		err = tasks_session_run(s);
+	enum tasks_stop why = s ? tasks_session_stop(s) : TASKS_FAILED;
+	const struct tasks_view *v = s ? tasks_session_view(s) : NULL;
+	if (why == TASKS_FAILED) {
+		int e = err ? err : tasks_session_error(s);
+		error("reading pid %d's events stopped: %s", v ? v->pid : (int)pid,
+		      e == -EBADMSG  ? "its file is damaged"
+		      : e == -ENOMEM ? "out of memory"
+				     : strerror(-e));
+		err = e;
 	}
+	if (why == TASKS_TRIPPED)
+		warning("more than %llu callbacks within %llu ms: every probe removed, so as not "
+			"to slow pid %d further (--limit N/MS to allow more, --limit 0 for no "
+			"limit); the numbers stop here",
+			(unsigned long long)rate_n, (unsigned long long)rate_ms, (int)pid);
 	/* Stopped by Ctrl-C or SIGTERM: the last numbers are still said. */
-	if (stopped && !err && !a.serve && !screen)
-		show(&s, &a, 0);
+	if (why == TASKS_SIGNAL && !a.serve && !d.screen)
+		show(&d, v);
 	restore_tty();
 	unblock_stop_signals(sfd, &old);
-	if (pidfd >= 0)
-		close(pidfd);
 	if (lfd >= 0)
 		close(lfd);
-	if (s.v.lost && s.uv)
+	if (v && v->lost && uv)
 		warning("the kernel dropped %llu probe hits of pid %d: the counts are short",
-			(unsigned long long)s.v.lost, (int)pid);
-	else if (s.v.lost)
+			(unsigned long long)v->lost, (int)pid);
+	else if (v && v->lost)
 		warning(
 		    "%llu events of pid %d were overwritten before they were read: the counts are "
 		    "short; give it larger rings (RECCE_RING_EVENTS)",
-		    (unsigned long long)s.v.lost, (int)pid);
-	tasks_release(&s.t);
-	if (s.uv)
-		uv_tasks_free(s.uv);
+		    (unsigned long long)v->lost, (int)pid);
+	tasks_session_free(s);
+	if (uv)
+		uv_tasks_free(uv);
 	else
-		ring_reader_release(&s.r);
-	free(s.ev);
+		ring_reader_release(&r);
 	free(a.pids);
 	return err ? RECCE_EXIT_ERROR : 0;
 }
