@@ -1,7 +1,7 @@
 #!/bin/bash
 # Checks the rule of docs/internals.md that engines (every folder of src/
 # but cli/) never print, exit or read the environment, and that only the
-# event loop waits with poll(): each such call outside src/cli/ must be
+# event loop waits with poll() (in src/cli/ too): each such call must be
 # listed, with why, in scripts/engine-calls.allow, by file, call and
 # count. A new one fails the check, and so does one that went away (the
 # list must say what is true: lower its count). Prints each difference,
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 call()
 {
 	for f in src/*/*.[ch]; do
-		case "$f" in src/cli/*) continue ;; esac
+		case "$f" in src/cli/*) [ "$1" = poll ] || continue ;; esac
 		# Code only: comments (one-line, and the lines of a block's
 		# body, which start with "*") left out.
 		n=$(sed -e 's|/\*.*\*/||g' -e '/^[[:space:]]*\(\/\*\|\*\)/d' "$f" |

@@ -4,7 +4,6 @@
  * docs/recce-view.md is its --help.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "profile/profile.h"
+#include "util/evloop.h"
 #include "util/http-serve.h"
 #include "util/path.h"
 #include "util/signals.h"
@@ -61,6 +61,21 @@ static int handle(void *ctx, const char *path, const char *query, FILE *fp, cons
 	return 404;
 }
 
+/* Ctrl-C or SIGTERM: the page is no longer served. */
+static void on_stop(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	evloop_stop(arg, 0);
+}
+
+/* A connection to the page: answered at once. */
+static void on_request(void *arg, int fd, short revents)
+{
+	(void)revents;
+	http_serve(fd, handle, arg);
+}
+
 int cmd_view(int argc, char **argv)
 {
 	struct view_args a = {0};
@@ -91,15 +106,13 @@ int cmd_view(int argc, char **argv)
 	int sfd = block_stop_signals(&old);
 	note("serving %s at http://%s/ ; Ctrl-C to stop", file, bound);
 	struct viewed v = {file, p};
-	for (;;) {
-		struct pollfd fds[2] = {{sfd, POLLIN, 0}, {lfd, POLLIN, 0}};
-		if (poll(fds, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (fds[0].revents)
-			break;
-		if (fds[1].revents & POLLIN)
-			http_serve(lfd, handle, &v);
-	}
+	struct evloop loop;
+	evloop_init(&loop);
+	if (evloop_add(&loop, sfd, 0, on_stop, &loop) < 0 ||
+	    evloop_add(&loop, lfd, 0, on_request, &v) < 0)
+		die("out of memory");
+	evloop_run(&loop);
+	evloop_release(&loop);
 	unblock_stop_signals(sfd, &old);
 	close(lfd);
 	profile_free(p);

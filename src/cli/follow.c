@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "proc/self.h"
 #include "symbols/elf-defines.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/signals.h"
 
 int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline)
@@ -22,19 +22,17 @@ int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline)
 	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 	if (deadline && now >= deadline)
 		return 0;
-	int ms =
-	    deadline && deadline - now < 100000000ULL ? (int)((deadline - now) / 1000000) : 100;
-	struct pollfd p = {sfd, POLLIN, 0};
-	poll(&p, 1, ms);
-	if (p.revents & POLLIN)
+	uint64_t until = now + 100000000ULL;
+	if (deadline && deadline < until)
+		until = deadline;
+	if (evloop_wait_fd(sfd, POLLIN, (int64_t)until) > 0)
 		return 0;
 	size_t watched = 0, gone = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (pidfds[i] < 0)
 			continue;
-		struct pollfd q = {pidfds[i], POLLIN, 0};
 		watched++;
-		gone += poll(&q, 1, 0) == 1 && (q.revents & POLLIN);
+		gone += evloop_wait_fd(pidfds[i], POLLIN, 0) > 0;
 	}
 	return !(watched && gone == watched);
 }

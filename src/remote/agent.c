@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@
 #include "remote/outq.h"
 #include "remote/tls.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/progress.h"
 #include "util/tcp.h"
 
@@ -315,6 +315,141 @@ static int forward_progress(struct outq *q, struct partial *p, const uint8_t *da
 	return 0;
 }
 
+/* A command's output on its way to the client: its three pipes (output,
+ * errors, progress) read as they fill, into q, which the client is sent
+ * from as fast as it reads; a Cancel from the client is the command's
+ * SIGINT. Without a client to report to, the command is stopped as
+ * Ctrl-C would, then killed KILL_GRACE_NS later. */
+struct relay {
+	struct frame_conn *c;
+	int wfd;
+	pid_t child;
+	int fds[3]; /* out, err, progress; -1 once at their end */
+	int pipes;  /* not at their end */
+	struct outq q;
+	struct partial said; /* its progress line, read so far */
+	int client_gone;
+	int writing; /* wfd is watched for room to write */
+	uint64_t kill_at;
+	int tick_ms, tick_id; /* the wake timer's period, 0: none */
+	struct evloop loop;
+};
+
+static void on_command_pipe(void *arg, int fd, short revents)
+{
+	struct relay *r = arg;
+	int s = fd == r->fds[0] ? 0 : fd == r->fds[1] ? 1 : 2;
+	uint8_t buf[65536];
+
+	(void)revents;
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n <= 0) {
+		evloop_remove(&r->loop, fd);
+		close(fd);
+		r->fds[s] = -1;
+		r->pipes--;
+		return;
+	}
+	if (r->client_gone)
+		return;
+	int rc = s == 2 ? forward_progress(&r->q, &r->said, buf, (size_t)n)
+			: outq_output(&r->q, (unsigned)s + 1, buf, (size_t)n);
+	if (rc < 0)
+		r->client_gone = 1;
+}
+
+/* The client's side: a Cancel, or its end. Room to write is taken after
+ * the round (relay_round). */
+static void on_client(void *arg, int fd, short revents)
+{
+	struct relay *r = arg;
+
+	(void)fd;
+	if (r->client_gone || !(revents & ~POLLOUT))
+		return;
+	long n = frame_conn_fill(r->c);
+	Envelope *e = NULL;
+	int got = n > 0 ? frame_conn_next(r->c, &e) : -1;
+	if (n <= 0 || got < 0)
+		r->client_gone = 1;
+	else if (got == 1 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_CANCEL)
+		kill(r->child, SIGINT);
+	frame_free(e);
+}
+
+/* The loop wakes every ms milliseconds from now on (0: only for its
+ * descriptors). */
+static void relay_tick(struct relay *r, int ms)
+{
+	if (ms == r->tick_ms)
+		return;
+	if (r->tick_id > 0)
+		evloop_timer_remove(&r->loop, r->tick_id);
+	int64_t every = (int64_t)ms * 1000000;
+	r->tick_id = ms ? evloop_timer_add(&r->loop, (int64_t)time_now_ns(CLOCK_MONOTONIC) + every,
+					   every, NULL, r)
+			: 0;
+	r->tick_ms = ms;
+}
+
+/* After every wake: send what waits, stop a command nobody follows, and
+ * watch the client for room to write only while output waits. */
+static void relay_round(void *arg)
+{
+	struct relay *r = arg;
+	int same = r->wfd == r->c->fd;
+
+	if (!r->client_gone && outq_flush(&r->q) < 0)
+		r->client_gone = 1;
+	if (r->client_gone && !r->kill_at) {
+		/* Nobody to report to: stop it as Ctrl-C would. */
+		kill(r->child, SIGINT);
+		r->kill_at = time_now_ns(CLOCK_MONOTONIC) + KILL_GRACE_NS;
+		evloop_remove(&r->loop, r->c->fd);
+		if (!same)
+			evloop_remove(&r->loop, r->wfd);
+	}
+	if (r->kill_at && time_now_ns(CLOCK_MONOTONIC) >= r->kill_at) {
+		kill(r->child, SIGKILL);
+		r->kill_at = UINT64_MAX;
+	}
+	if (!r->pipes) {
+		evloop_stop(&r->loop, 0);
+		return;
+	}
+	int writing = !r->client_gone && outq_pending(&r->q) > 0;
+	if (!r->client_gone && writing != r->writing) {
+		if (same)
+			evloop_watch(&r->loop, r->wfd, writing ? POLLIN | POLLOUT : POLLIN);
+		else if (writing)
+			evloop_add(&r->loop, r->wfd, EVLOOP_WRITE, NULL, r);
+		else
+			evloop_remove(&r->loop, r->wfd);
+		r->writing = writing;
+	}
+	relay_tick(r, r->kill_at ? 100 : r->q.unreported ? 1000 : 0);
+}
+
+/* Relays the command's output until its three pipes end. */
+static void relay_output(struct relay *r)
+{
+	int err = 0;
+
+	evloop_init(&r->loop);
+	for (int s = 0; s < 3 && !err; s++)
+		err = evloop_add(&r->loop, r->fds[s], 0, on_command_pipe, r);
+	if (!err && !r->client_gone)
+		err = evloop_add(&r->loop, r->c->fd, 0, on_client, r);
+	if (!err)
+		err = evloop_check_add(&r->loop, relay_round, r);
+	if (!err) {
+		relay_round(r);
+		if (!evloop_stopped(&r->loop))
+			evloop_run(&r->loop);
+	}
+	evloop_release(&r->loop);
+}
+
 /* Runs one command for the client on fd and streams it back. */
 static int run_command(const struct agent_config *cfg, struct frame_conn *c, int wfd, uint64_t id,
 		       const Recce__Agent__Run *run, const struct peer *p, unsigned scopes)
@@ -345,73 +480,21 @@ static int run_command(const struct agent_config *cfg, struct frame_conn *c, int
 	close(err[1]);
 	close(prog[1]);
 	close(verdict[1]);
-	struct partial said = {0}; /* its progress line, read so far */
-	/* Output waits in q for a slow client, never in the command. */
-	struct outq q;
-	int status = 0, client_gone = outq_init(&q, wfd, id, cfg->client_buffer) < 0;
-	int pipes = 3, rc = 0;
-	uint64_t kill_at = 0;
-	struct pollfd pf[5] = {{out[0], POLLIN, 0},
-			       {err[0], POLLIN, 0},
-			       {prog[0], POLLIN, 0},
-			       {c->fd, POLLIN, 0},
-			       {wfd, POLLOUT, 0}};
-	while (child > 0 && pipes > 0) {
-		int timeout = kill_at ? 100 : q.unreported ? 1000 : -1;
-		int writing = !client_gone && outq_pending(&q) > 0;
-		if (poll(pf, client_gone ? 3 : writing ? 5 : 4, timeout) < 0 && errno != EINTR)
-			break;
-		for (int s = 0; s < 3; s++) {
-			if (pf[s].fd < 0 || !pf[s].revents)
-				continue;
-			uint8_t buf[65536];
-			ssize_t n = read(pf[s].fd, buf, sizeof(buf));
-			if (n <= 0) {
-				close(pf[s].fd);
-				pf[s].fd = -1;
-				pipes--;
-				continue;
-			}
-			if (client_gone)
-				continue;
-			if (s == 2)
-				rc = forward_progress(&q, &said, buf, (size_t)n);
-			else
-				rc = outq_output(&q, (unsigned)s + 1, buf, (size_t)n);
-			if (rc < 0)
-				client_gone = 1;
-			rc = 0;
-		}
-		if (!client_gone && outq_flush(&q) < 0)
-			client_gone = 1;
-		if (!client_gone && pf[3].revents) {
-			long r = frame_conn_fill(c);
-			Envelope *e = NULL;
-			int got = r > 0 ? frame_conn_next(c, &e) : -1;
-			if (r <= 0 || got < 0)
-				client_gone = 1;
-			else if (got == 1 && e->body_case == RECCE__AGENT__ENVELOPE__BODY_CANCEL)
-				kill(child, SIGINT);
-			frame_free(e);
-		}
-		if (client_gone && !kill_at) {
-			/* Nobody to report to: stop it as Ctrl-C would. */
-			kill(child, SIGINT);
-			kill_at = time_now_ns(CLOCK_MONOTONIC) + KILL_GRACE_NS;
-		}
-		if (kill_at && time_now_ns(CLOCK_MONOTONIC) >= kill_at) {
-			kill(child, SIGKILL);
-			kill_at = UINT64_MAX;
-		}
-	}
+	struct relay r = {.c = c, .wfd = wfd, .child = child, .pipes = 3};
+	r.fds[0] = out[0], r.fds[1] = err[0], r.fds[2] = prog[0];
+	int status = 0, rc = 0;
+	r.client_gone = outq_init(&r.q, wfd, id, cfg->client_buffer) < 0;
+	if (child > 0)
+		relay_output(&r);
 	for (int s = 0; s < 3; s++)
-		if (pf[s].fd >= 0)
-			close(pf[s].fd);
+		if (r.fds[s] >= 0)
+			close(r.fds[s]);
+	int client_gone = r.client_gone;
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!client_gone && outq_finish(&q) < 0)
+	if (!client_gone && outq_finish(&r.q) < 0)
 		client_gone = 1;
-	outq_release(&q);
+	outq_release(&r.q);
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	/* What the command refused for the client's scopes goes to the
 	 * audit log as denied. */
@@ -740,6 +823,73 @@ static int conns_room(struct conns *cs)
 	return 1;
 }
 
+/* What the accepting loop of agent_serve() holds. */
+struct listener {
+	const struct agent_config *cfg;
+	int lfd, tfd; /* the local socket, --listen's (or -1) */
+	int *served;  /* the pipe connection processes say they have a request on */
+	struct conns *cs;
+};
+
+static void on_stop(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	evloop_stop(arg, 0);
+}
+
+/* After every wake: connections that ended, have their request, or took
+ * too long to give one. */
+static void on_round(void *arg)
+{
+	struct listener *l = arg;
+
+	conns_reap(l->cs);
+	conns_served(l->cs, l->served[0]);
+	conns_expire(l->cs, time_now_ns(CLOCK_MONOTONIC));
+}
+
+/* A client at the local socket or --listen's: a process of its own. */
+static void on_accept(void *arg, int lfd, short revents)
+{
+	struct listener *l = arg;
+	const struct agent_config *cfg = l->cfg;
+	int tcp = lfd == l->tfd;
+
+	(void)revents;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct peer p = {geteuid(), getegid(), 0, 0, ""};
+	if (!tcp && peer_of(fd, &p) < 0) {
+		send_error(fd, 0, "this agent serves its own user and root only");
+		close(fd);
+		return;
+	}
+	conns_reap(l->cs);
+	conns_served(l->cs, l->served[0]);
+	if (!conns_room(l->cs)) {
+		if (!tcp)
+			send_error(fd, 0, "this agent serves as many clients as it can");
+		close(fd);
+		return;
+	}
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(l->lfd);
+		if (l->tfd >= 0)
+			close(l->tfd);
+		if (cfg->stop_fd >= 0)
+			close(cfg->stop_fd);
+		close(l->served[0]);
+		serve_accepted(cfg, fd, tcp, &p, now + HELLO_TIMEOUT_MS * 1000000ULL, l->served[1]);
+	}
+	if (pid > 0)
+		l->cs->v[l->cs->n++] = (struct conn){pid, now, 0};
+	close(fd);
+}
+
 int agent_serve(const struct agent_config *cfg, const char **what)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -771,57 +921,25 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 		return -errno;
 	}
 	static struct conns cs;
-	for (;;) {
-		struct pollfd pf[4] = {{cfg->stop_fd, POLLIN, 0},
-				       {served[0], POLLIN, 0},
-				       {lfd, POLLIN, 0},
-				       {tfd, POLLIN, 0}};
-		conns_reap(&cs);
-		conns_served(&cs, served[0]);
-		conns_expire(&cs, time_now_ns(CLOCK_MONOTONIC));
-		int n = poll(pf, tfd >= 0 ? 4 : 3, 1000);
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && pf[0].revents)
-			break;
-		for (int i = 2; n > 0 && i < 4; i++) {
-			if (pf[i].fd < 0 || !pf[i].revents)
-				continue;
-			int fd = accept4(pf[i].fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd < 0)
-				continue;
-			struct peer p = {geteuid(), getegid(), 0, 0, ""};
-			if (i == 2 && peer_of(fd, &p) < 0) {
-				send_error(fd, 0, "this agent serves its own user and root only");
-				close(fd);
-				continue;
-			}
-			conns_reap(&cs);
-			conns_served(&cs, served[0]);
-			if (!conns_room(&cs)) {
-				if (i == 2)
-					send_error(fd, 0,
-						   "this agent serves as many clients as it can");
-				close(fd);
-				continue;
-			}
-			uint64_t now = time_now_ns(CLOCK_MONOTONIC);
-			pid_t pid = fork();
-			if (pid == 0) {
-				close(lfd);
-				if (tfd >= 0)
-					close(tfd);
-				if (cfg->stop_fd >= 0)
-					close(cfg->stop_fd);
-				close(served[0]);
-				serve_accepted(cfg, fd, i == 3, &p,
-					       now + HELLO_TIMEOUT_MS * 1000000ULL, served[1]);
-			}
-			if (pid > 0)
-				cs.v[cs.n++] = (struct conn){pid, now, 0};
-			close(fd);
-		}
-	}
+	struct listener l = {cfg, lfd, tfd, served, &cs};
+	struct evloop loop;
+	evloop_init(&loop);
+	int err = evloop_add(&loop, cfg->stop_fd, 0, on_stop, &loop);
+	if (!err)
+		err = evloop_add(&loop, served[0], 0, NULL, &l);
+	if (!err)
+		err = evloop_add(&loop, lfd, 0, on_accept, &l);
+	if (!err)
+		err = evloop_add(&loop, tfd, 0, on_accept, &l);
+	/* A client that proved nothing goes within a second of its time. */
+	int id = err ? err : evloop_timer_add(&loop, 0, 1000000000LL, NULL, &l);
+	if (id >= 0)
+		err = evloop_check_add(&loop, on_round, &l);
+	else
+		err = id;
+	if (!err)
+		evloop_run(&loop);
+	evloop_release(&loop);
 	close(served[0]);
 	close(served[1]);
 	close(lfd);

@@ -4,12 +4,13 @@
 #include "remote/frame.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/clock.h"
+#include "util/evloop.h"
 #include "util/readall.h"
 
 int frame_decode(const uint8_t *buf, size_t len, size_t *used, Envelope **env)
@@ -173,16 +174,19 @@ int frame_conn_next(struct frame_conn *c, Envelope **env)
 
 int frame_conn_wait(struct frame_conn *c, Envelope **env, int timeout_ms)
 {
+	int64_t deadline =
+	    timeout_ms < 0 ? INT64_MAX
+			   : (int64_t)time_now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+
 	for (;;) {
 		int rc = frame_conn_next(c, env);
 		if (rc)
 			return rc;
-		struct pollfd p = {c->fd, POLLIN, 0};
-		int n = poll(&p, 1, timeout_ms);
-		if (n < 0 && errno == EINTR)
+		int n = evloop_wait_fd(c->fd, POLLIN, deadline);
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return n;
 		if (n == 0)
 			return -ETIMEDOUT;
 		long r = frame_conn_fill(c);

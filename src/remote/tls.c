@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "util/evloop.h"
 #include "util/readall.h"
 #include "util/tcp.h"
 
@@ -460,19 +460,35 @@ static int relays;
  * alert of the peer's), or "". */
 static char relay_error[256];
 
+/* A side of a relay is ready: revents[0] the TLS side's, [1] the plain. */
+static void on_side(void *arg, int fd, short revents)
+{
+	short *ready = arg;
+
+	(void)fd;
+	*ready = revents;
+}
+
 static void *relay_run(void *arg)
 {
 	struct relay *r = arg;
 	char buf[16384];
+	short ready[2];
+	struct evloop loop;
 
+	evloop_init(&loop);
+	if (evloop_add(&loop, r->net, 0, on_side, &ready[0]) < 0 ||
+	    evloop_add(&loop, r->plain, 0, on_side, &ready[1]) < 0)
+		goto out;
 	for (;;) {
-		struct pollfd p[2] = {{r->net, POLLIN, 0}, {r->plain, POLLIN, 0}};
-		if (!SSL_pending(r->ssl) && poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+		ready[0] = ready[1] = 0;
+		/* Bytes TLS has decrypted already wake no descriptor. */
+		int w = evloop_wait(&loop, SSL_pending(r->ssl) ? 0 : INT64_MAX, -1);
+		if (w == -EINTR)
+			continue;
+		if (w < 0)
 			break;
-		}
-		if (SSL_pending(r->ssl) || p[0].revents) {
+		if (SSL_pending(r->ssl) || ready[0]) {
 			int n = SSL_read(r->ssl, buf, sizeof(buf));
 			if (n <= 0) {
 				int e = SSL_get_error(r->ssl, n);
@@ -493,12 +509,14 @@ static void *relay_run(void *arg)
 			if (write_all(r->plain, buf, (size_t)n) < 0)
 				break;
 		}
-		if (p[1].revents) {
-			ssize_t n = read(r->plain, buf, sizeof(buf));
-			if (n <= 0 || SSL_write(r->ssl, buf, (int)n) <= 0)
+		if (ready[1]) {
+			ssize_t got = read(r->plain, buf, sizeof(buf));
+			if (got <= 0 || SSL_write(r->ssl, buf, (int)got) <= 0)
 				break;
 		}
 	}
+out:
+	evloop_release(&loop);
 	SSL_shutdown(r->ssl);
 	SSL_free(r->ssl);
 	close(r->net);
@@ -593,7 +611,8 @@ static int accept_tls(const char *dir, int fd, int timeout_ms, int anyone, struc
 	if (SSL_accept(ssl) != 1) {
 		long v = SSL_get_verify_result(ssl);
 		if (v != X509_V_OK) {
-			snprintf(err, errlen, "its certificate: %s", X509_verify_cert_error_string(v));
+			snprintf(err, errlen, "its certificate: %s",
+				 X509_verify_cert_error_string(v));
 			ERR_clear_error();
 		} else {
 			say(err, errlen, "TLS handshake refused", NULL);

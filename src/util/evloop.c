@@ -52,7 +52,8 @@ int evloop_add(struct evloop *l, int fd, int flags, evloop_fn fn, void *arg)
 			close(fd);
 		return -ENOMEM;
 	}
-	l->src[l->n++] = (struct evloop_source){fd, flags, fn, arg};
+	short events = (flags & EVLOOP_WRITE) ? POLLOUT : POLLIN;
+	l->src[l->n++] = (struct evloop_source){fd, flags, events, fn, arg};
 	return 0;
 }
 
@@ -73,6 +74,18 @@ void evloop_remove(struct evloop *l, int fd)
 	for (size_t i = 0; i < l->n; i++)
 		if (l->src[i].fd == fd)
 			drop(&l->src[i]);
+}
+
+int evloop_watch(struct evloop *l, int fd, short events)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->src[i].fd == fd && fd >= 0) {
+			l->src[i].events = events;
+			found = 1;
+		}
+	return found ? 0 : -ENOENT;
 }
 
 size_t evloop_count(const struct evloop *l)
@@ -105,10 +118,7 @@ int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms)
 	size_t n = l->n;
 
 	for (size_t i = 0; i < n; i++)
-		l->pfd[i] = (struct pollfd){
-		    .fd = l->src[i].fd,
-		    .events = (l->src[i].flags & EVLOOP_WRITE) ? POLLOUT : POLLIN,
-		};
+		l->pfd[i] = (struct pollfd){.fd = l->src[i].fd, .events = l->src[i].events};
 	int r = poll(l->pfd, n, timeout_ms(deadline_ns, max_ms));
 	if (r < 0)
 		return -errno;
@@ -252,6 +262,16 @@ int evloop_run(struct evloop *l)
 		}
 	}
 	return l->ret;
+}
+
+int evloop_wait_fd(int fd, short events, int64_t deadline_ns)
+{
+	struct pollfd p = {fd, events, 0};
+	int r = poll(&p, 1, deadline_ns ? timeout_ms(deadline_ns, -1) : 0);
+
+	if (r < 0)
+		return -errno;
+	return r ? p.revents : 0;
 }
 
 int evloop_ready_now(const int *fds, size_t n, unsigned char *ready)

@@ -41,6 +41,7 @@ typedef void (*evloop_fn)(void *arg, int fd, short revents);
 struct evloop_source {
 	int fd;
 	int flags;
+	short events; /* what poll(2) watches for: POLLIN, POLLOUT or both */
 	evloop_fn fn; /* NULL: the source only wakes the loop */
 	void *arg;
 };
@@ -87,6 +88,11 @@ int evloop_add(struct evloop *l, int fd, int flags, evloop_fn fn, void *arg);
 /* Drops the source of fd, closing it if the loop owns it. Callbacks may
  * call it. */
 void evloop_remove(struct evloop *l, int fd);
+
+/* What the source of fd waits for from now: POLLIN, POLLOUT or both (a
+ * socket read always and written while output waits). Returns 0, or
+ * -ENOENT when fd is not watched. */
+int evloop_watch(struct evloop *l, int fd, short events);
 
 /*
  * Calls fn(arg, due) at CLOCK_MONOTONIC time when_ns, then every
@@ -139,6 +145,13 @@ size_t evloop_count(const struct evloop *l);
  * negative errno.
  */
 int evloop_wait(struct evloop *l, int64_t deadline_ns, int max_ms);
+
+/* Waits for one descriptor, for events (POLLIN, POLLOUT), until the
+ * CLOCK_MONOTONIC time deadline_ns (INT64_MAX: none; 0: only a look).
+ * Returns its revents, 0 at the deadline, -EINTR when a signal handler
+ * ran, or another negative errno. For a blocking read or write with a
+ * time limit, where a loop would be too much. */
+int evloop_wait_fd(int fd, short events, int64_t deadline_ns);
 
 /* Which of the n descriptors are readable now, without waiting (pidfds
  * of processes that exited, say): ready[i] is 1 or 0. Returns how many

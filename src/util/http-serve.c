@@ -4,7 +4,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,8 @@
 #include <unistd.h>
 
 #include "util/http-serve.h"
+#include "util/clock.h"
+#include "util/evloop.h"
 #include "util/readall.h"
 
 static void reply(int fd, const char *status, const char *type, const char *body, size_t n)
@@ -42,16 +43,14 @@ static void reply(int fd, const char *status, const char *type, const char *body
 static const char *read_request(int fd, char req[REQ_MAX], char target[TARGET_MAX])
 {
 	size_t got = 0;
-	struct timespec t0, now;
+	int64_t deadline = (int64_t)time_now_ns(CLOCK_MONOTONIC) + REQUEST_MS * 1000000LL;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* The request line and headers, until the blank line. */
 	while (got < REQ_MAX - 1) {
-		struct pollfd p = {fd, POLLIN, 0};
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long spent = (long)(now.tv_sec - t0.tv_sec) * 1000 +
-			     (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (spent >= REQUEST_MS || poll(&p, 1, (int)(REQUEST_MS - spent)) != 1)
+		int r = evloop_wait_fd(fd, POLLIN, deadline);
+		if (r == -EINTR)
+			continue;
+		if (r <= 0)
 			break;
 		ssize_t n = read(fd, req + got, REQ_MAX - 1 - got);
 		if (n <= 0)

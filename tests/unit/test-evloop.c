@@ -8,7 +8,8 @@
  * period it missed, never before it is due; a one-shot timer runs once;
  * checks run after every wake and evloop_stop() ends the run with its
  * value; evloop_remove_arg() takes one engine out and leaves the other;
- * EVLOOP_WRITE wakes on room to write.
+ * EVLOOP_WRITE wakes on room to write, and evloop_watch() changes what a
+ * source waits for.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -337,6 +338,14 @@ static void test_write_interest(void **state)
 	assert_int_equal(evloop_add(&l, p[1], EVLOOP_WRITE, on_writable, &n), 0);
 	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
 	assert_int_equal(n, 1);
+	/* The write end watched for input instead: nothing is ready. */
+	assert_int_equal(evloop_watch(&l, p[1], POLLIN), 0);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 0), 0);
+	/* And for both: ready again, for output. */
+	assert_int_equal(evloop_watch(&l, p[1], POLLIN | POLLOUT), 0);
+	assert_int_equal(evloop_wait(&l, INT64_MAX, 1000), 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(evloop_watch(&l, 12345, POLLIN), -ENOENT);
 	evloop_release(&l);
 	close(p[0]), close(p[1]);
 }
