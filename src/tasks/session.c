@@ -89,10 +89,17 @@ static void metrics_body(FILE *fp, void *arg)
 	tasks_print_prometheus(fp, &s->v, s->cfg.top_k);
 }
 
+static int take_events(struct tasks_session *s);
+
+/* A scrape: answered with what the source holds now, read first. */
 static void on_scrape(void *arg, int fd, short revents)
 {
+	struct tasks_session *s = arg;
+
 	(void)revents;
-	http_answer(fd, "/metrics", "text/plain; version=0.0.4", metrics_body, arg);
+	if (!s->stop && take_events(s) < 0)
+		return;
+	http_answer(fd, "/metrics", "text/plain; version=0.0.4", metrics_body, s);
 }
 
 static void on_key(void *arg, int fd, short revents)
@@ -111,38 +118,45 @@ static void on_key(void *arg, int fd, short revents)
 	}
 }
 
-/* After every wake: read the source, then see whether a view is due and
- * whether the session is over. */
-static void on_wake(void *arg)
+/* What the source holds, into the table; a failure ends the session. */
+static int take_events(struct tasks_session *s)
 {
-	struct tasks_session *s = arg;
 	size_t n = 0;
-	int done = 0;
-
-	if (s->stop)
-		return;
 	int err = s->cfg.uv ? uv_tasks_drain(s->cfg.uv, &s->ev, &n, &s->cap)
 			    : ring_reader_drain(s->cfg.rings, &s->ev, &n, &s->cap);
+
 	if (!err)
 		err = tasks_feed(&s->t, s->ev, n);
 	if (err) {
 		s->err = err;
 		leave(s, TASKS_FAILED);
-		return;
+		return err;
 	}
-	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 	if (s->cfg.uv) {
 		struct uv_tasks_stats st;
 		uv_tasks_stats(s->cfg.uv, &st);
 		s->v.lost = st.lost;
-		if (uv_tasks_tripped(s->cfg.uv)) {
-			s->stop = TASKS_TRIPPED;
-			done = 1;
-		}
 	} else {
 		s->v.lost = ring_reader_lost(s->cfg.rings);
 	}
-	s->v.elapsed_s = (double)(now - s->start) / 1e9;
+	s->v.elapsed_s = (double)(time_now_ns(CLOCK_MONOTONIC) - s->start) / 1e9;
+	return 0;
+}
+
+/* After every wake: read the source, then see whether a view is due and
+ * whether the session is over. */
+static void on_wake(void *arg)
+{
+	struct tasks_session *s = arg;
+	int done = 0;
+
+	if (s->stop || take_events(s) < 0)
+		return;
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+	if (s->cfg.uv && uv_tasks_tripped(s->cfg.uv)) {
+		s->stop = TASKS_TRIPPED;
+		done = 1;
+	}
 	/* A file (saved, or left by a crash) is read once. */
 	if (s->cfg.file || s->gone ||
 	    (!s->cfg.uv && s->cfg.rings->hdr.state == RECCE_PROC_EXITED) ||
