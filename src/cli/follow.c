@@ -28,12 +28,13 @@ int follow_wait(int sfd, const int *pidfds, size_t n, uint64_t deadline)
 	if (evloop_wait_fd(sfd, POLLIN, (int64_t)until) > 0)
 		return 0;
 	size_t watched = 0, gone = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (pidfds[i] < 0)
-			continue;
-		watched++;
-		gone += evloop_wait_fd(pidfds[i], POLLIN, 0) > 0;
-	}
+	unsigned char ready[n ? n : 1];
+	evloop_ready_now(pidfds, n, ready); /* a -1 is never ready */
+	for (size_t i = 0; i < n; i++)
+		if (pidfds[i] >= 0) {
+			watched++;
+			gone += ready[i];
+		}
 	return !(watched && gone == watched);
 }
 
