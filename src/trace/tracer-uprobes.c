@@ -301,7 +301,10 @@ static void stats(const struct tracer *t, struct tracer_stats *st)
 
 	if (!us)
 		return;
-	st->lost = us->lost;
+	/* With links, the program counts each hit it could not write at
+	 * once; the kernel's record of them comes only with a later hit,
+	 * which a trace that stops may never read. */
+	st->lost = lost(t) > us->lost ? lost(t) : us->lost;
 	st->unfollowed = us->unfollowed;
 	st->followed = us->followed;
 	st->followed_late = us->followed_late;
