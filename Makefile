@@ -5,7 +5,7 @@
 PREFIX ?= /usr/local
 CC ?= cc
 B ?= build
-PKGS := libdw libelf libprotobuf-c zlib ncursesw openssl sqlite3
+PKGS := libdw libelf libprotobuf-c zlib ncursesw openssl sqlite3 libbpf
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -117,6 +117,23 @@ $(B)/agent.pb-c.c $(B)/agent.pb-c.h: proto/agent.proto | $(B)
 
 $(B)/agent.pb-c.o: $(B)/agent.pb-c.c
 	$(CC) $(ALL_CFLAGS) -Wno-shadow -c -o $@ $<
+
+# The BPF programs, in BPF C (src/perf/bpf/), compiled by clang and
+# embedded as libbpf skeletons that the perf layer includes.
+BPF_SRCS := $(wildcard src/perf/bpf/*.bpf.c)
+BPF_SKELS := $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.skel.h,$(BPF_SRCS))
+BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+BPF_CFLAGS = -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 \
+	-I/usr/include/$(shell $(CC) -print-multiarch) -Isrc
+
+$(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c src/perf/bpf/family.h src/perf/hit-format.h src/perf/alloc-format.h src/util/x86-regs.h
+	@mkdir -p $(@D)
+	clang $(BPF_CFLAGS) -c -o $@ $<
+
+$(B)/perf/bpf/%.skel.h: $(B)/perf/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_prog > $@.tmp && mv $@.tmp $@
+
+$(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o: $(BPF_SKELS)
 
 $(B)/help-pages.c: scripts/gen-help.sh scripts/md-text.awk $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
@@ -397,7 +414,7 @@ install: recce lib $(MANS)
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/recce-agent.service
 
 format:
-	clang-format -i src/*/*.c src/*/*.h lib/*.[ch] lib/fast/*.c include/*.h tests/unit/*.c tests/targets/*.c \
+	clang-format -i src/*/*.c src/*/*.h src/perf/bpf/*.[ch] lib/*.[ch] lib/fast/*.c include/*.h tests/unit/*.c tests/targets/*.c \
 		tests/fuzz/*.[ch] examples/*.c
 
 clean:

@@ -10,7 +10,7 @@ libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang libc6-dbg
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libssl-dev libsqlite3-dev
 libcmocka-dev libncurses-dev tmux libuv1-dev
 erlang-base golang-go rustc libxml2-utils python3
-linux-perf bpftool debuginfod curl
+linux-perf bpftool libbpf-dev debuginfod curl
 valgrind chromium nodejs libjemalloc2 bpftrace openssh-server openssh-client
 liblttng-ust-dev lttng-tools uftrace prometheus gdb strace sqlite3 clickhouse-server
 postgresql

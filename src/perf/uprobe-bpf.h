@@ -1,6 +1,6 @@
 /*
  * The BPF side of call tracing (uprobe.c's "link" mode): one small BPF
- * program, written here instruction by instruction, that copies a probe
+ * program (bpf/hits.bpf.c) that copies a probe
  * hit (its cookie, pid and tid, time, every general-purpose register with
  * rip and rflags, and
  * optionally the return address and user call chain, or the object a
@@ -27,53 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define UBPF_MAX_CHAIN 40 /* call chain entries a hit carries (the BPF stack is 512 bytes) */
-
-/*
- * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
- * 64-bit words, UBPF_NWORDS of them plus UBPF_MAX_CHAIN chain entries when
- * the program was built with a call chain.
- */
-enum {
-	UBPF_COOKIE,	  /* the link's cookie for the offset hit */
-	UBPF_PID_TGID,	  /* tgid << 32 | tid */
-	UBPF_TIME,	  /* CLOCK_MONOTONIC ns */
-	UBPF_RET_ADDR,	  /* the word at the stack pointer (a call's return address) */
-	UBPF_CHAIN_BYTES, /* bytes of chain that follow, 0 without a chain */
-	UBPF_IP,	  /* rip */
-	UBPF_FLAGS,	  /* rflags */
-	UBPF_DROPS,	  /* hits dropped (their ring full) before this one, of all */
-	UBPF_GPR,	  /* then the 16 registers, in enum x86_gpr order */
-	UBPF_NWORDS = UBPF_GPR + 16,
-};
-
-/*
- * A cookie with UBPF_CAPTURE set asks the program to copy, at that offset,
- * the object whose address is in a register plus a displacement (rax and
- * 0: a function returns its in-memory result's address there; rbx and
- * 0x60: a function pointer an indirect call is about to take),
- * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes
- * at the pointer in the object's first word, as many as its second word says (libstdc++'s
- * std::string: data pointer, length). Such a hit carries no call chain:
- * after the registers come UBPF_CAP_WORDS words in the order below, the
- * results of the two reads (0 or -errno) first. The low 32 bits of a
- * cookie are the probe's index.
- */
-#define UBPF_CAPTURE		  (1ULL << 63)
-#define UBPF_CAPTURE_STRING	  (1ULL << 62)
-#define UBPF_CAPTURE_MAX	  64
-#define UBPF_CAPTURE_BITS(size)	  ((uint64_t)((size)-1) << 48)
-#define UBPF_CAPTURE_SIZE(c)	  ((size_t)(((c) >> 48) & 63) + 1)
-#define UBPF_CAPTURE_REG_BITS(r)  ((uint64_t)((r)&15) << 54) /* enum x86_gpr */
-#define UBPF_CAPTURE_DISP_BITS(d) ((uint64_t)(uint16_t)(int16_t)(d) << 32)
-#define UBPF_COOKIE_INDEX(c)	  ((c)&0xffffffffULL)
-enum {
-	UBPF_CAP_OBJ_RC,
-	UBPF_CAP_STR_RC,
-	UBPF_CAP_OBJ,
-	UBPF_CAP_STR = UBPF_CAP_OBJ + UBPF_CAPTURE_MAX / 8,
-	UBPF_CAP_WORDS = UBPF_CAP_STR + UBPF_CAPTURE_MAX / 8,
-};
+#include "perf/hit-format.h"
 
 /* A BPF_MAP_TYPE_PERF_EVENT_ARRAY of n entries, one per CPU number. */
 int ubpf_map_new(size_t n);
@@ -103,9 +57,10 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *
 /* Makes every process a member of the family creates (by fork, vfork or
  * clone without CLONE_THREAD) a member before it runs its first
  * instruction: a raw tracepoint on sched_process_fork whose program reads
- * the child's tgid at tgid_offset in its task_struct (btf.h). Returns the
+ * the child's tgid in its task_struct, where the kernel's BTF says it
+ * is. Returns the
  * tracepoint's descriptor (closing it stops the following) or -errno. */
-int ubpf_follow_forks(int family_fd, uint32_t tgid_offset, char *log, size_t log_len);
+int ubpf_follow_forks(int family_fd, char *log, size_t log_len);
 
 /* How a link runs its program: at entry, at return, or both (a session:
  * at entry, and at return only where the entry run returned 0; needs

@@ -25,8 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "perf/bpf-asm.h"
-#include "perf/btf.h"
+#include "perf/bpf-sys.h"
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
 #include "perf/uprobe-bpf.h"
@@ -705,16 +704,10 @@ static int family_attach(struct uprobe_set *u, pid_t pid)
 
 int uprobe_set_follow_forks(struct uprobe_set *u)
 {
-	uint32_t tgid_offset;
-	int err;
-
 	if (!u->links || u->attached)
 		return -EOPNOTSUPP;
 	if (u->family_fd >= 0)
 		return 0;
-	err = btf_file_member_offset(BTF_VMLINUX, "task_struct", "tgid", &tgid_offset);
-	if (err)
-		return err;
 	int family = ubpf_family_new(FAMILY_MAX);
 	if (family < 0)
 		return family;
@@ -723,7 +716,7 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 		close(family);
 		return prog;
 	}
-	int fork = ubpf_follow_forks(family, tgid_offset, NULL, 0);
+	int fork = ubpf_follow_forks(family, NULL, 0);
 	if (fork < 0) {
 		close(prog);
 		close(family);

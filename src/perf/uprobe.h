@@ -152,8 +152,7 @@ const char *uprobe_set_error_path(const struct uprobe_set *u);
  * process creates is traced from its first instruction, as are their own
  * children. The links then hold a breakpoint in every process that maps
  * a probed file, now or later, and the BPF program returns at once for
- * those outside the family, whose ids a fork tracepoint keeps (btf.h
- * gives it where a task's tgid is): call it only when no other process
+ * those outside the family, whose ids a fork tracepoint keeps: call it only when no other process
  * maps those files. Returns 0, -EOPNOTSUPP in event mode or after an
  * attach, or -errno (no BTF, no raw tracepoints).
  */

@@ -1,0 +1,129 @@
+/*
+ * The program of call tracing's links (uprobe-bpf.h), in BPF C: at a
+ * probe hit it fills the record of hit-format.h (cookie, pid and tid,
+ * time, the registers, and a call chain or a captured object) and writes
+ * it into the CPU's perf ring, counting at once a hit it cannot write.
+ *
+ * The record is built in a per-CPU map value rather than on the stack:
+ * with a call chain it takes 512 bytes, the whole of a BPF stack. The
+ * settings are read-only data fixed before loading (the verifier then
+ * drops the branches they turn off); the maps are made by user space and
+ * put in place of these before loading.
+ */
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+
+#include <bpf/bpf_helpers.h>
+
+#include "perf/bpf/family.h"
+
+#include "perf/hit-format.h"
+
+const volatile int callchain = 0;   /* the return address and user call chain */
+const volatile int family_only = 0; /* only the processes in family */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} hits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct record {
+	__u64 w[UBPF_NWORDS + UBPF_MAX_CHAIN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct record);
+} scratch SEC(".maps");
+
+/* The object at a register plus a displacement, of the size the cookie
+ * says, and for a string the bytes its first word points to, as many as
+ * its second says (at most UBPF_CAPTURE_MAX). */
+static __always_inline void capture(struct record *rec, __u64 cookie)
+{
+	__u64 *cap = &rec->w[UBPF_NWORDS];
+	__u64 addr = rec->w[UBPF_GPR + ((cookie >> 54) & 15)] + (__s64)(__s16)(cookie >> 32);
+	__u32 size = ((cookie >> 48) & 63) + 1;
+
+	long rc = bpf_probe_read_user(&cap[UBPF_CAP_OBJ], size, (const void *)addr);
+	cap[UBPF_CAP_OBJ_RC] = rc;
+	if (rc != 0 || !(cookie & UBPF_CAPTURE_STRING))
+		return;
+	__u64 len = cap[UBPF_CAP_OBJ + 1];
+	if (len > UBPF_CAPTURE_MAX)
+		len = UBPF_CAPTURE_MAX;
+	cap[UBPF_CAP_STR_RC] =
+	    bpf_probe_read_user(&cap[UBPF_CAP_STR], len, (const void *)cap[UBPF_CAP_OBJ]);
+}
+
+SEC("uprobe")
+int recce_hit(struct pt_regs *ctx)
+{
+	__u32 zero = 0;
+
+	if (family_only) {
+		__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		if (!bpf_map_lookup_elem(&family, &tgid))
+			return 0;
+	}
+	struct record *rec = bpf_map_lookup_elem(&scratch, &zero);
+	if (!rec)
+		return 0;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	__u64 *dropped = bpf_map_lookup_elem(&drops, &zero);
+	if (dropped)
+		rec->w[UBPF_DROPS] = *dropped;
+
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 *w = rec->w;
+	w[UBPF_COOKIE] = cookie;
+	w[UBPF_PID_TGID] = bpf_get_current_pid_tgid();
+	w[UBPF_TIME] = bpf_ktime_get_ns();
+	w[UBPF_GPR + X86_RAX] = ctx->rax;
+	w[UBPF_GPR + X86_RCX] = ctx->rcx;
+	w[UBPF_GPR + X86_RDX] = ctx->rdx;
+	w[UBPF_GPR + X86_RBX] = ctx->rbx;
+	w[UBPF_GPR + X86_RSP] = ctx->rsp;
+	w[UBPF_GPR + X86_RBP] = ctx->rbp;
+	w[UBPF_GPR + X86_RSI] = ctx->rsi;
+	w[UBPF_GPR + X86_RDI] = ctx->rdi;
+	w[UBPF_GPR + X86_R8] = ctx->r8;
+	w[UBPF_GPR + X86_R9] = ctx->r9;
+	w[UBPF_GPR + X86_R10] = ctx->r10;
+	w[UBPF_GPR + X86_R11] = ctx->r11;
+	w[UBPF_GPR + X86_R12] = ctx->r12;
+	w[UBPF_GPR + X86_R13] = ctx->r13;
+	w[UBPF_GPR + X86_R14] = ctx->r14;
+	w[UBPF_GPR + X86_R15] = ctx->r15;
+	w[UBPF_IP] = ctx->rip;
+	w[UBPF_FLAGS] = ctx->eflags;
+
+	/* The record's words: the registers, then the chain or a capture,
+	 * which share their words (a hit has one or the other). */
+	__u32 size = callchain ? sizeof(*rec) : UBPF_NWORDS * 8;
+	if (cookie & UBPF_CAPTURE) {
+		size = callchain ? sizeof(*rec) : (UBPF_NWORDS + UBPF_CAP_WORDS) * 8;
+		capture(rec, cookie);
+	} else if (callchain) {
+		/* At a function's first instruction its caller has no frame
+		 * yet: the return address at the stack pointer names it. */
+		bpf_probe_read_user(&w[UBPF_RET_ADDR], 8, (const void *)ctx->rsp);
+		long n = bpf_get_stack(ctx, &w[UBPF_NWORDS], UBPF_MAX_CHAIN * 8, BPF_F_USER_STACK);
+		w[UBPF_CHAIN_BYTES] = n > 0 ? n : 0;
+	}
+	if (bpf_perf_event_output(ctx, &hits, BPF_F_CURRENT_CPU, rec, size) != 0 && dropped)
+		__sync_fetch_and_add(dropped, 1);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL"; /* the helpers used are GPL-only */

@@ -1,0 +1,62 @@
+/*
+ * The record of a probe hit, as the BPF program of call tracing
+ * (bpf/hits.bpf.c) writes it and uprobe.c reads it, and the cookie bits
+ * that ask the program for more. Shared by both sides, so this header
+ * includes nothing a BPF compilation lacks.
+ */
+#ifndef RECCE_PERF_HIT_FORMAT_H
+#define RECCE_PERF_HIT_FORMAT_H
+
+#include "util/x86-regs.h"
+
+#define UBPF_MAX_CHAIN 40 /* call chain entries a hit carries */
+
+/*
+ * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
+ * 64-bit words, UBPF_NWORDS of them plus UBPF_MAX_CHAIN chain entries when
+ * the program was built with a call chain.
+ */
+enum {
+	UBPF_COOKIE,	  /* the link's cookie for the offset hit */
+	UBPF_PID_TGID,	  /* tgid << 32 | tid */
+	UBPF_TIME,	  /* CLOCK_MONOTONIC ns */
+	UBPF_RET_ADDR,	  /* the word at the stack pointer (a call's return address) */
+	UBPF_CHAIN_BYTES, /* bytes of chain that follow, 0 without a chain */
+	UBPF_IP,	  /* rip */
+	UBPF_FLAGS,	  /* rflags */
+	UBPF_DROPS,	  /* hits dropped (their ring full) before this one, of all */
+	UBPF_GPR,	  /* then the 16 registers, in enum x86_gpr order */
+	UBPF_NWORDS = UBPF_GPR + 16,
+};
+
+/*
+ * A cookie with UBPF_CAPTURE set asks the program to copy, at that offset,
+ * the object whose address is in a register plus a displacement (rax and
+ * 0: a function returns its in-memory result's address there; rbx and
+ * 0x60: a function pointer an indirect call is about to take),
+ * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes
+ * at the pointer in the object's first word, as many as its second word says (libstdc++'s
+ * std::string: data pointer, length). Such a hit carries no call chain:
+ * after the registers come UBPF_CAP_WORDS words in the order below, the
+ * results of the two reads (0 or -errno) first. The low 32 bits of a
+ * cookie are the probe's index.
+ */
+#define UBPF_CAPTURE		  (1ULL << 63)
+#define UBPF_CAPTURE_STRING	  (1ULL << 62)
+#define UBPF_CAPTURE_MAX	  64
+#define UBPF_CAPTURE_BITS(size)	  ((uint64_t)((size)-1) << 48)
+#define UBPF_CAPTURE_SIZE(c)	  ((size_t)(((c) >> 48) & 63) + 1)
+#define UBPF_CAPTURE_REG_BITS(r)  ((uint64_t)((r)&15) << 54) /* enum x86_gpr */
+#define UBPF_CAPTURE_DISP_BITS(d) ((uint64_t)(uint16_t)(int16_t)(d) << 32)
+#define UBPF_COOKIE_INDEX(c)	  ((c)&0xffffffffULL)
+enum {
+	UBPF_CAP_OBJ_RC,
+	UBPF_CAP_STR_RC,
+	UBPF_CAP_OBJ,
+	UBPF_CAP_STR = UBPF_CAP_OBJ + UBPF_CAPTURE_MAX / 8,
+	UBPF_CAP_WORDS = UBPF_CAP_STR + UBPF_CAPTURE_MAX / 8,
+};
+
+_Static_assert(UBPF_CAP_WORDS <= UBPF_MAX_CHAIN, "a capture fits where the chain goes");
+
+#endif
