@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "sampling/sampler.h"
+#include "util/evloop.h"
 #include "util/u64map.h"
 
 struct perf_record;
@@ -58,9 +59,7 @@ struct sampler {
 	int run_err; /* what stopped the run, when an error did */
 
 	/* The loop the sampler is attached to, until it leaves it. */
-	struct evloop *loop;
-	void (*done)(void *arg);
-	void *done_arg;
+	struct evloop_seat seat;
 };
 
 enum { TASK_RESCUED = 1, TASK_CLOSED = 2 };

@@ -102,24 +102,13 @@ void sampler_child_reap(struct sampler *s)
 	sampler_child_wait(s, 0);
 }
 
-/* Leaves the loop: nothing of the sampler's is waited on any more. */
-static void leave(struct sampler *s)
-{
-	if (!s->loop)
-		return;
-	evloop_remove_arg(s->loop, s);
-	s->loop = NULL;
-}
-
 /* Sampling is over, for why (an error when negative). */
 static void stop(struct sampler *s, int err)
 {
 	s->stopping = 1;
 	s->run_err = err;
 	s->end_mono = time_now_ns(CLOCK_MONOTONIC);
-	leave(s);
-	if (s->done)
-		s->done(s->done_arg);
+	evloop_leave(&s->seat, s, 1);
 }
 
 /* After every wake of the loop: read the rings, then see whether it is
@@ -155,9 +144,7 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 
 	if (!rings)
 		return -ENOMEM;
-	s->loop = loop;
-	s->done = done;
-	s->done_arg = arg;
+	evloop_seat_take(&s->seat, loop, done, arg);
 	s->deadline =
 	    s->cfg.duration > 0 ? s->start_mono + (int64_t)(s->cfg.duration * 1e9) : INT64_MAX;
 	perf_events_pollfds(s->pe, rings, nrings);
@@ -184,7 +171,7 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 	if (!ret)
 		ret = evloop_check_add(loop, on_wake, s);
 	if (ret)
-		leave(s);
+		evloop_leave(&s->seat, s, 0);
 	return ret;
 }
 
@@ -197,7 +184,7 @@ int sampler_drain(struct sampler *s)
 		if (s->stats.stop == SAMPLER_STOP_NONE)
 			s->stats.stop = SAMPLER_STOP_SIGNAL;
 	}
-	leave(s);
+	evloop_leave(&s->seat, s, 0);
 	s->stats.duration_ns = s->end_mono - s->start_mono;
 	/* The target runs at full speed again before anything else. */
 	if (s->alloc_probes)

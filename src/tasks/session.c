@@ -34,9 +34,7 @@ struct tasks_session {
 	long long shown;
 	enum tasks_stop stop;
 	int err;
-	struct evloop *loop;
-	void (*done)(void *arg);
-	void *done_arg;
+	struct evloop_seat seat;
 };
 
 int tasks_session_new(const struct tasks_session_config *cfg, struct tasks_session **out)
@@ -56,23 +54,20 @@ int tasks_session_new(const struct tasks_session_config *cfg, struct tasks_sessi
 	return 0;
 }
 
-static void leave(struct tasks_session *s, enum tasks_stop why)
+/* The session is over, for why (the first reason stays); tell says
+ * whether its caller hears of it. */
+static void leave(struct tasks_session *s, enum tasks_stop why, int tell)
 {
 	if (!s->stop)
 		s->stop = why;
-	if (!s->loop)
-		return;
-	evloop_remove_arg(s->loop, s);
-	s->loop = NULL;
-	if (s->done)
-		s->done(s->done_arg);
+	evloop_leave(&s->seat, s, tell);
 }
 
 static void on_stop_signal(void *arg, int fd, short revents)
 {
 	(void)fd;
 	(void)revents;
-	leave(arg, TASKS_SIGNAL);
+	leave(arg, TASKS_SIGNAL, 1);
 }
 
 static void on_target_exit(void *arg, int fd, short revents)
@@ -111,7 +106,7 @@ static void on_key(void *arg, int fd, short revents)
 	if (read(fd, &key, 1) != 1)
 		return;
 	if (key == 'q') {
-		leave(s, TASKS_QUIT);
+		leave(s, TASKS_QUIT, 1);
 	} else if (key == 's') {
 		s->v.sort = (enum task_sort)((s->v.sort + 1) % (TASK_SORT_NAME + 1));
 		s->next = 0; /* shown again at once */
@@ -129,7 +124,7 @@ static int take_events(struct tasks_session *s)
 		err = tasks_feed(&s->t, s->ev, n);
 	if (err) {
 		s->err = err;
-		leave(s, TASKS_FAILED);
+		leave(s, TASKS_FAILED, 1);
 		return err;
 	}
 	if (s->cfg.uv) {
@@ -170,7 +165,7 @@ static void on_wake(void *arg)
 			done = 1;
 	}
 	if (done)
-		leave(s, TASKS_ENDED);
+		leave(s, TASKS_ENDED, 1);
 }
 
 int tasks_session_attach(struct tasks_session *s, struct evloop *loop, void (*done)(void *arg),
@@ -178,9 +173,7 @@ int tasks_session_attach(struct tasks_session *s, struct evloop *loop, void (*do
 {
 	int err = 0;
 
-	s->loop = loop;
-	s->done = done;
-	s->done_arg = arg;
+	evloop_seat_take(&s->seat, loop, done, arg);
 	/* The rings hold what came before: their first view is at once.
 	 * Probes see nothing before they are there: theirs after a while. */
 	s->start = time_now_ns(CLOCK_MONOTONIC);
@@ -211,8 +204,7 @@ int tasks_session_attach(struct tasks_session *s, struct evloop *loop, void (*do
 	if (!err)
 		err = evloop_check_add(loop, on_wake, s);
 	if (err) {
-		s->done = NULL;
-		leave(s, TASKS_FAILED);
+		leave(s, TASKS_FAILED, 0);
 		s->err = err;
 	}
 	return err;
@@ -226,10 +218,8 @@ int tasks_session_run(struct tasks_session *s)
 	int err = tasks_session_attach(s, &loop, evloop_stop_done, &loop);
 	if (!err)
 		err = evloop_run(&loop);
-	if (s->loop) { /* the loop failed under it */
-		s->done = NULL;
-		leave(s, TASKS_FAILED);
-	}
+	if (evloop_seated(&s->seat)) /* the loop failed under it */
+		leave(s, TASKS_FAILED, 0);
 	evloop_release(&loop);
 	return err;
 }

@@ -12,6 +12,7 @@
 #include "trace/fast-set.h"
 #include "trace/trace-calls.h"
 #include "trace/tracer.h"
+#include "util/evloop.h"
 
 /* What a probe is for. */
 enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
@@ -53,9 +54,7 @@ struct tracer {
 	size_t alive; /* targets whose pidfd has not fired */
 
 	/* The loop the tracer is attached to, until it leaves it. */
-	struct evloop *loop;
-	void (*done)(void *arg);
-	void *done_arg;
+	struct evloop_seat seat;
 
 	uint64_t mono_to_real;
 	uint64_t pending; /* selected calls whose return is still to come */

@@ -507,12 +507,7 @@ static void on_target_exit(void *arg, int fd, short revents)
 /* Tracing is over: nothing of the tracer's is waited on any more. */
 static void leave(struct tracer *t)
 {
-	if (!t->loop)
-		return;
-	evloop_remove_arg(t->loop, t);
-	t->loop = NULL;
-	if (t->done)
-		t->done(t->done_arg);
+	evloop_leave(&t->seat, t, 1);
 }
 
 /* Whether a limit, a person or an exit ends the trace: after the count,
@@ -564,9 +559,7 @@ int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg)
 	int *ringfds = calloc(nrings ? nrings : 1, sizeof(*ringfds));
 	int err = ringfds ? 0 : -ENOMEM;
 
-	t->loop = loop;
-	t->done = done;
-	t->done_arg = arg;
+	evloop_seat_take(&t->seat, loop, done, arg);
 	t->alive = 0;
 	if (!err && nrings) {
 		t->be->wake_fds(t, ringfds, nrings);
@@ -595,20 +588,17 @@ int tracer_attach(struct tracer *t, struct evloop *loop, void (*done)(void *arg)
 	err = id < 0 ? id : 0;
 	if (!err)
 		err = evloop_check_add(loop, on_wake, t);
-	if (err) {
-		t->done = NULL;
-		leave(t);
-	}
+	if (err)
+		evloop_leave(&t->seat, t, 0);
 	return err;
 }
 
 int tracer_finish(struct tracer *t)
 {
 	/* Stopped by the loop's owner: as a person would. */
-	if (t->loop) {
+	if (evloop_seated(&t->seat)) {
 		trace_limits_stop(&t->limits, TRACE_STOP_SIGNAL);
-		t->done = NULL;
-		leave(t);
+		evloop_leave(&t->seat, t, 0);
 	}
 	/* The target first: remove every probe before anything else. */
 	int err = remove_probes(t);

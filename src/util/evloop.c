@@ -231,7 +231,10 @@ static int64_t run_timers(struct evloop *l)
 		struct evloop_timer t = l->timers[i];
 		if (!t.id || t.due_ns > now)
 			continue;
-		if (t.period_ns)
+		if (t.period_ns && !t.fn && now - t.due_ns >= t.period_ns)
+			/* A late wake-only tick: its next period after now. */
+			l->timers[i].due_ns += ((now - t.due_ns) / t.period_ns + 1) * t.period_ns;
+		else if (t.period_ns)
 			l->timers[i].due_ns += t.period_ns;
 		else
 			l->timers[i].id = 0;
@@ -295,4 +298,22 @@ int evloop_ready_now(const int *fds, size_t n, unsigned char *ready)
 		}
 	}
 	return total;
+}
+
+void evloop_seat_take(struct evloop_seat *seat, struct evloop *loop, void (*done)(void *arg),
+		      void *arg)
+{
+	seat->loop = loop;
+	seat->done = done;
+	seat->done_arg = arg;
+}
+
+void evloop_leave(struct evloop_seat *seat, const void *owner, int tell)
+{
+	if (!seat->loop)
+		return;
+	evloop_remove_arg(seat->loop, owner);
+	seat->loop = NULL;
+	if (tell && seat->done)
+		seat->done(seat->done_arg);
 }

@@ -97,8 +97,10 @@ int evloop_watch(struct evloop *l, int fd, short events);
 /*
  * Calls fn(arg, due) at CLOCK_MONOTONIC time when_ns, then every
  * period_ns after it (0: once). A periodic timer that is late runs once
- * per round until it has caught up, skipping no period. Returns the
- * timer's id (> 0) or -ENOMEM.
+ * per round until it has caught up, skipping no period; one without fn
+ * (it only wakes the loop) skips to its next period after now instead,
+ * as waking a loop again at once does nothing more. Returns the timer's
+ * id (> 0) or -ENOMEM.
  */
 int evloop_timer_add(struct evloop *l, int64_t when_ns, int64_t period_ns, evloop_timer_fn fn,
 		     void *arg);
@@ -114,6 +116,32 @@ int evloop_check_add(struct evloop *l, evloop_check_fn fn, void *arg);
 /* Drops every source, timer and check added with arg (an engine leaving
  * the loop), closing the descriptors the loop owns. Callbacks may call it. */
 void evloop_remove_arg(struct evloop *l, const void *arg);
+
+/*
+ * An engine's seat in a loop its caller runs: the loop, while the engine
+ * is in it, and whom to tell, once, when the engine leaves by itself (its
+ * work is over). Every engine attached to a caller's loop keeps one.
+ */
+struct evloop_seat {
+	struct evloop *loop; /* NULL once left */
+	void (*done)(void *arg);
+	void *done_arg;
+};
+
+/* Takes a seat in loop, telling done(arg) when the engine leaves. */
+void evloop_seat_take(struct evloop_seat *seat, struct evloop *loop, void (*done)(void *arg),
+		      void *arg);
+
+/* Leaves: drops every source, timer and check added with owner; then,
+ * with tell, calls done once. Nothing when the seat was left already.
+ * Callbacks may call it. */
+void evloop_leave(struct evloop_seat *seat, const void *owner, int tell);
+
+/* Whether the engine is still in its loop. */
+static inline int evloop_seated(const struct evloop_seat *seat)
+{
+	return seat->loop != NULL;
+}
 
 /*
  * Runs rounds until evloop_stop() is called, and returns the value given

@@ -246,6 +246,36 @@ static void test_timers(void **state)
 	evloop_release(&l);
 }
 
+static void count_round(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void stop_at_tick(void *arg, int64_t due)
+{
+	(void)due;
+	evloop_stop(arg, 3);
+}
+
+static void test_late_wake_skips(void **state)
+{
+	struct evloop l;
+	int rounds = 0;
+	int64_t now = (int64_t)time_now_ns(CLOCK_MONOTONIC);
+	int64_t hour = 3600 * 1000000000LL;
+
+	(void)state;
+	evloop_init(&l);
+	/* A wake-only tick five periods late wakes the loop once, not five
+	 * times: the next round waits for the stopper. */
+	assert_true(evloop_timer_add(&l, now - 5 * hour, hour, NULL, &rounds) > 0);
+	assert_true(evloop_timer_add(&l, now + 20000000, 0, stop_at_tick, &l) > 0);
+	assert_int_equal(evloop_check_add(&l, count_round, &rounds), 0);
+	assert_int_equal(evloop_run(&l), 3);
+	assert_in_range(rounds, 1, 2);
+	evloop_release(&l);
+}
+
 struct engine {
 	struct evloop *loop;
 	int fd;
@@ -318,6 +348,63 @@ static void test_checks_stop_and_leave(void **state)
 	close(a[1]), close(b[0]), close(b[1]);
 }
 
+/* An engine in a seat: leaves by itself after its second check. */
+struct seated {
+	struct evloop_seat seat;
+	struct evloop *loop;
+	int checks, told;
+};
+
+static void seated_check(void *arg)
+{
+	struct seated *e = arg;
+
+	if (++e->checks == 2) {
+		evloop_leave(&e->seat, e, 1);
+		evloop_leave(&e->seat, e, 1); /* a second leave: nothing */
+	}
+}
+
+static void seated_done(void *arg)
+{
+	struct seated *e = arg;
+
+	e->told++;
+	evloop_stop(e->loop, 5);
+}
+
+static void test_seat(void **state)
+{
+	int p[2];
+	struct evloop l;
+	struct seated e = {{0}, &l, 0, 0}, quiet = {{0}, &l, 0, 0};
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	evloop_init(&l);
+	evloop_seat_take(&e.seat, &l, seated_done, &e);
+	evloop_seat_take(&quiet.seat, &l, seated_done, &quiet);
+	assert_true(evloop_seated(&e.seat));
+	assert_int_equal(evloop_add(&l, p[0], 0, NULL, &e), 0);
+	assert_int_equal(evloop_add(&l, p[1], EVLOOP_WRITE, NULL, &quiet), 0);
+	assert_int_equal(evloop_check_add(&l, seated_check, &e), 0);
+	assert_true(evloop_timer_add(&l, 0, 1000000, NULL, &e) > 0);
+	assert_int_equal(evloop_run(&l), 5);
+	/* Left by itself: told once, its source gone, the other's kept. */
+	assert_int_equal(e.checks, 2);
+	assert_int_equal(e.told, 1);
+	assert_false(evloop_seated(&e.seat));
+	assert_int_equal(evloop_count(&l), 1);
+	/* Left by its owner, without a word: not told. */
+	assert_true(evloop_seated(&quiet.seat));
+	evloop_leave(&quiet.seat, &quiet, 0);
+	assert_int_equal(quiet.told, 0);
+	assert_false(evloop_seated(&quiet.seat));
+	assert_int_equal(evloop_count(&l), 0);
+	evloop_release(&l);
+	close(p[0]), close(p[1]);
+}
+
 static void on_writable(void *arg, int fd, short revents)
 {
 	(void)fd;
@@ -353,11 +440,12 @@ static void test_write_interest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ready_pipe),	   cmocka_unit_test(test_once_and_close),
-	    cmocka_unit_test(test_pidfd_exit),	   cmocka_unit_test(test_deadline),
-	    cmocka_unit_test(test_eintr),	   cmocka_unit_test(test_remove_in_callback),
-	    cmocka_unit_test(test_timers),	   cmocka_unit_test(test_checks_stop_and_leave),
-	    cmocka_unit_test(test_write_interest),
+	    cmocka_unit_test(test_ready_pipe),	    cmocka_unit_test(test_once_and_close),
+	    cmocka_unit_test(test_pidfd_exit),	    cmocka_unit_test(test_deadline),
+	    cmocka_unit_test(test_eintr),	    cmocka_unit_test(test_remove_in_callback),
+	    cmocka_unit_test(test_timers),	    cmocka_unit_test(test_checks_stop_and_leave),
+	    cmocka_unit_test(test_write_interest),  cmocka_unit_test(test_seat),
+	    cmocka_unit_test(test_late_wake_skips),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
