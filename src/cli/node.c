@@ -192,6 +192,10 @@ static void on_note(void *arg, const struct remote_note_info *n)
 		fprintf(stderr, "recce: %s: cannot start its client: %s\n", node,
 			strerror(-n->err));
 		break;
+	case REMOTE_WAIT_FAILED:
+		fprintf(stderr, "recce: cannot wait for the nodes' output: %s\n",
+			strerror(-n->err));
+		break;
 	}
 }
 

@@ -43,8 +43,9 @@ struct agent_config {
 	const char *self;	     /* the recce binary to run commands with */
 	int stop_fd;		     /* stop serving when readable (a signalfd); -1 for none */
 	const struct scopes *scopes; /* what each client may do (remote/scopes.h) */
-	const char *files; /* where clients' kept files go (remote/node-files.h) */
-	size_t client_buffer; /* a command's output held for a slow client (remote/outq.h); 0: default */
+	const char *files;	     /* where clients' kept files go (remote/node-files.h) */
+	size_t client_buffer; /* a command's output held for a slow client (remote/outq.h); 0:
+				 default */
 };
 
 /* Serves until stop_fd is readable (socket) or the connection ends

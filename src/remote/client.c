@@ -53,12 +53,18 @@ struct client {
 	char tls_error[512]; /* why a TLS connection failed */
 };
 
+void remote_tell(const struct remote_ui *ui, enum remote_note what, const char *node,
+		 const char *detail, int err)
+{
+	struct remote_note_info n = {what, node, detail, err, 0, 0};
+
+	if (ui && ui->note)
+		ui->note(ui->arg, &n);
+}
+
 static void note(const struct client *c, enum remote_note what, const char *detail, int err)
 {
-	struct remote_note_info n = {what, c->node, detail, err, 0, 0};
-
-	if (c->ui && c->ui->note)
-		c->ui->note(c->ui->arg, &n);
+	remote_tell(c->ui, what, c->node, detail, err);
 }
 
 static int connect_unix(struct client *c, const char *path)
@@ -514,6 +520,28 @@ int remote_node_valid(const char *node)
 	return *node && (!strstr(node, "://") || strncmp(node, "ssh://", 6) == 0);
 }
 
+/* Whether two -o files of argv (before "--"; "-" aside) have one base
+ * name, which would be one file on the node. A --wrap set stays there
+ * under the names its trace gives it. */
+static int outputs_clash(int argc, char **argv)
+{
+	if (remote_keeps_outputs(argc, argv))
+		return 0;
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		int at = i;
+		const char *prefix, *path = remote_output_arg(argc, argv, &i, &prefix);
+		if (!path || strcmp(path, "-") == 0)
+			continue;
+		for (int j = 0; j < at; j++) {
+			const char *earlier = remote_output_arg(argc, argv, &j, &prefix);
+			if (earlier && strcmp(earlier, "-") != 0 &&
+			    strcmp(path_base(earlier), path_base(path)) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 int remote_check_args(int argc, char **argv)
 {
 	int is_files = strcmp(argv[0], "files") == 0, is_fetch = strcmp(argv[0], "fetch") == 0;
@@ -523,11 +551,7 @@ int remote_check_args(int argc, char **argv)
 		names += strcmp(argv[i], "--remove") != 0;
 	if ((is_files && argc > 1) || (is_fetch && !names))
 		return REMOTE_ARGS_FILES;
-	struct client c = {0};
-	char **sent = NULL;
-	int rc = take_outputs(&c, argc, argv, &sent);
-	release_outputs(&c, argc, argv, sent);
-	return rc == -EEXIST ? REMOTE_ARGS_SAME_NAME : 0;
+	return outputs_clash(argc, argv) ? REMOTE_ARGS_SAME_NAME : 0;
 }
 
 int remote_outputs_return(int argc, char **argv)

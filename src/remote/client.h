@@ -43,6 +43,7 @@ enum remote_note {
 	REMOTE_NO_CLOCK,     /* node's agent does not say its time */
 	REMOTE_CLOCKS,	     /* detail: every node's clock against this one's */
 	REMOTE_CANNOT_START, /* node's client could not be started: err */
+	REMOTE_WAIT_FAILED,  /* the nodes' output could not be waited for: err */
 };
 
 struct remote_note_info {
@@ -73,6 +74,10 @@ struct remote_ui {
 	/* Set by the caller (its SIGINT handler): cancel the command. */
 	const volatile sig_atomic_t *interrupted;
 };
+
+/* Tells ui (if it listens) what happened, at node (or NULL). */
+void remote_tell(const struct remote_ui *ui, enum remote_note what, const char *node,
+		 const char *detail, int err);
 
 /* Runs argv[0..argc) (a subcommand and its arguments, checked by
  * remote_check_args()) on node and returns its exit status, or 1 when

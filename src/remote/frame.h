@@ -16,9 +16,9 @@
 
 #include "agent.pb-c.h"
 
-#define FRAME_MAX	 (16u << 20) /* bytes of one Envelope */
-#define FRAME_VERSION	 1	     /* the protocol's version, in Hello */
-#define FRAME_FILE_CHUNK (1u << 20)  /* bytes of a file per File frame */
+#define FRAME_MAX	  (16u << 20)	/* bytes of one Envelope */
+#define FRAME_VERSION	  1		/* the protocol's version, in Hello */
+#define FRAME_FILE_CHUNK  (1u << 20)	/* bytes of a file per File frame */
 #define PROGRESS_EVERY_NS 1000000000ULL /* a long operation's Progress, at most this often */
 
 typedef Recce__Agent__Envelope Envelope;

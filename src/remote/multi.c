@@ -53,15 +53,6 @@ struct multi {
 	size_t open; /* pipes not at their end */
 };
 
-static void say(const struct multi *m, enum remote_note what, const char *node, const char *detail,
-		int err)
-{
-	struct remote_note_info n = {what, node, detail, err, 0, 0};
-
-	if (m->ui->note)
-		m->ui->note(m->ui->arg, &n);
-}
-
 /* A line to the caller's output, on stream (1 or 2). */
 static void put_line(const struct multi *m, int stream, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -269,7 +260,7 @@ static void measure_clocks(const struct remote_config *cfg, struct multi *m)
 		int64_t rtt = 0;
 		int rc = remote_clock(cfg, nd->name, &nd->offset, &rtt);
 		if (rc == -ENOTSUP)
-			say(m, REMOTE_NO_CLOCK, nd->name, NULL, 0);
+			remote_tell(m->ui, REMOTE_NO_CLOCK, nd->name, NULL, 0);
 		else if (rc < 0)
 			continue; /* its run says why it cannot be reached */
 		else if (at < sizeof(said))
@@ -278,7 +269,7 @@ static void measure_clocks(const struct remote_config *cfg, struct multi *m)
 			    at ? ", " : "", nd->name, (double)nd->offset / 1e6, (double)rtt / 1e6);
 	}
 	if (said[0])
-		say(m, REMOTE_CLOCKS, NULL, said, 0);
+		remote_tell(m->ui, REMOTE_CLOCKS, NULL, said, 0);
 }
 
 int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
@@ -301,7 +292,7 @@ int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		if ((rc = start_node(cfg, ui, &nodes[i], argc, argv)) < 0) {
-			say(&m, REMOTE_CANNOT_START, nodes[i].name, NULL, rc);
+			remote_tell(ui, REMOTE_CANNOT_START, nodes[i].name, NULL, rc);
 			status = 1;
 			rc = 0;
 			continue;
@@ -316,7 +307,8 @@ int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
 	evloop_release(&m.loop);
 	drain(&m, 1);
 	if (rc < 0) {
-		say(&m, REMOTE_NO_MEMORY, NULL, NULL, rc);
+		remote_tell(ui, rc == -ENOMEM ? REMOTE_NO_MEMORY : REMOTE_WAIT_FAILED, NULL, NULL,
+			    rc);
 		status = 1;
 	}
 	for (size_t i = 0; i < n; i++) {

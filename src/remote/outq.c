@@ -75,8 +75,7 @@ static int put_frame(struct outq *q, unsigned stream, const uint8_t *data, size_
 	return put_msg(q, RECCE__AGENT__ENVELOPE__BODY_OUTPUT, &o);
 }
 
-int outq_progress(struct outq *q, const char *what, uint64_t done, uint64_t total,
-		  const char *unit)
+int outq_progress(struct outq *q, const char *what, uint64_t done, uint64_t total, const char *unit)
 {
 	Recce__Agent__Progress p = RECCE__AGENT__PROGRESS__INIT;
 

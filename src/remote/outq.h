@@ -26,9 +26,9 @@ struct outq {
 	size_t limit;
 	uint8_t *buf; /* encoded frames; buf[off..len) still to write */
 	size_t off, len, cap;
-	int fd_flags;	 /* the fd's flags before, restored by outq_finish */
-	int line_start;	 /* stream 1's next byte starts a line */
-	int dropping;	 /* the current line of stream 1 is being dropped */
+	int fd_flags;		      /* the fd's flags before, restored by outq_finish */
+	int line_start;		      /* stream 1's next byte starts a line */
+	int dropping;		      /* the current line of stream 1 is being dropped */
 	uint64_t dropped, unreported; /* lines dropped in all, and not yet said */
 	uint64_t said_at;	      /* CLOCK_MONOTONIC ns of the last line that said so */
 };
