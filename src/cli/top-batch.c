@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/top-ui.h"
+#include "util/json-out.h"
 #include "util/term-safe.h"
 
 static void format_kib(char *buf, size_t len, uint64_t kib)
@@ -114,22 +115,23 @@ static void print_text(struct top_session *s, FILE *out)
 
 /* A JSON string: quotes, backslashes and control bytes escaped; other
  * bytes as they are (names come from the kernel and symbol tables). */
-static void put_json_string(FILE *out, const char *str)
+/* A key and a number with one decimal, as the text output shows it. */
+static void put_fixed(struct json_out *j, const char *key, double v, int decimals)
 {
-	if (!str) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	json_key(j, key);
+	json_fixed(j, v, decimals);
+}
+
+static void put_uint(struct json_out *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+static void put_string(struct json_out *j, const char *key, const char *v)
+{
+	json_key(j, key);
+	json_string(j, v);
 }
 
 static void print_json(struct top_session *s, FILE *out)
@@ -137,54 +139,79 @@ static void print_json(struct top_session *s, FILE *out)
 	const struct top_header *h = top_model_header(s->model);
 	const struct top_row *const *rows;
 	ssize_t n = top_model_view(s->model, TOP_SORT_CPU, NULL, &rows);
+	struct json_out js, *j = &js;
 
-	fprintf(out, "{\"snapshot\":%lld,\"interval\":%.3f,\"uptime\":%.2f,", s->shown + 1,
-		h->interval, h->uptime);
-	fprintf(out, "\"load\":[%.2f,%.2f,%.2f],", h->load[0], h->load[1], h->load[2]);
-	fprintf(out, "\"cpu\":{\"busy\":%.1f,\"user\":%.1f,\"sys\":%.1f},\"cpus\":[", h->all.busy,
-		h->all.user, h->all.sys);
+	json_out_init(j, out);
+	json_object(j);
+	put_uint(j, "snapshot", (uint64_t)s->shown + 1);
+	put_fixed(j, "interval", h->interval, 3);
+	put_fixed(j, "uptime", h->uptime, 2);
+	json_key(j, "load");
+	json_array(j);
+	for (int i = 0; i < 3; i++)
+		json_fixed(j, h->load[i], 2);
+	json_end(j);
+	json_key(j, "cpu");
+	json_object(j);
+	put_fixed(j, "busy", h->all.busy, 1);
+	put_fixed(j, "user", h->all.user, 1);
+	put_fixed(j, "sys", h->all.sys, 1);
+	json_end(j);
+	json_key(j, "cpus");
+	json_array(j);
 	for (size_t i = 0; i < h->ncpus; i++)
-		fprintf(out, "%s%.1f", i ? "," : "", h->cpus[i].busy);
-	fprintf(out, "],\"mem_total_kb\":%llu,\"mem_available_kb\":%llu,",
-		(unsigned long long)h->mem_total_kb, (unsigned long long)h->mem_available_kb);
-	fprintf(out,
-		"\"targets\":{\"processes\":%zu,\"threads\":%zu,\"cpu\":%.1f,\"rss_kb\":%llu,"
-		"\"csw_per_s\":%.1f},",
-		h->processes, h->threads, h->cpu, (unsigned long long)h->rss_kb, h->csw_rate);
-	fprintf(out, "\"self_cpu\":%.2f,\"samples\":%llu,\"sampling\":%s,", h->self_cpu,
-		(unsigned long long)h->samples, s->sampler ? "true" : "false");
-	if (!s->sampler) {
-		fputs("\"sampling_off\":", out);
-		put_json_string(out, s->sampling_off);
-		fputc(',', out);
-	}
-	fputs("\"events\":[", out);
-	for (size_t i = 0; i < s->nevents; i++) {
-		if (i)
-			fputc(',', out);
-		put_json_string(out, s->events[i]);
-	}
-	fputs("],\"rows\":[", out);
+		json_fixed(j, h->cpus[i].busy, 1);
+	json_end(j);
+	put_uint(j, "mem_total_kb", h->mem_total_kb);
+	put_uint(j, "mem_available_kb", h->mem_available_kb);
+	json_key(j, "targets");
+	json_object(j);
+	put_uint(j, "processes", h->processes);
+	put_uint(j, "threads", h->threads);
+	put_fixed(j, "cpu", h->cpu, 1);
+	put_uint(j, "rss_kb", h->rss_kb);
+	put_fixed(j, "csw_per_s", h->csw_rate, 1);
+	json_end(j);
+	put_fixed(j, "self_cpu", h->self_cpu, 2);
+	put_uint(j, "samples", h->samples);
+	json_key(j, "sampling");
+	json_raw(j, s->sampler ? "true" : "false");
+	if (!s->sampler)
+		put_string(j, "sampling_off", s->sampling_off);
+	json_key(j, "events");
+	json_array(j);
+	for (size_t i = 0; i < s->nevents; i++)
+		json_string(j, s->events[i]);
+	json_end(j);
+	json_key(j, "rows");
+	json_array(j);
 	for (ssize_t i = 0; i < n; i++) {
 		const struct top_row *r = rows[i];
 		char state[2] = {r->state, 0};
-		fprintf(out, "%s{\"pid\":%d,\"tid\":%d,\"name\":", i ? "," : "", (int)r->pid,
-			(int)r->tid);
-		put_json_string(out, r->name);
-		fputs(",\"state\":", out);
-		put_json_string(out, state);
-		fprintf(
-		    out,
-		    ",\"cpu\":%.1f,\"cpu_user\":%.1f,\"cpu_sys\":%.1f,\"vcsw_per_s\":%.1f,"
-		    "\"ivcsw_per_s\":%.1f,\"rss_kb\":%llu,\"threads\":%ld,\"samples\":%u,\"hot\":",
-		    r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->vcsw_rate, r->ivcsw_rate,
-		    (unsigned long long)r->rss_kb, r->nthreads, r->samples);
-		put_json_string(out, r->hot);
-		fprintf(out, ",\"hot_share\":%.3f,\"last\":", r->hot_share);
-		put_json_string(out, r->last);
-		fputc('}', out);
+		json_object(j);
+		json_key(j, "pid");
+		json_int(j, r->pid);
+		json_key(j, "tid");
+		json_int(j, r->tid);
+		put_string(j, "name", r->name);
+		put_string(j, "state", state);
+		put_fixed(j, "cpu", r->cpu_user + r->cpu_sys, 1);
+		put_fixed(j, "cpu_user", r->cpu_user, 1);
+		put_fixed(j, "cpu_sys", r->cpu_sys, 1);
+		put_fixed(j, "vcsw_per_s", r->vcsw_rate, 1);
+		put_fixed(j, "ivcsw_per_s", r->ivcsw_rate, 1);
+		put_uint(j, "rss_kb", r->rss_kb);
+		json_key(j, "threads");
+		json_int(j, r->nthreads);
+		put_uint(j, "samples", r->samples);
+		put_string(j, "hot", r->hot);
+		put_fixed(j, "hot_share", r->hot_share, 3);
+		put_string(j, "last", r->last);
+		json_end(j);
 	}
-	fputs("]}\n", out);
+	json_end(j);
+	json_end(j);
+	putc('\n', out);
 }
 
 void top_batch_print(struct top_session *s, FILE *out)

@@ -58,8 +58,12 @@ void event_printer_begin(struct event_printer *p)
 {
 	if (p->format == EVENTS_TEXT)
 		fprintf(p->out, "%12s %8s %-16s %s\n", "TIME(s)", "TID", "THREAD", "EVENT");
-	else if (p->format == EVENTS_CHROME)
-		fputs("{\"traceEvents\":[", p->out);
+	else if (p->format == EVENTS_CHROME) {
+		json_out_init(&p->json, p->out);
+		json_object(&p->json);
+		json_key(&p->json, "traceEvents");
+		json_array(&p->json);
+	}
 }
 
 void event_printer_end(struct event_printer *p)
@@ -67,16 +71,32 @@ void event_printer_end(struct event_printer *p)
 	if (p->format != EVENTS_CHROME)
 		return;
 	/* Thread names, once every thread is known. */
+	struct json_out *j = &p->json;
 	for (size_t t = 0; t < p->r->nthreads; t++) {
 		const struct ring_thread *th = &p->r->threads[t];
-		fprintf(p->out,
-			"%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
-			"\"args\":{\"name\":",
-			p->printed++ ? "," : "", (int)p->r->hdr.pid, (int)th->tid);
-		json_put_string(p->out, th->name);
-		fputs("}}", p->out);
+		json_newline(j, "");
+		json_object(j);
+		json_key(j, "ph");
+		json_string(j, "M");
+		json_key(j, "name");
+		json_string(j, "thread_name");
+		json_key(j, "pid");
+		json_int(j, p->r->hdr.pid);
+		json_key(j, "tid");
+		json_int(j, th->tid);
+		json_key(j, "args");
+		json_object(j);
+		json_key(j, "name");
+		json_string(j, th->name);
+		json_end(j);
+		json_end(j);
 	}
-	fputs("\n],\"displayTimeUnit\":\"ns\"}\n", p->out);
+	json_newline(j, "");
+	json_end(j);
+	json_key(j, "displayTimeUnit");
+	json_string(j, "ns");
+	json_end(j);
+	putc('\n', p->out);
 }
 
 static struct span_stack *stack_of(struct event_printer *p, uint32_t thread)
@@ -219,21 +239,36 @@ static void put_json(struct event_printer *p, const struct ring_event *e, int64_
 
 static void put_chrome(struct event_printer *p, const struct ring_event *e)
 {
-	FILE *out = p->out;
+	struct json_out *j = &p->json;
 	const char *ph = e->kind == RECCE_EV_SPAN_BEGIN ? "B"
 			 : e->kind == RECCE_EV_SPAN_END ? "E"
 			 : e->kind == RECCE_EV_COUNTER	? "C"
 							: "i";
 
-	fprintf(out, "%s\n{\"ph\":\"%s\",\"name\":", p->printed++ ? "," : "", ph);
-	json_put_string(out, e->name);
-	fprintf(out, ",\"pid\":%d,\"tid\":%d,\"ts\":", (int)p->r->hdr.pid, (int)e->tid);
-	json_put_us(out, (int64_t)(e->time_ns - p->zero_ns));
-	if (*ph == 'i')
-		fputs(",\"s\":\"t\"", out);
-	if (e->kind == RECCE_EV_COUNTER || e->kind == RECCE_EV_VALUE)
-		fprintf(out, ",\"args\":{\"value\":%" PRId64 "}", e->value);
-	putc('}', out);
+	json_newline(j, "");
+	json_object(j);
+	json_key(j, "ph");
+	json_string(j, ph);
+	json_key(j, "name");
+	json_string(j, e->name);
+	json_key(j, "pid");
+	json_int(j, p->r->hdr.pid);
+	json_key(j, "tid");
+	json_int(j, e->tid);
+	json_key(j, "ts");
+	json_us(j, (int64_t)(e->time_ns - p->zero_ns));
+	if (*ph == 'i') {
+		json_key(j, "s");
+		json_string(j, "t");
+	}
+	if (e->kind == RECCE_EV_COUNTER || e->kind == RECCE_EV_VALUE) {
+		json_key(j, "args");
+		json_object(j);
+		json_key(j, "value");
+		json_int(j, e->value);
+		json_end(j);
+	}
+	json_end(j);
 }
 
 int event_printer_put(struct event_printer *p, const struct ring_event *e, size_t n)

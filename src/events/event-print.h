@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "events/ring-read.h"
+#include "util/json-out.h"
 
 enum event_format {
 	EVENTS_TEXT,
@@ -41,6 +42,7 @@ struct event_printer {
 	struct span_stack *stacks; /* per reader thread */
 	size_t nstacks;
 	size_t printed;
+	struct json_out json; /* chrome: the document being written */
 };
 
 void event_printer_init(struct event_printer *p, FILE *out, enum event_format format,

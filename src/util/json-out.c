@@ -1,6 +1,6 @@
 /*
- * JSON output helpers (see json-out.h). UTF-8 is checked as RFC 3629 says:
- * no overlong forms, no surrogates, nothing above U+10FFFF.
+ * JSON output (see json-out.h): the streaming writer and its values. UTF-8 is checked as RFC 3629
+ * says: no overlong forms, no surrogates, nothing above U+10FFFF.
  */
 #include "util/json-out.h"
 
@@ -62,4 +62,117 @@ void json_put_us(FILE *out, int64_t ns)
 		ns = -ns;
 	}
 	fprintf(out, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+}
+
+void json_out_init(struct json_out *j, FILE *out)
+{
+	memset(j, 0, sizeof(*j));
+	j->out = out;
+}
+
+/* Before a value or a key: the comma, if the container has a member. */
+static void next_member(struct json_out *j)
+{
+	if (j->keyed) {
+		j->keyed = 0;
+		return;
+	}
+	if (j->depth == 0)
+		return;
+	uint32_t bit = 1u << (j->depth - 1);
+	if (j->had & bit)
+		putc(',', j->out);
+	j->had |= bit;
+	if (j->line) {
+		putc('\n', j->out);
+		fputs(j->line, j->out);
+		j->line = NULL;
+	}
+}
+
+static void open_container(struct json_out *j, int object)
+{
+	next_member(j);
+	putc(object ? '{' : '[', j->out);
+	if (j->depth >= JSON_MAX_DEPTH)
+		return;
+	uint32_t bit = 1u << j->depth;
+	j->had &= ~bit;
+	j->object = object ? j->object | bit : j->object & ~bit;
+	j->depth++;
+}
+
+void json_object(struct json_out *j)
+{
+	open_container(j, 1);
+}
+
+void json_array(struct json_out *j)
+{
+	open_container(j, 0);
+}
+
+void json_end(struct json_out *j)
+{
+	if (j->depth == 0)
+		return;
+	j->depth--;
+	if (j->line) {
+		putc('\n', j->out);
+		fputs(j->line, j->out);
+		j->line = NULL;
+	}
+	putc(j->object & (1u << j->depth) ? '}' : ']', j->out);
+}
+
+void json_key(struct json_out *j, const char *key)
+{
+	next_member(j);
+	json_put_string(j->out, key);
+	putc(':', j->out);
+	j->keyed = 1;
+}
+
+void json_string(struct json_out *j, const char *s)
+{
+	next_member(j);
+	if (s)
+		json_put_string(j->out, s);
+	else
+		fputs("null", j->out);
+}
+
+void json_int(struct json_out *j, int64_t v)
+{
+	next_member(j);
+	fprintf(j->out, "%" PRId64, v);
+}
+
+void json_uint(struct json_out *j, uint64_t v)
+{
+	next_member(j);
+	fprintf(j->out, "%" PRIu64, v);
+}
+
+void json_fixed(struct json_out *j, double v, int decimals)
+{
+	next_member(j);
+	fprintf(j->out, "%.*f", decimals, v);
+}
+
+void json_us(struct json_out *j, int64_t ns)
+{
+	next_member(j);
+	json_put_us(j->out, ns);
+}
+
+void json_raw(struct json_out *j, const char *text)
+{
+	next_member(j);
+	fputs(text, j->out);
+}
+
+void json_newline(struct json_out *j, const char *indent)
+{
+	j->line = indent;
 }

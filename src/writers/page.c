@@ -153,30 +153,45 @@ void page_series_write(FILE *fp, const struct page_series *s)
 		free(index);
 		return;
 	}
-	fputs("{\"windows\": [", fp);
+	struct json_out j;
+	json_out_init(&j, fp);
+	json_object(&j);
+	json_key(&j, "windows");
+	json_array(&j);
 	for (size_t i = 0; i < s->n; i++) {
 		if (!nwin || win[nwin - 1] != s->points[i].start) {
-			fprintf(fp, "%s[%lld, %lld]", nwin ? ", " : "",
-				(long long)s->points[i].start, (long long)s->points[i].end);
+			json_array(&j);
+			json_int(&j, s->points[i].start);
+			json_int(&j, s->points[i].end);
+			json_end(&j);
 			win[nwin++] = s->points[i].start;
 		}
 		index[i] = nwin - 1;
 	}
-	fputs("],\n \"series\": [", fp);
+	json_end(&j);
+	json_newline(&j, "");
+	json_key(&j, "series");
+	json_array(&j);
 	int64_t *cpu = malloc((nwin ? nwin : 1) * sizeof(*cpu));
 	for (size_t c = 0; cpu && c < s->ncomms; c++) {
 		memset(cpu, 0, (nwin ? nwin : 1) * sizeof(*cpu));
 		for (size_t i = 0; i < s->n; i++)
 			if (s->points[i].comm == c)
 				cpu[index[i]] += s->points[i].cpu_ns;
-		fprintf(fp, "%s\n  {\"comm\": ", c ? "," : "");
-		json_put_string(fp, s->comms[c]);
-		fputs(", \"cpu_ns\": [", fp);
+		json_newline(&j, "  ");
+		json_object(&j);
+		json_key(&j, "comm");
+		json_string(&j, s->comms[c]);
+		json_key(&j, "cpu_ns");
+		json_array(&j);
 		for (size_t w = 0; w < nwin; w++)
-			fprintf(fp, "%s%lld", w ? ", " : "", (long long)cpu[w]);
-		fputs("]}", fp);
+			json_int(&j, cpu[w]);
+		json_end(&j);
+		json_end(&j);
 	}
-	fputs("]}\n", fp);
+	json_end(&j);
+	json_end(&j);
+	putc('\n', fp);
 	free(cpu);
 	free(win);
 	free(index);

@@ -17,18 +17,17 @@
 #include "util/sat.h"
 
 struct ss_writer {
-	FILE *out;
+	struct json_out j;
 	const struct stack_set *set;
 	uint32_t *ids; /* function id of each frame of the set */
 };
 
 static void put_stack(struct ss_writer *w, const struct stack_entry *e)
 {
-	putc('[', w->out);
+	json_array(&w->j);
 	for (size_t i = 0; i < e->nframes; i++)
-		fprintf(w->out, "%s%" PRIu32, i ? "," : "",
-			w->ids[stacks_frame_index(w->set, &e->frames[i])]);
-	putc(']', w->out);
+		json_uint(&w->j, w->ids[stacks_frame_index(w->set, &e->frames[i])]);
+	json_end(&w->j);
 }
 
 /* Orders entries by their frames' function ids, root first: merged stacks
@@ -63,12 +62,19 @@ static void put_profile_head(struct ss_writer *w, const struct thread_group *g, 
 	else
 		snprintf(name, sizeof(name), "all samples%s",
 			 timeline ? "" : ": order unknown, merged stacks");
-	fputs("{\"type\":\"sampled\",\"name\":", w->out);
-	json_put_string(w->out, name);
-	fprintf(w->out,
-		",\"unit\":\"%s\",\"startValue\":%" PRId64 ",\"endValue\":%" PRId64
-		",\"samples\":[",
-		unit, start, end);
+	json_object(&w->j);
+	json_key(&w->j, "type");
+	json_string(&w->j, "sampled");
+	json_key(&w->j, "name");
+	json_string(&w->j, name);
+	json_key(&w->j, "unit");
+	json_string(&w->j, unit);
+	json_key(&w->j, "startValue");
+	json_int(&w->j, start);
+	json_key(&w->j, "endValue");
+	json_int(&w->j, end);
+	json_key(&w->j, "samples");
+	json_array(&w->j);
 }
 
 static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size_t gi,
@@ -89,19 +95,17 @@ static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size
 		}
 		/* speedscope lays sampled profiles out by weight, from startValue. */
 		put_profile_head(w, &tg->groups[gi], 1, 0, sum);
-		for (size_t i = 0; i < nevents; i++) {
-			if (tg->of_entry[events[i].entry] != gi)
-				continue;
-			if (n++)
-				putc(',', w->out);
-			put_stack(w, &set->entries[events[i].entry]);
-		}
-		fputs("],\"weights\":[", w->out);
-		n = 0;
 		for (size_t i = 0; i < nevents; i++)
 			if (tg->of_entry[events[i].entry] == gi)
-				fprintf(w->out, "%s%" PRId64, n++ ? "," : "", events[i].weight);
-		fputs("]}", w->out);
+				put_stack(w, &set->entries[events[i].entry]);
+		json_end(&w->j);
+		json_key(&w->j, "weights");
+		json_array(&w->j);
+		for (size_t i = 0; i < nevents; i++)
+			if (tg->of_entry[events[i].entry] == gi)
+				json_int(&w->j, events[i].weight);
+		json_end(&w->j);
+		json_end(&w->j);
 		return 0;
 	}
 
@@ -116,15 +120,15 @@ static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size
 	}
 	qsort_r(order, n, sizeof(*order), stack_cmp, w);
 	put_profile_head(w, &tg->groups[gi], 0, 0, sum);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			putc(',', w->out);
-		put_stack(w, order[i]);
-	}
-	fputs("],\"weights\":[", w->out);
 	for (size_t i = 0; i < n; i++)
-		fprintf(w->out, "%s%" PRId64, i ? "," : "", order[i]->value);
-	fputs("]}", w->out);
+		put_stack(w, order[i]);
+	json_end(&w->j);
+	json_key(&w->j, "weights");
+	json_array(&w->j);
+	for (size_t i = 0; i < n; i++)
+		json_int(&w->j, order[i]->value);
+	json_end(&w->j);
+	json_end(&w->j);
 	free(order);
 	return 0;
 }
@@ -132,37 +136,56 @@ static int put_profile(struct ss_writer *w, const struct thread_groups *tg, size
 int speedscope_write(FILE *out, const struct stack_set *set, const struct stack_event *events,
 		     size_t nevents, const char *name)
 {
-	struct ss_writer w = {out, set, NULL};
+	struct ss_writer w = {.set = set};
 	const struct stack_frame **funcs = NULL;
 	struct thread_groups tg;
 	size_t nfuncs;
 	int ret = stacks_function_ids(set, &w.ids, &funcs, &nfuncs);
+
+	json_out_init(&w.j, out);
 
 	if (ret)
 		return ret;
 	ret = thread_groups_build(&tg, set);
 	if (ret)
 		goto out_ids;
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
-	fputs("\"exporter\":\"recce " RECCE_VERSION "\",\"name\":", out);
-	json_put_string(out, name ? name : "recce");
-	fputs(",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
+	struct json_out *j = &w.j;
+	json_object(j);
+	json_key(j, "$schema");
+	json_string(j, "https://www.speedscope.app/file-format-schema.json");
+	json_key(j, "exporter");
+	json_string(j, "recce " RECCE_VERSION);
+	json_key(j, "name");
+	json_string(j, name ? name : "recce");
+	json_key(j, "activeProfileIndex");
+	json_int(j, 0);
+	json_key(j, "shared");
+	json_object(j);
+	json_key(j, "frames");
+	json_array(j);
 	for (size_t i = 0; i < nfuncs; i++) {
-		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-		json_put_string(out,
-				funcs[i]->name && funcs[i]->name[0] ? funcs[i]->name : "[unknown]");
+		json_newline(j, "");
+		json_object(j);
+		json_key(j, "name");
+		json_string(j, funcs[i]->name && funcs[i]->name[0] ? funcs[i]->name : "[unknown]");
 		if (funcs[i]->file && funcs[i]->file[0]) {
-			fputs(",\"file\":", out);
-			json_put_string(out, funcs[i]->file);
+			json_key(j, "file");
+			json_string(j, funcs[i]->file);
 		}
-		putc('}', out);
+		json_end(j);
 	}
-	fputs("]},\n\"profiles\":[", out);
+	json_end(j);
+	json_end(j);
+	json_newline(j, "");
+	json_key(j, "profiles");
+	json_array(j);
 	for (size_t g = 0; g < tg.n && !ret; g++) {
-		fputs(g ? ",\n" : "\n", out);
+		json_newline(j, "");
 		ret = put_profile(&w, &tg, g, events, nevents);
 	}
-	fputs("]}\n", out);
+	json_end(j);
+	json_end(j);
+	putc('\n', out);
 	thread_groups_release(&tg);
 	if (!ret && (fflush(out) != 0 || ferror(out)))
 		ret = -EIO;
