@@ -29,79 +29,9 @@
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
 #include "perf/uprobe-bpf.h"
+#include "perf/uprobe-internal.h"
 #include "util/array.h"
 #include "util/lines.h"
-#include "util/u64map.h"
-
-#define DEFAULT_RING_PAGES 64	 /* 256 KiB per CPU */
-#define FAMILY_MAX	   65536 /* processes of a family alive at once */
-/* AX BX CX DX SI DI BP SP IP FLAGS (0-9) and R8-R15 (16-23) in the
- * kernel's PERF_REG_X86_* numbering; the sample holds them in this
- * (ascending) order. */
-#define REGS_MASK  0xff03ffULL
-#define NREGS	   18
-#define TID_PROBED 1 /* u64map value of a thread whose probes are open */
-#define TID_GONE   2 /* ... of one that exited: its descriptors are closed */
-
-/* A ring's parsed next hit (perf-ring.h's per-ring slot). */
-struct uprobe_slot {
-	struct uprobe_hit hit;
-	uint64_t chain[UPROBE_MAX_CHAIN];
-	uint8_t object[UBPF_CAPTURE_MAX], string[UBPF_CAPTURE_MAX];
-};
-
-/* What a probe is, to attach it to every process and thread traced. */
-struct uprobe_probe {
-	char *path;
-	uint64_t offset;
-	int retprobe;
-	uint64_t capture; /* UBPF_CAPTURE bits of its cookie, or 0 */
-};
-
-struct uprobe_fd {
-	int fd;
-	pid_t tid; /* the thread of a probe event or watcher; a link's process */
-	int link;  /* a BPF link (closed in parallel by uprobe_set_remove_all()) */
-};
-
-struct uprobe_set {
-	struct uprobe_set_config cfg;
-	/* Link mode (BPF uprobe_multi links, one per file, direction and
-	 * process) when the kernel has them, else one perf uprobe event per
-	 * probe, thread and CPU. */
-	int links;
-	int map_fd, prog_fd; /* link mode */
-	int drops_fd;	     /* link mode: the program's count of hits dropped */
-	/* Link mode following forks (uprobe_set_follow_forks()): the
-	 * family's process ids, the fork tracepoint that fills them, and
-	 * whether the links (for every process, the program filtering) are
-	 * made. */
-	int family_fd, fork_fd, family_linked;
-	int attached;		/* a process is attached */
-	const char *error_path; /* the file whose probes failed to attach */
-	uint32_t pmu_type;
-	int retprobe_bit;
-	int *cpus;
-	size_t ncpus;
-	/* rings[c] is CPU c's hit ring, rings[ncpus + c] its task ring. */
-	struct perf_ring *rings;
-	struct uprobe_slot *slots; /* one per ring */
-	struct uprobe_probe *probes;
-	size_t nprobes, probes_cap;
-	size_t nevents;	      /* event mode: probe events open, by thread (estimated) */
-	size_t events_wanted; /* ... that the last attach needed */
-	/* Every probe event and every thread watcher, closed by
-	 * uprobe_set_remove_all() (or when their thread exits). */
-	struct uprobe_fd *fds;
-	size_t nfds, fds_cap;
-	int removed;
-	struct u64map ids;  /* event id -> probe index << 1 | retprobe */
-	struct u64map tids; /* thread -> TID_PROBED or TID_GONE */
-	uint64_t sample_type;
-	struct uprobe_stats stats;
-	int (*fn)(const struct uprobe_hit *hit, void *arg); /* during uprobe_set_read() */
-	void *arg;
-};
 
 /* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
  * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
@@ -413,7 +343,7 @@ static int open_watcher(struct uprobe_set *u, pid_t tid)
 	return open_on_cpus(u, &attr, tid, UINT64_MAX, 1);
 }
 
-static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
+int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 {
 	const struct uprobe_probe *p = &u->probes[probe];
 	struct perf_event_attr attr;
@@ -438,7 +368,7 @@ static int open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
  * (-ESRCH when the process is gone), with u->error_path naming the file
  * whose link failed.
  */
-static int attach_links(struct uprobe_set *u, pid_t pid)
+int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 {
 	uint64_t *offsets = calloc(u->nprobes, sizeof(*offsets));
 	uint64_t *cookies = calloc(u->nprobes, sizeof(*cookies));
@@ -474,31 +404,31 @@ static int attach_links(struct uprobe_set *u, pid_t pid)
 }
 
 /* Event mode: the probe events that ntids more threads take. */
-static size_t events_for(const struct uprobe_set *u, size_t ntids)
+size_t uprobe_events_for(const struct uprobe_set *u, size_t ntids)
 {
 	return u->nprobes * ntids * u->ncpus;
 }
 
 /* Whether ntids more threads stay within the config's max_events. */
-static int within_budget(const struct uprobe_set *u, size_t ntids)
+int uprobe_within_budget(const struct uprobe_set *u, size_t ntids)
 {
-	return !u->cfg.max_events || u->nevents + events_for(u, ntids) <= u->cfg.max_events;
+	return !u->cfg.max_events || u->nevents + uprobe_events_for(u, ntids) <= u->cfg.max_events;
 }
 
 /* Event mode: every probe on each of the threads tids (those that exited
- * meanwhile skipped). Returns 0 or -errno, as attach_links(); -E2BIG
+ * meanwhile skipped). Returns 0 or -errno, as uprobe_attach_links(); -E2BIG
  * beyond the config's max_events. */
 static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 {
-	u->events_wanted = u->nevents + events_for(u, ntids);
-	if (!within_budget(u, ntids))
+	u->events_wanted = u->nevents + uprobe_events_for(u, ntids);
+	if (!uprobe_within_budget(u, ntids))
 		return -E2BIG;
-	u->nevents += events_for(u, ntids);
+	u->nevents += uprobe_events_for(u, ntids);
 	for (size_t i = 0; i < u->nprobes; i++) {
 		size_t opened = 0;
 		int err = 0;
 		for (size_t t = 0; t < ntids && !err; t++) {
-			err = open_probe(u, i, tids[t]);
+			err = uprobe_open_probe(u, i, tids[t]);
 			if (err == -ESRCH)
 				err = 0; /* exited meanwhile */
 			else if (!err)
@@ -512,142 +442,6 @@ static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 		}
 	}
 	return 0;
-}
-
-/* Whether process pid is there and not a zombie. */
-static int process_running(pid_t pid)
-{
-	char path[64], buf[512];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* "PID (COMM) STATE ...": the name may hold anything but the last ')'. */
-	char *end = strrchr(buf, ')');
-	return end && end[1] == ' ' && end[2] && end[2] != 'Z' && end[2] != 'X';
-}
-
-/*
- * A thread or process created while tracing (a PERF_RECORD_FORK). In link
- * mode a new thread is traced already (links are per process) and a new
- * process gets links of its own; in event mode every probe is opened on
- * the new thread. Best effort: a task that already exited has nothing to
- * trace.
- */
-static void follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
-{
-	uint64_t state;
-	int known = u64map_get(&u->tids, (uint64_t)tid, &state);
-
-	if (u->removed || (known && state == TID_PROBED))
-		return;
-	if (known && state == TID_GONE && u->family_fd >= 0 && pid != ppid && tid == pid &&
-	    !process_running(pid)) {
-		/* Its exit was read before its fork (the two on different
-		 * CPUs' rings): the fork tracepoint made it a member, and it
-		 * left. It is not to join again, nor be called late. */
-		u->stats.followed++;
-		return;
-	}
-	if (!u->links && !within_budget(u, 1)) {
-		/* Over max_events: left untraced, and holding no event. */
-		u->stats.unfollowed += u->nprobes;
-		u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
-		return;
-	}
-	if (u64map_put(&u->tids, (uint64_t)tid, TID_PROBED) < 0)
-		return;
-	if (u->family_fd >= 0) {
-		/* The fork tracepoint makes it a member before it runs, when
-		 * its parent is one; but the kernel writes this record first,
-		 * so a child read of at once may not be in yet while its parent
-		 * is (or was, until it ended). Failing that (the family full,
-		 * a parent that was not a member), it is one from now. */
-		uint32_t key = (uint32_t)pid, pkey = (uint32_t)ppid, one = 1, v;
-		uint64_t pstate;
-		if (pid != ppid && tid == pid) {
-			int parent_in =
-			    bpf_map_get(u->family_fd, &pkey, &v) == 0 ||
-			    (u64map_get(&u->tids, (uint64_t)ppid, &pstate) && pstate == TID_GONE);
-			if (bpf_map_get(u->family_fd, &key, &v) == 0)
-				u->stats.followed++;
-			else if (bpf_map_set(u->family_fd, &key, &one) != 0)
-				u->stats.unfollowed++;
-			else if (parent_in)
-				u->stats.followed++;
-			else
-				u->stats.followed_late++;
-		}
-		return;
-	}
-	if (u->links) {
-		if (pid != ppid && tid == pid) {
-			int rc = attach_links(u, pid);
-			if (rc == 0 || rc == -ESRCH) /* ... or gone already */
-				u->stats.followed_late++;
-			else
-				u->stats.unfollowed++;
-		}
-		return;
-	}
-	u->nevents += events_for(u, 1);
-	int failed = 0;
-	for (size_t i = 0; i < u->nprobes; i++)
-		if (open_probe(u, i, tid) < 0) {
-			u->stats.unfollowed++;
-			failed = 1;
-		}
-	if (pid != ppid && tid == pid && !failed)
-		u->stats.followed_late++;
-}
-
-/* Whether process pid has a live thread (its "Threads:" line above 0 and,
- * once its first thread is gone, above 1). */
-static int process_has_threads(pid_t pid)
-{
-	char path[64];
-	uint64_t threads;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	return lines_key_numbers(path, "Threads", &threads, 1) == 1 && threads > 1;
-}
-
-/* Closes the events of a thread that exited, so that a target that keeps
- * creating threads does not run recce out of descriptors. A process's
- * links stay: its other threads may run on. */
-static void forget_thread(struct uprobe_set *u, pid_t pid, pid_t tid)
-{
-	size_t j = 0;
-	uint64_t state;
-
-	/* A process of the family that ended leaves it, so that its id can
-	 * be reused by another process; the first thread outliving it is
-	 * rare and its process stays. */
-	if (u->family_fd >= 0 && pid == tid && !process_has_threads(pid)) {
-		uint32_t key = (uint32_t)pid;
-		bpf_map_delete(u->family_fd, &key);
-		/* Its fork may not be read yet: follow_task() is to know. */
-		u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
-	}
-
-	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, &state))
-		return;
-	if (state == TID_PROBED && !u->links && u->nevents >= events_for(u, 1))
-		u->nevents -= events_for(u, 1);
-	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
-	for (size_t i = 0; i < u->nfds; i++) {
-		if (u->fds[i].tid == tid && !u->fds[i].link)
-			close(u->fds[i].fd);
-		else
-			u->fds[j++] = u->fds[i];
-	}
-	u->nfds = j;
 }
 
 int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe)
@@ -685,50 +479,6 @@ void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, s
 				   (string ? UBPF_CAPTURE_STRING : 0);
 }
 
-/* Following forks: pid joins the family, and the links (of every
- * process, the program keeping the family's hits) are made on the first
- * attach. */
-static int family_attach(struct uprobe_set *u, pid_t pid)
-{
-	uint32_t key = (uint32_t)pid, one = 1;
-	int err = bpf_map_set(u->family_fd, &key, &one);
-
-	if (!err && !u->family_linked) {
-		err = attach_links(u, 0);
-		u->family_linked = !err;
-	}
-	if (err)
-		bpf_map_delete(u->family_fd, &key);
-	return err;
-}
-
-int uprobe_set_follow_forks(struct uprobe_set *u)
-{
-	if (!u->links || u->attached)
-		return -EOPNOTSUPP;
-	if (u->family_fd >= 0)
-		return 0;
-	int family = ubpf_family_new(FAMILY_MAX);
-	if (family < 0)
-		return family;
-	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain, NULL, 0);
-	if (prog < 0) {
-		close(family);
-		return prog;
-	}
-	int fork = ubpf_follow_forks(family, NULL, 0);
-	if (fork < 0) {
-		close(prog);
-		close(family);
-		return fork;
-	}
-	close(u->prog_fd);
-	u->prog_fd = prog;
-	u->family_fd = family;
-	u->fork_fd = fork;
-	return 0;
-}
-
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
 {
 	size_t first = u->nfds, alive = 0;
@@ -751,9 +501,9 @@ int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t
 	if (!err && !alive)
 		err = -ESRCH;
 	if (!err && u->family_fd >= 0)
-		err = family_attach(u, pid);
+		err = uprobe_family_attach(u, pid);
 	else if (!err)
-		err = u->links ? attach_links(u, pid) : attach_events(u, tids, ntids);
+		err = u->links ? uprobe_attach_links(u, pid) : attach_events(u, tids, ntids);
 	if (err)
 		fds_truncate(u, first);
 	else
@@ -797,249 +547,4 @@ uint64_t uprobe_set_drops(const struct uprobe_set *u)
 const struct uprobe_stats *uprobe_set_stats(const struct uprobe_set *u)
 {
 	return &u->stats;
-}
-
-/*
- * At a function's entry its caller has no frame of its own yet: the
- * frame-pointer walk skips it, and only the return address at the stack
- * pointer names it. Inserts it as the chain's second entry unless the walk
- * already found it.
- */
-static void insert_caller(struct uprobe_slot *r, uint64_t ret_addr)
-{
-	struct uprobe_hit *hit = &r->hit;
-
-	if (hit->retprobe || hit->nchain < 1 || (hit->nchain >= 2 && r->chain[1] == ret_addr))
-		return;
-	size_t n = hit->nchain < UPROBE_MAX_CHAIN ? hit->nchain : UPROBE_MAX_CHAIN - 1;
-	memmove(r->chain + 2, r->chain + 1, (n - 1) * sizeof(r->chain[0]));
-	r->chain[1] = ret_addr;
-	hit->nchain = n + 1;
-}
-
-/* Fills the named copies of a hit's registers (SysV argument order rdi
- * rsi rdx rcx r8 r9) from gpr. */
-static void name_registers(struct uprobe_hit *hit)
-{
-	static const uint8_t sysv[6] = {X86_RDI, X86_RSI, X86_RDX, X86_RCX, X86_R8, X86_R9};
-
-	for (size_t i = 0; i < 6; i++)
-		hit->args[i] = hit->gpr[sysv[i]];
-	hit->ret = hit->gpr[X86_RAX];
-	hit->sp = hit->gpr[X86_RSP];
-	hit->has_regs = 1;
-}
-
-/* The capture after a hit's registers, len bytes at p (uprobe-bpf.h):
- * the object and its string where the program could read them. */
-static int parse_capture(struct uprobe_slot *r, uint64_t cookie, const unsigned char *p, size_t len)
-{
-	uint64_t w[UBPF_CAP_WORDS];
-
-	if (len < sizeof(w))
-		return -EBADMSG;
-	memcpy(w, p, sizeof(w));
-	if (w[UBPF_CAP_OBJ_RC] != 0)
-		return 1; /* unreadable: the hit says nothing about the object */
-	struct uprobe_hit *hit = &r->hit;
-	memcpy(r->object, &w[UBPF_CAP_OBJ], sizeof(r->object));
-	hit->object = r->object;
-	hit->object_len = UBPF_CAPTURE_SIZE(cookie);
-	if ((cookie & UBPF_CAPTURE_STRING) && w[UBPF_CAP_STR_RC] == 0) {
-		memcpy(r->string, &w[UBPF_CAP_STR], sizeof(r->string));
-		hit->string = r->string;
-		hit->string_len = w[UBPF_CAP_OBJ + 1];
-	}
-	return 1;
-}
-
-/* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
- * data of a sample. */
-static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
-		     const unsigned char *end)
-{
-	uint64_t w[UBPF_NWORDS];
-	uint32_t size;
-
-	if (end - p < 4)
-		return -EBADMSG;
-	memcpy(&size, p, 4);
-	p += 4;
-	if (size > (size_t)(end - p) || size < sizeof(w))
-		return -EBADMSG;
-	memcpy(w, p, sizeof(w));
-	uint64_t cookie = w[UBPF_COOKIE];
-	if (UBPF_COOKIE_INDEX(cookie) >= u->nprobes)
-		return 0; /* not one of ours: cannot happen, skip */
-	struct uprobe_hit *hit = &r->hit;
-	memset(hit, 0, sizeof(*hit));
-	hit->probe = (int)UBPF_COOKIE_INDEX(cookie);
-	hit->retprobe = u->probes[hit->probe].retprobe;
-	hit->pid = (uint32_t)(w[UBPF_PID_TGID] >> 32);
-	hit->tid = (uint32_t)w[UBPF_PID_TGID];
-	hit->time = w[UBPF_TIME];
-	memcpy(hit->gpr, &w[UBPF_GPR], sizeof(hit->gpr));
-	hit->ip = w[UBPF_IP];
-	hit->flags = w[UBPF_FLAGS];
-	hit->drops = w[UBPF_DROPS];
-	name_registers(hit);
-	hit->chain = r->chain;
-	if (cookie & UBPF_CAPTURE)
-		return parse_capture(r, cookie, p + sizeof(w), size - sizeof(w));
-	uint64_t bytes = w[UBPF_CHAIN_BYTES];
-	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
-		return -EBADMSG;
-	for (uint64_t i = 0; i < bytes / 8 && hit->nchain < UPROBE_MAX_CHAIN; i++) {
-		uint64_t ip;
-		memcpy(&ip, p + sizeof(w) + i * 8, 8);
-		if (ip < PERF_CONTEXT_MAX)
-			r->chain[hit->nchain++] = ip;
-	}
-	if (bytes && w[UBPF_RET_ADDR])
-		insert_caller(r, w[UBPF_RET_ADDR]);
-	return 1;
-}
-
-/* Parses a sample of len bytes at p into r->hit; -EBADMSG if it does not
- * fit. Returns 1 for a hit, 0 for a record to skip. */
-static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
-			size_t len)
-{
-	struct perf_event_header h;
-	const unsigned char *end = p + len;
-	uint64_t v[3];
-
-	memcpy(&h, p, sizeof(h));
-	p += sizeof(h);
-	if (h.type == PERF_RECORD_LOST) {
-		if (end - p >= 16) {
-			memcpy(v, p, 16);
-			u->stats.lost += v[1];
-		}
-		return 0;
-	}
-	if (h.type != PERF_RECORD_SAMPLE)
-		return 0;
-	if (u->links)
-		return parse_raw(u, r, p, end);
-	if (end - p < 24)
-		return -EBADMSG;
-	memcpy(v, p, 24); /* identifier, pid/tid, time */
-	p += 24;
-	struct uprobe_hit *hit = &r->hit;
-	uint64_t probe;
-	memset(hit, 0, sizeof(*hit));
-	if (!u64map_get(&u->ids, v[0], &probe))
-		return 0; /* an event of a removed probe set: cannot happen, skip */
-	hit->probe = (int)(probe >> 1);
-	hit->retprobe = (int)(probe & 1);
-	hit->pid = (uint32_t)v[1];
-	hit->tid = (uint32_t)(v[1] >> 32);
-	hit->time = v[2];
-	hit->chain = r->chain;
-	if (u->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr;
-		if (end - p < 8)
-			return -EBADMSG;
-		memcpy(&nr, p, 8);
-		p += 8;
-		if (nr > (uint64_t)(end - p) / 8)
-			return -EBADMSG;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t ip;
-			memcpy(&ip, p + i * 8, 8);
-			if (ip >= PERF_CONTEXT_MAX)
-				continue; /* a PERF_CONTEXT_* marker */
-			if (hit->nchain < UPROBE_MAX_CHAIN)
-				r->chain[hit->nchain++] = ip;
-		}
-		p += nr * 8;
-	}
-	uint64_t abi;
-	if (end - p < 8)
-		return -EBADMSG;
-	memcpy(&abi, p, 8);
-	p += 8;
-	if (abi) {
-		/* The sample's order, by enum x86_gpr. */
-		static const uint8_t gpr_of[NREGS] = {X86_RAX, X86_RBX, X86_RCX, X86_RDX,  X86_RSI,
-						      X86_RDI, X86_RBP, X86_RSP, X86_NONE, X86_NONE,
-						      X86_R8,  X86_R9,	X86_R10, X86_R11,  X86_R12,
-						      X86_R13, X86_R14, X86_R15};
-		uint64_t regs[NREGS];
-		if ((size_t)(end - p) < sizeof(regs))
-			return -EBADMSG;
-		memcpy(regs, p, sizeof(regs));
-		for (size_t i = 0; i < NREGS; i++)
-			if (gpr_of[i] != X86_NONE)
-				hit->gpr[gpr_of[i]] = regs[i];
-		hit->ip = regs[8];
-		hit->flags = regs[9];
-		name_registers(hit);
-		p += sizeof(regs);
-	}
-	if (u->sample_type & PERF_SAMPLE_STACK_USER) {
-		uint64_t size, ret_addr = 0, dyn = 0;
-		if (end - p < 8)
-			return -EBADMSG;
-		memcpy(&size, p, 8);
-		p += 8;
-		if (size) {
-			if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
-				return -EBADMSG;
-			if (size >= 8)
-				memcpy(&ret_addr, p, 8);
-			memcpy(&dyn, p + size, 8);
-		}
-		if (dyn >= 8)
-			insert_caller(r, ret_addr);
-	}
-	return 1;
-}
-
-/* perf-ring's parse: a sample into the ring's slot; a thread created or
- * exited is handled here and skipped. */
-static int parse_one(void *ctx, size_t ring, const unsigned char *p, size_t len, uint64_t *time)
-{
-	struct uprobe_set *u = ctx;
-	struct uprobe_slot *s = &u->slots[ring];
-	struct perf_event_header h;
-
-	memcpy(&h, p, sizeof(h));
-	if (h.type == PERF_RECORD_FORK || h.type == PERF_RECORD_EXIT) {
-		uint32_t ids[4]; /* pid, ppid, tid, ptid */
-		if (len < sizeof(h) + sizeof(ids))
-			return -EBADMSG;
-		memcpy(ids, p + sizeof(h), sizeof(ids));
-		if (h.type == PERF_RECORD_FORK)
-			follow_task(u, (pid_t)ids[0], (pid_t)ids[1], (pid_t)ids[2]);
-		else
-			forget_thread(u, (pid_t)ids[0], (pid_t)ids[2]);
-		return 0;
-	}
-	int rc = parse_record(u, s, p, len);
-	if (rc > 0)
-		*time = s->hit.time;
-	return rc;
-}
-
-static int handle_one(void *ctx, size_t ring)
-{
-	struct uprobe_set *u = ctx;
-
-	u->stats.hits++;
-	return u->fn(&u->slots[ring].hit, u->arg);
-}
-
-int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit, void *arg),
-		    void *arg)
-{
-	static const struct perf_ring_ops ops = {parse_one, handle_one};
-	struct perf_ring_counts counts = {0, 0};
-
-	u->fn = fn;
-	u->arg = arg;
-	int n = perf_rings_read(u->rings, 2 * u->ncpus, &ops, u, &counts);
-	u->stats.malformed += counts.malformed;
-	return n;
 }

@@ -34,110 +34,7 @@
 #include "util/evloop.h"
 #include "util/lines.h"
 
-#define JUMP_LEN TRAMP_JUMP_LEN
-_Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");
-#define TRAMP_SIZE    256 /* bytes of a trampoline, one after another in a page */
-#define TRAMP_PAGES   (16u << 10)
-#define TRAMP_NAME    "recce-trace"
-#define CODE_READ_MAX (256u << 10)
-#define SLOTS	      64u  /* rings at most */
-#define SLOTS_SPARE   4u   /* rings beyond the threads (and children) at the start */
-#define LOCK_WAIT_MS  3000 /* for another recce to be done with the process */
-#define RING_RECORDS  (64u << 10)
-#define CAL_POINTS    64u /* readings of the two clocks kept */
-#define LIB_NAME      "librecce-fast.so"
-#define CHILD_WAIT_MS 3000 /* for the children's watchdogs to put their bytes back */
-
-/* A hook: what a trampoline reports, by the index it passes. */
-struct fast_hook {
-	int probe;   /* the caller's probe number */
-	uint64_t ip; /* the instruction it stands for: an entry or an exit */
-};
-
-/* Bytes replaced by a jump to a trampoline: a function's entry, or the
- * last instructions before one of its exits. */
-struct fast_site {
-	uint64_t addr, tramp;
-	uint32_t len; /* bytes the jump replaces */
-	uint8_t orig[RECCE_FAST_CODE], jump[RECCE_FAST_CODE];
-	uint8_t code[TRAMP_SIZE]; /* the trampoline */
-	size_t code_len;
-};
-
-/* A process that wrote records, by the pid it gave, as recce found it. */
-enum proc_verdict {
-	PROC_FOUND,   /* it maps the file: the traced process's child (pidfd held) */
-	PROC_EXITED,  /* no such process, a zombie, or one without memory */
-	PROC_UNFOUND, /* a process that does not map the file (it exec'd, or another one) */
-};
-
-struct fast_proc {
-	pid_t pid;
-	int pidfd; /* PROC_FOUND: the process's; else -1 */
-	enum proc_verdict verdict;
-};
-
-struct fast_set {
-	pid_t pid;
-	struct injector inj;
-	int inj_open;
-	int lock_fd;	 /* the lock on the process's code, held to the end */
-	uint64_t hit_fn; /* recce_fast_hit in the process */
-	struct recce_fast_header *h;
-	size_t map_len;
-	uint32_t slots; /* rings in the file */
-	/* Our own copy of the geometry: the process can write the header. */
-	uint64_t slot_size;
-	struct fast_site *sites;
-	size_t nsites, cap;
-	struct fast_hook *hooks;
-	size_t nhooks, hooks_cap;
-	struct tramp_hooks hooks_fn; /* numbers the hooks into hooks[] */
-	uint64_t page, page_used;    /* the trampoline page being filled */
-	int attached;
-	int stopped;   /* a call for a trampoline page found the process stopped */
-	uint64_t lost; /* records lost, as of the last read */
-	/* The CPU's clock against CLOCK_MONOTONIC: a reading of both at the
-	 * start and at every read, the last CAL_POINTS kept (cal[ncal %
-	 * CAL_POINTS] is the next). A record's time is interpolated between
-	 * the two readings around it, so it never depends on when the record
-	 * was read: a thread's times only go up. */
-	struct cal_point {
-		uint64_t tsc, mono;
-	} cal[CAL_POINTS];
-	uint64_t ncal;
-	/* Children: the file's identity, to tell them by; the processes
-	 * records came from, as found (a read's records mostly come from a
-	 * few: the one found last is tried first); calls of processes not
-	 * found, shown with memory unread; children whose bytes recce could
-	 * not see put back at the end. */
-	struct proc_file_id file;
-	pid_t ns_pid; /* the process's pid as it sees it */
-	int same_ns;  /* the process is in recce's PID namespace */
-	struct fast_proc *procs;
-	size_t nprocs, procs_cap, last_proc;
-	uint64_t unfound_calls;
-	size_t children_left;
-};
-
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
-/* Takes a reading of both clocks; returns the CPU clock's. */
-static uint64_t cal_add(struct fast_set *s)
-{
-	struct cal_point p = {rdtsc(), time_now_ns(CLOCK_MONOTONIC)};
-	const struct cal_point *last = s->ncal ? &s->cal[(s->ncal - 1) % CAL_POINTS] : NULL;
-
-	if (last && (p.tsc <= last->tsc || p.mono <= last->mono))
-		return last->tsc;
-	s->cal[s->ncal++ % CAL_POINTS] = p;
-	return p.tsc;
-}
+#include "trace/fast-set-internal.h"
 
 /* Removes the shared files of earlier traces whose recce is gone: the
  * library unlinks its file as it opens it, so one is left only when
@@ -202,7 +99,7 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 	if (stat(proc, &st) != 0)
 		return -ESRCH;
 	snprintf(path, len, "/dev/shm/recce-fast-%d-%d-%08x", (int)s->pid, (int)getpid(),
-		 (unsigned)rdtsc());
+		 (unsigned)fast_rdtsc());
 	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -376,7 +273,7 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	s->pid = pid;
 	s->same_ns = same_pid_ns(pid);
 	s->ns_pid = s->same_ns ? pid : ns_pid(pid);
-	cal_add(s);
+	fast_set_cal_add(s);
 	int err = target_lock(pid, LOCK_WAIT_MS, &s->lock_fd, &info->holder);
 	if (err == -EBUSY)
 		return fail(info, FAST_LOCKED, err);
@@ -629,229 +526,6 @@ int fast_set_attach(struct fast_set *s, int timeout_ms)
 	return err;
 }
 
-/* CLOCK_MONOTONIC of a CPU clock reading, from the two pairs. */
-static uint64_t tsc_to_mono(const struct fast_set *s, uint64_t tsc)
-{
-	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
-	const struct cal_point *a, *b;
-
-	if (n == 0)
-		return 0;
-	b = &s->cal[(s->ncal - 1) % CAL_POINTS];
-	if (n == 1)
-		return b->mono;
-	/* The segment around tsc, newest first (most records are there); a
-	 * record older than the oldest reading kept, one that took that long
-	 * to be published, is placed on the oldest segment's line. */
-	for (uint64_t k = 1; k < n; k++) {
-		a = &s->cal[(s->ncal - 1 - k) % CAL_POINTS];
-		if (a->tsc <= tsc || k == n - 1)
-			break;
-		b = a;
-	}
-	__int128 d = (__int128)((int64_t)(tsc - a->tsc)) * (int64_t)(b->mono - a->mono);
-	return a->mono + (uint64_t)(int64_t)(d / (int64_t)(b->tsc - a->tsc));
-}
-
-static struct recce_fast_slot *slot_at(const struct fast_set *s, uint32_t i)
-{
-	return (struct recce_fast_slot *)((char *)s->h + RECCE_FAST_HEADER_SIZE +
-					  (uint64_t)i * s->slot_size);
-}
-
-/* The records lost so far, read from every ring. */
-static uint64_t count_lost(const struct fast_set *s)
-{
-	uint64_t lost = __atomic_load_n(&s->h->no_slot, __ATOMIC_RELAXED);
-	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
-
-	for (uint32_t i = 0; i < claimed && i < s->slots; i++)
-		lost += __atomic_load_n(&slot_at(s, i)->lost, __ATOMIC_RELAXED);
-	return lost;
-}
-
-/* Whether pid has exited, its parent yet to wait for it. */
-static int is_zombie(pid_t pid)
-{
-	char st = procstat_task_state(pid, pid);
-
-	return st == 'Z' || st == 'X';
-}
-
-/* How recce finds the process of pid, a pid a record gives: with a
- * pidfd taken first, so that the pid cannot come to name another process
- * before the file is found in its maps. */
-static enum proc_verdict find_process(const struct fast_set *s, pid_t pid, int *pidfd)
-{
-	size_t which;
-	int fd = pid > 0 ? proc_pidfd_open(pid) : -1;
-	int maps = fd >= 0 ? proc_maps_files(pid, &s->file, 1, &which) : -ESRCH;
-
-	*pidfd = -1;
-	if (maps == 1) {
-		*pidfd = fd;
-		return PROC_FOUND;
-	}
-	/* A process on its way out has given its memory back before it is
-	 * a zombie (-ESRCH); maps even root may not read say nothing. */
-	int exited = pid > 0 && (fd < 0 ? errno == ESRCH
-					: maps == -ESRCH || maps == -ENOENT || is_zombie(pid));
-	if (fd >= 0)
-		close(fd);
-	return exited ? PROC_EXITED : PROC_UNFOUND;
-}
-
-/* Before a read: forgets the processes found exited or not found, and
- * those found whose pidfd says they exited since, to be found again if
- * a record gives their pid (a new process may have it). */
-static void forget_procs(struct fast_set *s)
-{
-	if (!s->nprocs)
-		return; /* the traced process alone: nothing to ask */
-	int *fds = calloc(s->nprocs, sizeof(*fds));
-	unsigned char *gone = calloc(s->nprocs, 1);
-	size_t kept = 0;
-
-	for (size_t i = 0; fds && i < s->nprocs; i++)
-		fds[i] = s->procs[i].pidfd;
-	if (fds && gone)
-		evloop_ready_now(fds, s->nprocs, gone);
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct fast_proc *f = &s->procs[i];
-		/* Out of memory: every process is found again. */
-		if (f->verdict == PROC_FOUND && fds && gone && !gone[i]) {
-			s->procs[kept++] = *f;
-			continue;
-		}
-		if (f->pidfd >= 0)
-			close(f->pidfd);
-	}
-	free(fds);
-	free(gone);
-	s->nprocs = kept;
-	s->last_proc = 0;
-}
-
-/* The process a record gives, as found; NULL when out of memory. */
-static const struct fast_proc *record_proc(struct fast_set *s, pid_t pid)
-{
-	if (s->last_proc < s->nprocs && s->procs[s->last_proc].pid == pid)
-		return &s->procs[s->last_proc];
-	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[s->last_proc = i];
-	struct fast_proc *v = array_reserve(s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	s->procs = v;
-	struct fast_proc *f = &s->procs[s->nprocs];
-	f->pid = pid;
-	f->verdict = s->same_ns ? find_process(s, pid, &f->pidfd) : PROC_UNFOUND;
-	if (!s->same_ns)
-		f->pidfd = -1;
-	return &s->procs[s->last_proc = s->nprocs++];
-}
-
-/* Who made record r, for the hit: the traced process, a child of it
- * found, or one not found, shown as it gave its pid, named by the code
- * its parent had (a child copies it at fork), nothing read from a memory
- * recce cannot tell is its (when it exited, there is none to read). */
-static void record_process(struct fast_set *s, const struct recce_fast_record *r,
-			   struct uprobe_hit *h)
-{
-	h->pid = (uint32_t)s->pid;
-	if (r->pid == s->ns_pid || r->pid <= 0)
-		return;
-	const struct fast_proc *f = record_proc(s, r->pid);
-	h->pid = (uint32_t)r->pid;
-	if (f && f->verdict == PROC_FOUND)
-		return;
-	h->maps_pid = (uint32_t)s->pid;
-	h->no_memory = 1;
-	s->unfound_calls += !f || f->verdict == PROC_UNFOUND;
-}
-
-int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
-{
-	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
-	uint64_t chain[2];
-	int rc = 0;
-
-	if (claimed > s->slots)
-		claimed = s->slots;
-	forget_procs(s);
-	/* While the jumps are in, a record written after this reading waits
-	 * for the next read, so that a reading after it places it in time;
-	 * once they are out, the rest is read at once. */
-	uint64_t until = cal_add(s);
-	/* Once a read: a record lost from here on counts at the next. */
-	s->lost = count_lost(s);
-	for (uint32_t i = 0; i < claimed && !rc; i++) {
-		struct recce_fast_slot *sl = slot_at(s, i);
-		const struct recce_fast_record *recs = (const void *)(sl + 1);
-		uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
-		uint64_t tail = sl->tail;
-		if (head - tail > RING_RECORDS)
-			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
-		for (; tail < head && !rc; tail++) {
-			const struct recce_fast_record *r = &recs[tail & (RING_RECORDS - 1)];
-			if (s->attached && r->tsc >= until)
-				break;
-			if (r->site >= s->nhooks)
-				continue;
-			const struct fast_hook *f = &s->hooks[r->site];
-			struct uprobe_hit h;
-			memset(&h, 0, sizeof(h));
-			record_process(s, r, &h);
-			h.probe = f->probe;
-			h.tid = (uint32_t)r->tid;
-			h.time = tsc_to_mono(s, r->tsc);
-			h.gpr[X86_RDI] = h.args[0] = r->args[0];
-			h.gpr[X86_RSI] = h.args[1] = r->args[1];
-			h.gpr[X86_RDX] = h.args[2] = r->args[2];
-			h.gpr[X86_RCX] = h.args[3] = r->args[3];
-			h.gpr[X86_R8] = h.args[4] = r->args[4];
-			h.gpr[X86_R9] = h.args[5] = r->args[5];
-			h.gpr[X86_RAX] = h.ret = r->rax;
-			h.gpr[X86_RSP] = h.sp = r->sp;
-			h.ip = f->ip;
-			h.has_regs = 1;
-			chain[0] = f->ip;
-			chain[1] = r->ra;
-			h.chain = chain;
-			h.nchain = 2;
-			rc = cb(&h, arg);
-		}
-		__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
-	}
-	return rc;
-}
-
-int fast_set_stopped(const struct fast_set *s)
-{
-	return s && s->stopped;
-}
-
-uint64_t fast_set_forks(const struct fast_set *s)
-{
-	return s && s->h ? __atomic_load_n(&s->h->forks, __ATOMIC_RELAXED) : 0;
-}
-
-uint64_t fast_set_unfound_calls(const struct fast_set *s)
-{
-	return s ? s->unfound_calls : 0;
-}
-
-size_t fast_set_children_left(const struct fast_set *s)
-{
-	return s ? s->children_left : 0;
-}
-
-uint64_t fast_set_lost(const struct fast_set *s)
-{
-	return s->attached ? s->lost : count_lost(s);
-}
-
 /* Whether pid is stopped by job control or a tracer, where its watchdog
  * cannot run. */
 static int is_stopped(pid_t pid)
@@ -920,7 +594,7 @@ static void end_children(struct fast_set *s)
 		pid_t pid = RECCE_FAST_OWNER_ID(w);
 		int fd;
 		if (RECCE_FAST_OWNER_STATE(w) == RECCE_FAST_CHILD_TRACED &&
-		    find_process(s, pid, &fd) == PROC_FOUND)
+		    fast_set_find_process(s, pid, &fd) == PROC_FOUND)
 			v[n++] = (struct waited){k, pid, fd};
 	}
 	while (n) {

@@ -1,0 +1,259 @@
+/*
+ * The rings of fast probes read back (see fast-set.h's fast_set_read()):
+ * the CPU clock of each record put on CLOCK_MONOTONIC, the process each
+ * record came from found (the traced one, a child, or one recce cannot
+ * tell), and the records handed on as uprobe hits; with the counts of
+ * what was lost or left.
+ */
+#include "trace/fast-set.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events/fast-format.h"
+#include "proc/family.h"
+#include "proc/procstat.h"
+#include "proc/self.h"
+#include "trace/fast-set-internal.h"
+#include "util/array.h"
+#include "util/clock.h"
+#include "util/evloop.h"
+
+/* Takes a reading of both clocks; returns the CPU clock's. */
+uint64_t fast_set_cal_add(struct fast_set *s)
+{
+	struct cal_point p = {fast_rdtsc(), time_now_ns(CLOCK_MONOTONIC)};
+	const struct cal_point *last = s->ncal ? &s->cal[(s->ncal - 1) % CAL_POINTS] : NULL;
+
+	if (last && (p.tsc <= last->tsc || p.mono <= last->mono))
+		return last->tsc;
+	s->cal[s->ncal++ % CAL_POINTS] = p;
+	return p.tsc;
+}
+
+/* CLOCK_MONOTONIC of a CPU clock reading, from the two pairs. */
+static uint64_t tsc_to_mono(const struct fast_set *s, uint64_t tsc)
+{
+	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
+	const struct cal_point *a, *b;
+
+	if (n == 0)
+		return 0;
+	b = &s->cal[(s->ncal - 1) % CAL_POINTS];
+	if (n == 1)
+		return b->mono;
+	/* The segment around tsc, newest first (most records are there); a
+	 * record older than the oldest reading kept, one that took that long
+	 * to be published, is placed on the oldest segment's line. */
+	for (uint64_t k = 1; k < n; k++) {
+		a = &s->cal[(s->ncal - 1 - k) % CAL_POINTS];
+		if (a->tsc <= tsc || k == n - 1)
+			break;
+		b = a;
+	}
+	__int128 d = (__int128)((int64_t)(tsc - a->tsc)) * (int64_t)(b->mono - a->mono);
+	return a->mono + (uint64_t)(int64_t)(d / (int64_t)(b->tsc - a->tsc));
+}
+
+static struct recce_fast_slot *slot_at(const struct fast_set *s, uint32_t i)
+{
+	return (struct recce_fast_slot *)((char *)s->h + RECCE_FAST_HEADER_SIZE +
+					  (uint64_t)i * s->slot_size);
+}
+
+/* The records lost so far, read from every ring. */
+static uint64_t count_lost(const struct fast_set *s)
+{
+	uint64_t lost = __atomic_load_n(&s->h->no_slot, __ATOMIC_RELAXED);
+	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
+
+	for (uint32_t i = 0; i < claimed && i < s->slots; i++)
+		lost += __atomic_load_n(&slot_at(s, i)->lost, __ATOMIC_RELAXED);
+	return lost;
+}
+
+/* Whether pid has exited, its parent yet to wait for it. */
+static int is_zombie(pid_t pid)
+{
+	char st = procstat_task_state(pid, pid);
+
+	return st == 'Z' || st == 'X';
+}
+
+/* How recce finds the process of pid, a pid a record gives: with a
+ * pidfd taken first, so that the pid cannot come to name another process
+ * before the file is found in its maps. */
+enum proc_verdict fast_set_find_process(const struct fast_set *s, pid_t pid, int *pidfd)
+{
+	size_t which;
+	int fd = pid > 0 ? proc_pidfd_open(pid) : -1;
+	int maps = fd >= 0 ? proc_maps_files(pid, &s->file, 1, &which) : -ESRCH;
+
+	*pidfd = -1;
+	if (maps == 1) {
+		*pidfd = fd;
+		return PROC_FOUND;
+	}
+	/* A process on its way out has given its memory back before it is
+	 * a zombie (-ESRCH); maps even root may not read say nothing. */
+	int exited = pid > 0 && (fd < 0 ? errno == ESRCH
+					: maps == -ESRCH || maps == -ENOENT || is_zombie(pid));
+	if (fd >= 0)
+		close(fd);
+	return exited ? PROC_EXITED : PROC_UNFOUND;
+}
+
+/* Before a read: forgets the processes found exited or not found, and
+ * those found whose pidfd says they exited since, to be found again if
+ * a record gives their pid (a new process may have it). */
+static void forget_procs(struct fast_set *s)
+{
+	if (!s->nprocs)
+		return; /* the traced process alone: nothing to ask */
+	int *fds = calloc(s->nprocs, sizeof(*fds));
+	unsigned char *gone = calloc(s->nprocs, 1);
+	size_t kept = 0;
+
+	for (size_t i = 0; fds && i < s->nprocs; i++)
+		fds[i] = s->procs[i].pidfd;
+	if (fds && gone)
+		evloop_ready_now(fds, s->nprocs, gone);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct fast_proc *f = &s->procs[i];
+		/* Out of memory: every process is found again. */
+		if (f->verdict == PROC_FOUND && fds && gone && !gone[i]) {
+			s->procs[kept++] = *f;
+			continue;
+		}
+		if (f->pidfd >= 0)
+			close(f->pidfd);
+	}
+	free(fds);
+	free(gone);
+	s->nprocs = kept;
+	s->last_proc = 0;
+}
+
+/* The process a record gives, as found; NULL when out of memory. */
+static const struct fast_proc *record_proc(struct fast_set *s, pid_t pid)
+{
+	if (s->last_proc < s->nprocs && s->procs[s->last_proc].pid == pid)
+		return &s->procs[s->last_proc];
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[s->last_proc = i];
+	struct fast_proc *v = array_reserve(s->procs, &s->procs_cap, s->nprocs + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	s->procs = v;
+	struct fast_proc *f = &s->procs[s->nprocs];
+	f->pid = pid;
+	f->verdict = s->same_ns ? fast_set_find_process(s, pid, &f->pidfd) : PROC_UNFOUND;
+	if (!s->same_ns)
+		f->pidfd = -1;
+	return &s->procs[s->last_proc = s->nprocs++];
+}
+
+/* Who made record r, for the hit: the traced process, a child of it
+ * found, or one not found, shown as it gave its pid, named by the code
+ * its parent had (a child copies it at fork), nothing read from a memory
+ * recce cannot tell is its (when it exited, there is none to read). */
+static void record_process(struct fast_set *s, const struct recce_fast_record *r,
+			   struct uprobe_hit *h)
+{
+	h->pid = (uint32_t)s->pid;
+	if (r->pid == s->ns_pid || r->pid <= 0)
+		return;
+	const struct fast_proc *f = record_proc(s, r->pid);
+	h->pid = (uint32_t)r->pid;
+	if (f && f->verdict == PROC_FOUND)
+		return;
+	h->maps_pid = (uint32_t)s->pid;
+	h->no_memory = 1;
+	s->unfound_calls += !f || f->verdict == PROC_UNFOUND;
+}
+
+int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
+{
+	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
+	uint64_t chain[2];
+	int rc = 0;
+
+	if (claimed > s->slots)
+		claimed = s->slots;
+	forget_procs(s);
+	/* While the jumps are in, a record written after this reading waits
+	 * for the next read, so that a reading after it places it in time;
+	 * once they are out, the rest is read at once. */
+	uint64_t until = fast_set_cal_add(s);
+	/* Once a read: a record lost from here on counts at the next. */
+	s->lost = count_lost(s);
+	for (uint32_t i = 0; i < claimed && !rc; i++) {
+		struct recce_fast_slot *sl = slot_at(s, i);
+		const struct recce_fast_record *recs = (const void *)(sl + 1);
+		uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
+		uint64_t tail = sl->tail;
+		if (head - tail > RING_RECORDS)
+			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
+		for (; tail < head && !rc; tail++) {
+			const struct recce_fast_record *r = &recs[tail & (RING_RECORDS - 1)];
+			if (s->attached && r->tsc >= until)
+				break;
+			if (r->site >= s->nhooks)
+				continue;
+			const struct fast_hook *f = &s->hooks[r->site];
+			struct uprobe_hit h;
+			memset(&h, 0, sizeof(h));
+			record_process(s, r, &h);
+			h.probe = f->probe;
+			h.tid = (uint32_t)r->tid;
+			h.time = tsc_to_mono(s, r->tsc);
+			h.gpr[X86_RDI] = h.args[0] = r->args[0];
+			h.gpr[X86_RSI] = h.args[1] = r->args[1];
+			h.gpr[X86_RDX] = h.args[2] = r->args[2];
+			h.gpr[X86_RCX] = h.args[3] = r->args[3];
+			h.gpr[X86_R8] = h.args[4] = r->args[4];
+			h.gpr[X86_R9] = h.args[5] = r->args[5];
+			h.gpr[X86_RAX] = h.ret = r->rax;
+			h.gpr[X86_RSP] = h.sp = r->sp;
+			h.ip = f->ip;
+			h.has_regs = 1;
+			chain[0] = f->ip;
+			chain[1] = r->ra;
+			h.chain = chain;
+			h.nchain = 2;
+			rc = cb(&h, arg);
+		}
+		__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
+	}
+	return rc;
+}
+
+int fast_set_stopped(const struct fast_set *s)
+{
+	return s && s->stopped;
+}
+
+uint64_t fast_set_forks(const struct fast_set *s)
+{
+	return s && s->h ? __atomic_load_n(&s->h->forks, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t fast_set_unfound_calls(const struct fast_set *s)
+{
+	return s ? s->unfound_calls : 0;
+}
+
+size_t fast_set_children_left(const struct fast_set *s)
+{
+	return s ? s->children_left : 0;
+}
+
+uint64_t fast_set_lost(const struct fast_set *s)
+{
+	return s->attached ? s->lost : count_lost(s);
+}
