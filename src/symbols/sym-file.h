@@ -9,6 +9,7 @@
 
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -155,6 +156,10 @@ int sym_dwarf_boundaries(struct sym_file *f, struct u64vec *out);
 int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		     struct sym_frame *out, int cap, int *complete);
 void sym_cu_index_free(struct cu_index *ci);
+
+/* sym-file.c */
+/* The section of f's ELF file named name (its header into *sh), or NULL. */
+Elf_Scn *sym_file_find_section(const struct sym_file *f, const char *name, GElf_Shdr *sh);
 
 /* sym-table.c */
 int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx);
