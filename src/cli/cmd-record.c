@@ -10,20 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/cmd-record.h"
 #include "cli/dirs.h"
-#include "cli/grant.h"
-#include "cli/options.h"
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
-#include "remote/scopes.h"
 #include "profile/aggregate.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -31,145 +27,13 @@
 #include "profile/timeline.h"
 #include "sampling/sampler.h"
 #include "symbols/symbolize.h"
-#include "util/shell.h"
 #include "util/signals.h"
 
-#define DEFAULT_FILE	       "recce.pb.gz"
-#define DEFAULT_FREQ	       99
-#define DEFAULT_ALLOC_INTERVAL (512u << 10) /* as Go and tcmalloc */
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
 /* Symbol tables are kept for binaries up to this size; a bigger one is
  * symbolized at the addresses its samples hit only, every time. */
 #define TABLE_BUILD_MAX ((uint64_t)64 << 20)
-
-static void parse_event(struct record_args *a, const char *s)
-{
-	static const char *const names[] = {"cpu", "offcpu", "wall", "alloc"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(s, names[i]) == 0) {
-			a->event = (enum record_event)i;
-			/* Allocations are sampled by probes in the process. */
-			if (a->event == RECORD_ALLOC)
-				grant_need(SCOPE_TRACE, "record --event alloc");
-			return;
-		}
-	usage_die("record", "--event must be cpu, offcpu, wall or alloc, not '%s'", s);
-}
-
-enum { V_PID, V_TID, V_FREQ, V_DURATION, V_CALL_GRAPH, V_G, V_EVENT, V_ALLOC_INTERVAL };
-
-static void set_value(void *ctx, const char *arg, const struct opt *o)
-{
-	struct record_args *a = ctx;
-
-	switch (o->set) {
-	case V_PID:
-		parse_pid_list("record", "-p", arg, &a->pids, &a->npids);
-		break;
-	case V_TID:
-		parse_pid_list("record", "-t", arg, &a->tids, &a->ntids);
-		break;
-	case V_FREQ:
-		a->freq = parse_freq_option("record", arg);
-		a->freq_given = 1;
-		break;
-	case V_DURATION:
-		if (parse_seconds(arg, &a->duration) < 0 || a->duration <= 0)
-			usage_die("record", "-d wants a positive number of seconds, not '%s'", arg);
-		break;
-	case V_CALL_GRAPH:
-		parse_call_graph_option("record", arg, &a->dwarf, &a->stack_bytes);
-		break;
-	case V_G:
-		a->dwarf = 0;
-		break;
-	case V_EVENT:
-		parse_event(a, arg);
-		break;
-	case V_ALLOC_INTERVAL: {
-		int n = parse_size_prefix(arg, &a->alloc_interval);
-		if (n < 0 || arg[n] || !a->alloc_interval)
-			usage_die("record", "--alloc-interval wants a size such as 512K, not '%s'",
-				  arg);
-		a->alloc_text = arg;
-		break;
-	}
-	}
-}
-
-static const struct opt record_options[] = {
-    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
-    OPT_CALL_('t', "tid", "TID[,TID...]", set_value, V_TID, "sample only these threads"),
-    OPT_FLAG_('a', "all-cpus", struct record_args, all, "every process, on every CPU"),
-    OPT_STRING_(0, "cgroup", "PATH", struct record_args, cgroup,
-		"every process of this cgroup (a container, a service)"),
-    OPT_CALL_('e', "event", "EVENT", set_value, V_EVENT,
-	      "cpu (the default), offcpu (time blocked), wall (both) or alloc (allocations)"),
-    OPT_CALL_(0, "alloc-interval", "SIZE", set_value, V_ALLOC_INTERVAL,
-	      "--event alloc: one sample per SIZE allocated (default 512K)"),
-    OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
-    OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
-    OPT_OUTPUT_('o', "output", "FILE", struct record_args, output,
-		"the profile to write (default recce.pb.gz)"),
-    OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
-	      "how stacks are walked (default fp)"),
-    OPT_CALL_('g', NULL, NULL, set_value, V_G, "the same as --call-graph fp, as in perf"),
-    OPT_FLAG_(0, "timeline", struct record_args, timeline,
-	      "keep the order of samples, for Chrome trace"),
-    OPT_FLAG_(0, "tree", struct record_args, tree,
-	      "with -p: their descendants too, existing and new"),
-    OPT_FLAG_(0, "no-symbolize", struct record_args, no_symbolize,
-	      "keep addresses and build-ids; name them later with recce symbolize"),
-    OPT_END_(),
-};
-
-static void parse_args(struct record_args *a, int argc, char **argv)
-{
-	int dashdash, first;
-
-	memset(a, 0, sizeof(*a));
-	a->freq = DEFAULT_FREQ;
-	a->output = DEFAULT_FILE;
-	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
-	a->alloc_interval = DEFAULT_ALLOC_INTERVAL;
-	a->alloc_text = "512K";
-	a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
-	/* In order: the first operand is the command's name. */
-	first = options_parse("record", record_options, OPTIONS_IN_ORDER, argc, argv, a, &dashdash);
-	if (first < dashdash)
-		a->argv = argv + first;
-	else if (dashdash < argc - 1)
-		a->argv = argv + dashdash + 1;
-	if (a->argv)
-		grant_need(SCOPE_EXEC, "record -- CMD");
-	if (a->cgroup)
-		a->all = 1; /* the same per-CPU events, for the cgroup's tasks */
-	if (!a->npids && !a->ntids && !a->argv && !a->all)
-		usage_die("record",
-			  "nothing to record: give -p PID, -t TID, -a or a command after --");
-	if (!!a->npids + !!a->ntids + !!a->argv + !!a->all > 1)
-		usage_die("record", "give one of -p PID, -t TID, -a or a command");
-	if (a->all && a->event != RECORD_CPU)
-		usage_die("record",
-			  "-a records CPU time: --event offcpu, wall and alloc follow -p");
-	if (a->event == RECORD_ALLOC && !a->npids)
-		usage_die("record", "--event alloc probes the allocator of running processes: give "
-				    "-p PID (start a command first, then record it)");
-	if (a->event == RECORD_ALLOC && (a->freq_given || a->timeline))
-		usage_die("record", "--event alloc samples by bytes allocated (--alloc-interval), "
-				    "not by time: -F and --timeline do not apply");
-	if (a->event != RECORD_ALLOC && strcmp(a->alloc_text, "512K") != 0)
-		usage_die("record", "--alloc-interval goes with --event alloc");
-	if (!*a->output)
-		usage_die("record", "-o wants a file name");
-	if (a->tree && !a->npids)
-		usage_die("record", "--tree follows the processes of -p PID");
-	if (a->freq_given && a->event == RECORD_OFFCPU)
-		usage_die("record", "-F sets the rate of CPU samples: --event offcpu takes a stack "
-				    "at every switch off a CPU (--event wall takes both)");
-}
 
 int cmd_record(int argc, char **argv)
 {
@@ -177,7 +41,7 @@ int cmd_record(int argc, char **argv)
 	sigset_t old_mask;
 	int status = 0;
 
-	parse_args(&a, argc, argv);
+	record_parse_args(&a, argc, argv);
 	check_pids_exist(a.pids, a.npids);
 	if (a.tree)
 		record_add_descendants(&a);

@@ -97,4 +97,8 @@ void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t wait
  * leaving an empty profile; returns whether any did. */
 int record_targets_exited(const struct sampler_target *t, size_t n);
 
+/* record-options.c: parses argv into a (exits 2 with a message on a usage
+ * error). */
+void record_parse_args(struct record_args *a, int argc, char **argv);
+
 #endif

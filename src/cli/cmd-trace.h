@@ -42,4 +42,8 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st);
 /* The warnings about what was lost, and the histograms (--hist). */
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st);
 
+/* trace-options.c: parses argv into a (exits 2 with a message on a usage
+ * error). */
+void trace_parse_args(struct trace_args *a, int argc, char **argv);
+
 #endif

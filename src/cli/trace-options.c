@@ -1,0 +1,162 @@
+/*
+ * recce trace's options: the table --help and the completion are made
+ * from, the values checked as they are parsed, and the combinations
+ * refused before anything is touched (see cmd-trace.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd-trace.h"
+#include "cli/grant.h"
+#include "cli/options.h"
+#include "cli/usage.h"
+#include "remote/scopes.h"
+#include "trace/trace-cond.h"
+#include "trace/trace-file.h"
+
+static void parse_wrap(struct trace_args *a, const char *s)
+{
+	long long count;
+	int n = parse_size_prefix(s, &a->wrap_size);
+
+	if (n <= 0 || s[n] != ',' || parse_int(s + n + 1, 1, 1000, &count) < 0 ||
+	    a->wrap_size < TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE)
+		usage_die("trace",
+			  "--wrap wants SIZE,COUNT (SIZE at least %d bytes, with K, M or G; COUNT "
+			  "1 to 1000), not '%s'",
+			  TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE, s);
+	a->wrap_count = (unsigned)count;
+}
+
+/* The options whose values need checking, by their tag. */
+enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_MAX_EVENTS, V_FORMAT, V_WRAP };
+
+static void set_value(void *ctx, const char *arg, const struct opt *o)
+{
+	struct trace_args *a = ctx;
+	long long v;
+
+	switch (o->set) {
+	case V_PID:
+		parse_pid_list("trace", "-p", arg, &a->pids, &a->npids);
+		break;
+	case V_HIST:
+		a->hist = a->ret = 1;
+		break;
+	case V_COUNT:
+		if (parse_int(arg, 0, INT32_MAX, &a->count) < 0)
+			usage_die("trace",
+				  "--count wants a number of events (0: no limit), not '%s'", arg);
+		break;
+	case V_TIME:
+		if (parse_seconds(arg, &a->seconds) < 0)
+			usage_die("trace", "--time wants seconds (0: no limit), not '%s'", arg);
+		break;
+	case V_LIMIT:
+		parse_limit_option("trace", arg, &a->rate_n, &a->rate_ms);
+		a->limit_given = 1;
+		break;
+	case V_MAX_PROBES:
+		if (parse_int(arg, 1, 100000, &v) < 0)
+			usage_die("trace", "--max-probes wants 1 to 100000, not '%s'", arg);
+		a->max_probes = v;
+		break;
+	case V_MAX_EVENTS:
+		if (parse_int(arg, 0, 10000000, &a->max_events) < 0)
+			usage_die("trace", "--max-events wants a number (0: no limit), not '%s'",
+				  arg);
+		break;
+	case V_FORMAT:
+		if (strcmp(arg, "text") == 0)
+			a->format = TRACE_FORMAT_TEXT;
+		else if (strcmp(arg, "json") == 0)
+			a->format = TRACE_FORMAT_JSON;
+		else
+			usage_die("trace", "--format must be text or json, not '%s'", arg);
+		break;
+	case V_WRAP:
+		parse_wrap(a, arg);
+		break;
+	}
+}
+
+static const struct opt trace_options[] = {
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "trace these processes"),
+    OPT_FLAG_(0, "args", struct trace_args, show_args,
+	      "show arguments, as raw registers without DWARF"),
+    OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),
+    OPT_FLAG_(0, "stack", struct trace_args, stack, "print the caller chain under each call"),
+    OPT_FLAG_(0, "caller", struct trace_args, caller, "append the immediate caller to each call"),
+    OPT_FLAG_NEEDS_(0, "fast", struct trace_args, fast, SCOPE_TRACE | SCOPE_PATCH,
+		    "load recce's library into the process: calls at in-process cost"),
+    OPT_STRING_(0, "if", "EXPR", struct trace_args, cond_text, "only calls for which EXPR holds"),
+    OPT_CALL_(0, "count", "N", set_value, V_COUNT, "stop after N events (default 10)"),
+    OPT_CALL_(0, "time", "S", set_value, V_TIME, "stop after S seconds (default 15)"),
+    OPT_CALL_(0, "limit", "N/MS", set_value, V_LIMIT, "the circuit breaker (default 1000/1000)"),
+    OPT_CALL_(0, "max-probes", "N", set_value, V_MAX_PROBES,
+	      "refuse patterns matching more than N functions"),
+    OPT_CALL_(0, "max-events", "N", set_value, V_MAX_EVENTS,
+	      "without BPF links: at most N probe events (default 100)"),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
+    OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
+    OPT_OUTPUT_('o', "output", "FILE", struct trace_args, output,
+		"write the events into a trace file (with --plot: the plot)"),
+    OPT_STRING_(0, "plot", "X:Y", struct trace_args, plot,
+		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
+    OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
+    OPT_END_(),
+};
+
+/* What --fast does not do yet, refused before anything is touched. */
+static void check_fast(struct trace_args *a)
+{
+	if (a->argv)
+		usage_die("trace", "--fast attaches to a running process: start the command, then "
+				   "give -p PID");
+	if (a->stack)
+		usage_die("trace", "--fast shows the immediate --caller, not --stack: leave out "
+				   "--fast for the caller chain");
+	/* A traced call costs the process tens of nanoseconds, not tens of
+	 * microseconds: the breaker's default is a hundred times higher. */
+	if (!a->limit_given)
+		a->rate_n = TRACE_FAST_RATE_N;
+}
+
+void trace_parse_args(struct trace_args *a, int argc, char **argv)
+{
+	int dashdash, first;
+
+	memset(a, 0, sizeof(*a));
+	a->count = TRACE_DEFAULT_COUNT;
+	a->seconds = TRACE_DEFAULT_SECONDS;
+	a->rate_n = TRACE_DEFAULT_RATE_N;
+	a->rate_ms = TRACE_DEFAULT_RATE_MS;
+	a->max_probes = 100;
+	a->max_events = 100;
+	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
+	a->patterns = argv + first;
+	a->npatterns = (size_t)(dashdash - first);
+	if (dashdash < argc - 1) {
+		a->argv = argv + dashdash + 1;
+		grant_need(SCOPE_EXEC, "trace -- CMD");
+	}
+	if (!a->npatterns)
+		usage_die("trace", "name at least one function to trace");
+	if (!a->npids && !a->argv)
+		usage_die("trace", "nothing to trace: give -p PID or a command after --");
+	if (a->npids && a->argv)
+		usage_die("trace", "give either -p PID or a command, not both");
+	if (a->wrap_size && !a->output)
+		usage_die("trace", "--wrap needs -o FILE");
+	if (a->plot && !a->output)
+		usage_die("trace", "--plot needs -o FILE.svg");
+	if (a->plot && a->wrap_size)
+		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
+	if (a->fast)
+		check_fast(a);
+	if (a->cond_text)
+		a->cond = parse_cond_option("trace", a->cond_text);
+}
