@@ -65,9 +65,13 @@ static void list_commands(FILE *out, int usage)
 	if (usage)
 		fprintf(out, "usage: recce [--version] [--help] [--tls DIR] [--node NODE] COMMAND "
 			     "[ARGS]\n\n");
+	size_t n = sizeof(commands) / sizeof(commands[0]), width = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strlen(commands[i].name) > width)
+			width = strlen(commands[i].name);
 	fprintf(out, "commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "   %-*s %s\n", (int)width, commands[i].name, commands[i].summary);
 	fprintf(out, "\n'recce help COMMAND' or 'recce COMMAND --help' shows a command's page.\n");
 }
 
