@@ -4,6 +4,7 @@
 #include "cli/usage.h"
 #include "perf/perf-events.h"
 #include "perf/perf-sys.h"
+#include "proc/procstat.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-limits.h"

@@ -16,6 +16,7 @@
 #include "proc/tasks.h"
 #include "util/array.h"
 #include "util/clock.h"
+#include "util/readall.h"
 
 #define INITIAL_BUF (64 * 1024)
 #define MAX_BUF	    (16 * 1024 * 1024) /* /proc/stat of a very large machine */
@@ -516,4 +517,24 @@ int procstat_exited(struct procstat_reader *r, pid_t pid, int *zombie)
 
 	*zombie = !err && (t.state == 'Z' || t.state == 'X');
 	return err == -ESRCH || *zombie;
+}
+
+pid_t proc_tgid_of(pid_t tid)
+{
+	char path[64];
+	char *buf;
+	size_t len;
+	struct procstat_task t = {0};
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	int fd = tid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return -ESRCH;
+	int err = read_all(fd, 1 << 16, &buf, &len);
+	close(fd);
+	if (err)
+		return err == -ENOMEM ? -ENOMEM : -ESRCH;
+	err = procstat_parse_status(buf, len, &t);
+	free(buf);
+	return err || t.pid <= 0 ? -ESRCH : t.pid;
 }

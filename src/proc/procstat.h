@@ -139,4 +139,8 @@ ssize_t procstat_list_pids(struct procstat_reader *r, const pid_t **ids);
 ssize_t procstat_descendants(struct procstat_reader *r, const pid_t *roots, size_t nroots,
 			     struct procstat_task **out, size_t *cap);
 
+/* The process (thread group) thread tid belongs to, from
+ * /proc/TID/status; -ESRCH when there is no such thread. */
+pid_t proc_tgid_of(pid_t tid);
+
 #endif

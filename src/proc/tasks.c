@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "proc/procstat.h"
 #include "util/array.h"
-#include "util/readall.h"
 
 void proc_ids_init(struct proc_ids *l)
 {
@@ -67,24 +65,4 @@ ssize_t proc_ids_list_tasks(struct proc_ids *l, const char *root, pid_t pid, siz
 	snprintf(path, sizeof(path), "%s/%d/task", root ? root : "/proc", (int)pid);
 	ssize_t n = proc_ids_list_dir(l, path, max);
 	return n == 0 ? -ESRCH : n;
-}
-
-pid_t proc_tgid_of(pid_t tid)
-{
-	char path[64];
-	char *buf;
-	size_t len;
-	struct procstat_task t = {0};
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	int fd = tid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return -ESRCH;
-	int err = read_all(fd, 1 << 16, &buf, &len);
-	close(fd);
-	if (err)
-		return err == -ENOMEM ? -ENOMEM : -ESRCH;
-	err = procstat_parse_status(buf, len, &t);
-	free(buf);
-	return err || t.pid <= 0 ? -ESRCH : t.pid;
 }

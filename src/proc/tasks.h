@@ -32,8 +32,4 @@ ssize_t proc_ids_list_dir(struct proc_ids *l, const char *dir, size_t max);
  * (whose task directory is empty). */
 ssize_t proc_ids_list_tasks(struct proc_ids *l, const char *root, pid_t pid, size_t max);
 
-/* The process (thread group) thread tid belongs to, from
- * /proc/TID/status; -ESRCH when there is no such thread. */
-pid_t proc_tgid_of(pid_t tid);
-
 #endif

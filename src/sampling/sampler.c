@@ -20,6 +20,7 @@
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
 #include "proc/self.h"
+#include "proc/procstat.h"
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
 #include "sampling/alloc-probes.h"
