@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "trace/trace-hist.h"
+#include "util/json-out.h"
 #include "util/term-safe.h"
 
 void trace_copy_str(char *dst, size_t cap, const char *src)
@@ -105,16 +106,15 @@ const char *trace_arg_why_text(unsigned why)
 }
 
 /* At most max bytes of s in double quotes, with " and \ escaped by a
- * backslash and other bytes outside printable ASCII as JSON's \u00NN, or,
- * unless json, C's \xNN. */
-static void print_quoted(const char *s, size_t max, int json, FILE *out)
+ * backslash and other bytes outside printable ASCII as C's \xNN. */
+static void print_quoted(const char *s, size_t max, FILE *out)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; max-- && *p; p++) {
 		if (*p == '"' || *p == '\\')
 			fprintf(out, "\\%c", *p);
 		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(out, json ? "\\u%04x" : "\\x%02x", *p);
+			fprintf(out, "\\x%02x", *p);
 		else
 			fputc(*p, out);
 	}
@@ -128,7 +128,7 @@ static void print_c_string(const struct trace_arg *a, FILE *out)
 		fprintf(out, "0x%" PRIx64, a->value);
 		return;
 	}
-	print_quoted(a->str, sizeof(a->str), 0, out);
+	print_quoted(a->str, sizeof(a->str), out);
 	if (a->flags & TRACE_STR_TRUNCATED)
 		fputs("...", out);
 }
@@ -204,40 +204,22 @@ static void print_text(const struct trace_record *r, FILE *out)
 	fputc('\n', out);
 }
 
-void trace_json_string(const char *s, FILE *out)
-{
-	print_quoted(s, SIZE_MAX, 1, out);
-}
-
-/* An object returned in memory: its address, and what was read of it. */
-static void print_json_object(const struct trace_record *r, FILE *out)
-{
-	char text[sizeof(r->ret_text) + 1];
-
-	fprintf(out, ",\"ret_object\":\"0x%" PRIx64 "\"", r->ret);
-	trace_copy_str(text, sizeof(text), r->ret_text);
-	if (text[0]) {
-		fputs(",\"ret_text\":", out);
-		trace_json_string(text, out);
-	}
-}
-
-static void print_json_args(const struct trace_record *r, FILE *out)
+/* The arguments as an object: numbers, strings (their bytes, each one
+ * code point: memory is not text), and null for what was not read. */
+static void put_json_args(struct json_out *j, const struct trace_record *r)
 {
 	char val[64];
 
-	fputs("{", out);
+	json_object(j);
 	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
 		const struct trace_arg *a = &r->args[i];
 		char name[sizeof(a->name) + 1];
 		trace_copy_str(name, sizeof(name), a->name);
-		fputs(i ? "," : "", out);
-		trace_json_string(name, out);
-		fputc(':', out);
+		json_key(j, name);
 		if (a->kind == TRACE_ARG_STR && !(a->flags & TRACE_STR_UNREADABLE)) {
-			char s[sizeof(a->str) + 1];
-			trace_copy_str(s, sizeof(s), a->str);
-			trace_json_string(s, out);
+			char str[sizeof(a->str) + 1];
+			trace_copy_str(str, sizeof(str), a->str);
+			json_bytes(j, str);
 		} else if (a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT ||
 			   a->kind == TRACE_ARG_BOOL || a->kind == TRACE_ARG_CHAR) {
 			trace_format_value(val, sizeof(val),
@@ -245,19 +227,19 @@ static void print_json_args(const struct trace_record *r, FILE *out)
 					   a->kind == TRACE_ARG_INT || a->kind == TRACE_ARG_UINT
 					       ? a->value
 					       : a->value & 0xff);
-			fputs(val, out);
+			json_raw(j, val);
 		} else if (a->kind == TRACE_ARG_UNKNOWN) {
-			fputs("null", out);
+			json_raw(j, "null");
 		} else {
 			trace_format_value(val, sizeof(val), TRACE_ARG_HEX, a->value);
-			trace_json_string(val, out);
+			json_string(j, val);
 		}
 	}
-	fputs("}", out);
+	json_end(j);
 }
 
-/* Why the arguments shown as null were not read: ,"unread":{"x":"..."}. */
-static void print_json_unread(const struct trace_record *r, FILE *out)
+/* Why the arguments shown as null were not read: "unread":{"x":"..."}. */
+static void put_json_unread(struct json_out *j, const struct trace_record *r)
 {
 	int n = 0;
 
@@ -268,80 +250,143 @@ static void print_json_unread(const struct trace_record *r, FILE *out)
 		const char *why = trace_arg_why_text(TRACE_ARG_WHY(a->flags));
 		char name[sizeof(a->name) + 1];
 		trace_copy_str(name, sizeof(name), a->name);
-		fputs(n++ ? "," : ",\"unread\":{", out);
-		trace_json_string(name, out);
-		fputc(':', out);
-		trace_json_string(*why ? why : "not in an integer register", out);
+		if (!n++) {
+			json_key(j, "unread");
+			json_object(j);
+		}
+		json_key(j, name);
+		json_string(j, *why ? why : "not in an integer register");
 	}
 	if (n)
-		fputc('}', out);
+		json_end(j);
+}
+
+/* An object returned in memory: its address, and what was read of it. */
+static void put_json_object(struct json_out *j, const struct trace_record *r)
+{
+	char text[sizeof(r->ret_text) + 1], addr[32];
+
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, r->ret);
+	json_key(j, "ret_object");
+	json_string(j, addr);
+	trace_copy_str(text, sizeof(text), r->ret_text);
+	if (text[0]) {
+		json_key(j, "ret_text");
+		json_bytes(j, text);
+	}
+}
+
+static void put_flag(struct json_out *j, const char *key)
+{
+	json_key(j, key);
+	json_raw(j, "true");
+}
+
+static void put_uint(struct json_out *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+/* One JSON object a line. */
+static void print_json(const struct trace_record *r, FILE *out)
+{
+	struct json_out js, *j = &js;
+
+	json_out_init(j, out);
+	json_object(j);
+	put_uint(j, "time_ns", r->time_ns);
+	put_uint(j, "pid", (uint32_t)r->pid);
+	put_uint(j, "tid", (uint32_t)r->tid);
+	json_key(j, "event");
+	json_string(j, r->kind == TRACE_RETURN ? "return" : "call");
+	json_key(j, "function");
+	json_string(j, r->function);
+	json_key(j, "args");
+	put_json_args(j, r);
+	put_json_unread(j, r);
+	if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_OPEN)) {
+		put_flag(j, "still_running");
+		put_uint(j, "duration_ns", r->duration_ns);
+	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
+		put_flag(j, "return_lost");
+	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
+		put_flag(j, "unwound");
+	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_TAIL)) {
+		put_flag(j, "tail_call");
+		put_uint(j, "duration_ns", r->duration_ns);
+	} else if (r->kind == TRACE_RETURN) {
+		if (r->ret_kind == TRACE_ARG_OBJECT) {
+			put_json_object(j, r);
+		} else {
+			json_key(j, "ret");
+			if (r->ret_kind == TRACE_ARG_INT)
+				json_int(j, (int64_t)r->ret);
+			else if (r->ret_kind == TRACE_ARG_UNKNOWN)
+				json_raw(j, "null"); /* not in rax */
+			else
+				json_uint(j, r->ret);
+		}
+		put_uint(j, "duration_ns", r->duration_ns);
+	}
+	if (r->caller[0]) {
+		json_key(j, "caller");
+		json_string(j, r->caller);
+	}
+	json_end(j);
+	putc('\n', out);
+}
+
+/* One Chrome trace event: durations from matching B/E pairs. */
+static void print_chrome(const struct trace_record *r, FILE *out)
+{
+	struct json_out js, *j = &js;
+
+	json_out_init(j, out);
+	json_object(j);
+	json_key(j, "name");
+	json_string(j, r->function);
+	json_key(j, "ph");
+	json_string(j, r->kind == TRACE_RETURN ? "E" : "B");
+	json_key(j, "ts");
+	json_fixed(j, (double)r->time_ns / 1e3, 3);
+	put_uint(j, "pid", (uint32_t)r->pid);
+	put_uint(j, "tid", (uint32_t)r->tid);
+	json_key(j, "args");
+	if (r->kind == TRACE_CALL) {
+		put_json_args(j, r);
+		json_end(j);
+		return;
+	}
+	json_object(j);
+	if (r->flags & TRACE_RECORD_OPEN) {
+		put_flag(j, "still_running");
+	} else if (r->flags & TRACE_RECORD_LOST) {
+		put_flag(j, "return_lost");
+	} else if (r->flags & TRACE_RECORD_UNWOUND) {
+		put_flag(j, "unwound");
+	} else if (r->flags & TRACE_RECORD_TAIL) {
+		put_flag(j, "tail_call");
+	} else {
+		json_key(j, "ret");
+		if (r->ret_kind == TRACE_ARG_UNKNOWN)
+			json_raw(j, "null"); /* not in rax */
+		else
+			json_int(j, (int64_t)r->ret);
+	}
+	json_end(j);
+	json_end(j);
 }
 
 void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out)
 {
-	if (f == TRACE_FORMAT_TEXT) {
+	if (f == TRACE_FORMAT_TEXT)
 		print_text(r, out);
-		return;
+	else if (f == TRACE_FORMAT_JSON)
+		print_json(r, out);
+	else {
+		if (!first)
+			fputs(",\n", out);
+		print_chrome(r, out);
 	}
-	if (f == TRACE_FORMAT_JSON) {
-		fprintf(out,
-			"{\"time_ns\":%" PRIu64
-			",\"pid\":%u,\"tid\":%u,\"event\":\"%s\",\"function\":",
-			r->time_ns, (unsigned)r->pid, (unsigned)r->tid,
-			r->kind == TRACE_RETURN ? "return" : "call");
-		trace_json_string(r->function, out);
-		fputs(",\"args\":", out);
-		print_json_args(r, out);
-		print_json_unread(r, out);
-		if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_OPEN)) {
-			fprintf(out, ",\"still_running\":true,\"duration_ns\":%" PRIu64,
-				r->duration_ns);
-		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
-			fputs(",\"return_lost\":true", out);
-		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
-			fputs(",\"unwound\":true", out);
-		} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_TAIL)) {
-			fprintf(out, ",\"tail_call\":true,\"duration_ns\":%" PRIu64,
-				r->duration_ns);
-		} else if (r->kind == TRACE_RETURN) {
-			if (r->ret_kind == TRACE_ARG_INT)
-				fprintf(out, ",\"ret\":%" PRId64, (int64_t)r->ret);
-			else if (r->ret_kind == TRACE_ARG_UNKNOWN)
-				fputs(",\"ret\":null", out); /* not in rax */
-			else if (r->ret_kind == TRACE_ARG_OBJECT)
-				print_json_object(r, out);
-			else
-				fprintf(out, ",\"ret\":%" PRIu64, r->ret);
-			fprintf(out, ",\"duration_ns\":%" PRIu64, r->duration_ns);
-		}
-		if (r->caller[0]) {
-			fputs(",\"caller\":", out);
-			trace_json_string(r->caller, out);
-		}
-		fputs("}\n", out);
-		return;
-	}
-	/* Chrome trace event format: durations from matching B/E pairs. */
-	fprintf(out, "%s{\"name\":", first ? "" : ",\n");
-	trace_json_string(r->function, out);
-	fprintf(out, ",\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%u,\"tid\":%u",
-		r->kind == TRACE_RETURN ? "E" : "B", (double)r->time_ns / 1e3, (unsigned)r->pid,
-		(unsigned)r->tid);
-	if (r->kind == TRACE_CALL) {
-		fputs(",\"args\":", out);
-		print_json_args(r, out);
-	} else if (r->flags & TRACE_RECORD_OPEN) {
-		fputs(",\"args\":{\"still_running\":true}", out);
-	} else if (r->flags & TRACE_RECORD_LOST) {
-		fputs(",\"args\":{\"return_lost\":true}", out);
-	} else if (r->flags & TRACE_RECORD_UNWOUND) {
-		fputs(",\"args\":{\"unwound\":true}", out);
-	} else if (r->flags & TRACE_RECORD_TAIL) {
-		fputs(",\"args\":{\"tail_call\":true}", out);
-	} else if (r->ret_kind == TRACE_ARG_UNKNOWN) {
-		fputs(",\"args\":{\"ret\":null}", out); /* not in rax */
-	} else {
-		fprintf(out, ",\"args\":{\"ret\":%" PRId64 "}", (int64_t)r->ret);
-	}
-	fputs("}", out);
 }

@@ -117,7 +117,4 @@ void trace_format_value(char *buf, size_t len, uint32_t kind, uint64_t v);
  * first. */
 void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out);
 
-/* Writes s as a JSON string literal (quotes included). */
-void trace_json_string(const char *s, FILE *out);
-
 #endif

@@ -166,6 +166,21 @@ void json_us(struct json_out *j, int64_t ns)
 	json_put_us(j->out, ns);
 }
 
+void json_bytes(struct json_out *j, const char *s)
+{
+	next_member(j);
+	putc('"', j->out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(j->out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(j->out, "\\u%04x", *p);
+		else
+			putc(*p, j->out);
+	}
+	putc('"', j->out);
+}
+
 void json_raw(struct json_out *j, const char *text)
 {
 	next_member(j);

@@ -47,7 +47,11 @@ void json_string(struct json_out *j, const char *s);
 void json_int(struct json_out *j, int64_t v);
 void json_uint(struct json_out *j, uint64_t v);
 void json_fixed(struct json_out *j, double v, int decimals); /* like printf's %.Nf */
-void json_us(struct json_out *j, int64_t ns);		     /* json_put_us */
+void json_us(struct json_out *j, int64_t ns);
+/* Bytes that are not text (a string read from a process's memory): each
+ * byte outside printable ASCII is written as the code point of its value
+ * (\u00NN), so that none is lost or changed. */
+void json_bytes(struct json_out *j, const char *s); /* json_put_us */
 /* A value already written as JSON text (a number formatted elsewhere). */
 void json_raw(struct json_out *j, const char *text);
 

@@ -80,6 +80,7 @@ static void bad_bytes(struct json_out *j)
 {
 	json_array(j);
 	json_string(j, "a\xff\x01");
+	json_bytes(j, "\xc3\xa9\"\x7f");
 	json_end(j);
 }
 
@@ -87,7 +88,8 @@ static void test_strings_stay_json(void **state)
 {
 	(void)state;
 	char *t = written(bad_bytes);
-	assert_string_equal(t, "[\"a\\ufffd\\u0001\"]");
+	/* Text: UTF-8 checked; bytes: each one code point. */
+	assert_string_equal(t, "[\"a\\ufffd\\u0001\",\"\\u00c3\\u00a9\\\"\\u007f\"]");
 	free(t);
 }
 
