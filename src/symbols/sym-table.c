@@ -7,6 +7,7 @@
 #include "symbols/sym-file.h"
 
 #include "symbols/demangle.h"
+#include "symbols/gopclntab.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -116,6 +117,87 @@ static int add_loose_symbols(struct sym_file *f, struct loose_sym *loose, size_t
 	return rc;
 }
 
+/* Go's functions, numbered as they come. */
+struct go_fill {
+	struct sym_file *f;
+	uint32_t n, cap;
+};
+
+static int go_count(void *arg, uint64_t lo, uint64_t hi, const char *name)
+{
+	(void)lo, (void)hi, (void)name;
+	((struct go_fill *)arg)->cap++;
+	return 0;
+}
+
+static int go_add(void *arg, uint64_t lo, uint64_t hi, const char *name)
+{
+	struct go_fill *g = arg;
+
+	if (g->n >= g->cap) /* the table changed under us: not possible, but bounded */
+		return -EINVAL;
+	g->f->sym_names[g->n] = name;
+	return ranges_add(&g->f->syms, lo, hi, g->n++, 0);
+}
+
+/* The contents of a Go binary's .gopclntab, or NULL. */
+static Elf_Data *go_table(struct sym_file *f)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = sym_file_find_section(f, ".gopclntab", &sh);
+	Elf_Data *d = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+
+	return d && d->d_buf ? d : NULL;
+}
+
+/* Whether name is a function the file defines, by the filter of
+ * build_symbols(). */
+static int defined_code(const char *name, const GElf_Sym *sym, GElf_Word shndx)
+{
+	int type = name ? GELF_ST_TYPE(sym->st_info) : STT_SECTION;
+
+	/* Only code symbols name code: an address in data, or under a
+	 * linker warning "symbol", is unknown rather than that. */
+	return name && *name && (type == STT_FUNC || type == STT_GNU_IFUNC || type == STT_NOTYPE) &&
+	       shndx != SHN_UNDEF && shndx != SHN_ABS && shndx != (GElf_Word)-1;
+}
+
+/*
+ * A Go binary whose symbols name fewer functions than .gopclntab does
+ * (one stripped with -ldflags=-s, as distributions ship them, keeps only
+ * the dynamic symbols of cgo): its functions from that table, which the
+ * Go runtime keeps for its own tracebacks. Names point into the section,
+ * which lives with the module. Returns 1 when the table was used.
+ */
+static int build_go_symbols(struct sym_file *f, int nsyms)
+{
+	Elf_Data *d = go_table(f);
+	struct go_fill g = {f, 0, 0};
+	int defined = 0;
+
+	if (!d || gopclntab_functions(d->d_buf, d->d_size, go_count, &g) <= 0)
+		return 0; /* not a table this reader knows */
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name =
+		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		defined += defined_code(name, &sym, shndx);
+	}
+	if ((uint32_t)defined >= g.cap)
+		return 0;
+	f->sym_names = calloc(g.cap, sizeof(*f->sym_names));
+	f->sym_shown = calloc((size_t)g.cap * 2, sizeof(*f->sym_shown));
+	if (!f->sym_names || !f->sym_shown)
+		return -ENOMEM;
+	int rc = gopclntab_functions(d->d_buf, d->d_size, go_add, &g);
+	if (rc < 0 && rc != -EINVAL)
+		return rc;
+	rc = ranges_finish(&f->syms, 0);
+	return rc < 0 ? rc : 1;
+}
+
 static int build_symbols(struct sym_file *f)
 {
 	int nsyms = dwfl_module_getsymtab(f->mod);
@@ -124,8 +206,9 @@ static int build_symbols(struct sym_file *f)
 	int rc = 0;
 
 	f->syms_built = 1;
-	if (nsyms <= 1)
-		return 0;
+	rc = build_go_symbols(f, nsyms);
+	if (rc != 0 || nsyms <= 1)
+		return rc < 0 ? rc : 0;
 	f->sym_names = calloc((size_t)nsyms, sizeof(*f->sym_names));
 	f->sym_shown = calloc((size_t)nsyms * 2, sizeof(*f->sym_shown));
 	loose = malloc((size_t)nsyms * sizeof(*loose));
@@ -140,13 +223,7 @@ static int build_symbols(struct sym_file *f)
 		Elf *elf;
 		const char *name =
 		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, &elf, NULL);
-		int type = name ? GELF_ST_TYPE(sym.st_info) : STT_SECTION;
-
-		/* Only code symbols name code: an address in data, or under a
-		 * linker warning "symbol", is unknown rather than that. */
-		if (!name || !*name ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-		    shndx == SHN_UNDEF || shndx == SHN_ABS || shndx == (GElf_Word)-1)
+		if (!defined_code(name, &sym, shndx))
 			continue;
 		f->sym_names[i] = name;
 		if (sym.st_size != 0) {

@@ -68,4 +68,27 @@ run "$RECCE" report --folded "$T/mini.pb.gz"
 like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" ';main;burn_cpu$' \
 	"its heaviest stack names main and burn_cpu from .gnu_debugdata"
 
+# Go stripped as distributions ship it (-ldflags=-s -w): no symbol table,
+# but the runtime keeps its own function table, .gopclntab, and recce
+# names the code from it, at exactly the twin's addresses. The build is
+# offline, in GOPATH mode.
+export GO111MODULE=off GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath"
+run go build -ldflags="-s -w" -o "$T/goprof-s" "$ROOT/tests/go/main.go"
+is "$RC" 0 "the Go program builds stripped" || show_run
+run go build -o "$T/goprof" "$ROOT/tests/go/main.go"
+is "$RC" 0 "... and with its symbols" || show_run
+is "$(nm "$T/goprof-s" 2>&1)" "nm: $T/goprof-s: no symbols" "the stripped one has no symbol table"
+run "$RECCE" record -o "$T/go.pb.gz" -- "$T/goprof-s" "$T/go.pprof" 1
+is "$RC" 0 "record -- the stripped Go program exits 0" || show_run
+run "$RECCE" report --folded "$T/go.pb.gz"
+like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;.*main\.burnGoCPU$' \
+	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by .gopclntab" || show_run
+unlike "$(cat "$OUT")" 'goprof-s[+!]' "no frame of it is left as an offset or a range" || show_run
+# The twin's symbols: burnGoCPU, and main.main right after it.
+read -r BURN SIZE NEXT <<<"$(go tool nm -size -sort address "$T/goprof" |
+	awk '$4 == "main.burnGoCPU" { a = $1; s = $2; getline; print a, s, $1 }')"
+run "$RECCE" addr2line -f -e "$T/goprof-s" "0x$BURN" "$(printf '0x%x' $((16#$BURN + SIZE - 1)))" "0x$NEXT"
+is "$(sed -n '1p;3p;5p' "$OUT" | tr '\n' ' ')" "main.burnGoCPU main.burnGoCPU main.main " \
+	"burnGoCPU's first and last bytes name it, the next function's first names main.main" || show_run
+
 done_testing

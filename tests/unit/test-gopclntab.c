@@ -1,0 +1,143 @@
+/*
+ * Unit tests of the .gopclntab reader: a table of two functions built
+ * here in each layout Go has used (1.2, 1.16, 1.18 and 1.20), read back
+ * with exact ranges and names; and tables that lie about their sizes or
+ * offsets, refused without reading outside them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "symbols/gopclntab.h"
+
+struct buf {
+	uint8_t b[512];
+	size_t n;
+};
+
+static void put(struct buf *t, size_t at, uint64_t v, unsigned size)
+{
+	for (unsigned i = 0; i < size; i++)
+		t->b[at + i] = (uint8_t)(v >> (8 * i));
+	if (at + size > t->n)
+		t->n = at + size;
+}
+
+static void put_name(struct buf *t, size_t at, const char *s)
+{
+	memcpy(t->b + at, s, strlen(s) + 1);
+	if (at + strlen(s) + 1 > t->n)
+		t->n = at + strlen(s) + 1;
+}
+
+/* Two functions, main.a at 0x401000-0x401040 and main.b up to 0x401100,
+ * in the layout of magic. */
+static void build(struct buf *t, uint32_t magic)
+{
+	memset(t, 0, sizeof(*t));
+	put(t, 0, magic, 4);
+	t->b[6] = 1;
+	t->b[7] = 8;
+	put(t, 8, 2, 8); /* nfunc */
+	if (magic == 0xfffffffb) {
+		/* Pairs of pointers at 16; records and names from the start. */
+		put(t, 16, 0x401000, 8), put(t, 24, 200, 8);
+		put(t, 32, 0x401040, 8), put(t, 40, 220, 8);
+		put(t, 48, 0x401100, 8);
+		put(t, 200, 0x401000, 8), put(t, 208, 300, 4);
+		put(t, 220, 0x401040, 8), put(t, 228, 310, 4);
+		put_name(t, 300, "main.a"), put_name(t, 310, "main.b");
+		return;
+	}
+	int go118 = magic != 0xfffffffa;
+	unsigned hdr = go118 ? 8 + 8 * 8 : 8 + 7 * 8;
+	if (go118)
+		put(t, 24, 0x400000, 8); /* textStart */
+	put(t, go118 ? 32 : 24, 300, 8); /* the names */
+	put(t, go118 ? 64 : 56, hdr, 8); /* the pairs; records after them */
+	unsigned e = go118 ? 4 : 8;	 /* entry size */
+	uint64_t base = go118 ? 0x400000 : 0;
+	put(t, hdr, 0x401000 - base, e), put(t, hdr + e, 100, e);
+	put(t, hdr + 2 * e, 0x401040 - base, e), put(t, hdr + 3 * e, 120, e);
+	put(t, hdr + 4 * e, 0x401100 - base, e);
+	put(t, hdr + 100, 0x401000 - base, e), put(t, hdr + 100 + e, 0, 4);
+	put(t, hdr + 120, 0x401040 - base, e), put(t, hdr + 120 + e, 7, 4);
+	put_name(t, 300, "main.a"), put_name(t, 307, "main.b");
+}
+
+struct seen {
+	int n;
+	uint64_t lo[4], hi[4];
+	char name[4][16];
+};
+
+static int collect(void *arg, uint64_t lo, uint64_t hi, const char *name)
+{
+	struct seen *s = arg;
+
+	if (s->n < 4) {
+		s->lo[s->n] = lo, s->hi[s->n] = hi;
+		strncpy(s->name[s->n], name, sizeof(s->name[0]) - 1);
+	}
+	s->n++;
+	return 0;
+}
+
+static void test_every_layout(void **state)
+{
+	static const uint32_t magics[] = {0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1};
+	struct buf t;
+
+	(void)state;
+	for (size_t m = 0; m < 4; m++) {
+		struct seen s = {0};
+		build(&t, magics[m]);
+		assert_int_equal(gopclntab_functions(t.b, t.n, collect, &s), 2);
+		assert_int_equal(s.n, 2);
+		assert_int_equal(s.lo[0], 0x401000);
+		assert_int_equal(s.hi[0], 0x401040);
+		assert_string_equal(s.name[0], "main.a");
+		assert_int_equal(s.lo[1], 0x401040);
+		assert_int_equal(s.hi[1], 0x401100);
+		assert_string_equal(s.name[1], "main.b");
+	}
+}
+
+static void test_lies_refused(void **state)
+{
+	struct buf t;
+	struct seen s = {0};
+
+	(void)state;
+	build(&t, 0xfffffff0);
+	put(&t, 8, 1000000, 8); /* more functions than the table holds */
+	assert_int_equal(gopclntab_functions(t.b, t.n, collect, &s), -EINVAL);
+	build(&t, 0xfffffff0);
+	put(&t, 64, 1ULL << 60, 8); /* the pairs far outside */
+	assert_int_equal(gopclntab_functions(t.b, t.n, collect, &s), -EINVAL);
+	build(&t, 0xfffffff0);
+	assert_int_equal(gopclntab_functions(t.b, 80, collect, &s), -EINVAL); /* cut in its pairs */
+	s.n = 0;
+	assert_int_equal(gopclntab_functions(t.b, 303, collect, &s), 0); /* in its names */
+	build(&t, 0xfffffffb);
+	put(&t, 208, 5000, 4); /* a name outside: that function is left out */
+	s.n = 0;
+	assert_int_equal(gopclntab_functions(t.b, t.n, collect, &s), 1);
+	assert_string_equal(s.name[0], "main.b");
+	t.b[0] = 0; /* not a table */
+	assert_int_equal(gopclntab_functions(t.b, t.n, collect, &s), -EINVAL);
+	assert_int_equal(gopclntab_functions(t.b, 8, collect, &s), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_every_layout),
+	    cmocka_unit_test(test_lies_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
