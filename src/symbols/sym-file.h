@@ -92,6 +92,7 @@ struct sym_file {
 	const char **sym_names; /* in the ELF string tables, live with dwfl */
 	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
+	int syms_go; /* syms are .gopclntab's functions (sym-table.c), not ELF symbols */
 
 	struct ranges fdes;	/* .eh_frame's function ranges, for code without symbols */
 	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */

@@ -195,6 +195,7 @@ static int build_go_symbols(struct sym_file *f, int nsyms)
 	if (rc < 0 && rc != -EINVAL)
 		return rc;
 	rc = ranges_finish(&f->syms, 0);
+	f->syms_go = rc == 0;
 	return rc < 0 ? rc : 1;
 }
 
@@ -306,6 +307,15 @@ static const char *defined_function(struct sym_file *f, int i, GElf_Sym *sym, GE
 	return name;
 }
 
+/* Whether f's functions are a Go table's (the table built first): then
+ * the lookups by name below go through it, not the ELF symbols. */
+static int go_functions(struct sym_file *f)
+{
+	uint32_t idx;
+
+	return sym_table_find(f, 0, &idx) >= 0 && f->syms_go;
+}
+
 int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
 			   uint64_t *vaddr, uint64_t *size)
 {
@@ -313,6 +323,18 @@ int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char 
 
 	if (!s || !f || !name || !vaddr)
 		return -EINVAL;
+	if (go_functions(f)) {
+		for (size_t i = 0; i < f->syms.n; i++) {
+			const struct range *r = &f->syms.v[i];
+			if (strcmp(f->sym_names[r->idx], name) == 0) {
+				*vaddr = r->lo;
+				if (size)
+					*size = r->hi - r->lo;
+				return 0;
+			}
+		}
+		return -ENOENT;
+	}
 	nsyms = dwfl_module_getsymtab(f->mod);
 	for (int i = 1; i < nsyms && best < 3; i++) {
 		GElf_Sym sym;
@@ -355,6 +377,13 @@ const char *symbolizer_function_at(struct sym_file *f, uint64_t vaddr, uint64_t 
 	int nsyms = f ? dwfl_module_getsymtab(f->mod) : -1;
 	const char *best = NULL;
 
+	if (f && go_functions(f)) {
+		const struct range *r = ranges_find(&f->syms, vaddr);
+		if (!r || r->lo != vaddr)
+			return NULL;
+		*size = r->hi - r->lo;
+		return f->sym_names[r->idx];
+	}
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -380,6 +409,15 @@ int symbolizer_foreach_function(struct symbolizer *s, struct sym_file *f,
 
 	if (!s || !f || !fn)
 		return -EINVAL;
+	if (go_functions(f)) {
+		for (size_t i = 0; i < f->syms.n; i++) {
+			const struct range *r = &f->syms.v[i];
+			int rc = fn(f->sym_names[r->idx], r->lo, r->hi - r->lo, ctx);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
 	nsyms = dwfl_module_getsymtab(f->mod);
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;

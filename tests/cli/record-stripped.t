@@ -91,4 +91,13 @@ run "$RECCE" addr2line -f -e "$T/goprof-s" "0x$BURN" "$(printf '0x%x' $((16#$BUR
 is "$(sed -n '1p;3p;5p' "$OUT" | tr '\n' ' ')" "main.burnGoCPU main.burnGoCPU main.main " \
 	"burnGoCPU's first and last bytes name it, the next function's first names main.main" || show_run
 
+# trace finds the stripped program's functions by those names too.
+spawn_exec "$T/go.out" "$T/goprof-s" "$T/go2.pprof" 60
+run "$RECCE" trace -p "$PID" '*burnGo*' --count 2 --return
+is "$RC" 0 "trace of the stripped Go program by a pattern exits 0" || show_run
+like "$(cat "$ERR")" 'tracing 1 function in process' "the pattern matches the one function" || show_run
+is "$(grep -c "goprof-s:main\.burnGoCPU --> " "$OUT")" 2 \
+	"both calls and their returns are main.burnGoCPU's, found in .gopclntab" || show_run
+kill_quietly "$PID"
+
 done_testing
