@@ -25,7 +25,6 @@
 #include "proc/self.h"
 #include "util/outfile.h"
 #include "util/signals.h"
-#include "util/term-safe.h"
 
 struct events_args {
 	pid_t *pids;
@@ -98,73 +97,6 @@ static void keep_last(struct ring_event *e, size_t *count, size_t nthreads, long
 			e[k++] = e[i];
 	*count = k;
 	free(seen);
-}
-
-/* A name of the target's (its command, a thread's), at most 16 bytes,
- * escaped: a newline in it must not start a line of ours. */
-static const char *shown_name(const char *name, char *buf, size_t len)
-{
-	char raw[17];
-
-	snprintf(raw, sizeof(raw), "%.16s", name);
-	return term_safe(raw, buf, len);
-}
-
-/* Where the events of the programs a process ran before and after this
- * file's are: an exec starts a new file under the same name, and the
- * earlier one is set aside (its name in the new one's header). */
-static void say_exec(const struct ring_reader *r, const char *path)
-{
-	char comm[80], before[sizeof(r->hdr.before_exec) * 4 + 1];
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path) : 1;
-
-	if (r->hdr.state == RECCE_PROC_EXECED)
-		note("pid %d (%s) ran another program (exec) after these events: that program's "
-		     "are in %.*s/recce-%d.events (recce events -p %d while it runs)",
-		     (int)r->hdr.pid, shown_name(r->hdr.comm, comm, sizeof(comm)), dir,
-		     slash ? path : ".", (int)r->hdr.pid, (int)r->hdr.pid);
-	if (r->hdr.before_exec[0]) {
-		char raw[sizeof(r->hdr.before_exec) + 1];
-		snprintf(raw, sizeof(raw), "%.*s", (int)sizeof(r->hdr.before_exec),
-			 r->hdr.before_exec);
-		note("pid %d ran another program before this one (exec): its events are in "
-		     "%.*s/%s (recce events --postmortem FILE)",
-		     (int)r->hdr.pid, dir, slash ? path : ".",
-		     term_safe(raw, before, sizeof(before)));
-	}
-}
-
-static void summary(const struct ring_reader *r, size_t shown)
-{
-	char name[80];
-
-	note("%zu event%s from %zu thread%s of pid %d (%s)", shown, shown == 1 ? "" : "s",
-	     r->nthreads, r->nthreads == 1 ? "" : "s", (int)r->hdr.pid,
-	     shown_name(r->hdr.comm, name, sizeof(name)));
-	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i].lost)
-			warning("thread %d (%s): %llu events lost, overwritten before they were "
-				"read: read more often (--follow) or give it a larger ring "
-				"(RECCE_RING_EVENTS in its environment)",
-				(int)r->threads[i].tid,
-				shown_name(r->threads[i].name, name, sizeof(name)),
-				(unsigned long long)r->threads[i].lost);
-	if (r->hdr.dropped_reused)
-		warning("%llu events of threads that had ended are gone from the file: new threads "
-			"took their rings over, none being free; raise RECCE_THREADS in its "
-			"environment to keep them",
-			(unsigned long long)r->hdr.dropped_reused);
-	if (r->hdr.dropped_no_slot)
-		warning("%llu events dropped by threads that found no free ring: raise "
-			"RECCE_THREADS in its environment",
-			(unsigned long long)r->hdr.dropped_no_slot);
-	if (r->hdr.dropped_no_name)
-		warning("%llu events dropped: the file had no room for more names",
-			(unsigned long long)r->hdr.dropped_no_name);
-	if (r->bad_records)
-		warning("%llu records were malformed and skipped",
-			(unsigned long long)r->bad_records);
 }
 
 int cmd_events(int argc, char **argv)
@@ -291,12 +223,13 @@ int cmd_events(int argc, char **argv)
 		failed = 1;
 	char comm[80];
 	if (a.postmortem && r.hdr.state != RECCE_PROC_EXECED)
-		note("pid %d (%s) %s", (int)r.hdr.pid, shown_name(r.hdr.comm, comm, sizeof(comm)),
+		note("pid %d (%s) %s", (int)r.hdr.pid,
+		     events_shown_name(r.hdr.comm, comm, sizeof(comm)),
 		     r.hdr.state == RECCE_PROC_EXITED
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");
-	say_exec(&r, path);
-	summary(&r, shown);
+	events_say_exec(&r, path);
+	events_summary(&r, shown);
 	if (keep_all && shown < held)
 		note("%zu more event%s in the file: --last N shows each thread's last N, --last 0 "
 		     "all of them",
