@@ -135,6 +135,9 @@ $(B)/perf/bpf/%.skel.h: $(B)/perf/bpf/%.bpf.o
 
 $(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o: $(BPF_SKELS)
 
+# The compiled programs stay, for llvm-objdump -d when one needs a look.
+.SECONDARY: $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.bpf.o,$(BPF_SRCS))
+
 $(B)/help-pages.c: scripts/gen-help.sh scripts/md-text.awk $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@
 
