@@ -77,7 +77,8 @@ int gopclntab_functions(const uint8_t *data, size_t len,
 		entry_size = 4;
 	}
 	pair_size = 2 * entry_size;
-	/* The pairs, and the end entry after them, lie within the table. */
+	/* The pairs lie within the table (the end entry after them, the
+	 * records and the names are checked as they are read). */
 	if (bad || pairs > len || nfunc > (len - pairs) / pair_size)
 		return -EINVAL;
 	int n = 0;
