@@ -115,25 +115,6 @@ static void print_text(struct top_session *s, FILE *out)
 
 /* A JSON string: quotes, backslashes and control bytes escaped; other
  * bytes as they are (names come from the kernel and symbol tables). */
-/* A key and a number with one decimal, as the text output shows it. */
-static void put_fixed(struct json_out *j, const char *key, double v, int decimals)
-{
-	json_key(j, key);
-	json_fixed(j, v, decimals);
-}
-
-static void put_uint(struct json_out *j, const char *key, uint64_t v)
-{
-	json_key(j, key);
-	json_uint(j, v);
-}
-
-static void put_string(struct json_out *j, const char *key, const char *v)
-{
-	json_key(j, key);
-	json_string(j, v);
-}
-
 static void print_json(struct top_session *s, FILE *out)
 {
 	const struct top_header *h = top_model_header(s->model);
@@ -143,9 +124,9 @@ static void print_json(struct top_session *s, FILE *out)
 
 	json_out_init(j, out);
 	json_object(j);
-	put_uint(j, "snapshot", (uint64_t)s->shown + 1);
-	put_fixed(j, "interval", h->interval, 3);
-	put_fixed(j, "uptime", h->uptime, 2);
+	json_member_uint(j, "snapshot", (uint64_t)s->shown + 1);
+	json_member_fixed(j, "interval", h->interval, 3);
+	json_member_fixed(j, "uptime", h->uptime, 2);
 	json_key(j, "load");
 	json_array(j);
 	for (int i = 0; i < 3; i++)
@@ -153,31 +134,30 @@ static void print_json(struct top_session *s, FILE *out)
 	json_end(j);
 	json_key(j, "cpu");
 	json_object(j);
-	put_fixed(j, "busy", h->all.busy, 1);
-	put_fixed(j, "user", h->all.user, 1);
-	put_fixed(j, "sys", h->all.sys, 1);
+	json_member_fixed(j, "busy", h->all.busy, 1);
+	json_member_fixed(j, "user", h->all.user, 1);
+	json_member_fixed(j, "sys", h->all.sys, 1);
 	json_end(j);
 	json_key(j, "cpus");
 	json_array(j);
 	for (size_t i = 0; i < h->ncpus; i++)
 		json_fixed(j, h->cpus[i].busy, 1);
 	json_end(j);
-	put_uint(j, "mem_total_kb", h->mem_total_kb);
-	put_uint(j, "mem_available_kb", h->mem_available_kb);
+	json_member_uint(j, "mem_total_kb", h->mem_total_kb);
+	json_member_uint(j, "mem_available_kb", h->mem_available_kb);
 	json_key(j, "targets");
 	json_object(j);
-	put_uint(j, "processes", h->processes);
-	put_uint(j, "threads", h->threads);
-	put_fixed(j, "cpu", h->cpu, 1);
-	put_uint(j, "rss_kb", h->rss_kb);
-	put_fixed(j, "csw_per_s", h->csw_rate, 1);
+	json_member_uint(j, "processes", h->processes);
+	json_member_uint(j, "threads", h->threads);
+	json_member_fixed(j, "cpu", h->cpu, 1);
+	json_member_uint(j, "rss_kb", h->rss_kb);
+	json_member_fixed(j, "csw_per_s", h->csw_rate, 1);
 	json_end(j);
-	put_fixed(j, "self_cpu", h->self_cpu, 2);
-	put_uint(j, "samples", h->samples);
-	json_key(j, "sampling");
-	json_raw(j, s->sampler ? "true" : "false");
+	json_member_fixed(j, "self_cpu", h->self_cpu, 2);
+	json_member_uint(j, "samples", h->samples);
+	json_member_raw(j, "sampling", s->sampler ? "true" : "false");
 	if (!s->sampler)
-		put_string(j, "sampling_off", s->sampling_off);
+		json_member_string(j, "sampling_off", s->sampling_off);
 	json_key(j, "events");
 	json_array(j);
 	for (size_t i = 0; i < s->nevents; i++)
@@ -193,20 +173,20 @@ static void print_json(struct top_session *s, FILE *out)
 		json_int(j, r->pid);
 		json_key(j, "tid");
 		json_int(j, r->tid);
-		put_string(j, "name", r->name);
-		put_string(j, "state", state);
-		put_fixed(j, "cpu", r->cpu_user + r->cpu_sys, 1);
-		put_fixed(j, "cpu_user", r->cpu_user, 1);
-		put_fixed(j, "cpu_sys", r->cpu_sys, 1);
-		put_fixed(j, "vcsw_per_s", r->vcsw_rate, 1);
-		put_fixed(j, "ivcsw_per_s", r->ivcsw_rate, 1);
-		put_uint(j, "rss_kb", r->rss_kb);
+		json_member_string(j, "name", r->name);
+		json_member_string(j, "state", state);
+		json_member_fixed(j, "cpu", r->cpu_user + r->cpu_sys, 1);
+		json_member_fixed(j, "cpu_user", r->cpu_user, 1);
+		json_member_fixed(j, "cpu_sys", r->cpu_sys, 1);
+		json_member_fixed(j, "vcsw_per_s", r->vcsw_rate, 1);
+		json_member_fixed(j, "ivcsw_per_s", r->ivcsw_rate, 1);
+		json_member_uint(j, "rss_kb", r->rss_kb);
 		json_key(j, "threads");
 		json_int(j, r->nthreads);
-		put_uint(j, "samples", r->samples);
-		put_string(j, "hot", r->hot);
-		put_fixed(j, "hot_share", r->hot_share, 3);
-		put_string(j, "last", r->last);
+		json_member_uint(j, "samples", r->samples);
+		json_member_string(j, "hot", r->hot);
+		json_member_fixed(j, "hot_share", r->hot_share, 3);
+		json_member_string(j, "last", r->last);
 		json_end(j);
 	}
 	json_end(j);

@@ -276,18 +276,6 @@ static void put_json_object(struct json_out *j, const struct trace_record *r)
 	}
 }
 
-static void put_flag(struct json_out *j, const char *key)
-{
-	json_key(j, key);
-	json_raw(j, "true");
-}
-
-static void put_uint(struct json_out *j, const char *key, uint64_t v)
-{
-	json_key(j, key);
-	json_uint(j, v);
-}
-
 /* One JSON object a line. */
 static void print_json(const struct trace_record *r, FILE *out)
 {
@@ -295,9 +283,9 @@ static void print_json(const struct trace_record *r, FILE *out)
 
 	json_out_init(j, out);
 	json_object(j);
-	put_uint(j, "time_ns", r->time_ns);
-	put_uint(j, "pid", (uint32_t)r->pid);
-	put_uint(j, "tid", (uint32_t)r->tid);
+	json_member_uint(j, "time_ns", r->time_ns);
+	json_member_uint(j, "pid", (uint32_t)r->pid);
+	json_member_uint(j, "tid", (uint32_t)r->tid);
 	json_key(j, "event");
 	json_string(j, r->kind == TRACE_RETURN ? "return" : "call");
 	json_key(j, "function");
@@ -306,15 +294,15 @@ static void print_json(const struct trace_record *r, FILE *out)
 	put_json_args(j, r);
 	put_json_unread(j, r);
 	if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_OPEN)) {
-		put_flag(j, "still_running");
-		put_uint(j, "duration_ns", r->duration_ns);
+		json_member_raw(j, "still_running", "true");
+		json_member_uint(j, "duration_ns", r->duration_ns);
 	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_LOST)) {
-		put_flag(j, "return_lost");
+		json_member_raw(j, "return_lost", "true");
 	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_UNWOUND)) {
-		put_flag(j, "unwound");
+		json_member_raw(j, "unwound", "true");
 	} else if (r->kind == TRACE_RETURN && (r->flags & TRACE_RECORD_TAIL)) {
-		put_flag(j, "tail_call");
-		put_uint(j, "duration_ns", r->duration_ns);
+		json_member_raw(j, "tail_call", "true");
+		json_member_uint(j, "duration_ns", r->duration_ns);
 	} else if (r->kind == TRACE_RETURN) {
 		if (r->ret_kind == TRACE_ARG_OBJECT) {
 			put_json_object(j, r);
@@ -327,7 +315,7 @@ static void print_json(const struct trace_record *r, FILE *out)
 			else
 				json_uint(j, r->ret);
 		}
-		put_uint(j, "duration_ns", r->duration_ns);
+		json_member_uint(j, "duration_ns", r->duration_ns);
 	}
 	if (r->caller[0]) {
 		json_key(j, "caller");
@@ -350,8 +338,8 @@ static void print_chrome(const struct trace_record *r, FILE *out)
 	json_string(j, r->kind == TRACE_RETURN ? "E" : "B");
 	json_key(j, "ts");
 	json_fixed(j, (double)r->time_ns / 1e3, 3);
-	put_uint(j, "pid", (uint32_t)r->pid);
-	put_uint(j, "tid", (uint32_t)r->tid);
+	json_member_uint(j, "pid", (uint32_t)r->pid);
+	json_member_uint(j, "tid", (uint32_t)r->tid);
 	json_key(j, "args");
 	if (r->kind == TRACE_CALL) {
 		put_json_args(j, r);
@@ -360,13 +348,13 @@ static void print_chrome(const struct trace_record *r, FILE *out)
 	}
 	json_object(j);
 	if (r->flags & TRACE_RECORD_OPEN) {
-		put_flag(j, "still_running");
+		json_member_raw(j, "still_running", "true");
 	} else if (r->flags & TRACE_RECORD_LOST) {
-		put_flag(j, "return_lost");
+		json_member_raw(j, "return_lost", "true");
 	} else if (r->flags & TRACE_RECORD_UNWOUND) {
-		put_flag(j, "unwound");
+		json_member_raw(j, "unwound", "true");
 	} else if (r->flags & TRACE_RECORD_TAIL) {
-		put_flag(j, "tail_call");
+		json_member_raw(j, "tail_call", "true");
 	} else {
 		json_key(j, "ret");
 		if (r->ret_kind == TRACE_ARG_UNKNOWN)

@@ -187,6 +187,30 @@ void json_raw(struct json_out *j, const char *text)
 	fputs(text, j->out);
 }
 
+void json_member_uint(struct json_out *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	json_uint(j, v);
+}
+
+void json_member_string(struct json_out *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	json_string(j, s);
+}
+
+void json_member_fixed(struct json_out *j, const char *key, double v, int decimals)
+{
+	json_key(j, key);
+	json_fixed(j, v, decimals);
+}
+
+void json_member_raw(struct json_out *j, const char *key, const char *text)
+{
+	json_key(j, key);
+	json_raw(j, text);
+}
+
 void json_newline(struct json_out *j, const char *indent)
 {
 	j->line = indent;

@@ -55,6 +55,12 @@ void json_bytes(struct json_out *j, const char *s); /* json_put_us */
 /* A value already written as JSON text (a number formatted elsewhere). */
 void json_raw(struct json_out *j, const char *text);
 
+/* A member of an object: its key, then its value. */
+void json_member_uint(struct json_out *j, const char *key, uint64_t v);
+void json_member_string(struct json_out *j, const char *key, const char *s);
+void json_member_fixed(struct json_out *j, const char *key, double v, int decimals);
+void json_member_raw(struct json_out *j, const char *key, const char *text);
+
 /* Starts the next member on a new line, after indent (for files a
  * person reads, or one event per line). */
 void json_newline(struct json_out *j, const char *indent);
