@@ -75,20 +75,14 @@ static int load(struct alloc_bpf *b, char *log, size_t log_len)
 	struct alloc_prog *skel = alloc_prog__open();
 	if (!skel)
 		return -errno;
-	struct {
-		struct bpf_map *map;
-		int fd;
-	} maps[] = {{skel->maps.out, b->out_fd},
-		    {skel->maps.left, b->left_fd},
-		    {skel->maps.draws, b->table_fd},
-		    {skel->maps.pending, b->pending_fd},
-		    {skel->maps.live, b->live_fd}};
-	int err = 0;
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]) && !err; i++)
-		err = bpf_map__reuse_fd(maps[i].map, maps[i].fd);
-	if (!err)
-		err = bpf_object_load_quietly(skel->obj, skel->progs.recce_alloc,
-					      UBPF_ATTACH_SESSION, log, log_len);
+	struct bpf_map_fd maps[] = {{skel->maps.out, b->out_fd},
+				    {skel->maps.left, b->left_fd},
+				    {skel->maps.draws, b->table_fd},
+				    {skel->maps.pending, b->pending_fd},
+				    {skel->maps.live, b->live_fd}};
+	int err =
+	    bpf_object_load_quietly(skel->obj, maps, sizeof(maps) / sizeof(maps[0]),
+				    skel->progs.recce_alloc, UBPF_ATTACH_SESSION, log, log_len);
 	if (!err) {
 		b->prog_fd = bpf_program_dup(skel->progs.recce_alloc);
 		err = b->prog_fd < 0 ? b->prog_fd : 0;

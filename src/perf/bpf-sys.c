@@ -75,9 +75,15 @@ static int print_to_log(enum libbpf_print_level level, const char *fmt, va_list 
 	return n;
 }
 
-int bpf_object_load_quietly(struct bpf_object *obj, struct bpf_program *prog, uint32_t attach_type,
-			    char *log, size_t log_len)
+int bpf_object_load_quietly(struct bpf_object *obj, const struct bpf_map_fd *maps, size_t n,
+			    struct bpf_program *prog, uint32_t attach_type, char *log,
+			    size_t log_len)
 {
+	for (size_t i = 0; i < n; i++) {
+		int err = bpf_map__reuse_fd(maps[i].map, maps[i].fd);
+		if (err)
+			return err;
+	}
 	if (attach_type)
 		bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)attach_type);
 	if (log && log_len)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bpf_map;
 struct bpf_object;
 struct bpf_program;
 
@@ -28,13 +29,21 @@ int bpf_map_set(int map_fd, const void *key, const void *value);
 int bpf_map_get(int map_fd, const void *key, void *value);
 int bpf_map_delete(int map_fd, const void *key);
 
-/* Loads obj (a skeleton's object, opened, its settings and maps in
- * place) with prog loaded for links of attach_type (enum
- * bpf_attach_type, 0 to keep the section's); on failure libbpf's
- * messages, the verifier's log among them, are left in log (of log_len
- * bytes, which may be 0). Returns 0 or -errno. */
-int bpf_object_load_quietly(struct bpf_object *obj, struct bpf_program *prog, uint32_t attach_type,
-			    char *log, size_t log_len);
+/* A map of a skeleton's object, and the descriptor of the map made by
+ * recce that takes its place (so that the caller keeps owning it). */
+struct bpf_map_fd {
+	struct bpf_map *map;
+	int fd;
+};
+
+/* Loads obj (a skeleton's object, opened, its settings in place) with
+ * the n maps given in place of its own and prog loaded for links of
+ * attach_type (enum bpf_attach_type, 0 to keep the section's); on
+ * failure libbpf's messages, the verifier's log among them, are left in
+ * log (of log_len bytes, which may be 0). Returns 0 or -errno. */
+int bpf_object_load_quietly(struct bpf_object *obj, const struct bpf_map_fd *maps, size_t n,
+			    struct bpf_program *prog, uint32_t attach_type, char *log,
+			    size_t log_len);
 
 /* A descriptor of prog's program that the caller owns (and that outlives
  * its object), or -errno. */

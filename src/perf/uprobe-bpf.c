@@ -59,14 +59,11 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *
 		return -errno;
 	skel->rodata->callchain = callchain != 0;
 	skel->rodata->family_only = family_fd >= 0;
-	int err = bpf_map__reuse_fd(skel->maps.hits, map_fd);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.drops, drops_fd);
-	if (!err && family_fd >= 0)
-		err = bpf_map__reuse_fd(skel->maps.family, family_fd);
-	if (!err)
-		err = bpf_object_load_quietly(skel->obj, skel->progs.recce_hit, UBPF_ATTACH_MULTI,
-					      log, log_len);
+	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
+				    {skel->maps.drops, drops_fd},
+				    {skel->maps.family, family_fd}};
+	int err = bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 3 : 2,
+					  skel->progs.recce_hit, UBPF_ATTACH_MULTI, log, log_len);
 	int fd = err ? err : bpf_program_dup(skel->progs.recce_hit);
 	hits_prog__destroy(skel);
 	return fd;
@@ -94,9 +91,9 @@ int ubpf_follow_forks(int family_fd, char *log, size_t log_len)
 	struct fork_prog *skel = fork_prog__open();
 	if (!skel)
 		return -errno;
-	int err = bpf_map__reuse_fd(skel->maps.family, family_fd);
-	if (!err)
-		err = bpf_object_load_quietly(skel->obj, skel->progs.recce_fork, 0, log, log_len);
+	struct bpf_map_fd family = {skel->maps.family, family_fd};
+	int err =
+	    bpf_object_load_quietly(skel->obj, &family, 1, skel->progs.recce_fork, 0, log, log_len);
 	int fd = err ? err
 		     : bpf_raw_tracepoint_open("sched_process_fork",
 					       bpf_program__fd(skel->progs.recce_fork));
