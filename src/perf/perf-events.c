@@ -599,7 +599,7 @@ int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record 
 	struct read_pass rp = {pe, fn, arg};
 	struct perf_ring_counts counts = {0, 0};
 
-	int count = perf_rings_read(pe->rings, pe->ncpus, &ops, &rp, &counts);
+	int count = perf_rings_read(pe->rings, pe->ncpus, UINT64_MAX, &ops, &rp, &counts);
 	pe->stats.records += (uint64_t)count;
 	pe->stats.malformed += counts.malformed;
 	pe->stats.wraps += counts.wraps;

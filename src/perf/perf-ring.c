@@ -114,8 +114,8 @@ corrupt:
 	return 0;
 }
 
-int perf_rings_read(struct perf_ring *rings, size_t n, const struct perf_ring_ops *ops, void *ctx,
-		    struct perf_ring_counts *counts)
+int perf_rings_read(struct perf_ring *rings, size_t n, uint64_t until,
+		    const struct perf_ring_ops *ops, void *ctx, struct perf_ring_counts *counts)
 {
 	int count = 0;
 
@@ -138,7 +138,7 @@ int perf_rings_read(struct perf_ring *rings, size_t n, const struct perf_ring_op
 			if (best == n || rings[i].time < rings[best].time)
 				best = i;
 		}
-		if (best == n)
+		if (best == n || rings[best].time > until)
 			break;
 		rings[best].peeked = 0;
 		rings[best].tail = rings[best].next;

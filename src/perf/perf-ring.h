@@ -70,9 +70,17 @@ void perf_ring_init(struct perf_ring *r);
 int perf_ring_map(struct perf_ring *r, int fd, size_t pages, size_t min_pages);
 void perf_ring_release(struct perf_ring *r);
 
-/* One pass over n rings in time order (see above). Returns the number of
- * records handled. */
-int perf_rings_read(struct perf_ring *rings, size_t n, const struct perf_ring_ops *ops, void *ctx,
-		    struct perf_ring_counts *counts);
+/*
+ * One pass over n rings in time order (see above), handling records up to
+ * time until (UINT64_MAX: all); later ones stay for the next pass. The
+ * heads are taken one ring after another, so a record written between
+ * two of them may be newer than one a later ring holds: a thread that
+ * moved to another CPU (or a goroutine to another thread) can have its
+ * return read before its call. Taken before the pass starts, the time
+ * until orders them: a record read is handled only once every record
+ * written before it is in view.
+ */
+int perf_rings_read(struct perf_ring *rings, size_t n, uint64_t until,
+		    const struct perf_ring_ops *ops, void *ctx, struct perf_ring_counts *counts);
 
 #endif

@@ -20,6 +20,7 @@
 #include "perf/perf-ring.h"
 #include "perf/uprobe-bpf.h"
 #include "perf/uprobe-internal.h"
+#include "util/clock.h"
 #include "util/lines.h"
 
 /*
@@ -262,7 +263,11 @@ int uprobe_set_read(struct uprobe_set *u, int (*fn)(const struct uprobe_hit *hit
 
 	u->fn = fn;
 	u->arg = arg;
-	int n = perf_rings_read(u->rings, 2 * u->ncpus, &ops, u, &counts);
+	/* Hits are stamped with CLOCK_MONOTONIC, by the perf event or the
+	 * BPF program; one taken now holds back what is written during the
+	 * pass, so that a return is never handled before its call. */
+	uint64_t until = time_now_ns(CLOCK_MONOTONIC);
+	int n = perf_rings_read(u->rings, 2 * u->ncpus, until, &ops, u, &counts);
 	u->stats.malformed += counts.malformed;
 	return n;
 }

@@ -3,7 +3,8 @@
  * this thread makes (prctl PR_SET_NAME) come back whole, in order, and
  * across the end of a one-page buffer through the bounce copy; two rings
  * are merged in time order; a handler that stops the pass leaves the
- * next record for the next pass. A hand-made ring with impossible
+ * next record for the next pass, and so do records newer than the
+ * pass's time limit. A hand-made ring with impossible
  * headers (size 0, larger than written, head ahead by more than the
  * buffer) is skipped and counted as malformed, never read past.
  */
@@ -111,7 +112,7 @@ static void test_order_and_wrap(void **state)
 		s->n = 0;
 		for (int i = 0; i < 60; i++)
 			rename_self(round * 100 + i);
-		assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 60);
+		assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 60);
 		assert_int_equal(s->n, 60);
 		for (int i = 0; i < 60; i++) {
 			snprintf(name, sizeof(name), "ring-%d", round * 100 + i);
@@ -123,7 +124,7 @@ static void test_order_and_wrap(void **state)
 	assert_true(counts.wraps >= 1);
 	assert_int_equal(counts.malformed, 0);
 	/* Nothing new: a pass handles nothing. */
-	assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 0);
+	assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 0);
 	perf_ring_release(&r);
 	free(s);
 }
@@ -142,9 +143,9 @@ static void test_merge_and_stop(void **state)
 		rename_self(i);
 	/* Stop after 15: the other 25 stay for the next pass. */
 	s->stop_after = 15;
-	assert_int_equal(perf_rings_read(r, 2, &ops, s, &counts), 15);
+	assert_int_equal(perf_rings_read(r, 2, UINT64_MAX, &ops, s, &counts), 15);
 	s->stop_after = 0;
-	assert_int_equal(perf_rings_read(r, 2, &ops, s, &counts), 25);
+	assert_int_equal(perf_rings_read(r, 2, UINT64_MAX, &ops, s, &counts), 25);
 	assert_int_equal(s->n, 40);
 	size_t per_ring[2] = {0, 0};
 	for (size_t i = 0; i < 40; i++) {
@@ -154,6 +155,39 @@ static void test_merge_and_stop(void **state)
 	}
 	assert_int_equal(per_ring[0], 20);
 	assert_int_equal(per_ring[1], 20);
+	assert_int_equal(counts.malformed, 0);
+	perf_ring_release(&r[0]);
+	perf_ring_release(&r[1]);
+	free(s);
+}
+
+/* Records stamped after the pass's time limit wait for the next pass,
+ * in every ring, however far the heads have moved. */
+static void test_until(void **state)
+{
+	struct perf_ring r[2];
+	struct perf_ring_counts counts = {0};
+	struct seen *s = calloc(1, sizeof(*s));
+	struct timespec ts;
+
+	(void)state;
+	assert_non_null(s);
+	open_ring(&r[0]);
+	open_ring(&r[1]);
+	for (int i = 0; i < 10; i++)
+		rename_self(i);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t until = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	for (int i = 10; i < 16; i++)
+		rename_self(i);
+	assert_int_equal(perf_rings_read(r, 2, until, &ops, s, &counts), 20);
+	for (size_t i = 0; i < 20; i++)
+		assert_true(s->times[i] <= until);
+	assert_string_equal(s->names[19], "ring-9");
+	assert_int_equal(perf_rings_read(r, 2, until, &ops, s, &counts), 0);
+	assert_int_equal(perf_rings_read(r, 2, UINT64_MAX, &ops, s, &counts), 12);
+	assert_string_equal(s->names[20], "ring-10");
+	assert_int_equal(s->n, 32);
 	assert_int_equal(counts.malformed, 0);
 	perf_ring_release(&r[0]);
 	perf_ring_release(&r[1]);
@@ -196,19 +230,19 @@ static void test_malformed(void **state)
 	/* A size of zero would loop forever if trusted. */
 	put_header(f, 0, PERF_RECORD_COMM, 0);
 	fake_ring(&r, f, 64);
-	assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 0);
+	assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 0);
 	assert_int_equal(counts.malformed, 1);
 	assert_int_equal(f->meta.data_tail, 64); /* the rest is given up */
 	/* A record longer than what was written. */
 	memset(f, 0, sizeof(*f));
 	put_header(f, 0, PERF_RECORD_COMM, 200);
 	fake_ring(&r, f, 64);
-	assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 0);
+	assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 0);
 	assert_int_equal(counts.malformed, 2);
 	/* A head more than a whole buffer ahead of the tail. */
 	memset(f, 0, sizeof(*f));
 	fake_ring(&r, f, 3 * sizeof(f->data));
-	assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 0);
+	assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 0);
 	assert_int_equal(counts.malformed, 3);
 	/* A record parse rejects is skipped, the next one still read. */
 	memset(f, 0, sizeof(*f));
@@ -216,7 +250,7 @@ static void test_malformed(void **state)
 	put_header(f, 16, PERF_RECORD_COMM, 40);
 	memcpy((unsigned char *)f->data + 16 + 16, "fake", 5);
 	fake_ring(&r, f, 56);
-	assert_int_equal(perf_rings_read(&r, 1, &ops, s, &counts), 1);
+	assert_int_equal(perf_rings_read(&r, 1, UINT64_MAX, &ops, s, &counts), 1);
 	assert_int_equal(counts.malformed, 4);
 	assert_string_equal(s->names[0], "fake");
 	free(f);
@@ -228,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_order_and_wrap),
 	    cmocka_unit_test(test_merge_and_stop),
+	    cmocka_unit_test(test_until),
 	    cmocka_unit_test(test_malformed),
 	};
 
