@@ -125,7 +125,18 @@ void record_parse_args(struct record_args *a, int argc, char **argv)
 	if (!a->npids && !a->ntids && !a->argv && !a->all)
 		usage_die("record",
 			  "nothing to record: give -p PID, -t TID, -a or a command after --");
-	if (!!a->npids + !!a->ntids + !!a->argv + !!a->all > 1)
+	/* An option's value given to one that takes none reads as the
+	 * command: say which word that was. */
+	if (a->argv && (a->npids || a->ntids || a->all))
+		usage_die("record",
+			  "'%s' reads as a command to run, beside %s: give one of -p PID, -t TID, "
+			  "-a or a command",
+			  a->argv[0],
+			  a->npids    ? "-p"
+			  : a->ntids  ? "-t"
+			  : a->cgroup ? "--cgroup"
+				      : "-a");
+	if (!!a->npids + !!a->ntids + !!a->all > 1)
 		usage_die("record", "give one of -p PID, -t TID, -a or a command");
 	if (a->all && a->event != RECORD_CPU)
 		usage_die("record",

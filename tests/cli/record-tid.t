@@ -51,6 +51,10 @@ ok "and writes no profile" test ! -e "$T/gone.pb.gz"
 run "$RECCE" record -t "$BUSY" -p "$MIX" -d 1 -o "$T/x.pb.gz"
 is "$RC" 2 "-t with -p: usage error"
 like "$(cat "$ERR")" "give one of -p PID, -t TID, -a or a command" "the message says why"
+# trace's --time read as record's --timeline, and its value as a command.
+run "$RECCE" record -p "$MIX" --time 3 -o "$T/x.pb.gz"
+is "$RC" 2 "-p with a stray word: usage error"
+like "$(cat "$ERR")" "'3' reads as a command to run, beside -p" "the message names the word taken for a command"
 run "$RECCE" record -t abc -d 1
 is "$RC" 2 "-t abc: usage error"
 like "$(cat "$ERR")" "-t wants a thread id" "the message names -t"
