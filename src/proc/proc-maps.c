@@ -9,9 +9,11 @@
  */
 #include "proc/proc-maps.h"
 
+#include "proc/exe-name.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/lines.h"
+#include "util/path.h"
 #include "util/strpool.h"
 #include "util/u64map.h"
 
@@ -34,6 +36,10 @@ struct proc {
 	pid_t pid;
 	uid_t uid;
 	const char *comm;
+	/* The program's real path and the name it was run by, when they
+	 * differ (exe_as_run NULL otherwise); looked up once per exec. */
+	const char *exe_real, *exe_as_run;
+	int exe_looked;
 	struct proc_map *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
 	int dead_seen; /* procs_forget_dead() found it gone once */
@@ -187,6 +193,30 @@ static const char *clean_path(struct proc_registry *r, const char *path, int *de
 	return strpool_intern_len(&r->strings, path, *deleted ? len - slen : len);
 }
 
+/* Looks up once, after each exec, the name p's program was run by. */
+static void look_up_exe(struct proc_registry *r, struct proc *p)
+{
+	char real[4096], as_run[4096];
+
+	if (p->exe_looked)
+		return;
+	p->exe_looked = 1;
+	p->exe_real = p->exe_as_run = NULL;
+	if (exe_name_as_run(p->pid, real, sizeof(real), as_run, sizeof(as_run)) == 1) {
+		p->exe_real = strpool_intern(&r->strings, real);
+		p->exe_as_run = strpool_intern(&r->strings, as_run);
+	}
+}
+
+/* Sets m's path to the name people know it by, real_path to the
+ * kernel's (m->path on entry, interned). */
+static void name_mapping(const struct proc *p, struct proc_map *m)
+{
+	m->real_path = m->path;
+	if (p->exe_as_run && p->exe_real && strcmp(m->path, p->exe_real) == 0)
+		m->path = p->exe_as_run;
+}
+
 /*
  * The sym_file for a mapping, or NULL when it is not an ELF file we can
  * open. map_files/ gives the mapped file itself; the path is only a
@@ -254,12 +284,15 @@ int proc_maps_parse_line(const char *line, struct proc_map *m, uint64_t *inode, 
 	return m->start < m->end;
 }
 
-static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps, size_t *n)
+static int read_maps(struct proc_registry *r, const struct proc *p, struct proc_map **maps,
+		     size_t *n)
 {
 	char file[64], *line;
 	size_t cap = 0;
 	FILE *f;
 	int rc = 0, got;
+
+	pid_t pid = p->pid;
 
 	*maps = NULL;
 	*n = 0;
@@ -296,6 +329,7 @@ static int read_maps(struct proc_registry *r, pid_t pid, struct proc_map **maps,
 		if (*n > 0 && (*maps)[*n - 1].end > m.start)
 			continue;
 		m.file = open_mapping(r, pid, m.start, m.end, path, inode);
+		name_mapping(p, &m);
 		(*maps)[(*n)++] = m;
 	}
 	free(line);
@@ -349,7 +383,11 @@ int procs_scan(struct proc_registry *r, pid_t pid)
 
 	if (!r || pid <= 0)
 		return -EINVAL;
-	rc = read_maps(r, pid, &maps, &n);
+	/* Read into a stand-in first: a process that is not there is not
+	 * registered. */
+	struct proc look = {.pid = pid};
+	look_up_exe(r, &look);
+	rc = read_maps(r, &look, &maps, &n);
 	if (rc < 0)
 		return rc;
 	p = proc_get(r, pid);
@@ -357,6 +395,9 @@ int procs_scan(struct proc_registry *r, pid_t pid)
 		free(maps);
 		return -ENOMEM;
 	}
+	p->exe_real = look.exe_real;
+	p->exe_as_run = look.exe_as_run;
+	p->exe_looked = 1;
 	free(p->maps);
 	p->maps = maps;
 	p->nmaps = p->cap = n;
@@ -391,6 +432,12 @@ int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len,
 	/* The record carries no inode; map_files/ still tells the truth
 	 * while the process lives. */
 	m.file = open_mapping(r, pid, m.start, m.end, path, 0);
+	/* Only a file named otherwise than the command may be the program
+	 * run through a symlink: most mappings cost no lookup. */
+	if (!p->exe_looked && m.path[0] == '/' && p->comm &&
+	    strncmp(path_base(m.path), p->comm, strlen(p->comm)) != 0)
+		look_up_exe(r, p);
+	name_mapping(p, &m);
 	return proc_insert(p, &m);
 }
 
@@ -420,6 +467,9 @@ int procs_fork(struct proc_registry *r, pid_t parent, pid_t child)
 	c->nmaps = c->cap = p->nmaps;
 	c->uid = p->uid;
 	c->comm = p->comm;
+	c->exe_real = p->exe_real;
+	c->exe_as_run = p->exe_as_run;
+	c->exe_looked = p->exe_looked;
 	return 0;
 }
 
@@ -432,6 +482,8 @@ void procs_exec(struct proc_registry *r, pid_t pid)
 	free(p->maps);
 	p->maps = NULL;
 	p->nmaps = p->cap = 0;
+	p->exe_looked = 0;
+	p->exe_real = p->exe_as_run = NULL;
 }
 
 const struct proc_map *procs_find(struct proc_registry *r, pid_t pid, uint64_t addr)

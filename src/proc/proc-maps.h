@@ -21,7 +21,11 @@ struct proc_registry;
 
 struct proc_map {
 	uint64_t start, end, pgoff;
-	const char *path;      /* as the kernel names it: file path, "[vdso]", "//anon" */
+	/* The file path, "[vdso]" or "//anon": as the kernel names it, but
+	 * for a program run through a symlink the name it was run by
+	 * (exe-name.h), which real_path then differs from. */
+	const char *path;
+	const char *real_path; /* as the kernel names it */
 	struct sym_file *file; /* NULL when not an ELF file we could open (anon, JIT) */
 	int prot;	       /* PROT_* bits */
 };

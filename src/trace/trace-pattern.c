@@ -61,6 +61,13 @@ int trace_pattern_match_object(const struct trace_pattern *p, const char *path)
 	return strncmp(p->object, base, n) == 0 && base[n] == '.';
 }
 
+/* Whether p names obj by either of its paths. */
+static int object_named(const struct trace_pattern *p, const struct trace_object *obj)
+{
+	return trace_pattern_match_object(p, obj->path) ||
+	       (obj->real_path && trace_pattern_match_object(p, obj->real_path));
+}
+
 size_t trace_edit_distance(const char *a, const char *b, size_t cap)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -219,8 +226,7 @@ static int match_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 	if (!display)
 		return -ENOMEM;
 	for (size_t p = 0; p < w->npat; p++) {
-		if (!trace_pattern_match_object(&w->pats[p], w->obj->path) ||
-		    !names(&w->pats[p], name, display))
+		if (!object_named(&w->pats[p], w->obj) || !names(&w->pats[p], name, display))
 			continue;
 		w->out->matched[p]++;
 		err = add_fn(w, name, display, vaddr, size, (int)p);
@@ -311,7 +317,7 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		for (size_t i = 0; i < TRACE_NEAREST; i++)
 			w.best[i] = strlen(w.want) / 2 + 3; /* farther is not "near" */
 		for (size_t o = 0; o < nobj; o++) {
-			if (!trace_pattern_match_object(&pats[p], objs[o].path))
+			if (!object_named(&pats[p], &objs[o]))
 				continue;
 			w.obj = &objs[o];
 			int err = symbolizer_foreach_function(s, objs[o].file, near_cb, &w);

@@ -66,10 +66,13 @@ struct trace_resolved {
 	char *(*nearest)[TRACE_NEAREST];
 };
 
-/* An object to search: an ELF file and the path it is known by. */
+/* An object to search: an ELF file, the path it is known by and, for a
+ * program run through a symlink, the path of the file itself (NULL when
+ * the same); an object part of a pattern may name either. */
 struct trace_object {
 	struct sym_file *file;
 	const char *path;
+	const char *real_path;
 };
 
 /*

@@ -47,7 +47,7 @@ static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
 	for (size_t i = 0; i < nmaps; i++) {
 		if (!maps[i].file || maps[i].path[0] != '/')
 			continue;
-		if (skip && strcmp(skip, maps[i].path) == 0)
+		if (skip && strcmp(skip, maps[i].real_path) == 0)
 			continue;
 		int seen = 0;
 		for (size_t j = 0; j < t->nobjs && !seen; j++)
@@ -59,7 +59,8 @@ static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
 		if (!no)
 			return -ENOMEM;
 		t->objs = no;
-		no[t->nobjs++] = (struct trace_object){maps[i].file, maps[i].path};
+		no[t->nobjs++] =
+		    (struct trace_object){maps[i].file, maps[i].path, maps[i].real_path};
 	}
 	return 0;
 }
@@ -88,7 +89,7 @@ static int find_objects(struct tracer *t)
 	t->objs = array_reserve(NULL, &t->objs_cap, 1, sizeof(*t->objs));
 	if (!t->objs)
 		return -ENOMEM;
-	t->objs[0] = (struct trace_object){f, t->program};
+	t->objs[0] = (struct trace_object){f, t->program, NULL};
 	t->nobjs = 1;
 	char self[4096];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
