@@ -224,7 +224,8 @@ static void name_mapping(const struct proc *p, struct proc_map *m)
  * one), nor when the inode differs from what the maps line says.
  */
 static struct sym_file *open_mapping(struct proc_registry *r, pid_t pid, uint64_t start,
-				     uint64_t end, const char *path, uint64_t inode)
+				     uint64_t end, const char *path, uint64_t inode,
+				     const struct proc_map *named)
 {
 	struct sym_file *f = NULL;
 	char mf[96];
@@ -250,7 +251,10 @@ static struct sym_file *open_mapping(struct proc_registry *r, pid_t pid, uint64_
 		close(fd);
 		return NULL;
 	}
-	if (symbolizer_open(r->sym, clean, fd, &f) < 0)
+	/* A program run through a symlink is known by that name, which
+	 * names its functions that only .eh_frame knows. */
+	if (symbolizer_open(r->sym, named->path != named->real_path ? named->path : clean, fd, &f) <
+	    0)
 		f = NULL;
 	close(fd);
 	return f;
@@ -328,8 +332,8 @@ static int read_maps(struct proc_registry *r, const struct proc *p, struct proc_
 		 * if a line is out of place. */
 		if (*n > 0 && (*maps)[*n - 1].end > m.start)
 			continue;
-		m.file = open_mapping(r, pid, m.start, m.end, path, inode);
 		name_mapping(p, &m);
+		m.file = open_mapping(r, pid, m.start, m.end, path, inode, &m);
 		(*maps)[(*n)++] = m;
 	}
 	free(line);
@@ -429,15 +433,15 @@ int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len,
 	m.path = strpool_intern(&r->strings, path);
 	if (!m.path)
 		return -ENOMEM;
-	/* The record carries no inode; map_files/ still tells the truth
-	 * while the process lives. */
-	m.file = open_mapping(r, pid, m.start, m.end, path, 0);
 	/* Only a file named otherwise than the command may be the program
 	 * run through a symlink: most mappings cost no lookup. */
 	if (!p->exe_looked && m.path[0] == '/' && p->comm &&
 	    strncmp(path_base(m.path), p->comm, strlen(p->comm)) != 0)
 		look_up_exe(r, p);
 	name_mapping(p, &m);
+	/* The record carries no inode; map_files/ still tells the truth
+	 * while the process lives. */
+	m.file = open_mapping(r, pid, m.start, m.end, path, 0, &m);
 	return proc_insert(p, &m);
 }
 

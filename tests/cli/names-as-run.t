@@ -19,6 +19,16 @@ like "$(grep -m1 ' burn_cpu ' "$OUT")" ' burn_cpu +hot-link$' \
 	"the report names the program as it was run" || diag "$(head -n 25 "$OUT")"
 is "$(grep -c 'hot-file' "$OUT")" 0 "and never by the file the link points to"
 
+# Stripped of its symbols too: the functions only .eh_frame knows are
+# named after the program as it was run.
+strip -o "$T/bare-file" "$TARGETS/hot"
+ln -s bare-file "$T/bare-link"
+run "$RECCE" record -o "$T/bare.pb.gz" -- "$T/bare-link" 1
+run "$RECCE" report "$T/bare.pb.gz" -n 1
+like "$(cat "$OUT")" ' bare-link!0x[0-9a-f]+-0x[0-9a-f]+ +bare-link' \
+	"a stripped program's functions are named after the link it was run by" ||
+	diag "$(cat "$OUT")"
+
 # A command started by recce through the link: named from its mappings
 # as the kernel reports them while it runs.
 run "$RECCE" record -o "$T/cmd.pb.gz" -- "$T/hot-link" 1
