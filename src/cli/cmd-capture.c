@@ -165,12 +165,12 @@ int cmd_capture(int argc, char **argv)
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
 	struct aggregate *agg = aggregate_new();
 	struct resolver *res = procs ? resolver_new(procs, sym, 1000000000LL / a.freq) : NULL;
-	if (!pats || !sym || !procs || !agg || !res ||
-	    dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
+	if (!pats || !sym || !procs || !agg || !res || dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	for (size_t i = 0; i < a.npatterns; i++)
 		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0)
-			usage_die("capture", "'%s' is not a pattern: [OBJECT:]FUNCTION",
+			usage_die("capture",
+				  "'%s' is not a pattern: [OBJECT:]FUNCTION or OBJECT:0xADDRESS",
 				  a.patterns[i]);
 	aggregate_enable_timeline(agg, TIMELINE_MAX);
 	if (!aggregate_timeline(agg))

@@ -80,7 +80,8 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 		die("out of memory");
 	for (size_t i = 0; i < a->npatterns; i++)
 		if (trace_pattern_parse(a->patterns[i], &pats[i]) < 0)
-			usage_die("trace", "'%s' is not a pattern: [OBJECT:]FUNCTION",
+			usage_die("trace",
+				  "'%s' is not a pattern: [OBJECT:]FUNCTION or OBJECT:0xADDRESS",
 				  a->patterns[i]);
 	return pats;
 }

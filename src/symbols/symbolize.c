@@ -468,6 +468,28 @@ static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t v
 	return *name;
 }
 
+int symbolizer_function_range(struct sym_file *f, uint64_t vaddr, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t idx;
+	int rc = f ? sym_table_find(f, vaddr, &idx) : -EINVAL;
+	const struct range *r;
+
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		r = ranges_find(&f->syms, vaddr);
+	} else {
+		if (!f->fdes_built)
+			load_fdes(f);
+		r = ranges_find(&f->fdes, vaddr);
+	}
+	if (!r)
+		return 0;
+	*lo = r->lo;
+	*hi = r->hi;
+	return 1;
+}
+
 int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct sym_frame *out,
 		int cap)
 {

@@ -150,6 +150,11 @@ int symbolizer_is_ifunc(struct sym_file *f, uint64_t vaddr);
  * first), and its size into *size; NULL if none. */
 const char *symbolizer_function_at(struct sym_file *f, uint64_t vaddr, uint64_t *size);
 
+/* The function of f that holds vaddr, by its symbol (or Go's table) or
+ * else by its .eh_frame entry: its range into [*lo, *hi). Returns 1, 0
+ * when nothing says where a function is there, or -errno. */
+int symbolizer_function_range(struct sym_file *f, uint64_t vaddr, uint64_t *lo, uint64_t *hi);
+
 /* Calls fn for every defined function symbol of f (name without its
  * version suffix, as the symbol table spells it; aliases each get a call).
  * A non-zero return from fn stops the walk and is returned; else 0. */

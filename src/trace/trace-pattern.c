@@ -6,7 +6,10 @@
  */
 #include "trace/trace-pattern.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +20,48 @@
 #include "util/array.h"
 #include "util/path.h"
 
+/* "0xHEX", or "0xHEX-0xHEX" as a report names a range (its start is the
+ * function's): the start into *addr. Returns 1, or 0 for anything else. */
+static int parse_address(const char *s, uint64_t *addr)
+{
+	char *end;
+
+	if (strncmp(s, "0x", 2) != 0 || !isxdigit((unsigned char)s[2]))
+		return 0;
+	errno = 0;
+	unsigned long long lo = strtoull(s + 2, &end, 16);
+	if (errno)
+		return 0;
+	if (*end == '-') {
+		if (strncmp(end + 1, "0x", 2) != 0 || !isxdigit((unsigned char)end[3]))
+			return 0;
+		unsigned long long hi = strtoull(end + 3, &end, 16);
+		if (errno || hi <= lo)
+			return 0;
+	}
+	if (*end)
+		return 0;
+	*addr = lo;
+	return 1;
+}
+
 int trace_pattern_parse(const char *text, struct trace_pattern *p)
 {
 	const char *colon = strchr(text, ':');
+	const char *bang = strchr(text, '!');
 
 	memset(p, 0, sizeof(*p));
+	/* "memcached!0xcf20-0xdfd3", copied from a report. */
+	if (!colon && bang && bang != text && parse_address(bang + 1, &p->addr)) {
+		p->object = strndup(text, (size_t)(bang - text));
+		p->function = strdup(bang + 1);
+		p->addressed = 1;
+		if (!p->object || !p->function) {
+			trace_pattern_release(p);
+			return -ENOMEM;
+		}
+		return 0;
+	}
 	/* "ns::f" and "a::b::c" have no object part. */
 	while (colon && colon[1] == ':')
 		colon = NULL;
@@ -38,6 +78,12 @@ int trace_pattern_parse(const char *text, struct trace_pattern *p)
 	if (!p->function || (colon && !p->object)) {
 		trace_pattern_release(p);
 		return -ENOMEM;
+	}
+	p->addressed = parse_address(p->function, &p->addr);
+	if (p->addressed && !p->object) {
+		/* Every object has an address 0x1000: say which. */
+		trace_pattern_release(p);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -226,7 +272,8 @@ static int match_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 	if (!display)
 		return -ENOMEM;
 	for (size_t p = 0; p < w->npat; p++) {
-		if (!object_named(&w->pats[p], w->obj) || !names(&w->pats[p], name, display))
+		if (w->pats[p].addressed || !object_named(&w->pats[p], w->obj) ||
+		    !names(&w->pats[p], name, display))
 			continue;
 		w->out->matched[p]++;
 		err = add_fn(w, name, display, vaddr, size, (int)p);
@@ -287,6 +334,46 @@ static int near_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 	return 0;
 }
 
+/*
+ * Pattern p, an address, in the object w->obj: the function starting
+ * there, named by its symbol or, with none, by the address as written
+ * ("0xcf20"), sized by its symbol or .eh_frame entry. An address inside
+ * a function offers that function's start as the nearest name.
+ */
+static int resolve_address(struct walk *w, size_t p)
+{
+	const struct trace_pattern *pat = &w->pats[p];
+	uint64_t size = 0, lo, hi;
+	const char *sym = symbolizer_function_at(w->obj->file, pat->addr, &size);
+	int rc = symbolizer_function_range(w->obj->file, pat->addr, &lo, &hi);
+	char buf[64];
+
+	if (rc < 0)
+		return rc;
+	if (!sym && rc > 0 && lo == pat->addr) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, lo);
+		sym = buf;
+		size = hi - lo;
+	}
+	if (sym) {
+		char *display = demangle_function(sym);
+		if (!display)
+			return -ENOMEM;
+		w->out->matched[p]++;
+		int err = add_fn(w, sym, display, pat->addr, size, (int)p);
+		free(display);
+		if (err == -E2BIG)
+			w->err = err;
+		return err == -E2BIG ? 0 : err;
+	}
+	if (rc > 0 && !w->out->nearest[p][0]) {
+		snprintf(buf, sizeof(buf), "%s:0x%" PRIx64, path_base(w->obj->path), lo);
+		if (!(w->out->nearest[p][0] = strdup(buf)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t npat,
 		  const struct trace_object *objs, size_t nobj, size_t max,
 		  struct trace_resolved *out)
@@ -303,6 +390,9 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		w.obj = &objs[o];
 		w.obj_go = sym_file_is_go(objs[o].file);
 		int err = symbolizer_foreach_function(s, objs[o].file, match_cb, &w);
+		for (size_t p = 0; p < npat && !err; p++)
+			if (pats[p].addressed && object_named(&pats[p], w.obj))
+				err = resolve_address(&w, p);
 		if (err)
 			return err;
 	}
@@ -312,6 +402,8 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		if (out->matched[p])
 			continue;
 		missing = 1;
+		if (pats[p].addressed)
+			continue; /* its nearest is the start of what holds it */
 		w.want = pats[p].function;
 		w.near = out->nearest[p];
 		for (size_t i = 0; i < TRACE_NEAREST; i++)

@@ -6,6 +6,11 @@
  * "libc.so.6"); without OBJECT every object is searched. A "::" belongs to
  * the function (C++ names), not to an object.
  *
+ * Code without symbols is named by where it is: `OBJECT:0xADDRESS`, the
+ * file address where a function starts (as `perf probe` and bpftrace
+ * take it), and the name a report gives a function only .eh_frame knows,
+ * `OBJECT!0xSTART-0xEND`, are patterns too.
+ *
  * Resolution keeps one probe per code address (aliases such as malloc and
  * __libc_malloc are one function), refuses more than max functions, and
  * for a pattern that matches nothing offers the nearest names by edit
@@ -28,11 +33,13 @@ struct sym_file;
 
 struct trace_pattern {
 	char *object;	/* NULL: any object */
-	char *function; /* a glob */
+	char *function; /* a glob, or the address as written */
+	int addressed;	/* the function is the one starting at addr */
+	uint64_t addr;	/* a file address (ELF virtual address) */
 };
 
 /* Splits text into *p (copies). Returns 0, -EINVAL for an empty function
- * or object, -ENOMEM. */
+ * or object or an address without its object, -ENOMEM. */
 int trace_pattern_parse(const char *text, struct trace_pattern *p);
 void trace_pattern_release(struct trace_pattern *p);
 

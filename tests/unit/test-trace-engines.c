@@ -215,6 +215,26 @@ static void test_pattern(void **state)
 	assert_int_equal(trace_pattern_parse(":f", &p), -EINVAL);
 	assert_int_equal(trace_pattern_parse("obj:", &p), -EINVAL);
 
+	/* Addresses: with their object, as written or as a report names. */
+	assert_int_equal(trace_pattern_parse("memcached:0xcf20", &p), 0);
+	assert_true(p.addressed);
+	assert_int_equal(p.addr, 0xcf20);
+	assert_string_equal(p.object, "memcached");
+	trace_pattern_release(&p);
+	assert_int_equal(trace_pattern_parse("memcached!0xcf20-0xdfd3", &p), 0);
+	assert_true(p.addressed);
+	assert_int_equal(p.addr, 0xcf20);
+	assert_string_equal(p.object, "memcached");
+	trace_pattern_release(&p);
+	assert_int_equal(trace_pattern_parse("0xcf20", &p), -EINVAL);
+	/* Not addresses: globs and names that only start like one. */
+	const char *names[] = {"m:0x", "m:0xcf20*", "m:0xcf20-0xcf00", "m:0xcf20-", "m!0xg1"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		assert_int_equal(trace_pattern_parse(names[i], &p), 0);
+		assert_false(p.addressed);
+		trace_pattern_release(&p);
+	}
+
 	assert_int_equal(trace_edit_distance("old_fibonaci", "old_fibonacci", 10), 1);
 	assert_int_equal(trace_edit_distance("malloc", "malloc", 10), 0);
 	assert_int_equal(trace_edit_distance("kitten", "sitting", 10), 3);
