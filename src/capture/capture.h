@@ -36,7 +36,8 @@ struct capture_config {
 	uint64_t rate_n, rate_ms; /* the tracer's circuit breaker */
 	size_t max_probes;
 	unsigned freq; /* samples per second of CPU time, per thread */
-	int dwarf;
+	int dwarf;     /* the copied stack unwound (--call-graph dwarf or auto) */
+	int fp_after;  /* auto: then frame pointers (sampler.h) */
 	uint32_t stack_bytes;
 	int stop_fd; /* readable when a person asks to stop; -1: none */
 	struct proc_registry *procs;

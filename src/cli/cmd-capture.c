@@ -73,7 +73,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			    arg);
 		break;
 	case V_CALL_GRAPH:
-		parse_call_graph_option("capture", arg, &a->dwarf, &a->stack_bytes);
+		parse_call_graph_option("capture", arg, &a->call_graph, &a->stack_bytes);
 		break;
 	}
 }
@@ -89,7 +89,7 @@ static const struct opt capture_options[] = {
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT,
 	      "svg (default), speedscope, chrome, pprof, folded or text"),
     OPT_FLAG_(0, "split", struct capture_args, split, "one file per call: FILE-1.svg, ..."),
-    OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
+    OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
 	      "how stacks are walked (default fp)"),
     OPT_END_(),
 };
@@ -187,7 +187,8 @@ int cmd_capture(int argc, char **argv)
 	    .rate_ms = a.rate_ms,
 	    .max_probes = 100,
 	    .freq = (unsigned)a.freq,
-	    .dwarf = a.dwarf,
+	    .dwarf = a.call_graph != CALL_GRAPH_FP,
+	    .fp_after = a.call_graph == CALL_GRAPH_AUTO,
 	    .stack_bytes = a.stack_bytes,
 	    .stop_fd = sfd,
 	    .procs = procs,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cli/usage.h"
 #include "writers/render.h"
 
 struct profile;
@@ -26,7 +27,7 @@ struct capture_args {
 	const char *output;
 	enum render_format format;
 	int split;
-	int dwarf;
+	enum call_graph call_graph;
 	uint32_t stack_bytes;
 	char *invocation;
 };

@@ -94,7 +94,8 @@ int cmd_record(int argc, char **argv)
 	cfg.sym = sym;
 	cfg.freq = (unsigned)a.freq;
 	cfg.duration = a.duration;
-	cfg.dwarf = a.dwarf;
+	cfg.dwarf = a.call_graph != CALL_GRAPH_FP;
+	cfg.fp_after = a.call_graph == CALL_GRAPH_AUTO;
 	cfg.stack_bytes = a.stack_bytes;
 	/* For the tests and for reports of a wrong stack: both unwinders on
 	 * every sample, compared. */

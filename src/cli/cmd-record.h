@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cli/usage.h"
 #include "proc/procstat.h"
 #include "sampling/sampler.h"
 
@@ -27,7 +28,7 @@ struct record_args {
 	int freq_given; /* -F was on the command line */
 	double duration;
 	const char *output;
-	int dwarf;
+	enum call_graph call_graph;
 	uint32_t stack_bytes;
 	int timeline;
 	int tree;		 /* --tree: the -p processes' descendants too */

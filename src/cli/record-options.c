@@ -56,10 +56,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("record", "-d wants a positive number of seconds, not '%s'", arg);
 		break;
 	case V_CALL_GRAPH:
-		parse_call_graph_option("record", arg, &a->dwarf, &a->stack_bytes);
+		parse_call_graph_option("record", arg, &a->call_graph, &a->stack_bytes);
 		break;
 	case V_G:
-		a->dwarf = 0;
+		a->call_graph = CALL_GRAPH_FP;
 		break;
 	case V_EVENT:
 		parse_event(a, arg);
@@ -89,7 +89,7 @@ static const struct opt record_options[] = {
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
     OPT_OUTPUT_('o', "output", "FILE", struct record_args, output,
 		"the profile to write (default recce.pb.gz)"),
-    OPT_CALL_(0, "call-graph", "fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
+    OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
 	      "how stacks are walked (default fp)"),
     OPT_CALL_('g', NULL, NULL, set_value, V_G, "the same as --call-graph fp, as in perf"),
     OPT_FLAG_(0, "timeline", struct record_args, timeline,

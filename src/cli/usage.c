@@ -211,22 +211,32 @@ long long parse_freq_option(const char *cmd, const char *arg)
 	return v;
 }
 
-void parse_call_graph_option(const char *cmd, const char *arg, int *dwarf, uint32_t *stack_bytes)
+void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
+			     uint32_t *stack_bytes)
 {
+	static const struct {
+		const char *name;
+		enum call_graph mode;
+	} modes[] = {{"auto", CALL_GRAPH_AUTO}, {"dwarf", CALL_GRAPH_DWARF}};
+
 	if (strcmp(arg, "fp") == 0) {
-		*dwarf = 0;
+		*mode = CALL_GRAPH_FP;
 		return;
 	}
-	if (strncmp(arg, "dwarf", 5) == 0 && (arg[5] == 0 || arg[5] == ',')) {
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		size_t n = strlen(modes[i].name);
+		if (strncmp(arg, modes[i].name, n) != 0 || (arg[n] != 0 && arg[n] != ','))
+			continue;
 		long long bytes = CALL_GRAPH_STACK_BYTES;
-		if (arg[5] == ',' && parse_int(arg + 6, 8, PERF_EVENTS_MAX_STACK_BYTES, &bytes) < 0)
-			usage_die(cmd, "--call-graph dwarf,BYTES: BYTES must be between 8 and %u",
-				  PERF_EVENTS_MAX_STACK_BYTES);
-		*dwarf = 1;
+		if (arg[n] == ',' &&
+		    parse_int(arg + n + 1, 8, PERF_EVENTS_MAX_STACK_BYTES, &bytes) < 0)
+			usage_die(cmd, "--call-graph %s,BYTES: BYTES must be between 8 and %u",
+				  modes[i].name, PERF_EVENTS_MAX_STACK_BYTES);
+		*mode = modes[i].mode;
 		*stack_bytes = (uint32_t)bytes & ~7u;
 		return;
 	}
-	usage_die(cmd, "--call-graph must be fp or dwarf[,BYTES], not '%s'", arg);
+	usage_die(cmd, "--call-graph must be auto, fp or dwarf[,BYTES], not '%s'", arg);
 }
 
 void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms)

@@ -55,12 +55,20 @@ void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex
  * else a usage error that names the sysctl. */
 long long parse_freq_option(const char *cmd, const char *arg);
 
-/* --call-graph fp|dwarf[,BYTES], as record and capture take it: sets
- * *dwarf and, for dwarf, *stack_bytes (BYTES, default
+/* How user stacks are walked. */
+enum call_graph {
+	CALL_GRAPH_AUTO, /* the copied stack unwound, then frame pointers (the default) */
+	CALL_GRAPH_FP,	 /* the kernel's frame-pointer walk */
+	CALL_GRAPH_DWARF /* the copied stack unwound, nothing more */
+};
+
+/* --call-graph auto|fp|dwarf[,BYTES], as record and capture take it:
+ * sets *mode and, for auto and dwarf, *stack_bytes (BYTES, default
  * CALL_GRAPH_STACK_BYTES, cut to a multiple of 8 as the kernel wants);
  * exits with a usage error otherwise. */
 #define CALL_GRAPH_STACK_BYTES 8192
-void parse_call_graph_option(const char *cmd, const char *arg, int *dwarf, uint32_t *stack_bytes);
+void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
+			     uint32_t *stack_bytes);
 
 /* --limit N/MS, the tracer's circuit breaker ("0" turns it off: *rate_n
  * 0); exits with a usage error otherwise. */

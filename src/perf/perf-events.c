@@ -277,7 +277,7 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 	attr->enable_on_exec = pe->cfg.enable_on_exec ? 1 : 0;
 	attr->exclude_kernel = pe->user_only ? 1 : 0;
 	attr->sample_max_stack = pe->cfg.max_stack;
-	attr->exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
+	attr->exclude_callchain_user = pe->cfg.dwarf && !pe->cfg.fp_chain ? 1 : 0;
 }
 
 /* Opens the event of tid on one CPU, falling back to user-only sampling

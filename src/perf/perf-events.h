@@ -51,6 +51,7 @@ struct perf_events_config {
 	unsigned events;      /* PERF_EVENTS_* bits; 0 means cpu-clock */
 	unsigned freq;	      /* cpu-clock samples per second of CPU time, >= 1 */
 	int dwarf;	      /* copy user registers and stack instead of a user callchain */
+	int fp_chain;	      /* dwarf: keep the user callchain (the frame-pointer walk) too */
 	uint32_t stack_bytes; /* dwarf: bytes of user stack per sample (multiple of 8) */
 	uint16_t max_stack;   /* callchain depth; 0 means the kernel's maximum */
 	int enable_on_exec;   /* start disabled; the kernel enables at the target's exec */

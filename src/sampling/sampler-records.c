@@ -62,8 +62,37 @@ static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
 	return victim == task;
 }
 
+/*
+ * --call-graph auto: the unwind of the copied stack (n frames at f)
+ * stopped short of the stack's end; the frame-pointer walk (nfp entries,
+ * leaf first) goes on from the deepest frame both reached. In recursion
+ * that frame's address repeats: the walk is joined at the same repeat of
+ * it (the k-th, if the unwound stack holds it k times). A walk that never
+ * meets the unwound stack adds nothing: its frames could be a frame
+ * pointer's garbage. Returns the new count.
+ */
+static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp, size_t nfp)
+{
+	uint64_t last = f[n - 1];
+	size_t repeats = 0, i = 0;
+
+	for (size_t k = 0; k < n; k++)
+		repeats += f[k] == last;
+	for (; i < nfp && repeats; i++)
+		repeats -= fp[i] == last;
+	if (repeats)
+		return n;
+	for (; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		f[n++] = fp[i];
+	}
+	return n;
+}
+
 /* The frames of a sample, leaf first: its callchain, or in dwarf mode its
- * kernel callchain and the unwound user stack. Sets *nframes. */
+ * kernel callchain and the unwound user stack (auto: then the rest of the
+ * frame-pointer walk). Sets *nframes. */
 static const uint64_t *sample_frames(struct sampler *s, const struct perf_record *rec,
 				     size_t *nframes)
 {
@@ -71,17 +100,25 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 	size_t n = rec->sample.nr;
 	if (s->cfg.dwarf) {
 		/* The kernel part of the callchain, then the unwound user part. */
-		if (n > MAX_KERNEL_FRAMES)
-			n = MAX_KERNEL_FRAMES;
+		size_t user = 0, nfp = 0;
+		while (user < n && frames[user] != (uint64_t)PERF_CONTEXT_USER)
+			user++;
+		if (user < n)
+			nfp = n - user - 1;
+		n = user > MAX_KERNEL_FRAMES ? MAX_KERNEL_FRAMES : user;
 		memcpy(s->frames, rec->sample.ips, n * sizeof(*frames));
 		if (rec->sample.abi && rec->sample.regs) {
 			s->frames[n++] = (uint64_t)PERF_CONTEXT_USER;
 			size_t max = s->frames_cap - n;
 			if (max > MAX_UNWIND_FRAMES)
 				max = MAX_UNWIND_FRAMES;
-			int got = unwinder_unwind(s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid,
-						  rec->sample.regs, rec->sample.stack,
-						  rec->sample.stack_size, s->frames + n, max);
+			int ended = 0;
+			int got = unwinder_unwind(
+			    s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid, rec->sample.regs,
+			    rec->sample.stack, rec->sample.stack_size, s->frames + n, max, &ended);
+			if (got > 0 && !ended && nfp)
+				got = (int)go_on_by_fp(s->frames + n, (size_t)got, max,
+						       frames + user + 1, nfp);
 			if (got > 0)
 				n += (size_t)got;
 		} else if (!n) {

@@ -88,6 +88,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.events = s->cfg.events;
 	pc.freq = s->cfg.freq;
 	pc.dwarf = s->cfg.dwarf;
+	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
 	pc.enable_on_exec = enable_on_exec;
 	return perf_events_new(&pc, &s->pe);
@@ -592,7 +593,8 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	add_comment(p, "lost", "%llu", (unsigned long long)st->lost);
 	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
 	if (s->cfg.dwarf)
-		add_comment(p, "call-graph", "dwarf,%u", (unsigned)s->cfg.stack_bytes);
+		add_comment(p, "call-graph", "%s,%u", s->cfg.fp_after ? "auto" : "dwarf",
+			    (unsigned)s->cfg.stack_bytes);
 	else
 		add_comment(p, "call-graph", "fp");
 	if (st->user_only)

@@ -67,7 +67,11 @@ struct sampler_config {
 	    events;    /* PERF_EVENTS_CPU_CLOCK (0 too), _SWITCHES (off-CPU), or both; or _ALLOC */
 	unsigned freq; /* cpu-clock samples per second of CPU time */
 	double duration; /* seconds; 0 = until stopped or every target exits */
-	int dwarf;	 /* --call-graph dwarf */
+	int dwarf;	 /* --call-graph dwarf or auto */
+	/* --call-graph auto: where the unwind of the copied stack stops short
+	 * of the stack's end, the frame-pointer walk goes on from the frame
+	 * both reached. */
+	int fp_after;
 	uint32_t stack_bytes;
 	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd;	  /* stop when readable (a signalfd); -1 for none */

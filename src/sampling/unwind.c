@@ -71,6 +71,7 @@ struct unwind_ctx {
 	uint64_t sp;
 	uint64_t *frames;
 	size_t n, max;
+	int ended; /* the walk reached the outermost frame */
 };
 
 struct unwinder {
@@ -419,8 +420,10 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	/* A zero return address ends the stack (_start, clone). */
-	if (!pc && c->n)
+	if (!pc && c->n) {
+		c->ended = 1;
 		return DWARF_CB_ABORT;
+	}
 	c->frames[c->n++] = pc;
 	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
@@ -453,8 +456,10 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 		struct cfi_rule r;
 		if (cfi_rules_get(p->rules, p->dwfl, look, &r) <= 0)
 			return 0;
-		if (r.ra_how == CFI_UNDEFINED)
-			break; /* the outermost frame */
+		if (r.ra_how == CFI_UNDEFINED) {
+			c->ended = 1; /* the outermost frame */
+			break;
+		}
 		if (r.cfa_reg == CFI_REG_BP && !bp_known)
 			return 0;
 		uint64_t cfa = (r.cfa_reg == CFI_REG_SP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
@@ -474,8 +479,10 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 		}
 		sp = cfa;
 		/* A zero return address ends the stack (_start, clone). */
-		if (!ra)
+		if (!ra) {
+			c->ended = 1;
 			break;
+		}
 		c->frames[n++] = ra;
 		look = ra - 1;
 	}
@@ -486,7 +493,10 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
-	dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u);
+	u->cur.ended = 0;
+	/* 0: libdwfl found no caller of the last frame, the stack's end. */
+	if (dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u) == 0)
+		u->cur.ended = 1;
 	return u->cur.n;
 }
 
@@ -514,8 +524,11 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 }
 
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
-		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max)
+		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max,
+		    int *ended)
 {
+	if (ended)
+		*ended = 0;
 	if (!max)
 		return 0;
 	struct proc_unwind *p = proc_find(u, pid);
@@ -543,5 +556,7 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	 * an unknown mapping): the IP alone is still a true frame. */
 	if (!c->n)
 		frames[c->n++] = regs[REG_IP];
+	if (ended)
+		*ended = c->ended && c->n < c->max;
 	return (int)c->n;
 }

@@ -52,8 +52,12 @@ void unwinder_forget(struct unwinder *u, pid_t pid);
  * copy of stack_len bytes of user stack starting at the sampled SP. Fills
  * frames[] leaf first with program counters (return addresses after the
  * leaf) and returns how many, at least 1 (the sampled IP) unless max is 0.
+ * *ended (may be NULL) is 1 when the walk reached the outermost frame,
+ * 0 when it stopped short of it: the copy ended, a frame had no unwind
+ * information, or max was reached.
  */
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
-		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max);
+		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max,
+		    int *ended);
 
 #endif

@@ -79,7 +79,7 @@ int waiting_stack(struct unwinder *u, pid_t pid, pid_t tid, uint64_t *frames, si
 	regs[REG_SP] = sp;
 	regs[REG_IP] = pc;
 	frames[0] = (uint64_t)PERF_CONTEXT_USER;
-	int got = unwinder_unwind(u, pid, tid, regs, stack, len, frames + 1, max - 1);
+	int got = unwinder_unwind(u, pid, tid, regs, stack, len, frames + 1, max - 1, NULL);
 	free(stack);
 	return got > 0 ? got + 1 : 0;
 }

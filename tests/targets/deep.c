@@ -1,0 +1,53 @@
+/*
+ * A target whose hot code runs at the bottom of a deep stack, for
+ * `--call-graph auto`: main calls descend() 40 times over, each frame
+ * holding 1 KiB, and the innermost calls bottom(), which burns CPU. The
+ * stack from bottom to main is about 41 KiB, far more than the 8 KiB a
+ * sample copies.
+ *
+ *   deep SECONDS
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define DEPTH 40
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) static void bottom(double end)
+{
+	while (now() < end)
+		for (int i = 0; i < 100000; i++)
+			sink = sink * 31 + (uint64_t)i;
+}
+
+__attribute__((noinline)) static void descend(int n, double end)
+{
+	volatile char pad[1024];
+
+	pad[n] = (char)n;
+	if (n + 1 < DEPTH)
+		descend(n + 1, end);
+	else
+		bottom(end);
+	sink += (uint64_t)pad[n];
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 1;
+
+	descend(0, now() + seconds);
+	printf("deep: done\n");
+	return 0;
+}
