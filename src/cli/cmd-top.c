@@ -21,7 +21,7 @@
 #define DEFAULT_FREQ  49
 #define DEFAULT_DELAY 1.0
 
-enum { V_PID, V_DELAY, V_FREQ, V_COUNT, V_HISTORY };
+enum { V_PID, V_DELAY, V_FREQ, V_COUNT, V_HISTORY, V_CALL_GRAPH };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -44,6 +44,13 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		if (parse_int(arg, 1, 1LL << 40, &s->count) < 0)
 			usage_die("top", "-n wants a positive count, not '%s'", arg);
 		break;
+	case V_CALL_GRAPH: {
+		enum call_graph cg;
+		parse_call_graph_option("top", arg, &cg, &s->stack_bytes);
+		s->dwarf = cg != CALL_GRAPH_FP;
+		s->fp_after = cg == CALL_GRAPH_AUTO;
+		break;
+	}
 	case V_HISTORY:
 		if (parse_int(arg, 1, TOP_MAX_HISTORY, &v) < 0)
 			usage_die("top", "--history must be between 1 and %d, not '%s'",
@@ -61,6 +68,8 @@ static const struct opt top_options[] = {
     OPT_CALL_('n', "count", "N", set_value, V_COUNT, "stop after N snapshots"),
     OPT_FLAG_(0, "json", struct top_session, json, "with -b: one JSON object a snapshot"),
     OPT_CALL_(0, "history", "N", set_value, V_HISTORY, "intervals kept for the stack views"),
+    OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
+	      "how stacks are walked, as recce record walks them (default auto)"),
     OPT_END_(),
 };
 
@@ -70,6 +79,8 @@ static void parse_args(struct top_session *s, int argc, char **argv)
 
 	s->delay = DEFAULT_DELAY;
 	s->freq = DEFAULT_FREQ;
+	s->dwarf = s->fp_after = 1; /* --call-graph auto */
+	s->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	s->history = TOP_DEFAULT_HISTORY;
 	first = options_parse("top", top_options, 0, argc, argv, s, NULL);
 	if (first < argc)

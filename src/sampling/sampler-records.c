@@ -62,75 +62,29 @@ static int sample_is_duplicate(struct sampler *s, const struct perf_record *rec)
 	return victim == task;
 }
 
-/*
- * --call-graph auto: the unwind of the copied stack (n frames at f)
- * stopped short of the stack's end; the frame-pointer walk (nfp entries,
- * leaf first) goes on from the deepest frame both reached. In recursion
- * that frame's address repeats: the walk is joined at the same repeat of
- * it (the k-th, if the unwound stack holds it k times). A walk that never
- * meets the unwound stack adds nothing: its frames could be a frame
- * pointer's garbage. Returns the new count.
- */
-static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp, size_t nfp)
-{
-	uint64_t last = f[n - 1];
-	size_t repeats = 0, i = 0;
-
-	for (size_t k = 0; k < n; k++)
-		repeats += f[k] == last;
-	for (; i < nfp && repeats; i++)
-		repeats -= fp[i] == last;
-	if (repeats)
-		return n;
-	for (; i < nfp && n < cap; i++) {
-		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
-			break;
-		f[n++] = fp[i];
-	}
-	return n;
-}
-
 /* The frames of a sample, leaf first: its callchain, or in dwarf mode its
  * kernel callchain and the unwound user stack (auto: then the rest of the
  * frame-pointer walk). Sets *nframes. */
 static const uint64_t *sample_frames(struct sampler *s, const struct perf_record *rec,
 				     size_t *nframes)
 {
-	const uint64_t *frames = rec->sample.ips;
-	size_t n = rec->sample.nr;
 	if (s->cfg.dwarf) {
-		/* The kernel part of the callchain, then the unwound user part. */
-		size_t user = 0, nfp = 0;
-		while (user < n && frames[user] != (uint64_t)PERF_CONTEXT_USER)
-			user++;
-		if (user < n)
-			nfp = n - user - 1;
-		n = user > MAX_KERNEL_FRAMES ? MAX_KERNEL_FRAMES : user;
-		memcpy(s->frames, rec->sample.ips, n * sizeof(*frames));
-		if (rec->sample.abi && rec->sample.regs) {
-			s->frames[n++] = (uint64_t)PERF_CONTEXT_USER;
-			size_t max = s->frames_cap - n;
-			if (max > MAX_UNWIND_FRAMES)
-				max = MAX_UNWIND_FRAMES;
-			int ended = 0;
-			int got = unwinder_unwind(
-			    s->unwinder, (pid_t)rec->pid, (pid_t)rec->tid, rec->sample.regs,
-			    rec->sample.stack, rec->sample.stack_size, s->frames + n, max, &ended);
-			if (got > 0 && !ended && nfp)
-				got = (int)go_on_by_fp(s->frames + n, (size_t)got, max,
-						       frames + user + 1, nfp);
-			if (got > 0)
-				n += (size_t)got;
-		} else if (!n) {
-			s->frames[n++] = rec->sample.ip;
-		}
-		frames = s->frames;
-	} else if (!n) {
-		frames = &rec->sample.ip;
-		n = 1;
+		struct unwind_sample smp = {(pid_t)rec->pid,   (pid_t)rec->tid,
+					    rec->sample.ip,    rec->sample.ips,
+					    rec->sample.nr,    NULL,
+					    rec->sample.stack, rec->sample.stack_size};
+		if (rec->sample.abi)
+			smp.regs = rec->sample.regs;
+		*nframes = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL_FRAMES,
+					   MAX_UNWIND_FRAMES, s->frames, s->frames_cap);
+		return s->frames;
 	}
-	*nframes = n;
-	return frames;
+	if (!rec->sample.nr) {
+		*nframes = 1;
+		return &rec->sample.ip;
+	}
+	*nframes = rec->sample.nr;
+	return rec->sample.ips;
 }
 
 /*

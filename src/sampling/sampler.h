@@ -44,7 +44,7 @@
 
 #include "profile/profile.h"
 #include "sampling/alloc-samples.h"
-#include "sampling/unwind.h"
+#include "proc/unwind.h"
 
 struct aggregate;
 struct evloop;

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "perf/perf-events.h"
-#include "sampling/unwind.h"
+#include "proc/unwind.h"
 
 #define STACK_BYTES 16384 /* of the stack read from the stack pointer up */
 #define REG_SP	    7	  /* positions in PERF_EVENTS_REGS_MASK order */

@@ -87,6 +87,9 @@ int top_session_init(struct top_session *s)
 	if (err)
 		return err;
 	cfg.freq = s->freq;
+	cfg.dwarf = s->dwarf;
+	cfg.fp_after = s->fp_after;
+	cfg.stack_bytes = s->stack_bytes;
 	cfg.pids = s->pids;
 	cfg.npids = s->npids;
 	s->sampling_err = top_sampler_new(&cfg, &s->sampler);

@@ -28,6 +28,8 @@ struct top_session {
 	long long count; /* snapshots to show; 0 = until quit */
 	unsigned freq;
 	unsigned history;
+	int dwarf, fp_after; /* how stacks are walked (top-sample.h) */
+	uint32_t stack_bytes;
 	int batch, json; /* how the program shows it */
 	int stop_fd;	 /* readable on a stop signal (a signalfd); -1: none */
 

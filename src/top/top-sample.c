@@ -16,6 +16,7 @@
 #include "perf/perf-events.h"
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
+#include "proc/unwind.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "top/top-model.h"
@@ -26,6 +27,8 @@
 #define CONTEXT_FLOOR ((uint64_t)-4095) /* PERF_CONTEXT_* markers are above */
 #define MAX_INLINE    FRAME_MAX_INLINE
 #define MAX_NAMES     (1u << 16) /* cached addresses per process before the cache restarts */
+#define MAX_KERNEL    128	 /* kernel frames kept of an unwound sample */
+#define MAX_USER      512	 /* user frames unwound: a bad stack cannot loop us */
 
 /* What recce knows of one sampled process. */
 struct top_proc {
@@ -40,6 +43,8 @@ struct top_sampler {
 	struct symbolizer *sym;
 	struct proc_registry *procs;
 	struct frame_namer *namer;
+	struct unwinder *unwinder; /* with --call-graph auto or dwarf */
+	uint64_t frames[MAX_KERNEL + 1 + MAX_USER];
 	struct kallsyms *kallsyms;
 	int kallsyms_tried;
 	struct u64map kernel_names;
@@ -73,6 +78,11 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	if (!s->namer)
 		goto out_free;
 	pc.freq = cfg->freq;
+	pc.dwarf = cfg->dwarf;
+	pc.fp_chain = cfg->dwarf && cfg->fp_after;
+	pc.stack_bytes = cfg->stack_bytes;
+	if (cfg->dwarf && !(s->unwinder = unwinder_new(s->procs, 0)))
+		goto out_free;
 	err = perf_events_new(&pc, &s->pe);
 	if (err)
 		goto out_free;
@@ -105,6 +115,8 @@ static void free_proc_entry(struct top_sampler *s, pid_t pid)
 		return;
 	proc_free((struct top_proc *)(uintptr_t)v);
 	frame_namer_forget(s->namer, pid);
+	if (s->unwinder)
+		unwinder_forget(s->unwinder, pid);
 	/* u64map cannot delete: a zero value marks the entry as gone. */
 	u64map_put(&s->by_pid, (uint64_t)pid, 0);
 }
@@ -127,6 +139,7 @@ void top_sampler_free(struct top_sampler *s)
 	u64map_release(&s->watched);
 	u64map_release(&s->kernel_names);
 	kallsyms_free(s->kallsyms);
+	unwinder_free(s->unwinder);
 	frame_namer_free(s->namer);
 	procs_free(s->procs);
 	symbolizer_free(s->sym);
@@ -339,18 +352,40 @@ static int on_record(const struct perf_record *rec, void *arg)
 		if (!p)
 			return 0;
 		s->stats.samples++;
-		const char *fn = sample_function(s, p, rec->sample.ips, rec->sample.nr);
-		top_model_add_sample(s->model, pid, (pid_t)rec->tid, rec->time, fn, rec->sample.ips,
-				     (size_t)rec->sample.nr);
+		const uint64_t *ips = rec->sample.ips;
+		size_t n = (size_t)rec->sample.nr;
+		if (s->unwinder) {
+			/* The unwinder reads the modules of the registry. */
+			proc_scan(s, p);
+			struct unwind_sample smp = {pid,
+						    (pid_t)rec->tid,
+						    rec->sample.ip,
+						    rec->sample.ips,
+						    rec->sample.nr,
+						    NULL,
+						    rec->sample.stack,
+						    rec->sample.stack_size};
+			if (rec->sample.abi)
+				smp.regs = rec->sample.regs;
+			n = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL,
+					    MAX_USER, s->frames,
+					    sizeof(s->frames) / sizeof(s->frames[0]));
+			ips = s->frames;
+		}
+		const char *fn = sample_function(s, p, ips, n);
+		top_model_add_sample(s->model, pid, (pid_t)rec->tid, rec->time, fn, ips, n);
 		return 0;
 	}
 	case PERF_RECORD_MMAP2:
 		/* Only processes already read from /proc follow their mmaps;
 		 * the others read theirs whole at their first sample. */
 		if (u64map_get(&s->by_pid, (uint64_t)pid, &v) && v &&
-		    ((struct top_proc *)(uintptr_t)v)->scanned)
+		    ((struct top_proc *)(uintptr_t)v)->scanned) {
 			procs_mmap(s->procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
 				   rec->mmap.filename, (int)rec->mmap.prot);
+			if (s->unwinder)
+				unwinder_maps_changed(s->unwinder, pid);
+		}
 		return 0;
 	case PERF_RECORD_COMM:
 		if (rec->comm.exec && u64map_get(&s->by_pid, (uint64_t)pid, &v) && v) {

@@ -32,7 +32,12 @@ struct top_model;
 struct top_sampler;
 
 struct top_sampler_config {
-	unsigned freq;	   /* samples per second of CPU time */
+	unsigned freq; /* samples per second of CPU time */
+	/* How stacks are walked (sampling/sampler.h): the copied stack
+	 * unwound (dwarf, stack_bytes a sample), then frame pointers
+	 * (fp_after); with neither, frame pointers alone. */
+	int dwarf, fp_after;
+	uint32_t stack_bytes;
 	const pid_t *pids; /* the processes watched; npids == 0 watches all */
 	size_t npids;
 };

@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "proc/proc-maps.h"
-#include "sampling/cfi-rules.h"
-#include "sampling/unwind.h"
+#include "proc/cfi-rules.h"
+#include "proc/unwind.h"
 #include "symbols/symbolize.h"
 
 /* push rbp; mov rbp, rsp; nop; pop rbp; ret, with its CFI spelled out;
@@ -191,16 +191,24 @@ static void test_unwind_self(void **state)
 	for (int check = 0; check < 2; check++) { /* the fast path, then both compared */
 		struct unwinder *u = unwinder_new(procs, check);
 		assert_non_null(u);
-		int n = unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 64);
+		int ended = -1;
+		int n =
+		    unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 64, &ended);
 		assert_true(n >= 4); /* take_sample, middle, outer, this test... */
+		/* A copy that holds the whole stack is walked to its end. */
+		if (stack_len < STACK_COPY)
+			assert_int_equal(ended, 1);
 		for (int i = 0; i < 3; i++)
 			assert_int_equal(frames[i], expected[i]);
 		/* A stack cut to nothing still gives the sampled IP. */
-		assert_int_equal(unwinder_unwind(u, pid, tid, regs, stack_copy, 0, frames, 64) >= 1,
-				 1);
-		assert_int_equal(frames[0], expected[0]);
 		assert_int_equal(
-		    unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 2), 2);
+		    unwinder_unwind(u, pid, tid, regs, stack_copy, 0, frames, 64, &ended) >= 1, 1);
+		assert_int_equal(frames[0], expected[0]);
+		assert_int_equal(ended, 0); /* stopped short of the end */
+		assert_int_equal(
+		    unwinder_unwind(u, pid, tid, regs, stack_copy, stack_len, frames, 2, &ended),
+		    2);
+		assert_int_equal(ended, 0);
 		if (check) {
 			struct unwind_check_stats st;
 			unwinder_check_stats(u, &st);

@@ -11,9 +11,10 @@
  * libdwfl goes on to guess the next frame from rbp as a frame pointer.
  * Check mode runs both on every sample and counts the stacks that differ.
  */
-#include "sampling/unwind.h"
+#include "proc/unwind.h"
 
 #include <elf.h>
+#include <linux/perf_event.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
 #include <unistd.h>
 
 #include "proc/proc-maps.h"
-#include "sampling/cfi-rules.h"
+#include "proc/cfi-rules.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"
@@ -71,7 +72,8 @@ struct unwind_ctx {
 	uint64_t sp;
 	uint64_t *frames;
 	size_t n, max;
-	int ended; /* the walk reached the outermost frame */
+	int ended;   /* the walk reached the outermost frame */
+	int ran_out; /* a read fell past the copy: the walk may have ended there */
 };
 
 struct unwinder {
@@ -328,7 +330,7 @@ static bool copy_read(const struct unwind_ctx *c, uint64_t addr, uint64_t *out)
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct unwinder *u = arg;
-	const struct unwind_ctx *c = &u->cur;
+	struct unwind_ctx *c = &u->cur;
 	uint64_t word;
 
 	if (copy_read(c, addr, &word)) {
@@ -337,8 +339,12 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	}
 	/* Outside the copied stack: read the mapped file, if any. */
 	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
-	if (!m || !m->file || sym_file_fd(m->file) < 0 || m->end - addr < 8)
+	if (!m || !m->file || sym_file_fd(m->file) < 0 || m->end - addr < 8) {
+		/* libdwfl takes a return address it cannot read for the
+		 * stack's end: remember that it was not. */
+		c->ran_out = 1;
 		return false;
+	}
 	uint64_t off = addr - m->start + m->pgoff;
 	return pread(sym_file_fd(m->file), result, sizeof(*result), (off_t)off) ==
 	       (ssize_t)sizeof(*result);
@@ -433,12 +439,15 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
  * when libdwfl would read it from a file. */
 static int stack_read(struct unwinder *u, uint64_t addr, uint64_t *out)
 {
-	const struct unwind_ctx *c = &u->cur;
+	struct unwind_ctx *c = &u->cur;
 
 	if (copy_read(c, addr, out))
 		return 1;
 	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
-	return m && m->file ? -1 : 0;
+	if (m && m->file)
+		return -1;
+	c->ran_out = 1;
+	return 0;
 }
 
 /* The fast path: the count of frames, or 0 when libdwfl must do it. */
@@ -493,7 +502,7 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
-	u->cur.ended = 0;
+	u->cur.ended = u->cur.ran_out = 0;
 	/* 0: libdwfl found no caller of the last frame, the stack's end. */
 	if (dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u) == 0)
 		u->cur.ended = 1;
@@ -557,6 +566,61 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	if (!c->n)
 		frames[c->n++] = regs[REG_IP];
 	if (ended)
-		*ended = c->ended && c->n < c->max;
+		*ended = c->ended && !c->ran_out && c->n < c->max;
 	return (int)c->n;
+}
+
+/*
+ * The unwind of the copied stack (n frames at f) stopped short of the stack's end; the
+ * frame-pointer walk (nfp entries, leaf first) goes on from the deepest frame both reached. In
+ * recursion that frame's address repeats: the walk is joined at the same repeat of it (the k-th, if
+ * the unwound stack holds it k times). A walk that never meets the unwound stack adds nothing: its
+ * frames could be a frame pointer's garbage. Returns the new count.
+ */
+static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp, size_t nfp)
+{
+	uint64_t last = f[n - 1];
+	size_t repeats = 0, i = 0;
+
+	for (size_t k = 0; k < n; k++)
+		repeats += f[k] == last;
+	for (; i < nfp && repeats; i++)
+		repeats -= fp[i] == last;
+	if (repeats)
+		return n;
+	for (; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		f[n++] = fp[i];
+	}
+	return n;
+}
+
+size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
+		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap)
+{
+	size_t user = 0, nfp = 0, n;
+
+	while (user < smp->nips && smp->ips[user] != (uint64_t)PERF_CONTEXT_USER)
+		user++;
+	if (user < smp->nips)
+		nfp = smp->nips - user - 1;
+	n = user < max_kernel ? user : max_kernel;
+	if (n > cap)
+		n = cap;
+	memcpy(out, smp->ips, n * sizeof(*out));
+	if (smp->regs && n + 1 < cap) {
+		out[n++] = (uint64_t)PERF_CONTEXT_USER;
+		size_t max = cap - n < max_user ? cap - n : max_user;
+		int ended = 0;
+		int got = unwinder_unwind(u, smp->pid, smp->tid, smp->regs, smp->stack,
+					  smp->stack_len, out + n, max, &ended);
+		if (got > 0 && !ended && fp_after && nfp)
+			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
+		if (got > 0)
+			n += (size_t)got;
+	} else if (!n && cap) {
+		out[n++] = smp->ip;
+	}
+	return n;
 }

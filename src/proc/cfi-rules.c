@@ -3,7 +3,7 @@
  * rule, filled from libdw's CFI the way libdwfl's own unwinder finds it
  * (.eh_frame first, then .debug_frame).
  */
-#include "sampling/cfi-rules.h"
+#include "proc/cfi-rules.h"
 
 #include "util/array.h"
 #include "util/u64map.h"

@@ -60,4 +60,31 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max,
 		    int *ended);
 
+/* One sample as the kernel gave it. */
+struct unwind_sample {
+	pid_t pid, tid;
+	uint64_t ip;
+	const uint64_t *ips; /* the callchain: the kernel's part, then (if the
+				frame-pointer walk was asked for) PERF_CONTEXT_USER
+				and the user part */
+	size_t nips;
+	const uint64_t *regs; /* NULL: no user registers (a kernel thread) */
+	const uint8_t *stack;
+	size_t stack_len;
+};
+
+/*
+ * A sample's whole stack, leaf first, into out (cap entries): the kernel
+ * part of its callchain (at most max_kernel entries), PERF_CONTEXT_USER,
+ * then the user stack unwound from the registers and the copy (at most
+ * max_user frames). With fp_after, where that unwind stops short of the
+ * stack's end (the copy ended, or code without unwind information such as
+ * JIT code), the frame-pointer walk goes on from the deepest frame both
+ * reached: in recursion, joined at the same repeat of that frame; a walk
+ * that never meets the unwound stack adds nothing, since its frames could
+ * be a frame pointer's garbage. Returns the count.
+ */
+size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
+		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap);
+
 #endif

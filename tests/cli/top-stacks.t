@@ -1,0 +1,50 @@
+#!/bin/bash
+# recce top's stacks are walked as recce record walks them: with the
+# default --call-graph auto through code without frame pointers (the C
+# library's start-up code, as Debian builds it) down to _start, which the
+# frame-pointer walk (--call-graph fp) never reaches. Seen in the
+# flamegraph that f writes.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/hot"
+command -v tmux >/dev/null || {
+	echo "Bail out! tmux is not installed (scripts/install-deps.sh installs it)"
+	exit 1
+}
+
+SOCK="recce-top-stacks-$$"
+tm() { tmux -L "$SOCK" "$@"; }
+trap 'tm kill-server 2>/dev/null; _on_exit' EXIT
+screen() { tm capture-pane -p -t "$1"; }
+shows() { screen "$1" | grep -qE -- "$2"; }
+
+spawn "$T/hot.out" "$TARGETS/hot" 120
+HOT=$PID
+
+# flamegraph NAME ARGS...: runs top with ARGS in its own directory, waits
+# for burn_cpu, presses f; the SVG's path in $SVG.
+flamegraph()
+{
+	local name=$1
+	shift
+	mkdir "$T/$name"
+	tm new-session -d -s "$name" -x 160 -y 40 \
+		"cd '$T/$name' && '$RECCE' top -d 0.5 -p $HOT $*; exec sleep 60"
+	wait_for 20 shows "$name" 'burn_cpu \(' || diag "top never showed burn_cpu" "$(screen "$name")"
+	tm send-keys -t "$name" f
+	wait_for 10 shows "$name" "wrote 'recce-top-[0-9]+\\.svg'" || diag "$(screen "$name")"
+	SVG=$(ls "$T/$name"/recce-top-*.svg 2>/dev/null | head -n 1)
+	tm send-keys -t "$name" q
+}
+
+flamegraph auto
+ok "f writes a flamegraph (auto)" test -s "$SVG"
+like "$(cat "$SVG")" 'data-name="burn_cpu"' "it holds burn_cpu"
+like "$(cat "$SVG")" 'data-name="_start"' "and the stack down to _start, through the C library"
+
+flamegraph fp --call-graph fp
+ok "f writes a flamegraph (fp)" test -s "$SVG"
+like "$(cat "$SVG")" 'data-name="burn_cpu"' "it holds burn_cpu"
+unlike "$(cat "$SVG")" 'data-name="_start"' "but the frame-pointer walk stops in the C library"
+
+kill_quietly "$HOT"
+done_testing
