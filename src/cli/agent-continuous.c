@@ -212,6 +212,12 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 		usage_die("agent", "--max-store wants a size such as 500M or 2G, not '%s'",
 			  a->max_store);
 	cfg.freq = a->rate ? (unsigned)parse_freq_option("agent", a->rate) : 19;
+	enum call_graph cg = CALL_GRAPH_AUTO;
+	cfg.stack_bytes = CALL_GRAPH_STACK_BYTES;
+	if (a->call_graph)
+		parse_call_graph_option("agent", a->call_graph, &cg, &cfg.stack_bytes);
+	cfg.dwarf = cg != CALL_GRAPH_FP;
+	cfg.fp_after = cg == CALL_GRAPH_AUTO;
 	said.freq = cfg.freq;
 	cfg.stop_fd = stop_fd;
 	cfg.http_fd = -1;

@@ -80,6 +80,8 @@ static const struct opt agent_options[] = {
 		"the length of a window (default 10s)"),
     OPT_STRING_(0, "rate", "HZ", struct agent_args, cont.rate,
 		"samples per second per CPU (default 19)"),
+    OPT_STRING_(0, "call-graph", "auto|fp|dwarf[,BYTES]", struct agent_args, cont.call_graph,
+		"how stacks are walked, as recce record walks them (default auto)"),
     OPT_STRING_(0, "retain", "SPAN", struct agent_args, cont.retain,
 		"delete windows older than SPAN (default 7d)"),
     OPT_STRING_(0, "max-store", "SIZE", struct agent_args, cont.max_store,
@@ -113,10 +115,12 @@ int cmd_agent(int argc, char **argv)
 	if (a.cont.http_token && !a.cont.on)
 		usage_die("agent", "--http-token goes with --continuous --http");
 	a.cont.tls = a.tls;
-	if (!a.cont.on && (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain ||
-			   a.cont.max_store || a.cont.http || a.cont.export_url))
-		usage_die("agent", "--store, --window, --rate, --retain, --max-store, --export and "
-				   "--http go with --continuous");
+	if (!a.cont.on &&
+	    (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain || a.cont.max_store ||
+	     a.cont.http || a.cont.export_url || a.cont.call_graph))
+		usage_die("agent",
+			  "--store, --window, --rate, --call-graph, --retain, --max-store, "
+			  "--export and --http go with --continuous");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	char tls[PATH_MAX];

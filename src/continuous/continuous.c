@@ -436,6 +436,9 @@ static int start(struct continuous *c, const char **why)
 	sc.cgroup_fd = -1;
 	sc.events = PERF_EVENTS_CPU_CLOCK;
 	sc.freq = c->freq;
+	sc.dwarf = c->cfg->dwarf;
+	sc.fp_after = c->cfg->fp_after;
+	sc.stack_bytes = c->cfg->stack_bytes;
 	sc.stop_fd = c->cfg->stop_fd;
 	sc.procs = c->procs;
 	sc.agg = c->agg;

@@ -41,10 +41,15 @@ enum continuous_event {
 
 struct continuous_config {
 	const char *store_dir;
-	const char *cache_dir;	/* symbol tables kept (symbols/sym-cache.h); NULL: none */
-	uint64_t cache_max;	/* the cache's cap in bytes; 0: its default */
-	int64_t window_ns;	/* 10 s by default */
-	unsigned freq;		/* samples per second per CPU; 19 by default */
+	const char *cache_dir; /* symbol tables kept (symbols/sym-cache.h); NULL: none */
+	uint64_t cache_max;    /* the cache's cap in bytes; 0: its default */
+	int64_t window_ns;     /* 10 s by default */
+	unsigned freq;	       /* samples per second per CPU; 19 by default */
+	/* How stacks are walked (sampling/sampler.h): the copied stack
+	 * unwound (dwarf), then frame pointers (fp_after); or with neither,
+	 * frame pointers alone. */
+	int dwarf, fp_after;
+	uint32_t stack_bytes;
 	int64_t retain_ns;	/* windows older than this go; 0: kept */
 	uint64_t max_bytes;	/* the store's cap; 0: none */
 	const char *host;	/* the host label; NULL: gethostname() */

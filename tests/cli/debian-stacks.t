@@ -1,0 +1,71 @@
+#!/bin/bash
+# Whole stacks on a program built the way Debian builds its packages:
+# Debian's own redis-server (no frame pointers, its C library neither),
+# under redis-benchmark, started by the test on a socket of its own.
+# With the default --call-graph auto nearly no sample has an [unknown]
+# frame, and the request path runs from main through aeMain to
+# processCommand, in `recce record` and in the continuous agent's store.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark
+
+spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
+	--save '' --appendonly no --daemonize no
+REDIS=$PID
+ok "redis-server starts" wait_for 30 test -S "$T/redis.sock"
+spawn "$T/bench.out" /usr/bin/redis-benchmark -s "$T/redis.sock" -n 20000 -c 4 \
+	-t set,get,incr,lpush -q -l
+BENCH=$PID
+ok "redis-benchmark drives it" wait_for 30 grep -q 'requests per second' "$T/bench.out"
+
+# The share of samples with an [unknown] frame, in percent, and the
+# samples of the request path.
+REQUEST='(^|;)main;(.*;)?aeMain;(.*;)?processCommand(;|$)'
+unknown_share()
+{
+	awk -v t="$(folded_total "$1")" -v u="$(folded_count "$1" '\[unknown\]')" \
+		'BEGIN { printf "%.1f", t ? 100 * u / t : 100 }'
+}
+
+# whole_stacks WHERE PROFILE: under 1% of its samples with an [unknown]
+# frame, and the request path there.
+whole_stacks()
+{
+	local f share
+	f=$(folded "$2")
+	share=$(unknown_share "$f")
+	cmp_ok "$share" '<=' 1 "$1: under 1% of the samples have an [unknown] frame ($share%)" ||
+		diag "$(folded_top "$f")"
+	cmp_ok "$(folded_count "$f" "$REQUEST")" '>' 0 "$1: requests run main;...aeMain;...processCommand"
+}
+
+run "$RECCE" record -p "$REDIS" -d 2 -o "$T/auto.pb.gz"
+is "$RC" 0 "record -p redis-server exits 0" || show_run
+whole_stacks "record" "$T/auto.pb.gz"
+run "$RECCE" report "$T/auto.pb.gz" -n 0
+like "$(grep -m1 ' processCommand ' "$OUT")" ' processCommand +redis-server$' \
+	"named redis-server, as run, not redis-check-rdb, the file it links to"
+
+# The frame-pointer walk alone, for contrast (not checked: the anchor).
+run "$RECCE" record -p "$REDIS" -d 2 --call-graph fp -o "$T/fp.pb.gz"
+diag "with --call-graph fp: $(unknown_share "$(folded "$T/fp.pb.gz")")% of the samples have an [unknown] frame"
+
+# The continuous agent, whole system, into its store.
+STORE=$T/store
+spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
+	--store "$STORE" --window 1s --rate 99
+AGENT=$PID
+ok "the agent starts" wait_for 15 grep -q 'profiling every process' "$T/agent.err"
+FROM=$(date +%s.%N)
+windows() {
+	"$RECCE" query --store "$STORE" --from "@$FROM" --windows --json 2>/dev/null | grep -o start_ns | wc -l
+}
+ok "it writes 3 windows" wait_for 60 eval '[ "$(windows)" -ge 3 ]'
+run "$RECCE" query --store "$STORE" --from "@$FROM" --comm redis-server -o "$T/fleet.pb.gz"
+is "$RC" 0 "query --comm redis-server exits 0" || show_run
+whole_stacks "the agent's store" "$T/fleet.pb.gz"
+kill -INT "$AGENT"
+wait_exit 20 "$AGENT"
+is "$WAIT_RC" 0 "the agent stops on Ctrl-C with status 0"
+
+kill_quietly "$BENCH" "$REDIS"
+done_testing
