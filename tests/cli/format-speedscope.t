@@ -17,10 +17,13 @@ is "$RC" 0 "speedscope's importer loads it" || show_run
 J=$(cat "$OUT")
 COUNT=$(printf '%s' "$J" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).profiles.length))')
 is "$COUNT" "$SAMPLED_THREADS" "one profile per sampled thread ($SAMPLED_THREADS, as record counted)"
-# A thread's frames list every frame its samples hold: the three of its
-# loop first, then whatever else a sample caught (clock_gettime, an
-# interrupt's kernel frames).
-like "$J" '"frames":\["start_thread","early_worker_spin","spin_until"[],]' "a thread's frames are found, root first"
+# A thread's frames list every frame its samples hold: the C library's
+# clone3 that started the thread (which the stack's unwind reaches and
+# the frame-pointer walk does not) and the three of its loop first, then
+# whatever else a sample caught (clock_gettime, an interrupt's kernel
+# frames).
+like "$J" '"frames":\["clone3","start_thread","early_worker_spin","spin_until"[],]' \
+	"a thread's frames are found, root first"
 like "$J" '"name":"late-[0-9]+ tid [0-9]+' "profiles are named by thread"
 unlike "$J" 'order unknown' "with a timeline, the order is not called unknown"
 # The weights add up to the profile's CPU time.
