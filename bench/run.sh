@@ -155,6 +155,8 @@ record() {
 	case $cg in
 	fp) pcg="-g" rcg="fp" ;;
 	dwarf) pcg="--call-graph dwarf,$STACK_BYTES" rcg="dwarf,$STACK_BYTES" ;;
+	# perf has no auto: its dwarf mode, the same copy, is the anchor.
+	auto) pcg="--call-graph dwarf,$STACK_BYTES" rcg="auto,$STACK_BYTES" ;;
 	esac
 	status=0
 	case $tool in
@@ -892,7 +894,8 @@ group_top() {
 group_slowdown() {
 	units=$("$BIN/cpu2" --calibrate "$CPU2_SECONDS")
 	for rep in $(seq "$REPS"); do
-		for setting in "$HZ_LOW fp" "$HZ_HIGH fp" "$HZ_LOW dwarf" "$HZ_HIGH dwarf"; do
+		for setting in "$HZ_LOW fp" "$HZ_HIGH fp" "$HZ_LOW dwarf" "$HZ_HIGH dwarf" \
+			"$HZ_LOW auto" "$HZ_HIGH auto"; do
 			# shellcheck disable=SC2086
 			set -- $setting
 			for tool in none perf recce; do
@@ -905,7 +908,7 @@ group_slowdown() {
 group_deep() {
 	units=$("$BIN/deep" --calibrate "$DEEP_SECONDS")
 	for rep in $(seq "$REPS"); do
-		for cg in fp dwarf; do
+		for cg in fp dwarf auto; do
 			for tool in none perf recce; do
 				record "deep-$HZ_HIGH-$cg" "$tool" "$HZ_HIGH" "$cg" "$rep" "$BIN/deep" "$units"
 			done
