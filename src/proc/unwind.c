@@ -14,9 +14,9 @@
 #include "proc/unwind.h"
 
 #include <elf.h>
-#include <linux/perf_event.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +24,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "proc/proc-maps.h"
 #include "proc/cfi-rules.h"
+#include "proc/proc-maps.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"

@@ -1,6 +1,7 @@
 /*
- * DWARF unwinding of sampled user stacks (`--call-graph dwarf`), for code
- * built without frame pointers such as Debian's libc. Each sample carries
+ * DWARF unwinding of sampled user stacks (`--call-graph auto`, the
+ * default of record, capture, top and the continuous agent, and `dwarf`),
+ * for code built without frame pointers such as Debian's libc. Each sample carries
  * the user registers and a copy of the top of the user stack; elfutils'
  * libdwfl unwinder walks it with the call frame information (.eh_frame,
  * .debug_frame) of the modules mapped in the target.

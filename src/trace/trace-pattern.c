@@ -8,9 +8,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
