@@ -444,6 +444,14 @@ static void load_fdes(struct sym_file *f)
 		f->fde_names = calloc(f->fdes.n, sizeof(*f->fde_names));
 }
 
+/* f's .eh_frame function ranges, read on first use. */
+static const struct ranges *fdes_of(struct sym_file *f)
+{
+	if (!f->fdes_built)
+		load_fdes(f);
+	return &f->fdes;
+}
+
 /*
  * Code that neither symbols nor DWARF name (a stripped binary): the
  * function .eh_frame says vaddr is in, as "module!0xSTART-0xEND" (file
@@ -453,9 +461,8 @@ static void load_fdes(struct sym_file *f)
  */
 static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
 {
-	if (!f->fdes_built)
-		load_fdes(f);
-	const struct range *r = f->fde_names ? ranges_find(&f->fdes, vaddr) : NULL;
+	const struct ranges *fdes = fdes_of(f);
+	const struct range *r = f->fde_names ? ranges_find(fdes, vaddr) : NULL;
 	if (!r)
 		return NULL;
 	const char **name = &f->fde_names[r - f->fdes.v];
@@ -476,13 +483,7 @@ int symbolizer_function_range(struct sym_file *f, uint64_t vaddr, uint64_t *lo, 
 
 	if (rc < 0)
 		return rc;
-	if (rc > 0) {
-		r = ranges_find(&f->syms, vaddr);
-	} else {
-		if (!f->fdes_built)
-			load_fdes(f);
-		r = ranges_find(&f->fdes, vaddr);
-	}
+	r = ranges_find(rc > 0 ? &f->syms : fdes_of(f), vaddr);
 	if (!r)
 		return 0;
 	*lo = r->lo;
@@ -552,9 +553,7 @@ int sym_boundaries(struct sym_file *f, struct u64vec *out)
 
 	if (rc < 0)
 		return rc;
-	if (!f->fdes_built)
-		load_fdes(f);
-	const struct ranges *tables[] = {&f->syms, &f->fdes};
+	const struct ranges *tables[] = {&f->syms, fdes_of(f)};
 	for (size_t t = 0; t < 2; t++)
 		for (size_t i = 0; i < tables[t]->n; i++)
 			if (u64vec_push(out, tables[t]->v[i].lo) < 0 ||
