@@ -41,8 +41,7 @@ static int same_file(pid_t pid, const char *path, const struct stat *exe)
 	return stat(full, &st) == 0 && st.st_dev == exe->st_dev && st.st_ino == exe->st_ino;
 }
 
-/* Whether base starts as the kernel keeps comm: whole, or cut at 15. */
-static int named_by_comm(const char *base, const char *comm)
+int exe_name_is_comm(const char *base, const char *comm)
 {
 	size_t n = strlen(comm);
 
@@ -80,7 +79,7 @@ int exe_name_as_run(pid_t pid, char *real, size_t rcap, char *as_run, size_t aca
 	snprintf(file, sizeof(file), "/proc/%d/comm", (int)pid);
 	read_first(file, comm, sizeof(comm));
 	const char *base = path_base(real);
-	if (!comm[0] || named_by_comm(base, comm))
+	if (!comm[0] || exe_name_is_comm(base, comm))
 		return 0;
 	/* argv[0] as run ("/usr/bin/redis-server", or "redis-server" found
 	 * on the PATH, beside the file it links to). */
@@ -88,7 +87,7 @@ int exe_name_as_run(pid_t pid, char *real, size_t rcap, char *as_run, size_t aca
 	read_first(file, argv0, sizeof(argv0));
 	const char *abase = path_base(argv0);
 	size_t dir = (size_t)(base - real);
-	if (argv0[0] && named_by_comm(abase, comm)) {
+	if (argv0[0] && exe_name_is_comm(abase, comm)) {
 		if (argv0[0] == '/' && take(pid, argv0, &exe, as_run, acap))
 			return 1;
 		if ((size_t)snprintf(cand, sizeof(cand), "%.*s%s", (int)dir, real, abase) <

@@ -26,4 +26,9 @@
  */
 int exe_name_as_run(pid_t pid, char *real, size_t rcap, char *as_run, size_t acap);
 
+/* Whether a file's base name is the command name comm as the kernel keeps
+ * it: whole, or cut at 15 bytes. A program whose file is not named by its
+ * comm may have been run through a symlink. */
+int exe_name_is_comm(const char *base, const char *comm);
+
 #endif

@@ -436,7 +436,7 @@ int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len,
 	/* Only a file named otherwise than the command may be the program
 	 * run through a symlink: most mappings cost no lookup. */
 	if (!p->exe_looked && m.path[0] == '/' && p->comm &&
-	    strncmp(path_base(m.path), p->comm, strlen(p->comm)) != 0)
+	    !exe_name_is_comm(path_base(m.path), p->comm))
 		look_up_exe(r, p);
 	name_mapping(p, &m);
 	/* The record carries no inode; map_files/ still tells the truth

@@ -36,6 +36,13 @@ is "$RC" 0 "record -- a command run through a symlink exits 0" || show_run
 run "$RECCE" report "$T/cmd.pb.gz" -n 0
 like "$(grep -m1 ' burn_cpu ' "$OUT")" ' burn_cpu +hot-link$' "it too is named as it was run"
 
+# A link whose name begins the file's ("hot" for "hot-file") is a name
+# of its own too.
+ln -s hot-file "$T/hot"
+run "$RECCE" record -o "$T/short.pb.gz" -- "$T/hot" 1
+run "$RECCE" report "$T/short.pb.gz" -n 0
+like "$(grep -m1 ' burn_cpu ' "$OUT")" ' burn_cpu +hot$' "a link named by the start of the file's name too"
+
 for name in hot-link hot-file; do
 	run "$RECCE" trace -p "$TGT" "$name:burn_cpu" --count 2 --time 60
 	is "$RC" 0 "trace '$name:burn_cpu' exits 0" || show_run
