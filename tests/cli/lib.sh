@@ -449,6 +449,38 @@ has_perf_events()
 	return 1
 }
 
+# recording ERR: waits until recce record says on ERR that it records
+# (every event of every target is open by then); 1 if it never did.
+recording()
+{
+	wait_for 20 grep -q '^recce: recording ' "$1"
+}
+
+# cpu_ticks PID: the CPU time PID's threads have used, in clock ticks
+# (1/100 s), from /proc/PID/stat; empty once PID is gone.
+cpu_ticks()
+{
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+# ran_cpu PID TICKS: waits until PID has used TICKS more clock ticks of
+# CPU from now (up to 60 s): a moment of the target's work that a busy
+# machine cannot shorten, where a sleep would. 1 if it never did.
+ran_cpu()
+{
+	local base
+	base=$(cpu_ticks "$1")
+	[ -n "$base" ] || return 1
+	wait_for 60 _ran_since "$1" $((base + $2))
+}
+
+_ran_since()
+{
+	local now
+	now=$(cpu_ticks "$1")
+	[ -n "$now" ] && [ "$now" -ge "$2" ]
+}
+
 # remove_at_exit PATH...: files outside $T that the test causes to exist.
 remove_at_exit()
 {

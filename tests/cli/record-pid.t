@@ -81,8 +81,8 @@ HOT2=$PID
 P2="$T/int.pb.gz"
 spawn_recce "$T/int.out" "$T/int.err" record -p "$HOT2" -o "$P2"
 REC=$PID
-if wait_for 5 has_perf_events "$REC"; then
-	sleep 1
+if recording "$T/int.err"; then
+	ran_cpu "$HOT2" 30 || diag "the target used no CPU while recorded"
 	kill -INT "$REC"
 	if wait_exit 5 "$REC"; then
 		is "$WAIT_RC" 0 "SIGINT ends record -p PID (no -d) with status 0"
@@ -90,7 +90,7 @@ if wait_for 5 has_perf_events "$REC"; then
 		fail "SIGINT ends record -p PID (no -d) with status 0" "still running 5 s after SIGINT"
 	fi
 else
-	fail "SIGINT ends record -p PID (no -d) with status 0" "recce never opened a perf event" \
+	fail "SIGINT ends record -p PID (no -d) with status 0" "recce never said it records" \
 		"$(cat "$T/int.err")"
 fi
 ok "the profile is written after SIGINT" gzip -t "$P2"
@@ -125,8 +125,7 @@ spawn "$T/sh.out" sh -c 'read x <"$1"; "$2" 1; true' sh "$T/go" "$TARGETS/hot"
 SH=$PID
 spawn_recce "$T/child.out" "$T/child.err" record -p "$SH" -d 10 -o "$T/child.pb.gz"
 REC=$PID
-wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
-sleep 0.2
+recording "$T/child.err" || diag "recce never said it records"
 echo go >"$T/go"
 if wait_exit 10 "$REC"; then
 	is "$WAIT_RC" 0 "record -p SHELL ends with status 0 when the shell exits" ||

@@ -51,7 +51,7 @@ like "$(grep -m1 -- '->' "$OUT")" '^ +1  emperor +-> john +ask-fib$' "text: seri
 spawn_out="$T/follow.mmd"
 "$RECCE" seq -p "$emperor,$john,$paul" -f --mermaid -o "$spawn_out" 2>"$T/follow.err" &
 follower=$!
-sleep 0.3
+sleep 0.3 # a moment to have exited in, were it to: not a wait
 ok "seq -f keeps reading while the processes run" kill -0 "$follower"
 run "$RECCE" seq -p "$john,$paul" -d 0.2 --mermaid
 is "$(grep -c -- '->>' "$OUT")" 12 "seq -d 0.2 reads for a while, then merges"
