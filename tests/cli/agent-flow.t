@@ -118,7 +118,7 @@ FETCH=$!
 _spawned+=("$FETCH")
 wait_for 10 test -s "$T/here/big.part"
 kill -STOP "$FETCH"
-sleep 1.5
+sleep 1.5 # the client stalled this long: a stall, not a wait
 kill -CONT "$FETCH"
 wait_exit 60 "$FETCH"
 is "$WAIT_RC" 0 "fetch of a 1 GiB file exits 0" || diag "$(cat "$T/fetch.err")"

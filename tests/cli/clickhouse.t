@@ -82,15 +82,17 @@ wait_for 15 grep -q 'exporting every window' "$T/agent.err" || diag "$(cat "$T/a
 like "$(cat "$T/agent.err")" "exporting every window to ClickHouse at 127\\.0\\.0\\.1:$HTTP_PORT/fleet" \
 	"the agent says where it exports"
 METRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/agent.err")
-sleep 1
+next_count windows_exported_total "$METRICS" || diag "no window was exported"
 spawn "$T/split.out" "$TARGETS/split" 8
 SPLIT=$PID
-sleep 1
+sleep 1 # split alone for a while: a time apart, not a wait
 "$TARGETS/hot" 2 >/dev/null 2>&1
 wait_exit 20 "$SPLIT"
 is "$WAIT_RC" 0 "the split target ran to its end"
-sleep 2.5 # its last window exported
+next_count windows_exported_total "$METRICS" || diag "split's last window was never exported"
 END=$(now)
+# The window holding END, in both stores before either is read.
+next_count windows_exported_total "$METRICS" || diag "the window holding END was never exported"
 
 # --- read back --------------------------------------------------------
 
@@ -160,15 +162,18 @@ wait_for 10 grep -q 'cannot export a window' "$T/agent.err"
 # Refused, or reset when it went away in the middle of a window's insert.
 like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet: .*(refused|reset by peer|Broken pipe|timed out|answered [0-9]+).*: windows stay in $T/store only" \
 	"ClickHouse gone: the agent warns, and why"
-sleep 2
-is "$(grep -c 'cannot export a window' "$T/agent.err")" 1 "once"
+FAILED=$(agent_metric "$METRICS" windows_export_failed_total)
+ok "the windows go on failing while it is away" \
+	wait_for 60 eval '[ "$(agent_metric "$METRICS" windows_export_failed_total)" -ge $((FAILED + 2)) ]'
+is "$(grep -c 'cannot export a window' "$T/agent.err")" 1 "and the warning is said once"
 ok "and goes on" kill -0 "$AGENT"
 AWAY=$(now)
 start_clickhouse
 wait_for 15 grep -q 'exported to .* again' "$T/agent.err"
 like "$(cat "$T/agent.err")" "windows are exported to 127\\.0\\.0\\.1:$HTTP_PORT/fleet again" \
 	"ClickHouse back: windows go through again"
-sleep 1.5
+# The window after the one that went through first starts after AWAY.
+next_count windows_exported_total "$METRICS" || diag "no window was exported after ClickHouse came back"
 cmp_ok "$(sql "SELECT count() FROM fleet.windows WHERE start_ns > $(awk "BEGIN { printf \"%d\", $AWAY * 1e9 }")")" \
 	'>=' 1 "and land there"
 run "$RECCE" query --store "$T/store" --from "@$AWAY" --windows --json

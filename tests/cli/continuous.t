@@ -42,13 +42,13 @@ start_agent 1 "$STORE" --window 2s --rate 99 --http 127.0.0.1:0
 like "$(cat "$T/agent1.err")" \
 	"profiling every process at 99 Hz per CPU in windows of 2s into $STORE; metrics at http://127\\.0\\.0\\.1:[0-9]+" \
 	"the agent says what it profiles, where it stores and serves"
-sleep 1
+next_window "http://$HTTP" || diag "the agent wrote no window"
 BEFORE=$(now)
-sleep 2.5 # past the end of BEFORE's window
+next_window "http://$HTTP" || diag "the window holding BEFORE was never written"
 spawn "$T/split.out" "$TARGETS/split" 14
 SPLIT=$PID
 SPLIT_AT=$(now)
-sleep 2
+sleep 2 # hot starts past SPLIT_AT + 1.5 (the --diff below): a time apart, not a wait
 spawn "$T/hot.out" "$TARGETS/hot" 2
 HOT=$PID
 wait_exit 10 "$HOT"
@@ -147,8 +147,8 @@ is "$RC" 2 "--window without --continuous is a usage error"
 
 # --- retention -----------------------------------------------------------
 
-start_agent 3 "$T/ret" --window 1s --retain 3s --http off
-sleep 6
+start_agent 3 "$T/ret" --window 1s --retain 3s --http 127.0.0.1:0
+ok "the agent writes 6 windows" wait_for 60 eval '[ "$(windows_written "http://$HTTP")" -ge 6 ]'
 stop_agent
 run "$RECCE" query --store "$T/ret" --from -1h --windows --json
 # After each window, those that started more than 3 s before its end go:

@@ -481,6 +481,49 @@ _ran_since()
 	[ -n "$now" ] && [ "$now" -ge "$2" ]
 }
 
+# agent_metric URL NAME [CURL-ARGS...]: the value of recce_agent_NAME in
+# the /metrics of the continuous agent serving URL.
+agent_metric()
+{
+	local url=$1 name=$2
+	shift 2
+	curl -s "$@" "$url/metrics" | sed -n "s/^recce_agent_$name //p"
+}
+
+# windows_written URL [CURL-ARGS...]: how many windows that agent has
+# written to its store.
+windows_written()
+{
+	local url=$1
+	shift
+	agent_metric "$url" windows_written_total "$@"
+}
+
+# next_window URL [CURL-ARGS...]: waits (up to 60 s) until that agent has
+# written a window after now, the one holding what ran until now: what a
+# test ran is in the store then, however busy the machine. 1 if it never
+# was. next_count NAME URL [CURL-ARGS...] does so for any counter of it
+# (windows_exported_total: in ClickHouse).
+next_window()
+{
+	next_count windows_written_total "$@"
+}
+
+next_count()
+{
+	local w
+	w=$(agent_metric "$2" "$1" "${@:3}")
+	[ -n "$w" ] || return 1
+	wait_for 60 _count_past "$w" "$@"
+}
+
+_count_past()
+{
+	local n
+	n=$(agent_metric "$3" "$2" "${@:4}")
+	[ -n "$n" ] && [ "$n" -gt "$1" ]
+}
+
 # remove_at_exit PATH...: files outside $T that the test causes to exist.
 remove_at_exit()
 {

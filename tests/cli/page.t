@@ -52,7 +52,7 @@ SPLIT_FROM=$(date +%s%N)
 "$TARGETS/split" 4 >/dev/null
 SPLIT_TO=$(date +%s%N)
 "$TARGETS/hot" 2 >/dev/null 2>&1
-sleep 1.5
+next_window "$URL" || diag "the agent wrote no window after hot ended"
 
 SHOT=$B/artifacts/page-agent
 RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL/" "$SHOT" $((SPLIT_FROM + 1200000000)) \
@@ -104,7 +104,8 @@ like "$(cat "$T/net.err")" 'the page: https://0\.0\.0\.0:[0-9]+/\?token=a-token-
 	"the agent says where the page is, with its token"
 PORT=$(sed -n 's/.*the page: https:\/\/0\.0\.0\.0:\([0-9]*\).*/\1/p' "$T/net.err")
 "$TARGETS/hot" 2 >/dev/null 2>&1
-sleep 1.5
+next_window "https://127.0.0.1:$PORT" --cacert "$T/tls/ca.pem" \
+	-H 'Authorization: Bearer a-token-from-a-file-0123' || diag "the agent wrote no window after hot ended"
 if command -v curl >/dev/null; then
 	CODE=$(curl -s --cacert "$T/tls/ca.pem" -o "$T/body" -w '%{http_code}' "https://127.0.0.1:$PORT/metrics")
 	is "$CODE" 401 "a request without the token is refused"
