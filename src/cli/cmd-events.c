@@ -23,6 +23,7 @@
 #include "events/ring-read.h"
 #include "events/ring-write.h"
 #include "proc/self.h"
+#include "util/clock.h"
 #include "util/outfile.h"
 #include "util/signals.h"
 
@@ -97,6 +98,37 @@ static void keep_last(struct ring_event *e, size_t *count, size_t nthreads, long
 			e[k++] = e[i];
 	*count = k;
 	free(seen);
+}
+
+/*
+ * The followed process ran another program (exec) that uses librecce too:
+ * opens the new one's file, waiting for it until the deadline (0: none),
+ * then sums up the old one's events and reads on from the new one. 0, or
+ * -1 with the old one still open when there is no new file to read.
+ */
+static int next_program(struct ring_reader *r, struct event_printer *pr, pid_t pid, char *path,
+			size_t len, size_t shown, uint64_t deadline)
+{
+	struct ring_reader next;
+	char next_path[4096], comm[80];
+	double left = 0;
+
+	if (deadline) {
+		uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+		if (now >= deadline)
+			return -1;
+		left = (double)(deadline - now) / 1e9;
+	}
+	if (follow_open_events(&next, pid, next_path, sizeof(next_path), left) != 0)
+		return -1;
+	events_summary(r, shown);
+	note("pid %d (%s) ran another program (exec): following it", (int)pid,
+	     events_shown_name(r->hdr.comm, comm, sizeof(comm)));
+	event_printer_end_program(pr);
+	ring_reader_release(r);
+	*r = next;
+	snprintf(path, len, "%s", next_path);
+	return 0;
 }
 
 int cmd_events(int argc, char **argv)
@@ -178,7 +210,7 @@ int cmd_events(int argc, char **argv)
 	int pidfd = pid ? proc_pidfd_open(pid) : -1;
 	uint64_t deadline = follow_deadline(seconds);
 	struct ring_event *ev = NULL;
-	size_t n = 0, cap = 0, shown = 0;
+	size_t n = 0, cap = 0, shown = 0, programs = 1;
 	int more = 1;
 	while (more) {
 		more = (a.follow || a.duration) && follow_wait(sfd, &pidfd, 1, deadline);
@@ -197,6 +229,14 @@ int cmd_events(int argc, char **argv)
 			fflush(out);
 		} else
 			shown = n;
+		if (r.hdr.state == RECCE_PROC_EXECED && pid && more && !keep_all) {
+			/* Streamed: go on with the program it runs now. */
+			if (next_program(&r, &pr, pid, path, sizeof(path), shown, deadline) != 0)
+				break;
+			shown = 0;
+			programs++;
+			continue;
+		}
 		if ((r.hdr.state == RECCE_PROC_EXITED || r.hdr.state == RECCE_PROC_EXECED) && pid)
 			more = 0;
 	}
@@ -228,7 +268,8 @@ int cmd_events(int argc, char **argv)
 		     r.hdr.state == RECCE_PROC_EXITED
 			 ? "exited cleanly"
 			 : "did not exit cleanly (it crashed, was killed, or still runs)");
-	events_say_exec(&r, path);
+	if (programs == 1)
+		events_say_exec(&r, path);
 	events_summary(&r, shown);
 	if (keep_all && shown < held)
 		note("%zu more event%s in the file: --last N shows each thread's last N, --last 0 "

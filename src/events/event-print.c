@@ -66,11 +66,9 @@ void event_printer_begin(struct event_printer *p)
 	}
 }
 
-void event_printer_end(struct event_printer *p)
+/* Chrome: the names of the reader's threads, once every thread is known. */
+static void put_thread_names(struct event_printer *p)
 {
-	if (p->format != EVENTS_CHROME)
-		return;
-	/* Thread names, once every thread is known. */
 	struct json_out *j = &p->json;
 	for (size_t t = 0; t < p->r->nthreads; t++) {
 		const struct ring_thread *th = &p->r->threads[t];
@@ -91,6 +89,21 @@ void event_printer_end(struct event_printer *p)
 		json_end(j);
 		json_end(j);
 	}
+}
+
+void event_printer_end_program(struct event_printer *p)
+{
+	if (p->format == EVENTS_CHROME)
+		put_thread_names(p);
+	event_printer_release(p);
+}
+
+void event_printer_end(struct event_printer *p)
+{
+	if (p->format != EVENTS_CHROME)
+		return;
+	put_thread_names(p);
+	struct json_out *j = &p->json;
 	json_newline(j, "");
 	json_end(j);
 	json_key(j, "displayTimeUnit");

@@ -58,6 +58,11 @@ int event_printer_put(struct event_printer *p, const struct ring_event *e, size_
 /* Closes the document (chrome). */
 void event_printer_end(struct event_printer *p);
 
+/* Before the reader is released to read the program the process ran
+ * next (exec): names its threads (chrome) and forgets its open spans,
+ * which ended unseen. Times go on from the same zero. */
+void event_printer_end_program(struct event_printer *p);
+
 /* The name of a kind as the JSON output spells it ("span_begin"). */
 const char *event_kind_name(uint16_t kind);
 

@@ -169,6 +169,32 @@ like "$(cat "$ERR")" "ran another program \\(exec\\) after these events: that pr
 	"which says where the new program's are"
 kill_quietly "$PID"
 
+# --- --follow goes on into the program an exec runs ------------------------
+spawn "$T/execgo.out" "$TARGETS/ev-burst" 2 50 execgo
+TGT=$PID
+wait_for 10 grep -q '^waiting for SIGUSR1' "$T/execgo.out" || fail "ev-burst execgo did not start"
+spawn_recce "$T/follow.json" "$T/follow.err" events -p "$TGT" --follow --format json
+FOLLOWER=$PID
+OUT=$T/follow.json
+wait_for 30 eval '[ "$(count event tick worker-)" -ge 100 ]' || diag "the old program's ticks never came"
+kill -USR1 "$TGT"
+ok "--follow reads the new program's events after its exec" \
+	wait_for 30 eval '[ "$(count event tick worker-)" -ge 103 ]'
+ok "and goes on reading" kill -0 "$FOLLOWER"
+kill_quietly "$TGT"
+if wait_exit 30 "$FOLLOWER"; then
+	is "$WAIT_RC" 0 "it ends with status 0 when the process does"
+else
+	fail "it ends with status 0 when the process does" "still running 30 s after"
+fi
+is "$(count event tick worker-)" 103 "each event once: the old program's 100 ticks, the new one's 3"
+# Old: 2 workers' span, 50 ticks and counter, and all_done; new: 1
+# worker's, with 3 ticks.
+is "$(cat "$T/follow.err")" "recce: 107 events from 3 threads of pid $TGT (ev-burst)
+recce: pid $TGT (ev-burst) ran another program (exec): following it
+recce: 7 events from 2 threads of pid $TGT (ev-burst)" \
+	"it sums up the old program, says it follows the new one, and sums that up at the end"
+
 # --- Saved files, formats ----------------------------------------------------
 spawn "$T/save.out" "$TARGETS/ev-burst" 2 100
 wait_for 10 ready "$T/save.out" || fail "ev-burst did not start"

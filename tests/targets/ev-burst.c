@@ -9,9 +9,11 @@
  *   crash  write "about_to_crash", then touch address 0 (SIGSEGV)
  *   fork   a child writes "in_child" 5 times, prints "child PID", then both wait
  *   exec   exec itself as "ev-burst 1 3 wait"
+ *   execgo the same once it gets SIGUSR1 (a reader follows it first)
  *   beat   write "beat" every millisecond until killed
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: ev-burst THREADS EVENTS [wait|exit|crash|fork|exec|beat]\n");
+			"usage: ev-burst THREADS EVENTS [wait|exit|crash|fork|exec|execgo|beat]\n");
 		return 2;
 	}
 	int threads = atoi(argv[1]);
@@ -63,6 +65,18 @@ int main(int argc, char **argv)
 	if (strcmp(then, "crash") == 0) {
 		recce_event("about_to_crash");
 		*(volatile int *)(unsigned long)atoi("0") = 1;
+	}
+	if (strcmp(then, "execgo") == 0) {
+		sigset_t go;
+		int sig;
+		sigemptyset(&go);
+		sigaddset(&go, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &go, NULL);
+		printf("waiting for SIGUSR1\n");
+		fflush(stdout);
+		sigwait(&go, &sig);
+		sigprocmask(SIG_UNBLOCK, &go, NULL);
+		then = "exec";
 	}
 	if (strcmp(then, "exec") == 0) {
 		char *args[] = {argv[0], "1", "3", "wait", NULL};
