@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -156,14 +158,81 @@ static void process_gone(void)
 	thread_gone(NULL);
 }
 
+/* The trace file as /proc/PID/maps names it: " MM:mm INODE " (its
+ * device and inode), set as a trace starts; "" before. */
+static char file_id[48];
+
+/* Appends v to buf at *at in base 10 or 16, at least width digits (no
+ * stdio in this library). */
+static void put_num(char *buf, size_t *at, unsigned long long v, unsigned base, int width)
+{
+	char d[24];
+	int n = 0;
+
+	do {
+		d[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v && n < (int)sizeof(d));
+	while (n < width && n < (int)sizeof(d))
+		d[n++] = '0';
+	while (n)
+		buf[(*at)++] = d[--n];
+}
+
+static void set_file_id(dev_t dev, ino_t ino)
+{
+	size_t at = 0;
+
+	file_id[at++] = ' ';
+	put_num(file_id, &at, major(dev), 16, 2);
+	file_id[at++] = ':';
+	put_num(file_id, &at, minor(dev), 16, 2);
+	file_id[at++] = ' ';
+	put_num(file_id, &at, ino, 10, 1);
+	file_id[at++] = ' ';
+	file_id[at] = '\0';
+}
+
+/* Whether process pid still maps the trace file: 0 when it does not (it
+ * ran another program, exec, or is gone), 1 when it does or when that
+ * cannot be read. Reads /proc/PID/maps with no allocation. */
+static int maps_file(int32_t pid)
+{
+	char path[32], buf[4096 + sizeof(file_id)];
+	size_t keep = 0, idlen = strlen(file_id);
+	ssize_t n = 0;
+	int found = 0;
+
+	if (!idlen)
+		return 1;
+	size_t at = sizeof("/proc/") - 1;
+	memcpy(path, "/proc/", at);
+	put_num(path, &at, (unsigned long long)pid, 10, 1);
+	memcpy(path + at, "/maps", sizeof("/maps"));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != ENOENT;
+	while (!found && (n = read(fd, buf + keep, sizeof(buf) - keep)) > 0) {
+		size_t len = keep + (size_t)n;
+		found = memmem(buf, len, file_id, idlen) != NULL;
+		/* A name cut by the end of this read is whole in the next. */
+		keep = len < idlen ? len : idlen - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found || n < 0;
+}
+
 /* Whether the thread of a slot's owner word is gone: it exited without a
- * word, or its process did. Unsure is alive. */
+ * word, or its process did, or ran another program (exec). Unsure is
+ * alive. */
 static int owner_gone(const struct recce_fast_slot *s, uint64_t w)
 {
 	int32_t tid = RECCE_FAST_OWNER_ID(w);
 	int32_t pid = __atomic_load_n(&s->pid, __ATOMIC_ACQUIRE);
 
-	return tid > 0 && pid > 0 && syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH;
+	return tid > 0 && pid > 0 &&
+	       ((syscall(SYS_tgkill, pid, tid, 0) != 0 && errno == ESRCH) || !maps_file(pid));
 }
 
 /* A slot a thread that exited left, taken (CLAIMING) by the calling
@@ -503,8 +572,9 @@ static int start_watchdog(struct watch *w)
 }
 
 /* Takes an entry of the children's table for the calling process, the
- * child just forked: a free one, or one whose child is gone. Its index,
- * or -1 when every entry is a live child's. */
+ * child just forked: a free one, or one whose child is gone or ran
+ * another program (exec). Its index, or -1 when every entry is a traced
+ * child's. */
 static int take_entry(struct recce_fast_header *h)
 {
 	uint64_t mine = RECCE_FAST_OWNER(getpid(), RECCE_FAST_CHILD_TRACED);
@@ -515,7 +585,9 @@ static int take_entry(struct recce_fast_header *h)
 			uint64_t w = __atomic_load_n(o, __ATOMIC_ACQUIRE);
 			int32_t pid = RECCE_FAST_OWNER_ID(w);
 			int free_ = RECCE_FAST_OWNER_STATE(w) == RECCE_FAST_CHILD_FREE;
-			if ((free_ || (gone && pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)) &&
+			if ((free_ ||
+			     (gone && pid > 0 &&
+			      ((kill(pid, 0) != 0 && errno == ESRCH) || !maps_file(pid)))) &&
 			    __atomic_compare_exchange_n(o, &w, mine, 0, __ATOMIC_ACQ_REL,
 							__ATOMIC_RELAXED))
 				return (int)i;
@@ -665,6 +737,9 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		close(fd);
 		return -EINVAL;
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0)
+		set_file_id(st.st_dev, st.st_ino);
 	struct watch *w = malloc(sizeof(*w));
 	if (!w) {
 		close(fd);

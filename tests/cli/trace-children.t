@@ -70,6 +70,37 @@ run python3 tests/cli/code-bytes.py "$FP"
 is "$RC" 0 "fast: the target's code equals its files after the trace" || show_run
 kill_quietly "$FP"
 
+# --fast, children that run another program (exec) and live on: 300
+# that only fork and exec, more than the 256 entries of recce's
+# children's table, then 5 that call once, which recce sees, then exec,
+# as many as the rings recce made; then 20 children and grandchildren
+# calling. A process that exec'd maps recce's file no more: its entry and
+# its ring are taken over, and every call of the later processes is
+# traced.
+spawn "$T/fe.out" "$TARGETS/forker" 10 10 exec
+FP=$PID
+wait_for 20 grep -q 'forker: ready' "$T/fe.out"
+spawn_recce "$T/fe.t.out" "$T/fe.t.err" trace --fast -p "$FP" forker:step --return \
+	--count 0 --time 600 --limit 100000/1000
+R=$PID
+ok "fast, exec: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/fe.t.err"
+kill -USR1 "$FP"
+wait_for 120 grep -q 'forker: called' "$T/fe.out" || diag "forker never called"
+ok "fast, exec: recce shows the 5 calls before the execs" \
+	wait_for 60 eval '[ "$(grep -c "forker:step/1 --> 0" "$T/fe.t.out")" -ge 5 ]'
+kill -USR1 "$FP"
+ok "fast, exec: the target forks its 325 processes" wait_for 120 grep -q 'forker: done' "$T/fe.out"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "fast, exec: trace exits 0"
+is "$(traced "$T/fe.t.out")" "205 205 0 25" \
+	"fast, exec: the 5 calls before the execs and every call of the 20 processes after, with its return"
+unlike "$(cat "$T/fe.t.err")" 'warning' "fast, exec: and nothing said lost or left out" ||
+	diag "$(cat "$T/fe.t.err")"
+run python3 tests/cli/code-bytes.py "$FP"
+is "$RC" 0 "fast, exec: the target's code equals its files after the trace" || show_run
+kill_quietly "$FP"
+
 # A process outside the family running the same program: recce puts no
 # breakpoint in it, follows the new processes as it learns of them, and
 # says so, naming it.
