@@ -45,30 +45,46 @@ is "$(grep -c 'traced only from when\|could not be opened' "$T/f.t.err")" 0 \
 run python3 tests/cli/code-bytes.py "$P"
 is "$RC" 0 "the target's code equals its files after the trace" || show_run
 
+# fast_forker NAME ARGS...: forker ARGS, and trace --fast on it (not yet
+# forking); sets $FP and $R, output in $T/NAME.out, .t.out, .t.err.
+fast_forker()
+{
+	local name=$1
+	shift
+	spawn "$T/$name.out" "$TARGETS/forker" "$@"
+	FP=$PID
+	wait_for 20 grep -q 'forker: ready' "$T/$name.out"
+	spawn_recce "$T/$name.t.out" "$T/$name.t.err" trace --fast -p "$FP" forker:step --return \
+		--count 0 --time 600 --limit 100000/1000
+	R=$PID
+	ok "$name: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/$name.t.err"
+}
+
+# fast_end NAME TRACED DESC: Ctrl-C to the trace; checks its status, what
+# it traced (traced's four numbers), that it said nothing was lost, and
+# the target's code.
+fast_end()
+{
+	kill -INT "$R"
+	wait "$R"
+	is "$?" 0 "$1: trace exits 0"
+	is "$(traced "$T/$1.t.out")" "$2" "$1: $3"
+	unlike "$(cat "$T/$1.t.err")" 'warning' "$1: and nothing said lost or left out" ||
+		diag "$(cat "$T/$1.t.err")"
+	run python3 tests/cli/code-bytes.py "$FP"
+	is "$RC" 0 "$1: the target's code equals its files after the trace" || show_run
+	kill_quietly "$FP"
+}
+
 # --fast, recce stopped while the family runs: 300 processes through the
 # 5 rings recce made, each new process taking over the ring of one that
 # exited (forker's _exit, running no exit handler) without recce.
-spawn "$T/ff.out" "$TARGETS/forker" 150 10
-FP=$PID
-wait_for 20 grep -q 'forker: ready' "$T/ff.out"
-spawn_recce "$T/ff.t.out" "$T/ff.t.err" trace --fast -p "$FP" forker:step --return \
-	--count 0 --time 600 --limit 100000/1000
-R=$PID
-ok "fast: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/ff.t.err"
+fast_forker fast 150 10
 kill -STOP "$R"
 kill -USR1 "$FP"
-ok "fast: the target forks its 300 processes" wait_for 120 grep -q 'forker: done' "$T/ff.out"
+ok "fast: the target forks its 300 processes" wait_for 120 grep -q 'forker: done' "$T/fast.out"
 kill -CONT "$R"
-kill -INT "$R"
-wait "$R"
-is "$?" 0 "fast: trace exits 0"
-is "$(traced "$T/ff.t.out")" "3000 3000 0 300" \
-	"fast: every call of every child and grandchild, each with its return, in 300 processes"
-unlike "$(cat "$T/ff.t.err")" 'warning' "fast: and nothing said lost or left out" ||
-	diag "$(cat "$T/ff.t.err")"
-run python3 tests/cli/code-bytes.py "$FP"
-is "$RC" 0 "fast: the target's code equals its files after the trace" || show_run
-kill_quietly "$FP"
+fast_end fast "3000 3000 0 300" "every call of every child and grandchild, each with its return, in 300 processes"
 
 # --fast, children that run another program (exec) and live on: 300
 # that only fork and exec, more than the 256 entries of recce's
@@ -77,29 +93,15 @@ kill_quietly "$FP"
 # calling. A process that exec'd maps recce's file no more: its entry and
 # its ring are taken over, and every call of the later processes is
 # traced.
-spawn "$T/fe.out" "$TARGETS/forker" 10 10 exec
-FP=$PID
-wait_for 20 grep -q 'forker: ready' "$T/fe.out"
-spawn_recce "$T/fe.t.out" "$T/fe.t.err" trace --fast -p "$FP" forker:step --return \
-	--count 0 --time 600 --limit 100000/1000
-R=$PID
-ok "fast, exec: trace attaches" wait_for 60 grep -q '^recce: tracing' "$T/fe.t.err"
+fast_forker fast-exec 10 10 exec
 kill -USR1 "$FP"
-wait_for 120 grep -q 'forker: called' "$T/fe.out" || diag "forker never called"
-ok "fast, exec: recce shows the 5 calls before the execs" \
-	wait_for 60 eval '[ "$(grep -c "forker:step/1 --> 0" "$T/fe.t.out")" -ge 5 ]'
+wait_for 120 grep -q 'forker: called' "$T/fast-exec.out" || diag "forker never called"
+ok "fast-exec: recce shows the 5 calls before the execs" \
+	wait_for 60 eval '[ "$(grep -c "forker:step/1 --> 0" "$T/fast-exec.t.out")" -ge 5 ]'
 kill -USR1 "$FP"
-ok "fast, exec: the target forks its 325 processes" wait_for 120 grep -q 'forker: done' "$T/fe.out"
-kill -INT "$R"
-wait "$R"
-is "$?" 0 "fast, exec: trace exits 0"
-is "$(traced "$T/fe.t.out")" "205 205 0 25" \
-	"fast, exec: the 5 calls before the execs and every call of the 20 processes after, with its return"
-unlike "$(cat "$T/fe.t.err")" 'warning' "fast, exec: and nothing said lost or left out" ||
-	diag "$(cat "$T/fe.t.err")"
-run python3 tests/cli/code-bytes.py "$FP"
-is "$RC" 0 "fast, exec: the target's code equals its files after the trace" || show_run
-kill_quietly "$FP"
+ok "fast-exec: the target forks its 325 processes" wait_for 120 grep -q 'forker: done' "$T/fast-exec.out"
+fast_end fast-exec "205 205 0 25" \
+	"the 5 calls before the execs and every call of the 20 processes after, with its return"
 
 # A process outside the family running the same program: recce puts no
 # breakpoint in it, follows the new processes as it learns of them, and
