@@ -42,9 +42,18 @@ like "$(cat "$ERR")" "$BAD" "the message names the unknown PID $BAD"
 
 # A process that exits without running on a CPU (during the attach, or
 # while idle): an empty profile, said so, status 1.
-sleep 0.3 &
+# It ends once recce says it records (a shell that waits on a FIFO).
+mkfifo "$T/idle"
+sh -c 'read x <"$0"' "$T/idle" &
 SLEEPER=$!
-run "$RECCE" record -p "$SLEEPER" -d 5 -o "$T/empty.pb.gz"
+spawn_recce "$T/idle.out" "$T/idle.err" record -p "$SLEEPER" -d 60 -o "$T/empty.pb.gz"
+recording "$T/idle.err" || diag "recce never said it records"
+echo >"$T/idle"
+wait "$SLEEPER"
+REC=$PID
+if wait_exit 60 "$REC"; then RC=$WAIT_RC; else RC="still running 60 s after"; fi
+OUT=$T/idle.out
+ERR=$T/idle.err
 expect 1 "record -p of a process that exits idle: status 1"
 like "$(cat "$ERR")" "process $SLEEPER exited without running on a CPU while recorded: the profile is empty" \
 	"saying it exited and the profile is empty"

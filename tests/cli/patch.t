@@ -17,19 +17,20 @@ counts()
 	tail -n 1 "$1" | tr ' ' '\n' | grep '=' | sed 's/^/C_/'
 }
 
-# grows FILE NAME: waits until counter NAME of FILE's lines moves.
+# grows FILE NAME: waits (up to 60 s) until counter NAME of FILE's lines
+# moves.
 grows()
 {
-	local first now
+	local first
 	eval "$(counts "$1")"
 	first=$(eval echo "\$C_$2")
-	for _ in $(seq 1 60); do
-		sleep 0.05
-		eval "$(counts "$1")"
-		now=$(eval echo "\$C_$2")
-		[ "$now" -gt "$first" ] && return 0
-	done
-	return 1
+	wait_for 60 _grown "$1" "$2" "$first"
+}
+
+_grown()
+{
+	eval "$(counts "$1")"
+	[ "$(eval echo "\$C_$2")" -gt "$3" ]
 }
 
 # --- C: four threads inside slow_fib while it is replaced ---------------------
