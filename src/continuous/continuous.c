@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "continuous/continuous-http.h"
+#include "continuous/export.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
 #include "profile/aggregate.h"
@@ -62,7 +63,8 @@ struct continuous {
 	int64_t win_start, win_end, win_end_mono;
 	struct store *store;
 	struct clickhouse *fleet; /* --export, or NULL */
-	int export_down;	  /* the last export failed */
+	struct exporter *exporter;
+	int export_down; /* the last export failed */
 	struct continuous_stats st;
 	struct sampler_stats last; /* the sampler's counts at the last window's end */
 	double last_cpu;	   /* the agent's CPU time then */
@@ -225,19 +227,12 @@ static void write_window(struct continuous *c, const struct store_window *w,
 	c->st.store_bytes = store_bytes(c->store);
 }
 
-/* Ships the window to the fleet store; a failure is said once, and when
- * windows go through again. */
-static void export_window(struct continuous *c, const struct store_window *w,
-			  const struct store_profile *sp, const struct held *held, size_t n)
+/* What became of a window sent to the fleet store: a failure is said
+ * once, and when windows go through again. */
+static void on_exported(void *arg, int err, const char *why)
 {
-	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
-	int err = ps ? 0 : -ENOMEM;
+	struct continuous *c = arg;
 
-	for (size_t i = 0; ps && i < n; i++)
-		ps[i] = held[i].p;
-	if (!err)
-		err = clickhouse_export(c->fleet, w, sp, ps, n);
-	free(ps);
 	if (!err) {
 		c->st.exported++;
 		if (c->export_down)
@@ -247,8 +242,24 @@ static void export_window(struct continuous *c, const struct store_window *w,
 	}
 	c->st.export_failed++;
 	if (!c->export_down)
-		say(c, CONTINUOUS_EXPORT_FAILED, err, clickhouse_error(c->fleet));
+		say(c, CONTINUOUS_EXPORT_FAILED, err, why);
 	c->export_down = 1;
+}
+
+/* Ships the window to the fleet store, from a process of its own. */
+static void export_window(struct continuous *c, const struct store_window *w,
+			  const struct store_profile *sp, const struct held *held, size_t n)
+{
+	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
+
+	if (!ps) {
+		on_exported(c, -ENOMEM, strerror(ENOMEM));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		ps[i] = held[i].p;
+	exporter_send(c->exporter, w, sp, ps, n);
+	free(ps);
 }
 
 static void on_window(struct continuous *c, int64_t start, int64_t end)
@@ -420,7 +431,9 @@ static int start(struct continuous *c, const char **why)
 	int err = store_open(c->cfg->store_dir, 1, &c->store, why);
 	if (err)
 		return err;
-	if (c->cfg->export_url && (err = clickhouse_open(c->cfg->export_url, &c->fleet, why)))
+	if (c->cfg->export_url &&
+	    ((err = clickhouse_open(c->cfg->export_url, &c->fleet, why)) ||
+	     (err = exporter_new(c->fleet, &c->loop, on_exported, c, &c->exporter))))
 		return err;
 	c->st.store_bytes = store_bytes(c->store);
 	c->sym = symbolizer_new();
@@ -491,6 +504,8 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		if (err)
 			*why = "sampling stopped";
 	}
+	/* The windows on their way to the fleet store, the last included. */
+	exporter_free(c.exporter);
 	evloop_release(&c.loop);
 	for (size_t i = 0; i < c.npages; i++) {
 		kill(c.pages[i], SIGKILL);

@@ -21,6 +21,8 @@ struct clickhouse {
 	char error[512];
 	int created;
 	struct u64map sent; /* stack hashes the server has */
+	uint64_t *last;	    /* those the last export sent */
+	size_t nlast, last_cap;
 };
 
 /*

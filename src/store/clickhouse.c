@@ -17,6 +17,7 @@
 
 #include "profile/stacks.h"
 #include "util/hash.h"
+#include "util/array.h"
 #include "util/http-client.h"
 #include "util/tcp.h"
 #include "util/u64map.h"
@@ -41,6 +42,7 @@ void clickhouse_close(struct clickhouse *ch)
 	if (!ch)
 		return;
 	u64map_release(&ch->sent);
+	free(ch->last);
 	free(ch);
 }
 
@@ -287,7 +289,9 @@ static void put_stack(FILE *fp, uint64_t hash, const struct stack_entry *e)
 			fputs(f ? "," : "", fp);
 			if (col == COL_LINE)
 				fprintf(fp, "%lld",
-					(long long)(fr->line > 0 && fr->line <= UINT32_MAX ? fr->line : 0));
+					(long long)(fr->line > 0 && fr->line <= UINT32_MAX
+							? fr->line
+							: 0));
 			else
 				clickhouse_put_quoted(fp, col == COL_NAME   ? fr->name
 							  : col == COL_FILE ? fr->file
@@ -341,16 +345,49 @@ static int put_process(struct clickhouse *ch, const char *day, const struct stor
 }
 
 struct collect {
-	struct u64map *to;
+	struct clickhouse *ch;
 	int err;
 };
 
+/* A stack the server has now: remembered, and listed as the last
+ * export's. */
 static void remember(void *ctx, uint64_t key, uint64_t val)
 {
 	struct collect *c = ctx;
+	struct clickhouse *ch = c->ch;
 
+	(void)val;
 	if (!c->err)
-		c->err = u64map_put(c->to, key, val);
+		c->err = u64map_put(&ch->sent, key, 1);
+	if (!c->err && ch->nlast == ch->last_cap) {
+		uint64_t *grown =
+		    array_reserve(ch->last, &ch->last_cap, ch->nlast + 1, sizeof(*grown));
+		if (!grown)
+			c->err = -ENOMEM;
+		else
+			ch->last = grown;
+	}
+	if (!c->err)
+		ch->last[ch->nlast++] = key;
+}
+
+const uint64_t *clickhouse_last_sent(const struct clickhouse *ch, size_t *n)
+{
+	*n = ch->nlast;
+	return ch->last;
+}
+
+int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n)
+{
+	ch->created = 1;
+	if (u64map_count(&ch->sent) + n > SENT_MAX) {
+		u64map_release(&ch->sent);
+		u64map_init(&ch->sent);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (u64map_put(&ch->sent, sent[i], 1) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 static int insert(struct clickhouse *ch, const char *table, const char *rows, size_t len)
@@ -415,7 +452,8 @@ int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 			u64map_release(&ch->sent);
 			u64map_init(&ch->sent);
 		}
-		struct collect c = {&ch->sent, 0};
+		struct collect c = {ch, 0};
+		ch->nlast = 0;
 		u64map_each(&fresh, remember, &c);
 	}
 	u64map_release(&fresh);

@@ -57,6 +57,14 @@ int clickhouse_create(struct clickhouse *ch);
 int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 		      const struct store_profile *sp, struct profile *const *p, size_t n);
 
+/* For an export made by another process (a child that exported for
+ * this one): the stack hashes the last clickhouse_export() sent there
+ * (*n of them, valid until the next export), and what this object
+ * learns from them: the tables are made, and the stacks sent. 0 or
+ * -ENOMEM. */
+const uint64_t *clickhouse_last_sent(const struct clickhouse *ch, size_t *n);
+int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n);
+
 /* Merges the samples under f (host, pids, comms and labels as for the
  * local store) into *out, with the labels of store_query(). Returns 0 or
  * -errno; *out has no sample when nothing matched. */

@@ -183,6 +183,55 @@ kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
 
+# --- a ClickHouse that takes connections and never answers ----------------
+
+# It prints its port, then "accepted" and "closed" for each connection.
+cat >"$T/hole.py" <<'PY'
+import select, socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+conns = []
+while True:
+    ready, _, _ = select.select([s] + conns, [], [])
+    for c in ready:
+        if c is s:
+            conns.append(s.accept()[0])
+            print("accepted", flush=True)
+            continue
+        try:
+            data = c.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            conns.remove(c)
+            c.close()
+            print("closed", flush=True)
+PY
+spawn "$T/hole.out" python3 "$T/hole.py"
+HOLE=$PID
+wait_for 10 test -s "$T/hole.out" || diag "the silent server did not start"
+spawn_recce "$T/hole-agent.out" "$T/hole-agent.err" agent --continuous --socket "$T/h/a.sock" \
+	--store "$T/hole-store" --window 1s --rate 99 --http 127.0.0.1:0 \
+	--export "clickhouse://127.0.0.1:$(head -n 1 "$T/hole.out")/fleet"
+HOLE_AGENT=$PID
+wait_for 15 grep -q 'metrics at http' "$T/hole-agent.err" || diag "$(cat "$T/hole-agent.err")"
+HOLE_METRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/hole-agent.err")
+wait_for 30 grep -q '^accepted' "$T/hole.out" || diag "the agent never tried to export"
+W0=$(windows_written "$HOLE_METRICS")
+# An export waits 5 s for an answer: two windows of 1 s come first.
+ok "while an export waits on ClickHouse, windows go on being written" \
+	wait_for 30 eval '[ "$(windows_written "$HOLE_METRICS")" -ge $((W0 + 2)) ]'
+is "$(grep -c '^closed' "$T/hole.out")" 0 "before the agent gave up its first connection"
+wait_for 30 grep -q 'cannot export a window' "$T/hole-agent.err"
+like "$(cat "$T/hole-agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:[0-9]+/fleet: .*(timed out|still busy)" \
+	"then it says the exports are timing out, or all busy waiting"
+kill -INT "$HOLE_AGENT"
+wait_exit 30 "$HOLE_AGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0, its exports ended"
+kill_quietly "$HOLE"
+
 # --- refusals ---------------------------------------------------------
 
 run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$(free_port)/fleet"

@@ -1,0 +1,197 @@
+/*
+ * The fleet store's exports, each in a process of its own (see export.h).
+ */
+#include "continuous/export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/array.h"
+#include "util/readall.h"
+
+/* What an exporting process writes on its pipe, then the nsent stack
+ * hashes it sent. */
+struct export_head {
+	int32_t err;
+	char why[512];
+	uint64_t nsent;
+};
+
+struct export_proc {
+	pid_t pid;
+	int fd; /* the pipe's reading end */
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+struct exporter {
+	struct clickhouse *ch;
+	struct evloop *loop;
+	export_done_fn done;
+	void *arg;
+	struct export_proc procs[EXPORT_PROCESSES];
+	size_t n;
+};
+
+int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done, void *arg,
+		 struct exporter **out)
+{
+	struct exporter *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	*x = (struct exporter){.ch = ch, .loop = loop, .done = done, .arg = arg};
+	*out = x;
+	return 0;
+}
+
+/* The exporting process: the window out, what became of it on fd, and
+ * the end. SIGALRM ends it at its deadline, whatever it waits for; the
+ * stop signals stay blocked, so that the last window of an agent
+ * stopped by Ctrl-C is sent. Never returns. */
+static void export_child(struct exporter *x, int fd, const struct store_window *w,
+			 const struct store_profile *sp, struct profile *const *p, size_t n)
+{
+	sigset_t alrm;
+	struct export_head h = {0};
+	const uint64_t *sent = NULL;
+	size_t nsent = 0;
+
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+	alarm(EXPORT_DEADLINE_S);
+	int err = clickhouse_export(x->ch, w, sp, p, n);
+	h.err = err;
+	if (err)
+		snprintf(h.why, sizeof(h.why), "%s", clickhouse_error(x->ch));
+	else
+		sent = clickhouse_last_sent(x->ch, &nsent);
+	h.nsent = nsent;
+	write_all(fd, &h, sizeof(h));
+	if (nsent)
+		write_all(fd, sent, nsent * sizeof(*sent));
+	_exit(0);
+}
+
+/* Process i has ended (its pipe is at its end): reaped, heard, told. */
+static void finish(struct exporter *x, size_t i)
+{
+	struct export_proc *e = &x->procs[i];
+	struct export_head h;
+	int status = 0, err;
+	const char *why;
+	char words[64];
+
+	evloop_remove(x->loop, e->fd);
+	close(e->fd);
+	while (waitpid(e->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (e->len >= sizeof(h)) {
+		memcpy(&h, e->buf, sizeof(h));
+		h.why[sizeof(h.why) - 1] = '\0';
+		err = h.err;
+		why = h.why;
+		if (!err && e->len == sizeof(h) + h.nsent * sizeof(uint64_t) &&
+		    h.nsent <= (e->len - sizeof(h)) / sizeof(uint64_t)) {
+			uint64_t *sent = malloc(h.nsent ? h.nsent * sizeof(*sent) : 1);
+			if (sent) {
+				memcpy(sent, e->buf + sizeof(h), h.nsent * sizeof(*sent));
+				clickhouse_learn(x->ch, sent, h.nsent);
+			}
+			free(sent);
+		}
+	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+		err = -ETIMEDOUT;
+		snprintf(words, sizeof(words), "not done within %d s", EXPORT_DEADLINE_S);
+		why = words;
+	} else {
+		err = -EIO;
+		why = "the exporting process ended before it said";
+	}
+	free(e->buf);
+	x->procs[i] = x->procs[--x->n];
+	x->done(x->arg, err, why);
+}
+
+/* Reads what a process says; its end finishes it. */
+static void on_pipe(void *arg, int fd, short revents)
+{
+	struct exporter *x = arg;
+	size_t i = 0;
+
+	(void)revents;
+	while (i < x->n && x->procs[i].fd != fd)
+		i++;
+	if (i == x->n)
+		return;
+	struct export_proc *e = &x->procs[i];
+	if (e->cap - e->len < 4096) {
+		unsigned char *grown = array_reserve(e->buf, &e->cap, e->len + 4096, 1);
+		if (!grown) {
+			kill(e->pid, SIGKILL);
+			finish(x, i);
+			return;
+		}
+		e->buf = grown;
+	}
+	ssize_t r = read(fd, e->buf + e->len, e->cap - e->len);
+	if (r > 0)
+		e->len += (size_t)r;
+	else if (r == 0 || (errno != EINTR && errno != EAGAIN))
+		finish(x, i);
+}
+
+int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
+		  struct profile *const *p, size_t n)
+{
+	int fds[2];
+
+	if (x->n == EXPORT_PROCESSES) {
+		x->done(x->arg, -EBUSY,
+			"every exporting process is still busy with an earlier window");
+		return -EBUSY;
+	}
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		int err = -errno;
+		x->done(x->arg, err, strerror(-err));
+		return err;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		export_child(x, fds[1], w, sp, p, n);
+	}
+	close(fds[1]);
+	int err = pid < 0 ? -errno : evloop_add(x->loop, fds[0], 0, on_pipe, x);
+	if (err) {
+		close(fds[0]);
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		x->done(x->arg, err, strerror(-err));
+		return err;
+	}
+	x->procs[x->n++] = (struct export_proc){.pid = pid, .fd = fds[0]};
+	return 0;
+}
+
+void exporter_free(struct exporter *x)
+{
+	if (!x)
+		return;
+	/* Each ends by its deadline: read to the end, as the loop would. */
+	while (x->n)
+		on_pipe(x, x->procs[x->n - 1].fd, 0);
+	free(x);
+}

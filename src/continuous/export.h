@@ -1,0 +1,53 @@
+/*
+ * Shipping the continuous agent's windows to the fleet store beside the
+ * sampling: each window goes in a process of its own, forked with the
+ * window in memory, so that a fleet store that is slow, away or
+ * unreachable never holds up the loop that samples (a window that waits
+ * on ClickHouse for its whole timeout costs the sampler a fork). The
+ * process tells what it did on a pipe the loop watches: its error and
+ * the stacks it sent, which the agent's ClickHouse object learns, so
+ * that a stack still crosses the network about once.
+ *
+ * At most EXPORT_PROCESSES at once: a window that finds them all busy is
+ * not sent, and is reported as failed (-EBUSY). Each has
+ * EXPORT_DEADLINE_S to finish, or it is ended and its window failed
+ * (-ETIMEDOUT).
+ *
+ * Ownership: exporter_new() returns a heap object freed with
+ * exporter_free(), which waits for the processes still running (each
+ * within its deadline) and reports them, so that the last window of a
+ * stopping agent is sent too. The ClickHouse object and the loop must
+ * outlive it.
+ */
+#ifndef RECCE_CONTINUOUS_EXPORT_H
+#define RECCE_CONTINUOUS_EXPORT_H
+
+#include <stddef.h>
+
+#include "profile/profile.h"
+#include "store/clickhouse.h"
+#include "store/store.h"
+#include "util/evloop.h"
+
+#define EXPORT_PROCESSES  4
+#define EXPORT_DEADLINE_S 30
+
+/* What became of a window: err 0 when ClickHouse took it, else -errno
+ * and why in words (ClickHouse's answer, or what failed). */
+typedef void (*export_done_fn)(void *arg, int err, const char *why);
+
+struct exporter;
+
+/* Returns 0, or -ENOMEM. */
+int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done, void *arg,
+		 struct exporter **out);
+
+/* Sends a window (as clickhouse_export() takes it) from a process of its
+ * own; done is called once it has ended. 0 when it was started; -EBUSY
+ * (every process busy) or a fork's -errno, done having been called. */
+int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
+		  struct profile *const *p, size_t n);
+
+void exporter_free(struct exporter *x);
+
+#endif
