@@ -52,8 +52,8 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
 	return 0;
 }
 
-/* The exporting process: the window out, what became of it on fd, and
- * the end. SIGALRM ends it at its deadline, whatever it waits for; the
+/* The exporting process: every descriptor closed but fd, the window
+ * out, what became of it on fd, and the end. SIGALRM ends it at its deadline, whatever it waits for; the
  * stop signals stay blocked, so that the last window of an agent
  * stopped by Ctrl-C is sent. Never returns. */
 static void export_child(struct exporter *x, int fd, const struct store_window *w,
@@ -64,6 +64,11 @@ static void export_child(struct exporter *x, int fd, const struct store_window *
 	const uint64_t *sent = NULL;
 	size_t nsent = 0;
 
+	/* Nothing of the agent's held open here: its sockets (a restarted
+	 * agent binds them again at once), its perf events, its store. */
+	if (fd > 3)
+		close_range(3, (unsigned)fd - 1, 0);
+	close_range((unsigned)fd + 1, ~0U, 0);
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	signal(SIGALRM, SIG_DFL);
