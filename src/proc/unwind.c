@@ -16,6 +16,7 @@
 #include <elf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,10 @@ struct unwinder {
 	uint64_t clock;
 	struct unwind_ctx cur;
 	int vdso_fd; /* memfd holding this kernel's vDSO image, -2 = not tried */
+	/* recce's own executable, which gives every process's Dwfl its
+	 * machine (see proc_get): -1 and NULL when it could not be read. */
+	int self_fd;
+	Elf *self_elf;
 	uint64_t vdso_vaddr;
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
@@ -102,6 +107,9 @@ struct unwinder *unwinder_new(struct proc_registry *procs, int check)
 	u->procs = procs;
 	u->vdso_fd = -2;
 	u->check = check;
+	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (u->self_fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
+		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
 	return u;
 }
 
@@ -129,6 +137,10 @@ void unwinder_free(struct unwinder *u)
 		proc_release(&u->procs_cache[i]);
 	if (u->vdso_fd >= 0)
 		close(u->vdso_fd);
+	if (u->self_elf)
+		elf_end(u->self_elf);
+	if (u->self_fd >= 0)
+		close(u->self_fd);
 	free(u);
 }
 
@@ -259,10 +271,27 @@ static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const
  * the number added, or -1 when a mapping moved or was replaced (the caller
  * then starts over with a fresh Dwfl).
  */
+static int count_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	(void)mod, (void)user, (void)name, (void)start;
+	++*(size_t *)arg;
+	return DWARF_CB_OK;
+}
+
+static size_t modules_of(Dwfl *dwfl)
+{
+	size_t n = 0;
+
+	dwfl_getmodules(dwfl, count_module, &n, 0);
+	return n;
+}
+
 static int proc_report(struct unwinder *u, struct proc_unwind *p)
 {
 	const struct proc_map *maps;
 	size_t n = procs_maps(u->procs, p->pid, &maps);
+	size_t before = modules_of(p->dwfl);
 	int added = 0;
 
 	dwfl_report_begin_add(p->dwfl);
@@ -296,6 +325,11 @@ static int proc_report(struct unwinder *u, struct proc_unwind *p)
 		added++;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	/* libdwfl drops a module it already had when a file is reported
+	 * over it (another descriptor for the same name and range, as when
+	 * a program maps a file again): the layout changed under us. */
+	if (modules_of(p->dwfl) < before + (size_t)added)
+		return -1;
 	return added;
 }
 
@@ -402,7 +436,11 @@ static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
 	p->used = ++u->clock;
 	p->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!p->dwfl || proc_report(u, p) <= 0 ||
-	    !dwfl_attach_state(p->dwfl, NULL, pid, &thread_callbacks, u)) {
+	    /* The machine from recce's own executable, not from one of the
+	     * process's modules: libdwfl would borrow that module's backend,
+	     * and free it with the module when a file is reported over it,
+	     * leaving the process state pointing at freed memory. */
+	    !dwfl_attach_state(p->dwfl, u->self_elf, pid, &thread_callbacks, u)) {
 		/* No module to unwind with (yet): remember, and try again
 		 * when a mapping appears. */
 		if (p->dwfl)
