@@ -53,9 +53,10 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
 }
 
 /* The exporting process: every descriptor closed but fd, the window
- * out, what became of it on fd, and the end. SIGALRM ends it at its deadline, whatever it waits for; the
- * stop signals stay blocked, so that the last window of an agent
- * stopped by Ctrl-C is sent. Never returns. */
+ * out, what became of it on fd, and the end. SIGALRM ends it at its
+ * deadline, whatever it waits for; the stop signals stay blocked, so
+ * that the last window of an agent stopped by Ctrl-C is sent. Never
+ * returns. */
 static void export_child(struct exporter *x, int fd, const struct store_window *w,
 			 const struct store_profile *sp, struct profile *const *p, size_t n)
 {
