@@ -266,11 +266,7 @@ static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const
 	return -ENOENT;
 }
 
-/*
- * Reports the modules of p's mappings that are not reported yet. Returns
- * the number added, or -1 when a mapping moved or was replaced (the caller
- * then starts over with a fresh Dwfl).
- */
+/* How many modules dwfl holds. */
 static int count_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start,
 			void *arg)
 {
@@ -287,6 +283,11 @@ static size_t modules_of(Dwfl *dwfl)
 	return n;
 }
 
+/*
+ * Reports the modules of p's mappings that are not reported yet. Returns
+ * the number added, or -1 when a mapping moved or was replaced (the caller
+ * then starts over with a fresh Dwfl).
+ */
 static int proc_report(struct unwinder *u, struct proc_unwind *p)
 {
 	const struct proc_map *maps;
