@@ -76,15 +76,14 @@ run "$RECCE" top -b -p "$HOT" -d 0.5 -n 2
 # Every figure of the machine and of the samples is a word; the share of
 # hot's one function is exact (it runs nothing else).
 perl -pe '
-	s/up [0-9:]+(, [0-9]+ days?)?/up UPTIME/;
+	s/ up .*?, load / up UPTIME, load /;
 	s/load [0-9. ]+,/load LOAD,/;
-	s/[0-9.]+ (KiB|MiB|GiB)/SIZE/g;
-	s/cpu[0-9]* [0-9.]+%/CPU%/g;
-	s/(us|sy) [0-9.]+%/$1 PCT/g;
+	s/[0-9.]+\s+(B|KiB|MiB|GiB|TiB)\b/SIZE/g;
+	s/cpu[0-9]*\s+[0-9.]+%/CPU%/g;
+	s/(us|sy)\s+[0-9.]+%/$1 PCT/g;
 	s/[0-9]+ samples/N samples/;
 	s/[0-9]+ csw\/s/N csw\/s/;
 	s/\b'"$HOT"'\b/PID/g;
-	s/cpu [0-9.]+%/cpu CPU%/g;
 	s/(?<=\s)[0-9]+(\.[0-9]+)?(?=\s)/N/g if /^\s+PID\s+PID\s/;
 	s/ +/ /g;
 ' "$OUT" >"$T/got"
