@@ -28,6 +28,9 @@ P="$T/pid.pb.gz"
 spawn_recce "$T/rec.out" "$T/rec.err" record -p "$TGT" -d 10 -o "$P"
 REC=$PID
 recording "$T/rec.err" || diag "recce never said it records"
+# The main thread alone spins while it waits: a moment of its CPU time
+# recorded before the late waves start.
+ran_cpu "$TGT" 20 || diag "the main thread used no CPU while recorded"
 # Start the late waves now; the target says each thread's id and name.
 kill -USR1 "$TGT"
 wait_for 30 _gone "$TGT"
