@@ -292,7 +292,6 @@ static int proc_report(struct unwinder *u, struct proc_unwind *p)
 {
 	const struct proc_map *maps;
 	size_t n = procs_maps(u->procs, p->pid, &maps);
-	size_t before = modules_of(p->dwfl);
 	int added = 0;
 
 	dwfl_report_begin_add(p->dwfl);
@@ -328,8 +327,9 @@ static int proc_report(struct unwinder *u, struct proc_unwind *p)
 	dwfl_report_end(p->dwfl, NULL, NULL);
 	/* libdwfl drops a module it already had when a file is reported
 	 * over it (another descriptor for the same name and range, as when
-	 * a program maps a file again): the layout changed under us. */
-	if (modules_of(p->dwfl) < before + (size_t)added)
+	 * a program maps a file again): the layout changed under us. Each
+	 * module p lists is one libdwfl took. */
+	if (modules_of(p->dwfl) < p->nmods)
 		return -1;
 	return added;
 }

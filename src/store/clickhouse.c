@@ -377,13 +377,19 @@ const uint64_t *clickhouse_last_sent(const struct clickhouse *ch, size_t *n)
 	return ch->last;
 }
 
-int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n)
+/* Room for n more remembered stacks: past SENT_MAX, it starts over. */
+static void sent_room(struct clickhouse *ch, size_t n)
 {
-	ch->created = 1;
 	if (u64map_count(&ch->sent) + n > SENT_MAX) {
 		u64map_release(&ch->sent);
 		u64map_init(&ch->sent);
 	}
+}
+
+int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n)
+{
+	ch->created = 1;
+	sent_room(ch, n);
 	for (size_t i = 0; i < n; i++)
 		if (u64map_put(&ch->sent, sent[i], 1) < 0)
 			return -ENOMEM;
@@ -448,10 +454,7 @@ int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 		err = insert(ch, "windows", row, (size_t)k < sizeof(row) ? (size_t)k : sizeof(row));
 	}
 	if (!err) {
-		if (u64map_count(&ch->sent) + u64map_count(&fresh) > SENT_MAX) {
-			u64map_release(&ch->sent);
-			u64map_init(&ch->sent);
-		}
+		sent_room(ch, u64map_count(&fresh));
 		struct collect c = {ch, 0};
 		ch->nlast = 0;
 		u64map_each(&fresh, remember, &c);
