@@ -1,7 +1,8 @@
 /*
  * `recce agent --continuous` (see agent-continuous.h): the options read
  * into the continuous engine's config, the profiler forked beside the
- * agent's server, and what it says about its store.
+ * agent's server and kept alive (cli/keeper.h), and what it says about
+ * its store.
  */
 #include "cli/agent-continuous.h"
 
@@ -20,6 +21,7 @@
 
 #include "cli/builtin.h"
 #include "cli/dirs.h"
+#include "cli/keeper.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
 #include "remote/tls.h"
@@ -41,6 +43,7 @@ struct said {
 	const char *window;
 	char export_to[400]; /* HOST:PORT/DB, no password */
 	int ready_fd;	     /* written once sampling runs, then closed */
+	unsigned restarts;   /* how often the agent started it again */
 };
 
 static void say(void *arg, enum continuous_event ev, int err, const char *why)
@@ -49,6 +52,8 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 
 	switch (ev) {
 	case CONTINUOUS_STARTED:
+		if (s->restarts)
+			goto ready; /* the agent says it samples again */
 		note("profiling every process at %u Hz per CPU in windows of %s into %s%s%s%s%s",
 		     s->freq, s->window, s->store, s->http[0] ? "; metrics at " : "",
 		     s->http[0] ? s->scheme : "", s->http[0] ? "://" : "", s->http);
@@ -58,6 +63,7 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 			     s->scheme, s->http, s->token);
 		if (s->export_to[0])
 			note("exporting every window to ClickHouse at %s", s->export_to);
+	ready:
 		if (s->ready_fd >= 0) {
 			char one = 1;
 			if (write(s->ready_fd, &one, 1) < 0) {
@@ -186,51 +192,100 @@ static void serve_on_network(const struct agent_continuous_args *a, struct conti
 	said->scheme = "https";
 }
 
-pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
-{
-	static char store[PATH_MAX];
-	struct continuous_config cfg = {0};
-	struct said said = {
-	    .window = a->window ? a->window : "10s", .scheme = "http", .ready_fd = -1};
+/* The profiler: its config, and what it says. */
+static struct profiler {
+	struct continuous_config cfg;
+	struct said said;
+	char store[PATH_MAX];
+	struct keeper *keeper;
+} profiler;
 
+/* Closes every descriptor but 0-2 and the n in keep (ascending). */
+static void close_all_but(const int *keep, size_t n)
+{
+	unsigned from = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < (int)from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	close_range(from, ~0U, 0);
+}
+
+static int by_fd(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The profiler's process (a keeper_child_fn): samples until stop_fd
+ * says so. */
+static void profiler_child(void *arg, unsigned restarts, int ready_fd)
+{
+	struct profiler *p = arg;
+	int keep[] = {p->cfg.stop_fd, p->cfg.http_fd, ready_fd};
+
+	/* Nothing of the agent's held: its sockets, its clients' pipes. */
+	qsort(keep, sizeof(keep) / sizeof(keep[0]), sizeof(keep[0]), by_fd);
+	close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
+	p->said.ready_fd = ready_fd;
+	p->said.restarts = p->cfg.restarts = restarts;
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	const char *why = "";
+	int err = continuous_run(&p->cfg, &why);
+	if (err)
+		say_start_failed(p->store, err, why);
+	exit(0); /* as die() does: a leak checker looks at the profiler too */
+}
+
+void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
+{
+	struct profiler *k = &profiler;
+	struct continuous_config *cfg = &k->cfg;
+	struct said *said = &k->said;
+
+	*said = (struct said){
+	    .window = a->window ? a->window : "10s", .scheme = "http", .ready_fd = -1};
 	if (a->store)
-		snprintf(store, sizeof(store), "%s", a->store);
+		snprintf(k->store, sizeof(k->store), "%s", a->store);
 	else
-		dirs_data(store, sizeof(store));
-	cfg.store_dir = said.store = store;
+		dirs_data(k->store, sizeof(k->store));
+	cfg->store_dir = said->store = k->store;
 	static char cache[PATH_MAX];
-	if (dirs_cache(cache, sizeof(cache), &cfg.cache_max) == 0)
-		cfg.cache_dir = cache;
-	cfg.window_ns = span_option("--window", a->window, "10s");
-	if (cfg.window_ns < 1000000000)
+	if (dirs_cache(cache, sizeof(cache), &cfg->cache_max) == 0)
+		cfg->cache_dir = cache;
+	cfg->window_ns = span_option("--window", a->window, "10s");
+	if (cfg->window_ns < 1000000000)
 		usage_die("agent", "--window is at least 1s, not '%s'", a->window);
-	cfg.retain_ns = span_option("--retain", a->retain, DEFAULT_RETAIN);
-	cfg.max_bytes = DEFAULT_MAX;
+	cfg->retain_ns = span_option("--retain", a->retain, DEFAULT_RETAIN);
+	cfg->max_bytes = DEFAULT_MAX;
 	if (a->max_store &&
-	    (parse_size_prefix(a->max_store, &cfg.max_bytes) != (int)strlen(a->max_store) ||
-	     !cfg.max_bytes))
+	    (parse_size_prefix(a->max_store, &cfg->max_bytes) != (int)strlen(a->max_store) ||
+	     !cfg->max_bytes))
 		usage_die("agent", "--max-store wants a size such as 500M or 2G, not '%s'",
 			  a->max_store);
-	cfg.freq = a->rate ? (unsigned)parse_freq_option("agent", a->rate) : 19;
+	cfg->freq = a->rate ? (unsigned)parse_freq_option("agent", a->rate) : 19;
 	enum call_graph cg = CALL_GRAPH_AUTO;
-	cfg.stack_bytes = CALL_GRAPH_STACK_BYTES;
+	cfg->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	if (a->call_graph)
-		parse_call_graph_option("agent", a->call_graph, &cg, &cfg.stack_bytes);
-	cfg.dwarf = cg != CALL_GRAPH_FP;
-	cfg.fp_after = cg == CALL_GRAPH_AUTO;
-	said.freq = cfg.freq;
-	cfg.stop_fd = stop_fd;
-	cfg.http_fd = -1;
+		parse_call_graph_option("agent", a->call_graph, &cg, &cfg->stack_bytes);
+	cfg->dwarf = cg != CALL_GRAPH_FP;
+	cfg->fp_after = cg == CALL_GRAPH_AUTO;
+	said->freq = cfg->freq;
+	cfg->stop_fd = stop_fd;
+	cfg->http_fd = -1;
 	if (!a->http || strcmp(a->http, "off") != 0) {
 		const char *spec = a->http ? a->http : DEFAULT_HTTP;
-		cfg.http_fd = tcp_listen(spec, said.http, sizeof(said.http));
-		if (cfg.http_fd == -EINVAL)
+		cfg->http_fd = tcp_listen(spec, said->http, sizeof(said->http));
+		if (cfg->http_fd == -EINVAL)
 			usage_die("agent", "--http wants [ADDR:]PORT or off, not '%s'", spec);
-		if (cfg.http_fd < 0)
+		if (cfg->http_fd < 0)
 			die("cannot listen on %s: %s: give another --http, or --http off", spec,
-			    strerror(-cfg.http_fd));
-		if (strncmp(said.http, "127.", 4) != 0 && strncmp(said.http, "[::1]", 5) != 0)
-			serve_on_network(a, &cfg, &said, spec);
+			    strerror(-cfg->http_fd));
+		if (strncmp(said->http, "127.", 4) != 0 && strncmp(said->http, "[::1]", 5) != 0)
+			serve_on_network(a, cfg, said, spec);
 	}
 	if (a->export_url) {
 		struct clickhouse *ch;
@@ -240,54 +295,43 @@ pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
 		if (err < 0)
 			die("cannot export to %s: %s", a->export_url, strerror(-err));
-		snprintf(said.export_to, sizeof(said.export_to), "%s", clickhouse_where(ch));
+		snprintf(said->export_to, sizeof(said->export_to), "%s", clickhouse_where(ch));
 		clickhouse_close(ch);
-		cfg.export_url = a->export_url;
+		cfg->export_url = a->export_url;
 	}
-	cfg.say = say;
-	cfg.say_arg = &said;
+	cfg->say = say;
+	cfg->say_arg = said;
 
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) < 0)
-		die("cannot start the profiler: %s", strerror(errno));
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		die("cannot start the profiler: %s", strerror(errno));
-	if (pid == 0) {
-		close(ready[0]);
-		said.ready_fd = ready[1];
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		const char *why = "";
-		int err = continuous_run(&cfg, &why);
-		if (err)
-			say_start_failed(store, err, why);
-		exit(0); /* as die() does: a leak checker looks at the profiler too */
+	int err = keeper_start("the profiler", profiler_child, k, &k->keeper);
+	if (err == -ECHILD)
+		exit(RECCE_EXIT_ERROR); /* it said why on its way out */
+	if (err < 0)
+		die("cannot start the profiler: %s", strerror(-err));
+	if (cfg->http_fd >= 0) {
+		/* Kept for the profilers started again; never accepted on here. */
+		fcntl(cfg->http_fd, F_SETFD, FD_CLOEXEC);
 	}
-	close(ready[1]);
-	if (cfg.http_fd >= 0)
-		close(cfg.http_fd);
-	char one;
-	ssize_t n;
-	while ((n = read(ready[0], &one, 1)) < 0 && errno == EINTR)
-		;
-	close(ready[0]);
-	if (n != 1) {
-		/* It said why on its way out. */
-		int st;
-		waitpid(pid, &st, 0);
-		exit(RECCE_EXIT_ERROR);
-	}
-	return pid;
+	return k;
 }
 
-void agent_continuous_stop(pid_t pid)
+int agent_continuous_attach(void *arg, struct evloop *loop)
 {
-	int st;
+	struct profiler *k = arg;
 
-	if (pid <= 0)
-		return;
-	kill(pid, SIGTERM);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	return keeper_attach(k->keeper, loop);
+}
+
+int agent_continuous_stop(void *arg)
+{
+	struct profiler *k = arg;
+
+	if (!k)
+		return 0;
+	int gave_up = keeper_stop(k->keeper);
+	keeper_free(k->keeper);
+	k->keeper = NULL;
+	if (k->cfg.http_fd >= 0)
+		close(k->cfg.http_fd);
+	k->cfg.http_fd = -1;
+	return gave_up;
 }

@@ -1,7 +1,8 @@
 /*
  * The continuous profiler of `recce agent --continuous`, run in a process
  * of its own beside the agent's server: its options, its start (the agent
- * goes on only once sampling runs) and its messages.
+ * goes on only once sampling runs), its keeper (a profiler that dies is
+ * started again) and its messages.
  */
 #ifndef RECCE_CLI_AGENT_CONTINUOUS_H
 #define RECCE_CLI_AGENT_CONTINUOUS_H
@@ -16,12 +17,22 @@ struct agent_continuous_args {
 	const char *tls;	/* the agent's certificates, for --http on the network */
 };
 
-/* Starts the profiler (a child that stops when stop_fd is readable or
- * the agent dies) and returns its pid once it samples; dies with its
- * message when it cannot start. */
-pid_t agent_continuous_start(const struct agent_continuous_args *a, int stop_fd);
+struct evloop;
 
-/* Stops the profiler, which writes its last window, and reaps it. */
-void agent_continuous_stop(pid_t pid);
+/* Starts the profiler (a child that stops when stop_fd is readable or
+ * the agent dies) and returns its keeper once it samples; dies with its
+ * message when it cannot start. */
+void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd);
+
+/* The keeper in the agent's loop (struct agent_config's attach): a
+ * profiler that dies is said and started again 1 s later, with its
+ * restarts counted in /metrics; the fifth death in 10 minutes, or a
+ * profiler that cannot start again, stops the loop. 0 or -errno. */
+int agent_continuous_attach(void *keeper, struct evloop *loop);
+
+/* Stops the profiler, which writes its last window, and reaps it.
+ * Returns -1 when the keeper gave up on it (the agent exits 1), else 0.
+ * NULL: no profiler. */
+int agent_continuous_stop(void *keeper);
 
 #endif

@@ -197,10 +197,14 @@ int cmd_agent(int argc, char **argv)
 		else
 			note("serving on %s (audit log %s); Ctrl-C to stop", cfg.socket, cfg.audit);
 	}
-	pid_t profiler = a.cont.on ? agent_continuous_start(&a.cont, cfg.stop_fd) : 0;
+	void *profiler = a.cont.on ? agent_continuous_start(&a.cont, cfg.stop_fd) : NULL;
+	if (profiler) {
+		cfg.attach = agent_continuous_attach;
+		cfg.attach_arg = profiler;
+	}
 	const char *what = "";
 	int err = agent_serve(&cfg, &what);
-	agent_continuous_stop(profiler);
+	int lost = agent_continuous_stop(profiler);
 	if (!a.stdio)
 		unblock_stop_signals(cfg.stop_fd, &old);
 	if (err == -EADDRINUSE)
@@ -209,5 +213,5 @@ int cmd_agent(int argc, char **argv)
 		die("%s: %s: %s", a.listen && strstr(what, "--listen") ? a.listen : cfg.socket,
 		    what, strerror(-err));
 	scopes_release(&a.scopes);
-	return err ? RECCE_EXIT_ERROR : 0;
+	return err || lost ? RECCE_EXIT_ERROR : 0;
 }

@@ -32,13 +32,20 @@ static int add_point(void *arg, int64_t start, int64_t end, const char *comm, in
 	return page_series_add(arg, start, end, comm, cpu_ns);
 }
 
+static int add_window(void *arg, const struct store_window *w)
+{
+	return page_series_window(arg, w->start_ns, w->end_ns);
+}
+
 static int series(struct continuous_http *h, const char *query, FILE *fp)
 {
 	int64_t from, to;
 	struct page_series *s = page_series_new();
 
 	range_of(query, &from, &to);
-	int err = s ? store_series(h->store, from, to, add_point, s) : -ENOMEM;
+	int err = s ? store_windows(h->store, from, to, add_window, s) : -ENOMEM;
+	if (!err)
+		err = store_series(h->store, from, to, add_point, s);
 	if (!err)
 		page_series_write(fp, s);
 	page_series_free(s);

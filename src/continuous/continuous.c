@@ -486,6 +486,7 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		snprintf(c.host, sizeof(c.host), "localhost");
 	c.st.started_ns = (int64_t)time_now_ns(CLOCK_REALTIME);
 	c.st.cpu_seconds = c.last_cpu = cpu_seconds();
+	c.st.restarts = cfg->restarts;
 	evloop_init(&c.loop);
 	int err = start(&c, why);
 	if (!err) {
@@ -550,6 +551,8 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	metric(fp, "windows_export_failed_total", "counter",
 	       "Windows the fleet store did not take (kept locally).", (double)st->export_failed);
 	metric(fp, "cpu_seconds_total", "counter", "CPU time the agent used.", st->cpu_seconds);
-	metric(fp, "start_time_seconds", "gauge", "When the agent started, in Unix time.",
+	metric(fp, "start_time_seconds", "gauge", "When the profiler started, in Unix time.",
 	       (double)st->started_ns / 1e9);
+	metric(fp, "profiler_restarts_total", "counter",
+	       "Times the agent started its profiler again after it died.", (double)st->restarts);
 }

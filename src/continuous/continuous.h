@@ -66,6 +66,7 @@ struct continuous_config {
 	const char *http_token;
 	void (*say)(void *arg, enum continuous_event ev, int err, const char *why);
 	void *say_arg;
+	unsigned restarts; /* how often the agent started the profiler again */
 };
 
 /* What the agent did so far, for /metrics. */
@@ -80,6 +81,7 @@ struct continuous_stats {
 	uint64_t exported;	/* windows shipped to the fleet store */
 	uint64_t export_failed; /* windows it did not take */
 	double cpu_seconds;	/* the agent's own CPU time */
+	uint64_t restarts;	/* the profiler started again after it died */
 	int64_t started_ns;
 };
 

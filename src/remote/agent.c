@@ -385,16 +385,15 @@ struct conns {
 	size_t n;
 };
 
+/* The connections' processes that ended; the agent's other children
+ * (the continuous profiler) are their keeper's to reap. */
 static void conns_reap(struct conns *cs)
 {
-	pid_t pid;
-
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
-		for (size_t i = 0; i < cs->n; i++)
-			if (cs->v[i].pid == pid) {
-				cs->v[i] = cs->v[--cs->n];
-				break;
-			}
+	for (size_t i = 0; i < cs->n;)
+		if (waitpid(cs->v[i].pid, NULL, WNOHANG) != 0)
+			cs->v[i] = cs->v[--cs->n];
+		else
+			i++;
 }
 
 /* The requests that came, read from the notify pipe. */
@@ -551,8 +550,12 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 		err = evloop_check_add(&loop, on_round, &l);
 	else
 		err = id;
+	if (!err && cfg->attach)
+		err = cfg->attach(cfg->attach_arg, &loop);
 	if (!err)
 		evloop_run(&loop);
+	else
+		*what = "cannot start serving";
 	evloop_release(&loop);
 	close(served[0]);
 	close(served[1]);
@@ -560,5 +563,5 @@ int agent_serve(const struct agent_config *cfg, const char **what)
 	if (tfd >= 0)
 		close(tfd);
 	unlink(cfg->socket);
-	return 0;
+	return err;
 }

@@ -34,6 +34,8 @@
 
 #include "remote/scopes.h"
 
+struct evloop;
+
 struct agent_config {
 	const char *socket;	     /* the local socket's path, or NULL with stdio */
 	const char *listen;	     /* also TCP with TLS on [ADDR:]PORT, or NULL */
@@ -46,6 +48,11 @@ struct agent_config {
 	const char *files;	     /* where clients' kept files go (remote/node-files.h) */
 	size_t client_buffer; /* a command's output held for a slow client (remote/outq.h); 0:
 				 default */
+	/* The caller's own sources in the agent's loop (the continuous
+	 * profiler's keeper), added once the sockets are made: 0 or -errno.
+	 * NULL: none. The loop reaps only the agent's own connections. */
+	int (*attach)(void *arg, struct evloop *loop);
+	void *attach_arg;
 };
 
 /* Serves until stop_fd is readable (socket) or the connection ends

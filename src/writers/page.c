@@ -93,11 +93,17 @@ struct point {
 	int64_t cpu_ns;
 };
 
+struct span {
+	int64_t start, end;
+};
+
 struct page_series {
 	struct point *points;
 	size_t n, cap;
 	char **comms;
 	size_t ncomms, comms_cap;
+	struct span *wins; /* every window, those without a sample too */
+	size_t nwins, wins_cap;
 };
 
 struct page_series *page_series_new(void)
@@ -113,7 +119,34 @@ void page_series_free(struct page_series *s)
 		free(s->comms[i]);
 	free(s->comms);
 	free(s->points);
+	free(s->wins);
 	free(s);
+}
+
+int page_series_window(struct page_series *s, int64_t start, int64_t end)
+{
+	struct span *w = array_reserve(s->wins, &s->wins_cap, s->nwins + 1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	s->wins = w;
+	s->wins[s->nwins++] = (struct span){start, end};
+	return 0;
+}
+
+/* The window of the time-ordered wins that starts at start, or n. */
+static size_t window_at(const struct span *wins, size_t n, int64_t start)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (wins[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && wins[lo].start == start ? lo : n;
 }
 
 int page_series_add(struct page_series *s, int64_t start, int64_t end, const char *comm,
@@ -140,43 +173,48 @@ int page_series_add(struct page_series *s, int64_t start, int64_t end, const cha
 	return 0;
 }
 
-/* Points arrive in time order: a window is a run of equal starts. */
+/* Points arrive in time order: without the windows given, a window is a
+ * run of equal starts. */
 void page_series_write(FILE *fp, const struct page_series *s)
 {
-	size_t nwin = 0;
-	int64_t *win = malloc((s->n ? s->n : 1) * sizeof(*win));
+	size_t nwin = s->nwins;
+	struct span *win = malloc((s->n + nwin + 1) * sizeof(*win));
 	size_t *index = malloc((s->n ? s->n : 1) * sizeof(*index));
+	int64_t *cpu = malloc((s->n + nwin + 1) * sizeof(*cpu));
 
-	if (!win || !index) {
+	if (!win || !index || !cpu) {
 		fputs("{\"windows\": [], \"series\": []}\n", fp);
 		free(win);
 		free(index);
+		free(cpu);
 		return;
 	}
+	if (nwin)
+		memcpy(win, s->wins, nwin * sizeof(*win));
+	for (size_t i = 0; !s->nwins && i < s->n; i++)
+		if (!nwin || win[nwin - 1].start != s->points[i].start)
+			win[nwin++] = (struct span){s->points[i].start, s->points[i].end};
+	for (size_t i = 0; i < s->n; i++)
+		index[i] = window_at(win, nwin, s->points[i].start);
 	struct json_out j;
 	json_out_init(&j, fp);
 	json_object(&j);
 	json_key(&j, "windows");
 	json_array(&j);
-	for (size_t i = 0; i < s->n; i++) {
-		if (!nwin || win[nwin - 1] != s->points[i].start) {
-			json_array(&j);
-			json_int(&j, s->points[i].start);
-			json_int(&j, s->points[i].end);
-			json_end(&j);
-			win[nwin++] = s->points[i].start;
-		}
-		index[i] = nwin - 1;
+	for (size_t w = 0; w < nwin; w++) {
+		json_array(&j);
+		json_int(&j, win[w].start);
+		json_int(&j, win[w].end);
+		json_end(&j);
 	}
 	json_end(&j);
 	json_newline(&j, "");
 	json_key(&j, "series");
 	json_array(&j);
-	int64_t *cpu = malloc((nwin ? nwin : 1) * sizeof(*cpu));
-	for (size_t c = 0; cpu && c < s->ncomms; c++) {
-		memset(cpu, 0, (nwin ? nwin : 1) * sizeof(*cpu));
+	for (size_t c = 0; c < s->ncomms; c++) {
+		memset(cpu, 0, (nwin + 1) * sizeof(*cpu));
 		for (size_t i = 0; i < s->n; i++)
-			if (s->points[i].comm == c)
+			if (s->points[i].comm == c && index[i] < nwin)
 				cpu[index[i]] += s->points[i].cpu_ns;
 		json_newline(&j, "  ");
 		json_object(&j);

@@ -25,6 +25,10 @@ int page_write_profile(FILE *fp, const struct profile *p, const char *what);
 struct page_series;
 struct page_series *page_series_new(void);
 void page_series_free(struct page_series *s);
+/* The window [start, end), with or without CPU time: windows given so,
+ * in time order, are the chart's, and the time none covers is a gap.
+ * Without them, the windows are those of the points. 0 or -ENOMEM. */
+int page_series_window(struct page_series *s, int64_t start, int64_t end);
 /* CPU time of comm in the window [start, end). Returns 0 or -ENOMEM. */
 int page_series_add(struct page_series *s, int64_t start, int64_t end, const char *comm,
 		    int64_t cpu_ns);

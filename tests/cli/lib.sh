@@ -487,7 +487,7 @@ agent_metric()
 {
 	local url=$1 name=$2
 	shift 2
-	curl -s "$@" "$url/metrics" | sed -n "s/^recce_agent_$name //p"
+	curl -s --max-time 20 "$@" "$url/metrics" | sed -n "s/^recce_agent_$name //p"
 }
 
 # windows_written URL [CURL-ARGS...]: how many windows that agent has

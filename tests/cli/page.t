@@ -26,6 +26,7 @@ print("errors:", len(d.get("errors", [])))
 print("title:", d.get("title"))
 print("comms:", " ".join(d.get("comms", [])))
 print("chart:", d.get("chartShown"))
+print("gaps:", " ".join("%d-%d" % (a, b) for a, b in d.get("gaps", [])) or "none")
 print("whole:", " ".join(d.get("whole", [])))
 print("range:", " ".join(d.get("range", [])))
 print("top:", d.get("top", "").replace("\n", " | "))
@@ -65,6 +66,7 @@ like "$F" 'errors: 0' "its script raises no error"
 like "$F" "title: recce: every process on $(hostname)" "its title names the host"
 like "$F" 'comms: .*split.*' "the chart draws split's CPU"
 like "$F" 'comms: .*hot' "and hot's"
+like "$F" 'gaps: none' "one agent's windows leave no gap in the chart"
 like "$F" 'whole: .*\[split\].*work_a' "the whole range's flamegraph has split's functions under [split]"
 like "$F" 'whole: .*burn_cpu' "and hot's"
 like "$F" 'range: .*\[split\].*work_a' "a drag over split's time shows its functions"

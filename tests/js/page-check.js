@@ -5,7 +5,8 @@
 // a search highlights the frames it matches; a click on a frame zooms it
 // to the full width; with a range, the whole range compared with it (the
 // "compare with..." button, then a drag over the range) gives each frame
-// its change of share. Saves screenshots SHOT-whole.png, SHOT-range.png
+// its change of share. The chart's shaded gaps (time no window covers) are
+// reported as [from, to] pairs. Saves screenshots SHOT-whole.png, SHOT-range.png
 // and, with a range, SHOT-diff.png.
 // Prints one JSON object of what it saw for tests/cli/page.t.
 //
@@ -59,6 +60,8 @@ async function steps(page, out, shot, from, to) {
 		out.title = await page.title();
 		out.comms = await page.$$eval('#chart polyline', (ps) => ps.map((p) => p.dataset.comm));
 		out.chartShown = await page.$eval('#chartbox', (e) => !e.classList.contains('hidden'));
+		out.gaps = await page.$$eval('#chart .gap', (gs) => gs.map((g) => [Number(g.dataset.from),
+			Number(g.dataset.to)]));
 		out.whole = await names(page);
 		out.top = await page.$eval('#top', (e) => e.textContent);
 		await page.screenshot({path: shot + '-whole.png'});
