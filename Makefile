@@ -333,6 +333,7 @@ lint:
 	@sh scripts/check-layers.sh
 	@sh scripts/check-calls.sh
 	@bash scripts/check-engines.sh
+	@sh scripts/check-mutants.sh
 
 # The same suite with every core kept busy by other work: green here is
 # green on a real machine (never in check itself: it is check, loaded).
