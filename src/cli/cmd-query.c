@@ -92,6 +92,19 @@ struct source {
 	const char *name; /* the directory, or HOST:PORT/DB */
 };
 
+/* A span in words: "1.4 s", "12 min", "3.5 h". */
+static void span_words(int64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns / 1e9;
+
+	if (s < 120)
+		snprintf(buf, len, "%.1f s", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.1f h", s / 3600);
+}
+
 /* The merged profile of f's range, or NULL when it has no sample (said). */
 static struct profile *query_range(const struct source *src, const struct store_filter *f)
 {
@@ -128,12 +141,22 @@ static struct profile *query_range(const struct source *src, const struct store_
 		profile_free(p);
 		return NULL;
 	}
-	char line[256];
+	char line[512];
 	snprintf(line, sizeof(line), "query: %s to %s", from, to);
 	profile_add_comment(p, line);
 	snprintf(line, sizeof(line), "processes: %zu (%zu process windows)", st.processes,
 		 st.profiles);
 	profile_add_comment(p, line);
+	if (st.missing_ns) {
+		char gap[32];
+		span_words(st.missing_ns, gap, sizeof(gap));
+		snprintf(line, sizeof(line), "windows: %zu, %s missing between them (%s)",
+			 st.windows, gap, st.missing_hosts);
+		profile_add_comment(p, line);
+		warning("no window of %s covers %s of the range (hosts: %s): the profile leaves "
+			"that time out",
+			dir, gap, st.missing_hosts);
+	}
 	return p;
 }
 

@@ -242,8 +242,9 @@ static int read_sample(struct reader *r, char *row)
 	return profile_add_sample(r->p, r->locs[at], r->nlocs[at], values, l, nl);
 }
 
-/* The WHERE clause of f over the samples table. */
-static void put_where(FILE *fp, const struct store_filter *f)
+/* The WHERE clause of f's days, range and host, over a table of
+ * windows or samples. */
+static void put_where_time(FILE *fp, const struct store_filter *f)
 {
 	char from_day[16], to_day[16];
 
@@ -258,6 +259,12 @@ static void put_where(FILE *fp, const struct store_filter *f)
 		fputs(" AND host = ", fp);
 		clickhouse_put_quoted(fp, f->host);
 	}
+}
+
+/* The WHERE clause of f over the samples table. */
+static void put_where(FILE *fp, const struct store_filter *f)
+{
+	put_where_time(fp, f);
 	for (size_t i = 0; i < f->npids; i++)
 		fprintf(fp, "%s%lld%s", i ? ", " : " AND pid IN (", (long long)f->pids[i],
 			i + 1 == f->npids ? ")" : "");
@@ -273,9 +280,10 @@ static void put_where(FILE *fp, const struct store_filter *f)
 	}
 }
 
-/* Runs a SELECT made of head, f's WHERE and tail; calls fn on each row. */
-static int select_rows(struct reader *r, const char *head, const struct store_filter *f,
-		       const char *tail, int (*fn)(struct reader *r, char *row))
+/* Runs a SELECT made of head, f's WHERE (of its time and host alone
+ * with time_only) and tail; calls fn on each row. */
+static int select_where(struct reader *r, const char *head, const struct store_filter *f,
+			int time_only, const char *tail, int (*fn)(struct reader *r, char *row))
 {
 	char *sql = NULL;
 	size_t n = 0;
@@ -285,7 +293,10 @@ static int select_rows(struct reader *r, const char *head, const struct store_fi
 	if (!fp)
 		return -ENOMEM;
 	clickhouse_put_sql(fp, head, r->ch->db);
-	put_where(fp, f);
+	if (time_only)
+		put_where_time(fp, f);
+	else
+		put_where(fp, f);
 	fprintf(fp, "%s FORMAT TabSeparated", tail);
 	fclose(fp);
 	int err = r->fetch(r->fetch_arg, sql, &rep);
@@ -301,6 +312,25 @@ static int select_rows(struct reader *r, const char *head, const struct store_fi
 			 "ClickHouse answered rows recce cannot read: is this a recce database?");
 	http_reply_release(&rep);
 	return err;
+}
+
+static int select_rows(struct reader *r, const char *head, const struct store_filter *f,
+		       const char *tail, int (*fn)(struct reader *r, char *row))
+{
+	return select_where(r, head, f, 0, tail, fn);
+}
+
+/* A host's windows of the range: host, count, first start, last end,
+ * the time they cover. */
+static int read_host_windows(struct reader *r, char *row)
+{
+	char *f[5];
+
+	if (split_row(row, f, 5) != 5)
+		return -EBADMSG;
+	store_tally_host(r->st, f[0], strtoull(f[1], NULL, 10), strtoll(f[2], NULL, 10),
+			 strtoll(f[3], NULL, 10), strtoll(f[4], NULL, 10));
+	return 0;
 }
 
 /* The one row of the totals query: process windows, processes, the
@@ -368,6 +398,11 @@ int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void
 				  " GROUP BY host, pid, comm, exe, build_id, cgroup, tid, thread,"
 				  " stack_hash",
 				  read_sample);
+	if (!err && st->profiles)
+		err = select_where(&r,
+				   "SELECT host, count(), min(start_ns), max(end_ns),"
+				   " sum(end_ns - start_ns) FROM @.windows",
+				   f, 1, " GROUP BY host ORDER BY host", read_host_windows);
 	if (!err && st->profiles) {
 		int64_t from = st->first_ns > f->from_ns ? st->first_ns : f->from_ns;
 		int64_t to = st->last_ns < f->to_ns ? st->last_ns : f->to_ns;

@@ -4,7 +4,8 @@
 # range names its functions with their shares within 5 points; a range
 # before the target started has none of it; a process that lived 2 s is
 # there, and one that exec'd has both programs named; restarting the
-# agent loses at most one window; every sample
+# agent loses at most one window, and a query over it says how long no
+# window covers; every sample
 # carries its process's labels; /metrics passes promtool; retention
 # deletes old windows; a full disk keeps the agent alive, says so, and
 # writing resumes when there is room.
@@ -105,6 +106,9 @@ ok "work_a has 75% of the target's samples, within 5 points ($A%)" \
 ok "work_b has 25%, within 5 points ($B%)" awk "BEGIN { exit !($B + 0 > 20 && $B + 0 < 30) }" ||
 	diag "$(cat "$OUT")"
 like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
+like "$(cat "$OUT")" "windows: [0-9]+, [0-9.]+ s missing between them \\($(hostname)\\)" \
+	"the query says how long no window covers: the restart"
+like "$(cat "$ERR")" "warning: no window of $STORE covers [0-9.]+ s of the range" "and warns"
 
 run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$BEFORE" --comm split
 is "$RC" 1 "a range before the target started has none of it"
