@@ -89,12 +89,17 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 		error("cannot write a window to %s: %s (%s)", s->store, strerror(-err), why);
 		break;
 	case CONTINUOUS_EXPORT_FAILED:
-		warning("cannot export a window to %s: %s: windows stay in %s only until it "
-			"takes them again",
+		warning("cannot export a window to %s: %s: windows wait in %s and are sent when it "
+			"takes them again, oldest first",
 			s->export_to, why && why[0] ? why : strerror(-err), s->store);
 		break;
 	case CONTINUOUS_EXPORT_BACK:
-		note("windows are exported to %s again", s->export_to);
+		if (err > 0)
+			note("windows are exported to %s again; the %d it missed follow, oldest "
+			     "first",
+			     s->export_to, err);
+		else
+			note("windows are exported to %s again", s->export_to);
 		break;
 	}
 }

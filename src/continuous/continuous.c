@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "continuous/backlog.h"
 #include "continuous/continuous-http.h"
 #include "continuous/export.h"
 #include "perf/perf-events.h"
@@ -204,7 +205,7 @@ static int profile_process(struct continuous *c, const struct profile *all, pid_
 static void write_window(struct continuous *c, const struct store_window *w,
 			 const struct store_profile *p, size_t n)
 {
-	int err = store_write(c->store, w, p, n);
+	int err = store_write(c->store, w, p, n, c->fleet ? clickhouse_where(c->fleet) : NULL);
 
 	if (!err) {
 		c->st.windows++;
@@ -220,24 +221,33 @@ static void write_window(struct continuous *c, const struct store_window *w,
 			say(c, CONTINUOUS_STORE_FAILED, err, store_error(c->store));
 		c->st.store_full = err == -ENOSPC;
 	}
-	size_t deleted = 0;
+	size_t deleted = 0, unsent = 0;
 	int64_t older = c->cfg->retain_ns ? w->end_ns - c->cfg->retain_ns : 0;
-	if (store_retain(c->store, older, c->cfg->max_bytes, &deleted) == 0)
+	if (store_retain(c->store, older, c->cfg->max_bytes, &deleted, &unsent) == 0) {
 		c->st.retained += deleted;
+		c->st.export_dropped += unsent;
+	}
 	c->st.store_bytes = store_bytes(c->store);
 }
 
 /* What became of a window sent to the fleet store: a failure is said
- * once, and when windows go through again. */
-static void on_exported(void *arg, int err, const char *why)
+ * once, and when windows go through again; then the windows it missed
+ * follow, oldest first (continuous/backlog.h). */
+static void on_exported(void *arg, int64_t start_ns, int again, int err, const char *why)
 {
 	struct continuous *c = arg;
 
 	if (!err) {
+		const char *dest = clickhouse_where(c->fleet);
+		store_sent(c->store, dest, start_ns);
 		c->st.exported++;
-		if (c->export_down)
-			say(c, CONTINUOUS_EXPORT_BACK, 0, clickhouse_where(c->fleet));
+		c->st.resent += again != 0;
+		if (c->export_down) {
+			int64_t missed = backlog_count(c->store, dest);
+			say(c, CONTINUOUS_EXPORT_BACK, missed > 0 ? (int)missed : 0, dest);
+		}
 		c->export_down = 0;
+		backlog_pump(c->store, c->exporter, dest);
 		return;
 	}
 	c->st.export_failed++;
@@ -253,12 +263,12 @@ static void export_window(struct continuous *c, const struct store_window *w,
 	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
 
 	if (!ps) {
-		on_exported(c, -ENOMEM, strerror(ENOMEM));
+		on_exported(c, w->start_ns, 0, -ENOMEM, strerror(ENOMEM));
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		ps[i] = held[i].p;
-	exporter_send(c->exporter, w, sp, ps, n);
+	exporter_send(c->exporter, w, sp, ps, n, 0);
 	free(ps);
 }
 
@@ -361,6 +371,10 @@ static void refresh_stats(void *arg)
 	struct continuous *c = arg;
 
 	c->st.cpu_seconds = cpu_seconds();
+	if (c->fleet) {
+		int64_t n = backlog_count(c->store, clickhouse_where(c->fleet));
+		c->st.export_pending = n > 0 ? (uint64_t)n : 0;
+	}
 }
 
 /* Forgets the page's processes that have ended. */
@@ -549,7 +563,16 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	metric(fp, "windows_exported_total", "counter", "Windows shipped to the fleet store.",
 	       (double)st->exported);
 	metric(fp, "windows_export_failed_total", "counter",
-	       "Windows the fleet store did not take (kept locally).", (double)st->export_failed);
+	       "Exports of windows the fleet store did not take (kept locally, sent again).",
+	       (double)st->export_failed);
+	metric(fp, "windows_export_pending", "gauge",
+	       "Windows the fleet store has not taken yet, the window being sent included.",
+	       (double)st->export_pending);
+	metric(fp, "windows_resent_total", "counter",
+	       "Windows the fleet store took when they were sent again.", (double)st->resent);
+	metric(fp, "windows_export_dropped_total", "counter",
+	       "Windows retention deleted before the fleet store took them.",
+	       (double)st->export_dropped);
 	metric(fp, "cpu_seconds_total", "counter", "CPU time the agent used.", st->cpu_seconds);
 	metric(fp, "start_time_seconds", "gauge", "When the profiler started, in Unix time.",
 	       (double)st->started_ns / 1e9);

@@ -14,8 +14,9 @@
  *
  * With an export URL, every window also goes to a ClickHouse fleet
  * store (store/clickhouse.h). A window it does not take is counted and
- * kept in the local store only; the agent says so once, and again when
- * windows go through.
+ * kept in the local store, marked, and sent again, oldest first, once
+ * windows go through (continuous/backlog.h); the agent says so once, and
+ * again when windows go through.
  *
  * Ownership: continuous_run() owns everything it makes; the caller owns
  * the config.
@@ -36,7 +37,7 @@ enum continuous_event {
 	CONTINUOUS_STORE_FAILED,  /* a window could not be written: err, why */
 	CONTINUOUS_USER_ONLY,	  /* the kernel refuses kernel-mode sampling */
 	CONTINUOUS_EXPORT_FAILED, /* a window could not be exported: err, why */
-	CONTINUOUS_EXPORT_BACK,	  /* windows are exported again */
+	CONTINUOUS_EXPORT_BACK,	  /* windows are exported again; err: how many it missed */
 };
 
 struct continuous_config {
@@ -78,10 +79,13 @@ struct continuous_stats {
 	uint64_t retained; /* windows deleted by retention */
 	int64_t store_bytes;
 	int store_full;
-	uint64_t exported;	/* windows shipped to the fleet store */
-	uint64_t export_failed; /* windows it did not take */
-	double cpu_seconds;	/* the agent's own CPU time */
-	uint64_t restarts;	/* the profiler started again after it died */
+	uint64_t exported;	 /* windows shipped to the fleet store */
+	uint64_t export_failed;	 /* exports it did not take */
+	uint64_t export_pending; /* windows it has not taken yet */
+	uint64_t resent;	 /* windows it took when sent again */
+	uint64_t export_dropped; /* windows retention deleted before it took them */
+	double cpu_seconds;	 /* the agent's own CPU time */
+	uint64_t restarts;	 /* the profiler started again after it died */
 	int64_t started_ns;
 };
 

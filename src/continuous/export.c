@@ -26,6 +26,8 @@ struct export_head {
 
 struct export_proc {
 	pid_t pid;
+	int64_t start_ns; /* the window's */
+	int again;
 	int fd; /* the pipe's reading end */
 	unsigned char *buf;
 	size_t len, cap;
@@ -58,7 +60,8 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
  * that the last window of an agent stopped by Ctrl-C is sent. Never
  * returns. */
 static void export_child(struct exporter *x, int fd, const struct store_window *w,
-			 const struct store_profile *sp, struct profile *const *p, size_t n)
+			 const struct store_profile *sp, struct profile *const *p, size_t n,
+			 int again)
 {
 	sigset_t alrm;
 	struct export_head h = {0};
@@ -76,7 +79,8 @@ static void export_child(struct exporter *x, int fd, const struct store_window *
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 	alarm(EXPORT_DEADLINE_S);
-	int err = clickhouse_export(x->ch, w, sp, p, n);
+	int err = again ? clickhouse_export_again(x->ch, w, sp, p, n)
+			: clickhouse_export(x->ch, w, sp, p, n);
 	h.err = err;
 	if (err)
 		snprintf(h.why, sizeof(h.why), "%s", clickhouse_error(x->ch));
@@ -125,8 +129,10 @@ static void finish(struct exporter *x, size_t i)
 		why = "the exporting process ended before it said";
 	}
 	free(e->buf);
+	int64_t start = e->start_ns;
+	int again = e->again;
 	x->procs[i] = x->procs[--x->n];
-	x->done(x->arg, err, why);
+	x->done(x->arg, start, again, err, why);
 }
 
 /* Reads what a process says; its end finishes it. */
@@ -158,24 +164,24 @@ static void on_pipe(void *arg, int fd, short revents)
 }
 
 int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
-		  struct profile *const *p, size_t n)
+		  struct profile *const *p, size_t n, int again)
 {
 	int fds[2];
 
 	if (x->n == EXPORT_PROCESSES) {
-		x->done(x->arg, -EBUSY,
+		x->done(x->arg, w->start_ns, again, -EBUSY,
 			"every exporting process is still busy with an earlier window");
 		return -EBUSY;
 	}
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		int err = -errno;
-		x->done(x->arg, err, strerror(-err));
+		x->done(x->arg, w->start_ns, again, err, strerror(-err));
 		return err;
 	}
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		export_child(x, fds[1], w, sp, p, n);
+		export_child(x, fds[1], w, sp, p, n, again);
 	}
 	close(fds[1]);
 	int err = pid < 0 ? -errno : evloop_add(x->loop, fds[0], 0, on_pipe, x);
@@ -185,10 +191,24 @@ int exporter_send(struct exporter *x, const struct store_window *w, const struct
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
-		x->done(x->arg, err, strerror(-err));
+		x->done(x->arg, w->start_ns, again, err, strerror(-err));
 		return err;
 	}
-	x->procs[x->n++] = (struct export_proc){.pid = pid, .fd = fds[0]};
+	x->procs[x->n++] =
+	    (struct export_proc){.pid = pid, .fd = fds[0], .start_ns = w->start_ns, .again = again};
+	return 0;
+}
+
+size_t exporter_room(const struct exporter *x)
+{
+	return EXPORT_PROCESSES - x->n;
+}
+
+int exporter_sending(const struct exporter *x, int64_t start_ns)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (x->procs[i].start_ns == start_ns)
+			return 1;
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #define RECCE_CONTINUOUS_EXPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "profile/profile.h"
 #include "store/clickhouse.h"
@@ -32,9 +33,10 @@
 #define EXPORT_PROCESSES  4
 #define EXPORT_DEADLINE_S 30
 
-/* What became of a window: err 0 when ClickHouse took it, else -errno
+/* What became of the window that starts at start_ns (again: sent with
+ * exporter_send()'s again): err 0 when ClickHouse took it, else -errno
  * and why in words (ClickHouse's answer, or what failed). */
-typedef void (*export_done_fn)(void *arg, int err, const char *why);
+typedef void (*export_done_fn)(void *arg, int64_t start_ns, int again, int err, const char *why);
 
 struct exporter;
 
@@ -42,11 +44,19 @@ struct exporter;
 int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done, void *arg,
 		 struct exporter **out);
 
-/* Sends a window (as clickhouse_export() takes it) from a process of its
- * own; done is called once it has ended. 0 when it was started; -EBUSY
- * (every process busy) or a fork's -errno, done having been called. */
+/* Sends a window (as clickhouse_export() takes it; with again, as
+ * clickhouse_export_again() does, for one that may be there already)
+ * from a process of its own; done is called once it has ended. 0 when it
+ * was started; -EBUSY (every process busy) or a fork's -errno, done
+ * having been called. */
 int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
-		  struct profile *const *p, size_t n);
+		  struct profile *const *p, size_t n, int again);
+
+/* How many processes are free to send a window. */
+size_t exporter_room(const struct exporter *x);
+
+/* Whether the window that starts at start_ns is being sent. */
+int exporter_sending(const struct exporter *x, int64_t start_ns);
 
 void exporter_free(struct exporter *x);
 

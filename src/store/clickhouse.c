@@ -406,16 +406,74 @@ static int insert(struct clickhouse *ch, const char *table, const char *rows, si
 	return run_quiet(ch, sql, rows, len);
 }
 
+/* How many rows of table hold host's window that starts at start_ns,
+ * or -errno. */
+static int64_t window_rows(struct clickhouse *ch, const char *table, const char *host,
+			   int64_t start_ns)
+{
+	char *sql = NULL;
+	size_t len = 0;
+	struct http_reply r;
+	FILE *fp = open_memstream(&sql, &len);
+
+	if (!fp)
+		return -ENOMEM;
+	fprintf(fp, "SELECT count() FROM %s.%s WHERE host = ", ch->db, table);
+	clickhouse_put_quoted(fp, host);
+	fprintf(fp, " AND start_ns = %lld", (long long)start_ns);
+	fclose(fp);
+	int err = clickhouse_run(ch, sql, NULL, 0, &r);
+	free(sql);
+	if (err)
+		return err;
+	char *end;
+	long long v = strtoll(r.body, &end, 10);
+	if (end == r.body || v < 0) {
+		snprintf(ch->error, sizeof(ch->error), "ClickHouse answered a count with '%.40s'",
+			 r.body);
+		v = -EIO;
+	}
+	http_reply_release(&r);
+	return v;
+}
+
+static int export_window(struct clickhouse *ch, const struct store_window *w,
+			 const struct store_profile *sp, struct profile *const *p, size_t n,
+			 int again);
+
 int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 		      const struct store_profile *sp, struct profile *const *p, size_t n)
+{
+	return export_window(ch, w, sp, p, n, 0);
+}
+
+int clickhouse_export_again(struct clickhouse *ch, const struct store_window *w,
+			    const struct store_profile *sp, struct profile *const *p, size_t n)
+{
+	return export_window(ch, w, sp, p, n, 1);
+}
+
+/* Ships a window; again: one that may have landed before, in part (its
+ * windows row is written last, and each INSERT lands whole or not). */
+static int export_window(struct clickhouse *ch, const struct store_window *w,
+			 const struct store_profile *sp, struct profile *const *p, size_t n,
+			 int again)
 {
 	char *stacks = NULL, *samples = NULL, day[16];
 	size_t stacks_len = 0, samples_len = 0;
 	struct u64map fresh;
-	int err = 0;
+	int err = 0, samples_in = 0;
 
 	if (!ch->created && (err = clickhouse_create(ch)))
 		return err;
+	if (again) {
+		int64_t rows = window_rows(ch, "windows", w->host, w->start_ns);
+		if (rows != 0)
+			return rows < 0 ? (int)rows : 0; /* it is there */
+		if ((rows = window_rows(ch, "samples", w->host, w->start_ns)) < 0)
+			return (int)rows;
+		samples_in = rows > 0;
+	}
 	clickhouse_day(w->start_ns, day);
 	u64map_init(&fresh);
 	FILE *sfp = open_memstream(&stacks, &stacks_len);
@@ -431,9 +489,9 @@ int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 	if (err)
 		snprintf(ch->error, sizeof(ch->error), "%s", strerror(-err));
 	/* Stacks first: a sample never names a stack the server lacks. */
-	if (!err)
+	if (!err && !samples_in)
 		err = insert(ch, "stacks", stacks, stacks_len);
-	if (!err)
+	if (!err && !samples_in)
 		err = insert(ch, "samples", samples, samples_len);
 	if (!err) {
 		char row[1024];

@@ -57,6 +57,14 @@ int clickhouse_create(struct clickhouse *ch);
 int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 		      const struct store_profile *sp, struct profile *const *p, size_t n);
 
+/* Ships a window again that may have landed before, whole or in part
+ * (an export that timed out, or whose answer was lost), so that it is
+ * there once: its windows row is written last and each INSERT lands
+ * whole or not at all, so a window whose row is there is left alone, and
+ * one whose samples are there gets its row only. Returns 0 or -errno. */
+int clickhouse_export_again(struct clickhouse *ch, const struct store_window *w,
+			    const struct store_profile *sp, struct profile *const *p, size_t n);
+
 /* For an export made by another process (a child that exported for
  * this one): the stack hashes the last clickhouse_export() sent there
  * (*n of them, valid until the next export), and what this object

@@ -35,6 +35,8 @@ static const char schema[] =
     " build_id TEXT NOT NULL, cgroup TEXT NOT NULL,"
     " samples INTEGER NOT NULL, cpu_ns INTEGER NOT NULL, pprof BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles(start_ns);"
+    "CREATE TABLE IF NOT EXISTS unsent("
+    " dest TEXT NOT NULL, start_ns INTEGER NOT NULL, PRIMARY KEY(dest, start_ns));"
     "INSERT OR IGNORE INTO meta VALUES('schema', '" SCHEMA_VERSION "');";
 
 /* What an SQLite result code means as an errno. */
@@ -189,17 +191,63 @@ static int put_profiles(struct store *s, const struct store_profile *p, size_t n
 	return err;
 }
 
+/* Marks (or with unmark, unmarks) the window at start_ns as not yet
+ * taken by dest. */
+static int put_unsent(struct store *s, const char *dest, int64_t start_ns, int unmark)
+{
+	sqlite3_stmt *st;
+	int err = prepare(s,
+			  unmark ? "DELETE FROM unsent WHERE dest = ? AND start_ns = ?"
+				 : "INSERT OR IGNORE INTO unsent VALUES(?,?)",
+			  &st);
+	if (err)
+		return err;
+	sqlite3_bind_text(st, 1, dest, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, start_ns);
+	err = step_done(st);
+	sqlite3_finalize(st);
+	return err;
+}
+
 int store_write(struct store *s, const struct store_window *w, const struct store_profile *p,
-		size_t n)
+		size_t n, const char *unsent_to)
 {
 	int err = exec(s, "BEGIN IMMEDIATE");
 	if (err)
 		return err;
-	if (!(err = put_window(s, w)) && !(err = put_profiles(s, p, n)))
+	if (!(err = put_window(s, w)) && !(err = put_profiles(s, p, n)) &&
+	    !(err = unsent_to ? put_unsent(s, unsent_to, w->start_ns, 0) : 0))
 		err = exec(s, "COMMIT");
 	if (err)
 		exec(s, "ROLLBACK");
 	return err;
+}
+
+static int rows_done(sqlite3_stmt *st, int err, int rc);
+
+int store_sent(struct store *s, const char *dest, int64_t start_ns)
+{
+	return put_unsent(s, dest, start_ns, 1);
+}
+
+int store_unsent(struct store *s, const char *dest, int64_t *starts, size_t max, size_t *total)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+	int rc,
+	    err = prepare(s, "SELECT start_ns FROM unsent WHERE dest = ? ORDER BY start_ns", &st);
+
+	*total = 0;
+	if (err)
+		return err;
+	sqlite3_bind_text(st, 1, dest, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n < max)
+			starts[n++] = sqlite3_column_int64(st, 0);
+		(*total)++;
+	}
+	err = rows_done(st, 0, rc);
+	return err ? err : (int)n;
 }
 
 /* One integer a statement without parameters returns, or -1. */
@@ -228,7 +276,7 @@ int64_t store_bytes(struct store *s)
 }
 
 /* Deletes the windows that started before t, with their profiles. */
-static int delete_before(struct store *s, int64_t t, size_t *deleted)
+static int delete_before(struct store *s, int64_t t, size_t *deleted, size_t *unsent)
 {
 	sqlite3_stmt *st;
 	int err = exec(s, "BEGIN IMMEDIATE");
@@ -246,6 +294,12 @@ static int delete_before(struct store *s, int64_t t, size_t *deleted)
 		err = step_done(st);
 		sqlite3_finalize(st);
 	}
+	if (!err && !(err = prepare(s, "DELETE FROM unsent WHERE start_ns < ?", &st))) {
+		sqlite3_bind_int64(st, 1, t);
+		err = step_done(st);
+		*unsent += (size_t)sqlite3_changes(s->db);
+		sqlite3_finalize(st);
+	}
 	if (!err)
 		err = exec(s, "COMMIT");
 	if (err)
@@ -253,10 +307,11 @@ static int delete_before(struct store *s, int64_t t, size_t *deleted)
 	return err;
 }
 
-int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, size_t *deleted)
+int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, size_t *deleted,
+		 size_t *unsent)
 {
-	*deleted = 0;
-	int err = delete_before(s, older_than_ns, deleted);
+	*deleted = *unsent = 0;
+	int err = delete_before(s, older_than_ns, deleted, unsent);
 	/* Over the cap: the oldest tenth of the time stored goes, until under. */
 	for (int rounds = 0; !err && max_bytes && rounds < 64; rounds++) {
 		int64_t bytes = store_bytes(s);
@@ -266,7 +321,7 @@ int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, siz
 		int64_t last = query_int(s, "SELECT max(start_ns) FROM windows");
 		if (first < 0 || last <= first)
 			break;
-		err = delete_before(s, first + (last - first) / 10 + 1, deleted);
+		err = delete_before(s, first + (last - first) / 10 + 1, deleted, unsent);
 	}
 	return err;
 }

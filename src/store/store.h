@@ -56,15 +56,26 @@ struct store_profile {
 int store_open(const char *dir, int writable, struct store **out, const char **why);
 void store_close(struct store *s);
 
-/* Writes one window and its profiles in one transaction. Returns 0,
- * -ENOSPC (a full disk: nothing written), or -EIO. */
+/* Writes one window and its profiles in one transaction, marked as not
+ * yet taken by unsent_to (the fleet store's "HOST:PORT/DB"; NULL: none).
+ * Returns 0, -ENOSPC (a full disk: nothing written), or -EIO. */
 int store_write(struct store *s, const struct store_window *w, const struct store_profile *p,
-		size_t n);
+		size_t n, const char *unsent_to);
+
+/* The window at start_ns was taken by dest: unmarked. 0 or -errno. */
+int store_sent(struct store *s, const char *dest, int64_t start_ns);
+
+/* The starts of the windows dest has not taken, oldest first: up to max
+ * in starts, how many there are in *total. Returns how many were put in
+ * starts, or -errno. */
+int store_unsent(struct store *s, const char *dest, int64_t *starts, size_t max, size_t *total);
 
 /* Deletes the windows (and their profiles) that ended before
  * older_than_ns, then the oldest ones while the data passes max_bytes (0:
- * no cap). *deleted counts the windows deleted. Returns 0 or -EIO. */
-int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, size_t *deleted);
+ * no cap). *deleted counts the windows deleted, *unsent those of them a
+ * destination had not taken (lost to it). Returns 0 or -EIO. */
+int store_retain(struct store *s, int64_t older_than_ns, uint64_t max_bytes, size_t *deleted,
+		 size_t *unsent);
 
 /* Bytes the data takes (pages in use), and the file's size with its log. */
 int64_t store_bytes(struct store *s);

@@ -5,8 +5,11 @@
 # --clickhouse` reads it back with the same shares as the agent's local
 # store, by command, host and label; each stack is one row, samples are
 # partitioned by day; ClickHouse stopped mid-run costs the agent nothing
-# but a warning, and windows flow again when it is back; a server that is
-# not there and a URL that is not one are refused with what to do.
+# but a warning, and when it is back the windows it missed are sent, so
+# that it holds every window of the local store once, with the same
+# samples; a profiler killed after ClickHouse took a window and before it
+# heard so sends that window again without making it twice; a server that
+# is not there and a URL that is not one are refused with what to do.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
 CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
@@ -68,6 +71,47 @@ start_clickhouse()
 sql()
 {
 	curl -sf --data-binary "$1" "http://127.0.0.1:$HTTP_PORT/"
+}
+
+# per_window STORE DB: each window's start and its processes' samples,
+# one line each, in the local store and in ClickHouse's database DB; the
+# same text when ClickHouse holds every window once.
+local_windows()
+{
+	python3 - "$1/store.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+q = ("SELECT w.start_ns, coalesce((SELECT sum(samples) FROM profiles p"
+     " WHERE p.start_ns = w.start_ns), 0) FROM windows w ORDER BY w.start_ns")
+for start, n in db.execute(q):
+    print(start, n)
+PY
+}
+fleet_windows()
+{
+	sql "SELECT start_ns, n FROM (SELECT start_ns FROM $1.windows)
+	     ANY LEFT JOIN (SELECT start_ns, sum(samples) AS n FROM $1.samples GROUP BY start_ns)
+	     USING start_ns ORDER BY start_ns FORMAT TSV" | tr '\t' ' '
+}
+
+# export_agent NAME URL: an agent of 1 s windows exporting to URL, its
+# store in $T/NAME-store, its output in $T/NAME.err; sets XAGENT and
+# XMETRICS (its /metrics).
+export_agent()
+{
+	spawn_recce "$T/$1.out" "$T/$1.err" agent --continuous --socket "$T/$1/a.sock" \
+		--store "$T/$1-store" --window 1s --rate 99 --http 127.0.0.1:0 --export "$2"
+	XAGENT=$PID
+	wait_for 15 grep -q 'metrics at http' "$T/$1.err" || diag "$(cat "$T/$1.err")"
+	XMETRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/$1.err")
+}
+
+# settled METRICS: waits until that agent has no window waiting for
+# ClickHouse (one on its way is taken within the wait).
+settled()
+{
+	local url=$1
+	wait_for 60 eval '[ "$(agent_metric "$url" windows_export_pending)" = 0 ]'
 }
 
 start_clickhouse
@@ -160,7 +204,7 @@ kill -TERM "$CHPID"
 wait_exit 30 "$CHPID"
 wait_for 10 grep -q 'cannot export a window' "$T/agent.err"
 # Refused, or reset when it went away in the middle of a window's insert.
-like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet: .*(refused|reset by peer|Broken pipe|timed out|answered [0-9]+).*: windows stay in $T/store only" \
+like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet: .*(refused|reset by peer|Broken pipe|timed out|answered [0-9]+).*: windows wait in $T/store and are sent when it takes them again, oldest first" \
 	"ClickHouse gone: the agent warns, and why"
 FAILED=$(agent_metric "$METRICS" windows_export_failed_total)
 ok "the windows go on failing while it is away" \
@@ -170,18 +214,111 @@ ok "and goes on" kill -0 "$AGENT"
 AWAY=$(now)
 start_clickhouse
 wait_for 15 grep -q 'exported to .* again' "$T/agent.err"
-like "$(cat "$T/agent.err")" "windows are exported to 127\\.0\\.0\\.1:$HTTP_PORT/fleet again" \
-	"ClickHouse back: windows go through again"
+like "$(cat "$T/agent.err")" "windows are exported to 127\\.0\\.0\\.1:$HTTP_PORT/fleet again; the [0-9]+ it missed follow, oldest first" \
+	"ClickHouse back: windows go through again, and those it missed follow"
 # The window after the one that went through first starts after AWAY.
 next_count windows_exported_total "$METRICS" || diag "no window was exported after ClickHouse came back"
 cmp_ok "$(sql "SELECT count() FROM fleet.windows WHERE start_ns > $(awk "BEGIN { printf \"%d\", $AWAY * 1e9 }")")" \
 	'>=' 1 "and land there"
-run "$RECCE" query --store "$T/store" --from "@$AWAY" --windows --json
-cmp_ok "$(grep -c start_ns "$OUT")" '>=' 2 "the local store kept the windows ClickHouse missed"
-
+settled "$METRICS" || diag "windows still wait: $(agent_metric "$METRICS" windows_export_pending)"
+cmp_ok "$(agent_metric "$METRICS" windows_resent_total)" '>=' 2 \
+	"the windows ClickHouse missed are sent again"
 kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
+local_windows "$T/store" >"$T/local-windows"
+fleet_windows fleet >"$T/fleet-windows"
+cmp_ok "$(wc -l <"$T/local-windows")" '>=' 10 "the local store has the run's windows"
+is "$(cat "$T/fleet-windows")" "$(cat "$T/local-windows")" \
+	"ClickHouse has every window of the local store once, each with the same samples" ||
+	diag "$(diff "$T/local-windows" "$T/fleet-windows" | head -n 10)"
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" -n 1
+is "$RC" 0 "a query of the whole run exits 0" || show_run
+unlike "$(cat "$OUT" "$ERR")" 'missing|no window' "and no time of it is missing"
+
+# --- a profiler killed between ClickHouse's answer and its mark -----------
+
+# A relay to ClickHouse that holds each answer 0.4 s while the file
+# FLAG is there, so that an export lasts long enough to stop the profiler
+# in the middle of it. It prints its port.
+cat >"$T/relay.py" <<'PY'
+import os, socket, sys, threading, time
+upstream, flag = int(sys.argv[1]), sys.argv[2]
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(64)
+print(s.getsockname()[1], flush=True)
+def pipe(a, b, delay):
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            if delay and os.path.exists(flag):
+                time.sleep(delay)
+            b.sendall(data)
+    except OSError:
+        pass
+    for c in (a, b):
+        try:
+            c.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c = s.accept()[0]
+    u = socket.create_connection(("127.0.0.1", upstream))
+    threading.Thread(target=pipe, args=(c, u, 0), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c, 0.4), daemon=True).start()
+PY
+touch "$T/slow"
+spawn "$T/relay.out" python3 "$T/relay.py" "$HTTP_PORT" "$T/slow"
+RELAY=$PID
+wait_for 10 test -s "$T/relay.out" || diag "the relay did not start"
+export_agent kill "clickhouse://127.0.0.1:$(head -n 1 "$T/relay.out")/fleet2"
+KAGENT=$XAGENT KMETRICS=$XMETRICS
+next_count windows_exported_total "$KMETRICS" || diag "no window went through the relay"
+PROFILER=$(pgrep -P "$KAGENT")
+# exports_running: the profiler has a child that has not ended (its
+# exports, through the relay, last over a second each).
+exports_running()
+{
+	ps -o stat= --ppid "$PROFILER" | grep -qv '^Z'
+}
+# Stopped while exports run, which then end, their answers unread; the
+# windows they took are still marked in its store.
+wait_for 30 exports_running || diag "no export ran: $(ps -o pid,stat --ppid "$PROFILER")"
+kill -STOP "$PROFILER"
+wait_for 60 eval '! exports_running' || diag "the exports did not end: $(ps -o pid,stat --ppid "$PROFILER")"
+python3 - "$T/kill-store/store.db" >"$T/unsent" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+print(",".join(str(r[0]) for r in db.execute("SELECT start_ns FROM unsent")) or "0")
+PY
+cmp_ok "$(sql "SELECT count() FROM fleet2.windows WHERE start_ns IN ($(cat "$T/unsent"))")" '>=' 1 \
+	"a window ClickHouse took is still marked unsent when its profiler is killed"
+kill -KILL "$PROFILER"
+rm "$T/slow"
+wait_for 60 grep -q 'samples again' "$T/kill.err" || diag "$(cat "$T/kill.err")"
+next_count windows_exported_total "$KMETRICS" || diag "no window went through after the restart"
+settled "$KMETRICS" || diag "windows still wait: $(agent_metric "$KMETRICS" windows_export_pending)"
+cmp_ok "$(agent_metric "$KMETRICS" windows_resent_total)" '>=' 1 \
+	"the window whose answer was lost is sent again"
+kill -INT "$KAGENT"
+wait_exit 30 "$KAGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0"
+kill_quietly "$RELAY"
+local_windows "$T/kill-store" >"$T/local-windows"
+fleet_windows fleet2 >"$T/fleet-windows"
+is "$(sql "SELECT count() - uniqExact(start_ns) FROM fleet2.windows")" 0 \
+	"and it is there once"
+is "$(cat "$T/fleet-windows")" "$(cat "$T/local-windows")" \
+	"ClickHouse has every window the local store has, once, with its samples" ||
+	diag "$(diff "$T/local-windows" "$T/fleet-windows" | head -n 10)"
+run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet2" --from "@$T0" -n 1
+like "$(cat "$OUT")" "windows: [0-9]+, [0-9.]+ s missing between them \\($(hostname)\\)" \
+	"a query over the kill says how long no window covers, and on which host" || show_run
+like "$(cat "$ERR")" "warning: no window of 127\\.0\\.0\\.1:$HTTP_PORT/fleet2 covers [0-9.]+ s of the range \\(hosts: $(hostname)\\)" \
+	"and warns"
 
 # --- a ClickHouse that takes connections and never answers ----------------
 
@@ -212,20 +349,16 @@ PY
 spawn "$T/hole.out" python3 "$T/hole.py"
 HOLE=$PID
 wait_for 10 test -s "$T/hole.out" || diag "the silent server did not start"
-spawn_recce "$T/hole-agent.out" "$T/hole-agent.err" agent --continuous --socket "$T/h/a.sock" \
-	--store "$T/hole-store" --window 1s --rate 99 --http 127.0.0.1:0 \
-	--export "clickhouse://127.0.0.1:$(head -n 1 "$T/hole.out")/fleet"
-HOLE_AGENT=$PID
-wait_for 15 grep -q 'metrics at http' "$T/hole-agent.err" || diag "$(cat "$T/hole-agent.err")"
-HOLE_METRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/hole-agent.err")
+export_agent hole "clickhouse://127.0.0.1:$(head -n 1 "$T/hole.out")/fleet"
+HOLE_AGENT=$XAGENT HOLE_METRICS=$XMETRICS
 wait_for 30 grep -q '^accepted' "$T/hole.out" || diag "the agent never tried to export"
 W0=$(windows_written "$HOLE_METRICS")
 # An export waits 5 s for an answer: two windows of 1 s come first.
 ok "while an export waits on ClickHouse, windows go on being written" \
 	wait_for 30 eval '[ "$(windows_written "$HOLE_METRICS")" -ge $((W0 + 2)) ]'
 is "$(grep -c '^closed' "$T/hole.out")" 0 "before the agent gave up its first connection"
-wait_for 30 grep -q 'cannot export a window' "$T/hole-agent.err"
-like "$(cat "$T/hole-agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:[0-9]+/fleet: .*(timed out|still busy)" \
+wait_for 30 grep -q 'cannot export a window' "$T/hole.err"
+like "$(cat "$T/hole.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:[0-9]+/fleet: .*(timed out|still busy)" \
 	"then it says the exports are timing out, or all busy waiting"
 kill -INT "$HOLE_AGENT"
 wait_exit 30 "$HOLE_AGENT"

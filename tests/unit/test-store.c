@@ -46,8 +46,8 @@ static struct profile *one_stack(const char *fname, int64_t count)
 	return p;
 }
 
-static void put(struct store *s, int64_t start, pid_t pid, const char *comm, const char *fname,
-		int64_t count)
+static void put_to(struct store *s, int64_t start, pid_t pid, const char *comm, const char *fname,
+		   int64_t count, const char *unsent_to)
 {
 	struct profile *p = one_stack(fname, count);
 	void *buf;
@@ -57,9 +57,15 @@ static void put(struct store *s, int64_t start, pid_t pid, const char *comm, con
 	struct store_profile sp = {
 	    start,	     start + 10 * S,   "h1", pid, comm, "/bin/app", "abcd", "/app.slice",
 	    (uint64_t)count, count * 10000000, buf,  len};
-	assert_int_equal(store_write(s, &w, &sp, 1), 0);
+	assert_int_equal(store_write(s, &w, &sp, 1, unsent_to), 0);
 	free(buf);
 	profile_free(p);
+}
+
+static void put(struct store *s, int64_t start, pid_t pid, const char *comm, const char *fname,
+		int64_t count)
+{
+	put_to(s, start, pid, comm, fname, count, NULL);
 }
 
 static char *temp_dir(void)
@@ -163,7 +169,7 @@ static void test_write_query(void **state)
 	/* A profile that does not decode is left out, and counted. */
 	struct store_window w = {300 * S, 310 * S, "h1", 1, 0, 0, 1, 0};
 	struct store_profile bad = {300 * S, 310 * S, "h1", 44, "x", "", "", "", 1, 1, "junk", 4};
-	assert_int_equal(store_write(s, &w, &bad, 1), 0);
+	assert_int_equal(store_write(s, &w, &bad, 1, NULL), 0);
 	f = (struct store_filter){.from_ns = 0, .to_ns = 400 * S};
 	assert_int_equal(store_query(s, &f, &p, &st), 0);
 	assert_int_equal(st.corrupt, 1);
@@ -193,20 +199,20 @@ static void test_retention(void **state)
 	char *dir = temp_dir();
 	struct store *s;
 	const char *why;
-	size_t deleted;
+	size_t deleted, unsent;
 	int n = 0;
 
 	assert_int_equal(store_open(dir, 1, &s, &why), 0);
 	for (int i = 0; i < 40; i++)
 		put(s, (int64_t)i * 10 * S, 42, "app", "work", i + 1);
-	assert_int_equal(store_retain(s, 100 * S, 0, &deleted), 0);
+	assert_int_equal(store_retain(s, 100 * S, 0, &deleted, &unsent), 0);
 	assert_int_equal(deleted, 10);
 	assert_int_equal(store_windows(s, 0, 1000 * S, count_window, &n), 0);
 	assert_int_equal(n, 30);
 	/* A cap below the data: the oldest go until it fits. */
 	int64_t bytes = store_bytes(s);
 	assert_true(bytes > 0);
-	assert_int_equal(store_retain(s, 0, (uint64_t)bytes / 2, &deleted), 0);
+	assert_int_equal(store_retain(s, 0, (uint64_t)bytes / 2, &deleted, &unsent), 0);
 	assert_true(deleted > 0);
 	n = 0;
 	assert_int_equal(store_windows(s, 0, 1000 * S, count_window, &n), 0);
@@ -219,6 +225,43 @@ static void test_retention(void **state)
 	assert_true(self_of(p, "work") >= 40);
 	assert_true(st.first_ns > 100 * S);
 	profile_free(p);
+	store_close(s);
+	remove_dir(dir);
+}
+
+/* Windows a destination has not taken: marked as they are written,
+ * listed oldest first, unmarked when taken, and counted when retention
+ * deletes them first. */
+static void test_unsent(void **state)
+{
+	(void)state;
+	char *dir = temp_dir();
+	struct store *s;
+	const char *why;
+	int64_t starts[8];
+	size_t total, deleted, unsent;
+
+	assert_int_equal(store_open(dir, 1, &s, &why), 0);
+	for (int i = 0; i < 6; i++)
+		put_to(s, (int64_t)(5 - i) * 10 * S, 42, "app", "work", i + 1, "ch:8123/fleet");
+	put_to(s, 60 * S, 42, "app", "work", 1, NULL);
+	assert_int_equal(store_unsent(s, "ch:8123/fleet", starts, 4, &total), 4);
+	assert_int_equal(total, 6);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(starts[i], (int64_t)i * 10 * S);
+	assert_int_equal(store_unsent(s, "elsewhere", starts, 4, &total), 0);
+	assert_int_equal(total, 0);
+	assert_int_equal(store_sent(s, "ch:8123/fleet", 10 * S), 0);
+	assert_int_equal(store_sent(s, "ch:8123/fleet", 10 * S), 0); /* twice: no harm */
+	assert_int_equal(store_unsent(s, "ch:8123/fleet", starts, 8, &total), 5);
+	assert_int_equal(starts[0], 0);
+	assert_int_equal(starts[1], 20 * S);
+	/* Retention takes windows 0 to 20 s: two of them were unsent. */
+	assert_int_equal(store_retain(s, 30 * S, 0, &deleted, &unsent), 0);
+	assert_int_equal(deleted, 3);
+	assert_int_equal(unsent, 2);
+	assert_int_equal(store_unsent(s, "ch:8123/fleet", starts, 8, &total), 3);
+	assert_int_equal(starts[0], 30 * S);
 	store_close(s);
 	remove_dir(dir);
 }
@@ -284,9 +327,8 @@ static void test_when(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_query),
-	    cmocka_unit_test(test_retention),
-	    cmocka_unit_test(test_not_a_store),
+	    cmocka_unit_test(test_write_query), cmocka_unit_test(test_retention),
+	    cmocka_unit_test(test_unsent),	cmocka_unit_test(test_not_a_store),
 	    cmocka_unit_test(test_when),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
