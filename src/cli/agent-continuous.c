@@ -22,6 +22,7 @@
 #include "cli/builtin.h"
 #include "cli/dirs.h"
 #include "cli/keeper.h"
+#include "cli/secret.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
 #include "remote/tls.h"
@@ -301,6 +302,17 @@ void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 		if (err < 0)
 			die("cannot export to %s: %s", a->export_url, strerror(-err));
 		snprintf(said->export_to, sizeof(said->export_to), "%s", clickhouse_where(ch));
+		if (a->export_password) {
+			static char password[256];
+			secret_read(a->export_password, "--export-password", password,
+				    sizeof(password));
+			cfg->export_password = password;
+		} else if (clickhouse_url_password(ch)) {
+			warning(
+			    "the password in --export can be read by every user of this machine "
+			    "(ps): put it in a file only root reads, and give --export-password "
+			    "FILE");
+		}
 		clickhouse_close(ch);
 		cfg->export_url = a->export_url;
 	}

@@ -88,6 +88,8 @@ static const struct opt agent_options[] = {
 		"delete the oldest windows past SIZE (default 1G)"),
     OPT_STRING_(0, "export", "clickhouse://HOST[:PORT]/DB", struct agent_args, cont.export_url,
 		"ship every window to this ClickHouse database too"),
+    OPT_STRING_(0, "export-password", "FILE", struct agent_args, cont.export_password,
+		"--export's password, from the first line of FILE (never in the URL)"),
     OPT_STRING_(0, "http-token", "FILE", struct agent_args, cont.http_token,
 		"--http on the network: the token, from FILE (default: a new one)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
@@ -117,10 +119,12 @@ int cmd_agent(int argc, char **argv)
 	a.cont.tls = a.tls;
 	if (!a.cont.on &&
 	    (a.cont.store || a.cont.window || a.cont.rate || a.cont.retain || a.cont.max_store ||
-	     a.cont.http || a.cont.export_url || a.cont.call_graph))
+	     a.cont.http || a.cont.export_url || a.cont.export_password || a.cont.call_graph))
 		usage_die("agent",
 			  "--store, --window, --rate, --call-graph, --retain, --max-store, "
-			  "--export and --http go with --continuous");
+			  "--export, --export-password and --http go with --continuous");
+	if (a.cont.export_password && !a.cont.export_url)
+		usage_die("agent", "--export-password goes with --export");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	char tls[PATH_MAX];

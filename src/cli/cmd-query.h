@@ -9,6 +9,7 @@
 
 struct query_args {
 	const char *store, *clickhouse, *from, *to, *from2, *to2, *host, *output, *format;
+	const char *clickhouse_password; /* --clickhouse-password FILE */
 	int diff, windows, json;
 	long long top;
 	int64_t *pids;

@@ -72,6 +72,8 @@ static const struct opt query_options[] = {
 		"the store to read (default /var/lib/recce as root)"),
     OPT_STRING_(0, "clickhouse", "clickhouse://HOST[:PORT]/DB", struct query_args, clickhouse,
 		"read the fleet store the agents export to"),
+    OPT_STRING_(0, "clickhouse-password", "FILE", struct query_args, clickhouse_password,
+		"--clickhouse's password, from the first line of FILE (never in the URL)"),
     OPT_STRING_(0, "from", "TIME", struct query_args, from, "the range's start (default -1h)"),
     OPT_STRING_(0, "to", "TIME", struct query_args, to, "the range's end (default now)"),
     OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
@@ -103,6 +105,8 @@ void query_parse_args(struct query_args *a, int argc, char **argv)
 		usage_die("query", "--json goes with --windows");
 	if (a->windows && (a->diff || a->output || a->format))
 		usage_die("query", "--windows lists windows: not with --diff, -o or --format");
+	if (a->clickhouse_password && !a->clickhouse)
+		usage_die("query", "--clickhouse-password goes with --clickhouse");
 	if (a->clickhouse && a->store)
 		usage_die("query", "--store and --clickhouse are two stores: give one");
 	if (a->clickhouse && a->windows)

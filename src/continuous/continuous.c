@@ -447,6 +447,8 @@ static int start(struct continuous *c, const char **why)
 		return err;
 	if (c->cfg->export_url &&
 	    ((err = clickhouse_open(c->cfg->export_url, &c->fleet, why)) ||
+	     (c->cfg->export_password &&
+	      (err = clickhouse_set_password(c->fleet, c->cfg->export_password))) ||
 	     (err = exporter_new(c->fleet, &c->loop, on_exported, c, &c->exporter))))
 		return err;
 	c->st.store_bytes = store_bytes(c->store);

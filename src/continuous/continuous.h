@@ -55,6 +55,7 @@ struct continuous_config {
 	uint64_t max_bytes;	/* the store's cap; 0: none */
 	const char *host;	/* the host label; NULL: gethostname() */
 	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
+	const char *export_password; /* its password, kept out of the URL; or NULL */
 	int stop_fd;		/* stop when readable (a signalfd) */
 	int http_fd;		/* a listening socket for the page and /metrics; -1: none */
 	/* With these, a connection accepted on http_fd goes through

@@ -16,7 +16,9 @@
 
 struct clickhouse {
 	char host[256], port[16], db[64];
+	char user[128];	/* from the URL, or "" */
 	char auth[512]; /* "&user=...&password=..." or "" */
+	int url_password; /* the URL carried a password */
 	char where[400];
 	char error[512];
 	int created;

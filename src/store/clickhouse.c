@@ -56,33 +56,57 @@ static int valid_name(const char *s)
 	return 1;
 }
 
-/* "&user=U&password=P", percent-encoded, from "U[:P]". */
-static int set_auth(struct clickhouse *ch, const char *userinfo, size_t len)
+/* ch->auth: "&user=U&password=P", percent-encoded (nothing of what is
+ * NULL). 0, or -EINVAL when it does not fit. */
+static int put_auth(struct clickhouse *ch, const char *user, const char *password)
 {
-	char *buf = NULL, *copy = strndup(userinfo, len);
+	char *buf = NULL;
 	size_t n = 0;
-	FILE *fp = copy ? open_memstream(&buf, &n) : NULL;
+	FILE *fp = open_memstream(&buf, &n);
 
-	if (!fp) {
-		free(copy);
+	if (!fp)
 		return -ENOMEM;
+	if (user) {
+		fputs("&user=", fp);
+		http_url_encode(fp, user);
 	}
-	char *colon = strchr(copy, ':');
-	if (colon)
-		*colon++ = '\0';
-	fputs("&user=", fp);
-	http_url_encode(fp, copy);
-	if (colon) {
+	if (password) {
 		fputs("&password=", fp);
-		http_url_encode(fp, colon);
+		http_url_encode(fp, password);
 	}
 	fclose(fp);
 	int err = n < sizeof(ch->auth) ? 0 : -EINVAL;
 	if (!err)
 		memcpy(ch->auth, buf, n + 1);
 	free(buf);
+	return err;
+}
+
+/* The URL's "U[:P]". */
+static int set_auth(struct clickhouse *ch, const char *userinfo, size_t len)
+{
+	char *copy = strndup(userinfo, len);
+
+	if (!copy)
+		return -ENOMEM;
+	char *colon = strchr(copy, ':');
+	if (colon)
+		*colon++ = '\0';
+	snprintf(ch->user, sizeof(ch->user), "%s", copy);
+	ch->url_password = colon != NULL;
+	int err = put_auth(ch, copy, colon);
 	free(copy);
 	return err;
+}
+
+int clickhouse_set_password(struct clickhouse *ch, const char *password)
+{
+	return put_auth(ch, ch->user[0] ? ch->user : "default", password);
+}
+
+int clickhouse_url_password(const struct clickhouse *ch)
+{
+	return ch->url_password;
 }
 
 int clickhouse_open(const char *url, struct clickhouse **out, const char **why)
@@ -142,7 +166,8 @@ int clickhouse_run(struct clickhouse *ch, const char *sql, const char *data, siz
 		fputs("query=", fp);
 		http_url_encode(fp, sql);
 	}
-	fputs(ch->auth, fp);
+	/* "&user=...": after the query, or the first parameter. */
+	fputs(data || !ch->auth[0] ? ch->auth : ch->auth + 1, fp);
 	fclose(fp);
 	int err = http_post(ch->host, ch->port, target, data ? data : sql, data ? len : strlen(sql),
 			    TIMEOUT_MS, REPLY_MAX, r, ch->error, sizeof(ch->error));

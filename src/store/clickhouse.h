@@ -41,6 +41,14 @@ struct clickhouse;
 int clickhouse_open(const char *url, struct clickhouse **out, const char **why);
 void clickhouse_close(struct clickhouse *ch);
 
+/* Sends password (read from a file, say, rather than the URL that
+ * every user sees in ps) as the URL's user's, or as "default"'s. 0, or
+ * -EINVAL when it is too long. */
+int clickhouse_set_password(struct clickhouse *ch, const char *password);
+
+/* Whether the URL carried a password. */
+int clickhouse_url_password(const struct clickhouse *ch);
+
 /* "HOST:PORT/DB", for messages. */
 const char *clickhouse_where(const struct clickhouse *ch);
 

@@ -8,8 +8,10 @@
 # but a warning, and when it is back the windows it missed are sent, so
 # that it holds every window of the local store once, with the same
 # samples; a profiler killed after ClickHouse took a window and before it
-# heard so sends that window again without making it twice; a server that
-# is not there and a URL that is not one are refused with what to do.
+# heard so sends that window again without making it twice; a password
+# given in a file is used and seen by no other user, one in a URL is
+# warned about; a server that is not there and a URL that is not one are
+# refused with what to do.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
 CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
@@ -51,7 +53,9 @@ cat >"$CH/users.xml" <<'EOF'
 <yandex>
   <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
   <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default></users>
+    <profile>default</profile><quota>default</quota></default>
+    <recce><password>fleet-pw-3141</password><networks><ip>127.0.0.1</ip></networks>
+    <profile>default</profile><quota>default</quota></recce></users>
   <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
     <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
   </interval></default></quotas>
@@ -94,13 +98,16 @@ fleet_windows()
 	     USING start_ns ORDER BY start_ns FORMAT TSV" | tr '\t' ' '
 }
 
-# export_agent NAME URL: an agent of 1 s windows exporting to URL, its
-# store in $T/NAME-store, its output in $T/NAME.err; sets XAGENT and
-# XMETRICS (its /metrics).
+# export_agent NAME URL [ARGS...]: an agent of 1 s windows exporting to
+# URL, its store in $T/NAME-store, its output in $T/NAME.err; sets XAGENT
+# and XMETRICS (its /metrics).
 export_agent()
 {
-	spawn_recce "$T/$1.out" "$T/$1.err" agent --continuous --socket "$T/$1/a.sock" \
-		--store "$T/$1-store" --window 1s --rate 99 --http 127.0.0.1:0 --export "$2"
+	local name=$1 url=$2
+	shift 2
+	spawn_recce "$T/$name.out" "$T/$name.err" agent --continuous --socket "$T/$name/a.sock" \
+		--store "$T/$name-store" --window 1s --rate 99 --http 127.0.0.1:0 --export "$url" "$@"
+	set -- "$name"
 	XAGENT=$PID
 	wait_for 15 grep -q 'metrics at http' "$T/$1.err" || diag "$(cat "$T/$1.err")"
 	XMETRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/$1.err")
@@ -319,6 +326,45 @@ like "$(cat "$OUT")" "windows: [0-9]+, [0-9.]+ s missing between them \\($(hostn
 	"a query over the kill says how long no window covers, and on which host" || show_run
 like "$(cat "$ERR")" "warning: no window of 127\\.0\\.0\\.1:$HTTP_PORT/fleet2 covers [0-9.]+ s of the range \\(hosts: $(hostname)\\)" \
 	"and warns"
+
+# --- a password kept out of every user's sight ----------------------------
+
+make_user
+printf 'fleet-pw-3141\n' >"$T/secret"
+chmod 600 "$T/secret"
+export_agent pw "clickhouse://recce@127.0.0.1:$HTTP_PORT/fleet3" --export-password "$T/secret"
+next_count windows_exported_total "$XMETRICS" || diag "no window went with the password: $(cat "$T/pw.err")"
+cmp_ok "$(sql "SELECT count() FROM fleet3.windows")" '>=' 1 \
+	"--export-password FILE: the agent exports as a user with a password"
+SEEN=$(su -s /bin/sh "$U" -c "cat /proc/$XAGENT/cmdline /proc/$(pgrep -P "$XAGENT")/cmdline; ps -eo args" |
+	tr '\0' ' ')
+like "$SEEN" "export-password $T/secret" "another user sees the agent's command line"
+unlike "$SEEN" 'fleet-pw-3141' "and not the password"
+unlike "$(cat "$T/pw.err")" 'password' "the agent has nothing to warn about"
+kill -INT "$XAGENT"
+wait_exit 30 "$XAGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0"
+
+run "$RECCE" query --clickhouse "clickhouse://recce@127.0.0.1:$HTTP_PORT/fleet3" \
+	--clickhouse-password "$T/secret" --from "@$T0" -n 1
+is "$RC" 0 "query --clickhouse-password FILE reads as that user" || show_run
+unlike "$(cat "$ERR")" 'password' "without a warning"
+run "$RECCE" query --clickhouse "clickhouse://recce:fleet-pw-3141@127.0.0.1:$HTTP_PORT/fleet3" \
+	--from "@$T0" -n 1
+is "$RC" 0 "a password in the URL still works" || show_run
+like "$(cat "$ERR")" "warning: the password in --clickhouse can be read by every user of this machine \\(ps\\): put it in a file, and give --clickhouse-password FILE" \
+	"with a warning that says where to put it"
+printf 'not-it\n' >"$T/bad-pw"
+chmod 644 "$T/bad-pw"
+run "$RECCE" query --clickhouse "clickhouse://recce@127.0.0.1:$HTTP_PORT/fleet3" \
+	--clickhouse-password "$T/bad-pw" --from "@$T0"
+is "$RC" 1 "a wrong password exits 1"
+like "$(cat "$ERR")" "warning: $T/bad-pw \\(--clickhouse-password\\) can be read by other users: 'chmod 600 $T/bad-pw'" \
+	"a password file others can read is said"
+like "$(cat "$ERR")" "cannot query ClickHouse at .*: ClickHouse answered [0-9]+: .*(password|Authentication)" \
+	"and ClickHouse's refusal is passed on"
+run "$RECCE" query --clickhouse-password "$T/secret"
+is "$RC" 2 "--clickhouse-password without --clickhouse is a usage error"
 
 # --- a ClickHouse that takes connections and never answers ----------------
 
