@@ -37,6 +37,7 @@ struct keeper {
 	unsigned restarts;
 	int64_t deaths[KEEP_DEATHS]; /* the last deaths, oldest first */
 	unsigned ndeaths;
+	char death[320];     /* the last death, said when the child starts again */
 	struct evloop *loop; /* the caller's, once attached */
 	int attached;	     /* the loop owns the descriptors */
 	int gave_up;
@@ -138,6 +139,9 @@ static void on_restart(void *arg, int64_t due_ns)
 	int err;
 
 	(void)due_ns;
+	/* Said now, not at the death: a child that ended with the agent's
+	 * own stop (a terminal's Ctrl-C reaches both) is not news. */
+	warning("%s", k->death);
 	if ((err = child_fork(k)) < 0) {
 		error("cannot start %s again: %s: the agent stops", k->what, strerror(-err));
 		give_up(k);
@@ -204,9 +208,10 @@ static void on_gone(void *arg, int fd, short revents)
 		return;
 	}
 	k->restarts++;
-	warning("%s (pid %d) %s after %ld s of sampling: the window it was filling is lost; it "
-		"starts again in 1 s",
-		k->what, (int)pid, why, lived);
+	snprintf(k->death, sizeof(k->death),
+		 "%s (pid %d) %s after %ld s of sampling: the window it was filling is lost; it "
+		 "starts again",
+		 k->what, (int)pid, why, lived);
 	if (evloop_timer_add(k->loop, now + KEEP_DELAY_NS, 0, on_restart, k) < 0)
 		give_up(k);
 }
