@@ -66,6 +66,8 @@ int cmd_record(int argc, char **argv)
 		die("out of memory");
 	if (a.no_symbolize)
 		resolver_keep_addresses(res);
+	if (a.all || a.cgroup)
+		resolver_label_comm(res, 1); /* a root frame per process in the views */
 	if (a.timeline) {
 		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
 		if (!aggregate_timeline(agg))

@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 #include "profile/stacks.h"
 #include "profile/view.h"
+#include "util/array.h"
 #include "util/outfile.h"
 #include "writers/render.h"
 #include "writers/report-diff.h"
@@ -41,6 +42,8 @@ struct report_args {
 	long long top;
 	int64_t *pids, *tids;
 	int npids, ntids;
+	const char **comms; /* --comm */
+	size_t ncomms, comms_cap;
 	regex_t focus, ignore;
 	int has_focus, has_ignore;
 	int icicle;
@@ -58,7 +61,7 @@ static void args_set_mode(struct report_args *a, enum render_format mode, const 
 	a->mode_set = 1;
 }
 
-enum { V_TOP, V_LINES, V_FOLDED, V_FLAME, V_FORMAT, V_PID, V_TID, V_FOCUS, V_IGNORE };
+enum { V_TOP, V_LINES, V_FOLDED, V_FLAME, V_FORMAT, V_PID, V_TID, V_COMM, V_FOCUS, V_IGNORE };
 
 static void set_format(struct report_args *a, const char *arg)
 {
@@ -98,6 +101,24 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 	case V_PID:
 		parse_ids_option("report", "--pid", arg, &a->pids, &a->npids);
 		break;
+	case V_COMM:
+		for (const char *c = arg; *c;) {
+			size_t len = strcspn(c, ",");
+			if (len) {
+				const char **grown = array_reserve(a->comms, &a->comms_cap,
+								   a->ncomms + 1, sizeof(*grown));
+				char *name = strndup(c, len);
+				if (!grown || !name)
+					die("out of memory");
+				a->comms = grown;
+				a->comms[a->ncomms++] = name;
+			}
+			c += len + (c[len] == ',');
+		}
+		if (!a->ncomms)
+			usage_die("report",
+				  "--comm wants command names, such as nginx,redis-server");
+		break;
 	case V_TID:
 		parse_ids_option("report", "--tid", arg, &a->tids, &a->ntids);
 		break;
@@ -119,6 +140,8 @@ static const struct opt report_options[] = {
     OPT_STRING_(0, "value", "TYPE", struct report_args, value, "the sample type to show"),
     OPT_CALL_(0, "pid", "PID[,PID...]", set_value, V_PID, "only these processes"),
     OPT_CALL_(0, "tid", "TID[,TID...]", set_value, V_TID, "only these threads"),
+    OPT_CALL_(0, "comm", "NAME[,NAME...]", set_value, V_COMM,
+	      "only processes of these command names (record -a, query)"),
     OPT_CALL_(0, "focus", "REGEX", set_value, V_FOCUS, "only stacks through a match"),
     OPT_CALL_(0, "ignore", "REGEX", set_value, V_IGNORE, "drop stacks through a match"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, RENDER_FORMAT_NAMES),
@@ -197,6 +220,8 @@ static struct stack_filter filter_of(const struct report_args *a)
 	    .npids = (size_t)a->npids,
 	    .tids = a->tids,
 	    .ntids = (size_t)a->ntids,
+	    .comms = a->comms,
+	    .ncomms = a->ncomms,
 	    .focus = a->has_focus ? (regex_t *)&a->focus : NULL,
 	    .ignore = a->has_ignore ? (regex_t *)&a->ignore : NULL,
 	};

@@ -66,6 +66,7 @@ struct resolver {
 	size_t loc_cap;
 	int addresses_only; /* resolver_keep_addresses() */
 	size_t column;	    /* resolver_set_column() */
+	int label_comm;	    /* resolver_label_comm() */
 };
 
 static uint64_t key_hash(const struct key *k)
@@ -171,6 +172,11 @@ int resolver_name_allocations(struct resolver *r, int64_t interval)
 	r->prof->period_type.unit = profile_intern(r->prof, "bytes");
 	r->prof->period = interval;
 	return r->prof->period_type.type && r->prof->period_type.unit ? 0 : -ENOMEM;
+}
+
+void resolver_label_comm(struct resolver *r, int on)
+{
+	r->label_comm = on;
 }
 
 void resolver_set_column(struct resolver *r, size_t column)
@@ -517,7 +523,7 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 		return -EINVAL;
 	values[r->column] = (int64_t)s->count;
 	values[r->column + 1] = (int64_t)s->period;
-	struct profile_label labels[3];
+	struct profile_label labels[4];
 	size_t nlabels = 0;
 	memset(labels, 0, sizeof(labels));
 	labels[nlabels].key = "pid";
@@ -530,6 +536,11 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 	if (name && *name) {
 		labels[nlabels].key = "thread";
 		labels[nlabels++].str = name;
+	}
+	const char *comm = r->label_comm ? procs_comm(r->procs, (pid_t)s->pid) : NULL;
+	if (comm && *comm) {
+		labels[nlabels].key = "comm";
+		labels[nlabels++].str = comm;
 	}
 	return profile_add_sample(r->prof, r->loc_ids, nlocs, values, labels, nlabels);
 }

@@ -65,6 +65,11 @@ int resolver_name_allocations(struct resolver *r, int64_t interval);
  * allocation profile), the other values 0. */
 void resolver_set_column(struct resolver *r, size_t column);
 
+/* With on, every sample also carries its process's command name as the
+ * "comm" label (a recording of many processes: the views give each a
+ * root frame of its own, and report --comm picks by it). */
+void resolver_label_comm(struct resolver *r, int on);
+
 /* Names kernel code with k (kept by the caller, who frees it after the
  * resolver) rather than reading /proc/kallsyms again: for a caller that
  * resolves often, such as the continuous agent every window. */

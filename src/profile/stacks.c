@@ -157,6 +157,17 @@ static int id_listed(const int64_t *ids, size_t n, const struct profile_sample *
 	return 0;
 }
 
+static int comm_listed(const struct stack_filter *filter, const struct profile_sample *s)
+{
+	if (!filter->comms)
+		return 1;
+	const struct profile_label *l = profile_sample_label(s, "comm");
+	for (size_t i = 0; l && l->str && i < filter->ncomms; i++)
+		if (strcmp(l->str, filter->comms[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Whether the filters keep s. */
 static int sample_kept(const struct stack_filter *filter, const struct loc_frames *info,
 		       const struct profile_sample *s)
@@ -164,7 +175,7 @@ static int sample_kept(const struct stack_filter *filter, const struct loc_frame
 	if (!filter)
 		return 1;
 	if (!id_listed(filter->pids, filter->npids, s, "pid") ||
-	    !id_listed(filter->tids, filter->ntids, s, "tid"))
+	    !id_listed(filter->tids, filter->ntids, s, "tid") || !comm_listed(filter, s))
 		return 0;
 	int match = 0;
 	for (size_t i = 0; i < s->nlocations; i++)
@@ -172,6 +183,21 @@ static int sample_kept(const struct stack_filter *filter, const struct loc_frame
 	if (filter->focus && !(match & MATCH_FOCUS))
 		return 0;
 	return !(match & MATCH_IGNORE);
+}
+
+/* The root frame's name of s's process, "[COMM PID]", into buf (len
+ * bytes, 0: only measured). Returns its length. */
+static size_t root_name(const struct profile_sample *s, char *buf, size_t len)
+{
+	const struct profile_label *comm = profile_sample_label(s, "comm");
+	const struct profile_label *pid = profile_sample_label(s, "pid");
+
+	if (!comm || !comm->str || !comm->str[0])
+		comm = profile_sample_label(s, "thread");
+	const char *name = comm && comm->str && comm->str[0] ? comm->str : "?";
+	int n = pid && !pid->str ? snprintf(buf, len, "[%s %lld]", name, (long long)pid->num)
+				 : snprintf(buf, len, "[%s]", name);
+	return n > 0 ? (size_t)n : 0;
 }
 
 static size_t sample_nframes(const struct loc_frames *info, const struct profile_sample *s)
@@ -206,7 +232,7 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 	if (ret)
 		goto out_free;
 
-	size_t nkept = 0, nframes = 0;
+	size_t nkept = 0, nframes = 0, roots_size = 1;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		int64_t v = s->values[value_index];
@@ -220,15 +246,21 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		kept[i] = 1;
 		nkept++;
 		nframes += sample_nframes(info, s);
+		if (filter && filter->process_roots) {
+			nframes++;
+			roots_size += root_name(s, NULL, 0) + 1;
+		}
 	}
 	out->entries = calloc(nkept ? nkept : 1, sizeof(*out->entries));
 	out->frame_pool = calloc(nframes ? nframes : 1, sizeof(*out->frame_pool));
-	if (!out->entries || !out->frame_pool) {
+	out->root_pool = malloc(roots_size);
+	if (!out->entries || !out->frame_pool || !out->root_pool) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
 
 	struct stack_frame *f = out->frame_pool;
+	char *root = out->root_pool;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		struct stack_entry *e = &out->entries[out->n];
@@ -236,6 +268,12 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		if (!kept[i])
 			continue;
 		e->frames = f;
+		if (filter && filter->process_roots) {
+			size_t n = root_name(s, root, roots_size);
+			*f++ = (struct stack_frame){root, "", 0, ""};
+			root += n + 1;
+			roots_size -= n + 1;
+		}
 		/* location_ids run leaf first: walk them backwards for root first. */
 		for (size_t j = s->nlocations; j-- > 0;) {
 			const struct loc_frames *li = &info[s->location_ids[j] - 1];
@@ -263,6 +301,7 @@ void stacks_release(struct stack_set *set)
 	free(set->entries);
 	free(set->frame_pool);
 	free(set->name_pool);
+	free(set->root_pool);
 	memset(set, 0, sizeof(*set));
 }
 

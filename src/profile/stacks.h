@@ -46,6 +46,13 @@ struct stack_filter {
 	size_t npids;
 	const int64_t *tids;
 	size_t ntids;
+	const char *const *comms; /* keep samples whose "comm" label is one; NULL = any */
+	size_t ncomms;
+	/* Give each stack a root frame of its process, "[COMM PID]" (the
+	 * "comm" label, else the thread's name): a profile of many
+	 * processes, where the same main() of different programs would
+	 * merge. */
+	int process_roots;
 	regex_t *focus;	 /* keep samples with a frame matching it; NULL = all */
 	regex_t *ignore; /* drop samples with a frame matching it; NULL = none */
 };
@@ -60,6 +67,7 @@ struct stack_set {
 	/* private: the frames of all entries and the generated names */
 	struct stack_frame *frame_pool;
 	char *name_pool;
+	char *root_pool; /* process_roots: the root frames' names */
 };
 
 /* Builds the stacks of p for the sample type at value_index (use

@@ -28,17 +28,29 @@ static int choose_type(const struct profile *p, const char *type, struct profile
 	return 0;
 }
 
+/* filter, with a root frame per process when p is a recording of every
+ * process (record -a, --cgroup: "target: every process ..."). */
+static struct stack_filter with_roots(const struct profile *p, const struct stack_filter *filter)
+{
+	struct stack_filter f = filter ? *filter : (struct stack_filter){0};
+	const char *target = profile_comment(p, "target");
+
+	if (target && strncmp(target, "every process", 13) == 0)
+		f.process_roots = 1;
+	return f;
+}
+
 int profile_view_build(const struct profile *p, const char *type, const struct stack_filter *filter,
 		       int timeline, struct profile_view *v)
 {
-	struct stack_filter none = {0};
 	int err = choose_type(p, type, v);
 
 	if (err)
 		return err;
 	if (timeline && !p->timeline)
 		return fail(v, VIEW_NO_TIMELINE, -ENODATA);
-	err = stacks_from_profile(p, v->type, filter ? filter : &none, &v->set);
+	struct stack_filter f = with_roots(p, filter);
+	err = stacks_from_profile(p, v->type, &f, &v->set);
 	if (err)
 		return fail(v, VIEW_STACKS, err);
 	if (timeline) {
@@ -52,7 +64,6 @@ int profile_view_build(const struct profile *p, const char *type, const struct s
 int profile_view_diff(const struct profile *before, const struct profile *after, const char *type,
 		      const struct stack_filter *filter, struct profile_view *v)
 {
-	struct stack_filter none = {0};
 	int err = choose_type(after, type, v);
 
 	if (err)
@@ -61,11 +72,12 @@ int profile_view_diff(const struct profile *before, const struct profile *after,
 	int ib = profile_sample_type_index(before, t->type);
 	if (ib < 0 || strcmp(before->sample_types[ib].unit, t->unit) != 0)
 		return fail(v, VIEW_MISMATCH, -EDOM);
-	if (!filter)
-		filter = &none;
-	err = stacks_from_profile(before, (size_t)ib, filter, &v->before);
+	/* Roots when either is of every process, so that both line up. */
+	struct stack_filter fb = with_roots(before, filter), fa = with_roots(after, filter);
+	fb.process_roots = fa.process_roots = fb.process_roots || fa.process_roots;
+	err = stacks_from_profile(before, (size_t)ib, &fb, &v->before);
 	if (!err)
-		err = stacks_from_profile(after, v->type, filter, &v->set);
+		err = stacks_from_profile(after, v->type, &fa, &v->set);
 	if (!err)
 		err = stacks_diff_merge(&v->before, &v->set, &v->merged);
 	return err ? fail(v, VIEW_STACKS, err) : 0;

@@ -1,7 +1,9 @@
 #!/bin/bash
 # recce record -a: every process on every CPU, a process that starts and
-# exits during the recording named like any other; and --cgroup: only the
-# processes of one cgroup (v2, made and removed by the test).
+# exits during the recording named like any other; every stack under a
+# root frame of its process, [COMM PID], and report --comm picking by
+# name; and --cgroup: only the processes of one cgroup (v2, made and
+# removed by the test).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
 
@@ -37,6 +39,18 @@ cmp_ok "$(folded_total "$FOLDED")" '>' 10 "the short-lived process has samples"
 cmp_ok "$(folded_count "$FOLDED" '(^|;)spin(_step)?(;|$)')" '>' \
 	"$(folded_total "$FOLDED") * 0.5" "and its code is named, though it exited first" ||
 	diag "$(printf '%s\n' "$FOLDED" | head -n 3)"
+# Each process is a tower of its own, under a root frame "[COMM PID]".
+is "$(printf '%s\n' "$FOLDED" | grep -vc "^\[spinner $SHORT\];")" 0 \
+	"every stack of the short-lived process is under [spinner PID]" ||
+	diag "$(printf '%s\n' "$FOLDED" | head -n 3)"
+FOLDED=$(folded "$P")
+is "$(folded_count "$FOLDED" "^\\[hot $HOT\\];")" "$(folded_total "$(folded "$P" --pid "$HOT")")" \
+	"the busy one's under [hot PID], all of its samples and no other's"
+cmp_ok "$(printf '%s\n' "$FOLDED" | grep -vc '^\[[^];]* [0-9]*\];')" '==' 0 \
+	"every stack has its process's root frame"
+is "$(folded_total "$(folded "$P" --comm hot,spinner)")" \
+	"$(folded_total "$(folded "$P" --pid "$HOT,$SHORT")")" \
+	"report --comm picks processes by command name"
 run "$RECCE" report -n 1 "$P"
 like "$(cat "$OUT")" '^target: every process \(system-wide\), [0-9]+ of them sampled$' \
 	"the profile says it is system-wide"

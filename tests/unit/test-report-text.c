@@ -38,7 +38,7 @@ static struct stack_entry entries[] = {
     {2, shallow, 1, NULL, 0},
     {2, unknown, 2, NULL, 0},
 };
-static const struct stack_set set = {entries, 3, 6, 0, "samples", "count", NULL, NULL};
+static const struct stack_set set = {entries, 3, 6, 0, "samples", "count", NULL, NULL, NULL};
 
 struct want {
 	const char *name, *file;
@@ -98,7 +98,7 @@ static void test_rank_one_row_per_function(void **state)
 	static struct stack_frame c[] = {{"_PyEval_EvalFrameDefault", "ceval.c", 10, "libpy.so"}};
 	static struct stack_entry e[] = {
 	    {1, a, 3, NULL, 0}, {1, b, 5, NULL, 0}, {1, c, 1, NULL, 0}};
-	const struct stack_set two = {e, 3, 9, 0, "samples", "count", NULL, NULL};
+	const struct stack_set two = {e, 3, 9, 0, "samples", "count", NULL, NULL, NULL};
 	struct report_row *rows;
 	size_t n;
 
@@ -175,7 +175,7 @@ static void test_header(void **state)
 				     "filters left out 500.00ms cpu (25.00% of 2.00s)\n"));
 	free(text);
 
-	struct stack_set none = {NULL, 0, 0, 5, "samples", "count", NULL, NULL};
+	struct stack_set none = {NULL, 0, 0, 5, "samples", "count", NULL, NULL, NULL};
 	text = text_write(&none, &opts);
 	assert_string_equal(text, "total: 0 samples\n"
 				  "filters left out 5 samples (100.00% of 5)\n"

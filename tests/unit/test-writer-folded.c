@@ -39,7 +39,7 @@ static void test_folded(void **state)
 	    {2, ab, 2, NULL, 0},   {2, odd, 1, NULL, 0},  {2, ab2, 3, NULL, 0},
 	    {0, NULL, 4, NULL, 0}, {1, root, 1, NULL, 0},
 	};
-	struct stack_set set = {entries, 5, 11, 0, "samples", "count", NULL, NULL};
+	struct stack_set set = {entries, 5, 11, 0, "samples", "count", NULL, NULL, NULL};
 	char *text = folded_text(&set);
 
 	/* Frames are merged by name: lines 1 and 2 of b are one stack. */
@@ -57,7 +57,7 @@ static void test_folded(void **state)
 
 static void test_empty(void **state)
 {
-	struct stack_set set = {NULL, 0, 0, 0, "samples", "count", NULL, NULL};
+	struct stack_set set = {NULL, 0, 0, 0, "samples", "count", NULL, NULL, NULL};
 	char *text = folded_text(&set);
 
 	assert_string_equal(text, "");
