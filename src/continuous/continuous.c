@@ -554,7 +554,9 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	metric(fp, "profiles_written_total", "counter", "Process profiles written.",
 	       (double)st->profiles);
 	metric(fp, "samples_total", "counter", "Samples taken.", (double)st->samples);
-	metric(fp, "samples_lost_total", "counter", "Samples the kernel could not write.",
+	metric(fp, "records_lost_total", "counter",
+	       "Records the kernel could not write: samples, and the mappings, names and tasks "
+	       "beside them.",
 	       (double)st->lost);
 	metric(fp, "windows_retained_total", "counter", "Windows deleted by retention.",
 	       (double)st->retained);

@@ -76,7 +76,7 @@ struct continuous_stats {
 	uint64_t windows;	 /* windows written */
 	uint64_t windows_failed; /* windows the store refused */
 	uint64_t profiles;	 /* process profiles written */
-	uint64_t samples, lost;
+	uint64_t samples, lost; /* lost: records the kernel could not write */
 	uint64_t retained; /* windows deleted by retention */
 	int64_t store_bytes;
 	int store_full;

@@ -590,7 +590,7 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	add_comment(p, "samples-per-second", "%.1f", sampler_rate(st));
 	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
 	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
-	add_comment(p, "lost", "%llu", (unsigned long long)st->lost);
+	add_comment(p, "records-lost", "%llu", (unsigned long long)st->lost);
 	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
 	if (s->cfg.dwarf)
 		add_comment(p, "call-graph", "%s,%u", s->cfg.fp_after ? "auto" : "dwarf",

@@ -106,7 +106,8 @@ struct sampler_stats {
 	uint64_t samples;  /* samples aggregated (switches out included) */
 	uint64_t switches; /* switches out aggregated, with their time off the CPU: */
 	uint64_t offcpu_ns;
-	uint64_t lost;	    /* samples the kernel could not write (PERF_RECORD_LOST) */
+	uint64_t lost;	    /* records the kernel could not write (PERF_RECORD_LOST):
+			     * samples, and the mappings, names and tasks beside them */
 	uint64_t throttled; /* PERF_RECORD_THROTTLE: the kernel lowered the rate */
 	uint64_t dropped;   /* duplicate or unusable samples not aggregated */
 	uint64_t malformed; /* records that failed a bounds check */

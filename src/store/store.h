@@ -32,7 +32,7 @@ struct store;
 struct store_window {
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	const char *host;
-	uint64_t samples, lost, idle;
+	uint64_t samples, lost, idle; /* lost: records the kernel could not write */
 	uint64_t processes;   /* processes with samples */
 	int64_t agent_cpu_ns; /* CPU the agent used during the window */
 };
