@@ -52,9 +52,30 @@ static void range_of(const char *from_s, const char *to_s, const char *from_opt,
 		usage_die("query", "%s must come after %s", to_opt, from_opt);
 }
 
+/* A span in words: "1.4 s", "12 min", "3.5 h". */
+static void span_words(int64_t ns, char *buf, size_t len)
+{
+	double s = (double)ns / 1e9;
+
+	if (s < 120)
+		snprintf(buf, len, "%.1f s", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else
+		snprintf(buf, len, "%.1f h", s / 3600);
+}
+
+/* What list_windows() remembers from one window to the next. */
+struct window_list {
+	const struct query_args *a;
+	int64_t last_end; /* 0 before the first */
+	char last_host[256];
+};
+
 static int print_window(void *arg, const struct store_window *w)
 {
-	const struct query_args *a = arg;
+	struct window_list *l = arg;
+	const struct query_args *a = l->a;
 	char from[64], to[64];
 
 	if (a->json) {
@@ -65,6 +86,15 @@ static int print_window(void *arg, const struct store_window *w)
 		       (unsigned long long)w->lost, (long long)w->agent_cpu_ns);
 		return 0;
 	}
+	/* Time no window covers: the agent or its profiler was down. */
+	if (l->last_end && strcmp(l->last_host, w->host) == 0 &&
+	    w->start_ns - l->last_end >= 1000000) {
+		char gap[32];
+		span_words(w->start_ns - l->last_end, gap, sizeof(gap));
+		printf("  (%s that no window covers)\n", gap);
+	}
+	l->last_end = w->end_ns;
+	snprintf(l->last_host, sizeof(l->last_host), "%s", w->host);
 	local_time(w->start_ns, from, sizeof(from));
 	local_time(w->end_ns, to, sizeof(to));
 	printf("%-19s  %-19s  %-16s %8llu %9llu %6llu %9.1fms\n", from, to, w->host,
@@ -79,7 +109,8 @@ static int list_windows(const struct query_args *a, struct store *s, const struc
 	if (!a->json)
 		printf("%-19s  %-19s  %-16s %8s %9s %6s %11s\n", "start", "end", "host", "samples",
 		       "processes", "lost", "agent-cpu");
-	int err = store_windows(s, f->from_ns, f->to_ns, print_window, (void *)a);
+	struct window_list l = {.a = a};
+	int err = store_windows(s, f->from_ns, f->to_ns, print_window, &l);
 	if (err)
 		return error("cannot read the store: %s (%s)", strerror(-err), store_error(s)),
 		       RECCE_EXIT_ERROR;
@@ -92,19 +123,6 @@ struct source {
 	struct clickhouse *fleet;
 	const char *name; /* the directory, or HOST:PORT/DB */
 };
-
-/* A span in words: "1.4 s", "12 min", "3.5 h". */
-static void span_words(int64_t ns, char *buf, size_t len)
-{
-	double s = (double)ns / 1e9;
-
-	if (s < 120)
-		snprintf(buf, len, "%.1f s", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%.0f min", s / 60);
-	else
-		snprintf(buf, len, "%.1f h", s / 3600);
-}
 
 /* The merged profile of f's range, or NULL when it has no sample (said). */
 static struct profile *query_range(const struct source *src, const struct store_filter *f)

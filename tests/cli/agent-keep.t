@@ -58,6 +58,9 @@ next_window "$URL" || diag "the new profiler wrote no window"
 run "$RECCE" query --store "$T/store1" --from -1h --comm hot -n 50
 is "$RC" 0 "the store is read after the restart" || show_run
 like "$(cat "$OUT")" 'burn_cpu' "and holds what ran after it"
+run "$RECCE" query --store "$T/store1" --from -1h --windows
+like "$(cat "$OUT")" '^  \([0-9.]+ s that no window covers\)$' \
+	"query --windows shows the time the profiler was down" || show_run
 
 RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL/" "$B/artifacts/agent-keep"
 is "$RC" 0 "Chromium opens the page" || show_run
