@@ -393,14 +393,20 @@ spawn_recce()
 }
 
 # wait_for SECONDS CMD...: polls CMD every 0.05 s until it succeeds; returns
-# 1 if it never did.
+# 1 if it never did. SECONDS counts the pauses between tries, so that the
+# time CMD itself takes on a busy machine is added, not taken away; a CMD
+# that is slow every time (a curl to a socket nobody answers) ends the
+# wait after 4 x SECONDS of the clock (at least SECONDS + 60) all the same.
 wait_for()
 {
-	local end
+	local end cap
 	end=$(awk -v s="$1" 'BEGIN { print int(s * 20) }')
+	cap=$(awk -v s="$1" -v now="${EPOCHREALTIME//[!0-9]/}" \
+		'BEGIN { c = 4 * s; if (c < s + 60) c = s + 60; printf "%.0f", now + c * 1e6 }')
 	shift
 	while [ "$end" -gt 0 ]; do
 		"$@" && return 0
+		[ "${EPOCHREALTIME//[!0-9]/}" -lt "$cap" ] || return 1
 		sleep 0.05
 		end=$((end - 1))
 	done
