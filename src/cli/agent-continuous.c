@@ -25,6 +25,7 @@
 #include "cli/secret.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
+#include "proc/self.h"
 #include "remote/tls.h"
 #include "store/clickhouse.h"
 #include "store/store.h"
@@ -206,26 +207,6 @@ static struct profiler {
 	struct keeper *keeper;
 } profiler;
 
-/* Closes every descriptor but 0-2 and the n in keep (ascending). */
-static void close_all_but(const int *keep, size_t n)
-{
-	unsigned from = 3;
-
-	for (size_t i = 0; i < n; i++) {
-		if (keep[i] < (int)from)
-			continue;
-		if ((unsigned)keep[i] > from)
-			close_range(from, (unsigned)keep[i] - 1, 0);
-		from = (unsigned)keep[i] + 1;
-	}
-	close_range(from, ~0U, 0);
-}
-
-static int by_fd(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* The profiler's process (a keeper_child_fn): samples until stop_fd
  * says so. */
 static void profiler_child(void *arg, unsigned restarts, int ready_fd)
@@ -234,8 +215,7 @@ static void profiler_child(void *arg, unsigned restarts, int ready_fd)
 	int keep[] = {p->cfg.stop_fd, p->cfg.http_fd, ready_fd};
 
 	/* Nothing of the agent's held: its sockets, its clients' pipes. */
-	qsort(keep, sizeof(keep) / sizeof(keep[0]), sizeof(keep[0]), by_fd);
-	close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
+	proc_close_all_but(keep, sizeof(keep) / sizeof(keep[0]));
 	p->said.ready_fd = ready_fd;
 	p->said.restarts = p->cfg.restarts = restarts;
 	prctl(PR_SET_PDEATHSIG, SIGTERM);

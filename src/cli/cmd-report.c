@@ -22,7 +22,6 @@
 #include "profile/profile.h"
 #include "profile/stacks.h"
 #include "profile/view.h"
-#include "util/array.h"
 #include "util/outfile.h"
 #include "writers/render.h"
 #include "writers/report-diff.h"
@@ -102,19 +101,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		parse_ids_option("report", "--pid", arg, &a->pids, &a->npids);
 		break;
 	case V_COMM:
-		for (const char *c = arg; *c;) {
-			size_t len = strcspn(c, ",");
-			if (len) {
-				const char **grown = array_reserve(a->comms, &a->comms_cap,
-								   a->ncomms + 1, sizeof(*grown));
-				char *name = strndup(c, len);
-				if (!grown || !name)
-					die("out of memory");
-				a->comms = grown;
-				a->comms[a->ncomms++] = name;
-			}
-			c += len + (c[len] == ',');
-		}
+		parse_names_option(arg, &a->comms, &a->ncomms, &a->comms_cap);
 		if (!a->ncomms)
 			usage_die("report",
 				  "--comm wants command names, such as nginx,redis-server");

@@ -36,15 +36,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		parse_ids_option("query", "--pid", arg, &a->pids, &a->npids);
 		break;
 	case V_COMM:
-		for (const char *c = arg; *c;) {
-			size_t len = strcspn(c, ",");
-			char *name = len ? strndup(c, len) : NULL;
-			if (len && !name)
-				die("out of memory");
-			if (name)
-				push(&a->comms, &a->ncomms, &a->ncomms_cap, name);
-			c += len + (c[len] == ',');
-		}
+		parse_names_option(arg, &a->comms, &a->ncomms, &a->ncomms_cap);
 		break;
 	case V_LABEL: {
 		const char *eq = strchr(arg, '=');

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/term-safe.h"
 
 /* A message, its lines escaped for the terminal: messages name functions,
@@ -300,6 +301,22 @@ void parse_ids_option(const char *cmd, const char *opt, const char *arg, int64_t
 	*n = parse_int_list(arg, ids);
 	if (*n < 0)
 		usage_die(cmd, "%s wants a list of ids such as 12,34, not '%s'", opt, arg);
+}
+
+void parse_names_option(const char *arg, const char ***names, size_t *n, size_t *cap)
+{
+	for (const char *c = arg; *c;) {
+		size_t len = strcspn(c, ",");
+		if (len) {
+			const char **grown = array_reserve(*names, cap, *n + 1, sizeof(**names));
+			char *name = strndup(c, len);
+			if (!grown || !name)
+				die("out of memory");
+			*names = grown;
+			(*names)[(*n)++] = name;
+		}
+		c += len + (c[len] == ',');
+	}
 }
 
 void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex_t *re, int *has)

@@ -47,6 +47,10 @@ void parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pid
  * last one given counts); a bad list is a usage error. */
 void parse_ids_option(const char *cmd, const char *opt, const char *arg, int64_t **ids, int *n);
 
+/* Appends the names of a list such as nginx,redis-server (each a copy;
+ * empty ones skipped) to (*names)[0..*n), its room *cap (util/array.h). */
+void parse_names_option(const char *arg, const char ***names, size_t *n, size_t *cap);
+
 /* Compiles an option's extended regex into *re (releasing the one before
  * if *has) and sets *has; a bad regex is a usage error. */
 void parse_regex_option(const char *cmd, const char *opt, const char *arg, regex_t *re, int *has);

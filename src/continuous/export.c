@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc/self.h"
 #include "util/array.h"
 #include "util/readall.h"
 
@@ -70,9 +71,7 @@ static void export_child(struct exporter *x, int fd, const struct store_window *
 
 	/* Nothing of the agent's held open here: its sockets (a restarted
 	 * agent binds them again at once), its perf events, its store. */
-	if (fd > 3)
-		close_range(3, (unsigned)fd - 1, 0);
-	close_range((unsigned)fd + 1, ~0U, 0);
+	proc_close_all_but(&fd, 1);
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	signal(SIGALRM, SIG_DFL);

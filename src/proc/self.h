@@ -1,6 +1,7 @@
 /*
  * What recce asks of the kernel for itself while it watches processes:
- * a pidfd that stays bound to one process even if its pid is reused, and
+ * a pidfd that stays bound to one process even if its pid is reused, a
+ * forked child's descriptors closed but those it keeps, and
  * as many file descriptors as it may have (perf events cost one per
  * thread and CPU, so a large target needs many), and whether it may
  * watch a process of another user.
@@ -25,6 +26,27 @@ static inline int proc_pidfd_open(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
+}
+
+/* In a forked child: closes every descriptor but 0-2 and the n in keep
+ * (in any order; negative ones are ignored), so that it holds nothing
+ * of its parent's: sockets, perf events, a store. */
+static inline void proc_close_all_but(const int *keep, size_t n)
+{
+	unsigned from = 3;
+
+	for (;;) {
+		int next = -1; /* the lowest kept descriptor from `from` on */
+		for (size_t i = 0; i < n; i++)
+			if (keep[i] >= (int)from && (next < 0 || keep[i] < next))
+				next = keep[i];
+		if (next < 0)
+			break;
+		if ((unsigned)next > from)
+			close_range(from, (unsigned)next - 1, 0);
+		from = (unsigned)next + 1;
+	}
+	close_range(from, ~0U, 0);
 }
 
 /* Raises the soft limit on open descriptors to the hard one. */

@@ -113,6 +113,17 @@ export_agent()
 	XMETRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/$1.err")
 }
 
+# same_windows STORE DB NAME: the check NAME that ClickHouse's database DB
+# holds every window of the local STORE once, with its samples (both
+# lists kept in $T/local-windows and $T/fleet-windows).
+same_windows()
+{
+	local_windows "$1" >"$T/local-windows"
+	fleet_windows "$2" >"$T/fleet-windows"
+	is "$(cat "$T/fleet-windows")" "$(cat "$T/local-windows")" "$3" ||
+		diag "$(diff "$T/local-windows" "$T/fleet-windows" | head -n 10)"
+}
+
 # settled METRICS: waits until that agent has no window waiting for
 # ClickHouse (one on its way is taken within the wait).
 settled()
@@ -233,12 +244,9 @@ cmp_ok "$(agent_metric "$METRICS" windows_resent_total)" '>=' 2 \
 kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
-local_windows "$T/store" >"$T/local-windows"
-fleet_windows fleet >"$T/fleet-windows"
+same_windows "$T/store" fleet \
+	"ClickHouse has every window of the local store once, each with the same samples"
 cmp_ok "$(wc -l <"$T/local-windows")" '>=' 10 "the local store has the run's windows"
-is "$(cat "$T/fleet-windows")" "$(cat "$T/local-windows")" \
-	"ClickHouse has every window of the local store once, each with the same samples" ||
-	diag "$(diff "$T/local-windows" "$T/fleet-windows" | head -n 10)"
 run "$RECCE" query --clickhouse "$URL" --from "@$T0" -n 1
 is "$RC" 0 "a query of the whole run exits 0" || show_run
 unlike "$(cat "$OUT" "$ERR")" 'missing|no window' "and no time of it is missing"
@@ -314,13 +322,10 @@ kill -INT "$KAGENT"
 wait_exit 30 "$KAGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
 kill_quietly "$RELAY"
-local_windows "$T/kill-store" >"$T/local-windows"
-fleet_windows fleet2 >"$T/fleet-windows"
 is "$(sql "SELECT count() - uniqExact(start_ns) FROM fleet2.windows")" 0 \
 	"and it is there once"
-is "$(cat "$T/fleet-windows")" "$(cat "$T/local-windows")" \
-	"ClickHouse has every window the local store has, once, with its samples" ||
-	diag "$(diff "$T/local-windows" "$T/fleet-windows" | head -n 10)"
+same_windows "$T/kill-store" fleet2 \
+	"ClickHouse has every window the local store has, once, with its samples"
 run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet2" --from "@$T0" -n 1
 like "$(cat "$OUT")" "windows: [0-9]+, [0-9.]+ s missing between them \\($(hostname)\\)" \
 	"a query over the kill says how long no window covers, and on which host" || show_run
