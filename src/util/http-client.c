@@ -32,10 +32,11 @@ void http_url_encode(FILE *fp, const char *s)
 	}
 }
 
-/* Reads fd to its end (each read bounded by the socket's timeout). */
+/* Reads fd to its end (each read bounded by the socket's timeout),
+ * keeping what came before an error. */
 static int read_to_end(int fd, size_t max, char **out, size_t *len)
 {
-	int err = read_all(fd, max, out, len);
+	int err = read_all_kept(fd, max, out, len);
 
 	if (err == -EAGAIN || err == -EWOULDBLOCK)
 		err = -ETIMEDOUT;
@@ -117,6 +118,25 @@ static int parse_reply(char *raw, size_t n, struct http_reply *out)
 	return 0;
 }
 
+/* The outcome of a request whose write or read ended with rc, having
+ * read raw[0..n): 0 with *out filled for a whole answer, and for a
+ * refusal read before the connection broke (an answer of success whose
+ * connection broke is not whole enough to trust); else an error. */
+static int take_reply(int rc, char *raw, size_t n, struct http_reply *out)
+{
+	int broke = rc == -ECONNRESET || rc == -EPIPE;
+
+	if (rc && !broke)
+		return rc;
+	if (!raw || !n || parse_reply(raw, n, out) < 0)
+		return rc ? rc : -EPROTO;
+	if (rc && out->status == 200) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	return 0;
+}
+
 int http_post(const char *host, const char *port, const char *target, const void *body, size_t len,
 	      int timeout_ms, size_t max_reply, struct http_reply *out, char *err, size_t errlen)
 {
@@ -141,15 +161,21 @@ int http_post(const char *host, const char *port, const char *target, const void
 		rc = write_all(fd, body, len);
 	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
 		rc = -ETIMEDOUT;
-	if (!rc)
-		rc = read_to_end(fd, max_reply, &raw, &n);
+	/* A server may refuse before it has read the whole request and
+	 * close, which resets the connection under the rest of it: its
+	 * answer is read all the same. */
+	if (!rc || rc == -EPIPE || rc == -ECONNRESET) {
+		int rrc = read_to_end(fd, max_reply, &raw, &n);
+		rc = take_reply(rc ? rc : rrc, raw, n, out);
+		if (out->body)
+			raw = NULL;
+	}
 	close(fd);
-	if (!rc && (rc = parse_reply(raw, n, out)) < 0)
+	if (rc == -EPROTO)
 		snprintf(err, errlen, "%s port %s answered something other than HTTP", host, port);
 	else if (rc)
 		snprintf(err, errlen, "%s port %s: %s", host, port,
 			 rc == -EFBIG ? "the answer is too large" : strerror(-rc));
-	if (rc)
-		free(raw);
+	free(raw);
 	return rc;
 }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int read_all(int fd, size_t max, char **out, size_t *len)
+int read_all_kept(int fd, size_t max, char **out, size_t *len)
 {
 	struct stat st;
 	size_t cap = 65536, used = 0;
@@ -41,7 +41,9 @@ int read_all(int fd, size_t max, char **out, size_t *len)
 			continue;
 		if (r < 0) {
 			int err = -errno;
-			free(buf);
+			buf[used] = '\0';
+			*out = buf;
+			*len = used;
 			return err;
 		}
 		if (r == 0)
@@ -53,6 +55,21 @@ int read_all(int fd, size_t max, char **out, size_t *len)
 		return -EFBIG;
 	}
 	buf[used] = '\0';
+	*out = buf;
+	*len = used;
+	return 0;
+}
+
+int read_all(int fd, size_t max, char **out, size_t *len)
+{
+	char *buf = NULL;
+	size_t used = 0;
+	int err = read_all_kept(fd, max, &buf, &used);
+
+	if (err) {
+		free(buf);
+		return err;
+	}
 	*out = buf;
 	*len = used;
 	return 0;

@@ -13,6 +13,12 @@
  * bytes, -ENOMEM or the read's -errno. */
 int read_all(int fd, size_t max, char **out, size_t *len);
 
+/* As read_all(), but when a read fails part way (a connection reset
+ * after its peer's answer, say) the bytes read before it are kept in
+ * *out and *len, NUL-terminated, and the read's -errno is returned; the
+ * caller frees *out then too. */
+int read_all_kept(int fd, size_t max, char **out, size_t *len);
+
 /* Writes all n bytes of p to fd, through short writes and EINTR.
  * Returns 0, the write's -errno, or -EIO when it writes nothing. */
 int write_all(int fd, const void *p, size_t n);

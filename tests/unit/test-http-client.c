@@ -3,7 +3,9 @@
  * made here, a child answering one connection with bytes chosen by the
  * test: a plain body, a chunked one joined, an error status passed on,
  * something that is not HTTP refused, a server that says nothing timed
- * out, a closed port refused; and percent-encoding of a query.
+ * out, a closed port refused, a refusal sent before the request was read
+ * passed on though the connection was reset under it (and a success sent
+ * so not trusted); and percent-encoding of a query.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,9 +26,10 @@
 #include "util/tcp.h"
 
 /* A child that accepts one connection, reads the request's head and
- * body (Content-Length), writes answer (NULL: nothing, for 2 s) and
- * closes. Returns the child's pid; port receives the port. */
-static pid_t serve_once(const char *answer, char *port, size_t len)
+ * body (Content-Length; with head_only, its head alone), writes answer
+ * (NULL: nothing, for 2 s) and closes. Returns the child's pid; port
+ * receives the port. */
+static pid_t serve(const char *answer, int head_only, char *port, size_t len)
 {
 	char bound[64];
 	int lfd = tcp_listen("127.0.0.1:0", bound, sizeof(bound));
@@ -46,8 +49,8 @@ static pid_t serve_once(const char *answer, char *port, size_t len)
 			req[got] = '\0';
 			char *end = strstr(req, "\r\n\r\n");
 			const char *cl = strstr(req, "Content-Length: ");
-			if (end && cl &&
-			    got >= (size_t)(end + 4 - req) + strtoul(cl + 16, NULL, 10))
+			if (end && (head_only || (cl && got >= (size_t)(end + 4 - req) +
+								   strtoul(cl + 16, NULL, 10))))
 				break;
 		}
 		if (answer)
@@ -59,6 +62,11 @@ static pid_t serve_once(const char *answer, char *port, size_t len)
 	}
 	close(lfd);
 	return pid;
+}
+
+static pid_t serve_once(const char *answer, char *port, size_t len)
+{
+	return serve(answer, 0, port, len);
 }
 
 static void reap(pid_t pid)
@@ -151,6 +159,36 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(err, "Connection refused"));
 }
 
+/* A server that answers before it has read the request and closes with
+ * the rest unread resets the connection (as ClickHouse does to a wrong
+ * password): the refusal still reaches the caller, a success does not. */
+static void test_answer_before_reset(void **state)
+{
+	char port[16], err[256];
+	struct http_reply r;
+	size_t big = 64 << 20;
+	char *body = calloc(1, big);
+
+	(void)state;
+	assert_non_null(body);
+	pid_t pid = serve("HTTP/1.1 516 Unknown\r\nContent-Length: 24\r\n\r\n"
+			  "Code: 516, wrong passwd\n",
+			  1, port, sizeof(port));
+	assert_int_equal(
+	    http_post("127.0.0.1", port, "/", body, big, 5000, 1 << 20, &r, err, sizeof(err)), 0);
+	assert_int_equal(r.status, 516);
+	assert_string_equal(r.body, "Code: 516, wrong passwd\n");
+	http_reply_release(&r);
+	reap(pid);
+
+	pid = serve("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n", 1, port, sizeof(port));
+	int rc = http_post("127.0.0.1", port, "/", body, big, 5000, 1 << 20, &r, err, sizeof(err));
+	assert_true(rc == -ECONNRESET || rc == -EPIPE);
+	assert_null(r.body);
+	reap(pid);
+	free(body);
+}
+
 static void test_url_encode(void **state)
 {
 	char *buf = NULL;
@@ -167,8 +205,11 @@ static void test_url_encode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_plain),	 cmocka_unit_test(test_chunked),
-	    cmocka_unit_test(test_error_status), cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_plain),
+	    cmocka_unit_test(test_chunked),
+	    cmocka_unit_test(test_error_status),
+	    cmocka_unit_test(test_refusals),
+	    cmocka_unit_test(test_answer_before_reset),
 	    cmocka_unit_test(test_url_encode),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
