@@ -90,7 +90,7 @@ static const struct opt capture_options[] = {
 	      "svg (default), speedscope, chrome, pprof, folded or text"),
     OPT_FLAG_(0, "split", struct capture_args, split, "one file per call: FILE-1.svg, ..."),
     OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
-	      "how stacks are walked (default fp)"),
+	      "how stacks are walked (default auto)"),
     OPT_END_(),
 };
 

@@ -90,7 +90,7 @@ static const struct opt record_options[] = {
     OPT_OUTPUT_('o', "output", "FILE", struct record_args, output,
 		"the profile to write (default recce.pb.gz)"),
     OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
-	      "how stacks are walked (default fp)"),
+	      "how stacks are walked (default auto)"),
     OPT_CALL_('g', NULL, NULL, set_value, V_G, "the same as --call-graph fp, as in perf"),
     OPT_FLAG_(0, "timeline", struct record_args, timeline,
 	      "keep the order of samples, for Chrome trace"),
