@@ -14,6 +14,9 @@
 #include "proc/procstat.h"
 #include "sampling/sampler.h"
 
+/* Where record writes its profile without -o. */
+#define RECORD_DEFAULT_FILE "recce.pb.gz"
+
 /* What record samples (--event). */
 enum record_event { RECORD_CPU, RECORD_OFFCPU, RECORD_WALL, RECORD_ALLOC };
 

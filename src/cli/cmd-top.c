@@ -61,7 +61,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 }
 
 static const struct opt top_options[] = {
-    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "watch these processes"),
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID,
+	      "watch these processes; comm:NAME, exe:PATH: those that match"),
     OPT_CALL_('d', "delay", "S", set_value, V_DELAY, "seconds between snapshots (default 1)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 49)"),
     OPT_FLAG_('b', "batch", struct top_session, batch, "print snapshots as text"),

@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "cli/dirs.h"
+#include "cli/node-record.h"
 #include "cli/usage.h"
+#include "remote/args.h"
 #include "remote/client.h"
 #include "remote/multi.h"
 #include "util/readall.h"
@@ -192,6 +194,13 @@ static void on_note(void *arg, const struct remote_note_info *n)
 		fprintf(stderr, "recce: %s: cannot start its client: %s\n", node,
 			strerror(-n->err));
 		break;
+	case REMOTE_WROTE: {
+		/* Among several nodes, the line comes prefixed with its node. */
+		char size[64];
+		amount(size, sizeof(size), n->bytes, "bytes");
+		fprintf(stderr, "recce: wrote %s (%s)\n", n->detail, size);
+		break;
+	}
 	case REMOTE_WAIT_FAILED:
 		fprintf(stderr, "recce: cannot wait for the nodes' output: %s\n",
 			strerror(-n->err));
@@ -221,6 +230,35 @@ static int check(const char *node, int argc, char **argv)
 	}
 }
 
+/* Whether two of the nodes would send an -o file back to one path: their
+ * names, made file names, are one (said). */
+static int clashing_labels(const char *const *names, size_t n, int argc, char **argv)
+{
+	char a[256], b[256];
+
+	if (remote_keeps_outputs(argc, argv))
+		return 0;
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *prefix, *path = remote_output_arg(argc, argv, &i, &prefix);
+		if (!path || !strstr(path, REMOTE_NODE_MARK))
+			continue;
+		for (size_t x = 0; x < n; x++)
+			for (size_t y = 0; y < x; y++) {
+				remote_node_label(names[x], a, sizeof(a));
+				remote_node_label(names[y], b, sizeof(b));
+				if (strcmp(a, b) == 0) {
+					fprintf(stderr,
+						"recce: usage: nodes %s and %s both put '%s' for "
+						"{node} in -o %s: name them apart\n",
+						names[y], names[x], a, path);
+					return 1;
+				}
+			}
+		return 0;
+	}
+	return 0;
+}
+
 /* Several nodes: NODE,NODE... split, each checked. */
 static int run_many(const struct remote_ui *ui, const char *list, int argc, char **argv)
 {
@@ -228,15 +266,24 @@ static int run_many(const struct remote_ui *ui, const char *list, int argc, char
 	size_t n = 0;
 	char *copy = strdup(list);
 	int status = RECCE_EXIT_USAGE;
+	struct node_record rec;
 
 	if (!copy) {
 		fprintf(stderr, "recce: out of memory\n");
 		return RECCE_EXIT_ERROR;
 	}
-	if (remote_outputs_return(argc, argv)) {
-		fprintf(stderr, "recce: usage: with several nodes, -o files would come back "
-				"from each to one path: run one node at a time, or keep them on "
-				"the nodes with --wrap\n");
+	if ((status = node_record_prepare(&rec, 1, argc, argv)) != 0)
+		goto out;
+	status = RECCE_EXIT_USAGE;
+	const char *one = remote_outputs_collide(rec.argc, rec.argv);
+	if (one) {
+		char *each = node_record_each(one);
+		fprintf(stderr,
+			"recce: usage: with several nodes, -o %s would come back from each to one "
+			"path: put {node} in it (-o %s), or keep the files on the nodes with "
+			"--wrap\n",
+			one, each ? each : "NAME.{node}");
+		free(each);
 		goto out;
 	}
 	for (char *save = NULL, *name = strtok_r(copy, ",", &save); name;
@@ -246,14 +293,40 @@ static int run_many(const struct remote_ui *ui, const char *list, int argc, char
 				REMOTE_MAX_NODES);
 			goto out;
 		}
-		if (check(name, argc, argv))
+		if (check(name, rec.argc, rec.argv))
 			goto out;
 		names[n++] = name;
 	}
+	if (clashing_labels(names, n, rec.argc, rec.argv))
+		goto out;
 	fflush(NULL); /* before the nodes' children are forked */
-	status = remote_run_many(dirs_remote(), ui, names, n, argc, argv);
+	status = remote_run_many(dirs_remote(), ui, names, n, rec.argc, rec.argv);
+	status = node_record_finish(&rec, names, n, status);
 out:
+	node_record_release(&rec);
 	free(copy);
+	return status;
+}
+
+/* One node: its -o files as it would have them among several. */
+static int run_one(const struct remote_ui *ui, const char *node, int argc, char **argv)
+{
+	struct node_record rec;
+	int status = node_record_prepare(&rec, 0, argc, argv);
+
+	if (!status)
+		status = check(node, rec.argc, rec.argv);
+	char **v = status ? NULL : remote_argv_for_node(node, rec.argc, rec.argv);
+	if (!status && !v) {
+		fprintf(stderr, "recce: out of memory\n");
+		status = RECCE_EXIT_ERROR;
+	}
+	if (!status) {
+		status = remote_run(dirs_remote(), ui, node, rec.argc, v);
+		status = node_record_finish(&rec, &node, 1, status);
+	}
+	remote_argv_free(rec.argc, v, rec.argv);
+	node_record_release(&rec);
 	return status;
 }
 
@@ -270,9 +343,7 @@ int node_run(const char *node, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	if (strchr(node, ','))
 		return run_many(&ui, node, argc, argv);
-	int status = check(node, argc, argv);
-	if (!status)
-		status = remote_run(dirs_remote(), &ui, node, argc, argv);
+	int status = run_one(&ui, node, argc, argv);
 	progress_clear(&u);
 	return status;
 }

@@ -15,7 +15,6 @@
 #include "sampling/sampler.h"
 #include "util/shell.h"
 
-#define DEFAULT_FILE	       "recce.pb.gz"
 #define DEFAULT_FREQ	       99
 #define DEFAULT_ALLOC_INTERVAL (512u << 10) /* as Go and tcmalloc */
 
@@ -76,7 +75,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 }
 
 static const struct opt record_options[] = {
-    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "sample these processes"),
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID,
+	      "sample these processes; comm:NAME, exe:PATH: those that match"),
     OPT_CALL_('t', "tid", "TID[,TID...]", set_value, V_TID, "sample only these threads"),
     OPT_FLAG_('a', "all-cpus", struct record_args, all, "every process, on every CPU"),
     OPT_STRING_(0, "cgroup", "PATH", struct record_args, cgroup,
@@ -107,7 +107,7 @@ void record_parse_args(struct record_args *a, int argc, char **argv)
 
 	memset(a, 0, sizeof(*a));
 	a->freq = DEFAULT_FREQ;
-	a->output = DEFAULT_FILE;
+	a->output = RECORD_DEFAULT_FILE;
 	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	a->alloc_interval = DEFAULT_ALLOC_INTERVAL;
 	a->alloc_text = "512K";

@@ -84,7 +84,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 }
 
 static const struct opt trace_options[] = {
-    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID, "trace these processes"),
+    OPT_CALL_('p', "pid", "PID[,PID...]", set_value, V_PID,
+	      "trace these processes; comm:NAME, exe:PATH: those that match"),
     OPT_FLAG_(0, "args", struct trace_args, show_args,
 	      "show arguments, as raw registers without DWARF"),
     OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),

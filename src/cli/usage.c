@@ -5,6 +5,7 @@
 #include "perf/perf-events.h"
 #include "perf/perf-sys.h"
 #include "proc/procstat.h"
+#include "proc/select.h"
 #include "proc/tasks.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-limits.h"
@@ -161,15 +162,49 @@ int parse_int_list(const char *s, int64_t **out)
 	return (int)n;
 }
 
+/* Appends the processes selector chooses (proc/select.h), and says which. */
+static void add_selected(const char *cmd, const char *selector, pid_t **pids, size_t *npids)
+{
+	pid_t *got;
+	size_t n;
+	int err = proc_select(selector, &got, &n);
+
+	if (err == -EINVAL)
+		usage_die(cmd,
+			  "-p %s: a selector is comm:NAME or exe:PATH, each a shell "
+			  "pattern (comm:redis-server, 'exe:*/nginx')",
+			  selector);
+	if (err == -ESRCH)
+		die("no running process matches %s: pgrep and ps show what runs", selector);
+	if (err)
+		die("cannot list the processes: %s", strerror(-err));
+	pid_t *grown = realloc(*pids, (*npids + n) * sizeof(*grown));
+	if (!grown)
+		die("out of memory");
+	memcpy(grown + *npids, got, n * sizeof(*got));
+	*pids = grown;
+	*npids += n;
+	fprintf(stderr, "recce: %s is process%s", selector, n == 1 ? "" : "es");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %d", i ? "," : "", (int)got[i]);
+	fputc('\n', stderr);
+	free(got);
+}
+
 void parse_pid_list(const char *cmd, const char *opt, const char *s, pid_t **pids, size_t *npids)
 {
 	const char *what = strcmp(opt, "-t") == 0 ? "thread" : "process";
 	int64_t *v;
-	int n = parse_int_list(s, &v);
 
+	if (strcmp(opt, "-p") == 0 && proc_is_selector(s)) {
+		/* Selectors take the whole list: a pattern may hold a comma. */
+		add_selected(cmd, s, pids, npids);
+		return;
+	}
+	int n = parse_int_list(s, &v);
 	if (n <= 0)
-		usage_die(cmd, "%s wants a %s id or a comma-separated list, not '%s'", opt, what,
-			  s);
+		usage_die(cmd, "%s wants a %s id or a comma-separated list%s, not '%s'", opt, what,
+			  strcmp(opt, "-p") == 0 ? " (or comm:NAME, exe:PATH)" : "", s);
 	pid_t *grown = realloc(*pids, (*npids + (size_t)n) * sizeof(*grown));
 	if (!grown)
 		die("out of memory");

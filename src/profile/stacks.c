@@ -200,6 +200,16 @@ static size_t root_name(const struct profile_sample *s, char *buf, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
+/* The root frame's name of s's host, "[host NAME]" (its "host" label),
+ * as root_name(). */
+static size_t host_name(const struct profile_sample *s, char *buf, size_t len)
+{
+	const struct profile_label *host = profile_sample_label(s, "host");
+	int n = snprintf(buf, len, "[host %s]", host && host->str ? host->str : "?");
+
+	return n > 0 ? (size_t)n : 0;
+}
+
 static size_t sample_nframes(const struct loc_frames *info, const struct profile_sample *s)
 {
 	size_t n = 0;
@@ -246,6 +256,10 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		kept[i] = 1;
 		nkept++;
 		nframes += sample_nframes(info, s);
+		if (filter && filter->host_roots) {
+			nframes++;
+			roots_size += host_name(s, NULL, 0) + 1;
+		}
 		if (filter && filter->process_roots) {
 			nframes++;
 			roots_size += root_name(s, NULL, 0) + 1;
@@ -268,6 +282,12 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		if (!kept[i])
 			continue;
 		e->frames = f;
+		if (filter && filter->host_roots) {
+			size_t n = host_name(s, root, roots_size);
+			*f++ = (struct stack_frame){root, "", 0, ""};
+			root += n + 1;
+			roots_size -= n + 1;
+		}
 		if (filter && filter->process_roots) {
 			size_t n = root_name(s, root, roots_size);
 			*f++ = (struct stack_frame){root, "", 0, ""};

@@ -53,6 +53,9 @@ struct stack_filter {
 	 * processes, where the same main() of different programs would
 	 * merge. */
 	int process_roots;
+	/* Above that, a root frame of its host, "[host NAME]" (the "host"
+	 * label): a profile merged from several nodes. */
+	int host_roots;
 	regex_t *focus;	 /* keep samples with a frame matching it; NULL = all */
 	regex_t *ignore; /* drop samples with a frame matching it; NULL = none */
 };

@@ -29,7 +29,8 @@ static int choose_type(const struct profile *p, const char *type, struct profile
 }
 
 /* filter, with a root frame per process when p is a recording of every
- * process (record -a, --cgroup: "target: every process ..."). */
+ * process (record -a, --cgroup: "target: every process ..."), and per
+ * host when it was merged from several nodes ("nodes: ..."). */
 static struct stack_filter with_roots(const struct profile *p, const struct stack_filter *filter)
 {
 	struct stack_filter f = filter ? *filter : (struct stack_filter){0};
@@ -37,6 +38,8 @@ static struct stack_filter with_roots(const struct profile *p, const struct stac
 
 	if (target && strncmp(target, "every process", 13) == 0)
 		f.process_roots = 1;
+	if (profile_comment(p, "nodes"))
+		f.host_roots = 1;
 	return f;
 }
 
@@ -75,6 +78,7 @@ int profile_view_diff(const struct profile *before, const struct profile *after,
 	/* Roots when either is of every process, so that both line up. */
 	struct stack_filter fb = with_roots(before, filter), fa = with_roots(after, filter);
 	fb.process_roots = fa.process_roots = fb.process_roots || fa.process_roots;
+	fb.host_roots = fa.host_roots = fb.host_roots || fa.host_roots;
 	err = stacks_from_profile(before, (size_t)ib, &fb, &v->before);
 	if (!err)
 		err = stacks_from_profile(after, v->type, &fa, &v->set);

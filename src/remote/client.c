@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "remote/args.h"
 #include "remote/frame.h"
 #include "remote/tls.h"
 #include "util/array.h"
@@ -34,6 +35,7 @@ struct output {
 	char *name;
 	enum output_state state;
 	struct outfile file; /* while OUT_OPEN */
+	uint64_t bytes;	     /* written so far */
 };
 
 struct client {
@@ -145,32 +147,6 @@ static int connect_tls(struct client *c, const char *spec)
 }
 
 /* Finds the -o files of argv, and gives the node their base names. */
-int remote_keeps_outputs(int argc, char **argv)
-{
-	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--wrap") == 0 || strncmp(argv[i], "--wrap=", 7) == 0)
-			return 1;
-	return 0;
-}
-
-const char *remote_output_arg(int argc, char **argv, int *i, const char **prefix)
-{
-	const char *a = argv[*i];
-
-	*prefix = "";
-	if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && *i + 1 < argc)
-		return argv[++*i];
-	if (strncmp(a, "--output=", 9) == 0) {
-		*prefix = "--output=";
-		return a + 9;
-	}
-	if (strncmp(a, "-o", 2) == 0 && a[2]) {
-		*prefix = "-o";
-		return a + 2;
-	}
-	return NULL;
-}
-
 static int take_outputs(struct client *c, int argc, char **argv, char ***sent)
 {
 	char **v = calloc((size_t)argc + 1, sizeof(*v));
@@ -260,7 +236,7 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 			return;
 		c->outs = grown;
 		o = &c->outs[c->nouts++];
-		*o = (struct output){name, name, OUT_WAITING, {0}};
+		*o = (struct output){name, name, OUT_WAITING, {0}, 0};
 	}
 	if (!o || o->state == OUT_DONE || o->state == OUT_FAILED)
 		return; /* unknown, done, or failed */
@@ -277,6 +253,7 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	if (f->data.len && fwrite(f->data.data, 1, f->data.len, o->file.fp) != f->data.len)
 		err = errno ? -errno : -EIO;
 	c->fetched_bytes += f->data.len;
+	o->bytes += f->data.len;
 	if (!err && f->last)
 		err = outfile_commit(&o->file);
 	else if (err)
@@ -290,6 +267,12 @@ static void output_write(struct client *c, const Recce__Agent__File *f)
 	if (f->last) {
 		o->state = OUT_DONE;
 		c->fetched++;
+		/* The node's messages name it by its name there. */
+		if (!c->fetching && strcmp(o->local, o->name) != 0 && c->ui && c->ui->note) {
+			struct remote_note_info n = {REMOTE_WROTE, c->node, o->local, 0, 1,
+						     o->bytes};
+			c->ui->note(c->ui->arg, &n);
+		}
 	}
 }
 
@@ -518,53 +501,6 @@ int remote_clock(const struct remote_config *cfg, const char *node, int64_t *off
 int remote_node_valid(const char *node)
 {
 	return *node && (!strstr(node, "://") || strncmp(node, "ssh://", 6) == 0);
-}
-
-/* Whether two -o files of argv (before "--"; "-" aside) have one base
- * name, which would be one file on the node. A --wrap set stays there
- * under the names its trace gives it. */
-static int outputs_clash(int argc, char **argv)
-{
-	if (remote_keeps_outputs(argc, argv))
-		return 0;
-	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		int at = i;
-		const char *prefix, *path = remote_output_arg(argc, argv, &i, &prefix);
-		if (!path || strcmp(path, "-") == 0)
-			continue;
-		for (int j = 0; j < at; j++) {
-			const char *earlier = remote_output_arg(argc, argv, &j, &prefix);
-			if (earlier && strcmp(earlier, "-") != 0 &&
-			    strcmp(path_base(earlier), path_base(path)) == 0)
-				return 1;
-		}
-	}
-	return 0;
-}
-
-int remote_check_args(int argc, char **argv)
-{
-	int is_files = strcmp(argv[0], "files") == 0, is_fetch = strcmp(argv[0], "fetch") == 0;
-	int names = 0;
-
-	for (int i = 1; i < argc; i++)
-		names += strcmp(argv[i], "--remove") != 0;
-	if ((is_files && argc > 1) || (is_fetch && !names))
-		return REMOTE_ARGS_FILES;
-	return outputs_clash(argc, argv) ? REMOTE_ARGS_SAME_NAME : 0;
-}
-
-int remote_outputs_return(int argc, char **argv)
-{
-	if (remote_keeps_outputs(argc, argv))
-		return 0;
-	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		const char *prefix;
-		const char *path = remote_output_arg(argc, argv, &i, &prefix);
-		if (path && strcmp(path, "-") != 0)
-			return 1;
-	}
-	return 0;
 }
 
 int remote_run(const struct remote_config *cfg, const struct remote_ui *ui, const char *node,

@@ -44,6 +44,7 @@ enum remote_note {
 	REMOTE_CLOCKS,	     /* detail: every node's clock against this one's */
 	REMOTE_CANNOT_START, /* node's client could not be started: err */
 	REMOTE_WAIT_FAILED,  /* the nodes' output could not be waited for: err */
+	REMOTE_WROTE,	     /* an -o file came back to detail, of bytes bytes */
 };
 
 struct remote_note_info {
@@ -89,30 +90,11 @@ int remote_run(const struct remote_config *cfg, const struct remote_ui *ui, cons
  * ssh://[USER@]HOST[:PORT], or HOST[:PORT] (no other "://"). */
 int remote_node_valid(const char *node);
 
-/* Why argv cannot run on a node, or 0: REMOTE_ARGS_FILES for `files`
- * with arguments or `fetch` without names, REMOTE_ARGS_SAME_NAME for two
- * -o files of one base name. */
-enum { REMOTE_ARGS_FILES = 1, REMOTE_ARGS_SAME_NAME };
-int remote_check_args(int argc, char **argv);
-
-/* Whether a command's arguments (up to "--") keep its -o files on the
- * node: a trace's --wrap set. */
-int remote_keeps_outputs(int argc, char **argv);
-
-/* The path of the -o FILE, -oFILE, --output FILE or --output=FILE at
- * argv[*i] (*i moved past a separate FILE), with *prefix the text before
- * it in the same argument ("", "-o", "--output="); NULL for none. */
-const char *remote_output_arg(int argc, char **argv, int *i, const char **prefix);
-
 /* The node's clock against this one's: offset (its minus ours) and the
  * round trip it was measured over, from the time its agent puts in its
  * Hello. Returns 0, -ENOTSUP for an agent that sends none, or the
  * connection's -errno. */
 int remote_clock(const struct remote_config *cfg, const char *node, int64_t *offset_ns,
 		 int64_t *rtt_ns);
-
-/* Whether argv has -o files that would come back from each of several
- * nodes to one path (not a --wrap set, which stays on each). */
-int remote_outputs_return(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "remote/args.h"
 #include "remote/client.h"
 #include "util/array.h"
 #include "util/clock.h"
@@ -216,7 +217,9 @@ static int start_node(const struct remote_config *cfg, const struct remote_ui *u
 		close(err[0]);
 		close(out[1]);
 		close(err[1]);
-		_exit(remote_run(cfg, ui, nd->name, argc, argv));
+		/* Its own -o files, where their paths say {node}. */
+		char **v = remote_argv_for_node(nd->name, argc, argv);
+		_exit(v ? remote_run(cfg, ui, nd->name, argc, v) : 1);
 	}
 	close(out[1]);
 	close(err[1]);

@@ -26,8 +26,9 @@
 struct remote_config;
 struct remote_ui;
 
-/* Runs argv on the n nodes (at most REMOTE_MAX_NODES; -o files that would
- * come back from each are the caller's to refuse: remote_outputs_return).
+/* Runs argv on the n nodes (at most REMOTE_MAX_NODES), each with its own
+ * -o paths (remote_argv_for_node(); a path that would come back from
+ * each to one place is the caller's to refuse: remote_outputs_collide).
  * Returns the worst exit status of the nodes' commands (1 when a node
  * cannot be reached), or -E2BIG for too many nodes. */
 int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,

@@ -3,10 +3,13 @@
 # merged into one in time order, each line prefixed with its node and its
 # time put on this machine's clock, with each node's clock offset measured
 # and shown; exact counts from each node; -o files, which would collide,
-# are refused, as is a list with a node that is not one; a node that
-# cannot be reached costs only its own lines.
+# are refused unless their paths say {node}, as is a list with a node
+# that is not one; a node that cannot be reached costs only its own
+# lines. record on several nodes brings each node's profile back (by
+# default, into -o DIR/, to a {node} path) or one of them all with a host
+# root for each (--merge); -p comm:NAME is resolved on each node.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/calls"
+need_file "$RECCE" "$TARGETS/calls" "$TARGETS/spinner"
 
 N1="unix:$T/a1/a.sock"
 N2="unix:$T/a2/a.sock"
@@ -43,8 +46,69 @@ ok "merged in time order" sort -c "$T/times"
 like "$(cat "$ERR")" "$N1: recce: stopped after 40 events" "each node's messages come through, named"
 
 run "$RECCE" --node "$N1,$N2" record -p "$CALLS" -d 1 -o "$T/both.pb.gz"
-is "$RC" 2 "-o with two nodes is a usage error"
-like "$(cat "$ERR")" 'with several nodes, -o files would come back from each to one path' "and says why"
+is "$RC" 2 "-o of one path with two nodes is a usage error"
+like "$(cat "$ERR")" "with several nodes, -o $T/both.pb.gz would come back from each to one path: put \\{node\\} in it \\(-o $T/both.\\{node\\}.pb.gz\\)" \
+	"and says how to name each node's file"
+run "$RECCE" --node "$N1,$N2" trace -p "$CALLS" add_pair --count 5 -o "$T/t.trace"
+is "$RC" 2 "as is a trace's" || show_run
+
+# --- record on several nodes ---------------------------------------------
+
+# label NODE: the node as a file name has it.
+label() { printf '%s' "${1#unix:}" | sed -E 's/[^A-Za-z0-9.-]+/_/g; s/^_//; s/_$//'; }
+L1=$(label "$N1")
+L2=$(label "$N2")
+spawn_exec "$T/spin.out" "$TARGETS/spinner" 600 1
+SPIN=$PID
+ok "the spinner runs" wait_for 10 grep -q '^rate' "$T/spin.out"
+
+# samples_of NODE: the samples NODE's record said it wrote.
+samples_of() { sed -n "s|^$1: recce: \\([0-9]*\\) samples in .*|\\1|p" "$ERR"; }
+
+mkdir "$T/w"
+(cd "$T/w" && "$RECCE" --node "$N1,$N2" record -p "$SPIN" -d 1 >"$T/w.out" 2>"$T/w.err")
+is "$?" 0 "record on two nodes without -o exits 0" || diag "$(cat "$T/w.err")"
+is "$(cd "$T/w" && ls | sort | tr '\n' ' ')" "recce.$L1.pb.gz recce.$L2.pb.gz " \
+	"each node's profile comes back here, named by its node"
+for l in "$L1" "$L2"; do
+	n=$(folded_total "$(folded "$T/w/recce.$l.pb.gz")")
+	cmp_ok "${n:-0}" '>' 0 "$l's profile holds the spinner's samples ($n)"
+done
+
+run "$RECCE" --node "$N1,$N2" record -p "$SPIN" -d 1 -o "$T/dir/"
+is "$RC" 0 "record -o DIR/ on two nodes exits 0" || show_run
+is "$(ls "$T/dir" | sort | tr '\n' ' ')" "$L1.pb.gz $L2.pb.gz " "DIR is made, with a profile per node"
+like "$(cat "$ERR")" "$N1: recce: wrote $T/dir/$L1.pb.gz \\(" "where each came to is said"
+
+run "$RECCE" --node "$N1,$N2" record -p "comm:spinner" -d 1 --merge -o "$T/m/all.pb.gz"
+is "$RC" 1 "--merge into a directory that is not there: exit 1" || show_run
+like "$(cat "$ERR")" "no node's profile came back: nothing to merge" "and nothing is made up"
+mkdir "$T/m"
+run "$RECCE" --node "$N1,$N2" record -p "comm:spinner" -d 1 --merge -o "$T/m/all.pb.gz"
+is "$RC" 0 "record --merge on two nodes exits 0" || show_run
+like "$(cat "$ERR")" "$N1: recce: comm:spinner is process $SPIN" "-p comm:NAME is resolved on node 1"
+like "$(cat "$ERR")" "$N2: recce: comm:spinner is process $SPIN" "and on node 2"
+is "$(ls "$T/m")" all.pb.gz "one profile is left: the nodes' own are merged into it"
+S1=$(samples_of "$N1")
+S2=$(samples_of "$N2")
+cmp_ok "${S1:-0}" '>' 0 "node 1 said how many samples it wrote ($S1)"
+cmp_ok "${S2:-0}" '>' 0 "node 2 too ($S2)"
+F=$(folded "$T/m/all.pb.gz")
+is "$(folded_count "$F" "^\\[host $N1\\];")" "$S1" "node 1's samples, all of them, under its host root"
+is "$(folded_count "$F" "^\\[host $N2\\];")" "$S2" "node 2's, under its own"
+is "$(folded_total "$F")" "$((S1 + S2))" "and nothing else"
+
+run "$RECCE" --node "$N1,$N2" trace -p "$SPIN" spin_step --count 3 -o "$T/t.{node}.trace"
+is "$RC" 0 "a trace on two nodes with -o NAME.{node}.trace exits 0" || show_run
+ok "node 1's trace file came back" test -s "$T/t.$L1.trace"
+ok "node 2's too" test -s "$T/t.$L2.trace"
+
+# One node: record without -o brings its profile back, as a local one.
+mkdir "$T/one"
+(cd "$T/one" && "$RECCE" --node "$N1" record -p "$SPIN" -d 1 >"$T/one.out" 2>"$T/one.err")
+is "$?" 0 "record on one node without -o exits 0" || diag "$(cat "$T/one.err")"
+ok "its recce.pb.gz is here" test -s "$T/one/recce.pb.gz"
+kill "$SPIN"
 
 run "$RECCE" --node "$N1,ftp://web-3" trace -p "$CALLS" add_pair --count 5
 is "$RC" 2 "a list with a node of another scheme is a usage error"

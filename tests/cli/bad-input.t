@@ -40,6 +40,22 @@ run "$RECCE" record -p "$$,$BAD" -d 1 -o "$T/x.pb.gz"
 expect 1 "record -p GOOD,UNKNOWN: status 1"
 like "$(cat "$ERR")" "$BAD" "the message names the unknown PID $BAD"
 
+# Selectors: one that matches nothing is an error of this moment, one
+# with nothing to match a usage error; a good one says what it chose.
+run "$RECCE" record -p comm:no-such-program-here -d 1 -o "$T/x.pb.gz"
+expect 1 "record -p comm:NAME of nothing running: status 1"
+like "$(cat "$ERR")" 'no running process matches comm:no-such-program-here' "and says so"
+ok "no profile is written for it" test ! -e "$T/x.pb.gz"
+run "$RECCE" record -p exe: -d 1 -o "$T/x.pb.gz"
+expect 2 "record -p exe: (no pattern): status 2"
+like "$(cat "$ERR")" 'a selector is comm:NAME or exe:PATH' "and says what a selector is"
+spawn "$T/sel.out" sleep 600
+SEL=$PID
+run "$RECCE" trace -p "exe:*/sl?ep" --count 1 --time 1 nanosleep_not_there_at_all
+like "$(cat "$ERR")" "recce: exe:\\*/sl\\?ep is process(es)? ([0-9]+, )*$SEL(,|\$)" \
+	"exe:PATTERN names the processes it chose, this sleep among them"
+kill "$SEL"
+
 # A process that exits without running on a CPU (during the attach, or
 # while idle): an empty profile, said so, status 1.
 # It ends once recce says it records (a shell that waits on a FIFO).
