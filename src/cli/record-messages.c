@@ -4,10 +4,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +167,16 @@ int record_open_cgroup(const char *path)
 	if (fd < 0)
 		die("no cgroup '%s': give its directory (/sys/fs/cgroup/...), or its path under "
 		    "the cgroup mount, as /proc/PID/cgroup shows it",
+		    path);
+	/* A directory of another file system (a plain one made under a
+	 * tmpfs at /sys/fs/cgroup) would fail later as "Bad file
+	 * descriptor". */
+	struct statfs fs;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type != CGROUP2_SUPER_MAGIC &&
+	    fs.f_type != CGROUP_SUPER_MAGIC)
+		die("'%s' is a directory, but not of a cgroup file system: give a cgroup's "
+		    "directory (where 'mount -t cgroup2' mounts; /proc/PID/cgroup names a "
+		    "process's)",
 		    path);
 	return fd;
 }

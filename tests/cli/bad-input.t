@@ -40,6 +40,12 @@ run "$RECCE" record -p "$$,$BAD" -d 1 -o "$T/x.pb.gz"
 expect 1 "record -p GOOD,UNKNOWN: status 1"
 like "$(cat "$ERR")" "$BAD" "the message names the unknown PID $BAD"
 
+mkdir "$T/plain-dir"
+run "$RECCE" record --cgroup "$T/plain-dir" -d 1 -o "$T/x.pb.gz"
+expect 1 "record --cgroup of a directory that is no cgroup: status 1"
+like "$(cat "$ERR")" "'$T/plain-dir' is a directory, but not of a cgroup file system" \
+	"and says so, not 'Bad file descriptor'"
+
 # Selectors: one that matches nothing is an error of this moment, one
 # with nothing to match a usage error; a good one says what it chose.
 run "$RECCE" record -p comm:no-such-program-here -d 1 -o "$T/x.pb.gz"
