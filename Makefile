@@ -34,7 +34,7 @@ TARGET_BINS := $(patsubst tests/targets/%.c,$(B)/targets/%,$(TARGET_SRCS))
 TARGET_CXX_SRCS := $(wildcard tests/targets/*.cpp)
 TARGET_CXX_BINS := $(patsubst tests/targets/%.cpp,$(B)/targets/%,$(TARGET_CXX_SRCS))
 
-.PHONY: all lib deps check check-loaded lint unit cli targets demo demo-seq demo-patch bench soak mutate asan asan-check fuzz fuzz-run fuzz-replay \
+.PHONY: all lib deps check check-loaded check-kernels lint unit cli targets demo demo-seq demo-patch bench soak mutate asan asan-check fuzz fuzz-run fuzz-replay \
 	install clean format
 .DEFAULT_GOAL := all
 
@@ -339,6 +339,10 @@ lint:
 # green on a real machine (never in check itself: it is check, loaded).
 check-loaded:
 	sh scripts/with-load.sh $(MAKE) check
+
+# The kernel-compatibility suite here and in a VM on Debian 12's 6.1.
+check-kernels: all targets
+	sh scripts/check-kernels.sh
 
 check: deps
 	$(MAKE) lint

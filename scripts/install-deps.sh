@@ -2,7 +2,16 @@
 # Installs, with apt-get, the Debian packages recce needs to build, test,
 # demo and benchmark. Quick when everything is present: it asks dpkg first
 # and only calls apt-get for what is missing.
+#
+# With --kernels (make check-kernels), also qemu, a static busybox and
+# Debian 12's current 6.1 kernel image: its package is downloaded, not
+# installed (this machine keeps booting its own kernel), and its kernel
+# and the modules a VM needs to mount its root over 9p are kept in
+# $RECCE_KERNELS (default /var/cache/recce/kernels/VERSION/).
 set -eu
+
+KERNELS=0
+[ "${1:-}" = --kernels ] && KERNELS=1
 
 PACKAGES="
 gcc make pkg-config perl binutils xz-utils procps man-db groff-base
@@ -15,6 +24,7 @@ valgrind chromium nodejs libjemalloc2 bpftrace openssh-server openssh-client
 liblttng-ust-dev lttng-tools uftrace prometheus gdb strace sqlite3 clickhouse-server
 postgresql redis-server
 "
+[ "$KERNELS" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 busybox-static"
 
 missing=""
 for p in $PACKAGES; do
@@ -41,8 +51,46 @@ install_js()
 		echo "install-deps: npm ci --prefix tests/js failed: the format tests that need it will skip" >&2
 }
 
+# The modules a VM loads to mount this machine's root over virtio-9p.
+KERNEL_MODULES="drivers/virtio/virtio drivers/virtio/virtio_ring
+drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci_legacy_dev
+drivers/virtio/virtio_pci net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
+fs/fscache/fscache fs/9p/9p"
+
+install_kernels()
+{
+	[ "$KERNELS" = 1 ] || return 0
+	dir=${RECCE_KERNELS:-/var/cache/recce/kernels}
+	# The image Debian's linux-image-amd64 stands for today.
+	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -n 1)
+	if [ -z "$pkg" ]; then
+		apt-get update -q >/dev/null
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -n 1)
+	fi
+	[ -n "$pkg" ] || { echo "install-deps: no Debian 6.1 kernel image is known to apt" >&2; exit 1; }
+	version=${pkg#linux-image-}
+	[ -f "$dir/$version/vmlinuz" ] && return 0
+	[ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root to fetch $pkg" >&2; exit 1; }
+	echo "install-deps: fetching $pkg into $dir/$version"
+	work=$(mktemp -d)
+	(cd "$work" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
+		{ echo "install-deps: apt-get download $pkg failed" >&2; rm -rf "$work"; exit 1; }
+	dpkg-deb -x "$work"/*.deb "$work/root"
+	mkdir -p "$dir/$version.new/modules"
+	cp "$work/root/boot/vmlinuz-$version" "$dir/$version.new/vmlinuz"
+	cp "$work/root/boot/config-$version" "$dir/$version.new/config"
+	for m in $KERNEL_MODULES; do
+		cp "$work/root/lib/modules/$version/kernel/$m.ko" "$dir/$version.new/modules/"
+	done
+	rm -rf "$work" "$dir/$version"
+	mv "$dir/$version.new" "$dir/$version"
+}
+
 if [ -z "$missing" ]; then
 	install_js
+	install_kernels
 	exit 0
 fi
 
@@ -57,3 +105,4 @@ apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
 install_js
+install_kernels

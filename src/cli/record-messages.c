@@ -45,6 +45,13 @@ void record_say_start_failed(const struct record_args *a, const struct sampler *
 	if (err == -EOPNOTSUPP)
 		die("this kernel cannot sample allocations: --event alloc needs Linux 6.13 or "
 		    "later (uprobe sessions)");
+	if (err == -ENOENT && a->cgroup)
+		die("the kernel gives cgroup %s no perf_event controller, so it cannot be sampled "
+		    "alone: on cgroup v2, Linux 6.1 gives one only once a controller has been "
+		    "enabled in the root's cgroup.subtree_control (systemd does at boot: echo "
+		    "+pids > /sys/fs/cgroup/cgroup.subtree_control); record -a samples every "
+		    "process meanwhile",
+		    a->cgroup);
 	if (err == -ESRCH) {
 		const struct sampler_target *t;
 		size_t n = sampler_targets(s, &t);

@@ -1,0 +1,317 @@
+#!/bin/bash
+# The kernel-compatibility suite: every subcommand that touches a kernel
+# interface, run once on a real target, judged by what a user relies on
+# (the names and counts the 6.18 tests check), and said in one line:
+#
+#   FEATURE|works|how (with BPF links, with perf uprobe events, ...)
+#   FEATURE|falls back|to what, as recce said it
+#   FEATURE|refused|recce's one message
+#   FEATURE|FAILS|what was wrong
+#
+# A refusal is a pass only when recce says why in one message and exits 1;
+# anything else that does not give the right answer FAILS. Run by
+# scripts/check-kernels.sh on this machine's kernel and inside a VM on
+# each kernel it boots; runnable alone: tests/kernels/compat.sh [OUT].
+set -u
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 1
+RECCE=${RECCE:-$ROOT/recce}
+TARGETS=${TARGETS:-$ROOT/build/targets}
+RESULTS=${1:-/dev/stdout}
+T=$(mktemp -d "${TMPDIR:-/tmp}/recce-compat.XXXXXX")
+export RECCE_CACHE_DIR="$T/.symcache"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+: >"$RESULTS"
+
+# say FEATURE STATUS DETAIL: one result line (the detail on one line).
+say()
+{
+	local detail
+	detail=$(printf '%s' "$3" | tr '\n|' ' /' | cut -c1-300)
+	printf '%s|%s|%s\n' "$1" "$2" "$detail" >>"$RESULTS"
+	printf 'compat: %s: %s %s\n' "$1" "$2" "$detail" >&2
+}
+
+# start OUT CMD...: CMD in the background, its output in OUT; PID.
+start()
+{
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	PID=$!
+	PIDS+=("$PID")
+}
+
+# wait_line FILE ERE [SECONDS]: until FILE has a line matching ERE, for
+# at most SECONDS (default 120) by the clock: an emulated machine is slow.
+wait_line()
+{
+	local end=$((SECONDS + ${3:-120}))
+	while ((SECONDS < end)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# rec NAME ARGS...: recce ARGS with output in $T/NAME.out and .err; RC.
+rec()
+{
+	local name=$1
+	shift
+	timeout -s INT -k 30 600 "$RECCE" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	RC=$?
+}
+
+# refused_or_fails FEATURE NAME WHY: after a run that did not give the
+# answer: a refusal (exit 1, one "recce: error:" message that names the
+# kernel, as a user must be told why) or a failure.
+refused_or_fails()
+{
+	local msg
+	msg=$(grep -m 1 '^recce: error:' "$T/$2.err")
+	if [ "$RC" = 1 ] && printf '%s' "$msg" | grep -qE 'Linux [0-9]|kernel'; then
+		say "$1" refused "${msg#recce: error: }"
+	else
+		say "$1" FAILS "$3 (status $RC: $(grep -v '^recce: [0-9]* samples' "$T/$2.err" | head -n 3))"
+	fi
+}
+
+# folded FILE: the profile's stacks, one folded line each, of its first
+# value (samples, off-CPU time, bytes).
+folded() { "$RECCE" report --folded "$1" 2>/dev/null; }
+
+# share FOLDED ERE: the percentage of samples whose stack matches ERE.
+share()
+{
+	printf '%s\n' "$1" | awk -v re="$2" '{ n = $NF; all += n; if ($0 ~ re) hit += n }
+		END { printf "%d", all ? 100 * hit / all : 0 }'
+}
+
+# how NAME: the unwinder or probe kind recce said it used, if it did.
+how()
+{
+	sed -n 's/^recce: tracing .* with \(.*\); limits.*/with \1/p' "$T/$1.err" | head -n 1
+}
+
+# --- the targets -----------------------------------------------------------
+
+start "$T/hot.out" "$TARGETS/hot"
+HOT=$PID
+start "$T/blocker.out" "$TARGETS/blocker"
+BLOCKER=$PID
+start "$T/allocs.out" "$TARGETS/allocs"
+ALLOCS=$PID
+sleep 0.5 # nothing to wait for: they run from their start
+
+# --- record ----------------------------------------------------------------
+
+# record_cpu FEATURE ARGS...: hot's CPU, burn_cpu under main in most samples.
+record_cpu()
+{
+	local feature=$1 name=${1//[^a-z0-9]/_}
+	shift
+	rec "$name" record -d 2 -o "$T/$name.pb.gz" "$@"
+	local f pct
+	f=$(folded "$T/$name.pb.gz")
+	pct=$(share "$f" 'main;.*burn_cpu')
+	if [ "$RC" = 0 ] && [ "$pct" -ge 50 ]; then
+		say "$feature" works "burn_cpu under main in $pct% of samples"
+	else
+		refused_or_fails "$feature" "$name" "burn_cpu under main in $pct% of samples"
+	fi
+}
+record_cpu "record cpu (auto)" -p "$HOT"
+record_cpu "record cpu --call-graph fp" -p "$HOT" --call-graph fp
+record_cpu "record cpu --call-graph dwarf" -p "$HOT" --call-graph dwarf
+record_cpu "top-level record -- CMD" -- "$TARGETS/hot" 2
+
+# record -a: hot's samples among every process's.
+rec all record -a -d 2 -o "$T/all.pb.gz"
+f=$(folded "$T/all.pb.gz")
+n=$(printf '%s\n' "$f" | grep -c 'burn_cpu')
+if [ "$RC" = 0 ] && [ "$n" -gt 0 ]; then
+	say "record -a" works "burn_cpu among every process's stacks"
+else
+	refused_or_fails "record -a" all "no stack of burn_cpu"
+fi
+
+# record --cgroup: hot moved into a cgroup (v2) of its own.
+CG=
+for root in /sys/fs/cgroup/unified /sys/fs/cgroup; do
+	if [ "$(stat -f -c %T "$root" 2>/dev/null)" = cgroup2fs ] && mkdir "$root/recce-compat-$$"; then
+		CG=$root/recce-compat-$$
+		break
+	fi
+done
+if [ -n "$CG" ] && echo "$HOT" >"$CG/cgroup.procs"; then
+	rec cgroup record --cgroup "$CG" -d 2 -o "$T/cgroup.pb.gz"
+	pct=$(share "$(folded "$T/cgroup.pb.gz")" 'burn_cpu')
+	if [ "$RC" = 0 ] && [ "$pct" -ge 50 ]; then
+		say "record --cgroup" works "burn_cpu in $pct% of the cgroup's samples"
+	else
+		refused_or_fails "record --cgroup" cgroup "burn_cpu in $pct% of samples"
+	fi
+	echo "$HOT" >"${CG%/*}/cgroup.procs"
+	rmdir "$CG"
+else
+	say "record --cgroup" FAILS "no cgroup v2 mount to make a cgroup in"
+fi
+
+# record -e offcpu and wall: blocker's threads wait in known functions.
+for ev in offcpu wall; do
+	rec "$ev" record -e "$ev" -p "$BLOCKER" -d 2 -o "$T/$ev.pb.gz"
+	f=$(folded "$T/$ev.pb.gz")
+	missing=""
+	for fn in nap wait_pipe take_lock; do
+		printf '%s\n' "$f" | grep -q "$fn" || missing="$missing $fn"
+	done
+	if [ "$RC" = 0 ] && [ -z "$missing" ]; then
+		say "record -e $ev" works "nap, wait_pipe, take_lock each named"
+	else
+		refused_or_fails "record -e $ev" "$ev" "not named:$missing"
+	fi
+done
+
+# record -e alloc: allocs' sites.
+rec alloc record -e alloc -p "$ALLOCS" -d 2 -o "$T/alloc.pb.gz"
+f=$(folded "$T/alloc.pb.gz")
+if [ "$RC" = 0 ] && printf '%s\n' "$f" | grep -q alloc_kept; then
+	say "record -e alloc" works "alloc_kept named"
+else
+	refused_or_fails "record -e alloc" alloc "alloc_kept not named"
+fi
+
+# --- top -------------------------------------------------------------------
+
+rec top top -b -n 2 -p "$HOT"
+if [ "$RC" = 0 ] && grep -q burn_cpu "$T/top.out"; then
+	say "top -b" works "hot's thread in burn_cpu"
+else
+	refused_or_fails "top -b" top "burn_cpu not shown"
+fi
+
+# --- trace -----------------------------------------------------------------
+
+# trace_calls FEATURE CHECK ARGS...: the calls target's 20 add_pair calls,
+# from its first (it waits for SIGUSR1 once recce is in) to its exit.
+trace_calls()
+{
+	local feature=$1 check=$2 name=${1//[^a-z0-9]/_}
+	shift 2
+	start "$T/$name.target" "$TARGETS/calls" 20 go
+	local target=$PID
+	wait_line "$T/$name.target" 'ready'
+	timeout -s INT -k 30 900 "$RECCE" trace -p "$target" add_pair --count 1000 --time 600 "$@" \
+		>"$T/$name.out" 2>"$T/$name.err" &
+	local tracer=$!
+	# The trace ends by itself when the target exits, 0.5 s after its
+	# last call: a Ctrl-C then could meet recce on its way out.
+	if wait_line "$T/$name.err" '^recce: (tracing|error)' 600 &&
+		grep -q '^recce: tracing' "$T/$name.err"; then
+		kill -USR1 "$target"
+	else
+		kill -INT "$tracer" 2>/dev/null
+	fi
+	wait "$tracer"
+	RC=$?
+	kill "$target" 2>/dev/null
+	local got
+	got=$($check "$T/$name.out")
+	if [ "$RC" = 0 ] && [ "$got" = ok ]; then
+		say "$feature" works "$(how "$name")"
+	else
+		refused_or_fails "$feature" "$name" "$got $(how "$name")"
+	fi
+}
+# Twenty calls add_pair(i, 2i), each once.
+calls_20()
+{
+	local n
+	n=$(grep -c 'add_pair(a=[0-9]*, b=[0-9]*)' "$1")
+	[ "$n" = 20 ] && echo ok || echo "$n of 20 calls"
+}
+# ... and each returns 3i.
+returns_20()
+{
+	local n
+	n=$(awk '/add_pair\/?[0-9]* --> / { for (i = 1; i <= NF; i++) if ($i == "-->") v = $(i + 1);
+		if (v % 3 == 0) n++ } END { print n + 0 }' "$1")
+	[ "$n" = 20 ] && [ "$(calls_20 "$1")" = ok ] && echo ok || echo "$n of 20 returns"
+}
+# ... each with a stack through main.
+stacks_20()
+{
+	local n
+	n=$(grep -c 'main' "$1")
+	[ "$n" -ge 20 ] && [ "$(calls_20 "$1")" = ok ] && echo ok || echo "$n stacks with main"
+}
+trace_calls "trace" calls_20
+trace_calls "trace --return" returns_20 --return
+trace_calls "trace --stack" stacks_20 --stack
+trace_calls "trace --fast" calls_20 --fast
+trace_calls "trace --fast --return" returns_20 --fast --return
+RECCE_NO_BPF=1 trace_calls "trace (perf uprobe events)" calls_20
+
+# --- capture, tasks, patch, agent ------------------------------------------
+
+start "$T/req.out" "$TARGETS/requests" 600
+REQ=$PID
+wait_line "$T/req.out" '^handle'
+rec capture capture -p "$REQ" handle --calls 3 --format folded -o "$T/capture.folded"
+if [ "$RC" = 0 ] && grep -q 'handle' "$T/capture.folded"; then
+	say "capture" works "3 calls of handle"
+else
+	refused_or_fails "capture" capture "no stack of handle"
+fi
+
+start "$T/uv.out" "$TARGETS/uv-loop"
+UV=$PID
+wait_line "$T/uv.out" ready
+timeout -s INT -k 30 600 "$RECCE" tasks --libuv -p "$UV" --json -d 4 -i 4 >"$T/uv-tasks.out" \
+	2>"$T/uv-tasks.err" &
+TASKS=$!
+wait_line "$T/uv-tasks.err" '^recce: (following|error)' 600
+kill -USR1 "$UV"
+wait "$TASKS"
+RC=$?
+if [ "$RC" = 0 ] && grep -q tick_fast "$T/uv-tasks.out"; then
+	say "tasks --libuv" works "tick_fast seen"
+else
+	refused_or_fails "tasks --libuv" uv-tasks "tick_fast not seen"
+fi
+
+start "$T/patchee.out" "$TARGETS/patchee"
+PATCHEE=$PID
+wait_line "$T/patchee.out" 'old='
+rec patch patch -p "$PATCHEE" --registry "$T/registry" "slow_fib=$TARGETS/fixes/fib-fix.so:fast_fib"
+if [ "$RC" = 0 ] && wait_line "$T/patchee.out" 'new=' 60; then
+	say "patch" works "calls go to fast_fib"
+else
+	refused_or_fails "patch" patch "no call reached fast_fib"
+fi
+
+mkdir -p "$T/agent"
+timeout -s INT -k 30 900 "$RECCE" agent --continuous --socket "$T/agent/a.sock" --store "$T/store" \
+	--window 2s >"$T/agent.out" 2>"$T/agent.err" &
+AGENT=$!
+PIDS+=("$AGENT")
+wait_line "$T/agent.err" 'profiling every process|error' 600
+ok=""
+end=$((SECONDS + 600))
+while ((SECONDS < end)); do
+	"$RECCE" query --store "$T/store" --comm hot --format folded -o - >"$T/query.out" 2>"$T/query.err" &&
+		grep -q burn_cpu "$T/query.out" && ok=1 && break
+	sleep 1
+done
+kill -INT "$AGENT"
+wait "$AGENT"
+RC=$?
+if [ "$RC" = 0 ] && [ -n "$ok" ]; then
+	say "agent --continuous" works "a window of hot's burn_cpu stored and queried"
+else
+	refused_or_fails "agent --continuous" agent "no window with burn_cpu"
+fi
+exit 0
