@@ -35,8 +35,10 @@ static void add_host(void *ctx, const char *arg, const struct opt *o)
 static const struct opt certs_options[] = {
     OPT_CALL_(0, "host", "NAME", add_host, 0,
 	      "init: another name or address the agent answers to (repeatable)"),
+    OPT_CALL_(0, "ip", "ADDR", add_host, 0,
+	      "host: an address (or another name) the host's agent answers to (repeatable)"),
     OPT_STRING_(0, "tls", "DIR", struct certs_args, tls,
-		"client, revoke: the directory of the CA (default /etc/recce/tls as root)"),
+		"client, host, revoke: the directory of the CA (default /etc/recce/tls as root)"),
     OPT_END_(),
 };
 
@@ -48,14 +50,15 @@ int cmd_certs(int argc, char **argv)
 	memset(&a, 0, sizeof(a));
 	int first = options_parse("certs", certs_options, 0, argc, argv, &a, NULL);
 	if (first >= argc)
-		usage_die("certs", "give init DIR, client NAME or revoke NAME");
+		usage_die("certs", "give init DIR, client NAME, host NAME or revoke NAME");
 	const char *what = argv[first];
-	/* client and revoke: one name, in the CA's directory. */
-	if (strcmp(what, "client") == 0 || strcmp(what, "revoke") == 0) {
+	int is_host = strcmp(what, "host") == 0;
+	/* client, host and revoke: one name, in the CA's directory. */
+	if (strcmp(what, "client") == 0 || is_host || strcmp(what, "revoke") == 0) {
 		if (first + 2 != argc)
 			usage_die("certs", "%s takes one name", what);
-		if (a.nhosts)
-			usage_die("certs", "--host goes with init");
+		if (a.nhosts && !is_host)
+			usage_die("certs", "--host goes with init, --ip with host");
 		if (!a.tls) {
 			dirs_tls(1, dir, sizeof(dir));
 			a.tls = dir;
@@ -78,6 +81,13 @@ int cmd_certs(int argc, char **argv)
 		note("made %s/%s: copy its ca.pem, client.pem and client.key to that client's "
 		     "~/.config/recce/tls",
 		     a.tls, argv[first + 1]);
+	} else if (is_host) {
+		if (tls_certs_host(a.tls, argv[first + 1], a.hosts, a.nhosts, err, sizeof(err)) < 0)
+			die("%s", err);
+		note("made %s/" TLS_HOSTS_DIR "/%s: copy its ca.pem, agent.pem and agent.key to "
+		     "that host's /etc/recce/tls (or give its agent --tls with them); 'recce certs "
+		     "revoke %s' withdraws it",
+		     a.tls, argv[first + 1], argv[first + 1]);
 	} else if (strcmp(what, "revoke") == 0) {
 		int rc = tls_certs_revoke(a.tls, argv[first + 1], err, sizeof(err));
 		if (rc < 0)
@@ -87,12 +97,12 @@ int cmd_certs(int argc, char **argv)
 			     argv[first + 1], a.tls);
 		else
 			note("revoked %s in %s/" TLS_CRL_FILE
-			     ": agents whose --tls directory holds "
-			     "it refuse that certificate from their next connection on; copy it to "
-			     "the --tls directory of every other agent",
+			     ": agents and clients whose --tls directory holds it refuse that "
+			     "certificate from their next connection on; copy it to every other "
+			     "agent's and client's --tls directory",
 			     argv[first + 1], a.tls);
 	} else {
-		usage_die("certs", "'%s' is not init, client or revoke", what);
+		usage_die("certs", "'%s' is not init, client, host or revoke", what);
 	}
 	free(a.hosts);
 	return 0;

@@ -153,10 +153,28 @@ static int make_leaf(const char *dir, const char *prefix, const char *kind, cons
 	return rc;
 }
 
+/* "DNS:a,IP:b,...": a certificate's names, first (with a comma when
+ * both), then each of names[] as an address or a host name. Returns 0,
+ * or -1 when they do not fit. */
+static int san_list(char *san, size_t cap, const char *first, const char *const *names, size_t n)
+{
+	size_t len = (size_t)snprintf(san, cap, "%s", first);
+
+	for (size_t i = 0; i < n && len < cap; i++) {
+		struct in6_addr a6;
+		struct in_addr a4;
+		int ip = inet_pton(AF_INET, names[i], &a4) == 1 ||
+			 inet_pton(AF_INET6, names[i], &a6) == 1;
+		len += (size_t)snprintf(san + len, cap - len, "%s%s:%s", len ? "," : "",
+					ip ? "IP" : "DNS", names[i]);
+	}
+	return len < cap ? 0 : -1;
+}
+
 int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, char *err,
 		   size_t errlen)
 {
-	char path[4096], host[256] = "localhost", san[4096];
+	char path[4096], host[256] = "localhost", first[512], san[4096];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/ca.key", dir);
@@ -169,17 +187,9 @@ int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, cha
 		return -1;
 	}
 	gethostname(host, sizeof(host) - 1);
-	size_t n = (size_t)snprintf(san, sizeof(san),
-				    "DNS:%s,DNS:localhost,IP:127.0.0.1,IP:0:0:0:0:0:0:0:1", host);
-	for (size_t i = 0; i < nhosts && n < sizeof(san); i++) {
-		struct in6_addr a6;
-		struct in_addr a4;
-		int ip = inet_pton(AF_INET, hosts[i], &a4) == 1 ||
-			 inet_pton(AF_INET6, hosts[i], &a6) == 1;
-		n += (size_t)snprintf(san + n, sizeof(san) - n, ",%s:%s", ip ? "IP" : "DNS",
-				      hosts[i]);
-	}
-	if (n >= sizeof(san)) {
+	snprintf(first, sizeof(first), "DNS:%s,DNS:localhost,IP:127.0.0.1,IP:0:0:0:0:0:0:0:1",
+		 host);
+	if (san_list(san, sizeof(san), first, hosts, nhosts) < 0) {
 		snprintf(err, errlen, "too many --host names");
 		return -1;
 	}
@@ -263,6 +273,40 @@ int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen
 	return rc;
 }
 
+int tls_certs_host(const char *dir, const char *name, const char *const *addrs, size_t naddrs,
+		   char *err, size_t errlen)
+{
+	char hosts[4096], sub[4096 + 256], first[512], san[4096];
+
+	if (client_name_bad(name, err, errlen))
+		return -1;
+	snprintf(first, sizeof(first), "DNS:%s", name);
+	if (san_list(san, sizeof(san), first, addrs, naddrs) < 0) {
+		snprintf(err, errlen, "too many --ip addresses");
+		return -1;
+	}
+	EVP_PKEY *ca_key;
+	X509 *ca = read_ca(dir, &ca_key);
+	int rc = -1;
+	snprintf(hosts, sizeof(hosts), "%s/" TLS_HOSTS_DIR, dir);
+	snprintf(sub, sizeof(sub), "%s/%s", hosts, name);
+	if (!ca || !ca_key)
+		snprintf(err, errlen,
+			 "%s has no CA (ca.pem and ca.key): run recce certs init first", dir);
+	else if (mkdir(hosts, 0700) < 0 && errno != EEXIST)
+		snprintf(err, errlen, "cannot make %s: %s", hosts, strerror(errno));
+	else if (mkdir(sub, 0700) < 0)
+		snprintf(err, errlen, "cannot make %s: %s%s", sub, strerror(errno),
+			 errno == EEXIST ? " (revoke the host and remove it to make it again)"
+					 : "");
+	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
+		 make_leaf(sub, "agent", "agent", name, san, ca, ca_key, err, errlen) == 0)
+		rc = 0;
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	return rc;
+}
+
 /* The revocation list of dir, or a new empty one of ca; NULL when the
  * file is there but does not read (*bad then set). */
 static X509_CRL *read_crl(const char *dir, X509 *ca, int *bad)
@@ -302,26 +346,31 @@ int tls_certs_revoke(const char *dir, const char *name, char *err, size_t errlen
 		return -1;
 	EVP_PKEY *ca_key;
 	X509 *ca = read_ca(dir, &ca_key);
-	/* The certificate certs made for name: NAME/client.pem, or the
-	 * first client's client.pem for "client". */
+	/* The certificate certs made for name: NAME/client.pem, the first
+	 * client's client.pem for "client", else host NAME's agent.pem. */
 	if (strcmp(name, "client") == 0)
 		snprintf(path, sizeof(path), "%s/client.pem", dir);
 	else
 		snprintf(path, sizeof(path), "%s/%s/client.pem", dir, name);
 	X509 *cert = ca_key ? read_cert(path) : NULL;
+	if (ca_key && !cert && strcmp(name, "client") != 0) {
+		snprintf(path, sizeof(path), "%s/" TLS_HOSTS_DIR "/%s/agent.pem", dir, name);
+		cert = read_cert(path);
+	}
 	X509_CRL *crl = cert ? read_crl(dir, ca, &bad) : NULL;
 	X509_REVOKED *r = NULL;
 	ASN1_TIME *now = NULL, *next = NULL;
 	if (!ca || !ca_key) {
 		snprintf(err, errlen,
-			 "%s has no CA (ca.pem and ca.key): revoke where the client's "
+			 "%s has no CA (ca.pem and ca.key): revoke where the "
 			 "certificate was made",
 			 dir);
 		goto out;
 	}
 	if (!cert) {
 		snprintf(err, errlen,
-			 "cannot read %s: revoke a client certs made in %s by its name", path, dir);
+			 "cannot read %s: revoke a client or host certs made in %s by its name",
+			 path, dir);
 		goto out;
 	}
 	if (!crl) {
@@ -390,8 +439,9 @@ int tls_agent_files(const char *dir, char *missing, size_t len)
 	return 0;
 }
 
-/* The agent's side: the revocation list of dir, when there is one, read
- * at every connection, so that a revocation holds from the next one. */
+/* The revocation list of dir, when there is one, read at every
+ * connection, so that a revocation holds from the next one: an agent
+ * refuses a revoked client, a client a revoked agent. */
 static int load_crl(SSL_CTX *ctx, const char *dir, char *err, size_t errlen)
 {
 	char path[4096];
@@ -431,7 +481,7 @@ static SSL_CTX *context(const char *dir, const char *prefix, int server, int any
 		say(err, errlen, "cannot read the key", key);
 	} else if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
 		say(err, errlen, "cannot read the CA", ca);
-	} else if (server && !anyone && load_crl(ctx, dir, err, errlen) < 0) {
+	} else if (!anyone && load_crl(ctx, dir, err, errlen) < 0) {
 		/* A list that does not read refuses everyone, not no one. */
 	} else {
 		if (!anyone)

@@ -7,9 +7,11 @@
  * a node, client.pem with client.key on a client's machine. `recce certs
  * init DIR` makes the CA and one of each; `recce certs client NAME` makes
  * another client's directory (DIR/NAME: ca.pem, client.pem, client.key).
- * The CA's key stays in DIR/ca.key, mode 0600. `recce certs revoke NAME`
- * adds a client's certificate to DIR/crl.pem, which an agent whose
- * directory holds it reads at every connection.
+ * The CA's key stays in DIR/ca.key, mode 0600. `recce certs host NAME`
+ * makes a host's own agent certificate at any time (DIR/hosts/NAME).
+ * `recce certs revoke NAME` adds a client's or host's certificate to
+ * DIR/crl.pem, which an agent or client whose directory holds it reads
+ * at every connection.
  *
  * Once a connection is up, tls_relay() carries its bytes to and from a
  * plain socket, so the protocol's code reads and writes descriptors
@@ -31,12 +33,23 @@ int tls_certs_init(const char *dir, const char *const *hosts, size_t nhosts, cha
  * signed by DIR's CA. Returns 0, or -1 with a message in err. */
 int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen);
 
+/* Where a CA's directory keeps its hosts' own directories. */
+#define TLS_HOSTS_DIR "hosts"
+
+/* Makes DIR/hosts/NAME with ca.pem and an agent certificate and key of
+ * its own for host NAME, valid for NAME and each of addrs[] (addresses
+ * or more names), signed by DIR's CA: one key per host, made at any
+ * time. Returns 0, or -1 with a message in err. */
+int tls_certs_host(const char *dir, const char *name, const char *const *addrs, size_t naddrs,
+		   char *err, size_t errlen);
+
 /* The revocation list of a CA's directory, which an agent whose --tls
  * directory holds it reads at every connection. */
 #define TLS_CRL_FILE "crl.pem"
 
 /* Revokes the certificate made for client name in the CA's directory dir
- * (dir/NAME/client.pem, or dir/client.pem for "client"): adds it to
+ * (dir/NAME/client.pem, or dir/client.pem for "client"), or else for host
+ * name (dir/hosts/NAME/agent.pem): adds it to
  * dir/crl.pem, signed by the CA, made when missing. Returns 0, 1 when it
  * was revoked already, or -1 with err saying why. */
 int tls_certs_revoke(const char *dir, const char *name, char *err, size_t errlen);

@@ -1,5 +1,6 @@
 #!/bin/bash
-# recce agent --listen over TLS, with the certificates of recce certs:
+# recce agent --listen over TLS, with the certificates of recce certs
+# (init's, a client's, a host's own made later and revoked):
 # record and trace through it with the client certificate certs init made
 # and with one certs client added; the audit log naming each client by its
 # certificate; and refusals: a client of another CA (refused by both
@@ -88,6 +89,35 @@ is "$RC" 0 "and serves the next good client" || show_run
 ok "the agent still runs" kill -0 "$AGENT"
 kill -INT "$AGENT"
 wait_exit 5 "$AGENT"
+
+# --- a host's own certificate, made after the CA, then revoked ------------
+
+run "$RECCE" certs host h2 --ip 127.0.0.1 --tls "$T/tls"
+is "$RC" 0 "certs host h2 exits 0" || show_run
+like "$(cat "$ERR")" "made $T/tls/hosts/h2: copy its ca.pem, agent.pem and agent.key" "and says what to copy"
+is "$(stat -c %a "$T/tls/hosts/h2/agent.key")" 600 "h2's key is its own, mode 0600"
+isnt "$(cmp -s "$T/tls/hosts/h2/agent.key" "$T/tls/agent.key" && echo same)" same \
+	"and not the key init made"
+run "$RECCE" certs host h2 --ip 127.0.0.1 --tls "$T/tls"
+is "$RC" 1 "a second certs host h2 exits 1"
+PORT2=$(free_port)
+spawn_recce "$T/h2.out" "$T/h2.err" agent --socket "$T/h2.sock" --listen "127.0.0.1:$PORT2" \
+	--tls "$T/tls/hosts/h2"
+H2=$PID
+ok "h2's agent serves with its certificate" wait_for 10 grep -q 'serving on' "$T/h2.err" ||
+	diag "$(cat "$T/h2.err")"
+run env RECCE_TLS="$T/tls" "$RECCE" --node "127.0.0.1:$PORT2" record -p "$HOT" -d 0.5 -o "$T/h2.pb.gz"
+is "$RC" 0 "a client of the CA records through h2's agent at its address" || show_run
+run env RECCE_TLS="$T/tls" "$RECCE" --node "localhost:$PORT2" top -b -n 1
+is "$RC" 1 "by a name h2's certificate does not hold (localhost): exit 1"
+like "$(cat "$ERR")" "the agent's certificate" "the client does not take it for that name"
+run "$RECCE" certs revoke h2 --tls "$T/tls"
+is "$RC" 0 "certs revoke h2 exits 0" || show_run
+run env RECCE_TLS="$T/tls" "$RECCE" --node "127.0.0.1:$PORT2" top -b -n 1
+is "$RC" 1 "a client whose directory holds the revocation refuses h2's agent"
+like "$(cat "$ERR")" "cannot reach the agent at 127\\.0\\.0\\.1:$PORT2: .*revoked" "and says it was revoked"
+kill -INT "$H2"
+wait_exit 5 "$H2"
 
 run "$RECCE" agent --socket "$T/b.sock" --listen "127.0.0.1:$PORT" --tls "$T/none"
 is "$RC" 1 "--listen without certificates exits 1"
