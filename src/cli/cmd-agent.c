@@ -13,6 +13,7 @@
 
 #include "cli/agent-continuous.h"
 #include "cli/builtin.h"
+#include "cli/config-file.h"
 #include "cli/dirs.h"
 #include "cli/options.h"
 #include "cli/usage.h"
@@ -23,6 +24,7 @@
 struct agent_args {
 	struct scopes scopes;
 	const char *scopes_file;
+	const char *config; /* read by config_expand() before the rest */
 	const char *socket;
 	const char *audit;
 	const char *files;
@@ -94,6 +96,8 @@ static const struct opt agent_options[] = {
 		"--http on the network: the token, from FILE (default: a new one)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
 		"serve the page and /metrics here (default 127.0.0.1:7451; off)"),
+    OPT_STRING_(0, "config", "FILE", struct agent_args, config,
+		"options from FILE, a NAME VALUE a line (the command line wins)"),
     OPT_END_(),
 };
 
@@ -106,6 +110,7 @@ int cmd_agent(int argc, char **argv)
 	 * page included, may be ended by a client that closes mid-answer. */
 	signal(SIGPIPE, SIG_IGN);
 	memset(&a, 0, sizeof(a));
+	argc = config_expand("agent", argc, argv, &argv);
 	int first = options_parse("agent", agent_options, 0, argc, argv, &a, NULL);
 	if (first < argc)
 		usage_die("agent", "unexpected argument '%s'", argv[first]);
