@@ -420,6 +420,10 @@ install: recce lib $(MANS)
 	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
 	sed -e 's|@PREFIX@|$(PREFIX)|' contrib/recce-agent.service.in \
 		> $(DESTDIR)$(PREFIX)/lib/systemd/system/recce-agent.service
+	sed -e 's|@PREFIX@|$(PREFIX)|' contrib/recce-agent-continuous.service.in \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/recce-agent-continuous.service
+	install -d $(DESTDIR)$(PREFIX)/share/recce
+	install -m 0644 contrib/agent.conf $(DESTDIR)$(PREFIX)/share/recce/agent.conf
 
 format:
 	clang-format -i src/*/*.c src/*/*.h src/perf/bpf/*.[ch] lib/*.[ch] lib/fast/*.c include/*.h tests/unit/*.c tests/targets/*.c \

@@ -9,8 +9,9 @@
 # busybox loads the virtio and 9p modules, mounts this machine's root
 # read-only over virtio-9p, a directory of results read-write, and runs
 # the suite chrooted there with fresh /tmp, /run, cgroup2, tracefs and bpf
-# mounts. Exits 1 when a feature FAILS on either kernel or the VM never
-# reported.
+# mounts; a process of the suite that crashes there leaves its core in
+# build/kernels/results. Exits 1 when a feature FAILS on either kernel or
+# the VM never reported.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,6 +61,7 @@ chroot /root /bin/sh -c '
 	mount -t tracefs tracefs /sys/kernel/tracing &&
 	mount -t debugfs debugfs /sys/kernel/debug &&
 	mount -t bpf bpf /sys/fs/bpf && ip link set lo up 2>/dev/null
+	echo /mnt/core.$version.%e.%p >/proc/sys/kernel/core_pattern && ulimit -c unlimited
 	cd "$ROOT" && bash tests/kernels/compat.sh /mnt/$version.txt >/mnt/$version.log 2>&1'
 poweroff -f
 EOF
@@ -87,5 +89,8 @@ for f in "$W"/results/*.txt; do
 	echo "== $name"
 	awk -F'|' '{ printf "  %-30s %-11s %s\n", $1, $2, $3 }' "$f"
 	grep -q '|FAILS|' "$f" && status=1
+done
+for c in "$W"/results/core.*; do
+	[ -f "$c" ] && echo "check-kernels: a crash's core: $c (gdb $ROOT/recce $c)"
 done
 exit $status
