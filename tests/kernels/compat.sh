@@ -220,7 +220,10 @@ trace_calls()
 	kill "$target" 2>/dev/null
 	local got
 	got=$($check "$T/$name.out")
-	if [ "$RC" = 0 ] && [ "$got" = ok ]; then
+	if [ "$RC" = 0 ] && [ "$got" = ok ] && [ -z "${RECCE_NO_BPF:-}" ] &&
+		[ "$(how "$name")" = "with perf uprobe events" ]; then
+		say "$feature" "falls back" "to perf uprobe events: this kernel makes no BPF uprobe_multi links"
+	elif [ "$RC" = 0 ] && [ "$got" = ok ]; then
 		say "$feature" works "$(how "$name")"
 	else
 		refused_or_fails "$feature" "$name" "$got $(how "$name")"
