@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "proc/cfi-rules.h"
@@ -635,10 +636,46 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 	return n;
 }
 
+/* The byte at addr in pid's memory (a breakpoint shows there as 0xCC,
+ * unlike in the file), or -1 when it cannot be read. */
+static int code_byte(pid_t pid, uint64_t addr)
+{
+	unsigned char byte = 0;
+	struct iovec local = {&byte, 1}, remote = {(void *)(uintptr_t)addr, 1};
+
+	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1 ? byte : -1;
+}
+
+/*
+ * The user IP to unwind from, for a sample taken in the kernel while its
+ * thread was in the trap of a breakpoint (a uprobe's int3, anyone's),
+ * whose registers may be caught between the probed instruction's address
+ * and its effect. Whether a probed "push %rbp" has been run (emulated)
+ * shows on the stack: its top word is rbp. Past the int3 (0xCC before
+ * ip) with nothing pushed, the stack is as at ip - 1; at the int3 with
+ * the push done, as at ip + 1. Unwound as reported, a function's first
+ * instruction would lose its caller to a stack address.
+ */
+static uint64_t trap_ip(pid_t pid, const uint64_t *regs, const uint8_t *stack, size_t len)
+{
+	uint64_t ip = regs[REG_IP], top = 0;
+
+	if (len >= sizeof(top))
+		memcpy(&top, stack, sizeof(top));
+	int pushed = top && top == regs[REG_BP];
+	if (!pushed && ip > 1 && code_byte(pid, ip - 1) == 0xcc)
+		return ip - 1;
+	if (pushed && code_byte(pid, ip) == 0xcc)
+		return ip + 1;
+	return ip;
+}
+
 size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
 		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap)
 {
 	size_t user = 0, nfp = 0, n;
+	uint64_t at_trap[sizeof(dwarf_from_perf)];
+	const uint64_t *regs = smp->regs;
 
 	while (user < smp->nips && smp->ips[user] != (uint64_t)PERF_CONTEXT_USER)
 		user++;
@@ -648,12 +685,20 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 	if (n > cap)
 		n = cap;
 	memcpy(out, smp->ips, n * sizeof(*out));
-	if (smp->regs && n + 1 < cap) {
+	if (regs && user > 0 && smp->ips[0] == (uint64_t)PERF_CONTEXT_KERNEL) {
+		uint64_t ip = trap_ip(smp->pid, regs, smp->stack, smp->stack_len);
+		if (ip != regs[REG_IP]) {
+			memcpy(at_trap, regs, sizeof(at_trap));
+			at_trap[REG_IP] = ip;
+			regs = at_trap;
+		}
+	}
+	if (regs && n + 1 < cap) {
 		out[n++] = (uint64_t)PERF_CONTEXT_USER;
 		size_t max = cap - n < max_user ? cap - n : max_user;
 		int ended = 0;
-		int got = unwinder_unwind(u, smp->pid, smp->tid, smp->regs, smp->stack,
-					  smp->stack_len, out + n, max, &ended);
+		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
+					  out + n, max, &ended);
 		if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
