@@ -4,10 +4,12 @@
 # and only calls apt-get for what is missing.
 #
 # With --kernels (make check-kernels), also qemu, a static busybox and
-# Debian 12's current 6.1 kernel image: its package is downloaded, not
-# installed (this machine keeps booting its own kernel), and its kernel
-# and the modules a VM needs to mount its root over 9p are kept in
-# $RECCE_KERNELS (default /var/cache/recce/kernels/VERSION/).
+# Debian 12's current 6.1 kernel image, and its newest 6.12: each package
+# is downloaded, not installed (this machine keeps booting its own
+# kernel), and its kernel and the modules a VM needs to mount its root
+# over 9p are kept in $RECCE_KERNELS (default
+# /var/cache/recce/kernels/VERSION/). Another kernel joins the matrix as
+# a directory there with its vmlinuz and those modules (modules/*.ko).
 set -eu
 
 KERNELS=0
@@ -57,11 +59,40 @@ drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci_legacy_dev
 drivers/virtio/virtio_pci net/9p/9pnet net/9p/9pnet_virtio fs/netfs/netfs
 fs/fscache/fscache fs/9p/9p"
 
+# fetch_kernel PKG VERSION: the kernel and modules of PKG in $dir/VERSION.
+fetch_kernel()
+{
+	[ -f "$dir/$2/vmlinuz" ] && return 0
+	[ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root to fetch $1" >&2; exit 1; }
+	echo "install-deps: fetching $1 into $dir/$2"
+	work=$(mktemp -d)
+	(cd "$work" && apt-get download -q "$1" >/dev/null 2>&1) ||
+		{ echo "install-deps: apt-get download $1 failed" >&2; rm -rf "$work"; exit 1; }
+	dpkg-deb -x "$work"/*.deb "$work/root"
+	mkdir -p "$dir/$2.new/modules"
+	cp "$work/root/boot/vmlinuz-$2" "$dir/$2.new/vmlinuz"
+	cp "$work/root/boot/config-$2" "$dir/$2.new/config"
+	# Compressed modules made plain for busybox's insmod; one a kernel
+	# builds in (or folds into another) is not there, and not needed.
+	for m in $KERNEL_MODULES; do
+		f=$work/root/lib/modules/$2/kernel/$m
+		out=$dir/$2.new/modules/${m##*/}.ko
+		if [ -f "$f.ko" ]; then
+			cp "$f.ko" "$out"
+		elif [ -f "$f.ko.xz" ]; then
+			xz -dc "$f.ko.xz" >"$out"
+		fi
+	done
+	rm -rf "$work" "$dir/$2"
+	mv "$dir/$2.new" "$dir/$2"
+}
+
+# The kernels of the matrix: the 6.1 Debian 12's linux-image-amd64
+# stands for today, and the newest 6.12 it offers beside it.
 install_kernels()
 {
 	[ "$KERNELS" = 1 ] || return 0
 	dir=${RECCE_KERNELS:-/var/cache/recce/kernels}
-	# The image Debian's linux-image-amd64 stands for today.
 	pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -n 1)
 	if [ -z "$pkg" ]; then
@@ -70,22 +101,13 @@ install_kernels()
 			sed -n 's/^ *Depends: \(linux-image-6\.1\.[0-9]*-[0-9]*-amd64\)$/\1/p' | head -n 1)
 	fi
 	[ -n "$pkg" ] || { echo "install-deps: no Debian 6.1 kernel image is known to apt" >&2; exit 1; }
-	version=${pkg#linux-image-}
-	[ -f "$dir/$version/vmlinuz" ] && return 0
-	[ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root to fetch $pkg" >&2; exit 1; }
-	echo "install-deps: fetching $pkg into $dir/$version"
-	work=$(mktemp -d)
-	(cd "$work" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
-		{ echo "install-deps: apt-get download $pkg failed" >&2; rm -rf "$work"; exit 1; }
-	dpkg-deb -x "$work"/*.deb "$work/root"
-	mkdir -p "$dir/$version.new/modules"
-	cp "$work/root/boot/vmlinuz-$version" "$dir/$version.new/vmlinuz"
-	cp "$work/root/boot/config-$version" "$dir/$version.new/config"
-	for m in $KERNEL_MODULES; do
-		cp "$work/root/lib/modules/$version/kernel/$m.ko" "$dir/$version.new/modules/"
-	done
-	rm -rf "$work" "$dir/$version"
-	mv "$dir/$version.new" "$dir/$version"
+	fetch_kernel "$pkg" "${pkg#linux-image-}"
+	pkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2>/dev/null |
+		awk '{ print $1 }' | sort -V | tail -n 1)
+	if [ -n "$pkg" ]; then
+		version=${pkg#linux-image-}
+		fetch_kernel "$pkg" "${version%-unsigned}"
+	fi
 }
 
 if [ -z "$missing" ]; then
