@@ -5,6 +5,7 @@
 #include "cli/node-record.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +18,17 @@
 #include "profile/pprof.h"
 #include "remote/args.h"
 
-/* A new string: a and b joined. */
-static char *join(const char *a, const char *b)
+/* A new string of fmt, or NULL when out of memory. */
+static char *str_of(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *str_of(const char *fmt, ...)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	char *s = malloc(la + lb + 1);
+	char *s;
+	va_list ap;
 
-	if (s) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb + 1);
-	}
-	return s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
 }
 
 char *node_record_each(const char *path)
@@ -38,13 +39,8 @@ char *node_record_each(const char *path)
 	const char *cut = n > ext && strcmp(path + n - ext, ".pb.gz") == 0 ? path + n - ext
 			  : dot && dot > base				   ? dot
 									   : path + n;
-	char *stem = strndup(path, (size_t)(cut - path));
-	char *mid = stem ? join(stem, "." REMOTE_NODE_MARK) : NULL;
-	char *s = mid ? join(mid, cut) : NULL;
 
-	free(stem);
-	free(mid);
-	return s;
+	return str_of("%.*s." REMOTE_NODE_MARK "%s", (int)(cut - path), path, cut);
 }
 
 int node_record_prepare(struct node_record *r, int many, int argc, char **argv)
@@ -89,7 +85,7 @@ int node_record_prepare(struct node_record *r, int many, int argc, char **argv)
 	}
 	if (merge) {
 		r->merge = !path ? strdup(RECORD_DEFAULT_FILE)
-			   : dir ? join(path, RECORD_DEFAULT_FILE)
+			   : dir ? str_of("%s" RECORD_DEFAULT_FILE, path)
 				 : strdup(path);
 		if (r->merge && strstr(r->merge, REMOTE_NODE_MARK)) {
 			fprintf(stderr, "recce: usage: with --merge, -o names the one merged "
@@ -98,7 +94,7 @@ int node_record_prepare(struct node_record *r, int many, int argc, char **argv)
 		}
 		r->out = r->merge ? node_record_each(r->merge) : NULL;
 	} else if (dir) {
-		r->out = join(path, REMOTE_NODE_MARK ".pb.gz");
+		r->out = str_of("%s" REMOTE_NODE_MARK ".pb.gz", path);
 	} else if (!path) {
 		r->out = strdup(many ? "recce." REMOTE_NODE_MARK ".pb.gz" : RECORD_DEFAULT_FILE);
 	} else {
@@ -145,7 +141,8 @@ static int keep_comments(struct profile *dst, const struct profile *src)
 	return err;
 }
 
-/* Adds node's profile at path to m, each sample labelled with the node. */
+/* Adds node's profile at path to m, each sample labelled with the node.
+ * Returns 0, -ENOENT when there is none, or another -errno (said). */
 static int merge_one(struct profile_merger *m, const char *node, const char *path)
 {
 	struct profile *p = NULL;
@@ -153,6 +150,8 @@ static int merge_one(struct profile_merger *m, const char *node, const char *pat
 	struct profile_label host = {"host", node, 0, NULL};
 
 	int err = pprof_read_file(path, &p, why, sizeof(why));
+	if (err == -ENOENT)
+		return err; /* it did not come back: the caller says so */
 	if (err) {
 		fprintf(stderr, "recce: %s: its profile %s cannot be merged: %s\n", node, path,
 			why[0] ? why : strerror(-err));
@@ -167,7 +166,8 @@ static int merge_one(struct profile_merger *m, const char *node, const char *pat
 	return err;
 }
 
-/* "nodes: a, b": the nodes merged, which views give each a root frame. */
+/* "nodes: a, b": the nodes merged (those with a path), which views give
+ * each a root frame. */
 static int note_nodes(struct profile *p, const char *const *nodes, size_t n, char **paths)
 {
 	char *line = NULL;
@@ -178,7 +178,7 @@ static int note_nodes(struct profile *p, const char *const *nodes, size_t n, cha
 		return -ENOMEM;
 	fputs("nodes:", fp);
 	for (size_t i = 0, k = 0; i < n; i++)
-		if (paths[i] && access(paths[i], F_OK) == 0)
+		if (paths[i])
 			fprintf(fp, "%s %s", k++ ? "," : "", nodes[i]);
 	int err = fclose(fp) ? -ENOMEM : profile_add_comment(p, line);
 	free(line);
@@ -190,10 +190,10 @@ int node_record_finish(const struct node_record *r, const char *const *nodes, si
 	struct profile_merger m;
 	struct profile *all;
 	size_t merged = 0;
-	char **paths = calloc(n ? n : 1, sizeof(*paths));
 
 	if (!r->merge)
 		return status;
+	char **paths = calloc(n ? n : 1, sizeof(*paths));
 	if (!paths || !(all = profile_new())) {
 		free(paths);
 		fprintf(stderr, "recce: out of memory\n");
@@ -207,15 +207,17 @@ int node_record_finish(const struct node_record *r, const char *const *nodes, si
 			fprintf(stderr, "recce: out of memory\n");
 			break;
 		}
-		if (access(paths[i], F_OK) != 0) {
+		if ((err = merge_one(&m, nodes[i], paths[i])) == -ENOENT) {
 			fprintf(stderr,
 				"recce: %s: no profile came back: the merge holds the "
 				"others\n",
 				nodes[i]);
-			continue;
-		}
-		if (!(err = merge_one(&m, nodes[i], paths[i])))
+			free(paths[i]);
+			paths[i] = NULL; /* not merged, nothing to remove */
+			err = 0;
+		} else if (!err) {
 			merged++;
+		}
 	}
 	profile_merger_release(&m);
 	if (!err && merged)
