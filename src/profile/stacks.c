@@ -210,6 +210,21 @@ static size_t host_name(const struct profile_sample *s, char *buf, size_t len)
 	return n > 0 ? (size_t)n : 0;
 }
 
+typedef size_t (*root_namer)(const struct profile_sample *s, char *buf, size_t len);
+
+/* The root frames filter asks for, outermost first (its host, then its
+ * process), as their namers into fns; returns how many. */
+static size_t root_namers(const struct stack_filter *filter, root_namer fns[2])
+{
+	size_t n = 0;
+
+	if (filter && filter->host_roots)
+		fns[n++] = host_name;
+	if (filter && filter->process_roots)
+		fns[n++] = root_name;
+	return n;
+}
+
 static size_t sample_nframes(const struct loc_frames *info, const struct profile_sample *s)
 {
 	size_t n = 0;
@@ -243,6 +258,8 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		goto out_free;
 
 	size_t nkept = 0, nframes = 0, roots_size = 1;
+	root_namer roots[2];
+	size_t nroots = root_namers(filter, roots);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		int64_t v = s->values[value_index];
@@ -256,13 +273,9 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		kept[i] = 1;
 		nkept++;
 		nframes += sample_nframes(info, s);
-		if (filter && filter->host_roots) {
+		for (size_t k = 0; k < nroots; k++) {
 			nframes++;
-			roots_size += host_name(s, NULL, 0) + 1;
-		}
-		if (filter && filter->process_roots) {
-			nframes++;
-			roots_size += root_name(s, NULL, 0) + 1;
+			roots_size += roots[k](s, NULL, 0) + 1;
 		}
 	}
 	out->entries = calloc(nkept ? nkept : 1, sizeof(*out->entries));
@@ -282,14 +295,8 @@ int stacks_from_profile(const struct profile *p, size_t value_index,
 		if (!kept[i])
 			continue;
 		e->frames = f;
-		if (filter && filter->host_roots) {
-			size_t n = host_name(s, root, roots_size);
-			*f++ = (struct stack_frame){root, "", 0, ""};
-			root += n + 1;
-			roots_size -= n + 1;
-		}
-		if (filter && filter->process_roots) {
-			size_t n = root_name(s, root, roots_size);
+		for (size_t k = 0; k < nroots; k++) {
+			size_t n = roots[k](s, root, roots_size);
 			*f++ = (struct stack_frame){root, "", 0, ""};
 			root += n + 1;
 			roots_size -= n + 1;
