@@ -250,27 +250,42 @@ static X509 *read_ca(const char *dir, EVP_PKEY **key)
 	return ca;
 }
 
+/* Makes sub (in parent, made first when not NULL) with dir's CA and a
+ * certificate and key of kind (agent, client) for name, valid for san;
+ * a sub that exists is refused, with exists_hint after the reason.
+ * Returns 0, or -1 with a message in err. */
+static int make_member(const char *dir, const char *parent, const char *sub, const char *kind,
+		       const char *name, const char *san, const char *exists_hint, char *err,
+		       size_t errlen)
+{
+	EVP_PKEY *ca_key;
+	X509 *ca = read_ca(dir, &ca_key);
+	int rc = -1;
+
+	if (!ca || !ca_key)
+		snprintf(err, errlen,
+			 "%s has no CA (ca.pem and ca.key): run recce certs init first", dir);
+	else if (parent && mkdir(parent, 0700) < 0 && errno != EEXIST)
+		snprintf(err, errlen, "cannot make %s: %s", parent, strerror(errno));
+	else if (mkdir(sub, 0700) < 0)
+		snprintf(err, errlen, "cannot make %s: %s%s", sub, strerror(errno),
+			 errno == EEXIST ? exists_hint : "");
+	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
+		 make_leaf(sub, kind, kind, name, san, ca, ca_key, err, errlen) == 0)
+		rc = 0;
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	return rc;
+}
+
 int tls_certs_client(const char *dir, const char *name, char *err, size_t errlen)
 {
 	char sub[4096];
 
 	if (client_name_bad(name, err, errlen))
 		return -1;
-	EVP_PKEY *ca_key;
-	X509 *ca = read_ca(dir, &ca_key);
-	int rc = -1;
 	snprintf(sub, sizeof(sub), "%s/%s", dir, name);
-	if (!ca || !ca_key)
-		snprintf(err, errlen,
-			 "%s has no CA (ca.pem and ca.key): run recce certs init first", dir);
-	else if (mkdir(sub, 0700) < 0)
-		snprintf(err, errlen, "cannot make %s: %s", sub, strerror(errno));
-	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
-		 make_leaf(sub, "client", "client", name, NULL, ca, ca_key, err, errlen) == 0)
-		rc = 0;
-	X509_free(ca);
-	EVP_PKEY_free(ca_key);
-	return rc;
+	return make_member(dir, NULL, sub, "client", name, NULL, "", err, errlen);
 }
 
 int tls_certs_host(const char *dir, const char *name, const char *const *addrs, size_t naddrs,
@@ -285,26 +300,10 @@ int tls_certs_host(const char *dir, const char *name, const char *const *addrs, 
 		snprintf(err, errlen, "too many --ip addresses");
 		return -1;
 	}
-	EVP_PKEY *ca_key;
-	X509 *ca = read_ca(dir, &ca_key);
-	int rc = -1;
 	snprintf(hosts, sizeof(hosts), "%s/" TLS_HOSTS_DIR, dir);
 	snprintf(sub, sizeof(sub), "%s/%s", hosts, name);
-	if (!ca || !ca_key)
-		snprintf(err, errlen,
-			 "%s has no CA (ca.pem and ca.key): run recce certs init first", dir);
-	else if (mkdir(hosts, 0700) < 0 && errno != EEXIST)
-		snprintf(err, errlen, "cannot make %s: %s", hosts, strerror(errno));
-	else if (mkdir(sub, 0700) < 0)
-		snprintf(err, errlen, "cannot make %s: %s%s", sub, strerror(errno),
-			 errno == EEXIST ? " (revoke the host and remove it to make it again)"
-					 : "");
-	else if (write_pem(sub, "ca.pem", ca, NULL, err, errlen) == 0 &&
-		 make_leaf(sub, "agent", "agent", name, san, ca, ca_key, err, errlen) == 0)
-		rc = 0;
-	X509_free(ca);
-	EVP_PKEY_free(ca_key);
-	return rc;
+	return make_member(dir, hosts, sub, "agent", name, san,
+			   " (revoke the host and remove it to make it again)", err, errlen);
 }
 
 /* The revocation list of dir, or a new empty one of ca; NULL when the
