@@ -107,15 +107,15 @@ void remote_node_label(const char *node, char *buf, size_t len)
 		snprintf(buf, len, "node");
 }
 
-/* s with every REMOTE_NODE_MARK put as label: a new string, or NULL. */
-static char *put_label(const char *s, const char *label)
+char *remote_node_path(const char *s, const char *node)
 {
-	char *out = NULL;
+	char label[256], *out = NULL;
 	size_t len = 0, mark = strlen(REMOTE_NODE_MARK);
 	FILE *fp = open_memstream(&out, &len);
 
 	if (!fp)
 		return NULL;
+	remote_node_label(node, label, sizeof(label));
 	for (const char *m; (m = strstr(s, REMOTE_NODE_MARK)); s = m + mark)
 		fprintf(fp, "%.*s%s", (int)(m - s), s, label);
 	fputs(s, fp);
@@ -126,29 +126,19 @@ static char *put_label(const char *s, const char *label)
 	return out;
 }
 
-char *remote_node_path(const char *s, const char *node)
-{
-	char label[256];
-
-	remote_node_label(node, label, sizeof(label));
-	return put_label(s, label);
-}
-
 char **remote_argv_for_node(const char *node, int argc, char **argv)
 {
-	char label[256];
 	char **v = calloc((size_t)argc + 1, sizeof(*v));
 
 	if (!v)
 		return NULL;
-	remote_node_label(node, label, sizeof(label));
 	memcpy(v, argv, (size_t)argc * sizeof(*v));
 	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
 		const char *prefix;
 		const char *path = remote_output_arg(argc, argv, &i, &prefix);
 		if (!path || !strstr(argv[i], REMOTE_NODE_MARK))
 			continue;
-		if (!(v[i] = put_label(argv[i], label))) {
+		if (!(v[i] = remote_node_path(argv[i], node))) {
 			v[i] = argv[i];
 			remote_argv_free(argc, v, argv);
 			return NULL;
