@@ -340,7 +340,7 @@ lint:
 check-loaded:
 	sh scripts/with-load.sh $(MAKE) check
 
-# The kernel-compatibility suite here and in a VM on Debian 12's 6.1.
+# The kernel-compatibility suite here and in a VM on each of Debian 12's kernels.
 check-kernels: all targets
 	sh scripts/check-kernels.sh
 

@@ -1,17 +1,17 @@
 #!/bin/sh
 # make check-kernels: the kernel-compatibility suite (tests/kernels/
-# compat.sh) on this machine's kernel, then inside a VM on Debian 12's
-# current 6.1 kernel, one line per feature and kernel: works, falls back
-# (to what), refused (with which message), or FAILS.
+# compat.sh) on this machine's kernel, then inside a VM on each kernel
+# install-deps.sh --kernels keeps (Debian 12's current 6.1 and newest
+# 6.12), one line per feature and kernel: works, falls back (to what),
+# refused (with which message), or FAILS.
 #
-# The VM (qemu, emulated unless RECCE_VM_ACCEL says kvm) boots the kernel
-# install-deps.sh --kernels fetched with a small initramfs: a static
-# busybox loads the virtio and 9p modules, mounts this machine's root
-# read-only over virtio-9p, a directory of results read-write, and runs
+# The VM (qemu, emulated unless RECCE_VM_ACCEL says kvm) boots each
+# kernel with a small initramfs: a static busybox loads the virtio and 9p
+# modules, mounts this machine's root read-only over virtio-9p, a directory of results read-write, and runs
 # the suite chrooted there with fresh /tmp, /run, cgroup2, tracefs and bpf
 # mounts; a process of the suite that crashes there leaves its core in
-# build/kernels/results. Exits 1 when a feature FAILS on either kernel or
-# the VM never reported.
+# build/kernels/results. Exits 1 when a feature FAILS on any kernel or a VM
+# never reported.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
