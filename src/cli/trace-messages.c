@@ -456,6 +456,13 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",
 			(unsigned long long)st->lost);
+	if (st->returns_unseen)
+		warning("%llu goroutine call%s shown with (return lost): %s may have returned on "
+			"a thread the Go runtime started during the trace, which recce watches "
+			"only from when it reads of it on a kernel without BPF uprobe links "
+			"(Linux 6.6)",
+			(unsigned long long)st->returns_unseen, st->returns_unseen == 1 ? "" : "s",
+			st->returns_unseen == 1 ? "it" : "each");
 	if (st->fast_forks)
 		warning("%llu process%s forked from the target during the trace %s not traced: "
 			"more than %u of its children were traced at once, or one could not "

@@ -113,6 +113,8 @@ void uprobe_follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 		}
 	if (pid != ppid && tid == pid && !failed)
 		u->stats.followed_late++;
+	else if (tid != pid)
+		u->stats.threads_late++;
 }
 
 /* Whether process pid has a live thread (its "Threads:" line above 0 and,

@@ -104,6 +104,9 @@ struct uprobe_stats {
 	/* Following forks: new processes traced from their first
 	 * instruction, and those traced only from when recce read of them. */
 	uint64_t followed, followed_late;
+	/* Event mode: threads given their probes only after they ran (a
+	 * goroutine's return on one of them, before then, went unseen). */
+	uint64_t threads_late;
 };
 
 struct uprobe_set;

@@ -62,6 +62,7 @@ struct tracer {
 	uint64_t shown;
 	uint64_t sunk, sunk_told; /* events given the sink; as of its last catch-up */
 	uint64_t dropped;
+	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 
 	enum tracer_step failed;
 	pid_t failed_pid;
@@ -114,6 +115,9 @@ struct tracer_backend {
 	/* Hits lost so far; and as of when hit h was written (NULL: now). */
 	uint64_t (*lost)(const struct tracer *t);
 	uint64_t (*lost_at)(const struct tracer *t, const struct uprobe_hit *h);
+	/* Threads that ran unwatched before they got their probes (NULL:
+	 * none can): a goroutine may have returned on one, unseen. */
+	uint64_t (*blind)(const struct tracer *t);
 	/* Every probe out of every target: 0, or the first error. */
 	int (*remove)(struct tracer *t);
 	int read_after_remove; /* hits made up to the removal are still to read */

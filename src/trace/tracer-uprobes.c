@@ -289,6 +289,12 @@ static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 	return t->up && uprobe_set_uses_links(t->up) ? h->drops : lost(t);
 }
 
+/* In event mode, threads get their probes once recce reads of them. */
+static uint64_t blind(const struct tracer *t)
+{
+	return t->up ? uprobe_set_stats(t->up)->threads_late : 0;
+}
+
 static int remove_all(struct tracer *t)
 {
 	uprobe_set_remove_all(t->up);
@@ -332,6 +338,7 @@ const struct tracer_backend tracer_uprobes = {
     .read = read_hits,
     .lost = lost,
     .lost_at = lost_at,
+    .blind = blind,
     .remove = remove_all,
     .stats = stats,
     .release = release,

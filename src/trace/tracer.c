@@ -264,6 +264,27 @@ static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 	return t->be->lost_at ? t->be->lost_at(t, h) : lost_now(t);
 }
 
+/* Threads that ran unwatched so far (tracer_backend.blind). */
+static uint64_t blind_now(const struct tracer *t)
+{
+	return t->be->blind ? t->be->blind(t) : 0;
+}
+
+/* How call f of st ended, unseen: lost if events were dropped since it
+ * began (its return may be among them) or, for a goroutine, if a thread
+ * ran unwatched since (it may have returned there); else unwound. */
+static unsigned unseen_end(struct tracer *t, const struct call_stack *st,
+			   const struct trace_call *f, uint64_t lost)
+{
+	if (lost > f->lost)
+		return TRACE_RECORD_LOST;
+	if (st->go && blind_now(t) > f->blind) {
+		t->returns_unseen++;
+		return TRACE_RECORD_LOST;
+	}
+	return TRACE_RECORD_UNWOUND;
+}
+
 /* Shows a call that ended unseen, as how (unwound, lost...), unless it
  * last hit an exit jump whose target could not be read: nothing after it
  * says otherwise, so it left by that jump, then. */
@@ -291,8 +312,7 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
 		if (f->selected)
-			show_end(t, f, h,
-				 lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
+			show_end(t, f, h, unseen_end(t, st, f, lost));
 	}
 }
 
@@ -347,6 +367,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->time = h->time;
 			f->sp = h->sp;
 			f->lost = lost_at(t, h);
+			f->blind = blind_now(t);
 			f->left_at = 0;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
@@ -474,8 +495,7 @@ static void close_open_calls(struct tracer *t)
 			if (f->selected && alive)
 				show_return(t, f, &h, TRACE_RECORD_OPEN);
 			else if (f->selected)
-				show_end(t, f, &h,
-					 lost > f->lost ? TRACE_RECORD_LOST : TRACE_RECORD_UNWOUND);
+				show_end(t, f, &h, unseen_end(t, st, f, lost));
 		}
 	}
 	if (can_read)
@@ -685,6 +705,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->stop = t->limits.stop;
 	st->shown = t->shown;
 	st->dropped = t->dropped;
+	st->returns_unseen = t->returns_unseen;
 	st->fork_outsider = t->fork_outsider;
 	st->fork_outsider_comm = t->fork_outsider_comm;
 	st->fork_outsider_file = t->fork_outsider_file;

@@ -136,6 +136,7 @@ struct tracer_stats {
 	uint64_t dropped;	   /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
 	uint64_t lost;		   /* events the kernel dropped, its ring full */
 	uint64_t unfollowed;	   /* probes not opened on threads created while traced */
+	uint64_t returns_unseen;   /* goroutine returns maybe on a thread not yet watched */
 	uint64_t fast_forks;	   /* --fast: children forked while traced, not traced */
 	uint64_t fast_unfound;	   /* --fast: calls of children recce could not find */
 	size_t fast_children_left; /* --fast: children whose jumps recce saw not removed */

@@ -138,12 +138,21 @@ if command -v go >/dev/null 2>&1; then
 		if [ -n "${RECCE_NO_BPF:-}" ]; then
 			# Perf uprobe events follow a thread the Go runtime makes
 			# after the attach only from when recce reads of it: its
-			# first calls may be missing, never wrong.
+			# first calls may be missing, never wrong; and a goroutine
+			# may return there, unseen: that return is lost, and said.
 			cmp_ok "$N" '<=' 200 "calls are traced ($N of 200)"
 			is "$(printf '%s\n' "$SEEDS" | uniq | awk '$1 >= 0 && $1 <= 199' | wc -l)" "$N" \
 				"the argument is read from Go's registers: seeds among 0 to 199, each once"
-			is "$(grep -c 'main.sortWork/1 --> [0-9]*  (' "$T/go.trc")" "$N" \
-				"and every return, with its int result"
+			LOSTR=$(grep -c 'main.sortWork/1 --> (return lost)' "$T/go.trc")
+			is "$(($(grep -c 'main.sortWork/1 --> [0-9]*  (' "$T/go.trc") + LOSTR))" "$N" \
+				"and every return, with its int result or lost ($LOSTR)"
+			is "$(grep -c 'unwound' "$T/go.trc")" 0 "none is shown unwound"
+			if [ "$LOSTR" -gt 0 ]; then
+				like "$(cat "$ERR")" "recce: warning: $LOSTR goroutine calls? shown with \(return lost\)" \
+					"and recce says why the returns were lost"
+			else
+				pass "no return was lost"
+			fi
 		else
 			is "$N" 200 "every call is traced"
 			# Go's register ABI: the seeds are exactly 0..199, each once.
