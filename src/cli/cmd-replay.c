@@ -13,12 +13,15 @@
 
 #include "util/array.h"
 #include "cli/builtin.h"
+#include "cli/cmd-trace.h"
 #include "cli/options.h"
 #include "cli/trace-plot.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
+#include "trace/trace-tree.h"
+#include "util/when.h"
 #include "util/outfile.h"
 
 struct replay {
@@ -30,6 +33,9 @@ struct replay_args {
 	const char *cond_text;
 	enum trace_format format;
 	const char *plot, *output;
+	int tree;
+	long long depth;
+	int64_t min_ns;
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -46,12 +52,35 @@ static void set_format(void *ctx, const char *arg, const struct opt *o)
 		usage_die("replay", "--format must be text, json or chrome, not '%s'", arg);
 }
 
+static void set_depth(void *ctx, const char *arg, const struct opt *o)
+{
+	struct replay_args *a = ctx;
+
+	(void)o;
+	if (parse_int(arg, 1, 1000000, &a->depth) < 0)
+		usage_die("replay", "--depth wants a number of levels from 1, not '%s'", arg);
+}
+
+static void set_min_duration(void *ctx, const char *arg, const struct opt *o)
+{
+	struct replay_args *a = ctx;
+
+	(void)o;
+	if (when_span(arg, &a->min_ns) < 0)
+		usage_die("replay", "--min-duration wants a duration (100us, 5ms, 1s), not '%s'",
+			  arg);
+}
+
 static const struct opt replay_options[] = {
     OPT_STRING_(0, "if", "EXPR", struct replay_args, cond_text, "only events for which EXPR holds"),
     OPT_CALL_(0, "format", "FORMAT", set_format, 0, "text, json or chrome"),
     OPT_STRING_(0, "plot", "X:Y", struct replay_args, plot,
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_OUTPUT_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
+    OPT_FLAG_(0, "tree", struct replay_args, tree, "calls nested as they ran, with durations"),
+    OPT_CALL_(0, "depth", "N", set_depth, 0, "with --tree: N levels of calls"),
+    OPT_CALL_(0, "min-duration", "DUR", set_min_duration, 0,
+	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
     OPT_END_(),
 };
 
@@ -112,9 +141,27 @@ static size_t drop_repeats(struct replay *rp)
 	return dropped;
 }
 
+/* --tree: the events the condition keeps, nested per thread. */
+static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
+			const struct replay_args *a)
+{
+	struct trace_tree_config tc = {(unsigned)a->depth, (uint64_t)a->min_ns, stdout};
+	struct trace_tree *tree;
+
+	if (trace_tree_new(&tc, &tree) < 0)
+		die("out of memory");
+	for (size_t i = 0; i < rp->n; i++)
+		if (trace_cond_eval(cond, trace_record_lookup, &rp->recs[i]) &&
+		    trace_tree_add(tree, &rp->recs[i]) < 0)
+			die("out of memory");
+	fflush(stdout);
+	trace_say_tree(tree, a->depth, a->min_ns);
+	trace_tree_free(tree);
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL};
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, 0, 0, 0};
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
@@ -128,6 +175,11 @@ int cmd_replay(int argc, char **argv)
 		usage_die("replay", "name at least one trace file");
 	if (!a.plot != !a.output)
 		usage_die("replay", "--plot X:Y and -o FILE.svg go together");
+	if (!a.tree && (a.depth || a.min_ns))
+		usage_die("replay", "--depth and --min-duration shape a --tree: add --tree");
+	if (a.tree && (a.plot || format != TRACE_FORMAT_TEXT))
+		usage_die("replay", "--tree prints text: leave out %s",
+			  a.plot ? "--plot" : "--format");
 	if (a.plot) {
 		trace_plot_parse("replay", a.plot, &plot);
 		int err = outfile_check(a.output);
@@ -188,6 +240,10 @@ int cmd_replay(int argc, char **argv)
 			status = RECCE_EXIT_ERROR;
 		rp.n = 0;
 		format = TRACE_FORMAT_TEXT;
+	}
+	if (a.tree) {
+		replay_tree(&rp, cond, &a);
+		rp.n = 0;
 	}
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("{\"traceEvents\":[\n", stdout);

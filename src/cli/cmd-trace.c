@@ -20,6 +20,7 @@
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
 #include "trace/trace-pattern.h"
+#include "trace/trace-tree.h"
 #include "trace/tracer.h"
 #include "util/outfile.h"
 #include "util/signals.h"
@@ -31,6 +32,7 @@ struct trace_out {
 	int write_err;
 	struct tracer *tracer; /* stopped at once when a write fails */
 	struct trace_plot *plot;
+	struct trace_tree *tree; /* --tree */
 };
 
 /* The tracer's sink: each event to the trace file or the terminal, and
@@ -58,6 +60,11 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 			if (o->tracer)
 				tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
 		}
+		return;
+	}
+	if (o->tree) {
+		if (trace_tree_add(o->tree, r) < 0 && o->tracer)
+			tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
 		return;
 	}
 	/* --hist shows the histograms only, as bpftrace's hist() does. */
@@ -89,7 +96,7 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a;
-	struct trace_out out = {&a, NULL, 0, NULL, NULL};
+	struct trace_out out = {&a, NULL, 0, NULL, NULL, NULL};
 	struct tracer *t = NULL;
 	struct tracer_stats st;
 	sigset_t old_mask;
@@ -112,6 +119,11 @@ int cmd_trace(int argc, char **argv)
 				       a.npids ? (uint32_t)a.pids[0] : 0, &out.writer);
 		if (err)
 			die("cannot write '%s': %s", a.output, output_strerror(err));
+	}
+	if (a.tree) {
+		struct trace_tree_config tc = {(unsigned)a.depth, (uint64_t)a.min_ns, stdout};
+		if (trace_tree_new(&tc, &out.tree) < 0)
+			die("out of memory");
 	}
 	int sfd = block_stop_signals(&old_mask);
 	struct tracer_config cfg = {
@@ -175,6 +187,8 @@ int cmd_trace(int argc, char **argv)
 	int run_err = tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
+	if (out.tree)
+		trace_say_tree(out.tree, a.depth, a.min_ns);
 	trace_say_stop(&a, &st);
 	trace_say_losses(&a, t, &st);
 	status = 0;
@@ -218,6 +232,7 @@ out:
 	if (out.plot)
 		free(out.plot->p);
 	tracer_free(t);
+	trace_tree_free(out.tree);
 	for (size_t i = 0; i < a.npatterns; i++)
 		trace_pattern_release(&pats[i]);
 	free(pats);

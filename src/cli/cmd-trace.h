@@ -19,6 +19,9 @@ struct trace_args {
 	char **patterns;
 	size_t npatterns;
 	int show_args, ret, stack, caller, hist;
+	int tree;	 /* --tree: calls nested, as they ran */
+	long long depth; /* --depth: tree levels shown (0: all) */
+	int64_t min_ns;	 /* --min-duration: shorter calls not in the tree */
 	int fast;	 /* --fast: injected, not uprobes */
 	int limit_given; /* --limit was given */
 	const char *cond_text;
@@ -41,6 +44,11 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t);
 void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st);
 /* The warnings about what was lost, and the histograms (--hist). */
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st);
+
+/* After a --tree (of trace or replay): the calls it left out, if any,
+ * and why (depth and min_ns as given, 0 when not). */
+struct trace_tree;
+void trace_say_tree(const struct trace_tree *tree, long long depth, int64_t min_ns);
 
 /* trace-options.c: parses argv into a (exits 2 with a message on a usage
  * error). */

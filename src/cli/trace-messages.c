@@ -16,7 +16,9 @@
 #include "proc/procstat.h"
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
+#include "trace/trace-exits.h"
 #include "trace/trace-hist.h"
+#include "trace/trace-tree.h"
 #include "util/term-safe.h"
 
 /* The kernel's ENOTSUPP, which it returns to user space for an instruction
@@ -324,8 +326,10 @@ static void say_refused(const struct trace_args *a, const struct tracer *t)
 	}
 	if (n > 3) {
 		warning("%zu functions are not traced: %s: %s and %zu more", n,
-			a->fast ? "--fast cannot move their code (too short, or jumped into)"
-				: "the kernel cannot put a probe on their first instruction",
+			a->fast	 ? "--fast cannot move their code (too short, or jumped into)"
+			: a->ret ? "the kernel cannot put a probe on their first instruction, or "
+				   "their returns cannot be found"
+				 : "the kernel cannot put a probe on their first instruction",
 			names, n - shown);
 		return;
 	}
@@ -334,6 +338,10 @@ static void say_refused(const struct trace_args *a, const struct tracer *t)
 			warning("%s:%s is not traced: with --fast, %s; %s", res->fns[i].object,
 				res->fns[i].name, tracer_refused(t, i),
 				fast_advice(tracer_refused(t, i)));
+		else if (tracer_refused(t, i) && strncmp(tracer_refused(t, i), TRACE_EXITS_UNKNOWN,
+							 strlen(TRACE_EXITS_UNKNOWN)) == 0)
+			warning("%s:%s is not traced: %s; trace it without --return",
+				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
 		else if (tracer_refused(t, i))
 			warning("%s:%s is not traced: the kernel cannot put a probe on its first "
 				"instruction (%s)",
@@ -497,4 +505,26 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		snprintf(name, sizeof(name), "%s:%s", res->fns[i].object, res->fns[i].name);
 		trace_hist_print(h, name, stdout);
 	}
+}
+
+void trace_say_tree(const struct trace_tree *tree, long long depth, int64_t min_ns)
+{
+	uint64_t shown, hidden;
+	char d[32], why[96] = "";
+
+	trace_tree_counts(tree, &shown, &hidden);
+	if (!hidden)
+		return;
+	if (min_ns) {
+		trace_format_duration(d, sizeof(d), (uint64_t)min_ns);
+		snprintf(why, sizeof(why), "shorter than --min-duration %s%s", d,
+			 depth ? " or " : "");
+	}
+	if (depth)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "deeper than --depth %lld",
+			 depth);
+	if (!why[0])
+		snprintf(why, sizeof(why), "their ends were not seen");
+	note("the tree shows %llu call%s; %llu more %s left out: %s", (unsigned long long)shown,
+	     shown == 1 ? "" : "s", (unsigned long long)hidden, hidden == 1 ? "is" : "are", why);
 }

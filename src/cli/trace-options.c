@@ -16,6 +16,7 @@
 #include "remote/scopes.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-file.h"
+#include "util/when.h"
 
 static void parse_wrap(struct trace_args *a, const char *s)
 {
@@ -32,7 +33,20 @@ static void parse_wrap(struct trace_args *a, const char *s)
 }
 
 /* The options whose values need checking, by their tag. */
-enum { V_PID, V_HIST, V_COUNT, V_TIME, V_LIMIT, V_MAX_PROBES, V_MAX_EVENTS, V_FORMAT, V_WRAP };
+enum {
+	V_PID,
+	V_HIST,
+	V_COUNT,
+	V_TIME,
+	V_LIMIT,
+	V_MAX_PROBES,
+	V_MAX_EVENTS,
+	V_FORMAT,
+	V_WRAP,
+	V_TREE,
+	V_DEPTH,
+	V_MIN_DURATION
+};
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
 {
@@ -80,6 +94,21 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 	case V_WRAP:
 		parse_wrap(a, arg);
 		break;
+	case V_TREE:
+		a->tree = a->ret = 1;
+		break;
+	case V_DEPTH:
+		if (parse_int(arg, 1, 1000000, &a->depth) < 0)
+			usage_die("trace", "--depth wants a number of levels from 1, not '%s'",
+				  arg);
+		break;
+	case V_MIN_DURATION:
+		if (when_span(arg, &a->min_ns) < 0)
+			usage_die("trace",
+				  "--min-duration wants a duration (100us, 5ms, "
+				  "1s), not '%s'",
+				  arg);
+		break;
 	}
 }
 
@@ -108,8 +137,31 @@ static const struct opt trace_options[] = {
     OPT_STRING_(0, "plot", "X:Y", struct trace_args, plot,
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
+    OPT_CALL_(0, "tree", NULL, set_value, V_TREE, "calls nested as they ran, with durations"),
+    OPT_CALL_(0, "depth", "N", set_value, V_DEPTH, "with --tree: N levels of calls"),
+    OPT_CALL_(0, "min-duration", "DUR", set_value, V_MIN_DURATION,
+	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
     OPT_END_(),
 };
+
+/* --tree prints nested text on the terminal: what it cannot go with. */
+static void check_tree(const struct trace_args *a)
+{
+	if (!a->tree) {
+		if (a->depth || a->min_ns)
+			usage_die("trace", "--depth and --min-duration shape a --tree: add --tree");
+		return;
+	}
+	if (a->output)
+		usage_die("trace",
+			  "--tree prints the calls here: to keep them, write them with -o "
+			  "FILE and no --tree, then see the tree with recce replay --tree FILE");
+	if (a->format != TRACE_FORMAT_TEXT)
+		usage_die("trace", "--tree prints text: leave out --format");
+	if (a->hist || a->stack)
+		usage_die("trace", "--tree shows every call with its duration: leave out %s",
+			  a->hist ? "--hist" : "--stack");
+}
 
 /* What --fast does not do yet, refused before anything is touched. */
 static void check_fast(struct trace_args *a)
@@ -156,6 +208,7 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "--plot needs -o FILE.svg");
 	if (a->plot && a->wrap_size)
 		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
+	check_tree(a);
 	if (a->fast)
 		check_fast(a);
 	if (a->cond_text)

@@ -144,42 +144,34 @@ static void print_time(uint64_t ns, FILE *out)
 	fprintf(out, "%s.%06u", buf, (unsigned)(ns % 1000000000ULL / 1000));
 }
 
-static void print_text(const struct trace_record *r, FILE *out)
+const char *trace_record_ending(const struct trace_record *r, char *buf, size_t len)
+{
+	char text[sizeof(r->ret_text) + 1];
+
+	if (r->flags & TRACE_RECORD_OPEN)
+		return "(still running at exit)";
+	if (r->flags & TRACE_RECORD_LOST)
+		return "(return lost)";
+	if (r->flags & TRACE_RECORD_UNWOUND)
+		return "(unwound)";
+	if (r->flags & TRACE_RECORD_TAIL)
+		return "(tail call)";
+	if (r->ret_kind == TRACE_ARG_NONE && r->arity >= 0)
+		return "ok";
+	if (r->ret_kind == TRACE_ARG_UNKNOWN)
+		return "(not readable here)";
+	trace_copy_str(text, sizeof(text), r->ret_text);
+	if (r->ret_kind == TRACE_ARG_OBJECT && text[0])
+		snprintf(buf, len, "%s", text);
+	else
+		trace_format_value(buf, len, r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
+	return buf;
+}
+
+void trace_record_print_call(const struct trace_record *r, FILE *out)
 {
 	char val[64];
 
-	print_time(r->time_ns, out);
-	fprintf(out, " <%u> ", (unsigned)r->tid);
-	if (r->kind == TRACE_RETURN) {
-		term_fputs(r->function, out);
-		if (r->arity >= 0)
-			fprintf(out, "/%d", (int)r->arity);
-		trace_format_value(val, sizeof(val), r->ret_kind ? r->ret_kind : TRACE_ARG_HEX,
-				   r->ret);
-		char text[sizeof(r->ret_text) + 1];
-		trace_copy_str(text, sizeof(text), r->ret_text);
-		fputs(" --> ", out);
-		term_fputs(r->flags & TRACE_RECORD_OPEN	     ? "(still running at exit)"
-			   : r->flags & TRACE_RECORD_LOST    ? "(return lost)"
-			   : r->flags & TRACE_RECORD_UNWOUND ? "(unwound)"
-			   : r->flags & TRACE_RECORD_TAIL    ? "(tail call)"
-			   : r->ret_kind == TRACE_ARG_NONE && r->arity >= 0 ? "ok"
-			   : r->ret_kind == TRACE_ARG_UNKNOWN		    ? "(not readable here)"
-			   : r->ret_kind == TRACE_ARG_OBJECT && text[0]	    ? text
-									    : val,
-			   out);
-		char d[32];
-		/* An unwound call ended somewhere before recce noticed: no
-		 * duration is known. */
-		trace_format_duration(d, sizeof(d), r->duration_ns);
-		if (r->flags & (TRACE_RECORD_UNWOUND | TRACE_RECORD_LOST))
-			fputc('\n', out);
-		else if (r->flags & TRACE_RECORD_OPEN)
-			fprintf(out, "  (%s so far)\n", d);
-		else
-			fprintf(out, "  (%s)\n", d);
-		return;
-	}
 	term_fputs(r->function, out);
 	fputc('(', out);
 	for (unsigned i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
@@ -197,6 +189,33 @@ static void print_text(const struct trace_record *r, FILE *out)
 		}
 	}
 	fputc(')', out);
+}
+
+static void print_text(const struct trace_record *r, FILE *out)
+{
+	char val[sizeof(r->ret_text) + 64];
+
+	print_time(r->time_ns, out);
+	fprintf(out, " <%u> ", (unsigned)r->tid);
+	if (r->kind == TRACE_RETURN) {
+		term_fputs(r->function, out);
+		if (r->arity >= 0)
+			fprintf(out, "/%d", (int)r->arity);
+		fputs(" --> ", out);
+		term_fputs(trace_record_ending(r, val, sizeof(val)), out);
+		char d[32];
+		/* An unwound call ended somewhere before recce noticed: no
+		 * duration is known. */
+		trace_format_duration(d, sizeof(d), r->duration_ns);
+		if (r->flags & (TRACE_RECORD_UNWOUND | TRACE_RECORD_LOST))
+			fputc('\n', out);
+		else if (r->flags & TRACE_RECORD_OPEN)
+			fprintf(out, "  (%s so far)\n", d);
+		else
+			fprintf(out, "  (%s)\n", d);
+		return;
+	}
+	trace_record_print_call(r, out);
 	if (r->caller[0]) {
 		fputs(" <- ", out);
 		term_fputs(r->caller, out);

@@ -112,6 +112,13 @@ int trace_record_lookup(const char *name, struct trace_value *v, void *record);
 /* A value of a kind as text: 55, -3, true, 'a', 0x7ffd1234. */
 void trace_format_value(char *buf, size_t len, uint32_t kind, uint64_t v);
 
+/* How a return record's call ended, as text shows it after "-->": its
+ * value (in buf, of len bytes) or what became of it, "(unwound)". */
+const char *trace_record_ending(const struct trace_record *r, char *buf, size_t len);
+
+/* A call record's "function(name=value, ...)", target text escaped. */
+void trace_record_print_call(const struct trace_record *r, FILE *out);
+
 /* Prints a record: text lines, one JSON object per line, or one Chrome
  * trace event ("B" for a call, "E" for a return) preceded by a comma unless
  * first. */

@@ -55,6 +55,27 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 	return err;
 }
 
+const char *trace_exits_unknown(const struct trace_fn *fn)
+{
+	struct trace_exits ex = {0};
+	size_t bad;
+	int err = trace_exits_find(fn, &ex, &bad);
+
+	trace_exits_release(&ex);
+	switch (err) {
+	case -ENODATA:
+		return TRACE_EXITS_UNKNOWN ": its symbol has no size, so where its code ends is "
+					   "unknown";
+	case -EFBIG:
+		return TRACE_EXITS_UNKNOWN ": its symbol claims more bytes than any compiled "
+					   "function";
+	case -EILSEQ:
+		return TRACE_EXITS_UNKNOWN ": its code does not decode";
+	default:
+		return NULL;
+	}
+}
+
 int trace_exits_fast(const struct trace_fn *fn, uint64_t addr, struct trace_exits *ex,
 		     struct tramp_exit **out, size_t *n, size_t *undecided)
 {

@@ -48,6 +48,12 @@ int trace_exits_find(const struct trace_fn *fn, struct trace_exits *out, size_t 
 
 void trace_exits_release(struct trace_exits *e);
 
+/* Why the exits of fn cannot be found, as words that begin with
+ * TRACE_EXITS_UNKNOWN ("its returns cannot be found: its symbol has no
+ * size"), or NULL when they can (or only reading them failed). */
+#define TRACE_EXITS_UNKNOWN "its returns cannot be found"
+const char *trace_exits_unknown(const struct trace_fn *fn);
+
 /*
  * --fast --return: the exits of fn (at addr in the process) a trampoline
  * hooks: its rets and jumps out, into *out (a heap array, n of them; each

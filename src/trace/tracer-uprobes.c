@@ -247,10 +247,18 @@ out_cancel:
 	return err;
 }
 
-/* An entry the kernel cannot probe (see trace_entry_unprobeable). */
+/* An entry the kernel cannot probe (see trace_entry_unprobeable); and,
+ * with --return, among several functions patterns matched, one whose exits
+ * cannot be found: it is left out and said, where alone it refuses the
+ * trace with the reason (add_return_probes). */
 static const char *refused(struct tracer *t, size_t i)
 {
-	return trace_entry_unprobeable(&t->res.fns[i], trace_entry_offset(&t->res.fns[i]));
+	const char *why =
+	    trace_entry_unprobeable(&t->res.fns[i], trace_entry_offset(&t->res.fns[i]));
+
+	if (why || !t->cfg.want_return || t->cfg.return_uretprobe || t->res.n < 2)
+		return why;
+	return trace_exits_unknown(&t->res.fns[i]);
 }
 
 static int open_buffers(struct tracer *t)

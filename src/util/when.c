@@ -14,7 +14,7 @@ int when_span(const char *s, int64_t *ns)
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = {{"", 1e9},	  {"s", 1e9},	 {"ms", 1e6},	{"us", 1e3},
+	} units[] = {{"", 1e9},	  {"s", 1e9},	 {"ms", 1e6},	{"us", 1e3},   {"ns", 1},
 		     {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}, {"d", 86400e9}};
 	char *end;
 

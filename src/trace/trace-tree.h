@@ -1,0 +1,40 @@
+/*
+ * Call trees from trace events (`recce trace --tree`, `recce replay
+ * --tree`): the calls and returns of each thread, nested as they ran, one
+ * line a call with no traced call under it and an opening and a closing
+ * line around those that have some, as `uftrace replay` shows a program
+ * built with -pg. Lines come as the calls end, so a live trace shows them
+ * as it goes: a call is shown once it, or a call under it, has ended
+ * shown; a call shorter than the minimum duration, with its calls, is not;
+ * nor calls deeper than the maximum depth.
+ */
+#ifndef RECCE_TRACE_TREE_H
+#define RECCE_TRACE_TREE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace/trace-event.h"
+
+struct trace_tree_config {
+	unsigned max_depth; /* calls at depth 1 to this are shown; 0: all */
+	uint64_t min_ns;    /* a call shorter than this is not shown */
+	FILE *out;
+};
+
+struct trace_tree;
+
+/* 0 and *out, or -ENOMEM. */
+int trace_tree_new(const struct trace_tree_config *cfg, struct trace_tree **out);
+
+/* The next event of a thread (events of one thread in their order). Calls
+ * that never end (the trace stopped by the tracer ends every call) stay
+ * unshown. 0, or -ENOMEM (the event is not shown). */
+int trace_tree_add(struct trace_tree *t, const struct trace_record *r);
+
+/* Calls shown and calls left out (shorter than the minimum, or deeper). */
+void trace_tree_counts(const struct trace_tree *t, uint64_t *shown, uint64_t *hidden);
+
+void trace_tree_free(struct trace_tree *t);
+
+#endif

@@ -1,0 +1,156 @@
+#!/bin/bash
+# `recce trace --tree` and `recce replay --tree`: the calls of a live
+# process nested as they ran, each with its duration and value, in both
+# probe mechanisms; --depth and --min-duration leave out what they say and
+# recce counts it. The target (tests/targets/tree.c) makes a known tree on
+# two threads: request(i) calls parse(i) (which calls tokenize(i) twice),
+# slow_io(i) when i % 4 == 3 (a sleep, at least SLOW_MS long however busy
+# the machine), and reply(i).
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/tree"
+plan 36
+
+FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
+
+# The tree one thread must show for requests FIRST.. (8 of them), the
+# durations taken off.
+want_tree()
+{
+	awk -v first="$1" 'BEGIN {
+		for (i = first; i < first + 8; i++) {
+			printf "tree:request(i=%d) {\n", i
+			printf "  tree:parse(i=%d) {\n", i
+			printf "    tree:tokenize(i=%d) = %d;\n", i, 3 * i
+			printf "    tree:tokenize(i=%d) = %d;\n", i, 3 * i
+			printf "  } = %d; /* tree:parse */\n", i + 1
+			if (i % 4 == 3)
+				printf "  tree:slow_io(i=%d) = %d;\n", i, i
+			printf "  tree:reply(i=%d) = %d;\n", i, i
+			printf "} = %d; /* tree:request */\n", 2 * i
+		}
+	}'
+}
+
+# The lines of thread TID in tree output FILE, without the columns.
+thread_tree()
+{
+	grep "^ *[0-9.]* *[a-z]* *\[ *$2\] | " "$1" | sed 's/^[^|]*| //'
+}
+
+# The thread ids of the main thread and the worker: the threads whose
+# first request was i=0 and i=1000.
+tids_of()
+{
+	MAIN=$(sed -n 's/^.*\[ *\([0-9]*\)\] | tree:request(i=0) .*/\1/p' "$1" | head -1)
+	WORKER=$(sed -n 's/^.*\[ *\([0-9]*\)\] | tree:request(i=1000) .*/\1/p' "$1" | head -1)
+}
+
+want_tree 0 >"$T/main.want"
+want_tree 1000 >"$T/worker.want"
+
+# --- the whole tree, both mechanisms ------------------------------------
+for mode in links events fast; do
+	case $mode in
+	events) export RECCE_NO_BPF=1 ;;
+	*) unset RECCE_NO_BPF ;;
+	esac
+	extra=()
+	[ "$mode" = fast ] && extra=(--fast)
+	spawn_ready "$T/$mode.got" "$TARGETS/tree" 8 go 60
+	P=$PID
+	run_go "$P" trace "${extra[@]}" -p "$P" "${FNS[@]}" --tree --count 0 --time 60
+	cp "$OUT" "$T/$mode.tree"
+	is "$RC" 0 "$mode: trace --tree exits 0" || show_run
+	wait_exit 60 "$P"
+	like "$(cat "$T/$mode.got")" '^tree: done 16112$' "$mode: the target ran to its end"
+	tids_of "$T/$mode.tree"
+	is "$(thread_tree "$T/$mode.tree" "$MAIN")" "$(cat "$T/main.want")" \
+		"$mode: the main thread's calls, nested, with their values"
+	is "$(thread_tree "$T/$mode.tree" "$WORKER")" "$(cat "$T/worker.want")" \
+		"$mode: and the worker's, apart"
+	# A line that ends a call has its duration; an opening line none.
+	is "$(grep -c '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] | .*;' "$T/$mode.tree") $(grep -c '^  *\[ *[0-9]*\] | .* {$' "$T/$mode.tree")" \
+		"$((2 * (8 * 5 + 2))) $((2 * 8 * 2))" \
+		"$mode: a duration on every line that ends a call, none where one opens"
+done
+unset RECCE_NO_BPF
+
+# slow_io sleeps 60 ms: its duration is at least that, and so is that of
+# the request around it.
+is "$(sed -n 's/^ *\([0-9.]*\) ms  .*| *tree:slow_io(.*/\1/p' "$T/links.tree" |
+	awk '$1 >= 60 { n++ } END { print n + 0 }')" 4 \
+	"slow_io's 4 calls on the main thread last at least the 60 ms they sleep" ||
+	grep slow_io "$T/links.tree"
+
+# --- --min-duration and --depth ------------------------------------------
+# A call under 400 ms is left out with its calls, so only the slow
+# requests and their slow_io stay (the fast calls take microseconds: one
+# would need 400 ms of preemption inside a few instructions).
+spawn_ready "$T/min.got" "$TARGETS/tree" 8 go 500
+P=$PID
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --tree --min-duration 400ms --count 0 --time 60
+cp "$OUT" "$T/min.tree"
+is "$RC" 0 "--min-duration: trace exits 0" || show_run
+wait_exit 60 "$P"
+MAIN=$(sed -n 's/^.*\[ *\([0-9]*\)\] | tree:request(i=3) .*/\1/p' "$T/min.tree")
+is "$(thread_tree "$T/min.tree" "$MAIN" | tr '\n' '|')" \
+	"tree:request(i=3) {|  tree:slow_io(i=3) = 3;|} = 6; /* tree:request */|tree:request(i=7) {|  tree:slow_io(i=7) = 7;|} = 14; /* tree:request */|" \
+	"--min-duration 400ms: only the slow requests, with only slow_io under them"
+is "$(grep -c '| ' "$T/min.tree")" 12 "and the same on the worker: 12 lines in all"
+like "$(cat "$ERR")" '^recce: the tree shows 8 calls; 76 more are left out: shorter than --min-duration 400.00 ms$' \
+	"recce counts the calls left out, and says why"
+
+spawn_ready "$T/depth.got" "$TARGETS/tree" 8 go 0
+P=$PID
+run_go "$P" trace -p "$P" "${FNS[@]}" --tree --depth 1 --count 0 --time 60
+cp "$OUT" "$T/depth.tree"
+is "$RC" 0 "--depth 1: trace exits 0" || show_run
+wait_exit 60 "$P"
+tids_of "$T/depth.tree"
+is "$(thread_tree "$T/depth.tree" "$MAIN" | tr '\n' ' ')" \
+	"$(for i in 0 1 2 3 4 5 6 7; do printf 'tree:request(i=%d) = %d; ' $i $((2 * i)); done)" \
+	"--depth 1: each request on one line, with its value"
+like "$(cat "$ERR")" 'the tree shows 16 calls; 68 more are left out: deeper than --depth 1$' \
+	"and the calls under them counted as left out"
+
+# --- replay --tree of a trace file -----------------------------------------
+spawn_ready "$T/file.got" "$TARGETS/tree" 8 go 0
+P=$PID
+run_go "$P" trace -p "$P" "${FNS[@]}" --return --count 0 --time 60 -o "$T/tree.trace"
+is "$RC" 0 "trace -o exits 0" || show_run
+wait_exit 60 "$P"
+run "$RECCE" replay --tree "$T/tree.trace"
+is "$RC" 0 "replay --tree exits 0" || show_run
+cp "$OUT" "$T/replay.tree"
+tids_of "$T/replay.tree"
+is "$(thread_tree "$T/replay.tree" "$MAIN")" "$(cat "$T/main.want")" \
+	"replay --tree: the main thread's tree from the file"
+is "$(thread_tree "$T/replay.tree" "$WORKER")" "$(cat "$T/worker.want")" \
+	"and the worker's"
+run "$RECCE" replay --tree --depth 2 --if 'i < 1000' "$T/tree.trace"
+is "$(grep -c '| ' "$OUT") $(grep -c '| *tree:tokenize' "$OUT")" "34 0" \
+	"replay --tree --depth 2 --if: the main thread's requests and their calls, no tokenize"
+
+# --- a pattern over the whole executable ----------------------------------
+# Among the functions 'tree:*' matches, those whose returns cannot be
+# found (symbols without a size, as the C runtime's) are left out, said;
+# the others are traced.
+spawn_ready "$T/all.got" "$TARGETS/tree" 8 go 0
+P=$PID
+run_go "$P" trace -p "$P" 'tree:*' --tree --count 0 --time 60
+is "$RC" 0 "'tree:*' --tree: trace exits 0" || show_run
+wait_exit 60 "$P"
+like "$(cat "$ERR")" 'functions are not traced: .*their returns cannot be found: .*deregister_tm_clones' \
+	"the functions whose returns cannot be found are named as left out"
+is "$(grep -c '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] |   *tree:tokenize(i=[0-9]*) = [0-9]*;$' "$OUT")" 32 \
+	"and the others are traced: tokenize's 32 calls, nested"
+
+# --- what --tree cannot go with --------------------------------------------
+run "$RECCE" trace -p $$ tree:request --depth 2
+is "$RC" 2 "--depth without --tree: usage error"
+like "$(cat "$ERR")" 'add --tree' "saying to add --tree"
+run "$RECCE" trace -p $$ tree:request --tree -o "$T/x.trace"
+is "$RC" 2 "--tree -o: usage error"
+like "$(cat "$ERR")" 'recce replay --tree FILE' "saying how to see a file's tree"
+run "$RECCE" trace -p $$ tree:request --tree --min-duration 5ps
+is "$RC" 2 "--min-duration in an unknown unit: usage error"
