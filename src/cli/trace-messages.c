@@ -348,11 +348,47 @@ static void say_refused(const struct trace_args *a, const struct tracer *t)
 				res->fns[i].object, res->fns[i].name, tracer_refused(t, i));
 }
 
+/* The IFUNCs matched whose implementation recce could not tell: each by
+ * name when they are few, else one line. Returns whether it said it. */
+static int say_unresolved_ifuncs(const struct tracer *t)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+	char names[512];
+	size_t n = 0, len = 0, shown = 0;
+
+	names[0] = 0;
+	for (size_t i = 0; i < res->n; i++) {
+		const char *impl = res->fns[i].ifunc;
+		if (tracer_refused(t, i) || !impl || *impl)
+			continue;
+		n++;
+		if (shown == 5)
+			continue;
+		int w = snprintf(names + len, sizeof(names) - len, "%s%s", shown ? ", " : "",
+				 res->fns[i].name);
+		if (w < 0 || (size_t)w >= sizeof(names) - len)
+			continue;
+		len += (size_t)w;
+		shown++;
+	}
+	if (n <= 3)
+		return 0;
+	char more[48] = "";
+	if (n > shown)
+		snprintf(more, sizeof(more), " and %zu more", n - shown);
+	warning("%zu functions matched are IFUNCs whose implementation in this process recce "
+		"could not tell; their resolvers run only at load time, so their calls will not be "
+		"seen: %s%s; trace an implementation by name",
+		n, names, more);
+	return 1;
+}
+
 void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
 	say_refused(a, t);
+	int ifuncs_said = say_unresolved_ifuncs(t);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);
 		if (tracer_refused(t, i))
@@ -366,7 +402,7 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 			     "this process uses, %s (calls of functions that share it are shown "
 			     "too)",
 			     res->fns[i].object, res->fns[i].name, impl);
-		else if (impl)
+		else if (impl && !ifuncs_said)
 			warning("%s:%s is an IFUNC: recce could not tell which implementation this "
 				"process uses, and its resolver runs only at load time, so calls "
 				"will not be seen; trace the implementation by name (recce trace "

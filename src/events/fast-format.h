@@ -41,9 +41,9 @@
 #include <stdint.h>
 
 #define RECCE_FAST_MAGIC       "RECCEFST"
-#define RECCE_FAST_VERSION     2
-#define RECCE_FAST_HEADER_SIZE 32768u
-#define RECCE_FAST_SITES       512u
+#define RECCE_FAST_VERSION     3
+#define RECCE_FAST_HEADER_SIZE (1024u * 1024u)
+#define RECCE_FAST_SITES       16384u
 #define RECCE_FAST_CODE	       16u
 #define RECCE_FAST_CHILDREN    256u
 

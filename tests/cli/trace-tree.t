@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree"
-plan 36
+plan 42
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -144,6 +144,32 @@ like "$(cat "$ERR")" 'functions are not traced: .*their returns cannot be found:
 	"the functions whose returns cannot be found are named as left out"
 is "$(grep -c '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] |   *tree:tokenize(i=[0-9]*) = [0-9]*;$' "$OUT")" 32 \
 	"and the others are traced: tokenize's 32 calls, nested"
+
+# --- all of libc and the executable, then recce's SIGKILL ------------------
+# Thousands of functions are patched at once (libc alone has about 3,500)
+# and, when recce dies mid-trace, the library's watchdog puts every byte
+# back: the target's code equals its files, and it runs to its end with
+# the right result.
+spawn_ready "$T/kill.got" "$TARGETS/tree" 3000 go 1
+P=$PID
+spawn_recce "$T/kill.tree" "$T/kill.err" trace --fast -p "$P" 'libc:*' 'tree:*' --tree \
+	--max-probes 100000 --count 0 --time 0 --limit 0
+R=$PID
+ok "whole libc: the trace starts" wait_for 120 grep -q '^recce: tracing' "$T/kill.err" ||
+	cat "$T/kill.err"
+N=$(sed -n 's/^recce: tracing \([0-9]*\) functions.*/\1/p' "$T/kill.err")
+cmp_ok "${N:-0}" '>' 2000 "with thousands of functions patched ($N)"
+kill -USR1 "$P"
+ok "the tree shows the target's calls into libc" \
+	wait_for 60 grep -q '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] | *libc.so.6:' "$T/kill.tree"
+run python3 tests/cli/code-bytes.py "$P"
+is "$RC" 1 "while the trace runs, the target's code differs from its file" || show_run
+kill -KILL "$R"
+wait "$R" 2>/dev/null
+ok "after recce's SIGKILL, every byte is back" wait_for 60 python3 tests/cli/code-bytes.py "$P"
+wait_exit 120 "$P"
+is "$(cat "$T/kill.got" | grep done)" "tree: done $((2 * 3000 * 2999 + 2000 * 3000))" \
+	"and the target runs to its end with the right result"
 
 # --- what --tree cannot go with --------------------------------------------
 run "$RECCE" trace -p $$ tree:request --depth 2
