@@ -34,8 +34,8 @@ struct replay_args {
 	enum trace_format format;
 	const char *plot, *output;
 	int tree;
-	long long depth;
-	int64_t min_ns;
+	long long depth, keep;
+	int64_t min_ns, slow_ns;
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -52,23 +52,33 @@ static void set_format(void *ctx, const char *arg, const struct opt *o)
 		usage_die("replay", "--format must be text, json or chrome, not '%s'", arg);
 }
 
-static void set_depth(void *ctx, const char *arg, const struct opt *o)
+/* The options that shape a --tree, by their tag. */
+enum { R_DEPTH, R_MIN_DURATION, R_SLOW, R_KEEP };
+
+static void set_tree_value(void *ctx, const char *arg, const struct opt *o)
 {
 	struct replay_args *a = ctx;
 
-	(void)o;
-	if (parse_int(arg, 1, 1000000, &a->depth) < 0)
-		usage_die("replay", "--depth wants a number of levels from 1, not '%s'", arg);
-}
-
-static void set_min_duration(void *ctx, const char *arg, const struct opt *o)
-{
-	struct replay_args *a = ctx;
-
-	(void)o;
-	if (when_span(arg, &a->min_ns) < 0)
-		usage_die("replay", "--min-duration wants a duration (100us, 5ms, 1s), not '%s'",
-			  arg);
+	switch (o->set) {
+	case R_DEPTH:
+		if (parse_int(arg, 1, 1000000, &a->depth) < 0)
+			usage_die("replay", "--depth wants a number of levels from 1, not '%s'",
+				  arg);
+		break;
+	case R_MIN_DURATION:
+	case R_SLOW:
+		if (when_span(arg, o->set == R_SLOW ? &a->slow_ns : &a->min_ns) < 0 ||
+		    (o->set == R_SLOW && !a->slow_ns))
+			usage_die("replay", "--%s wants a duration (100us, 5ms, 1s), not '%s'",
+				  o->set == R_SLOW ? "slow" : "min-duration", arg);
+		if (o->set == R_SLOW)
+			a->tree = 1;
+		break;
+	case R_KEEP:
+		if (parse_int(arg, 1, 100000, &a->keep) < 0)
+			usage_die("replay", "--keep wants a number of trees from 1, not '%s'", arg);
+		break;
+	}
 }
 
 static const struct opt replay_options[] = {
@@ -78,9 +88,12 @@ static const struct opt replay_options[] = {
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_OUTPUT_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
     OPT_FLAG_(0, "tree", struct replay_args, tree, "calls nested as they ran, with durations"),
-    OPT_CALL_(0, "depth", "N", set_depth, 0, "with --tree: N levels of calls"),
-    OPT_CALL_(0, "min-duration", "DUR", set_min_duration, 0,
+    OPT_CALL_(0, "depth", "N", set_tree_value, R_DEPTH, "with --tree: N levels of calls"),
+    OPT_CALL_(0, "min-duration", "DUR", set_tree_value, R_MIN_DURATION,
 	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
+    OPT_CALL_(0, "slow", "DUR", set_tree_value, R_SLOW,
+	      "only the trees of calls that lasted DUR or longer"),
+    OPT_CALL_(0, "keep", "N", set_tree_value, R_KEEP, "with --slow: the N slowest, at the end"),
     OPT_END_(),
 };
 
@@ -145,7 +158,8 @@ static size_t drop_repeats(struct replay *rp)
 static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
 			const struct replay_args *a)
 {
-	struct trace_tree_config tc = {(unsigned)a->depth, (uint64_t)a->min_ns, stdout};
+	struct trace_tree_config tc = {(unsigned)a->depth, (uint64_t)a->min_ns,
+				       (uint64_t)a->slow_ns, (unsigned)a->keep, stdout};
 	struct trace_tree *tree;
 
 	if (trace_tree_new(&tc, &tree) < 0)
@@ -154,14 +168,15 @@ static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
 		if (trace_cond_eval(cond, trace_record_lookup, &rp->recs[i]) &&
 		    trace_tree_add(tree, &rp->recs[i]) < 0)
 			die("out of memory");
+	trace_tree_flush(tree);
 	fflush(stdout);
-	trace_say_tree(tree, a->depth, a->min_ns);
+	trace_say_tree(tree, &tc);
 	trace_tree_free(tree);
 }
 
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, 0, 0, 0};
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, 0, 0, 0, 0, 0};
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
@@ -177,6 +192,8 @@ int cmd_replay(int argc, char **argv)
 		usage_die("replay", "--plot X:Y and -o FILE.svg go together");
 	if (!a.tree && (a.depth || a.min_ns))
 		usage_die("replay", "--depth and --min-duration shape a --tree: add --tree");
+	if (a.keep && !a.slow_ns)
+		usage_die("replay", "--keep N keeps the N slowest trees of --slow: add --slow DUR");
 	if (a.tree && (a.plot || format != TRACE_FORMAT_TEXT))
 		usage_die("replay", "--tree prints text: leave out %s",
 			  a.plot ? "--plot" : "--format");

@@ -120,11 +120,10 @@ int cmd_trace(int argc, char **argv)
 		if (err)
 			die("cannot write '%s': %s", a.output, output_strerror(err));
 	}
-	if (a.tree) {
-		struct trace_tree_config tc = {(unsigned)a.depth, (uint64_t)a.min_ns, stdout};
-		if (trace_tree_new(&tc, &out.tree) < 0)
-			die("out of memory");
-	}
+	struct trace_tree_config tc = {(unsigned)a.depth, (uint64_t)a.min_ns, (uint64_t)a.slow_ns,
+				       (unsigned)a.keep, stdout};
+	if (a.tree && trace_tree_new(&tc, &out.tree) < 0)
+		die("out of memory");
 	int sfd = block_stop_signals(&old_mask);
 	struct tracer_config cfg = {
 	    .pids = a.pids,
@@ -187,8 +186,11 @@ int cmd_trace(int argc, char **argv)
 	int run_err = tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
-	if (out.tree)
-		trace_say_tree(out.tree, a.depth, a.min_ns);
+	if (out.tree) {
+		trace_tree_flush(out.tree);
+		fflush(stdout);
+		trace_say_tree(out.tree, &tc);
+	}
 	trace_say_stop(&a, &st);
 	trace_say_losses(&a, t, &st);
 	status = 0;

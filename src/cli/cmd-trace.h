@@ -22,6 +22,8 @@ struct trace_args {
 	int tree;	 /* --tree: calls nested, as they ran */
 	long long depth; /* --depth: tree levels shown (0: all) */
 	int64_t min_ns;	 /* --min-duration: shorter calls not in the tree */
+	int64_t slow_ns; /* --slow: only trees whose top call lasted this long */
+	long long keep;	 /* --keep: the slowest this many, at the end */
 	int fast;	 /* --fast: injected, not uprobes */
 	int limit_given; /* --limit was given */
 	const char *cond_text;
@@ -45,10 +47,11 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st);
 /* The warnings about what was lost, and the histograms (--hist). */
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st);
 
-/* After a --tree (of trace or replay): the calls it left out, if any,
- * and why (depth and min_ns as given, 0 when not). */
+/* After a --tree or --slow (of trace or replay), made with cfg: the calls
+ * it left out, if any, and why; the slow calls found. */
 struct trace_tree;
-void trace_say_tree(const struct trace_tree *tree, long long depth, int64_t min_ns);
+struct trace_tree_config;
+void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_config *cfg);
 
 /* trace-options.c: parses argv into a (exits 2 with a message on a usage
  * error). */

@@ -543,24 +543,45 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	}
 }
 
-void trace_say_tree(const struct trace_tree *tree, long long depth, int64_t min_ns)
+void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_config *cfg)
 {
-	uint64_t shown, hidden;
-	char d[32], why[96] = "";
+	struct trace_tree_counts c;
+	char d[32], why[128] = "";
 
-	trace_tree_counts(tree, &shown, &hidden);
-	if (!hidden)
+	trace_tree_counts(tree, &c);
+	if (cfg->slow_ns) {
+		trace_format_duration(d, sizeof(d), cfg->slow_ns);
+		if (!c.slow)
+			note("none of the %llu calls at the top of a thread's tree lasted --slow "
+			     "%s; "
+			     "nothing is shown",
+			     (unsigned long long)c.trees, d);
+		else if (c.slow_shown < c.slow)
+			note(
+			    "%llu of the %llu calls at the top of a thread's tree lasted --slow %s "
+			    "or longer: the %llu slowest are shown (--keep %u)",
+			    (unsigned long long)c.slow, (unsigned long long)c.trees, d,
+			    (unsigned long long)c.slow_shown, cfg->keep);
+		else
+			note(
+			    "%llu of the %llu calls at the top of a thread's tree lasted --slow %s "
+			    "or longer: each is shown with the calls under it",
+			    (unsigned long long)c.slow, (unsigned long long)c.trees, d);
 		return;
-	if (min_ns) {
-		trace_format_duration(d, sizeof(d), (uint64_t)min_ns);
-		snprintf(why, sizeof(why), "shorter than --min-duration %s%s", d,
-			 depth ? " or " : "");
 	}
-	if (depth)
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "deeper than --depth %lld",
-			 depth);
+	if (!c.hidden)
+		return;
+	if (cfg->min_ns) {
+		trace_format_duration(d, sizeof(d), cfg->min_ns);
+		snprintf(why, sizeof(why), "shorter than --min-duration %s%s", d,
+			 cfg->max_depth ? " or " : "");
+	}
+	if (cfg->max_depth)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "deeper than --depth %u",
+			 cfg->max_depth);
 	if (!why[0])
 		snprintf(why, sizeof(why), "their ends were not seen");
-	note("the tree shows %llu call%s; %llu more %s left out: %s", (unsigned long long)shown,
-	     shown == 1 ? "" : "s", (unsigned long long)hidden, hidden == 1 ? "is" : "are", why);
+	note("the tree shows %llu call%s; %llu more %s left out: %s", (unsigned long long)c.shown,
+	     c.shown == 1 ? "" : "s", (unsigned long long)c.hidden, c.hidden == 1 ? "is" : "are",
+	     why);
 }

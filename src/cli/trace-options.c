@@ -45,7 +45,9 @@ enum {
 	V_WRAP,
 	V_TREE,
 	V_DEPTH,
-	V_MIN_DURATION
+	V_MIN_DURATION,
+	V_SLOW,
+	V_KEEP
 };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
@@ -102,6 +104,16 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("trace", "--depth wants a number of levels from 1, not '%s'",
 				  arg);
 		break;
+	case V_SLOW:
+		if (when_span(arg, &a->slow_ns) < 0 || !a->slow_ns)
+			usage_die("trace", "--slow wants a duration (100us, 5ms, 1s), not '%s'",
+				  arg);
+		a->tree = a->ret = 1;
+		break;
+	case V_KEEP:
+		if (parse_int(arg, 1, 100000, &a->keep) < 0)
+			usage_die("trace", "--keep wants a number of trees from 1, not '%s'", arg);
+		break;
 	case V_MIN_DURATION:
 		if (when_span(arg, &a->min_ns) < 0)
 			usage_die("trace",
@@ -141,25 +153,33 @@ static const struct opt trace_options[] = {
     OPT_CALL_(0, "depth", "N", set_value, V_DEPTH, "with --tree: N levels of calls"),
     OPT_CALL_(0, "min-duration", "DUR", set_value, V_MIN_DURATION,
 	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
+    OPT_CALL_(0, "slow", "DUR", set_value, V_SLOW,
+	      "a flight recorder: the trees of calls that lasted DUR or longer, only"),
+    OPT_CALL_(0, "keep", "N", set_value, V_KEEP, "with --slow: the N slowest, at the end"),
     OPT_END_(),
 };
 
 /* --tree prints nested text on the terminal: what it cannot go with. */
 static void check_tree(const struct trace_args *a)
 {
+	if (a->keep && !a->slow_ns)
+		usage_die("trace", "--keep N keeps the N slowest trees of --slow: add --slow DUR");
 	if (!a->tree) {
 		if (a->depth || a->min_ns)
 			usage_die("trace", "--depth and --min-duration shape a --tree: add --tree");
 		return;
 	}
+	const char *opt = a->slow_ns ? "--slow" : "--tree";
 	if (a->output)
 		usage_die("trace",
-			  "--tree prints the calls here: to keep them, write them with -o "
-			  "FILE and no --tree, then see the tree with recce replay --tree FILE");
+			  "%s prints the calls here (redirect them into a file with >): to keep "
+			  "every event, write them with -o FILE and no %s, then see them with "
+			  "recce replay %s FILE",
+			  opt, opt, opt);
 	if (a->format != TRACE_FORMAT_TEXT)
-		usage_die("trace", "--tree prints text: leave out --format");
+		usage_die("trace", "%s prints text: leave out --format", opt);
 	if (a->hist || a->stack)
-		usage_die("trace", "--tree shows every call with its duration: leave out %s",
+		usage_die("trace", "%s shows every call with its duration: leave out %s", opt,
 			  a->hist ? "--hist" : "--stack");
 }
 

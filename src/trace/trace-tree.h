@@ -7,6 +7,11 @@
  * as it goes: a call is shown once it, or a call under it, has ended
  * shown; a call shorter than the minimum duration, with its calls, is not;
  * nor calls deeper than the maximum depth.
+ *
+ * As a flight recorder (a slow threshold), each call at the top of its
+ * thread's tree is kept with every call under it until it ends, and shown
+ * only if it lasted the threshold or longer: as it ends, or the slowest
+ * few at the end.
  */
 #ifndef RECCE_TRACE_TREE_H
 #define RECCE_TRACE_TREE_H
@@ -19,6 +24,8 @@
 struct trace_tree_config {
 	unsigned max_depth; /* calls at depth 1 to this are shown; 0: all */
 	uint64_t min_ns;    /* a call shorter than this is not shown */
+	uint64_t slow_ns;   /* > 0: only trees whose top call lasted this long */
+	unsigned keep;	    /* with slow_ns: the slowest this many, at the end; 0: all */
 	FILE *out;
 };
 
@@ -32,8 +39,17 @@ int trace_tree_new(const struct trace_tree_config *cfg, struct trace_tree **out)
  * unshown. 0, or -ENOMEM (the event is not shown). */
 int trace_tree_add(struct trace_tree *t, const struct trace_record *r);
 
-/* Calls shown and calls left out (shorter than the minimum, or deeper). */
-void trace_tree_counts(const struct trace_tree *t, uint64_t *shown, uint64_t *hidden);
+/* The slowest trees kept (keep), slowest first; at the end of the events. */
+void trace_tree_flush(struct trace_tree *t);
+
+/* Calls shown and calls left out (shorter than the minimum, or deeper);
+ * with slow_ns, trees whose top call ended, those slow enough, and those
+ * shown. */
+struct trace_tree_counts {
+	uint64_t shown, hidden;
+	uint64_t trees, slow, slow_shown;
+};
+void trace_tree_counts(const struct trace_tree *t, struct trace_tree_counts *c);
 
 void trace_tree_free(struct trace_tree *t);
 

@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree"
-plan 42
+plan 53
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -113,8 +113,48 @@ is "$(thread_tree "$T/depth.tree" "$MAIN" | tr '\n' ' ')" \
 like "$(cat "$ERR")" 'the tree shows 16 calls; 68 more are left out: deeper than --depth 1$' \
 	"and the calls under them counted as left out"
 
+# --- --slow: the flight recorder ------------------------------------------
+# 2,000 requests a thread, of which two (i % 1000 == 999) sleep 300 ms:
+# only their trees are shown, whole; with --keep 3, the 3 slowest.
+slow_tree()
+{
+	printf '%s\n' "tree:request(i=$1) {" "  tree:parse(i=$1) {" \
+		"    tree:tokenize(i=$1) = $((3 * $1));" "    tree:tokenize(i=$1) = $((3 * $1));" \
+		"  } = $(($1 + 1)); /* tree:parse */" "  tree:slow_io(i=$1) = $1;" \
+		"  tree:reply(i=$1) = $1;" "} = $((2 * $1)); /* tree:request */"
+}
+spawn_ready "$T/slow.got" "$TARGETS/tree" 2000 go 300 1000
+P=$PID
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --count 0 --time 60 --limit 0
+cp "$OUT" "$T/slow.tree"
+is "$RC" 0 "--slow: trace exits 0" || show_run
+wait_exit 60 "$P"
+is "$(grep -c '^# tree:request lasted [0-9.]* ms on thread [0-9]*$' "$T/slow.tree")" 4 \
+	"--slow 200ms: the 4 slow requests of 4,000, each titled with its duration"
+MAIN=$(sed -n 's/^.*\[ *\([0-9]*\)\] | tree:request(i=999) .*/\1/p' "$T/slow.tree")
+WORKER=$(sed -n 's/^.*\[ *\([0-9]*\)\] | tree:request(i=1999) .*/\1/p' "$T/slow.tree" | grep -v "^$MAIN$")
+is "$(thread_tree "$T/slow.tree" "$MAIN")" "$(slow_tree 999; slow_tree 1999)" \
+	"each with its whole tree, and no other call: the main thread's two"
+is "$(thread_tree "$T/slow.tree" "$WORKER")" "$(slow_tree 1999; slow_tree 2999)" \
+	"and the worker's two"
+like "$(cat "$ERR")" '^recce: 4 of the 4000 calls at the top of a thread.s tree lasted --slow 200.00 ms or longer: each is shown with the calls under it$' \
+	"recce says how many of how many"
+
+spawn_ready "$T/keep.got" "$TARGETS/tree" 2000 go 300 1000
+P=$PID
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --keep 3 --count 0 --time 60 --limit 0
+cp "$OUT" "$T/keep.tree"
+is "$RC" 0 "--slow --keep 3: trace exits 0" || show_run
+wait_exit 60 "$P"
+is "$(sed -n 's/^# tree:request lasted \([0-9.]*\) ms.*/\1/p' "$T/keep.tree" | sort -rn -c 2>&1 && grep -c '^# tree:request lasted' "$T/keep.tree")" 3 \
+	"--keep 3: the 3 slowest trees, slowest first"
+like "$(cat "$ERR")" 'recce: 4 of the 4000 calls .* the 3 slowest are shown \(--keep 3\)$' \
+	"and recce says it kept 3 of the 4"
+run "$RECCE" trace -p $$ tree:request --keep 2
+is "$RC" 2 "--keep without --slow: usage error"
+
 # --- replay --tree of a trace file -----------------------------------------
-spawn_ready "$T/file.got" "$TARGETS/tree" 8 go 0
+spawn_ready "$T/file.got" "$TARGETS/tree" 8 go 60
 P=$PID
 run_go "$P" trace -p "$P" "${FNS[@]}" --return --count 0 --time 60 -o "$T/tree.trace"
 is "$RC" 0 "trace -o exits 0" || show_run
@@ -127,6 +167,9 @@ is "$(thread_tree "$T/replay.tree" "$MAIN")" "$(cat "$T/main.want")" \
 	"replay --tree: the main thread's tree from the file"
 is "$(thread_tree "$T/replay.tree" "$WORKER")" "$(cat "$T/worker.want")" \
 	"and the worker's"
+run "$RECCE" replay --slow 50ms --keep 1 "$T/tree.trace"
+is "$(grep -c '^# tree:request lasted' "$OUT") $(grep -c '| *tree:slow_io' "$OUT")" "1 1" \
+	"replay --slow --keep 1: the slowest of the 4 slow requests, with its tree"
 run "$RECCE" replay --tree --depth 2 --if 'i < 1000' "$T/tree.trace"
 is "$(grep -c '| ' "$OUT") $(grep -c '| *tree:tokenize' "$OUT")" "34 0" \
 	"replay --tree --depth 2 --if: the main thread's requests and their calls, no tokenize"
@@ -150,7 +193,7 @@ is "$(grep -c '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] |   *tree:tokenize(i=[0-9]*) = [
 # and, when recce dies mid-trace, the library's watchdog puts every byte
 # back: the target's code equals its files, and it runs to its end with
 # the right result.
-spawn_ready "$T/kill.got" "$TARGETS/tree" 3000 go 1
+spawn_ready "$T/kill.got" "$TARGETS/tree" 3000 go 1 4 half
 P=$PID
 spawn_recce "$T/kill.tree" "$T/kill.err" trace --fast -p "$P" 'libc:*' 'tree:*' --tree \
 	--max-probes 100000 --count 0 --time 0 --limit 0
@@ -160,6 +203,8 @@ ok "whole libc: the trace starts" wait_for 120 grep -q '^recce: tracing' "$T/kil
 N=$(sed -n 's/^recce: tracing \([0-9]*\) functions.*/\1/p' "$T/kill.err")
 cmp_ok "${N:-0}" '>' 2000 "with thousands of functions patched ($N)"
 kill -USR1 "$P"
+# Halfway, the main thread waits: the target is there, patched.
+ok "the target runs traced to its halfway mark" wait_for 120 grep -q '^tree: half$' "$T/kill.got"
 ok "the tree shows the target's calls into libc" \
 	wait_for 60 grep -q '^ *[0-9.]* [mun]*s  \[ *[0-9]*\] | *libc.so.6:' "$T/kill.tree"
 run python3 tests/cli/code-bytes.py "$P"
@@ -167,9 +212,10 @@ is "$RC" 1 "while the trace runs, the target's code differs from its file" || sh
 kill -KILL "$R"
 wait "$R" 2>/dev/null
 ok "after recce's SIGKILL, every byte is back" wait_for 60 python3 tests/cli/code-bytes.py "$P"
+kill -USR1 "$P"
 wait_exit 120 "$P"
-is "$(cat "$T/kill.got" | grep done)" "tree: done $((2 * 3000 * 2999 + 2000 * 3000))" \
-	"and the target runs to its end with the right result"
+is "$(grep done "$T/kill.got")" "tree: done $((2 * 3000 * 2999 + 2000 * 3000))" \
+	"and the target runs on to its end with the right result"
 
 # --- what --tree cannot go with --------------------------------------------
 run "$RECCE" trace -p $$ tree:request --depth 2

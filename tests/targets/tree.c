@@ -1,9 +1,9 @@
 /*
  * A target whose calls nest in a known tree, for `recce trace --tree`:
  * main calls request(i) N times; request calls parse(i), which calls
- * tokenize(i) twice, then for every fourth request slow_io(i), which
- * sleeps SLOW_MS (at least that long however busy the machine), then
- * reply(i). Each returns a value the test knows:
+ * tokenize(i) twice, then for every EVERY-th request (i % EVERY ==
+ * EVERY - 1) slow_io(i), which sleeps SLOW_MS (at least that long however
+ * busy the machine), then reply(i). Each returns a value the test knows:
  *
  *   tokenize(i) = 3i, parse(i) = i + 1, slow_io(i) = i, reply(i) = i,
  *   request(i) = 2i
@@ -11,16 +11,20 @@
  * A worker thread, started before the "ready" line, makes the same calls
  * as a second tree, with i from 1000. The target prints "tree: done SUM" at the end.
  *
- *   tree N PAUSE_MS|go [SLOW_MS]   (SLOW_MS default 60)
+ * With "half", the main thread says "tree: half" halfway and waits for
+ * a second SIGUSR1 there (a test's moment to act on a running target).
+ *
+ *   tree N PAUSE_MS|go [SLOW_MS [EVERY [half]]]   (defaults 60 and 4)
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ready.h"
 
-static long slow_ms = 60;
+static long slow_ms = 60, every = 4;
 
 __attribute__((noinline)) long tokenize(long i)
 {
@@ -54,7 +58,7 @@ __attribute__((noinline)) long reply(long i)
 __attribute__((noinline)) long request(long i)
 {
 	long p = parse(i);
-	if (i % 4 == 3)
+	if (i % every == every - 1)
 		slow_io(i);
 	return p - 1 + reply(i);
 }
@@ -78,6 +82,8 @@ int main(int argc, char **argv)
 	n_calls = argc > 1 ? atol(argv[1]) : 8;
 	if (argc > 3)
 		slow_ms = atol(argv[3]);
+	if (argc > 4 && atol(argv[4]) > 0)
+		every = atol(argv[4]);
 	pthread_t th;
 	void *wsum = NULL;
 	long sum = 0;
@@ -94,8 +100,15 @@ int main(int argc, char **argv)
 		return 1;
 	int go = target_start(argc > 2 ? argv[2] : NULL, "tree");
 	pthread_barrier_wait(&start);
-	for (long i = 0; i < n_calls; i++)
+	int half = argc > 5 && strcmp(argv[5], "half") == 0;
+	for (long i = 0; i < n_calls; i++) {
+		if (half && i == n_calls / 2) {
+			printf("tree: half\n");
+			fflush(stdout);
+			target_wait_go();
+		}
 		sum += request(i);
+	}
 	pthread_join(th, &wsum);
 	printf("tree: done %ld\n", sum + (long)wsum);
 	fflush(stdout);
