@@ -7,8 +7,8 @@
 # slow_io(i) when i % 4 == 3 (a sleep, at least SLOW_MS long however busy
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/tree"
-plan 53
+need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
+plan 57
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -152,6 +152,33 @@ like "$(cat "$ERR")" 'recce: 4 of the 4000 calls .* the 3 slowest are shown \(--
 	"and recce says it kept 3 of the 4"
 run "$RECCE" trace -p $$ tree:request --keep 2
 is "$RC" 2 "--keep without --slow: usage error"
+
+# --- --slow on Debian's redis-server: one slow command among thousands ----
+# Under redis-benchmark, one DEBUG SLEEP 0.3: the only top call that lasts
+# 200 ms is the call() that ran it, with debugCommand under it.
+spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
+	--save '' --appendonly no --daemonize no --enable-debug-command yes
+REDIS=$PID
+wait_for 30 test -S "$T/redis.sock" || diag "redis-server did not start"
+spawn_recce "$T/redis.slow" "$T/redis.err" trace --fast -p "$REDIS" call debugCommand \
+	setCommand getCommand lookupKeyRead lookupKeyWrite setKey dbAdd --slow 200ms \
+	--count 0 --time 0 --limit 0
+R=$PID
+wait_for 60 grep -q '^recce: tracing' "$T/redis.err" || cat "$T/redis.err"
+redis-benchmark -s "$T/redis.sock" -t set,get -n 5000 -c 2 -q >/dev/null 2>&1
+redis-cli -s "$T/redis.sock" debug sleep 0.3 >/dev/null
+redis-benchmark -s "$T/redis.sock" -t set,get -n 5000 -c 2 -q >/dev/null 2>&1
+kill -INT "$R"
+wait_exit 60 "$R"
+is "$WAIT_RC" 0 "redis-server --slow: trace exits 0 at Ctrl-C"
+is "$(grep -v '^#' "$T/redis.slow" | sed 's/^[^|]*| //')" \
+	"$(printf '%s\n' 'redis-server:call() {' '  redis-server:debugCommand() = 0x0;' '} = 0x0; /* redis-server:call */')" \
+	"the one slow command's tree, and nothing else" || cat "$T/redis.slow"
+like "$(grep '^# ' "$T/redis.slow" | tail -1)" '^# redis-server:call lasted [0-9.]+ ms on thread [0-9]+$' \
+	"titled with its duration"
+like "$(cat "$T/redis.err")" '^recce: 1 of the [0-9]{5,} calls at the top of a thread.s tree lasted --slow 200.00 ms' \
+	"1 of tens of thousands"
+kill "$REDIS"
 
 # --- replay --tree of a trace file -----------------------------------------
 spawn_ready "$T/file.got" "$TARGETS/tree" 8 go 60
