@@ -327,6 +327,8 @@ static int slower(const void *a, const void *b)
 
 void trace_tree_flush(struct trace_tree *t)
 {
+	if (!t->nkept)
+		return;
 	qsort(t->kept, t->nkept, sizeof(*t->kept), slower);
 	for (size_t i = 0; i < t->nkept; i++) {
 		show_tree(t, &t->kept[i]);
