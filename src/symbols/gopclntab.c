@@ -10,6 +10,14 @@
  *            table and of the pairs; records at offsets from the pairs.
  *   1.18+ (0xfffffff0, 0xfffffff1 from 1.20): as 1.16, but entries are
  *            32-bit offsets from the text's start, which the header gives.
+ *
+ * Lines (1.16+): a record holds, after its entry and name, the offsets in
+ * the pc-value tables of its file numbers and lines (pcfile, pcln) and its
+ * compilation unit's first entry in the CU table, which maps the unit's
+ * file numbers to names in the file table. A pc-value table is a run of
+ * (value delta, pc delta) varint pairs from the function's entry, the
+ * value starting at -1 and a delta zigzag-coded, a pc delta counted in
+ * instruction quanta (the header's byte 6).
  */
 #include "symbols/gopclntab.h"
 
@@ -46,59 +54,181 @@ static const char *name_at(const struct table *t, uint64_t off)
 	return (const char *)t->data + off;
 }
 
+/* The parts of a table, from its header. */
+struct layout {
+	uint32_t magic;
+	uint64_t nfunc, text, names, cutab, filetab, pctab, pairs, records;
+	unsigned entry_size;
+};
+
+static int layout_of(struct table *t, struct layout *l)
+{
+	int bad = 0;
+
+	if (t->len < 16)
+		return -EINVAL;
+	l->magic = (uint32_t)word(t, 0, 4, &bad);
+	t->ptr = t->data[7];
+	if (t->data[4] || t->data[5] || (t->ptr != 4 && t->ptr != 8) ||
+	    (l->magic != GO12 && l->magic != GO116 && l->magic != GO118 && l->magic != GO120))
+		return -EINVAL;
+	unsigned p = t->ptr;
+	l->nfunc = word(t, 8, p, &bad);
+	l->text = l->names = l->cutab = l->filetab = l->pctab = 0;
+	if (l->magic == GO12) {
+		l->records = 0;
+		l->pairs = 8 + p;
+		l->entry_size = p;
+	} else if (l->magic == GO116) {
+		l->names = word(t, 8 + 2 * p, p, &bad);
+		l->cutab = word(t, 8 + 3 * p, p, &bad);
+		l->filetab = word(t, 8 + 4 * p, p, &bad);
+		l->pctab = word(t, 8 + 5 * p, p, &bad);
+		l->pairs = l->records = word(t, 8 + 6 * p, p, &bad);
+		l->entry_size = p;
+	} else {
+		l->text = word(t, 8 + 2 * p, p, &bad);
+		l->names = word(t, 8 + 3 * p, p, &bad);
+		l->cutab = word(t, 8 + 4 * p, p, &bad);
+		l->filetab = word(t, 8 + 5 * p, p, &bad);
+		l->pctab = word(t, 8 + 6 * p, p, &bad);
+		l->pairs = l->records = word(t, 8 + 7 * p, p, &bad);
+		l->entry_size = 4;
+	}
+	/* The pairs lie within the table (the end entry after them, the
+	 * records and the names are checked as they are read). */
+	if (bad || l->pairs > t->len || l->nfunc > (t->len - l->pairs) / (2 * l->entry_size))
+		return -EINVAL;
+	return 0;
+}
+
 int gopclntab_functions(const uint8_t *data, size_t len,
 			int (*fn)(void *arg, uint64_t lo, uint64_t hi, const char *name), void *arg)
 {
 	struct table t = {data, len, 0};
+	struct layout l;
 	int bad = 0;
 
-	if (len < 16)
+	if (layout_of(&t, &l) < 0)
 		return -EINVAL;
-	uint32_t magic = (uint32_t)word(&t, 0, 4, &bad);
-	t.ptr = data[7];
-	if (data[4] || data[5] || (t.ptr != 4 && t.ptr != 8) ||
-	    (magic != GO12 && magic != GO116 && magic != GO118 && magic != GO120))
-		return -EINVAL;
-	unsigned p = t.ptr;
-	uint64_t nfunc = word(&t, 8, p, &bad);
-	uint64_t text = 0, names = 0, pairs, records, pair_size, entry_size;
-	if (magic == GO12) {
-		names = records = 0;
-		pairs = 8 + p;
-		entry_size = p;
-	} else if (magic == GO116) {
-		names = word(&t, 8 + 2 * p, p, &bad);
-		pairs = records = word(&t, 8 + 6 * p, p, &bad);
-		entry_size = p;
-	} else {
-		text = word(&t, 8 + 2 * p, p, &bad);
-		names = word(&t, 8 + 3 * p, p, &bad);
-		pairs = records = word(&t, 8 + 7 * p, p, &bad);
-		entry_size = 4;
-	}
-	pair_size = 2 * entry_size;
-	/* The pairs lie within the table (the end entry after them, the
-	 * records and the names are checked as they are read). */
-	if (bad || pairs > len || nfunc > (len - pairs) / pair_size)
-		return -EINVAL;
+	uint64_t pair_size = 2 * l.entry_size;
 	int n = 0;
-	for (uint64_t i = 0; i < nfunc; i++) {
-		uint64_t at = pairs + i * pair_size;
-		uint64_t lo = word(&t, at, entry_size, &bad);
-		uint64_t rec = word(&t, at + entry_size, entry_size, &bad);
-		uint64_t hi = word(&t, at + pair_size, entry_size, &bad);
+	for (uint64_t i = 0; i < l.nfunc; i++) {
+		uint64_t at = l.pairs + i * pair_size;
+		uint64_t lo = word(&t, at, l.entry_size, &bad);
+		uint64_t rec = word(&t, at + l.entry_size, l.entry_size, &bad);
+		uint64_t hi = word(&t, at + pair_size, l.entry_size, &bad);
 		/* The record's name offset follows its entry (a pointer, or a
 		 * 32-bit offset from 1.18). */
-		uint64_t nameoff = word(&t, records + rec + entry_size, 4, &bad);
+		uint64_t nameoff = word(&t, l.records + rec + l.entry_size, 4, &bad);
 		if (bad)
 			return -EINVAL;
-		const char *name = name_at(&t, names + nameoff);
+		const char *name = name_at(&t, l.names + nameoff);
 		if (!name || !*name || hi <= lo)
 			continue;
-		int rc = fn(arg, text + lo, text + hi, name);
+		int rc = fn(arg, l.text + lo, l.text + hi, name);
 		if (rc)
 			return rc;
 		n++;
 	}
 	return n;
+}
+
+/* An unsigned varint at *off, which moves past it; 0 on *bad. */
+static uint64_t uvarint(const struct table *t, uint64_t *off, int *bad)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		if (*off >= t->len) {
+			*bad = 1;
+			return 0;
+		}
+		uint8_t b = t->data[(*off)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	*bad = 1;
+	return 0;
+}
+
+/* The value the pc-value table at off gives pc, in a function whose code
+ * starts at entry: 0 and *val, or -ENOENT when pc is past the table. */
+static int pcvalue(const struct table *t, uint64_t off, uint64_t entry, uint64_t pc,
+		   unsigned quantum, int64_t *val)
+{
+	uint64_t v = UINT64_MAX; /* -1, in arithmetic that wraps on a lying table */
+	uint64_t at = entry;
+	int bad = 0;
+
+	for (int first = 1;; first = 0) {
+		uint64_t uv = uvarint(t, &off, &bad);
+		if (bad || (uv == 0 && !first))
+			return bad ? -EINVAL : -ENOENT;
+		v += (uv >> 1) ^ (0 - (uv & 1)); /* zigzag */
+		uint64_t step = uvarint(t, &off, &bad) * quantum;
+		if (bad)
+			return -EINVAL;
+		at += step;
+		if (pc < at) {
+			*val = (int64_t)v;
+			return 0;
+		}
+	}
+}
+
+int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **file, int *line)
+{
+	struct table t = {data, len, 0};
+	struct layout l;
+	int bad = 0;
+
+	if (layout_of(&t, &l) < 0)
+		return -EINVAL;
+	if (l.magic == GO12)
+		return -ENOTSUP;
+	if (pc < l.text || !l.nfunc)
+		return -ENOENT;
+	uint64_t want = pc - l.text, pair_size = 2 * l.entry_size;
+	/* The last pair whose entry is at or below pc: pairs are sorted. */
+	uint64_t lo = 0, hi = l.nfunc;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (word(&t, l.pairs + mid * pair_size, l.entry_size, &bad) <= want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint64_t at = l.pairs + lo * pair_size;
+	uint64_t entry = word(&t, at, l.entry_size, &bad);
+	uint64_t end = word(&t, at + pair_size, l.entry_size, &bad);
+	uint64_t rec = l.records + word(&t, at + l.entry_size, l.entry_size, &bad);
+	if (bad)
+		return -EINVAL;
+	if (want < entry || want >= end)
+		return -ENOENT;
+	/* After the entry: name, args, deferreturn, pcsp, pcfile, pcln,
+	 * npcdata, cuOffset, each 32 bits. */
+	uint64_t pcfile = word(&t, rec + l.entry_size + 16, 4, &bad);
+	uint64_t pcln = word(&t, rec + l.entry_size + 20, 4, &bad);
+	uint64_t cu = word(&t, rec + l.entry_size + 28, 4, &bad);
+	if (bad)
+		return -EINVAL;
+	unsigned quantum = data[6] ? data[6] : 1;
+	int64_t ln, fno;
+	int rc = pcvalue(&t, l.pctab + pcln, l.text + entry, pc, quantum, &ln);
+	if (rc == 0)
+		rc = pcvalue(&t, l.pctab + pcfile, l.text + entry, pc, quantum, &fno);
+	if (rc < 0)
+		return rc;
+	if (ln <= 0 || ln > INT32_MAX || fno < 0 || fno > UINT32_MAX)
+		return -ENOENT;
+	uint64_t fileoff = word(&t, l.cutab + (cu + (uint64_t)fno) * 4, 4, &bad);
+	const char *name = bad || fileoff == UINT32_MAX ? NULL : name_at(&t, l.filetab + fileoff);
+	if (!name || !*name)
+		return -ENOENT;
+	*file = name;
+	*line = (int)ln;
+	return 0;
 }

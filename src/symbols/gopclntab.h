@@ -23,4 +23,11 @@ int gopclntab_functions(const uint8_t *data, size_t len,
 			int (*fn)(void *arg, uint64_t lo, uint64_t hi, const char *name),
 			void *arg);
 
+/* The source file and line of the instruction at pc (a virtual address)
+ * in the table of len bytes at data: 0, *file pointing into data, or
+ * -ENOENT (no function there, or no line for pc), -ENOTSUP (a Go 1.2-1.15
+ * table: names only), -EINVAL (not a table this reader knows, or one
+ * whose line tables are out of bounds). */
+int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **file, int *line);
+
 #endif

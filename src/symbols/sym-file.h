@@ -92,7 +92,9 @@ struct sym_file {
 	const char **sym_names; /* in the ELF string tables, live with dwfl */
 	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
-	int syms_go; /* syms are .gopclntab's functions (sym-table.c), not ELF symbols */
+	int syms_go;	    /* syms are .gopclntab's functions (sym-table.c), not ELF symbols */
+	Elf_Data *go_table; /* .gopclntab, for lines (sym_table_go_line) */
+	int go_table_tried;
 
 	struct ranges fdes;	/* .eh_frame's function ranges, for code without symbols */
 	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */
@@ -164,6 +166,10 @@ Elf_Scn *sym_file_find_section(const struct sym_file *f, const char *name, GElf_
 
 /* sym-table.c */
 int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx);
+/* A Go binary's file and line of vaddr from its .gopclntab (when DWARF
+ * has none: a binary built with -ldflags=-w): 0, *file pointing into the
+ * section, or -ENOENT. */
+int sym_table_go_line(struct sym_file *f, uint64_t vaddr, const char **file, int *line);
 const char *sym_table_display_name(struct symbolizer *s, const char *sys);
 
 #endif

@@ -150,6 +150,18 @@ static Elf_Data *go_table(struct sym_file *f)
 	return d && d->d_buf ? d : NULL;
 }
 
+int sym_table_go_line(struct sym_file *f, uint64_t vaddr, const char **file, int *line)
+{
+	if (!f->go_table_tried) {
+		f->go_table_tried = 1;
+		f->go_table = go_table(f);
+	}
+	if (!f->go_table)
+		return -ENOENT;
+	int rc = gopclntab_line(f->go_table->d_buf, f->go_table->d_size, vaddr, file, line);
+	return rc < 0 ? -ENOENT : 0;
+}
+
 /* Whether name is a function the file defines, by the filter of
  * build_symbols(). */
 static int defined_code(const char *name, const GElf_Sym *sym, GElf_Word shndx)

@@ -524,6 +524,13 @@ int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct
 		if (!sys)
 			return 0;
 		out[0] = (struct sym_frame){pretty, sys, NULL, 0};
+		/* Go keeps lines for its own tracebacks: stripped, they stay. */
+		const char *file;
+		int line;
+		if (sym_table_go_line(f, vaddr, &file, &line) == 0) {
+			out[0].file = strpool_intern(&s->strings, file);
+			out[0].line = out[0].file ? line : 0;
+		}
 		return 1;
 	}
 	/* The outermost frame is the function the linker knows: name it as

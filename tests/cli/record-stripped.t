@@ -91,6 +91,21 @@ run "$RECCE" addr2line -f -e "$T/goprof-s" "0x$BURN" "$(printf '0x%x' $((16#$BUR
 is "$(sed -n '1p;3p;5p' "$OUT" | tr '\n' ' ')" "main.burnGoCPU main.burnGoCPU main.main " \
 	"burnGoCPU's first and last bytes name it, the next function's first names main.main" || show_run
 
+# Files and lines too, from .gopclntab's line tables: at the first, the
+# middle and the last byte of every function of the twin, what Go's own
+# addr2line reads from the same table.
+go tool nm -size "$T/goprof" | awk '$3 == "T" && $2 > 0 { print $1, $2 }' |
+	while read -r A S; do
+		printf '0x%x\n0x%x\n0x%x\n' $((16#$A)) $((16#$A + S / 2)) $((16#$A + S - 1))
+	done >"$T/go.pcs"
+go tool addr2line "$T/goprof-s" <"$T/go.pcs" | paste - - >"$T/go.lines.want"
+run "$RECCE" addr2line -f -e "$T/goprof-s" $(cat "$T/go.pcs")
+paste - - <"$OUT" >"$T/go.lines.got"
+cmp_ok "$(wc -l <"$T/go.lines.want")" '>' 3000 "Go's addr2line names thousands of addresses"
+is "$(diff "$T/go.lines.want" "$T/go.lines.got" | grep -c '^<')" 0 \
+	"recce gives each the same function, file and line, the binary stripped" ||
+	diff "$T/go.lines.want" "$T/go.lines.got" | head -5
+
 # trace finds the stripped program's functions by those names too.
 spawn_exec "$T/go.out" "$T/goprof-s" "$T/go2.pprof" 60
 run "$RECCE" trace -p "$PID" '*burnGo*' --count 2 --return
