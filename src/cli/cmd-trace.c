@@ -222,13 +222,17 @@ int cmd_trace(int argc, char **argv)
 		status = RECCE_EXIT_ERROR;
 	out.plot = NULL;
 	/* The command runs on, untraced, to its end: wait for it, with the
-	 * stop signals delivered again. */
-	unblock_stop_signals(sfd, &old_mask);
-	sfd = -1;
+	 * stop signals delivered again. Without one, they stay blocked to the
+	 * end: a Ctrl-C that comes as the trace ends on its own does not turn
+	 * a finished trace into a failure. */
+	if (a.argv) {
+		unblock_stop_signals(sfd, &old_mask);
+		sfd = -1;
+	}
 	tracer_wait_child(t);
 out:
 	if (sfd >= 0)
-		unblock_stop_signals(sfd, &old_mask);
+		close(sfd); /* recce ends now; what came is the trace's */
 	/* Here only when the trace never started: leave no empty file. */
 	trace_writer_discard(out.writer);
 	if (out.plot)
