@@ -65,16 +65,38 @@ uint64_t trace_hist_quantile(struct trace_hist *h, double q)
 	return h->max;
 }
 
+/* v hundredths as "V.VV UNIT", in integers: a trace formats a duration
+ * for every call it shows. */
+static void hundredths(char *buf, size_t len, uint64_t v, const char *unit)
+{
+	char tmp[32];
+	size_t n = sizeof(tmp);
+
+	tmp[--n] = 0;
+	for (const char *u = unit + strlen(unit); u > unit;)
+		tmp[--n] = *--u;
+	tmp[--n] = ' ';
+	tmp[--n] = (char)('0' + v % 10);
+	tmp[--n] = (char)('0' + v / 10 % 10);
+	tmp[--n] = '.';
+	v /= 100;
+	do
+		tmp[--n] = (char)('0' + v % 10);
+	while ((v /= 10) && n > 0);
+	snprintf(buf, len, "%s", tmp + n);
+}
+
 void trace_format_duration(char *buf, size_t len, uint64_t ns)
 {
+	/* Rounded to the nearest hundredth, as %.2f would. */
 	if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.2f us", (double)ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
+	else if (ns < 999995)
+		hundredths(buf, len, (ns + 5) / 10, "us");
+	else if (ns < 999995000)
+		hundredths(buf, len, (ns + 5000) / 10000, "ms");
 	else
-		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+		hundredths(buf, len, (ns + 5000000) / 10000000, "s");
 }
 
 void trace_hist_print(struct trace_hist *h, const char *name, FILE *out)

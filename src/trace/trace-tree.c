@@ -165,11 +165,33 @@ static FILE *out_of(struct trace_tree *t, struct tree_thread *th)
  * and its thread; then the indent of depth d (1: none). */
 static void line_start(FILE *out, const struct trace_record *ended, uint32_t tid, size_t d)
 {
-	char dur[32] = "";
+	char dur[32] = "", line[64];
+	size_t n = 0;
 
+	/* "%11s  [%6u] | " and the indent, without printf: a line a call. */
 	if (ended && !(ended->flags & (TRACE_RECORD_UNWOUND | TRACE_RECORD_LOST)))
 		trace_format_duration(dur, sizeof(dur), ended->duration_ns);
-	fprintf(out, "%11s  [%6u] | %*s", dur, (unsigned)tid, (int)(2 * (d - 1)), "");
+	size_t dl = strlen(dur);
+	for (; n + dl < 11; n++)
+		line[n] = ' ';
+	memcpy(line + n, dur, dl);
+	n += dl;
+	memcpy(line + n, "  [", 3);
+	n += 3;
+	char id[12];
+	size_t il = 0;
+	do
+		id[il++] = (char)('0' + tid % 10);
+	while ((tid /= 10) && il < sizeof(id));
+	for (size_t pad = il; pad < 6; pad++)
+		line[n++] = ' ';
+	while (il)
+		line[n++] = id[--il];
+	memcpy(line + n, "] | ", 4);
+	n += 4;
+	fwrite(line, 1, n, out);
+	for (size_t i = 1; i < d; i++)
+		fputs("  ", out);
 }
 
 /* " = VALUE", or what became of the call, after the call or its "}". */

@@ -73,7 +73,13 @@ void term_fputs(const char *s, FILE *out)
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		size_t n = control_at(p);
 		if (!n) {
-			fputc(*p++, out);
+			/* A run of clean bytes at once: a trace prints a name
+			 * for every event. */
+			const unsigned char *q = p + 1;
+			while (*q && !control_at(q))
+				q++;
+			fwrite(p, 1, (size_t)(q - p), out);
+			p = q;
 			continue;
 		}
 		char esc[8];
