@@ -22,7 +22,7 @@ LDLIBS = $(PKG_LIBS) -liberty -lZydis -lstdc++ -lpthread -lm
 
 # src/ has one folder per layer (docs/internals.md); every .c in them but
 # the entry point goes into one static library.
-LAYERS := util symbols proc perf profile events inject sampling trace top writers patch store capture continuous remote tasks cli
+LAYERS := util symbols proc perf profile events inject sampling trace top writers patch store dump capture continuous remote tasks cli
 SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(B)/%.o,$(filter-out src/cli/recce.c,$(SRCS))) \
 	$(B)/profile.pb-c.o $(B)/agent.pb-c.o $(B)/help-pages.o $(B)/flame-viewer.o $(B)/page-html.o

@@ -5,7 +5,8 @@
 # The layers, lowest first (docs/internals.md says what each holds):
 #
 #   0 util   1 symbols   2 proc perf   3 profile events inject
-#   4 sampling trace top writers patch   5 capture remote   6 cli
+#   4 sampling trace top writers patch store dump
+#   5 capture continuous remote tasks   6 cli
 #
 # Prints each offending include and exits 1; prints one line and exits 0
 # when the house is in order.
@@ -19,7 +20,7 @@ rank()
 	symbols) echo 1 ;;
 	proc | perf) echo 2 ;;
 	profile | events | inject) echo 3 ;;
-	sampling | trace | top | writers | patch | store) echo 4 ;;
+	sampling | trace | top | writers | patch | store | dump) echo 4 ;;
 	capture | continuous | remote | tasks) echo 5 ;;
 	cli) echo 6 ;;
 	*) echo -1 ;;

@@ -14,6 +14,7 @@ int cmd_files(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);

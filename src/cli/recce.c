@@ -38,6 +38,7 @@ static const struct command commands[] = {
     {"view", cmd_view, 0, "a profile's page in the browser: flamegraph, search, top functions"},
     {"top", cmd_top, 0, "a live view of the threads of processes and the functions they run"},
     {"trace", cmd_trace, 0, "trace calls of live processes: arguments, returns, under limits"},
+    {"dump", cmd_dump, 0, "every thread's stack of a running process, now, as pstack shows it"},
     {"capture", cmd_capture, 0,
      "flamegraphs of the next calls of a function, each call on its own"},
     {"patch", cmd_patch, 0, "replace a function of a running process with a new one, list, undo"},

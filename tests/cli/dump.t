@@ -1,0 +1,92 @@
+#!/bin/bash
+# `recce dump -p PID`: every thread's stack now, kernel and user, each
+# frame named with file and line; the target runs on unharmed. On the
+# tree target (both threads asleep in slow_io), on Debian's redis-server
+# (no frame pointers) and Debian's stripped Go prometheus; JSON; and a
+# second user who tries it on root's process is refused.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/prometheus
+plan 22
+
+# Both threads of the tree target asleep inside slow_io (60 s a call).
+spawn_ready "$T/tree.out" "$TARGETS/tree" 10 go 60000 1
+P=$PID
+kill -USR1 "$P"
+asleep() { [ "$(grep -l '^hrtimer_nanosleep$' /proc/"$P"/task/*/wchan 2>/dev/null | wc -l)" = 2 ]; }
+ok "both threads of the target sleep in slow_io" wait_for 60 asleep
+LINE=$(grep -n 'while (nanosleep(&ts, &ts) != 0)' tests/targets/tree.c | cut -d: -f1)
+run "$RECCE" dump -p "$P"
+is "$RC" 0 "dump exits 0" || show_run
+cp "$OUT" "$T/tree.dump"
+like "$(head -1 "$OUT")" "^process $P: 2 threads, stopped [0-9.]+ ms to read them$" \
+	"it says how many threads and how long it stopped them"
+# The user frames of a thread, by name, from slow_io outwards.
+user_frames()
+{
+	awk -v tid="$1" '/^thread / { on = ($2 == tid) } on && /^    #/ { print $3 }' "$T/tree.dump" |
+		sed -n '/^slow_io$/,$p' | tr '\n' ' '
+}
+WORKER=$(ls /proc/"$P"/task | grep -v "^$P$")
+is "$(user_frames "$P")" "slow_io request main __libc_start_call_main __libc_start_main _start " \
+	"the main thread: slow_io, request, main, down to _start"
+is "$(user_frames "$WORKER")" "slow_io request worker start_thread clone3 " \
+	"the worker: slow_io, request, worker, down to clone3"
+is "$(grep -c "slow_io (.*tests/targets/tree.c:$LINE)" "$OUT")" 2 \
+	"with the file and line each thread waits on"
+is "$(grep -c "^thread [0-9]* (tree), sleeping in hrtimer_nanosleep:$" "$OUT")" 2 \
+	"each thread with its state and wait channel"
+is "$(grep -c '^    \[kernel\] hrtimer_nanosleep$' "$OUT")" 2 "and, as root, its kernel stack"
+is "$(grep -c 'the walk ended here' "$OUT")" 0 "every walk reaches the outermost frame"
+is "$(awk '{ print $3 }' /proc/"$P"/stat)" S "the target sleeps on, not stopped"
+kill -0 "$P" && pass "and lives" || fail "and lives"
+
+run "$RECCE" dump -p "$P" --json
+is "$RC" 0 "dump --json exits 0" || show_run
+is "$(python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["threads"]), all(t["complete"] for t in d["threads"]),
+      sorted(t["frames"][[f["function"] for f in t["frames"]].index("slow_io") + 1]["function"]
+             for t in d["threads"]))' <"$OUT")" "2 True ['request', 'request']" \
+	"JSON: two complete threads, slow_io called by request in each"
+
+# A second user cannot read root's process.
+make_user
+run runuser -u "$U" -- "$RECCE" dump -p "$P"
+is "$RC" 1 "another user's dump of root's process: refused, exit 1"
+like "$(cat "$ERR")" "$P" "naming the process"
+is "$(awk '{ print $3 }' /proc/"$P"/stat)" S "and the target untouched"
+kill "$P"
+
+# Debian's redis-server, built without frame pointers: its main thread in
+# epoll_wait under aeMain and main, whole, and it answers after.
+spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
+	--save '' --appendonly no --daemonize no
+REDIS=$PID
+wait_for 30 test -S "$T/redis.sock" || diag "redis-server did not start"
+run "$RECCE" dump -p "$REDIS"
+is "$RC" 0 "dump of redis-server exits 0" || show_run
+like "$(awk '/^thread / { n++ } n == 1' "$OUT" | grep '^    #' | awk '{ print $3 }' | tr '\n' ' ')" \
+	'^epoll_wait .*aeMain main ' "its main thread waits in epoll_wait under aeMain and main"
+is "$(redis-cli -s "$T/redis.sock" ping)" PONG "and redis-server answers after"
+kill "$REDIS"
+
+# Debian's prometheus, a Go binary stripped of symbols and DWARF: names,
+# files and lines from the Go runtime's own tables.
+cat >"$T/prom.yml" <<EOF
+global:
+  scrape_interval: 1h
+EOF
+spawn "$T/prom.log" /usr/bin/prometheus --config.file="$T/prom.yml" \
+	--storage.tsdb.path="$T/prom-data" --web.listen-address=127.0.0.1:0
+PROM=$PID
+wait_for 60 grep -q 'Server is ready to receive web requests' "$T/prom.log" ||
+	diag "prometheus did not start"
+run "$RECCE" dump -p "$PROM"
+is "$RC" 0 "dump of the stripped Go prometheus exits 0" || show_run
+like "$(cat "$OUT")" 'runtime\.futex \(runtime/sys_linux_amd64\.s:[0-9]+\)' \
+	"its threads wait in runtime.futex, with file and line" || head -20 "$OUT"
+kill "$PROM"
+
+run "$RECCE" dump
+is "$RC" 2 "dump without -p: usage error"
