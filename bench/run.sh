@@ -786,14 +786,18 @@ fast_run() {
 	rm -f "$TMP/stats" "$TMP/err" "$TMP/fast.trace"
 	status=0
 	case $tool in
-	fast | fast-ret)
-		ret=
+	fast | fast-ret | fast-slow)
+		# fast-slow: the flight recorder with no call slow enough, which
+		# must cost what --return does and write nothing.
+		out="-o $TMP/fast.trace" ret=
 		[ "$tool" = fast-ret ] && ret=--return
+		[ "$tool" = fast-slow ] && ret="--slow 10s" out=
 		BENCH_STATS=$TMP/stats "$BIN/calls" --bursts-signal "$FAST_BURSTS" > "$TMP/calls.out" &
 		w=$!
 		calls_ready
+		# shellcheck disable=SC2086 # options split on purpose
 		"$RECCE" trace --fast -p "$w" traced $ret --count 0 --time 0 --limit 0 \
-			-o "$TMP/fast.trace" 2> "$TMP/err" &
+			$out > "$TMP/fast.out" 2> "$TMP/err" &
 		r=$!
 		i=0
 		while ! grep -q 'with jumps' "$TMP/err" 2> /dev/null && [ $i -lt 200 ]; do
@@ -807,6 +811,9 @@ fast_run() {
 		wait "$r" || status=$?
 		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
 		lost=$(sed -n 's/.*recce: warning: \([0-9]*\) calls were not recorded.*/\1/p' "$TMP/err")
+		[ "$tool" = fast-slow ] && [ -s "$TMP/fast.out" ] &&
+			say "fast-slow rep $rep: it wrote $(wc -l < "$TMP/fast.out") lines, none expected" &&
+			status=1
 		;;
 	*)
 		# A uprobe costs microseconds: fewer bursts give as many digits.
@@ -860,7 +867,7 @@ group_fast() {
 		say "uftrace is missing: its figures are left out"
 	fi
 	for rep in $(seq "$REPS"); do
-		for tool in none fast fast-ret uprobe bare uftrace; do
+		for tool in none fast fast-ret fast-slow uprobe bare uftrace; do
 			[ $tool = uftrace ] && [ $uftrace_ok = 0 ] && continue
 			fast_run "$tool" "$rep"
 		done

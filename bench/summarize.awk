@@ -1111,7 +1111,7 @@ function fast_row(t, what, none,    cost) {
 	return cost
 }
 
-function figure_fast(    none, fast, fret, uprobe, bare, uft, first, lost, what, why) {
+function figure_fast(    none, fast, fret, fslow, uprobe, bare, uft, first, lost, what, why) {
 	if (!("fast" in FA))
 		return
 	print "## 17. Calls traced in-process (recce trace --fast)"
@@ -1133,6 +1133,7 @@ function figure_fast(    none, fast, fret, uprobe, bare, uft, first, lost, what,
 	fast_row("none", "none", none)
 	fast = fast_row("fast", "recce trace --fast (calls)", none)
 	fret = fast_row("fast-ret", "recce trace --fast --return (calls and returns)", none)
+	fslow = fast_row("fast-slow", "recce trace --fast --slow 10s (the flight recorder, no slow call)", none)
 	uprobe = fast_row("uprobe", "recce trace, uprobes (calls)", none)
 	bare = fast_row("bare", "uprobe-bare (call and return)", none)
 	uft = fast_row("uftrace", "uftrace record, -pg (entry and return)", none)
@@ -1156,6 +1157,10 @@ function figure_fast(    none, fast, fret, uprobe, bare, uft, first, lost, what,
 		budget("recce trace --fast, cost per traced call", "100x under the uprobe pair (goal: < 50 ns)",
 			what, bare / fret >= 100 && lost == 0, why)
 	}
+	if (fslow > 0 && fret > 0)
+		budget("recce trace --fast --slow with no slow call", "within 2x of --fast --return, nothing written",
+			sprintf("%.1f ns against %.1f ns a call and its return", fslow, fret), fslow <= 2 * fret,
+			sprintf("the flight recorder cost %.1fx what --return does", fslow / fret))
 	if (uft > 0 && fret > 0)
 		budget("recce trace --fast beside uftrace", "stated",
 			sprintf("%.1f ns against %.1f ns, calls and returns", fret, uft), 1, "")
