@@ -8,7 +8,7 @@
  *     # DURATION      TID     FUNCTION
  *                [  4711] | tree:request(i=3) {
  *       1.20 us  [  4711] |   tree:parse(i=3) = 4;
- *      60.31 ms  [  4711] |   tree:slow_io(i=3);
+ *      60.31 ms  [  4711] |   tree:slow_io(i=3) = 3;
  *      60.40 ms  [  4711] | } = 6;
  *
  * (the closing line ends with the call's name in a C comment).
