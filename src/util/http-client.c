@@ -156,9 +156,9 @@ int http_post(const char *host, const char *port, const char *target, const void
 			 target, host, port, len);
 	int rc = (size_t)k < sizeof(head) ? 0 : -ENAMETOOLONG;
 	if (!rc)
-		rc = write_all(fd, head, (size_t)k);
+		rc = send_all(fd, head, (size_t)k);
 	if (!rc && len)
-		rc = write_all(fd, body, len);
+		rc = send_all(fd, body, len);
 	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
 		rc = -ETIMEDOUT;
 	/* A server may refuse before it has read the whole request and

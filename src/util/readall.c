@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +73,22 @@ int read_all(int fd, size_t max, char **out, size_t *len)
 	}
 	*out = buf;
 	*len = used;
+	return 0;
+}
+
+int send_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		c += w;
+		n -= (size_t)w;
+	}
 	return 0;
 }
 

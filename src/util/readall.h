@@ -23,4 +23,8 @@ int read_all_kept(int fd, size_t max, char **out, size_t *len);
  * Returns 0, the write's -errno, or -EIO when it writes nothing. */
 int write_all(int fd, const void *p, size_t n);
 
+/* As write_all(), to a socket, without SIGPIPE: a peer that closed gives
+ * -EPIPE whatever the process does with the signal. */
+int send_all(int fd, const void *p, size_t n);
+
 #endif
