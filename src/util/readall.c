@@ -76,12 +76,14 @@ int read_all(int fd, size_t max, char **out, size_t *len)
 	return 0;
 }
 
-int send_all(int fd, const void *p, size_t n)
+/* Writes all n bytes, by send() on a socket without SIGPIPE or by
+ * write(). */
+static int put_all(int fd, const void *p, size_t n, int sock)
 {
 	const char *c = p;
 
 	while (n) {
-		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		ssize_t w = sock ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -92,18 +94,12 @@ int send_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+int send_all(int fd, const void *p, size_t n)
+{
+	return put_all(fd, p, n, 1);
+}
+
 int write_all(int fd, const void *p, size_t n)
 {
-	const char *c = p;
-
-	while (n) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return put_all(fd, p, n, 0);
 }
