@@ -303,6 +303,23 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 	}
 }
 
+/* Adds name to the list of the first five in names (cap bytes, len of
+ * them used, shown names so far). Returns -1 when it does not fit (the
+ * list is left as it was), else 0; past the fifth, adds nothing. */
+static int list_name(char *names, size_t cap, size_t *len, size_t *shown, const char *name)
+{
+	if (*shown == 5)
+		return 0;
+	int w = snprintf(names + *len, cap - *len, "%s%s", *shown ? ", " : "", name);
+	if (w < 0 || (size_t)w >= cap - *len) {
+		names[*len] = 0;
+		return -1;
+	}
+	*len += (size_t)w;
+	(*shown)++;
+	return 0;
+}
+
 /* The functions left out because the kernel cannot probe them: each by
  * name when they are few, else the first few and how many. */
 static void say_refused(const struct trace_args *a, const struct tracer *t)
@@ -314,16 +331,10 @@ static void say_refused(const struct trace_args *a, const struct tracer *t)
 	for (size_t i = 0; i < res->n; i++)
 		n += tracer_refused(t, i) != NULL;
 	names[0] = 0;
-	for (size_t i = 0; i < res->n && n > 3; i++) {
-		if (!tracer_refused(t, i) || shown == 5)
-			continue;
-		int w = snprintf(names + len, sizeof(names) - len, "%s%s", shown ? ", " : "",
-				 res->fns[i].name);
-		if (w < 0 || (size_t)w >= sizeof(names) - len)
+	for (size_t i = 0; i < res->n && n > 3; i++)
+		if (tracer_refused(t, i) &&
+		    list_name(names, sizeof(names), &len, &shown, res->fns[i].name) < 0)
 			break;
-		len += (size_t)w;
-		shown++;
-	}
 	if (n > 3) {
 		warning("%zu functions are not traced: %s: %s and %zu more", n,
 			a->fast	 ? "--fast cannot move their code (too short, or jumped into)"
@@ -362,14 +373,7 @@ static int say_unresolved_ifuncs(const struct tracer *t)
 		if (tracer_refused(t, i) || !impl || *impl)
 			continue;
 		n++;
-		if (shown == 5)
-			continue;
-		int w = snprintf(names + len, sizeof(names) - len, "%s%s", shown ? ", " : "",
-				 res->fns[i].name);
-		if (w < 0 || (size_t)w >= sizeof(names) - len)
-			continue;
-		len += (size_t)w;
-		shown++;
+		list_name(names, sizeof(names), &len, &shown, res->fns[i].name);
 	}
 	if (n <= 3)
 		return 0;
