@@ -21,7 +21,6 @@
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
 #include "trace/trace-tree.h"
-#include "util/when.h"
 #include "util/outfile.h"
 
 struct replay {
@@ -33,9 +32,7 @@ struct replay_args {
 	const char *cond_text;
 	enum trace_format format;
 	const char *plot, *output;
-	int tree;
-	long long depth, keep;
-	int64_t min_ns, slow_ns;
+	struct tree_args t; /* --tree, --slow and what shapes them */
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -52,33 +49,11 @@ static void set_format(void *ctx, const char *arg, const struct opt *o)
 		usage_die("replay", "--format must be text, json or chrome, not '%s'", arg);
 }
 
-/* The options that shape a --tree, by their tag. */
-enum { R_DEPTH, R_MIN_DURATION, R_SLOW, R_KEEP };
-
-static void set_tree_value(void *ctx, const char *arg, const struct opt *o)
+static void set_tree(void *ctx, const char *arg, const struct opt *o)
 {
 	struct replay_args *a = ctx;
 
-	switch (o->set) {
-	case R_DEPTH:
-		if (parse_int(arg, 1, 1000000, &a->depth) < 0)
-			usage_die("replay", "--depth wants a number of levels from 1, not '%s'",
-				  arg);
-		break;
-	case R_MIN_DURATION:
-	case R_SLOW:
-		if (when_span(arg, o->set == R_SLOW ? &a->slow_ns : &a->min_ns) < 0 ||
-		    (o->set == R_SLOW && !a->slow_ns))
-			usage_die("replay", "--%s wants a duration (100us, 5ms, 1s), not '%s'",
-				  o->set == R_SLOW ? "slow" : "min-duration", arg);
-		if (o->set == R_SLOW)
-			a->tree = 1;
-		break;
-	case R_KEEP:
-		if (parse_int(arg, 1, 100000, &a->keep) < 0)
-			usage_die("replay", "--keep wants a number of trees from 1, not '%s'", arg);
-		break;
-	}
+	tree_option_set("replay", (enum tree_option)o->set, arg, &a->t);
 }
 
 static const struct opt replay_options[] = {
@@ -87,13 +62,13 @@ static const struct opt replay_options[] = {
     OPT_STRING_(0, "plot", "X:Y", struct replay_args, plot,
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_OUTPUT_('o', "output", "FILE", struct replay_args, output, "the plot's file (with --plot)"),
-    OPT_FLAG_(0, "tree", struct replay_args, tree, "calls nested as they ran, with durations"),
-    OPT_CALL_(0, "depth", "N", set_tree_value, R_DEPTH, "with --tree: N levels of calls"),
-    OPT_CALL_(0, "min-duration", "DUR", set_tree_value, R_MIN_DURATION,
+    OPT_FLAG_(0, "tree", struct replay_args, t.tree, "calls nested as they ran, with durations"),
+    OPT_CALL_(0, "depth", "N", set_tree, TREE_DEPTH, "with --tree: N levels of calls"),
+    OPT_CALL_(0, "min-duration", "DUR", set_tree, TREE_MIN_DURATION,
 	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
-    OPT_CALL_(0, "slow", "DUR", set_tree_value, R_SLOW,
+    OPT_CALL_(0, "slow", "DUR", set_tree, TREE_SLOW,
 	      "only the trees of calls that lasted DUR or longer"),
-    OPT_CALL_(0, "keep", "N", set_tree_value, R_KEEP, "with --slow: the N slowest, at the end"),
+    OPT_CALL_(0, "keep", "N", set_tree, TREE_KEEP, "with --slow: the N slowest, at the end"),
     OPT_END_(),
 };
 
@@ -158,8 +133,7 @@ static size_t drop_repeats(struct replay *rp)
 static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
 			const struct replay_args *a)
 {
-	struct trace_tree_config tc = {(unsigned)a->depth, (uint64_t)a->min_ns,
-				       (uint64_t)a->slow_ns, (unsigned)a->keep, stdout};
+	struct trace_tree_config tc = tree_options_config(&a->t, stdout);
 	struct trace_tree *tree;
 
 	if (trace_tree_new(&tc, &tree) < 0)
@@ -176,7 +150,7 @@ static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
 
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, 0, 0, 0, 0, 0};
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, {0, 0, 0, 0, 0}};
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
@@ -190,11 +164,8 @@ int cmd_replay(int argc, char **argv)
 		usage_die("replay", "name at least one trace file");
 	if (!a.plot != !a.output)
 		usage_die("replay", "--plot X:Y and -o FILE.svg go together");
-	if (!a.tree && (a.depth || a.min_ns))
-		usage_die("replay", "--depth and --min-duration shape a --tree: add --tree");
-	if (a.keep && !a.slow_ns)
-		usage_die("replay", "--keep N keeps the N slowest trees of --slow: add --slow DUR");
-	if (a.tree && (a.plot || format != TRACE_FORMAT_TEXT))
+	tree_options_check("replay", &a.t);
+	if (a.t.tree && (a.plot || format != TRACE_FORMAT_TEXT))
 		usage_die("replay", "--tree prints text: leave out %s",
 			  a.plot ? "--plot" : "--format");
 	if (a.plot) {
@@ -258,7 +229,7 @@ int cmd_replay(int argc, char **argv)
 		rp.n = 0;
 		format = TRACE_FORMAT_TEXT;
 	}
-	if (a.tree) {
+	if (a.t.tree) {
 		replay_tree(&rp, cond, &a);
 		rp.n = 0;
 	}

@@ -120,9 +120,8 @@ int cmd_trace(int argc, char **argv)
 		if (err)
 			die("cannot write '%s': %s", a.output, output_strerror(err));
 	}
-	struct trace_tree_config tc = {(unsigned)a.depth, (uint64_t)a.min_ns, (uint64_t)a.slow_ns,
-				       (unsigned)a.keep, stdout};
-	if (a.tree && trace_tree_new(&tc, &out.tree) < 0)
+	struct trace_tree_config tc = tree_options_config(&a.t, stdout);
+	if (a.t.tree && trace_tree_new(&tc, &out.tree) < 0)
 		die("out of memory");
 	int sfd = block_stop_signals(&old_mask);
 	struct tracer_config cfg = {

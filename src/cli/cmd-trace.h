@@ -10,7 +10,27 @@
 #include <sys/types.h>
 
 #include "trace/trace-event.h"
+#include "trace/trace-tree.h"
 #include "trace/tracer.h"
+
+/* The options that shape a call tree, as trace and replay take them. */
+struct tree_args {
+	int tree;	 /* --tree (or --slow): calls nested, as they ran */
+	long long depth; /* --depth: tree levels shown (0: all) */
+	int64_t min_ns;	 /* --min-duration: shorter calls not in the tree */
+	int64_t slow_ns; /* --slow: only trees whose top call lasted this long */
+	long long keep;	 /* --keep: the slowest this many, at the end */
+};
+
+enum tree_option { TREE_DEPTH, TREE_MIN_DURATION, TREE_SLOW, TREE_KEEP };
+
+/* trace-options.c: the value of a tree option of cmd into t (exits 2 with
+ * a message on a bad one); --slow makes a tree. */
+void tree_option_set(const char *cmd, enum tree_option which, const char *arg, struct tree_args *t);
+/* Refuses --depth or --min-duration without a tree, --keep without --slow. */
+void tree_options_check(const char *cmd, const struct tree_args *t);
+/* t as the tree engine's configuration, printing to out. */
+struct trace_tree_config tree_options_config(const struct tree_args *t, FILE *out);
 
 struct trace_args {
 	pid_t *pids;
@@ -19,13 +39,9 @@ struct trace_args {
 	char **patterns;
 	size_t npatterns;
 	int show_args, ret, stack, caller, hist;
-	int tree;	 /* --tree: calls nested, as they ran */
-	long long depth; /* --depth: tree levels shown (0: all) */
-	int64_t min_ns;	 /* --min-duration: shorter calls not in the tree */
-	int64_t slow_ns; /* --slow: only trees whose top call lasted this long */
-	long long keep;	 /* --keep: the slowest this many, at the end */
-	int fast;	 /* --fast: injected, not uprobes */
-	int limit_given; /* --limit was given */
+	struct tree_args t; /* --tree, --slow and what shapes them */
+	int fast;	    /* --fast: injected, not uprobes */
+	int limit_given;    /* --limit was given */
 	const char *cond_text;
 	struct trace_cond *cond;
 	long long count, max_probes, max_events;
@@ -49,8 +65,6 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 
 /* After a --tree or --slow (of trace or replay), made with cfg: the calls
  * it left out, if any, and why; the slow calls found. */
-struct trace_tree;
-struct trace_tree_config;
 void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_config *cfg);
 
 /* trace-options.c: parses argv into a (exits 2 with a message on a usage

@@ -43,11 +43,7 @@ enum {
 	V_MAX_EVENTS,
 	V_FORMAT,
 	V_WRAP,
-	V_TREE,
-	V_DEPTH,
-	V_MIN_DURATION,
-	V_SLOW,
-	V_KEEP
+	V_TREE
 };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
@@ -97,31 +93,57 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		parse_wrap(a, arg);
 		break;
 	case V_TREE:
-		a->tree = a->ret = 1;
-		break;
-	case V_DEPTH:
-		if (parse_int(arg, 1, 1000000, &a->depth) < 0)
-			usage_die("trace", "--depth wants a number of levels from 1, not '%s'",
-				  arg);
-		break;
-	case V_SLOW:
-		if (when_span(arg, &a->slow_ns) < 0 || !a->slow_ns)
-			usage_die("trace", "--slow wants a duration (100us, 5ms, 1s), not '%s'",
-				  arg);
-		a->tree = a->ret = 1;
-		break;
-	case V_KEEP:
-		if (parse_int(arg, 1, 100000, &a->keep) < 0)
-			usage_die("trace", "--keep wants a number of trees from 1, not '%s'", arg);
-		break;
-	case V_MIN_DURATION:
-		if (when_span(arg, &a->min_ns) < 0)
-			usage_die("trace",
-				  "--min-duration wants a duration (100us, 5ms, "
-				  "1s), not '%s'",
-				  arg);
+		a->t.tree = a->ret = 1;
 		break;
 	}
+}
+
+void tree_option_set(const char *cmd, enum tree_option which, const char *arg, struct tree_args *t)
+{
+	switch (which) {
+	case TREE_DEPTH:
+		if (parse_int(arg, 1, 1000000, &t->depth) < 0)
+			usage_die(cmd, "--depth wants a number of levels from 1, not '%s'", arg);
+		break;
+	case TREE_MIN_DURATION:
+		if (when_span(arg, &t->min_ns) < 0)
+			usage_die(cmd, "--min-duration wants a duration (100us, 5ms, 1s), not '%s'",
+				  arg);
+		break;
+	case TREE_SLOW:
+		if (when_span(arg, &t->slow_ns) < 0 || !t->slow_ns)
+			usage_die(cmd, "--slow wants a duration (100us, 5ms, 1s), not '%s'", arg);
+		t->tree = 1;
+		break;
+	case TREE_KEEP:
+		if (parse_int(arg, 1, 100000, &t->keep) < 0)
+			usage_die(cmd, "--keep wants a number of trees from 1, not '%s'", arg);
+		break;
+	}
+}
+
+void tree_options_check(const char *cmd, const struct tree_args *t)
+{
+	if (t->keep && !t->slow_ns)
+		usage_die(cmd, "--keep N keeps the N slowest trees of --slow: add --slow DUR");
+	if (!t->tree && (t->depth || t->min_ns))
+		usage_die(cmd, "--depth and --min-duration shape a --tree: add --tree");
+}
+
+struct trace_tree_config tree_options_config(const struct tree_args *t, FILE *out)
+{
+	struct trace_tree_config c = {(unsigned)t->depth, (uint64_t)t->min_ns, (uint64_t)t->slow_ns,
+				      (unsigned)t->keep, out};
+	return c;
+}
+
+/* A tree option of trace: a tree is of calls and their returns. */
+static void set_tree(void *ctx, const char *arg, const struct opt *o)
+{
+	struct trace_args *a = ctx;
+
+	tree_option_set("trace", (enum tree_option)o->set, arg, &a->t);
+	a->ret |= a->t.tree;
 }
 
 static const struct opt trace_options[] = {
@@ -150,26 +172,22 @@ static const struct opt trace_options[] = {
 		"with -o FILE.svg: a scatter plot of Y against X, one point a call"),
     OPT_CALL_(0, "wrap", "SIZE,COUNT", set_value, V_WRAP, "with -o: COUNT files of SIZE"),
     OPT_CALL_(0, "tree", NULL, set_value, V_TREE, "calls nested as they ran, with durations"),
-    OPT_CALL_(0, "depth", "N", set_value, V_DEPTH, "with --tree: N levels of calls"),
-    OPT_CALL_(0, "min-duration", "DUR", set_value, V_MIN_DURATION,
+    OPT_CALL_(0, "depth", "N", set_tree, TREE_DEPTH, "with --tree: N levels of calls"),
+    OPT_CALL_(0, "min-duration", "DUR", set_tree, TREE_MIN_DURATION,
 	      "with --tree: leave out calls shorter than DUR (100us, 5ms)"),
-    OPT_CALL_(0, "slow", "DUR", set_value, V_SLOW,
+    OPT_CALL_(0, "slow", "DUR", set_tree, TREE_SLOW,
 	      "a flight recorder: the trees of calls that lasted DUR or longer, only"),
-    OPT_CALL_(0, "keep", "N", set_value, V_KEEP, "with --slow: the N slowest, at the end"),
+    OPT_CALL_(0, "keep", "N", set_tree, TREE_KEEP, "with --slow: the N slowest, at the end"),
     OPT_END_(),
 };
 
 /* --tree prints nested text on the terminal: what it cannot go with. */
 static void check_tree(const struct trace_args *a)
 {
-	if (a->keep && !a->slow_ns)
-		usage_die("trace", "--keep N keeps the N slowest trees of --slow: add --slow DUR");
-	if (!a->tree) {
-		if (a->depth || a->min_ns)
-			usage_die("trace", "--depth and --min-duration shape a --tree: add --tree");
+	tree_options_check("trace", &a->t);
+	if (!a->t.tree)
 		return;
-	}
-	const char *opt = a->slow_ns ? "--slow" : "--tree";
+	const char *opt = a->t.slow_ns ? "--slow" : "--tree";
 	if (a->output)
 		usage_die("trace",
 			  "%s prints the calls here (redirect them into a file with >): to keep "
