@@ -347,6 +347,7 @@ run_go()
 {
 	local targets=$1 pid
 	shift
+	fresh "$OUT" "$ERR"
 	setsid env --default-signal=INT "$RECCE" "$@" >"$OUT" 2>"$ERR" </dev/null &
 	pid=$!
 	_spawned+=("$pid")
@@ -368,6 +369,20 @@ show_run()
 		"stderr:" "$(head -n 30 "$ERR")"
 }
 
+# fresh FILE...: empties each regular file before a background command is
+# started with its output there. The command's own redirection happens in
+# the forked child, which a busy machine may run late: a wait for a line
+# in FILE would meanwhile find the line a previous command wrote there
+# ("recce: tracing", ": ready") and go on before this one said anything.
+fresh()
+{
+	local f
+	for f in "$@"; do
+		[ -f "$f" ] && : >"$f"
+	done
+	return 0
+}
+
 # spawn OUTFILE CMD...: starts CMD in the background in its own session and
 # process group, stdout and stderr to OUTFILE; sets $PID. The group is
 # killed at exit.
@@ -375,6 +390,7 @@ spawn()
 {
 	local out=$1
 	shift
+	fresh "$out"
 	setsid env --default-signal=INT "$@" >"$out" 2>&1 </dev/null &
 	PID=$!
 	_spawned+=("$PID")
@@ -387,6 +403,7 @@ spawn_recce()
 {
 	local out=$1 err=$2
 	shift 2
+	fresh "$out" "$err"
 	setsid env --default-signal=INT "$RECCE" "$@" >"$out" 2>"$err" </dev/null &
 	PID=$!
 	_spawned+=("$PID")
