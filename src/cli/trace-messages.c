@@ -504,6 +504,11 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	else if (st->lost)
 		warning("the kernel dropped %llu events (the ring was full)",
 			(unsigned long long)st->lost);
+	if (st->malformed)
+		warning("%llu records in the kernel's rings failed recce's bounds checks and "
+			"were skipped (after a bad header, with the rest of its ring): calls may "
+			"be missing",
+			(unsigned long long)st->malformed);
 	if (st->returns_unseen)
 		warning("%llu goroutine call%s shown with (return lost): %s may have returned on "
 			"a thread the Go runtime started during the trace, which recce watches "

@@ -319,6 +319,7 @@ static void stats(const struct tracer *t, struct tracer_stats *st)
 	 * once; the kernel's record of them comes only with a later hit,
 	 * which a trace that stops may never read. */
 	st->lost = lost(t) > us->lost ? lost(t) : us->lost;
+	st->malformed = us->malformed;
 	st->unfollowed = us->unfollowed;
 	st->followed = us->followed;
 	st->followed_late = us->followed_late;
