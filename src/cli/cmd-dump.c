@@ -1,7 +1,9 @@
 /*
  * recce dump: every thread's stack of a running process, now, as pstack
  * and py-spy dump print them: the engine (dump/stacks-now.h) takes them,
- * this file prints them as text or JSON. docs/recce-dump.md is its --help.
+ * this file prints them as text or JSON, a CPython thread's Python frames
+ * in place of the interpreter's native frame that ran them.
+ * docs/recce-dump.md is its --help.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -78,6 +80,67 @@ static void print_frame(const struct frame_name *f, uint64_t pc, int *no)
 	}
 }
 
+/* A thread's Python frames, taken in groups as its native frames are
+ * named: the frames one C call of the interpreter ran, innermost first. */
+struct py_cursor {
+	const struct py_thread *py;
+	size_t next;
+};
+
+/* The next group's end (one past its entry frame), or next when none. */
+static size_t py_group_end(const struct py_cursor *c)
+{
+	size_t k = c->next;
+
+	if (!c->py)
+		return k;
+	while (k < c->py->n && !c->py->frames[k].entry)
+		k++;
+	return k < c->py->n ? k + 1 : k;
+}
+
+static void print_py_frame(const struct py_frame *f, int *no)
+{
+	printf("    #%-3d %18s ", (*no)++, "(python)");
+	term_fputs(f->name, stdout);
+	fputs(" (", stdout);
+	term_fputs(f->file, stdout);
+	if (f->line > 0)
+		printf(":%d", f->line);
+	fputs(")\n", stdout);
+}
+
+/* Prints the next group of c's frames; returns whether there was one. */
+static int print_py_group(struct py_cursor *c, int *no)
+{
+	size_t end = py_group_end(c);
+
+	if (end == c->next)
+		return 0;
+	for (; c->next < end; c->next++)
+		print_py_frame(&c->py->frames[c->next], no);
+	return 1;
+}
+
+/* The first line: the process, and what was read of its Python. */
+static void say_python(const struct stacks_now *s)
+{
+	if (!s->py_version[0] && !s->py)
+		return;
+	if (s->py_err == -ENOTSUP)
+		printf("CPython %s: recce reads the Python frames of 3.11 and 3.12 only; native "
+		       "frames shown\n",
+		       s->py_version[0] ? s->py_version : "of an unknown version");
+	else if (s->py_err)
+		printf("CPython %s: its threads could not be read (not started, or ending); "
+		       "native frames shown\n",
+		       s->py_version);
+	else
+		printf("CPython %s: %zu Python thread%s, their frames in place of the "
+		       "interpreter's\n",
+		       s->py_version, s->npy, s->npy == 1 ? "" : "s");
+}
+
 static const char *state_words(char state)
 {
 	switch (state) {
@@ -102,8 +165,10 @@ static void print_text(struct stacks_now *s)
 {
 	printf("process %d: %zu thread%s, stopped %.2f ms to read them\n", (int)s->pid, s->n,
 	       s->n == 1 ? "" : "s", (double)s->stopped_ns / 1e6);
+	say_python(s);
 	for (size_t i = 0; i < s->n; i++) {
 		struct now_thread *t = &s->t[i];
+		struct py_cursor py = {stacks_now_python(s, t->tid), 0};
 		char name[64];
 		printf("\nthread %d (%s), %s", (int)t->tid, term_safe(t->comm, name, sizeof(name)),
 		       state_words(t->state));
@@ -111,6 +176,10 @@ static void print_text(struct stacks_now *s)
 			fputs(" in ", stdout);
 			term_fputs(t->wchan, stdout);
 		}
+		if (py.py && py.py->holds_gil)
+			fputs(", holding the GIL", stdout);
+		else if (t->waits_gil)
+			fputs(", waiting for the GIL", stdout);
 		fputs(":\n", stdout);
 		for (size_t k = 0; k < t->nkernel; k++) {
 			fputs("    [kernel] ", stdout);
@@ -125,23 +194,52 @@ static void print_text(struct stacks_now *s)
 		for (size_t k = 0; k < t->npcs; k++) {
 			struct frame_name f;
 			stacks_now_name(s, t->pcs[k], k > 0, &f);
-			print_frame(&f, t->pcs[k], &no);
+			if (!stacks_now_runs_python(&f) || !print_py_group(&py, &no))
+				print_frame(&f, t->pcs[k], &no);
 		}
 		if (!t->ended)
 			printf("    [the walk ended here: no unwind information or frame pointer "
 			       "further]\n");
+		if (py.py && py.next < py.py->n) {
+			printf("    [Python frames the native walk did not reach:]\n");
+			while (print_py_group(&py, &no))
+				;
+		}
+		if (py.py && py.py->cut)
+			printf("    [the Python frames end here: the next could not be read]\n");
+	}
+}
+
+static void json_py_group(struct json_out *j, struct py_cursor *c)
+{
+	for (size_t end = py_group_end(c); c->next < end; c->next++) {
+		const struct py_frame *f = &c->py->frames[c->next];
+		json_object(j);
+		json_member_string(j, "function", f->name);
+		json_member_string(j, "file", f->file);
+		if (f->line > 0)
+			json_member_uint(j, "line", (uint64_t)f->line);
+		else
+			json_member_raw(j, "line", "null");
+		json_member_raw(j, "python", "true");
+		json_end(j);
 	}
 }
 
 static void json_frames(struct json_out *j, struct stacks_now *s, const struct now_thread *t)
 {
 	char buf[512], addr[32];
+	struct py_cursor py = {stacks_now_python(s, t->tid), 0};
 
 	json_key(j, "frames");
 	json_array(j);
 	for (size_t k = 0; k < t->npcs; k++) {
 		struct frame_name f;
 		stacks_now_name(s, t->pcs[k], k > 0, &f);
+		if (stacks_now_runs_python(&f) && py_group_end(&py) > py.next) {
+			json_py_group(j, &py);
+			continue;
+		}
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, t->pcs[k]);
 		int n = f.kind == FRAME_SYMBOL ? f.nframes : 1;
 		for (int i = 0; i < n; i++) {
@@ -162,7 +260,14 @@ static void json_frames(struct json_out *j, struct stacks_now *s, const struct n
 			json_end(j);
 		}
 	}
+	while (py.py && py.next < py.py->n)
+		json_py_group(j, &py);
 	json_end(j);
+	if (py.py) {
+		json_member_raw(j, "holds_gil", py.py->holds_gil ? "true" : "false");
+		json_member_raw(j, "waits_gil", t->waits_gil ? "true" : "false");
+		json_member_raw(j, "python_complete", py.py->cut ? "false" : "true");
+	}
 }
 
 static void print_json(struct stacks_now *s)
@@ -174,6 +279,13 @@ static void print_json(struct stacks_now *s)
 	json_object(&j);
 	json_member_uint(&j, "pid", (uint64_t)s->pid);
 	json_member_fixed(&j, "stopped_ms", (double)s->stopped_ns / 1e6, 3);
+	if (s->py_version[0] || s->py) {
+		json_key(&j, "python");
+		json_object(&j);
+		json_member_string(&j, "version", s->py_version);
+		json_member_raw(&j, "frames_read", s->py_err ? "false" : "true");
+		json_end(&j);
+	}
 	json_key(&j, "threads");
 	json_array(&j);
 	for (size_t i = 0; i < s->n; i++) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "inject/stop-all.h"
@@ -157,16 +158,26 @@ int stacks_now_take(struct stacks_now *s, pid_t pid)
 		return -ENOMEM;
 	if ((err = procs_scan(s->procs, pid)) < 0)
 		return err;
-	if ((err = procstat_reader_init(&r, NULL)) < 0)
+	struct py_reader *py = NULL;
+	err = py_reader_open(s->procs, s->sym, pid, &py);
+	if (err == -ENOMEM)
 		return err;
+	if (py)
+		snprintf(s->py_version, sizeof(s->py_version), "%s", py_reader_version(py));
+	if ((err = procstat_reader_init(&r, NULL)) < 0) {
+		py_reader_free(py);
+		return err;
+	}
 	ssize_t n = procstat_list_tasks(&r, pid, &ids);
 	if (n <= 0) {
 		procstat_reader_release(&r);
+		py_reader_free(py);
 		return -ESRCH;
 	}
 	s->t = calloc((size_t)n, sizeof(*s->t));
 	if (!s->t) {
 		procstat_reader_release(&r);
+		py_reader_free(py);
 		return -ENOMEM;
 	}
 	/* Where each waits, before the stop changes it. */
@@ -177,17 +188,29 @@ int stacks_now_take(struct stacks_now *s, pid_t pid)
 		read_kernel_side(s, &r, &s->t[i]);
 	}
 	procstat_reader_release(&r);
-	if ((err = stop_all(&sa, pid, STOP_MS, STOP_ALL_TAKE_STOPPED)) < 0)
+	if ((err = stop_all(&sa, pid, STOP_MS, STOP_ALL_TAKE_STOPPED)) < 0) {
+		py_reader_free(py);
 		return err;
-	/* The copies while stopped; the unwinding after the release. */
+	}
+	/* The copies while stopped, and the Python frames, which the
+	 * threads would change; the unwinding after the release. */
 	struct stack_copy *copies = calloc(sa.n ? sa.n : 1, sizeof(*copies));
 	for (size_t i = 0; copies && i < sa.n; i++)
 		copy_stack(pid, &sa.t[i], &copies[i]);
+	s->py_err = py ? py_reader_threads(py, &s->py, &s->npy) : 0;
+	/* A thread in futex(2) has the word's address in its first
+	 * argument's register still. */
+	for (size_t i = 0; !s->py_err && i < sa.n; i++)
+		for (size_t k = 0; k < s->n; k++)
+			if (s->t[k].tid == sa.t[i].tid && sa.t[i].regs.orig_rax == SYS_futex)
+				s->t[k].waits_gil = py_reader_gil_futex(py, sa.t[i].regs.rdi);
 	size_t stopped = sa.n;
 	pid_t *tids = malloc((stopped ? stopped : 1) * sizeof(*tids));
 	for (size_t i = 0; tids && i < stopped; i++)
 		tids[i] = sa.t[i].tid;
 	s->stopped_ns = stop_all_release(&sa);
+	/* The names stay with the frames: the reader goes with the struct. */
+	s->pyr = py;
 	if (!copies || !tids) {
 		for (size_t i = 0; copies && i < stopped; i++)
 			free(copies[i].bytes);
@@ -223,12 +246,28 @@ void stacks_now_name(struct stacks_now *s, uint64_t pc, int nonleaf, struct fram
 	frame_namer_user(s->namer, s->pid, pc, nonleaf, out);
 }
 
+const struct py_thread *stacks_now_python(const struct stacks_now *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->npy; i++)
+		if (s->py[i].tid == tid)
+			return &s->py[i];
+	return NULL;
+}
+
+int stacks_now_runs_python(const struct frame_name *f)
+{
+	return f->kind == FRAME_SYMBOL && f->nframes > 0 &&
+	       strcmp(f->frames[f->nframes - 1].function, "_PyEval_EvalFrameDefault") == 0;
+}
+
 void stacks_now_release(struct stacks_now *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t k = 0; k < s->t[i].nkernel; k++)
 			free(s->t[i].kernel[k]);
 	free(s->t);
+	free(s->py);
+	py_reader_free(s->pyr);
 	unwinder_free(s->unwinder);
 	frame_namer_free(s->namer);
 	procs_free(s->procs);

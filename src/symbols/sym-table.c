@@ -370,6 +370,27 @@ int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char 
 	return best ? 0 : -ENOENT;
 }
 
+int symbolizer_find_object(struct sym_file *f, const char *name, uint64_t *vaddr, uint64_t *size)
+{
+	int nsyms = f && name && vaddr ? dwfl_module_getsymtab(f->mod) : -1;
+
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *symname =
+		    dwfl_module_getsym_info(f->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		if (!symname || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || shndx == SHN_UNDEF ||
+		    addr == 0 || strcmp(symname, name) != 0)
+			continue;
+		*vaddr = addr;
+		if (size)
+			*size = sym.st_size;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int symbolizer_is_ifunc(struct sym_file *f, uint64_t vaddr)
 {
 	int nsyms = f ? dwfl_module_getsymtab(f->mod) : -1;

@@ -141,6 +141,12 @@ void symbolizer_prefetch(struct symbolizer *s, struct sym_file *f, uint64_t vadd
 int symbolizer_find_symbol(struct symbolizer *s, struct sym_file *f, const char *name,
 			   uint64_t *vaddr, uint64_t *size);
 
+/* Looks a data symbol (STT_OBJECT) defined in f up by its exact name: a
+ * runtime's state that a reader from outside starts at (CPython's
+ * _PyRuntime). Returns 0 and its vaddr and size (size may be NULL), or
+ * -ENOENT. */
+int symbolizer_find_object(struct sym_file *f, const char *name, uint64_t *vaddr, uint64_t *size);
+
 /* Whether a function symbol of f at vaddr is an IFUNC (STT_GNU_IFUNC):
  * the code there is a resolver the loader calls once, to choose the
  * implementation callers reach. */

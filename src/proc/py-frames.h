@@ -1,0 +1,78 @@
+/*
+ * The Python frames of a running CPython, read from outside, as py-spy
+ * reads them: _PyRuntime (an exported symbol of the program or its
+ * libpython) leads to the interpreters, their thread states, and each
+ * thread's chain of frames; a frame's code object gives its function's
+ * qualified name and file, and the instruction it runs, looked up in its
+ * line table, the line. The layouts are CPython's own, per version
+ * (3.11 and 3.12, taken from their DWARF); another version is named by
+ * py_reader_version() and not read.
+ *
+ * The target's memory is hostile: every pointer is read with
+ * process_vm_readv, every length and count is bounded, and a chain that
+ * does not end is cut. Reading a running thread's frames can meet them
+ * changing: the caller stops the threads first (dump), or counts what
+ * fails to read.
+ *
+ * Ownership: py_reader_open() returns a heap object freed by
+ * py_reader_free(); it borrows the registry and symbolizer, which must
+ * outlive it. Names and files in the frames belong to the reader.
+ */
+#ifndef RECCE_PROC_PY_FRAMES_H
+#define RECCE_PROC_PY_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_registry;
+struct symbolizer;
+struct py_reader;
+
+#define PY_MAX_FRAMES 512 /* a deeper chain is cut there */
+
+struct py_frame {
+	const char *name; /* "module.qualname" ("qualname" when the module is unknown) */
+	const char *file; /* co_filename */
+	int line;	  /* the line being run; 0 when the table does not say */
+	/* The outermost Python frame of one C call of the interpreter
+	 * (_PyEval_EvalFrameDefault): the frames from the thread's innermost
+	 * up to this one ran in the innermost such native frame, the next
+	 * group in the next, and so on. */
+	int entry;
+};
+
+struct py_thread {
+	pid_t tid; /* the thread's native id */
+	int holds_gil;
+	struct py_frame frames[PY_MAX_FRAMES]; /* innermost first */
+	size_t n;
+	int cut; /* the chain could not be read to its end */
+};
+
+/* Finds the CPython in process pid (scanned into procs already).
+ * Returns 0 with *out; -ENOENT when no module of it exports _PyRuntime
+ * (not a CPython, or before 3.7); -ENOMEM. A reader of a version recce
+ * has no layout for is returned all the same: py_reader_threads() then
+ * fails with -ENOTSUP. */
+int py_reader_open(struct proc_registry *procs, struct symbolizer *sym, pid_t pid,
+		   struct py_reader **out);
+
+/* The interpreter's version as "3.11.2" (from Py_Version), "3.X" (from
+ * its file name), or "" when not known. */
+const char *py_reader_version(const struct py_reader *r);
+
+/* Every Python thread of the main interpreter, now: *out (freed with
+ * free()) and its count. Returns 0; -ENOTSUP (a version without a
+ * layout); -EFAULT (the runtime's state could not be read: it is not
+ * initialized, or is being torn down); -ENOMEM. */
+int py_reader_threads(struct py_reader *r, struct py_thread **out, size_t *n);
+
+/* Whether a thread blocked in futex(2) on address uaddr waits for the GIL:
+ * the word is in the condition or mutex of the GIL's state that the last
+ * py_reader_threads() found. */
+int py_reader_gil_futex(const struct py_reader *r, uint64_t uaddr);
+
+void py_reader_free(struct py_reader *r);
+
+#endif

@@ -1,0 +1,152 @@
+#!/bin/bash
+# `recce dump -p PID` on CPython: each thread's Python frames, with the
+# line each runs, in place of the interpreter's native frame that ran
+# them, the C code under a Python call above it; the thread that holds
+# the GIL and those that wait for it. On Debian's python3.11 (stripped),
+# and on every other CPython of pyenv's on this machine: 3.11 and 3.12
+# read, another version named and its native frames still shown.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" /usr/bin/python3.11 /bin/sleep
+SRC=tests/py/dump-target.py
+FILE=$PWD/$SRC # as Python names a script it runs
+at() { echo "$FILE:$(source_line "$SRC" "# mark: $1")"; }
+
+# py_frames DUMP TID: the Python frames of a thread, "NAME (FILE:LINE)"
+# each, one per line.
+py_frames()
+{
+	awk -v tid="$2" '/^thread / { on = ($2 == tid) } on && /^    #[0-9]+ +\(python\) / {
+		sub(/^    #[0-9]+ +\(python\) /, ""); print }' "$1"
+}
+
+# The version a python prints of itself.
+version_of() { "$1" -c 'import platform; print(platform.python_version())'; }
+
+# python_sleep PYTHON: its main thread asleep in time.sleep and another
+# spinning; dumped into $T/NAME.dump, where NAME is its version.
+python_sleep()
+{
+	local py=$1 v minor main spinner
+	v=$(version_of "$py")
+	minor=${v#3.}
+	minor=${minor%%.*}
+	spawn "$T/$v.out" "$py" "$SRC" sleep
+	local P=$PID
+	main_asleep() { grep -qx hrtimer_nanosleep /proc/"$P"/wchan; }
+	ok "$v: the target is ready" wait_for 60 eval 'grep -q spinning "$T/$v.out" && main_asleep'
+	run "$RECCE" dump -p "$P"
+	is "$RC" 0 "$v: dump exits 0" || show_run
+	cp "$OUT" "$T/$v.dump"
+	is "$(sed -n 2p "$OUT")" "CPython $v: 2 Python threads, their frames in place of the interpreter's" \
+		"$v: the version and the Python threads are said"
+	local module="<module>"
+	[ "$minor" -ge 12 ] && module="__main__.<module>" # 3.11 gives module code no __module__
+	is "$(py_frames "$T/$v.dump" "$P")" "__main__.sleeper ($(at sleeper))
+__main__.middle ($(at middle))
+$module ($(at module))" "$v: the main thread's Python frames, each at the line it runs"
+	like "$(awk -v tid="$P" '/^thread / { on = ($2 == tid) } on && /^    #0 /' "$T/$v.dump")" \
+		' clock_nanosleep ' "$v: the C code of time.sleep above them, the libc call first"
+	spinner=$(ls /proc/"$P"/task | grep -vx "$P")
+	is "$(py_frames "$T/$v.dump" "$spinner" | sed 's/ (\([^:]*\):[0-9]*)$/ \1/' | sed -n '1,3p')" \
+		"__main__.spin $FILE
+__main__.Worker.run $FILE
+__main__.outer $FILE" "$v: the spinning thread's frames, innermost first"
+	is "$(py_frames "$T/$v.dump" "$spinner" | sed -n '2,3p')" "__main__.Worker.run ($(at run))
+__main__.outer ($(at outer))" "$v: its callers at the lines of the calls"
+	like "$(py_frames "$T/$v.dump" "$spinner" | sed -n '4,$p' | sed 's/ (.*//' | tr '\n' ' ')" \
+		'^threading\.Thread\.run threading\.Thread\._bootstrap_inner threading\.Thread\._bootstrap $' \
+		"$v: under them threading's own, as started"
+	is "$(grep -c '_PyEval_EvalFrameDefault' "$T/$v.dump")" 0 \
+		"$v: every frame of the interpreter's loop is shown as the Python it ran"
+	ok "$v: the target runs on" kill -0 "$P"
+	kill "$P"
+}
+
+# python_gil PYTHON: a thread asleep in C holding the GIL, the main thread
+# waiting for it.
+python_gil()
+{
+	local py=$1 v
+	v=$(version_of "$py")
+	spawn "$T/$v-gil.out" "$py" "$SRC" gil
+	local P=$PID
+	stuck() {
+		grep -q holding "$T/$v-gil.out" && grep -qx hrtimer_nanosleep /proc/"$P"/task/*/wchan &&
+			grep -q futex /proc/"$P"/wchan
+	}
+	ok "$v: one thread holds the GIL in C, the main thread waits" wait_for 60 stuck
+	run "$RECCE" dump -p "$P"
+	is "$RC" 0 "$v: dump of the stuck process exits 0" || show_run
+	cp "$OUT" "$T/$v-gil.dump"
+	local hog
+	hog=$(ls /proc/"$P"/task | grep -vx "$P")
+	is "$(grep '^thread ' "$OUT" | sed 's/ (.*), sleeping in [a-z_]*//' | sort)" \
+		"$(printf 'thread %s, holding the GIL:\nthread %s, waiting for the GIL:\n' "$hog" "$P" | sort)" \
+		"$v: who holds the GIL and who waits for it"
+	is "$(py_frames "$T/$v-gil.dump" "$hog" | head -1)" "__main__.hog ($(at hog))" \
+		"$v: the holder is in hog(), at the call that sleeps"
+	kill "$P"
+}
+
+DEBIAN=$(version_of /usr/bin/python3.11)
+python_sleep /usr/bin/python3.11
+python_gil /usr/bin/python3.11
+
+# JSON: the same, for a program.
+spawn "$T/json.out" /usr/bin/python3.11 "$SRC" gil
+P=$PID
+ok "the stuck target again" wait_for 60 eval 'grep -q holding "$T/json.out" && grep -q futex /proc/'"$P"'/wchan'
+run "$RECCE" dump -p "$P" --json
+is "$RC" 0 "dump --json exits 0" || show_run
+is "$(python3 - "$OUT" "$P" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+main = int(sys.argv[2])
+out = [d["python"]["version"], str(d["python"]["frames_read"])]
+for t in sorted(d["threads"], key=lambda t: t["tid"] != main):
+    py = [f for f in t["frames"] if f.get("python")]
+    out.append("%s %s %s" % ("main" if t["tid"] == main else "other", t["holds_gil"], t["waits_gil"]))
+    # The line each frame names holds the call it is in.
+    text = open(py[0]["file"]).read().split("\n")[py[0]["line"] - 1]
+    out.append("%s %s" % (py[0]["function"], "acquire" in text or "sleep" in text))
+print(" ".join(out))
+PY
+)" "$DEBIAN True main False True threading.Condition.wait True other True False __main__.hog True" \
+	"JSON: the version, who holds the GIL, each thread's frames at the lines of their calls"
+kill "$P"
+
+# Not a CPython: no word of Python.
+spawn "$T/sleep.out" /bin/sleep 1000
+ok "sleep runs" wait_for 60 grep -qx hrtimer_nanosleep /proc/"$PID"/wchan
+run "$RECCE" dump -p "$PID"
+is "$(grep -c CPython "$OUT")" 0 "a program that is not Python: nothing said of Python"
+
+# pyenv's builds where this machine has them (not a Debian package: none
+# is required): its 3.11 (libpython shared, with DWARF) and 3.12 read,
+# another version named.
+ROOT_PYENV=$(pyenv root 2>/dev/null || true)
+tried=""
+for py in "$ROOT_PYENV"/versions/3.1[1-9]*/bin/python3.1[1-9]; do
+	[ -x "$py" ] || continue
+	v=$(version_of "$py")
+	tried="$tried $v"
+	case "$v" in
+	3.11.* | 3.12.*)
+		python_sleep "$py"
+		python_gil "$py"
+		;;
+	*)
+		spawn "$T/$v.out" "$py" "$SRC" sleep
+		P=$PID
+		ok "$v: the target is ready" wait_for 60 grep -q spinning "$T/$v.out"
+		run "$RECCE" dump -p "$P"
+		is "$RC" 0 "$v: dump exits 0" || show_run
+		is "$(sed -n 2p "$OUT")" "CPython $v: recce reads the Python frames of 3.11 and 3.12 only; native frames shown" \
+			"$v: a version without a layout is named"
+		like "$(cat "$OUT")" ' clock_nanosleep ' "$v: and its native frames are shown"
+		kill "$P"
+		;;
+	esac
+done
+diag "pyenv's CPython builds tried:${tried:- none on this machine}"
+done_testing
