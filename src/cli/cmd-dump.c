@@ -128,7 +128,7 @@ static void say_python(const struct stacks_now *s)
 	if (!s->py_version[0] && !s->py)
 		return;
 	if (s->py_err == -ENOTSUP)
-		printf("CPython %s: recce reads the Python frames of 3.11 and 3.12 only; native "
+		printf("CPython %s: recce reads the Python frames of 3.11 to 3.13 only; native "
 		       "frames shown\n",
 		       s->py_version[0] ? s->py_version : "of an unknown version");
 	else if (s->py_err)

@@ -18,23 +18,30 @@
 #define MAX_THREADS   4096	/* thread states read; a longer list is cut */
 #define MAX_STR	      1024	/* characters of a name or file read */
 #define MAX_LINETABLE (1 << 20) /* bytes of a line table read */
+#define FRAME_BYTES   0x80	/* of an _PyInterpreterFrame, its fields read */
+#define MAX_OFFSET    0x10000	/* a published offset beyond is not believed */
 
-/* Where CPython keeps what is read, by version: byte offsets into its
- * structures, from each version's DWARF (ptype/o in gdb). */
+/* Where CPython keeps what is read: byte offsets into its structures,
+ * for 3.11 and 3.12 from their DWARF (ptype/o in gdb), for 3.13 from the
+ * _Py_DebugOffsets it publishes at the start of _PyRuntime. */
 struct py_layout {
 	unsigned minor;
 	uint32_t rt_interp_head;      /* _PyRuntime.interpreters.head */
 	uint32_t interp_threads_head; /* PyInterpreterState.threads.head */
 	int32_t rt_gil;		      /* _PyRuntime.ceval.gil (3.11), else -1 */
-	int32_t interp_gil_ptr;	      /* PyInterpreterState.ceval.gil, a pointer (3.12) */
-	uint32_t ts_next, ts_native_tid, ts_cframe;
-	uint32_t cframe_current; /* _PyCFrame.current_frame */
-	uint32_t fr_code, fr_func, fr_previous, fr_prev_instr, fr_owner;
-	int32_t fr_is_entry; /* 3.11; 3.12 marks an entry by a shim frame after it */
+	int32_t interp_gil_ptr;	      /* PyInterpreterState.ceval.gil, a pointer (3.12 on) */
+	uint32_t ts_next, ts_native_tid;
+	int32_t ts_cframe; /* PyThreadState.cframe; -1: the frame is in ts_frame */
+	uint32_t ts_frame; /* _PyCFrame.current_frame, or PyThreadState's (3.13) */
+	uint32_t fr_code, fr_func, fr_previous, fr_instr, fr_owner;
+	int32_t fr_is_entry; /* 3.11; later ones mark an entry by a shim frame after it */
 	uint32_t fr_size;
 	uint32_t code_firstlineno, code_filename, code_name, code_qualname, code_linetable;
-	uint32_t code_adaptive, code_firsttraceable;
+	uint32_t code_adaptive;
+	int32_t code_firsttraceable; /* -1: not known (3.13) */
 	uint32_t func_module;
+	uint32_t ob_type, ob_size, bytes_sval;
+	uint32_t str_length, str_state;
 	uint32_t str_ascii_data, str_compact_data; /* after PyASCIIObject, PyCompactUnicodeObject */
 };
 
@@ -45,14 +52,8 @@ struct py_layout {
 #define GIL_WAIT_FIRST	32
 #define GIL_WAIT_END	120
 
-/* PyObject: ob_type; PyVarObject: ob_size; PyBytesObject: ob_sval;
- * PyASCIIObject: length, then the state bits (kind 2-4, compact 5,
- * ascii 6) in every version read here. */
-#define OB_TYPE	     8
-#define OB_SIZE	     16
-#define BYTES_SVAL   32
-#define STR_LENGTH   16
-#define STR_STATE    32
+/* A str's state bits, in every version read here: kind 2-4, compact 5,
+ * ascii 6. */
 #define OWNER_GEN    1 /* FRAME_OWNED_BY_GENERATOR */
 #define OWNER_CSTACK 3 /* FRAME_OWNED_BY_CSTACK (3.12): a C call's shim */
 
@@ -65,11 +66,11 @@ static const struct py_layout layouts[] = {
      .ts_next = 0x8,
      .ts_native_tid = 0xa0,
      .ts_cframe = 0x38,
-     .cframe_current = 0x8,
+     .ts_frame = 0x8,
      .fr_code = 0x20,
      .fr_func = 0x0,
      .fr_previous = 0x30,
-     .fr_prev_instr = 0x38,
+     .fr_instr = 0x38,
      .fr_owner = 0x45,
      .fr_is_entry = 0x44,
      .fr_size = 0x48,
@@ -81,6 +82,11 @@ static const struct py_layout layouts[] = {
      .code_adaptive = 0xb8,
      .code_firsttraceable = 0xa8,
      .func_module = 0x68,
+     .ob_type = 8,
+     .ob_size = 16,
+     .bytes_sval = 32,
+     .str_length = 16,
+     .str_state = 32,
      .str_ascii_data = 48,
      .str_compact_data = 72},
     {.minor = 12,
@@ -91,11 +97,11 @@ static const struct py_layout layouts[] = {
      .ts_next = 0x8,
      .ts_native_tid = 0x90,
      .ts_cframe = 0x38,
-     .cframe_current = 0x0,
+     .ts_frame = 0x0,
      .fr_code = 0x0,
      .fr_func = 0x10,
      .fr_previous = 0x8,
-     .fr_prev_instr = 0x38,
+     .fr_instr = 0x38,
      .fr_owner = 0x46,
      .fr_is_entry = -1,
      .fr_size = 0x48,
@@ -107,6 +113,11 @@ static const struct py_layout layouts[] = {
      .code_adaptive = 0xc0,
      .code_firsttraceable = 0xb0,
      .func_module = 0x68,
+     .ob_type = 8,
+     .ob_size = 16,
+     .bytes_sval = 32,
+     .str_length = 16,
+     .str_state = 32,
      .str_ascii_data = 40,
      .str_compact_data = 56},
 };
@@ -122,8 +133,9 @@ struct code_info {
 struct py_reader {
 	pid_t pid;
 	uint64_t runtime; /* the address of _PyRuntime */
-	const struct py_layout *lay;
-	uint64_t gil; /* its state, as the last read found it; 0: not known */
+	struct py_layout layout;
+	const struct py_layout *lay; /* &layout, or NULL: a version not read */
+	uint64_t gil;		     /* its state, as the last read found it; 0: not known */
 	char version[32];
 	struct u64map codes; /* code object address -> index + 1 into code */
 	struct code_info *code;
@@ -163,6 +175,99 @@ static int object_addr(struct proc_registry *procs, struct symbolizer *sym, pid_
 	return 0;
 }
 
+/*
+ * 3.13's _Py_DebugOffsets, at the start of _PyRuntime: the cookie
+ * "xdebugpy", the version, then one struct per kind of object, each a
+ * size and the offsets of its fields, in this order (CPython's
+ * Include/internal/pycore_runtime.h of 3.13; a later version adds fields
+ * within them). What it does not publish and is the same in 3.11 to 3.13
+ * is filled in: a frame's function, a function's __module__.
+ */
+enum {
+	DO_VERSION = 1,
+	DO_FREE_THREADED,
+	DO_RT_INTERP_HEAD = 5,
+	DO_IS_THREADS_HEAD = 9,
+	DO_IS_CEVAL_GIL = 14,
+	DO_TS_NEXT = 21,
+	DO_TS_CURRENT_FRAME = 23,
+	DO_TS_NATIVE_TID = 25,
+	DO_FR_PREVIOUS = 29,
+	DO_FR_EXECUTABLE,
+	DO_FR_INSTR_PTR,
+	DO_FR_OWNER = 33,
+	DO_CO_FILENAME = 35,
+	DO_CO_NAME,
+	DO_CO_QUALNAME,
+	DO_CO_LINETABLE,
+	DO_CO_FIRSTLINENO,
+	DO_CO_CODE_ADAPTIVE = 43,
+	DO_OB_TYPE = 45,
+	DO_BYTES_OB_SIZE = 65,
+	DO_BYTES_OB_SVAL,
+	DO_STR_STATE = 68,
+	DO_STR_LENGTH,
+	DO_STR_ASCII_SIZE,
+	DO_WORDS = 73
+};
+
+static int debug_offsets(const struct py_reader *r, struct py_layout *L)
+{
+	uint64_t w[DO_WORDS];
+
+	if (rd(r, r->runtime, w, sizeof(w)) || memcmp(w, "xdebugpy", 8) != 0 ||
+	    (w[DO_VERSION] >> 16) != 0x030d || w[DO_FREE_THREADED])
+		return -ENOTSUP;
+	static const uint8_t used[] = {
+	    DO_RT_INTERP_HEAD,	 DO_IS_THREADS_HEAD, DO_IS_CEVAL_GIL,	DO_TS_NEXT,
+	    DO_TS_CURRENT_FRAME, DO_TS_NATIVE_TID,   DO_FR_PREVIOUS,	DO_FR_EXECUTABLE,
+	    DO_FR_INSTR_PTR,	 DO_FR_OWNER,	     DO_CO_FILENAME,	DO_CO_NAME,
+	    DO_CO_QUALNAME,	 DO_CO_LINETABLE,    DO_CO_FIRSTLINENO, DO_CO_CODE_ADAPTIVE,
+	    DO_OB_TYPE,		 DO_BYTES_OB_SIZE,   DO_BYTES_OB_SVAL,	DO_STR_STATE,
+	    DO_STR_LENGTH,	 DO_STR_ASCII_SIZE};
+	for (size_t i = 0; i < sizeof(used); i++)
+		if (w[used[i]] >= MAX_OFFSET)
+			return -ENOTSUP;
+	memset(L, 0, sizeof(*L));
+	L->minor = 13;
+	L->rt_interp_head = (uint32_t)w[DO_RT_INTERP_HEAD];
+	L->interp_threads_head = (uint32_t)w[DO_IS_THREADS_HEAD];
+	L->rt_gil = -1;
+	L->interp_gil_ptr = (int32_t)w[DO_IS_CEVAL_GIL];
+	L->ts_next = (uint32_t)w[DO_TS_NEXT];
+	L->ts_native_tid = (uint32_t)w[DO_TS_NATIVE_TID];
+	L->ts_cframe = -1;
+	L->ts_frame = (uint32_t)w[DO_TS_CURRENT_FRAME];
+	L->fr_code = (uint32_t)w[DO_FR_EXECUTABLE];
+	L->fr_func = 0x10; /* f_funcobj */
+	L->fr_previous = (uint32_t)w[DO_FR_PREVIOUS];
+	L->fr_instr = (uint32_t)w[DO_FR_INSTR_PTR];
+	L->fr_owner = (uint32_t)w[DO_FR_OWNER];
+	L->fr_is_entry = -1;
+	L->code_filename = (uint32_t)w[DO_CO_FILENAME];
+	L->code_name = (uint32_t)w[DO_CO_NAME];
+	L->code_qualname = (uint32_t)w[DO_CO_QUALNAME];
+	L->code_linetable = (uint32_t)w[DO_CO_LINETABLE];
+	L->code_firstlineno = (uint32_t)w[DO_CO_FIRSTLINENO];
+	L->code_adaptive = (uint32_t)w[DO_CO_CODE_ADAPTIVE];
+	L->code_firsttraceable = -1;
+	L->func_module = 0x68;
+	L->ob_type = (uint32_t)w[DO_OB_TYPE];
+	L->ob_size = (uint32_t)w[DO_BYTES_OB_SIZE];
+	L->bytes_sval = (uint32_t)w[DO_BYTES_OB_SVAL];
+	L->str_state = (uint32_t)w[DO_STR_STATE];
+	L->str_length = (uint32_t)w[DO_STR_LENGTH];
+	L->str_ascii_data = (uint32_t)w[DO_STR_ASCII_SIZE];
+	L->str_compact_data = L->str_ascii_data + 16; /* utf8_length, utf8 */
+	/* The bytes of a frame read: to its last field used. */
+	const uint32_t fr[] = {L->fr_code + 8, L->fr_func + 8, L->fr_previous + 8, L->fr_instr + 8,
+			       L->fr_owner + 1};
+	for (size_t i = 0; i < sizeof(fr) / sizeof(fr[0]); i++)
+		L->fr_size = fr[i] > L->fr_size ? fr[i] : L->fr_size;
+	return L->fr_size <= FRAME_BYTES ? 0 : -ENOTSUP;
+	return 0;
+}
+
 /* "3.X" from a file name such as libpython3.11.so.1.0 or python3.12. */
 static void version_from_path(const char *path, char *out, size_t cap)
 {
@@ -174,44 +279,63 @@ static void version_from_path(const char *path, char *out, size_t cap)
 		snprintf(out, cap, "3.%u", minor);
 }
 
+/* A reader of the CPython whose runtime is at runtime (0: not found),
+ * its version from Py_Version where m's file has it, else its name. */
+static struct py_reader *reader_new(struct proc_registry *procs, struct symbolizer *sym, pid_t pid,
+				    const struct proc_map *m, uint64_t runtime)
+{
+	struct py_reader *r = calloc(1, sizeof(*r));
+	uint64_t vat;
+	uint32_t hex;
+	unsigned minor = 0;
+
+	if (!r)
+		return NULL;
+	r->pid = pid;
+	r->runtime = runtime;
+	u64map_init(&r->codes);
+	strpool_init(&r->names);
+	/* Py_Version (3.11 on): 0xMMmmppLS, the release level in L. */
+	if (object_addr(procs, sym, pid, m, "Py_Version", &vat) == 0 &&
+	    rd(r, vat, &hex, sizeof(hex)) == 0 && hex >> 24 == 3)
+		snprintf(r->version, sizeof(r->version), "3.%u.%u", (hex >> 16) & 0xff,
+			 (hex >> 8) & 0xff);
+	else
+		version_from_path(m->path, r->version, sizeof(r->version));
+	if (!runtime || sscanf(r->version, "3.%u", &minor) != 1)
+		return r;
+	for (size_t k = 0; k < sizeof(layouts) / sizeof(layouts[0]); k++)
+		if (layouts[k].minor == minor) {
+			r->layout = layouts[k];
+			r->lay = &r->layout;
+		}
+	if (minor == 13 && debug_offsets(r, &r->layout) == 0)
+		r->lay = &r->layout;
+	return r;
+}
+
 int py_reader_open(struct proc_registry *procs, struct symbolizer *sym, pid_t pid,
 		   struct py_reader **out)
 {
-	const struct proc_map *maps;
+	const struct proc_map *maps, *old = NULL;
 	size_t n = procs_maps(procs, pid, &maps);
-	struct py_reader *r;
+	uint64_t runtime, fn;
 
 	*out = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_map *m = &maps[i];
-		uint64_t runtime, vat;
 		if (!m->file || (i > 0 && maps[i - 1].file == m->file))
 			continue;
-		if (object_addr(procs, sym, pid, m, "_PyRuntime", &runtime) != 0)
-			continue;
-		if (!(r = calloc(1, sizeof(*r))))
-			return -ENOMEM;
-		r->pid = pid;
-		r->runtime = runtime;
-		u64map_init(&r->codes);
-		strpool_init(&r->names);
-		/* Py_Version (3.11 on): 0xMMmmppLS, the release level in L. */
-		uint32_t hex;
-		if (object_addr(procs, sym, pid, m, "Py_Version", &vat) == 0 &&
-		    rd(r, vat, &hex, sizeof(hex)) == 0 && hex >> 24 == 3)
-			snprintf(r->version, sizeof(r->version), "3.%u.%u", (hex >> 16) & 0xff,
-				 (hex >> 8) & 0xff);
-		else
-			version_from_path(m->path, r->version, sizeof(r->version));
-		unsigned minor;
-		if (sscanf(r->version, "3.%u", &minor) == 1)
-			for (size_t k = 0; k < sizeof(layouts) / sizeof(layouts[0]); k++)
-				if (layouts[k].minor == minor)
-					r->lay = &layouts[k];
-		*out = r;
-		return 0;
+		if (object_addr(procs, sym, pid, m, "_PyRuntime", &runtime) == 0)
+			return (*out = reader_new(procs, sym, pid, m, runtime)) ? 0 : -ENOMEM;
+		/* Before 3.7 there is no _PyRuntime: named by its file. */
+		if (!old && strstr(m->path, "python") &&
+		    symbolizer_find_symbol(sym, m->file, "Py_Initialize", &fn, NULL) == 0)
+			old = m;
 	}
-	return -ENOENT;
+	if (!old)
+		return -ENOENT;
+	return (*out = reader_new(procs, sym, pid, old, 0)) ? 0 : -ENOMEM;
 }
 
 const char *py_reader_version(const struct py_reader *r)
@@ -263,8 +387,9 @@ static int read_str(const struct py_reader *r, uint64_t addr, uint64_t type_want
 	unsigned char buf[MAX_STR * 4];
 
 	out[0] = 0;
-	if (rd64(r, addr + OB_TYPE, &type) || (type_want && type != type_want) ||
-	    rd64(r, addr + STR_LENGTH, &len) || rd(r, addr + STR_STATE, &state, sizeof(state)))
+	if (rd64(r, addr + r->lay->ob_type, &type) || (type_want && type != type_want) ||
+	    rd64(r, addr + r->lay->str_length, &len) ||
+	    rd(r, addr + r->lay->str_state, &state, sizeof(state)))
 		return -EFAULT;
 	unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
 	if (!compact || (kind != 1 && kind != 2 && kind != 4))
@@ -276,11 +401,9 @@ static int read_str(const struct py_reader *r, uint64_t addr, uint64_t type_want
 		return -EFAULT;
 	size_t at = 0;
 	for (uint64_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1	 ? buf[i]
-			     : kind == 2 ? (uint32_t)buf[2 * i] | (uint32_t)buf[2 * i + 1] << 8
-					 : (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
-					       (uint32_t)buf[4 * i + 2] << 16 |
-					       (uint32_t)buf[4 * i + 3] << 24;
+		uint32_t c = 0;
+		for (unsigned b = 0; b < kind; b++)
+			c |= (uint32_t)buf[kind * i + b] << (8 * b); /* little-endian */
 		at = put_utf8(out, at, cap, c);
 	}
 	out[at] = 0;
@@ -294,16 +417,17 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	const struct py_layout *L = r->lay;
 	uint64_t idx, name_at, qual_at, file_at, lt_at, str_type, module_at, size;
 	char qual[MAX_STR * 4], module[MAX_STR * 4], file[MAX_STR * 4], full[MAX_STR * 8 + 2];
-	int32_t firstline, firsttraceable;
+	int32_t firstline, firsttraceable = 0;
 
 	if (u64map_get(&r->codes, addr, &idx))
 		return &r->code[idx - 1];
-	if (rd64(r, addr + L->code_name, &name_at) || rd64(r, name_at + OB_TYPE, &str_type) ||
+	if (rd64(r, addr + L->code_name, &name_at) || rd64(r, name_at + L->ob_type, &str_type) ||
 	    rd64(r, addr + L->code_qualname, &qual_at) ||
 	    rd64(r, addr + L->code_filename, &file_at) ||
 	    rd64(r, addr + L->code_linetable, &lt_at) ||
 	    rd(r, addr + L->code_firstlineno, &firstline, 4) ||
-	    rd(r, addr + L->code_firsttraceable, &firsttraceable, 4) ||
+	    (L->code_firsttraceable >= 0 &&
+	     rd(r, addr + (uint64_t)L->code_firsttraceable, &firsttraceable, 4)) ||
 	    read_str(r, qual_at, str_type, qual, sizeof(qual)) ||
 	    read_str(r, file_at, str_type, file, sizeof(file)))
 		return NULL;
@@ -324,8 +448,8 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	c->firsttraceable = firsttraceable;
 	if (!c->name || !c->file)
 		return NULL;
-	if (rd64(r, lt_at + OB_SIZE, &size) == 0 && size > 0 && size <= MAX_LINETABLE &&
-	    (c->lines = malloc(size)) && rd(r, lt_at + BYTES_SVAL, c->lines, size) == 0) {
+	if (rd64(r, lt_at + L->ob_size, &size) == 0 && size > 0 && size <= MAX_LINETABLE &&
+	    (c->lines = malloc(size)) && rd(r, lt_at + L->bytes_sval, c->lines, size) == 0) {
 		c->nlines = size;
 	} else {
 		free(c->lines);
@@ -391,10 +515,11 @@ static int line_of(const struct code_info *c, uint64_t at)
 static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 {
 	const struct py_layout *L = r->lay;
-	uint64_t cframe, at;
-	unsigned char fr[0x80];
+	uint64_t frames = ts, at;
+	unsigned char fr[FRAME_BYTES];
 
-	if (rd64(r, ts + L->ts_cframe, &cframe) || rd64(r, cframe + L->cframe_current, &at)) {
+	if ((L->ts_cframe >= 0 && rd64(r, ts + (uint64_t)L->ts_cframe, &frames)) ||
+	    rd64(r, frames + L->ts_frame, &at)) {
 		t->cut = 1;
 		return;
 	}
@@ -408,7 +533,7 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 		memcpy(&code, fr + L->fr_code, 8);
 		memcpy(&func, fr + L->fr_func, 8);
 		memcpy(&prev, fr + L->fr_previous, 8);
-		memcpy(&instr, fr + L->fr_prev_instr, 8);
+		memcpy(&instr, fr + L->fr_instr, 8);
 		int owner = fr[L->fr_owner];
 		at = prev;
 		if (owner == OWNER_CSTACK) {

@@ -5,8 +5,9 @@
  * thread's chain of frames; a frame's code object gives its function's
  * qualified name and file, and the instruction it runs, looked up in its
  * line table, the line. The layouts are CPython's own, per version
- * (3.11 and 3.12, taken from their DWARF); another version is named by
- * py_reader_version() and not read.
+ * (3.11 and 3.12, taken from their DWARF; 3.13 from the _Py_DebugOffsets
+ * it publishes); another version is named by py_reader_version() and
+ * not read.
  *
  * The target's memory is hostile: every pointer is read with
  * process_vm_readv, every length and count is bounded, and a chain that
@@ -51,10 +52,10 @@ struct py_thread {
 };
 
 /* Finds the CPython in process pid (scanned into procs already).
- * Returns 0 with *out; -ENOENT when no module of it exports _PyRuntime
- * (not a CPython, or before 3.7); -ENOMEM. A reader of a version recce
- * has no layout for is returned all the same: py_reader_threads() then
- * fails with -ENOTSUP. */
+ * Returns 0 with *out; -ENOENT when no module of it is a CPython (exports
+ * _PyRuntime, or before 3.7 is a python file with Py_Initialize);
+ * -ENOMEM. A reader of a version recce has no layout for is returned all
+ * the same: py_reader_threads() then fails with -ENOTSUP. */
 int py_reader_open(struct proc_registry *procs, struct symbolizer *sym, pid_t pid,
 		   struct py_reader **out);
 

@@ -4,7 +4,8 @@
 # them, the C code under a Python call above it; the thread that holds
 # the GIL and those that wait for it. On Debian's python3.11 (stripped),
 # and on every other CPython of pyenv's on this machine: 3.11 and 3.12
-# read, another version named and its native frames still shown.
+# read by recce's layouts, 3.13 by the offsets it publishes, another
+# version named and its native frames still shown.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" /usr/bin/python3.11 /bin/sleep
 SRC=tests/py/dump-target.py
@@ -41,9 +42,9 @@ python_sleep()
 		"$v: the version and the Python threads are said"
 	local module="<module>"
 	[ "$minor" -ge 12 ] && module="__main__.<module>" # 3.11 gives module code no __module__
-	is "$(py_frames "$T/$v.dump" "$P")" "__main__.sleeper ($(at sleeper))
-__main__.middle ($(at middle))
-$module ($(at module))" "$v: the main thread's Python frames, each at the line it runs"
+	is "$(py_frames "$T/$v.dump" "$P")" "__main__.schläfer ($(at sleeper))
+__main__.mitte_眠 ($(at middle))
+$module ($(at module))" "$v: the main thread's Python frames, each at the line it runs, names in UTF-8"
 	like "$(awk -v tid="$P" '/^thread / { on = ($2 == tid) } on && /^    #0 /' "$T/$v.dump")" \
 		' clock_nanosleep ' "$v: the C code of time.sleep above them, the libc call first"
 	spinner=$(ls /proc/"$P"/task | grep -vx "$P")
@@ -122,28 +123,29 @@ run "$RECCE" dump -p "$PID"
 is "$(grep -c CPython "$OUT")" 0 "a program that is not Python: nothing said of Python"
 
 # pyenv's builds where this machine has them (not a Debian package: none
-# is required): its 3.11 (libpython shared, with DWARF) and 3.12 read,
-# another version named.
+# is required): its 3.11 (libpython shared, with DWARF), 3.12 and 3.13
+# read, another version named.
 ROOT_PYENV=$(pyenv root 2>/dev/null || true)
 tried=""
-for py in "$ROOT_PYENV"/versions/3.1[1-9]*/bin/python3.1[1-9]; do
-	[ -x "$py" ] || continue
+for py in "$ROOT_PYENV"/versions/3.*/bin/python3.[0-9]*; do
+	[[ -x "$py" && "$py" =~ python3\.[0-9]+$ ]] || continue
 	v=$(version_of "$py")
 	tried="$tried $v"
 	case "$v" in
-	3.11.* | 3.12.*)
+	3.11.* | 3.12.* | 3.13.*)
 		python_sleep "$py"
 		python_gil "$py"
 		;;
 	*)
-		spawn "$T/$v.out" "$py" "$SRC" sleep
+		# Older ones name themselves by their files' names: 3.X.
+		spawn "$T/$v.out" "$py" -c 'import time; print("spinning", flush=True); time.sleep(1000)'
 		P=$PID
 		ok "$v: the target is ready" wait_for 60 grep -q spinning "$T/$v.out"
 		run "$RECCE" dump -p "$P"
 		is "$RC" 0 "$v: dump exits 0" || show_run
-		is "$(sed -n 2p "$OUT")" "CPython $v: recce reads the Python frames of 3.11 and 3.12 only; native frames shown" \
-			"$v: a version without a layout is named"
-		like "$(cat "$OUT")" ' clock_nanosleep ' "$v: and its native frames are shown"
+		is "$(sed -n 2p "$OUT")" "CPython ${v%.*}: recce reads the Python frames of 3.11 to 3.13 only; native frames shown" \
+			"$v: a version recce does not read is named"
+		like "$(cat "$OUT")" ' (clock_nanosleep|select) ' "$v: and its native frames are shown (time.sleep's wait)"
 		kill "$P"
 		;;
 	esac

@@ -3,7 +3,7 @@ dump`: each line a frame is shown at is marked with a comment the test
 looks for.
 
     dump-target.py sleep   the main thread sleeps in time.sleep under
-                           middle() and sleeper(); a thread spins in
+                           mitte_眠() and schläfer(); a thread spins in
                            spin(), called by Worker.run() from outer()
     dump-target.py gil     a thread sleeps in libc's sleep through
                            ctypes.PyDLL, which keeps the GIL: the main
@@ -19,12 +19,13 @@ import threading
 import time
 
 
-def sleeper():
+# Names CPython keeps one byte a character (Latin-1) and two (here CJK).
+def schläfer():
     time.sleep(100000)  # mark: sleeper
 
 
-def middle():
-    sleeper()  # mark: middle
+def mitte_眠():
+    schläfer()  # mark: middle
 
 
 def spin(n):
@@ -52,7 +53,7 @@ def hog():
 if sys.argv[1] == "sleep":
     threading.Thread(target=outer, daemon=True).start()
     print("ready", flush=True)
-    middle()  # mark: module
+    mitte_眠()  # mark: module
 else:
     # The main thread waits for the GIL without waking every 5 ms.
     sys.setswitchinterval(1000)
