@@ -19,7 +19,9 @@
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "perf/perf-events.h"
+#include "proc/launch.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "profile/aggregate.h"
 #include "profile/pprof.h"
 #include "profile/profile.h"
@@ -46,6 +48,13 @@ int cmd_record(int argc, char **argv)
 	if (a.tree)
 		record_add_descendants(&a);
 	check_tids_exist(a.tids, a.ntids);
+	/* A command beside that cannot run: said before anything starts. */
+	char *runs = a.beside ? launch_which(a.argv[0]) : NULL;
+	if (a.beside && !runs)
+		die("cannot run '%s': not found on PATH (nothing was recorded)", a.argv[0]);
+	if (runs && access(runs, X_OK) != 0)
+		die("cannot run '%s': %s (nothing was recorded)", a.argv[0], strerror(errno));
+	free(runs);
 	int err = pprof_check_writable(a.output);
 	if (err)
 		die("cannot write '%s': %s", a.output, output_strerror(err));
@@ -80,7 +89,7 @@ int cmd_record(int argc, char **argv)
 	cfg.npids = a.npids;
 	cfg.tids = a.tids;
 	cfg.ntids = a.ntids;
-	cfg.argv = a.argv;
+	cfg.argv = a.beside ? NULL : a.argv;
 	cfg.system_wide = a.all;
 	cfg.cgroup_fd = a.cgroup ? record_open_cgroup(a.cgroup) : -1;
 	cfg.child_sigmask = &old_mask;
@@ -136,6 +145,21 @@ int cmd_record(int argc, char **argv)
 
 	struct record_children children;
 	record_children_begin(&a, &children);
+	struct launch beside = {0};
+	int beside_fd = -1;
+	if (a.beside) {
+		/* Run as from the shell: the stop signals reach it as they
+		 * were before recce blocked them. */
+		err = launch_held(&beside, a.argv, &old_mask);
+		if (!err)
+			err = launch_go(&beside);
+		if (err)
+			die("cannot run '%s': %s (nothing was recorded)", a.argv[0],
+			    strerror(-err));
+		beside_fd = proc_pidfd_open(beside.pid);
+		if (beside_fd >= 0)
+			sampler_until(s, beside_fd);
+	}
 	err = sampler_run(s);
 	unblock_stop_signals(sfd, &old_mask);
 	if (err)
@@ -181,7 +205,22 @@ int cmd_record(int argc, char **argv)
 		status = RECCE_EXIT_ERROR;
 
 	record_say_written(&a, &st, written);
-	status = record_command_status(&st, status);
+	/* The command beside: its status is recce's, as a command's of
+	 * its own would be; one still running is left to run. */
+	struct sampler_stats cst = st;
+	if (beside.pid) {
+		int ws;
+		if (waitpid(beside.pid, &ws, st.stop == SAMPLER_STOP_COMMAND ? 0 : WNOHANG) ==
+		    beside.pid) {
+			cst.child_exited = 1;
+			cst.child_status = ws;
+		} else {
+			note("'%s' runs on, as process %d", a.argv[0], (int)beside.pid);
+		}
+	}
+	if (beside_fd >= 0)
+		close(beside_fd);
+	status = record_command_status(&cst, status);
 	record_say_busy_children(&a, &children, st.samples);
 	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED && a.event != RECORD_ALLOC) {
 		struct aggregate_stats as;

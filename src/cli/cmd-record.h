@@ -27,6 +27,7 @@ struct record_args {
 	pid_t *tids; /* -t: only these threads */
 	size_t ntids;
 	char **argv; /* the command, NULL-terminated */
+	int beside;  /* argv runs beside the targets, for as long as recording lasts */
 	long long freq;
 	int freq_given; /* -F was on the command line */
 	double duration;

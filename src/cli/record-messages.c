@@ -140,7 +140,14 @@ void record_say_recording(const struct record_args *a, size_t ntargets)
 {
 	const char *what = a->ntids ? (ntargets > 1 ? "threads" : "thread")
 				    : (ntargets > 1 ? "processes" : "process");
+	char until[160];
 	const char *stop = a->duration > 0 ? "" : "; Ctrl-C to stop";
+
+	if (a->beside) {
+		snprintf(until, sizeof(until), " until '%.120s' exits%s", a->argv[0],
+			 a->duration > 0 ? " or -d is up" : "");
+		stop = until;
+	}
 
 	if (a->all)
 		note("recording every process%s%s on %ld CPUs at %lld Hz%s",
@@ -272,7 +279,7 @@ int record_command_status(const struct sampler_stats *st, int status)
 		if (!status)
 			status = WEXITSTATUS(st->child_status);
 	} else if (st->child_exited && WIFSIGNALED(st->child_status) &&
-		   st->stop == SAMPLER_STOP_EXITED) {
+		   (st->stop == SAMPLER_STOP_EXITED || st->stop == SAMPLER_STOP_COMMAND)) {
 		note("the command was killed by signal %d (%s)", WTERMSIG(st->child_status),
 		     strsignal(WTERMSIG(st->child_status)));
 		if (!status)

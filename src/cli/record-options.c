@@ -125,17 +125,19 @@ void record_parse_args(struct record_args *a, int argc, char **argv)
 	if (!a->npids && !a->ntids && !a->argv && !a->all)
 		usage_die("record",
 			  "nothing to record: give -p PID, -t TID, -a or a command after --");
-	/* An option's value given to one that takes none reads as the
-	 * command: say which word that was. */
-	if (a->argv && (a->npids || a->ntids || a->all))
+	/* After --, a command beside targets times the recording, as in
+	 * perf record -a -- sleep 2. Before it, an option's value given to
+	 * one that takes none reads as the command: say which word that was. */
+	if (a->argv && (a->npids || a->ntids || a->all) && first < dashdash)
 		usage_die("record",
-			  "'%s' reads as a command to run, beside %s: give one of -p PID, -t TID, "
-			  "-a or a command",
+			  "'%s' reads as a command to run, beside %s: to record while a command "
+			  "runs, put it after --",
 			  a->argv[0],
 			  a->npids    ? "-p"
 			  : a->ntids  ? "-t"
 			  : a->cgroup ? "--cgroup"
 				      : "-a");
+	a->beside = a->argv && (a->npids || a->ntids || a->all);
 	if (!!a->npids + !!a->ntids + !!a->all > 1)
 		usage_die("record", "give one of -p PID, -t TID, -a or a command");
 	if (a->all && a->event != RECORD_CPU)

@@ -36,6 +36,8 @@ struct sampler {
 	pid_t child; /* the launched command, 0 if none or reaped */
 	int exec_failed;
 	int signalled; /* the stop descriptor became readable */
+	int until_fd;  /* sampler_until()'s pidfd, or -1 */
+	int until_done;
 
 	/* Duplicate streams (see sampler.h): which tasks were opened by a
 	 * rescan, which were closed, and the first task seen per tid. */

@@ -62,6 +62,18 @@ static void on_stop_signal(void *arg, int fd, short revents)
 	((struct sampler *)arg)->signalled = 1;
 }
 
+static void on_until(void *arg, int fd, short revents)
+{
+	(void)fd;
+	(void)revents;
+	((struct sampler *)arg)->until_done = 1;
+}
+
+void sampler_until(struct sampler *s, int pidfd)
+{
+	s->until_fd = pidfd;
+}
+
 /* Notes the targets without a pidfd that exited; returns how many targets
  * are still alive. */
 static size_t check_targets(struct sampler *s)
@@ -128,6 +140,8 @@ static void on_wake(void *arg)
 		 s->cfg.duration > 0 ? (uint64_t)(s->cfg.duration * 1e3) : 0, "ms");
 	if (s->signalled)
 		s->stats.stop = SAMPLER_STOP_SIGNAL;
+	else if (s->until_done)
+		s->stats.stop = SAMPLER_STOP_COMMAND;
 	else if (!s->cfg.system_wide && !check_targets(s))
 		s->stats.stop = SAMPLER_STOP_EXITED;
 	else if ((int64_t)time_now_ns(CLOCK_MONOTONIC) >= s->deadline)
@@ -154,6 +168,8 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 	free(rings);
 	if (!ret)
 		ret = evloop_add(loop, s->cfg.stop_fd, 0, on_stop_signal, s);
+	if (!ret && s->until_fd >= 0)
+		ret = evloop_add(loop, s->until_fd, EVLOOP_ONCE, on_until, s);
 	for (size_t i = 0; i < s->ntargets && !ret; i++)
 		if (s->alive[i])
 			ret = evloop_add(loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);

@@ -50,6 +50,7 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 		return -ENOMEM;
 	s->cfg = *cfg;
 	s->cfg.events = events;
+	s->until_fd = -1;
 	u64map_init(&s->tid_task);
 	u64map_init(&s->known);
 	s->ntargets = cfg->system_wide ? 0 : cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;

@@ -100,6 +100,7 @@ enum sampler_stop {
 	SAMPLER_STOP_DURATION,
 	SAMPLER_STOP_SIGNAL,
 	SAMPLER_STOP_EXITED,
+	SAMPLER_STOP_COMMAND, /* the command of sampler_until() ended */
 };
 
 struct sampler_stats {
@@ -144,6 +145,12 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out);
  */
 int sampler_start(struct sampler *s);
 int sampler_exec_failed(const struct sampler *s);
+
+/* Before the attach: the run also stops when pidfd becomes readable, the
+ * caller's pidfd of a command it runs beside the targets for the time the
+ * recording lasts (`record -a -- sleep 2`); the caller keeps and closes
+ * it. */
+void sampler_until(struct sampler *s, int pidfd);
 
 /*
  * Attaches the started sampler to a loop its caller runs: its rings, its
