@@ -192,6 +192,8 @@ int cmd_record(int argc, char **argv)
 		    "(past 1,000,000, or 64 MiB of names), %zu names cut to 512 bytes; JIT "
 		    "code they cover is named by address",
 		    jit_dropped, jit_cut);
+	pid_t unnamed[8];
+	record_say_jit_unnamed(procs, unnamed, resolver_jit_unnamed(res, unnamed, 8));
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
 	sampler_describe(s, &st, &info, p);

@@ -84,6 +84,10 @@ int record_command_status(const struct sampler_stats *st, int status);
 
 /* What the kernel lost, and with RECCE_UNWIND_CHECK how the unwinders
  * compared. */
+/* Names the processes whose JIT code had no perf map (shown as "[JIT:
+ * comm]"), and how their runtime writes one. */
+void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size_t n);
+
 void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
 		       int unwind_check);
 

@@ -15,6 +15,7 @@
 
 #include "cli/cmd-record.h"
 #include "cli/usage.h"
+#include "proc/proc-maps.h"
 #include "proc/self.h"
 #include "util/array.h"
 
@@ -286,6 +287,39 @@ int record_command_status(const struct sampler_stats *st, int status)
 			status = 128 + WTERMSIG(st->child_status);
 	}
 	return status;
+}
+
+/* How the runtime named comm writes a perf map, as words that end a
+ * sentence. */
+static const char *perf_map_how(const char *comm, pid_t pid, char *buf, size_t cap)
+{
+	if (strcmp(comm, "node") == 0 || strcmp(comm, "nodejs") == 0 ||
+	    strncmp(comm, "node ", 5) == 0)
+		return "restart it with node --perf-basic-prof to see its functions";
+	if (strcmp(comm, "java") == 0) {
+		snprintf(buf, cap,
+			 "jcmd %d Compiler.perfmap writes one now (JDK 17), without a restart",
+			 (int)pid);
+		return buf;
+	}
+	if (strcmp(comm, "beam.smp") == 0)
+		return "start it with +JPperf true (Erlang/OTP 24 and later) to see its functions";
+	if (strncmp(comm, "python3", 7) == 0)
+		return "Python 3.12 and later write one when started with -X perf";
+	return "the runtime can write a perf map (/tmp/perf-PID.map) that names it";
+}
+
+void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size_t n)
+{
+	char buf[160];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *comm = procs_comm(procs, pids[i]);
+		if (!comm || !comm[0])
+			comm = "?";
+		note("%s (pid %d) runs JIT code it keeps no perf map of, shown as [JIT: %s]; %s",
+		     comm, (int)pids[i], comm, perf_map_how(comm, pids[i], buf, sizeof(buf)));
+	}
 }
 
 void record_say_losses(const struct record_args *a, const struct sampler_stats *st,

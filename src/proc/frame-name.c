@@ -13,6 +13,7 @@
 #include "proc/proc-maps.h"
 #include "symbols/perfmap.h"
 #include "util/array.h"
+#include "util/strpool.h"
 #include "util/path.h"
 
 /* The mapping where uprobes run a probed instruction out of line (a
@@ -22,6 +23,7 @@
 struct perfmap_slot {
 	pid_t pid;
 	struct perfmap *map; /* NULL: the process has none (or not its user's) */
+	const char *group;   /* "[JIT: comm]", once named so */
 };
 
 struct frame_namer {
@@ -30,6 +32,7 @@ struct frame_namer {
 	struct perfmap_slot *maps;
 	size_t nmaps, cap;
 	size_t jit_dropped, jit_cut; /* what the perf maps' caps left out */
+	struct strpool names;	     /* the groups' names */
 };
 
 struct frame_namer *frame_namer_new(struct symbolizer *sym, struct proc_registry *procs)
@@ -40,6 +43,7 @@ struct frame_namer *frame_namer_new(struct symbolizer *sym, struct proc_registry
 		return NULL;
 	n->sym = sym;
 	n->procs = procs;
+	strpool_init(&n->names);
 	return n;
 }
 
@@ -50,28 +54,62 @@ void frame_namer_free(struct frame_namer *n)
 	for (size_t i = 0; i < n->nmaps; i++)
 		perfmap_free(n->maps[i].map);
 	free(n->maps);
+	strpool_release(&n->names);
 	free(n);
 }
 
-/* The perf map of pid, loaded on first use; NULL if it has none. */
-static const struct perfmap *perfmap_of(struct frame_namer *n, pid_t pid)
+/* The slot of pid, its perf map loaded on first use; NULL when out of
+ * memory (not remembered: tried again next time). */
+static struct perfmap_slot *slot_of(struct frame_namer *n, pid_t pid)
 {
 	for (size_t i = 0; i < n->nmaps; i++)
 		if (n->maps[i].pid == pid)
-			return n->maps[i].map;
+			return &n->maps[i];
 	struct perfmap_slot *s = array_reserve(n->maps, &n->cap, n->nmaps + 1, sizeof(*s));
 	if (!s)
-		return NULL; /* not remembered: tried again next time */
+		return NULL;
 	n->maps = s;
 	s = &n->maps[n->nmaps++];
 	s->pid = pid;
+	s->group = NULL;
 	if (perfmap_load(pid, procs_uid(n->procs, pid), NULL, &s->map) < 0)
 		s->map = NULL;
 	size_t dropped, cut;
 	perfmap_losses(s->map, &dropped, &cut);
 	n->jit_dropped += dropped;
 	n->jit_cut += cut;
-	return s->map;
+	return s;
+}
+
+/* Whether a mapping without an ELF file holds code a JIT made: anonymous
+ * memory, named or not, or a memfd. */
+static int jit_memory(const struct proc_map *m)
+{
+	return m->path && (strcmp(m->path, "//anon") == 0 || strncmp(m->path, "[anon", 5) == 0 ||
+			   strncmp(m->path, "/memfd:", 7) == 0);
+}
+
+/* The one name of s's JIT code that its perf map does not name. */
+static const char *jit_group(struct frame_namer *n, struct perfmap_slot *s)
+{
+	char buf[64];
+
+	if (!s->group) {
+		const char *comm = procs_comm(n->procs, s->pid);
+		snprintf(buf, sizeof(buf), "[JIT: %s]", comm && comm[0] ? comm : "?");
+		s->group = strpool_intern(&n->names, buf);
+	}
+	return s->group;
+}
+
+size_t frame_namer_jit_unnamed(const struct frame_namer *n, pid_t *pids, size_t max)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; n && i < n->nmaps; i++)
+		if (n->maps[i].group && k < max)
+			pids[k++] = n->maps[i].pid;
+	return k;
 }
 
 void frame_namer_jit_losses(const struct frame_namer *n, size_t *dropped, size_t *cut)
@@ -105,9 +143,11 @@ void frame_namer_user(struct frame_namer *n, pid_t pid, uint64_t addr, int nonle
 	uint64_t look = nonleaf && addr > m->start ? addr - 1 : addr;
 	out->offset = addr - m->start + m->pgoff;
 	if (!m->file) {
-		const struct perfmap *pm = perfmap_of(n, pid);
+		struct perfmap_slot *s = slot_of(n, pid);
 		uint64_t start;
-		out->jit_name = pm ? perfmap_lookup(pm, look, &start) : NULL;
+		out->jit_name = s && s->map ? perfmap_lookup(s->map, look, &start) : NULL;
+		if (!out->jit_name && s && jit_memory(m))
+			out->jit_name = jit_group(n, s);
 		if (out->jit_name)
 			out->kind = FRAME_JIT;
 		else if (m->path && (m->path[0] == '/' || strcmp(m->path, "[vdso]") == 0 ||

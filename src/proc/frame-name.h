@@ -12,7 +12,9 @@
  *   line, and the inlined frames (FRAME_SYMBOL).
  * - In anonymous memory: the process's perf map names JIT code
  *   (FRAME_JIT); it is read once per process, and only if it belongs to
- *   the process's user.
+ *   the process's user. JIT code it does not name (a runtime started
+ *   without its perf map: node without --perf-basic-prof) is one frame
+ *   per process, "[JIT: comm]", not one row per address.
  * - Otherwise a file or the vdso is named "object+0xoffset", by the file
  *   offset of the address itself (FRAME_OFFSET), and anything else is
  *   "[unknown]" (FRAME_UNKNOWN). Nothing is ever left out or made up.
@@ -72,6 +74,10 @@ void frame_namer_forget(struct frame_namer *n, pid_t pid);
 /* What the caps of the perf maps read so far left out: entries dropped
  * and names cut (perfmap_losses()), over all processes. */
 void frame_namer_jit_losses(const struct frame_namer *n, size_t *dropped, size_t *cut);
+
+/* The processes whose JIT code was named "[JIT: comm]" for want of a perf
+ * map entry, at most max into pids; returns how many. */
+size_t frame_namer_jit_unnamed(const struct frame_namer *n, pid_t *pids, size_t max);
 
 /* The one-line name of f: the innermost function, the JIT name,
  * "object+0xoffset" or "[unknown]". */

@@ -254,6 +254,11 @@ void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
 	frame_namer_jit_losses(r ? r->namer : NULL, dropped, cut);
 }
 
+size_t resolver_jit_unnamed(const struct resolver *r, pid_t *pids, size_t max)
+{
+	return frame_namer_jit_unnamed(r ? r->namer : NULL, pids, max);
+}
+
 void resolver_keep_addresses(struct resolver *r)
 {
 	r->addresses_only = 1;

@@ -103,6 +103,10 @@ struct profile *resolver_profile(struct resolver *r);
 /* What the caps on the targets' perf maps left out (frame_namer_jit_losses()). */
 void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut);
 
+/* The processes whose JIT code had no perf map entry and is named
+ * "[JIT: comm]" (frame_namer_jit_unnamed()). */
+size_t resolver_jit_unnamed(const struct resolver *r, pid_t *pids, size_t max);
+
 /* Hands the profile over to the caller (who frees it with profile_free());
  * the resolver must not be used to add more afterwards. */
 struct profile *resolver_take_profile(struct resolver *r);
