@@ -39,8 +39,10 @@ static void call_name(char *buf, size_t size, size_t i, const struct trace_recor
 	}
 	if (len < size) {
 		char ret[64] = "";
-		if (r->ret_kind != TRACE_ARG_NONE && r->ret_kind != TRACE_ARG_UNKNOWN &&
-		    !(r->flags & TRACE_RECORD_UNWOUND))
+		if (r->ret_kind == TRACE_ARG_RESULTS && !(r->flags & TRACE_RECORD_UNWOUND))
+			trace_copy_str(ret, sizeof(ret), r->ret_text);
+		else if (r->ret_kind != TRACE_ARG_NONE && r->ret_kind != TRACE_ARG_UNKNOWN &&
+			 !(r->flags & TRACE_RECORD_UNWOUND))
 			trace_format_value(ret, sizeof(ret), r->ret_kind, r->ret);
 		snprintf(buf + len, size - len, ")%s%s, %.2f ms%s", ret[0] ? " = " : "", ret,
 			 (double)r->duration_ns / 1e6,

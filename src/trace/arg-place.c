@@ -426,6 +426,56 @@ uint32_t arg_place(struct arg_assign *ra, Dwarf_Die *param, uint32_t kind, int *
 	return reg < 0 ? TRACE_ARG_UNKNOWN : kind;
 }
 
+/* Go's interfaces: runtime.iface (tab, data) and runtime.eface (_type,
+ * data). */
+static int is_go_interface(Dwarf_Die *type)
+{
+	const char *name = dwarf_diename(type);
+
+	return name && (strcmp(name, "runtime.iface") == 0 || strcmp(name, "runtime.eface") == 0) &&
+	       dwarf_bytesize(type) == 16;
+}
+
+uint32_t arg_place_go_result(struct arg_assign *ra, Dwarf_Die *param, uint32_t kind, int *reg,
+			     int *reg2, int *iface)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	int regs = 1;
+
+	*reg = *reg2 = -1;
+	*iface = 0;
+	if (kind == TRACE_ARG_UNKNOWN) {
+		regs = -1;
+		if (!arg_is_float(param) && dwarf_attr_integrate(param, DW_AT_type, &at) &&
+		    dwarf_formref_die(&at, &type)) {
+			arg_peel_type(&type);
+			if (is_string_pair(&type, 1, -1)) {
+				kind = TRACE_ARG_STR;
+				regs = 2;
+			} else if (is_go_interface(&type)) {
+				*iface = 1;
+				regs = 2;
+			} else {
+				regs = go_aggregate_regs(&type, 0);
+			}
+		}
+	}
+	/* One that does not fit is returned in memory; later ones still take
+	 * the registers left. */
+	if (regs < 0 || ra->next + regs > ra->nregs) {
+		if (regs > 0)
+			ra->certain = 0;
+		return TRACE_ARG_UNKNOWN;
+	}
+	if (regs >= 1 && (kind != TRACE_ARG_UNKNOWN || *iface))
+		*reg = ra->order[ra->next];
+	if (regs == 2 && (kind == TRACE_ARG_STR || *iface))
+		*reg2 = ra->order[ra->next + 1];
+	ra->next += regs;
+	return *reg >= 0 ? kind : TRACE_ARG_UNKNOWN;
+}
+
 uint32_t arg_sysv_mask(void)
 {
 	uint32_t m = 0;

@@ -47,6 +47,15 @@ void arg_assign_init(struct arg_assign *ra, Dwarf_Die *sub, uint64_t vaddr, int 
 uint32_t arg_place(struct arg_assign *ra, Dwarf_Die *param, uint32_t kind, int *reg, int *len_reg,
 		   int *why);
 
+/* Go's register ABI for results (from RAX, as for arguments, with no
+ * DWARF place to consult): the next result, param, of kind. Sets *reg and
+ * *reg2 (the second word of a string or interface, else -1) and *iface
+ * (an interface: a type word and a data word). Returns the kind to show
+ * it as: TRACE_ARG_STR for a string, TRACE_ARG_UNKNOWN when it is in no
+ * integer register (a float, an aggregate, one past the registers). */
+uint32_t arg_place_go_result(struct arg_assign *ra, Dwarf_Die *param, uint32_t kind, int *reg,
+			     int *reg2, int *iface);
+
 /* The registers a probe that records only the SysV argument registers
  * has (trace --fast), as a mask of enum x86_gpr bits. */
 uint32_t arg_sysv_mask(void);

@@ -241,10 +241,11 @@ static int is_go_result(Dwarf_Die *param)
 static void describe_go(Dwarf_Die *sub, uint64_t vaddr, struct trace_sig *sig)
 {
 	Dwarf_Die child;
-	struct arg_assign ra;
+	struct arg_assign ra, rr;
 	int n = 0, have_ret = 0;
 
 	arg_assign_init(&ra, sub, vaddr, 1, 0);
+	arg_assign_init(&rr, sub, vaddr, 1, 0);
 	sig->ret_kind = TRACE_ARG_NONE;
 	if (dwarf_child(sub, &child) != 0)
 		goto done;
@@ -257,6 +258,18 @@ static void describe_go(Dwarf_Die *sub, uint64_t vaddr, struct trace_sig *sig)
 			if (!have_ret++) {
 				sig->ret_kind = kind == TRACE_ARG_STR ? TRACE_ARG_HEX : kind;
 				sig->ret_size = size;
+			}
+			if (sig->nrets < TRACE_MAX_ARGS) {
+				int reg, reg2, iface;
+				uint32_t rk = kind == TRACE_ARG_STR ? TRACE_ARG_HEX : kind;
+				rk = arg_place_go_result(&rr, &child, rk, &reg, &reg2, &iface);
+				sig->rets[sig->nrets].kind = (uint8_t)rk;
+				sig->rets[sig->nrets].size =
+				    (uint8_t)(size > 0 && size <= 8 ? size : 8);
+				sig->rets[sig->nrets].iface = (uint8_t)iface;
+				sig->rets[sig->nrets].reg = (int8_t)reg;
+				sig->rets[sig->nrets].reg2 = (int8_t)reg2;
+				sig->nrets++;
 			}
 			continue;
 		}
@@ -527,6 +540,64 @@ static void format_float(char *buf, size_t len, uint64_t bits, int size)
 		if (size == 4 ? strtof(buf, NULL) == (float)d : strtod(buf, NULL) == d)
 			return;
 	}
+}
+
+int trace_args_results_text(const struct trace_sig *sig)
+{
+	if (!sig->known || !sig->go)
+		return 0;
+	for (int i = 0; i < sig->nrets; i++)
+		if (sig->rets[i].kind == TRACE_ARG_STR || sig->rets[i].iface)
+			return 1;
+	return sig->nrets > 1;
+}
+
+void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have,
+			       pid_t pid, char *out, size_t cap)
+{
+	size_t at = 0;
+
+	if (cap < 8) {
+		if (cap)
+			out[0] = 0;
+		return;
+	}
+	out[0] = 0;
+	cap -= 5; /* room for ", ...)" cut short */
+	append(out, cap, &at, "(");
+	int i;
+	for (i = 0; i < sig->nrets; i++) {
+		const struct trace_result *rv = &sig->rets[i];
+		char val[TRACE_OBJECT_MAX * 4 + 8];
+		int known = rv->reg >= 0 && (have >> rv->reg & 1) &&
+			    (rv->reg2 < 0 || (have >> rv->reg2 & 1));
+		uint64_t v = known ? gpr[rv->reg] : 0;
+		if (!known) {
+			snprintf(val, sizeof(val), "?");
+		} else if (rv->iface) {
+			/* nil is both words 0; the type word names the type only
+			 * through the runtime's tables, so the data word is shown. */
+			if (!v && !gpr[rv->reg2])
+				snprintf(val, sizeof(val), "nil");
+			else
+				snprintf(val, sizeof(val), "non-nil(0x%llx)",
+					 (unsigned long long)gpr[rv->reg2]);
+		} else if (rv->kind == TRACE_ARG_STR) {
+			char text[TRACE_OBJECT_MAX + 1];
+			uint64_t len = gpr[rv->reg2];
+			if (read_counted(pid, v, len, text, sizeof(text)) < 0)
+				snprintf(val, sizeof(val), "?");
+			else
+				format_string((const uint8_t *)text, len, val, sizeof(val));
+		} else {
+			trace_format_value(val, sizeof(val), rv->kind,
+					   narrow(v, rv->kind, rv->size));
+		}
+		if (!append(out, cap, &at, "%s%s", i ? ", " : "", val))
+			break;
+	}
+	at = strlen(out);
+	snprintf(out + at, cap + 5 - at, "%s)", i < sig->nrets ? ", ..." : "");
 }
 
 void trace_args_format_object(const struct trace_ret_object *o, const uint8_t *obj, size_t len,

@@ -44,6 +44,15 @@ struct trace_ret_object {
 	} m[TRACE_OBJECT_MEMBERS];
 };
 
+/* A Go result: where the ABI returns it. */
+struct trace_result {
+	uint8_t kind;	  /* enum trace_arg_kind */
+	uint8_t size;	  /* bytes, for sign extension */
+	uint8_t iface;	  /* an interface: nil, or its data word */
+	int8_t reg, reg2; /* enum x86_gpr, -1 if none; reg2: a string's length, an
+			   * interface's data word */
+};
+
 struct trace_sig {
 	int known;   /* from DWARF */
 	int arity;   /* formal parameters, -1 if unknown */
@@ -60,7 +69,12 @@ struct trace_sig {
 	int ret_size;
 	struct trace_ret_object ret_object; /* ret_kind TRACE_ARG_OBJECT */
 	int go;				    /* Go's register ABI */
-	const char *reason;		    /* when !known: why, for the user */
+	/* Go: every result, where its ABI returns it (the first is also
+	 * ret_kind); shown together as text when there are several, or one
+	 * is a string or an interface. */
+	int nrets;
+	struct trace_result rets[TRACE_MAX_ARGS];
+	const char *reason; /* when !known: why, for the user */
 };
 
 /* Describes the function at vaddr of f (named symname, which tells
@@ -79,6 +93,16 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t 
 
 /* The return value rax narrowed to the declared return type. */
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
+
+/* Whether a return of sig is shown as trace_args_format_results() text. */
+int trace_args_results_text(const struct trace_sig *sig);
+
+/* Go's results at a return, as text into out (cap bytes): (111, true,
+ * nil), a string quoted, an interface nil or non-nil(0xdata), a result in
+ * no register or a register not recorded (have, as trace_args_fill) "?".
+ * Strings are read from pid. */
+void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have,
+			       pid_t pid, char *out, size_t cap);
 
 /* The object o returned, as text into out (cap bytes): {a=1, b=2.5} or a
  * quoted string. obj holds its first len bytes as read at the return; str

@@ -161,7 +161,7 @@ const char *trace_record_ending(const struct trace_record *r, char *buf, size_t 
 	if (r->ret_kind == TRACE_ARG_UNKNOWN)
 		return "(not readable here)";
 	trace_copy_str(text, sizeof(text), r->ret_text);
-	if (r->ret_kind == TRACE_ARG_OBJECT && text[0])
+	if ((r->ret_kind == TRACE_ARG_OBJECT || r->ret_kind == TRACE_ARG_RESULTS) && text[0])
 		snprintf(buf, len, "%s", text);
 	else
 		trace_format_value(buf, len, r->ret_kind ? r->ret_kind : TRACE_ARG_HEX, r->ret);
@@ -325,6 +325,11 @@ static void print_json(const struct trace_record *r, FILE *out)
 	} else if (r->kind == TRACE_RETURN) {
 		if (r->ret_kind == TRACE_ARG_OBJECT) {
 			put_json_object(j, r);
+		} else if (r->ret_kind == TRACE_ARG_RESULTS) {
+			char text[sizeof(r->ret_text) + 1];
+			trace_copy_str(text, sizeof(text), r->ret_text);
+			json_key(j, "results");
+			json_bytes(j, text);
 		} else {
 			json_key(j, "ret");
 			if (r->ret_kind == TRACE_ARG_INT)

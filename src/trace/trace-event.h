@@ -33,6 +33,7 @@ enum trace_arg_kind {
 	TRACE_ARG_UNKNOWN, /* not in an integer register (float, struct): not shown */
 	TRACE_ARG_OBJECT,  /* a return in memory: the value is the object's address */
 	TRACE_ARG_FLOAT,   /* a float or double member of a returned object */
+	TRACE_ARG_RESULTS, /* Go's results, several: ret_text holds them all */
 };
 
 /* Flags of a return record: how the call ended when not by a return. */

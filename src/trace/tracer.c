@@ -238,6 +238,14 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 			trace_args_format_object(&t->sigs[fn].ret_object, h->object, h->object_len,
 						 h->string, h->string_len, r.ret_text,
 						 sizeof(r.ret_text));
+		if (trace_args_results_text(&t->sigs[fn]) && h->has_regs) {
+			/* Go: every result, from the registers at the return. */
+			uint32_t have =
+			    t->be->sysv_args_only ? arg_sysv_mask() | 1u << X86_RAX : ~0u;
+			r.ret_kind = TRACE_ARG_RESULTS;
+			trace_args_format_results(&t->sigs[fn], h->gpr, have, mem_pid(h),
+						  r.ret_text, sizeof(r.ret_text));
+		}
 	}
 	r.nargs = f->nargs;
 	memcpy(r.args, f->args, sizeof(r.args));

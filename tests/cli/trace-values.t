@@ -109,6 +109,13 @@ if go build -o "$T/govalues" tests/go/values/main.go 2>"$T/go.err"; then
 		"0 7 14 21 " "Go: the standard library's strconv.Atoi too"
 	is "$(sed -n 's/.*:main\.sum(xs=?, k=\([0-9]*\))$/\1/p' "$T/go.trc" | tr '\n' ' ')" \
 		"0 1 2 3 " "Go: a slice is '?', the int after its three registers exact"
+	traced go-results USR1 main.score --return -- "$T/govalues" "$N"
+	is "$(sed -n 's/.*:main\.score\/2 --> \(.*\)  ([0-9.]* [mun]*s)$/\1/p' "$T/go-results.trc" |
+		sed 's/non-nil(0x[0-9a-f]*)/non-nil(ADDR)/' | head -n 4)" '(0, true, "s0!", nil)
+(3, false, "s1!", nil)
+(-2, false, "", non-nil(ADDR))
+(9, false, "s3!", nil)' "Go: every result of four, a string by its text, an error nil or not" ||
+		diag "$(head -n 8 "$T/go-results.trc")"
 	traced go-json USR1 main.sum --format json -- "$T/govalues" "$N"
 	like "$(head -n 1 "$T/go-json.trc")" \
 		'"args":\{"xs":null,"k":0\},"unread":\{"xs":"a struct, slice or interface passed by value"\}' \
