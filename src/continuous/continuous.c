@@ -330,15 +330,25 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	procs_forget_dead(c->procs);
 }
 
-/* The window that is over goes to on_window(); the next starts where it
- * ended, so that a late one (a slow resolve) skips no wall-clock time. */
+/*
+ * The window that is over goes to on_window(), cut where its samples
+ * end: every sample the kernel wrote until now is read first, and the
+ * window ends now, not at its due time, when the timer comes late (a
+ * slow resolve, a busy machine), so that it holds exactly the samples
+ * taken in the span it says. The next starts where it ended, skipping no
+ * time, and is due at the next multiple of the window, so that windows
+ * line up again.
+ */
 static void on_window_end(void *arg, int64_t due)
 {
 	struct continuous *c = arg;
 
 	(void)due;
-	on_window(c, c->win_start, c->win_end);
-	c->win_start = c->win_end;
+	sampler_read(c->sampler);
+	int64_t late = (int64_t)time_now_ns(CLOCK_MONOTONIC) - c->win_end_mono;
+	int64_t end = late > 0 ? c->win_end + late : c->win_end;
+	on_window(c, c->win_start, end);
+	c->win_start = end;
 	c->win_end += c->window_ns;
 	c->win_end_mono += c->window_ns;
 }

@@ -191,6 +191,11 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 	return ret;
 }
 
+int sampler_read(struct sampler *s)
+{
+	return s->stopping ? 0 : perf_events_read(s->pe, sampler_handle_record, s);
+}
+
 int sampler_drain(struct sampler *s)
 {
 	/* Stopped by the loop's owner, not by a condition of its own. */

@@ -162,6 +162,11 @@ void sampler_until(struct sampler *s, int pidfd);
  */
 int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *arg), void *arg);
 
+/* While attached: reads what the kernel wrote until now, as a wake of the
+ * loop would (a window about to be cut takes every sample taken before
+ * the cut). Returns the number of records read, or -errno. */
+int sampler_read(struct sampler *s);
+
 /*
  * After the loop, before it is released: leaves it if done() was not
  * called (its owner stopped the run: the stop is a signal's), detaches

@@ -95,6 +95,11 @@ GAP=$(perl -ne '/"start_ns":(\d+),"end_ns":(\d+)/ or next;
 DOWN=$(awk -v a="$DOWN_FROM" -v b="$DOWN_TO" 'BEGIN { printf "%.3f\n", b - a }')
 cmp_ok "$GAP" '<=' "$DOWN" "restarting the agent lost only the time it was down (gap ${GAP}s, down ${DOWN}s)"
 cmp_ok "$(grep -c start_ns "$OUT")" '>=' 8 "the windows of the run are stored"
+# A window ends when its samples were read, and the next begins there: no
+# two overlap, and but for the restart none leaves time out.
+is "$(perl -ne '/"start_ns":(\d+),"end_ns":(\d+)/ or next;
+	$n++ if $e && $1 != $e; $e = $2; END { print $n + 0 }' "$OUT")" 1 \
+	"every window but the restart's begins where the one before it ended"
 
 run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --comm split -n 0
 is "$RC" 0 "query --comm split exits 0" || show_run
