@@ -171,6 +171,9 @@ int cmd_record(int argc, char **argv)
 		warning("kernel.perf_event_paranoid forbids kernel sampling: "
 			"recorded user-space code only");
 
+	/* The JIT code of the run, listed before it is named. */
+	if (a.jit_map)
+		record_ask_jit_maps(t, ntargets);
 	if (resolver_add(res, agg, 0) < 0)
 		die("out of memory while symbolizing");
 	if (inuse) {

@@ -39,6 +39,7 @@ struct record_args {
 	int all;		 /* -a: every process */
 	const char *cgroup;	 /* --cgroup: every process of this cgroup */
 	int no_symbolize;	 /* --no-symbolize: addresses and build-ids only */
+	int jit_map;		 /* --jit-map: JVM targets asked for their perf maps */
 	char *invocation;	 /* "recce record ...", for the profile's comments */
 	uint64_t alloc_interval; /* --alloc-interval: bytes per allocation sample */
 	const char *alloc_text;	 /* as given, for the messages */
@@ -84,6 +85,10 @@ int record_command_status(const struct sampler_stats *st, int status);
 
 /* What the kernel lost, and with RECCE_UNWIND_CHECK how the unwinders
  * compared. */
+/* --jit-map: asks each JVM among the targets (those attached) for its
+ * perf map, before their stacks are named; says what failed. */
+void record_ask_jit_maps(const struct sampler_target *t, size_t n);
+
 /* Names the processes whose JIT code had no perf map (shown as "[JIT:
  * comm]"), and how their runtime writes one. */
 void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size_t n);

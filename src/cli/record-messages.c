@@ -15,6 +15,7 @@
 
 #include "cli/cmd-record.h"
 #include "cli/usage.h"
+#include "proc/jvm-perfmap.h"
 #include "proc/proc-maps.h"
 #include "proc/self.h"
 #include "util/array.h"
@@ -298,7 +299,8 @@ static const char *perf_map_how(const char *comm, pid_t pid, char *buf, size_t c
 		return "restart it with node --perf-basic-prof to see its functions";
 	if (strcmp(comm, "java") == 0) {
 		snprintf(buf, cap,
-			 "jcmd %d Compiler.perfmap writes one now (JDK 17), without a restart",
+			 "record with --jit-map to ask it for one (jcmd %d Compiler.perfmap, JDK "
+			 "17), without a restart",
 			 (int)pid);
 		return buf;
 	}
@@ -307,6 +309,33 @@ static const char *perf_map_how(const char *comm, pid_t pid, char *buf, size_t c
 	if (strncmp(comm, "python3", 7) == 0)
 		return "Python 3.12 and later write one when started with -X perf";
 	return "the runtime can write a perf map (/tmp/perf-PID.map) that names it";
+}
+
+void record_ask_jit_maps(const struct sampler_target *t, size_t n)
+{
+	char why[256];
+	size_t jvms = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].err || (i > 0 && t[i].pid == t[i - 1].pid) || !jvm_is(t[i].pid))
+			continue;
+		jvms++;
+		int err = jvm_write_perfmap(t[i].pid, why, sizeof(why));
+		if (err == -ENOENT)
+			warning(
+			    "JVM %d: no jcmd beside its java nor on PATH to ask for its perf map "
+			    "(a JDK has it, a JRE not): its JIT code is not named",
+			    (int)t[i].pid);
+		else if (err == -ETIMEDOUT)
+			warning("JVM %d did not write its perf map within 10 s: its JIT code is "
+				"not named",
+				(int)t[i].pid);
+		else if (err)
+			warning("JVM %d did not write its perf map (%s): its JIT code is not named",
+				(int)t[i].pid, why[0] ? why : strerror(-err));
+	}
+	if (!jvms)
+		note("--jit-map: no target is a JVM, so none was asked for a perf map");
 }
 
 void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size_t n)

@@ -96,6 +96,8 @@ static const struct opt record_options[] = {
 	      "keep the order of samples, for Chrome trace"),
     OPT_FLAG_(0, "tree", struct record_args, tree,
 	      "with -p: their descendants too, existing and new"),
+    OPT_FLAG_(0, "jit-map", struct record_args, jit_map,
+	      "ask each JVM target for its perf map at the end (jcmd PID Compiler.perfmap)"),
     OPT_FLAG_(0, "no-symbolize", struct record_args, no_symbolize,
 	      "keep addresses and build-ids; name them later with recce symbolize"),
     OPT_END_(),
