@@ -90,8 +90,11 @@ run "$RECCE" record -d 1 -o "$T/x.pb.gz"
 expect 2 "record without -p or a command: usage error"
 one_message "record without a target"
 
-run "$RECCE" record -p "$$" -d 1 -o "$T/x.pb.gz" -- "$TARGETS/hot" 1
-expect 2 "record with both -p and a command: usage error"
+# A command beside -p times the recording only after -- (record-beside.t);
+# a word after -p without it is taken for a mistake.
+run "$RECCE" record -p "$$" -d 1 -o "$T/x.pb.gz" "$TARGETS/hot" 1
+expect 2 "record with -p and a command not after --: usage error"
+one_message "record -p PID CMD"
 
 # --- record: options --------------------------------------------------------
 
