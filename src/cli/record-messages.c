@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cmd-record.h"
+#include "cli/jit-hint.h"
 #include "cli/usage.h"
 #include "proc/jvm-perfmap.h"
 #include "proc/proc-maps.h"
@@ -290,27 +291,6 @@ int record_command_status(const struct sampler_stats *st, int status)
 	return status;
 }
 
-/* How the runtime named comm writes a perf map, as words that end a
- * sentence. */
-static const char *perf_map_how(const char *comm, pid_t pid, char *buf, size_t cap)
-{
-	if (strcmp(comm, "node") == 0 || strcmp(comm, "nodejs") == 0 ||
-	    strncmp(comm, "node ", 5) == 0)
-		return "restart it with node --perf-basic-prof to see its functions";
-	if (strcmp(comm, "java") == 0) {
-		snprintf(buf, cap,
-			 "record with --jit-map to ask it for one (jcmd %d Compiler.perfmap, JDK "
-			 "17), without a restart",
-			 (int)pid);
-		return buf;
-	}
-	if (strcmp(comm, "beam.smp") == 0)
-		return "start it with +JPperf true (Erlang/OTP 24 and later) to see its functions";
-	if (strncmp(comm, "python3", 7) == 0)
-		return "Python 3.12 and later write one when started with -X perf";
-	return "the runtime can write a perf map (/tmp/perf-PID.map) that names it";
-}
-
 void record_ask_jit_maps(const struct sampler_target *t, size_t n)
 {
 	char why[256];
@@ -347,7 +327,7 @@ void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size
 		if (!comm || !comm[0])
 			comm = "?";
 		note("%s (pid %d) runs JIT code it keeps no perf map of, shown as [JIT: %s]; %s",
-		     comm, (int)pids[i], comm, perf_map_how(comm, pids[i], buf, sizeof(buf)));
+		     comm, (int)pids[i], comm, jit_hint_perf_map(comm, pids[i], buf, sizeof(buf)));
 	}
 }
 

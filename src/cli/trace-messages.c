@@ -4,13 +4,13 @@
  * and the warnings about what was lost.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cmd-trace.h"
 #include "cli/inject-messages.h"
+#include "cli/jit-hint.h"
 #include "cli/usage.h"
 #include "events/fast-format.h"
 #include "proc/procstat.h"
@@ -27,32 +27,39 @@
 
 /* Says why the patterns found nothing to trace, with the nearest names. */
 /* Whether pattern names JIT code of pid (its /tmp/perf-PID.map, as the
- * BEAM, Node or a JVM agent writes it); if so, says why it cannot be
- * traced. Erlang writes "$mod:fun/arity": the "$" and the arity may be
- * left out of the pattern. */
+ * BEAM, Node or a JVM writes it, jit-hint.h spelling its names); if so,
+ * says why it cannot be traced. A JIT runtime without a map: says that
+ * the pattern may be its code, and how to see it, and returns 0 (its own
+ * C names may still be what was meant). */
 static int say_jit(const char *pattern, pid_t pid)
 {
 	struct perfmap *map;
 	struct stat st;
-	char path[64];
+	char path[64], buf[160], comm[64] = "";
 	const char *name, *hit = NULL;
 
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
-	if (stat(path, &st) < 0 || perfmap_load(pid, st.st_uid, NULL, &map) < 0)
+	if (stat(path, &st) < 0 || perfmap_load(pid, st.st_uid, NULL, &map) < 0) {
+		if (jit_hint_runtime(comm))
+			note("process %d is %s, which keeps no perf map: if '%s' is code its JIT "
+			     "compiled, recce trace cannot probe it (JIT code is in no file), and "
+			     "recce record shows it as [JIT: %s]; %s",
+			     (int)pid, comm, pattern, comm,
+			     jit_hint_perf_map(comm, pid, buf, sizeof(buf)));
 		return 0;
+	}
 	/* The shortest matching name: the function, not its helpers
 	 * ("$fib:fib/1-CodeInfoPrologue"). */
-	for (size_t i = 0; (name = perfmap_name(map, i)) != NULL; i++) {
-		char bare[256];
-		snprintf(bare, sizeof(bare), "%s", name[0] == '$' ? name + 1 : name);
-		int match = fnmatch(pattern, bare, 0) == 0;
-		char *arity = strrchr(bare, '/');
-		if (arity)
-			*arity = '\0';
-		match = match || fnmatch(pattern, bare, 0) == 0;
-		if (match && (!hit || strlen(name) < strlen(hit)))
+	for (size_t i = 0; (name = perfmap_name(map, i)) != NULL; i++)
+		if (jit_hint_name_matches(pattern, name) && (!hit || strlen(name) < strlen(hit)))
 			hit = name;
-	}
 	if (hit)
 		note("it names JIT code of process %d (%s, in /tmp/perf-%d.map): recce trace puts "
 		     "probes on code in files, and JIT code is in none; recce record and recce top "

@@ -8,7 +8,7 @@
 # java) the user planted: it must run as that user, never as root.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" /usr/bin/java /usr/bin/javac /usr/bin/jcmd "$TARGETS/hot"
-plan 12
+plan 14
 
 make_user
 mkdir -m 0755 "$T/jv"
@@ -59,6 +59,10 @@ is "$(stat -c %U "$MAP" 2>&1)" "$U" "the JVM wrote its map, as its own user"
 F=$(folded "$T/map.pb.gz")
 cmp_ok "$(folded_count "$F" 'Hot\.fib\(int\)')" '>' 0 "Hot.fib is named from it" ||
 	diag "$(folded_top "$F" 3)"
+run "$RECCE" trace -p "$JVM" Hot.fib
+is "$RC" 1 "trace -p JVM Hot.fib: exit 1"
+like "$(cat "$ERR")" "it names JIT code of process $JVM \(long Hot\.fib\(int\), in $MAP\)" \
+	"names the Java method in the JVM's map"
 kill "$JVM"
 
 # Not a JVM: --jit-map says it asked none.
