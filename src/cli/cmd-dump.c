@@ -206,7 +206,8 @@ static void print_text(struct stacks_now *s)
 				;
 		}
 		if (py.py && py.py->cut)
-			printf("    [the Python frames end here: the next could not be read]\n");
+			printf("    [the Python frames end here: the next could not be read, or "
+			       "repeats one above]\n");
 	}
 }
 

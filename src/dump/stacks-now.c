@@ -197,7 +197,7 @@ int stacks_now_take(struct stacks_now *s, pid_t pid)
 	struct stack_copy *copies = calloc(sa.n ? sa.n : 1, sizeof(*copies));
 	for (size_t i = 0; copies && i < sa.n; i++)
 		copy_stack(pid, &sa.t[i], &copies[i]);
-	s->py_err = py ? py_reader_threads(py, &s->py, &s->npy) : 0;
+	s->py_err = py ? py_reader_threads(py, s->n + 8, &s->py, &s->npy) : 0;
 	/* A thread in futex(2) has the word's address in its first
 	 * argument's register still. */
 	for (size_t i = 0; !s->py_err && i < sa.n; i++)

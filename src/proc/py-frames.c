@@ -515,7 +515,7 @@ static int line_of(const struct code_info *c, uint64_t at)
 static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 {
 	const struct py_layout *L = r->lay;
-	uint64_t frames = ts, at;
+	uint64_t frames = ts, at, visited[PY_MAX_FRAMES * 2];
 	unsigned char fr[FRAME_BYTES];
 
 	if ((L->ts_cframe >= 0 && rd64(r, ts + (uint64_t)L->ts_cframe, &frames)) ||
@@ -535,6 +535,15 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 		memcpy(&prev, fr + L->fr_previous, 8);
 		memcpy(&instr, fr + L->fr_instr, 8);
 		int owner = fr[L->fr_owner];
+		/* A chain that comes back on itself is the target's memory
+		 * lying: it ends where it would repeat. */
+		visited[steps] = at;
+		for (size_t k = 0; k <= steps; k++)
+			if (visited[k] == prev) {
+				t->cut = 1;
+				prev = 0;
+				break;
+			}
 		at = prev;
 		if (owner == OWNER_CSTACK) {
 			/* 3.12: the frame before it was a C call's first. */
@@ -561,7 +570,7 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 		t->frames[t->n - 1].entry = 1;
 }
 
-int py_reader_threads(struct py_reader *r, struct py_thread **out, size_t *n)
+int py_reader_threads(struct py_reader *r, size_t max, struct py_thread **out, size_t *n)
 {
 	const struct py_layout *L = r->lay;
 	uint64_t interp, ts, gil = 0, holder = 0;
@@ -583,7 +592,9 @@ int py_reader_threads(struct py_reader *r, struct py_thread **out, size_t *n)
 	if (gil && (rd(r, gil + GIL_LOCKED, &locked, 4) || rd64(r, gil + GIL_LAST_HOLDER, &holder)))
 		locked = 0, gil = 0;
 	r->gil = gil;
-	for (; ts && count < MAX_THREADS; count++) {
+	if (max > MAX_THREADS)
+		max = MAX_THREADS;
+	for (; ts && count < max; count++) {
 		uint64_t tid, next;
 		if (rd64(r, ts + L->ts_native_tid, &tid) || rd64(r, ts + L->ts_next, &next))
 			break;
@@ -593,8 +604,15 @@ int py_reader_threads(struct py_reader *r, struct py_thread **out, size_t *n)
 			return -ENOMEM;
 		}
 		v = nv;
+		/* A list that comes back on itself ends at the first repeat. */
+		int seen = 0;
+		for (size_t k = 0; k < count && !seen; k++)
+			seen = v[k].ts == ts;
+		if (seen)
+			break;
 		struct py_thread *t = &v[count];
 		memset(t, 0, sizeof(*t));
+		t->ts = ts;
 		t->tid = (pid_t)tid;
 		t->holds_gil = locked && holder == ts;
 		read_frames(r, ts, t);

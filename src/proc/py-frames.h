@@ -44,7 +44,8 @@ struct py_frame {
 };
 
 struct py_thread {
-	pid_t tid; /* the thread's native id */
+	pid_t tid;   /* the thread's native id */
+	uint64_t ts; /* its thread state's address */
 	int holds_gil;
 	struct py_frame frames[PY_MAX_FRAMES]; /* innermost first */
 	size_t n;
@@ -64,10 +65,12 @@ int py_reader_open(struct proc_registry *procs, struct symbolizer *sym, pid_t pi
 const char *py_reader_version(const struct py_reader *r);
 
 /* Every Python thread of the main interpreter, now: *out (freed with
- * free()) and its count. Returns 0; -ENOTSUP (a version without a
- * layout); -EFAULT (the runtime's state could not be read: it is not
- * initialized, or is being torn down); -ENOMEM. */
-int py_reader_threads(struct py_reader *r, struct py_thread **out, size_t *n);
+ * free()) and its count, at most max (the process's threads: a list
+ * longer than that, or that comes back on itself, is the target's memory
+ * lying, and is cut). Returns 0; -ENOTSUP (a version without a layout);
+ * -EFAULT (the runtime's state could not be read: it is not initialized,
+ * or is being torn down); -ENOMEM. */
+int py_reader_threads(struct py_reader *r, size_t max, struct py_thread **out, size_t *n);
 
 /* Whether a thread blocked in futex(2) on address uaddr waits for the GIL:
  * the word is in the condition or mutex of the GIL's state that the last

@@ -7,7 +7,7 @@
 # read by recce's layouts, 3.13 by the offsets it publishes, another
 # version named and its native frames still shown.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" /usr/bin/python3.11 /bin/sleep
+need_file "$RECCE" /usr/bin/python3.11 /bin/sleep "$TARGETS/fake-python"
 SRC=tests/py/dump-target.py
 FILE=$PWD/$SRC # as Python names a script it runs
 at() { echo "$FILE:$(source_line "$SRC" "# mark: $1")"; }
@@ -115,6 +115,28 @@ PY
 )" "$DEBIAN True main False True threading.Condition.wait True other True False __main__.hog True" \
 	"JSON: the version, who holds the GIL, each thread's frames at the lines of their calls"
 kill "$P"
+
+# A process that poses as CPython 3.11 with state that lies (a thread list
+# and a frame chain that come back on themselves, pointers to nowhere,
+# lengths in the exabytes): the dump ends, shows what could be read once,
+# and says where the chain stopped; the process runs on.
+CUT="    [the Python frames end here: the next could not be read, or repeats one above]"
+for mode in ring self wild; do
+	spawn "$T/fake-$mode.out" "$TARGETS/fake-python" "$mode"
+	ok "fake-python $mode is ready" wait_for 60 grep -q ready "$T/fake-$mode.out"
+	run "$RECCE" dump -p "$PID"
+	is "$RC" 0 "a lying CPython ($mode): dump exits 0" || show_run
+	like "$(cat "$OUT")" "$(printf '%s' "$CUT" | sed 's/[][().,]/\\&/g')" "$mode: it says where the Python frames stop"
+	ok "$mode: the process runs on" kill -0 "$PID"
+	cp "$OUT" "$T/fake-$mode.dump"
+	kill "$PID"
+done
+is "$(sed -n 2p "$T/fake-ring.dump")" "CPython 3.11.2: 2 Python threads, their frames in place of the interpreter's" \
+	"ring: a thread list that comes back on itself is read once"
+is "$(py_frames "$T/fake-ring.dump" "$(sed -n 's/^thread \([0-9]*\).*/\1/p' "$T/fake-ring.dump" | head -1)")" \
+	"liar_0 (fake.py:7)
+liar_1 (fake.py:7)
+liar_2 (fake.py:7)" "ring: a frame chain that comes back on itself is shown once"
 
 # Not a CPython: no word of Python.
 spawn "$T/sleep.out" /bin/sleep 1000
