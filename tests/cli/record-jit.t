@@ -13,7 +13,7 @@ console.log("ready");
 for (;;) fib(25);
 JS
 
-spawn "$T/plain.out" /usr/bin/node "$T/fib.js"
+spawn "$T/plain.out" env -C "$T" /usr/bin/node "$T/fib.js"
 NODE=$PID
 ok "node runs fib" wait_for 60 grep -q ready "$T/plain.out"
 run "$RECCE" record -p "$NODE" -d 2 -o "$T/plain.pb.gz"
@@ -31,7 +31,8 @@ like "$(cat "$ERR")" "process $NODE is node, which keeps no perf map: if 'fib' i
 kill "$NODE"
 
 # With its perf map, the functions by name, and no note for them.
-spawn "$T/prof.out" /usr/bin/node --perf-basic-prof "$T/fib.js"
+# (In $T: node leaves its isolate-*-v8.log where it runs.)
+spawn "$T/prof.out" env -C "$T" /usr/bin/node --perf-basic-prof "$T/fib.js"
 NODE=$PID
 remove_at_exit "/tmp/perf-$NODE.map"
 ok "node --perf-basic-prof runs fib" wait_for 60 grep -q ready "$T/prof.out"
