@@ -81,8 +81,13 @@ static void make_calls(void)
 	/* Each call's name keeps its own bytes: a tracer reads a string
 	 * argument when it handles the event, which on a loaded machine may
 	 * be after the next call, and a shared buffer would hold the next
-	 * name by then (docs/recce-trace.md, Limitations). */
-	char names[64][32];
+	 * name by then (docs/recce-trace.md, Limitations). On the heap and
+	 * never freed: on the stack, the last names would be overwritten
+	 * by whatever runs once this function returns. */
+	char(*names)[32] = malloc(64 * sizeof(*names));
+
+	if (!names)
+		abort();
 
 	for (long r = 0; rounds == 0 || r < rounds; r++) {
 		long sum = 0;
