@@ -331,6 +331,15 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	sig->nparams = n < TRACE_MAX_ARGS ? n : TRACE_MAX_ARGS;
 	sig->ret_size = 8;
 	sig->ret_kind = in_memory ? TRACE_ARG_OBJECT : classify(&sub, &sig->ret_size);
+	/* LLVM marks a function whose calling convention it changed (an
+	 * unused argument or result dropped) nocall: what rax holds at its
+	 * return need not be its result, so none is shown. */
+	Dwarf_Attribute cc;
+	Dwarf_Word ccv;
+	if (sig->ret_kind != TRACE_ARG_NONE &&
+	    dwarf_attr_integrate(&sub, DW_AT_calling_convention, &cc) &&
+	    dwarf_formudata(&cc, &ccv) == 0 && ccv == DW_CC_nocall)
+		sig->ret_kind = TRACE_ARG_UNKNOWN;
 	Dwarf_Attribute at;
 	Dwarf_Die type;
 	if (in_memory && dwarf_attr_integrate(&sub, DW_AT_type, &at) &&

@@ -135,6 +135,11 @@ if rustc -g -O -o "$T/rsvalues" tests/rust/values.rs 2>"$T/rustc.err"; then
 		'add_file(path="a.txt", n=3)' "each call with its own string"
 	is "$(ns "$T/rust.trc" 'values::len_only' 'path=?')" "0 1 2 3 4 5 " \
 		"Rust: a string whose pointer LLVM dropped is '?', the u64 after it exact"
+	# side's result is used by no caller: LLVM dropped it.
+	traced rust-ret "$T/rust-ret.go" side --return -- "$T/rsvalues" 6 "$T/rust-ret.go"
+	is "$(grep -c 'values::side/1 --> (not readable here)' "$T/rust-ret.trc")" 6 \
+		"Rust: a result LLVM changed (nocall) is not read from rax, not made up" ||
+		diag "$(head -n 4 "$T/rust-ret.trc")"
 else
 	fail "rustc of tests/rust/values.rs" "$(cat "$T/rustc.err")"
 fi

@@ -7,10 +7,12 @@
 //     values N GO_FILE
 //
 // Prints "rust: ready", waits until GO_FILE exists, then for i = 0..N-1
-// calls add_file(NAMES[i % 3], i) and len_only(NAMES[i % 3], i), prints
+// calls add_file(NAMES[i % 3], i), len_only(NAMES[i % 3], i) and
+// side(i), prints
 // "rust: SUM" and exits.
 use std::hint::black_box;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::sleep;
 use std::time::Duration;
 
@@ -26,6 +28,17 @@ fn len_only(path: &str, n: u64) -> u64 {
     black_box(path.len() as u64 * 1000 + n)
 }
 
+static SEEN: AtomicU64 = AtomicU64::new(0);
+
+// Returns i * 7, which no caller uses: LLVM drops the result (rax holds
+// what it happens to hold at the return) and marks the function nocall.
+#[inline(never)]
+fn side(i: u64) -> u64 {
+    // black_box first: a lock-prefixed first instruction takes no probe.
+    SEEN.fetch_add(black_box(i), Ordering::Relaxed);
+    i * 7
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: u64 = args[1].parse().unwrap();
@@ -36,6 +49,7 @@ fn main() {
     let mut t = 0;
     for i in 0..n {
         t += add_file(NAMES[(i % 3) as usize], i) + len_only(NAMES[(i % 3) as usize], i);
+        side(i);
         sleep(Duration::from_millis(1));
     }
     println!("rust: {}", t);
