@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profile/thread-groups.h"
 #include "util/json-out.h"
@@ -44,9 +45,22 @@ static void close_to(struct chrome_track *t, size_t depth, int64_t ts)
 		put_event(t, 'E', t->open[--t->nopen], ts);
 }
 
+/* s as an event shows it: dflt when absent or empty. */
+static const char *shown(const char *s, const char *dflt)
+{
+	return s && s[0] ? s : dflt;
+}
+
+/* Whether a and b are one frame as the trace shows them (put_event): a
+ * frame with no name and one with an empty name are both [unknown], and
+ * a line is shown only with its file. */
 static int same_frame(const struct stack_frame *a, const struct stack_frame *b)
 {
-	return a->name == b->name && a->file == b->file && a->line == b->line;
+	if (a->name != b->name && strcmp(shown(a->name, "[unknown]"), shown(b->name, "[unknown]")))
+		return 0;
+	if (a->file != b->file && strcmp(shown(a->file, ""), shown(b->file, "")))
+		return 0;
+	return !shown(a->file, NULL) || a->line == b->line;
 }
 
 static void put_metadata(struct chrome_track *t, const char *what, const char *name)
