@@ -265,7 +265,6 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	for (size_t i = 0; i < sizeof(fr) / sizeof(fr[0]); i++)
 		L->fr_size = fr[i] > L->fr_size ? fr[i] : L->fr_size;
 	return L->fr_size <= FRAME_BYTES ? 0 : -ENOTSUP;
-	return 0;
 }
 
 /* "3.X" from a file name such as libpython3.11.so.1.0 or python3.12. */
