@@ -126,14 +126,14 @@ BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 BPF_CFLAGS = -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 \
 	-I/usr/include/$(shell $(CC) -print-multiarch) -Isrc
 
-$(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c src/perf/bpf/family.h src/perf/hit-format.h src/perf/alloc-format.h src/util/x86-regs.h
+$(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c src/perf/bpf/family.h src/perf/hit-format.h src/perf/alloc-format.h src/perf/py-format.h src/util/x86-regs.h
 	@mkdir -p $(@D)
 	clang $(BPF_CFLAGS) -c -o $@ $<
 
 $(B)/perf/bpf/%.skel.h: $(B)/perf/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_prog > $@.tmp && mv $@.tmp $@
 
-$(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o: $(BPF_SKELS)
+$(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o $(B)/perf/py-bpf.o: $(BPF_SKELS)
 
 # The compiled programs stay, for llvm-objdump -d when one needs a look.
 .SECONDARY: $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.bpf.o,$(BPF_SRCS))

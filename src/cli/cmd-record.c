@@ -237,6 +237,7 @@ int cmd_record(int argc, char **argv)
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))
 		status = RECCE_EXIT_ERROR;
 	record_say_losses(&a, &st, cfg.unwind_check);
+	record_say_python(&a, &st, procs, t, ntargets);
 
 	sampler_free(s);
 	if (cfg.cgroup_fd >= 0)

@@ -96,6 +96,12 @@ void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size
 void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
 		       int unwind_check);
 
+/* What was read of the Python frames of CPython targets, what was not and
+ * why; or, when the frame reader could not run, why, if a target (of the
+ * n given, or the command) looks like a Python. */
+void record_say_python(const struct record_args *a, const struct sampler_stats *st,
+		       struct proc_registry *procs, const struct sampler_target *t, size_t n);
+
 /* The time the -p targets' threads have waited on a run queue so far. */
 uint64_t record_wait_ns(const struct record_args *a);
 

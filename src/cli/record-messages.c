@@ -16,6 +16,7 @@
 #include "cli/cmd-record.h"
 #include "cli/jit-hint.h"
 #include "cli/usage.h"
+#include "perf/py-format.h"
 #include "proc/jvm-perfmap.h"
 #include "proc/proc-maps.h"
 #include "proc/self.h"
@@ -349,6 +350,59 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 		     (unsigned long long)st->unwind_check.checked,
 		     (unsigned long long)st->unwind_check.fast,
 		     (unsigned long long)st->unwind_check.differ);
+}
+
+/* Whether pid's program, or the command, is named like a Python. */
+static int looks_python(struct proc_registry *procs, pid_t pid, const char *argv0)
+{
+	const struct proc_map *m = pid ? procs_exe(procs, pid) : NULL;
+	const char *path = m && m->path ? m->path : argv0;
+	const char *base = path ? strrchr(path, '/') : NULL;
+
+	return path && strstr(base ? base + 1 : path, "python") != NULL;
+}
+
+void record_say_python(const struct record_args *a, const struct sampler_stats *st,
+		       struct proc_registry *procs, const struct sampler_target *t, size_t n)
+{
+	const struct py_samples_stats *py = &st->python;
+
+	if (a->event == RECORD_ALLOC || a->event == RECORD_OFFCPU)
+		return;
+	if (!py->processes) {
+		int python = 0;
+		for (size_t i = 0; i < n && !python; i++)
+			python = looks_python(procs, t[i].pid, a->argv ? a->argv[0] : NULL);
+		if (python && st->python_err)
+			warning("the Python frames of the targets could not be read (%s): their "
+				"stacks show the interpreter's C functions only; it needs CAP_BPF "
+				"and CAP_PERFMON (or root) and Linux 5.17 or later",
+				strerror(-st->python_err));
+		else if (python)
+			note("no target is a CPython of a version recce reads at sample time "
+			     "(3.11 to 3.13): its stacks show the interpreter's C functions");
+		return;
+	}
+	note("Python %s: %llu sample%s with Python frames, %llu of threads running no Python "
+	     "code",
+	     py->version[0] ? py->version : "(version unknown)", (unsigned long long)py->matched,
+	     py->matched == 1 ? "" : "s", (unsigned long long)py->native);
+	if (py->unmatched)
+		warning("%llu sample%s of Python processes show%s native frames only: taken "
+			"before recce knew the process as a Python (it started or exec'd during "
+			"the recording), or their frames were not read%s",
+			(unsigned long long)py->unmatched, py->unmatched == 1 ? "" : "s",
+			py->unmatched == 1 ? "s" : "",
+			py->dropped ? ", the frame ring being full" : "");
+	if (py->cut)
+		note("%llu Python stack%s end%s early: deeper than %d frames, or a frame could "
+		     "not be read while it changed",
+		     (unsigned long long)py->cut, py->cut == 1 ? "" : "s", py->cut == 1 ? "s" : "",
+		     PY_BPF_FRAMES);
+	if (py->unread)
+		note("%llu Python frame%s shown as [unknown Python code]: the code object "
+		     "could not be read (freed, or the process ended, before recce read it)",
+		     (unsigned long long)py->unread, py->unread == 1 ? " is" : "s are");
 }
 
 uint64_t record_wait_ns(const struct record_args *a)

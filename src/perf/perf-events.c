@@ -46,6 +46,7 @@ struct perf_events {
 	size_t ntasks, tasks_cap;
 	struct u64map ids; /* event id -> task index | event << 32 */
 	int user_only;
+	int bpf_refused; /* the errno of a refused PERF_EVENT_IOC_SET_BPF, negative */
 	uint64_t sample_type;
 	uint64_t nregs;
 	struct perf_events_stats stats;
@@ -244,6 +245,11 @@ size_t perf_events_ntasks(const struct perf_events *pe)
 	return pe->ntasks;
 }
 
+int perf_events_bpf_refused(const struct perf_events *pe)
+{
+	return pe->bpf_refused;
+}
+
 int perf_events_user_only(const struct perf_events *pe)
 {
 	return pe->user_only;
@@ -348,6 +354,9 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 			err = -errno;
 			goto out_close;
 		}
+		if (pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] == PERF_EVENTS_CPU_CLOCK &&
+		    !pe->bpf_refused && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
+			pe->bpf_refused = -errno;
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t kind = pe->kinds[i / pe->ncpus];

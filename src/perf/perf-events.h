@@ -56,6 +56,11 @@ struct perf_events_config {
 	uint16_t max_stack;   /* callchain depth; 0 means the kernel's maximum */
 	int enable_on_exec;   /* start disabled; the kernel enables at the target's exec */
 	size_t ring_pages;    /* data pages per CPU ring (a power of two); 0 = default */
+	/* A BPF perf_event program run at every cpu-clock sample before it is
+	 * written (PERF_EVENT_IOC_SET_BPF; inherited events run it too); 0
+	 * for none. A kernel that refuses it leaves the events without it,
+	 * and perf_events_bpf_refused() says so. */
+	int bpf_prog_fd;
 };
 
 /* A parsed record. Which fields are set depends on type (PERF_RECORD_*). */
@@ -146,6 +151,10 @@ int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu);
 
 /* Whether sampling fell back to user space only. */
 int perf_events_user_only(const struct perf_events *pe);
+
+/* The errno with which the kernel refused the config's BPF program on an
+ * event (negative), or 0. */
+int perf_events_bpf_refused(const struct perf_events *pe);
 
 /* Fills fds with up to max descriptors to poll(2) for POLLIN, one per
  * ring; returns the number of rings (fds may be NULL when max is 0). */

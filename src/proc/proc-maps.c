@@ -10,6 +10,7 @@
 #include "proc/proc-maps.h"
 
 #include "proc/exe-name.h"
+#include "proc/py-names.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/lines.h"
@@ -51,6 +52,7 @@ struct proc_registry {
 	struct proc *procs;
 	size_t nprocs, cap;
 	struct strpool strings;
+	struct py_names *py; /* made on first use */
 };
 
 struct proc_registry *procs_new(struct symbolizer *sym)
@@ -74,7 +76,20 @@ void procs_free(struct proc_registry *r)
 	free(r->procs);
 	u64map_release(&r->by_pid);
 	strpool_release(&r->strings);
+	py_names_free(r->py);
 	free(r);
+}
+
+struct symbolizer *procs_symbolizer(const struct proc_registry *r)
+{
+	return r->sym;
+}
+
+struct py_names *procs_py_names(struct proc_registry *r)
+{
+	if (!r->py)
+		r->py = py_names_new();
+	return r->py;
 }
 
 size_t procs_forget_dead(struct proc_registry *r)

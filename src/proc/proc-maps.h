@@ -84,4 +84,12 @@ uid_t procs_uid(struct proc_registry *r, pid_t pid);
 const char *procs_comm(struct proc_registry *r, pid_t pid);
 int procs_set_comm(struct proc_registry *r, pid_t pid, const char *comm);
 
+/* The symbolizer the registry opens files through. */
+struct symbolizer *procs_symbolizer(const struct proc_registry *r);
+
+/* The table of Python frames in the stacks of these processes
+ * (py-names.h), made on first use; NULL when out of memory. */
+struct py_names;
+struct py_names *procs_py_names(struct proc_registry *r);
+
 #endif

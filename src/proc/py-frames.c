@@ -124,6 +124,8 @@ static const struct py_layout layouts[] = {
 
 /* What a code object says, read once per object. */
 struct code_info {
+	uint64_t
+	    qual_at; /* its co_qualname, which tells a code object freed and another made there */
 	const char *name, *file;
 	int firstline, firsttraceable;
 	uint8_t *lines; /* the line table */
@@ -409,16 +411,21 @@ static int read_str(const struct py_reader *r, uint64_t addr, uint64_t type_want
 	return 0;
 }
 
-/* The code object at addr, read once (func: its frame's function, for
- * the module name); NULL when it cannot be read. */
-static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint64_t func)
+/* The code object at addr, read once (module: its function's __module__,
+ * 0 when not known; qual: its co_qualname as read at a sample, 0 when
+ * not, which when it differs from the one read before says the object
+ * there is another); NULL when it cannot be read. */
+static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint64_t module_at,
+				       uint64_t qual)
 {
 	const struct py_layout *L = r->lay;
-	uint64_t idx, name_at, qual_at, file_at, lt_at, str_type, module_at, size;
-	char qual[MAX_STR * 4], module[MAX_STR * 4], file[MAX_STR * 4], full[MAX_STR * 8 + 2];
+	uint64_t idx, name_at, qual_at, file_at, lt_at, str_type, size;
+	char qual_s[MAX_STR * 4], module[MAX_STR * 4], file[MAX_STR * 4], full[MAX_STR * 8 + 2];
 	int32_t firstline, firsttraceable = 0;
+	struct code_info *c;
 
-	if (u64map_get(&r->codes, addr, &idx))
+	int known = u64map_get(&r->codes, addr, &idx);
+	if (known && (!qual || r->code[idx - 1].qual_at == qual))
 		return &r->code[idx - 1];
 	if (rd64(r, addr + L->code_name, &name_at) || rd64(r, name_at + L->ob_type, &str_type) ||
 	    rd64(r, addr + L->code_qualname, &qual_at) ||
@@ -427,20 +434,28 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	    rd(r, addr + L->code_firstlineno, &firstline, 4) ||
 	    (L->code_firsttraceable >= 0 &&
 	     rd(r, addr + (uint64_t)L->code_firsttraceable, &firsttraceable, 4)) ||
-	    read_str(r, qual_at, str_type, qual, sizeof(qual)) ||
+	    read_str(r, qual_at, str_type, qual_s, sizeof(qual_s)) ||
 	    read_str(r, file_at, str_type, file, sizeof(file)))
 		return NULL;
 	/* The function's __module__, when it is a str. */
 	module[0] = 0;
-	if (func && rd64(r, func + L->func_module, &module_at) == 0)
+	if (module_at)
 		read_str(r, module_at, str_type, module, sizeof(module));
-	snprintf(full, sizeof(full), "%s%s%s", module, module[0] ? "." : "", qual);
-	struct code_info *v = array_reserve(r->code, &r->code_cap, r->ncode + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	r->code = v;
-	struct code_info *c = &r->code[r->ncode];
+	snprintf(full, sizeof(full), "%s%s%s", module, module[0] ? "." : "", qual_s);
+	if (known) {
+		/* Another code object where one was: read again in place. */
+		c = &r->code[idx - 1];
+		free(c->lines);
+	} else {
+		struct code_info *v =
+		    array_reserve(r->code, &r->code_cap, r->ncode + 1, sizeof(*v));
+		if (!v)
+			return NULL;
+		r->code = v;
+		c = &r->code[r->ncode];
+	}
 	memset(c, 0, sizeof(*c));
+	c->qual_at = qual_at;
 	c->name = strpool_intern(&r->names, full);
 	c->file = strpool_intern(&r->names, file);
 	c->firstline = firstline;
@@ -454,7 +469,7 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 		free(c->lines);
 		c->lines = NULL;
 	}
-	if (u64map_put(&r->codes, addr, ++r->ncode) < 0)
+	if (!known && u64map_put(&r->codes, addr, ++r->ncode) < 0)
 		return NULL;
 	return c;
 }
@@ -550,23 +565,66 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 				t->frames[t->n - 1].entry = 1;
 			continue;
 		}
-		const struct code_info *c = code_of(r, code, func);
-		if (!c) {
+		struct py_frame *f = &t->frames[t->n];
+		uint64_t module_at = 0;
+		if (func && rd64(r, func + L->func_module, &module_at))
+			module_at = 0;
+		int rc = py_reader_frame(r, code, instr, module_at, 0, owner == OWNER_GEN, f);
+		if (rc < 0) {
 			t->cut = 1;
 			return;
 		}
-		uint64_t first = code + L->code_adaptive;
-		/* A frame being set up has run nothing yet: not shown. */
-		if (owner != OWNER_GEN && instr < first + 2 * (uint64_t)c->firsttraceable)
+		if (rc > 0)
 			continue;
-		struct py_frame *f = &t->frames[t->n++];
-		f->name = c->name;
-		f->file = c->file;
-		f->line = instr >= first ? line_of(c, (instr - first) / 2) : c->firstline;
+		t->n++;
 		f->entry = L->fr_is_entry >= 0 ? fr[L->fr_is_entry] != 0 : 0;
 	}
 	if (t->n)
 		t->frames[t->n - 1].entry = 1;
+}
+
+int py_reader_frame(struct py_reader *r, uint64_t code, uint64_t instr, uint64_t module,
+		    uint64_t qualname, int gen, struct py_frame *f)
+{
+	if (!r->lay)
+		return -ENOTSUP;
+	const struct code_info *c = code_of(r, code, module, qualname);
+	if (!c)
+		return -EFAULT;
+	uint64_t first = code + r->lay->code_adaptive;
+	/* A frame being set up has run nothing yet: not shown. */
+	if (!gen && instr < first + 2 * (uint64_t)c->firsttraceable)
+		return 1;
+	f->name = c->name;
+	f->file = c->file;
+	f->line = instr >= first ? line_of(c, (instr - first) / 2) : c->firstline;
+	f->entry = 0;
+	return 0;
+}
+
+int py_reader_chain(const struct py_reader *r, struct py_chain *out)
+{
+	const struct py_layout *L = r->lay;
+
+	if (!L)
+		return -ENOTSUP;
+	memset(out, 0, sizeof(*out));
+	out->runtime = r->runtime;
+	out->rt_interp_head = L->rt_interp_head;
+	out->interp_threads_head = L->interp_threads_head;
+	out->ts_next = L->ts_next;
+	out->ts_native_tid = L->ts_native_tid;
+	out->ts_cframe = L->ts_cframe;
+	out->ts_frame = L->ts_frame;
+	out->fr_code = L->fr_code;
+	out->fr_func = L->fr_func;
+	out->fr_previous = L->fr_previous;
+	out->fr_instr = L->fr_instr;
+	out->fr_owner = L->fr_owner;
+	out->fr_is_entry = L->fr_is_entry;
+	out->func_module = L->func_module;
+	out->code_qualname = L->code_qualname;
+	return 0;
 }
 
 int py_reader_threads(struct py_reader *r, size_t max, struct py_thread **out, size_t *n)

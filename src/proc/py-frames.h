@@ -77,6 +77,36 @@ int py_reader_threads(struct py_reader *r, size_t max, struct py_thread **out, s
  * py_reader_threads() found. */
 int py_reader_gil_futex(const struct py_reader *r, uint64_t uaddr);
 
+/* Where a thread's frames are, for a reader at sample time (a BPF
+ * program): the runtime's address and the byte offsets of what leads
+ * from it to each thread's chain of frames (fields as in py-frames.c). */
+struct py_chain {
+	uint64_t runtime;
+	uint32_t rt_interp_head, interp_threads_head, ts_next, ts_native_tid;
+	int32_t ts_cframe; /* -1: the current frame is in the thread state */
+	uint32_t ts_frame;
+	uint32_t fr_code, fr_func, fr_previous, fr_instr, fr_owner;
+	int32_t fr_is_entry;	/* -1: an entry is marked by a shim frame after it */
+	uint32_t func_module;	/* a function's __module__ */
+	uint32_t code_qualname; /* a code object's co_qualname */
+};
+
+/* The chain's layout of r's CPython. Returns 0, or -ENOTSUP for a version
+ * without a layout. */
+int py_reader_chain(const struct py_reader *r, struct py_chain *out);
+
+/* One frame, as a chain holds it: code object `code` running the
+ * instruction at `instr`, of a function whose __module__ is the str at
+ * `module` (0: not known), owned by a generator with gen. `qualname`,
+ * when not 0, is the code object's co_qualname as read with the frame: a
+ * code object known at `code` with another is taken for a new one made
+ * where a freed one was, and read again. Fills *f (entry left 0) and
+ * returns 0; returns 1 for a frame being set up, which has run nothing
+ * yet and is not shown; -EFAULT when the code object cannot be read;
+ * -ENOTSUP. */
+int py_reader_frame(struct py_reader *r, uint64_t code, uint64_t instr, uint64_t module,
+		    uint64_t qualname, int gen, struct py_frame *f);
+
 void py_reader_free(struct py_reader *r);
 
 #endif

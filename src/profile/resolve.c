@@ -18,6 +18,7 @@
 
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
+#include "proc/py-names.h"
 #include "profile/aggregate.h"
 #include "profile/offcpu-reason.h"
 #include "profile/profile.h"
@@ -64,6 +65,8 @@ struct resolver {
 	struct frame_namer *namer;
 	uint64_t *loc_ids; /* scratch: one sample's location ids */
 	size_t loc_cap;
+	uint64_t *spliced; /* scratch: the same with its Python frames in place */
+	size_t spliced_cap;
 	int addresses_only; /* resolver_keep_addresses() */
 	size_t column;	    /* resolver_set_column() */
 	int label_comm;	    /* resolver_label_comm() */
@@ -246,6 +249,7 @@ void resolver_free(struct resolver *r)
 	idmap_release(&r->locations);
 	idmap_release(&r->mappings);
 	free(r->loc_ids);
+	free(r->spliced);
 	free(r);
 }
 
@@ -420,6 +424,84 @@ static uint64_t offcpu_location(struct resolver *r, uint64_t mark, const uint64_
 	return id;
 }
 
+#define KEY_PYTHON 128 /* key flag of the location of a Python frame */
+
+/* The location of Python frame id (py-names.h). */
+static uint64_t python_location(struct resolver *r, uint64_t id)
+{
+	struct key k = {id, 0, 0, KEY_PYTHON};
+	uint64_t loc = idmap_get(&r->locations, &k);
+	const char *name = "[unknown Python code]", *file = "";
+	int line = 0;
+
+	if (loc)
+		return loc;
+	py_names_get(procs_py_names(r->procs), id, &name, &file, &line);
+	struct profile_line pl = {0};
+	pl.function_id = profile_add_function(r->prof, name, name, file, 0);
+	pl.line = line;
+	if (!pl.function_id || !(loc = profile_add_location(r->prof, 0, 0, &pl, 1)) ||
+	    idmap_put(&r->locations, &k, loc) < 0)
+		return 0;
+	return loc;
+}
+
+/* Whether location id is a C call of the interpreter, which ran Python
+ * frames. */
+static int runs_python(struct resolver *r, uint64_t id)
+{
+	const struct profile_location *loc = profile_location(r->prof, id);
+	const struct profile_function *f =
+	    loc && loc->nlines ? profile_function(r->prof, loc->lines[loc->nlines - 1].function_id)
+			       : NULL;
+
+	return f && strcmp(f->name, PY_EVAL_FUNCTION) == 0;
+}
+
+/*
+ * The Python frames of s (from frames[from] on, innermost first, see
+ * py-names.h) in place of the native frames that ran them: each group up
+ * to a frame marked PY_STACK_ENTRY replaces the next C call of the
+ * interpreter among r->loc_ids (nlocs of them, leaf first); groups the
+ * native walk did not reach go at the root end.
+ */
+static int splice_python(struct resolver *r, const struct agg_stack *s, size_t from, size_t nlocs,
+			 size_t *nlocs_out)
+{
+	size_t npy = s->nframes - from;
+	uint64_t *out = array_reserve(r->spliced, &r->spliced_cap, nlocs + npy, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	r->spliced = out;
+	size_t n = 0, g = 0;
+	for (size_t i = 0; i <= nlocs; i++) {
+		int at_root = i == nlocs;
+		if (g < npy && (at_root || runs_python(r, r->loc_ids[i]))) {
+			/* One group, or at the root all that is left. */
+			while (g < npy) {
+				uint64_t v = s->frames[from + g++];
+				uint64_t id = python_location(r, v & PY_STACK_ID);
+				if (!id)
+					return -ENOMEM;
+				out[n++] = id;
+				if ((v & PY_STACK_ENTRY) && !at_root)
+					break;
+			}
+			continue;
+		}
+		if (!at_root)
+			out[n++] = r->loc_ids[i];
+	}
+	/* The spliced stack becomes r->loc_ids. */
+	r->spliced = r->loc_ids;
+	r->loc_ids = out;
+	size_t cap = r->spliced_cap;
+	r->spliced_cap = r->loc_cap;
+	r->loc_cap = cap;
+	*nlocs_out = n;
+	return 0;
+}
+
 /* Whether the kernel part of s is a probe's own work: the thread was in
  * the trap of a uprobe's breakpoint (recce's, or anyone's) or of the
  * single step after it when the sample was taken, and the frames above
@@ -471,11 +553,15 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 	int kernel = -1; /* unknown until a context marker says */
 	int first = 1;	 /* the next frame is the first of its context: not a return address */
 	uint64_t mark = 0;
-	size_t mark_at = 0;
+	size_t mark_at = 0, python = 0;
 	/* A probe's frames are cut: the stack starts at the probed code. */
 	int skip_kernel = !user_only && in_probe_handler(r, s);
 	for (size_t i = 0; i < s->nframes; i++) {
 		uint64_t addr = s->frames[i];
+		if (addr == PY_STACK_MARK) {
+			python = i + 1; /* the rest are Python frames */
+			break;
+		}
 		if (offcpu_is_mark(addr)) {
 			if (!user_only && !mark) {
 				mark = addr;
@@ -512,6 +598,8 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 			return -ENOMEM;
 		r->loc_ids[mark_at] = id;
 	}
+	if (python && !user_only)
+		return splice_python(r, s, python, nlocs, nlocs_out);
 	*nlocs_out = nlocs;
 	return 0;
 }

@@ -152,6 +152,9 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 			s->stats.dropped++;
 		return;
 	}
+	if (s->py)
+		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
+					  frames, n, &n);
 	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
 	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
 			     rec->sample.period, when) < 0)
@@ -167,6 +170,8 @@ static void handle_exec(struct sampler *s, pid_t pid)
 		resolver_add(s->cfg.resolver, s->cfg.agg, pid);
 	procs_exec(s->cfg.procs, pid);
 	aggregate_exec(s->cfg.agg, pid);
+	if (s->py)
+		py_samples_exec(s->py, pid);
 	if (s->unwinder)
 		unwinder_forget(s->unwinder, pid);
 }
@@ -232,6 +237,8 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 	case PERF_RECORD_EXIT:
 		if (s->offcpu)
 			offcpu_exit(s->offcpu, tid);
+		if (s->py)
+			py_samples_thread_exit(s->py, tid);
 		/* The tid may be reused by a thread with other streams. */
 		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
 			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);

@@ -23,6 +23,8 @@
 #include "util/progress.h"
 
 #define POLL_MS	       500
+#define PY_POLL_MS     100
+#define FIRST_READ_MS  20   /* after a launch */
 #define CHILD_GRACE_MS 2000 /* between SIGTERM and SIGKILL of the launched command */
 
 /* Reaps the launched command if it has exited; returns 1 if it did. */
@@ -131,6 +133,8 @@ static void on_wake(void *arg)
 
 	if (s->stopping)
 		return;
+	if (s->py)
+		py_samples_read(s->py);
 	int r = perf_events_read(s->pe, sampler_handle_record, s);
 	if (r < 0) {
 		stop(s, r);
@@ -173,11 +177,20 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 	for (size_t i = 0; i < s->ntargets && !ret; i++)
 		if (s->alive[i])
 			ret = evloop_add(loop, s->pidfds[i], EVLOOP_ONCE, on_target_exit, s);
-	/* A wake every POLL_MS, whatever the rings do, and one at the end. */
+	/* A wake every POLL_MS, whatever the rings do, and one at the end;
+	 * every PY_POLL_MS with Python frames read: a frame's code is named
+	 * when its record is read, and a process that ended cannot be read. */
 	int64_t now = time_now_ns(CLOCK_MONOTONIC);
+	int64_t poll_ns = (s->py ? PY_POLL_MS : POLL_MS) * 1000000LL;
 	if (!ret) {
-		int id =
-		    evloop_timer_add(loop, now + POLL_MS * 1000000LL, POLL_MS * 1000000LL, NULL, s);
+		int id = evloop_timer_add(loop, now + poll_ns, poll_ns, NULL, s);
+		ret = id < 0 ? id : 0;
+	}
+	/* With Python frames read, a launched command is read soon after
+	 * its exec (a CPython is named to the frame reader at its first
+	 * sample read; its samples before have no Python frames). */
+	if (!ret && s->py && s->child) {
+		int id = evloop_timer_add(loop, now + FIRST_READ_MS * 1000000LL, 0, NULL, s);
 		ret = id < 0 ? id : 0;
 	}
 	if (!ret && s->deadline != INT64_MAX) {

@@ -92,6 +92,13 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
 	pc.enable_on_exec = enable_on_exec;
+	unsigned ev = s->cfg.events ? s->cfg.events : PERF_EVENTS_CPU_CLOCK;
+	if ((ev & PERF_EVENTS_CPU_CLOCK) && !s->cfg.no_python) {
+		s->py_err = py_samples_new(
+		    s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1), &s->py, NULL, 0);
+		if (s->py)
+			pc.bpf_prog_fd = py_samples_prog_fd(s->py);
+	}
 	return perf_events_new(&pc, &s->pe);
 }
 
@@ -321,6 +328,10 @@ static int attach(struct sampler *s)
 			continue;
 		}
 		t->cmdline = cmdline_of(t->pid);
+		/* A CPython is named to the frame reader before its events
+		 * open, so that its first sample has its Python frames. */
+		if (s->py && procs_scan(s->cfg.procs, t->pid) == 0)
+			py_samples_watch(s->py, t->pid);
 		/* The pidfd first: it refers to this process even if the pid
 		 * is reused while we attach. */
 		s->pidfds[i] = proc_pidfd_open(t->pid);
@@ -437,6 +448,33 @@ static int alloc_start(struct sampler *s)
 	return probed ? 0 : -ENOENT;
 }
 
+/* System-wide: every process running a program named like a Python is
+ * read now and named to the frame reader before the events open, so that
+ * its first samples have their Python frames (another CPython, such as a
+ * program embedding libpython, is found at its first sample). */
+static void watch_pythons(struct sampler *s)
+{
+	struct proc_ids l;
+	char path[64], exe[4096];
+
+	proc_ids_init(&l);
+	ssize_t n = proc_ids_list_dir(&l, "/proc", 1u << 20);
+	for (ssize_t i = 0; i < n; i++) {
+		pid_t pid = l.ids[i];
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		ssize_t len = readlink(path, exe, sizeof(exe) - 1);
+		if (len <= 0)
+			continue;
+		exe[len] = 0;
+		const char *base = strrchr(exe, '/');
+		if (!strstr(base ? base + 1 : exe, "python") || procs_scan(s->cfg.procs, pid) != 0)
+			continue;
+		u64map_put(&s->known, (uint64_t)pid, KNOWN_SCANNED);
+		py_samples_watch(s->py, pid);
+	}
+	proc_ids_release(&l);
+}
+
 int sampler_start(struct sampler *s)
 {
 	int err = open_rings(s, s->cfg.argv != NULL);
@@ -461,6 +499,8 @@ int sampler_start(struct sampler *s)
 			if (!err)
 				err = alloc_start(s);
 		} else if (s->cfg.system_wide) {
+			if (s->py)
+				watch_pythons(s);
 			/* A "task" of pid -1: one event per CPU, every process;
 			 * or of a cgroup, every process in it. */
 			int task = s->cfg.cgroup_fd >= 0
@@ -472,6 +512,11 @@ int sampler_start(struct sampler *s)
 		}
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);
+	if (s->py && perf_events_bpf_refused(s->pe)) {
+		s->py_err = perf_events_bpf_refused(s->pe);
+		py_samples_free(s->py);
+		s->py = NULL;
+	}
 	return err;
 }
 
@@ -512,6 +557,9 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		st->nallocators = alloc_probes_objects(s->alloc_probes, &st->allocators);
 	if (s->pe)
 		st->malformed = perf_events_stats(s->pe)->malformed;
+	if (s->py)
+		py_samples_get_stats(s->py, &st->python);
+	st->python_err = s->py_err;
 	aggregate_get_stats(s->cfg.agg, &as);
 	st->threads = as.threads;
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
@@ -600,6 +648,14 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 		add_comment(p, "call-graph", "fp");
 	if (st->user_only)
 		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
+	if (st->python.processes)
+		add_comment(
+		    p, "python",
+		    "%s (%zu process%s): %llu samples with Python frames, %llu in "
+		    "threads running no Python code, %llu without them (not read)",
+		    st->python.version, st->python.processes, st->python.processes == 1 ? "" : "es",
+		    (unsigned long long)st->python.matched, (unsigned long long)st->python.native,
+		    (unsigned long long)st->python.unmatched);
 	add_comment(p, "stopped-by", "%s", stops[st->stop]);
 	if (info->timeline)
 		add_comment(p, "timeline", "%llu samples in time order",
@@ -625,6 +681,7 @@ void sampler_free(struct sampler *s)
 	offcpu_free(s->offcpu);
 	alloc_probes_free(s->alloc_probes);
 	alloc_samples_free(s->alloc);
+	py_samples_free(s->py);
 	free(s->attached);
 	u64map_release(&s->tid_task);
 	u64map_release(&s->known);

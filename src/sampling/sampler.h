@@ -44,6 +44,7 @@
 
 #include "profile/profile.h"
 #include "sampling/alloc-samples.h"
+#include "sampling/py-samples.h"
 #include "proc/unwind.h"
 
 struct aggregate;
@@ -84,6 +85,9 @@ struct sampler_config {
 	 * still in use at the end to inuse; the allocators are found through
 	 * sym. */
 	uint64_t alloc_interval; /* bytes allocated per sample, on average */
+	/* cpu-clock samples of CPython processes carry their Python frames
+	 * (py-samples.h) unless this is set. */
+	int no_python;
 	struct aggregate *inuse;
 	struct symbolizer *sym;
 };
@@ -129,6 +133,11 @@ struct sampler_stats {
 	 * from when recce read of them, ended before that, or that could
 	 * not be probed. */
 	uint64_t alloc_followed, alloc_ended, alloc_unfollowed;
+	/* Python frames: what was seen of CPython processes, and why none
+	 * could be read (-errno: the program could not be loaded or attached;
+	 * 0 when it was, or was not asked for). */
+	struct py_samples_stats python;
+	int python_err;
 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out);

@@ -1,0 +1,367 @@
+/*
+ * Python frames in samples (see py-samples.h): the program's records,
+ * queued per thread with their frames named, and each sample matched
+ * with its own.
+ */
+#include "sampling/py-samples.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf/py-bpf.h"
+#include "proc/proc-maps.h"
+#include "proc/py-frames.h"
+#include "proc/py-names.h"
+#include "util/array.h"
+#include "util/u64map.h"
+
+#define MATCH_NS  1000000ull /* a record this far from its sample at most */
+#define QUEUE_MAX 4096	     /* records queued per thread; beyond, the oldest go */
+
+enum { PROC_UNCHECKED, PROC_NOT_PYTHON, PROC_PYTHON };
+
+struct py_proc {
+	int state;
+	struct py_reader *reader;
+};
+
+/* One record, its frames named (ids of py-names.h). */
+struct queued {
+	uint64_t time;
+	uint32_t flags;
+	uint32_t n;
+	uint64_t *ids;
+};
+
+struct tid_queue {
+	struct queued *v;
+	size_t head, n, cap; /* v[head..n) are queued */
+};
+
+struct py_samples {
+	struct proc_registry *procs;
+	struct py_bpf bpf;
+	uint64_t match_ns;
+	struct u64map procs_by_pid; /* pid -> struct py_proc * */
+	struct u64map queues;	    /* tid -> struct tid_queue * */
+	uint64_t *stack;	    /* py_samples_stack()'s buffer */
+	size_t stack_cap;
+	struct py_samples_stats st;
+};
+
+static struct py_proc *proc_of(struct py_samples *p, pid_t pid)
+{
+	uint64_t v;
+
+	if (u64map_get(&p->procs_by_pid, (uint64_t)pid, &v))
+		return (struct py_proc *)(uintptr_t)v;
+	struct py_proc *pp = calloc(1, sizeof(*pp));
+	if (!pp || u64map_put(&p->procs_by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)pp) < 0) {
+		free(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+/* Whether pid maps a file of Python's: the cheap test before its
+ * symbols are looked at. */
+static int maps_python(struct proc_registry *procs, pid_t pid)
+{
+	const struct proc_map *maps;
+	size_t n = procs_maps(procs, pid, &maps);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *base = maps[i].path ? strrchr(maps[i].path, '/') : NULL;
+		if (base && strstr(base, "python"))
+			return 1;
+	}
+	return 0;
+}
+
+static void check(struct py_samples *p, pid_t pid, struct py_proc *pp)
+{
+	struct py_chain c;
+
+	pp->state = PROC_NOT_PYTHON;
+	if (!maps_python(p->procs, pid) ||
+	    py_reader_open(p->procs, procs_symbolizer(p->procs), pid, &pp->reader) != 0)
+		return;
+	if (py_reader_chain(pp->reader, &c) != 0) {
+		py_reader_free(pp->reader);
+		pp->reader = NULL;
+		return;
+	}
+	struct py_bpf_layout L = {
+	    .runtime = c.runtime,
+	    .rt_interp_head = c.rt_interp_head,
+	    .interp_threads_head = c.interp_threads_head,
+	    .ts_next = c.ts_next,
+	    .ts_native_tid = c.ts_native_tid,
+	    .ts_cframe = c.ts_cframe,
+	    .ts_frame = c.ts_frame,
+	    .fr_code = c.fr_code,
+	    .fr_func = c.fr_func,
+	    .fr_previous = c.fr_previous,
+	    .fr_instr = c.fr_instr,
+	    .fr_owner = c.fr_owner,
+	    .fr_is_entry = c.fr_is_entry,
+	    .func_module = c.func_module,
+	    .code_qualname = c.code_qualname,
+	};
+	if (py_bpf_set_process(&p->bpf, pid, &L) != 0) {
+		py_reader_free(pp->reader);
+		pp->reader = NULL;
+		return;
+	}
+	pp->state = PROC_PYTHON;
+	p->st.processes++;
+	if (!p->st.version[0])
+		snprintf(p->st.version, sizeof(p->st.version), "%s", py_reader_version(pp->reader));
+}
+
+void py_samples_watch(struct py_samples *p, pid_t pid)
+{
+	struct py_proc *pp = proc_of(p, pid);
+
+	if (pp && pp->state == PROC_UNCHECKED)
+		check(p, pid, pp);
+}
+
+void py_samples_exec(struct py_samples *p, pid_t pid)
+{
+	uint64_t v;
+
+	if (!u64map_get(&p->procs_by_pid, (uint64_t)pid, &v))
+		return;
+	struct py_proc *pp = (struct py_proc *)(uintptr_t)v;
+	if (pp->state == PROC_PYTHON)
+		py_bpf_set_process(&p->bpf, pid, NULL);
+	py_reader_free(pp->reader);
+	pp->reader = NULL;
+	pp->state = PROC_UNCHECKED;
+}
+
+static struct tid_queue *queue_of(struct py_samples *p, pid_t tid, int make)
+{
+	uint64_t v;
+
+	if (u64map_get(&p->queues, (uint64_t)tid, &v))
+		return (struct tid_queue *)(uintptr_t)v;
+	if (!make)
+		return NULL;
+	struct tid_queue *q = calloc(1, sizeof(*q));
+	if (!q || u64map_put(&p->queues, (uint64_t)tid, (uint64_t)(uintptr_t)q) < 0) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static void pop(struct tid_queue *q)
+{
+	free(q->v[q->head].ids);
+	q->head++;
+	if (q->head == q->n)
+		q->head = q->n = 0;
+}
+
+void py_samples_thread_exit(struct py_samples *p, pid_t tid)
+{
+	struct tid_queue *q = queue_of(p, tid, 0);
+
+	while (q && q->head < q->n)
+		pop(q);
+}
+
+/* A record read from the ring: its frames named, queued on its thread. */
+static void take(const struct py_bpf_record *rec, size_t size, void *arg)
+{
+	struct py_samples *p = arg;
+	uint64_t v;
+	(void)size;
+
+	if (!u64map_get(&p->procs_by_pid, rec->pid, &v))
+		return;
+	struct py_proc *pp = (struct py_proc *)(uintptr_t)v;
+	struct tid_queue *q = queue_of(p, (pid_t)rec->tid, 1);
+	if (!pp->reader || !q)
+		return;
+	if (q->n - q->head >= QUEUE_MAX)
+		pop(q);
+	if (q->head && q->n == q->cap) { /* room at the front: move down */
+		memmove(q->v, q->v + q->head, (q->n - q->head) * sizeof(*q->v));
+		q->n -= q->head;
+		q->head = 0;
+	}
+	struct queued *nv = array_reserve(q->v, &q->cap, q->n + 1, sizeof(*nv));
+	if (!nv)
+		return;
+	q->v = nv;
+	struct queued *e = &q->v[q->n];
+	e->time = rec->time;
+	e->flags = rec->flags;
+	e->n = 0;
+	e->ids = rec->n ? malloc(rec->n * sizeof(*e->ids)) : NULL;
+	if (rec->n && !e->ids)
+		return;
+	struct py_names *names = procs_py_names(p->procs);
+	for (uint32_t i = 0; i < rec->n && names; i++) {
+		uint64_t code = rec->frames[i][0] & ~(uint64_t)PY_FRAME_BITS;
+		struct py_frame f;
+		int rc =
+		    py_reader_frame(pp->reader, code, rec->frames[i][1], rec->frames[i][2],
+				    rec->frames[i][3], (rec->frames[i][0] & PY_FRAME_GEN) != 0, &f);
+		if (rc > 0)
+			continue; /* set up, not run yet: not shown */
+		uint64_t id;
+		if (rc < 0) {
+			p->st.unread++;
+			id = py_names_id(names, "[unknown Python code]", "", 0);
+		} else {
+			id = py_names_id(names, f.name, f.file, f.line);
+		}
+		if (!id)
+			continue;
+		if (rec->frames[i][0] & PY_FRAME_ENTRY)
+			id |= PY_STACK_ENTRY;
+		e->ids[e->n++] = id;
+	}
+	q->n++;
+}
+
+int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_samples **out,
+		   char *log, size_t log_len)
+{
+	struct py_samples *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	p->procs = procs;
+	p->match_ns = period_ns / 2 < MATCH_NS ? period_ns / 2 : MATCH_NS;
+	u64map_init(&p->procs_by_pid);
+	u64map_init(&p->queues);
+	int err = py_bpf_new(&p->bpf, take, p, log, log_len);
+	if (err) {
+		u64map_release(&p->procs_by_pid);
+		u64map_release(&p->queues);
+		free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+static void free_proc(void *ctx, uint64_t key, uint64_t val)
+{
+	struct py_proc *pp = (struct py_proc *)(uintptr_t)val;
+	(void)ctx;
+	(void)key;
+
+	py_reader_free(pp->reader);
+	free(pp);
+}
+
+static void free_queue(void *ctx, uint64_t key, uint64_t val)
+{
+	struct tid_queue *q = (struct tid_queue *)(uintptr_t)val;
+	(void)ctx;
+	(void)key;
+
+	while (q->head < q->n)
+		pop(q);
+	free(q->v);
+	free(q);
+}
+
+void py_samples_free(struct py_samples *p)
+{
+	if (!p)
+		return;
+	py_bpf_release(&p->bpf);
+	u64map_each(&p->procs_by_pid, free_proc, NULL);
+	u64map_each(&p->queues, free_queue, NULL);
+	u64map_release(&p->procs_by_pid);
+	u64map_release(&p->queues);
+	free(p->stack);
+	free(p);
+}
+
+void py_samples_read(struct py_samples *p)
+{
+	py_bpf_read(&p->bpf);
+}
+
+int py_samples_prog_fd(const struct py_samples *p)
+{
+	return p->bpf.prog_fd;
+}
+
+/* The record of the sample of tid at time, or NULL: the first queued
+ * within match_ns of it (the program runs in the sample's interrupt,
+ * just after perf takes its time on this kernel, before it on others);
+ * the ones before it were the records of samples perf lost, and go. */
+static struct queued *match(struct py_samples *p, struct tid_queue *q, uint64_t time)
+{
+	if (!q)
+		return NULL;
+	while (q->head < q->n && q->v[q->head].time + p->match_ns < time)
+		pop(q);
+	if (q->head < q->n && q->v[q->head].time <= time + p->match_ns)
+		return &q->v[q->head];
+	return NULL;
+}
+
+const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uint64_t time,
+				 const uint64_t *frames, size_t n, size_t *nout)
+{
+	struct py_proc *pp = proc_of(p, pid);
+
+	*nout = n;
+	if (!pp)
+		return frames;
+	if (pp->state == PROC_UNCHECKED)
+		check(p, pid, pp);
+	if (pp->state != PROC_PYTHON)
+		return frames;
+	struct queued *e = match(p, queue_of(p, tid, 0), time);
+	if (!e) {
+		/* Its record precedes it: it is in the ring by now. */
+		py_bpf_read(&p->bpf);
+		e = match(p, queue_of(p, tid, 0), time);
+	}
+	if (!e) {
+		p->st.unmatched++;
+		return frames;
+	}
+	if (e->flags & PY_REC_CUT)
+		p->st.cut++;
+	if (!e->n) {
+		p->st.native++;
+		pop(queue_of(p, tid, 0));
+		return frames;
+	}
+	uint64_t *v = array_reserve(p->stack, &p->stack_cap, n + 1 + e->n, sizeof(*v));
+	if (!v) {
+		p->st.unmatched++;
+		return frames;
+	}
+	p->stack = v;
+	memcpy(v, frames, n * sizeof(*v));
+	v[n] = PY_STACK_MARK;
+	memcpy(v + n + 1, e->ids, e->n * sizeof(*v));
+	/* The outermost frame is the first of its C call. */
+	v[n + e->n] |= PY_STACK_ENTRY;
+	*nout = n + 1 + e->n;
+	p->st.matched++;
+	pop(queue_of(p, tid, 0));
+	return v;
+}
+
+void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st)
+{
+	*st = p->st;
+	st->dropped = py_bpf_dropped(&p->bpf);
+}

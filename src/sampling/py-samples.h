@@ -1,0 +1,73 @@
+/*
+ * Python frames in the samples of CPython processes (`record`, `capture`,
+ * `agent --continuous`): a BPF program (perf/py-bpf.h) on the cpu-clock
+ * events reads a thread's frames at the moment of each sample, and here
+ * each sample is given the record read for it, the last one of its
+ * thread taken before it and close enough to be its own. The frames
+ * become the Python part of the sample's stack (proc/py-names.h), named
+ * from the code objects when the record is read (proc/py-frames.h).
+ *
+ * A process is looked at the first time one of its samples arrives (and
+ * again after an exec): one that maps a python file and exports
+ * _PyRuntime of a version with a layout is named to the program. A sample
+ * with no record of its own keeps its native frames, and is counted.
+ *
+ * Ownership: py_samples_new() returns a heap object freed by
+ * py_samples_free(); it borrows the registry, which must outlive it.
+ */
+#ifndef RECCE_SAMPLING_PY_SAMPLES_H
+#define RECCE_SAMPLING_PY_SAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct proc_registry;
+struct py_samples;
+
+struct py_samples_stats {
+	size_t processes;   /* CPython processes sampled */
+	uint64_t matched;   /* their samples that carry Python frames */
+	uint64_t native;    /* ...of a thread running no Python code (a C thread) */
+	uint64_t unmatched; /* ...with no record of their own: native frames only */
+	uint64_t cut;	    /* chains cut short (too deep, or a read failed) */
+	uint64_t unread;    /* frames whose code object could not be read */
+	uint64_t dropped;   /* records the program's ring had no room for */
+	char version[32];   /* of the first CPython sampled, "3.11.2" */
+};
+
+/* Loads the program (sampling one sample every period_ns of CPU time).
+ * On failure the verifier's log, if any, is left in log. Returns 0 or
+ * -errno (-EPERM: no CAP_BPF). */
+int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_samples **out,
+		   char *log, size_t log_len);
+void py_samples_free(struct py_samples *p);
+
+/* The program, for the cpu-clock events (perf_events_config). */
+int py_samples_prog_fd(const struct py_samples *p);
+
+/* Looks at process pid now (read into the registry already), rather
+ * than at its first sample. */
+void py_samples_watch(struct py_samples *p, pid_t pid);
+
+/* pid exec'd: looked at again at its next sample. */
+void py_samples_exec(struct py_samples *p, pid_t pid);
+
+/* Thread tid ended: its records left are dropped. */
+void py_samples_thread_exit(struct py_samples *p, pid_t tid);
+
+/* Reads the records written until now, naming their frames while their
+ * processes live (py_samples_stack() reads them too, when a sample's is
+ * not read yet). */
+void py_samples_read(struct py_samples *p);
+
+/* The stack of a cpu-clock sample of tid (of pid) at time, its native
+ * frames given (n of them): with its Python frames after them, in a
+ * buffer of p's valid until the next call, or frames itself when it has
+ * none. Sets *nout. */
+const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uint64_t time,
+				 const uint64_t *frames, size_t n, size_t *nout);
+
+void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st);
+
+#endif

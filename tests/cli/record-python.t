@@ -1,0 +1,105 @@
+#!/bin/bash
+# `recce record` of a CPython: every cpu-clock sample carries the Python
+# frames its thread ran at that moment, read by a BPF program at the
+# sample, each `module.qualname` at the line it runs, in place of the
+# interpreter's native frame that ran them, the C code under a Python
+# call (OpenSSL under hashlib) above it. On Debian's python3.11
+# (stripped), and on pyenv's 3.11, 3.12 (layouts) and 3.13 (the offsets
+# it publishes) where this machine has them; attached (-p), launched
+# (-- CMD) and system-wide (-a).
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" /usr/bin/python3.11
+SRC=tests/py/record-target.py
+FILE=$PWD/$SRC # as Python names a script it runs
+at() { echo "$FILE:$(source_line "$SRC" "# mark: $1")"; }
+
+version_of() { "$1" -c 'import platform; print(platform.python_version())'; }
+
+# samples_of ERR: the sample count a recording's last line says.
+samples_of() { sed -n 's/^recce: \([0-9]*\) samples in .*/\1/p' "$1"; }
+
+# python_record PYTHON: record the target for a second, attached.
+python_record()
+{
+	local py=$1 v
+	v=$(version_of "$py")
+	spawn "$T/$v.out" "$py" "$SRC"
+	local P=$PID
+	ok "$v: the target is ready" wait_for 60 grep -q ready "$T/$v.out"
+	local hasher
+	hasher=$(ls /proc/"$P"/task | grep -vx "$P")
+	run "$RECCE" record -p "$P" -d 1 -o "$T/$v.pb.gz"
+	is "$RC" 0 "$v: record exits 0" || show_run
+	cp "$ERR" "$T/$v.err"
+	local n
+	n=$(samples_of "$T/$v.err")
+	cmp_ok "${n:-0}" '>' 0 "$v: samples were taken"
+	is "$(grep '^recce: Python' "$T/$v.err")" \
+		"recce: Python $v: $n samples with Python frames, 0 of threads running no Python code" \
+		"$v: every sample has its thread's Python frames, read at the sample"
+	unlike "$(cat "$T/$v.err")" 'native frames only' "$v: no sample without them"
+
+	"$RECCE" report "$T/$v.pb.gz" --format folded > "$T/$v.folded"
+	is "$(grep -c '_PyEval_EvalFrameDefault' "$T/$v.folded")" 0 \
+		"$v: each C call of the interpreter is replaced by the Python frames it ran"
+	"$RECCE" report "$T/$v.pb.gz" --tid "$P" --format folded > "$T/$v.main"
+	cmp_ok "$(wc -l < "$T/$v.main")" '>' 0 "$v: the main thread was sampled"
+	is "$(grep -vEc ';__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/$v.main")" 0 \
+		"$v: every stack of the main thread runs spin() from sorted()'s C code from Worker.run() from outer(), in that order"
+	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.spin" { print $5 }')" \
+		"$(at spin)" "$v: spin() at the line it runs"
+	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.Worker.run" { print $5 }')" \
+		"$(at run)" "$v: its caller at the line of the call"
+
+	"$RECCE" report "$T/$v.pb.gz" --tid "$hasher" --format folded > "$T/$v.hasher"
+	cmp_ok "$(wc -l < "$T/$v.hasher")" '>' 0 "$v: the hasher thread was sampled"
+	is "$(grep -vc ';__main__\.hasher;' "$T/$v.hasher")" 0 \
+		"$v: every stack of the hasher thread is under hasher(), the GIL let go or not"
+	like "$(cat "$T/$v.hasher")" ';__main__\.hasher;([^;]*;)*SHA256_Update' \
+		"$v: OpenSSL's C code under the Python call that runs it"
+	if [ "${v%.*}" = 3.11 ]; then
+		is "$(grep -vc ';__main__\.hasher;__main__\.hasher\.<locals>\.<listcomp>;' "$T/$v.hasher")" 0 \
+			"$v: the comprehension's frame named after its module, read at the sample (its function is freed at its end)"
+	fi
+	kill "$P"
+}
+
+python_record /usr/bin/python3.11
+for v in 3.11.7 3.12.1 3.13.0; do
+	py=/root/.pyenv/versions/$v/bin/python3
+	[ -x "$py" ] && python_record "$py"
+done
+
+# Launched: the samples before recce names the process a CPython (its
+# first read, just after the exec) keep their native frames, counted.
+run "$RECCE" record -o "$T/cmd.pb.gz" -- /usr/bin/python3.11 -c '
+def busy():
+    s = 0
+    for i in range(20000000):
+        s += i
+busy()'
+is "$RC" 0 "-- CMD: record exits 0" || show_run
+n=$(samples_of "$ERR")
+with=$(sed -n 's/^recce: Python [0-9.]*: \([0-9]*\) samples with Python frames, \([0-9]*\) of .*/\1 \2/p' "$ERR")
+without=$(sed -n 's/^recce: warning: \([0-9]*\) samples\{0,1\} of Python processes shows\{0,1\} native frames only.*/\1/p' "$ERR")
+is "$(( ${with% *} + ${with#* } + ${without:-0} ))" "$n" \
+	"-- CMD: samples with Python frames, of no Python code and without them add up to all"
+cmp_ok "${with% *}" '>' 0 "-- CMD: the command's samples have its Python frames"
+like "$("$RECCE" report "$T/cmd.pb.gz" --format folded)" '(^|;)<module>;__main__\.busy( |;)' \
+	"-- CMD: its functions named"
+
+# System-wide: a CPython among every process.
+spawn "$T/all.out" /usr/bin/python3.11 "$SRC"
+P=$PID
+ok "-a: the target is ready" wait_for 60 grep -q ready "$T/all.out"
+run "$RECCE" record -a -d 1 -o "$T/all.pb.gz"
+is "$RC" 0 "-a: record exits 0" || show_run
+like "$(cat "$ERR")" 'recce: Python 3\.11\.[0-9]+: [1-9][0-9]* samples with Python frames' \
+	"-a: the CPython found among every process"
+"$RECCE" report "$T/all.pb.gz" --tid "$P" --format folded > "$T/all.main"
+cmp_ok "$(wc -l < "$T/all.main")" '>' 0 "-a: its main thread was sampled"
+is "$(grep -vEc ';__main__\.outer;__main__\.Worker\.run;([^;]+;)*__main__\.spin( |;)' "$T/all.main")" 0 \
+	"-a: every stack of its main thread has its Python frames"
+kill "$P"
+
+done_testing

@@ -1,0 +1,39 @@
+"""A Python program whose threads run where a test knows, for `recce
+record`: the main thread spins in spin(), called by sorted() (C code,
+so a second C call of the interpreter runs spin) as the key function of
+Worker.run(), called from outer(); a thread named "hasher" hashes in C (OpenSSL, the GIL let go)
+in a list comprehension of hasher() (on 3.11 a function of its own,
+made and freed at each run, named after the module it was made in). Each line a frame is shown at is marked with a comment
+the test looks for. Prints "ready" once both run, then runs until
+killed.
+"""
+import hashlib
+import threading
+
+
+def spin(n):
+    while True:
+        n += 1  # mark: spin
+
+
+class Worker:
+    def run(self):
+        sorted([0], key=spin)  # mark: run
+
+
+def outer():
+    Worker().run()  # mark: outer
+
+
+def hasher(started):
+    data = b"x" * 1000000
+    started.set()
+    while True:
+        [hashlib.sha256(data).digest() for _ in range(4)]  # mark: hash
+
+
+started = threading.Event()
+threading.Thread(target=hasher, args=(started,), name="hasher", daemon=True).start()
+started.wait()
+print("ready", flush=True)
+outer()  # mark: module
