@@ -89,6 +89,11 @@ struct fast_set {
 		uint64_t tsc, mono;
 	} cal[CAL_POINTS];
 	uint64_t ncal;
+	/* Per ring, the time of the last record read from it: a thread that
+	 * moves to a CPU whose clock is a little behind (virtual CPUs need
+	 * not agree) must not see its later calls placed before its earlier
+	 * ones; such a record takes the time of the one before it. */
+	uint64_t ring_time[SLOTS];
 	/* Children: the file's identity, to tell them by; the processes
 	 * records came from, as found (a read's records mostly come from a
 	 * few: the one found last is tried first); calls of processes not

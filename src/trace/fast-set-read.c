@@ -212,6 +212,9 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			h.probe = f->probe;
 			h.tid = (uint32_t)r->tid;
 			h.time = tsc_to_mono(s, r->tsc);
+			if (h.time < s->ring_time[i])
+				h.time = s->ring_time[i];
+			s->ring_time[i] = h.time;
 			h.gpr[X86_RDI] = h.args[0] = r->args[0];
 			h.gpr[X86_RSI] = h.args[1] = r->args[1];
 			h.gpr[X86_RDX] = h.args[2] = r->args[2];
