@@ -367,7 +367,7 @@ void record_say_python(const struct record_args *a, const struct sampler_stats *
 {
 	const struct py_samples_stats *py = &st->python;
 
-	if (a->event == RECORD_ALLOC || a->event == RECORD_OFFCPU)
+	if (a->event == RECORD_ALLOC)
 		return;
 	if (!py->processes) {
 		int python = 0;

@@ -354,7 +354,7 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 			err = -errno;
 			goto out_close;
 		}
-		if (pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] == PERF_EVENTS_CPU_CLOCK &&
+		if (pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
 		    !pe->bpf_refused && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
 			pe->bpf_refused = -errno;
 	}

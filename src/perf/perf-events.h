@@ -56,9 +56,9 @@ struct perf_events_config {
 	uint16_t max_stack;   /* callchain depth; 0 means the kernel's maximum */
 	int enable_on_exec;   /* start disabled; the kernel enables at the target's exec */
 	size_t ring_pages;    /* data pages per CPU ring (a power of two); 0 = default */
-	/* A BPF perf_event program run at every cpu-clock sample before it is
-	 * written (PERF_EVENT_IOC_SET_BPF; inherited events run it too); 0
-	 * for none. A kernel that refuses it leaves the events without it,
+	/* A BPF perf_event program run at every sample (cpu-clock, switch)
+	 * before it is written (PERF_EVENT_IOC_SET_BPF; inherited events run
+	 * it too); 0 for none. A kernel that refuses it leaves the events without it,
 	 * and perf_events_bpf_refused() says so. */
 	int bpf_prog_fd;
 };

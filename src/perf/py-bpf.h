@@ -1,11 +1,12 @@
 /*
  * The BPF side of Python frames in samples: one program, run at every
- * cpu-clock sample of the sampled threads (PERF_EVENT_IOC_SET_BPF on
- * their events), that reads the Python frames of a thread of a process
- * named here as a CPython (its layout, py-format.h) at the moment of the
- * sample, without stopping it, and writes them to a ring with the time.
- * perf writes the sample itself right after, so a record read from the
- * ring precedes its sample in time, by the program's run.
+ * sample (cpu-clock, or a switch off the CPU) of the sampled threads
+ * (PERF_EVENT_IOC_SET_BPF on their events), that reads the Python frames
+ * of a thread of a process named here as a CPython (its layout,
+ * py-format.h) at the moment of the sample, without stopping it, and
+ * writes them to a ring with the time. perf writes the sample itself in
+ * the same interrupt, so a record and its sample are microseconds apart
+ * (the record after, on this kernel).
  *
  * Needs CAP_BPF with CAP_PERFMON (or root), and Linux 5.8 or later (a BPF
  * ring buffer).

@@ -2,7 +2,7 @@
  * What the Python frame program (bpf/py.bpf.c) and user space
  * (py-bpf.c) agree on: where a CPython keeps a thread's frames (one
  * layout per process, filled by user space from proc/py-frames.c), and
- * the record the program writes at every cpu-clock sample of a thread of
+ * the record the program writes at every sample of a thread of
  * such a process. Shared by both sides, so this header includes nothing
  * a BPF compilation lacks.
  */

@@ -6,6 +6,7 @@
 #include "sampling/py-samples.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #define MATCH_NS  1000000ull /* a record this far from its sample at most */
 #define QUEUE_MAX 4096	     /* records queued per thread; beyond, the oldest go */
+#define KEPT_MAX  65536	     /* processes or threads known before the maps are pruned */
 
 enum { PROC_UNCHECKED, PROC_NOT_PYTHON, PROC_PYTHON };
 
@@ -47,9 +49,70 @@ struct py_samples {
 	struct u64map procs_by_pid; /* pid -> struct py_proc * */
 	struct u64map queues;	    /* tid -> struct tid_queue * */
 	uint64_t *stack;	    /* py_samples_stack()'s buffer */
+	pid_t waiting_pid;	    /* py_samples_waiting(): the threads of this process */
+	struct py_thread *waiting;
+	size_t nwaiting;
 	size_t stack_cap;
 	struct py_samples_stats st;
 };
+
+/* Drops the oldest record queued. */
+static void pop(struct tid_queue *q)
+{
+	free(q->v[q->head].ids);
+	q->head++;
+	if (q->head == q->n)
+		q->head = q->n = 0;
+}
+
+/* Pruning (a recording of every process for days meets millions): what
+ * is kept of processes that are not CPythons, or have ended, and of
+ * threads with nothing queued, goes; a process is looked at again at its
+ * next sample. */
+struct prune {
+	struct py_samples *p;
+	struct u64map keep;
+};
+
+static void prune_proc(void *ctx, uint64_t key, uint64_t val)
+{
+	struct prune *pr = ctx;
+	struct py_proc *pp = (struct py_proc *)(uintptr_t)val;
+
+	if (pp->state == PROC_PYTHON && kill((pid_t)key, 0) == 0 &&
+	    u64map_put(&pr->keep, key, val) == 0)
+		return;
+	if (pp->state == PROC_PYTHON)
+		py_bpf_set_process(&pr->p->bpf, (pid_t)key, NULL);
+	py_reader_free(pp->reader);
+	free(pp);
+}
+
+static void prune_queue(void *ctx, uint64_t key, uint64_t val)
+{
+	struct prune *pr = ctx;
+	struct tid_queue *q = (struct tid_queue *)(uintptr_t)val;
+
+	if (q->head < q->n && u64map_put(&pr->keep, key, val) == 0)
+		return;
+	while (q->head < q->n)
+		pop(q);
+	free(q->v);
+	free(q);
+}
+
+static void prune(struct py_samples *p, struct u64map *m,
+		  void (*fn)(void *ctx, uint64_t key, uint64_t val))
+{
+	struct prune pr = {.p = p};
+
+	if (u64map_count(m) < KEPT_MAX)
+		return;
+	u64map_init(&pr.keep);
+	u64map_each(m, fn, &pr);
+	u64map_release(m);
+	*m = pr.keep;
+}
 
 static struct py_proc *proc_of(struct py_samples *p, pid_t pid)
 {
@@ -57,6 +120,7 @@ static struct py_proc *proc_of(struct py_samples *p, pid_t pid)
 
 	if (u64map_get(&p->procs_by_pid, (uint64_t)pid, &v))
 		return (struct py_proc *)(uintptr_t)v;
+	prune(p, &p->procs_by_pid, prune_proc);
 	struct py_proc *pp = calloc(1, sizeof(*pp));
 	if (!pp || u64map_put(&p->procs_by_pid, (uint64_t)pid, (uint64_t)(uintptr_t)pp) < 0) {
 		free(pp);
@@ -151,20 +215,13 @@ static struct tid_queue *queue_of(struct py_samples *p, pid_t tid, int make)
 		return (struct tid_queue *)(uintptr_t)v;
 	if (!make)
 		return NULL;
+	prune(p, &p->queues, prune_queue);
 	struct tid_queue *q = calloc(1, sizeof(*q));
 	if (!q || u64map_put(&p->queues, (uint64_t)tid, (uint64_t)(uintptr_t)q) < 0) {
 		free(q);
 		return NULL;
 	}
 	return q;
-}
-
-static void pop(struct tid_queue *q)
-{
-	free(q->v[q->head].ids);
-	q->head++;
-	if (q->head == q->n)
-		q->head = q->n = 0;
 }
 
 void py_samples_thread_exit(struct py_samples *p, pid_t tid)
@@ -286,6 +343,7 @@ void py_samples_free(struct py_samples *p)
 	u64map_release(&p->procs_by_pid);
 	u64map_release(&p->queues);
 	free(p->stack);
+	free(p->waiting);
 	free(p);
 }
 
@@ -297,6 +355,26 @@ void py_samples_read(struct py_samples *p)
 int py_samples_prog_fd(const struct py_samples *p)
 {
 	return p->bpf.prog_fd;
+}
+
+/* The stack: frames, then PY_STACK_MARK and ids (n of them), in p's
+ * buffer; frames itself when out of memory. */
+static const uint64_t *with_python(struct py_samples *p, const uint64_t *frames, size_t n,
+				   const uint64_t *ids, size_t nids, size_t *nout)
+{
+	uint64_t *v = array_reserve(p->stack, &p->stack_cap, n + 1 + nids, sizeof(*v));
+
+	*nout = n;
+	if (!v || !nids)
+		return frames;
+	p->stack = v;
+	memcpy(v, frames, n * sizeof(*v));
+	v[n] = PY_STACK_MARK;
+	memcpy(v + n + 1, ids, nids * sizeof(*v));
+	/* The outermost frame is the first of its C call. */
+	v[n + nids] |= PY_STACK_ENTRY;
+	*nout = n + 1 + nids;
+	return v;
 }
 
 /* The record of the sample of tid at time, or NULL: the first queued
@@ -343,21 +421,47 @@ const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uin
 		pop(queue_of(p, tid, 0));
 		return frames;
 	}
-	uint64_t *v = array_reserve(p->stack, &p->stack_cap, n + 1 + e->n, sizeof(*v));
-	if (!v) {
-		p->st.unmatched++;
-		return frames;
-	}
-	p->stack = v;
-	memcpy(v, frames, n * sizeof(*v));
-	v[n] = PY_STACK_MARK;
-	memcpy(v + n + 1, e->ids, e->n * sizeof(*v));
-	/* The outermost frame is the first of its C call. */
-	v[n + e->n] |= PY_STACK_ENTRY;
-	*nout = n + 1 + e->n;
+	const uint64_t *v = with_python(p, frames, n, e->ids, e->n, nout);
 	p->st.matched++;
 	pop(queue_of(p, tid, 0));
 	return v;
+}
+
+const uint64_t *py_samples_waiting(struct py_samples *p, pid_t pid, pid_t tid,
+				   const uint64_t *frames, size_t n, size_t *nout)
+{
+	struct py_proc *pp = pid ? proc_of(p, pid) : NULL;
+
+	if (pid != p->waiting_pid) {
+		free(p->waiting);
+		p->waiting = NULL;
+		p->nwaiting = 0;
+		p->waiting_pid = pid;
+		if (pp && pp->state == PROC_PYTHON &&
+		    py_reader_threads(pp->reader, PY_BPF_TIDS, &p->waiting, &p->nwaiting) != 0)
+			p->nwaiting = 0;
+	}
+	if (nout)
+		*nout = n;
+	struct py_names *names = procs_py_names(p->procs);
+	for (size_t i = 0; i < p->nwaiting && names; i++) {
+		const struct py_thread *t = &p->waiting[i];
+		if (t->tid != tid || !t->n)
+			continue;
+		uint64_t ids[PY_MAX_FRAMES];
+		size_t nids = 0;
+		for (size_t k = 0; k < t->n; k++) {
+			const struct py_frame *f = &t->frames[k];
+			uint64_t id = py_names_id(names, f->name, f->file, f->line);
+			if (id)
+				ids[nids++] = id | (f->entry ? PY_STACK_ENTRY : 0);
+		}
+		if (t->cut)
+			p->st.cut++;
+		p->st.matched++;
+		return with_python(p, frames, n, ids, nids, nout);
+	}
+	return frames;
 }
 
 void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st)

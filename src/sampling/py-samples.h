@@ -1,9 +1,11 @@
 /*
  * Python frames in the samples of CPython processes (`record`, `capture`,
- * `agent --continuous`): a BPF program (perf/py-bpf.h) on the cpu-clock
- * events reads a thread's frames at the moment of each sample, and here
- * each sample is given the record read for it, the last one of its
- * thread taken before it and close enough to be its own. The frames
+ * `agent --continuous`): a BPF program (perf/py-bpf.h) on the sampling
+ * events (cpu-clock, switches off the CPU) reads a thread's frames at the
+ * moment of each sample, and here each sample is given the record read
+ * for it: the first of its thread's still queued that was taken within
+ * MATCH_NS of it (the ones before were the records of samples perf
+ * lost). The frames
  * become the Python part of the sample's stack (proc/py-names.h), named
  * from the code objects when the record is read (proc/py-frames.h).
  *
@@ -43,7 +45,7 @@ int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_sa
 		   char *log, size_t log_len);
 void py_samples_free(struct py_samples *p);
 
-/* The program, for the cpu-clock events (perf_events_config). */
+/* The program, for the sampling events (perf_events_config). */
 int py_samples_prog_fd(const struct py_samples *p);
 
 /* Looks at process pid now (read into the registry already), rather
@@ -61,12 +63,21 @@ void py_samples_thread_exit(struct py_samples *p, pid_t tid);
  * not read yet). */
 void py_samples_read(struct py_samples *p);
 
-/* The stack of a cpu-clock sample of tid (of pid) at time, its native
+/* The stack of a sample (cpu-clock, or a switch off the CPU) of tid (of pid) at time, its native
  * frames given (n of them): with its Python frames after them, in a
  * buffer of p's valid until the next call, or frames itself when it has
  * none. Sets *nout. */
 const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uint64_t time,
 				 const uint64_t *frames, size_t n, size_t *nout);
+
+/* The stack of thread tid of pid found waiting as the recording starts
+ * (read from /proc, frames, n of them): with the Python frames it waits
+ * in, read from the process now (a thread that waits holds them still),
+ * in a buffer of p's valid until the next call; frames itself when it
+ * has none. The threads of pid are read once for all its threads; pid 0
+ * ends that. */
+const uint64_t *py_samples_waiting(struct py_samples *p, pid_t pid, pid_t tid,
+				   const uint64_t *frames, size_t n, size_t *nout);
 
 void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st);
 

@@ -146,15 +146,15 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 	}
 	size_t n;
 	const uint64_t *frames = sample_frames(s, rec, &n);
+	if (s->py)
+		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time, frames,
+					  n, &n);
 	if (rec->event == PERF_EVENTS_SWITCHES) {
 		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					    frames, n) < 0)
 			s->stats.dropped++;
 		return;
 	}
-	if (s->py)
-		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
-					  frames, n, &n);
 	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
 	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
 			     rec->sample.period, when) < 0)

@@ -92,8 +92,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
 	pc.enable_on_exec = enable_on_exec;
-	unsigned ev = s->cfg.events ? s->cfg.events : PERF_EVENTS_CPU_CLOCK;
-	if ((ev & PERF_EVENTS_CPU_CLOCK) && !s->cfg.no_python) {
+	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err = py_samples_new(
 		    s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1), &s->py, NULL, 0);
 		if (s->py)
@@ -186,9 +185,17 @@ static void find_waiting(struct sampler *s, pid_t pid)
 	for (size_t i = 0; s->offcpu && i < s->nattached; i++) {
 		int n = waiting_stack(s->unwinder, pid, s->attached[i], frames,
 				      sizeof(frames) / sizeof(frames[0]));
-		if (n > 0 && offcpu_waiting(s->offcpu, pid, s->attached[i], frames, (size_t)n) < 0)
+		if (n <= 0)
+			continue;
+		size_t nf = (size_t)n;
+		const uint64_t *f = frames;
+		if (s->py)
+			f = py_samples_waiting(s->py, pid, s->attached[i], frames, nf, &nf);
+		if (offcpu_waiting(s->offcpu, pid, s->attached[i], f, nf) < 0)
 			s->stats.dropped++;
 	}
+	if (s->py)
+		py_samples_waiting(s->py, 0, 0, NULL, 0, NULL);
 	s->nattached = 0;
 }
 

@@ -85,7 +85,7 @@ struct sampler_config {
 	 * still in use at the end to inuse; the allocators are found through
 	 * sym. */
 	uint64_t alloc_interval; /* bytes allocated per sample, on average */
-	/* cpu-clock samples of CPython processes carry their Python frames
+	/* Samples of CPython processes carry their Python frames
 	 * (py-samples.h) unless this is set. */
 	int no_python;
 	struct aggregate *inuse;

@@ -27,7 +27,7 @@ python_record()
 	local P=$PID
 	ok "$v: the target is ready" wait_for 60 grep -q ready "$T/$v.out"
 	local hasher
-	hasher=$(ls /proc/"$P"/task | grep -vx "$P")
+	hasher=$(sed -n 's/^hasher //p' "$T/$v.out")
 	run "$RECCE" record -p "$P" -d 1 -o "$T/$v.pb.gz"
 	is "$RC" 0 "$v: record exits 0" || show_run
 	cp "$ERR" "$T/$v.err"
@@ -45,7 +45,8 @@ python_record()
 	"$RECCE" report "$T/$v.pb.gz" --tid "$P" --format folded > "$T/$v.main"
 	cmp_ok "$(wc -l < "$T/$v.main")" '>' 0 "$v: the main thread was sampled"
 	is "$(grep -vEc ';__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/$v.main")" 0 \
-		"$v: every stack of the main thread runs spin() from sorted()'s C code from Worker.run() from outer(), in that order"
+		"$v: every stack of the main thread runs spin() from sorted()'s C code from Worker.run() from outer(), in that order" ||
+		diag "$(grep -vE ';__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/$v.main")"
 	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.spin" { print $5 }')" \
 		"$(at spin)" "$v: spin() at the line it runs"
 	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.Worker.run" { print $5 }')" \
@@ -53,21 +54,58 @@ python_record()
 
 	"$RECCE" report "$T/$v.pb.gz" --tid "$hasher" --format folded > "$T/$v.hasher"
 	cmp_ok "$(wc -l < "$T/$v.hasher")" '>' 0 "$v: the hasher thread was sampled"
-	is "$(grep -vc ';__main__\.hasher;' "$T/$v.hasher")" 0 \
-		"$v: every stack of the hasher thread is under hasher(), the GIL let go or not"
+	is "$(grep -Evc ';__main__\.hasher( |;)' "$T/$v.hasher")" 0 \
+		"$v: every stack of the hasher thread is under hasher(), the GIL let go or not" ||
+		diag "$(grep -Ev ';__main__\.hasher( |;)' "$T/$v.hasher")"
 	like "$(cat "$T/$v.hasher")" ';__main__\.hasher;([^;]*;)*SHA256_Update' \
 		"$v: OpenSSL's C code under the Python call that runs it"
 	if [ "${v%.*}" = 3.11 ]; then
-		is "$(grep -vc ';__main__\.hasher;__main__\.hasher\.<locals>\.<listcomp>;' "$T/$v.hasher")" 0 \
-			"$v: the comprehension's frame named after its module, read at the sample (its function is freed at its end)"
+		# Between two runs of the comprehension the thread is in hasher()
+		# alone.
+		cmp_ok "$(grep -c '<listcomp>' "$T/$v.hasher")" '>' 0 "$v: the comprehension was sampled"
+		is "$(grep '<listcomp>' "$T/$v.hasher" | grep -Evc ';__main__\.hasher;__main__\.hasher\.<locals>\.<listcomp>( |;)')" 0 \
+			"$v: the comprehension's frame named after its module, read at the sample (its function is freed at its end)" ||
+			diag "$(grep '<listcomp>' "$T/$v.hasher" | grep -Ev ';__main__\.hasher;__main__\.hasher\.<locals>\.<listcomp>( |;)')"
 	fi
 	kill "$P"
 }
 
+# python_offcpu PYTHON: where its threads wait, with their Python frames,
+# read at each switch off the CPU.
+python_offcpu()
+{
+	local py=$1 v
+	v=$(version_of "$py")
+	spawn "$T/$v-off.out" "$py" "$SRC"
+	local P=$PID
+	ok "$v offcpu: the target is ready" wait_for 60 grep -q ready "$T/$v-off.out"
+	local napper
+	napper=$(sed -n 's/^napper //p' "$T/$v-off.out")
+	run "$RECCE" record -p "$P" -e offcpu -d 1 -o "$T/$v-off.pb.gz"
+	is "$RC" 0 "$v offcpu: record exits 0" || show_run
+	like "$(cat "$ERR")" "recce: Python $v: [1-9][0-9]* samples with Python frames" \
+		"$v offcpu: the switches carry Python frames"
+	"$RECCE" report "$T/$v-off.pb.gz" --tid "$napper" --format folded > "$T/$v-off.napper"
+	cmp_ok "$(wc -l < "$T/$v-off.napper")" '>' 0 "$v offcpu: the sleeping thread was seen"
+	# A thread off its CPU as the recording starts, whose stack could not
+	# be read then (it was not waiting in a system call), is "before the
+	# recording", with no stack at all.
+	is "$(grep -v '^\[off-CPU: before the recording\] ' "$T/$v-off.napper" | grep -vc ';__main__\.napper;')" 0 \
+		"$v offcpu: every wait of the sleeping thread is in napper(), found waiting as the recording starts or switched off its CPU since"
+	like "$(cat "$T/$v-off.napper")" ';__main__\.napper;(.*;)?\[off-CPU: sleep\] ' \
+		"$v offcpu: ... asleep"
+	is "$("$RECCE" report "$T/$v-off.pb.gz" --tid "$napper" -n 0 | awk '$4 == "__main__.napper" { print $5 }')" \
+		"$(at nap)" "$v offcpu: napper() at the line that sleeps"
+	kill "$P"
+}
+
 python_record /usr/bin/python3.11
+python_offcpu /usr/bin/python3.11
 for v in 3.11.7 3.12.1 3.13.0; do
 	py=/root/.pyenv/versions/$v/bin/python3
-	[ -x "$py" ] && python_record "$py"
+	[ -x "$py" ] || continue
+	python_record "$py"
+	python_offcpu "$py"
 done
 
 # Launched: the samples before recce names the process a CPython (its

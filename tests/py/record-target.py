@@ -1,14 +1,18 @@
 """A Python program whose threads run where a test knows, for `recce
 record`: the main thread spins in spin(), called by sorted() (C code,
 so a second C call of the interpreter runs spin) as the key function of
-Worker.run(), called from outer(); a thread named "hasher" hashes in C (OpenSSL, the GIL let go)
-in a list comprehension of hasher() (on 3.11 a function of its own,
-made and freed at each run, named after the module it was made in). Each line a frame is shown at is marked with a comment
-the test looks for. Prints "ready" once both run, then runs until
-killed.
+Worker.run(), called from outer(); a thread hashes in C (OpenSSL, the
+GIL let go) in a list comprehension of hasher() (on 3.11 a function of
+its own, made and freed at each run, named after the module it was made
+in); a thread sleeps 2 ms at a time in napper(). Each line a frame is
+shown at is marked with a comment the test looks for.
+
+Prints "napper TID" and "hasher TID" as those threads start, "ready"
+once all run, then runs until killed.
 """
 import hashlib
 import threading
+import time
 
 
 def spin(n):
@@ -27,13 +31,22 @@ def outer():
 
 def hasher(started):
     data = b"x" * 1000000
+    print("hasher", threading.get_native_id(), flush=True)
     started.set()
     while True:
         [hashlib.sha256(data).digest() for _ in range(4)]  # mark: hash
 
 
-started = threading.Event()
-threading.Thread(target=hasher, args=(started,), name="hasher", daemon=True).start()
-started.wait()
+def napper(started):
+    print("napper", threading.get_native_id(), flush=True)
+    started.set()
+    while True:
+        time.sleep(0.002)  # mark: nap
+
+
+for target in (napper, hasher):
+    started = threading.Event()
+    threading.Thread(target=target, args=(started,), daemon=True).start()
+    started.wait()
 print("ready", flush=True)
 outer()  # mark: module

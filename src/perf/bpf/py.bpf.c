@@ -1,6 +1,6 @@
 /*
  * The Python frame program (py-bpf.h), in BPF C. It runs at every
- * cpu-clock sample of a sampled thread, before perf writes the sample:
+ * sample of a sampled thread (cpu-clock, or a switch off the CPU), before perf writes the sample:
  * for a thread of a process user space named as a CPython (layouts), it
  * finds the thread's state (tstates, else by walking the interpreter's
  * list of them for its native id), reads the chain of frames from the
