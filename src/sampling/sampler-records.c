@@ -147,8 +147,8 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 	size_t n;
 	const uint64_t *frames = sample_frames(s, rec, &n);
 	if (s->py)
-		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time, frames,
-					  n, &n);
+		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
+					  frames, n, &n);
 	if (rec->event == PERF_EVENTS_SWITCHES) {
 		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					    frames, n) < 0)

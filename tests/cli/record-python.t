@@ -1,12 +1,13 @@
 #!/bin/bash
-# `recce record` of a CPython: every cpu-clock sample carries the Python
-# frames its thread ran at that moment, read by a BPF program at the
-# sample, each `module.qualname` at the line it runs, in place of the
-# interpreter's native frame that ran them, the C code under a Python
-# call (OpenSSL under hashlib) above it. On Debian's python3.11
-# (stripped), and on pyenv's 3.11, 3.12 (layouts) and 3.13 (the offsets
-# it publishes) where this machine has them; attached (-p), launched
-# (-- CMD) and system-wide (-a).
+# `recce record` of a CPython: every sample carries the Python frames its
+# thread ran at that moment, read by a BPF program at the sample, each
+# `module.qualname` at the line it runs, in place of the interpreter's
+# native frame that ran them, the C code under a Python call (OpenSSL
+# under hashlib) above it; off-CPU samples show the Python function that
+# waits. On Debian's python3.11 (stripped), and on pyenv's 3.11, 3.12
+# (layouts) and 3.13 (the offsets it publishes) where this machine has
+# them, an older one said to be unread; attached (-p), launched (-- CMD)
+# and system-wide (-a).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" /usr/bin/python3.11
 SRC=tests/py/record-target.py
@@ -18,16 +19,22 @@ version_of() { "$1" -c 'import platform; print(platform.python_version())'; }
 # samples_of ERR: the sample count a recording's last line says.
 samples_of() { sed -n 's/^recce: \([0-9]*\) samples in .*/\1/p' "$1"; }
 
-# python_record PYTHON: record the target for a second, attached.
+# start_target PYTHON: the target run by PYTHON, ready; sets P, its
+# version V and its threads HASHER and NAPPER.
+start_target()
+{
+	V=$(version_of "$1")
+	spawn "$T/$V.out" "$1" "$SRC"
+	P=$PID
+	ok "$V: the target is ready" wait_for 60 grep -q ready "$T/$V.out"
+	HASHER=$(sed -n 's/^hasher //p' "$T/$V.out")
+	NAPPER=$(sed -n 's/^napper //p' "$T/$V.out")
+}
+
+# python_record: record the target for a second, attached.
 python_record()
 {
-	local py=$1 v
-	v=$(version_of "$py")
-	spawn "$T/$v.out" "$py" "$SRC"
-	local P=$PID
-	ok "$v: the target is ready" wait_for 60 grep -q ready "$T/$v.out"
-	local hasher
-	hasher=$(sed -n 's/^hasher //p' "$T/$v.out")
+	local v=$V hasher=$HASHER
 	run "$RECCE" record -p "$P" -d 1 -o "$T/$v.pb.gz"
 	is "$RC" 0 "$v: record exits 0" || show_run
 	cp "$ERR" "$T/$v.err"
@@ -67,20 +74,13 @@ python_record()
 			"$v: the comprehension's frame named after its module, read at the sample (its function is freed at its end)" ||
 			diag "$(grep '<listcomp>' "$T/$v.hasher" | grep -Ev ';__main__\.hasher;__main__\.hasher\.<locals>\.<listcomp>( |;)')"
 	fi
-	kill "$P"
 }
 
-# python_offcpu PYTHON: where its threads wait, with their Python frames,
-# read at each switch off the CPU.
+# python_offcpu: where the target's threads wait, with their Python
+# frames, read at each switch off the CPU.
 python_offcpu()
 {
-	local py=$1 v
-	v=$(version_of "$py")
-	spawn "$T/$v-off.out" "$py" "$SRC"
-	local P=$PID
-	ok "$v offcpu: the target is ready" wait_for 60 grep -q ready "$T/$v-off.out"
-	local napper
-	napper=$(sed -n 's/^napper //p' "$T/$v-off.out")
+	local v=$V napper=$NAPPER
 	run "$RECCE" record -p "$P" -e offcpu -d 1 -o "$T/$v-off.pb.gz"
 	is "$RC" 0 "$v offcpu: record exits 0" || show_run
 	like "$(cat "$ERR")" "recce: Python $v: [1-9][0-9]* samples with Python frames" \
@@ -96,17 +96,42 @@ python_offcpu()
 		"$v offcpu: ... asleep"
 	is "$("$RECCE" report "$T/$v-off.pb.gz" --tid "$napper" -n 0 | awk '$4 == "__main__.napper" { print $5 }')" \
 		"$(at nap)" "$v offcpu: napper() at the line that sleeps"
-	kill "$P"
 }
 
-python_record /usr/bin/python3.11
-python_offcpu /usr/bin/python3.11
-for v in 3.11.7 3.12.1 3.13.0; do
-	py=/root/.pyenv/versions/$v/bin/python3
-	[ -x "$py" ] || continue
-	python_record "$py"
-	python_offcpu "$py"
+start_target /usr/bin/python3.11
+python_record
+python_offcpu
+kill "$P"
+
+# pyenv's builds where this machine has them (not a Debian package: none
+# is required): 3.11 to 3.13 read; an older one said to be unread.
+ROOT_PYENV=$(pyenv root 2>/dev/null || true)
+tried=""
+for py in "$ROOT_PYENV"/versions/3.*/bin/python3.[0-9]*; do
+	[[ -x "$py" && "$py" =~ python3\.[0-9]+$ ]] || continue
+	v=$(version_of "$py")
+	tried="$tried $v"
+	case "$v" in
+	3.11.* | 3.12.* | 3.13.*)
+		start_target "$py"
+		python_record
+		python_offcpu
+		kill "$P"
+		;;
+	3.10.*)
+		spawn "$T/$v.out" "$py" -c 'print("ready", flush=True)
+while True: pass'
+		P=$PID
+		ok "$v: the target is ready" wait_for 60 grep -q ready "$T/$v.out"
+		run "$RECCE" record -p "$P" -d 0.5 -o "$T/$v.pb.gz"
+		is "$RC" 0 "$v: record exits 0" || show_run
+		like "$(cat "$ERR")" 'recce: no target is a CPython of a version recce reads at sample time \(3\.11 to 3\.13\)' \
+			"$v: a version recce does not read is said"
+		kill "$P"
+		;;
+	esac
 done
+diag "pyenv's CPython builds tried:${tried:- none on this machine}"
 
 # Launched: the samples before recce names the process a CPython (its
 # first read, just after the exec) keep their native frames, counted.
@@ -127,9 +152,7 @@ like "$("$RECCE" report "$T/cmd.pb.gz" --format folded)" '(^|;)<module>;__main__
 	"-- CMD: its functions named"
 
 # System-wide: a CPython among every process.
-spawn "$T/all.out" /usr/bin/python3.11 "$SRC"
-P=$PID
-ok "-a: the target is ready" wait_for 60 grep -q ready "$T/all.out"
+start_target /usr/bin/python3.11
 run "$RECCE" record -a -d 1 -o "$T/all.pb.gz"
 is "$RC" 0 "-a: record exits 0" || show_run
 like "$(cat "$ERR")" 'recce: Python 3\.11\.[0-9]+: [1-9][0-9]* samples with Python frames' \
