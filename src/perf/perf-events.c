@@ -245,6 +245,11 @@ size_t perf_events_ntasks(const struct perf_events *pe)
 	return pe->ntasks;
 }
 
+void perf_events_set_bpf(struct perf_events *pe, int prog_fd)
+{
+	pe->cfg.bpf_prog_fd = prog_fd;
+}
+
 int perf_events_bpf_refused(const struct perf_events *pe)
 {
 	return pe->bpf_refused;

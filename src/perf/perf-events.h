@@ -152,6 +152,10 @@ int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu);
 /* Whether sampling fell back to user space only. */
 int perf_events_user_only(const struct perf_events *pe);
 
+/* The BPF program for the events opened from now on (as the config's
+ * bpf_prog_fd; 0 for none). */
+void perf_events_set_bpf(struct perf_events *pe, int prog_fd);
+
 /* The errno with which the kernel refused the config's BPF program on an
  * event (negative), or 0. */
 int perf_events_bpf_refused(const struct perf_events *pe);

@@ -95,7 +95,10 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err = py_samples_new(
 		    s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1), &s->py, NULL, 0);
-		if (s->py)
+		/* Every process, or a command: the program on every event (a
+		 * CPython may start at any time). Processes: on those of a
+		 * CPython only (attach()), so that no other pays for it. */
+		if (s->py && (s->cfg.system_wide || s->cfg.argv))
 			pc.bpf_prog_fd = py_samples_prog_fd(s->py);
 	}
 	return perf_events_new(&pc, &s->pe);
@@ -321,7 +324,7 @@ static int attach_thread(struct sampler *s, pid_t pid, pid_t tid)
 
 static int attach(struct sampler *s)
 {
-	int attached = 0;
+	int attached = 0, python = 0;
 
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct sampler_target *t = &s->targets[i];
@@ -339,6 +342,10 @@ static int attach(struct sampler *s)
 		 * open, so that its first sample has its Python frames. */
 		if (s->py && procs_scan(s->cfg.procs, t->pid) == 0)
 			py_samples_watch(s->py, t->pid);
+		if (s->py)
+			perf_events_set_bpf(s->pe, py_samples_is_python(s->py, t->pid)
+						       ? py_samples_prog_fd(s->py)
+						       : 0);
 		/* The pidfd first: it refers to this process even if the pid
 		 * is reused while we attach. */
 		s->pidfds[i] = proc_pidfd_open(t->pid);
@@ -362,6 +369,12 @@ static int attach(struct sampler *s)
 		find_waiting(s, t->pid);
 		s->alive[i] = 1;
 		attached++;
+		python |= s->py && py_samples_is_python(s->py, t->pid);
+	}
+	if (s->py && !python) {
+		/* No target is a CPython: the reader goes. */
+		py_samples_free(s->py);
+		s->py = NULL;
 	}
 	return attached ? 0 : -ESRCH;
 }
@@ -455,31 +468,12 @@ static int alloc_start(struct sampler *s)
 	return probed ? 0 : -ENOENT;
 }
 
-/* System-wide: every process running a program named like a Python is
- * read now and named to the frame reader before the events open, so that
- * its first samples have their Python frames (another CPython, such as a
- * program embedding libpython, is found at its first sample). */
-static void watch_pythons(struct sampler *s)
+/* System-wide: a process read from /proc for the frame reader is known. */
+static void scanned_python(void *arg, pid_t pid)
 {
-	struct proc_ids l;
-	char path[64], exe[4096];
+	struct sampler *s = arg;
 
-	proc_ids_init(&l);
-	ssize_t n = proc_ids_list_dir(&l, "/proc", 1u << 20);
-	for (ssize_t i = 0; i < n; i++) {
-		pid_t pid = l.ids[i];
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-		ssize_t len = readlink(path, exe, sizeof(exe) - 1);
-		if (len <= 0)
-			continue;
-		exe[len] = 0;
-		const char *base = strrchr(exe, '/');
-		if (!strstr(base ? base + 1 : exe, "python") || procs_scan(s->cfg.procs, pid) != 0)
-			continue;
-		u64map_put(&s->known, (uint64_t)pid, KNOWN_SCANNED);
-		py_samples_watch(s->py, pid);
-	}
-	proc_ids_release(&l);
+	u64map_put(&s->known, (uint64_t)pid, KNOWN_SCANNED);
 }
 
 int sampler_start(struct sampler *s)
@@ -507,7 +501,7 @@ int sampler_start(struct sampler *s)
 				err = alloc_start(s);
 		} else if (s->cfg.system_wide) {
 			if (s->py)
-				watch_pythons(s);
+				py_samples_watch_named(s->py, scanned_python, s);
 			/* A "task" of pid -1: one event per CPU, every process;
 			 * or of a cgroup, every process in it. */
 			int task = s->cfg.cgroup_fd >= 0

@@ -44,7 +44,7 @@
 
 #include "profile/profile.h"
 #include "sampling/alloc-samples.h"
-#include "sampling/py-samples.h"
+#include "profile/py-samples.h"
 #include "proc/unwind.h"
 
 struct aggregate;

@@ -16,7 +16,9 @@
 #include "perf/perf-events.h"
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
+#include "proc/py-names.h"
 #include "proc/unwind.h"
+#include "profile/py-samples.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "top/top-model.h"
@@ -52,8 +54,44 @@ struct top_sampler {
 	struct u64map by_pid;  /* pid -> struct top_proc * */
 	struct strpool names;
 	struct top_model *model; /* during top_sampler_read() */
+	struct py_samples *py;	 /* Python frames in the samples of CPythons, when loaded */
 	struct top_sampler_stats stats;
 };
+
+static struct top_proc *proc_of(struct top_sampler *s, pid_t pid);
+
+/* A process read into the registry for the frame reader. */
+static void scanned_python(void *arg, pid_t pid)
+{
+	struct top_proc *p = proc_of(arg, pid);
+
+	if (p)
+		p->scanned = 1;
+}
+
+/* The CPythons among the watched processes, named to the frame reader
+ * before the events open, so that their first samples have their Python
+ * frames (without -p, another is looked at its first sample). Returns
+ * whether the frame reader is wanted: every process is watched, or one
+ * watched is a CPython. */
+static int watch_pythons(struct top_sampler *s)
+{
+	int python = 0;
+
+	if (!s->cfg.npids) {
+		py_samples_watch_named(s->py, scanned_python, s);
+		return 1;
+	}
+	for (size_t i = 0; i < s->cfg.npids; i++) {
+		struct top_proc *p = proc_of(s, s->cfg.pids[i]);
+		if (p && procs_scan(s->procs, p->pid) == 0) {
+			p->scanned = 1;
+			py_samples_watch(s->py, p->pid);
+			python |= py_samples_is_python(s->py, p->pid);
+		}
+	}
+	return python;
+}
 
 int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **out)
 {
@@ -64,7 +102,6 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	if (!s)
 		return -ENOMEM;
 	s->cfg = *cfg;
-	s->cfg.pids = NULL;
 	u64map_init(&s->kernel_names);
 	u64map_init(&s->watched);
 	u64map_init(&s->by_pid);
@@ -83,6 +120,14 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	pc.stack_bytes = cfg->stack_bytes;
 	if (cfg->dwarf && !(s->unwinder = unwinder_new(s->procs, 0)))
 		goto out_free;
+	if (py_samples_new(s->procs, 1000000000ull / (cfg->freq ? cfg->freq : 1), &s->py, NULL,
+			   0) == 0 &&
+	    watch_pythons(s))
+		pc.bpf_prog_fd = py_samples_prog_fd(s->py);
+	else {
+		py_samples_free(s->py); /* no watched process is a CPython */
+		s->py = NULL;
+	}
 	err = perf_events_new(&pc, &s->pe);
 	if (err)
 		goto out_free;
@@ -92,6 +137,11 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 		err = task;
 		goto out_free;
 	}
+	if (s->py && perf_events_bpf_refused(s->pe)) {
+		py_samples_free(s->py);
+		s->py = NULL;
+	}
+	s->cfg.pids = NULL; /* the caller's, read until here */
 	*out = s;
 	return 0;
 out_free:
@@ -134,6 +184,7 @@ void top_sampler_free(struct top_sampler *s)
 	if (!s)
 		return;
 	perf_events_free(s->pe);
+	py_samples_free(s->py);
 	u64map_each(&s->by_pid, free_proc_value, NULL);
 	u64map_release(&s->by_pid);
 	u64map_release(&s->watched);
@@ -306,6 +357,48 @@ static const char *sample_function(struct top_sampler *s, struct top_proc *p, co
 	return have_kernel ? kernel_name(s, kernel_leaf, 0) : NULL;
 }
 
+/*
+ * The Python frames of a stack (py, npy of them, innermost first; see
+ * proc/py-names.h) in place of the native frames that ran them, in out
+ * (n native frames, room for max): each group up to a frame marked
+ * PY_STACK_ENTRY replaces the next C call of the interpreter; groups the
+ * native walk did not reach go at the root end. Returns the count.
+ */
+static size_t splice_python(struct top_sampler *s, const uint64_t *py, size_t npy,
+			    struct top_frame *out, size_t n, size_t max)
+{
+	struct top_frame *native = malloc(n * sizeof(*native) + 1);
+	struct py_names *names = procs_py_names(s->procs);
+	size_t k = 0, g = 0;
+
+	if (!native || !names) {
+		free(native);
+		return n;
+	}
+	memcpy(native, out, n * sizeof(*native));
+	for (size_t i = 0; i <= n && k < max; i++) {
+		int at_root = i == n;
+		if (g < npy && (at_root || (!native[i].kernel &&
+					    strcmp(native[i].function, PY_EVAL_FUNCTION) == 0))) {
+			/* One group, or at the root all that is left. */
+			while (g < npy && k < max) {
+				uint64_t v = py[g++];
+				const char *name = "[unknown Python code]", *file = "";
+				int line = 0;
+				py_names_get(names, v & PY_STACK_ID, &name, &file, &line);
+				out[k++] = (struct top_frame){name, file[0] ? file : NULL, line, 0};
+				if ((v & PY_STACK_ENTRY) && !at_root)
+					break;
+			}
+			continue;
+		}
+		if (!at_root)
+			out[k++] = native[i];
+	}
+	free(native);
+	return k;
+}
+
 size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *frames,
 			      size_t nframes, struct top_frame *out, size_t max)
 {
@@ -313,8 +406,13 @@ size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *
 	int context = -1, first = 1;
 	size_t n = 0;
 
+	size_t python = 0;
 	for (size_t i = 0; i < nframes && n < max; i++) {
 		uint64_t a = frames[i];
+		if (a == PY_STACK_MARK) {
+			python = i + 1; /* the rest are Python frames */
+			break;
+		}
 		if (a >= CONTEXT_FLOOR) {
 			context = a == (uint64_t)PERF_CONTEXT_KERNEL ? 1
 				  : a == (uint64_t)PERF_CONTEXT_USER ? 0
@@ -335,7 +433,7 @@ size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *
 		}
 		first = 0;
 	}
-	return n;
+	return python ? splice_python(s, frames + python, nframes - python, out, n, max) : n;
 }
 
 static int on_record(const struct perf_record *rec, void *arg)
@@ -372,6 +470,10 @@ static int on_record(const struct perf_record *rec, void *arg)
 					    sizeof(s->frames) / sizeof(s->frames[0]));
 			ips = s->frames;
 		}
+		if (s->py) {
+			proc_scan(s, p); /* the frame reader looks at its maps */
+			ips = py_samples_stack(s->py, pid, (pid_t)rec->tid, rec->time, ips, n, &n);
+		}
 		const char *fn = sample_function(s, p, ips, n);
 		top_model_add_sample(s->model, pid, (pid_t)rec->tid, rec->time, fn, ips, n);
 		return 0;
@@ -393,9 +495,13 @@ static int on_record(const struct perf_record *rec, void *arg)
 			 * the maps again at the next sample. */
 			procs_exec(s->procs, pid);
 			free_proc_entry(s, pid);
+			if (s->py)
+				py_samples_exec(s->py, pid);
 		}
 		return 0;
 	case PERF_RECORD_EXIT:
+		if (s->py)
+			py_samples_thread_exit(s->py, (pid_t)rec->tid);
 		if (rec->pid == rec->tid && !s->cfg.npids)
 			free_proc_entry(s, pid);
 		return 0;
@@ -413,6 +519,8 @@ static int on_record(const struct perf_record *rec, void *arg)
 int top_sampler_read(struct top_sampler *s, struct top_model *m)
 {
 	s->model = m;
+	if (s->py)
+		py_samples_read(s->py);
 	int n = perf_events_read(s->pe, on_record, s);
 	s->model = NULL;
 	return n;

@@ -2,10 +2,11 @@
 # recce top's stacks are walked as recce record walks them: with the
 # default --call-graph auto through code without frame pointers (the C
 # library's start-up code, as Debian builds it) down to _start, which the
-# frame-pointer walk (--call-graph fp) never reaches. Seen in the
+# frame-pointer walk (--call-graph fp) never reaches; a CPython's with
+# its Python frames in place of the interpreter's. Seen in the
 # flamegraph that f writes.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/hot"
+need_file "$RECCE" "$TARGETS/hot" /usr/bin/python3.11
 command -v tmux >/dev/null || {
 	echo "Bail out! tmux is not installed (scripts/install-deps.sh installs it)"
 	exit 1
@@ -21,7 +22,9 @@ spawn "$T/hot.out" "$TARGETS/hot" 120
 HOT=$PID
 
 # flamegraph NAME ARGS...: runs top with ARGS in its own directory, waits
-# for burn_cpu, presses f; the SVG's path in $SVG.
+# for the screen to show $SHOWN, presses f; the SVG's path in $SVG.
+SHOWN='burn_cpu \('
+
 flamegraph()
 {
 	local name=$1
@@ -29,7 +32,7 @@ flamegraph()
 	mkdir "$T/$name"
 	tm new-session -d -s "$name" -x 160 -y 40 \
 		"cd '$T/$name' && '$RECCE' top -d 0.5 -p $HOT $*; exec sleep 60"
-	wait_for 20 shows "$name" 'burn_cpu \(' || diag "top never showed burn_cpu" "$(screen "$name")"
+	wait_for 20 shows "$name" "$SHOWN" || diag "top never showed $SHOWN" "$(screen "$name")"
 	tm send-keys -t "$name" f
 	wait_for 10 shows "$name" "wrote 'recce-top-[0-9]+\\.svg'" || diag "$(screen "$name")"
 	SVG=$(ls "$T/$name"/recce-top-*.svg 2>/dev/null | head -n 1)
@@ -46,5 +49,18 @@ ok "f writes a flamegraph (fp)" test -s "$SVG"
 like "$(cat "$SVG")" 'data-name="burn_cpu"' "it holds burn_cpu"
 unlike "$(cat "$SVG")" 'data-name="_start"' "but the frame-pointer walk stops in the C library"
 
+kill_quietly "$HOT"
+
+# Debian's python3.11: the Python frames read at each sample by BPF, as
+# record reads them.
+spawn "$T/py.out" /usr/bin/python3.11 tests/py/record-target.py
+HOT=$PID
+wait_for 60 grep -q ready "$T/py.out" || diag "the Python target did not start"
+SHOWN=', [1-9][0-9]* samples'
+flamegraph python
+ok "f writes a flamegraph (python)" test -s "$SVG"
+like "$(cat "$SVG")" 'data-name="__main__\.(spin|hasher)"' "it holds a thread's Python function"
+unlike "$(cat "$SVG")" 'data-name="_PyEval_EvalFrameDefault"' \
+	"in place of the interpreter's frames that ran them"
 kill_quietly "$HOT"
 done_testing

@@ -3,18 +3,20 @@
  * queued per thread with their frames named, and each sample matched
  * with its own.
  */
-#include "sampling/py-samples.h"
+#include "profile/py-samples.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "perf/py-bpf.h"
 #include "proc/proc-maps.h"
 #include "proc/py-frames.h"
 #include "proc/py-names.h"
+#include "proc/tasks.h"
 #include "util/array.h"
 #include "util/u64map.h"
 
@@ -191,6 +193,38 @@ void py_samples_watch(struct py_samples *p, pid_t pid)
 
 	if (pp && pp->state == PROC_UNCHECKED)
 		check(p, pid, pp);
+}
+
+void py_samples_watch_named(struct py_samples *p, void (*scanned)(void *arg, pid_t pid), void *arg)
+{
+	struct proc_ids l;
+	char path[64], exe[4096];
+
+	proc_ids_init(&l);
+	ssize_t n = proc_ids_list_dir(&l, "/proc", 1u << 20);
+	for (ssize_t i = 0; i < n; i++) {
+		pid_t pid = l.ids[i];
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		ssize_t len = readlink(path, exe, sizeof(exe) - 1);
+		if (len <= 0)
+			continue;
+		exe[len] = 0;
+		const char *base = strrchr(exe, '/');
+		if (!strstr(base ? base + 1 : exe, "python") || procs_scan(p->procs, pid) != 0)
+			continue;
+		if (scanned)
+			scanned(arg, pid);
+		py_samples_watch(p, pid);
+	}
+	proc_ids_release(&l);
+}
+
+int py_samples_is_python(struct py_samples *p, pid_t pid)
+{
+	uint64_t v;
+
+	return u64map_get(&p->procs_by_pid, (uint64_t)pid, &v) &&
+	       ((struct py_proc *)(uintptr_t)v)->state == PROC_PYTHON;
 }
 
 void py_samples_exec(struct py_samples *p, pid_t pid)

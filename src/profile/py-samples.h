@@ -17,8 +17,8 @@
  * Ownership: py_samples_new() returns a heap object freed by
  * py_samples_free(); it borrows the registry, which must outlive it.
  */
-#ifndef RECCE_SAMPLING_PY_SAMPLES_H
-#define RECCE_SAMPLING_PY_SAMPLES_H
+#ifndef RECCE_PROFILE_PY_SAMPLES_H
+#define RECCE_PROFILE_PY_SAMPLES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +51,17 @@ int py_samples_prog_fd(const struct py_samples *p);
 /* Looks at process pid now (read into the registry already), rather
  * than at its first sample. */
 void py_samples_watch(struct py_samples *p, pid_t pid);
+
+/* Every process running a program named like a Python, read into the
+ * registry and looked at now, before the events of a recording of every
+ * process open, so that its first samples have their Python frames
+ * (another CPython, such as a program embedding libpython, is looked at
+ * its first sample); scanned(arg, pid) for each one read. */
+void py_samples_watch_named(struct py_samples *p, void (*scanned)(void *arg, pid_t pid), void *arg);
+
+/* Whether pid was found a CPython (by py_samples_watch(), or at a
+ * sample). */
+int py_samples_is_python(struct py_samples *p, pid_t pid);
 
 /* pid exec'd: looked at again at its next sample. */
 void py_samples_exec(struct py_samples *p, pid_t pid);
