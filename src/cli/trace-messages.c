@@ -35,15 +35,15 @@ static int say_jit(const char *pattern, pid_t pid)
 {
 	struct perfmap *map;
 	struct stat st;
-	char path[64], buf[160], comm[64] = "";
-	const char *name, *hit = NULL;
+	struct procstat_reader r;
+	struct procstat_task t = {0};
+	char path[64], buf[160];
+	const char *name, *hit = NULL, *comm = t.comm;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
+	if (procstat_reader_init(&r, NULL) == 0) {
+		if (procstat_read_process(&r, pid, &t) != 0)
+			t.comm[0] = 0;
+		procstat_reader_release(&r);
 	}
 	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 	if (stat(path, &st) < 0 || perfmap_load(pid, st.st_uid, NULL, &map) < 0) {

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
+#include "proc/mem-read.h"
 #include "proc/proc-maps.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -147,12 +147,7 @@ struct py_reader {
 
 static int rd(const struct py_reader *r, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
-
-	if (!addr)
-		return -EFAULT;
-	ssize_t n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : -EFAULT;
+	return proc_mem_read_all(r->pid, addr, buf, len) ? -EFAULT : 0;
 }
 
 static int rd64(const struct py_reader *r, uint64_t addr, uint64_t *v)

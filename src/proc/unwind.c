@@ -23,10 +23,10 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "proc/cfi-rules.h"
+#include "proc/mem-read.h"
 #include "proc/proc-maps.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -641,9 +641,8 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 static int code_byte(pid_t pid, uint64_t addr)
 {
 	unsigned char byte = 0;
-	struct iovec local = {&byte, 1}, remote = {(void *)(uintptr_t)addr, 1};
 
-	return addr && process_vm_readv(pid, &local, 1, &remote, 1, 0) == 1 ? byte : -1;
+	return proc_mem_read_all(pid, addr, &byte, 1) == 0 ? byte : -1;
 }
 
 /*

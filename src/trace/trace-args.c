@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "trace/arg-place.h"
+#include "proc/mem-read.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
 
@@ -355,9 +355,7 @@ int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
 {
 	size_t got = 0;
 
-	if (pid <= 0)
-		return -ESRCH; /* no process whose memory may be read */
-	if (!addr || cap < 2)
+	if (cap < 2)
 		return -EFAULT;
 	/* Read page by page: one unmapped page after a short string must not
 	 * fail the whole read. */
@@ -366,12 +364,10 @@ int trace_read_string(pid_t pid, uint64_t addr, char *buf, size_t cap)
 		size_t want = 4096 - (size_t)(at & 4095);
 		if (want > cap - 1 - got)
 			want = cap - 1 - got;
-		struct iovec local = {buf + got, want};
-		struct iovec remote = {(void *)(uintptr_t)at, want};
-		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		ssize_t n = proc_mem_read(pid, at, buf + got, want);
 		if (n <= 0) {
 			if (got == 0)
-				return n < 0 ? -errno : -EFAULT;
+				return n < 0 ? (int)n : -EFAULT;
 			break;
 		}
 		void *nul = memchr(buf + got, 0, (size_t)n);
@@ -393,28 +389,18 @@ static int read_counted(pid_t pid, uint64_t addr, uint64_t len, char *buf, size_
 	buf[0] = 0;
 	if (len == 0)
 		return 0; /* "" may have any pointer, even NULL */
-	if (!addr || len > (1ULL << 40))
+	if (len > (1ULL << 40))
 		return -EFAULT;
-	struct iovec local = {buf, want};
-	struct iovec remote = {(void *)(uintptr_t)addr, want};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n != (ssize_t)want)
-		return n < 0 ? -errno : -EFAULT;
+	int err = proc_mem_read_all(pid, addr, buf, want);
+	if (err)
+		return err;
 	buf[want] = 0;
 	return len > want;
 }
 
 int trace_read_word(pid_t pid, uint64_t addr, uint64_t *val)
 {
-	struct iovec local = {val, sizeof(*val)};
-	struct iovec remote = {(void *)(uintptr_t)addr, sizeof(*val)};
-
-	if (pid <= 0)
-		return -ESRCH; /* no process whose memory may be read */
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)sizeof(*val))
-		return 0;
-	return n < 0 ? -errno : -EFAULT;
+	return proc_mem_read_all(pid, addr, val, sizeof(*val));
 }
 
 /* The register narrowed to its declared size, sign-extended for signed. */

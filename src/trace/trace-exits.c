@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "proc/mem-read.h"
 #include "symbols/func-exits.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -135,9 +135,7 @@ const char *trace_code_changed(const struct trace_fn *fn, pid_t pid, uint64_t ad
 	ssize_t n = pread(sym_file_fd(fn->file), disk, len, (off_t)fn->offset);
 	if (n <= 0)
 		return NULL;
-	struct iovec local = {live, (size_t)n};
-	struct iovec remote = {(void *)(uintptr_t)addr, (size_t)n};
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	ssize_t got = proc_mem_read(pid, addr, live, (size_t)n);
 	for (ssize_t i = 0; i < got; i++)
 		if (live[i] != disk[i] && live[i] != 0xcc)
 			return "its code in the process differs from its file (patched by recce "

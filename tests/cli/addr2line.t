@@ -175,15 +175,17 @@ is "$RC" 0 "an unwritable cache directory: exit 0"
 ok "and the same answers" cmp -s "$OUT" "$T/direct"
 is "$(cat "$ERR")" "" "and nothing on standard error"
 
-# A co-process: each answer comes as soon as its address is read.
+# A co-process: each answer comes as soon as its address is read. Its
+# pid is kept: bash unsets A2L_PID once the co-process has exited.
 coproc A2L { "$RECCE" addr2line -f -e "$TARGETS/shop"; }
+a2l_pid=$A2L_PID
 echo "$a" >&"${A2L[1]}"
 IFS= read -r -t 10 fn <&"${A2L[0]}"
 IFS= read -r -t 10 loc <&"${A2L[0]}"
 is "$fn" "_ZN4shop5quoteEl" "as a co-process, the answer comes while standard input stays open"
 like "$loc" 'shop\.cpp:[0-9]+$' "with its line"
 exec {A2L[1]}>&-
-wait "$A2L_PID"
+wait "$a2l_pid"
 
 # Bad input: one message, exit 1 (2 for usage).
 run "$RECCE" addr2line -e "$T/no-such-binary" 0
