@@ -103,6 +103,37 @@ python_record
 python_offcpu
 kill "$P"
 
+# Shares: a() runs unit() once for each three times b() does, so a
+# quarter of the CPU time under either is a()'s, whatever the load (the
+# samples count CPU time). 2 s at 999 Hz: about 2,000 samples, the
+# share's spread a point. A unit lasts some milliseconds, many sampling
+# periods: a loop much shorter than the period would be seen at a few
+# phases of it only (31% for a() at 3,000 iterations).
+run "$RECCE" record -F 999 -d 2 -o "$T/shares.pb.gz" -- /usr/bin/python3.11 -c '
+def unit():
+    for i in range(200000):
+        pass
+
+def a():
+    unit()
+
+def b():
+    unit()
+    unit()
+    unit()
+
+while True:
+    a()
+    b()'
+is "$RC" 0 "shares: record exits 0" || show_run
+"$RECCE" report "$T/shares.pb.gz" --format folded > "$T/shares.folded"
+A=$(folded_count "$(cat "$T/shares.folded")" ';__main__\.a(;|$)')
+B=$(folded_count "$(cat "$T/shares.folded")" ';__main__\.b(;|$)')
+SHARE=$(awk -v a="$A" -v b="$B" 'BEGIN { printf "%.1f", a + b ? 100 * a / (a + b) : 0 }')
+cmp_ok "($SHARE - 25) ^ 2" '<=' 25 "shares: a() has 25% of the time under a() and b(), within 5 points ($SHARE%)"
+is "$("$RECCE" report "$T/shares.pb.gz" -n 0 | awk '$4 == "__main__.unit" { print $5 }')" "<string>:3" \
+	"shares: unit() at the line of its loop"
+
 # pyenv's builds where this machine has them (not a Debian package: none
 # is required): 3.11 to 3.13 read; an older one said to be unread.
 ROOT_PYENV=$(pyenv root 2>/dev/null || true)
