@@ -13,7 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous agent libuv fast
+#                patch continuous agent libuv fast python
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -912,6 +912,25 @@ group_slowdown() {
 	done
 }
 
+# Debian's python3.11 running Python code, alone and recorded: recce reads
+# its Python frames at every sample (a BPF program), perf does not, so the
+# difference is what the frames cost. py-spy, the tool Python users reach
+# for, is not a Debian package, and this machine installs from Debian
+# only: it is not measured.
+group_python() {
+	py=/usr/bin/python3.11
+	[ -x "$py" ] || die "python: $py is missing (scripts/install-deps.sh installs it)"
+	units=$("$py" bench/workloads/pywork.py --calibrate "$CPU2_SECONDS")
+	for rep in $(seq "$REPS"); do
+		for hz in "$HZ_LOW" "$HZ_HIGH"; do
+			for tool in none perf recce; do
+				record "python-$hz-auto" "$tool" "$hz" auto "$rep" "$py" \
+					bench/workloads/pywork.py "$units"
+			done
+		done
+	done
+}
+
 group_deep() {
 	units=$("$BIN/deep" --calibrate "$DEEP_SECONDS")
 	for rep in $(seq "$REPS"); do
@@ -1170,7 +1189,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python) "group_$g" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done
