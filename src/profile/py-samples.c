@@ -440,7 +440,8 @@ const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uin
 		return frames;
 	struct queued *e = match(p, queue_of(p, tid, 0), time);
 	if (!e) {
-		/* Its record precedes it: it is in the ring by now. */
+		/* Its record was written in the same interrupt as the
+		 * sample: it is in the ring by now, if not read yet. */
 		py_bpf_read(&p->bpf);
 		e = match(p, queue_of(p, tid, 0), time);
 	}
