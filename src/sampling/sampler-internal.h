@@ -27,7 +27,7 @@ struct sampler {
 	struct offcpu *offcpu;		   /* with PERF_EVENTS_SWITCHES */
 	struct alloc_probes *alloc_probes; /* with PERF_EVENTS_ALLOC, until the end */
 	struct alloc_samples *alloc;
-	struct py_samples *py; /* Python frames in cpu-clock samples, when loaded */
+	struct py_samples *py; /* Python frames in the samples of CPythons, when loaded */
 	int py_err;
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;
