@@ -53,7 +53,7 @@ for cmd in trace trace-events record top; do
 	spawn "$T/spin-$cmd.out" "$TARGETS/spinner" 600 2
 	TARGET=$PID
 	wait_for 60 rates_past "$T/spin-$cmd.out" 0 12
-	BASE=$(rate_min "$T/spin-$cmd.out" 6)
+	BASE=$(rate_median "$T/spin-$cmd.out" 6)
 	cmp_ok "$BASE" '>' 0 "$cmd: the spinner runs before any recce ($BASE calls per 50 ms)"
 	for k in $(seq "$KILLS"); do
 		# A moment from 20 ms to 1 s after the start: attaching or running.
@@ -82,9 +82,12 @@ for cmd in trace trace-events record top; do
 		fi
 		STATE=$(awk '{ print $3 }' "/proc/$TARGET/stat")
 		isnt "$STATE" T "$WHAT: the target runs, not stopped"
-		NOW=$(rate_min "$T/spin-$cmd.out" 4)
+		# The median of five windows: a target left slowed (a probe
+		# still in, stopped) is slow in every one; a busy machine
+		# taking the CPU for a window is not a slowed target.
+		NOW=$(rate_median "$T/spin-$cmd.out" 5)
 		cmp_ok "$NOW" '>=' "$BASE / 10" \
-			"$WHAT: at full speed a second later ($NOW against $BASE calls per 50 ms)"
+			"$WHAT: at full speed a second later ($NOW against $BASE calls per 50 ms, the median of 5 windows)"
 		ok "$WHAT: no BPF program or link of recce's is left" wait_for 2 no_objects
 		run python3 tests/cli/code-bytes.py "$TARGET"
 		is "$RC" 0 "$WHAT: the target's code equals its files" || show_run

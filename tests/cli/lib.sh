@@ -687,6 +687,15 @@ rate_min()
 	grep '^rate ' "$1" | tail -n "$2" | awk 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'
 }
 
+# rate_median FILE N: the median of the last N "rate" lines' rates: a
+# target slowed for good is slow in all of them, one the machine starved
+# for a window or two (a busy machine) is not.
+rate_median()
+{
+	grep '^rate ' "$1" | tail -n "$2" | awk '{ print $2 }' | sort -n |
+		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] + 0 : 0 }'
+}
+
 # rates FILE: how many "rate" lines such a target has printed.
 rates() { grep -c '^rate ' "$1"; }
 
