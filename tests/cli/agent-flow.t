@@ -61,7 +61,9 @@ is "$(grep -vc '^[0-9:.]* <[0-9]*> spinner:spin_step(' "$T/slow.out")" 0 \
 # A client that keeps up loses nothing.
 run "$RECCE" --node "$NODE" trace -p "$SPIN" spin_step --count 2000 --limit 0
 is "$(grep -c 'spin_step(' "$OUT")" 2000 "a client that reads gets all 2000 calls"
-unlike "$(cat "$ERR")" 'dropped' "and is told of no drop"
+# (The kernel may still drop probe events when the machine is too busy
+# for recce to read them: those are the trace's, counted and said.)
+unlike "$(cat "$ERR")" 'lines of output dropped' "and the agent drops none of its output"
 
 # --- a client killed mid-trace -------------------------------------------
 
