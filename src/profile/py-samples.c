@@ -10,13 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "perf/py-bpf.h"
 #include "proc/proc-maps.h"
 #include "proc/py-frames.h"
 #include "proc/py-names.h"
-#include "proc/tasks.h"
+#include "proc/select.h"
 #include "util/array.h"
 #include "util/u64map.h"
 
@@ -197,26 +196,21 @@ void py_samples_watch(struct py_samples *p, pid_t pid)
 
 void py_samples_watch_named(struct py_samples *p, void (*scanned)(void *arg, pid_t pid), void *arg)
 {
-	struct proc_ids l;
-	char path[64], exe[4096];
+	pid_t *pids;
+	size_t n;
 
-	proc_ids_init(&l);
-	ssize_t n = proc_ids_list_dir(&l, "/proc", 1u << 20);
-	for (ssize_t i = 0; i < n; i++) {
-		pid_t pid = l.ids[i];
-		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-		ssize_t len = readlink(path, exe, sizeof(exe) - 1);
-		if (len <= 0)
-			continue;
-		exe[len] = 0;
-		const char *base = strrchr(exe, '/');
-		if (!strstr(base ? base + 1 : exe, "python") || procs_scan(p->procs, pid) != 0)
+	/* Any path with "python" in it: check() tells a CPython by its
+	 * symbols, so a wider net costs a scan and changes no answer. */
+	if (proc_select("exe:*python*", &pids, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (procs_scan(p->procs, pids[i]) != 0)
 			continue;
 		if (scanned)
-			scanned(arg, pid);
-		py_samples_watch(p, pid);
+			scanned(arg, pids[i]);
+		py_samples_watch(p, pids[i]);
 	}
-	proc_ids_release(&l);
+	free(pids);
 }
 
 int py_samples_is_python(struct py_samples *p, pid_t pid)

@@ -52,7 +52,7 @@ int py_samples_prog_fd(const struct py_samples *p);
  * than at its first sample. */
 void py_samples_watch(struct py_samples *p, pid_t pid);
 
-/* Every process running a program named like a Python, read into the
+/* Every process whose program's path holds "python" (proc/select.h), read into the
  * registry and looked at now, before the events of a recording of every
  * process open, so that its first samples have their Python frames
  * (another CPython, such as a program embedding libpython, is looked at
