@@ -20,15 +20,13 @@ py_frames()
 		sub(/^    #[0-9]+ +\(python\) /, ""); print }' "$1"
 }
 
-# The version a python prints of itself.
-version_of() { "$1" -c 'import platform; print(platform.python_version())'; }
 
 # python_sleep PYTHON: its main thread asleep in time.sleep and another
 # spinning; dumped into $T/NAME.dump, where NAME is its version.
 python_sleep()
 {
 	local py=$1 v minor main spinner
-	v=$(version_of "$py")
+	v=$(python_version "$py")
 	minor=${v#3.}
 	minor=${minor%%.*}
 	spawn "$T/$v.out" "$py" "$SRC" sleep
@@ -68,7 +66,7 @@ __main__.outer ($(at outer))" "$v: its callers at the lines of the calls"
 python_gil()
 {
 	local py=$1 v
-	v=$(version_of "$py")
+	v=$(python_version "$py")
 	spawn "$T/$v-gil.out" "$py" "$SRC" gil
 	local P=$PID
 	stuck() {
@@ -89,7 +87,7 @@ python_gil()
 	kill "$P"
 }
 
-DEBIAN=$(version_of /usr/bin/python3.11)
+DEBIAN=$(python_version /usr/bin/python3.11)
 python_sleep /usr/bin/python3.11
 python_gil /usr/bin/python3.11
 
@@ -147,11 +145,10 @@ is "$(grep -c CPython "$OUT")" 0 "a program that is not Python: nothing said of 
 # pyenv's builds where this machine has them (not a Debian package: none
 # is required): its 3.11 (libpython shared, with DWARF), 3.12 and 3.13
 # read, another version named.
-ROOT_PYENV=$(pyenv root 2>/dev/null || true)
 tried=""
-for py in "$ROOT_PYENV"/versions/3.*/bin/python3.[0-9]*; do
-	[[ -x "$py" && "$py" =~ python3\.[0-9]+$ ]] || continue
-	v=$(version_of "$py")
+mapfile -t PYENV < <(pyenv_pythons)
+for py in "${PYENV[@]}"; do
+	v=$(python_version "$py")
 	tried="$tried $v"
 	case "$v" in
 	3.11.* | 3.12.* | 3.13.*)

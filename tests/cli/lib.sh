@@ -592,6 +592,21 @@ folded_count()
 		if (s ~ re) n += c } END { print n + 0 }'
 }
 
+# python_version PYTHON: the version a python prints of itself.
+python_version() { "$1" -c 'import platform; print(platform.python_version())'; }
+
+# pyenv_pythons: the python3.X of each of pyenv's CPython 3 builds on this
+# machine (none is required: pyenv is not a Debian package), one a line.
+pyenv_pythons()
+{
+	local root py
+	root=$(pyenv root 2>/dev/null || true)
+	for py in "$root"/versions/3.*/bin/python3.[0-9]*; do
+		[[ -x "$py" && "$py" =~ python3\.[0-9]+$ ]] && echo "$py"
+	done
+	return 0
+}
+
 # source_line FILE MARKER: the line number of the line holding MARKER.
 source_line()
 {

@@ -14,8 +14,6 @@ SRC=tests/py/record-target.py
 FILE=$PWD/$SRC # as Python names a script it runs
 at() { echo "$FILE:$(source_line "$SRC" "# mark: $1")"; }
 
-version_of() { "$1" -c 'import platform; print(platform.python_version())'; }
-
 # samples_of ERR: the sample count a recording's last line says.
 samples_of() { sed -n 's/^recce: \([0-9]*\) samples in .*/\1/p' "$1"; }
 
@@ -23,7 +21,7 @@ samples_of() { sed -n 's/^recce: \([0-9]*\) samples in .*/\1/p' "$1"; }
 # version V and its threads HASHER and NAPPER.
 start_target()
 {
-	V=$(version_of "$1")
+	V=$(python_version "$1")
 	spawn "$T/$V.out" "$1" "$SRC"
 	P=$PID
 	ok "$V: the target is ready" wait_for 60 grep -q ready "$T/$V.out"
@@ -136,11 +134,10 @@ is "$("$RECCE" report "$T/shares.pb.gz" -n 0 | awk '$4 == "__main__.unit" { prin
 
 # pyenv's builds where this machine has them (not a Debian package: none
 # is required): 3.11 to 3.13 read; an older one said to be unread.
-ROOT_PYENV=$(pyenv root 2>/dev/null || true)
 tried=""
-for py in "$ROOT_PYENV"/versions/3.*/bin/python3.[0-9]*; do
-	[[ -x "$py" && "$py" =~ python3\.[0-9]+$ ]] || continue
-	v=$(version_of "$py")
+mapfile -t PYENV < <(pyenv_pythons)
+for py in "${PYENV[@]}"; do
+	v=$(python_version "$py")
 	tried="$tried $v"
 	case "$v" in
 	3.11.* | 3.12.* | 3.13.*)
