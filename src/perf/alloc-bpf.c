@@ -134,7 +134,7 @@ int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offs
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		cookies[i] = kinds[i];
-	int fd = ubpf_link_new(b->prog_fd, path, offsets, cookies, n, UBPF_LINK_SESSION, pid);
+	int fd = ubpf_link_new(b->prog_fd, path, offsets, NULL, cookies, n, UBPF_LINK_SESSION, pid);
 	free(cookies);
 	return fd == -EINVAL ? -EOPNOTSUPP : fd;
 }

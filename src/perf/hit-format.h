@@ -41,6 +41,17 @@ enum {
  * results of the two reads (0 or -errno) first. The low 32 bits of a
  * cookie are the probe's index.
  */
+/*
+ * A cookie with UBPF_CAPTURE_STRS (and UBPF_CAPTURE) asks instead for two
+ * NUL-terminated strings, up to UBPF_CAPTURE_MAX bytes each with their
+ * NUL: at the address in register UBPF_CAPTURE_REG_BITS into the
+ * object's words, and at the address in register UBPF_CAPTURE_REG2_BITS
+ * into the string's; each read's result word is then the bytes read,
+ * NUL included, or -errno (a USDT probe's char * arguments, read at the
+ * hit: CPython's function name and file).
+ */
+#define UBPF_CAPTURE_STRS	  (1ULL << 61)
+#define UBPF_CAPTURE_REG2_BITS(r) ((uint64_t)((r)&15) << 32)
 #define UBPF_CAPTURE		  (1ULL << 63)
 #define UBPF_CAPTURE_STRING	  (1ULL << 62)
 #define UBPF_CAPTURE_MAX	  64

@@ -69,8 +69,8 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *
 	return fd;
 }
 
-int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		  size_t n, int mode, pid_t pid)
+int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets,
+		  const uint64_t *ref_ctr_offsets, const uint64_t *cookies, size_t n, int mode, pid_t pid)
 {
 	struct link_create_uprobe_multi a;
 
@@ -79,6 +79,7 @@ int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const 
 	a.attach_type = mode == UBPF_LINK_SESSION ? UBPF_ATTACH_SESSION : UBPF_ATTACH_MULTI;
 	a.path = (uint64_t)(uintptr_t)path;
 	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.ref_ctr_offsets = (uint64_t)(uintptr_t)ref_ctr_offsets;
 	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = (uint32_t)n;
 	a.multi_flags = mode == UBPF_LINK_RETURN ? UPROBE_MULTI_RETURN : 0;

@@ -74,8 +74,11 @@ enum { UBPF_LINK_ENTRY, UBPF_LINK_RETURN, UBPF_LINK_SESSION };
 /* Attaches prog at the n offsets of path (cookie i for offset i), in the
  * UBPF_LINK_* mode, for process pid only (its threads, present and
  * future), or with pid 0 in every process that maps path, now or later
- * (the program filters). */
-int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		  size_t n, int mode, pid_t pid);
+ * (the program filters). ref_ctr_offsets (NULL: none) gives each offset
+ * the file offset of a USDT semaphore the kernel raises while it is in
+ * (0: none). */
+int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets,
+		  const uint64_t *ref_ctr_offsets, const uint64_t *cookies, size_t n, int mode,
+		  pid_t pid);
 
 #endif

@@ -39,6 +39,7 @@ struct uprobe_probe {
 	uint64_t offset;
 	int retprobe;
 	uint64_t capture; /* UBPF_CAPTURE bits of its cookie, or 0 */
+	uint64_t ref_ctr; /* file offset of its USDT semaphore, 0: none */
 };
 
 struct uprobe_fd {

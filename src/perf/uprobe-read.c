@@ -63,9 +63,27 @@ static int parse_capture(struct uprobe_slot *r, uint64_t cookie, const unsigned 
 	if (len < sizeof(w))
 		return -EBADMSG;
 	memcpy(w, p, sizeof(w));
+	struct uprobe_hit *hit = &r->hit;
+	if (cookie & UBPF_CAPTURE_STRS) {
+		/* Two C strings: their lengths without the NUL, each kept
+		 * only if read whole or cut at the capture's end. */
+		int64_t n1 = (int64_t)w[UBPF_CAP_OBJ_RC], n2 = (int64_t)w[UBPF_CAP_STR_RC];
+		memcpy(r->object, &w[UBPF_CAP_OBJ], sizeof(r->object));
+		memcpy(r->string, &w[UBPF_CAP_STR], sizeof(r->string));
+		if (n1 > 0 && n1 <= UBPF_CAPTURE_MAX) {
+			r->object[n1 - 1] = 0;
+			hit->object = r->object;
+			hit->object_len = (size_t)n1 - 1;
+		}
+		if (n2 > 0 && n2 <= UBPF_CAPTURE_MAX) {
+			r->string[n2 - 1] = 0;
+			hit->string = r->string;
+			hit->string_len = (uint64_t)n2 - 1;
+		}
+		return 1;
+	}
 	if (w[UBPF_CAP_OBJ_RC] != 0)
 		return 1; /* unreadable: the hit says nothing about the object */
-	struct uprobe_hit *hit = &r->hit;
 	memcpy(r->object, &w[UBPF_CAP_OBJ], sizeof(r->object));
 	hit->object = r->object;
 	hit->object_len = UBPF_CAPTURE_SIZE(cookie);

@@ -126,7 +126,7 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, NULL, 0);
 	if (u->prog_fd < 0)
 		return u->prog_fd;
-	int fd = ubpf_link_new(u->prog_fd, "/", &zero, &zero, 1, UBPF_LINK_ENTRY, getpid());
+	int fd = ubpf_link_new(u->prog_fd, "/", &zero, NULL, &zero, 1, UBPF_LINK_ENTRY, getpid());
 	if (fd >= 0)
 		close(fd);
 	return fd == -EBADF ? 0 : -EOPNOTSUPP;
@@ -351,6 +351,9 @@ int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	attr_common(u, &attr);
 	attr.type = u->pmu_type;
 	attr.config = p->retprobe ? 1ULL << u->retprobe_bit : 0;
+	/* The uprobe PMU's ref_ctr_offset field (config:32-63): the kernel
+	 * raises the semaphore while the probe is in. */
+	attr.config |= p->ref_ctr << 32;
 	attr.config1 = (uint64_t)(uintptr_t)p->path; /* uprobe_path */
 	attr.config2 = p->offset;		     /* probe_offset */
 	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
@@ -372,8 +375,9 @@ int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 {
 	uint64_t *offsets = calloc(u->nprobes, sizeof(*offsets));
 	uint64_t *cookies = calloc(u->nprobes, sizeof(*cookies));
+	uint64_t *ref_ctrs = calloc(u->nprobes, sizeof(*ref_ctrs));
 	char *done = calloc(u->nprobes, 1);
-	int err = offsets && cookies && done ? 0 : -ENOMEM;
+	int err = offsets && cookies && ref_ctrs && done ? 0 : -ENOMEM;
 
 	for (size_t k = 0; k < 2 * u->nprobes && !err; k++) {
 		size_t i = u->nprobes - 1 - k % u->nprobes;
@@ -385,11 +389,15 @@ int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 			if (!done[j] && u->probes[j].retprobe == p->retprobe &&
 			    strcmp(u->probes[j].path, p->path) == 0) {
 				offsets[n] = u->probes[j].offset;
+				ref_ctrs[n] = u->probes[j].ref_ctr;
 				cookies[n++] = j | u->probes[j].capture;
 				done[j] = 1;
 			}
-		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, cookies, n,
-				       p->retprobe ? UBPF_LINK_RETURN : UBPF_LINK_ENTRY, pid);
+		int sema = 0;
+		for (size_t j = 0; j < n; j++)
+			sema |= ref_ctrs[j] != 0;
+		int fd = ubpf_link_new(u->prog_fd, p->path, offsets, sema ? ref_ctrs : NULL, cookies,
+				       n, p->retprobe ? UBPF_LINK_RETURN : UBPF_LINK_ENTRY, pid);
 		if (fd < 0) {
 			err = fd;
 			u->error_path = p->path;
@@ -399,6 +407,7 @@ int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 	}
 	free(offsets);
 	free(cookies);
+	free(ref_ctrs);
 	free(done);
 	return err;
 }
@@ -456,9 +465,16 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 	p->offset = offset;
 	p->retprobe = retprobe != 0;
 	p->capture = 0;
+	p->ref_ctr = 0;
 	if (!p->path)
 		return -ENOMEM;
 	return (int)u->nprobes++;
+}
+
+void uprobe_set_semaphore(struct uprobe_set *u, int probe, uint64_t ref_ctr_offset)
+{
+	if (probe >= 0 && (size_t)probe < u->nprobes && ref_ctr_offset < UINT32_MAX)
+		u->probes[probe].ref_ctr = ref_ctr_offset;
 }
 
 void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string)
@@ -477,6 +493,15 @@ void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, s
 	u->probes[probe].capture = UBPF_CAPTURE | UBPF_CAPTURE_BITS(size) |
 				   UBPF_CAPTURE_REG_BITS(reg) | UBPF_CAPTURE_DISP_BITS(disp) |
 				   (string ? UBPF_CAPTURE_STRING : 0);
+}
+
+void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int reg2)
+{
+	if (probe < 0 || (size_t)probe >= u->nprobes || reg < 0 || reg >= X86_NGPR || reg2 < 0 ||
+	    reg2 >= X86_NGPR)
+		return;
+	u->probes[probe].capture = UBPF_CAPTURE | UBPF_CAPTURE_STRS | UBPF_CAPTURE_REG_BITS(reg) |
+				   UBPF_CAPTURE_REG2_BITS(reg2);
 }
 
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)

@@ -83,7 +83,8 @@ struct uprobe_hit {
 	/* A probe with a capture (uprobe_set_capture()), in link mode: the
 	 * object at rax, NULL when not captured or unreadable, and its
 	 * string's first bytes (min(string_len, 64) of them), NULL when not
-	 * asked for or unreadable. */
+	 * asked for or unreadable; with uprobe_set_capture_strings(), the
+	 * two C strings, NUL-terminated, their lengths without it. */
 	const uint8_t *object;
 	size_t object_len;
 	const uint8_t *string;
@@ -128,6 +129,12 @@ void uprobe_set_free(struct uprobe_set *u);
  */
 int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int retprobe);
 
+/* Makes probe a USDT probe's with a semaphore at file offset
+ * ref_ctr_offset of its file: the kernel raises the counter while the
+ * probe is in the process, and lowers it when it comes out, however
+ * recce ends. */
+void uprobe_set_semaphore(struct uprobe_set *u, int probe, uint64_t ref_ctr_offset);
+
 /* In link mode, makes the hits of probe copy the first size bytes (at most
  * 64) of the object whose address is in rax, and with string, up to 64
  * bytes at the pointer in its first word, as many as its second word says
@@ -138,6 +145,13 @@ void uprobe_set_capture(struct uprobe_set *u, int probe, size_t size, int string
  * pointer it is about to take. */
 void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, size_t size,
 			   int string);
+
+/* In link mode, makes the hits of probe copy the C strings (up to 63
+ * bytes each) at the addresses in registers reg and reg2 (enum x86_gpr):
+ * the first as the hit's object, the second as its string, each with
+ * its length and NUL-terminated, NULL when unreadable. Event mode
+ * captures nothing. */
+void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int reg2);
 
 /*
  * Attaches every probe declared so far to process pid, whose threads are

@@ -48,13 +48,23 @@ struct {
 
 /* The object at a register plus a displacement, of the size the cookie
  * says, and for a string the bytes its first word points to, as many as
- * its second says (at most UBPF_CAPTURE_MAX). */
+ * its second says (at most UBPF_CAPTURE_MAX); or two C strings at two
+ * registers (UBPF_CAPTURE_STRS). */
 static __always_inline void capture(struct record *rec, __u64 cookie)
 {
 	__u64 *cap = &rec->w[UBPF_NWORDS];
 	__u64 addr = rec->w[UBPF_GPR + ((cookie >> 54) & 15)] + (__s64)(__s16)(cookie >> 32);
 	__u32 size = ((cookie >> 48) & 63) + 1;
 
+	if (cookie & UBPF_CAPTURE_STRS) {
+		__u64 at = rec->w[UBPF_GPR + ((cookie >> 54) & 15)];
+		__u64 at2 = rec->w[UBPF_GPR + ((cookie >> 32) & 15)];
+		cap[UBPF_CAP_OBJ_RC] =
+		    bpf_probe_read_user_str(&cap[UBPF_CAP_OBJ], UBPF_CAPTURE_MAX, (const void *)at);
+		cap[UBPF_CAP_STR_RC] =
+		    bpf_probe_read_user_str(&cap[UBPF_CAP_STR], UBPF_CAPTURE_MAX, (const void *)at2);
+		return;
+	}
 	long rc = bpf_probe_read_user(&cap[UBPF_CAP_OBJ], size, (const void *)addr);
 	cap[UBPF_CAP_OBJ_RC] = rc;
 	if (rc != 0 || !(cookie & UBPF_CAPTURE_STRING))
