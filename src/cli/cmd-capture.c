@@ -168,9 +168,11 @@ int cmd_capture(int argc, char **argv)
 	if (!pats || !sym || !procs || !agg || !res || dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	for (size_t i = 0; i < a.npatterns; i++)
-		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0)
+		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0 ||
+		    pats[i].kind != TRACE_PATTERN_FUNCTION)
 			usage_die("capture",
-				  "'%s' is not a pattern: [OBJECT:]FUNCTION or OBJECT:0xADDRESS",
+				  "'%s' is not a function pattern: [OBJECT:]FUNCTION or "
+				  "OBJECT:0xADDRESS (USDT and Python probes: recce trace)",
 				  a.patterns[i]);
 	aggregate_enable_timeline(agg, TIMELINE_MAX);
 	if (!aggregate_timeline(agg))

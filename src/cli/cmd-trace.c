@@ -85,11 +85,18 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 
 	if (!pats)
 		die("out of memory");
-	for (size_t i = 0; i < a->npatterns; i++)
+	for (size_t i = 0; i < a->npatterns; i++) {
 		if (trace_pattern_parse(a->patterns[i], &pats[i]) < 0)
 			usage_die("trace",
-				  "'%s' is not a pattern: [OBJECT:]FUNCTION or OBJECT:0xADDRESS",
+				  "'%s' is not a pattern: [OBJECT:]FUNCTION, OBJECT:0xADDRESS, "
+				  "usdt:[OBJECT:]PROVIDER:NAME or py:FUNCTION",
 				  a->patterns[i]);
+		if (a->fast && pats[i].kind != TRACE_PATTERN_FUNCTION)
+			usage_die("trace",
+				  "--fast puts jumps into functions; '%s' is a probe the kernel "
+				  "traces: leave out --fast",
+				  a->patterns[i]);
+	}
 	return pats;
 }
 
@@ -172,11 +179,12 @@ int cmd_trace(int argc, char **argv)
 	}
 	out.tracer = t;
 	tracer_get_stats(t, &st);
+	char what[160];
+	trace_what_traced(&st, what, sizeof(what));
 	if (a.npids)
-		note("tracing %zu function%s in %s %d with %s; limits: --count %lld, --time %g, "
+		note("tracing %s in %s %d with %s; limits: --count %lld, --time %g, "
 		     "--limit %llu/%llu",
-		     st.functions, st.functions == 1 ? "" : "s",
-		     st.ntargets > 1 ? "processes from" : "process", (int)st.first,
+		     what, st.ntargets > 1 ? "processes from" : "process", (int)st.first,
 		     a.fast	     ? "jumps into recce's library"
 		     : st.uses_links ? "BPF links"
 				     : "perf uprobe events",

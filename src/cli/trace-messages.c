@@ -105,9 +105,23 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 	for (size_t p = 0; p < a->npatterns; p++) {
 		if (res->matched[p])
 			continue;
-		error("'%s' matches no function in %s %d", a->patterns[p],
-		      a->argv ? "the command, run as" : "process", (int)pid);
-		if (!a->argv && say_jit(a->patterns[p], pid))
+		if (strncmp(a->patterns[p], "py:", 3) == 0) {
+			error("'%s': %s %d runs no Python with USDT probes: CPython has them when "
+			      "built with --with-dtrace (Debian's python3 is; pyenv's builds are "
+			      "not); recce record, top and dump show its Python frames without "
+			      "them",
+			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
+			continue;
+		}
+		if (strncmp(a->patterns[p], "usdt:", 5) == 0) {
+			error("'%s' matches no USDT probe in %s %d (readelf -n FILE lists a "
+			      "file's probes)",
+			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
+		} else {
+			error("'%s' matches no function in %s %d", a->patterns[p],
+			      a->argv ? "the command, run as" : "process", (int)pid);
+		}
+		if (!a->argv && strchr(a->patterns[p], ':') == NULL && say_jit(a->patterns[p], pid))
 			continue;
 		char **near = res->nearest[p];
 		if (near[0]) {
@@ -394,11 +408,47 @@ static int say_unresolved_ifuncs(const struct tracer *t)
 	return 1;
 }
 
+void trace_what_traced(const struct tracer_stats *st, char *buf, size_t cap)
+{
+	char part[3][48];
+	int n = 0;
+
+	if (st->functions || (!st->usdt_probes && !st->pythons))
+		snprintf(part[n++], sizeof(part[0]), "%zu function%s", st->functions,
+			 st->functions == 1 ? "" : "s");
+	if (st->usdt_probes)
+		snprintf(part[n++], sizeof(part[0]), "%zu USDT probe%s", st->usdt_probes,
+			 st->usdt_probes == 1 ? "" : "s");
+	if (st->pythons)
+		snprintf(part[n++], sizeof(part[0]), st->pythons == 1 ? "Python calls"
+						     : "the Python calls of %zu interpreters",
+			 st->pythons);
+	snprintf(buf, cap, "%s%s%s%s%s", part[0], n == 3 ? ", " : n == 2 ? " and " : "",
+		 n > 1 ? part[1] : "", n == 3 ? " and " : "", n == 3 ? part[2] : "");
+}
+
+/* A Python traced through CPython's probes: what it costs the target. */
+static void say_python(const struct tracer *t)
+{
+	const struct trace_resolved *res = tracer_functions(t);
+
+	for (size_t i = 0; i < res->n; i++)
+		if (res->fns[i].py == TRACE_PY_TRACING && !tracer_refused(t, i)) {
+			note("CPython fires its function probes only in its line-tracing mode: "
+			     "while traced, %s runs Python code several times slower (about 9x "
+			     "on a loop of calls), and each Python call, shown or not, traps "
+			     "into the kernel; --limit counts them all",
+			     res->fns[i].object);
+			return;
+		}
+}
+
 void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
 	say_refused(a, t);
+	say_python(t);
 	int ifuncs_said = say_unresolved_ifuncs(t);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);
@@ -456,8 +506,9 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
 	     st->shown == 1 ? "" : "s", what);
 	if (st->stop == TRACE_STOP_BREAKER)
-		note("each traced call costs the target %s; if it can afford more, raise the "
+		note("each %s costs the target %s; if it can afford more, raise the "
 		     "limit (--limit %llu/%llu) or turn it off (--limit 0)",
+		     st->pythons ? "Python call, shown or not," : "traced call",
 		     a->fast ? "tens of nanoseconds, and recce the time to show it"
 			     : "a trap into the kernel",
 		     (unsigned long long)a->rate_n * 10, (unsigned long long)a->rate_ms);

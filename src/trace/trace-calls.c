@@ -61,7 +61,7 @@ struct call_stack *trace_calls_stack(struct trace_calls *c, uint32_t pid, int go
 		free(calls);
 		return NULL;
 	}
-	c->stacks[c->n] = (struct call_stack){pid, go, id, 0, calls};
+	c->stacks[c->n] = (struct call_stack){.pid = pid, .go = go, .id = id, .calls = calls};
 	return &c->stacks[c->n++];
 }
 

@@ -40,6 +40,8 @@ struct trace_call {
 	uint8_t nargs;
 	struct trace_arg args[TRACE_MAX_ARGS];
 	uint64_t regs[TRACE_MAX_ARGS];
+	char function[96]; /* a Python call's name ("py:app.handle"), else "" */
+	int unshown;	   /* Python calls not shown running above it */
 };
 
 struct call_stack {
@@ -47,6 +49,9 @@ struct call_stack {
 	int go; /* id is a goroutine (r14), not a tid */
 	uint64_t id;
 	int depth;
+	/* Python calls not shown (or past TRACE_CALLS_DEPTH) under the
+	 * first kept one (tracer.c's py_unshown()). */
+	int unshown;
 	struct trace_call *calls; /* TRACE_CALLS_DEPTH */
 };
 

@@ -45,6 +45,13 @@ int trace_record_lookup(const char *name, struct trace_value *v, void *record)
 		*v = (struct trace_value){0, (int64_t)r->regs[name[3] - '0'], NULL};
 		return 0;
 	}
+	if (strcmp(name, "function") == 0) {
+		/* The name without its object: "handle" of "app:handle",
+		 * "app.handle" of "py:app.handle". */
+		const char *colon = strchr(r->function, ':');
+		*v = (struct trace_value){1, 0, colon ? colon + 1 : r->function};
+		return 0;
+	}
 	if (strcmp(name, "ret") == 0 && r->kind == TRACE_RETURN) {
 		*v = (struct trace_value){0, (int64_t)r->ret, NULL};
 		return 0;
@@ -100,6 +107,10 @@ const char *trace_arg_why_text(unsigned why)
 		return "optimized out: the compiler kept no value of it at the call";
 	case TRACE_WHY_UNSEEN:
 		return "in a register this probe does not record";
+	case TRACE_WHY_MEMORY:
+		return "in memory this probe did not copy when it fired";
+	case TRACE_WHY_OPERAND:
+		return "an operand recce cannot place";
 	default:
 		return "";
 	}
@@ -144,6 +155,12 @@ static void print_time(uint64_t ns, FILE *out)
 	fprintf(out, "%s.%06u", buf, (unsigned)(ns % 1000000000ULL / 1000));
 }
 
+/* A return whose value is not known: not in rax, or a Python call's. */
+static int ret_unseen(const struct trace_record *r)
+{
+	return r->ret_kind == TRACE_ARG_UNKNOWN || (r->ret_kind == TRACE_ARG_NONE && r->arity < 0);
+}
+
 const char *trace_record_ending(const struct trace_record *r, char *buf, size_t len)
 {
 	char text[sizeof(r->ret_text) + 1];
@@ -156,8 +173,8 @@ const char *trace_record_ending(const struct trace_record *r, char *buf, size_t 
 		return "(unwound)";
 	if (r->flags & TRACE_RECORD_TAIL)
 		return "(tail call)";
-	if (r->ret_kind == TRACE_ARG_NONE && r->arity >= 0)
-		return "ok";
+	if (r->ret_kind == TRACE_ARG_NONE)
+		return r->arity >= 0 ? "ok" : "ended"; /* a Python call: no value seen */
 	if (r->ret_kind == TRACE_ARG_UNKNOWN)
 		return "(not readable here)";
 	trace_copy_str(text, sizeof(text), r->ret_text);
@@ -334,7 +351,7 @@ static void print_json(const struct trace_record *r, FILE *out)
 			json_key(j, "ret");
 			if (r->ret_kind == TRACE_ARG_INT)
 				json_int(j, (int64_t)r->ret);
-			else if (r->ret_kind == TRACE_ARG_UNKNOWN)
+			else if (ret_unseen(r))
 				json_raw(j, "null"); /* not in rax */
 			else
 				json_uint(j, r->ret);
@@ -381,7 +398,7 @@ static void print_chrome(const struct trace_record *r, FILE *out)
 		json_member_raw(j, "tail_call", "true");
 	} else {
 		json_key(j, "ret");
-		if (r->ret_kind == TRACE_ARG_UNKNOWN)
+		if (ret_unseen(r))
 			json_raw(j, "null"); /* not in rax */
 		else
 			json_int(j, (int64_t)r->ret);

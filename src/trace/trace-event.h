@@ -61,6 +61,8 @@ enum trace_arg_why {
 	TRACE_WHY_STACK,     /* past the argument registers, on the stack */
 	TRACE_WHY_OPTIMIZED, /* DWARF: the compiler kept no value at the call */
 	TRACE_WHY_UNSEEN,    /* in a register this kind of probe does not record */
+	TRACE_WHY_MEMORY,    /* USDT: in memory the probe did not copy at the hit */
+	TRACE_WHY_OPERAND,   /* USDT: an operand recce cannot place (an index register) */
 };
 #define TRACE_ARG_WHY(flags) (((flags) >> 8) & 0xffu)
 #define TRACE_ARG_WHY_SET(w) ((uint32_t)(w) << 8)
@@ -90,7 +92,7 @@ struct trace_record {
 	uint32_t pid, tid;
 	int32_t arity;	   /* parameters from DWARF, -1 if unknown */
 	uint32_t flags;	   /* TRACE_RECORD_* */
-	char function[96]; /* "object:function" */
+	char function[96]; /* "object:function", "py:module.function" */
 	char caller[120];  /* "function+0xoff" with --caller, else "" */
 	struct trace_arg args[TRACE_MAX_ARGS];
 	/* A TRACE_ARG_OBJECT return as read when it returned ("" when it
@@ -107,7 +109,9 @@ enum trace_format { TRACE_FORMAT_TEXT, TRACE_FORMAT_JSON, TRACE_FORMAT_CHROME };
 void trace_copy_str(char *dst, size_t cap, const char *src);
 
 /* The --if lookup over a record (a trace_cond_lookup_fn): argument names,
- * arg0..arg5 (the raw registers) and, on a return, "ret". */
+ * arg0..arg5 (the raw registers), "function" (the name without its
+ * object: "app.handle" of a Python call "py:app.handle") and, on a
+ * return, "ret". */
 int trace_record_lookup(const char *name, struct trace_value *v, void *record);
 
 /* A value of a kind as text: 55, -3, true, 'a', 0x7ffd1234. */

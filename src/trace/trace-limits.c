@@ -20,7 +20,7 @@ void trace_limits_init(struct trace_limits *l, uint64_t count_max, uint64_t time
 	l->window_start_ns = now_ns;
 }
 
-enum trace_stop trace_limits_event(struct trace_limits *l, uint64_t t)
+enum trace_stop trace_limits_seen(struct trace_limits *l, uint64_t t)
 {
 	if (l->stop)
 		return l->stop;
@@ -32,6 +32,20 @@ enum trace_stop trace_limits_event(struct trace_limits *l, uint64_t t)
 		if (++l->window_count > l->rate_n)
 			return l->stop = TRACE_STOP_BREAKER;
 	}
+	return TRACE_RUNNING;
+}
+
+enum trace_stop trace_limits_event(struct trace_limits *l, uint64_t t)
+{
+	enum trace_stop s = trace_limits_seen(l, t);
+
+	return s ? s : trace_limits_shown(l);
+}
+
+enum trace_stop trace_limits_shown(struct trace_limits *l)
+{
+	if (l->stop)
+		return l->stop;
 	l->count++;
 	if (l->count_max && l->count >= l->count_max)
 		return l->stop = TRACE_STOP_COUNT;

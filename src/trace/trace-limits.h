@@ -48,6 +48,12 @@ void trace_limits_init(struct trace_limits *l, uint64_t count_max, uint64_t time
  * limit has fired, returns it again for every later event. */
 enum trace_stop trace_limits_event(struct trace_limits *l, uint64_t t);
 
+/* The two halves of an event: the breaker's window only (an event seen,
+ * shown or not: a Python call, every one of which costs the target a
+ * trap), and the count only (one of them shown). */
+enum trace_stop trace_limits_seen(struct trace_limits *l, uint64_t t);
+enum trace_stop trace_limits_shown(struct trace_limits *l);
+
 /* Checks the time limit at now; returns l->stop (TRACE_STOP_TIME if the
  * time is up and nothing else fired first). */
 enum trace_stop trace_limits_tick(struct trace_limits *l, uint64_t now_ns);

@@ -17,6 +17,7 @@
 #include "symbols/demangle.h"
 #include "symbols/ifunc.h"
 #include "symbols/symbolize.h"
+#include "symbols/usdt.h"
 #include "util/array.h"
 #include "util/path.h"
 
@@ -45,12 +46,44 @@ static int parse_address(const char *s, uint64_t *addr)
 	return 1;
 }
 
+/* "usdt:[OBJECT:]PROVIDER:NAME" after its "usdt:", into *p. */
+static int parse_usdt(const char *text, struct trace_pattern *p)
+{
+	const char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+	p->kind = TRACE_PATTERN_USDT;
+	if (!c1 || (c2 && strchr(c2 + 1, ':')))
+		return -EINVAL;
+	const char *prov = c2 ? c1 + 1 : text, *name = c2 ? c2 + 1 : c1 + 1;
+	if (c2 && c1 == text)
+		return -EINVAL;
+	if (!*name || name - 1 == prov)
+		return -EINVAL;
+	p->object = c2 ? strndup(text, (size_t)(c1 - text)) : NULL;
+	p->provider = strndup(prov, (size_t)(name - 1 - prov));
+	p->function = strdup(name);
+	if ((c2 && !p->object) || !p->provider || !p->function) {
+		trace_pattern_release(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int trace_pattern_parse(const char *text, struct trace_pattern *p)
 {
 	const char *colon = strchr(text, ':');
 	const char *bang = strchr(text, '!');
 
 	memset(p, 0, sizeof(*p));
+	if (strncmp(text, "usdt:", 5) == 0)
+		return parse_usdt(text + 5, p);
+	if (strncmp(text, "py:", 3) == 0) {
+		p->kind = TRACE_PATTERN_PY;
+		if (!text[3] || strchr(text + 3, ':'))
+			return -EINVAL;
+		p->function = strdup(text + 3);
+		return p->function ? 0 : -ENOMEM;
+	}
 	/* "memcached!0xcf20-0xdfd3", copied from a report. */
 	if (!colon && bang && bang != text && parse_address(bang + 1, &p->addr)) {
 		p->object = strndup(text, (size_t)(bang - text));
@@ -91,8 +124,9 @@ int trace_pattern_parse(const char *text, struct trace_pattern *p)
 void trace_pattern_release(struct trace_pattern *p)
 {
 	free(p->object);
+	free(p->provider);
 	free(p->function);
-	p->object = p->function = NULL;
+	p->object = p->provider = p->function = NULL;
 }
 
 int trace_pattern_match_object(const struct trace_pattern *p, const char *path)
@@ -272,7 +306,8 @@ static int match_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 	if (!display)
 		return -ENOMEM;
 	for (size_t p = 0; p < w->npat; p++) {
-		if (w->pats[p].addressed || !object_named(&w->pats[p], w->obj) ||
+		if (w->pats[p].kind != TRACE_PATTERN_FUNCTION || w->pats[p].addressed ||
+		    !object_named(&w->pats[p], w->obj) ||
 		    !names(&w->pats[p], name, display))
 			continue;
 		w->out->matched[p]++;
@@ -304,6 +339,29 @@ static size_t name_distance(const char *want, const char *display, size_t cap)
 	return d;
 }
 
+/* Keeps name (allocated), d away from the wanted name, among the
+ * nearest in distance order, dropping the farthest: 1, or 0 when it is
+ * no nearer than them or already there (name not taken). */
+static int near_keep(struct walk *w, size_t d, char *name)
+{
+	int seen = d >= w->best[TRACE_NEAREST - 1];
+
+	for (size_t i = 0; i < TRACE_NEAREST && !seen; i++)
+		seen = w->near[i] && strcmp(w->near[i], name) == 0;
+	if (seen)
+		return 0;
+	size_t at = TRACE_NEAREST - 1;
+	free(w->near[at]);
+	while (at > 0 && w->best[at - 1] > d) {
+		w->best[at] = w->best[at - 1];
+		w->near[at] = w->near[at - 1];
+		at--;
+	}
+	w->best[at] = d;
+	w->near[at] = name;
+	return 1;
+}
+
 static int near_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 {
 	struct walk *w = ctx;
@@ -314,23 +372,8 @@ static int near_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 	if (!display)
 		return -ENOMEM;
 	size_t d = name_distance(w->want, display, w->best[TRACE_NEAREST - 1]);
-	int seen = d >= w->best[TRACE_NEAREST - 1];
-	for (size_t i = 0; i < TRACE_NEAREST && !seen; i++)
-		seen = w->near[i] && strcmp(w->near[i], display) == 0;
-	if (seen) {
+	if (!near_keep(w, d, display))
 		free(display);
-		return 0;
-	}
-	/* Insert in distance order, dropping the farthest. */
-	size_t at = TRACE_NEAREST - 1;
-	free(w->near[at]);
-	while (at > 0 && w->best[at - 1] > d) {
-		w->best[at] = w->best[at - 1];
-		w->near[at] = w->near[at - 1];
-		at--;
-	}
-	w->best[at] = d;
-	w->near[at] = display;
 	return 0;
 }
 
@@ -374,6 +417,131 @@ static int resolve_address(struct walk *w, size_t p)
 	return 0;
 }
 
+/* Whether USDT probe u is one pattern p names: a usdt: pattern by its
+ * globs, a py: pattern by being a Python function's entry or return. */
+static int usdt_named(const struct trace_pattern *p, const struct usdt_probe *u, int *py)
+{
+	*py = TRACE_PY_NONE;
+	if (p->kind == TRACE_PATTERN_USDT)
+		return fnmatch(p->provider, u->provider, 0) == 0 &&
+		       fnmatch(p->function, u->name, 0) == 0;
+	if (p->kind != TRACE_PATTERN_PY || strcmp(u->provider, "python") != 0)
+		return 0;
+	if (strcmp(u->name, "function__entry") == 0)
+		*py = TRACE_PY_ENTRY;
+	else if (strcmp(u->name, "function__return") == 0)
+		*py = TRACE_PY_RETURN;
+	return *py != TRACE_PY_NONE;
+}
+
+/* For the py: pattern p, which found the Python of w->obj: a probe
+ * that holds its `line` semaphore up (TRACE_PY_TRACING), on the site of
+ * another probe of the Python provider with a semaphore of its own. */
+static int add_tracing(struct walk *w, const struct usdt_probe *probes, size_t n, int p)
+{
+	const struct usdt_probe *line = NULL, *site = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(probes[i].provider, "python") != 0 || !probes[i].sema_offset)
+			continue;
+		if (strcmp(probes[i].name, "line") == 0)
+			line = &probes[i];
+		else if (!site && strcmp(probes[i].name, "function__entry") != 0 &&
+			 strcmp(probes[i].name, "function__return") != 0)
+			site = &probes[i];
+	}
+	if (!line || !site)
+		return 0;
+	size_t before = w->out->n;
+	int err = add_fn(w, "python:line", "python:line", site->vaddr, 0, p);
+	if (err || w->out->n == before)
+		return err == -E2BIG ? 0 : err;
+	struct trace_fn *f = &w->out->fns[before];
+	f->py = TRACE_PY_TRACING;
+	if (!(f->usdt = calloc(1, sizeof(*f->usdt))))
+		return -ENOMEM;
+	*f->usdt = *site;
+	f->usdt->nargs = 0;
+	f->usdt->sema_vaddr = line->sema_vaddr;
+	f->usdt->sema_offset = line->sema_offset;
+	return 0;
+}
+
+/* The USDT probes of w->obj that usdt: and py: patterns name, each
+ * once; a probe a py: pattern names is a Python call's, whatever else
+ * names it too. */
+static int resolve_usdt(struct walk *w, const struct usdt_probe *probes, size_t n)
+{
+	char name[256];
+	int python = -1; /* a pattern that found this object's function probes */
+
+	for (size_t i = 0; i < n; i++) {
+		int first = -1, py = TRACE_PY_NONE;
+		for (size_t p = 0; p < w->npat; p++) {
+			int is_py;
+			if (!usdt_named(&w->pats[p], &probes[i], &is_py) ||
+			    !object_named(&w->pats[p], w->obj))
+				continue;
+			w->out->matched[p]++;
+			first = first < 0 ? (int)p : first;
+			py = is_py ? is_py : py;
+		}
+		if (first < 0)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", probes[i].provider, probes[i].name);
+		size_t before = w->out->n;
+		int err = add_fn(w, name, name, probes[i].vaddr, 0, first);
+		if (err == -E2BIG) {
+			w->err = err;
+			continue;
+		}
+		if (err)
+			return err;
+		if (w->out->n == before)
+			continue; /* at the address of one already chosen */
+		struct trace_fn *f = &w->out->fns[before];
+		f->py = py;
+		f->go = 0;
+		if (!(f->usdt = malloc(sizeof(*f->usdt))))
+			return -ENOMEM;
+		*f->usdt = probes[i];
+		/* A usdt: pattern on them needs line tracing on just as much. */
+		if (strcmp(probes[i].provider, "python") == 0 &&
+		    strncmp(probes[i].name, "function__", 10) == 0)
+			python = first;
+	}
+	return python >= 0 ? add_tracing(w, probes, n, python) : 0;
+}
+
+/* For a USDT pattern that matched nothing: the probes of the objects it
+ * names nearest to it, as "provider:name". */
+static int near_usdt(struct walk *w, const struct trace_pattern *p, const struct usdt_probe *probes,
+		     size_t n)
+{
+	char want[256], name[256];
+
+	snprintf(want, sizeof(want), "%s:%s", p->provider, p->function);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "%s:%s", probes[i].provider, probes[i].name);
+		size_t d = trace_edit_distance(want, name, w->best[TRACE_NEAREST - 1]);
+		char *copy = d < w->best[TRACE_NEAREST - 1] ? strdup(name) : NULL;
+		if (d < w->best[TRACE_NEAREST - 1] && !copy)
+			return -ENOMEM;
+		if (copy && !near_keep(w, d, copy))
+			free(copy);
+	}
+	return 0;
+}
+
+/* Whether any pattern is a usdt: or py: one. */
+static int wants_usdt(const struct trace_pattern *pats, size_t npat)
+{
+	for (size_t p = 0; p < npat; p++)
+		if (pats[p].kind != TRACE_PATTERN_FUNCTION)
+			return 1;
+	return 0;
+}
+
 int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t npat,
 		  const struct trace_object *objs, size_t nobj, size_t max,
 		  struct trace_resolved *out)
@@ -393,6 +561,12 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		for (size_t p = 0; p < npat && !err; p++)
 			if (pats[p].addressed && object_named(&pats[p], w.obj))
 				err = resolve_address(&w, p);
+		if (!err && wants_usdt(pats, npat)) {
+			struct usdt_probe *probes;
+			ssize_t n = usdt_probes(objs[o].file, &probes);
+			err = n < 0 ? (int)n : resolve_usdt(&w, probes, (size_t)n);
+			free(probes);
+		}
 		if (err)
 			return err;
 	}
@@ -402,17 +576,29 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 		if (out->matched[p])
 			continue;
 		missing = 1;
-		if (pats[p].addressed)
-			continue; /* its nearest is the start of what holds it */
+		if (pats[p].addressed || pats[p].kind == TRACE_PATTERN_PY)
+			continue; /* its nearest is the start of what holds it; a
+				   * Python without probes is said by the caller */
 		w.want = pats[p].function;
 		w.near = out->nearest[p];
 		for (size_t i = 0; i < TRACE_NEAREST; i++)
 			w.best[i] = strlen(w.want) / 2 + 3; /* farther is not "near" */
+		if (pats[p].kind == TRACE_PATTERN_USDT)
+			for (size_t i = 0; i < TRACE_NEAREST; i++)
+				w.best[i] += strlen(pats[p].provider) / 2 + 1;
 		for (size_t o = 0; o < nobj; o++) {
 			if (!object_named(&pats[p], &objs[o]))
 				continue;
 			w.obj = &objs[o];
-			int err = symbolizer_foreach_function(s, objs[o].file, near_cb, &w);
+			int err;
+			if (pats[p].kind == TRACE_PATTERN_USDT) {
+				struct usdt_probe *probes;
+				ssize_t n = usdt_probes(objs[o].file, &probes);
+				err = n < 0 ? (int)n : near_usdt(&w, &pats[p], probes, (size_t)n);
+				free(probes);
+			} else {
+				err = symbolizer_foreach_function(s, objs[o].file, near_cb, &w);
+			}
 			if (err)
 				return err;
 		}
@@ -428,6 +614,7 @@ void trace_resolved_release(struct trace_resolved *r, size_t npat)
 		free(r->fns[i].path);
 		free(r->fns[i].object);
 		free(r->fns[i].ifunc);
+		free(r->fns[i].usdt);
 	}
 	free(r->fns);
 	if (r->nearest)

@@ -11,6 +11,14 @@
  * take it), and the name a report gives a function only .eh_frame knows,
  * `OBJECT!0xSTART-0xEND`, are patterns too.
  *
+ * USDT probes are patterns of their own: `usdt:[OBJECT:]PROVIDER:NAME`
+ * (`usdt:python:function__entry`, `usdt:libc:setjmp`, globs in each
+ * part), as bpftrace writes them. `py:GLOB` names Python functions
+ * (`py:app.handle_*`, `py:handle_*`): it resolves to the interpreter's
+ * function__entry and function__return probes, and the glob is matched
+ * against each call's `module.function` (or `function`, for a glob
+ * without a dot) as the calls happen.
+ *
  * Resolution keeps one probe per code address (aliases such as malloc and
  * __libc_malloc are one function), refuses more than max functions, and
  * for a pattern that matches nothing offers the nearest names by edit
@@ -28,18 +36,28 @@
 
 struct symbolizer;
 struct sym_file;
+struct usdt_probe;
 
 #define TRACE_NEAREST 5
 
+enum trace_pattern_kind {
+	TRACE_PATTERN_FUNCTION, /* [OBJECT:]FUNCTION */
+	TRACE_PATTERN_USDT,	/* usdt:[OBJECT:]PROVIDER:NAME */
+	TRACE_PATTERN_PY,	/* py:GLOB */
+};
+
 struct trace_pattern {
+	int kind;	/* enum trace_pattern_kind */
 	char *object;	/* NULL: any object */
-	char *function; /* a glob, or the address as written */
+	char *provider; /* TRACE_PATTERN_USDT: a glob */
+	char *function; /* a glob, or the address as written; a probe's name (USDT) */
 	int addressed;	/* the function is the one starting at addr */
 	uint64_t addr;	/* a file address (ELF virtual address) */
 };
 
 /* Splits text into *p (copies). Returns 0, -EINVAL for an empty function
- * or object or an address without its object, -ENOMEM. */
+ * or object, an address without its object, a USDT pattern without
+ * PROVIDER:NAME or an empty py: glob, -ENOMEM. */
 int trace_pattern_parse(const char *text, struct trace_pattern *p);
 void trace_pattern_release(struct trace_pattern *p);
 
@@ -61,6 +79,21 @@ struct trace_fn {
 	 * tell and the resolver itself is probed; NULL for other functions. */
 	char *ifunc;
 	int pattern; /* the first pattern that matched it */
+	/* A USDT probe (its site is vaddr, offset), NULL for a function; and
+	 * for the probes of a py: pattern, which of the two it is. */
+	struct usdt_probe *usdt;
+	int py; /* enum trace_py_probe */
+};
+
+enum trace_py_probe {
+	TRACE_PY_NONE,
+	TRACE_PY_ENTRY,
+	TRACE_PY_RETURN,
+	/* A probe that holds the `line` probe's semaphore up, on the site
+	 * of a probe whose own semaphore stays down (so it never fires):
+	 * CPython 3.11 reaches its function probes only while line tracing
+	 * is on, and a probe on every line would trap on every line. */
+	TRACE_PY_TRACING,
 };
 
 struct trace_resolved {

@@ -45,6 +45,7 @@ struct tracer {
 	size_t nprobes, probes_cap;
 	struct trace_limits limits;
 	struct trace_calls calls;
+	struct trace_calls py_calls; /* py: patterns' calls, by thread */
 	struct tracer_frame stack[TRACER_STACK_FRAMES];
 
 	struct launch child;
@@ -62,6 +63,7 @@ struct tracer {
 	uint64_t shown;
 	uint64_t sunk, sunk_told; /* events given the sink; as of its last catch-up */
 	uint64_t dropped;
+	uint64_t py_seen; /* Python calls the probes saw, shown or not */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 
 	enum tracer_step failed;

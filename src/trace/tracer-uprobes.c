@@ -18,8 +18,11 @@
 #include "proc/self.h"
 #include "proc/tasks.h"
 #include "symbols/func-exits.h"
+#include "symbols/usdt.h"
 #include "trace/trace-exits.h"
+#include "trace/py-call.h"
 #include "trace/tracer-internal.h"
+#include "trace/usdt-args.h"
 #include "util/array.h"
 #include "util/clock.h"
 
@@ -39,6 +42,7 @@
  */
 #define WAKEUP_MAX_HITS 256
 #define POLL_MS		50
+#define PY_RING_PAGES	512
 
 static unsigned wakeup_hits(const struct tracer *t)
 {
@@ -156,9 +160,25 @@ static int attach_targets(struct tracer *t)
 static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role role,
 		     const struct func_exit *how)
 {
-	int probe = uprobe_set_add(t->up, t->res.fns[fn].path, offset, role == PROBE_URETPROBE);
+	const struct trace_fn *f = &t->res.fns[fn];
+	int probe = uprobe_set_add(t->up, f->path, offset, role == PROBE_URETPROBE);
 	if (probe < 0)
 		return probe;
+	if (f->usdt) {
+		/* Its semaphore raised while it is in; its memory operand
+		 * copied when it fires. */
+		int m = usdt_args_captured(f->usdt), name_reg, file_reg;
+		if (f->usdt->sema_offset)
+			uprobe_set_semaphore(t->up, probe, f->usdt->sema_offset);
+		/* A Python call's names, read before the code object that
+		 * holds them can go. */
+		if (f->py == TRACE_PY_ENTRY &&
+		    py_call_registers(f->usdt, &name_reg, &file_reg) == 0)
+			uprobe_set_capture_strings(t->up, probe, name_reg, file_reg);
+		if (m >= 0 && !f->py)
+			uprobe_set_capture_at(t->up, probe, f->usdt->args[m].reg,
+					      (int)f->usdt->args[m].value, f->usdt->args[m].size, 0);
+	}
 	/* At a return, rax holds the address of an object returned in
 	 * memory: the probe reads the object there and then, before the
 	 * caller can change it. */
@@ -220,10 +240,12 @@ static int start(struct tracer *t)
 		t->ntargets = c->npids;
 	}
 	for (size_t i = 0; i < t->res.n; i++) {
-		if (t->refused[i])
+		const struct trace_fn *f = &t->res.fns[i];
+		/* A Python function's returns matter only with --return. */
+		if (t->refused[i] || (f->py == TRACE_PY_RETURN && !c->want_return))
 			continue;
-		err = add_probe(t, (int)i, trace_entry_offset(&t->res.fns[i]), PROBE_ENTRY, NULL);
-		if (!err && c->want_return)
+		err = add_probe(t, (int)i, trace_entry_offset(f), PROBE_ENTRY, NULL);
+		if (!err && c->want_return && !f->usdt)
 			err = add_return_probes(t, (int)i);
 		if (err)
 			goto out_cancel;
@@ -256,15 +278,29 @@ static const char *refused(struct tracer *t, size_t i)
 	const char *why =
 	    trace_entry_unprobeable(&t->res.fns[i], trace_entry_offset(&t->res.fns[i]));
 
-	if (why || !t->cfg.want_return || t->cfg.return_uretprobe || t->res.n < 2)
+	if (why || !t->cfg.want_return || t->cfg.return_uretprobe || t->res.n < 2 ||
+	    t->res.fns[i].usdt)
 		return why;
 	return trace_exits_unknown(&t->res.fns[i]);
+}
+
+/* Data pages per CPU ring: the config's, else for Python calls, which
+ * come in bursts of thousands a request (every call a hit, shown or
+ * not), 2 MiB; else the default. */
+static size_t ring_pages(const struct tracer *t)
+{
+	if (t->cfg.ring_pages)
+		return t->cfg.ring_pages;
+	for (size_t i = 0; i < t->res.n; i++)
+		if (t->res.fns[i].py)
+			return PY_RING_PAGES;
+	return 0;
 }
 
 static int open_buffers(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
-	struct uprobe_set_config ucfg = {c->want_stack || c->want_caller, c->ring_pages,
+	struct uprobe_set_config ucfg = {c->want_stack || c->want_caller, ring_pages(t),
 					 wakeup_hits(t), c->no_bpf, c->max_events};
 	int err = uprobe_set_new(&ucfg, &t->up);
 

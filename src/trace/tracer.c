@@ -25,8 +25,10 @@
 #include "proc/self.h"
 #include "symbols/symbolize.h"
 #include "trace/arg-place.h"
+#include "trace/py-call.h"
 #include "trace/trace-calls.h"
 #include "trace/trace-exits.h"
+#include "trace/usdt-args.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
@@ -127,6 +129,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	t->refused = calloc(t->res.n ? t->res.n : 1, sizeof(*t->refused));
 	t->hists = cfg->want_hist ? calloc(t->res.n, sizeof(*t->hists)) : NULL;
 	trace_calls_init(&t->calls);
+	trace_calls_init(&t->py_calls);
 	if (!t->sigs || !t->refused || (cfg->want_hist && !t->hists))
 		return -ENOMEM;
 	size_t probeable = 0;
@@ -147,8 +150,11 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	if (t->res.n && !probeable)
 		return tracer_fail(t, TRACER_REFUSED, -ENOTSUP, cfg->npids ? cfg->pids[0] : 0);
 	for (size_t i = 0; i < t->res.n; i++) {
-		trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol, t->res.fns[i].vaddr,
-				    &t->sigs[i]);
+		if (t->res.fns[i].usdt)
+			usdt_args_sig(t->res.fns[i].usdt, &t->sigs[i]);
+		else
+			trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol,
+					    t->res.fns[i].vaddr, &t->sigs[i]);
 		if (t->hists)
 			trace_hist_init(&t->hists[i]);
 	}
@@ -250,8 +256,15 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 	r.nargs = f->nargs;
 	memcpy(r.args, f->args, sizeof(r.args));
 	memcpy(r.regs, f->regs, sizeof(r.regs));
-	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
-		 t->res.fns[fn].name);
+	if (f->function[0]) {
+		/* A Python call: its value is not seen. */
+		memcpy(r.function, f->function, sizeof(r.function));
+		r.arity = -1;
+		r.ret_kind = TRACE_ARG_NONE;
+	}
+	else
+		snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
+			 t->res.fns[fn].name);
 	t->sunk++;
 	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
 	if (t->hists && !flags)
@@ -324,29 +337,77 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 	}
 }
 
+/* The Python calls in flight on the thread of hit h. */
+static struct call_stack *py_stack_of(struct tracer *t, const struct uprobe_hit *h)
+{
+	return trace_calls_stack(&t->py_calls, h->pid, 0, h->tid);
+}
+
+/* The Python calls not shown that run above the innermost shown one of
+ * st (above none: st->unshown), each a count: the entries and returns of
+ * a thread's Python calls nest exactly, so a return ends one of them
+ * while there are any, and only then a shown call. */
+static int *py_unshown(struct call_stack *st)
+{
+	return st->depth ? &st->calls[st->depth - 1].unshown : &st->unshown;
+}
+
+/* The record of a call at hit h of fn, its function and arguments;
+ * whether a pattern names it (a Python call's name is matched now). */
+static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
+		       struct trace_record *r)
+{
+	const struct tracer_config *c = &t->cfg;
+	const struct trace_fn *f = &t->res.fns[fn];
+	uint32_t have = t->be->sysv_args_only ? arg_sysv_mask() : (1u << X86_NGPR) - 1;
+
+	memset(r, 0, sizeof(*r));
+	r->kind = TRACE_CALL;
+	r->time_ns = h->time + t->mono_to_real;
+	r->pid = h->pid;
+	r->tid = h->tid;
+	if (f->py) {
+		struct py_call_strings strs = {(const char *)h->object, (const char *)h->string,
+					       h->object_len, h->string_len};
+		return py_call_fill(f->usdt, h->gpr, &strs, mem_pid(h), c->patterns, c->npatterns,
+				    r);
+	}
+	snprintf(r->function, sizeof(r->function), "%s:%s", f->object, f->name);
+	if (f->usdt) {
+		usdt_args_fill(f->usdt, h->gpr, h->has_regs ? have : 0, h->object, h->object_len,
+			       r);
+		return 1;
+	}
+	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, r);
+	if (!c->want_args && !t->sigs[fn].known)
+		r->nargs = 0; /* registers were only filled for --if */
+	return 1;
+}
+
 static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 {
 	const struct tracer_config *c = &t->cfg;
+	const struct trace_fn *tf = &t->res.fns[fn];
 	struct trace_record r;
-	struct call_stack *st = c->want_return ? stack_of(t, h, fn) : NULL;
+	/* Calls pair with returns: a function's with --return, a Python
+	 * call's by its name's address, a USDT probe's never. */
+	int pairs = c->want_return && (!tf->usdt || tf->py);
+	struct call_stack *st = !pairs ? NULL : tf->py ? py_stack_of(t, h) : stack_of(t, h, fn);
 
 	/* Calls this one proves over are shown ended before it begins. */
-	if (st && !st->go)
+	if (st && !st->go && !tf->py)
 		unwind_to(t, st, trace_calls_live_depth(st, h->sp, 1), h);
-	memset(&r, 0, sizeof(r));
-	r.kind = TRACE_CALL;
-	r.time_ns = h->time + t->mono_to_real;
-	r.pid = h->pid;
-	r.tid = h->tid;
-	snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
-		 t->res.fns[fn].name);
-	uint32_t have = t->be->sysv_args_only ? arg_sysv_mask() : (1u << X86_NGPR) - 1;
-	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, &r);
-	if (!c->want_args && !t->sigs[fn].known)
-		r.nargs = 0; /* registers were only filled for --if */
-	int selected = !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
+	/* Every Python call traps, shown or not: the breaker counts them all. */
+	if (tf->py) {
+		t->py_seen++;
+		if (trace_limits_seen(&t->limits, h->time) == TRACE_STOP_BREAKER)
+			return 1;
+	}
+	int selected = call_record(t, h, fn, &r);
+	selected = selected && !t->draining && trace_cond_eval(c->cond, trace_record_lookup, &r);
 	if (selected) {
-		enum trace_stop stop = trace_limits_event(&t->limits, h->time);
+		enum trace_stop stop = tf->py ? trace_limits_shown(&t->limits)
+					      : trace_limits_event(&t->limits, h->time);
 		if (stop == TRACE_STOP_BREAKER)
 			return 1;
 		size_t nstack = 0;
@@ -365,18 +426,24 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		if (stop == TRACE_STOP_COUNT)
 			t->draining = 1;
 	}
-	if (c->want_return) {
-		if (!st || st->depth >= TRACE_CALLS_DEPTH) {
-			t->dropped++;
+	if (pairs) {
+		/* A Python call not shown is only counted: its end is the
+		 * next return while the count is above zero. */
+		if (!st || st->depth >= TRACE_CALLS_DEPTH || (tf->py && !selected)) {
+			t->dropped += tf->py ? selected : 1;
+			if (st && tf->py)
+				(*py_unshown(st))++;
 		} else {
 			struct trace_call *f = &st->calls[st->depth++];
 			f->fn = fn;
 			f->selected = selected;
 			f->time = h->time;
-			f->sp = h->sp;
+			f->sp = tf->py ? py_call_key(tf->usdt, h->gpr) : h->sp;
+			memcpy(f->function, tf->py ? r.function : "", tf->py ? sizeof(f->function) : 1);
 			f->lost = lost_at(t, h);
 			f->blind = blind_now(t);
 			f->left_at = 0;
+			f->unshown = 0;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -412,6 +479,34 @@ static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn, uint6
 	st->depth = d;
 	if (st->calls[d].selected)
 		show_return(t, &st->calls[d], h, tail ? TRACE_RECORD_TAIL : 0);
+	return t->draining && !t->pending;
+}
+
+/* A Python function's return (or yield), at hit h of fn: it ends the
+ * innermost call of the same function name on its thread, and the calls
+ * above it, which left unseen. */
+static int on_py_return(struct tracer *t, const struct uprobe_hit *h, int fn)
+{
+	struct call_stack *st = py_stack_of(t, h);
+	uint64_t key = py_call_key(t->res.fns[fn].usdt, h->gpr);
+	int d;
+
+	if (!st)
+		return 0;
+	if (*py_unshown(st)) {
+		(*py_unshown(st))--; /* the end of a call not shown */
+		return 0;
+	}
+	/* The innermost shown call, unless events were lost: then the
+	 * innermost of its function, the others ended unseen. */
+	for (d = st->depth - 1; d >= 0 && st->calls[d].sp != key; d--)
+		;
+	if (d < 0)
+		return 0; /* called before the probes were in place */
+	unwind_to(t, st, d + 1, h);
+	st->depth = d;
+	if (st->calls[d].selected)
+		show_return(t, &st->calls[d], h, 0);
 	return t->draining && !t->pending;
 }
 
@@ -463,6 +558,10 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 		/* The return address is popped already. */
 		return on_return(t, h, p->fn, h->sp - 8, 0);
 	default:
+		if (t->res.fns[p->fn].py == TRACE_PY_TRACING)
+			return 0; /* another tool raised its site's semaphore */
+		if (t->res.fns[p->fn].py == TRACE_PY_RETURN)
+			return t->cfg.want_return ? on_py_return(t, h, p->fn) : 0;
 		return on_call(t, h, p->fn);
 	}
 }
@@ -484,8 +583,9 @@ static void close_open_calls(struct tracer *t)
 	struct procstat_reader r;
 	int can_read = procstat_reader_init(&r, NULL) == 0;
 
-	for (size_t i = 0; i < t->calls.n; i++) {
-		struct call_stack *st = &t->calls.stacks[i];
+	for (size_t i = 0; i < t->calls.n + t->py_calls.n; i++) {
+		struct call_stack *st = i < t->calls.n ? &t->calls.stacks[i]
+						       : &t->py_calls.stacks[i - t->calls.n];
 		if (!st->depth)
 			continue;
 		struct uprobe_hit h;
@@ -722,8 +822,18 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->methods = t->methods;
-	for (size_t i = 0; i < t->res.n; i++)
-		st->functions += !tracer_refused(t, i);
+	st->py_seen = t->py_seen;
+	for (size_t i = 0; i < t->res.n; i++) {
+		const struct trace_fn *f = &t->res.fns[i];
+		if (tracer_refused(t, i))
+			continue;
+		if (f->py)
+			st->pythons += f->py == TRACE_PY_ENTRY;
+		else if (f->usdt)
+			st->usdt_probes++;
+		else
+			st->functions++;
+	}
 }
 
 void tracer_free(struct tracer *t)
@@ -734,6 +844,7 @@ void tracer_free(struct tracer *t)
 	if (t->child.gate >= 0)
 		launch_cancel(&t->child);
 	trace_calls_release(&t->calls);
+	trace_calls_release(&t->py_calls);
 	free(t->probes);
 	free(t->sigs);
 	free(t->refused);

@@ -151,6 +151,9 @@ struct tracer_stats {
 	int fork_err;
 	size_t ntargets;  /* processes traced */
 	size_t functions; /* functions traced: matched, less those refused */
+	size_t usdt_probes; /* USDT probes traced (usdt: patterns) */
+	size_t pythons;	    /* interpreters whose Python calls are traced (py:) */
+	uint64_t py_seen;   /* Python calls the probes saw, shown or not */
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	struct tracer_method_counts methods;

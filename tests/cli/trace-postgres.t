@@ -5,7 +5,8 @@
 # return and none made up as unwound, with jumps (--fast) and with
 # uprobes; with --fast, also while recce itself is stopped (the backends
 # that exited leave their rings to the next without recce); no backend
-# keeps recce's jumps after the trace, one still connected included.
+# keeps recce's jumps after the trace, one still connected included; its
+# USDT probes in every backend.
 . "$(dirname "$0")/lib.sh"
 PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
 need_file "$RECCE" "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql"
@@ -72,6 +73,23 @@ for mode in fast uprobe; do
 	unlike "$(grep -v 'not of the target.s family' "$T/$mode.err")" 'warning' \
 		"$mode: and nothing said lost" || diag "$(cat "$T/$mode.err")"
 done
+
+# Its USDT probes (Debian builds postgres with them): each query's start
+# and end in every backend forked while traced, their semaphores raised
+# in each; query__done's argument, in memory, copied at the hit.
+spawn_recce "$T/usdt.out" "$T/usdt.err" trace -p "$PM" 'usdt:postgresql:query__start' \
+	'usdt:postgresql:query__done' --count 0 --time 600
+R=$PID
+ok "usdt: trace attaches" wait_for 60 grep -q '^recce: tracing 2 USDT probes' "$T/usdt.err"
+is "$(bench 50)" 100/100 "usdt: pgbench ran 100 queries, each on a new backend"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "usdt: trace exits 0"
+is "$(grep -c 'postgres:postgresql:query__start(arg0=0x[0-9a-f]*)$' "$T/usdt.out") $(grep -c 'postgres:postgresql:query__done(arg0=0x[0-9a-f]*)$' "$T/usdt.out")" \
+	"100 100" "usdt: the start and end of every query, with its argument" ||
+	diag "$(head -n 5 "$T/usdt.out")" "$(cat "$T/usdt.err")"
+is "$(grep 'query__start' "$T/usdt.out" | awk '{ print $2 }' | sort -u | wc -l)" 100 \
+	"usdt: in the 100 backends"
 
 # --fast, recce stopped while the backends come and go: more backends
 # than rings, each taking the ring of one that exited.

@@ -1,7 +1,8 @@
 /*
  * Unit tests of the tracing engines that need no live process: the --if
  * parser and evaluator (with error columns), the limits and circuit
- * breaker, the latency histogram, pattern parsing and edit distance,
+ * breaker, the latency histogram, pattern parsing (usdt: and py: too,
+ * and USDT argument notes) and edit distance,
  * returned objects as text, and trace files (round trip, wrapping,
  * corruption).
  */
@@ -24,6 +25,8 @@
 #include "trace/trace-hist.h"
 #include "trace/trace-limits.h"
 #include "trace/trace-pattern.h"
+#include "symbols/usdt.h"
+#include "util/x86-regs.h"
 
 static struct trace_record make_call(long n, const char *name)
 {
@@ -241,6 +244,67 @@ static void test_pattern(void **state)
 	assert_int_equal(trace_edit_distance("a", "abcdefghijk", 4), 4); /* capped */
 }
 
+/* usdt: and py: patterns, and the notes' argument strings. */
+static void test_usdt_patterns(void **state)
+{
+	struct trace_pattern p;
+	struct usdt_arg a;
+
+	assert_int_equal(trace_pattern_parse("usdt:python:function__*", &p), 0);
+	assert_int_equal(p.kind, TRACE_PATTERN_USDT);
+	assert_null(p.object);
+	assert_string_equal(p.provider, "python");
+	assert_string_equal(p.function, "function__*");
+	trace_pattern_release(&p);
+	assert_int_equal(trace_pattern_parse("usdt:libstdc++:libstdcxx:throw", &p), 0);
+	assert_string_equal(p.object, "libstdc++");
+	assert_string_equal(p.provider, "libstdcxx");
+	assert_string_equal(p.function, "throw");
+	trace_pattern_release(&p);
+	const char *bad[] = {"usdt:", "usdt:x", "usdt::x", "usdt:x:", "usdt::x:y", "usdt:a:b:c:d",
+			     "py:",   "py:a:b"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(trace_pattern_parse(bad[i], &p), -EINVAL);
+	assert_int_equal(trace_pattern_parse("py:app.handle_*", &p), 0);
+	assert_int_equal(p.kind, TRACE_PATTERN_PY);
+	assert_string_equal(p.function, "app.handle_*");
+	trace_pattern_release(&p);
+
+	assert_int_equal(usdt_arg_parse("8@%rbp", 6, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_REG);
+	assert_int_equal(a.reg, X86_RBP);
+	assert_int_equal(a.size, 8);
+	assert_false(a.is_signed);
+	assert_int_equal(usdt_arg_parse("-4@%eax", 7, &a), 0);
+	assert_int_equal(a.reg, X86_RAX);
+	assert_int_equal(a.size, 4);
+	assert_true(a.is_signed);
+	assert_int_equal(usdt_arg_parse("-4@112(%rsp)", 12, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_MEM);
+	assert_int_equal(a.reg, X86_RSP);
+	assert_int_equal(a.value, 112);
+	assert_int_equal(usdt_arg_parse("8@-144(%rbp)", 12, &a), 0);
+	assert_int_equal(a.value, -144);
+	assert_int_equal(usdt_arg_parse("1@(%r12)", 8, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_MEM);
+	assert_int_equal(a.reg, X86_R12);
+	assert_int_equal(a.value, 0);
+	assert_int_equal(usdt_arg_parse("4@$-5", 5, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_CONST);
+	assert_int_equal(a.value, -5);
+	assert_int_equal(usdt_arg_parse("2@%r11w", 7, &a), 0);
+	assert_int_equal(a.reg, X86_R11);
+	/* Placed but not understood: an index register, a name unknown. */
+	assert_int_equal(usdt_arg_parse("8@8(%rax,%rbx,8)", 16, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_UNKNOWN);
+	assert_int_equal(usdt_arg_parse("8@%xmm0", 7, &a), 0);
+	assert_int_equal(a.kind, USDT_ARG_UNKNOWN);
+	/* Not SIZE@OPERAND at all. */
+	assert_int_equal(usdt_arg_parse("%rax", 4, &a), -EINVAL);
+	assert_int_equal(usdt_arg_parse("3@%rax", 6, &a), -EINVAL);
+	assert_int_equal(usdt_arg_parse("x@%rax", 6, &a), -EINVAL);
+}
+
 static char tmpdir[64];
 
 static struct trace_record numbered(uint64_t i)
@@ -436,6 +500,7 @@ int main(void)
 	    cmocka_unit_test(test_limits),    cmocka_unit_test(test_hist),
 	    cmocka_unit_test(test_pattern),   cmocka_unit_test(test_file_roundtrip_and_corruption),
 	    cmocka_unit_test(test_file_wrap), cmocka_unit_test(test_object_text),
+	    cmocka_unit_test(test_usdt_patterns),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(tmpdir);

@@ -1,0 +1,178 @@
+#!/bin/bash
+# `recce trace` of USDT probes and of Python calls through CPython's:
+# exact calls, in order, with file and line, paired with their ends
+# (an exception, a generator's yields and resumes, recursion past the
+# depth kept); the probes' semaphores raised while traced and lowered
+# however recce ends (SIGKILL included), in both probe mechanisms; a
+# USDT argument in memory copied at the hit; libstdc++'s throw probe on
+# a C++ program; and a Python without probes said so.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" /usr/bin/python3.11 "$TARGETS/throws"
+PY=/usr/bin/python3.11
+SRC=tests/py/trace-target.py
+FILE=$PWD/$SRC # as Python names the script it runs
+line() { source_line "$SRC" "# mark: $1"; }
+
+# The file argument as a call line shows it: 47 bytes at most, "..."
+# after a longer path.
+if [ "${#FILE}" -gt 47 ]; then SHOWN="\"${FILE:0:47}\"..."; else SHOWN="\"$FILE\""; fi
+call() { echo "py:trace-target.$1(file=$SHOWN, line=$(line "$2"))"; }
+
+# start: the target, ready and waiting for SIGUSR1; sets P.
+start()
+{
+	spawn_ready "$T/target.out" "$PY" "$SRC"
+	P=$PID
+}
+
+# trace ARGS...: recce trace -p $P ARGS... until the target has made its
+# calls and exited; the event lines, without their time and thread, in
+# $T/lines.
+trace()
+{
+	start
+	run_go "$P" trace -p "$P" "$@"
+	cut -d' ' -f3- "$OUT" > "$T/lines"
+}
+
+# The semaphore at file address $2 of the python3.11 process $1 (not
+# position-independent: its addresses are its file's).
+is "$(readelf -h "$PY" | awk '/Type:/ { print $2 }')" EXEC "Debian's python3.11 is not position-independent"
+sema_addr() { readelf -n "$PY" | awk -v n="$1" '$1 == "Name:" { name = $2 } $1 == "Location:" && name == n { print $6 }'; }
+semaphore() { dd if="/proc/$1/mem" bs=1 skip=$(($2)) count=2 2>/dev/null | od -An -tu2 | tr -d ' '; }
+ENTRY_SEMA=$(sema_addr function__entry)
+LINE_SEMA=$(sema_addr line)
+like "$ENTRY_SEMA $LINE_SEMA" '^0x[0-9a-f]+ 0x[0-9a-f]+$' "the probes' semaphores are found"
+
+# 1. Calls of one function and their ends: the 20 handle() calls, each
+# at its def line, no other function shown.
+trace 'py:handle' --return --count 100
+is "$RC" 0 "trace py:handle exits 0" || show_run
+like "$(cat "$ERR")" 'recce: tracing Python calls in process [0-9]+ with BPF links' \
+	"the first line says Python calls are traced"
+like "$(cat "$ERR")" "CPython fires its function probes only in its line-tracing mode" \
+	"what tracing costs a CPython is said"
+like "$(cat "$ERR")" 'stopped after 20 events: the target exited' "20 events, then the target's exit"
+is "$(grep -cxF "$(call handle handle)" "$T/lines")" 20 "each of the 20 calls of handle(), at its line"
+is "$(grep -cx 'py:trace-target.handle --> ended  ([0-9.]* [mun]*s)' "$T/lines")" 20 \
+	"each with its end and duration"
+is "$(wc -l < "$T/lines")" 40 "and nothing else: leaf(), called by each, is not shown"
+is "$(awk 'NR % 2 == 1' "$T/lines" | sort -u | wc -l) $(awk 'NR % 2 == 0' "$T/lines" | grep -c -- '-->')" "1 20" \
+	"calls and ends alternate"
+
+# 2. A glob with a dot names module.function; without --return, calls
+# only.
+trace 'py:trace-target.l*' --count 100
+is "$RC" 0 "trace py:trace-target.l* exits 0" || show_run
+is "$(grep -cxF "$(call leaf leaf)" "$T/lines") $(wc -l < "$T/lines")" "20 20" \
+	"the 20 calls of leaf(), named module.function, and nothing else"
+
+# 3. --if on an argument and on the function's name.
+trace 'py:*' --if "line == $(line leaf)" --count 100
+is "$(grep -cxF "$(call leaf leaf)" "$T/lines") $(wc -l < "$T/lines")" "20 20" \
+	"--if on the line selects leaf()'s 20 calls"
+trace 'py:*' --if 'function == "trace-target.boom"' --count 100
+is "$(cat "$T/lines")" "$(call boom boom)" "--if on the function's name selects boom()"
+
+# 4. An exception, a generator, recursion.
+trace 'py:catcher' 'py:boom' --return --count 100
+is "$(sed 's/  (.*//' "$T/lines")" "$(call catcher catcher)
+$(call boom boom)
+py:trace-target.boom --> ended
+py:trace-target.catcher --> ended" "boom() raising inside catcher(): both end, in order"
+trace 'py:gen' --return --count 100
+is "$(sed 's/  (.*//' "$T/lines")" "$(call gen gen)
+py:trace-target.gen --> ended
+$(call gen yield)
+py:trace-target.gen --> ended
+$(call gen yield)
+py:trace-target.gen --> ended
+$(call gen yield)
+py:trace-target.gen --> ended" "a generator: its start, three resumes at the yield, each paired"
+trace 'py:rec' --return --count 1000 --limit 0
+is "$(grep -cxF "$(call rec rec)" "$T/lines")" 71 "the 71 nested calls of rec()"
+is "$(grep -c 'py:trace-target.rec --> ended' "$T/lines")" 64 \
+	"the 64 kept (the depth kept counts shown calls only) ended"
+like "$(cat "$ERR")" 'warning: 7 calls nested deeper than 64' \
+	"the 7 past it are said, their ends not invented" || show_run
+
+# 5. The breaker counts every Python call, shown or not.
+trace 'py:nothing_is_called_this' --limit 10/60000 --count 100
+like "$(cat "$ERR")" 'stopped after 0 events: circuit breaker tripped' \
+	"calls not shown trip the breaker too" || show_run
+like "$(cat "$ERR")" 'each Python call, shown or not, costs the target a trap into the kernel' \
+	"and the note says why"
+
+# 6. Semaphores: raised while traced, lowered when recce ends, even by
+# SIGKILL, with links and with perf events.
+for mode in links events; do
+	start
+	if [ $mode = events ]; then export RECCE_NO_BPF=1; fi
+	spawn_recce "$T/sema.out" "$T/sema.err" trace -p "$P" 'py:handle' --time 600
+	R=$PID
+	unset RECCE_NO_BPF
+	ok "$mode: recce traces" wait_for 60 grep -q '^recce: tracing' "$T/sema.err"
+	is "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" "1 1" \
+		"$mode: function__entry's and line's semaphores are raised while traced"
+	kill -KILL "$R"
+	ok "$mode: recce is gone" wait_exit 60 "$R"
+	is "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" "0 0" \
+		"$mode: both are lowered when recce is killed"
+	kill -USR1 "$P"
+	ok "$mode: the target runs on and exits" wait_exit 60 "$P"
+	is "$WAIT_RC" 0 "$mode: with status 0"
+done
+trace 'py:handle' --count 3
+is "$(semaphore "$P" "$ENTRY_SEMA")" "" "(the target has exited)"
+start
+run "$RECCE" trace -p "$P" 'py:handle' --time 1
+is "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" "0 0" "lowered when a trace ends"
+kill -USR1 "$P"
+
+# 7. A USDT probe in general: gc__start's generation is in memory
+# (-4@112(%rsp)), copied at the hit with links, unknown without.
+trace 'usdt:python:gc__start' --count 100
+is "$(cat "$T/lines")" "python3.11:python:gc__start(arg0=1)" \
+	"gc.collect(1): the probe's argument in memory, read at the hit" || show_run
+like "$(cat "$ERR")" 'tracing 1 USDT probe in process' "the first line counts USDT probes"
+RECCE_NO_BPF=1 trace 'usdt:python:gc__start' --count 100
+is "$(cat "$T/lines")" "python3.11:python:gc__start(arg0=?)" \
+	"with perf events, nothing copies it: unknown, not read late" || show_run
+
+# 8. A probe without a semaphore, in a library: libstdc++'s throw, on
+# a C++ program that throws 3 times in 20 calls.
+spawn_ready "$T/throws.out" "$TARGETS/throws" 20 go 7
+run_go "$PID" trace -p "$PID" 'usdt:libstdcxx:throw' --count 100
+is "$RC" 0 "trace usdt:libstdcxx:throw exits 0" || show_run
+is "$(grep -Ec '> libstdc\+\+\.so\.6[.0-9]*:libstdcxx:throw\(arg0=0x[0-9a-f]+, arg1=0x[0-9a-f]+\)$' "$OUT")" 3 \
+	"each of the 3 throws, with the probe's two arguments"
+like "$(cat "$T/throws.out")" 'calls=20 thrown=3' "the program threw 3 times and ran on"
+
+# 9. Mistakes: a probe that is not there, a Python without probes,
+# --fast.
+start
+run "$RECCE" trace -p "$P" 'usdt:python:function_entry'
+is "$RC" 1 "an unknown probe: exit 1"
+is "$(cat "$ERR")" "recce: error: 'usdt:python:function_entry' matches no USDT probe in process $P (readelf -n FILE lists a file's probes)
+the nearest names are: python:function__entry, python:function__return, python:audit, python:gc__done, python:gc__start" \
+	"it is said, with the nearest probes"
+run "$RECCE" trace -p "$P" --fast 'py:handle'
+is "$RC" 2 "--fast with py: is a usage error"
+like "$(cat "$ERR")" "--fast puts jumps into functions; 'py:handle' is a probe the kernel traces" \
+	"which says why"
+kill -USR1 "$P"
+run "$RECCE" trace -p "$$" 'py:handle'
+is "$RC" 1 "py: on a process without Python: exit 1"
+like "$(cat "$ERR")" "runs no Python with USDT probes" "which is said"
+for py in $(pyenv_pythons); do
+	v=$(python_version "$py")
+	spawn_ready "$T/pyenv.out" "$py" "$SRC"
+	run "$RECCE" trace -p "$PID" 'py:handle'
+	is "$RC" 1 "$v from pyenv: exit 1"
+	is "$(cat "$ERR")" "recce: error: 'py:handle': process $PID runs no Python with USDT probes: CPython has them when built with --with-dtrace (Debian's python3 is; pyenv's builds are not); recce record, top and dump show its Python frames without them" \
+		"$v from pyenv: built without probes, and what works instead"
+	kill -USR1 "$PID"
+	break
+done
+
+done_testing
