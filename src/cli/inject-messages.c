@@ -60,4 +60,8 @@ void inject_die_errno(pid_t pid, int err)
 	if (err == -EBUSY)
 		die("process %d is stopped (job control); continue it first (kill -CONT %d)",
 		    (int)pid, (int)pid);
+	if (err == -ETIME)
+		die("a thread of process %d did not stop for recce within 2 s (stuck in the "
+		    "kernel, or the machine very busy): it runs on unchanged; try again",
+		    (int)pid);
 }

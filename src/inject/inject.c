@@ -561,7 +561,9 @@ static int exited_within(int pidfd, long us)
 }
 
 /* Stops the process with a thread fit to borrow: 0 with *pick its index,
- * or -errno. Retries for PICK_TIMEOUT_MS while every thread is busy. */
+ * or -errno (-ETIME when its threads would not all stop within
+ * STOP_TIMEOUT_MS). Retries for PICK_TIMEOUT_MS while every thread is
+ * busy. */
 static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps *maps, size_t frame,
 			 size_t *pick)
 {
@@ -569,8 +571,10 @@ static int stop_for_call(struct injector *inj, struct stop_all *s, struct tmaps 
 
 	for (;;) {
 		int err = stop_all(s, inj->pid, STOP_TIMEOUT_MS, 0);
+		/* A thread that would not stop stays seized until recce
+		 * exits (detaching needs a stop): no second try. */
 		if (err)
-			return err;
+			return err == -ETIMEDOUT ? -ETIME : err;
 		err = tmaps_read(maps, inj->pid);
 		if (err) {
 			stop_all_release(s);

@@ -75,8 +75,11 @@ int injector_open(struct injector *inj, pid_t pid, struct symbolizer *sym);
  * replaced by its address. Returns 0; -EPERM (ptrace refused); -ESRCH
  * (the process is gone, or died during the call); -EBUSY (stopped by job
  * control); -EAGAIN with refusal INJECT_NO_THREAD; -EPERM with refusal
- * INJECT_SECCOMP or INJECT_SECCOMP_UNREAD; -ETIMEDOUT when the
- * call has not returned in time (the target still finishes it alone).
+ * INJECT_SECCOMP or INJECT_SECCOMP_UNREAD; -ETIME when its threads
+ * would not all stop (those that did run on at once; one that did not
+ * stays seized until recce exits, so exit soon); -ETIMEDOUT when
+ * the call has not returned in time (the target still finishes it
+ * alone).
  */
 int injector_call(struct injector *inj, uint64_t fn, const uint64_t args[6], const void *data,
 		  size_t len, int data_arg, uint64_t *ret);
