@@ -89,7 +89,8 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 		if (trace_pattern_parse(a->patterns[i], &pats[i]) < 0)
 			usage_die("trace",
 				  "'%s' is not a pattern: [OBJECT:]FUNCTION, OBJECT:0xADDRESS, "
-				  "usdt:[OBJECT:]PROVIDER:NAME or py:FUNCTION",
+				  "usdt:[OBJECT:]PROVIDER:NAME[(NAME:TYPE,...)] (types str, int, "
+				  "uint, hex) or py:FUNCTION",
 				  a->patterns[i]);
 		if (a->fast && pats[i].kind != TRACE_PATTERN_FUNCTION)
 			usage_die("trace",

@@ -46,12 +46,79 @@ static int parse_address(const char *s, uint64_t *addr)
 	return 1;
 }
 
-/* "usdt:[OBJECT:]PROVIDER:NAME" after its "usdt:", into *p. */
-static int parse_usdt(const char *text, struct trace_pattern *p)
+/* text without the spaces around it, in place. */
+static char *trimmed(char *text)
 {
-	const char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	size_t n;
+
+	while (*text == ' ')
+		text++;
+	for (n = strlen(text); n && text[n - 1] == ' '; n--)
+		text[n - 1] = 0;
+	return text;
+}
+
+/* The list "(NAME:TYPE, ...)" of a USDT pattern, from its '(' to the
+ * end of the text, into *spec. Returns 0 or -EINVAL. */
+static int parse_spec(const char *list, struct trace_usdt_spec *spec)
+{
+	static const char *const types[] = {"", "str", "int", "uint", "hex"};
+	char buf[256], *save = NULL;
+	size_t len = strlen(list);
+
+	memset(spec, 0, sizeof(*spec));
+	if (len < 2 || len >= sizeof(buf) || list[len - 1] != ')')
+		return -EINVAL;
+	memcpy(buf, list + 1, len - 2);
+	buf[len - 2] = 0;
+	/* strtok_r would merge ",,": an empty entry keeps its argument. */
+	for (char *item = buf; item; item = save) {
+		save = strchr(item, ',');
+		if (save)
+			*save++ = 0;
+		if (spec->n >= (int)(sizeof(spec->a) / sizeof(spec->a[0])))
+			return -EINVAL;
+		char *colon = strchr(item, ':');
+		if (colon)
+			*colon = 0;
+		const char *name = trimmed(item);
+		size_t nlen = strlen(name);
+		if (nlen >= sizeof(spec->a[0].name) || (nlen && isdigit((unsigned char)name[0])))
+			return -EINVAL;
+		for (size_t i = 0; i < nlen; i++)
+			if (!isalnum((unsigned char)name[i]) && name[i] != '_')
+				return -EINVAL;
+		memcpy(spec->a[spec->n].name, name, nlen + 1);
+		if (colon) {
+			const char *type = trimmed(colon + 1);
+			int k = (int)(sizeof(types) / sizeof(types[0]));
+			while (--k > 0 && strcmp(types[k], type) != 0)
+				;
+			if (k <= 0)
+				return -EINVAL;
+			spec->a[spec->n].type = k;
+		}
+		spec->n++;
+	}
+	return 0;
+}
+
+/* "usdt:[OBJECT:]PROVIDER:NAME[(ARGS)]" after its "usdt:", into *p. */
+static int parse_usdt(const char *whole, struct trace_pattern *p)
+{
+	char text[512];
+	const char *paren = strchr(whole, '(');
 
 	p->kind = TRACE_PATTERN_USDT;
+	if (paren && parse_spec(paren, &p->spec) < 0)
+		return -EINVAL;
+	size_t len = paren ? (size_t)(paren - whole) : strlen(whole);
+	if (len >= sizeof(text))
+		return -EINVAL;
+	memcpy(text, whole, len);
+	text[len] = 0;
+	const char *c1 = strchr(text, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
 	if (!c1 || (c2 && strchr(c2 + 1, ':')))
 		return -EINVAL;
 	const char *prov = c2 ? c1 + 1 : text, *name = c2 ? c2 + 1 : c1 + 1;

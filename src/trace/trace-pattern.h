@@ -13,7 +13,9 @@
  *
  * USDT probes are patterns of their own: `usdt:[OBJECT:]PROVIDER:NAME`
  * (`usdt:python:function__entry`, `usdt:libc:setjmp`, globs in each
- * part), as bpftrace writes them. `py:GLOB` names Python functions
+ * part), as bpftrace writes them, with an optional list that names and
+ * types the arguments from the first: `(query:str)`, `(file:str,
+ * name:str, line)`, `(,size:hex)` (types str, int, uint, hex). `py:GLOB` names Python functions
  * (`py:app.handle_*`, `py:handle_*`): it resolves to the interpreter's
  * function__entry and function__return probes, and the glob is matched
  * against each call's `module.function` (or `function`, for a glob
@@ -40,6 +42,24 @@ struct usdt_probe;
 
 #define TRACE_NEAREST 5
 
+/* How a USDT pattern asks its arguments to be shown:
+ * `usdt:postgresql:query__start(query:str)`. */
+enum trace_usdt_type {
+	TRACE_USDT_AS_NOTE, /* an integer of the note's size and sign */
+	TRACE_USDT_STR,	    /* a pointer to a C string, shown as the string */
+	TRACE_USDT_INT,
+	TRACE_USDT_UINT,
+	TRACE_USDT_HEX,
+};
+
+struct trace_usdt_spec {
+	int n; /* arguments named or typed, from the first */
+	struct {
+		char name[24]; /* "" keeps argN */
+		int type;      /* enum trace_usdt_type */
+	} a[6];
+};
+
 enum trace_pattern_kind {
 	TRACE_PATTERN_FUNCTION, /* [OBJECT:]FUNCTION */
 	TRACE_PATTERN_USDT,	/* usdt:[OBJECT:]PROVIDER:NAME */
@@ -52,6 +72,7 @@ struct trace_pattern {
 	char *provider; /* TRACE_PATTERN_USDT: a glob */
 	char *function; /* a glob, or the address as written; a probe's name (USDT) */
 	int addressed;	/* the function is the one starting at addr */
+	struct trace_usdt_spec spec; /* TRACE_PATTERN_USDT: its arguments */
 	uint64_t addr;	/* a file address (ELF virtual address) */
 };
 

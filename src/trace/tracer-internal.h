@@ -131,4 +131,8 @@ struct tracer_backend {
 
 extern const struct tracer_backend tracer_uprobes, tracer_fast;
 
+/* How the pattern that chose function i (a USDT probe) shows its
+ * arguments; NULL for a function. */
+const struct trace_usdt_spec *usdt_spec(const struct tracer *t, size_t i);
+
 #endif

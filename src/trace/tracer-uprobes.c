@@ -167,7 +167,10 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	if (f->usdt) {
 		/* Its semaphore raised while it is in; its memory operand
 		 * copied when it fires. */
-		int m = usdt_args_captured(f->usdt), name_reg, file_reg;
+		const struct usdt_arg *a = f->usdt->args;
+		struct usdt_copy c;
+		int name_reg, file_reg;
+		usdt_args_copy(f->usdt, usdt_spec(t, (size_t)fn), &c);
 		if (f->usdt->sema_offset)
 			uprobe_set_semaphore(t->up, probe, f->usdt->sema_offset);
 		/* A Python call's names, read before the code object that
@@ -175,9 +178,12 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 		if (f->py == TRACE_PY_ENTRY &&
 		    py_call_registers(f->usdt, &name_reg, &file_reg) == 0)
 			uprobe_set_capture_strings(t->up, probe, name_reg, file_reg);
-		if (m >= 0 && !f->py)
-			uprobe_set_capture_at(t->up, probe, f->usdt->args[m].reg,
-					      (int)f->usdt->args[m].value, f->usdt->args[m].size, 0);
+		else if (!f->py && c.str[0] >= 0)
+			uprobe_set_capture_strings(t->up, probe, a[c.str[0]].reg,
+						   a[c.str[c.str[1] >= 0]].reg);
+		else if (!f->py && c.mem >= 0)
+			uprobe_set_capture_at(t->up, probe, a[c.mem].reg, (int)a[c.mem].value,
+					      a[c.mem].size, 0);
 	}
 	/* At a return, rax holds the address of an object returned in
 	 * memory: the probe reads the object there and then, before the

@@ -33,6 +33,15 @@
 #include "util/clock.h"
 #include "util/evloop.h"
 
+const struct trace_usdt_spec *usdt_spec(const struct tracer *t, size_t i)
+{
+	const struct trace_fn *f = &t->res.fns[i];
+
+	if (!f->usdt || f->pattern < 0 || (size_t)f->pattern >= t->cfg.npatterns)
+		return NULL;
+	return &t->cfg.patterns[f->pattern].spec;
+}
+
 int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
 {
 	t->failed = step;
@@ -151,7 +160,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		return tracer_fail(t, TRACER_REFUSED, -ENOTSUP, cfg->npids ? cfg->pids[0] : 0);
 	for (size_t i = 0; i < t->res.n; i++) {
 		if (t->res.fns[i].usdt)
-			usdt_args_sig(t->res.fns[i].usdt, &t->sigs[i]);
+			usdt_args_sig(t->res.fns[i].usdt, usdt_spec(t, i), &t->sigs[i]);
 		else
 			trace_args_describe(t->res.fns[i].file, t->res.fns[i].symbol,
 					    t->res.fns[i].vaddr, &t->sigs[i]);
@@ -374,8 +383,16 @@ static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
 	}
 	snprintf(r->function, sizeof(r->function), "%s:%s", f->object, f->name);
 	if (f->usdt) {
-		usdt_args_fill(f->usdt, h->gpr, h->has_regs ? have : 0, h->object, h->object_len,
-			       r);
+		struct usdt_copy plan;
+		struct usdt_copied got = {h->object, h->object_len, {NULL, NULL}};
+		usdt_args_copy(f->usdt, usdt_spec(t, (size_t)fn), &plan);
+		if (plan.str[0] >= 0) {
+			got.obj = NULL;
+			got.str[0] = (const char *)h->object;
+			got.str[1] = (const char *)h->string;
+		}
+		usdt_args_fill(f->usdt, usdt_spec(t, (size_t)fn), &plan, &got, h->gpr,
+			       h->has_regs ? have : 0, mem_pid(h), r);
 		return 1;
 	}
 	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, r);

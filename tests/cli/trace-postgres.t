@@ -76,8 +76,9 @@ done
 
 # Its USDT probes (Debian builds postgres with them): each query's start
 # and end in every backend forked while traced, their semaphores raised
-# in each; query__done's argument, in memory, copied at the hit.
-spawn_recce "$T/usdt.out" "$T/usdt.err" trace -p "$PM" 'usdt:postgresql:query__start' \
+# in each; query__start's argument typed as a string, read at the hit;
+# query__done's, in memory, copied at the hit.
+spawn_recce "$T/usdt.out" "$T/usdt.err" trace -p "$PM" 'usdt:postgresql:query__start(query:str)' \
 	'usdt:postgresql:query__done' --count 0 --time 600
 R=$PID
 ok "usdt: trace attaches" wait_for 60 grep -q '^recce: tracing 2 USDT probes' "$T/usdt.err"
@@ -85,8 +86,8 @@ is "$(bench 50)" 100/100 "usdt: pgbench ran 100 queries, each on a new backend"
 kill -INT "$R"
 wait "$R"
 is "$?" 0 "usdt: trace exits 0"
-is "$(grep -c 'postgres:postgresql:query__start(arg0=0x[0-9a-f]*)$' "$T/usdt.out") $(grep -c 'postgres:postgresql:query__done(arg0=0x[0-9a-f]*)$' "$T/usdt.out")" \
-	"100 100" "usdt: the start and end of every query, with its argument" ||
+is "$(grep -c 'postgres:postgresql:query__start(query="SELECT 1;")$' "$T/usdt.out") $(grep -c 'postgres:postgresql:query__done(arg0=0x[0-9a-f]*)$' "$T/usdt.out")" \
+	"100 100" "usdt: the start of every query with its text (typed str), its end with its pointer" ||
 	diag "$(head -n 5 "$T/usdt.out")" "$(cat "$T/usdt.err")"
 is "$(grep 'query__start' "$T/usdt.out" | awk '{ print $2 }' | sort -u | wc -l)" 100 \
 	"usdt: in the 100 backends"

@@ -139,6 +139,16 @@ RECCE_NO_BPF=1 trace 'usdt:python:gc__start' --count 100
 is "$(cat "$T/lines")" "python3.11:python:gc__start(arg0=?)" \
 	"with perf events, nothing copies it: unknown, not read late" || show_run
 
+# Arguments named and typed by the pattern: two strings read at the
+# hit, the target gone when recce reads them.
+trace 'usdt:python:function__entry(file:str,function:str,line:int)' --if 'function == "handle"' --count 100
+is "$(sort -u "$T/lines")" "python3.11:python:function__entry(file=$SHOWN, function=\"handle\", line=$(line handle))" \
+	"the strings named and typed, --if on one" || show_run
+is "$(wc -l < "$T/lines")" 20 "each of the 20 calls of handle()"
+run "$RECCE" trace -p "$$" 'usdt:python:function__entry(file:text)'
+is "$RC" 2 "an unknown type is a usage error"
+like "$(cat "$ERR")" 'types str, int, uint, hex' "which lists the types"
+
 # 8. A probe without a semaphore, in a library: libstdc++'s throw, on
 # a C++ program that throws 3 times in 20 calls.
 spawn_ready "$T/throws.out" "$TARGETS/throws" 20 go 7

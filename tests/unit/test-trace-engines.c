@@ -265,6 +265,22 @@ static void test_usdt_patterns(void **state)
 			     "py:",   "py:a:b"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(trace_pattern_parse(bad[i], &p), -EINVAL);
+	/* Arguments named and typed from the first; an empty entry keeps one. */
+	assert_int_equal(trace_pattern_parse("usdt:postgresql:query__start( query : str ,, n:hex)", &p),
+			 0);
+	assert_string_equal(p.function, "query__start");
+	assert_int_equal(p.spec.n, 3);
+	assert_string_equal(p.spec.a[0].name, "query");
+	assert_int_equal(p.spec.a[0].type, TRACE_USDT_STR);
+	assert_string_equal(p.spec.a[1].name, "");
+	assert_int_equal(p.spec.a[1].type, TRACE_USDT_AS_NOTE);
+	assert_string_equal(p.spec.a[2].name, "n");
+	assert_int_equal(p.spec.a[2].type, TRACE_USDT_HEX);
+	trace_pattern_release(&p);
+	const char *bad_specs[] = {"usdt:a:b(x:text)", "usdt:a:b(x", "usdt:a:b(1x)",
+				   "usdt:a:b(a,b,c,d,e,f,g)", "usdt:a:b(x-y)"};
+	for (size_t i = 0; i < sizeof(bad_specs) / sizeof(bad_specs[0]); i++)
+		assert_int_equal(trace_pattern_parse(bad_specs[i], &p), -EINVAL);
 	assert_int_equal(trace_pattern_parse("py:app.handle_*", &p), 0);
 	assert_int_equal(p.kind, TRACE_PATTERN_PY);
 	assert_string_equal(p.function, "app.handle_*");
