@@ -17,6 +17,7 @@
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
 #include "trace/trace-exits.h"
+#include "trace/py-call.h"
 #include "trace/trace-hist.h"
 #include "trace/trace-tree.h"
 #include "util/term-safe.h"
@@ -608,6 +609,14 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		snprintf(name, sizeof(name), "%s:%s", res->fns[i].object, res->fns[i].name);
 		trace_hist_print(h, name, stdout);
 	}
+	const char *py;
+	struct trace_hist *h;
+	for (size_t i = 0; a->hist && (h = tracer_py_hist(t, i, &py)) != NULL; i++)
+		trace_hist_print(h, py, stdout);
+	if (a->hist && tracer_py_hists_dropped(t))
+		warning("%llu calls of Python functions past the first %d shown have no "
+			"histogram: narrow the pattern",
+			(unsigned long long)tracer_py_hists_dropped(t), PY_HISTS);
 }
 
 void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_config *cfg)

@@ -3,12 +3,15 @@
  */
 #include "trace/py-call.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbols/usdt.h"
 #include "trace/trace-args.h"
+#include "util/array.h"
 #include "util/x86-regs.h"
 
 /* Argument i of u at the hit, when it is in a register: 0 and *v. */
@@ -130,4 +133,46 @@ int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct p
 	if (!have_line)
 		a[1].flags = TRACE_ARG_WHY_SET(TRACE_WHY_OPERAND);
 	return file_rc == 0 && name_rc == 0 && named(pats, npat, module, name);
+}
+
+struct py_hist {
+	char name[96];
+	struct trace_hist h;
+};
+
+int py_hists_add(struct py_hists *h, const char *name, uint64_t ns)
+{
+	size_t i = 0;
+
+	while (i < h->n && strcmp(h->v[i].name, name) != 0)
+		i++;
+	if (i == h->n) {
+		if (h->n >= PY_HISTS) {
+			h->dropped++;
+			return 0;
+		}
+		struct py_hist *v = array_reserve(h->v, &h->cap, h->n + 1, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+		trace_copy_str(v[i].name, sizeof(v[i].name), name);
+		trace_hist_init(&v[i].h);
+		h->n++;
+	}
+	trace_hist_add(&h->v[i].h, ns);
+	return 0;
+}
+
+struct trace_hist *py_hists_get(struct py_hists *h, size_t i, const char **name)
+{
+	if (i >= h->n)
+		return NULL;
+	*name = h->v[i].name;
+	return &h->v[i].h;
+}
+
+void py_hists_release(struct py_hists *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
 }

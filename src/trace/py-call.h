@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "trace/trace-event.h"
+#include "trace/trace-hist.h"
 #include "trace/trace-pattern.h"
 
 struct usdt_probe;
@@ -56,5 +57,22 @@ int py_call_registers(const struct usdt_probe *u, int *name_reg, int *file_reg);
 /* The module of a Python file path ("app" of "/srv/app.py", "pkg" of
  * "/srv/pkg/__init__.py") into buf. */
 void py_call_module(const char *file, char *buf, size_t cap);
+
+/* --hist of Python calls: a histogram per function name, made as names
+ * come, at most PY_HISTS of them (the durations of later names are
+ * counted in dropped). Owned by the caller: zero it, py_hists_release(). */
+#define PY_HISTS 256
+struct py_hists {
+	struct py_hist *v;
+	size_t n, cap;
+	uint64_t dropped; /* calls of functions past the first PY_HISTS */
+};
+
+/* Adds a duration of the function named name ("py:app.handle"). Returns 0
+ * or -ENOMEM. */
+int py_hists_add(struct py_hists *h, const char *name, uint64_t ns);
+/* Histogram i and its name, or NULL past the last. */
+struct trace_hist *py_hists_get(struct py_hists *h, size_t i, const char **name);
+void py_hists_release(struct py_hists *h);
 
 #endif

@@ -10,6 +10,7 @@
 #include "proc/launch.h"
 #include "symbols/func-exits.h"
 #include "trace/fast-set.h"
+#include "trace/py-call.h"
 #include "trace/trace-calls.h"
 #include "trace/tracer.h"
 #include "util/evloop.h"
@@ -46,6 +47,7 @@ struct tracer {
 	struct trace_limits limits;
 	struct trace_calls calls;
 	struct trace_calls py_calls; /* py: patterns' calls, by thread */
+	struct py_hists py_hists;    /* --hist of Python calls, by name */
 	struct tracer_frame stack[TRACER_STACK_FRAMES];
 
 	struct launch child;

@@ -276,7 +276,9 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 			 t->res.fns[fn].name);
 	t->sunk++;
 	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
-	if (t->hists && !flags)
+	if (t->hists && !flags && f->function[0])
+		py_hists_add(&t->py_hists, f->function, r.duration_ns);
+	else if (t->hists && !flags)
 		trace_hist_add(&t->hists[fn], r.duration_ns);
 }
 
@@ -819,6 +821,16 @@ const struct trace_sig *tracer_signature(const struct tracer *t, size_t i)
 	return &t->sigs[i];
 }
 
+struct trace_hist *tracer_py_hist(struct tracer *t, size_t i, const char **name)
+{
+	return py_hists_get(&t->py_hists, i, name);
+}
+
+uint64_t tracer_py_hists_dropped(const struct tracer *t)
+{
+	return t->py_hists.dropped;
+}
+
 struct trace_hist *tracer_hist(struct tracer *t, size_t i)
 {
 	return t->hists ? &t->hists[i] : NULL;
@@ -862,6 +874,7 @@ void tracer_free(struct tracer *t)
 		launch_cancel(&t->child);
 	trace_calls_release(&t->calls);
 	trace_calls_release(&t->py_calls);
+	py_hists_release(&t->py_hists);
 	free(t->probes);
 	free(t->sigs);
 	free(t->refused);

@@ -211,6 +211,11 @@ const struct trace_sig *tracer_signature(const struct tracer *t, size_t i);
 /* Function i's latency histogram (want_hist), or NULL; reading its
  * quantiles sorts it. */
 struct trace_hist *tracer_hist(struct tracer *t, size_t i);
+/* With want_hist, the histogram of the i-th Python function seen ended
+ * and its name ("py:app.handle"), or NULL past the last; and the calls of
+ * functions past the first PY_HISTS, which have none. */
+struct trace_hist *tracer_py_hist(struct tracer *t, size_t i, const char **name);
+uint64_t tracer_py_hists_dropped(const struct tracer *t);
 
 void tracer_get_stats(const struct tracer *t, struct tracer_stats *st);
 

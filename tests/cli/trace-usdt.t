@@ -96,6 +96,11 @@ is "$(grep -c 'py:trace-target.rec --> ended' "$T/lines")" 64 \
 like "$(cat "$ERR")" 'warning: 7 calls nested deeper than 64' \
 	"the 7 past it are said, their ends not invented" || show_run
 
+# --hist: a histogram per Python function.
+trace 'py:handle' 'py:leaf' --hist --count 0
+is "$(grep -E '^[a-z0-9:.-]+: count ' "$OUT" | sed 's/, min .*//' | sort)" "py:trace-target.handle: count 20
+py:trace-target.leaf: count 20" "--hist: one histogram per Python function, each of its 20 calls" || show_run
+
 # 5. The breaker counts every Python call, shown or not.
 trace 'py:nothing_is_called_this' --limit 10/60000 --count 100
 like "$(cat "$ERR")" 'stopped after 0 events: circuit breaker tripped' \
