@@ -51,6 +51,12 @@ enum {
  * hit: CPython's function name and file).
  */
 #define UBPF_CAPTURE_STRS	  (1ULL << 61)
+/* With UBPF_CAPTURE_STRS: instead, the bytes at the address in register
+ * UBPF_CAPTURE_REG_BITS, as many as register UBPF_CAPTURE_REG2_BITS
+ * holds (at most UBPF_CAPTURE_MAX), into the object's words, the result
+ * word the count copied or -errno (a string result given as a pointer
+ * and a length: Go's string, Rust's &str). */
+#define UBPF_CAPTURE_COUNTED	  (1ULL << 60)
 #define UBPF_CAPTURE_REG2_BITS(r) ((uint64_t)((r)&15) << 32)
 #define UBPF_CAPTURE		  (1ULL << 63)
 #define UBPF_CAPTURE_STRING	  (1ULL << 62)

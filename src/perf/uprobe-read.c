@@ -64,6 +64,16 @@ static int parse_capture(struct uprobe_slot *r, uint64_t cookie, const unsigned 
 		return -EBADMSG;
 	memcpy(w, p, sizeof(w));
 	struct uprobe_hit *hit = &r->hit;
+	if ((cookie & UBPF_CAPTURE_STRS) && (cookie & UBPF_CAPTURE_COUNTED)) {
+		/* Counted bytes: as many as the result word says. */
+		int64_t n = (int64_t)w[UBPF_CAP_OBJ_RC];
+		if (n >= 0 && n <= UBPF_CAPTURE_MAX) {
+			memcpy(r->object, &w[UBPF_CAP_OBJ], (size_t)n);
+			hit->object = r->object;
+			hit->object_len = (size_t)n;
+		}
+		return 1;
+	}
 	if (cookie & UBPF_CAPTURE_STRS) {
 		/* Two C strings: their lengths without the NUL, each kept
 		 * only if read whole or cut at the capture's end. */

@@ -504,6 +504,13 @@ void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int re
 				   UBPF_CAPTURE_REG2_BITS(reg2);
 }
 
+void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int len_reg)
+{
+	uprobe_set_capture_strings(u, probe, reg, len_reg);
+	if (probe >= 0 && (size_t)probe < u->nprobes && u->probes[probe].capture)
+		u->probes[probe].capture |= UBPF_CAPTURE_COUNTED;
+}
+
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
 {
 	size_t first = u->nfds, alive = 0;

@@ -153,6 +153,12 @@ void uprobe_set_capture_at(struct uprobe_set *u, int probe, int reg, int disp, s
  * captures nothing. */
 void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int reg2);
 
+/* In link mode, makes the hits of probe copy the bytes at the address in
+ * register reg, as many as register len_reg holds (up to 64): the hit's
+ * object, object_len the count copied (a string result that is a
+ * pointer and a length). Event mode captures nothing. */
+void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int len_reg);
+
 /*
  * Attaches every probe declared so far to process pid, whose threads are
  * tids (those that exited meanwhile are skipped), and to the threads and

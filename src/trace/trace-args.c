@@ -26,6 +26,7 @@
 #include "proc/mem-read.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
+#include "util/x86-regs.h"
 
 /* Whether a class or struct type is passed and returned by invisible
  * reference (DW_AT_calling_convention DW_CC_pass_by_reference, which GCC
@@ -285,6 +286,28 @@ done:
 	sig->known = 1;
 }
 
+/* Whether a Rust function returns a &str, which its ABI returns as a
+ * pair of scalars: the pointer in rax, the length in rdx. */
+static int returns_rust_str(Dwarf_Die *sub)
+{
+	Dwarf_Attribute at;
+	Dwarf_Die type;
+	const char *name;
+
+	return dwarf_attr_integrate(sub, DW_AT_type, &at) && dwarf_formref_die(&at, &type) &&
+	       dwarf_tag(&type) == DW_TAG_structure_type && (name = dwarf_diename(&type)) &&
+	       strcmp(name, "&str") == 0 && dwarf_bytesize(&type) == 16;
+}
+
+/* A &str result, shown as its text (trace_args_format_results()). */
+static void rust_str_result(struct trace_sig *sig)
+{
+	sig->ret_kind = TRACE_ARG_HEX;
+	sig->nrets = 1;
+	sig->rets[0] = (struct trace_result){
+	    .kind = TRACE_ARG_STR, .size = 8, .iface = 0, .reg = X86_RAX, .reg2 = X86_RDX};
+}
+
 int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 			struct trace_sig *sig)
 {
@@ -340,6 +363,8 @@ int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 	    dwarf_attr_integrate(&sub, DW_AT_calling_convention, &cc) &&
 	    dwarf_formudata(&cc, &ccv) == 0 && ccv == DW_CC_nocall)
 		sig->ret_kind = TRACE_ARG_UNKNOWN;
+	else if (ra.lang == DW_LANG_Rust && returns_rust_str(&sub))
+		rust_str_result(sig);
 	Dwarf_Attribute at;
 	Dwarf_Die type;
 	if (in_memory && dwarf_attr_integrate(&sub, DW_AT_type, &at) &&
@@ -539,17 +564,30 @@ static void format_float(char *buf, size_t len, uint64_t bits, int size)
 
 int trace_args_results_text(const struct trace_sig *sig)
 {
-	if (!sig->known || !sig->go)
-		return 0;
+	if (!sig->known || !sig->nrets)
+		return 0; /* results are listed for Go, and Rust's &str */
 	for (int i = 0; i < sig->nrets; i++)
 		if (sig->rets[i].kind == TRACE_ARG_STR || sig->rets[i].iface)
 			return 1;
 	return sig->nrets > 1;
 }
 
-void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have,
-			       pid_t pid, char *out, size_t cap)
+int trace_args_string_result(const struct trace_sig *sig)
 {
+	if (!trace_args_results_text(sig))
+		return -1;
+	for (int i = 0; i < sig->nrets; i++)
+		if (sig->rets[i].kind == TRACE_ARG_STR && !sig->rets[i].iface &&
+		    sig->rets[i].reg >= 0 && sig->rets[i].reg2 >= 0)
+			return i;
+	return -1;
+}
+
+void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have,
+			       pid_t pid, const struct trace_copied_str *copy, char *out, size_t cap)
+{
+	int copied = copy && copy->bytes ? trace_args_string_result(sig) : -1;
+
 	size_t at = 0;
 
 	if (cap < 8) {
@@ -559,7 +597,9 @@ void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr,
 	}
 	out[0] = 0;
 	cap -= 5; /* room for ", ...)" cut short */
-	append(out, cap, &at, "(");
+	/* Go's results are a list; another language's one result is alone. */
+	const char *open = sig->go ? "(" : "", *close = sig->go ? ")" : "";
+	append(out, cap, &at, "%s", open);
 	int i;
 	for (i = 0; i < sig->nrets; i++) {
 		const struct trace_result *rv = &sig->rets[i];
@@ -580,7 +620,9 @@ void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr,
 		} else if (rv->kind == TRACE_ARG_STR) {
 			char text[TRACE_OBJECT_MAX + 1];
 			uint64_t len = gpr[rv->reg2];
-			if (read_counted(pid, v, len, text, sizeof(text)) < 0)
+			if (i == copied && copy->len >= (len < TRACE_OBJECT_MAX ? len : TRACE_OBJECT_MAX))
+				format_string(copy->bytes, len, val, sizeof(val));
+			else if (read_counted(pid, v, len, text, sizeof(text)) < 0)
 				snprintf(val, sizeof(val), "?");
 			else
 				format_string((const uint8_t *)text, len, val, sizeof(val));
@@ -592,7 +634,7 @@ void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr,
 			break;
 	}
 	at = strlen(out);
-	snprintf(out + at, cap + 5 - at, "%s)", i < sig->nrets ? ", ..." : "");
+	snprintf(out + at, cap + 5 - at, "%s%s", i < sig->nrets ? ", ..." : "", close);
 }
 
 void trace_args_format_object(const struct trace_ret_object *o, const uint8_t *obj, size_t len,

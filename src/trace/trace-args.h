@@ -94,15 +94,28 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t 
 /* The return value rax narrowed to the declared return type. */
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);
 
+/* The text of a string result as the probe copied it at the return
+ * (bytes, len of them; the result's length may be more). */
+struct trace_copied_str {
+	const uint8_t *bytes;
+	size_t len;
+};
+
 /* Whether a return of sig is shown as trace_args_format_results() text. */
 int trace_args_results_text(const struct trace_sig *sig);
 
 /* Go's results at a return, as text into out (cap bytes): (111, true,
  * nil), a string quoted, an interface nil or non-nil(0xdata), a result in
- * no register or a register not recorded (have, as trace_args_fill) "?".
- * Strings are read from pid. */
+ * no register or a register not recorded (have, as trace_args_fill) "?";
+ * or Rust's &str result alone, quoted. The first string result is the
+ * one copy holds when it is not NULL (copied at the return), others are
+ * read from pid. */
 void trace_args_format_results(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have,
-			       pid_t pid, char *out, size_t cap);
+			       pid_t pid, const struct trace_copied_str *copy, char *out, size_t cap);
+
+/* The first string result of sig (trace_args_results_text()), which a
+ * probe at the return can copy: its index in rets, or -1. */
+int trace_args_string_result(const struct trace_sig *sig);
 
 /* The object o returned, as text into out (cap bytes): {a=1, b=2.5} or a
  * quoted string. obj holds its first len bytes as read at the return; str

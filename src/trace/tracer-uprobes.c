@@ -189,9 +189,14 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	 * memory: the probe reads the object there and then, before the
 	 * caller can change it. */
 	const struct trace_sig *sig = &t->sigs[fn];
-	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size &&
-	    (role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET)))
+	int at_return = role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET);
+	int str = trace_args_string_result(sig);
+	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size && at_return)
 		uprobe_set_capture(t->up, probe, sig->ret_object.size, sig->ret_object.string);
+	else if (str >= 0 && at_return)
+		/* A string result (Go's, Rust's &str): its text, then and
+		 * there, as a string argument is read at the call. */
+		uprobe_set_capture_counted(t->up, probe, sig->rets[str].reg, sig->rets[str].reg2);
 	struct probe_of *p = tracer_push_probe(t, fn, role);
 	if (!p)
 		return -ENOMEM;

@@ -258,7 +258,9 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 			uint32_t have =
 			    t->be->sysv_args_only ? arg_sysv_mask() | 1u << X86_RAX : ~0u;
 			r.ret_kind = TRACE_ARG_RESULTS;
-			trace_args_format_results(&t->sigs[fn], h->gpr, have, mem_pid(h),
+			/* A string result, as the probe copied it at the return. */
+			struct trace_copied_str copy = {h->object, h->object_len};
+			trace_args_format_results(&t->sigs[fn], h->gpr, have, mem_pid(h), &copy,
 						  r.ret_text, sizeof(r.ret_text));
 		}
 	}

@@ -3,8 +3,9 @@
 # read from the register the ABI or, where it says so, DWARF gives it; a
 # struct passed by value takes the registers its ABI gives it and the
 # arguments after it are still exact; a string given as a pointer and a
-# length (Go, Rust) is shown as its text; and an argument recce cannot
-# read is "?" in text and null in JSON, with the reason, never a number.
+# length (Go, Rust), and a result that is one, is shown as its text; and
+# an argument recce cannot read is "?" in text and null in JSON, with the
+# reason, never a number.
 # On C built by GCC and by clang, Go, and Rust.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/values"
@@ -140,6 +141,12 @@ if rustc -g -O -o "$T/rsvalues" tests/rust/values.rs 2>"$T/rustc.err"; then
 	is "$(grep -c 'values::side/1 --> (not readable here)' "$T/rust-ret.trc")" 6 \
 		"Rust: a result LLVM changed (nocall) is not read from rax, not made up" ||
 		diag "$(head -n 4 "$T/rust-ret.trc")"
+	# pick's &str result: a pointer in rax and a length in rdx, its text
+	# copied at the return (the target exits before recce reads).
+	traced rust-str "$T/rust-str.go" pick --return -- "$T/rsvalues" 6 "$T/rust-str.go"
+	is "$(grep -o 'pick/1 --> .*  (' "$T/rust-str.trc" | sed 's/  ($//' | tr '\n' ' ')" \
+		'pick/1 --> "a.txt" pick/1 --> "bb.log" pick/1 --> "config.toml" pick/1 --> "a.txt" pick/1 --> "bb.log" pick/1 --> "config.toml" ' \
+		"Rust: a &str result is its text, read at the return" || show_run
 else
 	fail "rustc of tests/rust/values.rs" "$(cat "$T/rustc.err")"
 fi

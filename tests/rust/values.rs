@@ -7,9 +7,9 @@
 //     values N GO_FILE
 //
 // Prints "rust: ready", waits until GO_FILE exists, then for i = 0..N-1
-// calls add_file(NAMES[i % 3], i), len_only(NAMES[i % 3], i) and
-// side(i), prints
-// "rust: SUM" and exits.
+// calls add_file(NAMES[i % 3], i), len_only(NAMES[i % 3], i), side(i)
+// and pick(i), which returns NAMES[i % 3] as a &str (a pointer and a
+// length, returned in rax and rdx), prints "rust: SUM" and exits.
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,6 +39,13 @@ fn side(i: u64) -> u64 {
     i * 7
 }
 
+// Exported, so LLVM keeps its calling convention (not nocall).
+#[inline(never)]
+#[no_mangle]
+pub fn pick(i: u64) -> &'static str {
+    NAMES[(black_box(i) % 3) as usize]
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: u64 = args[1].parse().unwrap();
@@ -50,6 +57,7 @@ fn main() {
     for i in 0..n {
         t += add_file(NAMES[(i % 3) as usize], i) + len_only(NAMES[(i % 3) as usize], i);
         side(i);
+        t += pick(i).len() as u64;
         sleep(Duration::from_millis(1));
     }
     println!("rust: {}", t);

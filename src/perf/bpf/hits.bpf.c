@@ -59,6 +59,13 @@ static __always_inline void capture(struct record *rec, __u64 cookie)
 	if (cookie & UBPF_CAPTURE_STRS) {
 		__u64 at = rec->w[UBPF_GPR + ((cookie >> 54) & 15)];
 		__u64 at2 = rec->w[UBPF_GPR + ((cookie >> 32) & 15)];
+		if (cookie & UBPF_CAPTURE_COUNTED) {
+			__u64 n = at2 < UBPF_CAPTURE_MAX ? at2 : UBPF_CAPTURE_MAX;
+			long rc = n ? bpf_probe_read_user(&cap[UBPF_CAP_OBJ], n & 127, (const void *)at)
+				    : 0;
+			cap[UBPF_CAP_OBJ_RC] = rc ? (__u64)rc : n;
+			return;
+		}
 		cap[UBPF_CAP_OBJ_RC] =
 		    bpf_probe_read_user_str(&cap[UBPF_CAP_OBJ], UBPF_CAPTURE_MAX, (const void *)at);
 		cap[UBPF_CAP_STR_RC] =
