@@ -114,15 +114,16 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
 			continue;
 		}
-		if (strncmp(a->patterns[p], "usdt:", 5) == 0) {
+		int usdt = strncmp(a->patterns[p], "usdt:", 5) == 0;
+		if (usdt)
 			error("'%s' matches no USDT probe in %s %d (readelf -n FILE lists a "
 			      "file's probes)",
 			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
-		} else {
+		else
 			error("'%s' matches no function in %s %d", a->patterns[p],
 			      a->argv ? "the command, run as" : "process", (int)pid);
-		}
-		if (!a->argv && strchr(a->patterns[p], ':') == NULL && say_jit(a->patterns[p], pid))
+		/* A name in a JIT's perf map: said so (a probe is in no map). */
+		if (!a->argv && !usdt && say_jit(a->patterns[p], pid))
 			continue;
 		char **near = res->nearest[p];
 		if (near[0]) {
