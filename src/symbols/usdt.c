@@ -20,6 +20,7 @@
 
 /* The x86-64 register names an operand may use, by width, and the
  * register each names. */
+/* clang-format off */
 static const struct {
 	const char *name;
 	uint8_t reg;
@@ -41,6 +42,7 @@ static const struct {
     {"r14", X86_R14},  {"r14d", X86_R14},  {"r14w", X86_R14}, {"r14b", X86_R14},
     {"r15", X86_R15},  {"r15d", X86_R15},  {"r15w", X86_R15}, {"r15b", X86_R15},
 };
+/* clang-format on */
 
 /* The register named by the len bytes at s ("%" already skipped), or -1. */
 static int reg_named(const char *s, size_t len)
@@ -65,7 +67,8 @@ static int parse_int(const char **s, const char *end, int64_t *v)
 	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		base = 16, p += 2;
 	for (; p < end && isxdigit((unsigned char)*p); p++, digits++) {
-		int d = isdigit((unsigned char)*p) ? *p - '0' : (tolower((unsigned char)*p) - 'a' + 10);
+		int d =
+		    isdigit((unsigned char)*p) ? *p - '0' : (tolower((unsigned char)*p) - 'a' + 10);
 		if (d >= base)
 			break;
 		x = x * (uint64_t)base + (uint64_t)d;
@@ -173,8 +176,8 @@ ssize_t usdt_probes(struct sym_file *f, struct usdt_probe **out)
 	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 		const char *name = (const char *)data->d_buf + name_off;
 		const char *desc = (const char *)data->d_buf + desc_off;
-		if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 || memcmp(name, "stapsdt", 8) != 0 ||
-		    nh.n_descsz < 3 * 8 + 3)
+		if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 ||
+		    memcmp(name, "stapsdt", 8) != 0 || nh.n_descsz < 3 * 8 + 3)
 			continue;
 		uint64_t w[3];
 		memcpy(w, desc, sizeof(w));
@@ -200,7 +203,8 @@ ssize_t usdt_probes(struct sym_file *f, struct usdt_probe **out)
 		p->sema_vaddr = w[2] ? w[2] + shift : 0;
 		if (sym_file_vaddr_to_offset(f, p->vaddr, &p->offset) < 0)
 			continue; /* outside every segment: no probe can go there */
-		if (p->sema_vaddr && sym_file_vaddr_to_offset(f, p->sema_vaddr, &p->sema_offset) < 0)
+		if (p->sema_vaddr &&
+		    sym_file_vaddr_to_offset(f, p->sema_vaddr, &p->sema_offset) < 0)
 			continue; /* a semaphore no tracer could raise */
 		parse_args(args ? args : "", p);
 		n++;

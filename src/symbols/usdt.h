@@ -45,9 +45,9 @@ struct usdt_arg {
 
 struct usdt_probe {
 	const char *provider, *name;
-	uint64_t vaddr, offset;		/* the probe's ELF address and file offset */
+	uint64_t vaddr, offset;		  /* the probe's ELF address and file offset */
 	uint64_t sema_vaddr, sema_offset; /* its semaphore, 0 when it has none */
-	int nargs;			/* arguments the note declares (at most USDT_MAX_ARGS kept) */
+	int nargs; /* arguments the note declares (at most USDT_MAX_ARGS kept) */
 	struct usdt_arg args[USDT_MAX_ARGS];
 	const char *arg_text; /* as written in the note */
 };

@@ -79,8 +79,8 @@ int py_call_registers(const struct usdt_probe *u, int *name_reg, int *file_reg)
 /* One of the call's strings into buf (cap bytes): as copied at the hit
  * when whole, else read from pid at addr. Returns 0, 1 when cut (by the
  * copy or by cap), -1 when neither has it. */
-static int call_string(const char *copy, size_t copy_len, pid_t pid, int have_addr,
-		       uint64_t addr, char *buf, size_t cap)
+static int call_string(const char *copy, size_t copy_len, pid_t pid, int have_addr, uint64_t addr,
+		       char *buf, size_t cap)
 {
 	if (copy && copy_len < PY_CALL_CAPTURED) {
 		snprintf(buf, cap, "%s", copy);

@@ -272,10 +272,10 @@ static void show_return(struct tracer *t, const struct trace_call *f, const stru
 		memcpy(r.function, f->function, sizeof(r.function));
 		r.arity = -1;
 		r.ret_kind = TRACE_ARG_NONE;
-	}
-	else
+	} else {
 		snprintf(r.function, sizeof(r.function), "%s:%s", t->res.fns[fn].object,
 			 t->res.fns[fn].name);
+	}
 	t->sunk++;
 	t->cfg.sink(t->cfg.sink_arg, &r, NULL, 0);
 	if (t->hists && !flags && f->function[0])
@@ -460,7 +460,10 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->selected = selected;
 			f->time = h->time;
 			f->sp = tf->py ? py_call_key(tf->usdt, h->gpr) : h->sp;
-			memcpy(f->function, tf->py ? r.function : "", tf->py ? sizeof(f->function) : 1);
+			if (tf->py)
+				memcpy(f->function, r.function, sizeof(f->function));
+			else
+				f->function[0] = 0;
 			f->lost = lost_at(t, h);
 			f->blind = blind_now(t);
 			f->left_at = 0;

@@ -154,9 +154,10 @@ void usdt_args_fill(const struct usdt_probe *u, const struct trace_usdt_spec *sp
 			continue;
 		}
 		if (out->kind == TRACE_ARG_STR)
-			fill_string(out, i == plan->str[0]   ? got->str[0]
-					 : i == plan->str[1] ? got->str[1]
-							     : NULL,
+			fill_string(out,
+				    i == plan->str[0]	? got->str[0]
+				    : i == plan->str[1] ? got->str[1]
+							: NULL,
 				    pid, out->value);
 	}
 }
