@@ -598,6 +598,11 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 			(unsigned long long)st->unfollowed);
 	if (st->followed_late)
 		say_followed_late(st);
+	if (st->py_unnamed)
+		warning("%llu Python calls could not be named (their names were not copied when "
+			"the probe fired, and were gone when recce read them: the process exited, or "
+			"freed the code) and were matched by no pattern",
+			(unsigned long long)st->py_unnamed);
 	if (st->dropped)
 		warning("%llu calls nested deeper than %d or on more than %d threads were not "
 			"paired with their returns",

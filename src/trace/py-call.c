@@ -132,6 +132,8 @@ int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct p
 	a[1].value = (uint64_t)(int64_t)(int32_t)line;
 	if (!have_line)
 		a[1].flags = TRACE_ARG_WHY_SET(TRACE_WHY_OPERAND);
+	if (file_rc < 0 || name_rc < 0)
+		return -1;
 	return file_rc == 0 && name_rc == 0 && named(pats, npat, module, name);
 }
 

@@ -45,7 +45,8 @@ struct py_call_strings {
  * arguments file (its path) and line. The strings are those copied at
  * the hit, else (or when a copy may be cut) read from pid (0: none may
  * be). Returns 1 when one of the npat py: patterns of pats names the
- * call, else 0 (a name that could not be read is named by none).
+ * call, 0 when none does (nor any a name cut short), -1 when its name
+ * or file could not be read (copied at the hit by none, and gone).
  */
 int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct py_call_strings *s,
 		 pid_t pid, const struct trace_pattern *pats, size_t npat, struct trace_record *r);

@@ -65,7 +65,8 @@ struct tracer {
 	uint64_t shown;
 	uint64_t sunk, sunk_told; /* events given the sink; as of its last catch-up */
 	uint64_t dropped;
-	uint64_t py_seen; /* Python calls the probes saw, shown or not */
+	uint64_t py_seen;     /* Python calls the probes saw, shown or not */
+	uint64_t py_unnamed; /* ... whose names could not be read */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 
 	enum tracer_step failed;

@@ -382,8 +382,10 @@ static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
 	if (f->py) {
 		struct py_call_strings strs = {(const char *)h->object, (const char *)h->string,
 					       h->object_len, h->string_len};
-		return py_call_fill(f->usdt, h->gpr, &strs, mem_pid(h), c->patterns, c->npatterns,
-				    r);
+		int rc = py_call_fill(f->usdt, h->gpr, &strs, mem_pid(h), c->patterns,
+				      c->npatterns, r);
+		t->py_unnamed += rc < 0;
+		return rc > 0;
 	}
 	snprintf(r->function, sizeof(r->function), "%s:%s", f->object, f->name);
 	if (f->usdt) {
@@ -857,6 +859,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->methods = t->methods;
 	st->py_seen = t->py_seen;
+	st->py_unnamed = t->py_unnamed;
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *f = &t->res.fns[i];
 		if (tracer_refused(t, i))

@@ -154,6 +154,10 @@ struct tracer_stats {
 	size_t usdt_probes; /* USDT probes traced (usdt: patterns) */
 	size_t pythons;	    /* interpreters whose Python calls are traced (py:) */
 	uint64_t py_seen;   /* Python calls the probes saw, shown or not */
+	/* ... whose name or file could not be read: not copied at the hit
+	 * (perf uprobe events) and gone when recce read the hit (the
+	 * process exited, or the code was freed), so matched by no pattern */
+	uint64_t py_unnamed;
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	struct tracer_method_counts methods;

@@ -134,6 +134,16 @@ run "$RECCE" trace -p "$P" 'py:handle' --time 1
 is "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" "0 0" "lowered when a trace ends"
 kill -USR1 "$P"
 
+# Without links nothing is copied at the hit: the names are read when
+# recce reads the hit, and the target exits at once after its calls.
+# Each handle() call is shown, or counted among the calls not named.
+RECCE_NO_BPF=1 trace 'py:handle' --count 100
+shown=$(grep -cxF "$(call handle handle)" "$T/lines")
+unnamed=$(sed -n 's/^recce: warning: \([0-9]*\) Python calls could not be named.*/\1/p' "$ERR")
+ok "perf events: the 20 calls of handle() shown ($shown) or said not named (${unnamed:-0})" \
+	test $((shown + ${unnamed:-0})) -ge 20
+is "$(grep -vcxF "$(call handle handle)" "$T/lines")" 0 "perf events: nothing else shown"
+
 # 7. A USDT probe in general: gc__start's generation is in memory
 # (-4@112(%rsp)), copied at the hit with links, unknown without.
 trace 'usdt:python:gc__start' --count 100
