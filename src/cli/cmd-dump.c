@@ -170,8 +170,10 @@ static void print_text(struct stacks_now *s)
 		struct now_thread *t = &s->t[i];
 		struct py_cursor py = {stacks_now_python(s, t->tid), 0};
 		char name[64];
-		printf("\nthread %d (%s), %s", (int)t->tid, term_safe(t->comm, name, sizeof(name)),
-		       state_words(t->state));
+		printf("\nthread %d (%s", (int)t->tid, term_safe(t->comm, name, sizeof(name)));
+		if (py.py && py.py->name[0])
+			printf(", Python thread \"%s\"", term_safe(py.py->name, name, sizeof(name)));
+		printf("), %s", state_words(t->state));
 		if (t->wchan[0]) {
 			fputs(" in ", stdout);
 			term_fputs(t->wchan, stdout);
@@ -265,6 +267,8 @@ static void json_frames(struct json_out *j, struct stacks_now *s, const struct n
 		json_py_group(j, &py);
 	json_end(j);
 	if (py.py) {
+		if (py.py->name[0])
+			json_member_string(j, "python_thread", py.py->name);
 		json_member_raw(j, "holds_gil", py.py->holds_gil ? "true" : "false");
 		json_member_raw(j, "waits_gil", t->waits_gil ? "true" : "false");
 		json_member_raw(j, "python_complete", py.py->cut ? "false" : "true");

@@ -43,7 +43,26 @@ struct py_layout {
 	uint32_t ob_type, ob_size, bytes_sval;
 	uint32_t str_length, str_state;
 	uint32_t str_ascii_data, str_compact_data; /* after PyASCIIObject, PyCompactUnicodeObject */
+	uint32_t fr_localsplus; /* a frame's locals, self first */
+	uint32_t ht_cached_keys; /* a heap type's keys shared by its instances' attributes */
 };
+
+/* What reading an object's attributes needs, the same in 3.11 to 3.13:
+ * a type's flags and instance size, a dict's keys and values, a keys
+ * object's header. Before the object (3.11): its attribute values,
+ * then its dict; 3.12: its dict or values tagged by the low bit; 3.13:
+ * its dict, the values inline after the instance. */
+#define TP_BASICSIZE	      32
+#define TP_FLAGS	      168
+#define TPF_MANAGED_DICT      (1u << 4)
+#define TPF_INLINE_VALUES     (1u << 2) /* 3.13 */
+#define DICT_KEYS	      32
+#define DICT_VALUES	      40
+#define KEYS_LOG2_INDEX_BYTES 9
+#define KEYS_KIND	      10
+#define KEYS_NENTRIES	      24
+#define KEYS_INDICES	      32
+#define MAX_ATTRS	      64 /* entries of a keys object searched */
 
 /* _gil_runtime_state: last_holder, locked; a thread that waits for the
  * GIL waits on its cond or mutex, which come next. */
@@ -88,7 +107,9 @@ static const struct py_layout layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 48,
-     .str_compact_data = 72},
+     .str_compact_data = 72,
+     .fr_localsplus = 0x48,
+     .ht_cached_keys = 0x368},
     {.minor = 12,
      .rt_interp_head = 0x28,
      .interp_threads_head = 0x48,
@@ -119,7 +140,9 @@ static const struct py_layout layouts[] = {
      .str_length = 16,
      .str_state = 32,
      .str_ascii_data = 40,
-     .str_compact_data = 56},
+     .str_compact_data = 56,
+     .fr_localsplus = 0x48,
+     .ht_cached_keys = 0x370},
 };
 
 /* What a code object says, read once per object. */
@@ -192,7 +215,8 @@ enum {
 	DO_FR_PREVIOUS = 29,
 	DO_FR_EXECUTABLE,
 	DO_FR_INSTR_PTR,
-	DO_FR_OWNER = 33,
+	DO_FR_LOCALSPLUS,
+	DO_FR_OWNER,
 	DO_CO_FILENAME = 35,
 	DO_CO_NAME,
 	DO_CO_QUALNAME,
@@ -218,7 +242,7 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	static const uint8_t used[] = {
 	    DO_RT_INTERP_HEAD,	 DO_IS_THREADS_HEAD, DO_IS_CEVAL_GIL,	DO_TS_NEXT,
 	    DO_TS_CURRENT_FRAME, DO_TS_NATIVE_TID,   DO_FR_PREVIOUS,	DO_FR_EXECUTABLE,
-	    DO_FR_INSTR_PTR,	 DO_FR_OWNER,	     DO_CO_FILENAME,	DO_CO_NAME,
+	    DO_FR_INSTR_PTR,	 DO_FR_LOCALSPLUS,   DO_FR_OWNER,	DO_CO_FILENAME,	   DO_CO_NAME,
 	    DO_CO_QUALNAME,	 DO_CO_LINETABLE,    DO_CO_FIRSTLINENO, DO_CO_CODE_ADAPTIVE,
 	    DO_OB_TYPE,		 DO_BYTES_OB_SIZE,   DO_BYTES_OB_SVAL,	DO_STR_STATE,
 	    DO_STR_LENGTH,	 DO_STR_ASCII_SIZE};
@@ -240,6 +264,8 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	L->fr_previous = (uint32_t)w[DO_FR_PREVIOUS];
 	L->fr_instr = (uint32_t)w[DO_FR_INSTR_PTR];
 	L->fr_owner = (uint32_t)w[DO_FR_OWNER];
+	L->fr_localsplus = (uint32_t)w[DO_FR_LOCALSPLUS];
+	L->ht_cached_keys = 0x370; /* not published; as in 3.12 */
 	L->fr_is_entry = -1;
 	L->code_filename = (uint32_t)w[DO_CO_FILENAME];
 	L->code_name = (uint32_t)w[DO_CO_NAME];
@@ -520,6 +546,94 @@ static int line_of(const struct code_info *c, uint64_t at)
 	return 0;
 }
 
+/* Where among the first entries of the keys object at keys is the str
+ * key name: its index, and in *value_at where a combined dict keeps its
+ * value; -1 when it is not there or does not read. */
+static int key_index(const struct py_reader *r, uint64_t keys, const char *name,
+		     uint64_t *value_at)
+{
+	uint8_t hdr[KEYS_INDICES];
+	int64_t n;
+	char text[64];
+
+	if (!keys || rd(r, keys, hdr, sizeof(hdr)))
+		return -1;
+	memcpy(&n, hdr + KEYS_NENTRIES, sizeof(n));
+	if (hdr[KEYS_LOG2_INDEX_BYTES] > 24 || n < 0)
+		return -1;
+	/* Entries: (hash, key, value) in a general dict, (key, value) in
+	 * one whose keys are all str. */
+	int general = hdr[KEYS_KIND] == 0;
+	uint64_t esz = general ? 24 : 16, koff = general ? 8 : 0;
+	uint64_t entries = keys + KEYS_INDICES + (1ULL << hdr[KEYS_LOG2_INDEX_BYTES]);
+	for (int64_t i = 0; i < n && i < MAX_ATTRS; i++) {
+		uint64_t key, at = entries + (uint64_t)i * esz + koff;
+		if (rd64(r, at, &key))
+			return -1;
+		if (key && read_str(r, key, 0, text, sizeof(text)) == 0 && strcmp(text, name) == 0) {
+			*value_at = at + 8;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* The str attribute name of the object at obj, an instance of a class
+ * written in Python (its attributes managed by the interpreter), into
+ * out: 0, or -ENOENT / -EFAULT. */
+static int attr_str(const struct py_reader *r, uint64_t obj, const char *name, char *out,
+		    size_t cap)
+{
+	const struct py_layout *L = r->lay;
+	uint64_t type, flags, values = 0, dict = 0, keys, dvalues = 0, value_at, v;
+	int idx;
+
+	if (rd64(r, obj + L->ob_type, &type) || rd64(r, type + TP_FLAGS, &flags))
+		return -EFAULT;
+	if (!(flags & TPF_MANAGED_DICT))
+		return -ENOENT;
+	if (L->minor == 11) {
+		if (rd64(r, obj - 32, &values) || (!values && rd64(r, obj - 24, &dict)))
+			return -EFAULT;
+	} else if (L->minor == 12) {
+		uint64_t dorv;
+		if (rd64(r, obj - 24, &dorv))
+			return -EFAULT;
+		if (dorv & 1)
+			values = dorv + 1;
+		else
+			dict = dorv;
+	} else {
+		uint64_t size;
+		uint8_t hdr[8];
+		if ((flags & TPF_INLINE_VALUES) &&
+		    (rd64(r, type + TP_BASICSIZE, &size) || size > MAX_OFFSET ||
+		     rd(r, obj + size, hdr, sizeof(hdr))))
+			return -EFAULT;
+		if ((flags & TPF_INLINE_VALUES) && hdr[3]) /* valid */
+			values = obj + size + 8;
+		else if (rd64(r, obj - 24, &dict))
+			return -EFAULT;
+	}
+	if (values) {
+		/* The values of the keys the class shares among its instances. */
+		if (rd64(r, type + L->ht_cached_keys, &keys) ||
+		    (idx = key_index(r, keys, name, &value_at)) < 0)
+			return -ENOENT;
+		value_at = values + 8 * (uint64_t)idx;
+	} else {
+		if (!dict || rd64(r, dict + DICT_KEYS, &keys) ||
+		    rd64(r, dict + DICT_VALUES, &dvalues) ||
+		    (idx = key_index(r, keys, name, &value_at)) < 0)
+			return -ENOENT;
+		if (dvalues) /* split: the values apart, after 3.13's header */
+			value_at = dvalues + (L->minor >= 13 ? 8 : 0) + 8 * (uint64_t)idx;
+	}
+	if (rd64(r, value_at, &v) || !v)
+		return -EFAULT;
+	return read_str(r, v, 0, out, cap);
+}
+
 /* Thread state ts's frames into t, innermost first. */
 static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 {
@@ -553,6 +667,7 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 				prev = 0;
 				break;
 			}
+		uint64_t here = at;
 		at = prev;
 		if (owner == OWNER_CSTACK) {
 			/* 3.12: the frame before it was a C call's first. */
@@ -571,6 +686,13 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 		}
 		if (rc > 0)
 			continue;
+		/* A threading.Thread's thread: its name, from the Thread
+		 * that runs (self, the frame's first local). */
+		uint64_t self;
+		if (!t->name[0] && strcmp(f->name, "threading.Thread._bootstrap_inner") == 0 &&
+		    rd64(r, here + L->fr_localsplus, &self) == 0 && self &&
+		    attr_str(r, self, "_name", t->name, sizeof(t->name)) < 0)
+			t->name[0] = 0;
 		t->n++;
 		f->entry = L->fr_is_entry >= 0 ? fr[L->fr_is_entry] != 0 : 0;
 	}

@@ -47,6 +47,10 @@ struct py_thread {
 	pid_t tid;   /* the thread's native id */
 	uint64_t ts; /* its thread state's address */
 	int holds_gil;
+	/* Its threading.Thread's name ("worker-1"), read from the object its
+	 * Thread._bootstrap_inner frame runs for; "" when it has none (the
+	 * main thread, a thread started by _thread) or it could not be read. */
+	char name[64];
 	struct py_frame frames[PY_MAX_FRAMES]; /* innermost first */
 	size_t n;
 	int cut; /* the chain could not be read to its end */

@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define AGG_COMM_LEN 16 /* the kernel's TASK_COMM_LEN */
+#define AGG_COMM_LEN 64 /* a thread's name: the kernel's 16 bytes, or a Python thread's */
 
 struct agg_stack {
 	uint64_t count;	 /* samples */

@@ -25,10 +25,21 @@
 
 enum { PROC_UNCHECKED, PROC_NOT_PYTHON, PROC_PYTHON };
 
+/* A Python thread's name (threading.Thread.name), as last read. */
+struct py_name {
+	pid_t tid;
+	char name[64];
+};
+
 struct py_proc {
 	int state;
 	struct py_reader *reader;
+	struct py_name *names; /* of its threads, "" for one with none */
+	size_t nnames, names_cap;
+	uint64_t names_at; /* CLOCK_MONOTONIC ns of their last read, 0: never */
 };
+
+#define NAMES_EVERY_NS 200000000ull /* threads read again for a new one, at most */
 
 /* One record, its frames named (ids of py-names.h). */
 struct queued {
@@ -86,6 +97,7 @@ static void prune_proc(void *ctx, uint64_t key, uint64_t val)
 	if (pp->state == PROC_PYTHON)
 		py_bpf_set_process(&pr->p->bpf, (pid_t)key, NULL);
 	py_reader_free(pp->reader);
+	free(pp->names);
 	free(pp);
 }
 
@@ -346,6 +358,7 @@ static void free_proc(void *ctx, uint64_t key, uint64_t val)
 	(void)key;
 
 	py_reader_free(pp->reader);
+	free(pp->names);
 	free(pp);
 }
 
@@ -359,6 +372,50 @@ static void free_queue(void *ctx, uint64_t key, uint64_t val)
 		pop(q);
 	free(q->v);
 	free(q);
+}
+
+/* The names of pp's threads, read from the process now. */
+static void read_names(struct py_proc *pp, uint64_t now)
+{
+	struct py_thread *t;
+	size_t n;
+
+	pp->names_at = now;
+	pp->nnames = 0;
+	if (py_reader_threads(pp->reader, SIZE_MAX, &t, &n) < 0)
+		return;
+	struct py_name *v = array_reserve(pp->names, &pp->names_cap, n, sizeof(*v));
+	if (v) {
+		pp->names = v;
+		for (size_t i = 0; i < n; i++) {
+			v[i].tid = t[i].tid;
+			memcpy(v[i].name, t[i].name, sizeof(v[i].name));
+		}
+		pp->nnames = n;
+	}
+	free(t);
+}
+
+const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now)
+{
+	uint64_t v;
+
+	if (!u64map_get(&p->procs_by_pid, (uint64_t)pid, &v))
+		return NULL;
+	struct py_proc *pp = (struct py_proc *)(uintptr_t)v;
+	if (pp->state != PROC_PYTHON || !pp->reader)
+		return NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < pp->nnames; i++)
+			if (pp->names[i].tid == tid)
+				return pp->names[i].name[0] ? pp->names[i].name : NULL;
+		/* A thread not known yet: the threads are read again, not
+		 * more often than NAMES_EVERY_NS. */
+		if (pass || (pp->names_at && now - pp->names_at < NAMES_EVERY_NS))
+			break;
+		read_names(pp, now);
+	}
+	return NULL;
 }
 
 void py_samples_free(struct py_samples *p)

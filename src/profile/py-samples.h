@@ -90,6 +90,14 @@ const uint64_t *py_samples_stack(struct py_samples *p, pid_t pid, pid_t tid, uin
 const uint64_t *py_samples_waiting(struct py_samples *p, pid_t pid, pid_t tid,
 				   const uint64_t *frames, size_t n, size_t *nout);
 
+/* The Python name (threading.Thread.name) of thread tid of pid, a
+ * CPython, at now (CLOCK_MONOTONIC ns): read from the process with its
+ * other threads' the first time, and again for a thread not known then
+ * (not more often than every 200 ms); NULL for a thread without one (the
+ * main thread, a C thread) or another process. Valid until the next
+ * call. */
+const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now);
+
 void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st);
 
 #endif

@@ -161,7 +161,11 @@ void sampler_thread_name(struct sampler *s, pid_t pid, pid_t tid)
 		return;
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = 0;
-	aggregate_set_thread(s->cfg.agg, pid, tid, comm);
+	/* A CPython's threading.Thread is named as Python names it. */
+	const char *py = s->py && py_samples_is_python(s->py, pid)
+			     ? py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC))
+			     : NULL;
+	aggregate_set_thread(s->cfg.agg, pid, tid, py ? py : comm);
 }
 
 /* A thread whose events were just opened: named, and known to be there

@@ -1,8 +1,8 @@
 #!/bin/bash
 # `recce dump -p PID` on CPython: each thread's Python frames, with the
 # line each runs, in place of the interpreter's native frame that ran
-# them, the C code under a Python call above it; the thread that holds
-# the GIL and those that wait for it. On Debian's python3.11 (stripped),
+# them, the C code under a Python call above it; a thread's Python name;
+# the thread that holds the GIL and those that wait for it. On Debian's python3.11 (stripped),
 # and on every other CPython of pyenv's on this machine: 3.11 and 3.12
 # read by recce's layouts, 3.13 by the offsets it publishes, another
 # version named and its native frames still shown.
@@ -52,6 +52,11 @@ __main__.Worker.run $FILE
 __main__.outer $FILE" "$v: the spinning thread's frames, innermost first"
 	is "$(py_frames "$T/$v.dump" "$spinner" | sed -n '2,3p')" "__main__.Worker.run ($(at run))
 __main__.outer ($(at outer))" "$v: its callers at the lines of the calls"
+	is "$(grep "^thread $spinner " "$T/$v.dump" | sed 's/), .*/)/')" \
+		"thread $spinner (python${v%.*}, Python thread \"spinner-ü\")" \
+		"$v: the spinning thread is named by its threading.Thread's name"
+	is "$(grep "^thread $P " "$T/$v.dump" | sed 's/), .*/)/')" "thread $P (python${v%.*})" \
+		"$v: the main thread, which no Thread started, by its own"
 	like "$(py_frames "$T/$v.dump" "$spinner" | sed -n '4,$p' | sed 's/ (.*//' | tr '\n' ' ')" \
 		'^threading\.Thread\.run threading\.Thread\._bootstrap_inner threading\.Thread\._bootstrap $' \
 		"$v: under them threading's own, as started"

@@ -57,6 +57,13 @@ python_record()
 	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.Worker.run" { print $5 }')" \
 		"$(at run)" "$v: its caller at the line of the call"
 
+	"$RECCE" report "$T/$v.pb.gz" --format speedscope -o "$T/$v.speedscope.json"
+	is "$(python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["profiles"]:
+    print(p["name"].split(" (pid")[0])' "$T/$v.speedscope.json" | sort)" \
+		"$(printf '%s\n' "hasher-ü tid $hasher" "python${v%.*} tid $P" | sort)" \
+		"$v: the hasher thread named by its threading.Thread's name, the main thread by its own"
+
 	"$RECCE" report "$T/$v.pb.gz" --tid "$hasher" --format folded > "$T/$v.hasher"
 	cmp_ok "$(wc -l < "$T/$v.hasher")" '>' 0 "$v: the hasher thread was sampled"
 	is "$(grep -Evc ';__main__\.hasher( |;)' "$T/$v.hasher")" 0 \

@@ -3,8 +3,9 @@ dump`: each line a frame is shown at is marked with a comment the test
 looks for.
 
     dump-target.py sleep   the main thread sleeps in time.sleep under
-                           mitte_眠() and schläfer(); a thread spins in
-                           spin(), called by Worker.run() from outer()
+                           mitte_眠() and schläfer(); a thread named
+                           "spinner-ü" spins in spin(), called by
+                           Worker.run() from outer()
     dump-target.py gil     a thread sleeps in libc's sleep through
                            ctypes.PyDLL, which keeps the GIL: the main
                            thread, which wants it, is stuck
@@ -51,7 +52,7 @@ def hog():
 
 
 if sys.argv[1] == "sleep":
-    threading.Thread(target=outer, daemon=True).start()
+    threading.Thread(target=outer, name="spinner-ü", daemon=True).start()
     print("ready", flush=True)
     mitte_眠()  # mark: module
 else:

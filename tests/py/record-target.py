@@ -7,8 +7,9 @@ its own, made and freed at each run, named after the module it was made
 in); a thread sleeps 2 ms at a time in napper(). Each line a frame is
 shown at is marked with a comment the test looks for.
 
-Prints "napper TID" and "hasher TID" as those threads start, "ready"
-once all run, then runs until killed.
+The two threads are named "napper-ü" and "hasher-ü" (threading.Thread's
+name). Prints "napper TID" and "hasher TID" as those threads start,
+"ready" once all run, then runs until killed.
 """
 import hashlib
 import threading
@@ -46,7 +47,7 @@ def napper(started):
 
 for target in (napper, hasher):
     started = threading.Event()
-    threading.Thread(target=target, args=(started,), daemon=True).start()
+    threading.Thread(target=target, name=target.__name__ + "-ü", args=(started,), daemon=True).start()
     started.wait()
 print("ready", flush=True)
 outer()  # mark: module
