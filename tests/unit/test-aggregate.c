@@ -165,11 +165,17 @@ static void test_thread_names(void **state)
 	/* A COMM record renames the thread. */
 	assert_int_equal(aggregate_set_thread(a, 30, 31, "late-7"), 0);
 	assert_string_equal(aggregate_thread_name(a, 31), "late-7");
-	/* NULL keeps the name; over-long names are cut to TASK_COMM_LEN - 1. */
+	/* NULL keeps the name; over-long names (a Python thread's may be
+	 * longer than the kernel's 15 bytes) are cut to AGG_COMM_LEN - 1. */
 	assert_int_equal(aggregate_set_thread(a, 30, 31, NULL), 0);
 	assert_string_equal(aggregate_thread_name(a, 31), "late-7");
-	assert_int_equal(aggregate_set_thread(a, 30, 32, "a-very-long-thread-name"), 0);
-	assert_string_equal(aggregate_thread_name(a, 32), "a-very-long-thr");
+	assert_int_equal(aggregate_set_thread(a, 30, 32, "ThreadPoolExecutor-0_0"), 0);
+	assert_string_equal(aggregate_thread_name(a, 32), "ThreadPoolExecutor-0_0");
+	char longer[AGG_COMM_LEN + 8];
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = 0;
+	assert_int_equal(aggregate_set_thread(a, 30, 33, longer), 0);
+	assert_int_equal(strlen(aggregate_thread_name(a, 33)), AGG_COMM_LEN - 1);
 	/* Many threads: the table grows, names survive. */
 	for (int t = 1000; t < 3000; t++)
 		assert_int_equal(aggregate_set_thread(a, 30, t, "pool"), 0);
