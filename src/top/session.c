@@ -174,6 +174,10 @@ static int read_process(struct top_session *s, pid_t pid)
 		if (t.state == 'Z' || t.state == 'X')
 			continue;
 		live = 1;
+		/* A CPython's threading.Thread goes by its Python name. */
+		const char *py = top_sampler_thread_name(s->sampler, pid, t.tid);
+		if (py)
+			snprintf(t.comm, sizeof(t.comm), "%s", py);
 		top_model_add_task(s->model, &t);
 	}
 	return live;

@@ -22,6 +22,7 @@
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "top/top-model.h"
+#include "util/clock.h"
 #include "util/strpool.h"
 #include "util/u64map.h"
 
@@ -524,4 +525,11 @@ int top_sampler_read(struct top_sampler *s, struct top_model *m)
 	int n = perf_events_read(s->pe, on_record, s);
 	s->model = NULL;
 	return n;
+}
+
+const char *top_sampler_thread_name(struct top_sampler *s, pid_t pid, pid_t tid)
+{
+	if (!s || !s->py || !py_samples_is_python(s->py, pid))
+		return NULL;
+	return py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC));
 }

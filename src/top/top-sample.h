@@ -78,4 +78,8 @@ size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *
 
 void top_sampler_get_stats(const struct top_sampler *s, struct top_sampler_stats *st);
 
+/* The Python name of thread tid of pid when it is a CPython's
+ * threading.Thread (py_samples_thread_name()), else NULL. */
+const char *top_sampler_thread_name(struct top_sampler *s, pid_t pid, pid_t tid);
+
 #endif

@@ -4,7 +4,7 @@
 # library's start-up code, as Debian builds it) down to _start, which the
 # frame-pointer walk (--call-graph fp) never reaches; a CPython's with
 # its Python frames in place of the interpreter's. Seen in the
-# flamegraph that f writes.
+# flamegraph that f writes. A CPython's threads by their Python names.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" /usr/bin/python3.11
 command -v tmux >/dev/null || {
@@ -62,5 +62,12 @@ ok "f writes a flamegraph (python)" test -s "$SVG"
 like "$(cat "$SVG")" 'data-name="__main__\.(spin|hasher)"' "it holds a thread's Python function"
 unlike "$(cat "$SVG")" 'data-name="_PyEval_EvalFrameDefault"' \
 	"in place of the interpreter's frames that ran them"
+# Its threads by their threading.Thread names, the main thread by its own.
+run "$RECCE" top -b -n 2 -d 0.5 -p "$HOT"
+HASHER=$(sed -n 's/^hasher //p' "$T/py.out")
+is "$(awk -v t="$HASHER" '$2 == t { n = $3 } END { print n }' "$OUT")" "hasher-ü" \
+	"top names a Python thread by its threading.Thread's name" || show_run
+is "$(awk -v t="$HOT" '$2 == t { n = $3 } END { print n }' "$OUT")" "python3.11" \
+	"and the main thread by its own"
 kill_quietly "$HOT"
 done_testing
