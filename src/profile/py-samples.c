@@ -396,10 +396,12 @@ static void read_names(struct py_proc *pp, uint64_t now)
 	free(t);
 }
 
-const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now)
+const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now,
+				   int *found)
 {
 	uint64_t v;
 
+	*found = 0;
 	if (!u64map_get(&p->procs_by_pid, (uint64_t)pid, &v))
 		return NULL;
 	struct py_proc *pp = (struct py_proc *)(uintptr_t)v;
@@ -407,8 +409,10 @@ const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, u
 		return NULL;
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < pp->nnames; i++)
-			if (pp->names[i].tid == tid)
+			if (pp->names[i].tid == tid) {
+				*found = 1;
 				return pp->names[i].name[0] ? pp->names[i].name : NULL;
+			}
 		/* A thread not known yet: the threads are read again, not
 		 * more often than NAMES_EVERY_NS. */
 		if (pass || (pp->names_at && now - pp->names_at < NAMES_EVERY_NS))

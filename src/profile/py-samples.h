@@ -94,9 +94,11 @@ const uint64_t *py_samples_waiting(struct py_samples *p, pid_t pid, pid_t tid,
  * CPython, at now (CLOCK_MONOTONIC ns): read from the process with its
  * other threads' the first time, and again for a thread not known then
  * (not more often than every 200 ms); NULL for a thread without one (the
- * main thread, a C thread) or another process. Valid until the next
- * call. */
-const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now);
+ * main thread, a C thread) or another process. *found says whether the
+ * thread was among the process's Python threads (a NULL then is final).
+ * Valid until the next call. */
+const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, uint64_t now,
+				   int *found);
 
 void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st);
 

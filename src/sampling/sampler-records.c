@@ -17,6 +17,7 @@
 #include "profile/resolve.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
+#include "util/clock.h"
 
 #define TID_FREE UINT64_MAX /* tid_task value of a thread that exited */
 
@@ -120,6 +121,28 @@ static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
 		sampler_thread_name(s, pid, tid);
 }
 
+/* A CPython's thread named by its Python name, at its samples until it
+ * is found among the Python threads (it runs Python by then; a thread
+ * named when it was created, or attached, may not have yet), or for
+ * PY_NAME_NS after its first (a C thread, which never is). */
+#define PY_NAME_NS 2000000000ull
+#define PY_NAME_DONE UINT64_MAX
+static void name_python_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	uint64_t key = (uint64_t)3 << 32 | (uint32_t)tid, first = 0;
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
+	int found;
+
+	if ((u64map_get(&s->known, key, &first) && first == PY_NAME_DONE) ||
+	    !py_samples_is_python(s->py, pid))
+		return;
+	const char *name = py_samples_thread_name(s->py, pid, tid, now, &found);
+	u64map_put(&s->known, key, found || (first && now - first > PY_NAME_NS) ? PY_NAME_DONE
+						: first ? first : now);
+	if (name)
+		aggregate_set_thread(s->cfg.agg, pid, tid, name);
+}
+
 static void handle_sample(struct sampler *s, const struct perf_record *rec)
 {
 	if (rec->event == PERF_EVENTS_ALLOC) {
@@ -146,9 +169,11 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 	}
 	size_t n;
 	const uint64_t *frames = sample_frames(s, rec, &n);
-	if (s->py)
+	if (s->py) {
 		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					  frames, n, &n);
+		name_python_thread(s, (pid_t)rec->pid, (pid_t)rec->tid);
+	}
 	if (rec->event == PERF_EVENTS_SWITCHES) {
 		if (s->offcpu && offcpu_out(s->offcpu, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					    frames, n) < 0)
@@ -237,8 +262,11 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 	case PERF_RECORD_EXIT:
 		if (s->offcpu)
 			offcpu_exit(s->offcpu, tid);
-		if (s->py)
+		if (s->py) {
 			py_samples_thread_exit(s->py, tid);
+			/* A thread that reuses the id is named afresh. */
+			u64map_put(&s->known, (uint64_t)3 << 32 | (uint32_t)tid, 0);
+		}
 		/* The tid may be reused by a thread with other streams. */
 		if (s->live_rescued && u64map_get(&s->tid_task, (uint64_t)tid, NULL))
 			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);

@@ -162,8 +162,10 @@ void sampler_thread_name(struct sampler *s, pid_t pid, pid_t tid)
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = 0;
 	/* A CPython's threading.Thread is named as Python names it. */
+	int found;
 	const char *py = s->py && py_samples_is_python(s->py, pid)
-			     ? py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC))
+			     ? py_samples_thread_name(s->py, pid, tid,
+						      time_now_ns(CLOCK_MONOTONIC), &found)
 			     : NULL;
 	aggregate_set_thread(s->cfg.agg, pid, tid, py ? py : comm);
 }

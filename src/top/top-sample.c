@@ -529,7 +529,9 @@ int top_sampler_read(struct top_sampler *s, struct top_model *m)
 
 const char *top_sampler_thread_name(struct top_sampler *s, pid_t pid, pid_t tid)
 {
+	int found;
+
 	if (!s || !s->py || !py_samples_is_python(s->py, pid))
 		return NULL;
-	return py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC));
+	return py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC), &found);
 }

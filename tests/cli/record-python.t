@@ -171,11 +171,14 @@ diag "pyenv's CPython builds tried:${tried:- none on this machine}"
 # Launched: the samples before recce names the process a CPython (its
 # first read, just after the exec) keep their native frames, counted.
 run "$RECCE" record -o "$T/cmd.pb.gz" -- /usr/bin/python3.11 -c '
+import threading
 def busy():
     s = 0
     for i in range(20000000):
         s += i
-busy()'
+t = threading.Thread(target=busy, name="busy-ü")
+t.start()
+t.join()'
 is "$RC" 0 "-- CMD: record exits 0" || show_run
 n=$(samples_of "$ERR")
 with=$(sed -n 's/^recce: Python [0-9.]*: \([0-9]*\) samples with Python frames, \([0-9]*\) of .*/\1 \2/p' "$ERR")
@@ -183,8 +186,13 @@ without=$(sed -n 's/^recce: warning: \([0-9]*\) samples\{0,1\} of Python process
 is "$(( ${with% *} + ${with#* } + ${without:-0} ))" "$n" \
 	"-- CMD: samples with Python frames, of no Python code and without them add up to all"
 cmp_ok "${with% *}" '>' 0 "-- CMD: the command's samples have its Python frames"
-like "$("$RECCE" report "$T/cmd.pb.gz" --format folded)" '(^|;)<module>;__main__\.busy( |;)' \
+like "$("$RECCE" report "$T/cmd.pb.gz" --format folded)" ';threading\.Thread\.run;([^;]+;)*__main__\.busy( |;)' \
 	"-- CMD: its functions named"
+"$RECCE" report "$T/cmd.pb.gz" --format speedscope -o "$T/cmd.speedscope.json"
+like "$(python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["profiles"]:
+    print(p["name"])' "$T/cmd.speedscope.json")" '^busy-ü tid [0-9]+ ' \
+	"-- CMD: the thread it starts named by its Python name, found at its samples"
 
 # System-wide: a CPython among every process.
 start_target /usr/bin/python3.11
