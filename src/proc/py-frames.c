@@ -166,6 +166,8 @@ struct py_reader {
 	struct code_info *code;
 	size_t ncode, code_cap;
 	struct strpool names;
+	uint64_t attr_keys; /* the keys object where key_index() last found a name */
+	int64_t attr_index; /* ... at this entry */
 };
 
 static int rd(const struct py_reader *r, uint64_t addr, void *buf, size_t len)
@@ -549,8 +551,7 @@ static int line_of(const struct code_info *c, uint64_t at)
 /* Where among the first entries of the keys object at keys is the str
  * key name: its index, and in *value_at where a combined dict keeps its
  * value; -1 when it is not there or does not read. */
-static int key_index(const struct py_reader *r, uint64_t keys, const char *name,
-		     uint64_t *value_at)
+static int key_index(struct py_reader *r, uint64_t keys, const char *name, uint64_t *value_at)
 {
 	uint8_t hdr[KEYS_INDICES];
 	int64_t n;
@@ -566,11 +567,18 @@ static int key_index(const struct py_reader *r, uint64_t keys, const char *name,
 	int general = hdr[KEYS_KIND] == 0;
 	uint64_t esz = general ? 24 : 16, koff = general ? 8 : 0;
 	uint64_t entries = keys + KEYS_INDICES + (1ULL << hdr[KEYS_LOG2_INDEX_BYTES]);
-	for (int64_t i = 0; i < n && i < MAX_ATTRS; i++) {
+	/* The keys every Thread shares: where the name was last time is
+	 * tried first (and checked: keys freed and made again there may
+	 * hold another order). */
+	int64_t first = keys == r->attr_keys && r->attr_index < n ? r->attr_index : 0;
+	for (int64_t k = 0; k < n && k < MAX_ATTRS; k++) {
+		int64_t i = (first + k) % n;
 		uint64_t key, at = entries + (uint64_t)i * esz + koff;
 		if (rd64(r, at, &key))
 			return -1;
 		if (key && read_str(r, key, 0, text, sizeof(text)) == 0 && strcmp(text, name) == 0) {
+			r->attr_keys = keys;
+			r->attr_index = i;
 			*value_at = at + 8;
 			return (int)i;
 		}
@@ -581,8 +589,7 @@ static int key_index(const struct py_reader *r, uint64_t keys, const char *name,
 /* The str attribute name of the object at obj, an instance of a class
  * written in Python (its attributes managed by the interpreter), into
  * out: 0, or -ENOENT / -EFAULT. */
-static int attr_str(const struct py_reader *r, uint64_t obj, const char *name, char *out,
-		    size_t cap)
+static int attr_str(struct py_reader *r, uint64_t obj, const char *name, char *out, size_t cap)
 {
 	const struct py_layout *L = r->lay;
 	uint64_t type, flags, values = 0, dict = 0, keys, dvalues = 0, value_at, v;
