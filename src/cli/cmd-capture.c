@@ -37,7 +37,6 @@
 #define DEFAULT_CALLS	1
 #define DEFAULT_SECONDS 30
 #define TIMELINE_MAX	(64u << 20)
-#define TABLE_BUILD_MAX ((uint64_t)64 << 20)
 
 enum { V_PID, V_CALLS, V_FREQ, V_TIME, V_LIMIT, V_FORMAT, V_CALL_GRAPH };
 

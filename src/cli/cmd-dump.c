@@ -12,11 +12,13 @@
 #include <string.h>
 
 #include "cli/builtin.h"
+#include "cli/dirs.h"
 #include "cli/inject-messages.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "dump/stacks-now.h"
 #include "proc/proc-maps.h"
+#include "symbols/symbolize.h"
 #include "util/json-out.h"
 #include "util/term-safe.h"
 
@@ -332,7 +334,12 @@ int cmd_dump(int argc, char **argv)
 	if (a.npids != 1)
 		usage_die("dump", "give one process: recce dump -p PID");
 	check_pids_exist(a.pids, a.npids);
-	int err = stacks_now_take(&s, a.pids[0]);
+	/* Names from the tables kept per build-id: a binary's compressed
+	 * DWARF is not read again at each dump. */
+	struct symbolizer *sym = symbolizer_new();
+	if (!sym || dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
+		die("out of memory");
+	int err = stacks_now_take(&s, a.pids[0], sym);
 	if (err == -ENOMEM)
 		die("out of memory");
 	if (err)
@@ -342,6 +349,7 @@ int cmd_dump(int argc, char **argv)
 	else
 		print_text(&s);
 	stacks_now_release(&s);
+	symbolizer_free(sym);
 	free(a.pids);
 	return 0;
 }

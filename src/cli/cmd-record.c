@@ -33,9 +33,6 @@
 
 /* About ten million samples: hours of a busy thread at 99 Hz. */
 #define TIMELINE_MAX_BYTES (64u << 20)
-/* Symbol tables are kept for binaries up to this size; a bigger one is
- * symbolized at the addresses its samples hit only, every time. */
-#define TABLE_BUILD_MAX ((uint64_t)64 << 20)
 
 int cmd_record(int argc, char **argv)
 {

@@ -27,6 +27,11 @@ int dirs_cache(char *buf, size_t len, uint64_t *max_bytes);
  * Returns 0 or -ENOMEM. */
 int dirs_use_cache(struct symbolizer *s, uint64_t build_max);
 
+/* Symbol tables are kept for binaries up to this size (the build_max of
+ * the commands that name what they record); a bigger one is symbolized
+ * at the addresses asked only, every time. */
+#define TABLE_BUILD_MAX ((uint64_t)64 << 20)
+
 /* recce's data: the continuous store, the agent's kept files:
  * /var/lib/recce for root, else $XDG_DATA_HOME/recce
  * (~/.local/share/recce), in buf[len]. */

@@ -141,7 +141,7 @@ static void fp_walk(struct now_thread *t, const struct stack_copy *c)
 	}
 }
 
-int stacks_now_take(struct stacks_now *s, pid_t pid)
+int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym)
 {
 	struct procstat_reader r;
 	struct stop_all sa;
@@ -150,7 +150,7 @@ int stacks_now_take(struct stacks_now *s, pid_t pid)
 
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	s->sym = symbolizer_new();
+	s->sym = sym;
 	s->procs = s->sym ? procs_new(s->sym) : NULL;
 	s->namer = s->procs ? frame_namer_new(s->sym, s->procs) : NULL;
 	s->unwinder = s->procs ? unwinder_new(s->procs, 0) : NULL;
@@ -271,6 +271,5 @@ void stacks_now_release(struct stacks_now *s)
 	unwinder_free(s->unwinder);
 	frame_namer_free(s->namer);
 	procs_free(s->procs);
-	symbolizer_free(s->sym);
 	memset(s, 0, sizeof(*s));
 }

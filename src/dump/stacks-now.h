@@ -68,10 +68,11 @@ const struct py_thread *stacks_now_python(const struct stacks_now *s, pid_t tid)
  * _PyEval_EvalFrameDefault, one group of a thread's frames per call. */
 int stacks_now_runs_python(const struct frame_name *f);
 
-/* Takes every thread's stack of pid. Returns 0; -ESRCH (no such process),
- * -EPERM (ptrace refused), -ETIMEDOUT (a thread would not stop within
- * 3 s: nothing stays stopped), -ENOMEM. */
-int stacks_now_take(struct stacks_now *s, pid_t pid);
+/* Takes every thread's stack of pid, named through sym (the caller's,
+ * with the symbol cache it chose; it must outlive s). Returns 0; -ESRCH
+ * (no such process), -EPERM (ptrace refused), -ETIMEDOUT (a thread would
+ * not stop within 3 s: nothing stays stopped), -ENOMEM. */
+int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym);
 
 /* Names the frame at pc of s's process (nonleaf: a return address). */
 void stacks_now_name(struct stacks_now *s, uint64_t pc, int nonleaf, struct frame_name *out);
