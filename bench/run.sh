@@ -928,7 +928,77 @@ group_python() {
 					bench/workloads/pywork.py "$units"
 			done
 		done
+		python_trace_once "$rep" $((units / 100 > 0 ? units / 100 : 1))
+		python_dump_once "$rep"
 	done
+}
+
+# `recce trace 'py:...'` matching none of pywork's functions: every
+# Python call still traps (function__entry), and CPython runs in its
+# line-tracing mode while traced, which its function probes need. The
+# workload's time alone and traced, for docs/recce-trace.md's figure; a
+# hundredth of the calibrated work, since traced it runs many times
+# slower. No budget: the cost is the interpreter's design, and said.
+python_trace_once() {
+	pt_rep=$1 pt_units=$2
+	for tool in none recce; do
+		rm -f "$TMP/stats"
+		status=0
+		case $tool in
+		none)
+			BENCH_STATS=$TMP/stats "$py" bench/workloads/pywork.py "$pt_units" \
+				> /dev/null 2> "$TMP/err" || status=$?
+			;;
+		recce)
+			BENCH_STATS=$TMP/stats "$RECCE" trace 'py:no_such_function' --limit 0 \
+				--count 0 --time 3600 -- "$py" bench/workloads/pywork.py "$pt_units" \
+				> /dev/null 2> "$TMP/err" || status=$?
+			;;
+		esac
+		if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ]; then
+			say "pytrace $tool rep $pt_rep failed (status $status):"
+			tail -n 5 "$TMP/err" >&2
+			printf 'kind=pytrace\ttool=%s\trep=%s\tstatus=failed\n' "$tool" "$pt_rep" >> "$RAW"
+			continue
+		fi
+		printf 'kind=pytrace\ttool=%s\trep=%s\tstatus=ok\tunits=%s\t%s\n' "$tool" "$pt_rep" \
+			"$pt_units" "$(joined "$TMP/stats")" >> "$RAW"
+	done
+}
+
+# `recce dump -p PID` of a CPython with 100 threads waiting a few calls
+# deep (bench/workloads/pythreads.py): the median of five dumps' wall
+# times a repetition, each stopping every thread, reading its stack and
+# Python frames and letting it go.
+python_dump_once() {
+	pd_rep=$1
+	"$py" bench/workloads/pythreads.py 100 > "$TMP/pythreads.out" 2>&1 &
+	pt=$!
+	for _ in $(seq 600); do
+		grep -q ready "$TMP/pythreads.out" && break
+		sleep 0.05
+	done
+	: > "$TMP/dump.times"
+	for _ in 1 2 3 4 5; do
+		status=0
+		"$BIN/measure" "$TMP/run" -- "$RECCE" dump -p "$pt" > "$TMP/dump.out" 2> "$TMP/err" ||
+			status=$?
+		threads=$(grep -c '^thread ' "$TMP/dump.out")
+		if [ "$status" -ne 0 ] || [ "$threads" -ne 100 ]; then
+			say "pydump rep $pd_rep failed (status $status, $threads threads):"
+			tail -n 5 "$TMP/err" >&2
+			break
+		fi
+		field "$TMP/run" wall_s >> "$TMP/dump.times"
+	done
+	kill "$pt"
+	wait "$pt" 2> /dev/null || true
+	if [ "$(wc -l < "$TMP/dump.times")" -ne 5 ]; then
+		printf 'kind=pydump\ttool=recce\trep=%s\tstatus=failed\n' "$pd_rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=pydump\ttool=recce\trep=%s\tstatus=ok\tthreads=100\twall_s=%s\n' "$pd_rep" \
+		"$(sort -n "$TMP/dump.times" | sed -n 3p)" >> "$RAW"
 }
 
 group_deep() {

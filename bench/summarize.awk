@@ -73,6 +73,10 @@ BEGIN { FS = "\t" }
 		keep_by_tool(FA, rec)
 	} else if (kind == "sym") {
 		keep_by_tool(S, rec)
+	} else if (kind == "pytrace") {
+		keep_by_tool(PT, rec)
+	} else if (kind == "pydump") {
+		keep_by_tool(PD, rec)
 	}
 }
 
@@ -281,6 +285,7 @@ END {
 	figure_agent()
 	figure_libuv()
 	figure_fast()
+	figure_python()
 	print_budgets()
 	write_json()
 }
@@ -1218,6 +1223,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"agent\": [\n    %s\n  ],\n", J["agent"] > json
 	printf "  \"libuv\": [\n    %s\n  ],\n", J["uv"] > json
 	printf "  \"fast\": [\n    %s\n  ],\n", J["fast"] > json
+	printf "  \"python\": [\n    %s\n  ],\n", J["python"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
@@ -1239,4 +1245,43 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	}
 	printf "\n  ]\n}\n" > json
 	close(json)
+}
+
+# 18. Python calls traced, and dump of a CPython.
+function figure_python(    alone, traced, ms) {
+	if (!("none" in PT) && !("recce" in PD))
+		return
+	print "## 18. Python: `recce trace 'py:...'` and `recce dump`"
+	print ""
+	if (("none" in PT) && ("recce" in PT)) {
+		print "The python workload (bench/workloads/pywork.py, a hundredth of its calibrated work: calls,"
+		print "a dict, formatting) under Debian's python3.11, alone and launched by `recce trace"
+		print "'py:no_such_function' --limit 0 --count 0 -- ...`: no call is shown, but every Python call"
+		print "still traps on CPython's function__entry probe, and CPython runs in its line-tracing mode,"
+		print "which its function probes need. No budget: what docs/recce-trace.md says it costs."
+		print ""
+		print "| run | wall s | CPU s |"
+		print "|---|---|---|"
+		get_of(PT, "none", "wall_s"); alone = MED
+		printf "| alone | %s |", spread("%.3f")
+		get_of(PT, "none", "cpu_s"); printf " %s |\n", spread("%.3f")
+		get_of(PT, "recce", "wall_s"); traced = MED
+		printf "| traced | %s |", spread("%.3f")
+		get_of(PT, "recce", "cpu_s"); printf " %s |\n", spread("%.3f")
+		print ""
+		if (alone > 0) {
+			printf "Traced, the workload took %.0fx its time alone.\n\n", traced / alone
+			jappend("python", "{\"case\": \"trace-py\", \"slowdown\": " jn(traced / alone) "}")
+		}
+	}
+	if ("recce" in PD) {
+		get_of(PD, "recce", "wall_s")
+		ms = MED * 1000
+		printf "`recce dump -p PID` of a python3.11 with 100 threads waiting five calls deep\n"
+		printf "(bench/workloads/pythreads.py), the median of five dumps a repetition: %s ms.\n\n",
+			sprintf(NV > 1 ? "%.1f (%.1f..%.1f)" : "%.1f", MED * 1000, MIN * 1000, MAX * 1000)
+		jappend("python", "{\"case\": \"dump-100-threads\", \"wall_s\": " jstats() "}")
+		budget("dump of a 100-thread CPython", "under 50 ms", sprintf("%.1f ms", ms), ms < 50,
+			sprintf("recce dump took %.1f ms on 100 Python threads, above 50 ms.", ms))
+	}
 }
