@@ -2,7 +2,7 @@
 # `recce trace` of USDT probes and of Python calls through CPython's:
 # exact calls, in order, with file and line, paired with their ends
 # (an exception, a generator's yields and resumes, recursion past the
-# depth kept); the probes' semaphores raised while traced and lowered
+# depth kept); a threaded server's requests under a bounded load; the probes' semaphores raised while traced and lowered
 # however recce ends (SIGKILL included), in both probe mechanisms; a
 # USDT argument in memory copied at the hit; libstdc++'s throw probe on
 # a C++ program; and a Python without probes said so.
@@ -100,6 +100,33 @@ like "$(cat "$ERR")" 'warning: 7 calls nested deeper than 64' \
 trace 'py:handle' 'py:leaf' --hist --count 0
 is "$(grep -E '^[a-z0-9:.-]+: count ' "$OUT" | sed 's/, min .*//' | sort)" "py:trace-target.handle: count 20
 py:trace-target.leaf: count 20" "--hist: one histogram per Python function, each of its 20 calls" || show_run
+
+# A threaded server under a bounded load: Debian's python3.11 -m
+# http.server on loopback (a thread a request), 10 requests, each
+# do_GET() shown with its end, on its own thread.
+mkdir -p "$T/www" && echo hello > "$T/www/index.html"
+spawn "$T/http.out" "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www"
+HTTP=$PID
+ok "http.server listens" wait_for 60 grep -q 'Serving HTTP on 127.0.0.1 port [0-9]' "$T/http.out"
+PORT=$(sed -n 's/.*Serving HTTP on 127.0.0.1 port \([0-9]*\).*/\1/p' "$T/http.out" | head -n 1)
+spawn_recce "$T/http.trc" "$T/http.err" trace -p "$HTTP" 'py:do_GET' --return --count 0 --limit 0 \
+	--time 600
+R=$PID
+ok "http.server: recce traces" wait_for 60 grep -q '^recce: tracing' "$T/http.err"
+got=0
+for i in $(seq 10); do
+	curl -sf "http://127.0.0.1:$PORT/" | grep -q hello && got=$((got + 1))
+done
+is "$got" 10 "http.server: 10 requests served"
+ok "http.server: the 10 ends shown" wait_for 60 \
+	sh -c "[ \$(grep -c 'py:server.do_GET --> ended' '$T/http.trc') -ge 10 ]"
+kill -INT "$R"
+wait_exit 60 "$R"
+is "$(grep -c 'py:server.do_GET(file="/usr/lib/python3.11/http/server.py", line=[0-9]*)$' "$T/http.trc") $(grep -c 'py:server.do_GET --> ended' "$T/http.trc")" \
+	"10 10" "http.server: each request's do_GET() with its end, no other" || diag "$(cat "$T/http.trc" "$T/http.err")"
+is "$(grep 'do_GET(' "$T/http.trc" | awk '{ print $2 }' | sort -u | wc -l)" 10 \
+	"http.server: each on a thread of its own"
+kill "$HTTP"
 
 # 5. The breaker counts every Python call, shown or not.
 trace 'py:nothing_is_called_this' --limit 10/60000 --count 100
