@@ -388,10 +388,15 @@ static void read_names(struct py_proc *pp, uint64_t now)
 	if (v) {
 		pp->names = v;
 		for (size_t i = 0; i < n; i++) {
-			v[i].tid = t[i].tid;
-			memcpy(v[i].name, t[i].name, sizeof(v[i].name));
+			/* A chain cut short (it changed as it was read: the
+			 * thread runs) may not have reached the Thread's
+			 * frame: left out, to be read again. */
+			if (t[i].cut && !t[i].name[0])
+				continue;
+			v[pp->nnames].tid = t[i].tid;
+			memcpy(v[pp->nnames].name, t[i].name, sizeof(v[0].name));
+			pp->nnames++;
 		}
-		pp->nnames = n;
 	}
 	free(t);
 }
