@@ -374,16 +374,26 @@ static void free_queue(void *ctx, uint64_t key, uint64_t val)
 	free(q);
 }
 
-/* The names of pp's threads, read from the process now. */
+/* The names of pp's threads, read from the process now. A running
+ * thread's chain can change while it is read, and be cut before its
+ * Thread's frame: the threads are read again, a few times, while one is. */
 static void read_names(struct py_proc *pp, uint64_t now)
 {
-	struct py_thread *t;
-	size_t n;
+	struct py_thread *t = NULL;
+	size_t n = 0;
 
 	pp->names_at = now;
 	pp->nnames = 0;
-	if (py_reader_threads(pp->reader, SIZE_MAX, &t, &n) < 0)
-		return;
+	for (int tries = 0; tries < 4; tries++) {
+		free(t);
+		if (py_reader_threads(pp->reader, SIZE_MAX, &t, &n) < 0)
+			return;
+		size_t cut = 0;
+		for (size_t i = 0; i < n; i++)
+			cut += t[i].cut && !t[i].name[0];
+		if (!cut)
+			break;
+	}
 	struct py_name *v = array_reserve(pp->names, &pp->names_cap, n, sizeof(*v));
 	if (v) {
 		pp->names = v;
