@@ -130,12 +130,12 @@ static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
 static void name_python_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
 	uint64_t key = (uint64_t)3 << 32 | (uint32_t)tid, first = 0;
-	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 	int found;
 
 	if ((u64map_get(&s->known, key, &first) && first == PY_NAME_DONE) ||
 	    !py_samples_is_python(s->py, pid))
 		return;
+	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 	const char *name = py_samples_thread_name(s->py, pid, tid, now, &found);
 	u64map_put(&s->known, key, found || (first && now - first > PY_NAME_NS) ? PY_NAME_DONE
 						: first ? first : now);
