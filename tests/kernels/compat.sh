@@ -195,17 +195,23 @@ fi
 
 # --- trace -----------------------------------------------------------------
 
-# trace_calls FEATURE CHECK ARGS...: the calls target's 20 add_pair calls,
-# from its first (it waits for SIGUSR1 once recce is in) to its exit.
-trace_calls()
+# traced NAME PATTERN ARGS... -- TARGET...: TARGET (it says "ready" and
+# waits for SIGUSR1 once recce is in) traced by PATTERN with ARGS from its
+# first call to its exit; recce's output in $T/NAME.out and .err; RC.
+traced()
 {
-	local feature=$1 check=$2 name=${1//[^a-z0-9]/_}
+	local name=$1 pattern=$2 args=()
 	shift 2
-	start "$T/$name.target" "$TARGETS/calls" 20 go
+	while [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	start "$T/$name.target" "$@"
 	local target=$PID
 	wait_line "$T/$name.target" 'ready'
-	timeout -s INT -k 30 900 "$RECCE" trace -p "$target" add_pair --count 1000 --time 600 "$@" \
-		>"$T/$name.out" 2>"$T/$name.err" &
+	timeout -s INT -k 30 900 "$RECCE" trace -p "$target" "$pattern" --count 1000 --time 600 \
+		"${args[@]}" >"$T/$name.out" 2>"$T/$name.err" &
 	local tracer=$!
 	# The trace ends by itself when the target exits, 0.5 s after its
 	# last call: a Ctrl-C then could meet recce on its way out.
@@ -218,6 +224,14 @@ trace_calls()
 	wait "$tracer"
 	RC=$?
 	kill "$target" 2>/dev/null
+}
+
+# trace_calls FEATURE CHECK ARGS...: the calls target's 20 add_pair calls.
+trace_calls()
+{
+	local feature=$1 check=$2 name=${1//[^a-z0-9]/_}
+	shift 2
+	traced "$name" add_pair "$@" -- "$TARGETS/calls" 20 go
 	local got
 	got=$($check "$T/$name.out")
 	if [ "$RC" = 0 ] && [ "$got" = ok ] && [ -z "${RECCE_NO_BPF:-}" ] &&
@@ -266,21 +280,7 @@ trace_py()
 {
 	local feature=$1 pattern=$2 check=$3 name=${1//[^a-z0-9]/_}
 	shift 3
-	start "$T/$name.target" /usr/bin/python3.11 "$ROOT/tests/py/trace-target.py"
-	local target=$PID
-	wait_line "$T/$name.target" 'ready'
-	timeout -s INT -k 30 900 "$RECCE" trace -p "$target" "$pattern" --count 1000 --time 600 "$@" \
-		>"$T/$name.out" 2>"$T/$name.err" &
-	local tracer=$!
-	if wait_line "$T/$name.err" '^recce: (tracing|error)' 600 &&
-		grep -q '^recce: tracing' "$T/$name.err"; then
-		kill -USR1 "$target"
-	else
-		kill -INT "$tracer" 2>/dev/null
-	fi
-	wait "$tracer"
-	RC=$?
-	kill "$target" 2>/dev/null
+	traced "$name" "$pattern" "$@" -- /usr/bin/python3.11 "$ROOT/tests/py/trace-target.py"
 	local got
 	got=$($check "$T/$name.out" "$T/$name.err")
 	if [ "$RC" = 0 ] && [ "$got" = ok ]; then
