@@ -15,6 +15,7 @@
 #include "cli/builtin.h"
 #include "cli/cmd-trace.h"
 #include "cli/trace-plot.h"
+#include "cli/trace-profile.h"
 #include "cli/usage.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
@@ -22,6 +23,7 @@
 #include "trace/trace-pattern.h"
 #include "trace/trace-tree.h"
 #include "trace/tracer.h"
+#include "profile/pprof.h"
 #include "util/outfile.h"
 #include "util/signals.h"
 
@@ -128,10 +130,18 @@ int cmd_trace(int argc, char **argv)
 		if (err)
 			die("cannot write '%s': %s", a.output, output_strerror(err));
 	}
+	if (a.profile && (err = pprof_check_writable(a.profile)) != 0)
+		die("cannot write '%s': %s", a.profile, output_strerror(err));
+	int sfd = block_stop_signals(&old_mask);
+	/* Sampling first, so that a call is sampled from its start. */
+	struct trace_profile *tp = a.profile ? trace_profile_start(&a) : NULL;
 	struct trace_tree_config tc = tree_options_config(&a.t, stdout);
+	if (tp) {
+		tc.shown = trace_profile_shown;
+		tc.shown_arg = tp;
+	}
 	if (a.t.tree && trace_tree_new(&tc, &out.tree) < 0)
 		die("out of memory");
-	int sfd = block_stop_signals(&old_mask);
 	struct tracer_config cfg = {
 	    .pids = a.pids,
 	    .npids = a.npids,
@@ -191,7 +201,7 @@ int cmd_trace(int argc, char **argv)
 				     : "perf uprobe events",
 		     a.count, a.seconds, (unsigned long long)a.rate_n,
 		     (unsigned long long)a.rate_ms);
-	int run_err = tracer_run(t);
+	int run_err = tp ? trace_profile_run(tp, t) : tracer_run(t);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
 	if (out.tree) {
@@ -201,7 +211,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	trace_say_stop(&a, &st);
 	trace_say_losses(&a, t, &st);
-	status = 0;
+	status = tp ? trace_profile_write(tp) : 0;
 	if (run_err) {
 		/* The probes are removed; what was traced is still written. */
 		error("the trace stopped early: %s", strerror(-run_err));
@@ -246,11 +256,13 @@ out:
 	if (out.plot)
 		free(out.plot->p);
 	tracer_free(t);
+	trace_profile_free(tp);
 	trace_tree_free(out.tree);
 	for (size_t i = 0; i < a.npatterns; i++)
 		trace_pattern_release(&pats[i]);
 	free(pats);
 	trace_cond_free(a.cond);
 	free(a.pids);
+	free(a.invocation);
 	return status;
 }

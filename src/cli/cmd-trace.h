@@ -52,6 +52,8 @@ struct trace_args {
 	const char *plot; /* --plot X:Y: -o is then the plot */
 	uint64_t wrap_size;
 	unsigned wrap_count;
+	const char *profile; /* --profile FILE: the slow calls' samples, as a profile */
+	char *invocation;    /* "recce trace ...", for the profile */
 };
 
 /* A failed tracer step, as one message a person can act on. */

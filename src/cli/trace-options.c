@@ -16,6 +16,7 @@
 #include "remote/scopes.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-file.h"
+#include "util/shell.h"
 #include "util/when.h"
 
 static void parse_wrap(struct trace_args *a, const char *s)
@@ -132,8 +133,11 @@ void tree_options_check(const char *cmd, const struct tree_args *t)
 
 struct trace_tree_config tree_options_config(const struct tree_args *t, FILE *out)
 {
-	struct trace_tree_config c = {(unsigned)t->depth, (uint64_t)t->min_ns, (uint64_t)t->slow_ns,
-				      (unsigned)t->keep, out};
+	struct trace_tree_config c = {.max_depth = (unsigned)t->depth,
+				      .min_ns = (uint64_t)t->min_ns,
+				      .slow_ns = (uint64_t)t->slow_ns,
+				      .keep = (unsigned)t->keep,
+				      .out = out};
 	return c;
 }
 
@@ -178,6 +182,8 @@ static const struct opt trace_options[] = {
     OPT_CALL_(0, "slow", "DUR", set_tree, TREE_SLOW,
 	      "a flight recorder: the trees of calls that lasted DUR or longer, only"),
     OPT_CALL_(0, "keep", "N", set_tree, TREE_KEEP, "with --slow: the N slowest, at the end"),
+    OPT_OUTPUT_(0, "profile", "FILE", struct trace_args, profile,
+		"with --slow: write the samples of each slow call's thread as a profile"),
     OPT_END_(),
 };
 
@@ -196,6 +202,11 @@ static void check_tree(const struct trace_args *a)
 			  opt, opt, opt);
 	if (a->format != TRACE_FORMAT_TEXT)
 		usage_die("trace", "%s prints text: leave out --format", opt);
+	if (a->profile && !a->t.slow_ns)
+		usage_die("trace", "--profile FILE writes the samples of slow calls: add --slow DUR");
+	if (a->profile && a->argv)
+		usage_die("trace", "--profile samples a running process: start the command, then "
+				   "give -p PID");
 	if (a->hist || a->stack)
 		usage_die("trace", "%s shows every call with its duration: leave out %s", opt,
 			  a->hist ? "--hist" : "--stack");
@@ -228,6 +239,8 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 	a->max_probes = 100;
 	a->max_events = 100;
 	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
+	if (a->profile)
+		a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
 	a->patterns = argv + first;
 	a->npatterns = (size_t)(dashdash - first);
 	if (dashdash < argc - 1) {
@@ -246,6 +259,8 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "--plot needs -o FILE.svg");
 	if (a->plot && a->wrap_size)
 		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
+	if (a->profile && !a->t.tree)
+		usage_die("trace", "--profile FILE writes the samples of slow calls: add --slow DUR");
 	check_tree(a);
 	if (a->fast)
 		check_fast(a);

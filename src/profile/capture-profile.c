@@ -12,6 +12,7 @@
 
 #include "profile/profile.h"
 #include "profile/timeline.h"
+#include "symbols/demangle.h"
 #include "util/array.h"
 #include "util/u64map.h"
 
@@ -30,35 +31,104 @@ struct builder {
 	size_t nsymbols;
 	uint64_t *fn_remap; /* p's function id -> q's */
 	long *cut;	    /* per p sample: index of the outermost frame to keep */
+	char **written;	    /* per p function id: its name as a person writes it */
 	struct u64map made; /* call << 32 | p sample -> q sample index + 1 */
 	struct kept_event *kept;
 	size_t nkept, kept_cap;
 };
 
-static int is_captured(const struct builder *b, const struct profile_function *f)
+/* Whether f is one of symbols[0..n). */
+static int is_captured(const char *const *symbols, size_t n, const struct profile_function *f)
 {
-	for (size_t i = 0; f && i < b->nsymbols; i++)
-		if (strcmp(f->system_name, b->symbols[i]) == 0 ||
-		    strcmp(f->name, b->symbols[i]) == 0)
+	for (size_t i = 0; f && i < n; i++)
+		if (strcmp(f->system_name, symbols[i]) == 0 || strcmp(f->name, symbols[i]) == 0)
 			return 1;
 	return 0;
 }
 
-/* The outermost location of sample s that holds the captured function. */
-static long cut_of(struct builder *b, size_t s)
+/* The last dotted part of a name: "method" of "module.Class.method". */
+static const char *last_part(const char *name)
 {
-	if (b->cut[s] != CUT_UNKNOWN)
-		return b->cut[s];
+	const char *dot = strrchr(name, '.');
+
+	return dot ? dot + 1 : name;
+}
+
+/* Whether f is call's function, known by its file and its last name. */
+static int is_in_file(const struct capture_call *call, const struct profile_function *f)
+{
+	if (!f || strcmp(last_part(f->name), last_part(call->function)) != 0)
+		return 0;
+	return call->file_cut ? strncmp(f->file, call->file, strlen(call->file)) == 0
+			      : strcmp(f->file, call->file) == 0;
+}
+
+/* The name a person writes for function id (demangle_function() of its
+ * symbol: "shop::make_key", not "shop::make_key[abi:cxx11](long)"), made
+ * once; NULL out of memory or for no function. */
+static const char *written_name(struct builder *b, uint64_t id)
+{
+	const struct profile_function *f = profile_function(b->p, id);
+
+	if (!f || id > b->p->nfunctions)
+		return NULL;
+	if (!b->written[id])
+		b->written[id] = demangle_function(f->system_name);
+	return b->written[id];
+}
+
+/* Whether function id is the one named fn, as trace names it. */
+static int is_named(struct builder *b, uint64_t id, const char *fn)
+{
+	const struct profile_function *f = profile_function(b->p, id);
+	const char *w;
+
+	if (!f)
+		return 0;
+	if (strcmp(f->name, fn) == 0 || strcmp(f->system_name, fn) == 0)
+		return 1;
+	return (w = written_name(b, id)) != NULL && strcmp(w, fn) == 0;
+}
+
+/* Whether function id is call's: known by its file and its last name,
+ * or by its name. */
+static int is_calls(struct builder *b, const struct capture_call *call, uint64_t id)
+{
+	if (call->file)
+		return is_in_file(call, profile_function(b->p, id));
+	const char *colon = strchr(call->function, ':');
+	return is_named(b, id, colon ? colon + 1 : call->function);
+}
+
+/* The outermost location of sample s that holds one of symbols[0..n),
+ * or with call, call's function. */
+static long outermost(struct builder *b, size_t s, const char *const *symbols, size_t n,
+		      const struct capture_call *call)
+{
 	const struct profile_sample *ps = &b->p->samples[s];
 	long cut = CUT_NONE;
+
 	for (size_t i = 0; i < ps->nlocations; i++) {
 		const struct profile_location *loc = profile_location(b->p, ps->location_ids[i]);
-		for (size_t j = 0; loc && j < loc->nlines; j++)
-			if (is_captured(b, profile_function(b->p, loc->lines[j].function_id)))
+		for (size_t j = 0; loc && j < loc->nlines; j++) {
+			uint64_t id = loc->lines[j].function_id;
+			if (call ? is_calls(b, call, id)
+				 : is_captured(symbols, n, profile_function(b->p, id)))
 				cut = (long)i;
+		}
 	}
-	b->cut[s] = cut;
 	return cut;
+}
+
+/* Where call's sample s is cut: at the captured function (known once a
+ * sample), or at the call's own. */
+static long cut_of(struct builder *b, const struct capture_call *call, size_t s)
+{
+	if (call->function)
+		return outermost(b, s, NULL, 0, call);
+	if (b->cut[s] == CUT_UNKNOWN)
+		b->cut[s] = outermost(b, s, b->symbols, b->nsymbols, NULL);
+	return b->cut[s];
 }
 
 /* p's mappings, functions and locations, with the same location ids. */
@@ -180,7 +250,7 @@ static int add_call(struct builder *b, size_t c, const struct capture_call *call
 		    profile_sample_label(&b->p->samples[ev[i].index], "tid");
 		if (!tid || tid->num != (int64_t)call->tid)
 			continue;
-		long cut = cut_of(b, ev[i].index);
+		long cut = cut_of(b, call, ev[i].index);
 		if (cut == CUT_NONE) {
 			counts->outside++;
 			continue;
@@ -247,7 +317,8 @@ int capture_profile(const struct profile *p, const char *const *symbols, size_t 
 	u64map_init(&b.made);
 	b.q = profile_new();
 	b.cut = malloc((p->nsamples ? p->nsamples : 1) * sizeof(*b.cut));
-	err = b.q && b.cut ? 0 : -ENOMEM;
+	b.written = calloc(p->nfunctions + 1, sizeof(*b.written));
+	err = b.q && b.cut && b.written ? 0 : -ENOMEM;
 	for (size_t i = 0; !err && i < p->nsamples; i++)
 		b.cut[i] = CUT_UNKNOWN;
 	if (!err)
@@ -268,6 +339,9 @@ int capture_profile(const struct profile *p, const char *const *symbols, size_t 
 	free(ev);
 	free(b.fn_remap);
 	free(b.cut);
+	for (size_t i = 0; b.written && i <= p->nfunctions; i++)
+		free(b.written[i]);
+	free(b.written);
 	free(b.kept);
 	u64map_release(&b.made);
 	if (err) {

@@ -28,6 +28,14 @@ struct capture_call {
 	uint32_t tid;
 	int64_t start_ns, end_ns; /* on the timeline: since the recording's start */
 	const char *name;	  /* the call's frame and track name */
+	/* NULL, or the function this call's stacks are cut at, in place of
+	 * the symbols given: "[OBJECT:]FUNCTION" as trace names it. */
+	const char *function;
+	/* With function: NULL, or its source file (file_cut: the start of
+	 * its name), for a function known by its file and its last name (a
+	 * Python call "py:module.method": its code's name and file). */
+	const char *file;
+	int file_cut;
 };
 
 struct capture_counts {

@@ -53,6 +53,11 @@ struct slow_tree {
 	char *data;
 	size_t len;
 	char title[160]; /* "tree:request lasted 60.12 ms on thread 4711" */
+	uint32_t pid, tid;
+	uint64_t end_ns; /* CLOCK_REALTIME */
+	char function[sizeof(((struct trace_record *)0)->function)];
+	char file[sizeof(((struct trace_arg *)0)->str)]; /* "" if the call had none */
+	int file_cut;
 };
 
 struct trace_tree {
@@ -285,6 +290,12 @@ static void show_tree(struct trace_tree *t, const struct slow_tree *s)
 	fputc('\n', t->cfg.out);
 	fwrite(s->data, 1, s->len, t->cfg.out);
 	t->counts.slow_shown++;
+	if (t->cfg.shown) {
+		struct trace_tree_slow info = {s->pid,	   s->tid,	s->end_ns - s->ns,
+					       s->end_ns, s->function, s->file[0] ? s->file : NULL,
+					       s->file_cut, s->title};
+		t->cfg.shown(t->cfg.shown_arg, &info);
+	}
 }
 
 /* Keeps slow tree s among the slowest keep, the fastest of them going if
@@ -326,7 +337,21 @@ static void end_tree(struct trace_tree *t, struct tree_thread *th, const struct 
 		return;
 	}
 	t->counts.slow++;
-	struct slow_tree s = {ret->duration_ns, th->data, th->len, ""};
+	struct slow_tree s = {.ns = ret->duration_ns,
+			      .data = th->data,
+			      .len = th->len,
+			      .pid = th->pid,
+			      .tid = th->tid,
+			      .end_ns = ret->time_ns};
+	trace_copy_str(s.function, sizeof(s.function), ret->function);
+	/* A Python call names its file: its function is known by it. */
+	const struct trace_record *call = &th->frames[0].call;
+	for (size_t i = 0; i < call->nargs && i < TRACE_MAX_ARGS; i++)
+		if (strcmp(call->args[i].name, "file") == 0 && call->args[i].kind == TRACE_ARG_STR &&
+		    !(call->args[i].flags & TRACE_STR_UNREADABLE)) {
+			trace_copy_str(s.file, sizeof(s.file), call->args[i].str);
+			s.file_cut = !!(call->args[i].flags & TRACE_STR_TRUNCATED);
+		}
 	char d[32];
 	trace_format_duration(d, sizeof(d), ret->duration_ns);
 	snprintf(s.title, sizeof(s.title), "%s lasted %s%s on thread %u", ret->function, d,

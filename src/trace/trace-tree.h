@@ -21,12 +21,26 @@
 
 #include "trace/trace-event.h"
 
+/* A slow tree, as it is shown: which call, on which thread, when. */
+struct trace_tree_slow {
+	uint32_t pid, tid;
+	uint64_t start_ns, end_ns; /* CLOCK_REALTIME: the top call's start, its end */
+	const char *function;	   /* the top call's "object:function" */
+	const char *file;	   /* its source file, if the call says ("file"), or NULL */
+	int file_cut;		   /* file is the start of the name only */
+	const char *title;	   /* "tree:request lasted 60.12 ms on thread 4711" */
+};
+
 struct trace_tree_config {
 	unsigned max_depth; /* calls at depth 1 to this are shown; 0: all */
 	uint64_t min_ns;    /* a call shorter than this is not shown */
 	uint64_t slow_ns;   /* > 0: only trees whose top call lasted this long */
 	unsigned keep;	    /* with slow_ns: the slowest this many, at the end; 0: all */
 	FILE *out;
+	/* With slow_ns, may be NULL: told of each slow tree as it is shown
+	 * (the strings live until it returns). */
+	void (*shown)(void *arg, const struct trace_tree_slow *s);
+	void *shown_arg;
 };
 
 struct trace_tree;

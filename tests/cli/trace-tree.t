@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
-plan 57
+plan 65
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -125,8 +125,10 @@ slow_tree()
 }
 spawn_ready "$T/slow.got" "$TARGETS/tree" 2000 go 300 1000
 P=$PID
-run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --count 0 --time 60 --limit 0
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --count 0 --time 60 --limit 0 \
+	--profile "$T/slow.pb.gz"
 cp "$OUT" "$T/slow.tree"
+cp "$ERR" "$T/slow.err"
 is "$RC" 0 "--slow: trace exits 0" || show_run
 wait_exit 60 "$P"
 is "$(grep -c '^# tree:request lasted [0-9.]* ms on thread [0-9]*$' "$T/slow.tree")" 4 \
@@ -137,21 +139,62 @@ is "$(thread_tree "$T/slow.tree" "$MAIN")" "$(slow_tree 999; slow_tree 1999)" \
 	"each with its whole tree, and no other call: the main thread's two"
 is "$(thread_tree "$T/slow.tree" "$WORKER")" "$(slow_tree 1999; slow_tree 2999)" \
 	"and the worker's two"
-like "$(cat "$ERR")" '^recce: 4 of the 4000 calls at the top of a thread.s tree lasted --slow 200.00 ms or longer: each is shown with the calls under it$' \
+like "$(cat "$T/slow.err")" '^recce: 4 of the 4000 calls at the top of a thread.s tree lasted --slow 200.00 ms or longer: each is shown with the calls under it$' \
 	"recce says how many of how many"
+
+# slow_profile FILE TREE: each slow call of the profile as a line "TITLE
+# SLEPT_NS WALL_NS": its time asleep under request;slow_io;nanosleep, and
+# all of its time sampled.
+slow_profile()
+{
+	run "$RECCE" report --folded --value wall "$1"
+	awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+		all[f[1]] += v
+		if (s ~ /;request;slow_io;(.*;)?nanosleep;.*\[off-CPU: sleep\]$/) slept[f[1]] += v }
+		END { for (t in all) printf "%s %d %d\n", t, slept[t], all[t] }' "$OUT" | sort
+}
+# The call's duration from its title, in ns.
+title_ns() { sed -n 's/.* lasted \([0-9.]*\) ms on thread .*/\1/p' <<<"$1" | awk '{ printf "%d", $1 * 1e6 }'; }
+# check_slow_profile FILE TREE WHAT: one call in the profile per slow tree,
+# under its title, asleep at least the 300 ms slow_io sleeps, and nothing
+# sampled past the call's end (a sample's period is 1/999 s at most).
+check_slow_profile()
+{
+	local line title slept all bad=""
+	is "$(slow_profile "$1" | sed 's/ [0-9]* [0-9]*$//')" \
+		"$(sed -n 's/^# \(.* lasted \)/\1/p' "$2" | awk '{ printf "slow call %d: %s\n", NR, $0 }' | sort)" \
+		"$3: one root a slow call, numbered and titled as its tree is shown"
+	while read -r line; do
+		title=${line% * *}
+		read -r slept all <<<"${line##"$title" }"
+		if [ "$slept" -lt 299000000 ] || [ "$all" -gt $(($(title_ns "$title") + 1001002)) ]; then
+			bad+="$line; "
+		fi
+	done < <(slow_profile "$1")
+	is "$bad" "" "$3: each asleep under slow_io for its 300 ms, and no longer than it lasted"
+}
+check_slow_profile "$T/slow.pb.gz" "$T/slow.tree" "--slow --profile"
+like "$(cat "$T/slow.err")" 'recce: the profile of 4 slow calls: [0-9]+ samples of their threads while they ran, on the CPU and off it; wrote .*/slow.pb.gz$' \
+	"recce says what the profile holds"
 
 spawn_ready "$T/keep.got" "$TARGETS/tree" 2000 go 300 1000
 P=$PID
-run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --keep 3 --count 0 --time 60 --limit 0
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --slow 200ms --keep 3 --count 0 --time 60 --limit 0 \
+	--profile "$T/keep.pb.gz"
 cp "$OUT" "$T/keep.tree"
+cp "$ERR" "$T/keep.err"
 is "$RC" 0 "--slow --keep 3: trace exits 0" || show_run
 wait_exit 60 "$P"
 is "$(sed -n 's/^# tree:request lasted \([0-9.]*\) ms.*/\1/p' "$T/keep.tree" | sort -rn -c 2>&1 && grep -c '^# tree:request lasted' "$T/keep.tree")" 3 \
 	"--keep 3: the 3 slowest trees, slowest first"
-like "$(cat "$ERR")" 'recce: 4 of the 4000 calls .* the 3 slowest are shown \(--keep 3\)$' \
+like "$(cat "$T/keep.err")" 'recce: 4 of the 4000 calls .* the 3 slowest are shown \(--keep 3\)$' \
 	"and recce says it kept 3 of the 4"
+check_slow_profile "$T/keep.pb.gz" "$T/keep.tree" "--keep 3 --profile: the 3 kept"
 run "$RECCE" trace -p $$ tree:request --keep 2
 is "$RC" 2 "--keep without --slow: usage error"
+run "$RECCE" trace -p $$ tree:request --tree --profile "$T/no.pb.gz"
+is "$RC" 2 "--profile without --slow: usage error"
+like "$(cat "$ERR")" 'add --slow DUR' "which says what to add"
 
 # --- --slow on Debian's redis-server: one slow command among thousands ----
 # Under redis-benchmark, one DEBUG SLEEP 0.3: the only top call that lasts
@@ -162,7 +205,7 @@ REDIS=$PID
 wait_for 30 test -S "$T/redis.sock" || diag "redis-server did not start"
 spawn_recce "$T/redis.slow" "$T/redis.err" trace --fast -p "$REDIS" call debugCommand \
 	setCommand getCommand lookupKeyRead lookupKeyWrite setKey dbAdd --slow 200ms \
-	--count 0 --time 0 --limit 0
+	--count 0 --time 0 --limit 0 --profile "$T/redis.pb.gz"
 R=$PID
 wait_for 60 grep -q '^recce: tracing' "$T/redis.err" || cat "$T/redis.err"
 redis-benchmark -s "$T/redis.sock" -t set,get -n 5000 -c 2 -q >/dev/null 2>&1
@@ -178,6 +221,14 @@ like "$(grep '^# ' "$T/redis.slow" | tail -1)" '^# redis-server:call lasted [0-9
 	"titled with its duration"
 like "$(cat "$T/redis.err")" '^recce: 1 of the [0-9]{5,} calls at the top of a thread.s tree lasted --slow 200.00 ms' \
 	"1 of tens of thousands"
+# Its profile: redis-server (no frame pointers) asleep in DEBUG SLEEP's
+# usleep for the 300 ms asked, under call and debugCommand.
+run "$RECCE" report --folded --value wall "$T/redis.pb.gz"
+is "$(awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+	if (s ~ /^slow call 1: redis-server:call lasted [0-9.]+ ms on thread [0-9]+;call;(.*;)?debugCommand;(.*;)?\[off-CPU: sleep\]$/) n += v }
+	END { print (n >= 299000000) ? "asleep" : "asleep for " n " ns" }' "$OUT")" asleep \
+	"redis-server --slow --profile: the slow call asleep 300 ms under call;...;debugCommand" ||
+	diag "$(head -c 2000 "$OUT")"
 kill "$REDIS"
 
 # --- replay --tree of a trace file -----------------------------------------

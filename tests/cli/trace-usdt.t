@@ -227,4 +227,24 @@ for py in $(pyenv_pythons); do
 	break
 done
 
+# A flight recorder of Python calls, with what each slow call's thread
+# did: the two calls of handle() that sleep 0.3 s in wait_db(), asleep
+# under handle and wait_db in the profile (record names the script's
+# module __main__; the stacks are cut at handle, known by its file, here
+# a path longer than a call's 47 bytes of it).
+LONG=$T/a-directory-whose-name-makes-the-path-long-enough-to-be-cut
+mkdir -p "$LONG"
+cp tests/py/slow-target.py "$LONG/"
+spawn_ready "$T/slow.out" "$PY" "$LONG/slow-target.py"
+P=$PID
+run_go "$P" trace -p "$P" 'py:handle' --slow 200ms --count 0 --time 60 --profile "$T/slow.pb.gz"
+is "$RC" 0 "trace py:handle --slow --profile exits 0" || show_run
+is "$(grep -c '^# py:slow-target.handle lasted [0-9.]* ms on thread' "$OUT")" 2 \
+	"--slow 200ms: the two slow calls of ten"
+run "$RECCE" report --folded --value wall "$T/slow.pb.gz"
+is "$(awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
+	if (s ~ /^slow call [12]: [^;]*;__main__.handle;__main__.wait_db;(.*;)?\[off-CPU: sleep\]$/) n[f[1]] += v }
+	END { for (c in n) if (n[c] >= 299000000) k++; print k + 0 }' "$OUT")" 2 \
+	"each asleep 0.3 s under handle;wait_db, its stacks cut at handle" || diag "$(head -c 3000 "$OUT")"
+
 done_testing

@@ -3,8 +3,8 @@
  * call's thread inside its window are kept, cut at the captured function
  * (found by its symbol) under the call's own frame, with the call's
  * labels, values summed per call and stack, and a timeline in time order;
- * a sample without the function is counted as outside; a recording
- * without a timeline is refused.
+ * a sample without the function is counted as outside; a call that names
+ * its own function cut there; a recording without a timeline is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,23 +20,23 @@
 #include "profile/profile.h"
 #include "profile/timeline.h"
 
-/* A recording: functions leaf, handle (symbol _Z6handlei), main; samples
- * 0: leaf<handle<main on tid 7, 1: main alone on tid 7, 2: leaf<handle<main
- * on tid 8; and a timeline. */
-static struct profile *recording(void)
+/* A recording: functions leaf, handle (symbol _Z6handlei, named name
+ * in file), main; samples 0: leaf<handle<main on tid 7, 1: main alone on
+ * tid 7, 2: leaf<handle<main on tid 8; and a timeline. */
+static struct profile *recording_of(const char *name, const char *file)
 {
 	static const struct profile_value_type types[] = {{"samples", "count"},
 							  {"cpu", "nanoseconds"}};
 	struct profile *p = profile_new();
 	uint64_t f[3], l[3];
-	const char *names[3] = {"leaf", "handle", "main"};
+	const char *names[3] = {"leaf", name, "main"};
 	const char *syms[3] = {"leaf", "_Z6handlei", "main"};
 
 	assert_non_null(p);
 	assert_int_equal(profile_set_sample_types(p, types, 2), 0);
 	p->default_sample_type = 1;
 	for (int i = 0; i < 3; i++) {
-		f[i] = profile_add_function(p, names[i], syms[i], "x.c", 0);
+		f[i] = profile_add_function(p, names[i], syms[i], i == 1 ? file : "x.c", 0);
 		struct profile_line line = {f[i], 10 + i};
 		l[i] = profile_add_location(p, 0, 0x1000 + (uint64_t)i, &line, 1);
 	}
@@ -65,6 +65,11 @@ static struct profile *recording(void)
 	return p;
 }
 
+static struct profile *recording(void)
+{
+	return recording_of("handle", "x.c");
+}
+
 static const char *fn_name(const struct profile *q, uint64_t loc)
 {
 	const struct profile_location *l = profile_location(q, loc);
@@ -77,7 +82,8 @@ static void test_calls(void **state)
 {
 	struct profile *p = recording(), *q;
 	const char *syms[] = {"_Z6handlei"};
-	struct capture_call calls[2] = {{7, 150, 310, "call 1: handle"}, {7, 850, 950, "call 2"}};
+	struct capture_call calls[2] = {{7, 150, 310, "call 1: handle", NULL, NULL, 0},
+					{7, 850, 950, "call 2", NULL, NULL, 0}};
 	struct capture_counts counts;
 
 	(void)state;
@@ -114,12 +120,58 @@ static void test_calls(void **state)
 	profile_free(p);
 }
 
+/* kept: the samples of a call of function (file, cut) kept from p, its
+ * stacks cut at handle; the rest are outside. */
+static uint64_t kept(struct profile *p, const char *function, const char *file, int cut)
+{
+	struct profile *q;
+	struct capture_call call = {7, 150, 310, "slow call 1", function, file, cut};
+	struct capture_counts counts;
+
+	assert_int_equal(capture_profile(p, NULL, 0, &call, 1, &q, &counts), 0);
+	for (size_t i = 0; i < q->nsamples; i++) {
+		assert_int_equal(q->samples[i].nlocations, 3);
+		assert_string_equal(fn_name(q, q->samples[i].location_ids[2]), "slow call 1");
+	}
+	assert_int_equal(counts.kept + counts.outside, 3);
+	profile_free(q);
+	return counts.kept;
+}
+
+/* A call that names its own function (trace --slow --profile): native
+ * code by its name, its symbol, or its name as written without the
+ * parameters a C++ name carries; Python code by its last name and its
+ * file (whole, or the start a trace call keeps). */
+static void test_call_function(void **state)
+{
+	(void)state;
+	struct profile *p = recording();
+	assert_int_equal(kept(p, "app:handle", NULL, 0), 2);
+	assert_int_equal(kept(p, "app:_Z6handlei", NULL, 0), 2);
+	assert_int_equal(kept(p, "handle", NULL, 0), 2);
+	assert_int_equal(kept(p, "app:hand", NULL, 0), 0);
+	profile_free(p);
+
+	p = recording_of("handle(int)", "x.cc");
+	assert_int_equal(kept(p, "app:handle", NULL, 0), 2);
+	assert_int_equal(kept(p, "app:handle(long)", NULL, 0), 0);
+	profile_free(p);
+
+	p = recording_of("__main__.Server.handle", "/srv/app/server.py");
+	assert_int_equal(kept(p, "py:server.handle", "/srv/app/server.py", 0), 2);
+	assert_int_equal(kept(p, "py:server.handle", "/srv/app/ser", 1), 2);
+	assert_int_equal(kept(p, "py:server.handle", "/srv/app/ser", 0), 0);
+	assert_int_equal(kept(p, "py:server.handle", "/srv/other/server.py", 0), 0);
+	assert_int_equal(kept(p, "py:server.serve", "/srv/app/server.py", 0), 0);
+	profile_free(p);
+}
+
 /* A call no sample fell in: an empty profile, not a failure. */
 static void test_empty_call(void **state)
 {
 	struct profile *p = recording(), *q;
 	const char *syms[] = {"_Z6handlei"};
-	struct capture_call call = {7, 400, 800, "call 1"};
+	struct capture_call call = {7, 400, 800, "call 1", NULL, NULL, 0};
 	struct capture_counts counts;
 
 	(void)state;
@@ -133,7 +185,7 @@ static void test_empty_call(void **state)
 static void test_no_timeline(void **state)
 {
 	struct profile *p = profile_new(), *q = (struct profile *)1;
-	struct capture_call call = {7, 0, 10, "call 1"};
+	struct capture_call call = {7, 0, 10, "call 1", NULL, NULL, 0};
 	struct capture_counts counts;
 
 	(void)state;
@@ -146,6 +198,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_calls),
+	    cmocka_unit_test(test_call_function),
 	    cmocka_unit_test(test_empty_call),
 	    cmocka_unit_test(test_no_timeline),
 	};
