@@ -354,6 +354,13 @@ alloc() {
 		"$RECCE" record -e alloc -p "$pid" -o "$TMP/recce.pb.gz" 2> "$TMP/alloc.err" || true
 		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
 		;;
+	recce-returns)
+		# As on a kernel without uprobe sessions (before 6.13): every
+		# allocator call's return probed as well.
+		RECCE_ALLOC_NO_SESSIONS=1 "$RECCE" record -e alloc -p "$pid" -o "$TMP/recce.pb.gz" \
+			2> "$TMP/alloc.err" || true
+		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
+		;;
 	bpftrace)
 		# A stack and a sum at every malloc, a count at every free: what
 		# a bpftrace user writes for an allocation profile.
@@ -387,6 +394,7 @@ group_alloc() {
 	for rep in $(seq "$REPS"); do
 		alloc none
 		alloc recce
+		alloc recce-returns
 		[ $has_bpftrace = 0 ] || alloc bpftrace
 	done
 	rm -f "$TMP/recce.pb.gz"

@@ -868,9 +868,12 @@ function figure_alloc() {
 	print "by pid before the steps start and stays until the workload exits: `recce record -e alloc -p`"
 	print "(uprobe sessions on malloc and free, one sample per 512 KiB, frame-pointer stacks), and bpftrace"
 	print "with a uprobe on malloc (a stack and a sum each) and on free. The injected path that would"
-	print "take the trap out is not built yet: both pay a kernel uprobe at every call."
+	print "take the trap out is not built yet: both pay a kernel uprobe at every call. recce-returns is"
+	print "recce as on a kernel without uprobe sessions (before 6.13): a return probe on every allocation"
+	print "call as well (`RECCE_ALLOC_NO_SESSIONS=1`)."
 	print ""
-	slowdown_table(AL, "none recce bpftrace", "none|recce record -e alloc|bpftrace, uprobes on malloc and free",
+	slowdown_table(AL, "none recce recce-returns bpftrace",
+		"none|recce record -e alloc|recce record -e alloc, entry and return probes|bpftrace, uprobes on malloc and free",
 		"| profiler | us a step | allocations a second | slowdown | samples |",
 		"allocs_per_s", "alloc", ALS)
 	budget("allocation sampling, target slowdown at 1M allocations/s", "stated (uprobes; no injected path yet)",
@@ -879,6 +882,11 @@ function figure_alloc() {
 		!("bpftrace" in ALS) || ALS["recce"] <= ALS["bpftrace"] * 1.1,
 		sprintf("recce record -e alloc slowed the target %.2fx; every malloc and free takes a uprobe trap.",
 			ALS["recce"]))
+	if ("recce-returns" in ALS)
+		budget("allocation sampling without uprobe sessions (before 6.13)", "stated",
+			sprintf("%.2fx, against %.2fx with sessions", ALS["recce-returns"], ALS["recce"]), 1,
+			sprintf("entry and return probes slowed the target %.2fx (sessions: %.2fx).",
+				ALS["recce-returns"], ALS["recce"]))
 }
 
 # V = field f of tool t in A (kept by keep_by_tool), one value a repetition.

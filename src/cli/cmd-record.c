@@ -98,6 +98,9 @@ int cmd_record(int argc, char **argv)
 	};
 	cfg.events = events[a.event];
 	cfg.alloc_interval = a.alloc_interval;
+	/* For the tests and make bench: the probes of a kernel without
+	 * uprobe sessions, on one that has them. */
+	cfg.alloc_no_sessions = getenv("RECCE_ALLOC_NO_SESSIONS") != NULL;
 	cfg.inuse = inuse;
 	cfg.sym = sym;
 	cfg.freq = (unsigned)a.freq;
@@ -139,6 +142,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if ((a.npids || a.ntids || a.all) && !status)
 		record_say_recording(&a, ntargets);
+	if (a.event == RECORD_ALLOC)
+		record_say_alloc_probes(s);
 
 	struct record_children children;
 	record_children_begin(&a, &children);

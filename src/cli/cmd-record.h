@@ -73,6 +73,9 @@ void record_say_busy_children(const struct record_args *a, struct record_childre
 /* The note at the start of a recording of -p or -t targets (ntargets of
  * them): what is sampled, how often. */
 void record_say_recording(const struct record_args *a, size_t ntargets);
+/* -e alloc: how the allocators are probed, when it costs more than it
+ * would on a kernel with uprobe sessions. */
+void record_say_alloc_probes(const struct sampler *s);
 
 /* The summary of a recording whose profile went to written. */
 void record_say_written(const struct record_args *a, const struct sampler_stats *st,

@@ -17,8 +17,10 @@
  * is sampled with probability 1 - exp(-s / interval), and stands for 1/p
  * allocations and s/p bytes.
  *
- * Needs Linux 6.13 or later (uprobe sessions) and CAP_BPF with CAP_PERFMON
- * (or root).
+ * Uprobe sessions need Linux 6.13. From Linux 6.6 (uprobe_multi links) the
+ * program runs instead from two links, on every entry and on every return:
+ * the same samples, at the cost of a return probe on every allocator call.
+ * Needs CAP_BPF with CAP_PERFMON (or root).
  */
 #ifndef RECCE_ALLOC_BPF_H
 #define RECCE_ALLOC_BPF_H
@@ -33,23 +35,29 @@
 
 struct alloc_bpf {
 	int out_fd; /* BPF_MAP_TYPE_PERF_EVENT_ARRAY, one entry per CPU */
-	int left_fd, table_fd, pending_fd, live_fd; /* the program's state */
+	int left_fd, table_fd, pending_fd, live_fd, tail_fd; /* the program's state */
 	int prog_fd;
+	int sessions; /* the program runs in uprobe sessions: one link a file */
+	int linked;   /* a link was made */
 };
 
 /* Makes the maps and loads the program, sampling every interval bytes on
- * average; ncpus entries for the output events. On failure a verifier log
- * (if any) is left in log. Returns 0 or -errno. */
-int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, char *log, size_t log_len);
+ * average; ncpus entries for the output events; for uprobe sessions unless
+ * the kernel has none or no_sessions is set, then for an entry and a
+ * return link. On failure a verifier log (if any) is left in log. Returns
+ * 0 or -errno (-EINVAL: the kernel has no uprobe_multi links either). */
+int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, int no_sessions, char *log,
+		  size_t log_len);
 
 /* Puts the output event (a PERF_COUNT_SW_BPF_OUTPUT) of cpu in place. */
 int alloc_bpf_set_output(struct alloc_bpf *b, int cpu, int event_fd);
 
 /* Attaches the program to n functions of the file path (offsets, with
- * their alloc_fn_kind and ALLOC_FN_* flags), for process pid. Returns the link's descriptor or
- * -errno (-EOPNOTSUPP: the kernel has no uprobe sessions). */
+ * their alloc_fn_kind and ALLOC_FN_* flags), for process pid: links[0] the
+ * session or entry link, links[1] the return link (-1 with sessions).
+ * Returns 0 or -errno (-EOPNOTSUPP: the kernel cannot make the links). */
 int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offsets,
-		     const uint16_t *kinds, size_t n, pid_t pid);
+		     const uint16_t *kinds, size_t n, pid_t pid, int links[2]);
 
 void alloc_bpf_release(struct alloc_bpf *b);
 

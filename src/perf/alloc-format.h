@@ -24,6 +24,11 @@ enum alloc_fn_kind {
  * those calls are left to malloc's probe. */
 #define ALLOC_FN_GLIBC		 0x100
 #define ALLOC_GLIBC_MALLOC_ALIGN 16
+/* A cookie flag: the program runs at the function's return (a return
+ * link, on a kernel without uprobe sessions), not at its entry. */
+#define ALLOC_FN_AT_RETURN 0x200
+/* A cookie flag of an entry link: a return link probes every return. */
+#define ALLOC_FN_RETURNS 0x400
 
 /* The raw data of a record: what happened, and a size or an address. */
 enum alloc_event {

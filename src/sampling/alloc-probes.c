@@ -56,7 +56,7 @@ struct probed {
 
 struct alloc_probes {
 	struct alloc_bpf bpf;
-	int *links;
+	int (*links)[2]; /* a file's links: session or entry, and return (or -1) */
 	size_t nlinks, links_cap;
 	struct probed *probed; /* per process and file */
 	size_t nprobed, probed_cap;
@@ -65,7 +65,8 @@ struct alloc_probes {
 	int detached;
 };
 
-int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_probes **out)
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
+		     struct alloc_probes **out)
 {
 	struct alloc_probes *ap = calloc(1, sizeof(*ap));
 	int cpu, max_cpu = 0;
@@ -75,9 +76,9 @@ int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_pro
 	for (size_t i = 0; perf_events_output_fd(pe, i, &cpu) >= 0; i++)
 		if (cpu > max_cpu)
 			max_cpu = cpu;
-	int err = alloc_bpf_new(&ap->bpf, interval, (size_t)max_cpu + 1, NULL, 0);
+	int err = alloc_bpf_new(&ap->bpf, interval, (size_t)max_cpu + 1, no_sessions, NULL, 0);
 	if (err == -EINVAL)
-		err = -EOPNOTSUPP; /* no session attach type to load for */
+		err = -EOPNOTSUPP; /* no uprobe_multi attach type to load for */
 	if (err == -EPERM)
 		err = -EACCES;
 	for (size_t i = 0; !err; i++) {
@@ -94,6 +95,19 @@ int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_pro
 	return 0;
 }
 
+/* A file's links closed: the probes out. */
+static void close_links(const int link[2])
+{
+	close(link[0]);
+	if (link[1] >= 0)
+		close(link[1]);
+}
+
+int alloc_probes_sessions(const struct alloc_probes *ap)
+{
+	return ap->bpf.sessions;
+}
+
 static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_file *f)
 {
 	for (size_t i = 0; i < ap->nprobed; i++)
@@ -104,13 +118,14 @@ static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_
 
 /* Keeps pr and its link (links[i] belongs to probed[i]), and path among
  * the distinct paths probed. */
-static int remember(struct alloc_probes *ap, const struct probed *pr, const char *path, int link)
+static int remember(struct alloc_probes *ap, const struct probed *pr, const char *path,
+		    const int link[2])
 {
 	struct probed *np =
 	    array_reserve(ap->probed, &ap->probed_cap, ap->nprobed + 1, sizeof(*ap->probed));
 	if (np)
 		ap->probed = np;
-	int *nl = array_reserve(ap->links, &ap->links_cap, ap->nlinks + 1, sizeof(*ap->links));
+	int(*nl)[2] = array_reserve(ap->links, &ap->links_cap, ap->nlinks + 1, sizeof(*ap->links));
 	if (nl)
 		ap->links = nl;
 	const char **paths = realloc(ap->paths, (ap->npaths + 1) * sizeof(*paths));
@@ -122,7 +137,8 @@ static int remember(struct alloc_probes *ap, const struct probed *pr, const char
 	char *copy = seen ? NULL : strdup(path);
 	if (!np || !nl || !paths || (!seen && !copy))
 		return -ENOMEM;
-	ap->links[ap->nlinks++] = link;
+	ap->links[ap->nlinks][0] = link[0];
+	ap->links[ap->nlinks++][1] = link[1];
 	ap->probed[ap->nprobed++] = *pr;
 	if (copy)
 		ap->paths[ap->npaths++] = copy;
@@ -158,13 +174,14 @@ static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sy
 	}
 	char fdpath[64];
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", sym_file_fd(f));
-	int link = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid);
-	if (link < 0)
-		return link;
+	int link[2];
+	int err = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid, link);
+	if (err < 0)
+		return err;
 	int n = (int)pr.n;
-	int err = remember(ap, &pr, path, link);
+	err = remember(ap, &pr, path, link);
 	if (err) {
-		close(link);
+		close_links(link);
 		return err;
 	}
 	return n;
@@ -229,10 +246,11 @@ void alloc_probes_forget(struct alloc_probes *ap, pid_t pid)
 		return;
 	for (size_t i = 0; i < ap->nprobed && i < ap->nlinks; i++) {
 		if (ap->probed[i].pid == pid) {
-			close(ap->links[i]);
+			close_links(ap->links[i]);
 			continue;
 		}
-		ap->links[j] = ap->links[i];
+		ap->links[j][0] = ap->links[i][0];
+		ap->links[j][1] = ap->links[i][1];
 		ap->probed[j++] = ap->probed[i];
 	}
 	ap->nprobed = ap->nlinks = j;
@@ -242,7 +260,7 @@ void alloc_probes_detach(struct alloc_probes *ap)
 {
 	ap->detached = 1;
 	for (size_t i = 0; i < ap->nlinks; i++)
-		close(ap->links[i]);
+		close_links(ap->links[i]);
 	ap->nlinks = 0;
 	alloc_bpf_release(&ap->bpf);
 }

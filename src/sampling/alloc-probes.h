@@ -23,9 +23,15 @@ struct proc_registry;
 struct symbolizer;
 
 /* Loads the program, sampling every interval bytes on average, writing
- * into the output events of pe (opened with PERF_EVENTS_ALLOC). Returns 0,
- * -EOPNOTSUPP (no uprobe sessions: Linux before 6.13), -EACCES, -errno. */
-int alloc_probes_new(uint64_t interval, struct perf_events *pe, struct alloc_probes **out);
+ * into the output events of pe (opened with PERF_EVENTS_ALLOC), in uprobe
+ * sessions unless the kernel has none or no_sessions is set. Returns 0,
+ * -EOPNOTSUPP (no uprobe_multi links: Linux before 6.6), -EACCES, -errno. */
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
+		     struct alloc_probes **out);
+
+/* 1 when the probes run in uprobe sessions (Linux 6.13), 0 when every
+ * allocator call's return is probed as well (alloc-bpf.h). */
+int alloc_probes_sessions(const struct alloc_probes *ap);
 
 /* Probes the allocators process pid maps (as procs knows them). Returns
  * the number of functions probed, -ENOENT when it maps no allocator,

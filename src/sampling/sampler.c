@@ -453,7 +453,8 @@ static int alloc_start(struct sampler *s)
 	    alloc_samples_new(s->cfg.alloc_interval, s->cfg.agg, s->cfg.inuse, alloc_inside, s);
 	if (!s->alloc)
 		return -ENOMEM;
-	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, &s->alloc_probes);
+	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, s->cfg.alloc_no_sessions,
+				   &s->alloc_probes);
 	if (err)
 		return err;
 	int probed = 0;
@@ -560,8 +561,10 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 		alloc_samples_get_stats(s->alloc, &st->alloc);
 		st->samples = st->alloc.samples;
 	}
-	if (s->alloc_probes)
+	if (s->alloc_probes) {
 		st->nallocators = alloc_probes_objects(s->alloc_probes, &st->allocators);
+		st->alloc_sessions = alloc_probes_sessions(s->alloc_probes);
+	}
 	if (s->pe)
 		st->malformed = perf_events_stats(s->pe)->malformed;
 	if (s->py)
@@ -606,6 +609,9 @@ static void describe_alloc(const struct sampler *s, const struct sampler_stats *
 	add_comment(p, "alloc-interval", "%llu bytes", (unsigned long long)s->cfg.alloc_interval);
 	for (size_t i = 0; i < st->nallocators; i++)
 		add_comment(p, "allocator", "%s", st->allocators[i]);
+	add_comment(p, "alloc-probes", "%s",
+		    st->alloc_sessions ? "uprobe sessions"
+				       : "entry and return probes (no uprobe sessions)");
 	add_comment(p, "allocations", "%llu sampled of about %llu, %llu freed, %llu still in use",
 		    (unsigned long long)st->alloc.samples, (unsigned long long)st->alloc.objects,
 		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live);

@@ -85,6 +85,10 @@ struct sampler_config {
 	 * still in use at the end to inuse; the allocators are found through
 	 * sym. */
 	uint64_t alloc_interval; /* bytes allocated per sample, on average */
+	/* Probe every allocator call's return as on a kernel without uprobe
+	 * sessions (perf/alloc-bpf.h), where the kernel has them: for the
+	 * tests and the measures of that fallback. */
+	int alloc_no_sessions;
 	/* Samples of CPython processes carry their Python frames
 	 * (py-samples.h) unless this is set. */
 	int no_python;
@@ -127,6 +131,7 @@ struct sampler_stats {
 	int child_exited;
 	struct unwind_check_stats unwind_check; /* with unwind_check */
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
+	int alloc_sessions; /* in uprobe sessions; 0: a return probe on every call */
 	const char *const *allocators;		/* the files probed, valid until sampler_free() */
 	size_t nallocators;
 	/* Processes the targets created while sampled: allocators probed

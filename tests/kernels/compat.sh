@@ -179,7 +179,11 @@ done
 rec alloc record -e alloc -p "$ALLOCS" -d 2 -o "$T/alloc.pb.gz"
 f=$(folded "$T/alloc.pb.gz")
 if [ "$RC" = 0 ] && printf '%s\n' "$f" | grep -q alloc_kept; then
-	say "record -e alloc" works "alloc_kept named"
+	if grep -q 'entry and return probes' "$T/alloc.err"; then
+		say "record -e alloc" "falls back" "to entry and return probes (no uprobe sessions): alloc_kept named"
+	else
+		say "record -e alloc" works "alloc_kept named"
+	fi
 else
 	refused_or_fails "record -e alloc" alloc "alloc_kept not named"
 fi

@@ -4,6 +4,14 @@
  * at their return (a uprobe session: returning 0 at entry asks for the
  * return). It tells the two apart by the instruction pointer: at a
  * return it is the return address the entry run kept for the thread.
+ * Without sessions, it runs at every return too, from a return link whose
+ * cookies say so (ALLOC_FN_AT_RETURN), and leaves those of the calls it
+ * did not sample. There a return is told by the stack pointer: a call
+ * reached by a tail call from another probed function (glibc's realloc
+ * jumps to malloc) finds at its entry a return address the kernel already
+ * replaced with its trampoline, but returns with the stack as the outer
+ * call would have; its real return address is the one the outer call's
+ * entry found (tail).
  *
  * Sampling is a countdown of bytes per CPU (left), restarted from a
  * random draw of a table user space fills (draws). The maps are made by
@@ -37,10 +45,12 @@ struct {
 } draws SEC(".maps");
 
 /* A thread inside a sampled call: where the call returns to, and
- * posix_memalign's result pointer (0 for the others). */
+ * posix_memalign's result pointer (0 for the others); the stack pointer
+ * it returns with. */
 struct pending {
 	__u64 ret;
 	__u64 result;
+	__u64 sp;
 };
 
 struct {
@@ -49,6 +59,21 @@ struct {
 	__type(key, __u64); /* pid_tgid */
 	__type(value, struct pending);
 } pending SEC(".maps");
+
+/* Without sessions: where glibc's call, left to malloc's probe, returns
+ * to, as its entry found it, for a malloc it jumps to with the same stack
+ * (whose return address the kernel has replaced by then). */
+struct tail {
+	__u64 sp;
+	__u64 ret;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct tail);
+} tail SEC(".maps");
 
 /* Sampled allocations still in use (address -> 1). */
 struct {
@@ -107,13 +132,30 @@ int recce_alloc(struct pt_regs *ctx)
 	__u64 rip = ctx->rip, rsp = ctx->rsp;
 
 	struct pending *p = bpf_map_lookup_elem(&pending, &tid);
+	if (cookie & ALLOC_FN_AT_RETURN) {
+		if (p && p->sp == rsp)
+			return returned(ctx, tid, p, rax);
+		return 0; /* a call not sampled, or one inside a sampled one */
+	}
 	if (p) {
 		if (p->ret == rip)
 			return returned(ctx, tid, p, rax);
 		return 1; /* an allocator call inside a sampled one: left alone */
 	}
 
-	/* An entry. A free: forget the pointer, no return probe. */
+	/* An entry. Right after a glibc call left to malloc's probe, on the
+	 * same stack: the return address that call found. */
+	__u64 tail_ret = 0;
+	if (cookie & ALLOC_FN_RETURNS) {
+		struct tail *t = bpf_map_lookup_elem(&tail, &tid);
+		if (t) {
+			if (t->sp == rsp)
+				tail_ret = t->ret;
+			bpf_map_delete_elem(&tail, &tid);
+		}
+	}
+
+	/* A free: forget the pointer, no return probe. */
 	if (kind == ALLOC_FN_FREE) {
 		forget(ctx, rdi);
 		return 1;
@@ -130,12 +172,17 @@ int recce_alloc(struct pt_regs *ctx)
 		size = rdx;
 
 	/* glibc's calls that go on to malloc: left to malloc's probe. */
-	if (cookie >> 8) {
-		if (kind == ALLOC_FN_REALLOC && rdi == 0)
-			return 1;
-		if (kind == ALLOC_FN_ALIGNED && rdi <= ALLOC_GLIBC_MALLOC_ALIGN)
-			return 1;
-		if (kind == ALLOC_FN_POSIX_MEMALIGN && rsi <= ALLOC_GLIBC_MALLOC_ALIGN)
+	if (cookie & ALLOC_FN_GLIBC) {
+		int left_to_malloc = (kind == ALLOC_FN_REALLOC && rdi == 0) ||
+				     (kind == ALLOC_FN_ALIGNED && rdi <= ALLOC_GLIBC_MALLOC_ALIGN) ||
+				     (kind == ALLOC_FN_POSIX_MEMALIGN &&
+				      rsi <= ALLOC_GLIBC_MALLOC_ALIGN);
+		if (left_to_malloc && (cookie & ALLOC_FN_RETURNS)) {
+			struct tail t = {rsp, 0};
+			bpf_probe_read_user(&t.ret, sizeof(t.ret), (const void *)rsp);
+			bpf_map_update_elem(&tail, &tid, &t, BPF_ANY);
+		}
+		if (left_to_malloc)
 			return 1;
 	}
 
@@ -154,8 +201,11 @@ int recce_alloc(struct pt_regs *ctx)
 	__s64 *draw = bpf_map_lookup_elem(&draws, &key);
 	if (draw)
 		*bytes = *draw;
-	struct pending pend = {0, 0};
-	bpf_probe_read_user(&pend.ret, sizeof(pend.ret), (const void *)rsp);
+	struct pending pend = {0, 0, rsp + 8};
+	if (tail_ret)
+		pend.ret = tail_ret;
+	else
+		bpf_probe_read_user(&pend.ret, sizeof(pend.ret), (const void *)rsp);
 	if (kind == ALLOC_FN_POSIX_MEMALIGN)
 		pend.result = rdi;
 	bpf_map_update_elem(&pending, &tid, &pend, BPF_ANY);
