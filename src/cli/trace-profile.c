@@ -112,8 +112,13 @@ void trace_profile_shown(void *arg, const struct trace_tree_slow *s)
 	}
 	struct kept_call *grown =
 	    array_reserve(tp->calls, &tp->cap, tp->ncalls + 1, sizeof(*grown));
-	char *function = strdup(s->function), *title = strdup(s->title);
+	if (grown)
+		tp->calls = grown; /* the old array may be gone */
+	char *function = strdup(s->function), *title = NULL;
 	char *file = s->file ? strdup(s->file) : NULL;
+	/* Numbered, so that two calls alike stay two frames. */
+	if (asprintf(&title, "slow call %zu: %s", tp->ncalls + 1, s->title) < 0)
+		title = NULL;
 	if (!grown || !function || !title || (s->file && !file)) {
 		free(function);
 		free(title);
@@ -121,16 +126,8 @@ void trace_profile_shown(void *arg, const struct trace_tree_slow *s)
 		tp->unkept++;
 		return;
 	}
-	tp->calls = grown;
 	tp->calls[tp->ncalls++] =
 	    (struct kept_call){s->tid, s->start_ns, s->end_ns, function, title, file, s->file_cut};
-	/* Numbered, so that two calls alike stay two frames. */
-	if (asprintf(&tp->calls[tp->ncalls - 1].title, "slow call %zu: %s", tp->ncalls, title) <
-	    0) {
-		tp->calls[tp->ncalls - 1].title = title;
-		return;
-	}
-	free(title);
 }
 
 int trace_profile_run(struct trace_profile *tp, struct tracer *t)
