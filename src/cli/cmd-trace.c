@@ -35,6 +35,7 @@ struct trace_out {
 	struct tracer *tracer; /* stopped at once when a write fails */
 	struct trace_plot *plot;
 	struct trace_tree *tree; /* --tree */
+	int printed;		 /* events printed: a Chrome trace's commas */
 };
 
 /* The tracer's sink: each event to the trace file or the terminal, and
@@ -72,7 +73,7 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 	/* --hist shows the histograms only, as bpftrace's hist() does. */
 	if (o->a->hist)
 		return;
-	trace_record_print(r, o->a->format, 0, stdout);
+	trace_record_print(r, o->a->format, !o->printed++, stdout);
 	for (size_t i = 0; i < nstack; i++) {
 		if (stack[i].file)
 			printf("    at %s (%s:%d)\n", stack[i].name, stack[i].file, stack[i].line);
@@ -94,6 +95,11 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 				  "usdt:[OBJECT:]PROVIDER:NAME[(NAME:TYPE,...)] (types str, int, "
 				  "uint, hex) or py:FUNCTION",
 				  a->patterns[i]);
+		if (a->format == TRACE_FORMAT_CHROME && pats[i].kind == TRACE_PATTERN_USDT)
+			usage_die("trace",
+				  "--format chrome draws calls as slices, and '%s' is a probe with "
+				  "no end: leave out --format chrome",
+				  a->patterns[i]);
 		if (a->fast && pats[i].kind != TRACE_PATTERN_FUNCTION)
 			usage_die("trace",
 				  "--fast puts jumps into functions; '%s' is a probe the kernel "
@@ -106,7 +112,7 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a;
-	struct trace_out out = {&a, NULL, 0, NULL, NULL, NULL};
+	struct trace_out out = {&a, NULL, 0, NULL, NULL, NULL, 0};
 	struct tracer *t = NULL;
 	struct tracer_stats st;
 	sigset_t old_mask;
@@ -201,7 +207,12 @@ int cmd_trace(int argc, char **argv)
 				     : "perf uprobe events",
 		     a.count, a.seconds, (unsigned long long)a.rate_n,
 		     (unsigned long long)a.rate_ms);
+	/* One Chrome trace document around the events, as replay's. */
+	if (a.format == TRACE_FORMAT_CHROME)
+		fputs("{\"traceEvents\":[\n", stdout);
 	int run_err = tp ? trace_profile_run(tp, t) : tracer_run(t);
+	if (a.format == TRACE_FORMAT_CHROME)
+		fputs("\n]}\n", stdout);
 	fflush(stdout);
 	tracer_get_stats(t, &st);
 	if (out.tree) {

@@ -87,8 +87,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			a->format = TRACE_FORMAT_TEXT;
 		else if (strcmp(arg, "json") == 0)
 			a->format = TRACE_FORMAT_JSON;
+		else if (strcmp(arg, "chrome") == 0)
+			a->format = TRACE_FORMAT_CHROME, a->ret = 1; /* a slice has an end */
 		else
-			usage_die("trace", "--format must be text or json, not '%s'", arg);
+			usage_die("trace", "--format must be text, json or chrome, not '%s'", arg);
 		break;
 	case V_WRAP:
 		parse_wrap(a, arg);
@@ -168,7 +170,7 @@ static const struct opt trace_options[] = {
 	      "refuse patterns matching more than N functions"),
     OPT_CALL_(0, "max-events", "N", set_value, V_MAX_EVENTS,
 	      "without BPF links: at most N probe events (default 100)"),
-    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text or json"),
+    OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text, json or chrome"),
     OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
     OPT_OUTPUT_('o', "output", "FILE", struct trace_args, output,
 		"write the events into a trace file (with --plot: the plot)"),
@@ -200,13 +202,12 @@ static void check_tree(const struct trace_args *a)
 			  "every event, write them with -o FILE and no %s, then see them with "
 			  "recce replay %s FILE",
 			  opt, opt, opt);
+	if (a->format == TRACE_FORMAT_CHROME)
+		usage_die("trace", "--format chrome draws each call as a slice, nested as the calls "
+				   "ran: leave out %s",
+			  opt);
 	if (a->format != TRACE_FORMAT_TEXT)
 		usage_die("trace", "%s prints text: leave out --format", opt);
-	if (a->profile && !a->t.slow_ns)
-		usage_die("trace", "--profile FILE writes the samples of slow calls: add --slow DUR");
-	if (a->profile && a->argv)
-		usage_die("trace", "--profile samples a running process: start the command, then "
-				   "give -p PID");
 	if (a->hist || a->stack)
 		usage_die("trace", "%s shows every call with its duration: leave out %s", opt,
 			  a->hist ? "--hist" : "--stack");
@@ -259,8 +260,16 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 		usage_die("trace", "--plot needs -o FILE.svg");
 	if (a->plot && a->wrap_size)
 		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
-	if (a->profile && !a->t.tree)
+	if (a->profile && !a->t.slow_ns)
 		usage_die("trace", "--profile FILE writes the samples of slow calls: add --slow DUR");
+	if (a->profile && a->argv)
+		usage_die("trace", "--profile samples a running process: start the command, then "
+				   "give -p PID");
+	if (a->format == TRACE_FORMAT_CHROME && (a->output || a->hist))
+		usage_die("trace", "--format chrome prints one Chrome trace here (redirect it into a "
+				   "file with >): %s",
+			  a->hist ? "leave out --hist" : "or write -o FILE without it, then recce replay "
+							 "--format chrome FILE");
 	check_tree(a);
 	if (a->fast)
 		check_fast(a);

@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
-plan 65
+plan 71
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -294,6 +294,40 @@ kill -USR1 "$P"
 wait_exit 120 "$P"
 is "$(grep done "$T/kill.got")" "tree: done $((2 * 3000 * 2999 + 2000 * 3000))" \
 	"and the target runs on to its end with the right result"
+
+# --- --format chrome: the live calls as nested slices ----------------------
+# Each call a B at its start and an E at its end, on its thread, in one
+# Trace Event document: 8 requests a thread, both threads, every call.
+spawn_ready "$T/chrome.got" "$TARGETS/tree" 8 go 0
+P=$PID
+run_go "$P" trace --fast -p "$P" "${FNS[@]}" --format chrome --count 0 --time 60
+cp "$OUT" "$T/tree.json"
+is "$RC" 0 "--format chrome: trace exits 0" || show_run
+wait_exit 60 "$P"
+CH=$(python3 - "$T/tree.json" <<'PY' 2>&1
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+calls, stack, bad = {}, {}, 0
+for e in ev:
+    st = stack.setdefault(e["tid"], [])
+    if e["ph"] == "B":
+        st.append(e["name"])
+        calls[e["name"]] = calls.get(e["name"], 0) + 1
+    elif e["ph"] != "E" or not st or st.pop() != e["name"]:
+        bad += 1
+print("calls " + " ".join("%s=%d" % (k, calls[k]) for k in sorted(calls)))
+left = sum(len(s) for s in stack.values())
+print("nested" if not bad and not left else "unbalanced: %d bad, %d left open" % (bad, left))
+PY
+)
+is "$(sed -n 's/^calls //p' <<<"$CH")" "tree:parse=16 tree:reply=16 tree:request=16 tree:slow_io=4 tree:tokenize=32" \
+	"--format chrome: one valid document, every call of both threads a slice" || diag "$CH"
+is "$(sed -n 2p <<<"$CH")" nested "each slice ends where it began, nested as the calls ran on its thread"
+run "$RECCE" trace -p $$ tree:request --format chrome --tree
+is "$RC" 2 "--format chrome --tree: usage error"
+run "$RECCE" trace -p $$ tree:request --format chrome -o "$T/x.trace"
+is "$RC" 2 "--format chrome -o: usage error"
+like "$(cat "$ERR")" 'recce replay --format chrome FILE' "saying how to make one from a file"
 
 # --- what --tree cannot go with --------------------------------------------
 run "$RECCE" trace -p $$ tree:request --depth 2
