@@ -96,6 +96,10 @@ struct sym_file {
 	Elf_Data *go_table; /* .gopclntab, for lines (sym_table_go_line) */
 	int go_table_tried;
 
+	uint64_t *ifuncs; /* the addresses of its IFUNC symbols, sorted, once ifuncs_built */
+	size_t nifuncs;
+	int ifuncs_built;
+
 	struct ranges fdes;	/* .eh_frame's function ranges, for code without symbols */
 	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */
 	int fdes_built;

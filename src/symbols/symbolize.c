@@ -142,6 +142,7 @@ static void sym_file_free(struct sym_file *f)
 	free(f->fde_names);
 	free(f->sym_names);
 	free(f->sym_shown);
+	free(f->ifuncs);
 	free(f->segs);
 	free(f);
 }
