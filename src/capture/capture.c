@@ -100,27 +100,35 @@ int capture_sampling_failed(const struct capture *c)
 	return c->sampling_failed;
 }
 
-int capture_run(struct capture *c)
+int capture_loop(struct tracer *t, struct sampler *s, int *trace_err, int *sampling_err)
 {
 	struct evloop loop;
 
 	evloop_init(&loop);
 	/* The sampler stops with the tracer: its own stop (its target's exit,
 	 * an error) only takes it out of the loop. */
-	int err = sampler_attach(c->sampler, &loop, NULL, NULL);
+	int err = sampler_attach(s, &loop, NULL, NULL);
 	if (!err)
-		err = tracer_attach(c->tracer, &loop, evloop_stop_done, &loop);
+		err = tracer_attach(t, &loop, evloop_stop_done, &loop);
 	if (!err)
 		err = evloop_run(&loop);
-	int terr = tracer_finish(c->tracer);
-	int serr = sampler_drain(c->sampler);
+	*trace_err = tracer_finish(t);
+	int serr = sampler_drain(s);
 	evloop_release(&loop);
-	int ferr = sampler_finish(c->sampler);
+	int ferr = sampler_finish(s);
+	*sampling_err = serr ? serr : ferr;
+	return err;
+}
+
+int capture_run(struct capture *c)
+{
+	int terr, serr;
+	int err = capture_loop(c->tracer, c->sampler, &terr, &serr);
+
 	if (c->oom && !err)
 		err = -ENOMEM;
 	err = err ? err : terr;
-	err = err ? err : serr;
-	return err ? err : ferr;
+	return err ? err : serr;
 }
 
 size_t capture_calls(const struct capture *c, const struct trace_record **calls)

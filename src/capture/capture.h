@@ -61,6 +61,14 @@ int capture_sampling_failed(const struct capture *c);
 /* Runs until the tracer stops; returns 0 or the first -errno of either. */
 int capture_run(struct capture *c);
 
+/* The loop capture_run() runs, for any started tracer and sampler (trace
+ * --slow --profile has its own): both attached to one loop until the
+ * tracer stops (the sampler's own stop only takes it out of the loop),
+ * then every probe out, the sampling drained and ended. Returns the
+ * loop's error; *trace_err is the tracer's finish, *sampling_err the
+ * sampler's drain or end, each 0 or -errno. */
+int capture_loop(struct tracer *t, struct sampler *s, int *trace_err, int *sampling_err);
+
 /* The finished calls, in the order they returned: their return records
  * (time, duration, arguments, return value). */
 size_t capture_calls(const struct capture *c, const struct trace_record **calls);

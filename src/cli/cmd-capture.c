@@ -36,7 +36,6 @@
 #define DEFAULT_FREQ	4999
 #define DEFAULT_CALLS	1
 #define DEFAULT_SECONDS 30
-#define TIMELINE_MAX	(64u << 20)
 
 enum { V_PID, V_CALLS, V_FREQ, V_TIME, V_LIMIT, V_FORMAT, V_CALL_GRAPH };
 
@@ -173,7 +172,7 @@ int cmd_capture(int argc, char **argv)
 				  "'%s' is not a function pattern: [OBJECT:]FUNCTION or "
 				  "OBJECT:0xADDRESS (USDT and Python probes: recce trace)",
 				  a.patterns[i]);
-	aggregate_enable_timeline(agg, TIMELINE_MAX);
+	aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
 	if (!aggregate_timeline(agg))
 		die("out of memory");
 

@@ -31,9 +31,6 @@
 #include "symbols/symbolize.h"
 #include "util/signals.h"
 
-/* About ten million samples: hours of a busy thread at 99 Hz. */
-#define TIMELINE_MAX_BYTES (64u << 20)
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a;

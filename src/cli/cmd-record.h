@@ -17,6 +17,11 @@
 /* Where record writes its profile without -o. */
 #define RECORD_DEFAULT_FILE "recce.pb.gz"
 
+/* The sample timeline a recording keeps at most (record --timeline,
+ * capture, trace --profile): about ten million samples, hours of a busy
+ * thread at 99 Hz. */
+#define TIMELINE_MAX_BYTES (64u << 20)
+
 /* What record samples (--event). */
 enum record_event { RECORD_CPU, RECORD_OFFCPU, RECORD_WALL, RECORD_ALLOC };
 

@@ -1,8 +1,8 @@
 /*
  * The samples of a flight recorder's slow calls (see trace-profile.h):
  * record's engines set up as `record -e wall -p PID` sets them up, the
- * sampler seated in the tracer's loop, the shown slow calls kept, and
- * capture's cut into calls at the end.
+ * sampler seated in the tracer's loop (capture's loop), the shown slow
+ * calls kept, and capture's cut into calls at the end.
  */
 #include "cli/trace-profile.h"
 
@@ -17,6 +17,7 @@
 #include "cli/dirs.h"
 #include "cli/profile-messages.h"
 #include "cli/usage.h"
+#include "capture/capture.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
 #include "profile/aggregate.h"
@@ -27,10 +28,8 @@
 #include "sampling/sampler.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
-#include "util/evloop.h"
 #include "util/outfile.h"
 
-#define TIMELINE_MAX (64u << 20)
 /* Slow calls in the profile at most: past them, counted and said. */
 #define MAX_CALLS 10000
 
@@ -70,7 +69,7 @@ struct trace_profile *trace_profile_start(const struct trace_args *a)
 	    dirs_use_cache(tp->sym, TABLE_BUILD_MAX) < 0 ||
 	    resolver_name_values(tp->res, "samples", "wall") < 0)
 		die("out of memory");
-	aggregate_enable_timeline(tp->agg, TIMELINE_MAX);
+	aggregate_enable_timeline(tp->agg, TIMELINE_MAX_BYTES);
 	if (!aggregate_timeline(tp->agg))
 		die("out of memory");
 
@@ -132,24 +131,13 @@ void trace_profile_shown(void *arg, const struct trace_tree_slow *s)
 
 int trace_profile_run(struct trace_profile *tp, struct tracer *t)
 {
-	struct evloop loop;
+	int terr, serr;
+	int err = capture_loop(t, tp->sampler, &terr, &serr);
 
-	evloop_init(&loop);
-	/* The sampling stops with the trace: its own stop (a target's exit)
-	 * only takes it out of the loop. */
-	int err = sampler_attach(tp->sampler, &loop, NULL, NULL);
-	if (!err)
-		err = tracer_attach(t, &loop, evloop_stop_done, &loop);
-	if (!err)
-		err = evloop_run(&loop);
-	int terr = tracer_finish(t);
-	int serr = sampler_drain(tp->sampler);
-	evloop_release(&loop);
-	int ferr = sampler_finish(tp->sampler);
-	if (serr || ferr)
+	if (serr)
 		warning("sampling stopped early: %s; the slow calls' profile holds what was "
 			"sampled before",
-			strerror(-(serr ? serr : ferr)));
+			strerror(-serr));
 	return err ? err : terr;
 }
 

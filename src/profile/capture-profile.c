@@ -80,12 +80,9 @@ static const char *written_name(struct builder *b, uint64_t id)
 /* Whether function id is the one named fn, as trace names it. */
 static int is_named(struct builder *b, uint64_t id, const char *fn)
 {
-	const struct profile_function *f = profile_function(b->p, id);
 	const char *w;
 
-	if (!f)
-		return 0;
-	if (strcmp(f->name, fn) == 0 || strcmp(f->system_name, fn) == 0)
+	if (is_captured(&fn, 1, profile_function(b->p, id)))
 		return 1;
 	return (w = written_name(b, id)) != NULL && strcmp(w, fn) == 0;
 }
