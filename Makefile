@@ -91,7 +91,7 @@ $(B)/lib/librecce.a: $(LIB_OBJS)
 FAST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -mgeneral-regs-only \
 	-fno-stack-protector -fno-omit-frame-pointer $(WARN) $(OPT) -g -Isrc
 
-$(B)/lib/librecce-fast.so: lib/fast/fast.c src/events/fast-format.h
+$(B)/lib/librecce-fast.so: lib/fast/fast.c src/inject/fast-format.h
 	@mkdir -p $(@D)
 	$(CC) $(FAST_CFLAGS) -shared -Wl,-z,nodelete -Wl,--no-undefined -o $@ $< -lpthread
 

@@ -3,7 +3,7 @@
  * process. recce calls recce_fast_start() in the process (inject/); from
  * then on the trampolines recce writes call recce_fast_hit() at each
  * traced call, which writes the call's registers into the calling
- * thread's ring in the shared file (events/fast-format.h).
+ * thread's ring in the shared file (inject/fast-format.h).
  *
  * The recorder runs at the entry of any function of the program, on any
  * thread, in a signal handler too: it takes no lock, makes no system call
@@ -45,7 +45,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "events/fast-format.h"
+#include "inject/fast-format.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -12,7 +12,7 @@
 #include "cli/inject-messages.h"
 #include "cli/jit-hint.h"
 #include "cli/usage.h"
-#include "events/fast-format.h"
+#include "inject/fast-format.h"
 #include "proc/procstat.h"
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"

@@ -4,7 +4,7 @@
  */
 #include "trace/trace-exits.h"
 
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * The tracer's --fast path (see tracer.h and trace/fast-set.h): which
+ * The tracer's --fast path (see tracer.h and inject/fast-set.h): which
  * functions it refuses, its probes planned and placed in each target
  * (each function's entry and, with returns, the exits its trampolines
  * hook), and the rings of every target read, counted and let go.

@@ -9,7 +9,7 @@
 
 #include "proc/launch.h"
 #include "symbols/func-exits.h"
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 #include "trace/py-call.h"
 #include "trace/trace-calls.h"
 #include "trace/tracer.h"

@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 #include "trace/trace-args.h"
 #include "trace/trace-event.h"
 #include "trace/trace-hist.h"
@@ -98,7 +98,7 @@ struct tracer_config {
 	int return_uretprobe;
 	/* Calls and returns through librecce-fast.so loaded into each
 	 * process of pids, and jumps on the functions' entries and before
-	 * their exits (trace/fast-set, tracer-fast.c), instead of uprobes;
+	 * their exits (inject/fast-set, tracer-fast.c), instead of uprobes;
 	 * not with argv nor want_stack. */
 	int fast;
 	tracer_sink sink;

@@ -17,7 +17,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../../src/events/fast-format.h"
+#include "../../src/inject/fast-format.h"
 #include "recce.h"
 
 volatile uint64_t sink;

@@ -3,7 +3,7 @@
  * shared file, the trampolines, the jumps, and the rings read back as
  * uprobe hits.
  */
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "events/fast-format.h"
+#include "inject/fast-format.h"
 #include "inject/code-write.h"
 #include "inject/near-page.h"
 #include "inject/target-lock.h"
@@ -34,7 +34,7 @@
 #include "util/evloop.h"
 #include "util/lines.h"
 
-#include "trace/fast-set-internal.h"
+#include "inject/fast-set-internal.h"
 
 /* Removes the shared files of earlier traces whose recce is gone: the
  * library unlinks its file as it opens it, so one is left only when

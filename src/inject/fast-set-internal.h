@@ -4,18 +4,18 @@
  * rings read back): the set itself and the few functions one calls in
  * the other. Not for other layers.
  */
-#ifndef RECCE_TRACE_FAST_SET_INTERNAL_H
-#define RECCE_TRACE_FAST_SET_INTERNAL_H
+#ifndef RECCE_INJECT_FAST_SET_INTERNAL_H
+#define RECCE_INJECT_FAST_SET_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "events/fast-format.h"
+#include "inject/fast-format.h"
 #include "inject/inject.h"
 #include "inject/trampoline.h"
 #include "proc/family.h"
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 
 #define JUMP_LEN TRAMP_JUMP_LEN
 _Static_assert(TRAMP_CODE_MAX == RECCE_FAST_CODE, "a site holds what a region replaces");

@@ -4,7 +4,7 @@
  * becomes a 5-byte jump to a trampoline in a page recce maps next to the
  * code. The trampoline pushes the argument registers, calls the library's
  * recorder (which writes them into the thread's ring in a file recce and
- * the process share, events/fast-format.h), pops them, runs the
+ * the process share, inject/fast-format.h), pops them, runs the
  * instructions the jump replaced (moved by inject/relocate) and jumps
  * back. A call costs tens of nanoseconds instead of a uprobe's trap.
  *
@@ -34,8 +34,8 @@
  * Ownership: the caller owns the set (fast_set_new/_free); it borrows the
  * symbolizer.
  */
-#ifndef RECCE_TRACE_FAST_SET_H
-#define RECCE_TRACE_FAST_SET_H
+#ifndef RECCE_INJECT_FAST_SET_H
+#define RECCE_INJECT_FAST_SET_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -35,8 +35,8 @@
  * Writer: fill record head % ring_records, store head + 1 (release).
  * Reader: load head (acquire), read up to it, store tail (release).
  */
-#ifndef RECCE_EVENTS_FAST_FORMAT_H
-#define RECCE_EVENTS_FAST_FORMAT_H
+#ifndef RECCE_INJECT_FAST_FORMAT_H
+#define RECCE_INJECT_FAST_FORMAT_H
 
 #include <stdint.h>
 

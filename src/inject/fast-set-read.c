@@ -5,7 +5,7 @@
  * tell), and the records handed on as uprobe hits; with the counts of
  * what was lost or left.
  */
-#include "trace/fast-set.h"
+#include "inject/fast-set.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "events/fast-format.h"
+#include "inject/fast-format.h"
 #include "proc/family.h"
 #include "proc/procstat.h"
 #include "proc/self.h"
-#include "trace/fast-set-internal.h"
+#include "inject/fast-set-internal.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
