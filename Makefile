@@ -91,9 +91,11 @@ $(B)/lib/librecce.a: $(LIB_OBJS)
 FAST_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -mgeneral-regs-only \
 	-fno-stack-protector -fno-omit-frame-pointer $(WARN) $(OPT) -g -Isrc
 
-$(B)/lib/librecce-fast.so: lib/fast/fast.c src/inject/fast-format.h
+$(B)/lib/librecce-fast.so: lib/fast/fast.c lib/fast/alloc.c lib/fast/internal.h \
+		src/inject/fast-format.h src/perf/alloc-format.h
 	@mkdir -p $(@D)
-	$(CC) $(FAST_CFLAGS) -shared -Wl,-z,nodelete -Wl,--no-undefined -o $@ $< -lpthread
+	$(CC) $(FAST_CFLAGS) -shared -Wl,-z,nodelete -Wl,--no-undefined -o $@ \
+		lib/fast/fast.c lib/fast/alloc.c -lpthread
 
 # librecce-patch.so, the thunk `recce patch` puts between a patched
 # function's callers and its replacement: assembly with its own unwind
@@ -426,7 +428,7 @@ install: recce lib $(MANS)
 	install -m 0644 contrib/agent.conf $(DESTDIR)$(PREFIX)/share/recce/agent.conf
 
 format:
-	clang-format -i src/*/*.c src/*/*.h src/perf/bpf/*.[ch] lib/*.[ch] lib/fast/*.c include/*.h tests/unit/*.c tests/targets/*.c \
+	clang-format -i src/*/*.c src/*/*.h src/perf/bpf/*.[ch] lib/*.[ch] lib/fast/*.[ch] include/*.h tests/unit/*.c tests/targets/*.c \
 		tests/fuzz/*.[ch] examples/*.c
 
 clean:

@@ -354,6 +354,11 @@ alloc() {
 		"$RECCE" record -e alloc -p "$pid" -o "$TMP/recce.pb.gz" 2> "$TMP/alloc.err" || true
 		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
 		;;
+	recce-fast)
+		# In the process: recce's library and jumps on the allocator.
+		"$RECCE" record -e alloc --fast -p "$pid" -o "$TMP/recce.pb.gz" 2> "$TMP/alloc.err" || true
+		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
+		;;
 	recce-returns)
 		# As on a kernel without uprobe sessions (before 6.13): every
 		# allocator call's return probed as well.
@@ -385,8 +390,8 @@ alloc() {
 }
 
 # Allocation sampling of a target allocating a million times a second: its
-# slowdown under recce record --event alloc (uprobes: there is no injected
-# path yet) and under bpftrace probing malloc and free.
+# slowdown under recce record --event alloc (uprobes; --fast: in the
+# process) and under bpftrace probing malloc and free.
 group_alloc() {
 	has_bpftrace=0
 	command -v bpftrace > /dev/null && has_bpftrace=1
@@ -394,6 +399,7 @@ group_alloc() {
 	for rep in $(seq "$REPS"); do
 		alloc none
 		alloc recce
+		alloc recce-fast
 		alloc recce-returns
 		[ $has_bpftrace = 0 ] || alloc bpftrace
 	done

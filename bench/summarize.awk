@@ -867,16 +867,22 @@ function figure_alloc() {
 	print "allocations a second alone (bench/workloads/allocs.c, " AL["recce", 1, "steps"] " steps). The profiler attaches"
 	print "by pid before the steps start and stays until the workload exits: `recce record -e alloc -p`"
 	print "(uprobe sessions on malloc and free, one sample per 512 KiB, frame-pointer stacks), and bpftrace"
-	print "with a uprobe on malloc (a stack and a sum each) and on free. The injected path that would"
-	print "take the trap out is not built yet: both pay a kernel uprobe at every call. recce-returns is"
-	print "recce as on a kernel without uprobe sessions (before 6.13): a return probe on every allocation"
-	print "call as well (`RECCE_ALLOC_NO_SESSIONS=1`)."
+	print "with a uprobe on malloc (a stack and a sum each) and on free: both pay a kernel uprobe at every"
+	print "call. `recce record -e alloc --fast` samples in the process instead: recce's library and jumps"
+	print "on the allocator's entries and exits, a sampled call's stack copied and unwound by recce."
+	print "recce-returns is recce as on a kernel without uprobe sessions (before 6.13): a return probe on"
+	print "every allocation call as well (`RECCE_ALLOC_NO_SESSIONS=1`)."
 	print ""
-	slowdown_table(AL, "none recce recce-returns bpftrace",
-		"none|recce record -e alloc|recce record -e alloc, entry and return probes|bpftrace, uprobes on malloc and free",
+	slowdown_table(AL, "none recce recce-fast recce-returns bpftrace",
+		"none|recce record -e alloc|recce record -e alloc --fast|recce record -e alloc, entry and return probes|bpftrace, uprobes on malloc and free",
 		"| profiler | us a step | allocations a second | slowdown | samples |",
 		"allocs_per_s", "alloc", ALS)
-	budget("allocation sampling, target slowdown at 1M allocations/s", "stated (uprobes; no injected path yet)",
+	if ("recce-fast" in ALS)
+		budget("allocation sampling in the process (--fast), target slowdown at 1M allocations/s", "under 1.5x",
+			sprintf("%.2fx", ALS["recce-fast"]), ALS["recce-fast"] < 1.5,
+			sprintf("recce record -e alloc --fast slowed the target %.2fx (uprobes: %.2fx).",
+				ALS["recce-fast"], ALS["recce"]))
+	budget("allocation sampling, target slowdown at 1M allocations/s", "stated (uprobes)",
 		sprintf("%.2fx at %.0f allocations/s (bpftrace: %s)", ALS["recce"], MED,
 			("bpftrace" in ALS) ? sprintf("%.2fx", ALS["bpftrace"]) : "not run"),
 		!("bpftrace" in ALS) || ALS["recce"] <= ALS["bpftrace"] * 1.1,

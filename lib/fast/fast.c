@@ -1,5 +1,6 @@
 /*
- * librecce-fast.so: the library `recce trace --fast` loads into a running
+ * librecce-fast.so: the library `recce trace --fast` (and `recce record
+ * -e alloc --fast`, whose recorder is alloc.c's) loads into a running
  * process. recce calls recce_fast_start() in the process (inject/); from
  * then on the trampolines recce writes call recce_fast_hit() at each
  * traced call, which writes the call's registers into the calling
@@ -46,6 +47,7 @@
 #include <unistd.h>
 
 #include "inject/fast-format.h"
+#include "internal.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,11 +60,10 @@
 #define WATCH_MS		      100
 #define TRAP_GRACE_MS		      200
 
-/* The file of the trace now running, and the number of traces started
- * (set before cur): a writer that recorded into an earlier file at the
- * same address tells them apart by it. */
-static struct recce_fast_header *volatile cur;
-static volatile uint32_t starts;
+struct recce_fast_header *volatile fast_cur;
+volatile uint32_t fast_starts;
+volatile int fast_forked;
+__thread struct writer fast_me __attribute__((tls_model("initial-exec")));
 
 /* Where trace files are mapped. A file is never unmapped, since a thread
  * may still be writing into it: at its trace's end its range becomes
@@ -95,33 +96,9 @@ static struct {
 	uint64_t header_size, slot_size, ring_records, file_size;
 } geo;
 
-/* Set in a child forked while a trace ran that could not be traced: it
- * records nothing. */
-static volatile int forked;
-
-/* The calling thread's ring, in the file it was claimed in. */
-struct writer {
-	struct recce_fast_header *file;
-	struct recce_fast_slot *slot;
-	struct recce_fast_record *recs;
-	uint64_t mask;
-	uint64_t retry; /* no slot was left: the CPU clock's reading to look again at */
-	uint32_t start; /* the start number file had when the slot was claimed */
-	int32_t tid, pid;
-	int busy; /* in the recorder: a signal handler's call is not recorded */
-};
-static __thread struct writer me __attribute__((tls_model("initial-exec")));
-
 /* CPU clock ticks between two looks for a slot of a thread that found
  * none (about a millisecond): each look may ask the kernel of every slot. */
 #define RETRY_TICKS (1ull << 21)
-
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
 
 static struct recce_fast_slot *slot_at(struct recce_fast_header *h, uint32_t i)
 {
@@ -138,18 +115,18 @@ static int exit_key_made;
 
 static void thread_gone(void *v)
 {
-	struct recce_fast_slot *s = me.slot;
+	struct recce_fast_slot *s = fast_me.slot;
 
 	(void)v;
 	/* Off the slot first: a signal handler's call from here on claims
 	 * another, never writes to one recce may free. */
-	me.file = NULL;
-	me.slot = NULL;
+	fast_me.file = NULL;
+	fast_me.slot = NULL;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	uint64_t mine = RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_TAKEN);
+	uint64_t mine = RECCE_FAST_OWNER(fast_me.tid, RECCE_FAST_SLOT_TAKEN);
 	if (s)
 		__atomic_compare_exchange_n(&s->owner, &mine,
-					    RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_GONE), 0,
+					    RECCE_FAST_OWNER(fast_me.tid, RECCE_FAST_SLOT_GONE), 0,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
@@ -250,9 +227,9 @@ static uint32_t reuse(struct recce_fast_header *h, int takeover)
 		uint32_t st = RECCE_FAST_OWNER_STATE(w);
 		if ((st == RECCE_FAST_SLOT_GONE ||
 		     (takeover && st == RECCE_FAST_SLOT_TAKEN && owner_gone(s, w))) &&
-		    __atomic_compare_exchange_n(&s->owner, &w,
-						RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_CLAIMING),
-						0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		    __atomic_compare_exchange_n(
+			&s->owner, &w, RECCE_FAST_OWNER(fast_me.tid, RECCE_FAST_SLOT_CLAIMING), 0,
+			__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return i;
 	}
 	return UINT32_MAX;
@@ -265,39 +242,39 @@ static int claim(struct recce_fast_header *h, uint32_t start)
 {
 	if (geo.file != h)
 		return -1; /* never: cur and geo are set together */
-	if (me.retry && (int64_t)(rdtsc() - me.retry) < 0) {
+	if (fast_me.retry && (int64_t)(fast_rdtsc() - fast_me.retry) < 0) {
 		__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
-	me.tid = (int32_t)syscall(SYS_gettid);
-	me.pid = (int32_t)getpid();
+	fast_me.tid = (int32_t)syscall(SYS_gettid);
+	fast_me.pid = (int32_t)getpid();
 	uint32_t i = __atomic_load_n(&h->claimed, __ATOMIC_RELAXED);
 	for (;;) {
 		if (i >= geo.slots) {
 			if ((i = reuse(h, 0)) != UINT32_MAX || (i = reuse(h, 1)) != UINT32_MAX)
 				break;
-			me.retry = rdtsc() + RETRY_TICKS;
+			fast_me.retry = fast_rdtsc() + RETRY_TICKS;
 			__atomic_fetch_add(&h->no_slot, 1, __ATOMIC_RELAXED);
 			return -1;
 		}
 		if (__atomic_compare_exchange_n(&h->claimed, &i, i + 1, 1, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			__atomic_store_n(&slot_at(h, i)->owner,
-					 RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_CLAIMING),
+					 RECCE_FAST_OWNER(fast_me.tid, RECCE_FAST_SLOT_CLAIMING),
 					 __ATOMIC_RELAXED);
 			break;
 		}
 	}
-	me.retry = 0;
+	fast_me.retry = 0;
 	char *base = (char *)slot_at(h, i);
-	me.slot = (struct recce_fast_slot *)base;
-	me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
-	me.mask = geo.ring_records - 1;
-	__atomic_store_n(&me.slot->pid, me.pid, __ATOMIC_RELAXED);
-	__atomic_store_n(&me.slot->owner, RECCE_FAST_OWNER(me.tid, RECCE_FAST_SLOT_TAKEN),
+	fast_me.slot = (struct recce_fast_slot *)base;
+	fast_me.recs = (struct recce_fast_record *)(base + sizeof(struct recce_fast_slot));
+	fast_me.mask = geo.ring_records - 1;
+	__atomic_store_n(&fast_me.slot->pid, fast_me.pid, __ATOMIC_RELAXED);
+	__atomic_store_n(&fast_me.slot->owner, RECCE_FAST_OWNER(fast_me.tid, RECCE_FAST_SLOT_TAKEN),
 			 __ATOMIC_RELEASE);
-	me.file = h;
-	me.start = start;
+	fast_me.file = h;
+	fast_me.start = start;
 	/* Told at exit (no allocation below 32 keys; without it the slot
 	 * is only never reused). */
 	if (exit_key_made)
@@ -308,6 +285,21 @@ static int claim(struct recce_fast_header *h, uint32_t start)
 	return 0;
 }
 
+int fast_writer_ready(struct recce_fast_header *h)
+{
+	uint32_t start = fast_starts;
+
+	if (fast_me.file == h && fast_me.start == start)
+		return 0;
+	/* The program's errno stays its own: a claim asks the kernel. */
+	int saved = errno;
+	int err = claim(h, start);
+	if (!err && h->mode == RECCE_FAST_MODE_ALLOC)
+		fast_alloc_claimed(h);
+	errno = saved;
+	return err;
+}
+
 /*
  * Called by a trampoline: site is the site's index; frame points at the
  * registers it pushed, r11 r10 rax r9 r8 rcx rdx rsi rdi, and above them
@@ -315,33 +307,26 @@ static int claim(struct recce_fast_header *h, uint32_t start)
  */
 EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 {
-	struct recce_fast_header *h = cur;
+	struct recce_fast_header *h = fast_cur;
 
-	if (!h || forked || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || me.busy)
+	if (!h || fast_forked || !__atomic_load_n(&h->enabled, __ATOMIC_RELAXED) || fast_me.busy)
 		return;
-	me.busy = 1;
-	uint32_t start = starts;
-	if (me.file != h || me.start != start) {
-		/* The program's errno stays its own: a claim asks the kernel. */
-		int saved = errno;
-		int err = claim(h, start);
-		errno = saved;
-		if (err < 0) {
-			me.busy = 0;
-			return;
-		}
+	fast_me.busy = 1;
+	if (fast_writer_ready(h) < 0) {
+		fast_me.busy = 0;
+		return;
 	}
-	struct recce_fast_slot *s = me.slot;
+	struct recce_fast_slot *s = fast_me.slot;
 	uint64_t head = s->head;
-	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > me.mask) {
+	if (head - __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE) > fast_me.mask) {
 		s->lost++;
-		me.busy = 0;
+		fast_me.busy = 0;
 		return;
 	}
-	struct recce_fast_record *r = &me.recs[head & me.mask];
-	r->tsc = rdtsc();
+	struct recce_fast_record *r = &fast_me.recs[head & fast_me.mask];
+	r->tsc = fast_rdtsc();
 	r->site = (uint32_t)site;
-	r->tid = me.tid;
+	r->tid = fast_me.tid;
 	r->args[0] = frame[8];
 	r->args[1] = frame[7];
 	r->args[2] = frame[6];
@@ -351,9 +336,9 @@ EXPORT void recce_fast_hit(uint64_t site, const uint64_t *frame)
 	r->rax = frame[2];
 	r->sp = (uint64_t)(uintptr_t)&frame[9];
 	r->ra = frame[9];
-	r->pid = me.pid;
+	r->pid = fast_me.pid;
 	__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
-	me.busy = 0;
+	fast_me.busy = 0;
 }
 
 /* The sites as the watchdog restores them: a private copy, taken when
@@ -476,8 +461,8 @@ static void let_go(const struct watch *w)
 {
 	pthread_mutex_lock(&map_lock);
 	/* Unless a newer trace has its own file already. */
-	if (starts == w->gen)
-		__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
+	if (fast_starts == w->gen)
+		__atomic_store_n(&fast_cur, NULL, __ATOMIC_RELEASE);
 	/* The size checked at the start, never the header's: a wrong one
 	 * would map zeros over the process's other memory. In the region,
 	 * unless a newer trace took it over (take_over). */
@@ -604,7 +589,7 @@ static int follow(struct recce_fast_header *h)
 		return -1;
 	struct watch *w = malloc(sizeof(*w));
 	if (w) {
-		*w = (struct watch){h, geo.file_size, starts, i + 1};
+		*w = (struct watch){h, geo.file_size, fast_starts, i + 1};
 		if (start_watchdog(w) == 0)
 			return 0;
 		free(w);
@@ -618,21 +603,21 @@ static int follow(struct recce_fast_header *h)
  * written straight back. */
 static void child_starts(void)
 {
-	struct recce_fast_header *h = cur;
+	struct recce_fast_header *h = fast_cur;
 
 	/* A watchdog of the parent may have held it: none runs here. */
 	pthread_mutex_init(&map_lock, NULL);
 	/* The forking thread's ring is its parent's: a slot of its own,
 	 * at its first record. */
-	memset(&me, 0, sizeof(me));
-	if (!h || forked)
+	memset(&fast_me, 0, sizeof(fast_me));
+	if (!h || fast_forked)
 		return;
 	/* Over: the bytes are back, or the parent's watchdog puts them
 	 * back, as this one's does. */
 	if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) ||
 	    (__atomic_load_n(&h->enabled, __ATOMIC_ACQUIRE) && follow(h) == 0))
 		return;
-	forked = 1;
+	fast_forked = 1;
 	if (__atomic_load_n(&h->enabled, __ATOMIC_ACQUIRE))
 		__atomic_fetch_add(&h->forks, 1, __ATOMIC_RELAXED);
 	int mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
@@ -672,8 +657,8 @@ static void take_over(size_t len)
 	uint32_t w = __atomic_load_n(&o->watch, __ATOMIC_ACQUIRE);
 	if (w != RECCE_FAST_LEFT && w != RECCE_FAST_RESTORED)
 		return;
-	if (starts == region.user)
-		__atomic_store_n(&cur, NULL, __ATOMIC_RELEASE);
+	if (fast_starts == region.user)
+		__atomic_store_n(&fast_cur, NULL, __ATOMIC_RELEASE);
 	/* All of it zeros first: the new file may be shorter. */
 	mmap(region.at, region.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
 	     -1, 0);
@@ -754,15 +739,17 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		free(w);
 		return -err;
 	}
-	uint32_t gen = starts + 1;
+	uint32_t gen = fast_starts + 1;
 	/* Whatever this process was in an earlier trace (a child of a
 	 * traced process), it is the one traced now. */
-	forked = 0;
+	fast_forked = 0;
 	if (m == region.at)
 		region.user = gen;
 	*w = (struct watch){m, probe.file_size, gen, 0};
 	struct recce_fast_header *h = m;
 	h->recce_pid = (int32_t)recce_pid;
+	if (probe.mode == RECCE_FAST_MODE_ALLOC)
+		fast_alloc_start();
 	static int atfork;
 	if (!atfork && pthread_atfork(NULL, NULL, in_child) == 0)
 		atfork = 1;
@@ -790,8 +777,8 @@ EXPORT long recce_fast_start(const char *path, long recce_pid)
 		free(w);
 		return -err;
 	}
-	starts = gen;
-	__atomic_store_n(&cur, h, __ATOMIC_RELEASE);
+	fast_starts = gen;
+	__atomic_store_n(&fast_cur, h, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&map_lock);
 	return 0;
 }

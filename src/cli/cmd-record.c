@@ -98,6 +98,7 @@ int cmd_record(int argc, char **argv)
 	/* For the tests and make bench: the probes of a kernel without
 	 * uprobe sessions, on one that has them. */
 	cfg.alloc_no_sessions = getenv("RECCE_ALLOC_NO_SESSIONS") != NULL;
+	cfg.alloc_fast = a.fast;
 	cfg.inuse = inuse;
 	cfg.sym = sym;
 	cfg.freq = (unsigned)a.freq;

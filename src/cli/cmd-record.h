@@ -48,6 +48,7 @@ struct record_args {
 	char *invocation;	 /* "recce record ...", for the profile's comments */
 	uint64_t alloc_interval; /* --alloc-interval: bytes per allocation sample */
 	const char *alloc_text;	 /* as given, for the messages */
+	int fast;		 /* --fast: allocations sampled in the process (alloc-fast.h) */
 };
 
 /* Opens --cgroup's directory: the path as given, else under the cgroup

@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/usage.h"
+#include "inject/fast-set.h"
 #include "proc/family.h"
 
 const char *inject_words(enum inject_refusal why)
@@ -64,4 +66,46 @@ void inject_die_errno(pid_t pid, int err)
 		die("a thread of process %d did not stop for recce within 2 s (stuck in the "
 		    "kernel, or the machine very busy): it runs on unchanged; try again",
 		    (int)pid);
+}
+
+void fast_say_failed(const struct fast_set_info *fi, int err, pid_t pid, const char *cmd)
+{
+	switch (fi->failure) {
+	case FAST_NO_LIBRARY:
+		error("librecce-fast.so is not installed (looked in %s): install recce with "
+		      "'make install', or set RECCE_FAST_LIB to its path",
+		      fi->detail[0] ? fi->detail : "RECCE_FAST_LIB");
+		return;
+	case FAST_INJECT:
+		error("cannot load recce's library into process %d: %s; %s without --fast",
+		      (int)pid, inject_words(fi->inject_refusal), cmd);
+		return;
+	case FAST_LOAD:
+		error("process %d could not load %s: %s", (int)pid, fi->library,
+		      fi->detail[0] ? fi->detail : "dlopen failed");
+		return;
+	case FAST_START:
+		error("recce's library could not start in process %d: %s", (int)pid,
+		      strerror(-err));
+		return;
+	case FAST_FILE:
+		error("cannot make the file recce shares with process %d in /dev/shm: %s", (int)pid,
+		      strerror(-err));
+		return;
+	case FAST_LOCKED:
+		error("%s is changing the code of process %d (tracing it with --fast, or "
+		      "patching it); one at a time: try again when it is done, or %s without "
+		      "--fast",
+		      inject_holder_words(fi->holder), (int)pid, cmd);
+		return;
+	default:
+		break;
+	}
+	inject_die_errno(pid, err);
+	if (err == -ETIMEDOUT)
+		error("process %d did not finish loading recce's library within 10 s; it goes on "
+		      "by itself, but nothing is recorded",
+		      (int)pid);
+	else
+		error("cannot load recce's library into process %d: %s", (int)pid, strerror(-err));
 }

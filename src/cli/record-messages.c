@@ -14,13 +14,47 @@
 #include <unistd.h>
 
 #include "cli/cmd-record.h"
+#include "cli/inject-messages.h"
 #include "cli/jit-hint.h"
 #include "cli/usage.h"
+#include "inject/fast-set.h"
 #include "perf/py-format.h"
 #include "proc/jvm-perfmap.h"
 #include "proc/proc-maps.h"
 #include "proc/self.h"
 #include "util/array.h"
+
+/* --fast: the library could not be loaded into a target, or its malloc
+ * hooked. Returns when neither is why sampling could not start. */
+static void say_fast_failed(const struct record_args *a, const struct sampler *s, int err)
+{
+	const struct fast_set_info *fi = sampler_alloc_fast_info(s);
+	const struct sampler_target *t;
+	size_t n = sampler_targets(s, &t);
+	pid_t pid = a->npids ? a->pids[0] : 0;
+
+	if (!fi)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (t[i].err == err) {
+			pid = t[i].pid;
+			break;
+		}
+	if (fi->failure != FAST_OK) {
+		fast_say_failed(fi, err, pid, "record");
+		exit(RECCE_EXIT_ERROR);
+	}
+	const char *why, *name = sampler_alloc_fast_refused(s, &why);
+	if (err == -ENOTSUP)
+		die("cannot sample the allocations of process %d with --fast: its malloc cannot "
+		    "take recce's jumps (%s); record without --fast",
+		    (int)pid, name && why ? why : "its code does not allow it");
+	if (err == -EBUSY)
+		die("cannot sample the allocations of process %d with --fast: a thread stayed in "
+		    "the allocator's first bytes while recce tried to change them; try again, or "
+		    "record without --fast",
+		    (int)pid);
+}
 
 void record_say_start_failed(const struct record_args *a, const struct sampler *s, int err)
 {
@@ -42,13 +76,15 @@ void record_say_start_failed(const struct record_args *a, const struct sampler *
 	if (err == -EMFILE || err == -ENFILE)
 		die("out of file descriptors (recce needs one per thread and CPU): "
 		    "raise the limit with 'ulimit -n'");
+	say_fast_failed(a, s, err);
 	if (err == -ENOENT && a->event == RECORD_ALLOC)
 		die("no process of -p maps an allocator recce knows (malloc in glibc, jemalloc, "
 		    "tcmalloc or its own executable): a Go program allocates in its runtime, "
 		    "where 'go tool pprof' reads its heap profile");
 	if (err == -EOPNOTSUPP)
-		die("this kernel cannot sample allocations: --event alloc needs Linux 6.6 or "
-		    "later (BPF uprobe_multi links)");
+		die("this kernel cannot sample allocations through uprobes: --event alloc needs "
+		    "Linux 6.6 or later (BPF uprobe_multi links); add --fast to sample them in the "
+		    "process, on any kernel");
 	if (err == -ENOENT && a->cgroup)
 		die("the kernel gives cgroup %s no perf_event controller, so it cannot be sampled "
 		    "alone: on cgroup v2, Linux 6.1 gives one only once a controller has been "
@@ -145,6 +181,15 @@ void record_say_alloc_probes(const struct sampler *s)
 	struct sampler_stats st;
 
 	sampler_get_stats(s, &st);
+	if (st.alloc_fast) {
+		const char *why, *name = sampler_alloc_fast_refused(s, &why);
+		if (name)
+			warning(
+			    "%s is not sampled with --fast (%s): the allocations it makes are not "
+			    "in the profile; record without --fast to see them",
+			    name, why);
+		return;
+	}
 	if (!st.alloc_sessions)
 		warning("allocations are sampled through entry and return probes: this kernel has "
 			"no uprobe sessions (Linux 6.13), so every allocation also traps at its "
@@ -171,9 +216,10 @@ void record_say_recording(const struct record_args *a, size_t ntargets)
 	else if (a->event == RECORD_OFFCPU)
 		note("recording %s off-CPU: a stack at every switch%s", what, stop);
 	else if (a->event == RECORD_ALLOC)
-		note(
-		    "recording the allocations of %zu %s, one sample per %s allocated on average%s",
-		    ntargets, what, a->alloc_text, stop);
+		note("recording the allocations of %zu %s%s, one sample per %s allocated on "
+		     "average%s",
+		     ntargets, what, a->fast ? " in the process (--fast)" : "", a->alloc_text,
+		     stop);
 	else if (a->event == RECORD_WALL)
 		note("recording %s on-CPU at %lld Hz and off-CPU at every switch%s", what, a->freq,
 		     stop);
@@ -208,6 +254,39 @@ int record_open_cgroup(const char *path)
 		    "process's)",
 		    path);
 	return fd;
+}
+
+/* --fast: what the in-process recorder could not keep. */
+static void say_alloc_fast(const struct sampler_stats *st)
+{
+	const struct alloc_fast_stats *f = &st->fast;
+
+	if (f->lost)
+		warning("%llu allocation record%s lost, a thread's ring full or no ring left for "
+			"it: the profile holds fewer samples than were taken",
+			(unsigned long long)f->lost, f->lost == 1 ? " was" : "s were");
+	if (f->no_stack)
+		warning("%llu sampled allocation%s made off %s thread's stack (a signal stack, a "
+			"coroutine): %s only the allocator and its caller",
+			(unsigned long long)f->no_stack, f->no_stack == 1 ? " was" : "s were",
+			f->no_stack == 1 ? "its" : "their",
+			f->no_stack == 1 ? "it shows" : "they show");
+	if (f->untracked)
+		warning("%llu sampled allocation%s could not be followed to %s free (recce's table "
+			"in the process was full): %s left out of the in-use profile",
+			(unsigned long long)f->untracked, f->untracked == 1 ? "" : "s",
+			f->untracked == 1 ? "its" : "their",
+			f->untracked == 1 ? "it is" : "they are");
+	if (f->bad || f->children)
+		warning("%llu allocation record%s could not be read (%llu from processes recce "
+			"could not find): not in the profile",
+			(unsigned long long)(f->bad + f->children),
+			f->bad + f->children == 1 ? "" : "s", (unsigned long long)f->children);
+	if (f->detach_err)
+		warning(
+		    "recce could not put the allocator's code back itself (%s): recce's library "
+		    "in the process does it as recce exits",
+		    strerror(-f->detach_err));
 }
 
 /* Processes the target created while recorded: sampled from when recce
@@ -267,6 +346,8 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		     (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
 		     st->threads, st->threads == 1 ? "" : "s", written, size);
 		say_alloc_children(st);
+		if (st->alloc_fast)
+			say_alloc_fast(st);
 	} else if (a->event == RECORD_OFFCPU)
 		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu records "
 		     "lost; "

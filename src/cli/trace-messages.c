@@ -111,14 +111,16 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 			      "built with --with-dtrace (Debian's python3 is; pyenv's builds are "
 			      "not); recce record, top and dump show its Python frames without "
 			      "them",
-			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
+			      a->patterns[p], a->argv ? "the command, run as" : "process",
+			      (int)pid);
 			continue;
 		}
 		int usdt = strncmp(a->patterns[p], "usdt:", 5) == 0;
 		if (usdt)
 			error("'%s' matches no USDT probe in %s %d (readelf -n FILE lists a "
 			      "file's probes)",
-			      a->patterns[p], a->argv ? "the command, run as" : "process", (int)pid);
+			      a->patterns[p], a->argv ? "the command, run as" : "process",
+			      (int)pid);
 		else
 			error("'%s' matches no function in %s %d", a->patterns[p],
 			      a->argv ? "the command, run as" : "process", (int)pid);
@@ -182,51 +184,6 @@ static const char *fast_advice(const char *why)
 {
 	return strstr(why, "return") ? "trace it without --fast, or its calls only (no --return)"
 				     : "trace it without --fast";
-}
-
-/* --fast could not load its library into the process. */
-static void fast_failed(const struct tracer *t, int err, pid_t pid)
-{
-	const struct fast_set_info *fi = tracer_fast_info(t);
-
-	switch (fi->failure) {
-	case FAST_NO_LIBRARY:
-		error("librecce-fast.so is not installed (looked in %s): install recce with "
-		      "'make install', or set RECCE_FAST_LIB to its path",
-		      fi->detail[0] ? fi->detail : "RECCE_FAST_LIB");
-		return;
-	case FAST_INJECT:
-		error("cannot load recce's library into process %d: %s; trace without --fast",
-		      (int)pid, inject_words(fi->inject_refusal));
-		return;
-	case FAST_LOAD:
-		error("process %d could not load %s: %s", (int)pid, fi->library,
-		      fi->detail[0] ? fi->detail : "dlopen failed");
-		return;
-	case FAST_START:
-		error("recce's library could not start in process %d: %s", (int)pid,
-		      strerror(-err));
-		return;
-	case FAST_FILE:
-		error("cannot make the file recce shares with process %d in /dev/shm: %s", (int)pid,
-		      strerror(-err));
-		return;
-	case FAST_LOCKED:
-		error("%s is changing the code of process %d (tracing it with --fast, or "
-		      "patching it); one at a time: try again when it is done, or trace without "
-		      "--fast",
-		      inject_holder_words(fi->holder), (int)pid);
-		return;
-	default:
-		break;
-	}
-	inject_die_errno(pid, err);
-	if (err == -ETIMEDOUT)
-		error("process %d did not finish loading recce's library within 10 s; it goes on "
-		      "by itself, but nothing is traced",
-		      (int)pid);
-	else
-		error("cannot load recce's library into process %d: %s", (int)pid, strerror(-err));
 }
 
 void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err)
@@ -304,7 +261,7 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 		break;
 	}
 	case TRACER_FAST:
-		fast_failed(t, err, pid);
+		fast_say_failed(tracer_fast_info(t), err, pid, "trace");
 		break;
 	case TRACER_PATCH:
 		if (err == -EBUSY)
@@ -422,10 +379,13 @@ void trace_what_traced(const struct tracer_stats *st, char *buf, size_t cap)
 		snprintf(part[n++], sizeof(part[0]), "%zu USDT probe%s", st->usdt_probes,
 			 st->usdt_probes == 1 ? "" : "s");
 	if (st->pythons)
-		snprintf(part[n++], sizeof(part[0]), st->pythons == 1 ? "Python calls"
-						     : "the Python calls of %zu interpreters",
+		snprintf(part[n++], sizeof(part[0]),
+			 st->pythons == 1 ? "Python calls" : "the Python calls of %zu interpreters",
 			 st->pythons);
-	snprintf(buf, cap, "%s%s%s%s%s", part[0], n == 3 ? ", " : n == 2 ? " and " : "",
+	snprintf(buf, cap, "%s%s%s%s%s", part[0],
+		 n == 3	  ? ", "
+		 : n == 2 ? " and "
+			  : "",
 		 n > 1 ? part[1] : "", n == 3 ? " and " : "", n == 3 ? part[2] : "");
 }
 
@@ -599,10 +559,11 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 	if (st->followed_late)
 		say_followed_late(st);
 	if (st->py_unnamed)
-		warning("%llu Python calls could not be named (their names were not copied when "
-			"the probe fired, and were gone when recce read them: the process exited, or "
-			"freed the code) and were matched by no pattern",
-			(unsigned long long)st->py_unnamed);
+		warning(
+		    "%llu Python calls could not be named (their names were not copied when "
+		    "the probe fired, and were gone when recce read them: the process exited, or "
+		    "freed the code) and were matched by no pattern",
+		    (unsigned long long)st->py_unnamed);
 	if (st->dropped)
 		warning("%llu calls nested deeper than %d or on more than %d threads were not "
 			"paired with their returns",

@@ -34,6 +34,30 @@
  * finds the ring full (head - tail == ring_records) is counted in `lost`.
  * Writer: fill record head % ring_records, store head + 1 (release).
  * Reader: load head (acquire), read up to it, store tail (release).
+ *
+ * Allocations (mode RECCE_FAST_MODE_ALLOC, `recce record -e alloc
+ * --fast`): the trampolines call recce_fast_alloc instead, on the entry
+ * and the exits of the allocator's functions, and the library samples in
+ * the process: a countdown of bytes per thread, restarted from recce's
+ * draws, picks the calls to sample, as the allocation program does in the
+ * kernel (perf/alloc-format.h). Only what recce needs is written: a
+ * sampled call (with the caller's registers and a copy of the top of its
+ * stack, to unwind), its result, and the free of a sampled address, which
+ * the library knows by a table of the sampled addresses in use. A record
+ * of an allocation event has args[0] = enum alloc_event, and:
+ *
+ *   ALLOC_EV_SAMPLE  args[1] size, [2] the return address, [3] stack
+ *                    bytes copied, [4] the stack pointer at the call (the
+ *                    return address's place); followed by
+ *                    recce_fast_alloc_extra(args[3]) records holding the
+ *                    callee-saved registers (RECCE_FAST_ALLOC_REGS words:
+ *                    rbx rbp r12 r13 r14 r15) then the stack's bytes from
+ *                    args[4] up
+ *   ALLOC_EV_RETURN  args[1] the address, 0 if the call failed; [2] flags
+ *                    (RECCE_FAST_ALLOC_UNKNOWN: the call left by a jump,
+ *                    its result unseen; RECCE_FAST_ALLOC_UNTRACKED: the
+ *                    table was full, its free will not be seen)
+ *   ALLOC_EV_FREE    args[1] the address
  */
 #ifndef RECCE_INJECT_FAST_FORMAT_H
 #define RECCE_INJECT_FAST_FORMAT_H
@@ -41,11 +65,33 @@
 #include <stdint.h>
 
 #define RECCE_FAST_MAGIC       "RECCEFST"
-#define RECCE_FAST_VERSION     3
+#define RECCE_FAST_VERSION     4
 #define RECCE_FAST_HEADER_SIZE (1024u * 1024u)
 #define RECCE_FAST_SITES       16384u
 #define RECCE_FAST_CODE	       16u
 #define RECCE_FAST_CHILDREN    256u
+
+/* What the trampolines record (the header's mode). */
+enum recce_fast_mode {
+	RECCE_FAST_MODE_CALLS = 0, /* recce_fast_hit: every call */
+	RECCE_FAST_MODE_ALLOC = 1, /* recce_fast_alloc: sampled allocations */
+};
+
+#define RECCE_FAST_ALLOC_HOOKS 4096u /* hooks an allocation recorder knows */
+#define RECCE_FAST_ALLOC_DRAWS 1024u /* countdowns to draw from (a power of two) */
+#define RECCE_FAST_ALLOC_STACK 8192u /* stack bytes a sample copies at most */
+#define RECCE_FAST_ALLOC_REGS  6u    /* rbx rbp r12 r13 r14 r15 */
+
+/* A hook's byte in alloc_kind: the function's enum alloc_fn_kind
+ * (perf/alloc-format.h) in the low bits, and where the hook is. */
+#define RECCE_FAST_ALLOC_KIND  0x07
+#define RECCE_FAST_ALLOC_RET   0x08 /* at a ret */
+#define RECCE_FAST_ALLOC_JUMP  0x10 /* at a jump out of the function */
+#define RECCE_FAST_ALLOC_GLIBC 0x20 /* glibc's: some calls are left to malloc (ALLOC_FN_GLIBC) */
+
+/* ALLOC_EV_RETURN's flags. */
+#define RECCE_FAST_ALLOC_UNKNOWN   1
+#define RECCE_FAST_ALLOC_UNTRACKED 2
 
 enum recce_fast_site_state {
 	RECCE_FAST_SITE_FREE = 0,
@@ -117,6 +163,15 @@ struct recce_fast_header {
 
 	struct recce_fast_site sites[RECCE_FAST_SITES];
 	struct recce_fast_child children[RECCE_FAST_CHILDREN];
+
+	/* RECCE_FAST_MODE_ALLOC. Written by recce before any jump. */
+	uint32_t mode;	      /* enum recce_fast_mode */
+	uint32_t alloc_stack; /* stack bytes a sample copies, RECCE_FAST_ALLOC_STACK at most */
+	int64_t alloc_draws[RECCE_FAST_ALLOC_DRAWS];
+	uint8_t alloc_kind[RECCE_FAST_ALLOC_HOOKS]; /* per hook; 0: none */
+	/* Written by the library (atomic). */
+	uint64_t alloc_no_stack;  /* samples taken off their thread's stack: no stack copied */
+	uint64_t alloc_untracked; /* sampled addresses the table had no room for */
 };
 
 struct recce_fast_slot {
@@ -157,5 +212,14 @@ struct recce_fast_record {
 _Static_assert(sizeof(struct recce_fast_header) <= RECCE_FAST_HEADER_SIZE, "fast header");
 _Static_assert(sizeof(struct recce_fast_slot) == 192, "fast slot");
 _Static_assert(sizeof(struct recce_fast_record) == 96, "fast record");
+
+/* The records after an ALLOC_EV_SAMPLE's that hold its registers and
+ * stack bytes of its stack copy. */
+static inline uint64_t recce_fast_alloc_extra(uint64_t stack_bytes)
+{
+	uint64_t bytes = RECCE_FAST_ALLOC_REGS * 8 + stack_bytes;
+
+	return (bytes + sizeof(struct recce_fast_record) - 1) / sizeof(struct recce_fast_record);
+}
 
 #endif

@@ -62,6 +62,8 @@ struct fast_proc {
 
 struct fast_set {
 	pid_t pid;
+	int alloc; /* RECCE_FAST_MODE_ALLOC, by alloc_cfg */
+	struct fast_alloc_config alloc_cfg;
 	struct injector inj;
 	int inj_open;
 	int lock_fd;	 /* the lock on the process's code, held to the end */
@@ -94,6 +96,7 @@ struct fast_set {
 	 * not agree) must not see its later calls placed before its earlier
 	 * ones; such a record takes the time of the one before it. */
 	uint64_t ring_time[SLOTS];
+	uint64_t ring_tsc[SLOTS]; /* allocations: the CPU clock of each ring's last record */
 	/* Children: the file's identity, to tell them by; the processes
 	 * records came from, as found (a read's records mostly come from a
 	 * few: the one found last is tried first); calls of processes not
@@ -106,6 +109,12 @@ struct fast_set {
 	size_t nprocs, procs_cap, last_proc;
 	uint64_t unfound_calls;
 	size_t children_left;
+	/* Allocations: a read's events, put in time order across the rings,
+	 * and their stack copies. */
+	struct fast_alloc_event *evs;
+	size_t nevs, evs_cap;
+	uint8_t *stacks;
+	size_t stacks_len, stacks_cap;
 };
 
 /* The CPU's clock. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "inject/fast-format.h"
+#include "perf/alloc-format.h"
 #include "proc/family.h"
 #include "proc/procstat.h"
 #include "proc/self.h"
@@ -259,4 +260,187 @@ size_t fast_set_children_left(const struct fast_set *s)
 uint64_t fast_set_lost(const struct fast_set *s)
 {
 	return s->attached ? s->lost : count_lost(s);
+}
+
+void fast_set_alloc_stats(const struct fast_set *s, uint64_t *no_stack, uint64_t *untracked)
+{
+	*no_stack = __atomic_load_n(&s->h->alloc_no_stack, __ATOMIC_RELAXED);
+	*untracked = __atomic_load_n(&s->h->alloc_untracked, __ATOMIC_RELAXED);
+}
+
+/* perf's register numbers (PERF_EVENTS_REGS_MASK order). */
+enum { PR_BX = 1, PR_BP = 6, PR_SP = 7, PR_IP = 8, PR_R12 = 13, PR_R13, PR_R14, PR_R15 };
+
+/* Room for one more event and, for a sample, len bytes of stack. */
+static struct fast_alloc_event *new_event(struct fast_set *s, size_t len)
+{
+	struct fast_alloc_event *v =
+	    array_reserve(s->evs, &s->evs_cap, s->nevs + 1, sizeof(*s->evs));
+	if (!v)
+		return NULL;
+	s->evs = v;
+	uint8_t *b = array_reserve(s->stacks, &s->stacks_cap, s->stacks_len + len + 1, 1);
+	if (!b)
+		return NULL;
+	s->stacks = b;
+	struct fast_alloc_event *e = &s->evs[s->nevs];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* The CPU clock's ticks in 10 ms, from the first and the last reading
+ * kept (0 before two). */
+static uint64_t ticks_10ms(const struct fast_set *s)
+{
+	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
+
+	if (n < 2)
+		return 0;
+	const struct cal_point *a = &s->cal[(s->ncal - n) % CAL_POINTS];
+	const struct cal_point *b = &s->cal[(s->ncal - 1) % CAL_POINTS];
+	if (b->mono <= a->mono)
+		return 0;
+	return (uint64_t)((__int128)(b->tsc - a->tsc) * 10000000 / (b->mono - a->mono));
+}
+
+/* One ring's allocation records, from its tail up to (not past) until
+ * while attached: its events appended to s->evs, their stacks to
+ * s->stacks (each event's stack is its offset there until all are read).
+ * A record stamped more than skew ticks past until comes from a CPU whose
+ * clock disagrees with recce's (a virtual machine's may): it is read now,
+ * or it would wait for the end. Returns 0 or -ENOMEM. */
+static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t skew,
+		       uint64_t *bad)
+{
+	struct recce_fast_slot *sl = slot_at(s, i);
+	const struct recce_fast_record *recs = (const void *)(sl + 1);
+	uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = __atomic_load_n(&sl->tail, __ATOMIC_RELAXED);
+	const uint64_t mask = RING_RECORDS - 1;
+	int err = 0;
+
+	if (head - tail > RING_RECORDS)
+		tail = head - RING_RECORDS; /* never: the writer does not overwrite */
+	while (tail < head && !err) {
+		const struct recce_fast_record *r = &recs[tail & mask];
+		if (s->attached && r->tsc >= until && r->tsc - until < skew)
+			break;
+		/* The library's record: the process may write anything. */
+		uint64_t ev = r->args[0], stack = 0, extra = 0;
+		if (ev == ALLOC_EV_SAMPLE) {
+			stack = r->args[3];
+			if (stack > RECCE_FAST_ALLOC_STACK || stack % 8) {
+				(*bad)++;
+				tail++;
+				continue;
+			}
+			extra = recce_fast_alloc_extra(stack);
+			if (head - tail < 1 + extra) {
+				(*bad)++;
+				tail = head;
+				break;
+			}
+		}
+		if (r->site >= s->nhooks ||
+		    (ev != ALLOC_EV_SAMPLE && ev != ALLOC_EV_RETURN && ev != ALLOC_EV_FREE)) {
+			(*bad)++;
+			tail += 1 + extra;
+			continue;
+		}
+		pid_t pid = s->pid;
+		if (r->pid != s->ns_pid && r->pid > 0) {
+			const struct fast_proc *f = record_proc(s, r->pid);
+			if (!f || f->verdict != PROC_FOUND) {
+				s->unfound_calls++;
+				tail += 1 + extra;
+				continue;
+			}
+			pid = r->pid;
+		}
+		struct fast_alloc_event *e = new_event(s, extra * sizeof(*r));
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		const struct fast_hook *hk = &s->hooks[r->site];
+		e->pid = pid;
+		e->tid = r->tid;
+		/* A thread moved to a CPU whose clock is behind keeps its
+		 * order (ring_tsc: the last of the ring's). */
+		e->tsc = r->tsc > s->ring_tsc[i] ? r->tsc : s->ring_tsc[i];
+		s->ring_tsc[i] = e->tsc;
+		e->seq = s->nevs;
+		e->probe = hk->probe;
+		e->ip = hk->ip;
+		e->event = ev;
+		e->value = r->args[1];
+		if (ev == ALLOC_EV_SAMPLE) {
+			uint8_t *out = s->stacks + s->stacks_len;
+			for (uint64_t k = 0; k < extra; k++)
+				memcpy(out + k * sizeof(*r), &recs[(tail + 1 + k) & mask],
+				       sizeof(*r));
+			uint64_t saved[RECCE_FAST_ALLOC_REGS];
+			memcpy(saved, out, sizeof(saved));
+			e->caller = r->args[2];
+			e->regs[PR_BX] = saved[0];
+			e->regs[PR_BP] = saved[1];
+			e->regs[PR_R12] = saved[2];
+			e->regs[PR_R13] = saved[3];
+			e->regs[PR_R14] = saved[4];
+			e->regs[PR_R15] = saved[5];
+			e->regs[PR_SP] = r->args[4];
+			e->regs[PR_IP] = hk->ip;
+			/* Its offset for now: s->stacks may move. */
+			e->stack = (const uint8_t *)(uintptr_t)(s->stacks_len + sizeof(saved));
+			e->stack_len = stack;
+			s->stacks_len += extra * sizeof(*r);
+		} else {
+			e->flags = r->args[2];
+		}
+		s->nevs++;
+		tail += 1 + extra;
+	}
+	__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
+	return err;
+}
+
+static int by_tsc(const void *a, const void *b)
+{
+	const struct fast_alloc_event *x = a, *y = b;
+
+	if (x->tsc != y->tsc)
+		return x->tsc < y->tsc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int fast_set_read_allocs(struct fast_set *s, int (*cb)(const struct fast_alloc_event *, void *),
+			 void *arg, uint64_t *bad)
+{
+	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
+	uint64_t no_bad = 0;
+	int rc = 0;
+
+	if (!bad)
+		bad = &no_bad;
+	if (claimed > s->slots)
+		claimed = s->slots;
+	forget_procs(s);
+	uint64_t until = fast_set_cal_add(s), skew = ticks_10ms(s);
+	s->lost = count_lost(s);
+	s->nevs = 0;
+	s->stacks_len = 0;
+	for (uint32_t i = 0; i < claimed && !rc; i++)
+		rc = gather_ring(s, i, until, skew, bad);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < s->nevs; i++)
+		if (s->evs[i].event == ALLOC_EV_SAMPLE)
+			s->evs[i].stack = s->stacks + (uintptr_t)s->evs[i].stack;
+	/* Within a ring the clock never goes back (gather_ring()), and
+	 * ties keep the reading order: a thread's events stay in order. */
+	if (s->nevs > 1)
+		qsort(s->evs, s->nevs, sizeof(*s->evs), by_tsc);
+	for (size_t i = 0; i < s->nevs && !rc; i++)
+		rc = cb(&s->evs[i], arg);
+	return rc;
 }

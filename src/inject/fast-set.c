@@ -149,6 +149,13 @@ static int make_file(struct fast_set *s, char *path, size_t len)
 	s->h->file_size = s->map_len;
 	s->h->recce_pid = (int32_t)getpid();
 	s->h->target_pid = (int32_t)s->pid;
+	if (s->alloc) {
+		s->h->mode = RECCE_FAST_MODE_ALLOC;
+		s->h->alloc_stack = s->alloc_cfg.stack_bytes < RECCE_FAST_ALLOC_STACK
+					? s->alloc_cfg.stack_bytes
+					: RECCE_FAST_ALLOC_STACK;
+		memcpy(s->h->alloc_draws, s->alloc_cfg.draws, sizeof(s->h->alloc_draws));
+	}
 	s->h->enabled = 1;
 	return 0;
 }
@@ -211,7 +218,8 @@ static int start(struct fast_set *s, struct symbolizer *sym, struct fast_set_inf
 	if (!err)
 		err = library_symbol(sym, s->pid, info->library, "recce_fast_start", &start_fn);
 	if (!err)
-		err = library_symbol(sym, s->pid, info->library, "recce_fast_hit", &s->hit_fn);
+		err = library_symbol(sym, s->pid, info->library,
+				     s->alloc ? "recce_fast_alloc" : "recce_fast_hit", &s->hit_fn);
 	s->hooks_fn = (struct tramp_hooks){s->hit_fn, number_hook, s};
 	if (err == -ENOENT) {
 		/* Loaded, but not this file: an older copy, replaced on disk
@@ -261,8 +269,8 @@ static int same_pid_ns(pid_t pid)
 	       a.st_ino == b.st_ino;
 }
 
-int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
-		 struct fast_set_info *info)
+static int set_new(pid_t pid, struct symbolizer *sym, const struct fast_alloc_config *alloc,
+		   struct fast_set **out, struct fast_set_info *info)
 {
 	struct fast_set *s = calloc(1, sizeof(*s));
 
@@ -271,6 +279,10 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	if (alloc) {
+		s->alloc = 1;
+		s->alloc_cfg = *alloc;
+	}
 	s->same_ns = same_pid_ns(pid);
 	s->ns_pid = s->same_ns ? pid : ns_pid(pid);
 	fast_set_cal_add(s);
@@ -280,6 +292,40 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 	if (err)
 		return err;
 	return start(s, sym, info);
+}
+
+int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
+		 struct fast_set_info *info)
+{
+	return set_new(pid, sym, NULL, out, info);
+}
+
+int fast_set_new_alloc(pid_t pid, struct symbolizer *sym, const struct fast_alloc_config *cfg,
+		       struct fast_set **out, struct fast_set_info *info)
+{
+	return set_new(pid, sym, cfg, out, info);
+}
+
+size_t fast_set_nhooks(const struct fast_set *s)
+{
+	return s->nhooks;
+}
+
+int fast_set_hook(const struct fast_set *s, size_t id, int *probe, uint64_t *ip)
+{
+	if (id >= s->nhooks)
+		return -ENOENT;
+	*probe = s->hooks[id].probe;
+	*ip = s->hooks[id].ip;
+	return 0;
+}
+
+int fast_set_alloc_kind(struct fast_set *s, size_t id, uint8_t kind)
+{
+	if (!s->alloc || id >= s->nhooks || id >= RECCE_FAST_ALLOC_HOOKS)
+		return -EINVAL;
+	s->h->alloc_kind[id] = kind;
+	return 0;
 }
 
 /* A trampoline's place within reach of addr. */
@@ -670,5 +716,7 @@ void fast_set_free(struct fast_set *s)
 	target_unlock(s->lock_fd);
 	free(s->sites);
 	free(s->hooks);
+	free(s->evs);
+	free(s->stacks);
 	free(s);
 }

@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "inject/fast-format.h"
 #include "inject/inject.h"
 #include "inject/trampoline.h"
 #include "perf/uprobe.h"
@@ -74,11 +75,24 @@ struct fast_set_info {
 	pid_t holder;	    /* FAST_LOCKED: the recce holding the lock, 0: unknown */
 };
 
+/* Allocations (`recce record -e alloc --fast`): the library's allocation
+ * recorder samples in the process (inject/fast-format.h). */
+struct fast_alloc_config {
+	int64_t draws[RECCE_FAST_ALLOC_DRAWS]; /* countdowns of bytes, drawn at random */
+	uint32_t stack_bytes;		       /* a sample's stack copy, at most */
+};
+
 /* Loads the library into pid and starts it, holding the lock on pid's
  * code (inject/target-lock) until fast_set_free(). Returns 0, or -errno
  * with info->failure set. */
 int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 		 struct fast_set_info *info);
+
+/* The same, for allocations: the trampolines call the allocation
+ * recorder, and each hook is told what it is by fast_set_alloc_kind()
+ * before fast_set_attach(). */
+int fast_set_new_alloc(pid_t pid, struct symbolizer *sym, const struct fast_alloc_config *cfg,
+		       struct fast_set **out, struct fast_set_info *info);
 
 /* Plans the probes of the function of size bytes at addr: its entry,
  * reported as probe number probe, and each of its exits (at least five
@@ -89,6 +103,16 @@ int fast_set_new(pid_t pid, struct symbolizer *sym, struct fast_set **out,
 int fast_set_add(struct fast_set *s, uint64_t addr, uint64_t size, int probe,
 		 const struct tramp_exit *exits, size_t nexits, size_t undecided);
 
+/* The hooks fast_set_add() numbered: how many, and hook id's probe
+ * number and the instruction it stands for (an entry or an exit). */
+size_t fast_set_nhooks(const struct fast_set *s);
+int fast_set_hook(const struct fast_set *s, size_t id, int *probe, uint64_t *ip);
+
+/* Allocations: what hook id is to the recorder (RECCE_FAST_ALLOC_*:
+ * the function's kind, and where the hook is). Returns 0, or -EINVAL
+ * past RECCE_FAST_ALLOC_HOOKS. */
+int fast_set_alloc_kind(struct fast_set *s, size_t id, uint8_t kind);
+
 /* Writes the trampolines and the jumps, all threads stopped. Returns 0,
  * or code_write()'s errors (-EBUSY: a thread stayed in the bytes). */
 int fast_set_attach(struct fast_set *s, int timeout_ms);
@@ -96,6 +120,37 @@ int fast_set_attach(struct fast_set *s, int timeout_ms);
 /* Hands every record written since the last call to cb, in each thread's
  * order; cb returns non-zero to stop. Returns cb's last value. */
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg);
+
+/* An allocation event read back. pid is the process as recce knows it:
+ * the traced one, or a child of it found. */
+struct fast_alloc_event {
+	pid_t pid, tid;
+	uint64_t tsc; /* the CPU clock; never less than the ring's last */
+	uint64_t seq; /* the order it was read in */
+	int probe;    /* the hook's probe number */
+	uint64_t ip;  /* the hook's instruction: for a sample, the function's entry */
+	uint64_t event, value, flags;
+	uint64_t caller; /* ALLOC_EV_SAMPLE: the return address */
+	/* ALLOC_EV_SAMPLE: the registers at the function's entry (in
+	 * PERF_EVENTS_REGS_MASK order: the callee-saved ones, the stack
+	 * pointer and the instruction pointer set, the others 0), and the
+	 * stack copied from that stack pointer up. */
+	uint64_t regs[17];
+	const uint8_t *stack;
+	size_t stack_len;
+};
+
+/* Hands every allocation event written since the last call to cb, in the
+ * order of the CPU clock across threads (a free seen after the sample
+ * it frees); cb returns non-zero to stop. Records that do not parse are
+ * skipped and counted in *bad (may be NULL). Returns cb's last value, or
+ * -ENOMEM. */
+int fast_set_read_allocs(struct fast_set *s, int (*cb)(const struct fast_alloc_event *, void *),
+			 void *arg, uint64_t *bad);
+
+/* Allocations: samples taken off their thread's stack (none copied), and
+ * sampled addresses the library's table had no room for. */
+void fast_set_alloc_stats(const struct fast_set *s, uint64_t *no_stack, uint64_t *untracked);
 
 /* Whether the process was found stopped by job control while a page for
  * trampolines was being mapped in it (fast_set_add then failed -EBUSY). */

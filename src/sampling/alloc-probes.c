@@ -10,42 +10,13 @@
 #include <unistd.h>
 
 #include "perf/alloc-bpf.h"
+#include "sampling/alloc-fns.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 
-/* The functions probed in an allocator, by symbol. */
-static const struct {
-	const char *name;
-	uint8_t kind;
-} fns[] = {
-    {"malloc", ALLOC_FN_MALLOC},
-    {"calloc", ALLOC_FN_CALLOC},
-    {"realloc", ALLOC_FN_REALLOC},
-    {"free", ALLOC_FN_FREE},
-    {"aligned_alloc", ALLOC_FN_ALIGNED},
-    {"memalign", ALLOC_FN_ALIGNED},
-    {"posix_memalign", ALLOC_FN_POSIX_MEMALIGN},
-    {"valloc", ALLOC_FN_MALLOC},
-    {"pvalloc", ALLOC_FN_MALLOC},
-    /* jemalloc's own interface */
-    {"mallocx", ALLOC_FN_MALLOC},
-    {"rallocx", ALLOC_FN_REALLOC},
-    {"dallocx", ALLOC_FN_FREE},
-    {"sdallocx", ALLOC_FN_FREE},
-    /* operator new and delete, where the allocator itself defines them
-     * (libstdc++'s call malloc, and are not probed) */
-    {"_Znwm", ALLOC_FN_MALLOC},
-    {"_Znam", ALLOC_FN_MALLOC},
-    {"_ZnwmRKSt9nothrow_t", ALLOC_FN_MALLOC},
-    {"_ZnamRKSt9nothrow_t", ALLOC_FN_MALLOC},
-    {"_ZdlPv", ALLOC_FN_FREE},
-    {"_ZdaPv", ALLOC_FN_FREE},
-    {"_ZdlPvm", ALLOC_FN_FREE},
-    {"_ZdaPvm", ALLOC_FN_FREE},
-};
-#define NFNS (sizeof(fns) / sizeof(fns[0]))
+#define NFNS ALLOC_FNS_MAX
 
 struct probed {
 	pid_t pid;
@@ -151,40 +122,30 @@ static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sy
 		      const char *path, pid_t pid)
 {
 	struct probed pr = {pid, f, 0, {0}, {0}};
+	struct alloc_fn found[ALLOC_FNS_MAX];
 	uint16_t kinds[NFNS];
-	uint64_t vaddr, size;
 
-	if (symbolizer_find_symbol(sym, f, "malloc", &vaddr, NULL) < 0)
+	size_t n = alloc_fns_find(sym, f, found);
+	if (!n)
 		return 0;
-	uint16_t flags =
-	    symbolizer_find_symbol(sym, f, "__libc_malloc", &vaddr, NULL) == 0 ? ALLOC_FN_GLIBC : 0;
-	for (size_t i = 0; i < NFNS; i++) {
-		uint64_t off;
-		int dup = 0;
-		if (symbolizer_find_symbol(sym, f, fns[i].name, &vaddr, &size) < 0 ||
-		    sym_file_vaddr_to_offset(f, vaddr, &off) < 0)
-			continue;
-		for (size_t j = 0; j < pr.n && !dup; j++)
-			dup = pr.offsets[j] == off; /* an alias: memalign is aligned_alloc */
-		if (dup)
-			continue;
-		pr.offsets[pr.n] = off;
-		pr.sizes[pr.n] = size;
-		kinds[pr.n++] = fns[i].kind | flags;
+	for (size_t i = 0; i < n; i++) {
+		pr.offsets[i] = found[i].offset;
+		pr.sizes[i] = found[i].size;
+		kinds[i] = found[i].kind;
 	}
+	pr.n = n;
 	char fdpath[64];
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", sym_file_fd(f));
 	int link[2];
 	int err = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid, link);
 	if (err < 0)
 		return err;
-	int n = (int)pr.n;
 	err = remember(ap, &pr, path, link);
 	if (err) {
 		close_links(link);
 		return err;
 	}
-	return n;
+	return (int)n;
 }
 
 int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,

@@ -26,6 +26,7 @@ struct sampler {
 	struct unwinder *unwinder;
 	struct offcpu *offcpu;		   /* with PERF_EVENTS_SWITCHES */
 	struct alloc_probes *alloc_probes; /* with PERF_EVENTS_ALLOC, until the end */
+	struct alloc_fast *alloc_fast;	   /* with PERF_EVENTS_ALLOC and alloc_fast, instead */
 	struct alloc_samples *alloc;
 	struct py_samples *py; /* Python frames in the samples of CPythons, when loaded */
 	int py_err;
@@ -79,6 +80,11 @@ void sampler_thread_name(struct sampler *s, pid_t pid, pid_t tid);
 /* PERF_EVENTS_ALLOC: probes the allocators of pid, a process a target
  * created, from now. */
 void sampler_alloc_follow(struct sampler *s, pid_t pid);
+
+/* An allocation event the in-process recorder wrote (alloc-fast.h), to
+ * the allocation samples; s is arg. */
+struct fast_alloc_event;
+int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg);
 
 /* Puts one record where it belongs (sampler-records.c); s is arg. */
 int sampler_handle_record(const struct perf_record *rec, void *arg);

@@ -11,10 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "perf/alloc-format.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
+#include "proc/unwind.h"
 #include "profile/aggregate.h"
 #include "profile/resolve.h"
+#include "sampling/alloc-fast.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
 #include "util/clock.h"
@@ -125,7 +128,7 @@ static void know_thread(struct sampler *s, pid_t pid, pid_t tid)
  * is found among the Python threads (it runs Python by then; a thread
  * named when it was created, or attached, may not have yet), or for
  * PY_NAME_NS after its first (a C thread, which never is). */
-#define PY_NAME_NS 2000000000ull
+#define PY_NAME_NS   2000000000ull
 #define PY_NAME_DONE UINT64_MAX
 static void name_python_thread(struct sampler *s, pid_t pid, pid_t tid)
 {
@@ -137,8 +140,10 @@ static void name_python_thread(struct sampler *s, pid_t pid, pid_t tid)
 		return;
 	uint64_t now = time_now_ns(CLOCK_MONOTONIC);
 	const char *name = py_samples_thread_name(s->py, pid, tid, now, &found);
-	u64map_put(&s->known, key, found || (first && now - first > PY_NAME_NS) ? PY_NAME_DONE
-						: first ? first : now);
+	u64map_put(&s->known, key,
+		   found || (first && now - first > PY_NAME_NS) ? PY_NAME_DONE
+		   : first					? first
+								: now);
 	if (name)
 		aggregate_set_thread(s->cfg.agg, pid, tid, name);
 }
@@ -284,5 +289,28 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 	default:
 		break;
 	}
+	return 0;
+}
+
+int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg)
+{
+	struct sampler *s = arg;
+	struct alloc_raw raw = {e->event, e->value, e->caller};
+	size_t n = 0;
+
+	/* A result not seen, or one whose free will not be: not in use. */
+	if (e->event == ALLOC_EV_RETURN &&
+	    (e->flags & (RECCE_FAST_ALLOC_UNKNOWN | RECCE_FAST_ALLOC_UNTRACKED)))
+		raw.value = 0;
+	if (e->event == ALLOC_EV_SAMPLE && s->unwinder && s->frames_cap > 1) {
+		size_t max =
+		    s->frames_cap - 1 < MAX_UNWIND_FRAMES ? s->frames_cap - 1 : MAX_UNWIND_FRAMES;
+		s->frames[0] = (uint64_t)PERF_CONTEXT_USER;
+		n = 1 + (size_t)unwinder_unwind(s->unwinder, e->pid, e->tid, e->regs, e->stack,
+						e->stack_len, s->frames + 1, max, NULL);
+	}
+	if (!s->alloc ||
+	    alloc_samples_add(s->alloc, e->pid, e->tid, &raw, sizeof(raw), s->frames, n) < 0)
+		s->stats.dropped++;
 	return 0;
 }

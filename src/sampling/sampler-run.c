@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "perf/perf-events.h"
+#include "sampling/alloc-fast.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
 #include "util/clock.h"
@@ -24,6 +25,7 @@
 
 #define POLL_MS	       500
 #define PY_POLL_MS     100
+#define FAST_POLL_MS   10   /* the in-process allocation rings wake nobody */
 #define FIRST_READ_MS  20   /* after a launch */
 #define CHILD_GRACE_MS 2000 /* between SIGTERM and SIGKILL of the launched command */
 
@@ -136,6 +138,10 @@ static void on_wake(void *arg)
 	if (s->py)
 		py_samples_read(s->py);
 	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	/* After the mappings the rings told of: a sample's stack is
+	 * unwound through them. */
+	if (r >= 0 && s->alloc_fast)
+		r = alloc_fast_read(s->alloc_fast, sampler_handle_fast_alloc, s);
 	if (r < 0) {
 		stop(s, r);
 		return;
@@ -181,7 +187,7 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 	 * every PY_POLL_MS with Python frames read: a frame's code is named
 	 * when its record is read, and a process that ended cannot be read. */
 	int64_t now = time_now_ns(CLOCK_MONOTONIC);
-	int64_t poll_ns = (s->py ? PY_POLL_MS : POLL_MS) * 1000000LL;
+	int64_t poll_ns = (s->alloc_fast ? FAST_POLL_MS : s->py ? PY_POLL_MS : POLL_MS) * 1000000LL;
 	if (!ret) {
 		int id = evloop_timer_add(loop, now + poll_ns, poll_ns, NULL, s);
 		ret = id < 0 ? id : 0;
@@ -223,10 +229,15 @@ int sampler_drain(struct sampler *s)
 	/* The target runs at full speed again before anything else. */
 	if (s->alloc_probes)
 		alloc_probes_detach(s->alloc_probes);
+	if (s->alloc_fast)
+		alloc_fast_detach(s->alloc_fast); /* its stats say if it failed */
 	if (s->run_err)
 		return s->run_err;
-	/* What the kernel wrote until now still counts. */
+	/* What the kernel wrote until now still counts, and what the
+	 * process did. */
 	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	if (r >= 0 && s->alloc_fast)
+		r = alloc_fast_read(s->alloc_fast, sampler_handle_fast_alloc, s);
 	return r < 0 ? r : 0;
 }
 

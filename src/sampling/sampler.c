@@ -23,6 +23,7 @@
 #include "proc/procstat.h"
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
+#include "sampling/alloc-fast.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
 #include "sampling/waiting.h"
@@ -57,7 +58,7 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 	s->targets = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->targets));
 	s->pidfds = malloc((s->ntargets ? s->ntargets : 1) * sizeof(*s->pidfds));
 	s->alive = calloc(s->ntargets ? s->ntargets : 1, sizeof(*s->alive));
-	if (cfg->dwarf) {
+	if (cfg->dwarf || cfg->alloc_fast) {
 		/* The kernel's part of a callchain, a marker, the unwound part. */
 		s->frames_cap = MAX_KERNEL_FRAMES + 1 + MAX_UNWIND_FRAMES;
 		s->frames = malloc(s->frames_cap * sizeof(*s->frames));
@@ -68,8 +69,9 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 		goto fail;
 	for (size_t i = 0; i < s->ntargets; i++)
 		s->pidfds[i] = -1;
-	if (cfg->dwarf || (events & PERF_EVENTS_SWITCHES)) {
-		/* Off-CPU also unwinds the threads found waiting (waiting.h). */
+	if (cfg->dwarf || cfg->alloc_fast || (events & PERF_EVENTS_SWITCHES)) {
+		/* Off-CPU also unwinds the threads found waiting (waiting.h),
+		 * the in-process allocation recorder's samples are unwound. */
 		s->unwinder = unwinder_new(cfg->procs, cfg->unwind_check);
 		if (!s->unwinder)
 			goto fail;
@@ -163,10 +165,10 @@ void sampler_thread_name(struct sampler *s, pid_t pid, pid_t tid)
 		comm[n - 1] = 0;
 	/* A CPython's threading.Thread is named as Python names it. */
 	int found;
-	const char *py = s->py && py_samples_is_python(s->py, pid)
-			     ? py_samples_thread_name(s->py, pid, tid,
-						      time_now_ns(CLOCK_MONOTONIC), &found)
-			     : NULL;
+	const char *py =
+	    s->py && py_samples_is_python(s->py, pid)
+		? py_samples_thread_name(s->py, pid, tid, time_now_ns(CLOCK_MONOTONIC), &found)
+		: NULL;
 	aggregate_set_thread(s->cfg.agg, pid, tid, py ? py : comm);
 }
 
@@ -429,6 +431,8 @@ static int alloc_inside(void *ctx, pid_t pid, uint64_t addr)
 {
 	struct sampler *s = ctx;
 
+	if (s->alloc_fast)
+		return alloc_fast_inside(s->alloc_fast, pid, addr);
 	return s->alloc_probes && alloc_probes_inside(s->alloc_probes, s->cfg.procs, pid, addr);
 }
 
@@ -447,12 +451,45 @@ void sampler_alloc_follow(struct sampler *s, pid_t pid)
 		s->stats.alloc_unfollowed++;
 }
 
+/* In the process: each target's allocator hooked through the library,
+ * its samples unwound here from the stack they copy. */
+static int alloc_fast_start(struct sampler *s)
+{
+	int probed = 0, err = 0;
+
+	s->alloc_fast =
+	    alloc_fast_new(s->cfg.alloc_interval,
+			   s->cfg.stack_bytes ? s->cfg.stack_bytes : RECCE_FAST_ALLOC_STACK);
+	if (!s->alloc_fast)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ntargets; i++) {
+		struct sampler_target *t = &s->targets[i];
+		if (t->err)
+			continue;
+		err = alloc_fast_attach(s->alloc_fast, s->cfg.procs, s->cfg.sym, t->pid);
+		int loaded = alloc_fast_info(s->alloc_fast)->failure == FAST_OK;
+		if ((err == -ENOENT || err == -ESRCH) && loaded) {
+			t->err = err;
+			s->alive[i] = 0;
+			continue;
+		}
+		if (err < 0) {
+			t->err = err;
+			return err;
+		}
+		probed++;
+	}
+	return probed ? 0 : -ENOENT;
+}
+
 static int alloc_start(struct sampler *s)
 {
 	s->alloc =
 	    alloc_samples_new(s->cfg.alloc_interval, s->cfg.agg, s->cfg.inuse, alloc_inside, s);
 	if (!s->alloc)
 		return -ENOMEM;
+	if (s->cfg.alloc_fast)
+		return alloc_fast_start(s);
 	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, s->cfg.alloc_no_sessions,
 				   &s->alloc_probes);
 	if (err)
@@ -528,6 +565,21 @@ int sampler_start(struct sampler *s)
 	return err;
 }
 
+const struct fast_set_info *sampler_alloc_fast_info(const struct sampler *s)
+{
+	return s->alloc_fast ? alloc_fast_info(s->alloc_fast) : NULL;
+}
+
+const char *sampler_alloc_fast_refused(const struct sampler *s, const char **why)
+{
+	const char *name = NULL;
+
+	*why = NULL;
+	if (s->alloc_fast && alloc_fast_refused(s->alloc_fast, &name, why))
+		return name;
+	return NULL;
+}
+
 int sampler_exec_failed(const struct sampler *s)
 {
 	return s->exec_failed;
@@ -560,6 +612,11 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	if (s->alloc) {
 		alloc_samples_get_stats(s->alloc, &st->alloc);
 		st->samples = st->alloc.samples;
+	}
+	if (s->alloc_fast) {
+		st->nallocators = alloc_fast_objects(s->alloc_fast, &st->allocators);
+		st->alloc_fast = 1;
+		alloc_fast_stats(s->alloc_fast, &st->fast);
 	}
 	if (s->alloc_probes) {
 		st->nallocators = alloc_probes_objects(s->alloc_probes, &st->allocators);
@@ -610,8 +667,9 @@ static void describe_alloc(const struct sampler *s, const struct sampler_stats *
 	for (size_t i = 0; i < st->nallocators; i++)
 		add_comment(p, "allocator", "%s", st->allocators[i]);
 	add_comment(p, "alloc-probes", "%s",
-		    st->alloc_sessions ? "uprobe sessions"
-				       : "entry and return probes (no uprobe sessions)");
+		    st->alloc_fast	 ? "in-process trampolines (--fast)"
+		    : st->alloc_sessions ? "uprobe sessions"
+					 : "entry and return probes (no uprobe sessions)");
 	add_comment(p, "allocations", "%llu sampled of about %llu, %llu freed, %llu still in use",
 		    (unsigned long long)st->alloc.samples, (unsigned long long)st->alloc.objects,
 		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live);
@@ -693,6 +751,7 @@ void sampler_free(struct sampler *s)
 	unwinder_free(s->unwinder);
 	offcpu_free(s->offcpu);
 	alloc_probes_free(s->alloc_probes);
+	alloc_fast_free(s->alloc_fast);
 	alloc_samples_free(s->alloc);
 	py_samples_free(s->py);
 	free(s->attached);

@@ -43,6 +43,7 @@
 #include <sys/types.h>
 
 #include "profile/profile.h"
+#include "sampling/alloc-fast.h"
 #include "sampling/alloc-samples.h"
 #include "profile/py-samples.h"
 #include "proc/unwind.h"
@@ -89,6 +90,9 @@ struct sampler_config {
 	 * sessions (perf/alloc-bpf.h), where the kernel has them: for the
 	 * tests and the measures of that fallback. */
 	int alloc_no_sessions;
+	/* Sample in the process instead, through librecce-fast.so's
+	 * trampolines on the allocator (alloc-fast.h). */
+	int alloc_fast;
 	/* Samples of CPython processes carry their Python frames
 	 * (py-samples.h) unless this is set. */
 	int no_python;
@@ -132,7 +136,9 @@ struct sampler_stats {
 	struct unwind_check_stats unwind_check; /* with unwind_check */
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	int alloc_sessions; /* in uprobe sessions; 0: a return probe on every call */
-	const char *const *allocators;		/* the files probed, valid until sampler_free() */
+	int alloc_fast;	    /* in the process (alloc-fast.h), with what it counted: */
+	struct alloc_fast_stats fast;
+	const char *const *allocators; /* the files probed, valid until sampler_free() */
 	size_t nallocators;
 	/* Processes the targets created while sampled: allocators probed
 	 * from when recce read of them, ended before that, or that could
@@ -159,6 +165,12 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out);
  */
 int sampler_start(struct sampler *s);
 int sampler_exec_failed(const struct sampler *s);
+
+/* With alloc_fast: what failed in loading the library into a target (its
+ * failure FAST_OK when nothing did), NULL without; and the first
+ * allocator function left unhooked, with why (NULL when none). */
+const struct fast_set_info *sampler_alloc_fast_info(const struct sampler *s);
+const char *sampler_alloc_fast_refused(const struct sampler *s, const char **why);
 
 /* Before the attach: the run also stops when pidfd becomes readable, the
  * caller's pidfd of a command it runs beside the targets for the time the

@@ -83,6 +83,10 @@ like "$(cat "$ERR")" "tasks --libuv needs the scope trace" "and is told --libuv 
 as tom trace -p "$CALLS" add_pair --fas --count 1
 is "$RC" 1 "tom may trace, but not write jumps into code with trace --fast (spelled --fas)"
 like "$(cat "$ERR")" "trace --fast needs the scope patch" "which needs patch"
+as tom record -p "$HOT" -d 1 -e alloc --fa -o "$T/fast.pb.gz"
+is "$RC" 1 "tom may not write jumps into an allocator with record -e alloc --fast (spelled --fa)"
+like "$(cat "$ERR")" "record --fast needs the scope patch" "which needs patch"
+ok "and nothing was written" test ! -e "$T/fast.pb.gz"
 
 # --- files written through the agent -------------------------------------
 

@@ -188,6 +188,18 @@ else
 	refused_or_fails "record -e alloc" alloc "alloc_kept not named"
 fi
 
+# record -e alloc --fast: in the process, no kernel interface but ptrace
+# and perf events: the same sites, with whole stacks.
+rec alloc_fast record -e alloc --fast -p "$ALLOCS" -d 2 -o "$T/alloc-fast.pb.gz"
+f=$("$RECCE" report --folded --value alloc_space "$T/alloc-fast.pb.gz" 2>/dev/null)
+pct=$(share "$f" 'main;round_of;alloc_kept;posix_memalign')
+if [ "$RC" = 0 ] && [ "$pct" -ge 35 ] && [ "$pct" -le 45 ]; then
+	say "record -e alloc --fast" works "main;round_of;alloc_kept;posix_memalign has $pct% of the bytes (40%)"
+else
+	refused_or_fails "record -e alloc --fast" alloc_fast "alloc_kept has $pct% of the bytes, not 40%"
+	cat "$T/alloc_fast.err" >&2
+fi
+
 # --- top -------------------------------------------------------------------
 
 rec top top -b -n 2 -p "$HOT"

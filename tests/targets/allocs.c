@@ -9,8 +9,9 @@
  *                 round, kept in a ring of 1024 blocks   40%
  * so that once the ring has turned, 1024 x 16000 bytes (16.4 MB) stay in
  * use, all from alloc_kept. Prints "ready" and runs until killed, or for
- * argv[1] seconds. Built with frame pointers and without inlining of the
- * sites, so each is a frame of its own.
+ * argv[1] seconds; with argv[2], at most that many rounds a millisecond
+ * (a pause after each batch), for a profiler that sees every sample. Built with frame pointers and
+ * without inlining of the sites, so each is a frame of its own.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -78,13 +79,16 @@ __attribute__((noinline)) static void round_of(unsigned long n)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 0;
-	struct timespec start, now;
+	unsigned long per_ms = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+	struct timespec start, now, pause = {0, 1000000};
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	for (unsigned long n = 0;; n++) {
 		round_of(n);
+		if (per_ms && n % per_ms == 0)
+			nanosleep(&pause, NULL);
 		if (n % 1024 == 0 && seconds > 0) {
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if ((double)(now.tv_sec - start.tv_sec) +

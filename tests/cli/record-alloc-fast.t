@@ -1,0 +1,170 @@
+#!/bin/bash
+# recce record --event alloc --fast: allocations sampled in the process,
+# through recce's library and jumps on the allocator instead of uprobes.
+# Checked against the target with known bytes per call site
+# (tests/targets/allocs.c), paced so that every sample is kept: each
+# site's share of the bytes within 2 points, what is in use; C++ with
+# exceptions and a Rust-named function; Debian's redis-server (jemalloc,
+# no frame pointers) under redis-benchmark; the target's code equal to its
+# files after the recording and after a SIGKILL of recce; the refusals.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
+
+# share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
+share()
+{
+	awk -v n="$(folded_count "$1" "$2")" -v t="$(folded_total "$1")" \
+		'BEGIN { printf "%.2f", (t > 0 ? 100 * n / t : 0) }'
+}
+
+# --- glibc, paced: every sample kept ------------------------------------------
+
+spawn "$T/a.out" "$TARGETS/allocs" 120 10
+TGT=$PID
+wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
+P="$T/fast.pb.gz"
+run "$RECCE" record -p "$TGT" --event alloc --fast --alloc-interval 4K -d 3 -o "$P"
+is "$RC" 0 "record --event alloc --fast -p exits 0" || show_run
+like "$(cat "$ERR")" 'recording the allocations of 1 process in the process \(--fast\), one sample per 4K allocated' \
+	"it says what it records, and how"
+like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
+	"the summary counts samples, what they stand for, frees and what is in use"
+unlike "$(cat "$ERR")" 'lost|warning' "no record was lost, nothing to warn of" || show_run
+# Every sample is followed to its result, and to its free or to the end.
+SUM=$(sed -n 's/^recce: \([0-9]*\) allocations sampled .*, \([0-9]*\) of them freed, \([0-9]*\) still in use.*/\1 \2 \3/p' "$ERR")
+read -r NS NF NL <<<"$SUM"
+is "$((NF + NL))" "$NS" "each of the $NS samples was freed ($NF) or is still in use ($NL)"
+F=$(value_folded "$P" alloc_space)
+for site in alloc_small:30 alloc_zeroed:20 alloc_grown:10 alloc_kept:40; do
+	want=${site#*:}
+	got=$(share "$F" "(^|;)${site%%:*};")
+	cmp_ok "($got) - ($want) <= 2 && ($want) - ($got) <= 2" '==' 1 \
+		"${site%%:*} has $got% of the bytes allocated, the target allocates $want%"
+done
+like "$F" '(^|;)main;round_of;alloc_small;malloc [0-9]+' \
+	"whole stacks, the allocator's function the leaf"
+like "$F" '(^|;)round_of;alloc_grown;malloc [0-9]+' \
+	"glibc's realloc(NULL, n) is sampled once, as the malloc it jumps to"
+unlike "$F" '(^|;)alloc_grown;realloc' "and not as realloc too"
+INUSE=$(value_folded "$P" inuse_space)
+KEPT=$(folded_count "$INUSE" '(^|;)alloc_kept;')
+# At 4K a 16000-byte block is sampled with p = 0.98: within 5% of the truth.
+ok "$KEPT bytes in use from alloc_kept, the target holds 16384000 (within 5%)" \
+	near "$KEPT" 16384000 0.05
+cmp_ok "$(folded_total "$INUSE") - $KEPT" '<' 163840 \
+	"what the other sites allocated was followed to its free (under 1% of it left in use)"
+run "$RECCE" report -n 1 "$P"
+like "$(cat "$OUT")" 'alloc-probes: in-process trampolines \(--fast\)' \
+	"the profile says how it was sampled"
+like "$(cat "$OUT")" 'allocator: /[^ ]*libc\.so\.6' "and names the allocator"
+ok "the target still runs" kill -0 "$TGT"
+run python3 tests/cli/code-bytes.py "$TGT"
+is "$RC" 0 "its code is its files' again" || show_run
+
+# A SIGKILL of recce while it records: the library's watchdog puts the
+# allocator's bytes back, and the target goes on.
+spawn_recce "$T/k.out" "$T/k.err" record -p "$TGT" --event alloc --fast -d 600 -o "$T/k.pb.gz"
+K=$PID
+ok "a second recording starts" wait_for 60 grep -q '^recce: recording' "$T/k.err"
+run python3 tests/cli/code-bytes.py "$TGT"
+is "$RC" 1 "while it runs, the allocator jumps to recce's trampolines" || show_run
+like "$(cat "$OUT")" 'libc\.so\.6' "in libc"
+kill_quietly "$K"
+ok "after recce's SIGKILL the code equals its files within 2 s" \
+	wait_for 2 python3 tests/cli/code-bytes.py "$TGT"
+ok "and the target still runs" kill -0 "$TGT"
+kill_quietly "$TGT"
+
+# --- freed by another thread ---------------------------------------------------
+
+# Each thread writes its own ring: a block freed by the consumer right
+# after the producer allocated it is followed to that free only when the
+# two rings are read in time order.
+need_file "$TARGETS/handoff"
+spawn "$T/h.out" "$TARGETS/handoff" 120 100
+HO=$PID
+wait_for 5 grep -q '^ready' "$T/h.out" || diag "the hand-off target did not start"
+run "$RECCE" record -p "$HO" --event alloc --fast --alloc-interval 16K -d 2 -o "$T/h.pb.gz"
+is "$RC" 0 "hand-off: record exits 0" || show_run
+SUM=$(sed -n 's/^recce: \([0-9]*\) allocations sampled .*, \([0-9]*\) of them freed, \([0-9]*\) still in use.*/\1 \2 \3/p' "$ERR")
+read -r NS NF NL <<<"$SUM"
+cmp_ok "${NS:-0}" '>' 1000 "hand-off: $NS samples"
+is "$((NF + NL))" "$NS" "hand-off: each was freed on the other thread ($NF) or is in use ($NL)"
+cmp_ok "${NL:-99}" '<=' 20 "hand-off: few are in use at the end (about 4 expected: the ring holds 64 blocks)"
+like "$(value_folded "$T/h.pb.gz" alloc_space)" '(^|;)main;make_block;malloc [0-9]+' \
+	"hand-off: the producer's allocations"
+kill_quietly "$HO"
+
+# --- C++ with exceptions, a Rust-named function ---------------------------------
+
+spawn "$T/cxx.out" "$TARGETS/allocs-cxx" 60
+CXX=$PID
+wait_for 5 grep -q '^ready' "$T/cxx.out" || diag "allocs-cxx did not start"
+P="$T/cxx.pb.gz"
+run "$RECCE" record -p "$CXX" --event alloc --fast -d 2 -o "$P"
+is "$RC" 0 "record --event alloc --fast of a C++ target exits 0" || show_run
+F=$(value_folded "$P" alloc_space)
+FILL=$(folded_count "$F" '(^|;)shop::Basket::fill\(\);operator new\(unsigned long\);malloc$')
+GROW=$(folded_count "$F" '(^|;)alloc::raw_vec::finish_grow;malloc$')
+got=$(awk -v a="$FILL" -v b="$GROW" 'BEGIN { printf "%.2f", (a + b > 0 ? 100 * a / (a + b) : 0) }')
+cmp_ok "($got) - 40 <= 2 && 40 - ($got) <= 2" '==' 1 \
+	"C++ new[] under Basket::fill and a Rust-named finish_grow: $got% and the rest (40/60)"
+like "$F" '(^|;)shop::Basket::reject\(\);__cxa_allocate_exception;malloc [0-9]+' \
+	"a thrown exception's allocation is under Basket::reject"
+ok "the C++ target still runs" kill -0 "$CXX"
+run python3 tests/cli/code-bytes.py "$CXX"
+is "$RC" 0 "its code is its files' again" || show_run
+kill_quietly "$CXX"
+
+# --- Debian's redis-server: jemalloc, no frame pointers ---------------------------
+
+REDIS=$(command -v redis-server)
+if [ -n "$REDIS" ] && command -v redis-benchmark >/dev/null; then
+	PORT=$((20000 + $$ % 20000))
+	spawn "$T/redis.out" "$REDIS" --port "$PORT" --bind 127.0.0.1 --save '' \
+		--appendonly no --dir "$T"
+	RP=$PID
+	wait_for 10 grep -q 'Ready to accept connections' "$T/redis.out" ||
+		diag "redis-server did not start"
+	spawn_recce "$T/r.out" "$T/r.err" record -p "$RP" --event alloc --fast \
+		--alloc-interval 16K -d 600 -o "$T/redis.pb.gz"
+	R=$PID
+	ok "redis: recording starts" wait_for 60 grep -q '^recce: recording' "$T/r.err"
+	run redis-benchmark -p "$PORT" -n 20000 -q -t set,lpush -d 256
+	is "$RC" 0 "redis-benchmark runs while recorded" || show_run
+	kill -INT "$R"
+	wait "$R"
+	is "$?" 0 "redis: record exits 0" || cat "$T/r.err"
+	like "$(cat "$T/r.err")" 'recce: [0-9]+ allocations sampled' "redis: it sampled" ||
+		cat "$T/r.err"
+	F=$(value_folded "$T/redis.pb.gz" alloc_space)
+	like "$F" '(^|;)main;aeMain;.*;processCommand;call;.*;zmalloc;malloc [0-9]+' \
+		"redis: a command's allocation has its whole stack, from main, through jemalloc's malloc" ||
+		diag "$(echo "$F" | head -n 5)"
+	run "$RECCE" report -n 1 "$T/redis.pb.gz"
+	like "$(cat "$OUT")" 'allocator: /[^ ]*libjemalloc\.so\.2' "redis: jemalloc is hooked"
+	ok "redis-server still answers" sh -c "redis-cli -p $PORT ping | grep -q PONG"
+	run python3 tests/cli/code-bytes.py "$RP"
+	is "$RC" 0 "redis: its code is its files' again" || show_run
+	kill_quietly "$RP"
+else
+	fail "redis-server and redis-benchmark are not installed (Debian package redis): run scripts/install-deps.sh"
+fi
+
+# --- refusals --------------------------------------------------------------------
+
+run "$RECCE" record -p 1 --fast -d 1
+is "$RC" 2 "--fast without --event alloc is a usage error"
+like "$(cat "$ERR")" '--fast goes with --event alloc' "and says so"
+run "$RECCE" record -p "$(unused_pid)" --event alloc --fast -d 1
+is "$RC" 1 "--event alloc --fast of a missing process exits 1"
+like "$(cat "$ERR")" 'no process with PID' "and says so"
+RECCE_FAST_LIB=/nonexistent/librecce-fast.so spawn "$T/b.out" "$TARGETS/allocs" 30
+wait_for 5 grep -q '^ready' "$T/b.out" || diag "the allocation target did not start"
+RECCE_FAST_LIB=/nonexistent/librecce-fast.so run "$RECCE" record -p "$PID" --event alloc --fast -d 1 -o "$T/no.pb.gz"
+is "$RC" 1 "without recce's library, --fast exits 1"
+like "$(cat "$ERR")" 'librecce-fast\.so is not installed' "and says what is missing" || show_run
+ok "the target still runs" kill -0 "$PID"
+kill_quietly "$PID"
+
+done_testing
