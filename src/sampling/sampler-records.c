@@ -22,7 +22,8 @@
 #include "sampling/offcpu.h"
 #include "util/clock.h"
 
-#define TID_FREE UINT64_MAX /* tid_task value of a thread that exited */
+#define TID_FREE      UINT64_MAX /* tid_task value of a thread that exited */
+#define MAX_FP_FRAMES 256	 /* a fast sample's frame-pointer walk, at most */
 
 /*
  * Whether a sample comes from a second stream on its thread (see
@@ -292,22 +293,53 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 	return 0;
 }
 
+/* The frame-pointer walk of a sample's stack copy, as the kernel takes
+ * it: PERF_CONTEXT_USER, the instruction pointer, then the return address
+ * of each frame the chain from bp reaches inside the copy (going up, word
+ * aligned). Into ips (cap entries); returns the count. */
+static size_t copy_fp_walk(const struct fast_alloc_event *e, uint64_t *ips, size_t cap)
+{
+	uint64_t sp = e->regs[7], bp = e->regs[6], end = sp + e->stack_len;
+	size_t n = 0;
+
+	if (cap < 2)
+		return 0;
+	ips[n++] = (uint64_t)PERF_CONTEXT_USER;
+	ips[n++] = e->regs[8];
+	while (n < cap && bp >= sp && bp % 8 == 0 && bp < end - 16 && end >= 16) {
+		uint64_t next, ret;
+		memcpy(&next, e->stack + (bp - sp), sizeof(next));
+		memcpy(&ret, e->stack + (bp - sp) + 8, sizeof(ret));
+		if (!ret)
+			break;
+		ips[n++] = ret;
+		if (next <= bp)
+			break;
+		bp = next;
+	}
+	return n;
+}
+
 int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg)
 {
 	struct sampler *s = arg;
 	struct alloc_raw raw = {e->event, e->value, e->caller};
+	uint64_t ips[MAX_FP_FRAMES];
 	size_t n = 0;
 
 	/* A result not seen, or one whose free will not be: not in use. */
 	if (e->event == ALLOC_EV_RETURN &&
 	    (e->flags & (RECCE_FAST_ALLOC_UNKNOWN | RECCE_FAST_ALLOC_UNTRACKED)))
 		raw.value = 0;
+	/* The stack unwound from the copy, and where that stops short (JIT
+	 * code without unwind information: V8's, a JVM's), the frame
+	 * pointers' chain after it, as for a perf sample in auto mode. */
 	if (e->event == ALLOC_EV_SAMPLE && s->unwinder && s->frames_cap > 1) {
-		size_t max =
-		    s->frames_cap - 1 < MAX_UNWIND_FRAMES ? s->frames_cap - 1 : MAX_UNWIND_FRAMES;
-		s->frames[0] = (uint64_t)PERF_CONTEXT_USER;
-		n = 1 + (size_t)unwinder_unwind(s->unwinder, e->pid, e->tid, e->regs, e->stack,
-						e->stack_len, s->frames + 1, max, NULL);
+		struct unwind_sample smp = {e->pid, e->tid,  e->regs[8], ips,
+					    0,	    e->regs, e->stack,	 e->stack_len};
+		smp.nips = copy_fp_walk(e, ips, MAX_FP_FRAMES);
+		n = unwinder_sample(s->unwinder, &smp, 1, 0, MAX_UNWIND_FRAMES, s->frames,
+				    s->frames_cap);
 	}
 	if (!s->alloc ||
 	    alloc_samples_add(s->alloc, e->pid, e->tid, &raw, sizeof(raw), s->frames, n) < 0)

@@ -151,6 +151,29 @@ else
 	fail "redis-server and redis-benchmark are not installed (Debian package redis): run scripts/install-deps.sh"
 fi
 
+# --- Debian's node: JavaScript's allocations through V8's JIT code ------------------
+
+# JIT code has no unwind information: the frame pointers' chain in the
+# copied stack goes on from where the unwinder stops, as in a CPU sample.
+if command -v node >/dev/null; then
+	spawn "$T/node.out" node -e 'let k = []; console.log("ready");
+		setInterval(() => { for (let i = 0; i < 100; i++) k.push(Buffer.alloc(8192));
+			if (k.length > 5000) k = []; }, 1)'
+	NP=$PID
+	wait_for 10 grep -q '^ready' "$T/node.out" || diag "node did not start"
+	run "$RECCE" record -p "$NP" --event alloc --fast -d 2 -o "$T/node.pb.gz"
+	is "$RC" 0 "node: record exits 0" || show_run
+	like "$(value_folded "$T/node.pb.gz" alloc_space)" \
+		'(^|;)node::Start\(int, char\*\*\);.*;uv_run;uv__run_timers;.*;malloc [0-9]+' \
+		"node: a timer's Buffer allocations have whole stacks, from main through V8's JIT code"
+	ok "node still runs" kill -0 "$NP"
+	run python3 tests/cli/code-bytes.py "$NP"
+	is "$RC" 0 "node: its code is its files' again" || show_run
+	kill_quietly "$NP"
+else
+	fail "node is not installed (Debian package nodejs): run scripts/install-deps.sh"
+fi
+
 # --- refusals --------------------------------------------------------------------
 
 run "$RECCE" record -p 1 --fast -d 1
