@@ -57,15 +57,16 @@ int cmd_record(int argc, char **argv)
 	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
 	struct aggregate *agg = aggregate_new();
 	struct aggregate *inuse = a.event == RECORD_ALLOC ? aggregate_new() : NULL;
+	struct aggregate *growing = a.leaks ? aggregate_new() : NULL;
 	int64_t period = a.event == RECORD_OFFCPU ? 0 : 1000000000LL / a.freq;
 	struct resolver *res = procs ? resolver_new(procs, sym, period) : NULL;
 	if (!sym || !procs || !agg || !res || (a.event == RECORD_ALLOC && !inuse) ||
-	    dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
+	    (a.leaks && !growing) || dirs_use_cache(sym, TABLE_BUILD_MAX) < 0)
 		die("out of memory");
 	if ((a.event == RECORD_OFFCPU && resolver_name_values(res, "switches", "offcpu") < 0) ||
 	    (a.event == RECORD_WALL && resolver_name_values(res, "samples", "wall") < 0) ||
 	    (a.event == RECORD_ALLOC &&
-	     resolver_name_allocations(res, (int64_t)a.alloc_interval) < 0))
+	     resolver_name_allocations(res, (int64_t)a.alloc_interval, a.leaks) < 0))
 		die("out of memory");
 	if (a.no_symbolize)
 		resolver_keep_addresses(res);
@@ -100,6 +101,8 @@ int cmd_record(int argc, char **argv)
 	cfg.alloc_no_sessions = getenv("RECCE_ALLOC_NO_SESSIONS") != NULL;
 	cfg.alloc_fast = a.fast;
 	cfg.inuse = inuse;
+	cfg.growing = growing;
+	cfg.growth_every_ns = GROWTH_EVERY_NS;
 	cfg.sym = sym;
 	cfg.freq = (unsigned)a.freq;
 	cfg.duration = a.duration;
@@ -181,6 +184,11 @@ int cmd_record(int argc, char **argv)
 		if (resolver_add(res, inuse, 0) < 0)
 			die("out of memory while symbolizing");
 	}
+	if (growing) {
+		resolver_set_column(res, 4);
+		if (resolver_add(res, growing, 0) < 0)
+			die("out of memory while symbolizing");
+	}
 	uint64_t timeline_dropped = a.timeline ? aggregate_timeline(agg)->dropped : 0;
 	if (timeline_dropped)
 		warning("the timeline is full: the last %llu samples are counted but not in it",
@@ -245,6 +253,7 @@ int cmd_record(int argc, char **argv)
 	resolver_free(res);
 	aggregate_free(agg);
 	aggregate_free(inuse);
+	aggregate_free(growing);
 	procs_free(procs);
 	symbolizer_free(sym);
 	free(a.pids);

@@ -20,6 +20,9 @@
 /* The sample timeline a recording keeps at most (record --timeline,
  * capture, trace --profile): about ten million samples, hours of a busy
  * thread at 99 Hz. */
+/* --leaks: a snapshot of what is in use every second (fewer, further
+ * apart, past 64). */
+#define GROWTH_EVERY_NS	   1000000000ull
 #define TIMELINE_MAX_BYTES (64u << 20)
 
 /* What record samples (--event). */
@@ -49,6 +52,7 @@ struct record_args {
 	uint64_t alloc_interval; /* --alloc-interval: bytes per allocation sample */
 	const char *alloc_text;	 /* as given, for the messages */
 	int fast;		 /* --fast: allocations sampled in the process (alloc-fast.h) */
+	int leaks;		 /* --leaks: the stacks whose use only grew (alloc-growth.h) */
 };
 
 /* Opens --cgroup's directory: the path as given, else under the cgroup

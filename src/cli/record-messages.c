@@ -256,6 +256,29 @@ int record_open_cgroup(const char *path)
 	return fd;
 }
 
+/* --leaks: the stacks whose use only grew. */
+static void say_leaks(const struct sampler_stats *st, const char *written)
+{
+	double apart = (double)st->growth_every_ns / 1e9;
+
+	if (st->growing_stacks < 0)
+		warning("out of memory while following what is in use: no growing_space");
+	else if (st->growth_points < 3)
+		note(
+		    "--leaks: %zu snapshot%s of what is in use, too few to tell growth (3 or more: "
+		    "record longer)",
+		    st->growth_points, st->growth_points == 1 ? "" : "s");
+	else if (!st->growing_stacks)
+		note("--leaks: no stack's use only grew over %zu snapshots %.0f s apart",
+		     st->growth_points, apart);
+	else
+		note(
+		    "--leaks: %d stack%s only grew in use over %zu snapshots %.0f s apart (a leak, "
+		    "or a cache not yet full): recce report --value growing_space %s",
+		    st->growing_stacks, st->growing_stacks == 1 ? "" : "s", st->growth_points,
+		    apart, written);
+}
+
 /* --fast: what the in-process recorder could not keep. */
 static void say_alloc_fast(const struct sampler_stats *st)
 {
@@ -348,6 +371,8 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		say_alloc_children(st);
 		if (st->alloc_fast)
 			say_alloc_fast(st);
+		if (a->leaks)
+			say_leaks(st, written);
 	} else if (a->event == RECORD_OFFCPU)
 		note("%llu switch%s in %.1f s, %.2f s off-CPU, from %zu thread%s, %llu records "
 		     "lost; "

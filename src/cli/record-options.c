@@ -88,6 +88,9 @@ static const struct opt record_options[] = {
     OPT_FLAG_NEEDS_(0, "fast", struct record_args, fast, SCOPE_TRACE | SCOPE_PATCH,
 		    "--event alloc: sample in the process, through recce's library and jumps on "
 		    "the allocator, not uprobes"),
+    OPT_FLAG_(0, "leaks", struct record_args, leaks,
+	      "--event alloc: what is in use by stack every second, and the stacks whose use only "
+	      "grew (growing_space)"),
     OPT_CALL_('F', "freq", "HZ", set_value, V_FREQ, "samples per second (default 99)"),
     OPT_CALL_('d', "duration", "S", set_value, V_DURATION, "stop after S seconds"),
     OPT_OUTPUT_('o', "output", "FILE", struct record_args, output,
@@ -154,6 +157,8 @@ void record_parse_args(struct record_args *a, int argc, char **argv)
 	if (a->event == RECORD_ALLOC && (a->freq_given || a->timeline))
 		usage_die("record", "--event alloc samples by bytes allocated (--alloc-interval), "
 				    "not by time: -F and --timeline do not apply");
+	if (a->leaks && a->event != RECORD_ALLOC)
+		usage_die("record", "--leaks goes with --event alloc");
 	if (a->fast && a->event != RECORD_ALLOC)
 		usage_die("record", "--fast goes with --event alloc (CPU and off-CPU samples are "
 				    "the kernel's, at no cost to the target's calls)");

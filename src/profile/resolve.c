@@ -160,15 +160,13 @@ int resolver_name_values(struct resolver *r, const char *count, const char *time
 	return 0;
 }
 
-int resolver_name_allocations(struct resolver *r, int64_t interval)
+int resolver_name_allocations(struct resolver *r, int64_t interval, int growing)
 {
 	static const struct profile_value_type types[] = {
-	    {"alloc_objects", "count"},
-	    {"alloc_space", "bytes"},
-	    {"inuse_objects", "count"},
-	    {"inuse_space", "bytes"},
+	    {"alloc_objects", "count"}, {"alloc_space", "bytes"},     {"inuse_objects", "count"},
+	    {"inuse_space", "bytes"},	{"growing_objects", "count"}, {"growing_space", "bytes"},
 	};
-	if (profile_set_sample_types(r->prof, types, 4) < 0)
+	if (profile_set_sample_types(r->prof, types, growing ? 6 : 4) < 0)
 		return -ENOMEM;
 	r->prof->default_sample_type = 1;
 	r->prof->period_type.type = profile_intern(r->prof, "space");
@@ -611,8 +609,8 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 
 	if (err)
 		return err;
-	int64_t values[4] = {0, 0, 0, 0};
-	if (r->column + 2 > r->prof->nsample_types || r->prof->nsample_types > 4)
+	int64_t values[6] = {0, 0, 0, 0, 0, 0};
+	if (r->column + 2 > r->prof->nsample_types || r->prof->nsample_types > 6)
 		return -EINVAL;
 	values[r->column] = (int64_t)s->count;
 	values[r->column + 1] = (int64_t)s->period;

@@ -57,8 +57,10 @@ int resolver_name_values(struct resolver *r, const char *count, const char *time
 
 /* Names the values as in an allocation profile, the way Go's heap profile
  * does (alloc_objects, alloc_space, inuse_objects, inuse_space), sampled
- * every interval bytes. Returns 0 or -ENOMEM. */
-int resolver_name_allocations(struct resolver *r, int64_t interval);
+ * every interval bytes; with growing, two more (growing_objects,
+ * growing_space: what the stacks whose use only grew added). Returns 0 or
+ * -ENOMEM. */
+int resolver_name_allocations(struct resolver *r, int64_t interval, int growing);
 
 /* Where the next resolver_add() puts an entry's count and period: at
  * values column and column + 1 (0 by default; 2 for the in-use pair of an

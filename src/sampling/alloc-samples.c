@@ -212,6 +212,32 @@ int alloc_samples_finish(struct alloc_samples *as)
 	return as->finished < 0 ? as->finished : 0;
 }
 
+struct each_live {
+	void (*fn)(void *ctx, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
+		   uint64_t objects, uint64_t bytes);
+	void *ctx;
+};
+
+static void call_live(void *ctx, uint64_t key, uint64_t val)
+{
+	const struct each_live *e = ctx;
+	const struct alloc_one *one = (const struct alloc_one *)(uintptr_t)val;
+
+	(void)key;
+	if (one)
+		e->fn(e->ctx, one->pid, one->tid, one->frames, one->n, one->objects, one->bytes);
+}
+
+void alloc_samples_each_live(const struct alloc_samples *as,
+			     void (*fn)(void *ctx, pid_t pid, pid_t tid, const uint64_t *frames,
+					size_t n, uint64_t objects, uint64_t bytes),
+			     void *ctx)
+{
+	struct each_live e = {fn, ctx};
+
+	u64map_each(&as->live, call_live, &e);
+}
+
 void alloc_samples_get_stats(const struct alloc_samples *as, struct alloc_samples_stats *st)
 {
 	*st = as->stats;

@@ -50,6 +50,13 @@ int alloc_samples_add(struct alloc_samples *as, pid_t pid, pid_t tid, const void
  * or -ENOMEM. */
 int alloc_samples_finish(struct alloc_samples *as);
 
+/* Calls fn with each sampled allocation still in use: its process,
+ * thread, stack, and what it stands for. */
+void alloc_samples_each_live(const struct alloc_samples *as,
+			     void (*fn)(void *ctx, pid_t pid, pid_t tid, const uint64_t *frames,
+					size_t n, uint64_t objects, uint64_t bytes),
+			     void *ctx);
+
 void alloc_samples_get_stats(const struct alloc_samples *as, struct alloc_samples_stats *st);
 
 /* What one sampled allocation of size bytes stands for, sampled every

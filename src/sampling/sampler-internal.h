@@ -28,6 +28,7 @@ struct sampler {
 	struct alloc_probes *alloc_probes; /* with PERF_EVENTS_ALLOC, until the end */
 	struct alloc_fast *alloc_fast;	   /* with PERF_EVENTS_ALLOC and alloc_fast, instead */
 	struct alloc_samples *alloc;
+	struct alloc_growth *growth; /* with cfg.growing */
 	struct py_samples *py; /* Python frames in the samples of CPythons, when loaded */
 	int py_err;
 	pid_t *attached; /* with it: the threads attach() opened, to look at */

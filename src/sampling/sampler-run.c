@@ -17,6 +17,7 @@
 
 #include "perf/perf-events.h"
 #include "sampling/alloc-fast.h"
+#include "sampling/alloc-growth.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
 #include "util/clock.h"
@@ -142,6 +143,8 @@ static void on_wake(void *arg)
 	 * unwound through them. */
 	if (r >= 0 && s->alloc_fast)
 		r = alloc_fast_read(s->alloc_fast, sampler_handle_fast_alloc, s);
+	if (r >= 0 && s->growth)
+		r = alloc_growth_tick(s->growth, s->alloc, time_now_ns(CLOCK_MONOTONIC));
 	if (r < 0) {
 		stop(s, r);
 		return;
@@ -247,6 +250,10 @@ int sampler_finish(struct sampler *s)
 
 	if (s->offcpu)
 		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
+	if (s->growth) {
+		s->stats.growing_stacks = alloc_growth_finish(s->growth, s->alloc);
+		alloc_growth_span(s->growth, &s->stats.growth_points, &s->stats.growth_every_ns);
+	}
 	if (s->alloc && alloc_samples_finish(s->alloc) < 0)
 		ret = -ENOMEM;
 	sampler_child_reap(s);

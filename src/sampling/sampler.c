@@ -24,6 +24,7 @@
 #include "proc/tasks.h"
 #include "profile/aggregate.h"
 #include "sampling/alloc-fast.h"
+#include "sampling/alloc-growth.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
 #include "sampling/waiting.h"
@@ -488,6 +489,9 @@ static int alloc_start(struct sampler *s)
 	    alloc_samples_new(s->cfg.alloc_interval, s->cfg.agg, s->cfg.inuse, alloc_inside, s);
 	if (!s->alloc)
 		return -ENOMEM;
+	if (s->cfg.growing &&
+	    !(s->growth = alloc_growth_new(s->cfg.growth_every_ns, s->cfg.growing)))
+		return -ENOMEM;
 	if (s->cfg.alloc_fast)
 		return alloc_fast_start(s);
 	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, s->cfg.alloc_no_sessions,
@@ -670,6 +674,10 @@ static void describe_alloc(const struct sampler *s, const struct sampler_stats *
 		    st->alloc_fast	 ? "in-process trampolines (--fast)"
 		    : st->alloc_sessions ? "uprobe sessions"
 					 : "entry and return probes (no uprobe sessions)");
+	if (st->growth_points)
+		add_comment(
+		    p, "growing", "%d stacks only grew in use over %zu snapshots %.0f s apart",
+		    st->growing_stacks, st->growth_points, (double)st->growth_every_ns / 1e9);
 	add_comment(p, "allocations", "%llu sampled of about %llu, %llu freed, %llu still in use",
 		    (unsigned long long)st->alloc.samples, (unsigned long long)st->alloc.objects,
 		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live);
@@ -752,6 +760,7 @@ void sampler_free(struct sampler *s)
 	offcpu_free(s->offcpu);
 	alloc_probes_free(s->alloc_probes);
 	alloc_fast_free(s->alloc_fast);
+	alloc_growth_free(s->growth);
 	alloc_samples_free(s->alloc);
 	py_samples_free(s->py);
 	free(s->attached);

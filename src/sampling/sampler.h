@@ -93,6 +93,11 @@ struct sampler_config {
 	/* Sample in the process instead, through librecce-fast.so's
 	 * trampolines on the allocator (alloc-fast.h). */
 	int alloc_fast;
+	/* What is in use, by stack, at snapshots every growth_every_ns; the
+	 * stacks that only grew to growing at the end (alloc-growth.h). NULL:
+	 * none taken. */
+	struct aggregate *growing;
+	uint64_t growth_every_ns;
 	/* Samples of CPython processes carry their Python frames
 	 * (py-samples.h) unless this is set. */
 	int no_python;
@@ -136,6 +141,11 @@ struct sampler_stats {
 	struct unwind_check_stats unwind_check; /* with unwind_check */
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	int alloc_sessions; /* in uprobe sessions; 0: a return probe on every call */
+	/* With growing: the stacks that only grew, over how many snapshots
+	 * how far apart (-ENOMEM in growing_stacks: out of memory). */
+	int growing_stacks;
+	size_t growth_points;
+	uint64_t growth_every_ns;
 	int alloc_fast;	    /* in the process (alloc-fast.h), with what it counted: */
 	struct alloc_fast_stats fast;
 	const char *const *allocators; /* the files probed, valid until sampler_free() */

@@ -95,6 +95,36 @@ like "$(value_folded "$T/h.pb.gz" alloc_space)" '(^|;)main;make_block;malloc [0-
 	"hand-off: the producer's allocations"
 kill_quietly "$HO"
 
+# --- --leaks: the stacks whose use only grows -----------------------------------
+
+# tests/targets/leaks.c keeps one block a round (leak_request), frees one
+# at once (churn) and one 1024 rounds later (cache_put, steady once full:
+# what it holds goes up and down from one snapshot to the next).
+need_file "$TARGETS/leaks"
+spawn "$T/l.out" "$TARGETS/leaks"
+LK=$PID
+wait_for 10 grep -q '^full' "$T/l.out" || diag "the leak target's cache did not fill"
+run "$RECCE" record -p "$LK" --event alloc --fast --leaks --alloc-interval 64K -d 8 -o "$T/leaks.pb.gz"
+is "$RC" 0 "--leaks: record exits 0" || show_run
+like "$(cat "$ERR")" 'recce: --leaks: [0-9]+ stacks? only grew in use over [0-9]+ snapshots 1 s apart \(a leak, or a cache not yet full\): recce report --value growing_space ' \
+	"--leaks: it says how many stacks only grew, and where to look" || show_run
+G=$(value_folded "$T/leaks.pb.gz" growing_space)
+like "$G" '(^|;)main;leak_request;malloc [0-9]+' "--leaks: leak_request's blocks only grew"
+unlike "$G" 'churn|cache_put' "--leaks: neither the churn nor the full cache is said to grow"
+INUSE=$(value_folded "$T/leaks.pb.gz" inuse_space)
+like "$INUSE" '(^|;)main;cache_put;malloc [0-9]+' "--leaks: the cache is in use all the same"
+run "$RECCE" report -n 1 "$T/leaks.pb.gz"
+like "$(cat "$OUT")" 'growing: [0-9]+ stacks only grew in use over [0-9]+ snapshots 1 s apart' \
+	"--leaks: the profile says so too"
+if command -v go >/dev/null 2>&1; then
+	run go tool pprof -top -sample_index=growing_space "$T/leaks.pb.gz"
+	like "$(cat "$OUT")" 'Type: growing_space' "go tool pprof reads growing_space" || show_run
+	like "$(cat "$OUT")" 'leak_request' "and finds leak_request in it"
+else
+	fail "go is not installed (Debian package golang-go): run scripts/install-deps.sh"
+fi
+kill_quietly "$LK"
+
 # --- C++ with exceptions, a Rust-named function ---------------------------------
 
 spawn "$T/cxx.out" "$TARGETS/allocs-cxx" 60
@@ -179,6 +209,9 @@ fi
 run "$RECCE" record -p 1 --fast -d 1
 is "$RC" 2 "--fast without --event alloc is a usage error"
 like "$(cat "$ERR")" '--fast goes with --event alloc' "and says so"
+run "$RECCE" record -p 1 --leaks -d 1
+is "$RC" 2 "--leaks without --event alloc is a usage error"
+like "$(cat "$ERR")" '--leaks goes with --event alloc' "and says so"
 run "$RECCE" record -p "$(unused_pid)" --event alloc --fast -d 1
 is "$RC" 1 "--event alloc --fast of a missing process exits 1"
 like "$(cat "$ERR")" 'no process with PID' "and says so"

@@ -186,6 +186,21 @@ N=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$T/fa.rec.err")
 cmp_ok "${N:-0}" '>' 100 "alloc child: its allocations are sampled ($N samples)"
 kill_quietly "$P"
 
+# --- --leaks through uprobes -------------------------------------------------
+
+# The same snapshots of what is in use as with --fast (record-alloc-fast.t).
+need_file "$TARGETS/leaks"
+spawn "$T/l.out" "$TARGETS/leaks"
+LK=$PID
+wait_for 10 grep -q '^full' "$T/l.out" || diag "the leak target's cache did not fill"
+run "$RECCE" record -p "$LK" --event alloc --leaks --alloc-interval 64K -d 5 -o "$T/leaks.pb.gz"
+is "$RC" 0 "--leaks: record --event alloc exits 0" || show_run
+G=$(value_folded "$T/leaks.pb.gz" growing_space)
+like "$G" '(^|;)main;leak_request;malloc [0-9]+' "--leaks: leak_request's blocks only grew" ||
+	show_run
+unlike "$G" 'churn|cache_put' "--leaks: neither the churn nor the full cache is said to grow"
+kill_quietly "$LK"
+
 # --- usage errors ----------------------------------------------------------
 
 run "$RECCE" record --event alloc -d 1 -- "$TARGETS/allocs" 1
