@@ -26,7 +26,7 @@
 
 #define POLL_MS	       500
 #define PY_POLL_MS     100
-#define FAST_POLL_MS   10   /* the in-process allocation rings wake nobody */
+#define FAST_POLL_MS   2    /* the in-process allocation rings wake nobody */
 #define FIRST_READ_MS  20   /* after a launch */
 #define CHILD_GRACE_MS 2000 /* between SIGTERM and SIGKILL of the launched command */
 
