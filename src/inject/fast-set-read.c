@@ -347,10 +347,12 @@ static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t 
 			tail += 1 + extra;
 			continue;
 		}
+		/* A child's, if it is one: found, or exited since (what recce
+		 * knows of its mappings still names its stack). */
 		pid_t pid = s->pid;
 		if (r->pid != s->ns_pid && r->pid > 0) {
 			const struct fast_proc *f = record_proc(s, r->pid);
-			if (!f || f->verdict != PROC_FOUND) {
+			if (!f || f->verdict == PROC_UNFOUND) {
 				s->unfound_calls++;
 				tail += 1 + extra;
 				continue;

@@ -125,6 +125,32 @@ else
 fi
 kill_quietly "$LK"
 
+# --- a child forked while recorded ----------------------------------------------
+
+# It keeps the jumps and records into rings of its own: its 1,000
+# allocations of 256 KiB (about 500 samples) are in the profile, under
+# its own stack, though it exits before recce reads them.
+spawn "$T/fa.out" "$TARGETS/forker" 1 0 alloc
+FP=$PID
+wait_for 20 grep -q 'forker: ready' "$T/fa.out" || diag "forker did not start"
+spawn_recce "$T/fa.rec.out" "$T/fa.rec.err" record --event alloc --fast -p "$FP" -o "$T/fa.pb.gz" -d 600
+R=$PID
+ok "child: recording starts" wait_for 60 grep -q '^recce: recording' "$T/fa.rec.err"
+kill -USR1 "$FP"
+ok "child: the target forks" wait_for 20 grep -q '^child ' "$T/fa.out"
+kill -USR1 "$(sed -n 's/^child //p' "$T/fa.out")"
+ok "child: the child is done" wait_for 60 grep -q 'forker: done' "$T/fa.out"
+kill -INT "$R"
+wait "$R"
+is "$?" 0 "child: record exits 0"
+N=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$T/fa.rec.err")
+cmp_ok "${N:-0}" '>' 100 "child: its allocations are sampled ($N samples)"
+unlike "$(cat "$T/fa.rec.err")" 'could not be read' "child: none of its records was left out" ||
+	cat "$T/fa.rec.err"
+like "$(value_folded "$T/fa.pb.gz" alloc_space)" '(^|;)main;spawn;malloc [0-9]+' \
+	"child: under the child's own stack"
+kill_quietly "$FP"
+
 # --- C++ with exceptions, a Rust-named function ---------------------------------
 
 spawn "$T/cxx.out" "$TARGETS/allocs-cxx" 60
