@@ -218,8 +218,11 @@ void record_say_recording(const struct record_args *a, size_t ntargets)
 	else if (a->event == RECORD_ALLOC)
 		note("recording the allocations of %zu %s%s, one sample per %s allocated on "
 		     "average%s",
-		     ntargets, what, a->fast ? " in the process (--fast)" : "", a->alloc_text,
-		     stop);
+		     ntargets, what,
+		     !a->fast	    ? ""
+		     : ntargets > 1 ? " inside them (--fast)"
+				    : " inside it (--fast)",
+		     a->alloc_text, stop);
 	else if (a->event == RECORD_WALL)
 		note("recording %s on-CPU at %lld Hz and off-CPU at every switch%s", what, a->freq,
 		     stop);

@@ -25,7 +25,7 @@ wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not st
 P="$T/fast.pb.gz"
 run "$RECCE" record -p "$TGT" --event alloc --fast --alloc-interval 4K -d 3 -o "$P"
 is "$RC" 0 "record --event alloc --fast -p exits 0" || show_run
-like "$(cat "$ERR")" 'recording the allocations of 1 process in the process \(--fast\), one sample per 4K allocated' \
+like "$(cat "$ERR")" 'recording the allocations of 1 process inside it \(--fast\), one sample per 4K allocated' \
 	"it says what it records, and how"
 like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
 	"the summary counts samples, what they stand for, frees and what is in use"
