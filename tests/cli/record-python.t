@@ -99,7 +99,8 @@ python_offcpu()
 	# be read then (it was not waiting in a system call), is "before the
 	# recording", with no stack at all.
 	is "$(grep -v '^\[off-CPU: before the recording\] ' "$T/$v-off.napper" | grep -vc ';__main__\.napper;')" 0 \
-		"$v offcpu: every wait of the sleeping thread is in napper(), found waiting as the recording starts or switched off its CPU since"
+		"$v offcpu: every wait of the sleeping thread is in napper(), found waiting as the recording starts or switched off its CPU since" ||
+		diag "the others: $(grep -v '^\[off-CPU: before the recording\] ' "$T/$v-off.napper" | grep -v ';__main__\.napper;' | head -n 3)"
 	like "$(cat "$T/$v-off.napper")" ';__main__\.napper;(.*;)?\[off-CPU: sleep\] ' \
 		"$v offcpu: ... asleep"
 	is "$("$RECCE" report "$T/$v-off.pb.gz" --tid "$napper" -n 0 | awk '$4 == "__main__.napper" { print $5 }')" \
