@@ -23,8 +23,8 @@
  * alignment 16 or less call malloc, whose own hook samples them.
  *
  * The rules of the library hold: no lock, no system call but at a
- * thread's first record (where /proc/self/maps tells its stack), no allocation, no vector register (a stack copy
- * is a loop of words).
+ * thread's first record (where /proc/self/maps tells its stack), no allocation, no vector register
+ * (a stack copy is a loop of words).
  */
 #include <stdint.h>
 #include <string.h>
@@ -310,8 +310,11 @@ static void at_exit(struct recce_fast_header *h, uint32_t hook, uint8_t k, const
 	if (k & RECCE_FAST_ALLOC_JUMP) {
 		/* Left by a jump to another function: its result is that
 		 * one's, not seen here; but for glibc's calloc, which ends
-		 * with memset(mem, 0, n), whose result is mem. */
-		if ((k & RECCE_FAST_ALLOC_KIND) == ALLOC_FN_CALLOC && (k & RECCE_FAST_ALLOC_GLIBC))
+		 * with memset(mem, 0, n), whose result is mem (a block glibc
+		 * gives, 16-byte aligned: another jump's first argument is
+		 * not taken for one). */
+		if ((k & RECCE_FAST_ALLOC_KIND) == ALLOC_FN_CALLOC &&
+		    (k & RECCE_FAST_ALLOC_GLIBC) && frame[8] && !(frame[8] & 15))
 			addr = frame[8];
 		else {
 			put(hook, ALLOC_EV_RETURN, 0, RECCE_FAST_ALLOC_UNKNOWN);
