@@ -199,12 +199,10 @@ G=$(value_folded "$T/leaks.pb.gz" growing_space)
 like "$G" '(^|;)main;leak_request;malloc [0-9]+' "--leaks: leak_request's blocks only grew" ||
 	show_run
 # Through uprobes a block's return and its free may be read out of order
-# (each CPU has its ring; --fast puts them in order): a churned block
-# left in use now and then, a few tens of KiB against megabytes.
-LEAKED=$(folded_count "$G" '(^|;)leak_request;')
-ok "--leaks: leak_request holds at least 90% of the growth ($LEAKED of $(folded_total "$G") bytes)" \
-	awk -v a="$LEAKED" -v t="$(folded_total "$G")" 'BEGIN { exit !(t > 0 && a >= 0.9 * t) }' ||
-	diag "$G"
+# (each CPU has its ring; --fast puts them in order, and record-alloc-fast.t
+# wants nothing but the leak there): here the leak must stand out.
+TOPG=$(printf '%s\n' "$G" | sort -t' ' -k2 -nr | head -n 1)
+like "$TOPG" '(^|;)leak_request;malloc [0-9]+$' "--leaks: the leak grew the most" || diag "$G"
 kill_quietly "$LK"
 
 # --- usage errors ----------------------------------------------------------
