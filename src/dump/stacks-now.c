@@ -109,36 +109,16 @@ static void copy_stack(pid_t pid, const struct stopped_thread *st, struct stack_
 	}
 }
 
-/* The word at addr, from the copy. */
-static int copied_word(const struct stack_copy *c, uint64_t addr, uint64_t *w)
-{
-	if (addr < c->sp || addr - c->sp + 8 > c->len)
-		return -1;
-	memcpy(w, c->bytes + (addr - c->sp), 8);
-	return 0;
-}
-
 /* Frame pointers from where the call frame information ended: each frame
  * above the last, in the copy, its saved rbp then its return address. */
 static void fp_walk(struct now_thread *t, const struct stack_copy *c)
 {
-	uint64_t bp = c->bp, ra;
-
 	/* Only from the leaf: where CFI stopped midway, the rbp of that
 	 * frame is not known. */
 	if (t->npcs != 1)
 		return;
-	while (t->npcs < STACKS_NOW_FRAMES) {
-		uint64_t next;
-		if (copied_word(c, bp, &next) < 0 || copied_word(c, bp + 8, &ra) < 0 || !ra)
-			return;
-		t->pcs[t->npcs++] = ra;
-		if (next <= bp) {
-			t->ended = next == 0;
-			return;
-		}
-		bp = next;
-	}
+	t->npcs += unwind_copy_fp(c->bp, c->sp, c->bytes, c->len, t->pcs + t->npcs,
+				  STACKS_NOW_FRAMES - t->npcs, &t->ended);
 }
 
 int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym)

@@ -707,3 +707,25 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 	}
 	return n;
 }
+
+size_t unwind_copy_fp(uint64_t bp, uint64_t sp, const uint8_t *stack, size_t stack_len,
+		      uint64_t *out, size_t cap, int *ended)
+{
+	size_t n = 0;
+
+	while (n < cap && bp >= sp && bp - sp + 16 <= stack_len) {
+		uint64_t next, ra;
+		memcpy(&next, stack + (bp - sp), sizeof(next));
+		memcpy(&ra, stack + (bp - sp) + 8, sizeof(ra));
+		if (!ra)
+			break;
+		out[n++] = ra;
+		if (next <= bp) {
+			if (ended)
+				*ended = next == 0;
+			break;
+		}
+		bp = next;
+	}
+	return n;
+}

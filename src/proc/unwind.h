@@ -61,6 +61,18 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max,
 		    int *ended);
 
+/*
+ * The frame pointers' chain in a copy of stack_len bytes of user stack
+ * starting at sp: from bp, each frame's saved rbp then its return
+ * address, as long as both lie in the copy and the chain goes up. The
+ * return addresses into out (cap at most). Where the chain stops on a
+ * frame that does not go up, *ended (may be NULL) says whether that was
+ * the null rbp of the outermost frame; it is left as it was otherwise.
+ * Returns the count.
+ */
+size_t unwind_copy_fp(uint64_t bp, uint64_t sp, const uint8_t *stack, size_t stack_len,
+		      uint64_t *out, size_t cap, int *ended);
+
 /* One sample as the kernel gave it. */
 struct unwind_sample {
 	pid_t pid, tid;

@@ -295,29 +295,16 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 
 /* The frame-pointer walk of a sample's stack copy, as the kernel takes
  * it: PERF_CONTEXT_USER, the instruction pointer, then the return address
- * of each frame the chain from bp reaches inside the copy (going up, word
- * aligned). Into ips (cap entries); returns the count. */
+ * of each frame the chain from bp reaches inside the copy. Into ips (cap
+ * entries); returns the count. */
 static size_t copy_fp_walk(const struct fast_alloc_event *e, uint64_t *ips, size_t cap)
 {
-	uint64_t sp = e->regs[7], bp = e->regs[6], end = sp + e->stack_len;
-	size_t n = 0;
-
 	if (cap < 2)
 		return 0;
-	ips[n++] = (uint64_t)PERF_CONTEXT_USER;
-	ips[n++] = e->regs[8];
-	while (n < cap && bp >= sp && bp % 8 == 0 && bp < end - 16 && end >= 16) {
-		uint64_t next, ret;
-		memcpy(&next, e->stack + (bp - sp), sizeof(next));
-		memcpy(&ret, e->stack + (bp - sp) + 8, sizeof(ret));
-		if (!ret)
-			break;
-		ips[n++] = ret;
-		if (next <= bp)
-			break;
-		bp = next;
-	}
-	return n;
+	ips[0] = (uint64_t)PERF_CONTEXT_USER;
+	ips[1] = e->regs[8];
+	return 2 + unwind_copy_fp(e->regs[6], e->regs[7], e->stack, e->stack_len, ips + 2, cap - 2,
+				  NULL);
 }
 
 int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg)

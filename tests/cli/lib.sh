@@ -592,6 +592,13 @@ folded_count()
 		if (s ~ re) n += c } END { print n + 0 }'
 }
 
+# folded_share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
+folded_share()
+{
+	awk -v n="$(folded_count "$1" "$2")" -v t="$(folded_total "$1")" \
+		'BEGIN { printf "%.2f", (t > 0 ? 100 * n / t : 0) }'
+}
+
 # python_version PYTHON: the version a python prints of itself.
 python_version() { "$1" -c 'import platform; print(platform.python_version())'; }
 

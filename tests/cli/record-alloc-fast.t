@@ -10,13 +10,6 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
 
-# share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
-share()
-{
-	awk -v n="$(folded_count "$1" "$2")" -v t="$(folded_total "$1")" \
-		'BEGIN { printf "%.2f", (t > 0 ? 100 * n / t : 0) }'
-}
-
 # --- glibc, paced: every sample kept ------------------------------------------
 
 spawn "$T/a.out" "$TARGETS/allocs" 120 10
@@ -37,7 +30,7 @@ is "$((NF + NL))" "$NS" "each of the $NS samples was freed ($NF) or is still in 
 F=$(value_folded "$P" alloc_space)
 for site in alloc_small:30 alloc_zeroed:20 alloc_grown:10 alloc_kept:40; do
 	want=${site#*:}
-	got=$(share "$F" "(^|;)${site%%:*};")
+	got=$(folded_share "$F" "(^|;)${site%%:*};")
 	cmp_ok "($got) - ($want) <= 2 && ($want) - ($got) <= 2" '==' 1 \
 		"${site%%:*} has $got% of the bytes allocated, the target allocates $want%"
 done

@@ -9,13 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
 
-# share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
-share()
-{
-	awk -v n="$(folded_count "$1" "$2")" -v t="$(folded_total "$1")" \
-		'BEGIN { printf "%.2f", (t > 0 ? 100 * n / t : 0) }'
-}
-
 # check_sites NAME PROFILE: the four sites' shares of the bytes, and what
 # is still in use, against the target's truth (allocs.c).
 check_sites()
@@ -24,7 +17,7 @@ check_sites()
 	f=$(value_folded "$p" alloc_space)
 	for site in alloc_small:30 alloc_zeroed:20 alloc_grown:10 alloc_kept:40; do
 		want=${site#*:}
-		got=$(share "$f" "(^|;)${site%%:*};")
+		got=$(folded_share "$f" "(^|;)${site%%:*};")
 		cmp_ok "($got) - ($want) <= 5 && ($want) - ($got) <= 5" '==' 1 \
 			"$name: ${site%%:*} has $got% of the bytes allocated, the target allocates $want%"
 	done
@@ -87,7 +80,7 @@ P="$T/glibc-dwarf.pb.gz"
 run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K --call-graph dwarf -d 2 -o "$P"
 is "$RC" 0 "record --event alloc --call-graph dwarf exits 0" || show_run
 F=$(value_folded "$P" alloc_space)
-got=$(share "$F" '(^|;)main;round_of;alloc_kept;posix_memalign$')
+got=$(folded_share "$F" '(^|;)main;round_of;alloc_kept;posix_memalign$')
 cmp_ok "($got) - 40 <= 5 && 40 - ($got) <= 5" '==' 1 \
 	"dwarf: main;round_of;alloc_kept;posix_memalign has $got% of the bytes (40%)"
 kill -TERM "$TGT"
