@@ -12,30 +12,6 @@
 #include "util/array.h"
 #include "util/varint.h"
 
-#define VARINT_MAX 10
-
-static uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t u)
-{
-	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
-static size_t varint_put(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
 /* Reads a varint at *at; returns 0, or -EBADMSG when truncated or longer
  * than 64 bits. */
 static int varint_get(const unsigned char *buf, size_t len, size_t *at, uint64_t *v)
