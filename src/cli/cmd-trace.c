@@ -48,8 +48,13 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 	/* Caught up: what was shown reaches a file or a pipe now, not when
 	 * the buffer fills. */
 	if (!r) {
-		if (!o->writer && !o->a->hist)
+		if (o->writer && !o->write_err) {
+			o->write_err = trace_writer_flush(o->writer);
+			if (o->write_err && o->tracer)
+				tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
+		} else if (!o->a->hist) {
 			fflush(stdout);
+		}
 		return;
 	}
 	if (o->plot)

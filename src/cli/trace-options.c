@@ -25,11 +25,11 @@ static void parse_wrap(struct trace_args *a, const char *s)
 	int n = parse_size_prefix(s, &a->wrap_size);
 
 	if (n <= 0 || s[n] != ',' || parse_int(s + n + 1, 1, 1000, &count) < 0 ||
-	    a->wrap_size < TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE)
+	    a->wrap_size < TRACE_FILE_MIN_WRAP)
 		usage_die("trace",
 			  "--wrap wants SIZE,COUNT (SIZE at least %d bytes, with K, M or G; COUNT "
 			  "1 to 1000), not '%s'",
-			  TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE, s);
+			  TRACE_FILE_MIN_WRAP, s);
 	a->wrap_count = (unsigned)count;
 }
 

@@ -1,10 +1,15 @@
 /*
  * Trace files: recce's binary format for `recce trace -o FILE`. A file is
  * a 64-byte header (magic "RECCETRC", format version, the minimum version a
- * reader must understand, record size, the file's place in its set) and
- * fixed-size records (struct trace_record), each with a sequence number and
- * a CRC-32, so a reader can tell where a truncated or damaged file stops
- * being trustworthy.
+ * reader must understand, the file's place in its set), then blocks of
+ * records: a block header (its length, how many records, the sequence
+ * number of the first, a CRC-32 of it all) and the records packed as
+ * trace-pack.h says, each about 30 bytes. A block is written when 64 KiB
+ * of records wait or when the writer is flushed, so a recce killed with
+ * SIGKILL leaves every event up to its last flush, at worst the last
+ * block torn, which the reader detects by its CRC and stops before.
+ * Format 1's files (fixed 1 KiB records, each with its own CRC) are read
+ * as well.
  *
  * Wrapping (--wrap SIZE,COUNT): the writer fills FILE.0, FILE.1, ... up to
  * FILE.(COUNT-1), each holding at most SIZE bytes, then starts over at
@@ -24,23 +29,28 @@
 #include "trace/trace-event.h"
 
 #define TRACE_FILE_MAGIC       "RECCETRC"
-#define TRACE_FILE_VERSION     1
-#define TRACE_FILE_MIN_VERSION 1
+#define TRACE_FILE_VERSION     2
+#define TRACE_FILE_MIN_VERSION 2
 #define TRACE_FILE_HEADER_SIZE 64
+#define TRACE_FILE_MIN_WRAP    4096 /* the smallest file of a --wrap set */
 
 struct trace_writer;
 
 /*
  * Creates the file set. wrap_size 0 means one unbounded file at path;
  * otherwise wrap_count (>= 1) files named PATH.N of at most wrap_size bytes
- * each (at least the header and one record: else -EINVAL). Returns 0 and
- * *out, or -errno.
+ * each (at least TRACE_FILE_MIN_WRAP: else -EINVAL). Returns 0 and *out,
+ * or -errno.
  */
 int trace_writer_new(const char *path, uint64_t wrap_size, unsigned wrap_count, uint32_t pid,
 		     struct trace_writer **out);
 
-/* Appends r, setting its seq and crc. Returns 0 or -errno (-ENOSPC...). */
+/* Appends r, setting its seq (and its crc to 0: blocks carry the CRCs).
+ * Returns 0 or -errno (-ENOSPC...). */
 int trace_writer_write(struct trace_writer *w, struct trace_record *r);
+
+/* Writes out the records appended so far. Returns 0 or -errno. */
+int trace_writer_flush(struct trace_writer *w);
 
 /* Records written so far (including those overwritten by wrapping). */
 uint64_t trace_writer_count(const struct trace_writer *w);

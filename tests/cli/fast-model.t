@@ -4,7 +4,8 @@
 # step(i, t) each), traced from a process with one thread (so 5 rings:
 # threads beyond them find none), with recce stopped for 0-400 ms in the
 # middle (its rings overflow), written to a trace file or, in half the
-# cases, to 2-4 files of 1,000-20,000 records with --wrap. Every call must
+# cases, to 2-4 files of 20-420 KiB (about 900-18,000 records) with
+# --wrap. Every call must
 # be shown once, in order within its thread, or counted: in the "calls
 # were not recorded" figure, or among the events --wrap overwrote (the
 # newest are kept, as many as recce says): shown plus counted equals made. FAST_MODEL_CASES cases (8 here,
@@ -46,7 +47,7 @@ for c in $(seq "$CASES"); do
 	esac
 	stall=$((RANDOM % 2 * (RANDOM % 400)))
 	wrap=
-	[ $((RANDOM % 2)) = 1 ] && wrap="$((64 + (1000 + RANDOM % 19000) * 1024)),$((2 + RANDOM % 3))"
+	[ $((RANDOM % 2)) = 1 ] && wrap="$(((20 + RANDOM % 400) * 1024)),$((2 + RANDOM % 3))"
 	what="case $c: $threads threads x $calls calls, recce stopped $stall ms${wrap:+, --wrap $wrap}"
 	rm -f "$T"/m.trace*
 	spawn "$T/tight.out" "$TARGETS/tight" "$calls" "$threads"

@@ -1,21 +1,43 @@
 #!/bin/bash
 # `recce trace -o FILE --wrap` and `recce replay`: wrapped files keep the
-# newest events; replay merges two processes' files in time order, filters
-# with --if, and stops at damage.
+# newest events, each file within its size; replay merges two processes'
+# files in time order, filters with --if, and stops at damage, before the
+# block of records it cannot trust.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
-# 40 calls into 3 files of 4 records: 10 files are written in turn, and
-# the last 3 are kept, with the newest 12 calls.
-spawn_ready "$T/a.out" "$TARGETS/calls" 40 go
-run_go "$PID" trace -p "$PID" add_pair --count 0 -o "$T/w.bin" --wrap $((64 + 4 * 1024)),3
+# The blocks of a trace file (format 2), one "OFFSET RECORDS" line each:
+# a block header holds its length at +4 and its count of records at +16.
+blocks()
+{
+	local size at=64 bytes count
+	size=$(stat -c %s "$1")
+	while [ $((at + 24)) -le "$size" ]; do
+		bytes=$(od -An -t u4 -j $((at + 4)) -N 4 "$1" | tr -d ' ')
+		count=$(od -An -t u4 -j $((at + 16)) -N 4 "$1" | tr -d ' ')
+		echo "$at $count"
+		at=$((at + 24 + bytes))
+	done
+}
+
+# 1,000 calls into 3 files of 4 KiB (the smallest --wrap), about 170
+# records each: the files are written in turn, and the last 3 keep the
+# newest calls, as many as recce says, none missing between them.
+spawn_ready "$T/a.out" "$TARGETS/calls" 1000 go
+run_go "$PID" trace -p "$PID" add_pair --count 0 -o "$T/w.bin" --wrap 4K,3
 is "$RC" 0 "trace -o --wrap exits 0" || show_run
-like "$(cat "$ERR")" 'wrote 40 events' "40 events were written"
-like "$(cat "$ERR")" 'the newest 12 are kept, the 28 before them overwritten' \
-	"and recce says how many the files keep"
+like "$(cat "$ERR")" 'wrote 1000 events' "1000 events were written"
+KEPT=$(sed -n 's/.*the newest \([0-9]*\) are kept, the \([0-9]*\) before them overwritten.*/\1 \2/p' "$ERR")
+is "$(echo "$KEPT" | awk '{ print $1 + $2 }')" 1000 "and recce says how many the files keep and lost" ||
+	show_run
+KEPT=${KEPT%% *}
+ok "more than two files' worth and less than three ($KEPT)" test "${KEPT:-0}" -gt 250 -a "${KEPT:-0}" -lt 600
 run "$RECCE" replay "$T"/w.bin.*
-is "$(grep -o 'a=[0-9]*' "$OUT" | cut -d= -f2 | tr '\n' ' ')" "$(seq -s ' ' 28 39) " \
-	"the wrapped set holds the newest 12 calls (a = 28..39), in call order" || show_run
+is "$(grep -o 'a=[0-9]*' "$OUT" | cut -d= -f2 | tr '\n' ' ')" "$(seq -s ' ' $((1000 - KEPT)) 999) " \
+	"the wrapped set holds the newest $KEPT calls, in call order" || show_run
+for f in "$T"/w.bin.*; do
+	ok "$(basename "$f") is within its 4 KiB" test "$(stat -c %s "$f")" -le 4096
+done
 
 # Two processes traced at once into two files; replay merges by time. Both
 # start calling once both recces trace.
@@ -43,13 +65,19 @@ is "$(grep -c 'client-3' "$OUT")" 2 "replay --if selects across files"
 run "$RECCE" replay "$T/p1.bin" --format json
 like "$(head -n 1 "$OUT")" '^\{"time_ns":[0-9]+,"pid":'"$P1"',.*"event":"call","function":"calls:greet","args":\{"name":"client-0"\}\}$' "--format json"
 
-# Damage: a truncated file replays what comes before it.
-cp "$T/p1.bin" "$T/cut.bin"
-truncate -s $((64 + 3 * 1024 + 500)) "$T/cut.bin"
+# Damage: a file torn in its third block replays the two before it. The
+# file of the set with the most blocks (written as recce caught up).
+CUT=$(for f in "$T"/w.bin.*; do echo "$(blocks "$f" | wc -l) $f"; done | sort -n | tail -n 1 | cut -d' ' -f2)
+blocks "$CUT" >"$T/blocks"
+ok "the file has at least 3 blocks" test "$(wc -l <"$T/blocks")" -ge 3
+BEFORE=$(head -n 2 "$T/blocks" | awk '{ n += $2 } END { print n }')
+THIRD=$(sed -n 3p "$T/blocks" | cut -d' ' -f1)
+cp "$CUT" "$T/cut.bin"
+truncate -s $((THIRD + 30)) "$T/cut.bin"
 run "$RECCE" replay "$T/cut.bin"
 is "$RC" 1 "a truncated file exits 1"
-is "$(grep -c 'greet(' "$OUT")" 3 "after replaying the 3 whole records"
-like "$(cat "$ERR")" "truncated.* at byte $((64 + 3 * 1024))" "and says where it stopped"
+is "$(grep -c 'add_pair(' "$OUT")" "$BEFORE" "after replaying the $BEFORE records of the whole blocks"
+like "$(cat "$ERR")" "truncated in the middle of a block.* at byte $THIRD" "and says where it stopped"
 
 # A trace that never starts leaves no file behind, wrapped or not.
 spawn_ready "$T/idle.out" "$TARGETS/calls" 1 go
@@ -63,11 +91,11 @@ ok "nor a wrapped one" test ! -e "$T/never.trc.0"
 # Files given twice, copies, and what is not a file.
 cp "$T/cut.bin" "$T/copy.bin"
 run "$RECCE" replay "$T/cut.bin" "$T/cut.bin"
-is "$(grep -c 'greet(' "$OUT")" 3 "the same file named twice is read once"
+is "$(grep -c 'add_pair(' "$OUT")" "$BEFORE" "the same file named twice is read once"
 like "$(cat "$ERR")" "is the same file as .*: read once" "and the reader is told"
 run "$RECCE" replay "$T/cut.bin" "$T/copy.bin"
-is "$(grep -c 'greet(' "$OUT")" 3 "events in two copies of a file are shown once"
-like "$(cat "$ERR")" "3 events appeared in more than one file" "saying how many repeated"
+is "$(grep -c 'add_pair(' "$OUT")" "$BEFORE" "events in two copies of a file are shown once"
+like "$(cat "$ERR")" "$BEFORE events appeared in more than one file" "saying how many repeated"
 head -c 100 "$T/cut.bin" >"$T/header-only.bin"
 run "$RECCE" replay "$T/header-only.bin"
 is "$RC" 1 "a file with no whole record exits 1, without a crash" || show_run

@@ -1,8 +1,9 @@
 /* Fuzz target: the trace-file reader (trace/trace-file.h), every record
  * it accepts printed in each format, as replay would. The reader checks a
- * CRC on the header and on every record, which random mutations never
- * get right: for inputs of even length the target writes the right CRCs
- * in first, so that the fuzzer reaches the fields behind them. */
+ * CRC on the header and on every block of records (format 2) or record
+ * (format 1), which random mutations never get right: for inputs of even
+ * length the target writes the right CRCs in first, so that the fuzzer
+ * reaches the packed records behind them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 
 #define HEADER_CRC_AT  44 /* struct file_header: the CRC of the bytes before it */
 #define RECORD_SIZE_AT 12
+#define BLOCK_HEADER   24 /* trace-file.c's struct block_header */
+#define BLOCK_CRC_AT   20
 
 static int show(const struct trace_record *r, void *ctx)
 {
@@ -32,12 +35,25 @@ static void put_crc(uint8_t *at, const uint8_t *from, size_t n)
 
 static void fix_crcs(uint8_t *d, size_t size)
 {
-	uint32_t rsize;
+	uint32_t rsize, bytes;
 
 	if (size < TRACE_FILE_HEADER_SIZE)
 		return;
 	put_crc(d + HEADER_CRC_AT, d, HEADER_CRC_AT);
 	memcpy(&rsize, d + RECORD_SIZE_AT, 4);
+	if (rsize == 0) {
+		/* Blocks: each header's CRC runs on over its records. */
+		for (size_t at = TRACE_FILE_HEADER_SIZE; at + BLOCK_HEADER <= size;
+		     at += BLOCK_HEADER + bytes) {
+			memcpy(&bytes, d + at + 4, 4);
+			if (bytes > size - at - BLOCK_HEADER)
+				return;
+			uint32_t crc = (uint32_t)crc32(0L, d + at, BLOCK_CRC_AT);
+			crc = (uint32_t)crc32(crc, d + at + BLOCK_HEADER, bytes);
+			memcpy(d + at + BLOCK_CRC_AT, &crc, 4);
+		}
+		return;
+	}
 	if (rsize < TRACE_RECORD_SIZE || rsize > (1u << 20))
 		return;
 	for (size_t at = TRACE_FILE_HEADER_SIZE; at + TRACE_RECORD_SIZE <= size; at += rsize)

@@ -3,8 +3,8 @@
  * parser and evaluator (with error columns), the limits and circuit
  * breaker, the latency histogram, pattern parsing (usdt: and py: too,
  * and USDT argument notes) and edit distance,
- * returned objects as text, and trace files (round trip, wrapping,
- * corruption).
+ * returned objects as text, and trace files (round trip of every packed
+ * field, wrapping, corruption, format 1).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "trace/trace-args.h"
 #include "trace/trace-cond.h"
@@ -323,29 +324,54 @@ static void test_usdt_patterns(void **state)
 
 static char tmpdir[64];
 
-static struct trace_record numbered(uint64_t i)
+/* A record that uses every field the format packs. */
+static struct trace_record full_record(uint64_t i)
 {
-	struct trace_record r = make_call((long)i, "x");
+	struct trace_record r = make_call((long)i * 1000003, i % 2 ? "client-1" : "");
 
-	r.time_ns = 1000 + i;
-	r.pid = 42;
-	snprintf(r.function, sizeof(r.function), "t:f");
+	r.kind = i % 3 ? TRACE_CALL : TRACE_RETURN;
+	r.ret_kind = TRACE_ARG_OBJECT;
+	r.flags = (uint32_t)(i % 16);
+	r.time_ns = 1700000000000000000ULL + i * 977 - (i % 4) * 5000; /* not in order */
+	r.duration_ns = i * 31;
+	r.ret = ~i;
+	r.regs[0] = (uint64_t)r.args[0].value;
+	r.regs[2] = 0x7ffd00001000ULL + i * (i % 3);
+	r.regs[5] = i % 5 ? 0 : UINT64_MAX;
+	r.args[1].value = 0x55aa00000000ULL + i; /* not its register */
+	r.args[1].flags = TRACE_STR_TRUNCATED;
+	r.pid = (uint32_t)(4000 + i % 2);
+	r.tid = (uint32_t)(4000 + i % 7);
+	r.arity = i % 5 ? 2 : -1;
+	snprintf(r.function, sizeof(r.function), "app:fn_%u", (unsigned)(i % 3));
+	snprintf(r.caller, sizeof(r.caller), i % 2 ? "main+0x%x" : "", (unsigned)i);
+	snprintf(r.ret_text, sizeof(r.ret_text), "{a=%u, b=\"x\"}", (unsigned)i);
 	return r;
 }
 
-struct got {
-	uint64_t n[64];
+struct kept {
+	struct trace_record r[64];
 	size_t count;
 };
 
-static int collect(const struct trace_record *r, void *ctx)
+static int keep(const struct trace_record *r, void *ctx)
 {
-	struct got *g = ctx;
+	struct kept *k = ctx;
 
-	if (g->count < 64)
-		g->n[g->count] = r->args[0].value;
-	g->count++;
+	if (k->count < 64)
+		k->r[k->count] = *r;
+	k->count++;
 	return 0;
+}
+
+static long file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fclose(f);
+	return n;
 }
 
 static void test_file_roundtrip_and_corruption(void **state)
@@ -353,47 +379,147 @@ static void test_file_roundtrip_and_corruption(void **state)
 	char path[128];
 	struct trace_writer *w;
 	struct trace_file_info info;
-	struct got g = {{0}, 0};
+	static struct kept k;
+	long block_end[40];
+	(void)state;
 
 	snprintf(path, sizeof(path), "%s/one.bin", tmpdir);
 	assert_int_equal(trace_writer_new(path, 0, 0, 42, &w), 0);
-	for (uint64_t i = 0; i < 5; i++) {
-		struct trace_record r = numbered(i);
+	/* Records 0-29 in three blocks of ten. */
+	for (uint64_t i = 0; i < 30; i++) {
+		struct trace_record r = full_record(i);
 		assert_int_equal(trace_writer_write(w, &r), 0);
+		assert_int_equal(r.seq, i + 1);
+		if (i % 10 == 9) {
+			assert_int_equal(trace_writer_flush(w), 0);
+			block_end[i / 10] = file_size(path);
+		}
 	}
 	assert_int_equal(trace_writer_close(w), 0);
-	assert_int_equal(trace_file_read(path, collect, &g, &info), 0);
-	assert_int_equal(g.count, 5);
-	assert_int_equal(g.n[4], 4);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(k.count, 30);
+	for (uint64_t i = 0; i < 30; i++) {
+		struct trace_record want = full_record(i);
+		want.seq = i + 1;
+		assert_memory_equal(&k.r[i], &want, sizeof(want));
+	}
+	assert_int_equal(info.version, 2);
 	assert_int_equal(info.first_seq, 1);
-	assert_int_equal(info.last_seq, 5);
+	assert_int_equal(info.last_seq, 30);
 	assert_int_equal(info.pid, 42);
 	assert_false(info.damaged);
 
-	/* Flip a byte in the third record: the first two are replayed. */
+	/* Flip a byte in the third block: the first two are replayed. */
 	FILE *f = fopen(path, "r+b");
 	assert_non_null(f);
-	fseek(f, TRACE_FILE_HEADER_SIZE + 2 * TRACE_RECORD_SIZE + 300, SEEK_SET);
-	fputc(0x5a, f);
+	fseek(f, block_end[1] + 40, SEEK_SET);
+	int c = fgetc(f);
+	fseek(f, block_end[1] + 40, SEEK_SET);
+	fputc(c ^ 0x5a, f);
 	fclose(f);
-	memset(&g, 0, sizeof(g));
-	assert_int_equal(trace_file_read(path, collect, &g, &info), 0);
-	assert_int_equal(g.count, 2);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(k.count, 20);
 	assert_true(info.damaged);
-	assert_int_equal(info.damage_offset, TRACE_FILE_HEADER_SIZE + 2 * TRACE_RECORD_SIZE);
+	assert_int_equal(info.damage_offset, block_end[1]);
+	assert_string_equal(info.damage, "a block of records fails its checksum");
 
-	/* A truncated file: everything before the torn record. */
-	assert_int_equal(truncate(path, TRACE_FILE_HEADER_SIZE + TRACE_RECORD_SIZE + 100), 0);
-	memset(&g, 0, sizeof(g));
-	assert_int_equal(trace_file_read(path, collect, &g, &info), 0);
-	assert_int_equal(g.count, 1);
+	/* A torn block: everything before it. */
+	assert_int_equal(truncate(path, block_end[0] + 30), 0);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(k.count, 10);
 	assert_true(info.damaged);
+	assert_int_equal(info.damage_offset, block_end[0]);
 
 	/* Not a trace file. */
 	f = fopen(path, "wb");
 	fputs("hello, not a trace\n", f);
 	fclose(f);
-	assert_int_equal(trace_file_read(path, collect, &g, &info), -EBADMSG);
+	assert_int_equal(trace_file_read(path, keep, &k, &info), -EBADMSG);
+	unlink(path);
+}
+
+/* What a --fast trace of step(i, t) from four threads takes a call: its
+ * names once, then tens of bytes a record. */
+static void test_file_compact(void **state)
+{
+	char path[128];
+	struct trace_writer *w;
+	struct trace_file_info info;
+	static struct kept k;
+	(void)state;
+
+	snprintf(path, sizeof(path), "%s/compact.bin", tmpdir);
+	assert_int_equal(trace_writer_new(path, 0, 0, 42, &w), 0);
+	for (uint64_t i = 0; i < 10000; i++) {
+		struct trace_record r;
+		memset(&r, 0, sizeof(r));
+		r.kind = TRACE_CALL;
+		r.time_ns = 1700000000000000000ULL + i * 250;
+		r.pid = 42;
+		r.tid = 42 + (uint32_t)(i / 500 % 4);
+		r.arity = 2;
+		trace_copy_str(r.function, sizeof(r.function), "tight:step");
+		r.nargs = 2;
+		r.regs[0] = i % 500;
+		r.regs[1] = r.tid - 42;
+		r.regs[2] = 0x7ffd12345678ULL;
+		r.regs[3] = 0x55d0aa001000ULL;
+		for (int a = 0; a < 2; a++) {
+			trace_copy_str(r.args[a].name, sizeof(r.args[a].name), a ? "t" : "i");
+			r.args[a].kind = TRACE_ARG_INT;
+			r.args[a].value = r.regs[a];
+		}
+		assert_int_equal(trace_writer_write(w, &r), 0);
+	}
+	assert_int_equal(trace_writer_close(w), 0);
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(info.records, 10000);
+	assert_true(file_size(path) - TRACE_FILE_HEADER_SIZE < 10000 * 24);
+	unlink(path);
+}
+
+/* A file of format 1, as recce wrote them before: a header and fixed
+ * 1 KiB records, each with its CRC. */
+static void test_file_format_1(void **state)
+{
+	char path[128];
+	uint8_t h[TRACE_FILE_HEADER_SIZE] = {0};
+	uint16_t version = 1;
+	uint32_t size = TRACE_RECORD_SIZE, one = 1, pid = 77;
+	struct trace_file_info info;
+	static struct kept k;
+	(void)state;
+
+	memcpy(h, TRACE_FILE_MAGIC, 8);
+	memcpy(h + 8, &version, 2);
+	memcpy(h + 10, &version, 2);
+	memcpy(h + 12, &size, 4);
+	memcpy(h + 20, &one, 4);
+	memcpy(h + 40, &pid, 4);
+	uint32_t crc = (uint32_t)crc32(0L, h, 44);
+	memcpy(h + 44, &crc, 4);
+	snprintf(path, sizeof(path), "%s/v1.bin", tmpdir);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(h, 1, sizeof(h), f);
+	for (uint64_t i = 0; i < 3; i++) {
+		struct trace_record r = full_record(i);
+		r.seq = i + 1;
+		r.crc = (uint32_t)crc32(0L, (const uint8_t *)&r + 4, sizeof(r) - 4);
+		fwrite(&r, 1, sizeof(r), f);
+	}
+	fclose(f);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(info.version, 1);
+	assert_int_equal(info.pid, 77);
+	assert_false(info.damaged);
+	assert_int_equal(k.count, 3);
+	assert_string_equal(k.r[2].ret_text, "{a=2, b=\"x\"}");
+	assert_int_equal(k.r[1].args[0].value, 1000003);
 	unlink(path);
 }
 
@@ -477,33 +603,45 @@ static void test_file_wrap(void **state)
 	struct trace_writer *w;
 	struct trace_file_info info;
 	uint64_t first = UINT64_MAX, last = 0, total = 0;
+	(void)state;
 
 	snprintf(base, sizeof(base), "%s/wrap.bin", tmpdir);
-	/* 3 files of 2 records each; 11 records: the newest 5 or 6 remain. */
-	assert_int_equal(
-	    trace_writer_new(base, TRACE_FILE_HEADER_SIZE + 2 * TRACE_RECORD_SIZE, 3, 1, &w), 0);
-	for (uint64_t i = 0; i < 11; i++) {
-		struct trace_record r = numbered(i);
+	/* 3 files of 4 KiB; 400 records of about 100 bytes: the newest
+	 * 80-120 remain, none lost between them. */
+	assert_int_equal(trace_writer_new(base, TRACE_FILE_MIN_WRAP, 3, 1, &w), 0);
+	for (uint64_t i = 0; i < 400; i++) {
+		struct trace_record r = full_record(i);
+		snprintf(r.ret_text, sizeof(r.ret_text), "%0*u", 60 + (int)(i % 40), (unsigned)i);
 		assert_int_equal(trace_writer_write(w, &r), 0);
+		if (i % 7 == 0)
+			assert_int_equal(trace_writer_flush(w), 0);
 	}
-	assert_int_equal(trace_writer_count(w), 11);
+	assert_int_equal(trace_writer_count(w), 400);
+	uint64_t kept = trace_writer_kept(w);
 	assert_int_equal(trace_writer_close(w), 0);
 	for (int i = 0; i < 3; i++) {
-		struct got g = {{0}, 0};
+		static struct kept k;
+		memset(&k, 0, sizeof(k));
 		snprintf(name, sizeof(name), "%s.%d", base, i);
-		assert_int_equal(trace_file_read(name, collect, &g, &info), 0);
+		assert_true(file_size(name) <= TRACE_FILE_MIN_WRAP);
+		assert_int_equal(trace_file_read(name, keep, &k, &info), 0);
 		assert_false(info.damaged);
+		assert_int_equal(info.last_seq - info.first_seq + 1, info.records);
 		total += info.records;
 		if (info.records && info.first_seq < first)
 			first = info.first_seq;
 		if (info.last_seq > last)
 			last = info.last_seq;
+		/* Each file is read on its own, its names defined in it. */
+		assert_string_equal(k.r[0].function, full_record(info.first_seq - 1).function);
 		unlink(name);
 	}
-	assert_int_equal(last, 11); /* the newest is kept */
-	assert_int_equal(first, 7); /* the oldest kept: files hold 7-8, 9-10, 11 */
-	assert_int_equal(total, 5);
-	assert_int_equal(trace_writer_new(base, 100, 3, 1, &w), -EINVAL); /* too small */
+	assert_int_equal(last, 400);   /* the newest is kept */
+	assert_int_equal(total, kept); /* as the writer counted */
+	assert_int_equal(first, 400 - kept + 1);
+	assert_true(kept > 60 && kept < 130);
+	assert_int_equal(trace_writer_new(base, TRACE_FILE_MIN_WRAP - 1, 3, 1, &w),
+			 -EINVAL); /* too small */
 }
 
 int main(void)
@@ -515,7 +653,9 @@ int main(void)
 	    cmocka_unit_test(test_cond_eval), cmocka_unit_test(test_cond_errors),
 	    cmocka_unit_test(test_limits),    cmocka_unit_test(test_hist),
 	    cmocka_unit_test(test_pattern),   cmocka_unit_test(test_file_roundtrip_and_corruption),
-	    cmocka_unit_test(test_file_wrap), cmocka_unit_test(test_object_text),
+	    cmocka_unit_test(test_file_wrap), cmocka_unit_test(test_file_format_1),
+	    cmocka_unit_test(test_file_compact),
+	    cmocka_unit_test(test_object_text),
 	    cmocka_unit_test(test_usdt_patterns),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
