@@ -80,6 +80,16 @@ calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 # A file of key=value lines as one tab-separated line.
 joined() { tr '\n' '\t' < "$1" | sed 's/\t*$//'; }
 
+# Waits until FILE has a line matching PATTERN, at most TICKS times 50 ms.
+#     wait_line FILE PATTERN TICKS
+wait_line() {
+	i=0
+	while ! grep -q "$2" "$1" 2> /dev/null && [ "$i" -lt "$3" ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
 # ---------------------------------------------------------------------------
 # Build the workloads and helpers.
 
@@ -101,6 +111,8 @@ build() {
 	$CC -O1 -g -fPIC -shared -o "$BIN/torture-fix.so" tests/targets/fixes/torture-fix.c
 	# shellcheck disable=SC2086
 	$CC $wflags -O1 -o "$BIN/torture" tests/targets/torture.c
+	# shellcheck disable=SC2086
+	$CC $wflags -o "$BIN/tight" tests/targets/tight.c
 	$CC -std=gnu11 -O2 -g -fPIC -shared -o "$BIN/calls-fix.so" bench/workloads/calls-fix.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/measure" bench/measure.c
 	$CC -std=gnu11 -O2 -Wall -Wextra -o "$BIN/uprobe-bare" bench/uprobe-bare.c
@@ -465,13 +477,7 @@ patch_once() {
 
 # Waits (5 s at most) for bench/workloads/calls.c, started with
 # --bursts-signal into $TMP/calls.out, to say it is ready.
-calls_ready() {
-	i=0
-	while ! grep -q ready "$TMP/calls.out" 2> /dev/null && [ $i -lt 100 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
+calls_ready() { wait_line "$TMP/calls.out" ready 100; }
 
 # What a call of a patched function costs: bench/workloads/calls.c's
 # bursts of calls of traced(), as they are and with traced() patched to
@@ -813,11 +819,7 @@ fast_run() {
 		"$RECCE" trace --fast -p "$w" traced $ret --count 0 --time 0 --limit 0 \
 			$out > "$TMP/fast.out" 2> "$TMP/err" &
 		r=$!
-		i=0
-		while ! grep -q 'with jumps' "$TMP/err" 2> /dev/null && [ $i -lt 200 ]; do
-			sleep 0.05
-			i=$((i + 1))
-		done
+		wait_line "$TMP/err" 'with jumps' 200
 		kill -USR1 "$w"
 		wait "$w" || status=$?
 		sleep 1 # recce reads what is left in the rings
@@ -872,6 +874,63 @@ fast_first() {
 	say "fast first event rep $rep: $ms ms from start to exit"
 }
 
+# recce trace --fast's reader: 4 threads making 1,000,000 calls a second
+# together for 3 s (tests/targets/tight paced), traced to a trace file
+# (calls; calls and returns) and to the terminal's text (into a file):
+# the events recce kept against those made, the ones it says it lost, the
+# file's bytes per event, and recce's CPU time.
+#
+#     fast_reader MODE REP
+FAST_READER_CALLS=750000 # a thread's calls: 3 s at 250,000 a second
+fast_reader() {
+	mode=$1 rep=$2
+	rm -f "$TMP/reader.trace" "$TMP/reader.err" "$TMP/reader.out" "$TMP/tight.out"
+	"$BIN/tight" "$FAST_READER_CALLS" 4 1000000 > "$TMP/tight.out" &
+	w=$!
+	wait_line "$TMP/tight.out" ready 100
+	set --
+	made=$((4 * FAST_READER_CALLS))
+	case $mode in
+	*-ret) set -- --return && made=$((2 * made)) ;;
+	esac
+	case $mode in
+	file*) set -- "$@" -o "$TMP/reader.trace" ;;
+	esac
+	"$RECCE" trace --fast -p "$w" step --count 0 --time 0 --limit 0 "$@" \
+		> "$TMP/reader.out" 2> "$TMP/reader.err" &
+	r=$!
+	wait_line "$TMP/reader.err" 'with jumps' 200
+	kill -USR1 "$w"
+	wait_line "$TMP/tight.out" '^done' 600
+	sleep 0.5 # recce reads what is left in the rings
+	# utime and stime, in clock ticks, after the command's name
+	cpu=$(sed 's/.*) //' "/proc/$r/stat" | awk '{ print ($12 + $13) / 100 }')
+	kill -INT "$r"
+	status=0
+	wait "$r" || status=$?
+	kill "$w" 2> /dev/null || true
+	wait "$w" 2> /dev/null || true
+	lost=$(sed -n 's/.*recce: warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' \
+		"$TMP/reader.err")
+	if [ "$mode" = text ]; then
+		kept=$(wc -l < "$TMP/reader.out")
+		bytes=
+	else
+		kept=$(sed -n 's/^recce: wrote \([0-9]*\) events.*/\1/p' "$TMP/reader.err")
+		bytes=$(calc "($(stat -c %s "$TMP/reader.trace") - 64) / ${kept:-1}")
+	fi
+	rm -f "$TMP/reader.trace"
+	if [ "$status" -ne 0 ] || [ -z "$kept" ]; then
+		say "fast reader $mode rep $rep failed (status $status):"
+		tail -n 5 "$TMP/reader.err" >&2
+		printf 'kind=fast\tcase=reader\ttool=reader-%s\trep=%s\tstatus=failed\n' "$mode" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=fast\tcase=reader\ttool=reader-%s\trep=%s\tstatus=ok\tmade=%s\tkept=%s\tlost=%s\tbytes=%s\tcpu_s=%s\n' \
+		"$mode" "$rep" "$made" "$kept" "${lost:-0}" "$bytes" "$cpu" >> "$RAW"
+	say "fast reader $mode rep $rep: kept $kept of $made events, ${lost:-0} lost${bytes:+, $bytes bytes an event}, recce $cpu s of CPU"
+}
+
 group_fast() {
 	uftrace_ok=0
 	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/calls-pg" \
@@ -886,6 +945,9 @@ group_fast() {
 			fast_run "$tool" "$rep"
 		done
 		fast_first "$rep"
+		for mode in file file-ret text; do
+			fast_reader "$mode" "$rep"
+		done
 	done
 }
 

@@ -1187,6 +1187,52 @@ function figure_fast(    none, fast, fret, fslow, uprobe, bare, uft, first, lost
 		budget("recce trace --fast, injection to first event", "< 100 ms",
 			sprintf("%.1f ms (start to exit)", first), first < 100,
 			sprintf("from start to exit it took %.1f ms", first))
+	fast_reader_table()
+}
+
+# One row of the reader's table; the most lost in any run, or -1.
+function reader_row(t, what,    made, kept, lost, each) {
+	if (!tool_field(FA, t, "kept"))
+		return -1
+	kept = MIN
+	tool_field(FA, t, "made")
+	made = MED
+	tool_field(FA, t, "lost")
+	lost = MAX
+	each = tool_field(FA, t, "bytes") ? sprintf("%.1f", MED) : "(text)"
+	if (tool_field(FA, t, "bytes"))
+		READER_BYTES = MAX > READER_BYTES ? MAX : READER_BYTES
+	tool_field(FA, t, "cpu_s")
+	printf "| %s | %d | %d | %d | %s | %.2f |\n", what, made, kept, lost, each, MED
+	J["fast"] = J["fast"] ",\n    " sprintf("{\"tool\": \"%s\", \"made\": %d, \"kept_min\": %d, \"lost_max\": %d, \"bytes_per_event\": %s, \"cpu_s\": %s}", t, made, kept, lost, each == "(text)" ? "null" : each, jn(MED))
+	return made - kept > lost ? made - kept : lost
+}
+
+function fast_reader_table(    worst, l, t, modes, n, i, what) {
+	if (!("reader-file" in FA))
+		return
+	print ""
+	print "recce trace --fast's reader: 4 threads of tests/targets/tight making 1,000,000 calls a second"
+	print "together for 3 s, traced into a trace file (`-o`), calls alone and calls with returns, and to"
+	print "text (the terminal's lines, into a file). Events kept are the fewest of the runs, lost the most"
+	print "recce counted in one; recce's CPU is its user and system time over the run (median)."
+	print ""
+	print "| output | events made | kept | lost | bytes an event | recce CPU, s |"
+	print "|---|---|---|---|---|---|"
+	n = split("reader-file reader-file-ret reader-text", modes, " ")
+	split("-o FILE (calls)|-o FILE --return (calls and returns)|text (calls)", what, "|")
+	worst = 0
+	READER_BYTES = 0
+	for (i = 1; i <= n; i++) {
+		l = reader_row(modes[i], what[i])
+		if (l > worst)
+			worst = l
+	}
+	print ""
+	budget("recce trace --fast reader, 1M calls/s from 4 threads", "nothing lost, to a file and to text; under 64 bytes an event",
+		sprintf("%d events lost at most; %.1f bytes an event at most", worst, READER_BYTES),
+		worst == 0 && READER_BYTES > 0 && READER_BYTES < 64,
+		sprintf("%d events were lost, or a file took %.1f bytes an event", worst, READER_BYTES))
 }
 
 function print_budgets(    i) {

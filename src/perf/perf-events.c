@@ -606,14 +606,14 @@ static int handle_pass(void *ctx, size_t ring)
 	return rp->fn(&rp->pe->recs[ring], rp->arg);
 }
 
-int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record *rec, void *arg),
-		     void *arg)
+int perf_events_read(struct perf_events *pe, uint64_t until,
+		     int (*fn)(const struct perf_record *rec, void *arg), void *arg)
 {
 	static const struct perf_ring_ops ops = {parse_pass, handle_pass};
 	struct read_pass rp = {pe, fn, arg};
 	struct perf_ring_counts counts = {0, 0};
 
-	int count = perf_rings_read(pe->rings, pe->ncpus, UINT64_MAX, &ops, &rp, &counts);
+	int count = perf_rings_read(pe->rings, pe->ncpus, until, &ops, &rp, &counts);
 	pe->stats.records += (uint64_t)count;
 	pe->stats.malformed += counts.malformed;
 	pe->stats.wraps += counts.wraps;

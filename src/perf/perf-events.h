@@ -165,11 +165,18 @@ int perf_events_bpf_refused(const struct perf_events *pe);
 size_t perf_events_pollfds(const struct perf_events *pe, int *fds, size_t max);
 
 /*
- * Reads every record now in the rings, in time order, calling fn for each.
- * A non-zero return from fn stops the pass early; the record that returned
- * it counts as read. Returns the number of records read or -errno.
+ * Reads the records now in the rings up to time until (CLOCK_MONOTONIC),
+ * in time order, calling fn for each; later ones stay for the next read.
+ * A reader takes until just before the read: a record from one CPU is then
+ * never handled before an older one another CPU's ring was still to show
+ * (an allocation's return before its sample, a free before the return
+ * that made the block). UINT64_MAX reads all, once nothing more comes.
+ * A non-zero return from fn stops the pass early; the record that
+ * returned it counts as read. Returns the number of records read or
+ * -errno.
  */
-int perf_events_read(struct perf_events *pe, int (*fn)(const struct perf_record *rec, void *arg),
+int perf_events_read(struct perf_events *pe, uint64_t until,
+		     int (*fn)(const struct perf_record *rec, void *arg),
 		     void *arg);
 
 const struct perf_events_stats *perf_events_stats(const struct perf_events *pe);

@@ -138,7 +138,7 @@ static void on_wake(void *arg)
 		return;
 	if (s->py)
 		py_samples_read(s->py);
-	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	int r = perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC), sampler_handle_record, s);
 	/* After the mappings the rings told of: a sample's stack is
 	 * unwound through them. */
 	if (r >= 0 && s->alloc_fast)
@@ -215,7 +215,9 @@ int sampler_attach(struct sampler *s, struct evloop *loop, void (*done)(void *ar
 
 int sampler_read(struct sampler *s)
 {
-	return s->stopping ? 0 : perf_events_read(s->pe, sampler_handle_record, s);
+	return s->stopping ? 0
+			   : perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC),
+					      sampler_handle_record, s);
 }
 
 int sampler_drain(struct sampler *s)
@@ -238,7 +240,7 @@ int sampler_drain(struct sampler *s)
 		return s->run_err;
 	/* What the kernel wrote until now still counts, and what the
 	 * process did. */
-	int r = perf_events_read(s->pe, sampler_handle_record, s);
+	int r = perf_events_read(s->pe, UINT64_MAX, sampler_handle_record, s);
 	if (r >= 0 && s->alloc_fast)
 		r = alloc_fast_read(s->alloc_fast, sampler_handle_fast_alloc, s);
 	return r < 0 ? r : 0;

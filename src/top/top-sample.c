@@ -522,7 +522,7 @@ int top_sampler_read(struct top_sampler *s, struct top_model *m)
 	s->model = m;
 	if (s->py)
 		py_samples_read(s->py);
-	int n = perf_events_read(s->pe, on_record, s);
+	int n = perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC), on_record, s);
 	s->model = NULL;
 	return n;
 }

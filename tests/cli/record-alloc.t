@@ -191,11 +191,10 @@ is "$RC" 0 "--leaks: record --event alloc exits 0" || show_run
 G=$(value_folded "$T/leaks.pb.gz" growing_space)
 like "$G" '(^|;)main;leak_request;malloc [0-9]+' "--leaks: leak_request's blocks only grew" ||
 	show_run
-# Through uprobes a block's return and its free may be read out of order
-# (each CPU has its ring; --fast puts them in order, and record-alloc-fast.t
-# wants nothing but the leak there): here the leak must stand out.
-TOPG=$(printf '%s\n' "$G" | sort -t' ' -k2 -nr | head -n 1)
-like "$TOPG" '(^|;)leak_request;malloc [0-9]+$' "--leaks: the leak grew the most" || diag "$G"
+# Each CPU has its ring; a block's return and its free, read from two of
+# them, are handled in the order they happened, so no churned block is
+# left in use.
+unlike "$G" 'churn|cache_put' "--leaks: neither the churn nor the full cache is said to grow"
 kill_quietly "$LK"
 
 # --- usage errors ----------------------------------------------------------

@@ -2,10 +2,12 @@
  * tight: threads calling small functions in tight loops, for
  * `recce trace --fast`.
  *
- *   tight CALLS THREADS
+ *   tight CALLS THREADS [PER_SECOND]
  *
  * Prints "ready" and waits for SIGUSR1 (so a tracer can attach first);
- * then each of THREADS threads calls step(i, t) CALLS times in a row,
+ * then each of THREADS threads calls step(i, t) CALLS times in a row
+ * (with PER_SECOND, the threads together make that many calls a second,
+ * each sleeping until its next 250 are due),
  * and bump(), clampit(), scale() and pick() 1000 times each, checking every
  * result; prints "done calls=N bad=N" and sleeps until killed. With CALLS
  * 0 the threads call step() forever and print "rate N" (calls in the
@@ -30,8 +32,9 @@
 
 static volatile long k = 3, sink;
 static atomic_long total, bad;
-static long calls;
+static long calls, per_second;
 static volatile sig_atomic_t go;
+static int nthreads;
 
 WORK long step(long i, long t)
 {
@@ -77,7 +80,16 @@ static void *worker(void *arg)
 			atomic_fetch_add_explicit(&total, 1000, memory_order_relaxed);
 		}
 	}
+	struct timespec due;
+	clock_gettime(CLOCK_MONOTONIC, &due);
 	for (long i = 0; i < calls; i++) {
+		if (per_second && i % 250 == 0 && i) {
+			long ns = 250L * 1000000000L / per_second * nthreads;
+			due.tv_nsec += ns % 1000000000L;
+			due.tv_sec += ns / 1000000000L + due.tv_nsec / 1000000000L;
+			due.tv_nsec %= 1000000000L;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
+		}
 		sum += step(i, t);
 		want += i * 2 + t;
 	}
@@ -103,7 +115,8 @@ static void on_usr1(int sig)
 int main(int argc, char **argv)
 {
 	calls = argc > 1 ? atol(argv[1]) : 100000;
-	int nthreads = argc > 2 ? atoi(argv[2]) : 4;
+	nthreads = argc > 2 ? atoi(argv[2]) : 4;
+	per_second = argc > 3 ? atol(argv[3]) : 0;
 	pthread_t th[64];
 
 	if (nthreads < 1 || nthreads > 64)
