@@ -20,12 +20,26 @@
 #include "trace/trace-cond.h"
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
+#include "trace/trace-pack.h"
 #include "trace/trace-tree.h"
 #include "util/outfile.h"
 
+/* A record read, sorted by these fields and kept packed at off. */
+struct replay_entry {
+	uint64_t time_ns, seq, off;
+	uint32_t pid, tid;
+	uint16_t kind, len;
+};
+
+/* The records of every file read, each packed on its own (about 60 bytes
+ * with its entry, against 1 KiB unpacked), so that a file of millions of
+ * events is replayed in as much memory as a few times its size. */
 struct replay {
-	struct trace_record *recs;
+	struct replay_entry *v;
 	size_t n, cap;
+	uint8_t *bytes;
+	size_t used, room;
+	struct trace_pack pack;
 };
 
 struct replay_args {
@@ -75,19 +89,38 @@ static const struct opt replay_options[] = {
 static int collect(const struct trace_record *r, void *ctx)
 {
 	struct replay *rp = ctx;
-	struct trace_record *n = array_reserve(rp->recs, &rp->cap, rp->n + 1, sizeof(*n));
-
-	if (!n)
+	struct replay_entry *v = array_reserve(rp->v, &rp->cap, rp->n + 1, sizeof(*v));
+	if (!v)
 		return -ENOMEM;
-	rp->recs = n;
-	rp->recs[rp->n++] = *r;
+	rp->v = v;
+	uint8_t *b = array_reserve(rp->bytes, &rp->room, rp->used + TRACE_PACK_MAX, 1);
+	if (!b)
+		return -ENOMEM;
+	rp->bytes = b;
+	int len = trace_pack_put_alone(&rp->pack, r, rp->bytes + rp->used);
+	if (len < 0)
+		return len;
+	rp->v[rp->n++] = (struct replay_entry){
+	    r->time_ns, r->seq, rp->used, r->pid, r->tid, (uint16_t)r->kind, (uint16_t)len};
+	rp->used += (size_t)len;
 	return 0;
+}
+
+/* Record i of the sorted ones, unpacked into *r. */
+static struct trace_record *record_at(struct replay *rp, size_t i, struct trace_record *r)
+{
+	const uint8_t *at = rp->bytes + rp->v[i].off;
+
+	if (trace_pack_get_alone(&rp->pack, at, at + rp->v[i].len, r) < 0)
+		die("out of memory"); /* packed here: only memory can fail */
+	r->seq = rp->v[i].seq;
+	return r;
 }
 
 /* Time order; within one time, a call before a return, then file order. */
 static int by_time(const void *a, const void *b)
 {
-	const struct trace_record *x = a, *y = b;
+	const struct replay_entry *x = a, *y = b;
 
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? -1 : 1;
@@ -118,11 +151,11 @@ static size_t drop_repeats(struct replay *rp)
 	size_t out = 1;
 
 	for (size_t i = 1; i < rp->n; i++) {
-		const struct trace_record *a = &rp->recs[out - 1], *b = &rp->recs[i];
+		const struct replay_entry *a = &rp->v[out - 1], *b = &rp->v[i];
 		if (a->seq == b->seq && a->pid == b->pid && a->time_ns == b->time_ns &&
 		    a->kind == b->kind && a->tid == b->tid)
 			continue;
-		rp->recs[out++] = *b;
+		rp->v[out++] = *b;
 	}
 	size_t dropped = rp->n - out;
 	rp->n = out;
@@ -130,18 +163,20 @@ static size_t drop_repeats(struct replay *rp)
 }
 
 /* --tree: the events the condition keeps, nested per thread. */
-static void replay_tree(const struct replay *rp, const struct trace_cond *cond,
+static void replay_tree(struct replay *rp, const struct trace_cond *cond,
 			const struct replay_args *a)
 {
 	struct trace_tree_config tc = tree_options_config(&a->t, stdout);
 	struct trace_tree *tree;
+	struct trace_record r;
 
 	if (trace_tree_new(&tc, &tree) < 0)
 		die("out of memory");
-	for (size_t i = 0; i < rp->n; i++)
-		if (trace_cond_eval(cond, trace_record_lookup, &rp->recs[i]) &&
-		    trace_tree_add(tree, &rp->recs[i]) < 0)
+	for (size_t i = 0; i < rp->n; i++) {
+		record_at(rp, i, &r);
+		if (trace_cond_eval(cond, trace_record_lookup, &r) && trace_tree_add(tree, &r) < 0)
 			die("out of memory");
+	}
 	trace_tree_flush(tree);
 	fflush(stdout);
 	trace_say_tree(tree, &tc);
@@ -154,8 +189,10 @@ int cmd_replay(int argc, char **argv)
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
+	struct trace_record r;
 	int status = 0;
 
+	trace_pack_init(&rp.pack);
 	int files = options_parse("replay", replay_options, 0, argc, argv, &a, NULL);
 	enum trace_format format = a.format;
 	if (a.cond_text)
@@ -212,7 +249,7 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	if (rp.n) {
-		qsort(rp.recs, rp.n, sizeof(*rp.recs), by_time);
+		qsort(rp.v, rp.n, sizeof(*rp.v), by_time);
 		size_t twice = drop_repeats(&rp);
 		if (twice)
 			warning("%zu event%s appeared in more than one file (overlapping wrap "
@@ -222,8 +259,8 @@ int cmd_replay(int argc, char **argv)
 	if (a.plot) {
 		/* The events the condition keeps become the plot's points. */
 		for (size_t i = 0; i < rp.n; i++)
-			if (trace_cond_eval(cond, trace_record_lookup, &rp.recs[i]))
-				trace_plot_add(&plot, &rp.recs[i]);
+			if (trace_cond_eval(cond, trace_record_lookup, record_at(&rp, i, &r)))
+				trace_plot_add(&plot, &r);
 		if (trace_plot_write(&plot, a.output) != 0)
 			status = RECCE_EXIT_ERROR;
 		rp.n = 0;
@@ -237,14 +274,16 @@ int cmd_replay(int argc, char **argv)
 		fputs("{\"traceEvents\":[\n", stdout);
 	int first = 1;
 	for (size_t i = 0; i < rp.n; i++) {
-		if (!trace_cond_eval(cond, trace_record_lookup, &rp.recs[i]))
+		if (!trace_cond_eval(cond, trace_record_lookup, record_at(&rp, i, &r)))
 			continue;
-		trace_record_print(&rp.recs[i], format, first, stdout);
+		trace_record_print(&r, format, first, stdout);
 		first = 0;
 	}
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("\n]}\n", stdout);
-	free(rp.recs);
+	free(rp.v);
+	free(rp.bytes);
+	trace_pack_release(&rp.pack);
 	trace_cond_free(cond);
 	return status;
 }

@@ -95,6 +95,8 @@ static int put_name(struct trace_pack *p, const char *s, uint8_t **at)
 	if (!id || !htab_add(&p->ids, h, id))
 		return -ENOMEM;
 	*at += varint_put(*at, id);
+	if (p->alone)
+		return 0; /* the pack keeps it for the reader */
 	*at += varint_put(*at, len);
 	memcpy(*at, s, len);
 	*at += len;
@@ -182,7 +184,7 @@ static int get_name(struct trace_pack *p, const uint8_t **at, const uint8_t *end
 {
 	uint64_t id;
 
-	if (get(at, end, p->nnames + 1, &id))
+	if (get(at, end, p->nnames + !p->alone, &id))
 		return -EBADMSG;
 	if (id == 0) {
 		*dst = 0;
@@ -262,4 +264,30 @@ int trace_pack_get(struct trace_pack *p, const uint8_t **at, const uint8_t *end,
 		a->value = v ^ r->regs[i];
 	}
 	return get_text(at, end, r->ret_text, sizeof(r->ret_text));
+}
+
+/* Forgets the record before, so that the next is packed from zero. */
+static void alone(struct trace_pack *p, int on)
+{
+	p->alone = on;
+	p->time_ns = 0;
+	p->pid = p->tid = 0;
+	memset(p->regs, 0, sizeof(p->regs));
+}
+
+int trace_pack_put_alone(struct trace_pack *p, const struct trace_record *r, uint8_t *out)
+{
+	alone(p, 1);
+	int n = trace_pack_put(p, r, out);
+	alone(p, 0);
+	return n;
+}
+
+int trace_pack_get_alone(struct trace_pack *p, const uint8_t *at, const uint8_t *end,
+			 struct trace_record *r)
+{
+	alone(p, 1);
+	int err = trace_pack_get(p, &at, end, r);
+	alone(p, 0);
+	return err;
 }

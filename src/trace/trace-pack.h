@@ -35,6 +35,7 @@ struct trace_pack {
 	uint64_t time_ns;
 	uint32_t pid, tid;
 	uint64_t regs[TRACE_MAX_ARGS];
+	int alone; /* packing a record on its own (trace_pack_put_alone) */
 };
 
 void trace_pack_init(struct trace_pack *p);
@@ -50,5 +51,15 @@ int trace_pack_put(struct trace_pack *p, const struct trace_record *r, uint8_t *
  * record, or -ENOMEM. */
 int trace_pack_get(struct trace_pack *p, const uint8_t **at, const uint8_t *end,
 		   struct trace_record *r);
+
+/*
+ * A record packed on its own, to be unpacked in any order (recce replay
+ * keeps the records it sorts so): no differences from the record before,
+ * and names by number only, all kept in the pack, which must be the same
+ * for both. Returns as trace_pack_put() and trace_pack_get() do.
+ */
+int trace_pack_put_alone(struct trace_pack *p, const struct trace_record *r, uint8_t *out);
+int trace_pack_get_alone(struct trace_pack *p, const uint8_t *at, const uint8_t *end,
+			 struct trace_record *r);
 
 #endif

@@ -25,6 +25,7 @@
 #include "trace/trace-file.h"
 #include "trace/trace-hist.h"
 #include "trace/trace-limits.h"
+#include "trace/trace-pack.h"
 #include "trace/trace-pattern.h"
 #include "symbols/usdt.h"
 #include "util/x86-regs.h"
@@ -262,13 +263,13 @@ static void test_usdt_patterns(void **state)
 	assert_string_equal(p.provider, "libstdcxx");
 	assert_string_equal(p.function, "throw");
 	trace_pattern_release(&p);
-	const char *bad[] = {"usdt:", "usdt:x", "usdt::x", "usdt:x:", "usdt::x:y", "usdt:a:b:c:d",
-			     "py:",   "py:a:b"};
+	const char *bad[] = {
+	    "usdt:", "usdt:x", "usdt::x", "usdt:x:", "usdt::x:y", "usdt:a:b:c:d", "py:", "py:a:b"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(trace_pattern_parse(bad[i], &p), -EINVAL);
 	/* Arguments named and typed from the first; an empty entry keeps one. */
-	assert_int_equal(trace_pattern_parse("usdt:postgresql:query__start( query : str ,, n:hex)", &p),
-			 0);
+	assert_int_equal(
+	    trace_pattern_parse("usdt:postgresql:query__start( query : str ,, n:hex)", &p), 0);
 	assert_string_equal(p.function, "query__start");
 	assert_int_equal(p.spec.n, 3);
 	assert_string_equal(p.spec.a[0].name, "query");
@@ -481,6 +482,35 @@ static void test_file_compact(void **state)
 	unlink(path);
 }
 
+/* Records packed on their own come back in any order. */
+static void test_pack_alone(void **state)
+{
+	struct trace_pack p;
+	static uint8_t buf[30 * TRACE_PACK_MAX];
+	int off[31] = {0};
+	(void)state;
+
+	trace_pack_init(&p);
+	for (int i = 29; i >= 0; i--) {
+		struct trace_record r = full_record((uint64_t)i);
+		int n = trace_pack_put_alone(&p, &r, buf + off[29 - i]);
+		assert_true(n > 0 && n <= TRACE_PACK_MAX);
+		off[30 - i] = off[29 - i] + n;
+	}
+	for (int k = 0; k < 30; k++) {
+		struct trace_record got, want = full_record((uint64_t)(29 - k));
+		assert_int_equal(trace_pack_get_alone(&p, buf + off[k], buf + off[k + 1], &got), 0);
+		assert_memory_equal(&got, &want, sizeof(want));
+	}
+	/* A name the pack never saw is not one. */
+	struct trace_pack fresh;
+	struct trace_record got;
+	trace_pack_init(&fresh);
+	assert_int_equal(trace_pack_get_alone(&fresh, buf, buf + off[1], &got), -EBADMSG);
+	trace_pack_release(&fresh);
+	trace_pack_release(&p);
+}
+
 /* A file of format 1, as recce wrote them before: a header and fixed
  * 1 KiB records, each with its CRC. */
 static void test_file_format_1(void **state)
@@ -650,11 +680,16 @@ int main(void)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cond_eval), cmocka_unit_test(test_cond_errors),
-	    cmocka_unit_test(test_limits),    cmocka_unit_test(test_hist),
-	    cmocka_unit_test(test_pattern),   cmocka_unit_test(test_file_roundtrip_and_corruption),
-	    cmocka_unit_test(test_file_wrap), cmocka_unit_test(test_file_format_1),
+	    cmocka_unit_test(test_cond_eval),
+	    cmocka_unit_test(test_cond_errors),
+	    cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_hist),
+	    cmocka_unit_test(test_pattern),
+	    cmocka_unit_test(test_file_roundtrip_and_corruption),
+	    cmocka_unit_test(test_file_wrap),
+	    cmocka_unit_test(test_file_format_1),
 	    cmocka_unit_test(test_file_compact),
+	    cmocka_unit_test(test_pack_alone),
 	    cmocka_unit_test(test_object_text),
 	    cmocka_unit_test(test_usdt_patterns),
 	};
