@@ -178,6 +178,32 @@ static void record_process(struct fast_set *s, const struct recce_fast_record *r
 	s->unfound_calls += !f || f->verdict == PROC_UNFOUND;
 }
 
+/* The CPU clock's ticks in 10 ms, from the first and the last reading
+ * kept (0 before two). */
+static uint64_t ticks_10ms(const struct fast_set *s)
+{
+	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
+
+	if (n < 2)
+		return 0;
+	const struct cal_point *a = &s->cal[(s->ncal - n) % CAL_POINTS];
+	const struct cal_point *b = &s->cal[(s->ncal - 1) % CAL_POINTS];
+	if (b->mono <= a->mono)
+		return 0;
+	return (uint64_t)((__int128)(b->tsc - a->tsc) * 10000000 / (b->mono - a->mono));
+}
+
+/* Whether a record stamped tsc waits for the next read: while the jumps
+ * are in, one written after the reading until, so that a later reading
+ * places it in time; but not one stamped more than skew ticks past it
+ * (0: the clock's rate is not known yet), which comes from a CPU whose
+ * clock disagrees with recce's (a virtual machine's may) and would hold
+ * its ring's records back to the end. */
+static int read_later(const struct fast_set *s, uint64_t tsc, uint64_t until, uint64_t skew)
+{
+	return s->attached && tsc >= until && (!skew || tsc - until < skew);
+}
+
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
 {
 	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
@@ -187,10 +213,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 	if (claimed > s->slots)
 		claimed = s->slots;
 	forget_procs(s);
-	/* While the jumps are in, a record written after this reading waits
-	 * for the next read, so that a reading after it places it in time;
-	 * once they are out, the rest is read at once. */
-	uint64_t until = fast_set_cal_add(s);
+	/* Once the jumps are out, the rest is read at once (read_later()). */
+	uint64_t until = fast_set_cal_add(s), skew = ticks_10ms(s);
 	/* Once a read: a record lost from here on counts at the next. */
 	s->lost = count_lost(s);
 	for (uint32_t i = 0; i < claimed && !rc; i++) {
@@ -202,7 +226,7 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
 		for (; tail < head && !rc; tail++) {
 			const struct recce_fast_record *r = &recs[tail & (RING_RECORDS - 1)];
-			if (s->attached && r->tsc >= until)
+			if (read_later(s, r->tsc, until, skew))
 				break;
 			if (r->site >= s->nhooks)
 				continue;
@@ -288,27 +312,10 @@ static struct fast_alloc_event *new_event(struct fast_set *s, size_t len)
 	return e;
 }
 
-/* The CPU clock's ticks in 10 ms, from the first and the last reading
- * kept (0 before two). */
-static uint64_t ticks_10ms(const struct fast_set *s)
-{
-	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
-
-	if (n < 2)
-		return 0;
-	const struct cal_point *a = &s->cal[(s->ncal - n) % CAL_POINTS];
-	const struct cal_point *b = &s->cal[(s->ncal - 1) % CAL_POINTS];
-	if (b->mono <= a->mono)
-		return 0;
-	return (uint64_t)((__int128)(b->tsc - a->tsc) * 10000000 / (b->mono - a->mono));
-}
-
 /* One ring's allocation records, from its tail up to (not past) until
  * while attached: its events appended to s->evs, their stacks to
  * s->stacks (each event's stack is its offset there until all are read).
- * A record stamped more than skew ticks past until comes from a CPU whose
- * clock disagrees with recce's (a virtual machine's may): it is read now,
- * or it would wait for the end. Returns 0 or -ENOMEM. */
+ * Returns 0 or -ENOMEM. */
 static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t skew,
 		       uint64_t *bad)
 {
@@ -323,7 +330,7 @@ static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t 
 		tail = head - RING_RECORDS; /* never: the writer does not overwrite */
 	while (tail < head && !err) {
 		const struct recce_fast_record *r = &recs[tail & mask];
-		if (s->attached && r->tsc >= until && r->tsc - until < skew)
+		if (read_later(s, r->tsc, until, skew))
 			break;
 		/* The library's record: the process may write anything. */
 		uint64_t ev = r->args[0], stack = 0, extra = 0;
