@@ -316,8 +316,7 @@ static struct fast_alloc_event *new_event(struct fast_set *s, size_t len)
  * while attached: its events appended to s->evs, their stacks to
  * s->stacks (each event's stack is its offset there until all are read).
  * Returns 0 or -ENOMEM. */
-static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t skew,
-		       uint64_t *bad)
+static int gather_ring(struct fast_set *s, uint32_t i, uint64_t until, uint64_t skew, uint64_t *bad)
 {
 	struct recce_fast_slot *sl = slot_at(s, i);
 	const struct recce_fast_record *recs = (const void *)(sl + 1);
