@@ -21,8 +21,11 @@
 #include "trace/trace-event.h"
 #include "trace/trace-file.h"
 #include "trace/trace-pack.h"
+#include "trace/trace-report.h"
+#include "trace/trace-hist.h"
 #include "trace/trace-tree.h"
 #include "util/outfile.h"
+#include "util/term-safe.h"
 
 /* A record read, sorted by these fields and kept packed at off. */
 struct replay_entry {
@@ -47,6 +50,7 @@ struct replay_args {
 	enum trace_format format;
 	const char *plot, *output;
 	struct tree_args t; /* --tree, --slow and what shapes them */
+	int report;	    /* --report */
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -83,6 +87,8 @@ static const struct opt replay_options[] = {
     OPT_CALL_(0, "slow", "DUR", set_tree, TREE_SLOW,
 	      "only the trees of calls that lasted DUR or longer"),
     OPT_CALL_(0, "keep", "N", set_tree, TREE_KEEP, "with --slow: the N slowest, at the end"),
+    OPT_FLAG_(0, "report", struct replay_args, report,
+	      "calls summed by function: total and own time, as uftrace report"),
     OPT_END_(),
 };
 
@@ -183,9 +189,55 @@ static void replay_tree(struct replay *rp, const struct trace_cond *cond,
 	trace_tree_free(tree);
 }
 
+/* --report: the events the condition keeps, summed by function, as a
+ * table; -1 (said) when there is nothing to sum. */
+static int replay_report(struct replay *rp, const struct trace_cond *cond)
+{
+	struct trace_report *rep = trace_report_new();
+	struct trace_record r;
+	char total[32], self[32], avg[32], max[32];
+	size_t n;
+
+	if (!rep)
+		die("out of memory");
+	for (size_t i = 0; i < rp->n; i++) {
+		record_at(rp, i, &r);
+		if (trace_cond_eval(cond, trace_record_lookup, &r) && trace_report_add(rep, &r) < 0)
+			die("out of memory");
+	}
+	if (!trace_report_returns(rep)) {
+		error("no call in the files returned: the report sums the times of calls, which "
+		      "need their returns (recce trace --return -o FILE)");
+		trace_report_free(rep);
+		return -1;
+	}
+	const struct trace_report_row *rows = trace_report_rows(rep, &n);
+	if (!rows)
+		die("out of memory");
+	printf("%12s  %12s  %10s  %12s  %12s  %s\n", "TOTAL", "SELF", "CALLS", "AVERAGE", "MAX",
+	       "FUNCTION");
+	for (size_t i = 0; i < n; i++) {
+		trace_format_duration(total, sizeof(total), rows[i].total_ns);
+		trace_format_duration(self, sizeof(self), rows[i].self_ns);
+		trace_format_duration(avg, sizeof(avg), rows[i].total_ns / rows[i].calls);
+		trace_format_duration(max, sizeof(max), rows[i].max_ns);
+		printf("%12s  %12s  %10llu  %12s  %12s  ", total, self,
+		       (unsigned long long)rows[i].calls, avg, max);
+		term_fputs(rows[i].function, stdout);
+		fputc('\n', stdout);
+	}
+	fflush(stdout);
+	uint64_t open = trace_report_open(rep);
+	if (open)
+		note("%llu call%s had not returned when the trace ended: not in the table",
+		     (unsigned long long)open, open == 1 ? "" : "s");
+	trace_report_free(rep);
+	return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, {0, 0, 0, 0, 0}};
+	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, {0, 0, 0, 0, 0}, 0};
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
@@ -205,6 +257,11 @@ int cmd_replay(int argc, char **argv)
 	if (a.t.tree && (a.plot || format != TRACE_FORMAT_TEXT))
 		usage_die("replay", "--tree prints text: leave out %s",
 			  a.plot ? "--plot" : "--format");
+	if (a.report && (a.t.tree || a.plot || format != TRACE_FORMAT_TEXT))
+		usage_die("replay", "--report prints one table: leave out %s",
+			  a.t.tree ? "--tree"
+			  : a.plot ? "--plot"
+				   : "--format");
 	if (a.plot) {
 		trace_plot_parse("replay", a.plot, &plot);
 		int err = outfile_check(a.output);
@@ -268,6 +325,11 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (a.t.tree) {
 		replay_tree(&rp, cond, &a);
+		rp.n = 0;
+	}
+	if (a.report) {
+		if (replay_report(&rp, cond) < 0)
+			status = RECCE_EXIT_ERROR;
 		rp.n = 0;
 	}
 	if (format == TRACE_FORMAT_CHROME)

@@ -252,6 +252,33 @@ run "$RECCE" replay --tree --depth 2 --if 'i < 1000' "$T/tree.trace"
 is "$(grep -c '| ' "$OUT") $(grep -c '| *tree:tokenize' "$OUT")" "34 0" \
 	"replay --tree --depth 2 --if: the main thread's requests and their calls, no tokenize"
 
+# --- replay --report: the calls summed by function -------------------------
+# Two threads of 8 requests each, every 4th sleeping 60 ms in slow_io: the
+# calls are exact, request's total the longest, and the sleeps at least
+# 4 x 60 ms, all under request.
+run "$RECCE" replay --report "$T/tree.trace"
+is "$RC" 0 "replay --report exits 0" || show_run
+is "$(awk 'NR > 1 { print $NF, $5 }' "$OUT" | sort | tr '\n' ' ')" \
+	"tree:parse 16 tree:reply 16 tree:request 16 tree:slow_io 4 tree:tokenize 32 " \
+	"replay --report: each function's calls" || show_run
+is "$(awk 'NR == 2 { print $NF }' "$OUT")" tree:request "request took the most time"
+# A duration as ns: "245.31 ms" -> 245310000.
+NS='function ns(v, u) { return v * (u == "s" ? 1e9 : u == "ms" ? 1e6 : u == "us" ? 1e3 : 1) }'
+ok "slow_io's total is at least its 4 sleeps of 60 ms, request's at least that" \
+	awk "$NS"' $NF == "tree:slow_io" { io = ns($1, $2) } $NF == "tree:request" { rq = ns($1, $2) }
+	END { exit !(io >= 240e6 && rq >= io) }' "$OUT"
+ok "request's own time is under its total, the sleeps not in it" \
+	awk "$NS"' $NF == "tree:request" { exit !(ns($3, $4) < ns($1, $2) - 240e6) }' "$OUT"
+run "$RECCE" replay --report --if 'i < 1000' "$T/tree.trace"
+is "$(awk '$NF == "tree:tokenize" { print $5 }' "$OUT")" 16 \
+	"replay --report --if: the main thread's calls alone"
+spawn_ready "$T/co.got" "$TARGETS/tree" 2 go 0
+P=$PID
+run_go "$P" trace -p "$P" tree:request --count 0 --time 60 -o "$T/calls-only.trace"
+run "$RECCE" replay --report "$T/calls-only.trace"
+is "$RC" 1 "replay --report of calls without returns exits 1"
+like "$(cat "$ERR")" 'need their returns \(recce trace --return -o FILE\)' "saying what to do"
+
 # --- a pattern over the whole executable ----------------------------------
 # Among the functions 'tree:*' matches, those whose returns cannot be
 # found (symbols without a size, as the C runtime's) are left out, said;

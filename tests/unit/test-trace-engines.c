@@ -26,6 +26,7 @@
 #include "trace/trace-hist.h"
 #include "trace/trace-limits.h"
 #include "trace/trace-pack.h"
+#include "trace/trace-report.h"
 #include "trace/trace-pattern.h"
 #include "symbols/usdt.h"
 #include "util/x86-regs.h"
@@ -511,6 +512,49 @@ static void test_pack_alone(void **state)
 	trace_pack_release(&p);
 }
 
+static void report_add(struct trace_report *rep, int kind, const char *fn, uint64_t d)
+{
+	struct trace_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint16_t)kind;
+	r.pid = r.tid = 7;
+	r.duration_ns = d;
+	trace_copy_str(r.function, sizeof(r.function), fn);
+	assert_int_equal(trace_report_add(rep, &r), 0);
+}
+
+/* Sums by function: a recursive call's time once, own time less the
+ * calls under it, a return whose call came before the trace. */
+static void test_report(void **state)
+{
+	struct trace_report *rep = trace_report_new();
+	size_t n;
+	(void)state;
+
+	assert_non_null(rep);
+	report_add(rep, TRACE_CALL, "f", 0);
+	report_add(rep, TRACE_CALL, "f", 0);
+	report_add(rep, TRACE_RETURN, "f", 10);
+	report_add(rep, TRACE_RETURN, "f", 30);
+	report_add(rep, TRACE_RETURN, "g", 100); /* called before the trace */
+	report_add(rep, TRACE_CALL, "h", 0);	 /* never returns */
+	const struct trace_report_row *rows = trace_report_rows(rep, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].function, "g");
+	assert_int_equal(rows[0].calls, 1);
+	assert_int_equal(rows[0].total_ns, 100);
+	assert_int_equal(rows[0].self_ns, 70);
+	assert_string_equal(rows[1].function, "f");
+	assert_int_equal(rows[1].calls, 2);
+	assert_int_equal(rows[1].total_ns, 30);
+	assert_int_equal(rows[1].self_ns, 30);
+	assert_int_equal(rows[1].max_ns, 30);
+	assert_int_equal(trace_report_open(rep), 1);
+	assert_int_equal(trace_report_returns(rep), 3);
+	trace_report_free(rep);
+}
+
 /* A file of format 1, as recce wrote them before: a header and fixed
  * 1 KiB records, each with its CRC. */
 static void test_file_format_1(void **state)
@@ -690,6 +734,7 @@ int main(void)
 	    cmocka_unit_test(test_file_format_1),
 	    cmocka_unit_test(test_file_compact),
 	    cmocka_unit_test(test_pack_alone),
+	    cmocka_unit_test(test_report),
 	    cmocka_unit_test(test_object_text),
 	    cmocka_unit_test(test_usdt_patterns),
 	};
