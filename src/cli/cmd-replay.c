@@ -22,10 +22,8 @@
 #include "trace/trace-file.h"
 #include "trace/trace-pack.h"
 #include "trace/trace-report.h"
-#include "trace/trace-hist.h"
 #include "trace/trace-tree.h"
 #include "util/outfile.h"
-#include "util/term-safe.h"
 
 /* A record read, sorted by these fields and kept packed at off. */
 struct replay_entry {
@@ -195,8 +193,6 @@ static int replay_report(struct replay *rp, const struct trace_cond *cond)
 {
 	struct trace_report *rep = trace_report_new();
 	struct trace_record r;
-	char total[32], self[32], avg[32], max[32];
-	size_t n;
 
 	if (!rep)
 		die("out of memory");
@@ -205,34 +201,12 @@ static int replay_report(struct replay *rp, const struct trace_cond *cond)
 		if (trace_cond_eval(cond, trace_record_lookup, &r) && trace_report_add(rep, &r) < 0)
 			die("out of memory");
 	}
-	if (!trace_report_returns(rep)) {
+	int rc = trace_print_report(rep);
+	if (rc < 0)
 		error("no call in the files returned: the report sums the times of calls, which "
 		      "need their returns (recce trace --return -o FILE)");
-		trace_report_free(rep);
-		return -1;
-	}
-	const struct trace_report_row *rows = trace_report_rows(rep, &n);
-	if (!rows)
-		die("out of memory");
-	printf("%12s  %12s  %10s  %12s  %12s  %s\n", "TOTAL", "SELF", "CALLS", "AVERAGE", "MAX",
-	       "FUNCTION");
-	for (size_t i = 0; i < n; i++) {
-		trace_format_duration(total, sizeof(total), rows[i].total_ns);
-		trace_format_duration(self, sizeof(self), rows[i].self_ns);
-		trace_format_duration(avg, sizeof(avg), rows[i].total_ns / rows[i].calls);
-		trace_format_duration(max, sizeof(max), rows[i].max_ns);
-		printf("%12s  %12s  %10llu  %12s  %12s  ", total, self,
-		       (unsigned long long)rows[i].calls, avg, max);
-		term_fputs(rows[i].function, stdout);
-		fputc('\n', stdout);
-	}
-	fflush(stdout);
-	uint64_t open = trace_report_open(rep);
-	if (open)
-		note("%llu call%s had not returned when the trace ended: not in the table",
-		     (unsigned long long)open, open == 1 ? "" : "s");
 	trace_report_free(rep);
-	return 0;
+	return rc;
 }
 
 int cmd_replay(int argc, char **argv)

@@ -23,6 +23,7 @@
 #include "trace/trace-pattern.h"
 #include "trace/trace-tree.h"
 #include "trace/tracer.h"
+#include "trace/trace-report.h"
 #include "profile/pprof.h"
 #include "util/outfile.h"
 #include "util/signals.h"
@@ -34,8 +35,9 @@ struct trace_out {
 	int write_err;
 	struct tracer *tracer; /* stopped at once when a write fails */
 	struct trace_plot *plot;
-	struct trace_tree *tree; /* --tree */
-	int printed;		 /* events printed: a Chrome trace's commas */
+	struct trace_tree *tree;     /* --tree */
+	struct trace_report *report; /* --report */
+	int printed;		     /* events printed: a Chrome trace's commas */
 };
 
 /* The tracer's sink: each event to the trace file or the terminal, and
@@ -52,7 +54,7 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 			o->write_err = trace_writer_flush(o->writer);
 			if (o->write_err && o->tracer)
 				tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
-		} else if (!o->a->hist) {
+		} else if (!o->a->hist && !o->report) {
 			fflush(stdout);
 		}
 		return;
@@ -72,6 +74,11 @@ static void sink(void *arg, const struct trace_record *r, const struct tracer_fr
 	}
 	if (o->tree) {
 		if (trace_tree_add(o->tree, r) < 0 && o->tracer)
+			tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
+		return;
+	}
+	if (o->report) {
+		if (trace_report_add(o->report, r) < 0 && o->tracer)
 			tracer_stop(o->tracer, TRACE_STOP_OUTPUT);
 		return;
 	}
@@ -117,7 +124,7 @@ static struct trace_pattern *parse_patterns(const struct trace_args *a)
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_args a;
-	struct trace_out out = {&a, NULL, 0, NULL, NULL, NULL, 0};
+	struct trace_out out = {&a, NULL, 0, NULL, NULL, NULL, NULL, 0};
 	struct tracer *t = NULL;
 	struct tracer_stats st;
 	sigset_t old_mask;
@@ -152,6 +159,8 @@ int cmd_trace(int argc, char **argv)
 		tc.shown_arg = tp;
 	}
 	if (a.t.tree && trace_tree_new(&tc, &out.tree) < 0)
+		die("out of memory");
+	if (a.report && !(out.report = trace_report_new()))
 		die("out of memory");
 	struct tracer_config cfg = {
 	    .pids = a.pids,
@@ -225,6 +234,8 @@ int cmd_trace(int argc, char **argv)
 		fflush(stdout);
 		trace_say_tree(out.tree, &tc);
 	}
+	if (out.report && trace_print_report(out.report) < 0)
+		note("no traced call returned while recce traced: the report has no line");
 	trace_say_stop(&a, &st);
 	trace_say_losses(&a, t, &st);
 	status = tp ? trace_profile_write(tp) : 0;
@@ -274,6 +285,7 @@ out:
 	tracer_free(t);
 	trace_profile_free(tp);
 	trace_tree_free(out.tree);
+	trace_report_free(out.report);
 	for (size_t i = 0; i < a.npatterns; i++)
 		trace_pattern_release(&pats[i]);
 	free(pats);

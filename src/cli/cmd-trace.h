@@ -39,6 +39,7 @@ struct trace_args {
 	char **patterns;
 	size_t npatterns;
 	int show_args, ret, stack, caller, hist;
+	int report;	    /* --report: the calls summed by function, at the end */
 	struct tree_args t; /* --tree, --slow and what shapes them */
 	int fast;	    /* --fast: injected, not uprobes */
 	int limit_given;    /* --limit was given */
@@ -71,6 +72,12 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 /* After a --tree or --slow (of trace or replay), made with cfg: the calls
  * it left out, if any, and why; the slow calls found. */
 void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_config *cfg);
+
+/* After a --report (of trace or replay): the table of the calls summed
+ * by function, and the calls that had not returned. Returns 0, or -1
+ * when no call returned (nothing printed: the caller says why). */
+struct trace_report;
+int trace_print_report(struct trace_report *rep);
 
 /* trace-options.c: parses argv into a (exits 2 with a message on a usage
  * error). */

@@ -19,6 +19,7 @@
 #include "trace/trace-exits.h"
 #include "trace/py-call.h"
 #include "trace/trace-hist.h"
+#include "trace/trace-report.h"
 #include "trace/trace-tree.h"
 #include "util/term-safe.h"
 
@@ -627,4 +628,34 @@ void trace_say_tree(const struct trace_tree *tree, const struct trace_tree_confi
 	note("the tree shows %llu call%s; %llu more %s left out: %s", (unsigned long long)c.shown,
 	     c.shown == 1 ? "" : "s", (unsigned long long)c.hidden, c.hidden == 1 ? "is" : "are",
 	     why);
+}
+
+int trace_print_report(struct trace_report *rep)
+{
+	char total[32], self[32], avg[32], max[32];
+	size_t n;
+
+	if (!trace_report_returns(rep))
+		return -1;
+	const struct trace_report_row *rows = trace_report_rows(rep, &n);
+	if (!rows)
+		die("out of memory");
+	printf("%12s  %12s  %10s  %12s  %12s  %s\n", "TOTAL", "SELF", "CALLS", "AVERAGE", "MAX",
+	       "FUNCTION");
+	for (size_t i = 0; i < n; i++) {
+		trace_format_duration(total, sizeof(total), rows[i].total_ns);
+		trace_format_duration(self, sizeof(self), rows[i].self_ns);
+		trace_format_duration(avg, sizeof(avg), rows[i].total_ns / rows[i].calls);
+		trace_format_duration(max, sizeof(max), rows[i].max_ns);
+		printf("%12s  %12s  %10llu  %12s  %12s  ", total, self,
+		       (unsigned long long)rows[i].calls, avg, max);
+		term_fputs(rows[i].function, stdout);
+		fputc('\n', stdout);
+	}
+	fflush(stdout);
+	uint64_t open = trace_report_open(rep);
+	if (open)
+		note("%llu call%s had not returned when the trace ended: not in the table",
+		     (unsigned long long)open, open == 1 ? "" : "s");
+	return 0;
 }

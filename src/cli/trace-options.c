@@ -37,6 +37,7 @@ static void parse_wrap(struct trace_args *a, const char *s)
 enum {
 	V_PID,
 	V_HIST,
+	V_REPORT,
 	V_COUNT,
 	V_TIME,
 	V_LIMIT,
@@ -58,6 +59,9 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_HIST:
 		a->hist = a->ret = 1;
+		break;
+	case V_REPORT:
+		a->report = a->ret = 1;
 		break;
 	case V_COUNT:
 		if (parse_int(arg, 0, INT32_MAX, &a->count) < 0)
@@ -172,6 +176,8 @@ static const struct opt trace_options[] = {
 	      "without BPF links: at most N probe events (default 100)"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, "text, json or chrome"),
     OPT_CALL_(0, "hist", NULL, set_value, V_HIST, "a histogram of durations per function"),
+    OPT_CALL_(0, "report", NULL, set_value, V_REPORT,
+	      "at the end, the calls summed by function: total and own time"),
     OPT_OUTPUT_('o', "output", "FILE", struct trace_args, output,
 		"write the events into a trace file (with --plot: the plot)"),
     OPT_STRING_(0, "plot", "X:Y", struct trace_args, plot,
@@ -203,14 +209,31 @@ static void check_tree(const struct trace_args *a)
 			  "recce replay %s FILE",
 			  opt, opt, opt);
 	if (a->format == TRACE_FORMAT_CHROME)
-		usage_die("trace", "--format chrome draws each call as a slice, nested as the calls "
-				   "ran: leave out %s",
+		usage_die("trace",
+			  "--format chrome draws each call as a slice, nested as the calls "
+			  "ran: leave out %s",
 			  opt);
 	if (a->format != TRACE_FORMAT_TEXT)
 		usage_die("trace", "%s prints text: leave out --format", opt);
 	if (a->hist || a->stack)
 		usage_die("trace", "%s shows every call with its duration: leave out %s", opt,
 			  a->hist ? "--hist" : "--stack");
+}
+
+/* --report prints one table at the end, in place of the events. */
+static void check_report(const struct trace_args *a)
+{
+	if (!a->report)
+		return;
+	if (a->output)
+		usage_die("trace", "--report prints its table here: leave out -o, or write -o FILE "
+				   "without it, then recce replay --report FILE");
+	if (a->hist || a->t.tree || a->stack || a->format != TRACE_FORMAT_TEXT)
+		usage_die("trace", "--report prints one table in place of the events: leave out %s",
+			  a->hist     ? "--hist"
+			  : a->t.tree ? (a->t.slow_ns ? "--slow" : "--tree")
+			  : a->stack  ? "--stack"
+				      : "--format");
 }
 
 /* What --fast does not do yet, refused before anything is touched. */
@@ -261,16 +284,20 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 	if (a->plot && a->wrap_size)
 		usage_die("trace", "--plot writes a plot, not trace files: no --wrap");
 	if (a->profile && !a->t.slow_ns)
-		usage_die("trace", "--profile FILE writes the samples of slow calls: add --slow DUR");
+		usage_die("trace",
+			  "--profile FILE writes the samples of slow calls: add --slow DUR");
 	if (a->profile && a->argv)
 		usage_die("trace", "--profile samples a running process: start the command, then "
 				   "give -p PID");
 	if (a->format == TRACE_FORMAT_CHROME && (a->output || a->hist))
-		usage_die("trace", "--format chrome prints one Chrome trace here (redirect it into a "
-				   "file with >): %s",
-			  a->hist ? "leave out --hist" : "or write -o FILE without it, then recce replay "
-							 "--format chrome FILE");
+		usage_die("trace",
+			  "--format chrome prints one Chrome trace here (redirect it into a "
+			  "file with >): %s",
+			  a->hist ? "leave out --hist"
+				  : "or write -o FILE without it, then recce replay "
+				    "--format chrome FILE");
 	check_tree(a);
+	check_report(a);
 	if (a->fast)
 		check_fast(a);
 	if (a->cond_text)

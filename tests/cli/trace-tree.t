@@ -272,6 +272,17 @@ ok "request's own time is under its total, the sleeps not in it" \
 run "$RECCE" replay --report --if 'i < 1000' "$T/tree.trace"
 is "$(awk '$NF == "tree:tokenize" { print $5 }' "$OUT")" 16 \
 	"replay --report --if: the main thread's calls alone"
+# The same table live, at the end of the trace, in place of the events.
+spawn_ready "$T/rep.got" "$TARGETS/tree" 8 go 60
+P=$PID
+run_go "$P" trace -p "$P" "${FNS[@]}" --report --count 0 --time 60
+is "$RC" 0 "trace --report exits 0" || show_run
+is "$(awk 'NR > 1 { print $NF, $5 }' "$OUT" | sort | tr '\n' ' ')" \
+	"tree:parse 16 tree:reply 16 tree:request 16 tree:slow_io 4 tree:tokenize 32 " \
+	"trace --report: each function's calls, and nothing else" || show_run
+run "$RECCE" trace -p "$P" tree:request --report -o "$T/no.trace"
+is "$RC" 2 "trace --report -o is a usage error"
+like "$(cat "$ERR")" 'recce replay --report FILE' "pointing at replay --report"
 spawn_ready "$T/co.got" "$TARGETS/tree" 2 go 0
 P=$PID
 run_go "$P" trace -p "$P" tree:request --count 0 --time 60 -o "$T/calls-only.trace"
