@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
-plan 71
+plan 83
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
