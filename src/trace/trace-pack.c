@@ -223,8 +223,8 @@ int trace_pack_get(struct trace_pack *p, const uint8_t **at, const uint8_t *end,
 	    get(at, end, UINT64_MAX, &dtid))
 		return -EBADMSG;
 	r->time_ns = p->time_ns + (uint64_t)unzigzag(v);
-	r->pid = (uint32_t)((int64_t)p->pid + unzigzag(dpid));
-	r->tid = (uint32_t)((int64_t)p->tid + unzigzag(dtid));
+	r->pid = (uint32_t)(p->pid + (uint64_t)unzigzag(dpid)); /* wraps, never overflows */
+	r->tid = (uint32_t)(p->tid + (uint64_t)unzigzag(dtid));
 	p->time_ns = r->time_ns;
 	p->pid = r->pid;
 	p->tid = r->tid;
