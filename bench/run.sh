@@ -931,6 +931,61 @@ fast_reader() {
 	say "fast reader $mode rep $rep: kept $kept of $made events, ${lost:-0} lost${bytes:+, $bytes bytes an event}, recce $cpu s of CPU"
 }
 
+# recce trace --fast --tree over every function of Debian's redis-server
+# (a real server, built without frame pointers) under redis-benchmark: the
+# requests a second (SET and GET, their mean) alone and under the trace,
+# and the events recce showed and those it counted lost.
+#
+#     fast_tree REP
+FAST_TREE_REQUESTS=200000
+fast_tree() {
+	rep=$1 dir=$TMP/redis
+	if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
+		say "redis is missing (apt-get install redis-server redis-tools): --tree on it left out"
+		return
+	fi
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	port=$((20000 + $$ % 10000))
+	printf 'port %s\nbind 127.0.0.1\nsave ""\nappendonly no\ndir %s\n' "$port" "$dir" \
+		> "$dir/redis.conf"
+	redis-server "$dir/redis.conf" > "$dir/log" 2>&1 &
+	srv=$!
+	wait_line "$dir/log" 'Ready to accept' 100
+	for tool in alone tree; do
+		events='' lost=''
+		if [ $tool = tree ]; then
+			"$RECCE" trace --fast -p "$srv" 'redis-server:*' --max-probes 5000 --tree \
+				--count 0 --limit 0 --time 0 > /dev/null 2> "$dir/err" &
+			r=$!
+			wait_line "$dir/err" 'with jumps' 600
+		fi
+		rps=$(redis-benchmark -p "$port" -n "$FAST_TREE_REQUESTS" -c 20 -t set,get --csv \
+			2> /dev/null | awk -F'"' '$2 == "SET" || $2 == "GET" { s += $4; n++ }
+				END { if (n) printf "%.0f", s / n }')
+		if [ $tool = tree ]; then
+			kill -INT "$r"
+			wait "$r" || true
+			events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$dir/err")
+			lost=$(sed -n 's/.*warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' \
+				"$dir/err")
+			fns=$(sed -n 's/^recce: tracing \([0-9]*\) functions.*/\1/p' "$dir/err")
+		fi
+		if [ -z "$rps" ]; then
+			say "fast tree-$tool rep $rep failed:"
+			tail -n 5 "$dir/err" "$dir/log" >&2
+			printf 'kind=fast\tcase=tree\ttool=tree-%s\trep=%s\tstatus=failed\n' "$tool" "$rep" \
+				>> "$RAW"
+			continue
+		fi
+		printf 'kind=fast\tcase=tree\ttool=tree-%s\trep=%s\tstatus=ok\trps=%s\tevents=%s\tlost=%s\tfunctions=%s\n' \
+			"$tool" "$rep" "$rps" "$events" "${lost:-0}" "${fns:-}" >> "$RAW"
+		say "fast tree-$tool rep $rep: $rps requests a second${events:+, $events events, ${lost:-0} lost}"
+	done
+	kill "$srv" 2> /dev/null || true
+	wait "$srv" 2> /dev/null || true
+}
+
 group_fast() {
 	uftrace_ok=0
 	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/calls-pg" \
@@ -948,6 +1003,7 @@ group_fast() {
 		for mode in file file-ret text; do
 			fast_reader "$mode" "$rep"
 		done
+		fast_tree "$rep"
 	done
 }
 

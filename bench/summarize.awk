@@ -1188,6 +1188,38 @@ function figure_fast(    none, fast, fret, fslow, uprobe, bare, uft, first, lost
 			sprintf("%.1f ms (start to exit)", first), first < 100,
 			sprintf("from start to exit it took %.1f ms", first))
 	fast_reader_table()
+	fast_tree_table()
+}
+
+function fast_tree_table(    alone, tree, events, lost, fns) {
+	if (!tool_field(FA, "tree-alone", "rps"))
+		return
+	alone = MED
+	print ""
+	printf "`recce trace --fast -p PID 'redis-server:*' --tree` (the calls printed as trees, into /dev/null)\n"
+	print "on Debian's redis-server under `redis-benchmark -n 200000 -c 20 -t set,get` (requests a second,"
+	print "the mean of SET and GET), against redis-server alone; the events recce showed, and the most"
+	print "it counted as not recorded in one run."
+	print ""
+	print "| run | requests a second | slowdown | functions traced | events | not recorded |"
+	print "|---|---|---|---|---|---|"
+	printf "| alone | %s | | | | |\n", spread("%.0f")
+	J["fast"] = J["fast"] ",\n    " sprintf("{\"tool\": \"tree-alone\", \"rps\": %s}", jstats())
+	if (!tool_field(FA, "tree-tree", "rps"))
+		return
+	tree = MED
+	J["fast"] = J["fast"] ",\n    " sprintf("{\"tool\": \"tree-tree\", \"rps\": %s}", jstats())
+	printf "| --tree over every function | %s | %.2fx", spread("%.0f"), alone / tree
+	tool_field(FA, "tree-tree", "functions")
+	fns = MED
+	tool_field(FA, "tree-tree", "events")
+	events = MED
+	tool_field(FA, "tree-tree", "lost")
+	lost = MAX
+	printf " | %d | %d | %d |\n", fns, events, lost
+	print ""
+	budget("recce trace --fast --tree over every function of a real server under load", "slowdown stated, losses counted",
+		sprintf("%.2fx slower (%d functions of redis-server), %d events, %d not recorded (counted)", alone / tree, fns, events, lost), 1, "")
 }
 
 # One row of the reader's table; the most lost in any run, or -1.
