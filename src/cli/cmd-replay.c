@@ -32,7 +32,7 @@ struct replay_entry {
 	uint16_t kind, len;
 };
 
-/* The records of every file read, each packed on its own (about 60 bytes
+/* The records of every file read, each packed on its own (about 90 bytes
  * with its entry, against 1 KiB unpacked), so that a file of millions of
  * events is replayed in as much memory as a few times its size. */
 struct replay {
@@ -115,8 +115,9 @@ static struct trace_record *record_at(struct replay *rp, size_t i, struct trace_
 {
 	const uint8_t *at = rp->bytes + rp->v[i].off;
 
+	/* Packed here, its names all in the pack: it cannot fail. */
 	if (trace_pack_get_alone(&rp->pack, at, at + rp->v[i].len, r) < 0)
-		die("out of memory"); /* packed here: only memory can fail */
+		die("an event recce packed does not unpack: this is a bug in recce");
 	r->seq = rp->v[i].seq;
 	return r;
 }
