@@ -195,13 +195,16 @@ static uint64_t ticks_10ms(const struct fast_set *s)
 
 /* Whether a record stamped tsc waits for the next read: while the jumps
  * are in, one written after the reading until, so that a later reading
- * places it in time; but not one stamped more than skew ticks past it
- * (0: the clock's rate is not known yet), which comes from a CPU whose
- * clock disagrees with recce's (a virtual machine's may) and would hold
- * its ring's records back to the end. */
+ * places it in time; but not one stamped more than skew ticks past the
+ * clock as it is read (0: the clock's rate is not known yet), which comes
+ * from a CPU whose clock disagrees with recce's (a virtual machine's may)
+ * and would hold its ring's records back to the end. Measured from until
+ * instead, a read that takes longer than skew (a busy machine) would take
+ * a thread's newest records before another thread's older ones: a block's
+ * reuse before its free. */
 static int read_later(const struct fast_set *s, uint64_t tsc, uint64_t until, uint64_t skew)
 {
-	return s->attached && tsc >= until && (!skew || tsc - until < skew);
+	return s->attached && tsc >= until && (!skew || tsc < fast_rdtsc() + skew);
 }
 
 int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void *), void *arg)
