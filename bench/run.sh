@@ -80,6 +80,13 @@ calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 # A file of key=value lines as one tab-separated line.
 joined() { tr '\n' '\t' < "$1" | sed 's/\t*$//'; }
 
+# The events recce trace --fast said it did not record, from its stderr
+# FILE (empty when it said none).
+#     fast_lost FILE
+fast_lost() {
+	sed -n 's/.*recce: warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' "$1"
+}
+
 # Waits until FILE has a line matching PATTERN, at most TICKS times 50 ms.
 #     wait_line FILE PATTERN TICKS
 wait_line() {
@@ -826,7 +833,7 @@ fast_run() {
 		kill -INT "$r" 2> /dev/null || true
 		wait "$r" || status=$?
 		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
-		lost=$(sed -n 's/.*recce: warning: \([0-9]*\) calls were not recorded.*/\1/p' "$TMP/err")
+		lost=$(fast_lost "$TMP/err")
 		[ "$tool" = fast-slow ] && [ -s "$TMP/fast.out" ] &&
 			say "fast-slow rep $rep: it wrote $(wc -l < "$TMP/fast.out") lines, none expected" &&
 			status=1
@@ -910,8 +917,7 @@ fast_reader() {
 	wait "$r" || status=$?
 	kill "$w" 2> /dev/null || true
 	wait "$w" 2> /dev/null || true
-	lost=$(sed -n 's/.*recce: warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' \
-		"$TMP/reader.err")
+	lost=$(fast_lost "$TMP/reader.err")
 	if [ "$mode" = text ]; then
 		kept=$(wc -l < "$TMP/reader.out")
 		bytes=
@@ -967,8 +973,7 @@ fast_tree() {
 			kill -INT "$r"
 			wait "$r" || true
 			events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$dir/err")
-			lost=$(sed -n 's/.*warning: \([0-9]*\) calls or returns were not recorded.*/\1/p' \
-				"$dir/err")
+			lost=$(fast_lost "$dir/err")
 			fns=$(sed -n 's/^recce: tracing \([0-9]*\) functions.*/\1/p' "$dir/err")
 		fi
 		if [ -z "$rps" ]; then
