@@ -292,12 +292,23 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 		__atomic_add_fetch(&lib.hdr->dropped_no_name, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	/* The thread's state after this record, in its flags. */
+	if (kind == RECCE_EV_SPAN_BEGIN)
+		w->depth++;
+	else if (kind == RECCE_EV_SPAN_END && w->depth)
+		w->depth--;
+	else if (kind == RECCE_EV_SEQ_BEGIN || kind == RECCE_EV_SEQ_RECV)
+		w->token = RECCE_FLAG_TOKEN;
+	else if (kind == RECCE_EV_SEQ_END)
+		w->token = 0;
+	uint16_t flags = (uint16_t)(RECCE_FLAG_STATE | w->token |
+				    (w->depth < RECCE_FLAG_DEPTH ? w->depth : RECCE_FLAG_DEPTH));
 	uint64_t i = w->head;
 	struct recce_record *r = &w->recs[i & w->mask];
 	r->time = clock_read();
 	r->name = nid;
 	r->kind = kind;
-	r->flags = 0;
+	r->flags = flags;
 	r->value = value;
 	r->extra = extra;
 	if (id) {
@@ -305,7 +316,7 @@ static inline void put_full(uint16_t kind, const char *name, int64_t value, uint
 		r2->time = r->time;
 		r2->name = 0;
 		r2->kind = RECCE_EV_SEQ_ID;
-		r2->flags = 0;
+		r2->flags = flags;
 		r2->value = (int64_t)id[0];
 		r2->extra = id[1];
 	}

@@ -26,6 +26,8 @@ struct writer {
 	uint64_t mask;		   /* ring_records - 1 */
 	unsigned dropping;	   /* 0: writes; DROP_*: does not */
 	uint64_t exit_seq;	   /* when its thread left, for reuse by age */
+	uint32_t depth;		   /* spans open: begun and not ended */
+	uint32_t token;		   /* RECCE_FLAG_TOKEN while it carries a sequence token */
 	struct {
 		const char *ptr;
 		uint32_t id;

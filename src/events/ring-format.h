@@ -141,11 +141,22 @@ enum recce_kind {
 	RECCE_EV_TASK_FINISH = 19,
 };
 
+/*
+ * A record's flags: the writing thread's state after the record, so that
+ * a reader who lost records to overwriting knows again, at the next record
+ * it reads, how many spans the thread has open and whether it carries a
+ * token (recce record labels samples by them). Records without
+ * RECCE_FLAG_STATE (older writers) say nothing of the state.
+ */
+#define RECCE_FLAG_STATE 0x8000u /* the fields below are set */
+#define RECCE_FLAG_TOKEN 0x4000u /* the thread carries a sequence token */
+#define RECCE_FLAG_DEPTH 0x3fffu /* spans open; RECCE_FLAG_DEPTH itself: that many or more */
+
 struct recce_record {
 	uint64_t time; /* on the header's clock */
 	uint32_t name; /* offset of a struct recce_name, 0 for none */
 	uint16_t kind; /* enum recce_kind */
-	uint16_t flags;
+	uint16_t flags; /* RECCE_FLAG_*: the thread's state after this record */
 	int64_t value;	/* a counter's value; SEQ_*: the current serial */
 	uint64_t extra; /* SEQ_*: the last serial; SEQ_ID: the id's low half */
 };

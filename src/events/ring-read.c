@@ -355,6 +355,7 @@ static int add_event(struct ring_reader *r, struct ring_thread *th, const struct
 	e->time_ns = to_ns(r, rec->time);
 	e->tid = th->tid;
 	e->kind = rec->kind;
+	e->flags = rec->flags;
 	e->thread = (uint32_t)(th - r->threads);
 	e->name = name;
 	e->value = rec->value;

@@ -27,6 +27,7 @@ struct ring_event {
 	uint64_t time_ns; /* CLOCK_MONOTONIC of the writer's machine */
 	int32_t tid;
 	uint16_t kind;	  /* enum recce_kind */
+	uint16_t flags;	  /* RECCE_FLAG_*: the thread's state after it */
 	uint32_t thread;  /* index into ring_reader.threads */
 	const char *name; /* the reader's copy; "?" when the id was bad */
 	int64_t value;
