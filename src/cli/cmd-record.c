@@ -17,7 +17,9 @@
 #include "cli/cmd-record.h"
 #include "cli/dirs.h"
 #include "cli/profile-messages.h"
+#include "cli/record-spans.h"
 #include "cli/usage.h"
+#include "events/span-follow.h"
 #include "perf/perf-events.h"
 #include "proc/launch.h"
 #include "proc/proc-maps.h"
@@ -72,7 +74,11 @@ int cmd_record(int argc, char **argv)
 		resolver_keep_addresses(res);
 	if (a.all || a.cgroup)
 		resolver_label_comm(res, 1); /* a root frame per process in the views */
-	if (a.timeline) {
+	/* The spans of librecce programs recorded label their samples: by
+	 * the samples' times, which the timeline keeps. */
+	int spans_wanted =
+	    a.event != RECORD_ALLOC && !a.all && !a.cgroup && (a.npids || (a.argv && !a.beside));
+	if (a.timeline || spans_wanted) {
 		aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
 		if (!aggregate_timeline(agg))
 			die("out of memory");
@@ -163,7 +169,13 @@ int cmd_record(int argc, char **argv)
 		if (beside_fd >= 0)
 			sampler_until(s, beside_fd);
 	}
-	err = sampler_run(s);
+	pid_t followed[ntargets ? ntargets : 1];
+	size_t nfollowed = 0;
+	for (size_t i = 0; spans_wanted && i < ntargets; i++)
+		if (!t[i].err)
+			followed[nfollowed++] = t[i].pid;
+	struct span_follow *spans = record_spans_new(followed, nfollowed);
+	err = spans ? record_spans_run(s, spans) : sampler_run(s);
 	unblock_stop_signals(sfd, &old_mask);
 	if (err)
 		error("sampling stopped early: %s", strerror(-err));
@@ -189,10 +201,14 @@ int cmd_record(int argc, char **argv)
 		if (resolver_add(res, growing, 0) < 0)
 			die("out of memory while symbolizing");
 	}
-	uint64_t timeline_dropped = a.timeline ? aggregate_timeline(agg)->dropped : 0;
-	if (timeline_dropped)
+	uint64_t timeline_dropped = aggregate_timeline(agg) ? aggregate_timeline(agg)->dropped : 0;
+	if (timeline_dropped && a.timeline)
 		warning("the timeline is full: the last %llu samples are counted but not in it",
 			(unsigned long long)timeline_dropped);
+	else if (timeline_dropped && spans)
+		warning(
+		    "the samples' times fill 64 MiB: the last %llu samples carry no span labels",
+		    (unsigned long long)timeline_dropped);
 	if (resolver_add_timeline(res, agg) < 0)
 		die("out of memory while writing the timeline");
 	size_t jit_dropped, jit_cut;
@@ -206,8 +222,12 @@ int cmd_record(int argc, char **argv)
 	pid_t unnamed[8];
 	record_say_jit_unnamed(procs, unnamed, resolver_jit_unnamed(res, unnamed, 8));
 	struct profile *p = resolver_profile(res);
-	struct sampler_info info = {a.invocation, a.timeline, st.samples - timeline_dropped};
+	struct sampler_info info = {a.invocation, a.timeline,
+				    st.samples - (a.timeline ? timeline_dropped : 0)};
 	sampler_describe(s, &st, &info, p);
+	if (spans && record_spans_label(spans, p, st.start_ns, a.timeline))
+		status = RECCE_EXIT_ERROR;
+	span_follow_free(spans);
 
 	debuginfod_say_stalled();
 

@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 #include "profile/stacks.h"
 #include "profile/view.h"
+#include "util/array.h"
 #include "util/outfile.h"
 #include "writers/render.h"
 #include "writers/report-diff.h"
@@ -43,6 +44,8 @@ struct report_args {
 	int npids, ntids;
 	const char **comms; /* --comm */
 	size_t ncomms, comms_cap;
+	const char **tags; /* --tag KEY=VALUE */
+	size_t ntags, tags_cap;
 	regex_t focus, ignore;
 	int has_focus, has_ignore;
 	int icicle;
@@ -60,7 +63,19 @@ static void args_set_mode(struct report_args *a, enum render_format mode, const 
 	a->mode_set = 1;
 }
 
-enum { V_TOP, V_LINES, V_FOLDED, V_FLAME, V_FORMAT, V_PID, V_TID, V_COMM, V_FOCUS, V_IGNORE };
+enum {
+	V_TOP,
+	V_LINES,
+	V_FOLDED,
+	V_FLAME,
+	V_FORMAT,
+	V_PID,
+	V_TID,
+	V_COMM,
+	V_TAG,
+	V_FOCUS,
+	V_IGNORE
+};
 
 static void set_format(struct report_args *a, const char *arg)
 {
@@ -106,6 +121,21 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("report",
 				  "--comm wants command names, such as nginx,redis-server");
 		break;
+	case V_TAG: {
+		const char *eq = strchr(arg, '=');
+		if (!eq || eq == arg)
+			usage_die("report",
+				  "--tag wants KEY=VALUE, such as span_name=handle_request or "
+				  "trace_id=4bf92f3577b34da6a3ce929d0e0e4736, not '%s'",
+				  arg);
+		const char **grown =
+		    array_reserve(a->tags, &a->tags_cap, a->ntags + 1, sizeof(*grown));
+		if (!grown)
+			die("out of memory");
+		a->tags = grown;
+		a->tags[a->ntags++] = arg;
+		break;
+	}
 	case V_TID:
 		parse_ids_option("report", "--tid", arg, &a->tids, &a->ntids);
 		break;
@@ -129,6 +159,8 @@ static const struct opt report_options[] = {
     OPT_CALL_(0, "tid", "TID[,TID...]", set_value, V_TID, "only these threads"),
     OPT_CALL_(0, "comm", "NAME[,NAME...]", set_value, V_COMM,
 	      "only processes of these command names (record -a, query)"),
+    OPT_CALL_(0, "tag", "KEY=VALUE", set_value, V_TAG,
+	      "only samples with this label (span_name, trace_id: record of librecce spans)"),
     OPT_CALL_(0, "focus", "REGEX", set_value, V_FOCUS, "only stacks through a match"),
     OPT_CALL_(0, "ignore", "REGEX", set_value, V_IGNORE, "drop stacks through a match"),
     OPT_CALL_(0, "format", "FORMAT", set_value, V_FORMAT, RENDER_FORMAT_NAMES),
@@ -169,6 +201,7 @@ static void args_release(struct report_args *a)
 {
 	free(a->pids);
 	free(a->tids);
+	free(a->tags);
 	if (a->has_focus)
 		regfree(&a->focus);
 	if (a->has_ignore)
@@ -209,6 +242,8 @@ static struct stack_filter filter_of(const struct report_args *a)
 	    .ntids = (size_t)a->ntids,
 	    .comms = a->comms,
 	    .ncomms = a->ncomms,
+	    .tags = a->tags,
+	    .ntags = a->ntags,
 	    .focus = a->has_focus ? (regex_t *)&a->focus : NULL,
 	    .ignore = a->has_ignore ? (regex_t *)&a->ignore : NULL,
 	};

@@ -168,6 +168,40 @@ static int comm_listed(const struct stack_filter *filter, const struct profile_s
 	return 0;
 }
 
+/* Whether label l holds value (the text after KEY=). */
+static int label_is(const struct profile_label *l, const char *value)
+{
+	char num[32];
+
+	if (l->str)
+		return strcmp(l->str, value) == 0;
+	snprintf(num, sizeof(num), "%lld", (long long)l->num);
+	return strcmp(num, value) == 0;
+}
+
+/* Whether s has, for every key of the tags, one of its values. */
+static int tags_match(const struct stack_filter *filter, const struct profile_sample *s)
+{
+	for (size_t i = 0; i < filter->ntags; i++) {
+		const char *eq = strchr(filter->tags[i], '=');
+		size_t klen = eq ? (size_t)(eq - filter->tags[i]) : strlen(filter->tags[i]);
+		int ok = 0;
+		for (size_t j = 0; j < filter->ntags && !ok; j++) {
+			const char *t = filter->tags[j];
+			if (strncmp(t, filter->tags[i], klen) != 0 || t[klen] != '=')
+				continue;
+			for (size_t k = 0; k < s->nlabels && !ok; k++) {
+				const struct profile_label *l = &s->labels[k];
+				ok = strlen(l->key) == klen && strncmp(l->key, t, klen) == 0 &&
+				     label_is(l, t + klen + 1);
+			}
+		}
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
 /* Whether the filters keep s. */
 static int sample_kept(const struct stack_filter *filter, const struct loc_frames *info,
 		       const struct profile_sample *s)
@@ -175,7 +209,8 @@ static int sample_kept(const struct stack_filter *filter, const struct loc_frame
 	if (!filter)
 		return 1;
 	if (!id_listed(filter->pids, filter->npids, s, "pid") ||
-	    !id_listed(filter->tids, filter->ntids, s, "tid") || !comm_listed(filter, s))
+	    !id_listed(filter->tids, filter->ntids, s, "tid") || !comm_listed(filter, s) ||
+	    !tags_match(filter, s))
 		return 0;
 	int match = 0;
 	for (size_t i = 0; i < s->nlocations; i++)

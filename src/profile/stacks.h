@@ -48,6 +48,11 @@ struct stack_filter {
 	size_t ntids;
 	const char *const *comms; /* keep samples whose "comm" label is one; NULL = any */
 	size_t ncomms;
+	/* "KEY=VALUE": keep samples whose label KEY is one of the VALUEs
+	 * given for KEY, for every KEY given (a number label matches the
+	 * VALUE it prints as). NULL = any. */
+	const char *const *tags;
+	size_t ntags;
 	/* Give each stack a root frame of its process, "[COMM PID]" (the
 	 * "comm" label, else the thread's name): a profile of many
 	 * processes, where the same main() of different programs would
