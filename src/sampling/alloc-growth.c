@@ -19,6 +19,7 @@ struct stack_series {
 	uint64_t *frames;
 	size_t n;
 	uint64_t objects[GROWTH_POINTS], bytes[GROWTH_POINTS];
+	uint32_t blocks[GROWTH_POINTS]; /* sampled blocks in use */
 };
 
 struct alloc_growth {
@@ -109,6 +110,7 @@ static void add_live(void *ctx, pid_t pid, pid_t tid, const uint64_t *frames, si
 	}
 	s->objects[g->points] += objects;
 	s->bytes[g->points] += bytes;
+	s->blocks[g->points]++;
 }
 
 /* Every other snapshot dropped (the first and the last kept), the
@@ -121,15 +123,18 @@ static void thin(struct alloc_growth *g)
 		for (size_t j = 0; j < g->nv; j++) {
 			g->v[j]->objects[k] = g->v[j]->objects[i];
 			g->v[j]->bytes[k] = g->v[j]->bytes[i];
+			g->v[j]->blocks[k] = g->v[j]->blocks[i];
 		}
 	if (g->points % 2 == 0)
 		for (size_t j = 0; j < g->nv; j++) {
 			g->v[j]->objects[k - 1] = g->v[j]->objects[g->points - 1];
 			g->v[j]->bytes[k - 1] = g->v[j]->bytes[g->points - 1];
+			g->v[j]->blocks[k - 1] = g->v[j]->blocks[g->points - 1];
 		}
 	for (size_t j = 0; j < g->nv; j++) {
 		memset(g->v[j]->objects + k, 0, (GROWTH_POINTS - k) * sizeof(uint64_t));
 		memset(g->v[j]->bytes + k, 0, (GROWTH_POINTS - k) * sizeof(uint64_t));
+		memset(g->v[j]->blocks + k, 0, (GROWTH_POINTS - k) * sizeof(uint32_t));
 	}
 	g->points = k;
 	g->every_ns *= 2;
@@ -152,6 +157,22 @@ int alloc_growth_tick(struct alloc_growth *g, const struct alloc_samples *as, ui
 	return snapshot(g, as);
 }
 
+/*
+ * Whether the sampled blocks in use grew from first to last by more than
+ * chance gives a stack that keeps a steady number in use (a full cache
+ * whose blocks are replaced): each count is about Poisson, so their
+ * difference varies by sqrt(first + last); three times that is asked.
+ * Without it, a steady stack's count, up and down at random, rose at
+ * every snapshot of a short recording once in twenty runs or so.
+ */
+static int beyond_noise(uint32_t first, uint32_t last)
+{
+	if (last <= first)
+		return 0;
+	double d = (double)(last - first);
+	return d * d > 9.0 * ((double)first + (double)last);
+}
+
 int alloc_growth_finish(struct alloc_growth *g, const struct alloc_samples *as)
 {
 	int n = 0, err = snapshot(g, as);
@@ -168,7 +189,7 @@ int alloc_growth_finish(struct alloc_growth *g, const struct alloc_samples *as)
 		}
 		/* Up twice at least: a block caught in flight by one snapshot
 		 * (the last: its free came after recce let go) is no growth. */
-		if (down || ups < 2)
+		if (down || ups < 2 || !beyond_noise(s->blocks[0], s->blocks[last]))
 			continue;
 		uint64_t objects =
 		    s->objects[last] > s->objects[0] ? s->objects[last] - s->objects[0] : 0;

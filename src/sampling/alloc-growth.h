@@ -2,8 +2,9 @@
  * What stays in use, by stack, over time (`recce record -e alloc
  * --leaks`): at regular snapshots the sampled allocations still in use
  * are summed by stack; at the end, a stack whose bytes in use never went
- * down from one snapshot to the next, and went up at two of them at
- * least, is one whose
+ * down from one snapshot to the next, went up at two of them at least,
+ * and whose sampled blocks in use grew by more than chance explains (three
+ * times the square root of the first count and the last), is one whose
  * allocations only grow: a leak, or a cache that has not filled yet. Its
  * growth goes to an aggregate of its own (the profile's growing_objects
  * and growing_space). A sampled block of a stack that is freed lowers

@@ -18,6 +18,7 @@
 
 #include "perf/alloc-bpf.h"
 #include "profile/aggregate.h"
+#include "sampling/alloc-growth.h"
 #include "sampling/alloc-samples.h"
 
 #define USER	((uint64_t)-512) /* PERF_CONTEXT_USER */
@@ -154,11 +155,62 @@ static void test_nested_and_bad(void **state)
 	aggregate_free(inuse);
 }
 
+/* Sampled blocks of one stack: live ones made by their sample and return. */
+static void keep_blocks(struct alloc_samples *as, const uint64_t *frames, uint64_t *next_addr,
+			int n)
+{
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(send(as, 11, ALLOC_EV_SAMPLE, 1000, CALLER, frames, 3), 0);
+		assert_int_equal(send(as, 11, ALLOC_EV_RETURN, (*next_addr)++ * 16, 0, frames, 3),
+				 0);
+	}
+}
+
+static void free_blocks(struct alloc_samples *as, const uint64_t *frames, uint64_t *oldest, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(send(as, 12, ALLOC_EV_FREE, (*oldest)++ * 16, 0, frames, 3), 0);
+}
+
+/*
+ * --leaks: a stack whose sampled blocks in use creep up by one at every
+ * snapshot (a full cache, by chance) is not said to grow; one that keeps
+ * ten more at every snapshot is.
+ */
+static void test_growth_beyond_chance(void **state)
+{
+	struct aggregate *alloc = aggregate_new(), *inuse = aggregate_new();
+	struct aggregate *growing = aggregate_new();
+	struct alloc_samples *as = alloc_samples_new(1000, alloc, inuse, NULL, NULL);
+	struct alloc_growth *g = alloc_growth_new(1, growing);
+	uint64_t cache[] = {USER, MALLOC, CALLER}, leak[] = {USER, MALLOC, GRANDPA};
+	uint64_t cache_next = 0x1000, cache_oldest = 0x1000, leak_next = 0x100000;
+
+	(void)state;
+	keep_blocks(as, cache, &cache_next, 30);
+	for (int snap = 0; snap < 6; snap++) {
+		assert_int_equal(alloc_growth_tick(g, as, (uint64_t)snap * 10), 0);
+		keep_blocks(as, cache, &cache_next, 31); /* 31 in, 30 out: one more */
+		free_blocks(as, cache, &cache_oldest, 30);
+		keep_blocks(as, leak, &leak_next, 10);
+	}
+	assert_int_equal(alloc_growth_finish(g, as), 1);
+	assert_int_equal(aggregate_nstacks(growing), 1);
+	const struct agg_stack *s = aggregate_stack(growing, 0);
+	assert_int_equal(s->frames[s->nframes - 1], GRANDPA); /* the leak alone */
+	alloc_growth_free(g);
+	alloc_samples_free(as);
+	aggregate_free(alloc);
+	aggregate_free(inuse);
+	aggregate_free(growing);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_weight),
 	    cmocka_unit_test(test_live_and_freed),
+	    cmocka_unit_test(test_growth_beyond_chance),
 	    cmocka_unit_test(test_caller_present),
 	    cmocka_unit_test(test_nested_and_bad),
 	};
