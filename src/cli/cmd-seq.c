@@ -16,11 +16,13 @@
 #include "cli/events-messages.h"
 #include "cli/follow.h"
 #include "cli/options.h"
+#include "cli/profile-messages.h"
 #include "cli/usage.h"
 #include "events/ring-read.h"
 #include "events/seq-merge.h"
 #include "events/seq-print.h"
 #include "proc/self.h"
+#include "profile/profile.h"
 #include "util/outfile.h"
 #include "util/signals.h"
 
@@ -30,6 +32,7 @@ struct seq_args {
 	const char *output;
 	const char *format;
 	const char *duration;
+	const char *profile;
 	int mermaid, chrome, follow;
 };
 
@@ -49,6 +52,8 @@ static const struct opt seq_options[] = {
     OPT_STRING_('d', "duration", "SECONDS", struct seq_args, duration,
 		"keep reading for this long"),
     OPT_OUTPUT_('o', "output", "FILE", struct seq_args, output, "write there"),
+    OPT_STRING_(0, "profile", "FILE", struct seq_args, profile,
+		"each process's samples of each trace, from a record made meanwhile"),
     OPT_END_(),
 };
 
@@ -100,13 +105,85 @@ struct print_job {
 	enum seq_format f;
 	const struct sources *s;
 	const struct seq_result *res;
+	const struct seq_costs *costs;
 };
 
 static int print_to(FILE *fp, const void *arg)
 {
 	const struct print_job *j = arg;
-	seq_print(fp, j->f, j->s->src, j->s->n, j->res);
+	seq_print(fp, j->f, j->s->src, j->s->n, j->res, j->costs);
 	return ferror(fp) ? -EIO : 0;
+}
+
+static int by_trace_pid(const void *a, const void *b)
+{
+	const struct seq_cost *x = a, *y = b;
+
+	if (x->id_hi != y->id_hi)
+		return x->id_hi < y->id_hi ? -1 : 1;
+	if (x->id_lo != y->id_lo)
+		return x->id_lo < y->id_lo ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Parses 32 hex digits. */
+static int trace_id_of(const char *s, uint64_t *hi, uint64_t *lo)
+{
+	char half[17];
+
+	if (!s || strlen(s) != 32 || strspn(s, "0123456789abcdef") != 32)
+		return -1;
+	memcpy(half, s, 16);
+	half[16] = '\0';
+	*hi = strtoull(half, NULL, 16);
+	*lo = strtoull(s + 16, NULL, 16);
+	return 0;
+}
+
+/*
+ * --profile: the profile's default value summed by trace id and process,
+ * from the trace_id and pid labels recce record gives samples of a
+ * librecce program. The profile stays alive: its type names are used.
+ */
+static struct seq_cost *costs_of(struct profile *p, struct seq_costs *c)
+{
+	struct seq_cost *v = calloc(p->nsamples ? p->nsamples : 1, sizeof(*v));
+	size_t n = 0, t = p->default_sample_type;
+	int si = profile_sample_type_index(p, "samples");
+
+	if (!v)
+		die("out of memory");
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *ps = &p->samples[i];
+		const struct profile_label *id = profile_sample_label(ps, "trace_id");
+		const struct profile_label *pid = profile_sample_label(ps, "pid");
+		uint64_t hi, lo;
+		if (!id || !pid || pid->str || trace_id_of(id->str, &hi, &lo) < 0)
+			continue;
+		v[n++] = (struct seq_cost){hi, lo, (int32_t)pid->num, ps->values[t],
+					   si >= 0 ? (uint64_t)ps->values[si] : 1};
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_trace_pid);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && by_trace_pid(&v[k - 1], &v[i]) == 0) {
+			v[k - 1].value += v[i].value;
+			v[k - 1].samples += v[i].samples;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	c->v = v;
+	c->n = k;
+	c->type = p->nsample_types ? p->sample_types[t].type : "samples";
+	c->unit = p->nsample_types ? p->sample_types[t].unit : "count";
+	if (!k)
+		warning("'%s' has no samples labelled with a trace id: record the processes while "
+			"they serve requests (recce record -p PID,PID), with a librecce that "
+			"carries their tokens",
+			c->profile);
+	return v;
 }
 
 int cmd_seq(int argc, char **argv)
@@ -137,6 +214,18 @@ int cmd_seq(int argc, char **argv)
 		usage_die("seq", "--follow and -d read running processes: give -p PID,PID");
 	if (a.output && (errno = -outfile_check(a.output)) != 0)
 		die("cannot write '%s': %s", a.output, strerror(errno));
+	if (a.profile && f == SEQ_CHROME)
+		usage_die("seq", "--profile shows under text and --mermaid, not --chrome");
+	struct seq_costs costs = {0};
+	struct profile *prof = NULL;
+	struct seq_cost *cost_v = NULL;
+	if (a.profile) {
+		prof = profile_read_or_say(a.profile);
+		if (!prof)
+			return RECCE_EXIT_ERROR;
+		costs.profile = a.profile;
+		cost_v = costs_of(prof, &costs);
+	}
 
 	struct sources s = {0};
 	s.n = a.npids + nfiles;
@@ -182,7 +271,7 @@ int cmd_seq(int argc, char **argv)
 		      "recce_seq_begin, recce_seq_inject and recce_seq_extract");
 		rc = RECCE_EXIT_ERROR;
 	} else {
-		struct print_job job = {f, &s, &res};
+		struct print_job job = {f, &s, &res, a.profile ? &costs : NULL};
 		int err = outfile_write(a.output, print_to, &job);
 		if (err) {
 			error("cannot write '%s': %s", a.output ? a.output : "standard output",
@@ -210,5 +299,7 @@ int cmd_seq(int argc, char **argv)
 	free(s.pidfds);
 	free(s.what);
 	free(a.pids);
+	free(cost_v);
+	profile_free(prof);
 	return rc;
 }

@@ -29,7 +29,94 @@ static const char *who(const struct seq_result *res, int i)
 	return i < 0 ? "?" : res->parties[i].name;
 }
 
-static void print_text(FILE *out, const struct seq_source *src, const struct seq_result *res)
+/* The cost of pid in trace tr, or NULL. */
+static const struct seq_cost *cost_of(const struct seq_costs *c, const struct seq_trace *tr,
+				      int32_t pid)
+{
+	size_t lo = 0, hi = c ? c->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct seq_cost *m = &c->v[mid];
+		if (m->id_hi < tr->id_hi ||
+		    (m->id_hi == tr->id_hi &&
+		     (m->id_lo < tr->id_lo || (m->id_lo == tr->id_lo && m->pid < pid))))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < (c ? c->n : 0) && c->v[lo].id_hi == tr->id_hi && c->v[lo].id_lo == tr->id_lo &&
+	    c->v[lo].pid == pid)
+		return &c->v[lo];
+	return NULL;
+}
+
+/* A cost as people read it: "3.02 ms cpu", or "12 samples". */
+static void cost_text(const struct seq_costs *c, const struct seq_cost *k, char *buf, size_t len)
+{
+	if (strcmp(c->unit, "nanoseconds") == 0)
+		snprintf(buf, len, "%.2f ms %s", (double)k->value / 1e6, c->type);
+	else
+		snprintf(buf, len, "%" PRId64 " %s", k->value, c->type);
+}
+
+/* The pid of participant i's process: the one its event file says. */
+static int32_t pid_of(const struct seq_source *src, const struct seq_result *res, size_t i)
+{
+	return src[res->parties[i].src].r->hdr.pid;
+}
+
+/* Whether participant i is the first of its process: a process's cost
+ * is shown once, however many of its threads carry tokens. */
+static int first_of_process(const struct seq_result *res, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (res->parties[k].src == res->parties[i].src)
+			return 0;
+	return 1;
+}
+
+/* Whether process of participant i acts in trace tr. */
+static int acts_in(const struct seq_trace *tr, const struct seq_result *res, size_t i)
+{
+	for (size_t m = 0; m < tr->nmsgs; m++) {
+		const struct seq_msg *msg = &tr->msgs[m];
+		if ((msg->from >= 0 && res->parties[msg->from].src == res->parties[i].src) ||
+		    (msg->to >= 0 && res->parties[msg->to].src == res->parties[i].src))
+			return 1;
+	}
+	for (size_t k = 0; k < tr->nmarks; k++)
+		if (res->parties[tr->marks[k].at].src == res->parties[i].src)
+			return 1;
+	return 0;
+}
+
+static void print_text_costs(FILE *out, const struct seq_source *src, const struct seq_result *res,
+			     const struct seq_trace *tr, const struct seq_costs *c)
+{
+	char a[128], v[64];
+
+	for (size_t i = 0; c && i < res->nparties; i++) {
+		if (!first_of_process(res, i) || !acts_in(tr, res, i))
+			continue;
+		int32_t pid = pid_of(src, res, i);
+		const struct seq_cost *k = cost_of(c, tr, pid);
+		if (!k) {
+			fprintf(out, "%8s  %-20s    no samples in %s\n", "PROFILE",
+				term_safe(who(res, (int)i), a, sizeof(a)), c->profile);
+			continue;
+		}
+		cost_text(c, k, v, sizeof(v));
+		fprintf(out,
+			"%8s  %-20s    %s in %" PRIu64 " samples: recce report %s --tag "
+			"trace_id=%016" PRIx64 "%016" PRIx64 " --pid %d\n",
+			"PROFILE", term_safe(who(res, (int)i), a, sizeof(a)), v, k->samples,
+			c->profile, tr->id_hi, tr->id_lo, (int)pid);
+	}
+}
+
+static void print_text(FILE *out, const struct seq_source *src, const struct seq_result *res,
+		       const struct seq_costs *costs)
 {
 	char a[128], b[128], l[128];
 
@@ -52,11 +139,12 @@ static void print_text(FILE *out, const struct seq_source *src, const struct seq
 				term_safe(who(res, msg->to), b, sizeof(b)),
 				term_safe(msg->label, l, sizeof(l)));
 		}
+		print_text_costs(out, src, res, tr, costs);
 	}
 }
 
 static void print_mermaid(FILE *out, const struct seq_source *src, size_t nsrc,
-			  const struct seq_result *res)
+			  const struct seq_result *res, const struct seq_costs *costs)
 {
 	char a[128], l[128];
 	int unknown = 0;
@@ -91,6 +179,15 @@ static void print_mermaid(FILE *out, const struct seq_source *src, size_t nsrc,
 			if (tr->marks[k].kind == RECCE_EV_SEQ_END)
 				fprintf(out, "    Note over p%d: %s ends\n", tr->marks[k].at,
 					mermaid_safe(tr->marks[k].label, l, sizeof(l)));
+		for (size_t i = 0; costs && i < res->nparties; i++) {
+			const struct seq_cost *k;
+			char v[64];
+			if (first_of_process(res, i) && acts_in(tr, res, i) &&
+			    (k = cost_of(costs, tr, pid_of(src, res, i)))) {
+				cost_text(costs, k, v, sizeof(v));
+				fprintf(out, "    Note over p%zu: %s\n", i, v);
+			}
+		}
 	}
 }
 
@@ -159,12 +256,12 @@ static void print_chrome(FILE *out, const struct seq_source *src, size_t nsrc,
 }
 
 void seq_print(FILE *out, enum seq_format f, const struct seq_source *src, size_t nsrc,
-	       const struct seq_result *res)
+	       const struct seq_result *res, const struct seq_costs *costs)
 {
 	if (f == SEQ_MERMAID)
-		print_mermaid(out, src, nsrc, res);
+		print_mermaid(out, src, nsrc, res, costs);
 	else if (f == SEQ_CHROME)
 		print_chrome(out, src, nsrc, res);
 	else
-		print_text(out, src, res);
+		print_text(out, src, res, costs);
 }

@@ -17,7 +17,28 @@ enum seq_format {
 	SEQ_CHROME,
 };
 
+/*
+ * What a profile recorded meanwhile holds of each process while it
+ * carried a trace's token (recce record labels samples by trace id): for
+ * `seq --profile`, shown under each trace, with the command that draws
+ * that hop's samples.
+ */
+struct seq_cost {
+	uint64_t id_hi, id_lo; /* the trace */
+	int32_t pid;
+	int64_t value; /* in the unit below */
+	uint64_t samples;
+};
+
+struct seq_costs {
+	const struct seq_cost *v; /* sorted by trace id, then pid */
+	size_t n;
+	const char *type, *unit; /* of value: "cpu", "nanoseconds" */
+	const char *profile;	 /* the file, for the command shown */
+};
+
+/* costs: NULL for none. */
 void seq_print(FILE *out, enum seq_format f, const struct seq_source *src, size_t nsrc,
-	       const struct seq_result *res);
+	       const struct seq_result *res, const struct seq_costs *costs);
 
 #endif

@@ -5,7 +5,7 @@
 # and arrows are checked; the same from saved event files, from files of
 # "another machine", and with a process missing; a Chrome trace whose
 # flow arrows a viewer reads; seq_trace's serials exactly, between two
-# threads; bad input.
+# threads; each hop's CPU from a profile recorded meanwhile; bad input.
 . "$(dirname "$0")/lib.sh"
 FIBCHAIN=$TARGETS/../fibchain
 need_file "$RECCE" "$FIBCHAIN" "$TARGETS/ev-seq"
@@ -125,6 +125,48 @@ participant unknown as ?" "two threads of one process that pass a token are a pa
 is "$(grep -c -E 'p0->>p1: ping-pong [135]$|p1->>p0: ping-pong [246]$' "$OUT")" 6 \
 	"the token goes back and forth between them"
 kill_quietly "$PID"
+
+# --- Each hop's profile -----------------------------------------------------
+# john and paul recorded while the emperor asks twice: record labels paul's
+# samples of each request with its trace id, and seq --profile puts each
+# process's share of each trace under it, with the command that draws it.
+serve paul 0
+paul=$PID
+serve john 0 "$PORT"
+john=$PID
+spawn_recce "$T/hops.rec.out" "$T/hops.rec.err" record -p "$john,$paul" -F 499 -d 600 -o "$T/hops.pb.gz"
+R=$PID
+wait_for 60 grep -q '^recce: recording' "$T/hops.rec.err" || diag "record never started"
+spawn "$T/emperor.out" "$FIBCHAIN" ask emperor "$PORT" 38 2
+emperor=$PID
+wait_for 120 sh -c "[ \$(grep -c '^fib' '$T/emperor.out') -eq 2 ]" || fail "no answers" "$(cat "$T/emperor.out")"
+kill -INT "$R"
+wait_exit 60 "$R" || diag "record did not stop"
+is "$WAIT_RC" 0 "record -p john,paul while the emperor asks exits 0"
+run "$RECCE" seq -p "$emperor,$john,$paul" --profile "$T/hops.pb.gz"
+is "$RC" 0 "seq --profile exits 0" || show_run
+ids=$(sed -n 's/^trace \([0-9a-f]\{32\}\) .*/\1/p' "$OUT")
+is "$(printf '%s\n' "$ids" | wc -l)" 2 "two traces"
+hops=$(grep -E '^ +PROFILE +paul +[0-9.]+ ms cpu in [0-9]+ samples: recce report ' "$OUT")
+is "$(printf '%s\n' "$hops" | sed -n 's/.*--tag trace_id=\([0-9a-f]*\) --pid \([0-9]*\)$/\1 \2/p')" \
+	"$(printf "%s $paul\n" $ids)" "under each trace, paul's CPU in it, by its trace id and pid"
+is "$(grep -c -E '^ +PROFILE +emperor +no samples in ' "$OUT")" 2 "the emperor, not recorded, has none"
+# The command shown draws that hop: paul computing.
+cmd=$(printf '%s\n' "$hops" | head -n 1 | sed 's/.*: recce report //')
+# shellcheck disable=SC2086 # the command's words
+run "$RECCE" report $cmd
+is "$RC" 0 "the command it shows runs" || show_run
+is "$(table_rows "$(cat "$OUT")" | head -n 1 | awk '{ print $4 }')" fib "and shows paul's fib on top"
+n=$(printf '%s\n' "$hops" | head -n 1 | sed 's/.* in \([0-9]*\) samples:.*/\1/')
+# shellcheck disable=SC2086 # the command's words
+is "$(folded_total "$(folded $cmd)")" "$n" "the samples it counts are exactly those the command draws ($n)"
+run "$RECCE" seq -p "$emperor,$john,$paul" --profile "$T/hops.pb.gz" --mermaid
+is "$(grep -c -E '^ +Note over p2: [0-9.]+ ms cpu$' "$OUT")" 2 "--mermaid: a note of paul's CPU under each trace"
+run "$RECCE" seq -p "$emperor,$john,$paul" --profile "$T/hops.pb.gz" --chrome
+is "$RC" 2 "--profile with --chrome is a usage error"
+run "$RECCE" seq -p "$emperor,$john,$paul" --profile "$T/nothing.pb.gz"
+is "$RC" 1 "--profile of a missing file exits 1"
+kill_quietly "$emperor" "$john" "$paul"
 
 # --- Bad input --------------------------------------------------------------
 spawn "$T/burst.out" "$TARGETS/ev-burst" 1 5
