@@ -27,9 +27,10 @@
 
 /* A record read, sorted by these fields and kept packed at off. */
 struct replay_entry {
-	uint64_t time_ns, seq, off;
+	uint64_t time_ns, seq, off; /* time_ns on this machine's clock, where known */
 	uint32_t pid, tid;
 	uint16_t kind, len;
+	uint32_t file; /* the index of its file in argv */
 };
 
 /* The records of every file read, each packed on its own (about 90 bytes
@@ -43,12 +44,20 @@ struct replay {
 	struct trace_pack pack;
 };
 
+/* --clock FILE=SECONDS: that file's clock was so far ahead. */
+struct clock_fix {
+	const char *file;
+	int64_t ahead_ns;
+};
+
 struct replay_args {
 	const char *cond_text;
 	enum trace_format format;
 	const char *plot, *output;
 	struct tree_args t; /* --tree, --slow and what shapes them */
 	int report;	    /* --report */
+	struct clock_fix *clocks;
+	size_t nclocks, clocks_cap;
 };
 
 static void set_format(void *ctx, const char *arg, const struct opt *o)
@@ -72,6 +81,27 @@ static void set_tree(void *ctx, const char *arg, const struct opt *o)
 	tree_option_set("replay", (enum tree_option)o->set, arg, &a->t);
 }
 
+static void set_clock(void *ctx, const char *arg, const struct opt *o)
+{
+	struct replay_args *a = ctx;
+	const char *eq = strrchr(arg, '=');
+	char *end;
+	double seconds = eq ? strtod(eq + 1, &end) : 0;
+
+	if (!eq || eq == arg || end == eq + 1 || *end || seconds != seconds || seconds > 1e9 ||
+	    seconds < -1e9)
+		usage_die("replay",
+			  "--clock wants FILE=SECONDS, how far FILE's host's clock was ahead of "
+			  "this one's (-2.5 for behind), not '%s'",
+			  arg);
+	struct clock_fix *grown =
+	    array_reserve(a->clocks, &a->clocks_cap, a->nclocks + 1, sizeof(*grown));
+	if (!grown)
+		die("out of memory");
+	a->clocks = grown;
+	a->clocks[a->nclocks++] = (struct clock_fix){arg, (int64_t)(seconds * 1e9)};
+}
+
 static const struct opt replay_options[] = {
     OPT_STRING_(0, "if", "EXPR", struct replay_args, cond_text, "only events for which EXPR holds"),
     OPT_CALL_(0, "format", "FORMAT", set_format, 0, "text, json or chrome"),
@@ -87,6 +117,8 @@ static const struct opt replay_options[] = {
     OPT_CALL_(0, "keep", "N", set_tree, TREE_KEEP, "with --slow: the N slowest, at the end"),
     OPT_FLAG_(0, "report", struct replay_args, report,
 	      "calls summed by function: total and own time, as uftrace report"),
+    OPT_CALL_(0, "clock", "FILE=SECONDS", set_clock, 0,
+	      "FILE's host's clock was SECONDS ahead of this one's"),
     OPT_END_(),
 };
 
@@ -105,7 +137,7 @@ static int collect(const struct trace_record *r, void *ctx)
 	if (len < 0)
 		return len;
 	rp->v[rp->n++] = (struct replay_entry){
-	    r->time_ns, r->seq, rp->used, r->pid, r->tid, (uint16_t)r->kind, (uint16_t)len};
+	    r->time_ns, r->seq, rp->used, r->pid, r->tid, (uint16_t)r->kind, (uint16_t)len, 0};
 	rp->used += (size_t)len;
 	return 0;
 }
@@ -119,7 +151,73 @@ static struct trace_record *record_at(struct replay *rp, size_t i, struct trace_
 	if (trace_pack_get_alone(&rp->pack, at, at + rp->v[i].len, r) < 0)
 		die("an event recce packed does not unpack: this is a bug in recce");
 	r->seq = rp->v[i].seq;
+	r->time_ns = rp->v[i].time_ns; /* on this machine's clock */
 	return r;
+}
+
+/* The hosts of the files read: a line says its host when there are
+ * several. */
+struct hosts {
+	const char **of;      /* per argv index: its file's host ("?" unknown) */
+	int several;	      /* two files name different hosts */
+	char unmeasured[256]; /* files of several hosts whose clock is not known */
+	char names[64][TRACE_HOST_MAX];
+	int nnames;
+};
+
+static const char *host_name(struct hosts *h, const char *host)
+{
+	for (int k = 0; k < h->nnames; k++)
+		if (strcmp(h->names[k], host) == 0)
+			return h->names[k];
+	if (h->nnames == 64)
+		return "?";
+	trace_copy_str(h->names[h->nnames], TRACE_HOST_MAX, host);
+	return h->names[h->nnames++];
+}
+
+/*
+ * The events of file path just read (from before on) moved onto this
+ * machine's clock: by --clock's figure for it, else by the offset recce
+ * --node measured when it brought the file here.
+ */
+static void on_one_clock(struct replay *rp, size_t before, const struct replay_args *a, int argi,
+			 const char *path, const struct trace_file_info *info, struct hosts *h)
+{
+	int64_t ahead = info->clock_offset_ns;
+	int known = info->clock_known;
+
+	for (size_t k = 0; k < a->nclocks; k++) {
+		size_t len = (size_t)(strrchr(a->clocks[k].file, '=') - a->clocks[k].file);
+		if (strlen(path) == len && strncmp(path, a->clocks[k].file, len) == 0) {
+			ahead = a->clocks[k].ahead_ns;
+			known = 1;
+		}
+	}
+	for (size_t k = before; k < rp->n; k++)
+		rp->v[k].time_ns = (uint64_t)((int64_t)rp->v[k].time_ns - ahead);
+	const char *name = host_name(h, info->host[0] ? info->host : "?");
+	h->of[argi] = name;
+	for (int k = 0; k < argi; k++)
+		if (h->of[k] && h->of[k] != name)
+			h->several = 1;
+	size_t used = strlen(h->unmeasured);
+	if (!known && used + strlen(path) + 5 < sizeof(h->unmeasured)) {
+		int n = snprintf(h->unmeasured + used, sizeof(h->unmeasured) - used, "%s'%s'",
+				 used ? ", " : "", path);
+		if (n < 0)
+			h->unmeasured[used] = '\0';
+	}
+}
+
+static void hosts_say(const struct hosts *h)
+{
+	if (h->several && h->unmeasured[0])
+		warning("the files come from several hosts, and the clock of %s was not measured "
+			"against this one's (recce --node measures it when it brings a file "
+			"here): its events are placed by its own clock; --clock FILE=SECONDS "
+			"moves them",
+			h->unmeasured);
 }
 
 /* Time order; within one time, a call before a return, then file order. */
@@ -212,11 +310,12 @@ static int replay_report(struct replay *rp, const struct trace_cond *cond)
 
 int cmd_replay(int argc, char **argv)
 {
-	struct replay_args a = {NULL, TRACE_FORMAT_TEXT, NULL, NULL, {0, 0, 0, 0, 0}, 0};
+	struct replay_args a = {.format = TRACE_FORMAT_TEXT};
 	struct trace_plot plot;
 	struct trace_cond *cond = NULL;
 	struct replay rp = {0};
 	struct trace_record r;
+	struct hosts hosts = {0};
 	int status = 0;
 
 	trace_pack_init(&rp.pack);
@@ -226,6 +325,9 @@ int cmd_replay(int argc, char **argv)
 		cond = parse_cond_option("replay", a.cond_text);
 	if (files >= argc)
 		usage_die("replay", "name at least one trace file");
+	hosts.of = calloc((size_t)argc, sizeof(*hosts.of));
+	if (!hosts.of)
+		die("out of memory");
 	if (!a.plot != !a.output)
 		usage_die("replay", "--plot X:Y and -o FILE.svg go together");
 	tree_options_check("replay", &a.t);
@@ -279,7 +381,11 @@ int cmd_replay(int argc, char **argv)
 				rp.n - before);
 			status = RECCE_EXIT_ERROR;
 		}
+		on_one_clock(&rp, before, &a, i, argv[i], &info, &hosts);
+		for (size_t k = before; k < rp.n; k++)
+			rp.v[k].file = (uint32_t)i;
 	}
+	hosts_say(&hosts);
 	if (rp.n) {
 		qsort(rp.v, rp.n, sizeof(*rp.v), by_time);
 		size_t twice = drop_repeats(&rp);
@@ -313,6 +419,8 @@ int cmd_replay(int argc, char **argv)
 	for (size_t i = 0; i < rp.n; i++) {
 		if (!trace_cond_eval(cond, trace_record_lookup, record_at(&rp, i, &r)))
 			continue;
+		if (hosts.several && format == TRACE_FORMAT_TEXT)
+			printf("%s ", hosts.of[rp.v[i].file]);
 		trace_record_print(&r, format, first, stdout);
 		first = 0;
 	}
@@ -320,6 +428,8 @@ int cmd_replay(int argc, char **argv)
 		fputs("\n]}\n", stdout);
 	free(rp.v);
 	free(rp.bytes);
+	free(a.clocks);
+	free(hosts.of);
 	trace_pack_release(&rp.pack);
 	trace_cond_free(cond);
 	return status;

@@ -308,6 +308,17 @@ out:
 	return status;
 }
 
+/* Whether argv names an -o file (before "--"; "-" aside). */
+static int has_output(int argc, char **argv)
+{
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *prefix, *path = remote_output_arg(argc, argv, &i, &prefix);
+		if (path && strcmp(path, "-") != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* One node: its -o files as it would have them among several. */
 static int run_one(const struct remote_ui *ui, const char *node, int argc, char **argv)
 {
@@ -321,8 +332,16 @@ static int run_one(const struct remote_ui *ui, const char *node, int argc, char 
 		fprintf(stderr, "recce: out of memory\n");
 		status = RECCE_EXIT_ERROR;
 	}
+	/* A trace's files brought here carry the node's clock, for replay
+	 * with other hosts' files. */
+	int64_t offset = 0, rtt;
+	int measured = !status && rec.argc > 0 && strcmp(rec.argv[0], "trace") == 0 &&
+		       has_output(rec.argc, rec.argv) &&
+		       remote_clock(dirs_remote(), node, &offset, &rtt) >= 0;
 	if (!status) {
 		status = remote_run(dirs_remote(), ui, node, rec.argc, v);
+		if (measured)
+			remote_stamp_traces(node, offset, rec.argc, v);
 		status = node_record_finish(&rec, &node, 1, status);
 	}
 	remote_argv_free(rec.argc, v, rec.argv);

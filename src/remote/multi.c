@@ -18,6 +18,7 @@
 
 #include "remote/args.h"
 #include "remote/client.h"
+#include "trace/trace-file.h"
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
@@ -36,6 +37,7 @@ struct line {
 struct node {
 	const char *name;
 	int64_t offset; /* its clock minus ours */
+	int measured;	/* offset is known */
 	pid_t pid;
 	int out, err; /* the child's pipes; -1 once closed */
 	char *buf[2]; /* partial lines of out and err, LINE_MAX_B + 1 bytes each */
@@ -219,7 +221,10 @@ static int start_node(const struct remote_config *cfg, const struct remote_ui *u
 		close(err[1]);
 		/* Its own -o files, where their paths say {node}. */
 		char **v = remote_argv_for_node(nd->name, argc, argv);
-		_exit(v ? remote_run(cfg, ui, nd->name, argc, v) : 1);
+		int rc = v ? remote_run(cfg, ui, nd->name, argc, v) : 1;
+		if (v && nd->measured)
+			remote_stamp_traces(nd->name, nd->offset, argc, v);
+		_exit(rc);
 	}
 	close(out[1]);
 	close(err[1]);
@@ -262,6 +267,7 @@ static void measure_clocks(const struct remote_config *cfg, struct multi *m)
 		struct node *nd = &m->nodes[i];
 		int64_t rtt = 0;
 		int rc = remote_clock(cfg, nd->name, &nd->offset, &rtt);
+		nd->measured = rc >= 0;
 		if (rc == -ENOTSUP)
 			remote_tell(m->ui, REMOTE_NO_CLOCK, nd->name, NULL, 0);
 		else if (rc < 0)
@@ -273,6 +279,16 @@ static void measure_clocks(const struct remote_config *cfg, struct multi *m)
 	}
 	if (said[0])
 		remote_tell(m->ui, REMOTE_CLOCKS, NULL, said, 0);
+}
+
+void remote_stamp_traces(const char *node, int64_t offset_ns, int argc, char **argv)
+{
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *prefix, *path = remote_output_arg(argc, argv, &i, &prefix);
+		/* Not a trace file (a profile, a --wrap set left there): left alone. */
+		if (path && strcmp(path, "-") != 0)
+			(void)trace_file_stamp(path, node, offset_ns);
+	}
 }
 
 int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,

@@ -20,6 +20,7 @@
 #define RECCE_MULTI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define REMOTE_MAX_NODES 64
 
@@ -33,5 +34,10 @@ struct remote_ui;
  * cannot be reached), or -E2BIG for too many nodes. */
 int remote_run_many(const struct remote_config *cfg, const struct remote_ui *ui,
 		    const char *const *nodes, size_t n, int argc, char **argv);
+
+/* The trace files among argv's -o files, brought here from node: stamped
+ * with its name and its clock's offset from this one's, so that replay
+ * merges them with other hosts' on one clock (trace_file_stamp). */
+void remote_stamp_traces(const char *node, int64_t offset_ns, int argc, char **argv);
 
 #endif

@@ -35,6 +35,22 @@ struct file_header {
 
 _Static_assert(sizeof(struct file_header) == TRACE_FILE_HEADER_SIZE, "trace header size");
 
+/* Format 3 puts this after the header: where the file was written and,
+ * once measured, how far that machine's clock was from the reader's. */
+#define META_MAGIC 0x54534852u /* "RHST" as the file holds it */
+struct file_meta {
+	uint32_t magic;
+	uint32_t flags;		 /* TRACE_META_* */
+	int64_t clock_offset_ns; /* with TRACE_META_CLOCK: its clock minus ours */
+	char host[TRACE_HOST_MAX];
+	uint32_t pad;
+	uint32_t crc; /* of the bytes before it */
+};
+
+#define TRACE_META_CLOCK 1u
+
+_Static_assert(sizeof(struct file_meta) == 152, "trace meta size");
+
 /* Format 2's records come in blocks: this header, then `bytes` bytes of
  * `count` packed records numbered from first_seq. The CRC covers the
  * header's bytes before it and the records. */
@@ -80,7 +96,8 @@ static int flush(struct trace_writer *w)
 {
 	if (!w->count || w->err)
 		return w->err;
-	struct block_header b = {BLOCK_MAGIC, (uint32_t)w->used, w->seq - w->count + 1, w->count, 0};
+	struct block_header b = {BLOCK_MAGIC, (uint32_t)w->used, w->seq - w->count + 1, w->count,
+				 0};
 	uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)&b, offsetof(struct block_header, crc));
 	b.crc = (uint32_t)crc32(crc, w->buf + sizeof(b), (uInt)w->used);
 	memcpy(w->buf, &b, sizeof(b));
@@ -130,12 +147,19 @@ static int open_current(struct trace_writer *w)
 	h.created_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	h.pid = w->pid;
 	h.crc = crc_of(&h, offsetof(struct file_header, crc));
+	struct file_meta m;
+	memset(&m, 0, sizeof(m));
+	m.magic = META_MAGIC;
+	if (gethostname(m.host, sizeof(m.host) - 1) < 0)
+		m.host[0] = '\0';
+	m.crc = crc_of(&m, offsetof(struct file_meta, crc));
 	w->in_file[w->index] = 0;
-	w->file_bytes = sizeof(h);
+	w->file_bytes = sizeof(h) + sizeof(m);
 	/* Each file is read from its start on its own. */
 	trace_pack_release(&w->pack);
 	trace_pack_init(&w->pack);
-	return write_all(w->fd, &h, sizeof(h));
+	err = write_all(w->fd, &h, sizeof(h));
+	return err ? err : write_all(w->fd, &m, sizeof(m));
 }
 
 int trace_writer_new(const char *path, uint64_t wrap_size, unsigned wrap_count, uint32_t pid,
@@ -368,12 +392,12 @@ static const char *read_block(struct trace_pack *pack, const struct block_header
 }
 
 /* Format 2: blocks of packed records. */
-static int read_blocks(int fd, int (*fn)(const struct trace_record *r, void *ctx), void *ctx,
-		       struct trace_file_info *info)
+static int read_blocks(int fd, uint64_t offset, int (*fn)(const struct trace_record *r, void *ctx),
+		       void *ctx, struct trace_file_info *info)
 {
 	struct trace_pack pack;
 	struct block_header b;
-	uint64_t offset = TRACE_FILE_HEADER_SIZE, prev_seq = 0;
+	uint64_t prev_seq = 0;
 	uint8_t *buf = malloc(BLOCK_MAX);
 	int rc = 0;
 
@@ -415,6 +439,39 @@ static int read_blocks(int fd, int (*fn)(const struct trace_record *r, void *ctx
 	return rc;
 }
 
+int trace_file_stamp(const char *path, const char *host, int64_t clock_offset_ns)
+{
+	struct file_header h;
+	struct file_meta m;
+	int err = 0;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err = -ENOTSUP;
+		goto out_close;
+	}
+	if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h.magic, TRACE_FILE_MAGIC, 8) != 0 ||
+	    h.crc != crc_of(&h, offsetof(struct file_header, crc)) || h.version < 3 ||
+	    pread(fd, &m, sizeof(m), sizeof(h)) != (ssize_t)sizeof(m) || m.magic != META_MAGIC) {
+		err = -EBADMSG;
+		goto out_close;
+	}
+	memset(m.host, 0, sizeof(m.host));
+	trace_copy_str(m.host, sizeof(m.host), host);
+	m.flags |= TRACE_META_CLOCK;
+	m.clock_offset_ns = clock_offset_ns;
+	m.crc = crc_of(&m, offsetof(struct file_meta, crc));
+	if (pwrite(fd, &m, sizeof(m), sizeof(h)) != (ssize_t)sizeof(m))
+		err = errno ? -errno : -EIO;
+out_close:
+	close(fd);
+	return err;
+}
+
 int trace_file_read(const char *path, int (*fn)(const struct trace_record *r, void *ctx), void *ctx,
 		    struct trace_file_info *info)
 {
@@ -453,9 +510,28 @@ int trace_file_read(const char *path, int (*fn)(const struct trace_record *r, vo
 	info->pid = h.pid;
 	info->file_index = h.file_index;
 	info->file_count = h.file_count;
+	uint64_t start = TRACE_FILE_HEADER_SIZE;
+	if (h.version >= 3) {
+		struct file_meta m;
+		n = read_full(fd, &m, sizeof(m));
+		if (n < 0) {
+			err = (int)n;
+			goto out_close;
+		}
+		if ((size_t)n < sizeof(m) || m.magic != META_MAGIC ||
+		    m.crc != crc_of(&m, offsetof(struct file_meta, crc))) {
+			err = -EBADMSG;
+			goto out_close;
+		}
+		memcpy(info->host, m.host, sizeof(info->host));
+		info->host[sizeof(info->host) - 1] = '\0';
+		info->clock_known = (m.flags & TRACE_META_CLOCK) != 0;
+		info->clock_offset_ns = info->clock_known ? m.clock_offset_ns : 0;
+		start += sizeof(m);
+	}
 	/* Version 1 wrote fixed records; later ones say 0 and write blocks. */
 	err = h.min_version < 2 && h.record_size ? read_fixed(fd, h.record_size, fn, ctx, info)
-						  : read_blocks(fd, fn, ctx, info);
+						 : read_blocks(fd, start, fn, ctx, info);
 out_close:
 	close(fd);
 	return err;

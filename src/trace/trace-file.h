@@ -8,8 +8,11 @@
  * of records wait or when the writer is flushed, so a recce killed with
  * SIGKILL leaves every event up to its last flush, at worst the last
  * block torn, which the reader detects by its CRC and stops before.
- * Format 1's files (fixed 1 KiB records, each with its own CRC) are read
- * as well.
+ * Format 3 adds, after the header, the name of the host that wrote the
+ * file and, once measured, how far its clock was from the machine it was
+ * brought to (recce --node stamps the files it brings back), so files of
+ * several hosts merge on one clock. Formats 1 (fixed 1 KiB records, each
+ * with its own CRC) and 2 (blocks, no host) are read as well.
  *
  * Wrapping (--wrap SIZE,COUNT): the writer fills FILE.0, FILE.1, ... up to
  * FILE.(COUNT-1), each holding at most SIZE bytes, then starts over at
@@ -29,8 +32,9 @@
 #include "trace/trace-event.h"
 
 #define TRACE_FILE_MAGIC       "RECCETRC"
-#define TRACE_FILE_VERSION     2
-#define TRACE_FILE_MIN_VERSION 2
+#define TRACE_FILE_VERSION     3
+#define TRACE_FILE_MIN_VERSION 3
+#define TRACE_HOST_MAX	       128 /* a host's name in a file, with its NUL */
 #define TRACE_FILE_HEADER_SIZE 64
 #define TRACE_FILE_MIN_WRAP    4096 /* the smallest file of a --wrap set */
 
@@ -74,7 +78,18 @@ struct trace_file_info {
 	int damaged;		      /* reading stopped before the end */
 	uint64_t damage_offset;	      /* byte offset where it stopped */
 	const char *damage;	      /* why, static text */
+	char host[TRACE_HOST_MAX];    /* who wrote it; "" before format 3 */
+	int clock_known;	      /* clock_offset_ns was measured */
+	int64_t clock_offset_ns;      /* the host's clock minus the reader's machine's */
 };
+
+/*
+ * Writes into a file of format 3 the host it came from and how far that
+ * host's clock is ahead of this machine's (recce --node, bringing it
+ * back). Returns 0, -EBADMSG for a file that is not one of format 3, or
+ * -errno.
+ */
+int trace_file_stamp(const char *path, const char *host, int64_t clock_offset_ns);
 
 /*
  * Reads path, calling fn for each valid record in file order, until the end

@@ -52,12 +52,44 @@ like "$(cat "$ERR")" "with several nodes, -o $T/both.pb.gz would come back from 
 run "$RECCE" --node "$N1,$N2" trace -p "$CALLS" add_pair --count 5 -o "$T/t.trace"
 is "$RC" 2 "as is a trace's" || show_run
 
+# --- trace files of several hosts, replayed --------------------------------
+# Each node's file comes back stamped with its name and its clock's offset:
+# replay names each line's host and puts it on this machine's clock.
+# secs HH:MM:SS.ffffff: the time as seconds of the day.
+secs() { awk -F: '{ printf "%.6f", $1 * 3600 + $2 * 60 + $3 }' <<<"$1"; }
+hosts_out="$T/hosts.{node}.trc"
+run "$RECCE" --node "$N1,$N2" trace -p "$CALLS" add_pair --count 6 -o "$hosts_out"
+is "$RC" 0 "trace -o on two nodes, each its own file" || show_run
 # --- record on several nodes ---------------------------------------------
 
 # label NODE: the node as a file name has it.
 label() { printf '%s' "${1#unix:}" | sed -E 's/[^A-Za-z0-9.-]+/_/g; s/^_//; s/_$//'; }
 L1=$(label "$N1")
 L2=$(label "$N2")
+
+H1="$T/hosts.$L1.trc"
+H2="$T/hosts.$L2.trc"
+run "$RECCE" replay "$H1" "$H2"
+is "$RC" 0 "replay of the two hosts' files exits 0" || show_run
+is "$(grep -c "^$N1 [0-9:.]* .*add_pair(" "$OUT")" 6 "replay: node 1's calls, each line named by its host"
+is "$(grep -c "^$N2 [0-9:.]* .*add_pair(" "$OUT")" 6 "and node 2's"
+awk '{ print $2 }' "$OUT" >"$T/htimes"
+ok "merged in time order on this machine's clock" sort -c "$T/htimes"
+unlike "$(cat "$ERR")" 'not measured' "both clocks were measured: no warning"
+run "$RECCE" replay "$H1" "$H2" --clock "$H2=0"
+before=$(grep -m1 "^$N2 " "$OUT" | awk '{ print $2 }')
+run "$RECCE" replay "$H1" "$H2" --clock "$H2=2.5"
+after=$(grep -m1 "^$N2 " "$OUT" | awk '{ print $2 }')
+is "$(awk -v a="$(secs "$before")" -v b="$(secs "$after")" 'BEGIN { printf "%.6f", a - b }')" 2.500000 \
+	"--clock FILE=2.5 against FILE=0: that host's events 2.5 s earlier, exactly"
+# A file written on a host and copied here by hand: its clock is not known.
+run "$RECCE" trace -p "$CALLS" add_pair --count 2 -o "$T/here.trc"
+run "$RECCE" replay "$H2" "$T/here.trc"
+is "$(grep -c "^$(hostname) [0-9:.]* .*add_pair(" "$OUT")" 2 "a file written here is named by this host"
+like "$(cat "$ERR")" "the clock of '$T/here.trc' was not measured against this one's" \
+	"and a warning says its clock was not measured, and how to move it"
+run "$RECCE" replay "$T/here.trc" --clock "$T/here.trc"
+is "$RC" 2 "--clock without SECONDS is a usage error"
 spawn_exec "$T/spin.out" "$TARGETS/spinner" 600 1
 SPIN=$PID
 ok "the spinner runs" wait_for 10 grep -q '^rate' "$T/spin.out"

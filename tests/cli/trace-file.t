@@ -6,11 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/calls"
 
-# The blocks of a trace file (format 2), one "OFFSET RECORDS" line each:
+# The blocks of a trace file (format 3), one "OFFSET RECORDS" line each:
 # a block header holds its length at +4 and its count of records at +16.
 blocks()
 {
-	local size at=64 bytes count
+	local size at=$((64 + 152)) bytes count # the header, the host record
 	size=$(stat -c %s "$1")
 	while [ $((at + 24)) -le "$size" ]; do
 		bytes=$(od -An -t u4 -j $((at + 4)) -N 4 "$1" | tr -d ' ')

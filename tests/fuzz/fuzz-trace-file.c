@@ -1,7 +1,8 @@
 /* Fuzz target: the trace-file reader (trace/trace-file.h), every record
  * it accepts printed in each format, as replay would. The reader checks a
  * CRC on the header and on every block of records (format 2) or record
- * (format 1), which random mutations never get right: for inputs of even
+ * (format 1), and format 3 on the host record after the header, which
+ * random mutations never get right: for inputs of even
  * length the target writes the right CRCs in first, so that the fuzzer
  * reaches the packed records behind them. */
 #include <stdio.h>
@@ -14,7 +15,10 @@
 #include "trace/trace-file.h"
 
 #define HEADER_CRC_AT  44 /* struct file_header: the CRC of the bytes before it */
+#define VERSION_AT     8
 #define RECORD_SIZE_AT 12
+#define META_SIZE      152 /* format 3: trace-file.c's struct file_meta after the header */
+#define META_CRC_AT    148
 #define BLOCK_HEADER   24 /* trace-file.c's struct block_header */
 #define BLOCK_CRC_AT   20
 
@@ -36,15 +40,23 @@ static void put_crc(uint8_t *at, const uint8_t *from, size_t n)
 static void fix_crcs(uint8_t *d, size_t size)
 {
 	uint32_t rsize, bytes;
+	uint16_t version;
+	size_t start = TRACE_FILE_HEADER_SIZE;
 
 	if (size < TRACE_FILE_HEADER_SIZE)
 		return;
 	put_crc(d + HEADER_CRC_AT, d, HEADER_CRC_AT);
 	memcpy(&rsize, d + RECORD_SIZE_AT, 4);
+	memcpy(&version, d + VERSION_AT, 2);
+	if (version >= 3) {
+		if (size < start + META_SIZE)
+			return;
+		put_crc(d + start + META_CRC_AT, d + start, META_CRC_AT);
+		start += META_SIZE;
+	}
 	if (rsize == 0) {
 		/* Blocks: each header's CRC runs on over its records. */
-		for (size_t at = TRACE_FILE_HEADER_SIZE; at + BLOCK_HEADER <= size;
-		     at += BLOCK_HEADER + bytes) {
+		for (size_t at = start; at + BLOCK_HEADER <= size; at += BLOCK_HEADER + bytes) {
 			memcpy(&bytes, d + at + 4, 4);
 			if (bytes > size - at - BLOCK_HEADER)
 				return;

@@ -406,11 +406,51 @@ static void test_file_roundtrip_and_corruption(void **state)
 		want.seq = i + 1;
 		assert_memory_equal(&k.r[i], &want, sizeof(want));
 	}
-	assert_int_equal(info.version, 2);
+	assert_int_equal(info.version, 3);
 	assert_int_equal(info.first_seq, 1);
 	assert_int_equal(info.last_seq, 30);
 	assert_int_equal(info.pid, 42);
 	assert_false(info.damaged);
+	char here[TRACE_HOST_MAX] = "";
+	gethostname(here, sizeof(here) - 1);
+	assert_string_equal(info.host, here); /* who wrote it */
+	assert_false(info.clock_known);
+
+	/* Brought here by recce --node: its host and clock written in. */
+	assert_int_equal(trace_file_stamp(path, "web-3", -2500000000LL), 0);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(path, keep, &k, &info), 0);
+	assert_int_equal(k.count, 30);
+	assert_string_equal(info.host, "web-3");
+	assert_true(info.clock_known);
+	assert_int_equal(info.clock_offset_ns, -2500000000LL);
+
+	/* The same records as format 2 wrote them (no host record): read. */
+	char old[128];
+	snprintf(old, sizeof(old), "%s/v2.bin", tmpdir);
+	FILE *in = fopen(path, "rb"), *out = fopen(old, "wb");
+	assert_true(in && out);
+	uint8_t h[TRACE_FILE_HEADER_SIZE], buf[4096];
+	assert_int_equal(fread(h, 1, sizeof(h), in), sizeof(h));
+	uint16_t two = 2;
+	memcpy(h + 8, &two, 2);
+	memcpy(h + 10, &two, 2);
+	uint32_t hcrc = (uint32_t)crc32(0L, h, 44);
+	memcpy(h + 44, &hcrc, 4);
+	fwrite(h, 1, sizeof(h), out);
+	fseek(in, TRACE_FILE_HEADER_SIZE + 152, SEEK_SET);
+	size_t got;
+	while ((got = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, got, out);
+	fclose(in);
+	fclose(out);
+	memset(&k, 0, sizeof(k));
+	assert_int_equal(trace_file_read(old, keep, &k, &info), 0);
+	assert_int_equal(info.version, 2);
+	assert_int_equal(k.count, 30);
+	assert_string_equal(info.host, "");
+	assert_int_equal(trace_file_stamp(old, "web-3", 0), -EBADMSG); /* no room for it */
+	unlink(old);
 
 	/* Flip a byte in the third block: the first two are replayed. */
 	FILE *f = fopen(path, "r+b");
