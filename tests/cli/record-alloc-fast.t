@@ -81,7 +81,9 @@ run "$RECCE" record -p "$HO" --event alloc --fast --alloc-interval 16K -d 2 -o "
 is "$RC" 0 "hand-off: record exits 0" || show_run
 SUM=$(sed -n 's/^recce: \([0-9]*\) allocations sampled .*, \([0-9]*\) of them freed, \([0-9]*\) still in use.*/\1 \2 \3/p' "$ERR")
 read -r NS NF NL <<<"$SUM"
-cmp_ok "${NS:-0}" '>' 1000 "hand-off: $NS samples"
+# How many in 2 s depends on how much CPU the target got; the checks
+# below are exact whatever the count.
+cmp_ok "${NS:-0}" '>' 100 "hand-off: $NS samples"
 is "$((NF + NL))" "$NS" "hand-off: each was freed on the other thread ($NF) or is in use ($NL)"
 cmp_ok "${NL:-99}" '<=' 20 "hand-off: few are in use at the end (about 4 expected: the ring holds 64 blocks)"
 like "$(value_folded "$T/h.pb.gz" alloc_space)" '(^|;)main;make_block;malloc [0-9]+' \
