@@ -41,9 +41,14 @@ static void show(struct ring_reader *r, struct ring_event *ev, size_t n, FILE *o
 	tasks_release(&t);
 	struct seq_source src = {.r = r, .ev = ev, .n = n};
 	struct seq_result res;
+	/* With a profile's costs too (seq --profile): one of a trace id of 0. */
+	static const struct seq_cost cost = {0, 0, 0, 12000000, 3};
+	const struct seq_costs costs = {&cost, 1, "cpu", "nanoseconds", "p.pb.gz"};
 	if (seq_merge(&src, 1, &res) == 0) {
-		for (int f = SEQ_TEXT; f <= SEQ_CHROME; f++)
-			seq_print(out, (enum seq_format)f, &src, 1, &res);
+		for (int f = SEQ_TEXT; f <= SEQ_CHROME; f++) {
+			seq_print(out, (enum seq_format)f, &src, 1, &res, NULL);
+			seq_print(out, (enum seq_format)f, &src, 1, &res, &costs);
+		}
 		seq_result_release(&res);
 	}
 }
