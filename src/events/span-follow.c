@@ -91,10 +91,12 @@ static void drain_one(struct span_follow *f, size_t i, int last)
 	int terr = span_track_feed(f->track, (unsigned)i, &p->reader, f->events, n);
 	f->stats.events += n;
 	if (err || terr) {
-		/* What was read is kept; from here the process is unknown. */
-		failed(f, p, err ? err : terr);
+		/* What was read is kept; from here the process is unknown
+		 * (the track, when full, says so itself). */
+		if (err || !span_track_full(f->track))
+			failed(f, p, err ? err : terr);
 		p->gone = 1;
-		span_track_end(f->track, (unsigned)i, &p->reader);
+		span_track_stop(f->track, (unsigned)i, &p->reader, time_now_ns(CLOCK_REALTIME));
 		return;
 	}
 	if (last)

@@ -326,6 +326,21 @@ int span_track_end(struct span_track *t, unsigned source, const struct ring_read
 	return 0;
 }
 
+int span_track_stop(struct span_track *t, unsigned source, const struct ring_reader *r,
+		    uint64_t realtime_ns)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct thread *th = thread_of(t, (uint64_t)source << 32 | i, r->threads[i].tid);
+		if (!th)
+			return -ENOMEM;
+		uint64_t from = th->seen && th->last_time < realtime_ns ? th->last_time : realtime_ns;
+		if (add_unknown(th, from, FOREVER) < 0)
+			return -ENOMEM;
+		th->blind = 1;
+	}
+	return 0;
+}
+
 /* The thread of tid at time: of the threads seen with that tid, the last
  * to have begun by then, else the first. */
 static const struct thread *thread_at(const struct span_track *t, int32_t tid, uint64_t time)

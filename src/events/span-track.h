@@ -61,6 +61,11 @@ int span_track_feed(struct span_track *t, unsigned source, const struct ring_rea
  * read, or every one, is unknown from there to the end. */
 int span_track_end(struct span_track *t, unsigned source, const struct ring_reader *r);
 
+/* r's file could not be read on: every thread it holds is unknown from
+ * its last event read (or realtime_ns) to the end. */
+int span_track_stop(struct span_track *t, unsigned source, const struct ring_reader *r,
+		    uint64_t realtime_ns);
+
 /* The state of thread tid at realtime_ns (CLOCK_REALTIME ns). A thread the
  * track never saw is in no span and carries no token. */
 void span_track_at(const struct span_track *t, int32_t tid, uint64_t realtime_ns,

@@ -178,6 +178,22 @@ static void test_older_writer(void **state)
 	span_track_free(t);
 }
 
+static void test_stop(void **state)
+{
+	setup_threads();
+	struct span_track *t = span_track_new();
+	struct ring_event a[] = {ev(0, 10, RECCE_EV_SPAN_BEGIN, "a", 1, 0),
+				 ev(0, 20, RECCE_EV_COUNTER, "n", 1, 0)};
+	feed(t, a, 2);
+	/* The file could not be read on at 100: unknown from its last event. */
+	assert_int_equal(span_track_stop(t, 0, &reader, 100), 0);
+	expect(t, 100, 15, SPAN_KNOWN, "a");
+	expect(t, 100, 25, SPAN_UNKNOWN, NULL);
+	expect(t, 200, 150, SPAN_UNKNOWN, NULL); /* a thread with no event read */
+	expect(t, 200, 50, SPAN_NONE, NULL);
+	span_track_free(t);
+}
+
 /* time-labels: tid 1's samples before time 15 get span=a. */
 static size_t label_early(void *arg, int64_t tid, int64_t time_ns, struct profile_label *labels)
 {
@@ -251,8 +267,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_nesting),	 cmocka_unit_test(test_loss_then_state),
 	    cmocka_unit_test(test_unnamed_open), cmocka_unit_test(test_tokens),
-	    cmocka_unit_test(test_older_writer), cmocka_unit_test(test_time_labels),
-	    cmocka_unit_test(test_no_timeline),
+	    cmocka_unit_test(test_older_writer), cmocka_unit_test(test_stop),
+	    cmocka_unit_test(test_time_labels),	 cmocka_unit_test(test_no_timeline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
