@@ -50,6 +50,7 @@ struct perf_events {
 	uint64_t sample_type;
 	uint64_t nregs;
 	struct perf_events_stats stats;
+	uint64_t closed_cpu_ns; /* counted by the cpu-clock events of closed tasks */
 };
 
 /* The attributes shared by the ring owners and the sampling events, so
@@ -389,11 +390,36 @@ int perf_events_open_cgroup(struct perf_events *pe, int cgroup_fd)
 	return open_task(pe, cgroup_fd, PERF_FLAG_PID_CGROUP);
 }
 
+/* What the cpu-clock events of task t counted on every CPU: the CPU
+ * time of the thread, and of the threads it made (inherited events fold
+ * into it), while sampled. */
+static uint64_t task_cpu_ns(const struct perf_events *pe, const struct perf_task *t)
+{
+	uint64_t sum = 0, v;
+
+	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++)
+		if (pe->kinds[i / pe->ncpus] == PERF_EVENTS_CPU_CLOCK && t->fds[i] >= 0 &&
+		    read(t->fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v;
+	return sum;
+}
+
+uint64_t perf_events_cpu_ns(const struct perf_events *pe)
+{
+	uint64_t sum = pe->closed_cpu_ns;
+
+	for (size_t t = 0; t < pe->ntasks; t++)
+		if (!pe->tasks[t].closed)
+			sum += task_cpu_ns(pe, &pe->tasks[t]);
+	return sum;
+}
+
 void perf_events_close_task(struct perf_events *pe, int task)
 {
 	if (task < 0 || (size_t)task >= pe->ntasks || pe->tasks[task].closed)
 		return;
 	struct perf_task *t = &pe->tasks[task];
+	pe->closed_cpu_ns += task_cpu_ns(pe, t);
 	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++) {
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);

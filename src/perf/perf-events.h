@@ -132,6 +132,11 @@ void perf_events_free(struct perf_events *pe);
  */
 int perf_events_open_task(struct perf_events *pe, pid_t tid);
 
+/* The CPU time, in ns, the cpu-clock events of every task opened (open or
+ * closed since) counted: the kernel's own count of what the samples stand
+ * for. 0 without cpu-clock events. */
+uint64_t perf_events_cpu_ns(const struct perf_events *pe);
+
 /* Opens events on every CPU for the tasks of a cgroup (a descriptor of
  * its directory, under a cgroup v2 mount or the v1 perf_event one), as a
  * task of its own. Returns the task index or -errno (-EBADF, -EACCES). */

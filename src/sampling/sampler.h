@@ -133,6 +133,8 @@ struct sampler_stats {
 	size_t processes;   /* system-wide: processes with a sample */
 	size_t threads;	    /* threads with at least one sample */
 	int64_t start_ns;   /* CLOCK_REALTIME when sampling started */
+	uint64_t cpu_ns;    /* the targets' CPU time while sampled, as the kernel's
+			     * cpu-clock events counted it (0: not sampled by CPU time) */
 	int64_t duration_ns;
 	int user_only; /* the kernel refused kernel-mode sampling */
 	enum sampler_stop stop;
