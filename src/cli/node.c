@@ -22,6 +22,7 @@
 #include "remote/args.h"
 #include "remote/client.h"
 #include "remote/multi.h"
+#include "trace/trace-file.h"
 #include "util/readall.h"
 
 /* How progress is shown, decided at its first report (in a node's child
@@ -319,6 +320,23 @@ static int has_output(int argc, char **argv)
 	return 0;
 }
 
+/* fetch NAME...: the files of each set fetched here (NAME.0, NAME.1,
+ * ...), stamped as a trace's -o files are. */
+static void stamp_fetched(const char *node, int64_t offset, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		for (unsigned k = 0; k < 100000; k++) {
+			char path[4096];
+			if (snprintf(path, sizeof(path), "%s.%u", argv[i], k) >= (int)sizeof(path) ||
+			    access(path, F_OK) != 0)
+				break;
+			(void)trace_file_stamp(path, node, offset);
+		}
+	}
+}
+
 /* One node: its -o files as it would have them among several. */
 static int run_one(const struct remote_ui *ui, const char *node, int argc, char **argv)
 {
@@ -335,12 +353,16 @@ static int run_one(const struct remote_ui *ui, const char *node, int argc, char 
 	/* A trace's files brought here carry the node's clock, for replay
 	 * with other hosts' files. */
 	int64_t offset = 0, rtt;
-	int measured = !status && rec.argc > 0 && strcmp(rec.argv[0], "trace") == 0 &&
-		       has_output(rec.argc, rec.argv) &&
+	int fetch = rec.argc > 0 && strcmp(rec.argv[0], "fetch") == 0;
+	int measured = !status && rec.argc > 0 &&
+		       ((strcmp(rec.argv[0], "trace") == 0 && has_output(rec.argc, rec.argv)) ||
+			fetch) &&
 		       remote_clock(dirs_remote(), node, &offset, &rtt) >= 0;
 	if (!status) {
 		status = remote_run(dirs_remote(), ui, node, rec.argc, v);
-		if (measured)
+		if (measured && fetch && status == 0)
+			stamp_fetched(node, offset, rec.argc, rec.argv);
+		else if (measured)
 			remote_stamp_traces(node, offset, rec.argc, v);
 		status = node_record_finish(&rec, &node, 1, status);
 	}
