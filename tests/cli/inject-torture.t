@@ -36,7 +36,12 @@ moves()
 	_first=$(last "$1" "$2")
 	wait_for 20 _moved
 }
-_moved() { [ "$(last "$_file" "$_key")" -gt "${_first:-0}" ]; }
+_moved()
+{
+	local now
+	now=$(last "$_file" "$_key")
+	[ "${now:-0}" -gt "${_first:-0}" ]
+}
 
 # stopped PID: the number of PID's threads stopped (t or T).
 stopped()
