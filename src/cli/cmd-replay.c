@@ -24,6 +24,7 @@
 #include "trace/trace-report.h"
 #include "trace/trace-tree.h"
 #include "util/outfile.h"
+#include "util/term-safe.h"
 
 /* A record read, sorted by these fields and kept packed at off. */
 struct replay_entry {
@@ -419,8 +420,10 @@ int cmd_replay(int argc, char **argv)
 	for (size_t i = 0; i < rp.n; i++) {
 		if (!trace_cond_eval(cond, trace_record_lookup, record_at(&rp, i, &r)))
 			continue;
+		char safe[4 * TRACE_HOST_MAX];
+		/* A file's host is the file's to say: escaped for the terminal. */
 		if (hosts.several && format == TRACE_FORMAT_TEXT)
-			printf("%s ", hosts.of[rp.v[i].file]);
+			printf("%s ", term_safe(hosts.of[rp.v[i].file], safe, sizeof(safe)));
 		trace_record_print(&r, format, first, stdout);
 		first = 0;
 	}

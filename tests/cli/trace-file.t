@@ -62,6 +62,21 @@ TIMES=$(awk '{ print $1 }' "$OUT")
 is "$TIMES" "$(printf '%s\n' "$TIMES" | sort)" "merged in time order"
 run "$RECCE" replay "$T/p1.bin" "$T/p2.bin" --if 'name == "client-3"'
 is "$(grep -c 'client-3' "$OUT")" 2 "replay --if selects across files"
+# A file's host is the file's to say: a line of a host named with
+# terminal controls shows them escaped.
+cp "$T/p1.bin" "$T/evil.bin"
+python3 - "$T/evil.bin" <<'PY'
+import struct, sys, zlib
+path = sys.argv[1]
+b = bytearray(open(path, 'rb').read())
+m = 64 # the host record, after the header: magic, flags, offset, host, pad, crc
+b[m + 16:m + 144] = b'\x1b]0;owned\x07evil'.ljust(128, b'\0')
+b[m + 148:m + 152] = struct.pack('<I', zlib.crc32(bytes(b[m:m + 148])) & 0xffffffff)
+open(path, 'wb').write(b)
+PY
+run "$RECCE" replay "$T/evil.bin" "$T/p2.bin"
+is "$(grep -c $'\x1b' "$OUT")" 0 "a host with terminal controls reaches the terminal escaped"
+is "$(grep -c -F '\x1b]0;owned\x07evil ' "$OUT")" 10 "its 10 lines name it so"
 run "$RECCE" replay "$T/p1.bin" --format json
 like "$(head -n 1 "$OUT")" '^\{"time_ns":[0-9]+,"pid":'"$P1"',.*"event":"call","function":"calls:greet","args":\{"name":"client-0"\}\}$' "--format json"
 
