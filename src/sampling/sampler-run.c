@@ -250,6 +250,11 @@ int sampler_finish(struct sampler *s)
 {
 	int ret = 0;
 
+	/* Read once, as the run ends: the events count on until closed. A
+	 * CPU's event of -a or --cgroup counts its time, idle or not. */
+	if (s->pe && (s->cfg.events & PERF_EVENTS_CPU_CLOCK) && !s->cfg.system_wide &&
+	    s->cfg.cgroup_fd < 0)
+		s->stats.cpu_ns = perf_events_cpu_ns(s->pe);
 	if (s->offcpu)
 		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
 	if (s->growth) {

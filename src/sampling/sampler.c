@@ -605,8 +605,6 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	struct aggregate_stats as;
 
 	*st = s->stats;
-	if (s->pe)
-		st->cpu_ns = perf_events_cpu_ns(s->pe);
 	if (s->offcpu) {
 		struct offcpu_stats os;
 		offcpu_get_stats(s->offcpu, &os);
@@ -720,9 +718,7 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	add_comment(p, "samples-per-second", "%.1f", sampler_rate(st));
 	add_comment(p, "duration", "%.3f s", seconds_of(st->duration_ns));
 	add_comment(p, "samples", "%llu", (unsigned long long)st->samples);
-	/* A CPU's event of -a or --cgroup counts its time, idle or not. */
-	if (st->cpu_ns && (s->cfg.events & PERF_EVENTS_CPU_CLOCK) && !s->cfg.system_wide &&
-	    s->cfg.cgroup_fd < 0)
+	if (st->cpu_ns)
 		add_comment(p, "cpu-time", "%.3f s on a CPU while sampled", seconds_of(st->cpu_ns));
 	add_comment(p, "records-lost", "%llu", (unsigned long long)st->lost);
 	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);

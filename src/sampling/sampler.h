@@ -133,8 +133,9 @@ struct sampler_stats {
 	size_t processes;   /* system-wide: processes with a sample */
 	size_t threads;	    /* threads with at least one sample */
 	int64_t start_ns;   /* CLOCK_REALTIME when sampling started */
-	uint64_t cpu_ns;    /* the targets' CPU time while sampled, as the kernel's
-			     * cpu-clock events counted it (0: not sampled by CPU time) */
+	uint64_t cpu_ns;    /* after sampler_finish(): the targets' CPU time while sampled,
+			     * as the kernel's cpu-clock events counted it (0: not
+			     * sampled by CPU time, or system-wide) */
 	int64_t duration_ns;
 	int user_only; /* the kernel refused kernel-mode sampling */
 	enum sampler_stop stop;
@@ -148,7 +149,7 @@ struct sampler_stats {
 	int growing_stacks;
 	size_t growth_points;
 	uint64_t growth_every_ns;
-	int alloc_fast;	    /* in the process (alloc-fast.h), with what it counted: */
+	int alloc_fast; /* in the process (alloc-fast.h), with what it counted: */
 	struct alloc_fast_stats fast;
 	const char *const *allocators; /* the files probed, valid until sampler_free() */
 	size_t nallocators;
