@@ -152,7 +152,10 @@ int cmd_trace(int argc, char **argv)
 		die("cannot write '%s': %s", a.profile, output_strerror(err));
 	int sfd = block_stop_signals(&old_mask);
 	/* Sampling first, so that a call is sampled from its start. */
-	struct trace_profile *tp = a.profile ? trace_profile_start(&a) : NULL;
+	/* For the tests: rings small enough to overflow. */
+	size_t ring_pages =
+	    getenv("RECCE_RING_PAGES") ? strtoul(getenv("RECCE_RING_PAGES"), NULL, 0) : 0;
+	struct trace_profile *tp = a.profile ? trace_profile_start(&a, ring_pages) : NULL;
 	struct trace_tree_config tc = tree_options_config(&a.t, stdout);
 	if (tp) {
 		tc.shown = trace_profile_shown;
@@ -186,9 +189,7 @@ int cmd_trace(int argc, char **argv)
 	    /* Set by the tests of both probe mechanisms, and on kernels whose
 	     * BPF misbehaves. */
 	    .no_bpf = getenv("RECCE_NO_BPF") != NULL,
-	    /* For the tests: rings small enough to overflow. */
-	    .ring_pages =
-		getenv("RECCE_RING_PAGES") ? strtoul(getenv("RECCE_RING_PAGES"), NULL, 0) : 0,
+	    .ring_pages = ring_pages,
 	    /* Uretprobes instead of probes on the exits, for comparisons
 	     * (make bench) and the tests that show what they break. */
 	    .return_uretprobe = getenv("RECCE_RETURN_URETPROBE") != NULL,

@@ -53,7 +53,7 @@ struct trace_profile {
 	uint64_t unkept; /* slow calls past MAX_CALLS, or out of memory */
 };
 
-struct trace_profile *trace_profile_start(const struct trace_args *a)
+struct trace_profile *trace_profile_start(const struct trace_args *a, size_t ring_pages)
 {
 	struct trace_profile *tp = calloc(1, sizeof(*tp));
 
@@ -82,6 +82,7 @@ struct trace_profile *trace_profile_start(const struct trace_args *a)
 	cfg.dwarf = 1; /* --call-graph auto, record's default */
 	cfg.fp_after = 1;
 	cfg.stack_bytes = CALL_GRAPH_STACK_BYTES;
+	cfg.ring_pages = ring_pages;
 	cfg.stop_fd = -1; /* the tracer's stop is the sampling's */
 	cfg.procs = tp->procs;
 	cfg.agg = tp->agg;
@@ -200,6 +201,12 @@ int trace_profile_write(struct trace_profile *tp)
 		warning("%" PRIu64 " samples taken during the slow calls lack the call's function "
 			"on their stack (a stack the unwinder could not finish): left out",
 			counts.outside);
+	if (ss.lost)
+		warning("the kernel lost %" PRIu64
+			" records of the sampling when its ring was full "
+			"(the threads switched faster than recce read): the slow calls' profile "
+			"lacks the samples and waits among them",
+			ss.lost);
 	if (dropped)
 		warning("the samples' timeline is full: the last %" PRIu64 " samples are not in "
 			"the profile",

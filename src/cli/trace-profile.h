@@ -26,8 +26,9 @@ struct trace_profile;
 
 /* Starts sampling the processes of a (-p), before the tracer starts, so
  * that a call is sampled from its first instant. Dies with record's
- * message when the sampler cannot start; the out of memory too. */
-struct trace_profile *trace_profile_start(const struct trace_args *a);
+ * message when the sampler cannot start; the out of memory too.
+ * ring_pages: the sampling's data pages per CPU ring, 0 for record's. */
+struct trace_profile *trace_profile_start(const struct trace_args *a, size_t ring_pages);
 
 /* The tree's hook (trace_tree_config's shown): one more slow call. */
 void trace_profile_shown(void *tp, const struct trace_tree_slow *s);

@@ -94,6 +94,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.dwarf = s->cfg.dwarf;
 	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
+	pc.ring_pages = s->cfg.ring_pages;
 	pc.enable_on_exec = enable_on_exec;
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err = py_samples_new(

@@ -75,8 +75,9 @@ struct sampler_config {
 	 * both reached. */
 	int fp_after;
 	uint32_t stack_bytes;
-	int unwind_check; /* dwarf: compare the fast unwinder with libdwfl's */
-	int stop_fd;	  /* stop when readable (a signalfd); -1 for none */
+	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
+	int unwind_check;  /* dwarf: compare the fast unwinder with libdwfl's */
+	int stop_fd;	   /* stop when readable (a signalfd); -1 for none */
 
 	struct proc_registry *procs;
 	struct aggregate *agg;
