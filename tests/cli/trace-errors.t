@@ -40,8 +40,11 @@ run "$RECCE" replay --if "${BANGS: -1001}" tests/fuzz/corpus/trace-file/calls.tr
 is "$RC" 2 "replay --if with 1,000 '!' is a usage error" || show_run
 like "$(head -1 "$ERR")" 'condition too long' "saying so"
 
-# A zombie (a child its parent never reaps) has no mappings left.
-bash -c 'sleep 0 & echo $! >"$0"; exec sleep 30' "$T/zombie.pid" &
+# A zombie (a child its parent never reaps) has no mappings left. The
+# child ends once its parent runs sleep, which never reaps it (had it
+# ended before the exec, bash could have reaped it).
+bash -c '{ while read -r c </proc/$$/comm && [ "$c" != sleep ]; do :; done; } &
+	echo $! >"$0"; exec sleep 30' "$T/zombie.pid" &
 _spawned+=("$!")
 wait_for 2 test -s "$T/zombie.pid"
 ZOMBIE=$(cat "$T/zombie.pid")
