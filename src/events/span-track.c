@@ -10,6 +10,7 @@
 #include "events/span-track.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,18 +356,31 @@ static const struct thread *thread_at(const struct span_track *t, int32_t tid, u
 	return th;
 }
 
-static int in_unknown(const struct thread *th, uint64_t time)
+/* In an array of n elements of size bytes, kept in the order of the
+ * uint64_t at offset in each: how many of them have it at or before time
+ * (the index of the first after it). */
+static size_t count_until(const void *base, size_t n, size_t size, size_t offset, uint64_t time)
 {
-	size_t lo = 0, hi = th->nunknown;
+	size_t lo = 0, hi = n;
 
-	while (lo < hi) { /* the first window that ends after time */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (th->unknown[mid].end <= time)
+		uint64_t v;
+		memcpy(&v, (const char *)base + mid * size + offset, sizeof(v));
+		if (v <= time)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < th->nunknown && th->unknown[lo].start <= time;
+	return lo;
+}
+
+static int in_unknown(const struct thread *th, uint64_t time)
+{
+	/* The first window that ends after time. */
+	size_t k = count_until(th->unknown, th->nunknown, sizeof(*th->unknown),
+			       offsetof(struct window, end), time);
+	return k < th->nunknown && th->unknown[k].start <= time;
 }
 
 void span_track_at(const struct span_track *t, int32_t tid, uint64_t realtime_ns,
@@ -383,15 +397,9 @@ void span_track_at(const struct span_track *t, int32_t tid, uint64_t realtime_ns
 	if (!th)
 		return;
 	/* The last span begun by then, and up its parents to one still open. */
-	size_t lo = 0, hi = th->nspans;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (th->spans[mid].start <= realtime_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t k = lo; k;) {
+	size_t k = count_until(th->spans, th->nspans, sizeof(*th->spans),
+			       offsetof(struct span, start), realtime_ns);
+	while (k) {
 		const struct span *s = &th->spans[k - 1];
 		if (s->end > realtime_ns) {
 			out->span = s->name ? SPAN_KNOWN : SPAN_UNKNOWN;
@@ -400,17 +408,10 @@ void span_track_at(const struct span_track *t, int32_t tid, uint64_t realtime_ns
 		}
 		k = s->parent;
 	}
-	lo = 0;
-	hi = th->ntokens;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (th->tokens[mid].time <= realtime_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo) {
-		const struct token_change *c = &th->tokens[lo - 1];
+	k = count_until(th->tokens, th->ntokens, sizeof(*th->tokens),
+			offsetof(struct token_change, time), realtime_ns);
+	if (k) {
+		const struct token_change *c = &th->tokens[k - 1];
 		out->token = c->state;
 		out->id_hi = c->id_hi;
 		out->id_lo = c->id_lo;

@@ -9,6 +9,7 @@
 #include "profile/time-labels.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,24 +23,32 @@ static int64_t weight(const struct profile *p, size_t t, const struct timeline_e
 	return strcmp(p->sample_types[t].unit, "count") == 0 ? 1 : e->period;
 }
 
-/* The labels as one string, to tell sets apart. */
+/* The labels as one string, to tell sets apart: each as "KEYLEN:KEY
+ * VALLEN:VALUE NUM;", lengths first, so that no label's text can pass
+ * for another's however it is made, and whole, however long. */
 static const char *set_key(struct strpool *pool, const struct profile_label *l, size_t n)
 {
-	char buf[1024];
-	size_t len = 0;
+	size_t cap = 1;
 
-	for (size_t i = 0; i < n && len < sizeof(buf); i++) {
+	for (size_t i = 0; i < n; i++)
+		cap += (l[i].key ? strlen(l[i].key) : 0) + (l[i].str ? strlen(l[i].str) : 0) + 64;
+	char *buf = malloc(cap);
+	size_t len = 0;
+	if (!buf)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
 		const char *k = l[i].key ? l[i].key : "", *v = l[i].str ? l[i].str : "";
-		for (const char *s = k; *s && len < sizeof(buf); s++)
-			buf[len++] = *s;
-		if (len < sizeof(buf))
-			buf[len++] = '\x1f';
-		for (const char *s = v; *s && len < sizeof(buf); s++)
-			buf[len++] = *s;
-		if (len < sizeof(buf))
-			buf[len++] = '\x1e';
+		int w = snprintf(buf + len, cap - len, "%zu:%s %zu:%s %lld;", strlen(k), k,
+				 strlen(v), v, (long long)l[i].num);
+		if (w < 0 || (size_t)w >= cap - len) {
+			free(buf);
+			return NULL;
+		}
+		len += (size_t)w;
 	}
-	return strpool_intern_len(pool, buf, len);
+	const char *key = strpool_intern_len(pool, buf, len);
+	free(buf);
+	return key;
 }
 
 /* A copy of sample s with labels added (a key it has already is

@@ -255,6 +255,59 @@ static void test_time_labels(void **state)
 	profile_free(p);
 }
 
+/* time-labels: at 10 one label whose value holds what once separated
+ * labels, at 20 the two labels it reads like. */
+static size_t label_crafted(void *arg, int64_t tid, int64_t time_ns, struct profile_label *labels)
+{
+	(void)arg;
+	(void)tid;
+	if (time_ns == 10) {
+		labels[0] = (struct profile_label){"span", "a\x1etrace\x1f" "b", 0, NULL};
+		return 1;
+	}
+	labels[0] = (struct profile_label){"span", "a", 0, NULL};
+	labels[1] = (struct profile_label){"trace", "b", 0, NULL};
+	return 2;
+}
+
+static void test_time_labels_crafted(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_value_type types[] = {{"samples", "count"}};
+	assert_int_equal(profile_set_sample_types(p, types, 1), 0);
+	uint64_t fn = profile_add_function(p, "f", "f", "", 0);
+	struct profile_line line = {fn, 0};
+	uint64_t loc = profile_add_location(p, 0, 0x10, &line, 1);
+	int64_t v[] = {2};
+	struct profile_label l[] = {{"tid", NULL, 1, NULL}};
+	assert_int_equal(profile_add_sample(p, &loc, 1, v, l, 1), 0);
+	struct timeline_writer w;
+	unsigned char *buf;
+	size_t len;
+	timeline_writer_init(&w, 0);
+	assert_int_equal(timeline_writer_add(&w, 0, 10, 100), 0);
+	assert_int_equal(timeline_writer_add(&w, 0, 20, 100), 0);
+	assert_int_equal(timeline_writer_take(&w, &buf, &len), 0);
+	timeline_writer_release(&w);
+	assert_int_equal(profile_set_timeline(p, buf, len), 0);
+	free(buf);
+
+	assert_int_equal(profile_label_times(p, label_crafted, NULL), 0);
+	/* Two sets of labels: two copies, each with its own. */
+	assert_int_equal(p->nsamples, 2);
+	int crafted = 0, two = 0;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct profile_label *trace = profile_sample_label(&p->samples[i], "trace");
+		const char *span = profile_sample_label(&p->samples[i], "span")->str;
+		assert_int_equal(p->samples[i].values[0], 1);
+		crafted += !trace && strcmp(span, "a\x1etrace\x1f" "b") == 0;
+		two += trace && strcmp(trace->str, "b") == 0 && strcmp(span, "a") == 0;
+	}
+	assert_int_equal(crafted, 1);
+	assert_int_equal(two, 1);
+	profile_free(p);
+}
+
 static void test_no_timeline(void **state)
 {
 	struct profile *p = profile_new();
@@ -268,7 +321,8 @@ int main(void)
 	    cmocka_unit_test(test_nesting),	 cmocka_unit_test(test_loss_then_state),
 	    cmocka_unit_test(test_unnamed_open), cmocka_unit_test(test_tokens),
 	    cmocka_unit_test(test_older_writer), cmocka_unit_test(test_stop),
-	    cmocka_unit_test(test_time_labels),	 cmocka_unit_test(test_no_timeline),
+	    cmocka_unit_test(test_time_labels),	 cmocka_unit_test(test_time_labels_crafted),
+	    cmocka_unit_test(test_no_timeline),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
