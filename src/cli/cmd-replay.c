@@ -6,6 +6,7 @@
  * stopped. docs/recce-replay.md is its --help.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "trace/trace-tree.h"
 #include "util/outfile.h"
 #include "util/term-safe.h"
+#include "util/u64map.h"
 
 /* A record read, sorted by these fields and kept packed at off. */
 struct replay_entry {
@@ -156,25 +158,33 @@ static struct trace_record *record_at(struct replay *rp, size_t i, struct trace_
 	return r;
 }
 
-/* The hosts of the files read: a line says its host when there are
+/* The hosts of the files read: an event says its host when there are
  * several. */
+#define MAX_HOSTS 64
+
 struct hosts {
-	const char **of;      /* per argv index: its file's host ("?" unknown) */
+	int *of;	      /* per argv index: its file's host in names, MAX_HOSTS past them */
 	int several;	      /* two files name different hosts */
 	char unmeasured[256]; /* files of several hosts whose clock is not known */
-	char names[64][TRACE_HOST_MAX];
+	char names[MAX_HOSTS][TRACE_HOST_MAX];
 	int nnames;
 };
 
-static const char *host_name(struct hosts *h, const char *host)
+static int host_index(struct hosts *h, const char *host)
 {
 	for (int k = 0; k < h->nnames; k++)
 		if (strcmp(h->names[k], host) == 0)
-			return h->names[k];
-	if (h->nnames == 64)
-		return "?";
+			return k;
+	if (h->nnames == MAX_HOSTS)
+		return MAX_HOSTS;
 	trace_copy_str(h->names[h->nnames], TRACE_HOST_MAX, host);
-	return h->names[h->nnames++];
+	return h->nnames++;
+}
+
+/* The host of the file at argv index i ("?" past MAX_HOSTS). */
+static const char *host_of(const struct hosts *h, uint32_t i)
+{
+	return h->of[i] < MAX_HOSTS ? h->names[h->of[i]] : "?";
 }
 
 /*
@@ -197,11 +207,10 @@ static void on_one_clock(struct replay *rp, size_t before, const struct replay_a
 	}
 	for (size_t k = before; k < rp->n; k++)
 		rp->v[k].time_ns = (uint64_t)((int64_t)rp->v[k].time_ns - ahead);
-	const char *name = host_name(h, info->host[0] ? info->host : "?");
-	h->of[argi] = name;
-	for (int k = 0; k < argi; k++)
-		if (h->of[k] && h->of[k] != name)
-			h->several = 1;
+	int host = host_index(h, info->host[0] ? info->host : "?");
+	h->of[argi] = host;
+	if (h->nnames > 1)
+		h->several = 1;
 	size_t used = strlen(h->unmeasured);
 	if (!known && used + strlen(path) + 5 < sizeof(h->unmeasured)) {
 		int n = snprintf(h->unmeasured + used, sizeof(h->unmeasured) - used, "%s'%s'",
@@ -307,6 +316,45 @@ static int replay_report(struct replay *rp, const struct trace_cond *cond)
 		      "need their returns (recce trace --return -o FILE)");
 	trace_report_free(rep);
 	return rc;
+}
+
+/*
+ * The events the condition keeps, in format. Of several hosts, each says
+ * its host: a text line's prefix (escaped for the terminal: a file can
+ * say anything), a JSON "host"; in a Chrome trace each host's process is
+ * one of its own (pids of two hosts are apart), named "HOST pid N".
+ */
+static void print_events(struct replay *rp, const struct trace_cond *cond, enum trace_format format,
+			 const struct hosts *hosts)
+{
+	struct trace_record r;
+	struct u64map named;
+	char safe[4 * TRACE_HOST_MAX];
+	int first = 1;
+
+	u64map_init(&named);
+	for (size_t i = 0; i < rp->n; i++) {
+		if (!trace_cond_eval(cond, trace_record_lookup, record_at(rp, i, &r)))
+			continue;
+		const char *host = hosts->several ? host_of(hosts, rp->v[i].file) : NULL;
+		if (host && format == TRACE_FORMAT_TEXT)
+			printf("%s ", term_safe(host, safe, sizeof(safe)));
+		if (host && format == TRACE_FORMAT_CHROME) {
+			/* pid_max is 2^22 at most: each host's pids above it. */
+			r.pid = (uint32_t)hosts->of[rp->v[i].file] << 22 | (r.pid & 0x3fffff);
+			if (!u64map_get(&named, r.pid, NULL)) {
+				char name[TRACE_HOST_MAX + 32];
+				snprintf(name, sizeof(name), "%s pid %" PRIu32, host, rp->v[i].pid);
+				if (u64map_put(&named, r.pid, 1) < 0)
+					die("out of memory");
+				trace_chrome_process_name(r.pid, name, first, stdout);
+				first = 0;
+			}
+		}
+		trace_record_print_host(&r, format, first, host, stdout);
+		first = 0;
+	}
+	u64map_release(&named);
 }
 
 int cmd_replay(int argc, char **argv)
@@ -416,17 +464,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("{\"traceEvents\":[\n", stdout);
-	int first = 1;
-	for (size_t i = 0; i < rp.n; i++) {
-		if (!trace_cond_eval(cond, trace_record_lookup, record_at(&rp, i, &r)))
-			continue;
-		char safe[4 * TRACE_HOST_MAX];
-		/* A file's host is the file's to say: escaped for the terminal. */
-		if (hosts.several && format == TRACE_FORMAT_TEXT)
-			printf("%s ", term_safe(hosts.of[rp.v[i].file], safe, sizeof(safe)));
-		trace_record_print(&r, format, first, stdout);
-		first = 0;
-	}
+	print_events(&rp, cond, format, &hosts);
 	if (format == TRACE_FORMAT_CHROME)
 		fputs("\n]}\n", stdout);
 	free(rp.v);

@@ -312,14 +312,19 @@ static void put_json_object(struct json_out *j, const struct trace_record *r)
 	}
 }
 
-/* One JSON object a line. */
-static void print_json(const struct trace_record *r, FILE *out)
+/* One JSON object a line; host, when not NULL, the host it happened on
+ * (a file's bytes: each one code point). */
+static void print_json(const struct trace_record *r, const char *host, FILE *out)
 {
 	struct json_out js, *j = &js;
 
 	json_out_init(j, out);
 	json_object(j);
 	json_member_uint(j, "time_ns", r->time_ns);
+	if (host) {
+		json_key(j, "host");
+		json_bytes(j, host);
+	}
 	json_member_uint(j, "pid", (uint32_t)r->pid);
 	json_member_uint(j, "tid", (uint32_t)r->tid);
 	json_key(j, "event");
@@ -409,13 +414,38 @@ static void print_chrome(const struct trace_record *r, FILE *out)
 
 void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out)
 {
+	trace_record_print_host(r, f, first, NULL, out);
+}
+
+void trace_record_print_host(const struct trace_record *r, enum trace_format f, int first,
+			     const char *host, FILE *out)
+{
 	if (f == TRACE_FORMAT_TEXT)
 		print_text(r, out);
 	else if (f == TRACE_FORMAT_JSON)
-		print_json(r, out);
+		print_json(r, host, out);
 	else {
 		if (!first)
 			fputs(",\n", out);
 		print_chrome(r, out);
 	}
+}
+
+void trace_chrome_process_name(uint32_t pid, const char *name, int first, FILE *out)
+{
+	struct json_out js, *j = &js;
+
+	if (!first)
+		fputs(",\n", out);
+	json_out_init(j, out);
+	json_object(j);
+	json_member_string(j, "name", "process_name");
+	json_member_string(j, "ph", "M");
+	json_member_uint(j, "pid", pid);
+	json_key(j, "args");
+	json_object(j);
+	json_key(j, "name");
+	json_bytes(j, name);
+	json_end(j);
+	json_end(j);
 }

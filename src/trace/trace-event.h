@@ -129,4 +129,14 @@ void trace_record_print_call(const struct trace_record *r, FILE *out);
  * first. */
 void trace_record_print(const struct trace_record *r, enum trace_format f, int first, FILE *out);
 
+/* The same, of a record from host (NULL: not said): JSON gives it as
+ * "host"; text and Chrome leave it to the caller (a line's prefix, a
+ * process of its own). */
+void trace_record_print_host(const struct trace_record *r, enum trace_format f, int first,
+			     const char *host, FILE *out);
+
+/* A Chrome trace metadata event naming process pid (name: bytes, each
+ * one code point), preceded by a comma unless first. */
+void trace_chrome_process_name(uint32_t pid, const char *name, int first, FILE *out);
+
 #endif

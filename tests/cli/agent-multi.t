@@ -76,6 +76,23 @@ is "$(grep -c "^$N2 [0-9:.]* .*add_pair(" "$OUT")" 6 "and node 2's"
 awk '{ print $2 }' "$OUT" >"$T/htimes"
 ok "merged in time order on this machine's clock" sort -c "$T/htimes"
 unlike "$(cat "$ERR")" 'not measured' "both clocks were measured: no warning"
+# In JSON each event names its host; in a Chrome trace each host's
+# process is one of its own, named by host and pid (both nodes traced the
+# one process here: its pid alone would merge them).
+run "$RECCE" replay "$H1" "$H2" --format json
+is "$(grep -c "^{\"time_ns\":[0-9]*,\"host\":\"$N1\",\"pid\":$CALLS,.*\"function\":\"[^\"]*add_pair\"" "$OUT")" 6 \
+	"replay --format json: node 1's calls, each with its host"
+is "$(grep -c "^{\"time_ns\":[0-9]*,\"host\":\"$N2\"," "$OUT")" 6 "and node 2's"
+run "$RECCE" replay "$H1" "$H2" --format chrome
+is "$RC" 0 "replay --format chrome of two hosts exits 0" || show_run
+is "$(python3 -c '
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["pid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+calls = collections.Counter(names.get(e["pid"], "unnamed") for e in ev if e["ph"] == "B")
+for name, n in sorted(calls.items()): print(name, n)' "$OUT")" \
+	"$(printf '%s pid %s 6\n' "$N1" "$CALLS" "$N2" "$CALLS")" \
+	"replay --format chrome: each host's 6 calls in a process of its own, named by host and pid"
 run "$RECCE" replay "$H1" "$H2" --clock "$H2=0"
 before=$(grep -m1 "^$N2 " "$OUT" | awk '{ print $2 }')
 run "$RECCE" replay "$H1" "$H2" --clock "$H2=2.5"
