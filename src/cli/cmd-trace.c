@@ -151,11 +151,14 @@ int cmd_trace(int argc, char **argv)
 	if (a.profile && (err = pprof_check_writable(a.profile)) != 0)
 		die("cannot write '%s': %s", a.profile, output_strerror(err));
 	int sfd = block_stop_signals(&old_mask);
-	/* Sampling first, so that a call is sampled from its start. */
 	/* For the tests: rings small enough to overflow. */
 	size_t ring_pages =
 	    getenv("RECCE_RING_PAGES") ? strtoul(getenv("RECCE_RING_PAGES"), NULL, 0) : 0;
-	struct trace_profile *tp = a.profile ? trace_profile_start(&a, ring_pages) : NULL;
+	/* Sampling first, so that a call is sampled from its start (a
+	 * command's, once it exists: see held below). */
+	struct trace_profile *tp = a.profile ? trace_profile_new(&a, ring_pages) : NULL;
+	if (tp && !a.argv)
+		trace_profile_start(tp, a.pids, a.npids);
 	struct trace_tree_config tc = tree_options_config(&a.t, stdout);
 	if (tp) {
 		tc.shown = trace_profile_shown;
@@ -196,6 +199,9 @@ int cmd_trace(int argc, char **argv)
 	    .fast = a.fast,
 	    .sink = sink,
 	    .sink_arg = &out,
+	    /* A command is sampled from before its exec. */
+	    .held = tp && a.argv ? trace_profile_held : NULL,
+	    .held_arg = tp,
 	};
 	err = tracer_new(&cfg, &t);
 	if (!err) {

@@ -286,9 +286,6 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 	if (a->profile && !a->t.slow_ns)
 		usage_die("trace",
 			  "--profile FILE writes the samples of slow calls: add --slow DUR");
-	if (a->profile && a->argv)
-		usage_die("trace", "--profile samples a running process: start the command, then "
-				   "give -p PID");
 	if (a->format == TRACE_FORMAT_CHROME && (a->output || a->hist))
 		usage_die("trace",
 			  "--format chrome prints one Chrome trace here (redirect it into a "

@@ -47,13 +47,15 @@ struct trace_profile {
 	struct proc_registry *procs;
 	struct aggregate *agg;
 	struct resolver *res;
-	struct sampler *sampler;
+	struct sampler *sampler; /* NULL until started */
+	size_t ring_pages;
+	pid_t child; /* the command, held: what the sampler watches */
 	struct kept_call *calls;
 	size_t ncalls, cap;
 	uint64_t unkept; /* slow calls past MAX_CALLS, or out of memory */
 };
 
-struct trace_profile *trace_profile_start(const struct trace_args *a, size_t ring_pages)
+struct trace_profile *trace_profile_new(const struct trace_args *a, size_t ring_pages)
 {
 	struct trace_profile *tp = calloc(1, sizeof(*tp));
 
@@ -72,17 +74,22 @@ struct trace_profile *trace_profile_start(const struct trace_args *a, size_t rin
 	aggregate_enable_timeline(tp->agg, TIMELINE_MAX_BYTES);
 	if (!aggregate_timeline(tp->agg))
 		die("out of memory");
+	tp->ring_pages = ring_pages;
+	return tp;
+}
 
+void trace_profile_start(struct trace_profile *tp, const pid_t *pids, size_t n)
+{
 	struct sampler_config cfg = {0};
-	cfg.pids = a->pids;
-	cfg.npids = a->npids;
+	cfg.pids = pids;
+	cfg.npids = n;
 	cfg.cgroup_fd = -1;
 	cfg.events = PERF_EVENTS_CPU_CLOCK | PERF_EVENTS_SWITCHES;
 	cfg.freq = TRACE_PROFILE_FREQ;
 	cfg.dwarf = 1; /* --call-graph auto, record's default */
 	cfg.fp_after = 1;
 	cfg.stack_bytes = CALL_GRAPH_STACK_BYTES;
-	cfg.ring_pages = ring_pages;
+	cfg.ring_pages = tp->ring_pages;
 	cfg.stop_fd = -1; /* the tracer's stop is the sampling's */
 	cfg.procs = tp->procs;
 	cfg.agg = tp->agg;
@@ -95,11 +102,18 @@ struct trace_profile *trace_profile_start(const struct trace_args *a, size_t rin
 	if (err) {
 		struct record_args ra;
 		memset(&ra, 0, sizeof(ra));
-		ra.pids = a->pids;
-		ra.npids = a->npids;
+		ra.pids = (pid_t *)pids; /* only read */
+		ra.npids = n;
 		record_say_start_failed(&ra, tp->sampler, err);
 	}
-	return tp;
+}
+
+void trace_profile_held(void *arg, pid_t pid)
+{
+	struct trace_profile *tp = arg;
+
+	tp->child = pid; /* the sampler keeps the pointer */
+	trace_profile_start(tp, &tp->child, 1);
 }
 
 void trace_profile_shown(void *arg, const struct trace_tree_slow *s)
@@ -133,6 +147,8 @@ void trace_profile_shown(void *arg, const struct trace_tree_slow *s)
 int trace_profile_run(struct trace_profile *tp, struct tracer *t)
 {
 	int terr, serr;
+	if (!tp->sampler)
+		return tracer_run(t); /* the command never started */
 	int err = capture_loop(t, tp->sampler, &terr, &serr);
 
 	if (serr)
@@ -165,6 +181,10 @@ int trace_profile_write(struct trace_profile *tp)
 	const char *path = tp->a->profile;
 	struct sampler_stats ss;
 
+	if (!tp->sampler) {
+		error("nothing was sampled: no profile written to %s", path);
+		return RECCE_EXIT_ERROR;
+	}
 	sampler_get_stats(tp->sampler, &ss);
 	if (resolver_add(tp->res, tp->agg, 0) < 0 || resolver_add_timeline(tp->res, tp->agg) < 0)
 		die("out of memory while symbolizing");

@@ -24,11 +24,19 @@
 
 struct trace_profile;
 
-/* Starts sampling the processes of a (-p), before the tracer starts, so
- * that a call is sampled from its first instant. Dies with record's
- * message when the sampler cannot start; the out of memory too.
- * ring_pages: the sampling's data pages per CPU ring, 0 for record's. */
-struct trace_profile *trace_profile_start(const struct trace_args *a, size_t ring_pages);
+/* The profile of a's slow calls, its sampling not started; ring_pages:
+ * the sampling's data pages per CPU ring, 0 for record's. Dies when out
+ * of memory. */
+struct trace_profile *trace_profile_new(const struct trace_args *a, size_t ring_pages);
+
+/* Starts sampling pids[0..n) (a's -p, or the command held before it
+ * runs), before the tracer's probes, so that a call is sampled from its
+ * first instant. Dies with record's message when the sampler cannot
+ * start. */
+void trace_profile_start(struct trace_profile *tp, const pid_t *pids, size_t n);
+
+/* A tracer_config held hook: trace_profile_start() of the command. */
+void trace_profile_held(void *tp, pid_t pid);
 
 /* The tree's hook (trace_tree_config's shown): one more slow call. */
 void trace_profile_shown(void *tp, const struct trace_tree_slow *s);

@@ -42,6 +42,10 @@ struct trace_call {
 	uint64_t regs[TRACE_MAX_ARGS];
 	char function[96]; /* a Python call's name ("py:app.handle"), else "" */
 	int unshown;	   /* Python calls not shown running above it */
+	/* A call above it ended unseen while events were lost: its own
+	 * return may be among them, and a return seen at its place that of
+	 * a later call whose entry was lost. How it ended is not known. */
+	int doubtful;
 };
 
 struct call_stack {

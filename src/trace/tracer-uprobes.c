@@ -246,6 +246,8 @@ static int start(struct tracer *t)
 			return tracer_fail(t, TRACER_LAUNCH, err, 0);
 		t->targets = &t->child.pid;
 		t->ntargets = 1;
+		if (c->held)
+			c->held(c->held_arg, t->child.pid);
 	} else {
 		t->targets = c->pids;
 		t->ntargets = c->npids;

@@ -345,8 +345,12 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
+		unsigned how = unseen_end(t, st, f, lost);
 		if (f->selected)
-			show_end(t, f, h, unseen_end(t, st, f, lost));
+			show_end(t, f, h, how);
+		if (how == TRACE_RECORD_LOST)
+			for (int k = 0; k < st->depth; k++)
+				st->calls[k].doubtful = 1;
 	}
 }
 
@@ -470,6 +474,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			f->blind = blind_now(t);
 			f->left_at = 0;
 			f->unshown = 0;
+			f->doubtful = 0;
 			f->nargs = r.nargs;
 			memcpy(f->args, r.args, sizeof(f->args));
 			memcpy(f->regs, r.regs, sizeof(f->regs));
@@ -503,8 +508,15 @@ static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn, uint6
 			return 0; /* called before the probes were in place */
 	}
 	st->depth = d;
+	/* Events lost since the call: this return may be a later call's,
+	 * whose entry was among them. */
+	if (lost_at(t, h) > st->calls[d].lost)
+		st->calls[d].doubtful = 1;
 	if (st->calls[d].selected)
-		show_return(t, &st->calls[d], h, tail ? TRACE_RECORD_TAIL : 0);
+		show_return(t, &st->calls[d], h,
+			    st->calls[d].doubtful ? TRACE_RECORD_LOST
+			    : tail		  ? TRACE_RECORD_TAIL
+						  : 0);
 	return t->draining && !t->pending;
 }
 

@@ -103,6 +103,11 @@ struct tracer_config {
 	int fast;
 	tracer_sink sink;
 	void *sink_arg;
+	/* With argv: called with the command's pid once it exists, before it
+	 * runs its program and before any probe, so that what else watches it
+	 * can start first (NULL: nothing to call). */
+	void (*held)(void *arg, pid_t pid);
+	void *held_arg;
 };
 
 /* Which step failed, as tracer_failure() reports it. */

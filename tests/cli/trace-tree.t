@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
-plan 86
+plan 93
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -190,6 +190,46 @@ is "$(sed -n 's/^# tree:request lasted \([0-9.]*\) ms.*/\1/p' "$T/keep.tree" | s
 like "$(cat "$T/keep.err")" 'recce: 4 of the 4000 calls .* the 3 slowest are shown \(--keep 3\)$' \
 	"and recce says it kept 3 of the 4"
 check_slow_profile "$T/keep.pb.gz" "$T/keep.tree" "--keep 3 --profile: the 3 kept"
+# A command recce starts: sampled from before it runs, its slow calls'
+# profile as a running process's. Through uprobes, whose rings may
+# overflow while the sampler reads the new program's tables (the target
+# waits 500 ms first, so that they seldom do): a request whose entry or
+# return may have been dropped is not shown as slow, nor made one of two.
+run "$RECCE" trace "${FNS[@]}" --slow 200ms --count 0 --time 60 --limit 0 \
+	--profile "$T/cmd.pb.gz" -- "$TARGETS/tree" 2000 500 300 1000
+cp "$OUT" "$T/cmd.tree"
+is "$RC" 0 "-- CMD --slow --profile: trace exits 0" || show_run
+n=$(grep -c '^# tree:request lasted [0-9.]* ms on thread [0-9]*$' "$T/cmd.tree")
+if ! grep -q 'the kernel dropped [0-9]* events' "$ERR"; then
+	is "$n" 4 "-- CMD --slow: the 4 slow requests" || show_run
+else
+	cmp_ok "$n" '<=' 4 "-- CMD --slow, events dropped: at most the 4 slow requests" || show_run
+fi
+check_slow_profile "$T/cmd.pb.gz" "$T/cmd.tree" "-- CMD --slow --profile"
+# Events dropped between a call and a return: the return seen next at
+# that place may be a later call's, whose entry was dropped. recce is
+# stopped while the main thread runs half its requests, and rings of one
+# page overflow all along: no request is paired with another's return
+# (each returns 2i; before, hundreds were), those it cannot tell end
+# "(return lost)".
+spawn_ready "$T/drops.got" "$TARGETS/tree" 20000 go 1 1000000 half
+P=$PID
+RECCE_RING_PAGES=1 spawn_recce "$T/drops.out" "$T/drops.err" trace -p "$P" tree:request \
+	tree:parse tree:tokenize tree:reply --tree --depth 1 --count 0 --limit 0 --time 60
+R=$PID
+wait_for 60 grep -q '^recce: tracing' "$T/drops.err"
+kill -STOP "$R"
+kill -USR1 "$P"
+wait_for 60 grep -q '^tree: half$' "$T/drops.got"
+kill -CONT "$R"
+kill -USR1 "$P"
+wait_exit 60 "$P"
+wait_exit 60 "$R"
+is "$WAIT_RC" 0 "requests traced while rings overflow: trace exits 0" || cat "$T/drops.err"
+like "$(cat "$T/drops.err")" 'the kernel dropped [0-9]+ events' "the kernel dropped events, and recce says so"
+is "$(sed -n 's/.*tree:request(i=\([0-9]*\)) = \([0-9]*\);$/\1 \2/p' "$T/drops.out" |
+	awk '$2 != 2 * $1 { print; n++ } n == 3 { exit }')" "" \
+	"no request is shown with another's return" || diag "$(grep -c 'return lost' "$T/drops.out") lost"
 # A sampling ring too small for one sample (RECCE_RING_PAGES=1: a page,
 # where a stack copy is 8 KiB): every sample lost, and said.
 spawn_ready "$T/lost.got" "$TARGETS/tree" 8 go 100 4
