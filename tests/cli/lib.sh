@@ -633,13 +633,20 @@ summary_samples()
 	sed -n 's/.*recce: \([0-9][0-9]*\) samples.*/\1/p' "$ERR" | tail -n 1
 }
 
-# A PID that no process has (counting down from pid_max).
+# A PID that no process has, nor will soon.
 unused_pid()
 {
-	local p
-	p=$(($(cat /proc/sys/kernel/pid_max) - 1))
-	while [ -e "/proc/$p" ]; do
-		p=$((p - 1))
+	local p max
+	max=$(cat /proc/sys/kernel/pid_max)
+	# Just below the last pid handed out: the kernel hands pids out
+	# upwards, so it comes back here only after a whole round. (The top
+	# of the range, free as the count nears it, is the next to go: with
+	# pid_max 32768 and tests that make thousands of threads, a check
+	# that it "does not exist" found a process there.)
+	read -r p </proc/sys/kernel/ns_last_pid
+	p=$((p - 1))
+	while [ "$p" -le 300 ] || [ -e "/proc/$p" ]; do
+		if [ "$p" -le 300 ]; then p=$((max - 1)); else p=$((p - 1)); fi
 	done
 	echo "$p"
 }
