@@ -164,7 +164,6 @@ static struct trace_record *record_at(struct replay *rp, size_t i, struct trace_
 
 struct hosts {
 	int *of;	      /* per argv index: its file's host in names, MAX_HOSTS past them */
-	int several;	      /* two files name different hosts */
 	char unmeasured[256]; /* files of several hosts whose clock is not known */
 	char names[MAX_HOSTS][TRACE_HOST_MAX];
 	int nnames;
@@ -209,8 +208,6 @@ static void on_one_clock(struct replay *rp, size_t before, const struct replay_a
 		rp->v[k].time_ns = (uint64_t)((int64_t)rp->v[k].time_ns - ahead);
 	int host = host_index(h, info->host[0] ? info->host : "?");
 	h->of[argi] = host;
-	if (h->nnames > 1)
-		h->several = 1;
 	size_t used = strlen(h->unmeasured);
 	if (!known && used + strlen(path) + 5 < sizeof(h->unmeasured)) {
 		int n = snprintf(h->unmeasured + used, sizeof(h->unmeasured) - used, "%s'%s'",
@@ -222,7 +219,7 @@ static void on_one_clock(struct replay *rp, size_t before, const struct replay_a
 
 static void hosts_say(const struct hosts *h)
 {
-	if (h->several && h->unmeasured[0])
+	if (h->nnames > 1 && h->unmeasured[0])
 		warning("the files come from several hosts, and the clock of %s was not measured "
 			"against this one's (recce --node measures it when it brings a file "
 			"here): its events are placed by its own clock; --clock FILE=SECONDS "
@@ -336,7 +333,7 @@ static void print_events(struct replay *rp, const struct trace_cond *cond, enum 
 	for (size_t i = 0; i < rp->n; i++) {
 		if (!trace_cond_eval(cond, trace_record_lookup, record_at(rp, i, &r)))
 			continue;
-		const char *host = hosts->several ? host_of(hosts, rp->v[i].file) : NULL;
+		const char *host = hosts->nnames > 1 ? host_of(hosts, rp->v[i].file) : NULL;
 		if (host && format == TRACE_FORMAT_TEXT)
 			printf("%s ", term_safe(host, safe, sizeof(safe)));
 		if (host && format == TRACE_FORMAT_CHROME) {
