@@ -325,8 +325,20 @@ deps:
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
+# The CLI tests run JOBS at a time, the longest first; those named in
+# tests/cli/serial.list change or count what the whole machine shares (a
+# sysctl, every BPF program, every process's samples) and run alone after
+# them. Each file passes with other work beside it (check-loaded).
+JOBS ?= 2
+CLI_SERIAL = $(addprefix tests/cli/,$(shell cat tests/cli/serial.list))
+CLI_LONG = $(addprefix tests/cli/,opt-levels.t trace-events.t inject-torture.t trace-fast.t \
+	kernel-compat.t clickhouse.t events-model.t record-alloc-fast.t)
+CLI_REST = $(filter-out $(CLI_LONG) $(CLI_SERIAL),$(sort $(wildcard tests/cli/*.t)))
 cli: recce targets
-	B=$(B) prove -v --timer tests/cli/
+	@rc=0; \
+	B=$(B) prove -j$(JOBS) --timer $(CLI_LONG) $(CLI_REST) || rc=1; \
+	B=$(B) prove --timer $(CLI_SERIAL) || rc=1; \
+	exit $$rc
 
 # Checks of the tree itself: the layering of src/, no unbounded string
 # writes, and engines that print, exit, read the environment or poll only
@@ -398,7 +410,7 @@ TARGETS_B ?= build
 asan-check: unit fuzz-replay $(B)/recce $(B)/lib/librecce-fast.so $(B)/lib/librecce-patch.so
 	ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=exitcode=87:print_stacktrace=1 \
 		RECCE=$(B)/recce TARGETS=$(TARGETS_B)/targets B=$(B) \
-		prove $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
+		prove -j$(JOBS) --timer $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
 
 install: recce lib $(MANS)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

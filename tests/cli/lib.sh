@@ -171,7 +171,7 @@ skip_all()
 
 diag()
 {
-	printf '%s\n' "$@" | sed 's/^/# /'
+	printf '%s\n' "$@" | sed 's/^/# /' >&2
 }
 
 pass()
@@ -186,6 +186,9 @@ fail()
 	# A "# TODO" test may fail without failing the file.
 	case "$1" in *'# TODO'*) ;; *) _tap_failed=$((_tap_failed + 1)) ;; esac
 	echo "not ok $_tap_n - $1"
+	# Diagnostics go to stderr, which prove shows from files run side by
+	# side (-j) too: the check's name first.
+	diag "  Failed test $_tap_n '$1'"
 	shift
 	[ $# -gt 0 ] && diag "$@"
 	# The line of the test file that called the outermost helper.
@@ -217,6 +220,44 @@ skip_env()
 		_tap_n=$((_tap_n + 1))
 		echo "ok $_tap_n # skip $2"
 	done
+}
+
+# nested LABEL FILE [VAR=VALUE...]: runs another test file with VARs set
+# and reports each of its checks as one of this file's ("LABEL: its
+# description"), its diagnostics with them; a file that stops before the
+# end of its plan fails here too.
+nested()
+{
+	local label=$1 file=$2 tap="$T/nested.tap" line n=0 failed=0 want='' rc
+	local re_check='^(not )?ok [0-9]+( - (.*))?$' re_skip='^ok [0-9]+ # skip (.*)$'
+	shift 2
+	env "$@" bash "$file" >"$tap" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		if [[ $line =~ $re_skip ]]; then
+			n=$((n + 1))
+			_tap_n=$((_tap_n + 1))
+			echo "ok $_tap_n # skip $label: ${BASH_REMATCH[1]}"
+		elif [[ $line =~ $re_check ]]; then
+			n=$((n + 1))
+			if [ -z "${BASH_REMATCH[1]}" ]; then
+				pass "$label: ${BASH_REMATCH[3]}"
+			else
+				failed=$((failed + 1))
+				_tap_n=$((_tap_n + 1))
+				_tap_failed=$((_tap_failed + 1))
+				echo "not ok $_tap_n - $label: ${BASH_REMATCH[3]}"
+			fi
+		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			want=${BASH_REMATCH[1]}
+		elif [[ $line == '#'* ]]; then
+			printf '%s\n' "$line" >&2
+		fi
+	done <"$tap"
+	if { [ "$rc" != 0 ] && [ "$failed" = 0 ]; } || [ "$n" != "${want:-$n}" ]; then
+		fail "$label: $(basename "$file") runs to its end" \
+			"  status $rc after $n checks of ${want:-an unknown number}" "$(tail -n 5 "$tap")"
+	fi
 }
 
 # ok DESC CMD...: passes when CMD exits 0.
@@ -385,7 +426,9 @@ fresh()
 
 # spawn OUTFILE CMD...: starts CMD in the background in its own session and
 # process group, stdout and stderr to OUTFILE; sets $PID. The group is
-# killed at exit.
+# killed at exit. Returns once the process runs CMD: until the exec of
+# setsid and env before it is done, a busy machine shows recce bash's
+# functions under $PID, not CMD's.
 spawn()
 {
 	local out=$1
@@ -394,6 +437,21 @@ spawn()
 	setsid env --default-signal=INT "$@" >"$out" 2>&1 </dev/null &
 	PID=$!
 	_spawned+=("$PID")
+	case ${1##*/} in
+	bash | setsid) ;; # it would never look past them
+	*) wait_for 20 _execed "$PID" || diag "$1 was never run" ;;
+	esac
+}
+
+# _execed PID: whether PID is past the bash, setsid and env that spawn runs
+# before its command (a process gone is past them too).
+_execed()
+{
+	local exe
+	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 0
+	case ${exe##*/} in
+	bash | setsid | env) return 1 ;;
+	esac
 }
 
 # spawn_recce STDOUT STDERR ARGS...: starts recce in the background in its

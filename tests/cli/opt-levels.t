@@ -5,16 +5,14 @@
 # return values must hold at every level.
 . "$(dirname "$0")/lib.sh"
 TESTS="record-pid record-command record-threads record-dwarf record-exit trace-basic trace-more trace-file"
-plan $((2 * $(echo $TESTS | wc -w)))
 
 for o in O0 O2; do
+	if [ ! -x "$B/targets-$o/calls" ]; then
+		fail "targets built at -$o" "  no targets in $B/targets-$o: run make targets"
+		continue
+	fi
 	for t in $TESTS; do
-		if [ ! -x "$B/targets-$o/calls" ]; then
-			fail "$t.t at -$o" "  no targets in $B/targets-$o: run make targets"
-			continue
-		fi
-		TARGETS="$B/targets-$o" bash "$(dirname "$0")/$t.t" > "$T/$t-$o.tap" 2>&1
-		is "$?" 0 "$t.t passes with targets built at -$o" ||
-			sed 's/^/# /' "$T/$t-$o.tap" | grep -v '^# ok'
+		nested "-$o $t.t" "$(dirname "$0")/$t.t" TARGETS="$B/targets-$o"
 	done
 done
+done_testing

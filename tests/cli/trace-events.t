@@ -69,12 +69,11 @@ like "$(cat "$T/drop.err")" 'the kernel dropped [0-9]+ events' "the kernel dropp
 is "$(grep -c 'unwound' "$T/drop.out")" 0 "no call is shown unwound when its return was dropped"
 like "$(grep -m1 ' --> ' "$T/drop.out")" 'spin_step/1 --> ([0-9]+  \(|\(return lost\)$)' \
 	"returns read as a value, or (return lost)"
-kill "$WIDE"
+kill_quietly "$WIDE"
 
 # The other tests, on perf uprobe events.
 for t in trace-basic trace-more trace-unwind; do
-	RECCE_NO_BPF=1 bash "$(dirname "$0")/$t.t" > "$T/$t.tap" 2>&1
-	is "$?" 0 "$t.t passes with perf uprobe events" || sed 's/^/# /' "$T/$t.tap" | grep -v '^# ok'
+	nested "perf uprobe events, $t.t" "$(dirname "$0")/$t.t" RECCE_NO_BPF=1
 done
 
 done_testing
