@@ -326,12 +326,14 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "# $$t"; $$t; done
 
 # The CLI tests run JOBS at a time, the longest first; those named in
-# tests/cli/serial.list change or count what the whole machine shares (a
-# sysctl, every BPF program, every process's samples) and run alone after
-# them. Each file passes with other work beside it (check-loaded).
+# tests/cli/serial.list run alone after them: they change or count what
+# the whole machine shares (a sysctl, every BPF program, every process's
+# samples, where a neighbour test's target would be counted too), or
+# load it beyond what a neighbour can bear (inject-torture's storms of
+# stops). Each file passes with other work beside it (check-loaded).
 JOBS ?= 2
 CLI_SERIAL = $(addprefix tests/cli/,$(shell cat tests/cli/serial.list))
-CLI_LONG = $(addprefix tests/cli/,opt-levels.t trace-events.t inject-torture.t trace-fast.t \
+CLI_LONG = $(addprefix tests/cli/,opt-levels.t trace-events.t trace-fast.t \
 	kernel-compat.t clickhouse.t events-model.t record-alloc-fast.t)
 CLI_REST = $(filter-out $(CLI_LONG) $(CLI_SERIAL),$(sort $(wildcard tests/cli/*.t)))
 cli: recce targets
