@@ -103,7 +103,9 @@ static int start(const struct recce_config *cfg)
 	return file_create(threads, round_pow2(events), dir);
 }
 
-static int start_once(const struct recce_config *cfg)
+/* Makes the file once. by_event: called by a thread's first event, not
+ * by recce_init. */
+static int start_once(const struct recce_config *cfg, int by_event)
 {
 	int state = LIB_NEW;
 
@@ -112,7 +114,10 @@ static int start_once(const struct recce_config *cfg)
 		return state == LIB_STARTING ? -EAGAIN : -EALREADY;
 	/* $RECCE_EVENTS=off switches events off before the file is made, so
 	 * that a program run so leaves nothing behind; recce_enable(1) later
-	 * makes it at the next event. Only the first start looks. */
+	 * makes it at the next event. Only the first start looks. Another
+	 * thread's first event may have seen events on just before that, and
+	 * come here after: it must not make the file (the release of the
+	 * state below makes it see them off). */
 	if (!env_read) {
 		const char *on = getenv("RECCE_EVENTS");
 		env_read = 1;
@@ -121,6 +126,9 @@ static int start_once(const struct recce_config *cfg)
 			__atomic_store_n(&lib.state, LIB_NEW, __ATOMIC_RELEASE);
 			return 0;
 		}
+	} else if (by_event && !__atomic_load_n(&recce__on, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&lib.state, LIB_NEW, __ATOMIC_RELEASE);
+		return 0;
 	}
 	int err = start(cfg);
 	lib.status = err;
@@ -172,7 +180,7 @@ static struct writer *writer_attach(void)
 	int state = __atomic_load_n(&lib.state, __ATOMIC_ACQUIRE);
 
 	if (state == LIB_NEW)
-		start_once(NULL);
+		start_once(NULL, 1);
 	/* Another thread is making the file: this thread's first event waits
 	 * for it (a millisecond or so, once), rather than be lost. */
 	for (int i = 0; i < 2000; i++) {
@@ -367,7 +375,7 @@ void recce_counter(const char *name, int64_t value)
 
 int recce_init(const struct recce_config *cfg)
 {
-	int err = start_once(cfg);
+	int err = start_once(cfg, 0);
 	return err == -EAGAIN ? -EALREADY : err;
 }
 

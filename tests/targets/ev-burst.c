@@ -1,7 +1,8 @@
 /*
  * A program that uses librecce, for tests/cli/events.t: THREADS threads
- * (named worker-N) each write a span "work" holding EVENTS events "tick"
- * and a counter "done" = EVENTS; then the main thread writes "all_done",
+ * (named worker-N), released at once, each write a span "work" holding
+ * EVENTS events "tick" and a counter "done" = EVENTS (the first events of
+ * several threads meet in librecce's start); then the main thread writes "all_done",
  * prints "ready PATH" (its event file) and does what THEN says:
  *
  *   wait   sleep until killed (the default)
@@ -24,6 +25,7 @@
 #include "recce.h"
 
 static long events;
+static pthread_barrier_t all_made;
 
 static void *worker(void *arg)
 {
@@ -31,6 +33,7 @@ static void *worker(void *arg)
 
 	snprintf(name, sizeof(name), "worker-%d", (int)(long)arg);
 	prctl(PR_SET_NAME, name);
+	pthread_barrier_wait(&all_made);
 	recce_span_begin("work");
 	for (long i = 0; i < events; i++)
 		recce_event("tick");
@@ -51,6 +54,7 @@ int main(int argc, char **argv)
 	events = atol(argv[2]);
 
 	pthread_t *t = calloc((size_t)threads, sizeof(*t));
+	pthread_barrier_init(&all_made, NULL, (unsigned)(threads > 0 ? threads : 1));
 	for (int i = 0; i < threads; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(long)(i + 1));
 	for (int i = 0; i < threads; i++)
