@@ -233,6 +233,17 @@ int ring_reader_open_pid(struct ring_reader *r, pid_t pid, char *path, size_t le
 			err = -ESTALE;
 			break;
 		}
+		/* The process maps its file (under a name of its own) before
+		 * it writes the magic, last: until then there is no file yet,
+		 * as before it was made, and a caller tries again. */
+		char magic[sizeof(r->hdr.magic)], zero[sizeof(magic)] = {0};
+		if (pread_full(fd, magic, sizeof(magic),
+			       offsetof(struct recce_file_header, magic)) == 0 &&
+		    memcmp(magic, zero, sizeof(magic)) == 0) {
+			close(fd);
+			err = -ENOENT;
+			break;
+		}
 		err = ring_reader_open_fd(r, fd);
 		break;
 	}
