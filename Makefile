@@ -360,12 +360,14 @@ check-loaded:
 check-kernels: all targets
 	sh scripts/check-kernels.sh
 
+# The builds run JOBS at a time too (the tree, then again under the
+# sanitizers).
 check: deps
 	$(MAKE) lint
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) cli
-	$(MAKE) B=build-asan OPT=-O1 SAN="$(SAN_FLAGS)" TARGETS_B=$(B) asan-check
+	$(MAKE) -j$(JOBS) all
+	$(MAKE) -j$(JOBS) unit
+	$(MAKE) -j$(JOBS) cli
+	$(MAKE) -j$(JOBS) B=build-asan OPT=-O1 SAN="$(SAN_FLAGS)" TARGETS_B=$(B) asan-check
 
 demo: deps
 	$(MAKE) all $(B)/ratchet $(B)/drive
