@@ -96,6 +96,10 @@ struct fast_set {
 	 * not agree) must not see its later calls placed before its earlier
 	 * ones; such a record takes the time of the one before it. */
 	uint64_t ring_time[SLOTS];
+	/* Per ring, its losses read before its head at the last read that
+	 * took every record: a record still to read was written after them,
+	 * so they are a lower bound of the losses before it. */
+	uint64_t ring_lost[SLOTS];
 	uint64_t ring_tsc[SLOTS]; /* allocations: the CPU clock of each ring's last record */
 	/* Children: the file's identity, to tell them by; the processes
 	 * records came from, as found (a read's records mostly come from a

@@ -223,7 +223,13 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 	for (uint32_t i = 0; i < claimed && !rc; i++) {
 		struct recce_fast_slot *sl = slot_at(s, i);
 		const struct recce_fast_record *recs = (const void *)(sl + 1);
+		/* The ring's losses: those before its head's read are before
+		 * any record still to come; those after it count every loss
+		 * before the records read now (the writer drops a record
+		 * without moving the head, x86 shows stores in order). */
+		uint64_t lost_from = __atomic_load_n(&sl->lost, __ATOMIC_ACQUIRE);
 		uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
+		uint64_t lost_upto = __atomic_load_n(&sl->lost, __ATOMIC_ACQUIRE);
 		uint64_t tail = sl->tail;
 		if (head - tail > RING_RECORDS)
 			tail = head - RING_RECORDS; /* never: the writer does not overwrite */
@@ -253,6 +259,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			h.gpr[X86_RSP] = h.sp = r->sp;
 			h.ip = f->ip;
 			h.has_regs = 1;
+			h.drops_before = s->ring_lost[i];
+			h.drops = lost_upto;
 			chain[0] = f->ip;
 			chain[1] = r->ra;
 			h.chain = chain;
@@ -260,6 +268,8 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			rc = cb(&h, arg);
 		}
 		__atomic_store_n(&sl->tail, tail, __ATOMIC_RELEASE);
+		if (tail == head)
+			s->ring_lost[i] = lost_from;
 	}
 	return rc;
 }

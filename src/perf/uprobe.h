@@ -71,8 +71,10 @@ struct uprobe_hit {
 	uint64_t gpr[X86_NGPR]; /* by enum x86_gpr */
 	uint64_t ip, flags;	/* rip (the probed instruction), rflags */
 	/* Link mode: uprobe_set_drops() when the hit was written (0 in event
-	 * mode, where only the kernel's late report of losses exists). */
-	uint64_t drops;
+	 * mode, where only the kernel's late report of losses exists). A
+	 * --fast hit: its thread's ring's losses, at most those before it was
+	 * written (drops_before) and at least (drops). */
+	uint64_t drops, drops_before;
 	/* Copies of gpr, named: */
 	uint64_t args[6]; /* rdi rsi rdx rcx r8 r9 */
 	uint64_t ret;	  /* rax */

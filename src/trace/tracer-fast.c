@@ -126,6 +126,20 @@ static int tracer_fast_read(struct tracer *t, int (*cb)(const struct uprobe_hit 
 	return rc;
 }
 
+/* A hit's ring's losses, before it at most and up to it at least: a
+ * thread's calls are paired by its own ring's. */
+static uint64_t tracer_fast_lost_at(const struct tracer *t, const struct uprobe_hit *h)
+{
+	(void)t;
+	return h->drops;
+}
+
+static uint64_t tracer_fast_lost_before(const struct tracer *t, const struct uprobe_hit *h)
+{
+	(void)t;
+	return h->drops_before;
+}
+
 static uint64_t tracer_fast_lost(const struct tracer *t)
 {
 	uint64_t lost = 0;
@@ -177,6 +191,8 @@ const struct tracer_backend tracer_fast = {
     .start = tracer_fast_start,
     .read = tracer_fast_read,
     .lost = tracer_fast_lost,
+    .lost_at = tracer_fast_lost_at,
+    .lost_before = tracer_fast_lost_before,
     .remove = tracer_fast_remove,
     .read_after_remove = 1,
     .sysv_args_only = 1,

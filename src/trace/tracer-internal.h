@@ -117,9 +117,13 @@ struct tracer_backend {
 	size_t (*wake_fds)(const struct tracer *t, int *fds, size_t n);
 	/* Hands every hit to cb (with t); returns cb's last value. */
 	int (*read)(struct tracer *t, int (*cb)(const struct uprobe_hit *, void *));
-	/* Hits lost so far; and as of when hit h was written (NULL: now). */
+	/* Hits lost so far; and as of when hit h was written (NULL: now).
+	 * Where that is known only within bounds, lost_before gives the
+	 * lower, for a call's entry, and lost_at the upper, for what ends
+	 * it: a loss between the two is never missed (NULL: lost_at). */
 	uint64_t (*lost)(const struct tracer *t);
 	uint64_t (*lost_at)(const struct tracer *t, const struct uprobe_hit *h);
+	uint64_t (*lost_before)(const struct tracer *t, const struct uprobe_hit *h);
 	/* Threads that ran unwatched before they got their probes (NULL:
 	 * none can): a goroutine may have returned on one, unseen. */
 	uint64_t (*blind)(const struct tracer *t);

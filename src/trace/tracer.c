@@ -298,6 +298,21 @@ static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 	return t->be->lost_at ? t->be->lost_at(t, h) : lost_now(t);
 }
 
+/* The losses a call of st is paired by, at its entry h or at the hit h
+ * that ends it: a loss between the two must show. Where the backend
+ * knows them within bounds per thread (--fast, a ring each), the lower
+ * at the entry; a goroutine moves between threads, whose bounds do not
+ * compare: for it all losses, now. */
+static uint64_t call_lost(const struct tracer *t, const struct call_stack *st,
+			  const struct uprobe_hit *h, int entry)
+{
+	if (!t->be->lost_before)
+		return lost_at(t, h);
+	if (st->go)
+		return lost_now(t);
+	return entry ? t->be->lost_before(t, h) : lost_at(t, h);
+}
+
 /* Threads that ran unwatched so far (tracer_backend.blind). */
 static uint64_t blind_now(const struct tracer *t)
 {
@@ -341,7 +356,7 @@ static void unwind_to(struct tracer *t, struct call_stack *st, int d, const stru
 {
 	if (st->depth <= d)
 		return;
-	uint64_t lost = lost_now(t);
+	uint64_t lost = call_lost(t, st, h, 0);
 
 	while (st->depth > d) {
 		const struct trace_call *f = &st->calls[--st->depth];
@@ -470,7 +485,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 				memcpy(f->function, r.function, sizeof(f->function));
 			else
 				f->function[0] = 0;
-			f->lost = lost_at(t, h);
+			f->lost = call_lost(t, st, h, 1);
 			f->blind = blind_now(t);
 			f->left_at = 0;
 			f->unshown = 0;
@@ -510,7 +525,7 @@ static int on_return(struct tracer *t, const struct uprobe_hit *h, int fn, uint6
 	st->depth = d;
 	/* Events lost since the call: this return may be a later call's,
 	 * whose entry was among them. */
-	if (lost_at(t, h) > st->calls[d].lost)
+	if (call_lost(t, st, h, 0) > st->calls[d].lost)
 		st->calls[d].doubtful = 1;
 	if (st->calls[d].selected)
 		show_return(t, &st->calls[d], h,

@@ -8,7 +8,7 @@
 # equal to its files and no watchdog left running, and the refusals.
 . "$(dirname "$0")/lib.sh"
 
-need_file "$RECCE" "$TARGETS/tight" "$TARGETS/throws" "$TARGETS/patchee"
+need_file "$RECCE" "$TARGETS/tight" "$TARGETS/throws" "$TARGETS/patchee" "$TARGETS/spinner" "$TARGETS/tree"
 
 # A process to start fresh for each part: it says "ready", then waits.
 start_tight()
@@ -267,5 +267,28 @@ if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin"
 else
 	skip "erl and erlc are not installed" 5
 fi
+
+# --- losses are a ring's own ----------------------------------------------
+# Each thread writes its own ring. The spinner's thread calls spin_step
+# faster than any reader: its ring is full, and its open calls end
+# "(return lost)". The tree's threads sleep 20 ms in each slow_io() and
+# lose nothing: every one of their calls keeps its duration (a loss in
+# any ring once ended them all so: 176 of 298 here).
+spawn_exec "$T/lspin.out" "$TARGETS/spinner" 120 1
+LSPIN=$PID
+spawn_exec "$T/ltree.out" "$TARGETS/tree" 100000 0 20 1
+LTREE=$PID
+run "$RECCE" trace --fast -p "$LSPIN,$LTREE" spinner:spin_step tree:slow_io --return \
+	--count 0 --limit 0 --time 3
+is "$RC" 0 "a trace of two processes, one losing calls, exits 0" || show_run
+like "$(cat "$ERR")" 'not recorded' "recce says calls were lost"
+cmp_ok "$(grep -c 'spinner:spin_step/1 --> (return lost)$' "$OUT")" '>' 0 \
+	"the spinner's calls open across its losses end (return lost)"
+cmp_ok "$(grep -c 'tree:slow_io/1 --> [0-9]* *([0-9.]* ms)$' "$OUT")" '>' 10 \
+	"slow_io() returned many times, with durations"
+is "$(grep -c 'tree:slow_io/1 --> (return lost)' "$OUT")" 0 \
+	"and none of its calls is said lost: its rings lost nothing"
+kill_quietly "$LSPIN"
+kill_quietly "$LTREE"
 
 done_testing
