@@ -2,8 +2,10 @@
 # recce record -a: every process on every CPU, a process that starts and
 # exits during the recording named like any other; every stack under a
 # root frame of its process, [COMM PID], and report --comm picking by
-# name; and --cgroup: only the processes of one cgroup (v2, made and
-# removed by the test).
+# name; beside a process making thousands of threads a second, record -a
+# and the continuous agent keep its samples and lose no record; and
+# --cgroup: only the processes of one cgroup (v2, made and removed by the
+# test).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
 
@@ -85,6 +87,32 @@ got=$(folded_total "$(folded "$T/churn.pb.gz" --pid "$CHURN")")
 ok "its samples are its CPU time x 99 Hz ($got, ~$want)" \
 	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * 0.25 + 3) }'
 like "$(cat "$T/churn.err")" ', 0 records lost, ' "no record lost"
+
+# The continuous agent beside the same churn: its windows keep the
+# spinner's samples as record -a does, and the kernel lost none of its
+# records.
+spawn_recce "$T/ca.out" "$T/ca.err" agent --continuous --socket "$T/ca/a.sock" \
+	--store "$T/cstore" --window 1s --rate 99 --http 127.0.0.1:0
+CAGENT=$PID
+wait_for 15 grep -q 'metrics at http' "$T/ca.err" || diag "the agent did not start: $(cat "$T/ca.err")"
+CURL=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/ca.err")
+bash -c '"$@" >"$0.out" & echo $! >"$0.pid"; wait $!; times' "$T/cchurn" "$TARGETS/spinner" 5 1 20000 \
+	>"$T/cchurn.times"
+next_window "$CURL" || diag "the agent wrote no window after the spinner ended"
+is "$(agent_metric "$CURL" records_lost_total)" 0 "the agent beside thread churn lost no record"
+kill -INT "$CAGENT"
+wait_exit 20 "$CAGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0" || diag "$(cat "$T/ca.err")"
+CHURN=$(cat "$T/cchurn.pid")
+cpu_ns=$(tail -n 1 "$T/cchurn.times" | awk '{ n = 0
+	for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+	printf "%.0f", n * 1e9 }')
+# The store keeps CPU time: each sample stands for 1/99 s.
+run "$RECCE" query --store "$T/cstore" --from -10m --pid "$CHURN" --format folded
+got=$(folded_total "$(cat "$OUT")" | awk '{ printf "%.0f", $1 / 10101010 }')
+want=$((cpu_ns / 10101010))
+ok "the agent's samples of it are its CPU time x 99 Hz ($got, ~$want)" \
+	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * 0.25 + 3) }'
 
 # --- --cgroup -------------------------------------------------------------
 
