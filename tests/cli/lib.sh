@@ -244,9 +244,7 @@ nested()
 				pass "$label: ${BASH_REMATCH[3]}"
 			else
 				failed=$((failed + 1))
-				_tap_n=$((_tap_n + 1))
-				_tap_failed=$((_tap_failed + 1))
-				echo "not ok $_tap_n - $label: ${BASH_REMATCH[3]}"
+				fail "$label: ${BASH_REMATCH[3]}"
 			fi
 		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
 			want=${BASH_REMATCH[1]}

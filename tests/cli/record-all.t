@@ -67,25 +67,40 @@ ok "the busy process still runs" kill -0 "$HOT"
 # runs, and beside thousands of short threads on a busy machine a 5 s
 # share drifts by a tenth or more (perf record -a's the same); samples of
 # new threads dropped, as a reader falling behind drops them, cost half.
-spawn_recce "$T/churn.out" "$T/churn.err" record -a -o "$T/churn.pb.gz"
+
+# churn NAME: runs that spinner to its end; sets CHURN (its pid), MADE
+# (the threads it made) and WANT (its CPU time x 99 Hz).
+churn()
+{
+	bash -c '"$@" >"$0.out" & echo $! >"$0.pid"; wait $!; times' "$T/$1" "$TARGETS/spinner" 5 1 20000 \
+		>"$T/$1.times"
+	CHURN=$(cat "$T/$1.pid")
+	MADE=$(awk '/threads/ { n += $4 } END { print n + 0 }' "$T/$1.out")
+	# times' second line: the children's user and system time, "0m1.234s 0m0.567s".
+	local cpu_ns
+	cpu_ns=$(tail -n 1 "$T/$1.times" | awk '{ n = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+		printf "%.0f", n * 1e9 }')
+	WANT=$((cpu_ns / 10101010))
+}
+
+# churn_samples DESC GOT: GOT samples of the spinner are its WANT, within 25%.
+churn_samples()
+{
+	ok "$1 ($2, ~$WANT)" \
+		awk -v g="$2" -v w="$WANT" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * 0.25 + 3) }'
+}
+
+spawn_recce "$T/churn-rec.out" "$T/churn.err" record -a -o "$T/churn.pb.gz"
 REC=$PID
 wait_for 20 grep -q 'recording every process' "$T/churn.err" || diag "record -a did not start"
-bash -c '"$@" >"$0.out" & echo $! >"$0.pid"; wait $!; times' "$T/churn" "$TARGETS/spinner" 5 1 20000 \
-	>"$T/churn.times"
+churn churn
 kill -INT "$REC"
 wait_exit 20 "$REC"
 is "$WAIT_RC" 0 "record -a beside thread churn exits 0" || diag "$(cat "$T/churn.err")"
-CHURN=$(cat "$T/churn.pid")
-made=$(awk '/threads/ { n += $4 } END { print n + 0 }' "$T/churn.out")
-cmp_ok "$made" '>' 1000 "the spinner made thousands of threads ($made)"
-# times' second line: the children's user and system time, "0m1.234s 0m0.567s".
-cpu_ns=$(tail -n 1 "$T/churn.times" | awk '{ n = 0
-	for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-	printf "%.0f", n * 1e9 }')
-want=$((cpu_ns / 10101010))
-got=$(folded_total "$(folded "$T/churn.pb.gz" --pid "$CHURN")")
-ok "its samples are its CPU time x 99 Hz ($got, ~$want)" \
-	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * 0.25 + 3) }'
+cmp_ok "$MADE" '>' 1000 "the spinner made thousands of threads ($MADE)"
+churn_samples "its samples are its CPU time x 99 Hz" \
+	"$(folded_total "$(folded "$T/churn.pb.gz" --pid "$CHURN")")"
 like "$(cat "$T/churn.err")" ', 0 records lost, ' "no record lost"
 
 # The continuous agent beside the same churn: its windows keep the
@@ -96,23 +111,16 @@ spawn_recce "$T/ca.out" "$T/ca.err" agent --continuous --socket "$T/ca/a.sock" \
 CAGENT=$PID
 wait_for 15 grep -q 'metrics at http' "$T/ca.err" || diag "the agent did not start: $(cat "$T/ca.err")"
 CURL=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/ca.err")
-bash -c '"$@" >"$0.out" & echo $! >"$0.pid"; wait $!; times' "$T/cchurn" "$TARGETS/spinner" 5 1 20000 \
-	>"$T/cchurn.times"
+churn cchurn
 next_window "$CURL" || diag "the agent wrote no window after the spinner ended"
 is "$(agent_metric "$CURL" records_lost_total)" 0 "the agent beside thread churn lost no record"
 kill -INT "$CAGENT"
 wait_exit 20 "$CAGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0" || diag "$(cat "$T/ca.err")"
-CHURN=$(cat "$T/cchurn.pid")
-cpu_ns=$(tail -n 1 "$T/cchurn.times" | awk '{ n = 0
-	for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-	printf "%.0f", n * 1e9 }')
 # The store keeps CPU time: each sample stands for 1/99 s.
 run "$RECCE" query --store "$T/cstore" --from -10m --pid "$CHURN" --format folded
-got=$(folded_total "$(cat "$OUT")" | awk '{ printf "%.0f", $1 / 10101010 }')
-want=$((cpu_ns / 10101010))
-ok "the agent's samples of it are its CPU time x 99 Hz ($got, ~$want)" \
-	awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * 0.25 + 3) }'
+churn_samples "the agent's samples of it are its CPU time x 99 Hz" \
+	"$(folded_total "$(cat "$OUT")" | awk '{ printf "%.0f", $1 / 10101010 }')"
 
 # --- --cgroup -------------------------------------------------------------
 
