@@ -10,8 +10,9 @@
  * each sleeping until its next 250 are due),
  * and bump(), clampit(), scale() and pick() 1000 times each, checking every
  * result; prints "done calls=N bad=N" and sleeps until killed. With CALLS
- * 0 the threads call step() forever and print "rate N" (calls in the
- * last 100 ms, all threads) every 100 ms.
+ * 0 the threads call step() forever (paced as above with PER_SECOND,
+ * in batches of 1000) and print "rate N" (calls in the last 100 ms, all
+ * threads) every 100 ms.
  *
  * The functions' first instructions are the kinds a trampoline must move:
  * bump() starts with a RIP-relative load, clampit() with a conditional
@@ -65,10 +66,23 @@ __asm__(".globl pick\n.type pick, @function\npick:\n"
 	"\tpush %rbx\n\tmov %rdi, %rax\n\ttest %rdi, %rdi\n\tje 1f\n"
 	"\tadd $1, %rax\n\tmov %rax, %rbx\n1:\tpop %rbx\n\tret\n.size pick, .-pick\n");
 
+/* Moves *due on by the time n calls of one thread take at the paced rate
+ * and sleeps until then (not at all when the thread is behind). */
+static void sleep_until_due(struct timespec *due, long n)
+{
+	long ns = n * 1000000000L / per_second * nthreads;
+	due->tv_nsec += ns % 1000000000L;
+	due->tv_sec += ns / 1000000000L + due->tv_nsec / 1000000000L;
+	due->tv_nsec %= 1000000000L;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, due, NULL);
+}
+
 static void *worker(void *arg)
 {
 	long t = (long)arg, sum = 0, want = 0, wrong = 0;
 
+	struct timespec due;
+	clock_gettime(CLOCK_MONOTONIC, &due);
 	if (calls == 0) {
 		for (;;) {
 			for (int i = 0; i < 1000; i++) {
@@ -78,18 +92,13 @@ static void *worker(void *arg)
 			}
 			sink = sum;
 			atomic_fetch_add_explicit(&total, 1000, memory_order_relaxed);
+			if (per_second)
+				sleep_until_due(&due, 1000);
 		}
 	}
-	struct timespec due;
-	clock_gettime(CLOCK_MONOTONIC, &due);
 	for (long i = 0; i < calls; i++) {
-		if (per_second && i % 250 == 0 && i) {
-			long ns = 250L * 1000000000L / per_second * nthreads;
-			due.tv_nsec += ns % 1000000000L;
-			due.tv_sec += ns / 1000000000L + due.tv_nsec / 1000000000L;
-			due.tv_nsec %= 1000000000L;
-			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, NULL);
-		}
+		if (per_second && i % 250 == 0 && i)
+			sleep_until_due(&due, 250);
 		sum += step(i, t);
 		want += i * 2 + t;
 	}
