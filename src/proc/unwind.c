@@ -93,9 +93,24 @@ struct unwinder {
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 };
 
+/* The CFI of a module comes from its own file: .eh_frame, or .debug_frame
+ * where the file carries it (Go). A separate debug file is never opened:
+ * libdw decompresses all of its DWARF on opening it, for each new process
+ * (the continuous agent spent half of its time so beside short-lived
+ * processes: Debian's ld.so has no CFI for _start, and libc6-dbg's file
+ * for it none either), and such files keep no CFI .eh_frame lacks. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
