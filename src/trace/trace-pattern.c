@@ -196,6 +196,25 @@ void trace_pattern_release(struct trace_pattern *p)
 	p->object = p->provider = p->function = NULL;
 }
 
+/* The length of a library name's stem: the name before ".so" (at its end
+ * or before a '.'), less a version after a '-': "libdw" of "libdw.so.1",
+ * "libdw-0.188.so" and "libdw"; "libc" of "libc-2.31.so". */
+static size_t lib_stem(const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *so = strstr(name, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.') {
+			n = (size_t)(so - name);
+			break;
+		}
+	size_t v = n;
+	while (v > 0 && (isdigit((unsigned char)name[v - 1]) || name[v - 1] == '.'))
+		v--;
+	if (v < n && v > 1 && name[v - 1] == '-' && isdigit((unsigned char)name[v]))
+		n = v - 1;
+	return n;
+}
+
 int trace_pattern_match_object(const struct trace_pattern *p, const char *path)
 {
 	if (!p->object)
@@ -205,7 +224,15 @@ int trace_pattern_match_object(const struct trace_pattern *p, const char *path)
 		return 1;
 	/* "libc" names "libc.so.6", "ratchet" names "ratchet". */
 	size_t n = strlen(p->object);
-	return strncmp(p->object, base, n) == 0 && base[n] == '.';
+	if (strncmp(p->object, base, n) == 0 && base[n] == '.')
+		return 1;
+	/* A library by its stem, whatever version its file carries: "libc"
+	 * and "libc.so.6" name glibc 2.31's "libc-2.31.so", "libdw.so.1"
+	 * names "libdw-0.188.so" (the file its soname links to). */
+	if (strpbrk(p->object, "*?[/") || !strstr(base, ".so"))
+		return 0;
+	size_t ps = lib_stem(p->object), bs = lib_stem(base);
+	return ps > 0 && ps == bs && strncmp(p->object, base, ps) == 0;
 }
 
 /* Whether p names obj by either of its paths. */

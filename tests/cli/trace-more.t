@@ -188,6 +188,18 @@ like "$(cat "$ERR")" 'libc.so.6:strlen is chosen at load time \(an IFUNC\): trac
 	"and recce names the implementation it probes"
 kill_quietly "$IF"
 
+# A library by its soname or its stem, whatever version its file carries:
+# a recce maps Debian's libdw-0.188.so, to which libdw.so.1 links.
+spawn "$T/idle.out" sleep 120
+IDLE=$PID
+spawn_recce "$T/rd.out" "$T/rd.err" record -p "$IDLE" -d 120 -o "$T/idle.pb.gz"
+RD=$PID
+wait_for 20 grep -q '^recce: recording' "$T/rd.err" || fail "recce records" "$(cat "$T/rd.err")"
+run "$RECCE" trace -p "$RD" 'libdw.so.1:dwfl_begin' 'libdw:dwfl_end' --count 1 --time 0.2
+is "$RC" 0 "libdw.so.1: and libdw: name libdw-0.188.so" || show_run
+like "$(cat "$ERR")" "tracing 2 functions in process $RD" "both functions are traced"
+kill_quietly "$RD" "$IDLE"
+
 # A profile of a traced process: samples taken while a thread sat in a
 # probe's trap (the breakpoint, the single step after it, the handlers)
 # keep their user frames, never the probe's kernel frames.
