@@ -226,7 +226,7 @@ static void profiler_child(void *arg, unsigned restarts, int ready_fd)
 	exit(0); /* as die() does: a leak checker looks at the profiler too */
 }
 
-void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
+void agent_continuous_options(const struct agent_continuous_args *a)
 {
 	struct profiler *k = &profiler;
 	struct continuous_config *cfg = &k->cfg;
@@ -260,6 +260,23 @@ void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 	cfg->dwarf = cg != CALL_GRAPH_FP;
 	cfg->fp_after = cg == CALL_GRAPH_AUTO;
 	said->freq = cfg->freq;
+	if (a->export_url) {
+		struct clickhouse *ch = NULL;
+		const char *why;
+		int err = clickhouse_open(a->export_url, &ch, &why);
+		if (err == -EINVAL)
+			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
+		if (err == 0)
+			clickhouse_close(ch);
+	}
+}
+
+void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
+{
+	struct profiler *k = &profiler;
+	struct continuous_config *cfg = &k->cfg;
+	struct said *said = &k->said;
+
 	cfg->stop_fd = stop_fd;
 	cfg->http_fd = -1;
 	if (!a->http || strcmp(a->http, "off") != 0) {
@@ -277,8 +294,6 @@ void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 		struct clickhouse *ch;
 		const char *why;
 		int err = clickhouse_open(a->export_url, &ch, &why);
-		if (err == -EINVAL)
-			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
 		if (err < 0)
 			die("cannot export to %s: %s", a->export_url, strerror(-err));
 		snprintf(said->export_to, sizeof(said->export_to), "%s", clickhouse_where(ch));

@@ -20,9 +20,12 @@ struct agent_continuous_args {
 
 struct evloop;
 
-/* Starts the profiler (a child that stops when stop_fd is readable or
- * the agent dies) and returns its keeper once it samples; dies with its
- * message when it cannot start. */
+/* Reads and checks the profiler's options (a usage error exits 2 before
+ * the agent takes its socket or a port). */
+void agent_continuous_options(const struct agent_continuous_args *a);
+/* Starts the profiler with those options (a child that stops when
+ * stop_fd is readable or the agent dies) and returns its keeper once it
+ * samples; dies with its message when it cannot start. */
 void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd);
 
 /* The keeper in the agent's loop (struct agent_config's attach): a

@@ -132,6 +132,8 @@ int cmd_agent(int argc, char **argv)
 		usage_die("agent", "--export-password goes with --export");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
+	if (a.cont.on)
+		agent_continuous_options(&a.cont);
 	char tls[PATH_MAX];
 	if (a.listen) {
 		if (!a.tls) {
