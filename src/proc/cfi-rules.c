@@ -101,40 +101,46 @@ static int frame_rule(Dwarf_Frame *fr, struct cfi_rule *r)
 	return reg_rule(fr, CFI_REG_BP, &r->bp_how, &r->bp_off);
 }
 
-static int compute(Dwfl *dwfl, uint64_t pc, struct cfi_rule *r)
+int cfi_rules_compute(Dwfl *dwfl, uint64_t pc, struct cfi_rule *r)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Addr bias;
 
+	memset(r, 0, sizeof(*r));
 	if (!mod)
-		return 0;
+		return -ENOENT;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
 	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
 		fr = NULL;
 		cfi = dwfl_module_dwarf_cfi(mod, &bias);
-		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
-			return 0;
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
+			r->ra_how = CFI_NONE;
+			return 1;
+		}
 	}
 	int simple = frame_rule(fr, r);
 	free(fr);
 	return simple;
 }
 
-int cfi_rules_get(struct cfi_rules *c, Dwfl *dwfl, uint64_t pc, struct cfi_rule *rule)
+int cfi_rules_find(struct cfi_rules *c, uint64_t key, struct cfi_rule *rule)
 {
 	uint64_t v;
 
-	if (u64map_get(&c->by_pc, pc, &v)) {
-		if (v)
-			*rule = c->rules[v - 1];
-		return v != 0;
-	}
-	memset(rule, 0, sizeof(*rule));
-	int simple = compute(dwfl, pc, rule);
+	if (!u64map_get(&c->by_pc, key, &v))
+		return -ENOENT;
+	if (v)
+		*rule = c->rules[v - 1];
+	return v != 0;
+}
+
+int cfi_rules_put(struct cfi_rules *c, uint64_t key, int simple, const struct cfi_rule *rule)
+{
+	uint64_t v = 0;
+
 	if (u64map_count(&c->by_pc) >= RULES_MAX)
-		return simple;
-	v = 0;
+		return 0;
 	if (simple) {
 		struct cfi_rule *nr = array_reserve(c->rules, &c->cap, c->n + 1, sizeof(*nr));
 		if (!nr)
@@ -143,7 +149,21 @@ int cfi_rules_get(struct cfi_rules *c, Dwfl *dwfl, uint64_t pc, struct cfi_rule 
 		c->rules[c->n++] = *rule;
 		v = c->n;
 	}
-	if (u64map_put(&c->by_pc, pc, v) < 0)
+	return u64map_put(&c->by_pc, key, v) < 0 ? -ENOMEM : 0;
+}
+
+int cfi_rules_get(struct cfi_rules *c, Dwfl *dwfl, uint64_t pc, struct cfi_rule *rule)
+{
+	int got = cfi_rules_find(c, pc, rule);
+
+	if (got >= 0)
+		return got;
+	int simple = cfi_rules_compute(dwfl, pc, rule);
+	/* No module at pc is kept as "not simple" too: cfi_rules_clear()
+	 * forgets it when modules are added. */
+	if (simple < 0)
+		simple = 0;
+	if (cfi_rules_put(c, pc, simple, rule) < 0)
 		return -ENOMEM;
 	return simple;
 }

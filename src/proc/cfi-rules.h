@@ -1,6 +1,7 @@
 /*
  * Unwinding rules of x86-64 code in their common form, cached by program
- * counter, for the fast path of the DWARF unwinder (unwind.c).
+ * counter or by a key of the caller's, for the fast path of the DWARF
+ * unwinder (unwind.c).
  *
  * Almost every row of a compiler's call frame information says: the CFA
  * is rsp or rbp plus a constant, the return address is saved at CFA plus
@@ -29,6 +30,7 @@ enum cfi_how {
 	CFI_SAVED_AT = 1, /* saved at CFA + offset */
 	CFI_SAME,	  /* the caller's value is this frame's */
 	CFI_UNDEFINED,	  /* not recoverable; for the return address: the outermost frame */
+	CFI_NONE,	  /* ra_how only: the module has no CFI at this address */
 };
 
 struct cfi_rule {
@@ -48,8 +50,22 @@ void cfi_rules_free(struct cfi_rules *c);
 void cfi_rules_clear(struct cfi_rules *c);
 
 /* The rule at pc (the exact address to look up: a return address minus
- * one for callers). Returns 1 with *rule, 0 when pc has no simple rule,
- * -ENOMEM. */
+ * one for callers), cached by pc. Returns 1 with *rule, 0 when pc has no
+ * simple rule (or no module), -ENOMEM. */
 int cfi_rules_get(struct cfi_rules *c, Dwfl *dwfl, uint64_t pc, struct cfi_rule *rule);
+
+/* The same in parts, for a cache under a key of the caller's (a file and
+ * an address in it, shared by every process that maps the file). */
+/* The rule at pc from dwfl's CFI, uncached: 1 with *rule (ra_how
+ * CFI_NONE where the module has no CFI for pc), 0 when pc has no simple
+ * rule (a fact of the file), -ENOENT when dwfl has no module at pc (a
+ * fact of this Dwfl only: not to be kept under a file's key). */
+int cfi_rules_compute(Dwfl *dwfl, uint64_t pc, struct cfi_rule *rule);
+/* The cached answer under key: 1 with *rule, 0 (no simple rule), or
+ * -ENOENT when none is cached. */
+int cfi_rules_find(struct cfi_rules *c, uint64_t key, struct cfi_rule *rule);
+/* Keeps an answer (simple: 1 with *rule, 0 without) under key; past
+ * 2^20 keys nothing more is kept. 0 or -ENOMEM. */
+int cfi_rules_put(struct cfi_rules *c, uint64_t key, int simple, const struct cfi_rule *rule);
 
 #endif

@@ -6,7 +6,11 @@
  * A fast path comes first: frames whose rules are in the common form
  * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only. A
  * sample that meets any other frame is unwound again, whole, by libdwfl,
- * so the two agree. They differ in one place on purpose: where the return
+ * so the two agree. The rules are cached by file and address in it, for
+ * every process that maps the file, and a process gets a Dwfl of its own
+ * only when one of its rules is not known yet or libdwfl must unwind one
+ * of its samples: new processes of programs already seen (a shell loop,
+ * a build) cost no Dwfl, no ELF opened, mapped and unmapped again. They differ in one place on purpose: where the return
  * address lies past the copied stack, the fast path ends the stack, while
  * libdwfl goes on to guess the next frame from rbp as a frame pointer.
  * Check mode runs both on every sample and counts the stacks that differ.
@@ -31,11 +35,15 @@
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"
+#include "util/u64map.h"
 
 /* Processes whose Dwfl is kept; the least recently used one goes first. */
 #define MAX_PROCS 64
 /* Modules reported per process beyond which nothing more is added. */
 #define MAX_MODULES 4096
+/* A shared rule's key: a file's number above the address in the file. */
+#define VADDR_BITS 40
+#define FILE_IDS   (1u << 23)
 
 /* DWARF register numbers of x86-64 and where each sits in a sample's
  * registers (PERF_EVENTS_REGS_MASK order: AX BX CX DX SI DI BP SP IP
@@ -89,6 +97,12 @@ struct unwinder {
 	int self_fd;
 	Elf *self_elf;
 	uint64_t vdso_vaddr;
+	/* Rules by file and address in it, shared by every process that
+	 * maps the file: a new process of a known program unwinds without a
+	 * Dwfl of its own (ids: sym_file -> a number below FILE_IDS). */
+	struct cfi_rules *shared;
+	struct u64map file_ids;
+	uint64_t nfile_ids;
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 };
@@ -123,6 +137,8 @@ struct unwinder *unwinder_new(struct proc_registry *procs, int check)
 	u->procs = procs;
 	u->vdso_fd = -2;
 	u->check = check;
+	u->shared = cfi_rules_new();
+	u64map_init(&u->file_ids);
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (u->self_fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
 		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
@@ -151,6 +167,8 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < MAX_PROCS; i++)
 		proc_release(&u->procs_cache[i]);
+	cfi_rules_free(u->shared);
+	u64map_release(&u->file_ids);
 	if (u->vdso_fd >= 0)
 		close(u->vdso_fd);
 	if (u->self_elf)
@@ -418,14 +436,15 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
     .set_initial_registers = cb_set_initial_registers,
 };
 
-/* The state of pid, set up and up to date; NULL if it cannot be. */
+/* The state of pid, up to date; NULL if it cannot be unwound. Its Dwfl
+ * is made on first need (proc_dwfl). */
 static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
 {
 	struct proc_unwind *p = proc_find(u, pid);
 
 	if (p && p->dirty && !p->broken) {
 		p->dirty = 0;
-		int added = proc_report(u, p);
+		int added = p->dwfl ? proc_report(u, p) : 0;
 		if (added < 0)
 			proc_release(p); /* the layout changed: start over */
 		else if (added > 0)
@@ -451,24 +470,82 @@ static struct proc_unwind *proc_get(struct unwinder *u, pid_t pid)
 	proc_release(p);
 	p->pid = pid;
 	p->used = ++u->clock;
+	p->rules = cfi_rules_new(); /* without it, every sample goes to libdwfl */
+	return p;
+}
+
+/* p's Dwfl with its modules reported, made on first need; NULL when it
+ * cannot be (p is then unwound by its IP alone until its mappings
+ * change). */
+static Dwfl *proc_dwfl(struct unwinder *u, struct proc_unwind *p)
+{
+	if (p->dwfl || p->broken)
+		return p->dwfl;
 	p->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!p->dwfl || proc_report(u, p) <= 0 ||
 	    /* The machine from recce's own executable, not from one of the
 	     * process's modules: libdwfl would borrow that module's backend,
 	     * and free it with the module when a file is reported over it,
 	     * leaving the process state pointing at freed memory. */
-	    !dwfl_attach_state(p->dwfl, u->self_elf, pid, &thread_callbacks, u)) {
+	    !dwfl_attach_state(p->dwfl, u->self_elf, p->pid, &thread_callbacks, u)) {
 		/* No module to unwind with (yet): remember, and try again
 		 * when a mapping appears. */
 		if (p->dwfl)
 			dwfl_end(p->dwfl);
 		p->dwfl = NULL;
+		p->nmods = 0;
 		p->broken = 1;
 		return NULL;
 	}
 	p->attached = 1;
-	p->rules = cfi_rules_new(); /* without it, every sample goes to libdwfl */
-	return p;
+	cfi_rules_clear(p->rules);
+	return p->dwfl;
+}
+
+/* The number under which file's rules are shared, or 0 when none can be
+ * given (more files than FILE_IDS, no memory). */
+static uint64_t file_id(struct unwinder *u, const struct sym_file *file)
+{
+	uint64_t id;
+
+	if (u64map_get(&u->file_ids, (uintptr_t)file, &id))
+		return id;
+	if (u->nfile_ids + 1 >= FILE_IDS ||
+	    u64map_put(&u->file_ids, (uintptr_t)file, u->nfile_ids + 1) < 0)
+		return 0;
+	return ++u->nfile_ids;
+}
+
+/* The rule at pc in p: shared by file and address when pc is in a file
+ * (the symbolizer's sym_file lives as long as the unwinder, one per
+ * file), else p's own (the vDSO). Computing it needs p's Dwfl. */
+static int rule_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc, struct cfi_rule *r)
+{
+	const struct proc_map *m = procs_find(u->procs, p->pid, pc);
+	uint64_t bias, id, key = 0;
+	const char *path;
+	int fd;
+
+	if (u->shared && m && m->file && sym_file_fd(m->file) >= 0 &&
+	    map_bias(u, m, &fd, &path, &bias) == 0 && pc - bias < (1ull << VADDR_BITS) &&
+	    (id = file_id(u, m->file)) != 0)
+		key = id << VADDR_BITS | (pc - bias);
+	if (key) {
+		int got = cfi_rules_find(u->shared, key, r);
+		if (got >= 0)
+			return got;
+	}
+	Dwfl *dwfl = proc_dwfl(u, p);
+	if (!dwfl)
+		return 0;
+	if (!key)
+		return cfi_rules_get(p->rules, dwfl, pc, r);
+	int simple = cfi_rules_compute(dwfl, pc, r);
+	if (simple < 0)
+		return 0; /* no module at pc in this Dwfl: nothing to keep */
+	if (cfi_rules_put(u->shared, key, simple, r) < 0)
+		return -ENOMEM;
+	return simple;
 }
 
 static int cb_frame(Dwfl_Frame *state, void *arg)
@@ -518,8 +595,17 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 	c->frames[n++] = look;
 	while (n < c->max) {
 		struct cfi_rule r;
-		if (cfi_rules_get(p->rules, p->dwfl, look, &r) <= 0)
+		if (rule_at(u, p, look, &r) <= 0)
 			return 0;
+		if (r.ra_how == CFI_NONE) {
+			/* Code without CFI (Debian's ld.so _start, every new
+			 * process's first frame): libdwfl would go on by the
+			 * frame pointer, which a zero rbp ends. */
+			if (!bp_known || bp != 0)
+				return 0;
+			c->ended = 1;
+			break;
+		}
 		if (r.ra_how == CFI_UNDEFINED) {
 			c->ended = 1; /* the outermost frame */
 			break;
@@ -558,6 +644,8 @@ static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
 	u->cur.ended = u->cur.ran_out = 0;
+	if (!proc_dwfl(u, p))
+		return 0;
 	/* 0: libdwfl found no caller of the last frame, the stack's end. */
 	if (dwfl_getthread_frames(p->dwfl, u->cur.tid, cb_frame, u) == 0)
 		u->cur.ended = 1;

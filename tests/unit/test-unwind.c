@@ -3,8 +3,9 @@
  *  - cfi-rules reads the exact rule of each instruction of a function
  *    written in assembly with known CFI (before and after the frame is
  *    set up, with rbp as the CFA, at the return), reports a CFA
- *    expression and code without CFI as not simple, and caches nothing
- *    wrong after a clear;
+ *    expression as not simple and code without CFI as such, keeps
+ *    answers under a caller's key, and caches nothing wrong after a
+ *    clear;
  *  - the unwinder, given registers and a copy of the stack taken three
  *    calls deep (as a perf sample carries them), returns the sampled IP
  *    followed by the exact return addresses of the callers.
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,9 +57,16 @@ __asm__(".text\n"
 	"nop\n"
 	"ret\n"
 	".cfi_endproc\n"
-	".size cfi_expr, .-cfi_expr\n");
+	".size cfi_expr, .-cfi_expr\n"
+	".globl cfi_none\n"
+	".type cfi_none, @function\n"
+	"cfi_none:\n" /* no CFI at all, as Debian's ld.so _start */
+	"nop\n"
+	"ret\n"
+	".size cfi_none, .-cfi_none\n");
 void cfi_probe(void);
 void cfi_expr(void);
+void cfi_none(void);
 
 static Dwfl *self_dwfl(void)
 {
@@ -105,8 +114,23 @@ static void test_cfi_rules(void **state)
 		assert_rule(c, d, f + 6, CFI_REG_SP, 8, CFI_SAME, 0);	     /* ret */
 	}
 	assert_int_equal(cfi_rules_get(c, d, (uint64_t)(uintptr_t)cfi_expr, &r), 0);
-	/* An address in no module has no rule. */
+	/* Code without CFI says so (the unwinder ends a stack there when
+	 * rbp is zero); an address in no module has no rule, and computed
+	 * alone it says that no module holds it. */
+	assert_int_equal(cfi_rules_get(c, d, (uint64_t)(uintptr_t)cfi_none, &r), 1);
+	assert_int_equal(r.ra_how, CFI_NONE);
 	assert_int_equal(cfi_rules_get(c, d, 0x1000, &r), 0);
+	assert_int_equal(cfi_rules_compute(d, 0x1000, &r), -ENOENT);
+	/* Under a key of the caller's: nothing until it is put, then the
+	 * rule, or "not simple". */
+	assert_int_equal(cfi_rules_find(c, 7ull << 40 | 0x1234, &r), -ENOENT);
+	assert_int_equal(cfi_rules_compute(d, f + 1, &r), 1);
+	assert_int_equal(cfi_rules_put(c, 7ull << 40 | 0x1234, 1, &r), 0);
+	assert_int_equal(cfi_rules_put(c, 7ull << 40 | 0x1235, 0, &r), 0);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(cfi_rules_find(c, 7ull << 40 | 0x1234, &r), 1);
+	assert_int_equal(r.cfa_off, 16);
+	assert_int_equal(cfi_rules_find(c, 7ull << 40 | 0x1235, &r), 0);
 	cfi_rules_clear(c);
 	assert_rule(c, d, f + 4, CFI_REG_BP, 16, CFI_SAVED_AT, -16);
 	cfi_rules_free(c);
