@@ -38,48 +38,43 @@ __attribute__((format(printf, 3, 4))) static int bad(char *why, size_t whylen, c
 	return -EBADMSG;
 }
 
-/* Inflates a gzip file (one or more members) into a new heap buffer. */
-static int gzip_decompress(const unsigned char *in, size_t n, unsigned char **out, size_t *outlen,
-			   char *why, size_t whylen)
+/*
+ * Inflates a gzip file (one or more members) into out[cap] (NULL: into a
+ * scratch buffer, only counting), setting *outlen. Returns 0, -EFBIG when
+ * it fills cap or passes PPROF_MAX_BYTES (a gzip bomb), -ENOMEM, or
+ * -EBADMSG with why.
+ */
+static int gzip_inflate(const unsigned char *in, size_t n, unsigned char *out, size_t cap,
+			size_t *outlen, char *why, size_t whylen)
 {
+	unsigned char scratch[65536];
 	z_stream zs = {0};
-	size_t cap = n < 16384 ? 65536 : n * 4;
-	unsigned char *buf = NULL;
-	int ret;
+	size_t used = 0;
+	int ret = 0;
 
-	if (n > UINT32_MAX)
-		return -EFBIG;
 	if (inflateInit2(&zs, 15 + 16) != Z_OK)
 		return -ENOMEM;
 	zs.next_in = (unsigned char *)in;
 	zs.avail_in = (uInt)n;
-	size_t used = 0;
 	for (;;) {
-		if (used == cap || !buf) {
-			size_t ncap = buf ? cap * 2 : cap;
-
-			if (ncap > PPROF_MAX_BYTES)
-				ncap = PPROF_MAX_BYTES;
-			if (buf && ncap == cap) {
-				if (why && whylen)
-					snprintf(why, whylen,
-						 "it inflates to more than %zu MiB (a gzip bomb?)",
-						 PPROF_MAX_BYTES >> 20);
-				ret = -EFBIG;
-				goto out_end;
-			}
-			unsigned char *nb = realloc(buf, ncap);
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out_end;
-			}
-			buf = nb;
-			cap = ncap;
+		if (out) {
+			zs.next_out = out + used;
+			zs.avail_out = (uInt)(cap - used < UINT32_MAX ? cap - used : UINT32_MAX);
+		} else {
+			zs.next_out = scratch;
+			zs.avail_out = sizeof(scratch);
 		}
-		zs.next_out = buf + used;
-		zs.avail_out = (uInt)(cap - used);
+		uInt room = zs.avail_out;
 		int z = inflate(&zs, Z_NO_FLUSH);
-		used = cap - zs.avail_out;
+		used += room - zs.avail_out;
+		if (used > PPROF_MAX_BYTES || (out && used == cap)) {
+			if (why && whylen)
+				snprintf(why, whylen,
+					 "it inflates to more than %zu MiB (a gzip bomb?)",
+					 PPROF_MAX_BYTES >> 20);
+			ret = -EFBIG;
+			break;
+		}
 		if (z == Z_STREAM_END) {
 			if (zs.avail_in == 0)
 				break;
@@ -89,31 +84,52 @@ static int gzip_decompress(const unsigned char *in, size_t n, unsigned char **ou
 			}
 			ret = bad(why, whylen, "%u bytes of garbage after the gzip stream",
 				  zs.avail_in);
-			goto out_end;
+			break;
 		}
 		if (z == Z_MEM_ERROR) {
 			ret = -ENOMEM;
-			goto out_end;
+			break;
 		}
 		if (z == Z_DATA_ERROR || z == Z_NEED_DICT) {
 			ret = bad(why, whylen, "corrupt gzip stream (%s)",
 				  zs.msg ? zs.msg : "bad data");
-			goto out_end;
+			break;
 		}
 		if (z == Z_BUF_ERROR && zs.avail_in == 0) {
 			ret = bad(why, whylen, "truncated gzip stream");
-			goto out_end;
+			break;
 		}
 	}
 	inflateEnd(&zs);
-	*out = buf;
 	*outlen = used;
-	return 0;
-
-out_end:
-	inflateEnd(&zs);
-	free(buf);
 	return ret;
+}
+
+/* Inflates a gzip file into a new heap buffer of its exact size: once
+ * to count (a bomb is refused there, having taken no memory), then
+ * into the buffer. */
+static int gzip_decompress(const unsigned char *in, size_t n, unsigned char **out, size_t *outlen,
+			   char *why, size_t whylen)
+{
+	size_t size, got;
+
+	if (n > UINT32_MAX)
+		return -EFBIG;
+	int ret = gzip_inflate(in, n, NULL, 0, &size, why, whylen);
+	if (ret < 0)
+		return ret;
+	/* A byte to spare: the stream's end is read with room left. */
+	unsigned char *buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	ret = gzip_inflate(in, n, buf, size + 1, &got, why, whylen);
+	if (ret < 0 || got != size) {
+		free(buf);
+		return ret < 0 ? ret : -EIO;
+	}
+	*out = buf;
+	*outlen = size;
+	return 0;
 }
 
 /* Field numbers of the Profile message (proto/profile.proto). */
