@@ -6,14 +6,16 @@
  * A fast path comes first: frames whose rules are in the common form
  * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only. A
  * sample that meets any other frame is unwound again, whole, by libdwfl,
- * so the two agree. The rules are cached by file and address in it, for
- * every process that maps the file, and a process gets a Dwfl of its own
- * only when one of its rules is not known yet or libdwfl must unwind one
- * of its samples: new processes of programs already seen (a shell loop,
- * a build) cost no Dwfl, no ELF opened, mapped and unmapped again. They differ in one place on purpose: where the return
+ * so the two agree. They differ in one place on purpose: where the return
  * address lies past the copied stack, the fast path ends the stack, while
  * libdwfl goes on to guess the next frame from rbp as a frame pointer.
  * Check mode runs both on every sample and counts the stacks that differ.
+ *
+ * The rules are cached by file and address in it, for every process that
+ * maps the file, and a process gets a Dwfl of its own only when one of
+ * its rules is not known yet or libdwfl must unwind one of its samples:
+ * new processes of programs already seen (a shell loop, a build) cost no
+ * Dwfl, no ELF opened, mapped and unmapped again.
  */
 #include "proc/unwind.h"
 
