@@ -500,7 +500,6 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct proc_unwind *p)
 		return NULL;
 	}
 	p->attached = 1;
-	cfi_rules_clear(p->rules);
 	return p->dwfl;
 }
 
