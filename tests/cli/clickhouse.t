@@ -163,9 +163,9 @@ is "$RC" 0 "query --clickhouse exits 0" || show_run
 cp "$OUT" "$T/fleet.txt"
 A=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
 B=$(awk '$4 == "work_b" { sub("%", "", $2); print $2; exit }' "$OUT")
-ok "work_a has 75% of split's samples in ClickHouse, within 5 points ($A%)" \
-	awk "BEGIN { exit !($A + 0 > 70 && $A + 0 < 80) }" || diag "$(cat "$OUT")"
-ok "work_b has 25%, within 5 points ($B%)" awk "BEGIN { exit !($B + 0 > 20 && $B + 0 < 30) }"
+N=$(query_samples "$(cat "$OUT")")
+share_near "$A" 75 "$N" "work_a has 75% of split's $N samples in ClickHouse ($A%)" || diag "$(cat "$OUT")"
+share_near "$B" 25 "$N" "work_b has 25% ($B%)"
 like "$(cat "$OUT")" 'work_a +[^ ]*split\.c:[0-9]+' "with file:line"
 like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
 

@@ -342,6 +342,41 @@ cmp_ok()
 	fi
 }
 
+# share_near GOT WANT N DESC: the check DESC that GOT percent of N samples
+# is the WANT percent the target spends, within what sampling allows: four
+# standard deviations of a binomial share of N (1 in 15,000 checks of a
+# right profile fail), and never less than 1 point. A busy machine gives
+# the target fewer samples, not a wrong share; fewer than 100 is a fail.
+share_near()
+{
+	local got=$1 want=$2 n=$3 desc=$4 tol
+	for tol in "$got" "$want" "$n"; do
+		case "$tol" in
+		'' | *[!0-9.]*)
+			fail "$desc" "  share_near: not numbers: '$got' '$want' '$n'"
+			return 1
+			;;
+		esac
+	done
+	tol=$(awk -v p="$want" -v n="$n" 'BEGIN { p /= 100; t = 400 * sqrt(p * (1 - p) / (n > 0 ? n : 1));
+		printf "%.2f", t < 1 ? 1 : t }')
+	if awk -v g="$got" -v w="$want" -v t="$tol" -v n="$n" \
+		'BEGIN { d = g - w; exit !(n >= 100 && d <= t && -d <= t) }'; then
+		pass "$desc"
+	else
+		fail "$desc" "  got $got% of $n samples, want $want% within $tol points"
+	fi
+}
+
+# query_samples TEXT: how many samples a `recce query` table of a 99 Hz
+# agent holds, from its "total: 7.91s cpu" line.
+query_samples()
+{
+	printf '%s\n' "$1" | awk '/^total: / { v = $2; m = 1;
+		if (v ~ /ms$/) m = 1e-3; else if (v ~ /us$/) m = 1e-6; else if (v ~ /ns$/) m = 1e-9;
+		sub(/[a-z]+$/, "", v); printf "%d\n", v * m * 99 + 0.5; exit }'
+}
+
 # --- running things ------------------------------------------------------
 
 # run CMD...: runs CMD with stdout to $OUT and stderr to $ERR (files), its

@@ -139,7 +139,8 @@ is "$RC" 0 "shares: record exits 0" || show_run
 A=$(folded_count "$(cat "$T/shares.folded")" ';__main__\.a(;|$)')
 B=$(folded_count "$(cat "$T/shares.folded")" ';__main__\.b(;|$)')
 SHARE=$(awk -v a="$A" -v b="$B" 'BEGIN { printf "%.1f", a + b ? 100 * a / (a + b) : 0 }')
-cmp_ok "($SHARE - 25) ^ 2" '<=' 25 "shares: a() has 25% of the time under a() and b(), within 5 points ($SHARE%)"
+N=$(((A + B) / 1001001)) # the folded counts are CPU time: 1,001,001 ns a sample
+share_near "$SHARE" 25 "$N" "shares: a() has 25% of the $N samples under a() and b() ($SHARE%)"
 is "$("$RECCE" report "$T/shares.pb.gz" -n 0 | awk '$4 == "__main__.unit" { print $5 }')" "<string>:3" \
 	"shares: unit() at the line of its loop"
 
