@@ -1014,7 +1014,7 @@ group_fast() {
 
 group_trace() {
 	for rep in $(seq "$REPS"); do
-		for tool in none bare recce uret; do
+		for tool in none bare recce uret stack-fp stack bpftrace; do
 			trace_run "$tool" "$rep"
 		done
 		trace_recovery "$rep"
@@ -1258,6 +1258,16 @@ trace_run() {
 	recce) set -- "$RECCE" trace traced --return --count 0 --time 0 --limit 0 -- ;;
 	uret) set -- env RECCE_RETURN_URETPROBE=1 "$RECCE" trace traced --return --count 0 --time 0 \
 		--limit 0 -- ;;
+	# Each call's callers: the kernel's frame-pointer walk, or the stack
+	# copied (8 KiB) and unwound; bpftrace's ustack (a frame-pointer walk
+	# into a stack map) beside them.
+	stack-fp) set -- "$RECCE" trace traced --stack --call-graph fp --count 0 --time 0 --limit 0 -- ;;
+	stack) set -- "$RECCE" trace traced --stack --count 0 --time 0 --limit 0 -- ;;
+	bpftrace)
+		# shellcheck disable=SC2016 # for the inner shell
+		set -- sh -c 'p=$1; shift; exec bpftrace -q -e "$p" -c "$*"' sh \
+			"uprobe:$BIN/calls:traced { @[ustack] = count(); }"
+		;;
 	esac
 	BENCH_STATS=$TMP/stats "$BIN/measure" "$TMP/run" -- "$@" "$BIN/calls" "$TRACE_SECONDS" \
 		> /dev/null 2> "$TMP/err" || status=$?
@@ -1274,7 +1284,7 @@ trace_run() {
 		events=$((events / 2))
 		lost=$(sed -n 's/^uprobe-bare: \([0-9]*\) hits, \([0-9]*\) lost$/\2/p' "$TMP/err")
 		;;
-	recce | uret)
+	recce | uret | stack-fp | stack)
 		events=$(sed -n 's/^recce: stopped after \([0-9]*\) events.*/\1/p' "$TMP/err")
 		lost=$(sed -n 's/.*the kernel dropped \([0-9]*\) events.*/\1/p' "$TMP/err")
 		;;

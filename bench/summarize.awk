@@ -689,13 +689,19 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 	print "default wakeups, a reader that skips the records), and under `recce trace traced"
 	print "--return` with every limit off (text to /dev/null): its returns probed on the"
 	print "function's exit instructions (the default), and with a uretprobe as before"
-	print "(RECCE_RETURN_URETPROBE=1). Added: the time per call over the run alone just"
-	print "before. The budget: recce's added time within 1.2x of the bare probes'."
+	print "(RECCE_RETURN_URETPROBE=1); and the entry alone with each call's callers, `--stack`"
+	print "by the kernel's frame-pointer walk (`--call-graph fp`) or from 8 KiB of stack copied"
+	print "and unwound (the default), beside bpftrace's `@[ustack] = count()`. Added: the time"
+	print "per call over the run alone just before. The budget: recce's added time within 1.2x"
+	print "of the bare probes'."
 	print ""
 	print "| tool | ns per call | added ns per call | calls seen | lost | tracer's CPU s |"
 	print "|---|---|---|---|---|---|"
-	for (t = 1; t <= 4; t++) {
-		tool = t == 1 ? "none" : t == 2 ? "bare" : t == 3 ? "recce" : "uret"
+	for (t = 1; t <= 7; t++) {
+		tool = t == 1 ? "none" : t == 2 ? "bare" : t == 3 ? "recce" : t == 4 ? "uret" : \
+			t == 5 ? "stack-fp" : t == 6 ? "stack" : "bpftrace"
+		if (!(("calls", tool, 1, "ns_per_call") in R))
+			continue
 		get("calls", tool, "ns_per_call"); line = spread("%.0f")
 		n = 0
 		for (r = 1; r <= maxrep; r++)
@@ -706,7 +712,9 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 		get("calls", tool, "events"); ev = MED
 		get("calls", tool, "lost"); lo = MED
 		get("calls", tool, "prof_cpu_s"); pc = tool == "none" ? "-" : spread("%.2f")
-		printf "| %s | %s | %s | %s | %s | %s |\n", (tool == "bare" ? "bare uprobe" : tool == "recce" ? "recce trace (exits)" : tool == "uret" ? "recce trace (uretprobe)" : "alone"), \
+		printf "| %s | %s | %s | %s | %s | %s |\n", (tool == "bare" ? "bare uprobe" : tool == "recce" ? "recce trace (exits)" : tool == "uret" ? "recce trace (uretprobe)" : \
+			tool == "stack-fp" ? "recce trace --stack --call-graph fp" : tool == "stack" ? "recce trace --stack (8 KiB copied)" : \
+			tool == "bpftrace" ? "bpftrace @[ustack] = count()" : "alone"), \
 			line, a_line, (tool == "none" ? "-" : sprintf("%d", ev)), (tool == "none" ? "-" : sprintf("%d", lo)), pc
 		jappend("trace", "{\"tool\": " js(tool) ", \"added_ns_per_call\": " aj ", \"events\": " jn(ev) ", \"lost\": " jn(lo) "}")
 	}
@@ -718,6 +726,9 @@ function figure_trace(    tool, t, r, n, line, added, ratio, aj, rec_, evj, a_li
 			printf "Probing the exits costs %.2fx the uretprobe it replaces (%.0f ns against %.0f ns a call).\n", \
 				added["recce"] / added["uret"], added["recce"], added["uret"]
 		print ""
+		if (added["stack"] != "" && added["stack-fp"] > 0)
+			printf "A call's callers from its copied stack cost %.2fx the frame-pointer walk's (%.0f ns against %.0f ns a call; bpftrace's ustack %.0f ns).\n", \
+				added["stack"] / added["stack-fp"], added["stack"], added["stack-fp"], added["bpftrace"]
 		budget("trace: added time per traced call", "within 1.2x of a bare uprobe + uretprobe",
 			sprintf("%.2fx (%.0f ns against %.0f ns)", ratio, added["recce"], added["bare"]), ratio <= 1.2,
 			sprintf("a traced call cost the target %.0f ns more, %.2fx the bare probes' %.0f ns.", added["recce"], ratio, added["bare"]))

@@ -182,6 +182,8 @@ int cmd_trace(int argc, char **argv)
 	    .want_caller = a.caller,
 	    /* Callers are shown under a call in text on the terminal only. */
 	    .want_stack = a.stack && !a.output && a.format == TRACE_FORMAT_TEXT,
+	    .stack_bytes = a.call_graph == CALL_GRAPH_FP ? 0 : a.stack_bytes,
+	    .fp_after = a.call_graph == CALL_GRAPH_AUTO,
 	    .want_hist = a.hist,
 	    .cond = a.cond,
 	    .count = (uint64_t)a.count,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cli/usage.h"
 #include "trace/trace-event.h"
 #include "trace/trace-tree.h"
 #include "trace/tracer.h"
@@ -39,6 +40,10 @@ struct trace_args {
 	char **patterns;
 	size_t npatterns;
 	int show_args, ret, stack, caller, hist;
+	/* --stack's walk: --call-graph, its bytes of stack, and whether given. */
+	enum call_graph call_graph;
+	uint32_t stack_bytes;
+	int call_graph_given;
 	int report;	    /* --report: the calls summed by function, at the end */
 	struct tree_args t; /* --tree, --slow and what shapes them */
 	int fast;	    /* --fast: injected, not uprobes */

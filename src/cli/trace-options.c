@@ -13,6 +13,7 @@
 #include "cli/grant.h"
 #include "cli/options.h"
 #include "cli/usage.h"
+#include "perf/uprobe.h"
 #include "remote/scopes.h"
 #include "trace/trace-cond.h"
 #include "trace/trace-file.h"
@@ -45,7 +46,8 @@ enum {
 	V_MAX_EVENTS,
 	V_FORMAT,
 	V_WRAP,
-	V_TREE
+	V_TREE,
+	V_CALL_GRAPH
 };
 
 static void set_value(void *ctx, const char *arg, const struct opt *o)
@@ -101,6 +103,16 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_TREE:
 		a->t.tree = a->ret = 1;
+		break;
+	case V_CALL_GRAPH:
+		parse_call_graph_option("trace", arg, &a->call_graph, &a->stack_bytes);
+		if (a->call_graph != CALL_GRAPH_FP && a->stack_bytes > UPROBE_MAX_STACK)
+			usage_die("trace",
+				  "--call-graph %s,BYTES: a call carries at most %u bytes "
+				  "of stack",
+				  a->call_graph == CALL_GRAPH_AUTO ? "auto" : "dwarf",
+				  UPROBE_MAX_STACK);
+		a->call_graph_given = 1;
 		break;
 	}
 }
@@ -163,6 +175,9 @@ static const struct opt trace_options[] = {
 	      "show arguments, as raw registers without DWARF"),
     OPT_FLAG_(0, "return", struct trace_args, ret, "also trace returns: value and duration"),
     OPT_FLAG_(0, "stack", struct trace_args, stack, "print the caller chain under each call"),
+    OPT_CALL_(0, "call-graph", "auto|fp|dwarf[,BYTES]", set_value, V_CALL_GRAPH,
+	      "with --stack: how callers are found (default auto: the stack copied and "
+	      "unwound)"),
     OPT_FLAG_(0, "caller", struct trace_args, caller, "append the immediate caller to each call"),
     OPT_FLAG_NEEDS_(0, "fast", struct trace_args, fast, SCOPE_TRACE | SCOPE_PATCH,
 		    "load recce's library into the process: calls at in-process cost"),
@@ -262,6 +277,8 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 	a->rate_ms = TRACE_DEFAULT_RATE_MS;
 	a->max_probes = 100;
 	a->max_events = 100;
+	a->call_graph = CALL_GRAPH_AUTO;
+	a->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	first = options_parse("trace", trace_options, 0, argc, argv, a, &dashdash);
 	if (a->profile)
 		a->invocation = shell_join("recce", (const char *const *)argv, (size_t)argc);
@@ -293,6 +310,9 @@ void trace_parse_args(struct trace_args *a, int argc, char **argv)
 			  a->hist ? "leave out --hist"
 				  : "or write -o FILE without it, then recce replay "
 				    "--format chrome FILE");
+	if (a->call_graph_given && !a->stack)
+		usage_die("trace", "--call-graph says how --stack finds a call's callers: add "
+				   "--stack, or leave --call-graph out");
 	check_tree(a);
 	check_report(a);
 	if (a->fast)

@@ -9,12 +9,16 @@
 
 #include "util/x86-regs.h"
 
-#define UBPF_MAX_CHAIN 40 /* call chain entries a hit carries */
+#define UBPF_MAX_CHAIN 40    /* call chain entries a hit carries */
+#define UBPF_MAX_STACK 16384 /* bytes of user stack a hit can carry */
 
 /*
  * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
  * 64-bit words, UBPF_NWORDS of them plus UBPF_MAX_CHAIN chain entries when
- * the program was built with a call chain.
+ * the program was built with a call chain. Built with a stack copy as
+ * well, the chain's words are followed by one word, the bytes of user
+ * stack copied from the stack pointer up (at most UBPF_MAX_STACK), and
+ * those bytes.
  */
 enum {
 	UBPF_COOKIE,	  /* the link's cookie for the offset hit */

@@ -52,12 +52,14 @@ int ubpf_drops_new(void)
 	return bpf_map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1, "recce_drops");
 }
 
-int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *log, size_t log_len)
+int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
+		  char *log, size_t log_len)
 {
 	struct hits_prog *skel = hits_prog__open();
 	if (!skel)
 		return -errno;
 	skel->rodata->callchain = callchain != 0;
+	skel->rodata->stack_bytes = callchain ? stack_bytes & ~7u : 0;
 	skel->rodata->family_only = family_fd >= 0;
 	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
 				    {skel->maps.drops, drops_fd},

@@ -48,11 +48,13 @@ int ubpf_drops_new(void);
 
 /* Loads the program writing into map_fd and counting its drops in
  * drops_fd; with callchain, records carry the return address and the
- * user call chain; with a family map (family_fd >= 0), only hits of the
- * processes in it are written. On failure, a verifier log (if any) is
- * left in log, of size log_len. */
-int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, char *log,
-		  size_t log_len);
+ * user call chain, and with stack_bytes as well (a multiple of 8, at most
+ * UBPF_MAX_STACK) that much user stack, or what is mapped of it; with a
+ * family map (family_fd >= 0), only hits of the processes in it are
+ * written. On failure, a verifier log (if any) is left in log, of size
+ * log_len. */
+int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
+		  char *log, size_t log_len);
 
 /* Makes every process a member of the family creates (by fork, vfork or
  * clone without CLONE_THREAD) a member before it runs its first

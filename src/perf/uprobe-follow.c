@@ -186,7 +186,8 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 	int family = ubpf_family_new(FAMILY_MAX);
 	if (family < 0)
 		return family;
-	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain, NULL, 0);
+	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain,
+				 u->cfg.stack_bytes, NULL, 0);
 	if (prog < 0) {
 		close(family);
 		return prog;

@@ -31,6 +31,7 @@ struct uprobe_slot {
 	struct uprobe_hit hit;
 	uint64_t chain[UPROBE_MAX_CHAIN];
 	uint8_t object[UBPF_CAPTURE_MAX], string[UBPF_CAPTURE_MAX];
+	uint8_t stack[UPROBE_MAX_STACK];
 };
 
 /* What a probe is, to attach it to every process and thread traced. */

@@ -149,6 +149,17 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	}
 	if (bytes && w[UBPF_RET_ADDR])
 		insert_caller(r, w[UBPF_RET_ADDR]);
+	/* The stack copy after the chain's words: its length, its bytes. */
+	size_t head = (UBPF_NWORDS + UBPF_MAX_CHAIN) * 8;
+	if (u->cfg.stack_bytes && size >= head + 8) {
+		uint64_t len;
+		memcpy(&len, p + head, 8);
+		if (len > size - head - 8 || len > UPROBE_MAX_STACK)
+			return -EBADMSG;
+		memcpy(r->stack, p + head + 8, len);
+		hit->stack = r->stack;
+		hit->stack_len = len;
+	}
 	return 1;
 }
 
@@ -245,6 +256,13 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 		}
 		if (dyn >= 8)
 			insert_caller(r, ret_addr);
+		/* The copy for an unwind: the dynamic size is what the kernel
+		 * could read of the size asked. */
+		if (u->cfg.stack_bytes && dyn <= size && dyn <= UPROBE_MAX_STACK) {
+			memcpy(r->stack, p, dyn);
+			hit->stack = r->stack;
+			hit->stack_len = dyn;
+		}
 	}
 	return 1;
 }

@@ -69,7 +69,7 @@ static void attr_common(const struct uprobe_set *u, struct perf_event_attr *attr
 	attr->exclude_callchain_kernel = 1;
 	attr->sample_max_stack = UPROBE_MAX_CHAIN;
 	if (u->sample_type & PERF_SAMPLE_STACK_USER)
-		attr->sample_stack_user = 8;
+		attr->sample_stack_user = u->cfg.stack_bytes ? u->cfg.stack_bytes : 8;
 }
 
 /* A dummy event: it never samples, it owns a ring or reports tasks. */
@@ -123,7 +123,8 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	u->drops_fd = ubpf_drops_new();
 	if (u->drops_fd < 0)
 		return u->drops_fd;
-	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, NULL, 0);
+	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, u->cfg.stack_bytes,
+				   NULL, 0);
 	if (u->prog_fd < 0)
 		return u->prog_fd;
 	int fd = ubpf_link_new(u->prog_fd, "/", &zero, NULL, &zero, 1, UBPF_LINK_ENTRY, getpid());
@@ -158,6 +159,9 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = u->drops_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
+	u->cfg.stack_bytes = !u->cfg.callchain			     ? 0
+			     : u->cfg.stack_bytes > UPROBE_MAX_STACK ? UPROBE_MAX_STACK
+								     : u->cfg.stack_bytes & ~7u;
 	u64map_init(&u->ids);
 	u64map_init(&u->tids);
 	err = perf_cpus_online(&u->cpus, &u->ncpus);
@@ -174,7 +178,8 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
 	/* At a function's first instruction the caller has no frame of its
 	 * own yet: the frame-pointer walk skips it, and only the return
-	 * address at the stack pointer names it. 8 bytes of stack give it. */
+	 * address at the stack pointer names it. 8 bytes of stack give it,
+	 * or the stack_bytes asked for an unwind. */
 	if (cfg->callchain)
 		u->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
 	u->rings = calloc(2 * u->ncpus, sizeof(*u->rings));

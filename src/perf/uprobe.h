@@ -43,10 +43,15 @@
 
 #include "util/x86-regs.h"
 
-#define UPROBE_MAX_CHAIN 64 /* call chain entries kept per hit */
+#define UPROBE_MAX_CHAIN 64    /* call chain entries kept per hit */
+#define UPROBE_MAX_STACK 16384 /* bytes of user stack a hit can carry */
 
 struct uprobe_set_config {
-	int callchain;	   /* record the user call chain of every hit */
+	int callchain; /* record the user call chain of every hit */
+	/* With callchain: copy this many bytes of user stack at each hit (a
+	 * multiple of 8, at most UPROBE_MAX_STACK; 0: none), for an unwind
+	 * from the call frame information of code without frame pointers. */
+	uint32_t stack_bytes;
 	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
 	/* Wake the reader every this many hits on a CPU (0 or 1: every
 	 * hit); it is also woken when a ring is half full. Each wakeup costs
@@ -82,6 +87,10 @@ struct uprobe_hit {
 	int has_regs;
 	size_t nchain; /* user addresses, innermost first, markers removed */
 	const uint64_t *chain;
+	/* With stack_bytes: the copy of the user stack from sp up, stack_len
+	 * bytes (fewer where the stack ends sooner; 0 when unreadable). */
+	const uint8_t *stack;
+	size_t stack_len;
 	/* A probe with a capture (uprobe_set_capture()), in link mode: the
 	 * object at rax, NULL when not captured or unreadable, and its
 	 * string's first bytes (min(string_len, 64) of them), NULL when not

@@ -14,6 +14,7 @@
 #include "trace/trace-calls.h"
 #include "trace/tracer.h"
 #include "util/evloop.h"
+#include "util/u64map.h"
 
 /* What a probe is for. */
 enum probe_role { PROBE_ENTRY, PROBE_EXIT, PROBE_URETPROBE };
@@ -49,6 +50,8 @@ struct tracer {
 	struct trace_calls py_calls; /* py: patterns' calls, by thread */
 	struct py_hists py_hists;    /* --hist of Python calls, by name */
 	struct tracer_frame stack[TRACER_STACK_FRAMES];
+	struct unwinder *unwinder; /* want_stack with a stack copy: made at the first */
+	struct u64map unwound;	   /* ... and the processes it has unwound */
 
 	struct launch child;
 	int child_status, child_done;

@@ -299,11 +299,14 @@ static const char *refused(struct tracer *t, size_t i)
 
 /* Data pages per CPU ring: the config's, else for Python calls, which
  * come in bursts of thousands a request (every call a hit, shown or
- * not), 2 MiB; else the default. */
+ * not), and for hits that carry a stack copy (kilobytes each), 2 MiB;
+ * else the default. */
 static size_t ring_pages(const struct tracer *t)
 {
 	if (t->cfg.ring_pages)
 		return t->cfg.ring_pages;
+	if (t->cfg.want_stack && t->cfg.stack_bytes)
+		return PY_RING_PAGES;
 	for (size_t i = 0; i < t->res.n; i++)
 		if (t->res.fns[i].py)
 			return PY_RING_PAGES;
@@ -313,8 +316,14 @@ static size_t ring_pages(const struct tracer *t)
 static int open_buffers(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
-	struct uprobe_set_config ucfg = {c->want_stack || c->want_caller, ring_pages(t),
-					 wakeup_hits(t), c->no_bpf, c->max_events};
+	struct uprobe_set_config ucfg = {
+	    .callchain = c->want_stack || c->want_caller,
+	    .stack_bytes = c->want_stack ? c->stack_bytes : 0,
+	    .ring_pages = ring_pages(t),
+	    .wakeup_hits = wakeup_hits(t),
+	    .no_bpf = c->no_bpf,
+	    .max_events = c->max_events,
+	};
 	int err = uprobe_set_new(&ucfg, &t->up);
 
 	return err ? tracer_fail(t, TRACER_BUFFERS, err, 0) : 0;

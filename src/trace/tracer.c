@@ -12,6 +12,7 @@
 #include "trace/tracer-internal.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "proc/proc-maps.h"
 #include "proc/procstat.h"
 #include "proc/self.h"
+#include "proc/unwind.h"
 #include "symbols/symbolize.h"
 #include "trace/arg-place.h"
 #include "trace/py-call.h"
@@ -121,6 +123,7 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 	t->cfg = *cfg;
 	t->be = cfg->fast ? &tracer_fast : &tracer_uprobes;
 	t->child.gate = t->child.status = -1;
+	u64map_init(&t->unwound);
 	t->sym = symbolizer_new();
 	t->procs = t->sym ? procs_new(t->sym) : NULL;
 	t->namer = t->procs ? frame_namer_new(t->sym, t->procs) : NULL;
@@ -201,7 +204,8 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 	frame_namer_user(t->namer, (pid_t)pid, addr, 1, &fn);
 	if (fn.kind == FRAME_UNKNOWN && !fn.map) {
 		/* A command's mappings appear after recce looked; look again. */
-		procs_scan(t->procs, (pid_t)pid);
+		if (procs_scan(t->procs, (pid_t)pid) == 0 && t->unwinder)
+			unwinder_maps_changed(t->unwinder, (pid_t)pid);
 		frame_namer_user(t->namer, (pid_t)pid, addr, 1, &fn);
 	}
 	frame_name_format(&fn, f->name, sizeof(f->name));
@@ -213,6 +217,57 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 static uint32_t maps_pid(const struct uprobe_hit *h)
 {
 	return h->maps_pid ? h->maps_pid : h->pid;
+}
+
+/*
+ * The callers of a call into t->stack, innermost first: unwound from the
+ * hit's stack copy where it has one (the frame-pointer chain after it
+ * with fp_after, as the sampler's --call-graph auto), else the chain.
+ * Returns how many.
+ */
+static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
+{
+	uint64_t pcs[TRACER_STACK_FRAMES + 3];
+	const uint64_t *callers = h->chain + (h->nchain > 0);
+	size_t n = h->nchain > 0 ? h->nchain - 1 : 0;
+
+	if (h->stack_len && h->has_regs && !h->maps_pid) {
+		if (!t->unwinder)
+			t->unwinder = unwinder_new(t->procs, 0);
+		/* A command's libraries are mapped after recce first looked at
+		 * it: its mappings are read again at its first call unwound. */
+		if (!u64map_get(&t->unwound, h->pid, NULL) &&
+		    u64map_put(&t->unwound, h->pid, 1) == 0 &&
+		    procs_scan(t->procs, (pid_t)h->pid) == 0 && t->unwinder)
+			unwinder_maps_changed(t->unwinder, (pid_t)h->pid);
+		/* The chain behind the marker the unwinder looks for. */
+		uint64_t ips[UPROBE_MAX_CHAIN + 1];
+		ips[0] = (uint64_t)PERF_CONTEXT_USER;
+		memcpy(ips + 1, h->chain, h->nchain * sizeof(*ips));
+		/* The registers in the order of PERF_EVENTS_REGS_MASK: AX BX
+		 * CX DX SI DI BP SP IP, then R8 to R15. */
+		const uint64_t *g = h->gpr;
+		uint64_t regs[17] = {g[X86_RAX], g[X86_RBX], g[X86_RCX], g[X86_RDX], g[X86_RSI],
+				     g[X86_RDI], g[X86_RBP], g[X86_RSP], h->ip,	     g[X86_R8],
+				     g[X86_R9],	 g[X86_R10], g[X86_R11], g[X86_R12], g[X86_R13],
+				     g[X86_R14], g[X86_R15]};
+		struct unwind_sample smp = {(pid_t)h->pid, (pid_t)h->tid, h->ip,    ips,
+					    h->nchain + 1, regs,	  h->stack, h->stack_len};
+		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
+							   TRACER_STACK_FRAMES + 1, pcs,
+							   sizeof(pcs) / sizeof(pcs[0]))
+					 : 0;
+		/* pcs[0] is the marker, pcs[1] the probed instruction. */
+		if (got >= 2) {
+			callers = pcs + 2;
+			n = got - 2;
+		}
+	}
+	if (n > TRACER_STACK_FRAMES)
+		n = TRACER_STACK_FRAMES;
+	for (size_t i = 0; i < n; i++)
+		name_caller(t, maps_pid(h), callers[i], &t->stack[i]);
+	return n;
 }
 
 /* The process whose memory holds a hit's strings and words, 0 when none
@@ -460,8 +515,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 				 caller.name);
 		}
 		if (c->want_stack)
-			for (size_t i = 1; i < h->nchain && i <= TRACER_STACK_FRAMES; i++)
-				name_caller(t, maps_pid(h), h->chain[i], &t->stack[nstack++]);
+			nstack = call_stack(t, h);
 		t->sunk++;
 		c->sink(c->sink_arg, &r, t->stack, nstack);
 		t->shown++;
@@ -919,6 +973,8 @@ void tracer_free(struct tracer *t)
 	free(t->objs);
 	free(t->program);
 	frame_namer_free(t->namer);
+	u64map_release(&t->unwound);
+	unwinder_free(t->unwinder);
 	procs_free(t->procs);
 	symbolizer_free(t->sym);
 	free(t);

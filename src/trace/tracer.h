@@ -48,7 +48,7 @@
 #include "trace/trace-limits.h"
 #include "trace/trace-pattern.h"
 
-#define TRACER_STACK_FRAMES 16 /* callers shown for --stack */
+#define TRACER_STACK_FRAMES 32 /* callers shown for --stack */
 
 /* One caller of a traced call, for --stack. */
 struct tracer_frame {
@@ -79,6 +79,12 @@ struct tracer_config {
 	int want_return;	       /* probe returns and pair them with calls */
 	int want_caller;	       /* name the caller in call records */
 	int want_stack;		       /* pass the callers of each call to the sink */
+	/* want_stack: bytes of user stack copied at each call, unwound from
+	 * the call frame information (0: the frame-pointer chain only); with
+	 * fp_after, the frame-pointer chain goes on where that unwind stops
+	 * short (--call-graph auto, as the sampler's). */
+	uint32_t stack_bytes;
+	int fp_after;
 	int want_hist;		       /* a latency histogram per function */
 	const struct trace_cond *cond; /* --if, or NULL */
 

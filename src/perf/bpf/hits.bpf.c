@@ -21,6 +21,9 @@
 
 const volatile int callchain = 0;   /* the return address and user call chain */
 const volatile int family_only = 0; /* only the processes in family */
+/* With callchain: bytes of user stack to copy (a multiple of 8, at most
+ * UBPF_MAX_STACK), for an unwind from the call frame information. */
+const volatile __u32 stack_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -35,8 +38,12 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+/* The words the record always has, then the stack copy's (hit-format.h). */
+#define HEAD_WORDS (UBPF_NWORDS + UBPF_MAX_CHAIN)
+
 struct record {
-	__u64 w[UBPF_NWORDS + UBPF_MAX_CHAIN];
+	__u64 w[HEAD_WORDS + 1];
+	__u8 stack[UBPF_MAX_STACK + 4096]; /* a page more: see copy_stack() */
 };
 
 struct {
@@ -83,6 +90,32 @@ static __always_inline void capture(struct record *rec, __u64 cookie)
 	    bpf_probe_read_user(&cap[UBPF_CAP_STR], len, (const void *)cap[UBPF_CAP_OBJ]);
 }
 
+/*
+ * Copies the user stack from sp up into dst, stack_bytes of it or as much
+ * as is mapped: to the end of sp's page first, then page by page, so that
+ * a stack whose end is nearer than stack_bytes (a main thread's, under
+ * its arguments and environment) is copied up to that end, and not cut
+ * where a single read of the whole would fail. The last page may be read
+ * past stack_bytes (dst has a page more): whole pages keep every read's
+ * size a constant, as the verifier wants. Returns the bytes copied, at
+ * most stack_bytes.
+ */
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
+{
+	__u32 got = 4096 - (sp & 4095);
+
+	if (bpf_probe_read_user(dst, got, (const void *)sp) != 0)
+		return 0;
+	for (int i = 0; i < UBPF_MAX_STACK / 4096; i++) {
+		if (got >= stack_bytes || got >= UBPF_MAX_STACK)
+			break;
+		if (bpf_probe_read_user(dst + got, 4096, (const void *)(sp + got)) != 0)
+			break;
+		got += 4096;
+	}
+	return got < stack_bytes ? got : stack_bytes;
+}
+
 SEC("uprobe")
 int recce_hit(struct pt_regs *ctx)
 {
@@ -96,7 +129,7 @@ int recce_hit(struct pt_regs *ctx)
 	struct record *rec = bpf_map_lookup_elem(&scratch, &zero);
 	if (!rec)
 		return 0;
-	__builtin_memset(rec, 0, sizeof(*rec));
+	__builtin_memset(rec->w, 0, sizeof(rec->w));
 	__u64 *dropped = bpf_map_lookup_elem(&drops, &zero);
 	if (dropped)
 		rec->w[UBPF_DROPS] = *dropped;
@@ -126,10 +159,11 @@ int recce_hit(struct pt_regs *ctx)
 	w[UBPF_FLAGS] = ctx->eflags;
 
 	/* The record's words: the registers, then the chain or a capture,
-	 * which share their words (a hit has one or the other). */
-	__u32 size = callchain ? sizeof(*rec) : UBPF_NWORDS * 8;
+	 * which share their words (a hit has one or the other), then the
+	 * stack copy. */
+	__u32 size = callchain ? HEAD_WORDS * 8 : UBPF_NWORDS * 8;
 	if (cookie & UBPF_CAPTURE) {
-		size = callchain ? sizeof(*rec) : (UBPF_NWORDS + UBPF_CAP_WORDS) * 8;
+		size = callchain ? HEAD_WORDS * 8 : (UBPF_NWORDS + UBPF_CAP_WORDS) * 8;
 		capture(rec, cookie);
 	} else if (callchain) {
 		/* At a function's first instruction its caller has no frame
@@ -137,6 +171,13 @@ int recce_hit(struct pt_regs *ctx)
 		bpf_probe_read_user(&w[UBPF_RET_ADDR], 8, (const void *)ctx->rsp);
 		long n = bpf_get_stack(ctx, &w[UBPF_NWORDS], UBPF_MAX_CHAIN * 8, BPF_F_USER_STACK);
 		w[UBPF_CHAIN_BYTES] = n > 0 ? n : 0;
+		if (stack_bytes) {
+			__u32 got = copy_stack(rec->stack, ctx->rsp);
+			w[HEAD_WORDS] = got;
+			size = (HEAD_WORDS + 1) * 8 + (got & (UBPF_MAX_STACK * 2 - 1));
+			if (size > (HEAD_WORDS + 1) * 8 + UBPF_MAX_STACK)
+				size = (HEAD_WORDS + 1) * 8 + UBPF_MAX_STACK;
+		}
 	}
 	if (bpf_perf_event_output(ctx, &hits, BPF_F_CURRENT_CPU, rec, size) != 0 && dropped)
 		__sync_fetch_and_add(dropped, 1);

@@ -1,0 +1,93 @@
+#!/bin/bash
+# recce trace --stack through code without frame pointers: a comparator
+# that libc's qsort calls (Debian's libc keeps no frame pointers) shows its
+# whole caller chain, qsort's internals, sort_batch and main, by default
+# (the copied stack unwound) and with --call-graph dwarf, through BPF
+# links and through perf uprobe events; the kernel's frame-pointer walk
+# (--call-graph fp) stops inside libc. Debian's own redis-server (no frame
+# pointers at all) shows each command's path from main through aeMain.
+# And the usage errors of --call-graph.
+. "$(dirname "$0")/lib.sh"
+need_file "$RECCE" "$TARGETS/qsort" /usr/bin/redis-server /usr/bin/redis-cli
+
+# The callers --stack printed under each call, one line a call, the
+# innermost first, separated by ';'.
+callers()
+{
+	awk '/^    at / { sub(/^    at /, ""); sub(/ .*/, ""); s = s (s == "" ? "" : ";") $0; next }
+		{ if (s != "") print s; s = "" } END { if (s != "") print s }' "$1"
+}
+
+# The whole chain of a comparator call: libc's sort (msort_with_tmp,
+# qsort_r: names the libc build may inline differently), then sort_batch
+# and main.
+CHAIN='^([^;]*(msort|qsort)[^;]*;)+sort_batch;main(;|$)'
+
+spawn "$T/qsort.out" "$TARGETS/qsort" 120
+Q=$PID
+for mode in auto dwarf; do
+	for mech in links events; do
+		env=()
+		[ "$mech" = events ] && env=(RECCE_NO_BPF=1)
+		args=(--call-graph "$mode")
+		[ "$mode" = auto ] && args=()
+		run env "${env[@]}" "$RECCE" trace -p "$Q" --stack "${args[@]}" --count 5 slow_compare
+		is "$RC" 0 "$mode, $mech: trace --stack exits 0" || show_run
+		want="BPF links"
+		[ "$mech" = events ] && want="perf uprobe events"
+		like "$(cat "$ERR")" "^recce: tracing 1 function .* with $want;" "$mode, $mech: with $want"
+		callers "$OUT" >"$T/callers"
+		is "$(wc -l <"$T/callers")" 5 "$mode, $mech: each of the 5 calls has its callers" ||
+			diag "$(head -c 1500 "$OUT")"
+		is "$(grep -cE "$CHAIN" "$T/callers")" 5 \
+			"$mode, $mech: every chain runs qsort's internals, sort_batch, main" ||
+			diag "$(head -n 3 "$T/callers")"
+	done
+done
+
+# A command recce starts maps its libraries after recce first read its
+# mappings, at its exec.
+run "$RECCE" trace --stack --count 5 slow_compare -- "$TARGETS/qsort" 1
+is "$RC" 0 "a command: trace --stack exits 0" || show_run
+callers "$OUT" >"$T/callers"
+is "$(grep -cE "$CHAIN" "$T/callers")" 5 "a command: every chain runs through libc to main" ||
+	diag "$(head -n 3 "$T/callers")"
+
+# The frame-pointer walk alone cannot pass libc's frames: the comparator's
+# caller (the return address at its entry) and no more.
+run "$RECCE" trace -p "$Q" --stack --call-graph fp --count 5 slow_compare
+is "$RC" 0 "fp: trace --stack exits 0" || show_run
+callers "$OUT" >"$T/callers"
+is "$(grep -c 'sort_batch' "$T/callers")" 0 "fp: no chain gets past libc to sort_batch" ||
+	diag "$(head -n 3 "$T/callers")"
+is "$(grep -cE '^[^;]*(msort|qsort)' "$T/callers")" 5 "fp: each names the caller in libc"
+kill "$Q"
+
+# --- Debian's redis-server ---------------------------------------------------
+
+spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
+	--save '' --appendonly no --daemonize no
+REDIS=$PID
+ok "redis-server starts" wait_for 30 test -S "$T/redis.sock"
+spawn "$T/cli.out" sh -c "while :; do /usr/bin/redis-cli -s '$T/redis.sock' ping || exit 1; done"
+run "$RECCE" trace -p "$REDIS" --stack --count 5 processCommand
+is "$RC" 0 "redis-server: trace --stack processCommand exits 0" || show_run
+callers "$OUT" >"$T/callers"
+is "$(grep -cE '(^|;)aeMain;(.*;)?main(;|$)' "$T/callers")" 5 \
+	"redis-server: each command runs from main through aeMain" ||
+	diag "$(head -n 3 "$T/callers")"
+kill "$REDIS"
+
+# --- usage -------------------------------------------------------------------
+
+run "$RECCE" trace --call-graph dwarf -p 1 main
+is "$RC" 2 "--call-graph without --stack is a usage error"
+like "$(cat "$ERR")" 'add --stack, or leave --call-graph out' "that says what to do"
+run "$RECCE" trace --stack --call-graph dwarf,20000 -p 1 main
+is "$RC" 2 "a copy larger than a call can carry is a usage error"
+like "$(cat "$ERR")" 'at most 16384 bytes' "that names the largest"
+run "$RECCE" trace --stack --call-graph frames -p 1 main
+is "$RC" 2 "an unknown walk is a usage error"
+like "$(cat "$ERR")" 'must be auto, fp or dwarf' "that names the walks"
+
+done_testing
