@@ -414,7 +414,7 @@ static int launch(struct sampler *s)
 	s->pidfds[0] = proc_pidfd_open(l.pid);
 	s->alive[0] = 1;
 	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
-	s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+	s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
 	if (s->offcpu)
 		offcpu_set_start(s->offcpu, s->start_mono);
 
@@ -541,7 +541,7 @@ int sampler_start(struct sampler *s)
 		err = launch(s);
 	else {
 		s->start_mono = time_now_ns(CLOCK_MONOTONIC);
-		s->stats.start_ns = time_now_ns(CLOCK_REALTIME);
+		s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
 		if (s->offcpu)
 			offcpu_set_start(s->offcpu, s->start_mono);
 		if (s->cfg.events & PERF_EVENTS_ALLOC) {

@@ -111,7 +111,7 @@ static int tracer_fast_start(struct tracer *t)
 	}
 	if (!started)
 		return tracer_fail(t, TRACER_EXITED, -ESRCH, t->cfg.pids[0]);
-	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
+	t->mono_to_real = (uint64_t)time_mono_to_real();
 	trace_limits_init(&t->limits, t->cfg.count, t->cfg.time_ns, t->cfg.rate_n, t->cfg.rate_ms,
 			  time_now_ns(CLOCK_MONOTONIC));
 	return 0;

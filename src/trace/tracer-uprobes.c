@@ -265,7 +265,7 @@ static int start(struct tracer *t)
 	}
 	if ((err = attach_targets(t)) < 0)
 		goto out_cancel;
-	t->mono_to_real = time_now_ns(CLOCK_REALTIME) - time_now_ns(CLOCK_MONOTONIC);
+	t->mono_to_real = (uint64_t)time_mono_to_real();
 	trace_limits_init(&t->limits, c->count, c->time_ns, c->rate_n, c->rate_ms,
 			  time_now_ns(CLOCK_MONOTONIC));
 	if (c->argv && (err = launch_go(&t->child)) < 0) {
