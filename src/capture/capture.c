@@ -76,6 +76,7 @@ int capture_new(const struct capture_config *cfg, struct capture **out)
 	sc.dwarf = cfg->dwarf;
 	sc.fp_after = cfg->fp_after;
 	sc.stack_bytes = cfg->stack_bytes;
+	sc.ring_pages = cfg->ring_pages;
 	sc.stop_fd = -1; /* the tracer's stop is the capture's */
 	sc.procs = cfg->procs;
 	sc.agg = cfg->agg;

@@ -39,7 +39,8 @@ struct capture_config {
 	int dwarf;     /* the copied stack unwound (--call-graph dwarf or auto) */
 	int fp_after;  /* auto: then frame pointers (sampler.h) */
 	uint32_t stack_bytes;
-	int stop_fd; /* readable when a person asks to stop; -1: none */
+	size_t ring_pages; /* sampling: data pages per CPU ring; 0: the default */
+	int stop_fd;	   /* readable when a person asks to stop; -1: none */
 	struct proc_registry *procs;
 	struct aggregate *agg; /* with a timeline enabled */
 	struct resolver *resolver;

@@ -7,10 +7,12 @@
  * is its --help.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/builtin.h"
 #include "cli/cmd-capture.h"
@@ -146,6 +148,30 @@ static void say_failed(const struct capture_args *a, struct capture *c, int err)
 	}
 }
 
+/*
+ * Data pages per CPU of the sampling rings. Each sample carries its stack
+ * copy (8 KiB): at capture's 4999 Hz a busy thread fills perf's default
+ * 2 MiB a CPU in 50 ms, less than a reader can spend reading a library's
+ * unwind tables for the first time on a busy machine. 8 MiB a CPU holds
+ * 200 ms, within 64 MiB for the machine (fewer with many CPUs, never
+ * under the default); where the kernel's limit on locked memory is lower,
+ * the rings are halved until they fit. 0: the default.
+ */
+static size_t ring_pages(const struct capture_args *a)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN), page = sysconf(_SC_PAGESIZE);
+	size_t pages = 2048;
+
+	/* Set by the tests, to see lost samples said (as trace's). */
+	if (getenv("RECCE_RING_PAGES"))
+		return strtoul(getenv("RECCE_RING_PAGES"), NULL, 0);
+	if (a->call_graph == CALL_GRAPH_FP || cpus <= 0 || page <= 0)
+		return 0;
+	while (pages > 512 && pages * (size_t)page * (size_t)cpus > ((size_t)64 << 20))
+		pages /= 2;
+	return pages;
+}
+
 int cmd_capture(int argc, char **argv)
 {
 	struct capture_args a;
@@ -190,6 +216,7 @@ int cmd_capture(int argc, char **argv)
 	    .dwarf = a.call_graph != CALL_GRAPH_FP,
 	    .fp_after = a.call_graph == CALL_GRAPH_AUTO,
 	    .stack_bytes = a.stack_bytes,
+	    .ring_pages = ring_pages(&a),
 	    .stop_fd = sfd,
 	    .procs = procs,
 	    .agg = agg,
@@ -235,6 +262,12 @@ int cmd_capture(int argc, char **argv)
 	sampler_describe(capture_sampler(c), &ss, &info, p);
 	status =
 	    n ? capture_write(&a, p, capture_tracer(c), recs, n, ss.start_ns) : RECCE_EXIT_ERROR;
+	if (ss.lost)
+		warning("the kernel lost %" PRIu64
+			" records of the sampling when its ring was full "
+			"(recce read them too slowly): the calls lack those samples; a lower -F "
+			"helps",
+			ss.lost);
 	if (!n)
 		error("no call of %s finished while captured: nothing written", a.patterns[0]);
 	if (err && !status)

@@ -52,6 +52,16 @@ struct perf_events {
 	uint64_t nregs;
 	struct perf_events_stats stats;
 	uint64_t closed_cpu_ns; /* counted by the cpu-clock events of closed tasks */
+	/* The sampling events' read() gives their samples lost beside their
+	 * count (PERF_FORMAT_LOST, Linux 6.0; cleared where refused); and
+	 * what those of closed tasks had lost. */
+	int read_lost;
+	uint64_t closed_lost;
+};
+
+/* An event's read(): its count, then with read_lost its samples lost. */
+struct event_read {
+	uint64_t value, lost;
 };
 
 /* The attributes shared by the ring owners and the sampling events, so
@@ -154,6 +164,7 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 		return -ENOMEM;
 	pe->cfg = *cfg;
 	pe->cfg.events = events;
+	pe->read_lost = 1;
 	/* The first kind opened carries the mmap, comm and task records. */
 	if (events & PERF_EVENTS_CPU_CLOCK)
 		pe->kinds[pe->nkinds++] = PERF_EVENTS_CPU_CLOCK;
@@ -294,6 +305,7 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 	attr->exclude_kernel = pe->user_only ? 1 : 0;
 	attr->sample_max_stack = pe->cfg.max_stack;
 	attr->exclude_callchain_user = pe->cfg.dwarf && !pe->cfg.fp_chain ? 1 : 0;
+	attr->read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
 }
 
 /* Opens the event of tid on one CPU, falling back to user-only sampling
@@ -312,6 +324,12 @@ static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsign
 		int err = errno;
 		if ((err == EACCES || err == EPERM) && !pe->user_only) {
 			pe->user_only = 1;
+			continue;
+		}
+		/* A kernel before 6.0 knows no PERF_FORMAT_LOST: only the
+		 * records of losses count them there. */
+		if (err == EINVAL && pe->read_lost) {
+			pe->read_lost = 0;
 			continue;
 		}
 		if (err == EPERM)
@@ -399,12 +417,27 @@ int perf_events_open_cgroup(struct perf_events *pe, int cgroup_fd)
  * into it), while sampled. */
 static uint64_t task_cpu_ns(const struct perf_events *pe, const struct perf_task *t)
 {
-	uint64_t sum = 0, v;
+	uint64_t sum = 0;
+	size_t len = pe->read_lost ? sizeof(struct event_read) : sizeof(uint64_t);
+	struct event_read v;
 
 	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++)
 		if (pe->kinds[i / pe->ncpus] == PERF_EVENTS_CPU_CLOCK && t->fds[i] >= 0 &&
-		    read(t->fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			sum += v;
+		    read(t->fds[i], &v, len) == (ssize_t)len)
+			sum += v.value;
+	return sum;
+}
+
+/* The samples the events of task t lost (their ring full), by the
+ * kernel's count of each event; 0 without PERF_FORMAT_LOST. */
+static uint64_t task_lost(const struct perf_events *pe, const struct perf_task *t)
+{
+	uint64_t sum = 0;
+	struct event_read v;
+
+	for (size_t i = 0; pe->read_lost && i < pe->ncpus * pe->nkinds; i++)
+		if (t->fds[i] >= 0 && read(t->fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v.lost;
 	return sum;
 }
 
@@ -418,12 +451,23 @@ uint64_t perf_events_cpu_ns(const struct perf_events *pe)
 	return sum;
 }
 
+uint64_t perf_events_lost(const struct perf_events *pe)
+{
+	uint64_t sum = pe->closed_lost;
+
+	for (size_t t = 0; t < pe->ntasks; t++)
+		if (!pe->tasks[t].closed)
+			sum += task_lost(pe, &pe->tasks[t]);
+	return sum;
+}
+
 void perf_events_close_task(struct perf_events *pe, int task)
 {
 	if (task < 0 || (size_t)task >= pe->ntasks || pe->tasks[task].closed)
 		return;
 	struct perf_task *t = &pe->tasks[task];
 	pe->closed_cpu_ns += task_cpu_ns(pe, t);
+	pe->closed_lost += task_lost(pe, t);
 	for (size_t i = 0; i < pe->ncpus * pe->nkinds; i++) {
 		if (t->fds[i] >= 0)
 			close(t->fds[i]);

@@ -255,6 +255,10 @@ int sampler_finish(struct sampler *s)
 	if (s->pe && (s->cfg.events & PERF_EVENTS_CPU_CLOCK) && !s->cfg.system_wide &&
 	    s->cfg.cgroup_fd < 0)
 		s->stats.cpu_ns = perf_events_cpu_ns(s->pe);
+	/* Losses at the very end have no record yet (the kernel writes one
+	 * once the ring has room): the events' own counts hold them. */
+	if (s->pe && perf_events_lost(s->pe) > s->stats.lost)
+		s->stats.lost = perf_events_lost(s->pe);
 	if (s->offcpu)
 		offcpu_finish(s->offcpu, (uint64_t)s->end_mono);
 	if (s->growth) {
