@@ -441,24 +441,26 @@ static uint64_t task_lost(const struct perf_events *pe, const struct perf_task *
 	return sum;
 }
 
-uint64_t perf_events_cpu_ns(const struct perf_events *pe)
+/* of() summed over the tasks still open. */
+static uint64_t open_tasks_sum(const struct perf_events *pe,
+			       uint64_t (*of)(const struct perf_events *, const struct perf_task *))
 {
-	uint64_t sum = pe->closed_cpu_ns;
+	uint64_t sum = 0;
 
 	for (size_t t = 0; t < pe->ntasks; t++)
 		if (!pe->tasks[t].closed)
-			sum += task_cpu_ns(pe, &pe->tasks[t]);
+			sum += of(pe, &pe->tasks[t]);
 	return sum;
+}
+
+uint64_t perf_events_cpu_ns(const struct perf_events *pe)
+{
+	return pe->closed_cpu_ns + open_tasks_sum(pe, task_cpu_ns);
 }
 
 uint64_t perf_events_lost(const struct perf_events *pe)
 {
-	uint64_t sum = pe->closed_lost;
-
-	for (size_t t = 0; t < pe->ntasks; t++)
-		if (!pe->tasks[t].closed)
-			sum += task_lost(pe, &pe->tasks[t]);
-	return sum;
+	return pe->closed_lost + open_tasks_sum(pe, task_lost);
 }
 
 void perf_events_close_task(struct perf_events *pe, int task)
