@@ -465,6 +465,13 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 			  "their threads and files) when its ring was full: a lower -F or fewer "
 			  "threads helps",
 		    (unsigned long long)st->lost);
+	const uint64_t *e = st->unwind_ends;
+	if (e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH])
+		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
+		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit]",
+		     (unsigned long long)(e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH]),
+		     (unsigned long long)e[UNWIND_END_COPY],
+		     (unsigned long long)e[UNWIND_END_DEPTH]);
 	if (unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
 		     (unsigned long long)st->unwind_check.checked,

@@ -107,6 +107,8 @@ struct unwinder {
 	uint64_t nfile_ids;
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
+	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
+	uint64_t ends[UNWIND_END_KINDS]; /* stacks marked, by why */
 };
 
 /* The CFI of a module comes from its own file: .eh_frame, or .debug_frame
@@ -709,9 +711,36 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	 * an unknown mapping): the IP alone is still a true frame. */
 	if (!c->n)
 		frames[c->n++] = regs[REG_IP];
+	u->end = c->ended && !c->ran_out && c->n < c->max ? UNWIND_END_WHOLE
+		 : c->n >= c->max			  ? UNWIND_END_DEPTH
+		 : c->ran_out				  ? UNWIND_END_COPY
+							  : UNWIND_END_NO_INFO;
 	if (ended)
-		*ended = c->ended && !c->ran_out && c->n < c->max;
+		*ended = u->end == UNWIND_END_WHOLE;
 	return (int)c->n;
+}
+
+int unwind_is_mark(uint64_t addr)
+{
+	return addr > UNWIND_MARK_BASE && addr < UNWIND_MARK_BASE + UNWIND_END_KINDS;
+}
+
+const char *unwind_mark_name(uint64_t addr)
+{
+	switch (addr - UNWIND_MARK_BASE) {
+	case UNWIND_END_COPY:
+		return "[stack copy ended]";
+	case UNWIND_END_DEPTH:
+		return "[depth limit]";
+	default:
+		return "[unknown]";
+	}
+}
+
+void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KINDS])
+{
+	for (size_t i = 0; i < UNWIND_END_KINDS; i++)
+		counts[i] = u ? u->ends[i] : 0;
 }
 
 /*
@@ -802,10 +831,21 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		int ended = 0;
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
+		int unwound = got;
 		if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
 			n += (size_t)got;
+		/* A stack the frame pointers went on with ends where their
+		 * chain does, for no reason the walk can tell. One that ends
+		 * in code without unwind information is not marked: the
+		 * outermost frames of Go (runtime.goexit, without CFI in a
+		 * stripped binary) and of some C runtimes end so too, whole. */
+		if (smp->mark_end && !ended && got == unwound && n < cap &&
+		    u->end != UNWIND_END_NO_INFO) {
+			out[n++] = UNWIND_MARK_BASE + u->end;
+			u->ends[u->end]++;
+		}
 	} else if (!n && cap) {
 		out[n++] = smp->ip;
 	}

@@ -73,6 +73,32 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 size_t unwind_copy_fp(uint64_t bp, uint64_t sp, const uint8_t *stack, size_t stack_len,
 		      uint64_t *out, size_t cap, int *ended);
 
+/*
+ * Why a walk of a copied stack stopped short of the outermost frame.
+ * unwinder_sample() can end such a stack with a marker frame that says
+ * which (above the kernel's PERF_CONTEXT_* markers, so no address can be
+ * one), and counts each: the copy's end and the depth limit. A walk that
+ * ends in code without unwind information is not marked: whole stacks
+ * end so too (Go's runtime.goexit in a stripped binary has no CFI).
+ */
+enum unwind_end {
+	UNWIND_END_WHOLE,   /* the outermost frame was reached */
+	UNWIND_END_COPY,    /* the next frame lies past the stack copy */
+	UNWIND_END_NO_INFO, /* code without unwind information, or whose
+			       information does not lead on */
+	UNWIND_END_DEPTH,   /* the most frames asked for */
+	UNWIND_END_KINDS
+};
+#define UNWIND_MARK_BASE ((uint64_t)-3900) /* + an enum unwind_end other than WHOLE */
+
+/* Whether addr is one of the markers above. */
+int unwind_is_mark(uint64_t addr);
+/* Its frame's name: "[stack copy ended]", "[depth limit]". */
+const char *unwind_mark_name(uint64_t addr);
+
+/* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */
+void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KINDS]);
+
 /* One sample as the kernel gave it. */
 struct unwind_sample {
 	pid_t pid, tid;
@@ -84,6 +110,9 @@ struct unwind_sample {
 	const uint64_t *regs; /* NULL: no user registers (a kernel thread) */
 	const uint8_t *stack;
 	size_t stack_len;
+	/* End a stack whose unwind stopped short (and the frame-pointer
+	 * walk after it added nothing) with a marker frame saying why. */
+	int mark_end;
 };
 
 /*
@@ -95,7 +124,8 @@ struct unwind_sample {
  * JIT code), the frame-pointer walk goes on from the deepest frame both
  * reached: in recursion, joined at the same repeat of that frame; a walk
  * that never meets the unwound stack adds nothing, since its frames could
- * be a frame pointer's garbage. Returns the count.
+ * be a frame pointer's garbage. With smp->mark_end, a stack still short
+ * then ends with a marker (see enum unwind_end). Returns the count.
  */
 size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
 		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap);

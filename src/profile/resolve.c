@@ -19,6 +19,7 @@
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
 #include "proc/py-names.h"
+#include "proc/unwind.h"
 #include "profile/aggregate.h"
 #include "profile/offcpu-reason.h"
 #include "profile/profile.h"
@@ -393,7 +394,22 @@ static uint64_t frame_location(struct resolver *r, pid_t pid, uint32_t gen, uint
 }
 
 #define REASON_NAMES 64 /* frames below an off-CPU marker that can give its reason */
-#define KEY_OFFCPU   64 /* key flag of the location of an off-CPU marker */
+#define KEY_OFFCPU   64 /* key flag of the location of a marker frame */
+
+/* The location of a marker frame named name (a string that lives as long
+ * as the program), in no mapping, made once. */
+static uint64_t marker_location(struct resolver *r, const char *name)
+{
+	struct key k = {(uint64_t)(uintptr_t)name, 0, 0, KEY_OFFCPU};
+	uint64_t id = idmap_get(&r->locations, &k);
+
+	if (id)
+		return id;
+	id = location_named(r, 0, 0, name);
+	if (!id || idmap_put(&r->locations, &k, id) < 0)
+		return 0;
+	return id;
+}
 
 /* The location of an off-CPU marker, named by the reason that the
  * functions of the locations below it (ids, n of them, leaf first) give. */
@@ -411,15 +427,14 @@ static uint64_t offcpu_location(struct resolver *r, uint64_t mark, const uint64_
 				names[nnames++] = f->name;
 		}
 	}
-	const char *name = offcpu_frame_name(mark, offcpu_reason(names, nnames));
-	struct key k = {(uint64_t)(uintptr_t)name, 0, 0, KEY_OFFCPU};
-	uint64_t id = idmap_get(&r->locations, &k);
-	if (id)
-		return id;
-	id = location_named(r, 0, 0, name);
-	if (!id || idmap_put(&r->locations, &k, id) < 0)
-		return 0;
-	return id;
+	return marker_location(r, offcpu_frame_name(mark, offcpu_reason(names, nnames)));
+}
+
+/* The location of an unwind's end marker (unwind.h): a frame named why
+ * the stack ends there, in no mapping. */
+static uint64_t unwind_end_location(struct resolver *r, uint64_t mark)
+{
+	return marker_location(r, unwind_mark_name(mark));
 }
 
 #define KEY_PYTHON 128 /* key flag of the location of a Python frame */
@@ -565,6 +580,14 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 				mark = addr;
 				mark_at = nlocs++;
 			}
+			continue;
+		}
+		if (unwind_is_mark(addr)) {
+			uint64_t id = user_only ? 1 : unwind_end_location(r, addr);
+			if (!id)
+				return -ENOMEM;
+			if (!user_only)
+				r->loc_ids[nlocs++] = id;
 			continue;
 		}
 		if (addr >= CONTEXT_FLOOR) {

@@ -635,6 +635,7 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	aggregate_get_stats(s->cfg.agg, &as);
 	st->threads = as.threads;
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
+	unwinder_end_counts(s->unwinder, st->unwind_ends);
 }
 
 static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
@@ -728,6 +729,11 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 			    (unsigned)s->cfg.stack_bytes);
 	else
 		add_comment(p, "call-graph", "fp");
+	if (s->cfg.dwarf)
+		add_comment(p, "stacks-ended-early",
+			    "%llu where the stack copy ended, %llu at the depth limit",
+			    (unsigned long long)st->unwind_ends[UNWIND_END_COPY],
+			    (unsigned long long)st->unwind_ends[UNWIND_END_DEPTH]);
 	if (st->user_only)
 		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
 	if (st->python.processes)

@@ -143,6 +143,9 @@ struct sampler_stats {
 	int child_status; /* wait status of the launched command, if it exited */
 	int child_exited;
 	struct unwind_check_stats unwind_check; /* with unwind_check */
+	/* Stacks whose unwind stopped short, ended with a marker frame that
+	 * says why, by enum unwind_end (dwarf and auto). */
+	uint64_t unwind_ends[UNWIND_END_KINDS];
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	int alloc_sessions; /* in uprobe sessions; 0: a return probe on every call */
 	/* With growing: the stacks that only grew, over how many snapshots

@@ -463,7 +463,8 @@ static int on_record(const struct perf_record *rec, void *arg)
 						    rec->sample.nr,
 						    NULL,
 						    rec->sample.stack,
-						    rec->sample.stack_size};
+						    rec->sample.stack_size,
+						    0};
 			if (rec->sample.abi)
 				smp.regs = rec->sample.regs;
 			n = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL,

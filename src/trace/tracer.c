@@ -251,8 +251,9 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
 				     g[X86_RDI], g[X86_RBP], g[X86_RSP], h->ip,	     g[X86_R8],
 				     g[X86_R9],	 g[X86_R10], g[X86_R11], g[X86_R12], g[X86_R13],
 				     g[X86_R14], g[X86_R15]};
-		struct unwind_sample smp = {(pid_t)h->pid, (pid_t)h->tid, h->ip,    ips,
-					    h->nchain + 1, regs,	  h->stack, h->stack_len};
+		struct unwind_sample smp = {(pid_t)h->pid, (pid_t)h->tid, h->ip,
+					    ips,	   h->nchain + 1, regs,
+					    h->stack,	   h->stack_len,  0};
 		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
 							   TRACER_STACK_FRAMES + 1, pcs,
 							   sizeof(pcs) / sizeof(pcs[0]))

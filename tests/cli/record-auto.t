@@ -5,7 +5,8 @@
 # deep runs at the bottom of 40 recursive 1 KiB frames, five times the
 # 8 KiB copy: dwarf alone never reaches main; auto gives every sample
 # the whole chain, each of the 40 frames once, as the frame-pointer walk
-# of this frame-pointer build does.
+# of this frame-pointer build does. dwarf's stacks end with a frame that
+# says why ([stack copy ended]), counted.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/deep"
 
@@ -22,6 +23,7 @@ for mode in auto dwarf fp; do
 		run "$RECCE" record --call-graph $mode -o "$P" -- "$TARGETS/deep" 1
 	fi
 	is "$RC" 0 "record ($mode) -- deep exits 0" || show_run
+	cp "$ERR" "$T/$mode.err"
 	F=$(folded "$P")
 	eval "BOTTOM_$mode=\$(folded_count \"\$F\" \"\$IN_BOTTOM\")"
 	eval "WHOLE_$mode=\$(folded_count \"\$F\" \"\$WHOLE\")"
@@ -35,6 +37,22 @@ is "$WHOLE_auto" "$BOTTOM_auto" "auto: every one has main and the 40 frames of d
 is "$MAIN_dwarf" 0 "dwarf alone: the 8 KiB copy never reaches main"
 cmp_ok "$BOTTOM_dwarf" '>' 0 "... though it names bottom ($BOTTOM_dwarf)"
 is "$WHOLE_fp" "$BOTTOM_fp" "fp: every sample whole too (frame pointers, the anchor)"
+
+# A stack the unwind could not finish ends with a frame that says why,
+# not with made-up callers: each of dwarf's ends (its root, in folded
+# form) with [stack copy ended]; auto's, which the frame pointers
+# finished, never do. Both are counted, in the run's words and the
+# profile's.
+is "$(folded_count "$F_dwarf" '^\[stack copy ended\];(.*;)?bottom(;|$)')" "$BOTTOM_dwarf" \
+	"dwarf: every stack of bottom ends with [stack copy ended]" || diag "$(folded_top "$F_dwarf" 3)"
+is "$(folded_count "$F_auto" '\[(stack copy ended|depth limit)\]')" 0 \
+	"auto: none ends early, the frame pointers went on"
+like "$(cat "$T/dwarf.err")" '^recce: [0-9]+ stacks end early, at a frame that says why: [1-9][0-9]* \[stack copy ended\] ' \
+	"dwarf: the run says how many stacks end early, and why"
+unlike "$(cat "$T/auto.err")" 'stacks end early' "auto: and says nothing of it"
+run "$RECCE" report "$T/dwarf.pb.gz" -n 1
+like "$(cat "$OUT")" 'stacks-ended-early: [1-9][0-9]* where the stack copy ended, 0 at the depth limit' \
+	"the profile counts them by why"
 
 run "$RECCE" report "$T/auto.pb.gz" -n 1
 like "$(cat "$OUT")" 'call-graph: auto,8192' "the profile says how its stacks were walked"
