@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "trace/arg-place.h"
+#include "perf/hit-format.h"
 #include "proc/mem-read.h"
 #include "symbols/sym-func.h"
 #include "symbols/symbolize.h"
@@ -440,9 +441,45 @@ static uint64_t narrow(uint64_t v, uint32_t kind, int size)
 	return v;
 }
 
-void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
-		     int raw, struct trace_record *r)
+void trace_args_str_plan(const struct trace_sig *sig, struct trace_str_plan *plan)
 {
+	memset(plan, 0, sizeof(*plan));
+	plan->len_reg = -1;
+	for (int i = 0; sig->known && i < sig->nparams && plan->n < 2; i++) {
+		if (sig->params[i].kind != TRACE_ARG_STR || sig->params[i].reg < 0)
+			continue;
+		if (sig->params[i].len_reg >= 0) {
+			if (plan->n)
+				continue; /* a counted string is copied alone */
+			plan->param[0] = i;
+			plan->reg[0] = sig->params[i].reg;
+			plan->len_reg = sig->params[i].len_reg;
+			plan->n = 1;
+			return;
+		}
+		plan->param[plan->n] = i;
+		plan->reg[plan->n++] = sig->params[i].reg;
+	}
+}
+
+/* A string argument as the probe copied it (len bytes; of a NUL-ended
+ * string, as many as it held before its NUL or UBPF's 63), into a->str:
+ * 0, or 1 when cut. */
+static int copied_string(const uint8_t *bytes, size_t len, uint64_t whole, struct trace_arg *a)
+{
+	size_t keep = len < sizeof(a->str) - 1 ? len : sizeof(a->str) - 1;
+
+	memcpy(a->str, bytes, keep);
+	a->str[keep] = 0;
+	return whole > keep;
+}
+
+void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
+		     const struct trace_copied_args *copy, int raw, struct trace_record *r)
+{
+	struct trace_str_plan plan;
+
+	trace_args_str_plan(sig, &plan);
 	for (int i = 0; i < TRACE_MAX_ARGS; i++)
 		r->regs[i] = gpr[arg_sysv_regs[i]];
 	r->arity = sig->arity;
@@ -479,9 +516,22 @@ void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t 
 		a->value = narrow(gpr[reg], a->kind, sig->params[i].size);
 		if (a->kind != TRACE_ARG_STR)
 			continue;
-		int rc = len_reg >= 0
-			     ? read_counted(pid, gpr[reg], gpr[len_reg], a->str, sizeof(a->str))
-			     : trace_read_string(pid, gpr[reg], a->str, sizeof(a->str));
+		/* Copied at the call where the probe could (a string of 63
+		 * bytes or more may have been cut there); else read now. */
+		int k = plan.n > 0 && plan.param[0] == i   ? 0
+			: plan.n > 1 && plan.param[1] == i ? 1
+							   : -1;
+		int rc;
+		if (k >= 0 && copy && copy->bytes[k])
+			rc = copied_string(copy->bytes[k], copy->len[k],
+					   len_reg >= 0				  ? gpr[len_reg]
+					   : copy->len[k] >= UBPF_CAPTURE_MAX - 1 ? UINT64_MAX
+										  : copy->len[k],
+					   a);
+		else
+			rc = len_reg >= 0
+				 ? read_counted(pid, gpr[reg], gpr[len_reg], a->str, sizeof(a->str))
+				 : trace_read_string(pid, gpr[reg], a->str, sizeof(a->str));
 		if (rc < 0)
 			a->flags |= TRACE_STR_UNREADABLE;
 		else if (rc > 0)

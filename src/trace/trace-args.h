@@ -83,13 +83,35 @@ struct trace_sig {
 int trace_args_describe(struct sym_file *f, const char *symname, uint64_t vaddr,
 			struct trace_sig *sig);
 
+/*
+ * The string arguments a probe copies at the call, before the caller can
+ * change or free them, or the process exit: the first one with a length
+ * (Go's, Rust's &str), alone; else the first two NUL-terminated ones.
+ * param[k] is the argument's index in sig->params, reg[k] its register,
+ * len_reg the length's register (-1: NUL-terminated).
+ */
+struct trace_str_plan {
+	int n;
+	int param[2], reg[2];
+	int len_reg;
+};
+void trace_args_str_plan(const struct trace_sig *sig, struct trace_str_plan *plan);
+
+/* What the probe copied of the plan's strings: bytes and how many
+ * (NULL: not copied, unreadable then). */
+struct trace_copied_args {
+	const uint8_t *bytes[2];
+	size_t len[2];
+};
+
 /* Fills r->args from the registers at the call, gpr by enum x86_gpr, of
  * which the bits of have were recorded: named and typed when sig is
  * known, else arg0..arg5 as the raw SysV registers if raw is set (else
  * none). An argument in a register not recorded is unknown, never 0.
- * Strings are read from pid (0: from none, shown unreadable). */
+ * Strings are those copy holds (may be NULL) as trace_args_str_plan()
+ * says, the others read from pid (0: from none, shown unreadable). */
 void trace_args_fill(const struct trace_sig *sig, const uint64_t *gpr, uint32_t have, pid_t pid,
-		     int raw, struct trace_record *r);
+		     const struct trace_copied_args *copy, int raw, struct trace_record *r);
 
 /* The return value rax narrowed to the declared return type. */
 uint64_t trace_args_narrow_ret(const struct trace_sig *sig, uint64_t rax);

@@ -189,6 +189,18 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	 * memory: the probe reads the object there and then, before the
 	 * caller can change it. */
 	const struct trace_sig *sig = &t->sigs[fn];
+	/* At a call, its string arguments, there and then: a caller's
+	 * buffer may be rewritten, a process may exit, before recce reads
+	 * them; where the probe cannot (a page not yet in), or a hit carries
+	 * a call chain instead (--caller, --stack), recce reads them late. */
+	struct trace_str_plan plan;
+	trace_args_str_plan(sig, &plan);
+	int copy =
+	    role == PROBE_ENTRY && !f->usdt && plan.n && !t->cfg.want_caller && !t->cfg.want_stack;
+	if (copy && plan.len_reg >= 0)
+		uprobe_set_capture_counted(t->up, probe, plan.reg[0], plan.len_reg);
+	else if (copy)
+		uprobe_set_capture_strings(t->up, probe, plan.reg[0], plan.reg[plan.n - 1]);
 	int at_return = role == PROBE_URETPROBE || (how && how->kind == FUNC_EXIT_RET);
 	int str = trace_args_string_result(sig);
 	if (sig->known && sig->ret_kind == TRACE_ARG_OBJECT && sig->ret_object.size && at_return)

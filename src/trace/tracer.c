@@ -476,7 +476,11 @@ static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
 			       h->has_regs ? have : 0, mem_pid(h), r);
 		return 1;
 	}
-	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), c->want_args || c->cond, r);
+	/* The strings the probe copied at the call (tracer-uprobes.c asks
+	 * for those of trace_args_str_plan()). */
+	struct trace_copied_args copy = {{h->object, h->string}, {h->object_len, 0}};
+	copy.len[1] = (size_t)h->string_len;
+	trace_args_fill(&t->sigs[fn], h->gpr, have, mem_pid(h), &copy, c->want_args || c->cond, r);
 	if (!c->want_args && !t->sigs[fn].known)
 		r->nargs = 0; /* registers were only filled for --if */
 	return 1;

@@ -68,6 +68,13 @@ check_c gcc
 is "$(ns "$T/gcc.trc" unused_first 'unused=99')" "0 1 2 3 " \
 	"gcc: an unused argument GCC kept in place is read where the ABI puts it"
 
+# A string argument is copied when the probe fires: relabel rewrites its
+# caller's buffer at once, which a read after the hit would show.
+traced gcc-str USR1 relabel -- "$TARGETS/values" "$N"
+is "$(sed -n 's/.*:relabel(label="\([^"]*\)", n=[0-9]*)$/\1/p' "$T/gcc-str.trc" | tr '\n' ' ')" \
+	"label-0 label-1 label-2 label-3 " \
+	"a string argument is its text at the call, though the function rewrites it at once"
+
 # At -O0 DWARF places arguments in stack slots the prologue fills later:
 # the ABI's registers are all there is. At -O2, DWARF's places.
 for o in O0 O2; do

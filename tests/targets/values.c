@@ -2,7 +2,7 @@
  * A target whose arguments sit in every place the SysV ABI gives them, for
  * the tests that `recce trace` reads each from where it is and shows "?"
  * (null in JSON, with the reason) for one it cannot read, never another
- * register's value.
+ * register's value; and a string argument as it was at the call.
  *
  *   values [N]
  *
@@ -76,6 +76,14 @@ static __attribute__((noinline)) long unused_first(long unused, long n)
 	return sink += n * 3;
 }
 
+/* Rewrites the text its caller gave it at once: only a copy made at the
+ * call shows what it was given. */
+__attribute__((noinline)) long relabel(char *label, long n)
+{
+	snprintf(label, 16, "gone");
+	return sink += n;
+}
+
 static void pause_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -96,6 +104,9 @@ int main(int argc, char **argv)
 		sum += at_point(p, i) + after_named(q, i) + after_big(b, i) + after_mixed(m, i) +
 		       after_double(1.5, i) + after_wide((__int128)i << 64, i) +
 		       seventh(1, 2, 3, 4, 5, 6, i) + unused_first(99, i);
+		char label[16];
+		snprintf(label, sizeof(label), "label-%ld", i);
+		sum += relabel(label, i);
 		pause_ms(1);
 	}
 	printf("values: %ld\n", sum);
