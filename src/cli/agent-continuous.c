@@ -261,13 +261,27 @@ void agent_continuous_options(const struct agent_continuous_args *a)
 	cfg->fp_after = cg == CALL_GRAPH_AUTO;
 	said->freq = cfg->freq;
 	if (a->export_url) {
-		struct clickhouse *ch = NULL;
+		struct clickhouse *ch;
 		const char *why;
 		int err = clickhouse_open(a->export_url, &ch, &why);
 		if (err == -EINVAL)
 			usage_die("agent", "--export %s, not '%s'", why, a->export_url);
-		if (err == 0)
-			clickhouse_close(ch);
+		if (err < 0)
+			die("cannot export to %s: %s", a->export_url, strerror(-err));
+		snprintf(said->export_to, sizeof(said->export_to), "%s", clickhouse_where(ch));
+		if (a->export_password) {
+			static char password[256];
+			secret_read(a->export_password, "--export-password", password,
+				    sizeof(password));
+			cfg->export_password = password;
+		} else if (clickhouse_url_password(ch)) {
+			warning(
+			    "the password in --export can be read by every user of this machine "
+			    "(ps): put it in a file only root reads, and give --export-password "
+			    "FILE");
+		}
+		clickhouse_close(ch);
+		cfg->export_url = a->export_url;
 	}
 }
 
@@ -289,27 +303,6 @@ void *agent_continuous_start(const struct agent_continuous_args *a, int stop_fd)
 			    strerror(-cfg->http_fd));
 		if (strncmp(said->http, "127.", 4) != 0 && strncmp(said->http, "[::1]", 5) != 0)
 			serve_on_network(a, cfg, said, spec);
-	}
-	if (a->export_url) {
-		struct clickhouse *ch;
-		const char *why;
-		int err = clickhouse_open(a->export_url, &ch, &why);
-		if (err < 0)
-			die("cannot export to %s: %s", a->export_url, strerror(-err));
-		snprintf(said->export_to, sizeof(said->export_to), "%s", clickhouse_where(ch));
-		if (a->export_password) {
-			static char password[256];
-			secret_read(a->export_password, "--export-password", password,
-				    sizeof(password));
-			cfg->export_password = password;
-		} else if (clickhouse_url_password(ch)) {
-			warning(
-			    "the password in --export can be read by every user of this machine "
-			    "(ps): put it in a file only root reads, and give --export-password "
-			    "FILE");
-		}
-		clickhouse_close(ch);
-		cfg->export_url = a->export_url;
 	}
 	cfg->say = say;
 	cfg->say_arg = said;

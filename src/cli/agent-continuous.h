@@ -20,8 +20,9 @@ struct agent_continuous_args {
 
 struct evloop;
 
-/* Reads and checks the profiler's options (a usage error exits 2 before
- * the agent takes its socket or a port). */
+/* Reads and checks the profiler's options, --export's URL and password
+ * among them (a usage error exits 2 before the agent takes its socket or
+ * a port). */
 void agent_continuous_options(const struct agent_continuous_args *a);
 /* Starts the profiler with those options (a child that stops when
  * stop_fd is readable or the agent dies) and returns its keeper once it
