@@ -792,6 +792,13 @@ value_folded()
 	cat "$OUT"
 }
 
+# profile_seconds FILE: the time FILE's recording covered, in seconds, as
+# recce report's header gives it (to the millisecond).
+profile_seconds()
+{
+	"$RECCE" report "$1" 2>/dev/null | sed -n 's/^duration: \([0-9.]*\) s$/\1/p'
+}
+
 # near A B TOLERANCE: A is within TOLERANCE (a fraction) of B; A and B are
 # numbers or awk expressions of numbers.
 near()

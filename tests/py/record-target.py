@@ -17,8 +17,8 @@ import time
 
 
 def spin(n):
-    while True:
-        n += 1  # mark: spin
+    # One line: the jump back of a loop on two is on the `while` line.
+    while True: n += 1  # mark: spin
 
 
 class Worker:
