@@ -16,14 +16,14 @@ snapshot()
 
 # --- offcpu: shares of the waiting time, against the target's own clock --
 
-spawn "$T/blk.out" "$TARGETS/blocker" 60
+spawn "$T/blk.out" "$TARGETS/blocker" 600
 BLK=$PID
-wait_for 5 grep -q '^ready' "$T/blk.out" || diag "the blocker did not start"
+wait_for 30 grep -q "^ready" "$T/blk.out" || diag "the blocker did not start"
 P="$T/off.pb.gz"
 spawn_recce "$T/rec.out" "$T/rec.err" record -p "$BLK" --event offcpu --call-graph dwarf \
 	-d 3 -o "$P"
 REC=$PID
-wait_for 5 grep -q 'recording process off-CPU' "$T/rec.err" || diag "record did not start"
+wait_for 30 grep -q 'recording process off-CPU' "$T/rec.err" || diag "record did not start"
 kill -USR1 "$BLK"
 if wait_exit 20 "$REC"; then
 	is "$WAIT_RC" 0 "record --event offcpu -p exits 0" || diag "$(cat "$T/rec.err")"
@@ -31,7 +31,7 @@ else
 	fail "record --event offcpu -p exits 0" "still running after 20 s"
 fi
 kill -USR1 "$BLK"
-wait_for 5 sh -c "[ \$(grep -c '^--\$' '$T/blk.out') -ge 2 ]" || diag "no second snapshot"
+wait_for 30 sh -c "[ \$(grep -c '^--\$' '$T/blk.out') -ge 2 ]" || diag "no second snapshot"
 like "$(cat "$T/rec.err")" 'recce: [0-9]+ switches in 3\.[0-9] s, [0-9.]+ s off-CPU, from 8 threads' \
 	"the summary counts switches, off-CPU seconds and the 8 threads"
 snapshot 1 "$T/blk.out" >"$T/truth.a"
@@ -128,9 +128,9 @@ kill -TERM "$BLK"
 
 # --- C++ with exceptions, a Rust-named function ---------------------------
 
-spawn "$T/cxx.out" "$TARGETS/blocker-cxx" 30
+spawn "$T/cxx.out" "$TARGETS/blocker-cxx" 600
 CXX=$PID
-wait_for 5 grep -q '^ready' "$T/cxx.out" || diag "blocker-cxx did not start"
+wait_for 30 grep -q "^ready" "$T/cxx.out" || diag "blocker-cxx did not start"
 P="$T/cxx.pb.gz"
 run "$RECCE" record -p "$CXX" --event offcpu --call-graph dwarf -d 1.5 -o "$P"
 is "$RC" 0 "record --event offcpu of a C++ target exits 0" || show_run

@@ -61,7 +61,7 @@ is "$(grep -c 'fill_map[^ ]* --> (unwound)' "$T/cxx-last.trc")" 2 \
 is "$(grep -c 'restock[^ ]* --> (unwound)' "$T/cxx-last.trc")" 2 "and their callers"
 
 # A call still running when the trace ends says so, with how long so far.
-spawn "$T/bl.out" "$TARGETS/blocker" 60
+spawn "$T/bl.out" "$TARGETS/blocker" 600
 BL=$PID
 wait_for 20 grep -q '^ready' "$T/bl.out"
 spawn_recce "$T/bl.trc" "$T/bl.err" trace -p "$BL" main_wait --return --time 60
