@@ -395,12 +395,13 @@ mutate: deps
 # record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of
 # patch and trace --fast in each thread state (inject-torture.t runs 2
 # and 1), 5,000 random programs against librecce's ring model (200 in
-# check) and 300 against trace --fast's (8 in check), and the load tests.
+# check) and 300 against trace --fast's (8 in check), the load tests, and
+# an hour of the continuous agent beside programs coming and going.
 soak: deps
 	$(MAKE) all targets
 	RECCE_KILLS=20 TORTURE_RUNS=20 TORTURE_KILLS=20 EVENTS_MODEL_CASES=5000 FAST_MODEL_CASES=300 \
 		B=$(B) prove -v tests/cli/kill.t tests/cli/inject-torture.t tests/cli/events-model.t \
-		tests/cli/fast-model.t tests/soak/load.t
+		tests/cli/fast-model.t tests/soak/load.t tests/soak/agent-memory.t
 
 asan: deps
 	$(MAKE) targets

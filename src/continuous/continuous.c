@@ -22,6 +22,7 @@
 #include "continuous/export.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
+#include "proc/self.h"
 #include "profile/aggregate.h"
 #include "profile/merge.h"
 #include "profile/pprof.h"
@@ -272,6 +273,27 @@ static void export_window(struct continuous *c, const struct store_window *w,
 	free(ps);
 }
 
+/*
+ * What the window's processes left behind goes once they are gone: their
+ * mappings, then the files only they mapped (a descriptor and tables
+ * each: on a host where programs come and go, a new file every run of a
+ * fresh binary), once more than SWEEP_KEEP are unused, so that a program
+ * run now and then is not opened anew each time. No answer of the
+ * symbolizer is held between windows, so none is lost.
+ */
+#define SWEEP_KEEP 16
+
+static void forget(struct continuous *c)
+{
+	procs_forget_dead(c->procs);
+	procs_mark_files(c->procs);
+	size_t closed = symbolizer_sweep(c->sym, SWEEP_KEEP);
+	sampler_trim(c->sampler, closed > 0);
+	c->st.files_closed += closed;
+	c->st.files_open = symbolizer_files(c->sym);
+	c->st.resident_bytes = proc_self_resident_bytes();
+}
+
 static void on_window(struct continuous *c, int64_t start, int64_t end)
 {
 	struct sampler_stats now;
@@ -327,7 +349,7 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	free(profiles);
 	free(pids);
 	aggregate_clear(c->agg);
-	procs_forget_dead(c->procs);
+	forget(c);
 }
 
 /*
@@ -592,4 +614,11 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	       (double)st->started_ns / 1e9);
 	metric(fp, "profiler_restarts_total", "counter",
 	       "Times the agent started its profiler again after it died.", (double)st->restarts);
+	metric(fp, "profiler_resident_bytes", "gauge",
+	       "The profiler's memory in RAM, read after the last window.",
+	       (double)st->resident_bytes);
+	metric(fp, "profiler_files_open", "gauge",
+	       "Binaries the profiler holds open to name stacks.", (double)st->files_open);
+	metric(fp, "profiler_files_closed_total", "counter",
+	       "Binaries closed once no process mapped them.", (double)st->files_closed);
 }

@@ -87,6 +87,9 @@ struct continuous_stats {
 	uint64_t export_dropped; /* windows retention deleted before it took them */
 	double cpu_seconds;	 /* the agent's own CPU time */
 	uint64_t restarts;	 /* the profiler started again after it died */
+	uint64_t files_open;	 /* binaries the symbolizer holds open */
+	uint64_t files_closed;	 /* closed when no process mapped them any more */
+	uint64_t resident_bytes; /* the profiler's memory in RAM, after the last window */
 	int64_t started_ns;
 };
 

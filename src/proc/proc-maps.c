@@ -44,6 +44,7 @@ struct proc {
 	struct proc_map *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
 	int dead_seen; /* procs_forget_dead() found it gone once */
+	int gone;      /* and again: it goes from the registry */
 };
 
 struct proc_registry {
@@ -92,23 +93,60 @@ struct py_names *procs_py_names(struct proc_registry *r)
 	return r->py;
 }
 
+void procs_mark_files(struct proc_registry *r)
+{
+	for (size_t i = 0; i < r->nprocs; i++)
+		for (size_t j = 0; j < r->procs[i].nmaps; j++)
+			sym_file_mark(r->procs[i].maps[j].file);
+}
+
+/* Removes the processes marked gone, keeping the others in order, with
+ * the map by pid made anew first (it has no removal): where memory runs
+ * out, nothing moves and the entries stay, mappings freed. */
+static void compact(struct proc_registry *r)
+{
+	struct u64map by_pid;
+	size_t kept = 0;
+
+	u64map_init(&by_pid);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].gone)
+			continue;
+		if (u64map_put(&by_pid, (uint32_t)r->procs[i].pid, kept++) < 0) {
+			u64map_release(&by_pid);
+			return;
+		}
+	}
+	kept = 0;
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (!r->procs[i].gone)
+			r->procs[kept++] = r->procs[i];
+	r->nprocs = kept;
+	u64map_release(&r->by_pid);
+	r->by_pid = by_pid;
+}
+
 size_t procs_forget_dead(struct proc_registry *r)
 {
-	size_t n = 0;
+	size_t n = 0, gone = 0;
 
 	for (size_t i = 0; i < r->nprocs; i++) {
 		struct proc *p = &r->procs[i];
-		if (!p->maps || kill(p->pid, 0) == 0 || errno != ESRCH)
+		if (kill(p->pid, 0) == 0 || errno != ESRCH)
 			continue;
 		/* Its last samples may still be in a ring: they go with the
 		 * next window, named with these mappings. */
 		if (!p->dead_seen++)
 			continue;
+		n += p->maps != NULL;
 		free(p->maps);
 		p->maps = NULL;
 		p->nmaps = p->cap = 0;
-		n++;
+		p->gone = 1;
+		gone++;
 	}
+	if (gone)
+		compact(r);
 	return n;
 }
 

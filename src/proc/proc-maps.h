@@ -70,12 +70,16 @@ int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint
  * is mapped below its libraries and the loader), or NULL. */
 const struct proc_map *procs_exe(struct proc_registry *r, pid_t pid);
 
-/* Drops the mappings of every process found gone by the call before
+/* Drops every process found gone by the call before, with its mappings
  * (the continuous agent calls it once a window, after naming its
  * samples: the last samples of a process that exits may be read in the
  * next window), so that a registry that lives for days holds the
- * processes alive. Returns how many were dropped. */
+ * processes alive. Returns how many with mappings were dropped. */
 size_t procs_forget_dead(struct proc_registry *r);
+
+/* Marks the file of every mapping it holds as in use, for
+ * symbolizer_sweep(). */
+void procs_mark_files(struct proc_registry *r);
 
 /* The uid that owns pid (from the scan), or (uid_t)-1 if unknown. */
 uid_t procs_uid(struct proc_registry *r, pid_t pid);

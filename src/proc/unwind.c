@@ -165,6 +165,17 @@ static void proc_release(struct proc_unwind *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void unwinder_files_closed(struct unwinder *u)
+{
+	for (size_t i = 0; i < MAX_PROCS; i++)
+		proc_release(&u->procs_cache[i]);
+	if (u->shared)
+		cfi_rules_clear(u->shared);
+	u64map_release(&u->file_ids);
+	u64map_init(&u->file_ids);
+	u->nfile_ids = 0;
+}
+
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)

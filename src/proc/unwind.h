@@ -47,6 +47,11 @@ void unwinder_maps_changed(struct unwinder *u, pid_t pid);
 /* pid exec'd or exited: its state is dropped and rebuilt if needed. */
 void unwinder_forget(struct unwinder *u, pid_t pid);
 
+/* The symbolizer closed files (symbolizer_sweep()): every state that
+ * names a file (each process's modules, the rules shared by file) is
+ * dropped, and rebuilt as samples need it. */
+void unwinder_files_closed(struct unwinder *u);
+
 /*
  * Unwinds one sample of thread tid of process pid. regs holds the user
  * registers in PERF_EVENTS_REGS_MASK order (perf-events.h); stack is the

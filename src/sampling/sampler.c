@@ -590,6 +590,16 @@ int sampler_exec_failed(const struct sampler *s)
 	return s->exec_failed;
 }
 
+void sampler_trim(struct sampler *s, int files_closed)
+{
+	if (u64map_count(&s->known) > SAMPLER_KNOWN_MAX) {
+		u64map_release(&s->known);
+		u64map_init(&s->known);
+	}
+	if (files_closed && s->unwinder)
+		unwinder_files_closed(s->unwinder);
+}
+
 void sampler_set_resolver(struct sampler *s, struct resolver *r)
 {
 	s->cfg.resolver = r;

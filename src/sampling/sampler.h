@@ -227,6 +227,15 @@ int sampler_finish(struct sampler *s);
  * drain, finish. Returns 0 or -errno. */
 int sampler_run(struct sampler *s);
 
+/* For a sampler that runs for days (the continuous agent), between
+ * windows: what it learnt of each process and thread it saw (whether
+ * /proc was read, its name) is forgotten once it holds more than
+ * SAMPLER_KNOWN_MAX entries (the living are read again at their next
+ * sample); with files_closed (symbolizer_sweep() closed some), so is
+ * the unwinder's state that names files. */
+#define SAMPLER_KNOWN_MAX (1u << 18)
+void sampler_trim(struct sampler *s, int files_closed);
+
 /* The resolver that names a process's stacks before an exec replaces
  * its mappings, from now on (the continuous agent's, one per window). */
 void sampler_set_resolver(struct sampler *s, struct resolver *r);

@@ -119,6 +119,8 @@ struct sym_file {
 	struct ranges span_ranges; /* idx: spans[]; built on an aranges miss */
 	struct cu_span *spans;
 	int spans_built;
+
+	int in_use; /* marked since the last symbolizer_sweep() */
 };
 
 struct symbolizer {

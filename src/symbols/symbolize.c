@@ -164,6 +164,107 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+static uint64_t inode_key(dev_t dev, ino_t ino)
+{
+	return (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
+}
+
+void sym_file_mark(struct sym_file *f)
+{
+	if (f)
+		f->in_use = 1;
+}
+
+size_t symbolizer_files(const struct symbolizer *s)
+{
+	size_t n = 0;
+
+	for (const struct sym_file *f = s->files; f; f = f->next)
+		n++;
+	return n;
+}
+
+/* by_build_id's entries whose file stays: u64map_each's callback. */
+struct keep_ids {
+	struct u64map *to;
+	int failed;
+};
+
+static void keep_build_id(void *arg, uint64_t key, uint64_t val)
+{
+	struct keep_ids *k = arg;
+	const struct sym_file *f = (const struct sym_file *)(uintptr_t)val;
+
+	if ((!f || f->in_use) && u64map_put(k->to, key, val) < 0)
+		k->failed = 1;
+}
+
+size_t symbolizer_sweep(struct symbolizer *s, size_t keep)
+{
+	size_t unused = 0, closed = 0;
+
+	if (s->vdso)
+		s->vdso->in_use = 1;
+	for (struct sym_file *f = s->files; f; f = f->next)
+		unused += !f->in_use;
+	/* The maps are rebuilt from the files that stay, first, so that a
+	 * failure (no memory) leaves every file open and every map whole. */
+	struct u64map by_inode, by_id;
+	struct keep_ids k = {.to = &by_id};
+	u64map_init(&by_inode);
+	u64map_init(&by_id);
+	if (unused > keep) {
+		for (struct sym_file *f = s->files; f && !k.failed; f = f->next)
+			if (f->in_use && f->ino &&
+			    u64map_put(&by_inode, inode_key(f->dev, f->ino), 0) < 0)
+				k.failed = 1;
+		if (!k.failed)
+			u64map_each(&s->by_build_id, keep_build_id, &k);
+	}
+	if (unused <= keep || k.failed) {
+		u64map_release(&by_inode);
+		u64map_release(&by_id);
+		for (struct sym_file *f = s->files; f; f = f->next)
+			f->in_use = 0;
+		return 0;
+	}
+	/* Chains by inode, newest first as symbolizer_open() makes them. */
+	struct sym_file **link = &s->files, *kept = NULL, **kept_end = &kept;
+	while (*link) {
+		struct sym_file *f = *link;
+		*link = f->next;
+		if (!f->in_use) {
+			sym_file_free(f);
+			closed++;
+			continue;
+		}
+		f->in_use = 0;
+		f->next = NULL;
+		*kept_end = f;
+		kept_end = &f->next;
+	}
+	s->files = kept;
+	for (struct sym_file *f = s->files; f; f = f->next)
+		f->hash_next = NULL;
+	/* The list is newest first: walking it backwards would put the
+	 * newest file at each chain's head; the order in a chain only
+	 * matters for files with one inode, rewritten in place, and
+	 * find_cached() checks every one of them. */
+	for (struct sym_file *f = s->files; f; f = f->next) {
+		if (!f->ino)
+			continue;
+		uint64_t key = inode_key(f->dev, f->ino), head = 0;
+		u64map_get(&by_inode, key, &head);
+		f->hash_next = (struct sym_file *)(uintptr_t)head;
+		u64map_put(&by_inode, key, (uintptr_t)f); /* the key is there: no allocation */
+	}
+	u64map_release(&s->files_by_inode);
+	u64map_release(&s->by_build_id);
+	s->files_by_inode = by_inode;
+	s->by_build_id = by_id;
+	return closed;
+}
+
 /* A new sym_file named path, reading fd (ours now; -1 for none), with
  * its tables empty. NULL when memory runs out (fd is then the caller's). */
 static struct sym_file *sym_file_alloc(struct symbolizer *s, const char *path, int fd)
@@ -185,11 +286,6 @@ static struct sym_file *sym_file_alloc(struct symbolizer *s, const char *path, i
 		return NULL;
 	}
 	return f;
-}
-
-static uint64_t inode_key(dev_t dev, ino_t ino)
-{
-	return (uint64_t)ino * 0x9e3779b97f4a7c15ULL ^ (uint64_t)dev;
 }
 
 const char *sym_name_demangled(struct symbolizer *s, const char *name)

@@ -23,8 +23,9 @@
  * symbols name addresses: an address in data is unknown (0 frames).
  *
  * Ownership: every string returned (frames, paths, build-ids) is owned by
- * the symbolizer and lives until symbolizer_free(). A sym_file is owned by
- * the symbolizer too. The symbolizer is not thread-safe.
+ * the symbolizer and lives until symbolizer_free(), or until the file it
+ * came from is closed by symbolizer_sweep(). A sym_file is owned by the
+ * symbolizer too. The symbolizer is not thread-safe.
  */
 #ifndef RECCE_SYMBOLIZE_H
 #define RECCE_SYMBOLIZE_H
@@ -93,6 +94,21 @@ int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const c
  * only when RECCE_DEBUGINFOD is set) let a search run into its timeout,
  * after which this process stopped asking servers. */
 int symbolizer_debuginfod_stalled(void);
+
+/*
+ * For a symbolizer that lives for days (the continuous agent) beside
+ * programs that come and go: each file it opened holds a descriptor and
+ * its tables until it is closed. The caller marks every file still in
+ * use with sym_file_mark(), then symbolizer_sweep() closes the others
+ * when there are more than keep of them (the vDSO stays), and clears the
+ * marks. Returns how many it closed. A closed file's sym_file and the
+ * answers looked up in it are gone: call it where no one holds them.
+ */
+void sym_file_mark(struct sym_file *f);
+size_t symbolizer_sweep(struct symbolizer *s, size_t keep);
+
+/* How many files the symbolizer holds open. */
+size_t symbolizer_files(const struct symbolizer *s);
 
 /* The vDSO of this kernel, as a sym_file. Returns 0 or -errno. */
 int symbolizer_open_vdso(struct symbolizer *s, struct sym_file **out);

@@ -64,8 +64,21 @@ if command -v curl >/dev/null; then
 	else
 		skip "promtool is not installed" 1
 	fi
+	cmp_ok "$(agent_metric "http://$HTTP" profiler_resident_bytes)" '>' 1000000 \
+		"/metrics gives the profiler's resident memory"
+	# Binaries that come and go, as on a build host: 40 fresh copies of
+	# one program (40 files), each run once. Two windows after they exit
+	# the profiler closes them, all but the 16 unused it may keep.
+	mkdir "$T/copies"
+	for i in $(seq 40); do
+		cp "$TARGETS/hot" "$T/copies/hot-$i"
+		"$T/copies/hot-$i" 0.01 >/dev/null 2>&1
+	done
+	for i in 1 2 3; do next_window "http://$HTTP" || diag "no window $i after the copies"; done
+	CLOSED=$(agent_metric "http://$HTTP" profiler_files_closed_total)
+	cmp_ok "${CLOSED:-0}" '>=' 24 "the profiler closed the copies no process maps any more ($CLOSED)"
 else
-	skip "curl is not installed" 3
+	skip "curl is not installed" 5
 fi
 
 DOWN_FROM=$(now)

@@ -149,6 +149,9 @@ static void test_exe_and_forget(void **state)
 	self[n] = 0;
 	assert_string_equal(exe->path, self);
 	assert_int_equal(procs_forget_dead(fx->procs), 0);
+	/* A process registered after it, and one known by its name alone. */
+	assert_int_equal(procs_scan(fx->procs, getpid()), 0);
+	assert_int_equal(procs_set_comm(fx->procs, (pid_t)0x7ffffff0, "nameonly"), 0);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	assert_int_equal(procs_forget_dead(fx->procs), 0);
@@ -156,6 +159,12 @@ static void test_exe_and_forget(void **state)
 	assert_int_equal(procs_forget_dead(fx->procs), 1);
 	assert_int_equal(procs_maps(fx->procs, child, &maps), 0);
 	assert_null(procs_exe(fx->procs, child));
+	/* Gone from the registry, name and all, as is the one never mapped;
+	 * the process after them is found where it was. */
+	assert_null(procs_comm(fx->procs, child));
+	assert_null(procs_comm(fx->procs, (pid_t)0x7ffffff0));
+	assert_true(procs_maps(fx->procs, getpid(), &maps) > 0);
+	assert_non_null(procs_comm(fx->procs, getpid()));
 	/* The living stay. */
 	assert_int_equal(procs_scan(fx->procs, getpid()), 0);
 	assert_int_equal(procs_forget_dead(fx->procs), 0);

@@ -311,6 +311,54 @@ static void test_deleted_file(void **state)
 	assert_true(ends_with(fr[0].file, "test-symbolize.c"));
 }
 
+/* Files no one marks are closed once there are more than the caller
+ * keeps: their descriptors go, the marked file stays the same sym_file,
+ * and a closed one opened again is a new, working one. */
+static void test_sweep(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *self = open_self(s), *copies[3], *again = NULL;
+	struct sym_frame fr[4];
+	char paths[3][32];
+	int fds[3];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/tmp/recce-sweep-XXXXXX");
+		int fd = mkstemp(paths[i]);
+		assert_true(fd >= 0);
+		close(fd);
+		copy_file(self_path, paths[i]);
+		assert_int_equal(symbolizer_open(s, paths[i], -1, &copies[i]), 0);
+		assert_ptr_not_equal(copies[i], self);
+		fds[i] = sym_file_fd(copies[i]);
+		assert_true(fcntl(fds[i], F_GETFD) >= 0);
+	}
+	assert_int_equal(symbolizer_files(s), 4);
+	/* Two unused, two kept: nothing closes, and the marks are cleared. */
+	sym_file_mark(self);
+	sym_file_mark(copies[0]);
+	assert_int_equal(symbolizer_sweep(s, 2), 0);
+	assert_int_equal(symbolizer_files(s), 4);
+	/* Three unused now (the marks were cleared), one kept. */
+	sym_file_mark(self);
+	assert_int_equal(symbolizer_sweep(s, 2), 3);
+	assert_int_equal(symbolizer_files(s), 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fcntl(fds[i], F_GETFD), -1);
+	struct sym_file *same = NULL;
+	assert_int_equal(symbolizer_open(s, self_path, -1, &same), 0);
+	assert_ptr_equal(same, self);
+	assert_int_equal(symbolizer_open(s, paths[1], -1, &again), 0);
+	assert_int_equal(symbolizer_files(s), 2);
+	assert_int_equal(
+	    symbolizer_lookup(s, again, self_vaddr((uintptr_t)recce_test_known_function), fr, 4),
+	    1);
+	assert_string_equal(fr[0].function, "recce_test_known_function");
+	assert_string_equal(sym_file_build_id(again), sym_file_build_id(self));
+	for (int i = 0; i < 3; i++)
+		unlink(paths[i]);
+}
+
 static void test_find_symbol(void **state)
 {
 	struct symbolizer *s = *state;
@@ -512,6 +560,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_open_cache_and_metadata, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_offset_to_vaddr, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_elf, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_find_symbol, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cxx_names, setup, teardown),
