@@ -56,6 +56,7 @@ struct perf_events {
 	 * count (PERF_FORMAT_LOST, Linux 6.0; cleared where refused); and
 	 * what those of closed tasks had lost. */
 	int read_lost;
+	int build_ids; /* mmap records carry build-ids (cleared where refused) */
 	uint64_t closed_lost;
 };
 
@@ -165,6 +166,7 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 	pe->cfg = *cfg;
 	pe->cfg.events = events;
 	pe->read_lost = 1;
+	pe->build_ids = 1;
 	/* The first kind opened carries the mmap, comm and task records. */
 	if (events & PERF_EVENTS_CPU_CLOCK)
 		pe->kinds[pe->nkinds++] = PERF_EVENTS_CPU_CLOCK;
@@ -297,6 +299,12 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 	attr->inherit = 1;
 	attr->mmap = first;
 	attr->mmap2 = first;
+	/* The build-id in each mapping's record, read by the kernel as the
+	 * file is mapped: a program that ran briefly from a file deleted
+	 * right after (a test binary, a build step) is named by it when the
+	 * file can no longer be opened, and a path that holds another file
+	 * by then is not taken for it. */
+	attr->build_id = first && pe->build_ids;
 	attr->comm = first;
 	attr->comm_exec = first;
 	attr->task = first;
@@ -330,6 +338,11 @@ static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsign
 		 * records of losses count them there. */
 		if (err == EINVAL && pe->read_lost) {
 			pe->read_lost = 0;
+			continue;
+		}
+		/* Before 5.12: records with inodes, no build-ids. */
+		if (err == EINVAL && k == 0 && pe->build_ids) {
+			pe->build_ids = 0;
 			continue;
 		}
 		if (err == EPERM)
@@ -604,7 +617,12 @@ static int parse_record(const struct perf_events *pe, const unsigned char *p, si
 		r->mmap.addr = cur_u64(&c);
 		r->mmap.len = cur_u64(&c);
 		r->mmap.pgoff = cur_u64(&c);
-		cur_bytes(&c, 24); /* maj, min, ino, ino_generation or build id */
+		const unsigned char *id =
+		    cur_bytes(&c, 24); /* maj, min, ino, ino_generation or build id */
+		r->mmap.build_id[0] = 0;
+		if (id && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && id[0] && id[0] <= 20)
+			for (int i = 0; i < id[0]; i++)
+				snprintf(r->mmap.build_id + 2 * i, 3, "%02x", id[4 + i]);
 		uint64_t pf = cur_u64(&c);
 		r->mmap.prot = (uint32_t)pf;
 		r->mmap.flags = (uint32_t)(pf >> 32);

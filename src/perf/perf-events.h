@@ -87,6 +87,10 @@ struct perf_record {
 			uint64_t addr, len, pgoff;
 			uint32_t prot, flags;
 			const char *filename;
+			/* The file's build-id as the kernel read it at the
+			 * mapping (Linux 5.12), lowercase hex; "" when the
+			 * record has none. */
+			char build_id[41];
 		} mmap;
 		struct {
 			const char *comm;

@@ -363,7 +363,7 @@ static int read_maps(struct proc_registry *r, const struct proc *p, struct proc_
 		return -ENOMEM;
 	}
 	while ((got = lines_read(f, line, MAPS_LINE_MAX)) != 0) {
-		struct proc_map m;
+		struct proc_map m = {0};
 		uint64_t inode;
 		const char *path;
 
@@ -463,9 +463,9 @@ int procs_scan(struct proc_registry *r, pid_t pid)
 }
 
 int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-	       const char *path, int prot)
+	       const char *path, int prot, const char *build_id)
 {
-	struct proc_map m;
+	struct proc_map m = {0};
 	struct proc *p;
 
 	if (!r)
@@ -495,6 +495,12 @@ int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len,
 	/* The record carries no inode; map_files/ still tells the truth
 	 * while the process lives. */
 	m.file = open_mapping(r, pid, m.start, m.end, path, 0, &m);
+	if (build_id && build_id[0] && m.path[0] == '/' &&
+	    (!m.file || strcmp(sym_file_build_id(m.file), build_id) != 0) &&
+	    symbolizer_open_gone(r->sym, build_id, m.path, &m.file) < 0) {
+		m.file = NULL;
+		m.build_id = strpool_intern(&r->strings, build_id);
+	}
 	return proc_insert(p, &m);
 }
 

@@ -27,6 +27,9 @@ struct proc_map {
 	const char *path;
 	const char *real_path; /* as the kernel names it */
 	struct sym_file *file; /* NULL when not an ELF file we could open (anon, JIT) */
+	/* Without a file: the build-id the kernel gave with the mapping, so
+	 * that a profile can be named later from the binary; else NULL. */
+	const char *build_id;
 	int prot;	       /* PROT_* bits */
 };
 
@@ -44,10 +47,13 @@ void procs_free(struct proc_registry *r);
 int procs_scan(struct proc_registry *r, pid_t pid);
 
 /* A new mapping from a PERF_RECORD_MMAP2 record (non-executable ones are
- * ignored). Returns 0 or -errno; an unopenable file is kept without a
- * sym_file, not an error. */
+ * ignored). build_id, the record's (lowercase hex; NULL or "" for none),
+ * is what the file must be: when the process is gone and the path holds
+ * another file or none, the file is the one open with that build-id, or
+ * the symbol cache's table of it (symbolizer_open_gone()). Returns 0 or
+ * -errno; an unopenable file is kept without a sym_file, not an error. */
 int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-	       const char *path, int prot);
+	       const char *path, int prot, const char *build_id);
 
 /* The child starts with a copy of the parent's mappings. */
 int procs_fork(struct proc_registry *r, pid_t parent, pid_t child);

@@ -315,7 +315,7 @@ static uint64_t mapping_id(struct resolver *r, pid_t pid, uint32_t gen, const st
 
 	if (id)
 		return id;
-	const char *build_id = m->file ? sym_file_build_id(m->file) : "";
+	const char *build_id = m->file ? sym_file_build_id(m->file) : m->build_id;
 	id = profile_add_mapping(r->prof, m->start, m->end, m->pgoff, m->path ? m->path : "",
 				 build_id ? build_id : "");
 	if (!id || idmap_put(&r->mappings, &k, id) < 0)
@@ -352,6 +352,11 @@ static uint64_t user_location(struct resolver *r, pid_t pid, uint32_t gen, uint6
 	uint64_t map_id = mapping_id(r, pid, gen, fn.map);
 	if (!map_id)
 		return 0;
+	/* A file gone before it could be opened, known by its build-id: the
+	 * address alone, named later from the binary (recce symbolize, a
+	 * report with the file back at its path or on debuginfod). */
+	if (!fn.map->file && fn.map->build_id)
+		return profile_add_location(r->prof, map_id, addr, NULL, 0);
 	if (fn.kind != FRAME_SYMBOL) {
 		frame_name_format(&fn, name, sizeof(name));
 		return location_named(r, map_id, addr, name);

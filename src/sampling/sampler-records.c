@@ -224,7 +224,7 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 				break;
 		}
 		procs_mmap(s->cfg.procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
-			   rec->mmap.filename, (int)rec->mmap.prot);
+			   rec->mmap.filename, (int)rec->mmap.prot, rec->mmap.build_id);
 		if (s->unwinder)
 			unwinder_maps_changed(s->unwinder, pid);
 		break;

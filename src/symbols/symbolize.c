@@ -756,6 +756,20 @@ static int open_table_only(struct symbolizer *s, const char *build_id, const cha
 	return 0;
 }
 
+int symbolizer_open_gone(struct symbolizer *s, const char *build_id, const char *path,
+			 struct sym_file **out)
+{
+	if (!build_id || !build_id[0])
+		return -ENOENT;
+	for (struct sym_file *f = s->files; f; f = f->next)
+		if (f->build_id && strcmp(f->build_id, build_id) == 0) {
+			*out = f;
+			return 0;
+		}
+	int rc = open_table_only(s, build_id, path, out);
+	return rc == -ENOMEM ? rc : rc < 0 ? -ENOENT : 0;
+}
+
 int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const char *path,
 			     struct sym_file **out)
 {

@@ -90,6 +90,16 @@ int symbolizer_keep_table(struct symbolizer *s, struct sym_file *f);
 int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const char *path,
 			     struct sym_file **out);
 
+/*
+ * A file a process mapped that can no longer be opened as it was: the
+ * process is gone and its path deleted, or holding another file by now
+ * (the kernel gave its build-id with the mapping). The file open here
+ * with that build-id (another copy, a run before), else the table the
+ * symbol cache kept of it; path names it. Returns 0 and *out, or -ENOENT.
+ */
+int symbolizer_open_gone(struct symbolizer *s, const char *build_id, const char *path,
+			 struct sym_file **out);
+
 /* Whether a debuginfod server (DEBUGINFOD_URLS, which recce.c passes on
  * only when RECCE_DEBUGINFOD is set) let a search run into its timeout,
  * after which this process stopped asking servers. */

@@ -486,7 +486,7 @@ static int on_record(const struct perf_record *rec, void *arg)
 		if (u64map_get(&s->by_pid, (uint64_t)pid, &v) && v &&
 		    ((struct top_proc *)(uintptr_t)v)->scanned) {
 			procs_mmap(s->procs, pid, rec->mmap.addr, rec->mmap.len, rec->mmap.pgoff,
-				   rec->mmap.filename, (int)rec->mmap.prot);
+				   rec->mmap.filename, (int)rec->mmap.prot, rec->mmap.build_id);
 			if (s->unwinder)
 				unwinder_maps_changed(s->unwinder, pid);
 		}

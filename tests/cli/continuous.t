@@ -74,11 +74,26 @@ if command -v curl >/dev/null; then
 		cp "$TARGETS/hot" "$T/copies/hot-$i"
 		"$T/copies/hot-$i" 0.01 >/dev/null 2>&1
 	done
+	# And ten more deleted as soon as they end, most before the profiler
+	# reads their mappings: the kernel's build-id names them (hot ran
+	# before, from its own file).
+	GONE_FROM=$(now)
+	for i in $(seq 10); do
+		cp "$TARGETS/hot" "$T/copies/gone-$i"
+		"$T/copies/gone-$i" 0.1 >/dev/null 2>&1
+		rm "$T/copies/gone-$i"
+	done
 	for i in 1 2 3; do next_window "http://$HTTP" || diag "no window $i after the copies"; done
 	CLOSED=$(agent_metric "http://$HTTP" profiler_files_closed_total)
 	cmp_ok "${CLOSED:-0}" '>=' 24 "the profiler closed the copies no process maps any more ($CLOSED)"
+	run "$RECCE" query --store "$STORE" --from "@$GONE_FROM" --format folded
+	grep '^gone-\|;gone-' "$OUT" >"$T/gone.folded"
+	grep -E '(^|;)burn_cpu [0-9]+$' "$OUT" >"$T/burn.folded"
+	is "$(wc -l <"$T/gone.folded")" 0 "no frame of the deleted copies is left as an address" ||
+		diag "$(head -n 5 "$T/gone.folded")"
+	cmp_ok "$(wc -l <"$T/burn.folded")" '>' 0 "their CPU is in burn_cpu"
 else
-	skip "curl is not installed" 5
+	skip "curl is not installed" 7
 fi
 
 DOWN_FROM=$(now)

@@ -216,22 +216,24 @@ static void test_mmap_overlap(void **state)
 	const struct proc_map *maps;
 	const int rx = PROT_READ | PROT_EXEC;
 
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x10000, 0x4000, 0x100000, "/a", rx), 0);
-	/* Non-executable mappings are not ours to track. */
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x10000, 0x4000, 0, "/data", PROT_READ),
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x10000, 0x4000, 0x100000, "/a", rx, NULL),
 			 0);
+	/* Non-executable mappings are not ours to track. */
+	assert_int_equal(
+	    procs_mmap(fx->procs, FAKE_PID, 0x10000, 0x4000, 0, "/data", PROT_READ, NULL), 0);
 	assert_int_equal(procs_maps(fx->procs, FAKE_PID, &maps), 1);
 
 	/* In the middle: the old mapping splits around it. */
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x11000, 0x1000, 0, "//anon", rx), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x11000, 0x1000, 0, "//anon", rx, NULL),
+			 0);
 	assert_int_equal(procs_maps(fx->procs, FAKE_PID, &maps), 3);
 	expect_map(&maps[0], 0x10000, 0x11000, 0x100000, "/a");
 	expect_map(&maps[1], 0x11000, 0x12000, 0, "//anon");
 	expect_map(&maps[2], 0x12000, 0x14000, 0x102000, "/a");
 
 	/* Over the start of one and the end of another. */
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0xf000, 0x1800, 0, "/b", rx), 0);
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x11800, 0x1000, 0, "/c", rx), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0xf000, 0x1800, 0, "/b", rx, NULL), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x11800, 0x1000, 0, "/c", rx, NULL), 0);
 	assert_int_equal(procs_maps(fx->procs, FAKE_PID, &maps), 5);
 	expect_map(&maps[0], 0xf000, 0x10800, 0, "/b");
 	expect_map(&maps[1], 0x10800, 0x11000, 0x100800, "/a");
@@ -241,15 +243,17 @@ static void test_mmap_overlap(void **state)
 	assert_string_equal(procs_find(fx->procs, FAKE_PID, 0x12000)->path, "/c");
 
 	/* Covering several at once leaves only the new one there. */
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x20000, 0x1000, 0, "/far", rx), 0);
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0xf000, 0x6000, 0, "/all", rx), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x20000, 0x1000, 0, "/far", rx, NULL), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0xf000, 0x6000, 0, "/all", rx, NULL), 0);
 	assert_int_equal(procs_maps(fx->procs, FAKE_PID, &maps), 2);
 	expect_map(&maps[0], 0xf000, 0x15000, 0, "/all");
 	expect_map(&maps[1], 0x20000, 0x21000, 0, "/far");
 
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x30000, 0, 0, "/empty", rx), -EINVAL);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x30000, 0, 0, "/empty", rx, NULL),
+			 -EINVAL);
 	assert_int_equal(
-	    procs_mmap(fx->procs, FAKE_PID, UINT64_MAX - 0xfff, 0x2000, 0, "/wrap", rx), -EINVAL);
+	    procs_mmap(fx->procs, FAKE_PID, UINT64_MAX - 0xfff, 0x2000, 0, "/wrap", rx, NULL),
+	    -EINVAL);
 }
 
 static void test_mmap_files(void **state)
@@ -263,19 +267,57 @@ static void test_mmap_files(void **state)
 	assert_int_equal(symbolizer_open_vdso(fx->sym, &vdso), 0);
 
 	/* The process is gone (never was): the path is opened instead. */
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x40000, 0x1000, 0, exe, PROT_EXEC), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x40000, 0x1000, 0, exe, PROT_EXEC, NULL),
+			 0);
 	assert_ptr_equal(procs_find(fx->procs, FAKE_PID, 0x40000)->file, exe_file);
 	/* ... but not for a deleted file: the path may name another file. */
 	snprintf(exe + strlen(exe), sizeof(exe) - strlen(exe), " (deleted)");
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x50000, 0x1000, 0, exe, PROT_EXEC), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x50000, 0x1000, 0, exe, PROT_EXEC, NULL),
+			 0);
 	assert_null(procs_find(fx->procs, FAKE_PID, 0x50000)->file);
 	assert_string_equal(procs_find(fx->procs, FAKE_PID, 0x50000)->path, exe);
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x60000, 0x2000, 0, "[vdso]", PROT_EXEC),
-			 0);
+	assert_int_equal(
+	    procs_mmap(fx->procs, FAKE_PID, 0x60000, 0x2000, 0, "[vdso]", PROT_EXEC, NULL), 0);
 	assert_ptr_equal(procs_find(fx->procs, FAKE_PID, 0x61000)->file, vdso);
-	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x70000, 0x1000, 0, "", PROT_EXEC), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x70000, 0x1000, 0, "", PROT_EXEC, NULL),
+			 0);
 	assert_string_equal(procs_find(fx->procs, FAKE_PID, 0x70000)->path, "//anon");
 	assert_null(procs_find(fx->procs, FAKE_PID, 0x70000)->file);
+}
+
+/* With the build-id the kernel gave for a mapping: a file gone (the
+ * process and its path) is the file open with that build-id; a path
+ * holding another file by now is not taken for it; a build-id found
+ * nowhere is kept on the mapping, for naming later. */
+static void test_mmap_build_ids(void **state)
+{
+	struct fixture *fx = *state;
+	struct sym_file *exe_file = NULL;
+	char exe[4096], deleted[4200];
+	const char *other = "0123456789abcdef0123456789abcdef01234567";
+
+	assert_non_null(realpath("/proc/self/exe", exe));
+	assert_int_equal(symbolizer_open(fx->sym, exe, -1, &exe_file), 0);
+	const char *id = sym_file_build_id(exe_file);
+	assert_true(strlen(id) >= 16);
+
+	snprintf(deleted, sizeof(deleted), "/tmp/recce-gone-%d/prog (deleted)", (int)getpid());
+	assert_int_equal(
+	    procs_mmap(fx->procs, FAKE_PID, 0x40000, 0x1000, 0, deleted, PROT_EXEC, id), 0);
+	const struct proc_map *m = procs_find(fx->procs, FAKE_PID, 0x40000);
+	assert_ptr_equal(m->file, exe_file);
+	assert_null(m->build_id);
+
+	/* The path is there, but with another build-id: not that file. */
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x50000, 0x1000, 0, exe, PROT_EXEC, other),
+			 0);
+	m = procs_find(fx->procs, FAKE_PID, 0x50000);
+	assert_null(m->file);
+	assert_string_equal(m->build_id, other);
+	/* The right one at the path is taken as before. */
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x60000, 0x1000, 0, exe, PROT_EXEC, id),
+			 0);
+	assert_ptr_equal(procs_find(fx->procs, FAKE_PID, 0x60000)->file, exe_file);
 }
 
 int main(void)
@@ -288,6 +330,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exe_and_forget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_overlap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mmap_build_ids, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
