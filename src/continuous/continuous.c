@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,6 +284,14 @@ static void export_window(struct continuous *c, const struct store_window *w,
  */
 #define SWEEP_KEEP 16
 
+/* Whether thread tid of pid has exited: aggregate_drop_threads()'s
+ * question (a signal 0 checks that it is there and sends nothing). */
+static int thread_gone(void *arg, pid_t pid, pid_t tid)
+{
+	(void)arg;
+	return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+}
+
 static void forget(struct continuous *c)
 {
 	procs_forget_dead(c->procs);
@@ -349,6 +358,7 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	free(profiles);
 	free(pids);
 	aggregate_clear(c->agg);
+	aggregate_drop_threads(c->agg, thread_gone, NULL);
 	forget(c);
 }
 

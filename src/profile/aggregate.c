@@ -24,6 +24,7 @@ struct agg_thread {
 	uint32_t gen;	     /* for tid == pid: the process's generation */
 	uint64_t gen_stacks; /* for tid == pid: entries made in this generation */
 	uint64_t samples;
+	uint64_t last_samples; /* in the window aggregate_clear() ended */
 	char name[AGG_COMM_LEN];
 };
 
@@ -89,8 +90,41 @@ void aggregate_clear(struct aggregate *a)
 	a->nstacks = 0;
 	a->samples = a->period = 0;
 	a->busy_threads = 0;
-	for (size_t i = 0; i < a->nthreads; i++)
+	for (size_t i = 0; i < a->nthreads; i++) {
+		a->threads[i].last_samples = a->threads[i].samples;
 		a->threads[i].samples = a->threads[i].gen_stacks = 0;
+	}
+}
+
+size_t aggregate_drop_threads(struct aggregate *a, int (*gone)(void *arg, pid_t pid, pid_t tid),
+			      void *arg)
+{
+	struct u64map index;
+	size_t kept = 0, dropped = 0;
+	unsigned char *drop = calloc(a->nthreads ? a->nthreads : 1, 1);
+
+	if (!drop)
+		return 0;
+	u64map_init(&index);
+	for (size_t i = 0; i < a->nthreads; i++) {
+		const struct agg_thread *t = &a->threads[i];
+		if (!t->last_samples && !t->samples && gone(arg, t->pid, t->tid)) {
+			drop[i] = 1;
+			dropped++;
+		} else if (u64map_put(&index, (uint64_t)(uint32_t)t->tid, kept++) < 0) {
+			u64map_release(&index);
+			free(drop);
+			return 0;
+		}
+	}
+	for (size_t i = 0, k = 0; dropped && i < a->nthreads; i++)
+		if (!drop[i])
+			a->threads[k++] = a->threads[i];
+	a->nthreads = kept;
+	u64map_release(&a->thread_index);
+	a->thread_index = index;
+	free(drop);
+	return dropped;
 }
 
 /* The entry of tid, or NULL: valid until the next thread_get(). */

@@ -66,6 +66,15 @@ int aggregate_add(struct aggregate *a, pid_t pid, pid_t tid, const uint64_t *fra
 /* Drops every entry and count (a window is over), keeping the threads
  * with their names and the processes' generations. */
 void aggregate_clear(struct aggregate *a);
+
+/* After aggregate_clear(), for an aggregator that lives for days (the
+ * continuous agent): forgets each thread that had no sample in the
+ * window just cleared and that gone(arg, pid, tid) says has exited, so
+ * that its threads follow the living ones, not every thread it saw.
+ * (A thread sampled in that window stays one more: its last samples may
+ * still come.) Returns how many went; none when memory runs out. */
+size_t aggregate_drop_threads(struct aggregate *a, int (*gone)(void *arg, pid_t pid, pid_t tid),
+			      void *arg);
 /* Keeps a timeline from now on, of at most max_bytes. */
 void aggregate_enable_timeline(struct aggregate *a, size_t max_bytes);
 

@@ -3,11 +3,12 @@
 # in `make check`: it takes an hour, AGENT_SOAK_SECONDS to change it):
 # processes and binaries coming and going as on a build host or under
 # deploys, ten a second, each program a fresh copy (a new file, one
-# build-id) that runs 50 ms of CPU and is deleted. The sampler's resident
+# build-id) that runs 50 ms of CPU and is deleted; beside them a process
+# making a thousand threads a second. The sampler's resident
 # memory and open descriptors, read at a quarter of the run and at its
 # end, stay flat; the windows keep being written, the copies named.
 . "$(dirname "$0")/../cli/lib.sh"
-need_file "$RECCE" "$TARGETS/hot"
+need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
 SECONDS_RUN=${AGENT_SOAK_SECONDS:-3600}
 
 spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
@@ -31,6 +32,8 @@ spawn "$T/churn.out" bash -c "i=0
 		sleep 0.05
 	done"
 CHURN=$PID
+# And a process that makes and joins a thousand threads a second.
+spawn "$T/threads.out" "$TARGETS/spinner" "$((SECONDS_RUN + 60))" 1 1000
 
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$SAMPLER/status" 2>/dev/null; }
 fds() { ls "/proc/$SAMPLER/fd" 2>/dev/null | wc -l; }

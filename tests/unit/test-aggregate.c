@@ -153,6 +153,49 @@ static void test_clear(void **state)
 	aggregate_free(a);
 }
 
+/* gone(): threads 51 and 52 of process 50 have exited, 60 too. */
+static int gone_51_52_60(void *arg, pid_t pid, pid_t tid)
+{
+	int *asked = arg;
+	(*asked)++;
+	return tid == 51 || tid == 52 || pid == 60;
+}
+
+/* Between windows, the threads gone go once a window has passed without
+ * their samples; the others keep their names and generations. */
+static void test_drop_threads(void **state)
+{
+	struct aggregate *a = aggregate_new();
+	uint64_t f[] = {0x401000};
+	int asked = 0;
+
+	assert_int_equal(aggregate_set_thread(a, 50, 50, "main"), 0);
+	assert_int_equal(aggregate_set_thread(a, 50, 51, "idle"), 0);
+	assert_int_equal(aggregate_set_thread(a, 50, 52, "busy"), 0);
+	assert_int_equal(aggregate_set_thread(a, 60, 60, "other"), 0);
+	assert_int_equal(aggregate_set_thread(a, 70, 70, "alive"), 0);
+	assert_int_equal(aggregate_exec(a, 70), 0);
+	assert_int_equal(aggregate_add(a, 50, 52, f, 1, 1), 0);
+	aggregate_clear(a);
+	/* 52 was sampled in the window just over: it stays one more. */
+	assert_int_equal(aggregate_drop_threads(a, gone_51_52_60, &asked), 2);
+	assert_null(aggregate_thread_name(a, 51));
+	assert_null(aggregate_thread_name(a, 60));
+	assert_string_equal(aggregate_thread_name(a, 52), "busy");
+	assert_string_equal(aggregate_thread_name(a, 50), "main");
+	assert_string_equal(aggregate_thread_name(a, 70), "alive");
+	assert_int_equal(aggregate_gen(a, 70), 1);
+	aggregate_clear(a);
+	assert_int_equal(aggregate_drop_threads(a, gone_51_52_60, &asked), 1);
+	assert_null(aggregate_thread_name(a, 52));
+	assert_string_equal(aggregate_thread_name(a, 70), "alive");
+	/* A new thread after the drops is found by its tid. */
+	assert_int_equal(aggregate_set_thread(a, 80, 81, "new"), 0);
+	assert_string_equal(aggregate_thread_name(a, 81), "new");
+	assert_string_equal(aggregate_thread_name(a, 50), "main");
+	aggregate_free(a);
+}
+
 static void test_thread_names(void **state)
 {
 	struct aggregate *a = aggregate_new();
@@ -199,7 +242,7 @@ int main(void)
 	    cmocka_unit_test(test_distinct_stacks), cmocka_unit_test(test_empty_stack),
 	    cmocka_unit_test(test_memory_bounded),  cmocka_unit_test(test_many_stacks),
 	    cmocka_unit_test(test_exec_generation), cmocka_unit_test(test_thread_names),
-	    cmocka_unit_test(test_clear),
+	    cmocka_unit_test(test_clear), cmocka_unit_test(test_drop_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
