@@ -118,6 +118,10 @@ struct unwind_sample {
 	/* End a stack whose unwind stopped short (and the frame-pointer
 	 * walk after it added nothing) with a marker frame saying why. */
 	int mark_end;
+	/* The bytes of stack asked of the kernel (0: unknown). A copy
+	 * shorter than that holds the stack to its end: a walk that tried
+	 * to read past it did not stop for want of a longer copy. */
+	size_t stack_asked;
 };
 
 /*

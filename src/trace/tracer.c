@@ -253,7 +253,7 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
 				     g[X86_R14], g[X86_R15]};
 		struct unwind_sample smp = {(pid_t)h->pid, (pid_t)h->tid, h->ip,
 					    ips,	   h->nchain + 1, regs,
-					    h->stack,	   h->stack_len,  0};
+					    h->stack,	   h->stack_len,  0, 0};
 		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
 							   TRACER_STACK_FRAMES + 1, pcs,
 							   sizeof(pcs) / sizeof(pcs[0]))

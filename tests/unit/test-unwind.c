@@ -245,11 +245,57 @@ static void test_unwind_self(void **state)
 	symbolizer_free(sym);
 }
 
+/* How a sample's stack ends: a walk cut by a short copy says so with a
+ * marker; one whose leaf is in no file (JIT code, a binary gone) has no
+ * unwind information there, whatever libdwfl then tried to read, and is
+ * not said to have run out of copy. */
+static void test_end_markers(void **state)
+{
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	uint64_t out[80], r[17];
+
+	(void)state;
+	assert_non_null(procs);
+	assert_true(outer() > 0);
+	assert_int_equal(procs_scan(procs, pid), 0);
+	struct unwinder *u = unwinder_new(procs, 0);
+	assert_non_null(u);
+	/* 48 bytes asked and copied: the copy ends in the middle of the
+	 * stack. */
+	struct unwind_sample smp = {pid, tid, regs[8], NULL, 0, regs, stack_copy, 48, 1, 48};
+	size_t n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
+	assert_true(n >= 2);
+	assert_true(unwind_is_mark(out[n - 1]));
+	assert_string_equal(unwind_mark_name(out[n - 1]), "[stack copy ended]");
+	/* Asked for more, the kernel copies less only where the stack ends:
+	 * then the walk did not stop for want of copy. */
+	smp.stack_asked = STACK_COPY;
+	n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
+	assert_false(unwind_is_mark(out[n - 1]));
+	smp.stack_asked = 48;
+	/* The same stack, from an IP in no mapping and a frame pointer's
+	 * garbage, as in code built without them. */
+	memcpy(r, regs, sizeof(r));
+	r[6] = 0x10;
+	r[8] = 0x1000;
+	smp.ip = r[8];
+	smp.regs = r;
+	n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[1], 0x1000);
+	unwinder_free(u);
+	procs_free(procs);
+	symbolizer_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cfi_rules),
 	    cmocka_unit_test(test_unwind_self),
+	    cmocka_unit_test(test_end_markers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
