@@ -497,7 +497,7 @@ int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len,
 	m.file = open_mapping(r, pid, m.start, m.end, path, 0, &m);
 	if (build_id && build_id[0] && m.path[0] == '/' &&
 	    (!m.file || strcmp(sym_file_build_id(m.file), build_id) != 0) &&
-	    symbolizer_open_gone(r->sym, build_id, m.path, &m.file) < 0) {
+	    symbolizer_open_gone(r->sym, build_id, m.path, p->uid, &m.file) < 0) {
 		m.file = NULL;
 		m.build_id = strpool_intern(&r->strings, build_id);
 	}

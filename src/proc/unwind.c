@@ -833,7 +833,8 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 	n = user < max_kernel ? user : max_kernel;
 	if (n > cap)
 		n = cap;
-	memcpy(out, smp->ips, n * sizeof(*out));
+	if (n)
+		memcpy(out, smp->ips, n * sizeof(*out));
 	if (regs && user > 0 && smp->ips[0] == (uint64_t)PERF_CONTEXT_KERNEL) {
 		uint64_t ip = trap_ip(smp->pid, regs, smp->stack, smp->stack_len);
 		if (ip != regs[REG_IP]) {

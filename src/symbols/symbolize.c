@@ -228,7 +228,7 @@ size_t symbolizer_sweep(struct symbolizer *s, size_t keep)
 			f->in_use = 0;
 		return 0;
 	}
-	/* Chains by inode, newest first as symbolizer_open() makes them. */
+	/* The files that stay, in their order; the others closed. */
 	struct sym_file **link = &s->files, *kept = NULL, **kept_end = &kept;
 	while (*link) {
 		struct sym_file *f = *link;
@@ -757,12 +757,17 @@ static int open_table_only(struct symbolizer *s, const char *build_id, const cha
 }
 
 int symbolizer_open_gone(struct symbolizer *s, const char *build_id, const char *path,
-			 struct sym_file **out)
+			 uid_t owner, struct sym_file **out)
 {
+	struct stat st;
+
 	if (!build_id || !build_id[0])
 		return -ENOENT;
+	/* A table alone (no descriptor) passed the cache's own checks. */
 	for (struct sym_file *f = s->files; f; f = f->next)
-		if (f->build_id && strcmp(f->build_id, build_id) == 0) {
+		if (f->build_id && strcmp(f->build_id, build_id) == 0 &&
+		    (f->fd < 0 ||
+		     (fstat(f->fd, &st) == 0 && (st.st_uid == 0 || st.st_uid == owner)))) {
 			*out = f;
 			return 0;
 		}

@@ -94,11 +94,13 @@ int symbolizer_open_build_id(struct symbolizer *s, const char *build_id, const c
  * A file a process mapped that can no longer be opened as it was: the
  * process is gone and its path deleted, or holding another file by now
  * (the kernel gave its build-id with the mapping). The file open here
- * with that build-id (another copy, a run before), else the table the
+ * with that build-id (another copy, a run before) that root or owner
+ * owns ((uid_t)-1: root alone; anyone can make a file claim a
+ * build-id, and name another's code with it), else the table the
  * symbol cache kept of it; path names it. Returns 0 and *out, or -ENOENT.
  */
 int symbolizer_open_gone(struct symbolizer *s, const char *build_id, const char *path,
-			 struct sym_file **out);
+			 uid_t owner, struct sym_file **out);
 
 /* Whether a debuginfod server (DEBUGINFOD_URLS, which recce.c passes on
  * only when RECCE_DEBUGINFOD is set) let a search run into its timeout,

@@ -320,6 +320,51 @@ static void test_mmap_build_ids(void **state)
 	assert_ptr_equal(procs_find(fx->procs, FAKE_PID, 0x60000)->file, exe_file);
 }
 
+/* A copy of the file from at to (a new file, the same build-id). */
+static void copy_to(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/* Anyone can make a file claim a build-id: one another user owns is
+ * never taken for a file gone, which is kept unnamed, with its id. */
+static void test_mmap_build_id_owner(void **state)
+{
+	struct fixture *fx = *state;
+	struct sym_file *copy = NULL, *exe_file = NULL;
+	char exe[4096], path[64], deleted[128];
+
+	if (geteuid() != 0)
+		skip(); /* chown to another user needs root */
+	assert_non_null(realpath("/proc/self/exe", exe));
+	snprintf(path, sizeof(path), "/tmp/recce-owned-%d", (int)getpid());
+	copy_to(exe, path);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(symbolizer_open(fx->sym, path, -1, &copy), 0);
+	unlink(path);
+	const char *id = sym_file_build_id(copy);
+	snprintf(deleted, sizeof(deleted), "/tmp/recce-gone-%d/prog (deleted)", (int)getpid());
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x40000, 0x1000, 0, deleted, PROT_EXEC, id),
+			 0);
+	const struct proc_map *m = procs_find(fx->procs, FAKE_PID, 0x40000);
+	assert_null(m->file);
+	assert_string_equal(m->build_id, id);
+	/* Root's own copy is. */
+	assert_int_equal(symbolizer_open(fx->sym, exe, -1, &exe_file), 0);
+	assert_int_equal(procs_mmap(fx->procs, FAKE_PID, 0x50000, 0x1000, 0, deleted, PROT_EXEC, id),
+			 0);
+	assert_ptr_equal(procs_find(fx->procs, FAKE_PID, 0x50000)->file, exe_file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +376,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_mmap_overlap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_build_ids, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_mmap_build_id_owner, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
