@@ -23,7 +23,7 @@
 #include "continuous/export.h"
 #include "perf/perf-events.h"
 #include "proc/proc-maps.h"
-#include "proc/self.h"
+#include "proc/procstat.h"
 #include "profile/aggregate.h"
 #include "profile/merge.h"
 #include "profile/pprof.h"
@@ -75,6 +75,20 @@ struct continuous {
 	pid_t pages[PAGE_PROCESSES];
 	size_t npages;
 };
+
+/* The profiler's memory in RAM (its resident set, /proc/self/stat), or 0
+ * when it cannot be read. */
+static uint64_t resident_bytes(void)
+{
+	struct procstat_reader r;
+	struct procstat_task t = {0};
+	uint64_t bytes = 0;
+
+	if (procstat_reader_init(&r, NULL) == 0 && procstat_read_process(&r, getpid(), &t) == 0)
+		bytes = t.rss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	procstat_reader_release(&r);
+	return bytes;
+}
 
 /* The agent's CPU time, the processes that answered its page included. */
 static double cpu_seconds(void)
@@ -276,7 +290,8 @@ static void export_window(struct continuous *c, const struct store_window *w,
 
 /*
  * What the window's processes left behind goes once they are gone: their
- * mappings, then the files only they mapped (a descriptor and tables
+ * threads (after aggregate_clear()), their mappings, then the files only
+ * they mapped (a descriptor and tables
  * each: on a host where programs come and go, a new file every run of a
  * fresh binary), once more than SWEEP_KEEP are unused, so that a program
  * run now and then is not opened anew each time. No answer of the
@@ -294,13 +309,14 @@ static int thread_gone(void *arg, pid_t pid, pid_t tid)
 
 static void forget(struct continuous *c)
 {
+	aggregate_drop_threads(c->agg, thread_gone, NULL);
 	procs_forget_dead(c->procs);
 	procs_mark_files(c->procs);
 	size_t closed = symbolizer_sweep(c->sym, SWEEP_KEEP);
 	sampler_trim(c->sampler, closed > 0);
 	c->st.files_closed += closed;
 	c->st.files_open = symbolizer_files(c->sym);
-	c->st.resident_bytes = proc_self_resident_bytes();
+	c->st.resident_bytes = resident_bytes();
 }
 
 static void on_window(struct continuous *c, int64_t start, int64_t end)
@@ -358,7 +374,6 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	free(profiles);
 	free(pids);
 	aggregate_clear(c->agg);
-	aggregate_drop_threads(c->agg, thread_gone, NULL);
 	forget(c);
 }
 

@@ -10,7 +10,6 @@
 #define RECCE_PROC_SELF_H
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -27,19 +26,6 @@ static inline int proc_pidfd_open(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
-}
-
-/* The bytes of this process's memory in RAM (its resident set), or 0
- * when /proc does not say. */
-static inline uint64_t proc_self_resident_bytes(void)
-{
-	FILE *fp = fopen("/proc/self/statm", "re");
-	unsigned long size = 0, resident = 0;
-	int got = fp ? fscanf(fp, "%lu %lu", &size, &resident) : 0;
-
-	if (fp)
-		fclose(fp);
-	return got == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 /* In a forked child: closes every descriptor but 0-2 and the n in keep

@@ -108,7 +108,6 @@ struct unwinder {
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
-	int copy_whole;			/* unwinder_sample(): the copy holds the stack to its end */
 	uint64_t ends[UNWIND_END_KINDS]; /* stacks marked, by why */
 };
 
@@ -721,16 +720,16 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		dwfl_unwind(u, p);
 	/* The unwinder gives nothing when the IP is in no module (JIT code,
 	 * an unknown mapping): the IP alone is still a true frame. A read
-	 * past a copy that holds the whole stack, or from a leaf in no file,
-	 * is a guess of libdwfl's (a frame pointer's garbage, in code
-	 * without unwind information), not a stack cut short. */
+	 * past the copy from a leaf in no file is a guess of libdwfl's (a
+	 * frame pointer's garbage, in code without unwind information), not
+	 * a stack cut short. */
 	if (!c->n)
 		frames[c->n++] = regs[REG_IP];
 	const struct proc_map *leaf = c->n == 1 ? procs_find(u->procs, pid, regs[REG_IP]) : NULL;
 	int leaf_unknown = c->n == 1 && (!leaf || !leaf->file);
 	u->end = c->ended && !c->ran_out && c->n < c->max	   ? UNWIND_END_WHOLE
 		 : c->n >= c->max				   ? UNWIND_END_DEPTH
-		 : c->ran_out && !u->copy_whole && !leaf_unknown ? UNWIND_END_COPY
+		 : c->ran_out && !leaf_unknown			   ? UNWIND_END_COPY
 								   : UNWIND_END_NO_INFO;
 	if (ended)
 		*ended = u->end == UNWIND_END_WHOLE;
@@ -847,10 +846,13 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		out[n++] = (uint64_t)PERF_CONTEXT_USER;
 		size_t max = cap - n < max_user ? cap - n : max_user;
 		int ended = 0;
-		u->copy_whole = smp->stack_asked && smp->stack_len < smp->stack_asked;
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
-		u->copy_whole = 0;
+		/* A copy shorter than asked holds the stack to its end: a read
+		 * past it was a guess too, not a stack cut short. */
+		if (u->end == UNWIND_END_COPY && smp->stack_asked &&
+		    smp->stack_len < smp->stack_asked)
+			u->end = UNWIND_END_NO_INFO;
 		int unwound = got;
 		if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);

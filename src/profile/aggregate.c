@@ -105,24 +105,28 @@ size_t aggregate_drop_threads(struct aggregate *a, int (*gone)(void *arg, pid_t 
 
 	if (!drop)
 		return 0;
-	u64map_init(&index);
 	for (size_t i = 0; i < a->nthreads; i++) {
 		const struct agg_thread *t = &a->threads[i];
-		if (!t->last_samples && !t->samples && gone(arg, t->pid, t->tid)) {
-			drop[i] = 1;
-			dropped++;
-		} else if (u64map_put(&index, (uint64_t)(uint32_t)t->tid, kept++) < 0) {
-			u64map_release(&index);
-			free(drop);
-			return 0;
-		}
+		drop[i] = !t->last_samples && !t->samples && gone(arg, t->pid, t->tid);
+		dropped += drop[i];
 	}
-	for (size_t i = 0, k = 0; dropped && i < a->nthreads; i++)
-		if (!drop[i])
-			a->threads[k++] = a->threads[i];
-	a->nthreads = kept;
-	u64map_release(&a->thread_index);
-	a->thread_index = index;
+	/* The index by tid is made anew only when some go (it has no
+	 * removal), first, so that a failure leaves every thread. */
+	u64map_init(&index);
+	for (size_t i = 0; dropped && i < a->nthreads; i++)
+		if (!drop[i] && u64map_put(&index, (uint64_t)(uint32_t)a->threads[i].tid, kept++) < 0)
+			dropped = 0;
+	if (dropped) {
+		kept = 0;
+		for (size_t i = 0; i < a->nthreads; i++)
+			if (!drop[i])
+				a->threads[kept++] = a->threads[i];
+		a->nthreads = kept;
+		u64map_release(&a->thread_index);
+		a->thread_index = index;
+	} else {
+		u64map_release(&index);
+	}
 	free(drop);
 	return dropped;
 }

@@ -319,11 +319,12 @@ static void test_sweep(void **state)
 	struct symbolizer *s = *state;
 	struct sym_file *self = open_self(s), *copies[3], *again = NULL;
 	struct sym_frame fr[4];
-	char paths[3][32];
+	/* mkstemp()'s templates, each made a new file's name. */
+	char paths[3][32] = {"/tmp/recce-sweep-XXXXXX", "/tmp/recce-sweep-XXXXXX",
+			     "/tmp/recce-sweep-XXXXXX"};
 	int fds[3];
 
 	for (int i = 0; i < 3; i++) {
-		snprintf(paths[i], sizeof(paths[i]), "/tmp/recce-sweep-XXXXXX");
 		int fd = mkstemp(paths[i]);
 		assert_true(fd >= 0);
 		close(fd);
