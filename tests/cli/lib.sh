@@ -823,6 +823,11 @@ rate_median()
 		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] + 0 : 0 }'
 }
 
+# lines_at_least FILE REGEX N: whether FILE has N lines that match REGEX
+# (for wait_for, which runs its command again each time: a count taken
+# in its arguments would be taken once).
+lines_at_least() { [ "$(grep -c -E -e "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+
 # rates FILE: how many "rate" lines such a target has printed.
 rates() { grep -c '^rate ' "$1"; }
 

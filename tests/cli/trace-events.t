@@ -59,8 +59,9 @@ RECCE_RING_PAGES=1 spawn_recce "$T/drop.out" "$T/drop.err" trace -p "$WIDE" spin
 DROP=$PID
 wait_for 60 grep -q '^recce: tracing' "$T/drop.err"
 kill -STOP "$DROP"
-SEEN=$(grep -c '^rate ' "$T/wide.out")
-wait_for 60 test "$(grep -c '^rate [1-9]' <(tail -n +"$((SEEN + 1))" "$T/wide.out"))" -ge 2
+SEEN=$(grep -c '^rate [1-9]' "$T/wide.out")
+wait_for 60 lines_at_least "$T/wide.out" '^rate [1-9]' "$((SEEN + 2))" ||
+	diag "the target reported no two windows of calls while recce was stopped"
 kill -CONT "$DROP"
 kill -INT "$DROP"
 wait "$DROP"

@@ -67,7 +67,7 @@ run python3 tests/cli/code-bytes.py "$TIGHT"
 is "$RC" 0 "the code equals its files after it" || show_run
 
 # --- what the trace shows on a terminal, and the limits ------------------------
-run "$RECCE" trace --fast -p "$TIGHT" step --count 3
+run "$RECCE" trace --fast -p "$TIGHT" step --count 3 --time 1
 is "$RC" 0 "a trace of a quiet process exits 0"
 kill_quietly "$TIGHT"
 
