@@ -29,6 +29,7 @@
 #include "remote/tls.h"
 #include "store/clickhouse.h"
 #include "store/store.h"
+#include "util/hex.h"
 #include "util/tcp.h"
 #include "util/when.h"
 
@@ -158,8 +159,7 @@ static const char *page_token(const char *file)
 		unsigned char r[16];
 		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 			die("cannot make the page's token: %s", strerror(errno));
-		for (size_t i = 0; i < sizeof(r); i++)
-			snprintf(token + 2 * i, 3, "%02x", r[i]);
+		hex_of(r, sizeof(r), token);
 		return token;
 	}
 	FILE *fp = fopen(file, "re");

@@ -19,6 +19,7 @@
 
 #include "proc/procstat.h"
 #include "util/array.h"
+#include "util/hex.h"
 #include "util/outfile.h"
 #include "util/readall.h"
 
@@ -37,31 +38,6 @@ int patch_registry_path(const char *dir, pid_t pid, char *buf, size_t len)
 		return err;
 	int n = snprintf(buf, len, "%s/%d-%" PRIu64, dir, (int)pid, t.starttime);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* out holds 2 * n + 1 bytes. */
-static void hex_of(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-static int bytes_of(const char *hex, uint8_t *b, size_t n)
-{
-	if (strlen(hex) != 2 * n)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			return -1;
-		b[i] = (uint8_t)v;
-	}
-	return 0;
 }
 
 static int copy_field(char *dst, size_t cap, const char *src)
@@ -95,7 +71,7 @@ static int parse_line(char *line, struct patch_record *p)
 	p->addr = strtoull(f[1], &end, 16);
 	p->len = (uint32_t)strtoul(f[2], &end, 10);
 	if (p->len == 0 || p->len > PATCH_BYTES || copy_field(p->func, sizeof(p->func), f[0]) ||
-	    bytes_of(f[3], p->orig, p->len) || bytes_of(f[4], p->code, p->len) ||
+	    hex_bytes(f[3], p->orig, p->len) || hex_bytes(f[4], p->code, p->len) ||
 	    copy_field(p->lib, sizeof(p->lib), f[6]) ||
 	    copy_field(p->newfunc, sizeof(p->newfunc), f[7]))
 		return -EBADMSG;

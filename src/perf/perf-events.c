@@ -20,6 +20,7 @@
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
 #include "util/array.h"
+#include "util/hex.h"
 #include "util/u64map.h"
 
 #define DEFAULT_RING_PAGES_FP	 64  /* 256 KiB per CPU */
@@ -621,8 +622,7 @@ static int parse_record(const struct perf_events *pe, const unsigned char *p, si
 		    cur_bytes(&c, 24); /* maj, min, ino, ino_generation or build id */
 		r->mmap.build_id[0] = 0;
 		if (id && (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && id[0] && id[0] <= 20)
-			for (int i = 0; i < id[0]; i++)
-				snprintf(r->mmap.build_id + 2 * i, 3, "%02x", id[4 + i]);
+			hex_of(id + 4, id[0], r->mmap.build_id);
 		uint64_t pf = cur_u64(&c);
 		r->mmap.prot = (uint32_t)pf;
 		r->mmap.flags = (uint32_t)(pf >> 32);

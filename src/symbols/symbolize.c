@@ -31,6 +31,7 @@
 #include "symbols/sym-file.h"
 #include "util/clock.h"
 #include "util/hash.h"
+#include "util/hex.h"
 #include "util/array.h"
 #include "util/path.h"
 #include "util/readall.h"
@@ -352,7 +353,6 @@ static int read_load_segments(struct sym_file *f)
 
 static int read_build_id(struct symbolizer *s, struct sym_file *f)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *bits;
 	GElf_Addr at;
 	char buf[2 * 64 + 1];
@@ -360,11 +360,7 @@ static int read_build_id(struct symbolizer *s, struct sym_file *f)
 
 	if (len <= 0 || len > 64)
 		len = 0;
-	for (int i = 0; i < len; i++) {
-		buf[2 * i] = hex[bits[i] >> 4];
-		buf[2 * i + 1] = hex[bits[i] & 15];
-	}
-	buf[2 * len] = '\0';
+	hex_of(bits, (size_t)len, buf);
 	f->build_id = strpool_intern(&s->strings, buf);
 	return f->build_id ? 0 : -ENOMEM;
 }

@@ -3,8 +3,9 @@
  * htab (items told apart by the equality callback when their hashes
  * collide; keys 0 and 1; growth keeps every entry), u64map (keys that are addresses, pids and zero;
  * growth past many resizes; replacement) and strpool (equal strings share one copy, by pointer;
- * lengths without a NUL; NULL as ""; many distinct strings) and term-safe (controls
- * escaped for a terminal, UTF-8 text kept).
+ * lengths without a NUL; NULL as ""; many distinct strings), term-safe (controls
+ * escaped for a terminal, UTF-8 text kept) and hex (bytes to digits and
+ * back, anything but exactly the digits refused).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "util/hash.h"
+#include "util/hex.h"
 #include "util/htab.h"
 #include "util/strpool.h"
 #include "util/term-safe.h"
@@ -251,13 +253,40 @@ static void test_term_safe(void **state)
 	assert_false(term_clean("\n"));
 }
 
+static void test_hex(void **state)
+{
+	(void)state;
+	const uint8_t b[] = {0x00, 0x0f, 0xa5, 0xff};
+	char s[2 * sizeof(b) + 1];
+	uint8_t back[4];
+
+	hex_of(b, sizeof(b), s);
+	assert_string_equal(s, "000fa5ff");
+	assert_int_equal(hex_bytes("000fa5ff", back, 4), 0);
+	assert_memory_equal(back, b, 4);
+	assert_int_equal(hex_bytes("000FA5FF", back, 4), 0);
+	assert_memory_equal(back, b, 4);
+	assert_int_equal(hex_bytes("000fa5f", back, 4), -1);   /* short */
+	assert_int_equal(hex_bytes("000fa5ff0", back, 4), -1); /* long */
+	assert_int_equal(hex_bytes("000fa5fg", back, 4), -1);
+	assert_int_equal(hex_bytes(" 00fa5ff", back, 4), -1);
+	assert_int_equal(hex_bytes("", back, 0), 0);
+	hex_of(b, 0, s);
+	assert_string_equal(s, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_u64map_basic),    cmocka_unit_test(test_u64map_many),
-	    cmocka_unit_test(test_strpool_interns), cmocka_unit_test(test_strpool_many),
-	    cmocka_unit_test(test_hash_fnv1a),	    cmocka_unit_test(test_htab_collisions),
-	    cmocka_unit_test(test_htab_growth),	    cmocka_unit_test(test_term_safe),
+	    cmocka_unit_test(test_u64map_basic),
+	    cmocka_unit_test(test_u64map_many),
+	    cmocka_unit_test(test_strpool_interns),
+	    cmocka_unit_test(test_strpool_many),
+	    cmocka_unit_test(test_hash_fnv1a),
+	    cmocka_unit_test(test_htab_collisions),
+	    cmocka_unit_test(test_htab_growth),
+	    cmocka_unit_test(test_term_safe),
+	    cmocka_unit_test(test_hex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
