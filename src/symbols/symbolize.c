@@ -185,7 +185,9 @@ size_t symbolizer_files(const struct symbolizer *s)
 	return n;
 }
 
-/* by_build_id's entries whose file stays: u64map_each's callback. */
+/* by_build_id's entries whose file stays: u64map_each's callback. An
+ * answer "no such file" goes: the binary may be back by the next ask, and
+ * a host running program after program would keep one for each. */
 struct keep_ids {
 	struct u64map *to;
 	int failed;
@@ -196,7 +198,7 @@ static void keep_build_id(void *arg, uint64_t key, uint64_t val)
 	struct keep_ids *k = arg;
 	const struct sym_file *f = (const struct sym_file *)(uintptr_t)val;
 
-	if ((!f || f->in_use) && u64map_put(k->to, key, val) < 0)
+	if (f && f->in_use && u64map_put(k->to, key, val) < 0)
 		k->failed = 1;
 }
 

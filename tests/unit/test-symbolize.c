@@ -360,6 +360,35 @@ static void test_sweep(void **state)
 		unlink(paths[i]);
 }
 
+/* A build-id asked for when no file had it is asked anew after a sweep
+ * that closed files: the binary may be back, and a host running program
+ * after program would keep an answer for each. */
+static void test_sweep_forgets_misses(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *self = open_self(s), *f = NULL, *other = NULL;
+	char dir[] = "/tmp/recce-miss-XXXXXX", path[64], other_path[64];
+	char id[160];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/back", dir);
+	snprintf(other_path, sizeof(other_path), "%s/other", dir);
+	snprintf(id, sizeof(id), "%s", sym_file_build_id(self));
+	assert_int_equal(symbolizer_open_build_id(s, id, path, &f), -ENOENT);
+	copy_file(self_path, path);
+	/* Remembered until a sweep. */
+	assert_int_equal(symbolizer_open_build_id(s, id, path, &f), -ENOENT);
+	copy_file(self_path, other_path);
+	assert_int_equal(symbolizer_open(s, other_path, -1, &other), 0);
+	sym_file_mark(self);
+	assert_int_equal(symbolizer_sweep(s, 0), 1);
+	assert_int_equal(symbolizer_open_build_id(s, id, path, &f), 0);
+	assert_string_equal(sym_file_build_id(f), id);
+	unlink(path);
+	unlink(other_path);
+	rmdir(dir);
+}
+
 static void test_find_symbol(void **state)
 {
 	struct symbolizer *s = *state;
@@ -562,6 +591,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_offset_to_vaddr, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_elf, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sweep_forgets_misses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_find_symbol, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cxx_names, setup, teardown),
