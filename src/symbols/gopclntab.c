@@ -18,6 +18,14 @@
  * (value delta, pc delta) varint pairs from the function's entry, the
  * value starting at -1 and a delta zigzag-coded, a pc delta counted in
  * instruction quanta (the header's byte 6).
+ *
+ * Inlined calls (1.18+): a record's pc-value table PCDATA_InlTreeIndex
+ * gives, at each pc, the index of the innermost call inlined there (or
+ * -1) in the function's inline tree, whose offset from moduledata.gofunc
+ * is its funcdata FUNCDATA_InlTree. A tree node names the inlined
+ * function and gives parentPc, an instruction of its caller at the call,
+ * where the walk goes on (as the runtime's own tracebacks do). The tree
+ * is outside the table (in .rodata), and gofunc is only in moduledata.
  */
 #include "symbols/gopclntab.h"
 
@@ -178,7 +186,179 @@ static int pcvalue(const struct table *t, uint64_t off, uint64_t entry, uint64_t
 	}
 }
 
+/* The function whose code holds pc: its entry and end (offsets from the
+ * text) and its record's offset in the table. 0, -ENOENT, -EINVAL. */
+static int func_at(const struct table *t, const struct layout *l, uint64_t pc, uint64_t *entry,
+		   uint64_t *end, uint64_t *rec)
+{
+	int bad = 0;
+
+	if (pc < l->text || !l->nfunc)
+		return -ENOENT;
+	uint64_t want = pc - l->text, pair_size = 2 * l->entry_size;
+	/* The last pair whose entry is at or below pc: pairs are sorted. */
+	uint64_t lo = 0, hi = l->nfunc;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (word(t, l->pairs + mid * pair_size, l->entry_size, &bad) <= want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint64_t at = l->pairs + lo * pair_size;
+	*entry = word(t, at, l->entry_size, &bad);
+	*end = word(t, at + pair_size, l->entry_size, &bad);
+	*rec = l->records + word(t, at + l->entry_size, l->entry_size, &bad);
+	if (bad)
+		return -EINVAL;
+	return want < *entry || want >= *end ? -ENOENT : 0;
+}
+
+/* A record's fields after its entry: name, args, deferreturn, pcsp,
+ * pcfile, pcln, npcdata, cuOffset, each 32 bits, then (1.20+) startLine;
+ * then funcID, flag, a pad byte and nfuncdata; then npcdata offsets of
+ * pc-value tables and (1.18+) nfuncdata offsets from moduledata.gofunc. */
+enum { F_NAME = 0, F_PCFILE = 16, F_PCLN = 20, F_NPCDATA = 24, F_CU = 28 };
+enum { PCDATA_INLTREE = 2, FUNCDATA_INLTREE = 3 };
+
+static uint64_t fixed_end(const struct layout *l)
+{
+	return l->entry_size + (l->magic == GO120 ? 40 : 36);
+}
+
+/* The source file and line at pc of the function whose record is at rec,
+ * entry at entry (an offset from the text). */
+static int line_in(const struct table *t, const struct layout *l, uint64_t rec, uint64_t entry,
+		   uint64_t pc, const char **file, int *line)
+{
+	int bad = 0;
+	uint64_t pcfile = word(t, rec + l->entry_size + F_PCFILE, 4, &bad);
+	uint64_t pcln = word(t, rec + l->entry_size + F_PCLN, 4, &bad);
+	uint64_t cu = word(t, rec + l->entry_size + F_CU, 4, &bad);
+	if (bad)
+		return -EINVAL;
+	unsigned quantum = t->data[6] ? t->data[6] : 1;
+	int64_t ln, fno;
+	int rc = pcvalue(t, l->pctab + pcln, l->text + entry, pc, quantum, &ln);
+	if (rc == 0)
+		rc = pcvalue(t, l->pctab + pcfile, l->text + entry, pc, quantum, &fno);
+	if (rc < 0)
+		return rc;
+	if (ln <= 0 || ln > INT32_MAX || fno < 0 || fno > UINT32_MAX)
+		return -ENOENT;
+	uint64_t fileoff = word(t, l->cutab + (cu + (uint64_t)fno) * 4, 4, &bad);
+	const char *name = bad || fileoff == UINT32_MAX ? NULL : name_at(t, l->filetab + fileoff);
+	if (!name || !*name)
+		return -ENOENT;
+	*file = name;
+	*line = (int)ln;
+	return 0;
+}
+
 int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **file, int *line)
+{
+	struct table t = {data, len, 0};
+	struct layout l;
+	uint64_t entry, end, rec;
+
+	if (layout_of(&t, &l) < 0)
+		return -EINVAL;
+	if (l.magic == GO12)
+		return -ENOTSUP;
+	int rc = func_at(&t, &l, pc, &entry, &end, &rec);
+	return rc < 0 ? rc : line_in(&t, &l, rec, entry, pc, file, line);
+}
+
+int gopclntab_gofunc(const uint8_t *data, size_t len, uint64_t vaddr, const uint8_t *md,
+		     size_t md_len, uint64_t *gofunc)
+{
+	struct table t = {data, len, 0};
+	struct layout l;
+
+	if (layout_of(&t, &l) < 0 || t.ptr != 8)
+		return -EINVAL;
+	if (l.magic != GO118 && l.magic != GO120)
+		return -ENOTSUP;
+	/* moduledata: pcHeader, then the slices funcnametab, cutab, filetab,
+	 * pctab, pclntable, ftab (three words each), findfunctab, minpc,
+	 * maxpc, text (word 22) ... rodata, gofunc: word 38, or 40 from 1.20,
+	 * which added covctrs and ecovctrs before end. */
+	unsigned at = l.magic == GO120 ? 40 : 38;
+	struct table m = {md, md_len, 8};
+	for (uint64_t off = 0; off + 8 * (at + 1) <= md_len; off += 8) {
+		int bad = 0;
+		if (word(&m, off, 8, &bad) != vaddr ||
+		    word(&m, off + 8, 8, &bad) != vaddr + l.names ||
+		    word(&m, off + 8 * 22, 8, &bad) != l.text)
+			continue;
+		uint64_t v = word(&m, off + 8 * at, 8, &bad);
+		uint64_t rodata = word(&m, off + 8 * (at - 1), 8, &bad);
+		if (bad || !v || v < rodata)
+			return -ENOENT;
+		*gofunc = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int gopclntab_frames(const uint8_t *data, size_t len, uint64_t gofunc,
+		     int (*read)(void *arg, uint64_t vaddr, void *buf, size_t n), void *arg,
+		     uint64_t pc, struct gopclntab_frame *out, int cap)
+{
+	struct table t = {data, len, 0};
+	struct layout l;
+	uint64_t entry, end, rec;
+	int bad = 0, n = 0;
+
+	if (cap < 1 || layout_of(&t, &l) < 0)
+		return -EINVAL;
+	if (l.magic == GO12)
+		return -ENOTSUP;
+	int rc = func_at(&t, &l, pc, &entry, &end, &rec);
+	if (rc < 0)
+		return rc;
+	/* The inlined calls at pc (1.18+, with the tree's base known): each
+	 * names a function and, by parentPc, an instruction of its caller
+	 * whose file and line are the call's. */
+	uint64_t fe = fixed_end(&l);
+	uint64_t npcdata = word(&t, rec + l.entry_size + F_NPCDATA, 4, &bad);
+	uint64_t nfuncdata = word(&t, rec + fe - 1, 1, &bad);
+	uint64_t inl =
+	    npcdata > PCDATA_INLTREE ? word(&t, rec + fe + 4 * PCDATA_INLTREE, 4, &bad) : 0;
+	uint64_t tree = nfuncdata > FUNCDATA_INLTREE
+			    ? word(&t, rec + fe + 4 * npcdata + 4 * FUNCDATA_INLTREE, 4, &bad)
+			    : UINT32_MAX;
+	if (bad)
+		return -EINVAL;
+	unsigned node = l.magic == GO120 ? 16 : 20, name_at_node = l.magic == GO120 ? 4 : 12;
+	unsigned quantum = data[6] ? data[6] : 1;
+	int inlined = gofunc && read && inl && tree != UINT32_MAX && l.magic != GO116;
+	while (inlined && n < cap - 1) {
+		int64_t ix;
+		uint8_t b[20];
+		if (pcvalue(&t, l.pctab + inl, l.text + entry, pc, quantum, &ix) < 0 || ix < 0 ||
+		    ix > (1 << 20) || read(arg, gofunc + tree + (uint64_t)ix * node, b, node) < 0)
+			break;
+		struct table nt = {b, node, 8};
+		uint64_t nameoff = word(&nt, name_at_node, 4, &bad);
+		int32_t parent_pc = (int32_t)word(&nt, name_at_node + 4, 4, &bad);
+		const char *name = name_at(&t, l.names + nameoff);
+		if (!name || !*name || parent_pc < 0 || (uint64_t)parent_pc >= end - entry)
+			break;
+		out[n] = (struct gopclntab_frame){name, NULL, 0};
+		line_in(&t, &l, rec, entry, pc, &out[n].file, &out[n].line);
+		n++;
+		pc = l.text + entry + (uint64_t)parent_pc;
+	}
+	uint64_t nameoff = word(&t, rec + l.entry_size + F_NAME, 4, &bad);
+	const char *name = bad ? NULL : name_at(&t, l.names + nameoff);
+	out[n] = (struct gopclntab_frame){name, NULL, 0};
+	line_in(&t, &l, rec, entry, pc, &out[n].file, &out[n].line);
+	return n + 1;
+}
+
+int gopclntab_boundaries(const uint8_t *data, size_t len, int (*fn)(void *arg, uint64_t pc),
+			 void *arg)
 {
 	struct table t = {data, len, 0};
 	struct layout l;
@@ -188,47 +368,43 @@ int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **fi
 		return -EINVAL;
 	if (l.magic == GO12)
 		return -ENOTSUP;
-	if (pc < l.text || !l.nfunc)
-		return -ENOENT;
-	uint64_t want = pc - l.text, pair_size = 2 * l.entry_size;
-	/* The last pair whose entry is at or below pc: pairs are sorted. */
-	uint64_t lo = 0, hi = l.nfunc;
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (word(&t, l.pairs + mid * pair_size, l.entry_size, &bad) <= want)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	uint64_t at = l.pairs + lo * pair_size;
-	uint64_t entry = word(&t, at, l.entry_size, &bad);
-	uint64_t end = word(&t, at + pair_size, l.entry_size, &bad);
-	uint64_t rec = l.records + word(&t, at + l.entry_size, l.entry_size, &bad);
-	if (bad)
-		return -EINVAL;
-	if (want < entry || want >= end)
-		return -ENOENT;
-	/* After the entry: name, args, deferreturn, pcsp, pcfile, pcln,
-	 * npcdata, cuOffset, each 32 bits. */
-	uint64_t pcfile = word(&t, rec + l.entry_size + 16, 4, &bad);
-	uint64_t pcln = word(&t, rec + l.entry_size + 20, 4, &bad);
-	uint64_t cu = word(&t, rec + l.entry_size + 28, 4, &bad);
-	if (bad)
-		return -EINVAL;
 	unsigned quantum = data[6] ? data[6] : 1;
-	int64_t ln, fno;
-	int rc = pcvalue(&t, l.pctab + pcln, l.text + entry, pc, quantum, &ln);
-	if (rc == 0)
-		rc = pcvalue(&t, l.pctab + pcfile, l.text + entry, pc, quantum, &fno);
-	if (rc < 0)
-		return rc;
-	if (ln <= 0 || ln > INT32_MAX || fno < 0 || fno > UINT32_MAX)
-		return -ENOENT;
-	uint64_t fileoff = word(&t, l.cutab + (cu + (uint64_t)fno) * 4, 4, &bad);
-	const char *name = bad || fileoff == UINT32_MAX ? NULL : name_at(&t, l.filetab + fileoff);
-	if (!name || !*name)
-		return -ENOENT;
-	*file = name;
-	*line = (int)ln;
+	uint64_t pair_size = 2 * l.entry_size, fe = fixed_end(&l);
+	for (uint64_t i = 0; i < l.nfunc; i++) {
+		uint64_t at = l.pairs + i * pair_size;
+		uint64_t entry = word(&t, at, l.entry_size, &bad);
+		uint64_t end = word(&t, at + pair_size, l.entry_size, &bad);
+		uint64_t rec = l.records + word(&t, at + l.entry_size, l.entry_size, &bad);
+		uint64_t npcdata = word(&t, rec + l.entry_size + F_NPCDATA, 4, &bad);
+		uint64_t tabs[3] = {word(&t, rec + l.entry_size + F_PCFILE, 4, &bad),
+				    word(&t, rec + l.entry_size + F_PCLN, 4, &bad),
+				    npcdata > PCDATA_INLTREE
+					? word(&t, rec + fe + 4 * PCDATA_INLTREE, 4, &bad)
+					: 0};
+		if (bad)
+			return -EINVAL;
+		if (end <= entry)
+			continue;
+		/* Where each table's value changes: a pc-value table is a run
+		 * of (value delta, pc delta) pairs ending at a zero value delta
+		 * after the first. */
+		for (int k = 0; k < 3; k++) {
+			uint64_t off = l.pctab + tabs[k], pc = entry;
+			if (k == 2 && !tabs[k])
+				continue;
+			for (int first = 1; pc < end; first = 0) {
+				uint64_t uv = uvarint(&t, &off, &bad);
+				if (bad || (uv == 0 && !first))
+					break;
+				uint64_t step = uvarint(&t, &off, &bad) * quantum;
+				if (bad || !step)
+					break;
+				pc += step;
+				int rc = pc < end ? fn(arg, l.text + pc) : 0;
+				if (rc)
+					return rc;
+			}
+		}
+	}
 	return 0;
 }

@@ -2,8 +2,10 @@
  * Go's function table (.gopclntab), which every Go binary keeps even when
  * stripped of its symbols: the runtime needs it for its own tracebacks.
  * Read here for what `go tool pprof` reads it for: the name and the
- * address range of every function, so that a stripped Go program (as
- * distributions ship them) is profiled by name. Formats of Go 1.2
+ * address range of every function, the file and line of every
+ * instruction, and the calls the compiler inlined there, so that a
+ * stripped Go program (as distributions ship them) is profiled by name,
+ * line and inlined call. Formats of Go 1.2
  * through 1.24 (magics 0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1);
  * the table is the binary's, so it is untrusted: every offset is checked
  * against its length.
@@ -29,5 +31,38 @@ int gopclntab_functions(const uint8_t *data, size_t len,
  * table: names only), -EINVAL (not a table this reader knows, or one
  * whose line tables are out of bounds). */
 int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **file, int *line);
+
+/* One frame at a pc: names and files point into the table. */
+struct gopclntab_frame {
+	const char *function; /* NULL if the table's name is out of bounds */
+	const char *file;     /* NULL (and line 0) when the table has no line */
+	int line;
+};
+
+/* The frames at pc, innermost first: the functions the compiler inlined
+ * there (Go 1.18+, when gofunc is the module's moduledata.gofunc and
+ * read(arg, vaddr, buf, n) reads the binary's bytes at a virtual
+ * address, 0 or -errno), then the function whose code it is, each with
+ * the file and line it is at: the inlined function's own line, then each
+ * caller's at the call. At most cap frames (the outermost always among
+ * them). Returns how many, -ENOENT (no function there), -ENOTSUP (1.2-
+ * 1.15) or -EINVAL. */
+int gopclntab_frames(const uint8_t *data, size_t len, uint64_t gofunc,
+		     int (*read)(void *arg, uint64_t vaddr, void *buf, size_t n), void *arg,
+		     uint64_t pc, struct gopclntab_frame *out, int cap);
+
+/* moduledata.gofunc of the module whose table of len bytes at data sits
+ * at virtual address vaddr, found in md (md_len bytes: the binary's
+ * .noptrdata, where the linker puts the first module's moduledata): the
+ * base of the inline trees' offsets. 0, -ENOENT, -ENOTSUP (before 1.18,
+ * or a 32-bit table) or -EINVAL. */
+int gopclntab_gofunc(const uint8_t *data, size_t len, uint64_t vaddr, const uint8_t *md,
+		     size_t md_len, uint64_t *gofunc);
+
+/* Calls fn(arg, pc) at every pc inside a function where its file, line
+ * or inlined calls may change (1.16+), stopping at fn's first non-zero
+ * return (returned). 0, -ENOTSUP or -EINVAL. */
+int gopclntab_boundaries(const uint8_t *data, size_t len, int (*fn)(void *arg, uint64_t pc),
+			 void *arg);
 
 #endif

@@ -572,6 +572,8 @@ int sym_cache_build(struct symbolizer *s, struct sym_file *f, struct sym_cache *
 	has_dwarf = sym_file_load_dwarf(f);
 	if (rc == 0 && has_dwarf)
 		rc = sym_dwarf_boundaries(f, &b.starts);
+	else if (rc == 0)
+		rc = sym_table_go_boundaries(f, &b.starts);
 	if (rc == 0 && b.starts.n > SYM_CACHE_MAX_INTERVALS)
 		rc = -E2BIG;
 	if (rc < 0)

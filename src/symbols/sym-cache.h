@@ -5,7 +5,8 @@
  *
  * The table cuts the file's addresses into intervals at every place an
  * answer can change (a symbol, an .eh_frame entry, a unit, a function or
- * inlined call, a line-table row starts or ends), and stores the frames
+ * inlined call, a line-table row starts or ends; in a stripped Go binary,
+ * where .gopclntab's lines and inlined calls change), and stores the frames
  * symbolizer_lookup() gives at each interval's start: so a lookup through
  * the table gives exactly what a lookup without it gives, by
  * construction. Adjacent intervals with the same frames are merged, equal
@@ -33,7 +34,7 @@
 
 /* Bump when the symbolizer's answers change (naming, paths, inlines):
  * tables written by an older recce are then rebuilt. */
-#define SYM_CACHE_VERSION 4
+#define SYM_CACHE_VERSION 5
 
 /* Loadable segments kept with a table; binaries have four or five. */
 #define SYM_CACHE_MAX_SEGS 16

@@ -82,6 +82,26 @@ Elf_Scn *sym_file_find_section(const struct sym_file *f, const char *name, GElf_
 	return NULL;
 }
 
+int sym_file_read_vaddr(void *arg, uint64_t vaddr, void *buf, size_t n)
+{
+	const struct sym_file *f = arg;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+
+	while ((scn = next_section(f, scn, &sh, &name)) != NULL) {
+		if (!(sh.sh_flags & SHF_ALLOC) || sh.sh_type == SHT_NOBITS || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr > sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < n)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return -ENOENT;
+		memcpy(buf, (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr), n);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 uint64_t sym_file_source(struct sym_file *f, uint32_t *owner)
 {
 	struct stat st;

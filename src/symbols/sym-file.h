@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "symbols/gopclntab.h"
 #include "symbols/symbolize.h"
 #include "util/ranges.h"
 #include "util/strpool.h"
@@ -93,7 +94,8 @@ struct sym_file {
 	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
 	int syms_go;	    /* syms are .gopclntab's functions (sym-table.c), not ELF symbols */
-	Elf_Data *go_table; /* .gopclntab, for lines (sym_table_go_line) */
+	Elf_Data *go_table; /* .gopclntab, for lines (sym_table_go_frames) */
+	uint64_t go_gofunc; /* moduledata.gofunc, for inlined calls; 0: none */
 	int go_table_tried;
 
 	uint64_t *ifuncs; /* the addresses of its IFUNC symbols, sorted, once ifuncs_built */
@@ -169,13 +171,20 @@ void sym_cu_index_free(struct cu_index *ci);
 /* sym-file.c */
 /* The section of f's ELF file named name (its header into *sh), or NULL. */
 Elf_Scn *sym_file_find_section(const struct sym_file *f, const char *name, GElf_Shdr *sh);
+/* The n bytes at virtual address vaddr of f's ELF file, from the section
+ * that holds them all: 0, or -ENOENT. */
+int sym_file_read_vaddr(void *f, uint64_t vaddr, void *buf, size_t n);
 
 /* sym-table.c */
 int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx);
-/* A Go binary's file and line of vaddr from its .gopclntab (when DWARF
- * has none: a binary built with -ldflags=-w): 0, *file pointing into the
- * section, or -ENOENT. */
-int sym_table_go_line(struct sym_file *f, uint64_t vaddr, const char **file, int *line);
+/* A Go binary's frames at vaddr from its .gopclntab (when DWARF has
+ * none: a binary built with -ldflags=-w): the calls inlined there, then
+ * the function, innermost first, names and files pointing into the
+ * section (gopclntab_frames()). How many, or -ENOENT. */
+int sym_table_go_frames(struct sym_file *f, uint64_t vaddr, struct gopclntab_frame *out, int cap);
+/* Adds where a Go binary's lines and inlined calls change (none for
+ * another binary). */
+int sym_table_go_boundaries(struct sym_file *f, struct u64vec *out);
 const char *sym_table_display_name(struct symbolizer *s, const char *sys);
 
 #endif

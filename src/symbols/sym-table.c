@@ -151,16 +151,45 @@ static Elf_Data *go_table(struct sym_file *f)
 	return d && d->d_buf ? d : NULL;
 }
 
-int sym_table_go_line(struct sym_file *f, uint64_t vaddr, const char **file, int *line)
+/* The table once, and the base of its inline trees (moduledata.gofunc,
+ * in .noptrdata, where the linker puts the first module's). */
+static Elf_Data *go_table_once(struct sym_file *f)
 {
 	if (!f->go_table_tried) {
+		GElf_Shdr sh, md_sh;
 		f->go_table_tried = 1;
 		f->go_table = go_table(f);
+		Elf_Scn *md = f->go_table ? sym_file_find_section(f, ".noptrdata", &md_sh) : NULL;
+		Elf_Data *mdd = md && md_sh.sh_type != SHT_NOBITS ? elf_getdata(md, NULL) : NULL;
+		if (mdd && mdd->d_buf && sym_file_find_section(f, ".gopclntab", &sh) &&
+		    gopclntab_gofunc(f->go_table->d_buf, f->go_table->d_size, sh.sh_addr,
+				     mdd->d_buf, mdd->d_size, &f->go_gofunc) < 0)
+			f->go_gofunc = 0;
 	}
-	if (!f->go_table)
-		return -ENOENT;
-	int rc = gopclntab_line(f->go_table->d_buf, f->go_table->d_size, vaddr, file, line);
-	return rc < 0 ? -ENOENT : 0;
+	return f->go_table;
+}
+
+int sym_table_go_frames(struct sym_file *f, uint64_t vaddr, struct gopclntab_frame *out, int cap)
+{
+	Elf_Data *d = go_table_once(f);
+	int n = d ? gopclntab_frames(d->d_buf, d->d_size, f->go_gofunc, sym_file_read_vaddr, f,
+				     vaddr, out, cap)
+		  : -ENOENT;
+
+	return n < 0 ? -ENOENT : n;
+}
+
+static int go_boundary(void *arg, uint64_t pc)
+{
+	return u64vec_push(arg, pc);
+}
+
+int sym_table_go_boundaries(struct sym_file *f, struct u64vec *out)
+{
+	Elf_Data *d = go_table_once(f);
+	int rc = d ? gopclntab_boundaries(d->d_buf, d->d_size, go_boundary, out) : 0;
+
+	return rc == -ENOMEM ? rc : 0;
 }
 
 /* Whether name is a function the file defines, by the filter of

@@ -616,16 +616,27 @@ int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct
 	if (n == 0 && !sys)
 		sys = pretty = fde_name(s, f, vaddr);
 	if (n == 0) {
-		if (!sys)
+		if (!sys || cap < 1)
 			return 0;
-		out[0] = (struct sym_frame){pretty, sys, NULL, 0};
-		/* Go keeps lines for its own tracebacks: stripped, they stay. */
-		const char *file;
-		int line;
-		if (sym_table_go_line(f, vaddr, &file, &line) == 0) {
-			out[0].file = strpool_intern(&s->strings, file);
-			out[0].line = out[0].file ? line : 0;
+		/* Go keeps lines and inlined calls for its own tracebacks:
+		 * stripped, they stay. */
+		struct gopclntab_frame go[16];
+		int g = sym_table_go_frames(f, vaddr, go, cap < 16 ? cap : 16);
+		for (int i = 0; i < g; i++) {
+			const char *name =
+			    i < g - 1 ? strpool_intern(&s->strings, go[i].function) : sys;
+			const char *file =
+			    go[i].file ? strpool_intern(&s->strings, go[i].file) : NULL;
+			out[i] = (struct sym_frame){name ? sym_table_display_name(s, name) : NULL,
+						    name, file, file ? go[i].line : 0};
+			if (!out[i].function)
+				return -ENOMEM;
 		}
+		if (g > 0) {
+			out[g - 1].function = pretty;
+			return g;
+		}
+		out[0] = (struct sym_frame){pretty, sys, NULL, 0};
 		return 1;
 	}
 	/* The outermost frame is the function the linker knows: name it as
