@@ -428,7 +428,7 @@ void record_ask_jit_maps(const struct sampler_target *t, size_t n)
 			    "(a JDK has it, a JRE not): its JIT code is not named",
 			    (int)t[i].pid);
 		else if (err == -ETIMEDOUT)
-			warning("JVM %d did not write its perf map within 10 s: its JIT code is "
+			warning("JVM %d did not write its perf map within 30 s: its JIT code is "
 				"not named",
 				(int)t[i].pid);
 		else if (err)

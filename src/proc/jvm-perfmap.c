@@ -17,9 +17,10 @@
 #include <unistd.h>
 
 #include "proc/launch.h"
+#include "util/clock.h"
 #include "util/lines.h"
 
-#define JCMD_MS 10000 /* how long jcmd may take */
+#define JCMD_MS 30000 /* how long jcmd may take: a JVM itself, slow to start on a busy machine */
 
 int jvm_is(pid_t pid)
 {
@@ -123,7 +124,11 @@ int jvm_write_perfmap(pid_t pid, char *why, size_t cap)
 	}
 	int status = 0;
 	pid_t got = 0;
-	for (int ms = 0; ms < JCMD_MS && (got = waitpid(child, &status, WNOHANG)) == 0; ms += 10)
+	/* By the clock: on a loaded machine each nap lasts longer than
+	 * asked, and a count of naps would wait many times JCMD_MS. */
+	uint64_t deadline = time_now_ns(CLOCK_MONOTONIC) + (uint64_t)JCMD_MS * 1000000;
+	while ((got = waitpid(child, &status, WNOHANG)) == 0 &&
+	       time_now_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	if (got == 0) {
 		kill(child, SIGKILL);

@@ -9,7 +9,7 @@
  * on PATH. A JVM's files are its user's to plant, so jcmd runs as the
  * JVM's user and group, never as recce's root; HotSpot answers that user,
  * and the map it writes is that user's, as a perf map must be for recce
- * to read it. At most 10 s.
+ * to read it. At most 30 s.
  */
 #ifndef RECCE_PROC_JVM_PERFMAP_H
 #define RECCE_PROC_JVM_PERFMAP_H
