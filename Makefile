@@ -411,14 +411,15 @@ asan: deps
 	$(MAKE) B=build-asan OPT=-O1 SAN="$(SAN_FLAGS)" TARGETS_B=$(B) asan-check
 
 # Under ASan and UBSan: the unit tests, every fuzz corpus, and the command
-# line's error paths (tests/cli/errors-asan.list) on the real binary. A
-# CLI that exits at once leaks by design: leaks are not checked there. A
-# sanitizer's report exits 86 or 87, which no test expects of recce.
+# line's error paths (tests/cli/errors-asan.list, the longest first,
+# CLI_JOBS at a time) on the real binary. A CLI that exits at once leaks
+# by design: leaks are not checked there. A sanitizer's report exits 86
+# or 87, which no test expects of recce.
 TARGETS_B ?= build
 asan-check: unit fuzz-replay $(B)/recce $(B)/lib/librecce-fast.so $(B)/lib/librecce-patch.so
 	ASAN_OPTIONS=detect_leaks=0:exitcode=86 UBSAN_OPTIONS=exitcode=87:print_stacktrace=1 \
 		RECCE=$(B)/recce TARGETS=$(TARGETS_B)/targets B=$(B) \
-		prove -j$(JOBS) --timer $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
+		prove -j$(CLI_JOBS) --timer $$(sed 's|^|tests/cli/|' tests/cli/errors-asan.list)
 
 install: recce lib $(MANS)
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
