@@ -390,14 +390,15 @@ int gopclntab_boundaries(const uint8_t *data, size_t len, int (*fn)(void *arg, u
 		 * after the first. */
 		for (int k = 0; k < 3; k++) {
 			uint64_t off = l.pctab + tabs[k], pc = entry;
+			int cut = 0; /* a table that runs off the end: the next one's */
 			if (k == 2 && !tabs[k])
 				continue;
 			for (int first = 1; pc < end; first = 0) {
-				uint64_t uv = uvarint(&t, &off, &bad);
-				if (bad || (uv == 0 && !first))
+				uint64_t uv = uvarint(&t, &off, &cut);
+				if (cut || (uv == 0 && !first))
 					break;
-				uint64_t step = uvarint(&t, &off, &bad) * quantum;
-				if (bad || !step)
+				uint64_t step = uvarint(&t, &off, &cut) * quantum;
+				if (cut || !step)
 					break;
 				pc += step;
 				int rc = pc < end ? fn(arg, l.text + pc) : 0;
