@@ -415,8 +415,8 @@ spawn_ready()
 
 # run_go PID[,PID...] ARGS...: runs recce ARGS as run does ($RC, $OUT,
 # $ERR) against targets waiting for SIGUSR1 (spawn_ready), and sends it
-# once recce says it traces: what recce sees never depends on how fast it
-# attached, however busy the machine.
+# once recce says it traces (or captures): what recce sees never depends
+# on how fast it attached, however busy the machine.
 run_go()
 {
 	local targets=$1 pid
@@ -426,7 +426,7 @@ run_go()
 	pid=$!
 	_spawned+=("$pid")
 	# shellcheck disable=SC2086 # one word per process
-	wait_for 60 grep -q '^recce: tracing' "$ERR" && kill -USR1 ${targets//,/ }
+	wait_for 60 grep -qE '^recce: (tracing|capturing)' "$ERR" && kill -USR1 ${targets//,/ }
 	if wait_exit "${RUN_TIMEOUT:-60}" "$pid"; then
 		RC=$WAIT_RC
 	else

