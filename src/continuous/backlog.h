@@ -7,7 +7,7 @@
  * with the profiler that waited for it, is still marked when the agent
  * runs again. Once an export goes through, backlog_pump() reads the
  * oldest marked windows back from the store and sends them again
- * (clickhouse_export_again(): a window already there is not sent twice),
+ * (CLICKHOUSE_AGAIN: a window already there is not sent twice),
  * while keeping one exporting process free for the next fresh window.
  * The backlog is bounded by the store's retention: a window deleted
  * before it was taken is lost to the fleet store, and counted.

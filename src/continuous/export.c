@@ -51,6 +51,11 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
 	if (!x)
 		return -ENOMEM;
 	*x = (struct exporter){.ch = ch, .loop = loop, .done = done, .arg = arg};
+	int err = clickhouse_share(ch);
+	if (err) {
+		free(x);
+		return err;
+	}
 	*out = x;
 	return 0;
 }
@@ -62,7 +67,7 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
  * returns. */
 static void export_child(struct exporter *x, int fd, const struct store_window *w,
 			 const struct store_profile *sp, struct profile *const *p, size_t n,
-			 int again)
+			 unsigned flags)
 {
 	sigset_t alrm;
 	struct export_head h = {0};
@@ -78,8 +83,7 @@ static void export_child(struct exporter *x, int fd, const struct store_window *
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 	alarm(EXPORT_DEADLINE_S);
-	int err = again ? clickhouse_export_again(x->ch, w, sp, p, n)
-			: clickhouse_export(x->ch, w, sp, p, n);
+	int err = clickhouse_export(x->ch, w, sp, p, n, flags);
 	h.err = err;
 	if (err)
 		snprintf(h.why, sizeof(h.why), "%s", clickhouse_error(x->ch));
@@ -180,7 +184,7 @@ int exporter_send(struct exporter *x, const struct store_window *w, const struct
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		export_child(x, fds[1], w, sp, p, n, again);
+		export_child(x, fds[1], w, sp, p, n, again ? CLICKHOUSE_AGAIN : 0);
 	}
 	close(fds[1]);
 	int err = pid < 0 ? -errno : evloop_add(x->loop, fds[0], 0, on_pipe, x);

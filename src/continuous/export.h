@@ -40,12 +40,12 @@ typedef void (*export_done_fn)(void *arg, int64_t start_ns, int again, int err, 
 
 struct exporter;
 
-/* Returns 0, or -ENOMEM. */
+/* Returns 0, or -errno (-ENOMEM, or the shared lock's mmap). */
 int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done, void *arg,
 		 struct exporter **out);
 
 /* Sends a window (as clickhouse_export() takes it; with again, as
- * clickhouse_export_again() does, for one that may be there already)
+ * CLICKHOUSE_AGAIN says, for one that may be there already)
  * from a process of its own; done is called once it has ended. 0 when it
  * was started; -EBUSY (every process busy) or a fork's -errno, done
  * having been called. */

@@ -14,6 +14,8 @@
 #include "util/http-client.h"
 #include "util/u64map.h"
 
+struct proc_lock;
+
 struct clickhouse {
 	char host[256], port[16], db[64];
 	char user[128];	/* from the URL, or "" */
@@ -25,6 +27,7 @@ struct clickhouse {
 	struct u64map sent; /* stack hashes the server has */
 	uint64_t *last;	    /* those the last export sent */
 	size_t nlast, last_cap;
+	struct proc_lock *shared; /* taken around the stacks sent, or NULL */
 };
 
 /*

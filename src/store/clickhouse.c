@@ -19,6 +19,7 @@
 #include "util/hash.h"
 #include "util/array.h"
 #include "util/http-client.h"
+#include "util/proc-lock.h"
 #include "util/tcp.h"
 #include "util/u64map.h"
 
@@ -43,6 +44,7 @@ void clickhouse_close(struct clickhouse *ch)
 		return;
 	u64map_release(&ch->sent);
 	free(ch->last);
+	proc_lock_free(ch->shared);
 	free(ch);
 }
 
@@ -462,27 +464,125 @@ static int64_t window_rows(struct clickhouse *ch, const char *table, const char 
 	return v;
 }
 
-static int export_window(struct clickhouse *ch, const struct store_window *w,
-			 const struct store_profile *sp, struct profile *const *p, size_t n,
-			 int again);
+int clickhouse_share(struct clickhouse *ch)
+{
+	if (!ch->shared && !(ch->shared = proc_lock_new()))
+		return -errno;
+	return 0;
+}
+
+#define ASK_MAX 2000 /* hashes in one question: a query is at most 256 KiB */
+
+/* A question to the server, in parts of ASK_MAX hashes. */
+struct ask {
+	struct clickhouse *ch;
+	FILE *fp;
+	char *sql;
+	size_t len, n;
+	struct u64map *have;
+	int err;
+};
+
+static void ask_flush(struct ask *a)
+{
+	struct http_reply r;
+
+	fclose(a->fp);
+	a->fp = NULL;
+	if (a->n && !a->err && !(a->err = clickhouse_run(a->ch, a->sql, NULL, 0, &r))) {
+		for (char *line = r.body, *end; line && *line; line = end) {
+			end = strchr(line, '\n');
+			if (end)
+				*end++ = '\0';
+			if (*line && u64map_put(a->have, strtoull(line, NULL, 10), 1) < 0)
+				a->err = -ENOMEM;
+		}
+		http_reply_release(&r);
+	}
+	free(a->sql);
+	a->sql = NULL;
+	a->n = 0;
+}
+
+static void ask_one(void *ctx, uint64_t key, uint64_t val)
+{
+	struct ask *a = ctx;
+
+	(void)val;
+	if (a->err)
+		return;
+	if (!a->fp) {
+		if (!(a->fp = open_memstream(&a->sql, &a->len))) {
+			a->err = -ENOMEM;
+			return;
+		}
+		fprintf(a->fp, "SELECT stack_hash FROM %s.stacks WHERE stack_hash IN (", a->ch->db);
+	}
+	fprintf(a->fp, "%s%llu", a->n ? "," : "", (unsigned long long)key);
+	if (++a->n == ASK_MAX) {
+		fputs(") FORMAT TSV", a->fp);
+		ask_flush(a);
+	}
+}
+
+/* Of the stacks in fresh, those the server has already (another
+ * process's export sent them) into have. 0 or -errno. */
+static int server_has(struct clickhouse *ch, const struct u64map *fresh, struct u64map *have)
+{
+	struct ask a = {.ch = ch, .have = have};
+
+	u64map_each(fresh, ask_one, &a);
+	if (a.fp) {
+		fputs(") FORMAT TSV", a.fp);
+		ask_flush(&a);
+	}
+	return a.err;
+}
+
+/* The rows of stacks (one a line, the hash first) but those in have. */
+static size_t drop_rows(char *stacks, size_t len, const struct u64map *have)
+{
+	size_t out = 0;
+
+	for (size_t at = 0; at < len;) {
+		char *nl = memchr(stacks + at, '\n', len - at);
+		size_t row = nl ? (size_t)(nl - (stacks + at)) + 1 : len - at;
+		if (!u64map_get(have, strtoull(stacks + at, NULL, 10), NULL)) {
+			memmove(stacks + out, stacks + at, row);
+			out += row;
+		}
+		at += row;
+	}
+	return out;
+}
+
+/* The window's new stacks to the server, but those it has: sent by
+ * another host, by this one's profiler before it started again, or by
+ * an export of this one at the same time (asked and sent under the lock
+ * the exports share, so that one waits for the other's). */
+static int send_stacks(struct clickhouse *ch, char *stacks, size_t len, const struct u64map *fresh)
+{
+	struct u64map have;
+	int err = 0, locked = 0;
+
+	if (!len)
+		return 0;
+	if (ch->shared && !(err = proc_lock_take(ch->shared)))
+		locked = 1;
+	u64map_init(&have);
+	if (!err)
+		err = server_has(ch, fresh, &have);
+	if (!err)
+		err = insert(ch, "stacks", stacks, drop_rows(stacks, len, &have));
+	u64map_release(&have);
+	if (locked)
+		proc_lock_give(ch->shared);
+	return err;
+}
 
 int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
-		      const struct store_profile *sp, struct profile *const *p, size_t n)
-{
-	return export_window(ch, w, sp, p, n, 0);
-}
-
-int clickhouse_export_again(struct clickhouse *ch, const struct store_window *w,
-			    const struct store_profile *sp, struct profile *const *p, size_t n)
-{
-	return export_window(ch, w, sp, p, n, 1);
-}
-
-/* Ships a window; again: one that may have landed before, in part (its
- * windows row is written last, and each INSERT lands whole or not). */
-static int export_window(struct clickhouse *ch, const struct store_window *w,
-			 const struct store_profile *sp, struct profile *const *p, size_t n,
-			 int again)
+		      const struct store_profile *sp, struct profile *const *p, size_t n,
+		      unsigned flags)
 {
 	char *stacks = NULL, *samples = NULL, day[16];
 	size_t stacks_len = 0, samples_len = 0;
@@ -491,7 +591,7 @@ static int export_window(struct clickhouse *ch, const struct store_window *w,
 
 	if (!ch->created && (err = clickhouse_create(ch)))
 		return err;
-	if (again) {
+	if (flags & CLICKHOUSE_AGAIN) {
 		int64_t rows = window_rows(ch, "windows", w->host, w->start_ns);
 		if (rows != 0)
 			return rows < 0 ? (int)rows : 0; /* it is there */
@@ -515,7 +615,7 @@ static int export_window(struct clickhouse *ch, const struct store_window *w,
 		snprintf(ch->error, sizeof(ch->error), "%s", strerror(-err));
 	/* Stacks first: a sample never names a stack the server lacks. */
 	if (!err && !samples_in)
-		err = insert(ch, "stacks", stacks, stacks_len);
+		err = send_stacks(ch, stacks, stacks_len, &fresh);
 	if (!err && !samples_in)
 		err = insert(ch, "samples", samples, samples_len);
 	if (!err) {

@@ -15,8 +15,9 @@
  *   windows  one row per host and window: what its sampler counted.
  * A window's stacks are written before its samples, so a reader never
  * meets a sample whose stack is missing. The exporter remembers the
- * hashes it sent (up to a million, then it starts over), so a stack
- * crosses the network about once.
+ * hashes it sent (up to a million, then it starts over) and asks the
+ * server which of the others it has (another host's, or its own before
+ * it started again), so a stack crosses the network about once.
  *
  * Ownership: clickhouse_open() returns a heap object freed with
  * clickhouse_close(). Errors: each call returns 0 or -errno and leaves a
@@ -58,20 +59,29 @@ const char *clickhouse_error(const struct clickhouse *ch);
 /* Makes the database and its tables when missing. Returns 0 or -errno. */
 int clickhouse_create(struct clickhouse *ch);
 
+/* How clickhouse_export() goes. */
+enum {
+	/* The window may have landed before, whole or in part (an export
+	 * that timed out, or whose answer was lost), and is to be there
+	 * once: its windows row is written last and each INSERT lands whole
+	 * or not at all, so a window whose row is there is left alone, and
+	 * one whose samples are there gets its row only. */
+	CLICKHOUSE_AGAIN = 1,
+};
+
 /* Ships one window: the window's row, and the samples of each process
  * profile (sp[i] its labels, p[i] its named stacks; "tid" and "thread"
- * labels of the samples are kept). Makes the tables first when they have
- * not been made by this object yet. Returns 0 or -errno. */
+ * labels of the samples are kept), as flags say. Makes the tables first
+ * when they have not been made by this object yet. Returns 0 or -errno. */
 int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
-		      const struct store_profile *sp, struct profile *const *p, size_t n);
+		      const struct store_profile *sp, struct profile *const *p, size_t n,
+		      unsigned flags);
 
-/* Ships a window again that may have landed before, whole or in part
- * (an export that timed out, or whose answer was lost), so that it is
- * there once: its windows row is written last and each INSERT lands
- * whole or not at all, so a window whose row is there is left alone, and
- * one whose samples are there gets its row only. Returns 0 or -errno. */
-int clickhouse_export_again(struct clickhouse *ch, const struct store_window *w,
-			    const struct store_profile *sp, struct profile *const *p, size_t n);
+/* For processes forked from this one that export at the same time: a
+ * lock they share around the stacks they send, so that one asks the
+ * server which stacks it has only once the other's are there. Called
+ * once, before the forks. 0 or -errno. */
+int clickhouse_share(struct clickhouse *ch);
 
 /* For an export made by another process (a child that exported for
  * this one): the stack hashes the last clickhouse_export() sent there

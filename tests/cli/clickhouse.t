@@ -8,7 +8,8 @@
 # but a warning, and when it is back the windows it missed are sent, so
 # that it holds every window of the local store once, with the same
 # samples; a profiler killed after ClickHouse took a window and before it
-# heard so sends that window again without making it twice; a password
+# heard so sends that window again without making it twice, and exports
+# that overlap or follow a restart send no stack twice; a password
 # given in a file is used and seen by no other user, one in a URL is
 # warned about; a server that is not there and a URL that is not one are
 # refused with what to do.
@@ -134,6 +135,15 @@ settled()
 
 start_clickhouse
 ok "clickhouse-server runs from a temporary config" curl -sf "http://127.0.0.1:$HTTP_PORT/ping" -o /dev/null
+# The stacks tables of fleet and fleet2 made before the agents, as plain
+# MergeTree (the agent leaves a table that is there), so that a stack
+# sent twice stays two rows when parts merge.
+for db in fleet fleet2; do
+	sql "CREATE DATABASE $db" && sql "CREATE TABLE $db.stacks (stack_hash UInt64,
+		functions Array(String), files Array(String), lines Array(UInt32),
+		modules Array(String)) ENGINE = MergeTree ORDER BY stack_hash" ||
+		diag "cannot make $db.stacks"
+done
 URL=clickhouse://127.0.0.1:$HTTP_PORT/fleet
 
 T0=$(now)
@@ -255,7 +265,9 @@ unlike "$(cat "$OUT" "$ERR")" 'missing|no window' "and no time of it is missing"
 
 # A relay to ClickHouse that holds each answer 0.4 s while the file
 # FLAG is there, so that an export lasts long enough to stop the profiler
-# in the middle of it. It prints its port.
+# in the middle of it, and holds the first insert of stacks 1.5 s, so
+# that the next window asks which stacks ClickHouse has before they are
+# there. It prints its port.
 cat >"$T/relay.py" <<'PY'
 import os, socket, sys, threading, time
 upstream, flag = int(sys.argv[1]), sys.argv[2]
@@ -263,6 +275,7 @@ s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen(64)
 print(s.getsockname()[1], flush=True)
+held = []
 def pipe(a, b, delay):
     try:
         while True:
@@ -271,6 +284,9 @@ def pipe(a, b, delay):
                 break
             if delay and os.path.exists(flag):
                 time.sleep(delay)
+            if not delay and not held and b"INSERT" in data and b"stacks" in data:
+                held.append(1)
+                time.sleep(1.5)
             b.sendall(data)
     except OSError:
         pass
@@ -286,6 +302,9 @@ while True:
     threading.Thread(target=pipe, args=(u, c, 0.4), daemon=True).start()
 PY
 touch "$T/slow"
+# A stack in every window: that of hot, which burns until it is killed.
+spawn "$T/hot.out" "$TARGETS/hot"
+HOT=$PID
 spawn "$T/relay.out" python3 "$T/relay.py" "$HTTP_PORT" "$T/slow"
 RELAY=$PID
 wait_for 10 test -s "$T/relay.out" || diag "the relay did not start"
@@ -322,8 +341,15 @@ kill -INT "$KAGENT"
 wait_exit 30 "$KAGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
 kill_quietly "$RELAY"
+kill_quietly "$HOT"
 is "$(sql "SELECT count() - uniqExact(start_ns) FROM fleet2.windows")" 0 \
 	"and it is there once"
+# Exports through the relay last longer than a window, so that they
+# overlap (the second waits for the first's stacks), and the profiler
+# started again knows nothing it sent.
+is "$(sql "SELECT count() - uniqExact(stack_hash) FROM fleet2.stacks")" 0 \
+	"every stack was sent once, by exports at the same time and by a profiler started again" ||
+	diag "$(sql "SELECT stack_hash, count() FROM fleet2.stacks GROUP BY stack_hash HAVING count() > 1")"
 same_windows "$T/kill-store" fleet2 \
 	"ClickHouse has every window the local store has, once, with its samples"
 run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet2" --from "@$T0" -n 1
