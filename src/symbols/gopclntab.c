@@ -67,6 +67,7 @@ struct layout {
 	uint32_t magic;
 	uint64_t nfunc, text, names, cutab, filetab, pctab, pairs, records;
 	unsigned entry_size;
+	unsigned quantum; /* the unit of pc steps: 1 on x86, 4 on arm64 */
 };
 
 static int layout_of(struct table *t, struct layout *l)
@@ -81,6 +82,7 @@ static int layout_of(struct table *t, struct layout *l)
 	    (l->magic != GO12 && l->magic != GO116 && l->magic != GO118 && l->magic != GO120))
 		return -EINVAL;
 	unsigned p = t->ptr;
+	l->quantum = t->data[6] ? t->data[6] : 1;
 	l->nfunc = word(t, 8, p, &bad);
 	l->text = l->names = l->cutab = l->filetab = l->pctab = 0;
 	if (l->magic == GO12) {
@@ -226,6 +228,16 @@ static uint64_t fixed_end(const struct layout *l)
 	return l->entry_size + (l->magic == GO120 ? 40 : 36);
 }
 
+/* The offset in pctab of the record's table of inlined-call indexes (0
+ * when it has none), and its number of pc-value tables. */
+static uint64_t inline_table(const struct table *t, const struct layout *l, uint64_t rec,
+			     uint64_t *npcdata, int *bad)
+{
+	*npcdata = word(t, rec + l->entry_size + F_NPCDATA, 4, bad);
+	return *npcdata > PCDATA_INLTREE ? word(t, rec + fixed_end(l) + 4 * PCDATA_INLTREE, 4, bad)
+					 : 0;
+}
+
 /* The source file and line at pc of the function whose record is at rec,
  * entry at entry (an offset from the text). */
 static int line_in(const struct table *t, const struct layout *l, uint64_t rec, uint64_t entry,
@@ -237,11 +249,10 @@ static int line_in(const struct table *t, const struct layout *l, uint64_t rec, 
 	uint64_t cu = word(t, rec + l->entry_size + F_CU, 4, &bad);
 	if (bad)
 		return -EINVAL;
-	unsigned quantum = t->data[6] ? t->data[6] : 1;
 	int64_t ln, fno;
-	int rc = pcvalue(t, l->pctab + pcln, l->text + entry, pc, quantum, &ln);
+	int rc = pcvalue(t, l->pctab + pcln, l->text + entry, pc, l->quantum, &ln);
 	if (rc == 0)
-		rc = pcvalue(t, l->pctab + pcfile, l->text + entry, pc, quantum, &fno);
+		rc = pcvalue(t, l->pctab + pcfile, l->text + entry, pc, l->quantum, &fno);
 	if (rc < 0)
 		return rc;
 	if (ln <= 0 || ln > INT32_MAX || fno < 0 || fno > UINT32_MAX)
@@ -320,23 +331,20 @@ int gopclntab_frames(const uint8_t *data, size_t len, uint64_t gofunc,
 	/* The inlined calls at pc (1.18+, with the tree's base known): each
 	 * names a function and, by parentPc, an instruction of its caller
 	 * whose file and line are the call's. */
-	uint64_t fe = fixed_end(&l);
-	uint64_t npcdata = word(&t, rec + l.entry_size + F_NPCDATA, 4, &bad);
+	uint64_t fe = fixed_end(&l), npcdata;
+	uint64_t inl = inline_table(&t, &l, rec, &npcdata, &bad);
 	uint64_t nfuncdata = word(&t, rec + fe - 1, 1, &bad);
-	uint64_t inl =
-	    npcdata > PCDATA_INLTREE ? word(&t, rec + fe + 4 * PCDATA_INLTREE, 4, &bad) : 0;
 	uint64_t tree = nfuncdata > FUNCDATA_INLTREE
 			    ? word(&t, rec + fe + 4 * npcdata + 4 * FUNCDATA_INLTREE, 4, &bad)
 			    : UINT32_MAX;
 	if (bad)
 		return -EINVAL;
 	unsigned node = l.magic == GO120 ? 16 : 20, name_at_node = l.magic == GO120 ? 4 : 12;
-	unsigned quantum = data[6] ? data[6] : 1;
 	int inlined = gofunc && read && inl && tree != UINT32_MAX && l.magic != GO116;
 	while (inlined && n < cap - 1) {
 		int64_t ix;
 		uint8_t b[20];
-		if (pcvalue(&t, l.pctab + inl, l.text + entry, pc, quantum, &ix) < 0 || ix < 0 ||
+		if (pcvalue(&t, l.pctab + inl, l.text + entry, pc, l.quantum, &ix) < 0 || ix < 0 ||
 		    ix > (1 << 20) || read(arg, gofunc + tree + (uint64_t)ix * node, b, node) < 0)
 			break;
 		struct table nt = {b, node, 8};
@@ -368,19 +376,16 @@ int gopclntab_boundaries(const uint8_t *data, size_t len, int (*fn)(void *arg, u
 		return -EINVAL;
 	if (l.magic == GO12)
 		return -ENOTSUP;
-	unsigned quantum = data[6] ? data[6] : 1;
-	uint64_t pair_size = 2 * l.entry_size, fe = fixed_end(&l);
+	uint64_t pair_size = 2 * l.entry_size;
 	for (uint64_t i = 0; i < l.nfunc; i++) {
 		uint64_t at = l.pairs + i * pair_size;
 		uint64_t entry = word(&t, at, l.entry_size, &bad);
 		uint64_t end = word(&t, at + pair_size, l.entry_size, &bad);
 		uint64_t rec = l.records + word(&t, at + l.entry_size, l.entry_size, &bad);
-		uint64_t npcdata = word(&t, rec + l.entry_size + F_NPCDATA, 4, &bad);
+		uint64_t npcdata;
 		uint64_t tabs[3] = {word(&t, rec + l.entry_size + F_PCFILE, 4, &bad),
 				    word(&t, rec + l.entry_size + F_PCLN, 4, &bad),
-				    npcdata > PCDATA_INLTREE
-					? word(&t, rec + fe + 4 * PCDATA_INLTREE, 4, &bad)
-					: 0};
+				    inline_table(&t, &l, rec, &npcdata, &bad)};
 		if (bad)
 			return -EINVAL;
 		if (end <= entry)
@@ -397,7 +402,7 @@ int gopclntab_boundaries(const uint8_t *data, size_t len, int (*fn)(void *arg, u
 				uint64_t uv = uvarint(&t, &off, &cut);
 				if (cut || (uv == 0 && !first))
 					break;
-				uint64_t step = uvarint(&t, &off, &cut) * quantum;
+				uint64_t step = uvarint(&t, &off, &cut) * l.quantum;
 				if (cut || !step)
 					break;
 				pc += step;
