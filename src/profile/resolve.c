@@ -476,6 +476,29 @@ static int runs_python(struct resolver *r, uint64_t id)
 	return f && strcmp(f->name, PY_EVAL_FUNCTION) == 0;
 }
 
+/* Whether location id is the outermost frame of a Go stack: a function
+ * the Go runtime marks TOPFRAME, which a thread or goroutine starts in,
+ * or one that switches to the thread's own stack to call the scheduler
+ * or grow a stack (mcall, morestack), as Go's own profiles show them. A
+ * walk goes on past it into whatever its frame pointer held, and those
+ * frames are not the program's. */
+static int go_top_frame(struct resolver *r, uint64_t id)
+{
+	static const char *const top[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+					  "runtime.mcall", "runtime.morestack"};
+	const struct profile_location *loc = profile_location(r->prof, id);
+	const struct profile_function *f =
+	    loc && loc->nlines ? profile_function(r->prof, loc->lines[loc->nlines - 1].function_id)
+			       : NULL;
+
+	if (!f || strncmp(f->name, "runtime.", 8) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
+		if (strcmp(f->name, top[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * The Python frames of s (from frames[from] on, innermost first, see
  * py-names.h) in place of the native frames that ran them: each group up
@@ -616,6 +639,8 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 		if (!id)
 			return -ENOMEM;
 		r->loc_ids[nlocs++] = id;
+		if (!is_kernel && go_top_frame(r, id))
+			break; /* what lies past a Go stack's top is no caller */
 	}
 	if (mark) {
 		uint64_t id =

@@ -5,8 +5,10 @@
 # With the default --call-graph auto nearly no sample has an [unknown]
 # frame, and the request path runs from main through aeMain to
 # processCommand, in `recce record` and in the continuous agent's store.
+# Debian's stripped Go prometheus, answering queries: every stack starts
+# where Go's own profiles start it.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark
+need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark /usr/bin/prometheus
 
 spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
 	--save '' --appendonly no --daemonize no
@@ -89,4 +91,26 @@ wait_exit 20 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops on Ctrl-C with status 0"
 
 kill_quietly "$BENCH" "$REDIS"
+
+# Debian's prometheus, a Go binary stripped of symbols and DWARF, answering
+# queries: every stack starts where Go's own profiles start it (a
+# goroutine's runtime.goexit, a thread's runtime.mstart, the scheduler's
+# runtime.mcall, a stack's growth in runtime.morestack), never with
+# what a walk found past them.
+start_prometheus
+# Queries, one after another, until it is killed.
+spawn "$T/load.out" bash -c "while :; do curl -s '$PROM_URL/api/v1/query?query=rate(prometheus_http_requests_total%5B1m%5D)' >/dev/null; curl -s '$PROM_URL/metrics' >/dev/null; done"
+LOAD=$PID
+run "$RECCE" record -p "$PROM" -F 999 -d 2 -o "$T/prom.pb.gz"
+is "$RC" 0 "record -p prometheus exits 0" || show_run
+kill_quietly "$LOAD"
+f=$(folded "$T/prom.pb.gz")
+cmp_ok "$(folded_total "$f")" '>' 0 "prometheus has samples"
+is "$(grep -cvE '^runtime\.(goexit|mstart|mcall|morestack|rt0_go);' <<<"$f")" 0 \
+	"prometheus: every stack starts at runtime.goexit, mstart, mcall or morestack" ||
+	diag "$(grep -vE '^runtime\.(goexit|mstart|mcall|morestack|rt0_go);' <<<"$f" | head -n 3)"
+share=$(unknown_share "$f")
+cmp_ok "$share" '<=' 1 "prometheus: under 1% of the samples have an [unknown] frame ($share%)" ||
+	diag "$(folded_top "$f")"
+kill_quietly "$PROM"
 done_testing

@@ -73,15 +73,7 @@ kill "$REDIS"
 
 # Debian's prometheus, a Go binary stripped of symbols and DWARF: names,
 # files and lines from the Go runtime's own tables.
-cat >"$T/prom.yml" <<EOF
-global:
-  scrape_interval: 1h
-EOF
-spawn "$T/prom.log" /usr/bin/prometheus --config.file="$T/prom.yml" \
-	--storage.tsdb.path="$T/prom-data" --web.listen-address=127.0.0.1:0
-PROM=$PID
-wait_for 60 grep -q 'Server is ready to receive web requests' "$T/prom.log" ||
-	diag "prometheus did not start"
+start_prometheus
 run "$RECCE" dump -p "$PROM"
 is "$RC" 0 "dump of the stripped Go prometheus exits 0" || show_run
 like "$(cat "$OUT")" 'runtime\.futex \(runtime/sys_linux_amd64\.s:[0-9]+\)' \

@@ -457,6 +457,20 @@ fresh()
 	return 0
 }
 
+# start_prometheus: Debian's prometheus (a stripped Go binary) on a
+# loopback port of its own, from a temporary config that scrapes nothing,
+# until it is ready; sets PROM (its pid) and PROM_URL.
+start_prometheus()
+{
+	printf 'global:\n  scrape_interval: 1h\n' >"$T/prom.yml"
+	spawn "$T/prom.log" /usr/bin/prometheus --config.file="$T/prom.yml" \
+		--storage.tsdb.path="$T/prom-data" --web.listen-address=127.0.0.1:0
+	PROM=$PID
+	wait_for 60 grep -q 'Server is ready to receive web requests' "$T/prom.log" ||
+		diag "prometheus did not start: $(tail -n 3 "$T/prom.log")"
+	PROM_URL=http://$(sed -n 's/.*Listening on.* address=\(127[0-9.:]*\).*/\1/p' "$T/prom.log" | head -n 1)
+}
+
 # spawn OUTFILE CMD...: starts CMD in the background in its own session and
 # process group, stdout and stderr to OUTFILE; sets $PID. The group is
 # killed at exit. Returns once the process runs CMD: until the exec of
