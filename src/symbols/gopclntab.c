@@ -112,6 +112,27 @@ static int layout_of(struct table *t, struct layout *l)
 	return 0;
 }
 
+static int count_one(void *arg, uint64_t lo, uint64_t hi, const char *name)
+{
+	(void)arg, (void)lo, (void)hi, (void)name;
+	return 1; /* one is enough */
+}
+
+int64_t gopclntab_find(const uint8_t *data, size_t len)
+{
+	for (size_t off = 0; off + 16 <= len; off += 8) {
+		const uint8_t *h = data + off;
+		uint32_t magic = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+				 (uint32_t)h[3] << 24;
+		if ((magic != GO116 && magic != GO118 && magic != GO120) || h[4] || h[5] ||
+		    (h[6] != 1 && h[6] != 2 && h[6] != 4) || h[7] != 8)
+			continue;
+		if (gopclntab_functions(h, len - off, count_one, NULL) == 1)
+			return (int64_t)off;
+	}
+	return -ENOENT;
+}
+
 int gopclntab_functions(const uint8_t *data, size_t len,
 			int (*fn)(void *arg, uint64_t lo, uint64_t hi, const char *name), void *arg)
 {

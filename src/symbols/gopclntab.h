@@ -5,7 +5,9 @@
  * address range of every function, the file and line of every
  * instruction, and the calls the compiler inlined there, so that a
  * stripped Go program (as distributions ship them) is profiled by name,
- * line and inlined call. Formats of Go 1.2
+ * line and inlined call. In a position-independent executable an
+ * external linker made (cgo's), the table is no section of its own but
+ * lies inside .data.rel.ro, where gopclntab_find() finds it. Formats of Go 1.2
  * through 1.24 (magics 0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1);
  * the table is the binary's, so it is untrusted: every offset is checked
  * against its length.
@@ -15,6 +17,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The offset in data (len bytes) of a table that is not a section of
+ * its own: an external linker building a position-independent
+ * executable puts it inside .data.rel.ro. It is found by its header (a
+ * magic of Go 1.16 or later, 8-byte aligned, whose parts lie within
+ * data and which names at least one function). -ENOENT when there is
+ * none. */
+int64_t gopclntab_find(const uint8_t *data, size_t len);
 
 /* Calls fn(arg, lo, hi, name) for each function of the table of len
  * bytes at data (the section's contents; addresses are the binary's

@@ -94,7 +94,9 @@ struct sym_file {
 	const char **sym_shown; /* [2 * idx]: interned raw name, [+1]: display name */
 	int syms_built;
 	int syms_go;	    /* syms are .gopclntab's functions (sym-table.c), not ELF symbols */
-	Elf_Data *go_table; /* .gopclntab, for lines (sym_table_go_frames) */
+	const uint8_t *go_table; /* Go's function table (sym-table.c), or NULL */
+	size_t go_table_len;
+	uint64_t go_table_vaddr;
 	uint64_t go_gofunc; /* moduledata.gofunc, for inlined calls; 0: none */
 	int go_table_tried;
 

@@ -141,38 +141,54 @@ static int go_add(void *arg, uint64_t lo, uint64_t hi, const char *name)
 	return ranges_add(&g->f->syms, lo, hi, g->n++, 0);
 }
 
-/* The contents of a Go binary's .gopclntab, or NULL. */
-static Elf_Data *go_table(struct sym_file *f)
+/* The contents of section name, or NULL; its header in *sh. */
+static Elf_Data *section_data(struct sym_file *f, const char *name, GElf_Shdr *sh)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = sym_file_find_section(f, ".gopclntab", &sh);
-	Elf_Data *d = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+	Elf_Scn *scn = sym_file_find_section(f, name, sh);
+	Elf_Data *d = scn && sh->sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
 
 	return d && d->d_buf ? d : NULL;
 }
 
-/* The table once, and the base of its inline trees (moduledata.gofunc,
- * in .noptrdata, where the linker puts the first module's). */
-static Elf_Data *go_table_once(struct sym_file *f)
+/* A Go binary's function table: .gopclntab, or in a position-independent
+ * executable an external linker built (cgo's, as Docker's are), inside
+ * .data.rel.ro, found by its header. Then the base of its inline trees
+ * (moduledata.gofunc, in .noptrdata, where the linker puts the first
+ * module's). Once; f->go_table is NULL for a file without one. */
+static const uint8_t *go_table_once(struct sym_file *f)
 {
-	if (!f->go_table_tried) {
-		GElf_Shdr sh, md_sh;
-		f->go_table_tried = 1;
-		f->go_table = go_table(f);
-		Elf_Scn *md = f->go_table ? sym_file_find_section(f, ".noptrdata", &md_sh) : NULL;
-		Elf_Data *mdd = md && md_sh.sh_type != SHT_NOBITS ? elf_getdata(md, NULL) : NULL;
-		if (mdd && mdd->d_buf && sym_file_find_section(f, ".gopclntab", &sh) &&
-		    gopclntab_gofunc(f->go_table->d_buf, f->go_table->d_size, sh.sh_addr,
-				     mdd->d_buf, mdd->d_size, &f->go_gofunc) < 0)
-			f->go_gofunc = 0;
+	GElf_Shdr sh, md_sh;
+	Elf_Data *d, *mdd;
+
+	if (f->go_table_tried)
+		return f->go_table;
+	f->go_table_tried = 1;
+	if ((d = section_data(f, ".gopclntab", &sh)) != NULL) {
+		f->go_table = d->d_buf;
+		f->go_table_len = d->d_size;
+		f->go_table_vaddr = sh.sh_addr;
+	} else if ((d = section_data(f, ".data.rel.ro", &sh)) != NULL &&
+		   sym_file_find_section(f, ".go.buildinfo", &md_sh)) {
+		int64_t at = gopclntab_find(d->d_buf, d->d_size);
+		if (at < 0)
+			return NULL;
+		f->go_table = (const uint8_t *)d->d_buf + at;
+		f->go_table_len = d->d_size - (size_t)at;
+		f->go_table_vaddr = sh.sh_addr + (uint64_t)at;
+	} else {
+		return NULL;
 	}
+	if ((mdd = section_data(f, ".noptrdata", &md_sh)) == NULL ||
+	    gopclntab_gofunc(f->go_table, f->go_table_len, f->go_table_vaddr, mdd->d_buf,
+			     mdd->d_size, &f->go_gofunc) < 0)
+		f->go_gofunc = 0;
 	return f->go_table;
 }
 
 int sym_table_go_frames(struct sym_file *f, uint64_t vaddr, struct gopclntab_frame *out, int cap)
 {
-	Elf_Data *d = go_table_once(f);
-	int n = d ? gopclntab_frames(d->d_buf, d->d_size, f->go_gofunc, sym_file_read_vaddr, f,
+	const uint8_t *d = go_table_once(f);
+	int n = d ? gopclntab_frames(d, f->go_table_len, f->go_gofunc, sym_file_read_vaddr, f,
 				     vaddr, out, cap)
 		  : -ENOENT;
 
@@ -186,8 +202,8 @@ static int go_boundary(void *arg, uint64_t pc)
 
 int sym_table_go_boundaries(struct sym_file *f, struct u64vec *out)
 {
-	Elf_Data *d = go_table_once(f);
-	int rc = d ? gopclntab_boundaries(d->d_buf, d->d_size, go_boundary, out) : 0;
+	const uint8_t *d = go_table_once(f);
+	int rc = d ? gopclntab_boundaries(d, f->go_table_len, go_boundary, out) : 0;
 
 	return rc == -ENOMEM ? rc : 0;
 }
@@ -205,7 +221,7 @@ static int defined_code(const char *name, const GElf_Sym *sym, GElf_Word shndx)
 }
 
 /*
- * A Go binary whose symbols name fewer functions than .gopclntab does
+ * A Go binary whose symbols name fewer functions than its table does
  * (one stripped with -ldflags=-s, as distributions ship them, keeps only
  * the dynamic symbols of cgo): its functions from that table, which the
  * Go runtime keeps for its own tracebacks. Names point into the section,
@@ -213,11 +229,11 @@ static int defined_code(const char *name, const GElf_Sym *sym, GElf_Word shndx)
  */
 static int build_go_symbols(struct sym_file *f, int nsyms)
 {
-	Elf_Data *d = go_table(f);
+	const uint8_t *d = go_table_once(f);
 	struct go_fill g = {f, 0, 0};
 	int defined = 0;
 
-	if (!d || gopclntab_functions(d->d_buf, d->d_size, go_count, &g) <= 0)
+	if (!d || gopclntab_functions(d, f->go_table_len, go_count, &g) <= 0)
 		return 0; /* not a table this reader knows */
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
@@ -233,7 +249,7 @@ static int build_go_symbols(struct sym_file *f, int nsyms)
 	f->sym_shown = calloc((size_t)g.cap * 2, sizeof(*f->sym_shown));
 	if (!f->sym_names || !f->sym_shown)
 		return -ENOMEM;
-	int rc = gopclntab_functions(d->d_buf, d->d_size, go_add, &g);
+	int rc = gopclntab_functions(d, f->go_table_len, go_add, &g);
 	if (rc < 0 && rc != -EINVAL)
 		return rc;
 	rc = ranges_finish(&f->syms, 0);

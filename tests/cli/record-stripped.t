@@ -86,6 +86,22 @@ run "$RECCE" report --folded "$T/go.pb.gz"
 like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;.*main\.burnGoCPU$' \
 	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by .gopclntab" || show_run
 unlike "$(cat "$OUT")" 'goprof-s[+!]' "no frame of it is left as an offset or a range" || show_run
+
+# Built as a position-independent executable by the external linker (as
+# cgo programs are, Docker's among them), a stripped Go program has no
+# .gopclntab section: the table lies inside .data.rel.ro, and recce finds
+# it there by its header.
+run go build -buildmode=pie -ldflags="-s -w -linkmode=external" -o "$T/goprof-ext" \
+	"$ROOT/tests/go/main.go"
+is "$RC" 0 "the Go program builds as an externally linked PIE" || show_run
+is "$(readelf -SW "$T/goprof-ext" | grep -c '\.gopclntab')" 0 "which has no .gopclntab section"
+run "$RECCE" record -o "$T/go-ext.pb.gz" -- "$T/goprof-ext" "$T/go-ext.pprof" 1
+is "$RC" 0 "record -- the externally linked Go program exits 0" || show_run
+run "$RECCE" report --folded "$T/go-ext.pb.gz"
+like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;.*main\.burnGoCPU$' \
+	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by the table in .data.rel.ro" ||
+	show_run
+unlike "$(cat "$OUT")" 'goprof-ext[+!]' "no frame of it is left as an offset or a range" || show_run
 # The twin's symbols: burnGoCPU, and main.main right after it.
 read -r BURN SIZE NEXT <<<"$(go tool nm -size -sort address "$T/goprof" |
 	awk '$4 == "main.burnGoCPU" { a = $1; s = $2; getline; print a, s, $1 }')"

@@ -1,5 +1,7 @@
 /* Fuzz target: the .gopclntab reader (symbols/gopclntab.h), on a Go
- * binary's function table as the binary gives it: untrusted. */
+ * binary's function table as the binary gives it, and on a section that
+ * may hold one: untrusted. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
@@ -61,5 +63,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	(void)gopclntab_functions(data, size, check, &in);
 	(void)gopclntab_boundaries(data, size, boundary, &boundaries);
+	/* And the header looked for inside a section of data, as in an
+	 * externally linked executable: a table found is one the readers
+	 * take. */
+	int64_t at = gopclntab_find(data, size);
+	if (at >= 0 && (at % 8 || (uint64_t)at >= size ||
+			gopclntab_functions(data + at, size - (size_t)at, check, &in) <= 0))
+		abort();
 	return 0;
 }

@@ -133,11 +133,37 @@ static void test_lies_refused(void **state)
 	assert_int_equal(gopclntab_functions(t.b, 8, collect, &s), -EINVAL);
 }
 
+/* A table inside a section, after other data (as an external linker
+ * puts it in .data.rel.ro): found at its offset; a magic with no table
+ * behind it, one not 8-byte aligned, and Go 1.2's are passed over. */
+static void test_found_inside(void **state)
+{
+	static uint8_t sec[2048];
+	struct buf t;
+
+	(void)state;
+	memset(sec, 0, sizeof(sec));
+	build(&t, 0xfffffff1);
+	memcpy(sec + 64, t.b, 8);    /* a lone header: its parts are not there */
+	memcpy(sec + 300, t.b, t.n); /* a whole table, not aligned */
+	memcpy(sec + 1024, t.b, t.n);
+	assert_int_equal(gopclntab_find(sec, sizeof(sec)), 1024);
+	struct seen s = {0};
+	assert_int_equal(gopclntab_functions(sec + 1024, sizeof(sec) - 1024, collect, &s), 2);
+	assert_string_equal(s.name[1], "main.b");
+	assert_int_equal(gopclntab_find(sec, 1024 + 16), -ENOENT); /* cut */
+	build(&t, 0xfffffffb);
+	memset(sec, 0, sizeof(sec));
+	memcpy(sec + 1024, t.b, t.n);
+	assert_int_equal(gopclntab_find(sec, sizeof(sec)), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_layout),
 	    cmocka_unit_test(test_lies_refused),
+	    cmocka_unit_test(test_found_inside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
