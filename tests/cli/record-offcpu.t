@@ -155,10 +155,14 @@ case $? in
 	run "$RECCE" record -p "$GOP" --event offcpu -d 1.5 -o "$P"
 	is "$RC" 0 "record --event offcpu of a Go program exits 0" || show_run
 	FOLDED=$(value_folded "$P" offcpu)
+	# Each thread waits nearly all the 1.5 s, but between its waits it
+	# runs Go's own code to leave and enter the system call, every
+	# 10-13 ms, which a loaded or sanitized run makes long (a sanitized
+	# readGo waited 1.34 s): the band holds the attribution, not a time.
 	NAP=$(folded_count "$FOLDED" '(^|;)main\.napGo;.*\[off-CPU: sleep\]$')
-	ok "Go: main.napGo sleeps, [off-CPU: sleep] ($NAP ns)" near "$NAP" 1.5e9 0.1
+	ok "Go: main.napGo sleeps, [off-CPU: sleep] ($NAP ns)" near "$NAP" 1.5e9 0.4
 	READ=$(folded_count "$FOLDED" '(^|;)main\.readGo;.*\[off-CPU: io\]$')
-	ok "Go: main.readGo waits on a pipe, [off-CPU: io] ($READ ns)" near "$READ" 1.5e9 0.1
+	ok "Go: main.readGo waits on a pipe, [off-CPU: io] ($READ ns)" near "$READ" 1.5e9 0.4
 	ok "the Go program still runs" kill -0 "$GOP"
 	;;
 1) skip 4 "no Go target" ;;
