@@ -8,7 +8,9 @@ need_file "$RECCE" "$TARGETS/hot"
 # The master: a shell that starts two busy workers and waits.
 spawn "$T/master.out" sh -c "'$TARGETS/hot' 8 & '$TARGETS/hot' 8 & wait"
 M=$PID
-wait_for 5 eval '[ "$(pgrep -P '"$M"' | wc -l)" -ge 2 ]' || diag "the workers did not start"
+# Both children are hot (exec'd, not the shell's forks still) before
+# recce looks, so that each is there from the recording's start.
+wait_for 5 eval '[ "$(pgrep -x -P '"$M"' hot | wc -l)" -ge 2 ]' || diag "the workers did not start"
 
 run "$RECCE" record -p "$M" -d 1 -o "$T/master.pb.gz"
 is "$RC" 0 "recording the idle master exits 0" || show_run
