@@ -464,14 +464,21 @@ static uint64_t python_location(struct resolver *r, uint64_t id)
 	return loc;
 }
 
+/* The function location id is in (its outermost line's), or NULL. */
+static const struct profile_function *outer_function(struct resolver *r, uint64_t id)
+{
+	const struct profile_location *loc = profile_location(r->prof, id);
+
+	return loc && loc->nlines
+		   ? profile_function(r->prof, loc->lines[loc->nlines - 1].function_id)
+		   : NULL;
+}
+
 /* Whether location id is a C call of the interpreter, which ran Python
  * frames. */
 static int runs_python(struct resolver *r, uint64_t id)
 {
-	const struct profile_location *loc = profile_location(r->prof, id);
-	const struct profile_function *f =
-	    loc && loc->nlines ? profile_function(r->prof, loc->lines[loc->nlines - 1].function_id)
-			       : NULL;
+	const struct profile_function *f = outer_function(r, id);
 
 	return f && strcmp(f->name, PY_EVAL_FUNCTION) == 0;
 }
@@ -486,10 +493,7 @@ static int go_top_frame(struct resolver *r, uint64_t id)
 {
 	static const char *const top[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
 					  "runtime.mcall", "runtime.morestack"};
-	const struct profile_location *loc = profile_location(r->prof, id);
-	const struct profile_function *f =
-	    loc && loc->nlines ? profile_function(r->prof, loc->lines[loc->nlines - 1].function_id)
-			       : NULL;
+	const struct profile_function *f = outer_function(r, id);
 
 	if (!f || strncmp(f->name, "runtime.", 8) != 0)
 		return 0;
