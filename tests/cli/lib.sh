@@ -697,6 +697,22 @@ folded_count()
 		if (s ~ re) n += c } END { print n + 0 }'
 }
 
+# folded_user TEXT: TEXT's folded stacks with the kernel's frames above
+# each user-space leaf taken off (names /proc/kallsyms holds), so that a
+# sample the kernel took while it ran on the thread's behalf counts for
+# the user function it interrupted: on a busy machine many samples of a
+# spinning function end in irqentry_exit_to_user_mode, where the thread
+# is preempted on its way back. A user function named as a kernel one
+# (memcpy) is taken off too: only a check of another leaf may use it.
+folded_user()
+{
+	printf '%s\n' "$1" | awk 'NR == FNR { k[$3] = 1; next }
+		NF { c = $NF; s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+		     while (n > 1 && (f[n] in k)) n--
+		     out = f[1]; for (i = 2; i <= n; i++) out = out ";" f[i]
+		     print out " " c }' /proc/kallsyms -
+}
+
 # folded_share FOLDED ERE: the percentage of FOLDED's total under stacks matching ERE.
 folded_share()
 {

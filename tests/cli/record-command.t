@@ -33,7 +33,7 @@ like "$(cat "$ERR")" ', [0-9]+ records lost, [0-9]+ throttled' \
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
 is "$TOTAL" "$N" "the folded stacks hold every sample of the summary"
-BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "burn_cpu is the leaf of most samples ($BURN of $TOTAL)"
 like "$FOLDED" '(^|;)main;burn_cpu [0-9]+$' "frame-pointer stacks run from main to burn_cpu"
 
@@ -116,7 +116,7 @@ run "$RECCE" record -o "$T/child.pb.gz" -- sh -c '"$0" 1; true' "$TARGETS/hot"
 is "$RC" 0 "record -- sh -c 'hot; true' exits 0" || show_run
 FOLDED=$(folded "$T/child.pb.gz")
 TOTAL=$(folded_total "$FOLDED")
-BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the forked child's burn_cpu is recorded ($BURN of $TOTAL)"
 
 # The profile's header keeps the shell's quoting: the command line in it

@@ -25,7 +25,7 @@ else
 fi
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
-BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "burn_cpu is still named in most samples ($BURN of $TOTAL)"
 kill -TERM "$TGT"
 
@@ -48,7 +48,7 @@ else
 fi
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
-BURN=$(folded_count "$FOLDED" '(^|;)burn_cpu$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "burn_cpu is still named in most samples ($BURN of $TOTAL)"
 
 # 3. Deleted before recce attaches: names (read through /proc) or an honest

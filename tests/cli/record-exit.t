@@ -18,7 +18,7 @@ like "$(zcat "$P" | tr -c '[:print:]' '\n')" 'stopped-by: targets exited' \
 ok "the profile is written" gzip -t "$P"
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
-BURN=$(folded_count "$FOLDED" '(^|;)burn_until_exit$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_until_exit$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "its hot function is named in most samples ($BURN of $TOTAL)"
 ok "the samples match its CPU time x 99 Hz ($TOTAL for ${CPU}s, ~$WANT)" near "$TOTAL" "$WANT" 0.2
 cmp_ok "$TOTAL" '>' 0 "samples were taken ($TOTAL)"
@@ -34,7 +34,7 @@ like "$(zcat "$P" | tr -c '[:print:]' '\n')" 'stopped-by: targets exited' \
 like "$(cat "$ERR")" "recce: [0-9]+ samples" "the summary is printed"
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
-BURN=$(folded_count "$FOLDED" '(^|;)burn_until_exit$')
+BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_until_exit$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "its hot function is named in most samples ($BURN of $TOTAL)"
 # As many as the CPU a loaded machine gave it while attached: some.
 cmp_ok "$TOTAL" '>' 0 "samples were taken ($TOTAL)"
