@@ -4,7 +4,9 @@
  *
  *   qsort [SECONDS]
  *
- * main() calls sort_batch() repeatedly for SECONDS (default 2); sort_batch()
+ * main() calls sort_batch() repeatedly until it has used SECONDS of CPU time
+ * (default 2): a profile's sample count is then the same however busy the
+ * machine is, only the wall time grows. sort_batch()
  * shuffles an array and sorts it with libc's qsort(), whose comparator
  * slow_compare() burns CPU on every call. Debian's libc is built without
  * frame pointers, so only a DWARF unwinder sees the whole chain
@@ -43,11 +45,12 @@ __attribute__((noinline)) long sort_batch(int *v, int n, unsigned *seed)
 	return v[0] + v[n - 1];
 }
 
-static double now(void)
+/* The CPU time the process has used. */
+static double cpu_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -55,13 +58,13 @@ int main(int argc, char **argv)
 {
 	static int v[N];
 	double seconds = argc > 1 ? atof(argv[1]) : 2;
-	double end = now() + seconds;
+	double end = cpu_now() + seconds;
 	unsigned seed = 42;
 	long batches = 0, check = 0;
 
 	for (int i = 0; i < N; i++)
 		v[i] = i;
-	while (now() < end) {
+	while (cpu_now() < end) {
 		check += sort_batch(v, N, &seed);
 		batches++;
 	}
