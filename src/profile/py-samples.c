@@ -403,6 +403,18 @@ static void read_names(struct py_proc *pp, uint64_t now)
 			 * frame: left out, to be read again. */
 			if (t[i].cut && !t[i].name[0])
 				continue;
+			/* A threading.Thread (its outermost frame is
+			 * Thread._bootstrap) whose name was not read, or a
+			 * thread without frames yet: one just started, whose
+			 * chain has not reached _bootstrap_inner's frame, or
+			 * whose Thread's __dict__ was growing as it was read
+			 * (_bootstrap_inner sets _ident, _native_id...). Left
+			 * out too: on a busy machine its first samples can
+			 * come that early. */
+			if (!t[i].name[0] &&
+			    (!t[i].n || strcmp(t[i].frames[t[i].n - 1].name,
+					       "threading.Thread._bootstrap") == 0))
+				continue;
 			v[pp->nnames].tid = t[i].tid;
 			memcpy(v[pp->nnames].name, t[i].name, sizeof(v[0].name));
 			pp->nnames++;
