@@ -40,7 +40,7 @@ diag "fp: $(folded_count "$FP" "$CHAIN") of $(folded_count "$FP" '(^|;)slow_comp
 
 # RECCE_UNWIND_CHECK=1 unwinds every sample with both unwinders and counts
 # the stacks that differ: none may, and the fast path must do the most.
-for target in "qsort 1" "threads 1"; do
+for target in "qsort 1" "threads 1 --cpu"; do
 	# shellcheck disable=SC2086
 	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F 499 -o "$T/check.pb.gz" \
 		-- "$TARGETS"/$target

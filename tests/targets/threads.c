@@ -3,14 +3,16 @@
  * and joined in waves while it runs, so a profiler attached before a wave
  * must follow threads that did not exist when it started.
  *
- *   threads [SECONDS] [--wait]
+ *   threads [SECONDS] [--wait] [--cpu]
  *
  * First an early wave of two threads named "early-0" and "early-1" runs
  * early_worker_spin() for 0.3 s and is joined. With --wait, the main thread
  * then spins in main_wait_spin() until it receives SIGUSR1 (a test sends it
  * once the profiler is attached). Then, for SECONDS (default 2), waves of two
  * threads named "late-N" run late_worker_spin() for 0.25 s each and are
- * joined. Prints "threads: early wave done" when the early threads are
+ * joined; with --cpu, until the process has used SECONDS of CPU time (all
+ * its threads), so that a profile's sample count holds however busy the
+ * machine is. Prints "threads: early wave done" when the early threads are
  * joined and "threads: N late threads" at the end; each worker prints
  * "threads: tid TID NAME" as it starts and "threads: cpu NAME SECONDS",
  * the CPU time it had, as it ends: what a profiler's samples of it must
@@ -35,12 +37,17 @@ static void on_usr1(int sig)
 	go = 1;
 }
 
-static double now(void)
+static double clock_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double now(void)
+{
+	return clock_s(CLOCK_MONOTONIC);
 }
 
 struct worker {
@@ -112,12 +119,14 @@ static void wave(void *(*fn)(void *), const char *prefix, int first, double seco
 int main(int argc, char **argv)
 {
 	double seconds = 2;
-	int wait = 0;
-	int late = 0;
+	int wait = 0, late = 0;
+	clockid_t clock = CLOCK_MONOTONIC;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--wait") == 0)
 			wait = 1;
+		else if (strcmp(argv[i], "--cpu") == 0)
+			clock = CLOCK_PROCESS_CPUTIME_ID;
 		else
 			seconds = atof(argv[i]);
 	}
@@ -127,7 +136,7 @@ int main(int argc, char **argv)
 	printf("threads: early wave done\n");
 	if (wait)
 		main_wait_spin();
-	for (double end = now() + seconds; now() < end; late += 2)
+	for (double end = clock_s(clock) + seconds; clock_s(clock) < end; late += 2)
 		wave(late_worker_spin, "late", late, 0.25);
 	printf("threads: %d late threads\n", late);
 	return 0;
