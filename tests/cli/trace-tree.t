@@ -169,7 +169,8 @@ check_slow_profile()
 	roots=$(slow_profile "$1" | sed 's/ [0-9]* [0-9]*$//')
 	titles=$(sed -n 's/^# \(.* lasted \)/\1/p' "$2" | awk '{ printf "slow call %d: %s\n", NR, $0 }' | sort)
 	if [ -z "$lost" ]; then
-		is "$roots" "$titles" "$3: one root a slow call, numbered and titled as its tree is shown"
+		is "$roots" "$titles" "$3: one root a slow call, numbered and titled as its tree is shown" ||
+			diag "recce said:" "$(cat "$4")"
 	else
 		is "$(comm -23 <(printf '%s\n' "$roots" | sed '/^$/d') <(printf '%s\n' "$titles"))" "" \
 			"$3, sampling records lost: each root a slow call, numbered and titled as its tree is shown"
