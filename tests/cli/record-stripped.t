@@ -28,7 +28,7 @@ FOLDED=$(cat "$OUT")
 diag "the most frequent stacks:" "$(folded_top "$FOLDED" 3)"
 
 TOTAL=$(folded_total "$FOLDED")
-STRIPPED=$(folded_count "$FOLDED" '(^|;)hot-stripped!0x[0-9a-f]+-0x[0-9a-f]+$')
+STRIPPED=$(folded_count "$(folded_user "$FOLDED")" '(^|;)hot-stripped!0x[0-9a-f]+-0x[0-9a-f]+$')
 cmp_ok "$STRIPPED" '>' "$TOTAL * 0.8" "most leaves are hot-stripped!0xSTART-0xEND frames ($STRIPPED of $TOTAL)"
 
 # The leaf and its caller of the heaviest stack are burn_cpu and main,
