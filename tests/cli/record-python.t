@@ -199,6 +199,32 @@ for p in json.load(open(sys.argv[1]))["profiles"]:
     print(p["name"])' "$T/cmd.speedscope.json")" '^busy-ü tid [0-9]+ ' \
 	"-- CMD: the thread it starts named by its Python name, found at its samples"
 
+# A thread sampled before its Thread's name can be read (its chain holds
+# Thread._bootstrap but not yet _bootstrap_inner, as a thread just
+# started does, here for 0.3 s of its CPU) is named once it can be.
+run "$RECCE" record -o "$T/late.pb.gz" -- /usr/bin/python3.11 -c '
+import threading, time
+inner = threading.Thread._bootstrap_inner
+def slow_start(self):
+    end = time.thread_time() + 0.3
+    while time.thread_time() < end:
+        pass
+    inner(self)
+threading.Thread._bootstrap_inner = slow_start
+def busy():
+    end = time.thread_time() + 0.5
+    while time.thread_time() < end:
+        pass
+t = threading.Thread(target=busy, name="late-name")
+t.start()
+t.join()'
+is "$RC" 0 "a thread named late: record exits 0" || show_run
+"$RECCE" report "$T/late.pb.gz" --format speedscope -o "$T/late.speedscope.json"
+like "$(python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["profiles"]:
+    print(p["name"])' "$T/late.speedscope.json")" '^late-name tid [0-9]+ ' \
+	"a thread whose name could not be read at its first samples is named by it"
+
 # System-wide: a CPython among every process.
 start_target /usr/bin/python3.11
 run "$RECCE" record -a -d 1 -o "$T/all.pb.gz"
