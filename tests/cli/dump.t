@@ -64,10 +64,16 @@ spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock"
 	--save '' --appendonly no --daemonize no
 REDIS=$PID
 wait_for 30 test -S "$T/redis.sock" || diag "redis-server did not start"
-run "$RECCE" dump -p "$REDIS"
+# The main thread wakes ten times a second for serverCron, where a dump
+# can catch it (a loaded run did, in read under serverCron): dumped
+# again, a few times at most, until it is back in epoll_wait.
+main_frames() { awk '/^thread / { n++ } n == 1' "$OUT" | grep '^    #' | awk '{ print $3 }' | tr '\n' ' '; }
+for try in 1 2 3 4 5; do
+	run "$RECCE" dump -p "$REDIS"
+	[ "$RC" = 0 ] && [[ $(main_frames) == epoll_wait* ]] && break
+done
 is "$RC" 0 "dump of redis-server exits 0" || show_run
-like "$(awk '/^thread / { n++ } n == 1' "$OUT" | grep '^    #' | awk '{ print $3 }' | tr '\n' ' ')" \
-	'^epoll_wait .*aeMain main ' "its main thread waits in epoll_wait under aeMain and main"
+like "$(main_frames)" '^epoll_wait .*aeMain main ' "its main thread waits in epoll_wait under aeMain and main"
 is "$(redis-cli -s "$T/redis.sock" ping)" PONG "and redis-server answers after"
 kill "$REDIS"
 
