@@ -19,8 +19,9 @@ run "$RECCE" report --folded --value samples "$P"
 is "$RC" 0 "report --folded exits 0" || show_run
 FOLDED=$(cat "$OUT")
 TOTAL=$(folded_total "$FOLDED")
-CMP=$(folded_count "$(folded_user "$FOLDED")" '(^|;)slow_compare$')
-FULL=$(folded_count "$(folded_user "$FOLDED")" "$CHAIN")
+USER_FOLDED=$(folded_user "$FOLDED")
+CMP=$(folded_count "$USER_FOLDED" '(^|;)slow_compare$')
+FULL=$(folded_count "$USER_FOLDED" "$CHAIN")
 cmp_ok "$CMP" '>' "$TOTAL * 0.5" "slow_compare is the leaf of most samples ($CMP of $TOTAL)"
 like "$FOLDED" "$CHAIN_LINE" "a stack runs main;...sort_batch;...qsort...;slow_compare"
 cmp_ok "$FULL" '>=' "$CMP * 0.9" "nearly every slow_compare sample has the complete chain ($FULL of $CMP)"
