@@ -15,10 +15,11 @@
 /*
  * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:
  * 64-bit words, UBPF_NWORDS of them plus UBPF_MAX_CHAIN chain entries when
- * the program was built with a call chain. Built with a stack copy as
- * well, the chain's words are followed by one word, the bytes of user
- * stack copied from the stack pointer up (at most UBPF_MAX_STACK), and
- * those bytes.
+ * the program was built with a call chain, then a capture's UBPF_CAP_WORDS
+ * (below) for a hit that asks for one. Built with a stack copy as well,
+ * the capture's words (there, zero without a capture) are followed by one
+ * word, the bytes of user stack copied from the stack pointer up (at most
+ * UBPF_MAX_STACK), and those bytes.
  */
 enum {
 	UBPF_COOKIE,	  /* the link's cookie for the offset hit */
@@ -40,9 +41,9 @@ enum {
  * 0x60: a function pointer an indirect call is about to take),
  * UBPF_CAPTURE_SIZE(cookie) bytes of it (1 to 64), and with UBPF_CAPTURE_STRING also up to 64 bytes
  * at the pointer in the object's first word, as many as its second word says (libstdc++'s
- * std::string: data pointer, length). Such a hit carries no call chain:
- * after the registers come UBPF_CAP_WORDS words in the order below, the
- * results of the two reads (0 or -errno) first. The low 32 bits of a
+ * std::string: data pointer, length). UBPF_CAP_WORDS words in the order
+ * below hold it, after the chain's words (or the registers, built without
+ * a chain), the results of the two reads (0 or -errno) first. The low 32 bits of a
  * cookie are the probe's index.
  */
 /*
@@ -77,7 +78,5 @@ enum {
 	UBPF_CAP_STR = UBPF_CAP_OBJ + UBPF_CAPTURE_MAX / 8,
 	UBPF_CAP_WORDS = UBPF_CAP_STR + UBPF_CAPTURE_MAX / 8,
 };
-
-_Static_assert(UBPF_CAP_WORDS <= UBPF_MAX_CHAIN, "a capture fits where the chain goes");
 
 #endif

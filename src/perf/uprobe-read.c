@@ -136,8 +136,10 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	hit->drops = w[UBPF_DROPS];
 	name_registers(hit);
 	hit->chain = r->chain;
-	if (cookie & UBPF_CAPTURE)
-		return parse_capture(r, cookie, p + sizeof(w), size - sizeof(w));
+	if (!u->cfg.callchain)
+		return cookie & UBPF_CAPTURE
+			   ? parse_capture(r, cookie, p + sizeof(w), size - sizeof(w))
+			   : 1;
 	uint64_t bytes = w[UBPF_CHAIN_BYTES];
 	if (bytes > size - sizeof(w) || bytes > UBPF_MAX_CHAIN * 8)
 		return -EBADMSG;
@@ -149,8 +151,17 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	}
 	if (bytes && w[UBPF_RET_ADDR])
 		insert_caller(r, w[UBPF_RET_ADDR]);
-	/* The stack copy after the chain's words: its length, its bytes. */
+	/* A capture after the chain's words, then the stack copy: its
+	 * length, its bytes. */
 	size_t head = (UBPF_NWORDS + UBPF_MAX_CHAIN) * 8;
+	if (size < head)
+		return -EBADMSG;
+	if (cookie & UBPF_CAPTURE) {
+		int err = parse_capture(r, cookie, p + head, size - head);
+		if (err < 0)
+			return err;
+	}
+	head += UBPF_CAP_WORDS * 8;
 	if (u->cfg.stack_bytes && size >= head + 8) {
 		uint64_t len;
 		memcpy(&len, p + head, 8);

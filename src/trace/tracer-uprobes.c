@@ -189,14 +189,13 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	 * memory: the probe reads the object there and then, before the
 	 * caller can change it. */
 	const struct trace_sig *sig = &t->sigs[fn];
-	/* At a call, its string arguments, there and then: a caller's
-	 * buffer may be rewritten, a process may exit, before recce reads
-	 * them; where the probe cannot (a page not yet in), or a hit carries
-	 * a call chain instead (--caller, --stack), recce reads them late. */
+	/* At a call, its string arguments, there and then (with its call
+	 * chain, for --caller and --stack): a caller's buffer may be
+	 * rewritten, a process may exit, before recce reads them; where the
+	 * probe cannot (a page not yet in), recce reads them late. */
 	struct trace_str_plan plan;
 	trace_args_str_plan(sig, &plan);
-	int copy =
-	    role == PROBE_ENTRY && !f->usdt && plan.n && !t->cfg.want_caller && !t->cfg.want_stack;
+	int copy = role == PROBE_ENTRY && !f->usdt && plan.n;
 	if (copy && plan.len_reg >= 0)
 		uprobe_set_capture_counted(t->up, probe, plan.reg[0], plan.len_reg);
 	else if (copy)

@@ -74,6 +74,17 @@ traced gcc-str USR1 relabel -- "$TARGETS/values" "$N"
 is "$(sed -n 's/.*:relabel(label="\([^"]*\)", n=[0-9]*)$/\1/p' "$T/gcc-str.trc" | tr '\n' ' ')" \
 	"label-0 label-1 label-2 label-3 " \
 	"a string argument is its text at the call, though the function rewrites it at once"
+# So it is when the hit carries a call chain as well.
+traced gcc-str-caller USR1 relabel --caller -- "$TARGETS/values" "$N"
+is "$(sed -n 's/.*:relabel(label="\([^"]*\)", n=[0-9]*) <- main$/\1/p' "$T/gcc-str-caller.trc" |
+	tr '\n' ' ')" "label-0 label-1 label-2 label-3 " \
+	"with --caller, the string is its text at the call, and the caller is main" ||
+	diag "$(head -n 8 "$T/gcc-str-caller.trc")"
+traced gcc-str-stack USR1 relabel --stack -- "$TARGETS/values" "$N"
+is "$(sed -n 's/.*:relabel(label="\([^"]*\)", n=[0-9]*)$/\1/p' "$T/gcc-str-stack.trc" | tr '\n' ' ')" \
+	"label-0 label-1 label-2 label-3 " "with --stack, the string is its text at the call too"
+is "$(grep -c '^ *at main ' "$T/gcc-str-stack.trc")" "$N" "and each call's stack holds main" ||
+	diag "$(head -n 8 "$T/gcc-str-stack.trc")"
 
 # At -O0 DWARF places arguments in stack slots the prologue fills later:
 # the ABI's registers are all there is. At -O2, DWARF's places.

@@ -1,8 +1,8 @@
 /*
  * The program of call tracing's links (uprobe-bpf.h), in BPF C: at a
  * probe hit it fills the record of hit-format.h (cookie, pid and tid,
- * time, the registers, and a call chain or a captured object) and writes
- * it into the CPU's perf ring, counting at once a hit it cannot write.
+ * time, the registers, a call chain, a captured object) and writes it
+ * into the CPU's perf ring, counting at once a hit it cannot write.
  *
  * The record is built in a per-CPU map value rather than on the stack:
  * with a call chain it takes 512 bytes, the whole of a BPF stack. The
@@ -38,11 +38,13 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-/* The words the record always has, then the stack copy's (hit-format.h). */
+/* The words a record with a call chain has, its capture's after them,
+ * then the stack copy's (hit-format.h). */
 #define HEAD_WORDS (UBPF_NWORDS + UBPF_MAX_CHAIN)
+#define STACK_WORD (HEAD_WORDS + UBPF_CAP_WORDS)
 
 struct record {
-	__u64 w[HEAD_WORDS + 1];
+	__u64 w[STACK_WORD + 1];
 	__u8 stack[UBPF_MAX_STACK + 4096]; /* a page more: see copy_stack() */
 };
 
@@ -57,9 +59,8 @@ struct {
  * says, and for a string the bytes its first word points to, as many as
  * its second says (at most UBPF_CAPTURE_MAX); or two C strings at two
  * registers (UBPF_CAPTURE_STRS). */
-static __always_inline void capture(struct record *rec, __u64 cookie)
+static __always_inline void capture(struct record *rec, __u64 *cap, __u64 cookie)
 {
-	__u64 *cap = &rec->w[UBPF_NWORDS];
 	__u64 addr = rec->w[UBPF_GPR + ((cookie >> 54) & 15)] + (__s64)(__s16)(cookie >> 32);
 	__u32 size = ((cookie >> 48) & 63) + 1;
 
@@ -158,26 +159,31 @@ int recce_hit(struct pt_regs *ctx)
 	w[UBPF_IP] = ctx->rip;
 	w[UBPF_FLAGS] = ctx->eflags;
 
-	/* The record's words: the registers, then the chain or a capture,
-	 * which share their words (a hit has one or the other), then the
-	 * stack copy. */
-	__u32 size = callchain ? HEAD_WORDS * 8 : UBPF_NWORDS * 8;
-	if (cookie & UBPF_CAPTURE) {
-		size = callchain ? HEAD_WORDS * 8 : (UBPF_NWORDS + UBPF_CAP_WORDS) * 8;
-		capture(rec, cookie);
-	} else if (callchain) {
+	/* The record's words: the registers; with a call chain, the chain,
+	 * then a capture's words if the cookie asks for one, then the stack
+	 * copy; without, a capture's words straight after the registers. */
+	__u32 size = UBPF_NWORDS * 8;
+	if (callchain) {
 		/* At a function's first instruction its caller has no frame
 		 * yet: the return address at the stack pointer names it. */
 		bpf_probe_read_user(&w[UBPF_RET_ADDR], 8, (const void *)ctx->rsp);
 		long n = bpf_get_stack(ctx, &w[UBPF_NWORDS], UBPF_MAX_CHAIN * 8, BPF_F_USER_STACK);
 		w[UBPF_CHAIN_BYTES] = n > 0 ? n : 0;
+		size = HEAD_WORDS * 8;
+		if (cookie & UBPF_CAPTURE) {
+			capture(rec, &w[HEAD_WORDS], cookie);
+			size = STACK_WORD * 8;
+		}
 		if (stack_bytes) {
 			__u32 got = copy_stack(rec->stack, ctx->rsp);
-			w[HEAD_WORDS] = got;
-			size = (HEAD_WORDS + 1) * 8 + (got & (UBPF_MAX_STACK * 2 - 1));
-			if (size > (HEAD_WORDS + 1) * 8 + UBPF_MAX_STACK)
-				size = (HEAD_WORDS + 1) * 8 + UBPF_MAX_STACK;
+			w[STACK_WORD] = got;
+			size = (STACK_WORD + 1) * 8 + (got & (UBPF_MAX_STACK * 2 - 1));
+			if (size > (STACK_WORD + 1) * 8 + UBPF_MAX_STACK)
+				size = (STACK_WORD + 1) * 8 + UBPF_MAX_STACK;
 		}
+	} else if (cookie & UBPF_CAPTURE) {
+		capture(rec, &w[UBPF_NWORDS], cookie);
+		size = (UBPF_NWORDS + UBPF_CAP_WORDS) * 8;
 	}
 	if (bpf_perf_event_output(ctx, &hits, BPF_F_CURRENT_CPU, rec, size) != 0 && dropped)
 		__sync_fetch_and_add(dropped, 1);
