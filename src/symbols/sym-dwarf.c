@@ -53,10 +53,32 @@ static int build_spans(struct sym_file *f)
 	return ranges_finish(&f->span_ranges, 0);
 }
 
+/*
+ * A Go program linked by the system's linker (cgo, -linkmode=external)
+ * has .debug_aranges for its C units only, and libdw then names one of
+ * them for any address past their start: every Go function's line would
+ * be in runtime/cgo's gcc_mmap.c. A unit that states its ranges and
+ * holds no range with vaddr is not taken.
+ */
+Dwarf_Die *sym_aranges_unit(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *d = dwfl_module_addrdie(mod, vaddr, bias);
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	int stated = 0;
+
+	while (d && (off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0) {
+		if (vaddr - *bias >= lo && vaddr - *bias < hi)
+			return d;
+		stated = 1;
+	}
+	return stated ? NULL : d;
+}
+
 /* Finds the unit covering vaddr: 1 and *cu, *bias; 0 if none; -errno. */
 static int find_cu(struct sym_file *f, uint64_t vaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
 {
-	Dwarf_Die *d = dwfl_module_addrdie(f->mod, vaddr, bias);
+	Dwarf_Die *d = sym_aranges_unit(f->mod, vaddr, bias);
 	const struct range *r;
 
 	if (d) {

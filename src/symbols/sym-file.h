@@ -169,6 +169,9 @@ int sym_dwarf_boundaries(struct sym_file *f, struct u64vec *out);
 int sym_dwarf_frames(struct symbolizer *s, struct sym_file *f, uint64_t vaddr,
 		     struct sym_frame *out, int cap, int *complete);
 void sym_cu_index_free(struct cu_index *ci);
+/* The unit .debug_aranges names for vaddr, if that unit's own ranges hold
+ * it (bias into *bias); NULL if none does. */
+Dwarf_Die *sym_aranges_unit(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Addr *bias);
 
 /* sym-file.c */
 /* The section of f's ELF file named name (its header into *sh), or NULL. */

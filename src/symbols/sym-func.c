@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "symbols/sym-file.h"
 #include "symbols/symbolize.h"
 
 /* Whether a subprogram's code starts at pc: its low_pc, or for a function
@@ -56,7 +57,8 @@ static int find_subprogram(Dwarf_Die *die, Dwarf_Addr pc, Dwarf_Die *out, int de
 }
 
 /* The unit whose ranges hold vaddr, found by walking the units: for files
- * without .debug_aranges, such as Go's, where dwfl_module_addrdie fails. */
+ * without .debug_aranges for it, such as Go's, where sym_aranges_unit
+ * finds none. */
 static Dwarf_Die *cu_covering(Dwfl_Module *mod, uint64_t vaddr, Dwarf_Die *out, Dwarf_Addr *bias)
 {
 	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
@@ -77,7 +79,7 @@ int sym_func_die(struct sym_file *f, uint64_t vaddr, Dwarf_Die *sub)
 	Dwarf_Addr bias = 0;
 	Dwarf_Die cu_die;
 
-	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, vaddr, &bias) : NULL;
+	Dwarf_Die *cu = mod ? sym_aranges_unit(mod, vaddr, &bias) : NULL;
 	if (!cu && mod)
 		cu = cu_covering(mod, vaddr, &cu_die, &bias);
 	if (!cu)
