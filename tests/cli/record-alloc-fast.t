@@ -134,7 +134,8 @@ kill_quietly "$LK"
 
 # It keeps the jumps and records into rings of its own: its 1,000
 # allocations of 256 KiB (about 500 samples) are in the profile, under
-# its own stack, though it exits before recce reads them.
+# its own stack, though it exits before recce reads them (recce is
+# stopped while the child runs, and goes on once it has exited).
 spawn "$T/fa.out" "$TARGETS/forker" 1 0 alloc
 FP=$PID
 wait_for 20 grep -q 'forker: ready' "$T/fa.out" || diag "forker did not start"
@@ -143,8 +144,10 @@ R=$PID
 ok "child: recording starts" wait_for 60 grep -q '^recce: recording' "$T/fa.rec.err"
 kill -USR1 "$FP"
 ok "child: the target forks" wait_for 20 grep -q '^child ' "$T/fa.out"
+kill -STOP "$R"
 kill -USR1 "$(sed -n 's/^child //p' "$T/fa.out")"
 ok "child: the child is done" wait_for 60 grep -q 'forker: done' "$T/fa.out"
+kill -CONT "$R"
 kill -INT "$R"
 wait "$R"
 is "$?" 0 "child: record exits 0"
