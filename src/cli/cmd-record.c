@@ -221,6 +221,9 @@ int cmd_record(int argc, char **argv)
 		    jit_dropped, jit_cut);
 	pid_t unnamed[8];
 	record_say_jit_unnamed(procs, unnamed, resolver_jit_unnamed(res, unnamed, 8));
+	/* Stacks ended in code without unwind information are told from
+	 * whole ones by the last frame's name: counted once named. */
+	st.unwind_ends[UNWIND_END_NO_INFO] = resolver_no_unwind_info(res);
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline,
 				    st.samples - (a.timeline ? timeline_dropped : 0)};

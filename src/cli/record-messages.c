@@ -466,12 +466,16 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 			  "threads helps",
 		    (unsigned long long)st->lost);
 	const uint64_t *e = st->unwind_ends;
-	if (e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH])
+	if (e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO])
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
-		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit]",
-		     (unsigned long long)(e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH]),
+		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit], %llu [no unwind "
+		     "info: FILE+OFFSET] (code of a file without CFI, such as hand-written "
+		     "assembly)",
+		     (unsigned long long)(e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] +
+					  e[UNWIND_END_NO_INFO]),
 		     (unsigned long long)e[UNWIND_END_COPY],
-		     (unsigned long long)e[UNWIND_END_DEPTH]);
+		     (unsigned long long)e[UNWIND_END_DEPTH],
+		     (unsigned long long)e[UNWIND_END_NO_INFO]);
 	if (unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
 		     (unsigned long long)st->unwind_check.checked,

@@ -689,6 +689,20 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 	return n;
 }
 
+/* Whether the walk's last frame is in code its file has no CFI for (a
+ * stub of hand-written assembly, say): there the walk could only guess by
+ * the frame pointer, whatever its last read was, and stopped. */
+static int ends_without_cfi(struct unwinder *u, struct proc_unwind *p)
+{
+	struct unwind_ctx *c = &u->cur;
+	struct cfi_rule r;
+
+	if (!p || !c->n)
+		return 0;
+	uint64_t pc = c->frames[c->n - 1];
+	return rule_at(u, p, c->n == 1 ? pc : pc - 1, &r) > 0 && r.ra_how == CFI_NONE;
+}
+
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
 		    const uint8_t *stack, size_t stack_len, uint64_t *frames, size_t max,
 		    int *ended)
@@ -727,10 +741,11 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		frames[c->n++] = regs[REG_IP];
 	const struct proc_map *leaf = c->n == 1 ? procs_find(u->procs, pid, regs[REG_IP]) : NULL;
 	int leaf_unknown = c->n == 1 && (!leaf || !leaf->file);
-	u->end = c->ended && !c->ran_out && c->n < c->max	   ? UNWIND_END_WHOLE
-		 : c->n >= c->max				   ? UNWIND_END_DEPTH
-		 : c->ran_out && !leaf_unknown			   ? UNWIND_END_COPY
-								   : UNWIND_END_NO_INFO;
+	u->end = c->ended && !c->ran_out && c->n < c->max ? UNWIND_END_WHOLE
+		 : c->n >= c->max			  ? UNWIND_END_DEPTH
+		 : ends_without_cfi(u, p)		  ? UNWIND_END_NO_INFO
+		 : c->ran_out && !leaf_unknown		  ? UNWIND_END_COPY
+							  : UNWIND_END_STOPPED;
 	if (ended)
 		*ended = u->end == UNWIND_END_WHOLE;
 	return (int)c->n;
@@ -748,6 +763,8 @@ const char *unwind_mark_name(uint64_t addr)
 		return "[stack copy ended]";
 	case UNWIND_END_DEPTH:
 		return "[depth limit]";
+	case UNWIND_END_NO_INFO:
+		return "[no unwind info]";
 	default:
 		return "[unknown]";
 	}
@@ -849,10 +866,9 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
 		/* A copy shorter than asked holds the stack to its end: a read
-		 * past it was a guess too, not a stack cut short. */
-		if (u->end == UNWIND_END_COPY && smp->stack_asked &&
-		    smp->stack_len < smp->stack_asked)
-			u->end = UNWIND_END_NO_INFO;
+		 * past it was a guess, not a stack cut short. */
+		int to_end = u->end == UNWIND_END_COPY && smp->stack_asked &&
+			     smp->stack_len < smp->stack_asked;
 		int unwound = got;
 		if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
@@ -860,13 +876,15 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			n += (size_t)got;
 		/* A stack the frame pointers went on with ends where their
 		 * chain does, for no reason the walk can tell. One that ends
-		 * in code without unwind information is not marked: the
-		 * outermost frames of Go (runtime.goexit, without CFI in a
-		 * stripped binary) and of some C runtimes end so too, whole. */
-		if (smp->mark_end && !ended && got == unwound && n < cap &&
-		    u->end != UNWIND_END_NO_INFO) {
+		 * in code without unwind information is marked but not
+		 * counted: the outermost functions of Go (runtime.goexit,
+		 * without CFI in a stripped binary) and of some C runtimes
+		 * end whole stacks so, and only their names tell them apart
+		 * (the resolver's, profile/resolve.c). */
+		if (smp->mark_end && !ended && got == unwound && n < cap && !to_end &&
+		    u->end != UNWIND_END_STOPPED) {
 			out[n++] = UNWIND_MARK_BASE + u->end;
-			u->ends[u->end]++;
+			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;
 		}
 	} else if (!n && cap) {
 		out[n++] = smp->ip;

@@ -82,23 +82,27 @@ size_t unwind_copy_fp(uint64_t bp, uint64_t sp, const uint8_t *stack, size_t sta
  * Why a walk of a copied stack stopped short of the outermost frame.
  * unwinder_sample() can end such a stack with a marker frame that says
  * which (above the kernel's PERF_CONTEXT_* markers, so no address can be
- * one), and counts each: the copy's end and the depth limit. A walk that
- * ends in code without unwind information is not marked: whole stacks
- * end so too (Go's runtime.goexit in a stripped binary has no CFI).
+ * one), and counts the copy's end and the depth limit. A walk that ends
+ * in a file's code without CFI is marked, not counted: whole stacks end
+ * so too (Go's runtime.goexit in a stripped binary has no CFI), and the
+ * resolver, which knows the last frame's name, drops the marker of those
+ * and names and counts the others.
  */
 enum unwind_end {
 	UNWIND_END_WHOLE,   /* the outermost frame was reached */
 	UNWIND_END_COPY,    /* the next frame lies past the stack copy */
-	UNWIND_END_NO_INFO, /* code without unwind information, or whose
-			       information does not lead on */
+	UNWIND_END_NO_INFO, /* code of a file without CFI there */
 	UNWIND_END_DEPTH,   /* the most frames asked for */
+	UNWIND_END_STOPPED, /* for no reason the walk can tell (code in no
+			       file, such as JIT code; CFI that does not
+			       lead on): not marked */
 	UNWIND_END_KINDS
 };
 #define UNWIND_MARK_BASE ((uint64_t)-3900) /* + an enum unwind_end other than WHOLE */
 
 /* Whether addr is one of the markers above. */
 int unwind_is_mark(uint64_t addr);
-/* Its frame's name: "[stack copy ended]", "[depth limit]". */
+/* Its frame's name: "[stack copy ended]", "[depth limit]", "[no unwind info]". */
 const char *unwind_mark_name(uint64_t addr);
 
 /* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */

@@ -71,6 +71,8 @@ struct resolver {
 	int addresses_only; /* resolver_keep_addresses() */
 	size_t column;	    /* resolver_set_column() */
 	int label_comm;	    /* resolver_label_comm() */
+	int no_info;	    /* the stack being resolved ends at code without unwind info */
+	uint64_t no_info_samples; /* resolver_no_unwind_info() */
 };
 
 static uint64_t key_hash(const struct key *k)
@@ -250,6 +252,11 @@ void resolver_free(struct resolver *r)
 	free(r->loc_ids);
 	free(r->spliced);
 	free(r);
+}
+
+uint64_t resolver_no_unwind_info(const struct resolver *r)
+{
+	return r ? r->no_info_samples : 0;
 }
 
 void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
@@ -587,6 +594,54 @@ static int in_probe_handler(struct resolver *r, const struct agg_stack *s)
 /* Resolves the frames of s into r->loc_ids (*nlocs of them); with
  * user_only, resolves its user frames only, to fill the cache. An
  * off-CPU marker (offcpu-reason.h) is named after the frames below it. */
+/* Whether location id is a function that starts a program's or a
+ * thread's stack, where a walk ends whole, with or without unwind
+ * information to say so. */
+static int outermost_function(struct resolver *r, uint64_t id)
+{
+	static const char *const top[] = {"_start",	  "start_thread",   "clone",
+					  "__clone",	  "clone3",	    "__clone3",
+					  "thread_start", "_dl_start_user", "__thread_start"};
+	const struct profile_function *f = outer_function(r, id);
+
+	for (size_t i = 0; f && i < sizeof(top) / sizeof(top[0]); i++)
+		if (strcmp(f->name, top[i]) == 0)
+			return 1;
+	return 0;
+}
+
+#define KEY_NO_INFO 256 /* key flag of the marker of a walk's end at a location */
+
+/* The marker of a walk that ended at location id, in code without unwind
+ * information: "[no unwind info: FILE+0xOFFSET]", made once a location;
+ * 1 for none where that code is an outermost function (a whole stack). */
+static uint64_t no_info_location(struct resolver *r, uint64_t id)
+{
+	if (outermost_function(r, id))
+		return 1;
+	struct key k = {id, 0, 0, KEY_NO_INFO};
+	uint64_t got = idmap_get(&r->locations, &k);
+	if (got)
+		return got;
+	const struct profile_location *loc = profile_location(r->prof, id);
+	const struct profile_mapping *m =
+	    loc && loc->mapping_id ? profile_mapping(r->prof, loc->mapping_id) : NULL;
+	char name[320];
+	if (m && m->file && *m->file && loc->address >= m->start) {
+		const char *base = strrchr(m->file, '/');
+		snprintf(name, sizeof(name), "[no unwind info: %s+0x%llx]",
+			 base ? base + 1 : m->file,
+			 (unsigned long long)(loc->address - m->start + m->offset));
+	} else {
+		snprintf(name, sizeof(name), "%s",
+			 unwind_mark_name(UNWIND_MARK_BASE + UNWIND_END_NO_INFO));
+	}
+	got = location_named(r, 0, 0, name);
+	if (!got || idmap_put(&r->locations, &k, got) < 0)
+		return 0;
+	return got;
+}
+
 static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
 			   size_t *nlocs_out)
 {
@@ -615,11 +670,17 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 			continue;
 		}
 		if (unwind_is_mark(addr)) {
-			uint64_t id = user_only ? 1 : unwind_end_location(r, addr);
+			uint64_t id = user_only ? 1
+				      : addr != UNWIND_MARK_BASE + UNWIND_END_NO_INFO
+					  ? unwind_end_location(r, addr)
+				      : nlocs ? no_info_location(r, r->loc_ids[nlocs - 1])
+					      : 1;
 			if (!id)
 				return -ENOMEM;
-			if (!user_only)
+			if (!user_only && id != 1)
 				r->loc_ids[nlocs++] = id;
+			r->no_info =
+			    !user_only && id != 1 && addr == UNWIND_MARK_BASE + UNWIND_END_NO_INFO;
 			continue;
 		}
 		if (addr >= CONTEXT_FLOOR) {
@@ -662,10 +723,12 @@ static int stack_locations(struct resolver *r, const struct agg_stack *s, int us
 static int resolve_stack(struct resolver *r, struct aggregate *a, const struct agg_stack *s)
 {
 	size_t nlocs;
+	r->no_info = 0;
 	int err = stack_locations(r, s, 0, &nlocs);
 
 	if (err)
 		return err;
+	r->no_info_samples += r->no_info ? s->count : 0;
 	int64_t values[6] = {0, 0, 0, 0, 0, 0};
 	if (r->column + 2 > r->prof->nsample_types || r->prof->nsample_types > 6)
 		return -EINVAL;

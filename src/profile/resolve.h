@@ -105,6 +105,11 @@ struct profile *resolver_profile(struct resolver *r);
 /* What the caps on the targets' perf maps left out (frame_namer_jit_losses()). */
 void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut);
 
+/* Samples whose stack ended at code without unwind information, other
+ * than an outermost function, and so ends with "[no unwind info: ...]"
+ * (proc/unwind.h). */
+uint64_t resolver_no_unwind_info(const struct resolver *r);
+
 /* The processes whose JIT code had no perf map entry and is named
  * "[JIT: comm]" (frame_namer_jit_unnamed()). */
 size_t resolver_jit_unnamed(const struct resolver *r, pid_t *pids, size_t max);

@@ -740,10 +740,13 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	else
 		add_comment(p, "call-graph", "fp");
 	if (s->cfg.dwarf)
-		add_comment(p, "stacks-ended-early",
-			    "%llu where the stack copy ended, %llu at the depth limit",
-			    (unsigned long long)st->unwind_ends[UNWIND_END_COPY],
-			    (unsigned long long)st->unwind_ends[UNWIND_END_DEPTH]);
+		add_comment(
+		    p, "stacks-ended-early",
+		    "%llu where the stack copy ended, %llu at the depth limit, %llu in code "
+		    "without unwind information",
+		    (unsigned long long)st->unwind_ends[UNWIND_END_COPY],
+		    (unsigned long long)st->unwind_ends[UNWIND_END_DEPTH],
+		    (unsigned long long)st->unwind_ends[UNWIND_END_NO_INFO]);
 	if (st->user_only)
 		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
 	if (st->python.processes)

@@ -56,6 +56,34 @@ like "$(cat "$OUT")" 'stacks-ended-early: [1-9][0-9]* where the stack copy ended
 
 run "$RECCE" report "$T/auto.pb.gz" -n 1
 like "$(cat "$OUT")" 'call-graph: auto,8192' "the profile says how its stacks were walked"
+is "$(folded_count "$F_auto$F_dwarf" '\[no unwind info')" 0 \
+	"no stack of deep ends at code without unwind information"
+
+# Code without unwind information: nocfi's stub, assembly with no CFI,
+# calls spin with a frame pointer that leads nowhere. Every stack of spin
+# ends with a frame that names where the walk stopped, in the file: the
+# return address in stub, past its call of spin. None reaches main.
+need_file "$TARGETS/nocfi"
+RET=$(objdump -d --no-show-raw-insn "$TARGETS/nocfi" | awk '/<stub>:/ { f = 1 } f && /\tcall/ { getline; sub(/:.*/, ""); print $1; exit }')
+# Its file offset: through the executable segment's load address.
+read -r SEG_OFF SEG_ADDR <<<"$(readelf -lW "$TARGETS/nocfi" | awk '$1 == "LOAD" && $7 ~ /E/ { print $2, $3 }')"
+OFF=$(printf '%x' $((16#$RET - SEG_ADDR + SEG_OFF)))
+run "$RECCE" record -o "$T/nocfi.pb.gz" -- "$TARGETS/nocfi" 0.5
+is "$RC" 0 "record -- nocfi exits 0" || show_run
+cp "$ERR" "$T/nocfi.err"
+F=$(folded "$T/nocfi.pb.gz")
+SPIN=$(folded_count "$F" '(^|;)stub;spin(;|$)')
+cmp_ok "$SPIN" '>' 0 "samples in spin, under stub ($SPIN)"
+is "$(folded_count "$F" "^\\[no unwind info: nocfi\\+0x$OFF\\];stub;spin(;|\$)")" "$SPIN" \
+	"every one ends with [no unwind info: nocfi+0x$OFF], where the walk stopped" ||
+	diag "$(folded_top "$F" 3)"
+is "$(folded_count "$F" '(^|;)main;')" 0 "none goes on to main, unknown past stub"
+like "$(cat "$T/nocfi.err")" "^recce: [0-9]+ stacks end early, at a frame that says why: 0 \\[stack copy ended\\] .*, 0 \\[depth limit\\], $(folded_total "$F") \\[no unwind info: FILE\\+OFFSET\\]" \
+	"the run counts each, as ending early for want of unwind information" ||
+	diag "$(cat "$T/nocfi.err")"
+run "$RECCE" report "$T/nocfi.pb.gz" -n 1
+like "$(cat "$OUT")" "stacks-ended-early: 0 where the stack copy ended, 0 at the depth limit, $(folded_total "$F") in code without unwind information" \
+	"and so does the profile" || show_run
 
 run "$RECCE" record --call-graph auto,100000 -- "$TARGETS/deep" 0.1
 is "$RC" 2 "auto with a copy beyond the kernel's limit: usage error"
