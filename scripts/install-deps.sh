@@ -24,7 +24,7 @@ erlang-base golang-go rustc libxml2-utils python3
 linux-perf bpftool libbpf-dev debuginfod curl
 valgrind chromium nodejs libjemalloc2 bpftrace openssh-server openssh-client
 liblttng-ust-dev lttng-tools uftrace prometheus gdb strace sqlite3 clickhouse-server
-postgresql redis-server systemd util-linux openjdk-17-jdk-headless
+postgresql redis-server nginx systemd util-linux openjdk-17-jdk-headless
 "
 [ "$KERNELS" = 1 ] && PACKAGES="$PACKAGES qemu-system-x86 busybox-static"
 

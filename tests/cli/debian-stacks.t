@@ -1,14 +1,16 @@
 #!/bin/bash
-# Whole stacks on a program built the way Debian builds its packages:
-# Debian's own redis-server (no frame pointers, its C library neither),
-# under redis-benchmark, started by the test on a socket of its own.
-# With the default --call-graph auto nearly no sample has an [unknown]
-# frame, and the request path runs from main through aeMain to
-# processCommand, in `recce record` and in the continuous agent's store.
-# Debian's stripped Go prometheus, answering queries: no stack goes on
-# past where Go's own profiles start it.
+# Whole stacks on programs built the way Debian builds its packages:
+# Debian's own redis-server and nginx (no frame pointers, their C
+# library neither), under load, started by the test on sockets of their
+# own. With the default --call-graph auto nearly no sample has an
+# [unknown] frame, and the request paths run from main through redis's
+# aeMain to processCommand, and through nginx's worker loop to its
+# ngx_http_* functions, in `recce record` and in the continuous agent's
+# store. Debian's stripped Go prometheus, answering queries: no stack
+# goes on past where Go's own profiles start it.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark /usr/bin/prometheus
+need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark /usr/bin/prometheus \
+	/usr/sbin/nginx
 
 spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
 	--save '' --appendonly no --daemonize no
@@ -19,25 +21,61 @@ spawn "$T/bench.out" /usr/bin/redis-benchmark -s "$T/redis.sock" -n 20000 -c 4 \
 BENCH=$PID
 ok "redis-benchmark drives it" wait_for 30 grep -q 'requests per second' "$T/bench.out"
 
+# nginx: a master and one worker, on a socket of the test's, from a
+# configuration of the test's; curl asks it for one URL after another
+# on one connection until it is killed.
+mkdir -p "$T/nginx"
+cat >"$T/nginx/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+error_log stderr;
+pid $T/nginx/nginx.pid;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $T/nginx/body;
+	proxy_temp_path $T/nginx/proxy;
+	fastcgi_temp_path $T/nginx/fastcgi;
+	uwsgi_temp_path $T/nginx/uwsgi;
+	scgi_temp_path $T/nginx/scgi;
+	server {
+		listen unix:$T/nginx/nginx.sock;
+		location / { return 200 "hello\n"; }
+	}
+}
+EOF
+spawn "$T/nginx.log" /usr/sbin/nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e stderr
+NGINX=$PID
+ok "nginx starts" wait_for 30 test -S "$T/nginx/nginx.sock"
+spawn "$T/curl.out" bash -c "while :; do curl -s --unix-socket '$T/nginx/nginx.sock' -o /dev/null 'http://nginx/[1-100000]'; done"
+NGINX_LOAD=$PID
+ok "nginx has its worker" wait_for 30 eval '[ -n "$(pgrep -P "$NGINX" nginx)" ]'
+NGINX_WORKER=$(pgrep -P "$NGINX" nginx)
+
 # The share of samples with an [unknown] frame, in percent, and the
-# samples of the request path.
+# samples of the request paths. nginx's worker loop is static, named by
+# its .eh_frame range only: its request functions are under the call
+# that starts the worker and the one that waits for its events.
 REQUEST='(^|;)main;(.*;)?aeMain;(.*;)?processCommand(;|$)'
+NGINX_REQUEST='(^|;)main;(.*;)?ngx_spawn_process;(.*;)?ngx_process_events_and_timers;(.*;)?ngx_http_[a-z_]+(;|$)'
+NGINX_WHAT='main;...ngx_spawn_process;...ngx_process_events_and_timers;...ngx_http_*'
 unknown_share()
 {
 	awk -v t="$(folded_total "$1")" -v u="$(folded_count "$1" '\[unknown\]')" \
 		'BEGIN { printf "%.1f", t ? 100 * u / t : 100 }'
 }
 
-# whole_stacks WHERE PROFILE: under 1% of its samples with an [unknown]
-# frame, and the request path there.
+# whole_stacks WHERE PROFILE [REQUEST WHAT]: under 1% of its samples
+# with an [unknown] frame, and the request path there (redis-server's
+# by default).
 whole_stacks()
 {
-	local f share
+	local f share request=${3:-$REQUEST} what=${4:-main;...aeMain;...processCommand}
 	f=$(folded "$2")
 	share=$(unknown_share "$f")
 	cmp_ok "$share" '<=' 1 "$1: under 1% of the samples have an [unknown] frame ($share%)" ||
 		diag "$(folded_top "$f")"
-	cmp_ok "$(folded_count "$f" "$REQUEST")" '>' 0 "$1: requests run main;...aeMain;...processCommand" ||
+	cmp_ok "$(folded_count "$f" "$request")" '>' 0 "$1: requests run $what" ||
 		diag "of $(folded_total "$f") samples, the most common:" "$(folded_top "$f" 5)"
 }
 
@@ -64,6 +102,11 @@ like "$(grep -m1 ' processCommand ' "$OUT")" ' processCommand +redis-server$' \
 run "$RECCE" record -p "$REDIS" -d 2 --call-graph fp -o "$T/fp.pb.gz"
 diag "with --call-graph fp: $(unknown_share "$(folded "$T/fp.pb.gz")")% of the samples have an [unknown] frame"
 
+# nginx's worker, as redis-server.
+run "$RECCE" record -p "$NGINX_WORKER" -F 999 -d 2 -o "$T/nginx.pb.gz"
+is "$RC" 0 "record -p the nginx worker exits 0" || show_run
+whole_stacks "record, nginx" "$T/nginx.pb.gz" "$NGINX_REQUEST" "$NGINX_WHAT"
+
 # The continuous agent, whole system, into its store.
 STORE=$T/store
 spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
@@ -86,11 +129,21 @@ fleet() {
 wait_for 60 fleet
 is "$QUERY_RC" 0 "query --comm redis-server exits 0" || show_run
 whole_stacks "the agent's store" "$T/fleet.pb.gz"
+# nginx's, from the same windows and more until one has its request path.
+fleet_nginx() {
+	run "$RECCE" query --store "$STORE" --from "@$FROM" --comm nginx -o "$T/fleet-nginx.pb.gz"
+	QUERY_RC=$RC
+	[ "$RC" = 0 ] &&
+		[ "$(folded_count "$(folded "$T/fleet-nginx.pb.gz")" "$NGINX_REQUEST")" -gt 0 ]
+}
+wait_for 60 fleet_nginx
+is "$QUERY_RC" 0 "query --comm nginx exits 0" || show_run
+whole_stacks "the agent's store, nginx" "$T/fleet-nginx.pb.gz" "$NGINX_REQUEST" "$NGINX_WHAT"
 kill -INT "$AGENT"
 wait_exit 20 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops on Ctrl-C with status 0"
 
-kill_quietly "$BENCH" "$REDIS"
+kill_quietly "$BENCH" "$REDIS" "$NGINX_LOAD" "$NGINX"
 
 # Debian's prometheus, a Go binary stripped of symbols and DWARF, answering
 # queries: stacks start where Go's own profiles start them (a
