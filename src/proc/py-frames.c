@@ -45,6 +45,7 @@ struct py_layout {
 	uint32_t str_ascii_data, str_compact_data; /* after PyASCIIObject, PyCompactUnicodeObject */
 	uint32_t fr_localsplus; /* a frame's locals, self first */
 	uint32_t ht_cached_keys; /* a heap type's keys shared by its instances' attributes */
+	uint32_t interp_modules; /* PyInterpreterState's sys.modules (3.12 on: imports.modules) */
 };
 
 /* What reading an object's attributes needs, the same in 3.11 to 3.13:
@@ -62,7 +63,9 @@ struct py_layout {
 #define KEYS_KIND	      10
 #define KEYS_NENTRIES	      24
 #define KEYS_INDICES	      32
-#define MAX_ATTRS	      64 /* entries of a keys object searched */
+#define MAX_ATTRS	      64   /* entries of a keys object searched */
+#define MAX_MODULES	      4096 /* entries of sys.modules or a module's dict searched */
+#define MODULE_DICT	      16   /* PyModuleObject.md_dict */
 
 /* _gil_runtime_state: last_holder, locked; a thread that waits for the
  * GIL waits on its cond or mutex, which come next. */
@@ -109,7 +112,8 @@ static const struct py_layout layouts[] = {
      .str_ascii_data = 48,
      .str_compact_data = 72,
      .fr_localsplus = 0x48,
-     .ht_cached_keys = 0x368},
+     .ht_cached_keys = 0x368,
+     .interp_modules = 0x378},
     {.minor = 12,
      .rt_interp_head = 0x28,
      .interp_threads_head = 0x48,
@@ -142,7 +146,8 @@ static const struct py_layout layouts[] = {
      .str_ascii_data = 40,
      .str_compact_data = 56,
      .fr_localsplus = 0x48,
-     .ht_cached_keys = 0x370},
+     .ht_cached_keys = 0x370,
+     .interp_modules = 0x3b0},
 };
 
 /* What a code object says, read once per object. */
@@ -210,6 +215,7 @@ enum {
 	DO_FREE_THREADED,
 	DO_RT_INTERP_HEAD = 5,
 	DO_IS_THREADS_HEAD = 9,
+	DO_IS_IMPORTS_MODULES = 11,
 	DO_IS_CEVAL_GIL = 14,
 	DO_TS_NEXT = 21,
 	DO_TS_CURRENT_FRAME = 23,
@@ -241,13 +247,14 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	if (rd(r, r->runtime, w, sizeof(w)) || memcmp(w, "xdebugpy", 8) != 0 ||
 	    (w[DO_VERSION] >> 16) != 0x030d || w[DO_FREE_THREADED])
 		return -ENOTSUP;
-	static const uint8_t used[] = {
-	    DO_RT_INTERP_HEAD,	 DO_IS_THREADS_HEAD, DO_IS_CEVAL_GIL,	DO_TS_NEXT,
-	    DO_TS_CURRENT_FRAME, DO_TS_NATIVE_TID,   DO_FR_PREVIOUS,	DO_FR_EXECUTABLE,
-	    DO_FR_INSTR_PTR,	 DO_FR_LOCALSPLUS,   DO_FR_OWNER,	DO_CO_FILENAME,	   DO_CO_NAME,
-	    DO_CO_QUALNAME,	 DO_CO_LINETABLE,    DO_CO_FIRSTLINENO, DO_CO_CODE_ADAPTIVE,
-	    DO_OB_TYPE,		 DO_BYTES_OB_SIZE,   DO_BYTES_OB_SVAL,	DO_STR_STATE,
-	    DO_STR_LENGTH,	 DO_STR_ASCII_SIZE};
+	static const uint8_t used[] = {DO_RT_INTERP_HEAD, DO_IS_THREADS_HEAD, DO_IS_IMPORTS_MODULES,
+				       DO_IS_CEVAL_GIL,	  DO_TS_NEXT,	      DO_TS_CURRENT_FRAME,
+				       DO_TS_NATIVE_TID,  DO_FR_PREVIOUS,     DO_FR_EXECUTABLE,
+				       DO_FR_INSTR_PTR,	  DO_FR_LOCALSPLUS,   DO_FR_OWNER,
+				       DO_CO_FILENAME,	  DO_CO_NAME,	      DO_CO_QUALNAME,
+				       DO_CO_LINETABLE,	  DO_CO_FIRSTLINENO,  DO_CO_CODE_ADAPTIVE,
+				       DO_OB_TYPE,	  DO_BYTES_OB_SIZE,   DO_BYTES_OB_SVAL,
+				       DO_STR_STATE,	  DO_STR_LENGTH,      DO_STR_ASCII_SIZE};
 	for (size_t i = 0; i < sizeof(used); i++)
 		if (w[used[i]] >= MAX_OFFSET)
 			return -ENOTSUP;
@@ -255,6 +262,7 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	L->minor = 13;
 	L->rt_interp_head = (uint32_t)w[DO_RT_INTERP_HEAD];
 	L->interp_threads_head = (uint32_t)w[DO_IS_THREADS_HEAD];
+	L->interp_modules = (uint32_t)w[DO_IS_IMPORTS_MODULES];
 	L->rt_gil = -1;
 	L->interp_gil_ptr = (int32_t)w[DO_IS_CEVAL_GIL];
 	L->ts_next = (uint32_t)w[DO_TS_NEXT];
@@ -548,10 +556,11 @@ static int line_of(const struct code_info *c, uint64_t at)
 	return 0;
 }
 
-/* Where among the first entries of the keys object at keys is the str
- * key name: its index, and in *value_at where a combined dict keeps its
- * value; -1 when it is not there or does not read. */
-static int key_index(struct py_reader *r, uint64_t keys, const char *name, uint64_t *value_at)
+/* Where among the first max entries of the keys object at keys is the
+ * str key name: its index, and in *value_at where a combined dict keeps
+ * its value; -1 when it is not there or does not read. */
+static int key_index(struct py_reader *r, uint64_t keys, const char *name, int64_t max,
+		     uint64_t *value_at)
 {
 	uint8_t hdr[KEYS_INDICES];
 	int64_t n;
@@ -571,7 +580,7 @@ static int key_index(struct py_reader *r, uint64_t keys, const char *name, uint6
 	 * tried first (and checked: keys freed and made again there may
 	 * hold another order). */
 	int64_t first = keys == r->attr_keys && r->attr_index < n ? r->attr_index : 0;
-	for (int64_t k = 0; k < n && k < MAX_ATTRS; k++) {
+	for (int64_t k = 0; k < n && k < max; k++) {
 		int64_t i = (first + k) % n;
 		uint64_t key, at = entries + (uint64_t)i * esz + koff;
 		if (rd64(r, at, &key))
@@ -625,13 +634,13 @@ static int attr_str(struct py_reader *r, uint64_t obj, const char *name, char *o
 	if (values) {
 		/* The values of the keys the class shares among its instances. */
 		if (rd64(r, type + L->ht_cached_keys, &keys) ||
-		    (idx = key_index(r, keys, name, &value_at)) < 0)
+		    (idx = key_index(r, keys, name, MAX_ATTRS, &value_at)) < 0)
 			return -ENOENT;
 		value_at = values + 8 * (uint64_t)idx;
 	} else {
 		if (!dict || rd64(r, dict + DICT_KEYS, &keys) ||
 		    rd64(r, dict + DICT_VALUES, &dvalues) ||
-		    (idx = key_index(r, keys, name, &value_at)) < 0)
+		    (idx = key_index(r, keys, name, MAX_ATTRS, &value_at)) < 0)
 			return -ENOENT;
 		if (dvalues) /* split: the values apart, after 3.13's header */
 			value_at = dvalues + (L->minor >= 13 ? 8 : 0) + 8 * (uint64_t)idx;
@@ -639,6 +648,35 @@ static int attr_str(struct py_reader *r, uint64_t obj, const char *name, char *o
 	if (rd64(r, value_at, &v) || !v)
 		return -EFAULT;
 	return read_str(r, v, 0, out, cap);
+}
+
+/* The value of the str key name in the dict at dict, one that keeps its
+ * values in its entries (sys.modules, a module's globals): 0 and *value,
+ * or -ENOENT. */
+static int dict_get(struct py_reader *r, uint64_t dict, const char *name, uint64_t *value)
+{
+	uint64_t keys, values, value_at;
+
+	if (!dict || rd64(r, dict + DICT_KEYS, &keys) || rd64(r, dict + DICT_VALUES, &values) ||
+	    values || key_index(r, keys, name, MAX_MODULES, &value_at) < 0 ||
+	    rd64(r, value_at, value) || !*value)
+		return -ENOENT;
+	return 0;
+}
+
+/* The name of the main thread's threading.Thread (threading's
+ * _main_thread, "MainThread" unless the program renamed it), into out;
+ * -ENOENT where threading was never imported or does not read. */
+static int main_thread_name(struct py_reader *r, uint64_t interp, char *out, size_t cap)
+{
+	uint64_t modules, threading, globals, thread;
+
+	if (!r->lay->interp_modules || rd64(r, interp + r->lay->interp_modules, &modules) ||
+	    dict_get(r, modules, "threading", &threading) ||
+	    rd64(r, threading + MODULE_DICT, &globals) ||
+	    dict_get(r, globals, "_main_thread", &thread))
+		return -ENOENT;
+	return attr_str(r, thread, "_name", out, cap) == 0 ? 0 : -ENOENT;
 }
 
 /* Thread state ts's frames into t, innermost first. */
@@ -797,6 +835,11 @@ int py_reader_threads(struct py_reader *r, size_t max, struct py_thread **out, s
 		t->tid = (pid_t)tid;
 		t->holds_gil = locked && holder == ts;
 		read_frames(r, ts, t);
+		/* The main thread runs no Thread's frames: its name is
+		 * threading's. */
+		if (t->tid == r->pid && !t->name[0] &&
+		    main_thread_name(r, interp, t->name, sizeof(t->name)) < 0)
+			t->name[0] = 0;
 		ts = next;
 	}
 	*out = v;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `recce dump -p PID` on CPython: each thread's Python frames, with the
 # line each runs, in place of the interpreter's native frame that ran
-# them, the C code under a Python call above it; a thread's Python name;
+# them, the C code under a Python call above it; a thread's Python name
+# (the main thread's, threading's MainThread);
 # the thread that holds the GIL and those that wait for it. On Debian's python3.11 (stripped),
 # and on every other CPython of pyenv's on this machine: 3.11 and 3.12
 # read by recce's layouts, 3.13 by the offsets it publishes, another
@@ -55,8 +56,9 @@ __main__.outer ($(at outer))" "$v: its callers at the lines of the calls"
 	is "$(grep "^thread $spinner " "$T/$v.dump" | sed 's/), .*/)/')" \
 		"thread $spinner (python${v%.*}, Python thread \"spinner-ü\")" \
 		"$v: the spinning thread is named by its threading.Thread's name"
-	is "$(grep "^thread $P " "$T/$v.dump" | sed 's/), .*/)/')" "thread $P (python${v%.*})" \
-		"$v: the main thread, which no Thread started, by its own"
+	is "$(grep "^thread $P " "$T/$v.dump" | sed 's/), .*/)/')" \
+		"thread $P (python${v%.*}, Python thread \"MainThread\")" \
+		"$v: the main thread, which no Thread started, by threading's name for it"
 	like "$(py_frames "$T/$v.dump" "$spinner" | sed -n '4,$p' | sed 's/ (.*//' | tr '\n' ' ')" \
 		'^threading\.Thread\.run threading\.Thread\._bootstrap_inner threading\.Thread\._bootstrap $' \
 		"$v: under them threading's own, as started"

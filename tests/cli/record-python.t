@@ -63,8 +63,8 @@ for p in json.load(open(sys.argv[1]))["profiles"]:
     print(p["name"].split(" (pid")[0])' "$T/$v.speedscope.json" > "$T/$v.threads"
 	# (The napper thread, asleep, may be sampled too on a busy machine.)
 	is "$(grep -E " tid ($hasher|$P)\$" "$T/$v.threads" | sort)" \
-		"$(printf '%s\n' "hasher-ü tid $hasher" "python${v%.*} tid $P" | sort)" \
-		"$v: the hasher thread named by its threading.Thread's name, the main thread by its own" ||
+		"$(printf '%s\n' "hasher-ü tid $hasher" "main-ü tid $P" | sort)" \
+		"$v: the hasher thread named by its threading.Thread's name, the main thread by threading's" ||
 		diag "$(cat "$T/$v.threads")"
 
 	"$RECCE" report "$T/$v.pb.gz" --tid "$hasher" --format folded > "$T/$v.hasher"

@@ -62,12 +62,13 @@ ok "f writes a flamegraph (python)" test -s "$SVG"
 like "$(cat "$SVG")" 'data-name="__main__\.(spin|hasher)"' "it holds a thread's Python function"
 unlike "$(cat "$SVG")" 'data-name="_PyEval_EvalFrameDefault"' \
 	"in place of the interpreter's frames that ran them"
-# Its threads by their threading.Thread names, the main thread by its own.
+# Its threads by their threading.Thread names, the main thread too (the
+# target renames it from threading's MainThread).
 run "$RECCE" top -b -n 2 -d 0.5 -p "$HOT"
 HASHER=$(sed -n 's/^hasher //p' "$T/py.out")
 is "$(awk -v t="$HASHER" '$2 == t { n = $3 } END { print n }' "$OUT")" "hasher-ü" \
 	"top names a Python thread by its threading.Thread's name" || show_run
-is "$(awk -v t="$HOT" '$2 == t { n = $3 } END { print n }' "$OUT")" "python3.11" \
-	"and the main thread by its own"
+is "$(awk -v t="$HOT" '$2 == t { n = $3 } END { print n }' "$OUT")" "main-ü" \
+	"and the main thread by threading's name for it"
 kill_quietly "$HOT"
 done_testing

@@ -8,7 +8,8 @@ in); a thread sleeps 2 ms at a time in napper(). Each line a frame is
 shown at is marked with a comment the test looks for.
 
 The two threads are named "napper-ü" and "hasher-ü" (threading.Thread's
-name). Prints "napper TID" and "hasher TID" as those threads start,
+name), the main thread "main-ü" (renamed from threading's "MainThread",
+so that a name shown is read, not assumed). Prints "napper TID" and "hasher TID" as those threads start,
 "ready" once all run, then runs until killed.
 """
 import hashlib
@@ -45,6 +46,7 @@ def napper(started):
         time.sleep(0.002)  # mark: nap
 
 
+threading.main_thread().name = "main-ü"
 for target in (napper, hasher):
     started = threading.Event()
     threading.Thread(target=target, name=target.__name__ + "-ü", args=(started,), daemon=True).start()
