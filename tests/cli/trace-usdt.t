@@ -170,6 +170,25 @@ unnamed=$(sed -n 's/^recce: warning: \([0-9]*\) Python calls could not be named.
 ok "perf events: the 20 calls of handle() shown ($shown) or said not named (${unnamed:-0})" \
 	test $((shown + ${unnamed:-0})) -ge 20
 is "$(grep -vcxF "$(call handle handle)" "$T/lines")" 0 "perf events: nothing else shown"
+# recce stopped while the target makes its calls and exits: it reads
+# every hit once no memory is left to read a name from, and counts each.
+start
+fresh "$T/late.out" "$T/late.err"
+RECCE_NO_BPF=1 setsid "$RECCE" trace -p "$P" 'py:handle' --count 100 >"$T/late.out" 2>"$T/late.err" </dev/null &
+R=$!
+_spawned+=("$R")
+ok "perf events, read late: recce attaches" wait_for 60 grep -q '^recce: tracing' "$T/late.err"
+kill -STOP "$R"
+kill -USR1 "$P"
+ok "perf events, read late: the target makes its calls and exits" wait_exit 60 "$P"
+kill -CONT "$R"
+ok "perf events, read late: recce ends" wait_exit 60 "$R"
+is "$(wc -l <"$T/late.out")" 0 "perf events, read late: no call shown" || diag "$(cat "$T/late.out")"
+# Every Python call traps, and only its name tells whether it is
+# handle()'s: the 20 are among those counted, with the target's others.
+unnamed=$(sed -n 's/^recce: warning: \([0-9]*\) Python calls could not be named.*/\1/p' "$T/late.err")
+cmp_ok "${unnamed:-0}" '>=' 20 "perf events, read late: every call counted as not named ($unnamed)" ||
+	diag "$(cat "$T/late.err")"
 
 # 7. A USDT probe in general: gc__start's generation is in memory
 # (-4@112(%rsp)), copied at the hit with links, unknown without.
