@@ -329,7 +329,25 @@ static const char *user_name(struct top_sampler *s, struct top_proc *p, uint64_t
 	return f[0].function;
 }
 
-/* The function of a sample: its first user frame, else its kernel leaf. */
+/* The innermost Python frame's function of a stack with Python frames
+ * (after PY_STACK_MARK), or NULL. */
+static const char *python_leaf(struct top_sampler *s, const uint64_t *ips, uint64_t nr)
+{
+	struct py_names *names = procs_py_names(s->procs);
+	const char *name = NULL, *file;
+	int line;
+
+	for (uint64_t i = 0; names && i + 1 < nr; i++)
+		if (ips[i] == PY_STACK_MARK) {
+			py_names_get(names, ips[i + 1] & PY_STACK_ID, &name, &file, &line);
+			return name ? intern(s, name) : NULL;
+		}
+	return NULL;
+}
+
+/* The function of a sample: its first user frame, else its kernel leaf;
+ * where that frame is the interpreter running Python code, the Python
+ * function it runs. */
 static const char *sample_function(struct top_sampler *s, struct top_proc *p, const uint64_t *ips,
 				   uint64_t nr)
 {
@@ -348,8 +366,12 @@ static const char *sample_function(struct top_sampler *s, struct top_proc *p, co
 		int kernel = context >= 0 ? context == 1 : a >= KERNEL_START;
 		if (context == 2)
 			continue;
-		if (!kernel)
-			return user_name(s, p, a, 0);
+		if (!kernel) {
+			const char *name = user_name(s, p, a, 0), *py;
+			if (strcmp(name, PY_EVAL_FUNCTION) == 0 && (py = python_leaf(s, ips, nr)))
+				return py;
+			return name;
+		}
 		if (!have_kernel) {
 			kernel_leaf = a;
 			have_kernel = 1;

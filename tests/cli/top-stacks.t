@@ -70,5 +70,9 @@ is "$(awk -v t="$HASHER" '$2 == t { n = $3 } END { print n }' "$OUT")" "hasher-Ã
 	"top names a Python thread by its threading.Thread's name" || show_run
 is "$(awk -v t="$HOT" '$2 == t { n = $3 } END { print n }' "$OUT")" "main-Ã¼" \
 	"and the main thread by threading's name for it"
+# HOT and LAST: the Python function where the interpreter runs one (the
+# main thread spins in spin() only, whose own C calls take fewer samples).
+is "$(awk -v t="$HOT" '$2 == t { h = $12 } END { print h }' "$OUT")" "__main__.spin" \
+	"its hot function is the Python function it runs, not the interpreter's loop" || show_run
 kill_quietly "$HOT"
 done_testing
