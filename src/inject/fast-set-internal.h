@@ -134,5 +134,9 @@ static inline uint64_t fast_rdtsc(void)
  * descriptor when PROC_FOUND). */
 uint64_t fast_set_cal_add(struct fast_set *s);
 enum proc_verdict fast_set_find_process(const struct fast_set *s, pid_t pid, int *pidfd);
+/* CLOCK_MONOTONIC of a CPU clock reading: on the line between the two
+ * readings around it (the newest two past the newest, the oldest two
+ * before the oldest kept), whenever it is asked. */
+uint64_t fast_set_tsc_to_mono(const struct fast_set *s, uint64_t tsc);
 
 #endif

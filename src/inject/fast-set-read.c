@@ -36,8 +36,7 @@ uint64_t fast_set_cal_add(struct fast_set *s)
 	return p.tsc;
 }
 
-/* CLOCK_MONOTONIC of a CPU clock reading, from the two pairs. */
-static uint64_t tsc_to_mono(const struct fast_set *s, uint64_t tsc)
+uint64_t fast_set_tsc_to_mono(const struct fast_set *s, uint64_t tsc)
 {
 	uint64_t n = s->ncal < CAL_POINTS ? s->ncal : CAL_POINTS;
 	const struct cal_point *a, *b;
@@ -245,7 +244,7 @@ int fast_set_read(struct fast_set *s, int (*cb)(const struct uprobe_hit *, void 
 			record_process(s, r, &h);
 			h.probe = f->probe;
 			h.tid = (uint32_t)r->tid;
-			h.time = tsc_to_mono(s, r->tsc);
+			h.time = fast_set_tsc_to_mono(s, r->tsc);
 			if (h.time < s->ring_time[i])
 				h.time = s->ring_time[i];
 			s->ring_time[i] = h.time;
