@@ -35,6 +35,27 @@ trace()
 	cut -d' ' -f3- "$OUT" > "$T/lines"
 }
 
+# trace_late ARGS...: as trace, but recce is stopped from the moment it
+# is tracing until the target has made its calls and exited: whatever
+# recce did not copy at a hit, it can no longer read. Its messages in
+# $T/late.err.
+trace_late()
+{
+	local r
+	start
+	fresh "$T/late.out" "$T/late.err"
+	setsid "$RECCE" trace -p "$P" "$@" >"$T/late.out" 2>"$T/late.err" </dev/null &
+	r=$!
+	_spawned+=("$r")
+	wait_for 60 grep -q '^recce: tracing' "$T/late.err" || diag "recce did not attach: $(cat "$T/late.err")"
+	kill -STOP "$r"
+	kill -USR1 "$P"
+	wait_exit 60 "$P" || diag "the target did not exit"
+	kill -CONT "$r"
+	wait_exit 60 "$r" || diag "recce did not end"
+	cut -d' ' -f3- "$T/late.out" >"$T/lines"
+}
+
 # The semaphore at file address $2 of the python3.11 process $1 (not
 # position-independent: its addresses are its file's).
 is "$(readelf -h "$PY" | awk '/Type:/ { print $2 }')" EXEC "Debian's python3.11 is not position-independent"
@@ -172,17 +193,7 @@ ok "perf events: the 20 calls of handle() shown ($shown) or said not named (${un
 is "$(grep -vcxF "$(call handle handle)" "$T/lines")" 0 "perf events: nothing else shown"
 # recce stopped while the target makes its calls and exits: it reads
 # every hit once no memory is left to read a name from, and counts each.
-start
-fresh "$T/late.out" "$T/late.err"
-RECCE_NO_BPF=1 setsid "$RECCE" trace -p "$P" 'py:handle' --count 100 >"$T/late.out" 2>"$T/late.err" </dev/null &
-R=$!
-_spawned+=("$R")
-ok "perf events, read late: recce attaches" wait_for 60 grep -q '^recce: tracing' "$T/late.err"
-kill -STOP "$R"
-kill -USR1 "$P"
-ok "perf events, read late: the target makes its calls and exits" wait_exit 60 "$P"
-kill -CONT "$R"
-ok "perf events, read late: recce ends" wait_exit 60 "$R"
+RECCE_NO_BPF=1 trace_late 'py:handle' --count 100
 is "$(wc -l <"$T/late.out")" 0 "perf events, read late: no call shown" || diag "$(cat "$T/late.out")"
 # Every Python call traps, and only its name tells whether it is
 # handle()'s: the 20 are among those counted, with the target's others.
@@ -201,10 +212,10 @@ is "$(cat "$T/lines")" "python3.11:python:gc__start(arg0=?)" \
 	"with perf events, nothing copies it: unknown, not read late" || show_run
 
 # Arguments named and typed by the pattern: two strings read at the
-# hit, the target gone when recce reads them.
-trace 'usdt:python:function__entry(file:str,function:str,line:int)' --if 'function == "handle"' --count 100
+# hit, the target gone when recce reads them (stopped until it is).
+trace_late 'usdt:python:function__entry(file:str,function:str,line:int)' --if 'function == "handle"' --count 100
 is "$(sort -u "$T/lines")" "python3.11:python:function__entry(file=$SHOWN, function=\"handle\", line=$(line handle))" \
-	"the strings named and typed, --if on one" || show_run
+	"the strings named and typed, --if on one" || diag "$(cat "$T/late.err")"
 is "$(wc -l < "$T/lines")" 20 "each of the 20 calls of handle()"
 run "$RECCE" trace -p "$$" 'usdt:python:function__entry(file:text)'
 is "$RC" 2 "an unknown type is a usage error"
