@@ -53,7 +53,11 @@ is "$RC" 0 "with BPF links the budget does not apply" || show_run
 # Without the breaker, 41 threads fill rings of one page and the kernel
 # drops events: a call whose return was dropped says so, and is never
 # shown unwound (spin_step never unwinds). recce is stopped while the
-# target reports two windows of calls, so that the rings surely overflow.
+# target reports two windows of calls, so that the rings surely overflow;
+# then the target slows down to a call every 500 ms a thread, and recce
+# goes on: the next call of a thread whose return was dropped comes
+# after it, with no loss while recce reads them, so only the count each
+# hit carries from when it was written tells that one came between.
 RECCE_RING_PAGES=1 spawn_recce "$T/drop.out" "$T/drop.err" trace -p "$WIDE" spin_step \
 	--return --count 0 --limit 0 --time 600
 DROP=$PID
@@ -62,7 +66,14 @@ kill -STOP "$DROP"
 SEEN=$(grep -c '^rate [1-9]' "$T/wide.out")
 wait_for 60 lines_at_least "$T/wide.out" '^rate [1-9]' "$((SEEN + 2))" ||
 	diag "the target reported no two windows of calls while recce was stopped"
+kill -USR2 "$WIDE"
+wait_for 60 grep -q '^slow$' "$T/wide.out" || diag "the target did not slow down"
+SEEN=$(grep -c '^rate' "$T/wide.out")
+wait_for 60 lines_at_least "$T/wide.out" '^rate' "$((SEEN + 1))"
 kill -CONT "$DROP"
+# Two calls a thread after recce goes on (a second, 20 windows).
+SEEN=$(grep -c '^rate' "$T/wide.out")
+wait_for 60 lines_at_least "$T/wide.out" '^rate' "$((SEEN + 20))"
 kill -INT "$DROP"
 wait "$DROP"
 is "$?" 0 "a trace at full rate exits 0" || diag "$(cat "$T/drop.err")"
