@@ -18,7 +18,7 @@ at() { echo "$FILE:$(source_line "$SRC" "# mark: $1")"; }
 samples_of() { sed -n 's/^recce: \([0-9]*\) samples in .*/\1/p' "$1"; }
 
 # start_target PYTHON: the target run by PYTHON, ready; sets P, its
-# version V and its threads HASHER and NAPPER.
+# version V and its threads HASHER, NAPPER and WAITER.
 start_target()
 {
 	V=$(python_version "$1")
@@ -27,6 +27,7 @@ start_target()
 	ok "$V: the target is ready" wait_for 60 grep -q ready "$T/$V.out"
 	HASHER=$(sed -n 's/^hasher //p' "$T/$V.out")
 	NAPPER=$(sed -n 's/^napper //p' "$T/$V.out")
+	WAITER=$(sed -n 's/^waiter //p' "$T/$V.out")
 }
 
 # python_record: record the target for a second, attached.
@@ -105,6 +106,16 @@ python_offcpu()
 		"$v offcpu: ... asleep"
 	is "$("$RECCE" report "$T/$v-off.pb.gz" --tid "$napper" -n 0 | awk '$4 == "__main__.napper" { print $5 }')" \
 		"$(at nap)" "$v offcpu: napper() at the line that sleeps"
+	# A thread that waits from start to end: seen as the recording
+	# starts, never at a sample of its own, and named then.
+	"$RECCE" report "$T/$v-off.pb.gz" --format speedscope -o "$T/$v-off.speedscope.json"
+	is "$(python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["profiles"]:
+    print(p["name"].split(" (pid")[0])' "$T/$v-off.speedscope.json" | grep " tid $WAITER\$")" \
+		"waiter-ü tid $WAITER" "$v offcpu: a thread off its CPU from start to end named by its Python name" ||
+		diag "$(cat "$T/$v-off.speedscope.json" | head -c 600)"
+	like "$("$RECCE" report "$T/$v-off.pb.gz" --tid "$WAITER" --format folded)" ';__main__\.waiter;' \
+		"$v offcpu: its wait under waiter()"
 }
 
 start_target /usr/bin/python3.11

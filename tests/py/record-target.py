@@ -4,13 +4,16 @@ so a second C call of the interpreter runs spin) as the key function of
 Worker.run(), called from outer(); a thread hashes in C (OpenSSL, the
 GIL let go) in a list comprehension of hasher() (on 3.11 a function of
 its own, made and freed at each run, named after the module it was made
-in); a thread sleeps 2 ms at a time in napper(). Each line a frame is
-shown at is marked with a comment the test looks for.
+in); a thread sleeps 2 ms at a time in napper(); a thread waits in
+waiter() for an event that never comes, off its CPU from start to end.
+Each line a frame is shown at is marked with a comment the test looks
+for.
 
-The two threads are named "napper-ü" and "hasher-ü" (threading.Thread's
-name), the main thread "main-ü" (renamed from threading's "MainThread",
-so that a name shown is read, not assumed). Prints "napper TID" and "hasher TID" as those threads start,
-"ready" once all run, then runs until killed.
+The three threads are named "napper-ü", "hasher-ü" and "waiter-ü"
+(threading.Thread's name), the main thread "main-ü" (renamed from
+threading's "MainThread", so that a name shown is read, not assumed).
+Prints "napper TID", "hasher TID" and "waiter TID" as those threads
+start, "ready" once all run, then runs until killed.
 """
 import hashlib
 import threading
@@ -47,7 +50,14 @@ def napper(started):
 
 
 threading.main_thread().name = "main-ü"
-for target in (napper, hasher):
+def waiter(started):
+    print("waiter", threading.get_native_id(), flush=True)
+    never = threading.Event()
+    started.set()
+    never.wait()  # mark: wait
+
+
+for target in (napper, hasher, waiter):
     started = threading.Event()
     threading.Thread(target=target, name=target.__name__ + "-ü", args=(started,), daemon=True).start()
     started.wait()
