@@ -74,15 +74,19 @@ if command -v curl >/dev/null; then
 		cp "$TARGETS/hot" "$T/copies/hot-$i"
 		"$T/copies/hot-$i" 0.01 >/dev/null 2>&1
 	done
-	# And ten more deleted as soon as they end, most before the profiler
-	# reads their mappings: the kernel's build-id names them (hot ran
-	# before, from its own file).
+	# And ten more deleted as soon as they end, while the profiler is
+	# stopped, so that it reads their mappings after their files are
+	# gone: the kernel's build-id names them (hot ran before, from its
+	# own file). The profiler is the agent's one child.
 	GONE_FROM=$(now)
+	PROFILER=$(pgrep -P "$AGENT")
+	kill -STOP $PROFILER
 	for i in $(seq 10); do
 		cp "$TARGETS/hot" "$T/copies/gone-$i"
 		"$T/copies/gone-$i" 0.1 >/dev/null 2>&1
 		rm "$T/copies/gone-$i"
 	done
+	kill -CONT $PROFILER
 	for i in 1 2 3; do next_window "http://$HTTP" || diag "no window $i after the copies"; done
 	CLOSED=$(agent_metric "http://$HTTP" profiler_files_closed_total)
 	cmp_ok "${CLOSED:-0}" '>=' 24 "the profiler closed the copies no process maps any more ($CLOSED)"
