@@ -591,9 +591,6 @@ static int in_probe_handler(struct resolver *r, const struct agg_stack *s)
 	return 0;
 }
 
-/* Resolves the frames of s into r->loc_ids (*nlocs of them); with
- * user_only, resolves its user frames only, to fill the cache. An
- * off-CPU marker (offcpu-reason.h) is named after the frames below it. */
 /* Whether location id is a function that starts a program's or a
  * thread's stack, where a walk ends whole, with or without unwind
  * information to say so. */
@@ -642,6 +639,9 @@ static uint64_t no_info_location(struct resolver *r, uint64_t id)
 	return got;
 }
 
+/* Resolves the frames of s into r->loc_ids (*nlocs of them); with
+ * user_only, resolves its user frames only, to fill the cache. An
+ * off-CPU marker (offcpu-reason.h) is named after the frames below it. */
 static int stack_locations(struct resolver *r, const struct agg_stack *s, int user_only,
 			   size_t *nlocs_out)
 {
