@@ -490,6 +490,15 @@ static int runs_python(struct resolver *r, uint64_t id)
 	return f && strcmp(f->name, PY_EVAL_FUNCTION) == 0;
 }
 
+/* Whether function f (NULL: none) is named one of names (n of them). */
+static int named_one_of(const struct profile_function *f, const char *const *names, size_t n)
+{
+	for (size_t i = 0; f && i < n; i++)
+		if (strcmp(f->name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Whether location id is the outermost frame of a Go stack: a function
  * the Go runtime marks TOPFRAME, which a thread or goroutine starts in,
  * or one that switches to the thread's own stack to call the scheduler
@@ -502,12 +511,8 @@ static int go_top_frame(struct resolver *r, uint64_t id)
 					  "runtime.mcall", "runtime.morestack"};
 	const struct profile_function *f = outer_function(r, id);
 
-	if (!f || strncmp(f->name, "runtime.", 8) != 0)
-		return 0;
-	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++)
-		if (strcmp(f->name, top[i]) == 0)
-			return 1;
-	return 0;
+	return f && strncmp(f->name, "runtime.", 8) == 0 &&
+	       named_one_of(f, top, sizeof(top) / sizeof(top[0]));
 }
 
 /*
@@ -599,12 +604,8 @@ static int outermost_function(struct resolver *r, uint64_t id)
 	static const char *const top[] = {"_start",	  "start_thread",   "clone",
 					  "__clone",	  "clone3",	    "__clone3",
 					  "thread_start", "_dl_start_user", "__thread_start"};
-	const struct profile_function *f = outer_function(r, id);
 
-	for (size_t i = 0; f && i < sizeof(top) / sizeof(top[0]); i++)
-		if (strcmp(f->name, top[i]) == 0)
-			return 1;
-	return 0;
+	return named_one_of(outer_function(r, id), top, sizeof(top) / sizeof(top[0]));
 }
 
 #define KEY_NO_INFO 256 /* key flag of the marker of a walk's end at a location */
