@@ -113,17 +113,43 @@ int timeline_decode(const unsigned char *buf, size_t len, uint64_t nindex,
 	return 0;
 }
 
+/* An event's place in time order: its time, then where it was added. */
+struct in_order {
+	int64_t time_ns;
+	size_t at;
+};
+
+static int by_time_then_place(const void *a, const void *b)
+{
+	const struct in_order *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
 int timeline_remap(const struct timeline_event *events, size_t n, const uint64_t *remap,
 		   unsigned char **buf, size_t *len)
 {
 	struct timeline_writer w;
+	struct in_order *order = malloc((n ? n : 1) * sizeof(*order));
+	size_t kept = 0;
 	int ret = 0;
 
-	timeline_writer_init(&w, 0);
-	for (size_t i = 0; i < n && !ret; i++)
+	if (!order)
+		return -ENOMEM;
+	/* Events come as the sampler handled them: a wait is added when its
+	 * thread comes back, after other threads' later samples. */
+	for (size_t i = 0; i < n; i++)
 		if (remap[events[i].index])
-			ret = timeline_writer_add(&w, remap[events[i].index] - 1, events[i].time_ns,
-						  events[i].period);
+			order[kept++] = (struct in_order){events[i].time_ns, i};
+	qsort(order, kept, sizeof(*order), by_time_then_place);
+	timeline_writer_init(&w, 0);
+	for (size_t k = 0; k < kept && !ret; k++) {
+		const struct timeline_event *e = &events[order[k].at];
+		ret = timeline_writer_add(&w, remap[e->index] - 1, e->time_ns, e->period);
+	}
+	free(order);
 	if (!ret)
 		ret = timeline_writer_take(&w, buf, len);
 	timeline_writer_release(&w);

@@ -73,8 +73,9 @@ int timeline_decode(const unsigned char *buf, size_t len, uint64_t nindex,
 
 /*
  * Re-encodes events, keeping only those whose index has a non-zero entry in
- * remap and replacing the index by remap[index] - 1: the timeline of a
- * profile whose samples were filtered or renumbered. Returns 0 or -ENOMEM.
+ * remap and replacing the index by remap[index] - 1, in time order (events
+ * at the same time in the order given): the timeline of a profile whose
+ * samples were filtered or renumbered. Returns 0 or -ENOMEM.
  */
 int timeline_remap(const struct timeline_event *events, size_t n, const uint64_t *remap,
 		   unsigned char **buf, size_t *len);

@@ -1,6 +1,7 @@
 /*
  * Unit tests of timeline.c: events survive encoding, remapping keeps and
- * renumbers the right ones, and malformed bytes are refused.
+ * renumbers the right ones and puts them in time order, and malformed
+ * bytes are refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -54,6 +55,33 @@ static void test_round_trip(void **state)
 	free(buf);
 }
 
+/* A wait is added when its thread comes back, after other threads'
+ * later samples: the remapped timeline is in time order, events at one
+ * time in the order they were added. */
+static void test_remap_orders_by_time(void **state)
+{
+	const struct timeline_event in[] = {
+	    {0, 100, 1}, {1, 400, 2}, {2, 410, 3}, {3, 150, 300}, {1, 410, 4}, {2, 150, 5},
+	};
+	uint64_t remap[4] = {1, 2, 3, 4};
+	struct timeline_event *ev;
+	unsigned char *out;
+	size_t outlen, n;
+
+	assert_int_equal(timeline_remap(in, 6, remap, &out, &outlen), 0);
+	assert_int_equal(timeline_decode(out, outlen, 4, &ev, &n), 0);
+	assert_int_equal(n, 6);
+	const int64_t want[][3] = {{0, 100, 1}, {3, 150, 300}, {2, 150, 5},
+				   {1, 400, 2}, {2, 410, 3},   {1, 410, 4}};
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(ev[i].index, want[i][0]);
+		assert_int_equal(ev[i].time_ns, want[i][1]);
+		assert_int_equal(ev[i].period, want[i][2]);
+	}
+	free(ev);
+	free(out);
+}
+
 static void test_limit(void **state)
 {
 	struct timeline_writer w;
@@ -72,6 +100,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_remap_orders_by_time),
 	    cmocka_unit_test(test_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
