@@ -7,7 +7,9 @@ need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf" "$TAR
 perl -MJSON::PP -e 1 2>/dev/null || skip_all "perl JSON::PP is missing"
 
 # jrow FILE SNAPSHOT NAME FIELD: FIELD of the row named NAME in the
-# SNAPSHOT-th JSON line of FILE (the last one when SNAPSHOT is 0).
+# SNAPSHOT-th JSON line of FILE (the last one when SNAPSHOT is 0). NAME
+# may be pid:PID, for the row of that process among others of its name
+# (another test's topmix).
 jrow()
 {
 	perl -MJSON::PP -e '
@@ -16,7 +18,11 @@ jrow()
 		my @l = grep { /^\{/ } <$fh>;
 		my $s = decode_json($n ? $l[$n - 1] : $l[-1]);
 		for my $r (@{ $s->{rows} }) {
-			next unless $r->{name} eq $name;
+			if ($name =~ /^pid:(\d+)$/) {
+				next unless $r->{pid} == $1;
+			} else {
+				next unless $r->{name} eq $name;
+			}
 			my $v = $r->{$field};
 			print defined $v ? $v : "null", "\n";
 			exit 0;
@@ -90,9 +96,9 @@ like "$(cat "$ERR")" 'every watched process has exited' "and stderr says none is
 
 run "$RECCE" top -b -n 1 --json
 is "$RC" 0 "top -b without -p exits 0" || show_run
-is "$(jrow "$OUT" 0 topmix pid)" "$MIX" "rows are processes: topmix has a row"
-is "$(jrow "$OUT" 0 topmix threads)" 4 "with its thread count (main, busy, idle, late)"
-like "$(jrow "$OUT" 0 topmix hot)" '^(busy|late)_spin$' "and the function its threads run most"
+is "$(jrow "$OUT" 0 "pid:$MIX" name)" topmix "rows are processes: topmix has a row"
+is "$(jrow "$OUT" 0 "pid:$MIX" threads)" 4 "with its thread count (main, busy, idle, late)"
+like "$(jrow "$OUT" 0 "pid:$MIX" hot)" '^(busy|late)_spin$' "and the function its threads run most"
 
 # --- a machine too busy to read every thread on time ------------------------
 # 200 threads spin on every CPU, so recce reads their /proc files late and
@@ -105,7 +111,7 @@ run "$RECCE" top -b -n 5 -d 0.5 --json
 is "$RC" 0 "top -b beside 200 spinning threads exits 0" || show_run
 MAXCPU=$(($(nproc) * 100))
 for n in 2 3 4 5; do
-	cpu=$(jrow "$OUT" "$n" spinner cpu)
+	cpu=$(jrow "$OUT" "$n" "pid:$WIDE" cpu)
 	cmp_ok "${cpu:-0}" '<=' "$MAXCPU * 1.1" \
 		"snapshot $n: the spinner's CPU ($cpu %) is at most $MAXCPU % (every CPU)"
 	cmp_ok "${cpu:-0}" '>' 5 "and it shows the CPU it takes"
