@@ -455,7 +455,12 @@ void record_say_jit_unnamed(struct proc_registry *procs, const pid_t *pids, size
 void record_say_losses(const struct record_args *a, const struct sampler_stats *st,
 		       int unwind_check)
 {
-	if (st->lost)
+	if (st->lost && a->event == RECORD_ALLOC)
+		warning("the kernel lost %llu records when its ring was full: allocations, and "
+			"frees, so that the bytes in use may be too many; a larger "
+			"--alloc-interval helps",
+			(unsigned long long)st->lost);
+	else if (st->lost)
 		warning(
 		    a->event == RECORD_OFFCPU
 			? "the kernel lost %llu records: the targets switch faster than recce "

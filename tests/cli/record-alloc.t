@@ -26,8 +26,14 @@ check_sites()
 	# they are what is in use, all of it from alloc_kept.
 	inuse=$(value_folded "$p" inuse_space)
 	kept=$(folded_count "$inuse" '(^|;)alloc_kept;')
-	ok "$name: $kept bytes in use from alloc_kept, the target holds 16384000" \
-		near "$kept" 16384000 0.25 || diag "recce said:" "$(cat "$ERR")"
+	if ! grep -q 'the kernel lost [0-9]* records' "$ERR"; then
+		ok "$name: $kept bytes in use from alloc_kept, the target holds 16384000" \
+			near "$kept" 16384000 0.25 || diag "recce said:" "$(cat "$ERR")"
+	else
+		# Frees lost with the rest (a machine too busy for recce to
+		# read in time), as recce said: in use, but not how much.
+		cmp_ok "$kept" '>' 0 "$name: records lost, as said: alloc_kept still has bytes in use"
+	fi
 	cmp_ok "$(folded_total "$inuse") - $kept" '<' 163840 \
 		"$name: what the other sites allocated was freed (under 1% of it left in use)"
 }
@@ -83,6 +89,22 @@ F=$(value_folded "$P" alloc_space)
 got=$(folded_share "$F" '(^|;)main;round_of;alloc_kept;posix_memalign$')
 cmp_ok "($got) - 40 <= 5 && 40 - ($got) <= 5" '==' 1 \
 	"dwarf: main;round_of;alloc_kept;posix_memalign has $got% of the bytes (40%)"
+# Records the kernel lost: recce stopped while the target allocates,
+# every allocation sampled, until the rings are full. recce says the
+# bytes in use may be too many, and still writes what it has.
+spawn_recce "$T/lost.out" "$T/lost.err" record -p "$TGT" --event alloc --alloc-interval 1 \
+	-o "$T/lost.pb.gz"
+RP=$PID
+recording "$T/lost.err" || diag "recce never said it records"
+kill -STOP "$RP"
+ran_cpu "$TGT" 30 || diag "the target did not run"
+kill -CONT "$RP"
+kill -INT "$RP"
+wait_exit 60 "$RP"
+is "$WAIT_RC" 0 "records lost: record --event alloc exits 0" || cat "$T/lost.err"
+like "$(cat "$T/lost.err")" 'recce: warning: the kernel lost [0-9]+ records when its ring was full: allocations, and frees, so that the bytes in use may be too many; a larger --alloc-interval helps' \
+	"recce says records were lost, and that bytes in use may be too many"
+like "$(value_folded "$T/lost.pb.gz" alloc_space)" '(^|;)alloc_kept;' "and writes what it sampled"
 kill -TERM "$TGT"
 
 # --- jemalloc, preloaded ------------------------------------------------------
