@@ -107,7 +107,11 @@ like "$(cat "$ERR")" "the clock of '$T/here.trc' was not measured against this o
 	"and a warning says its clock was not measured, and how to move it"
 run "$RECCE" replay "$T/here.trc" --clock "$T/here.trc"
 is "$RC" 2 "--clock without SECONDS is a usage error"
-spawn_exec "$T/spin.out" "$TARGETS/spinner" 600 1
+# A copy of its own, so that comm:NAME names it alone, whatever other
+# tests run beside this one (their spinners among them).
+SPIN_NAME=mspin$$
+cp "$TARGETS/spinner" "$T/$SPIN_NAME"
+spawn_exec "$T/spin.out" "$T/$SPIN_NAME" 600 1
 SPIN=$PID
 ok "the spinner runs" wait_for 10 grep -q '^rate' "$T/spin.out"
 
@@ -129,14 +133,14 @@ is "$RC" 0 "record -o DIR/ on two nodes exits 0" || show_run
 is "$(ls "$T/dir" | sort | tr '\n' ' ')" "$L1.pb.gz $L2.pb.gz " "DIR is made, with a profile per node"
 like "$(cat "$ERR")" "$N1: recce: wrote $T/dir/$L1.pb.gz \\(" "where each came to is said"
 
-run "$RECCE" --node "$N1,$N2" record -p "comm:spinner" -d 1 --merge -o "$T/m/all.pb.gz"
+run "$RECCE" --node "$N1,$N2" record -p "comm:$SPIN_NAME" -d 1 --merge -o "$T/m/all.pb.gz"
 is "$RC" 1 "--merge into a directory that is not there: exit 1" || show_run
 like "$(cat "$ERR")" "no node's profile came back: nothing to merge" "and nothing is made up"
 mkdir "$T/m"
-run "$RECCE" --node "$N1,$N2" record -p "comm:spinner" -d 1 --merge -o "$T/m/all.pb.gz"
+run "$RECCE" --node "$N1,$N2" record -p "comm:$SPIN_NAME" -d 1 --merge -o "$T/m/all.pb.gz"
 is "$RC" 0 "record --merge on two nodes exits 0" || show_run
-like "$(cat "$ERR")" "$N1: recce: comm:spinner is process $SPIN" "-p comm:NAME is resolved on node 1"
-like "$(cat "$ERR")" "$N2: recce: comm:spinner is process $SPIN" "and on node 2"
+like "$(cat "$ERR")" "$N1: recce: comm:$SPIN_NAME is process $SPIN" "-p comm:NAME is resolved on node 1"
+like "$(cat "$ERR")" "$N2: recce: comm:$SPIN_NAME is process $SPIN" "and on node 2"
 is "$(ls "$T/m")" all.pb.gz "one profile is left: the nodes' own are merged into it"
 S1=$(samples_of "$N1")
 S2=$(samples_of "$N2")
