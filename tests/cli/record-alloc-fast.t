@@ -228,8 +228,8 @@ if command -v node >/dev/null; then
 	run "$RECCE" record -p "$NP" --event alloc --fast -d 2 -o "$T/node.pb.gz"
 	is "$RC" 0 "node: record exits 0" || show_run
 	like "$(value_folded "$T/node.pb.gz" alloc_space)" \
-		'(^|;)node::Start\(int, char\*\*\);.*;uv_run;uv__run_timers;.*;malloc [0-9]+' \
-		"node: a timer's Buffer allocations have whole stacks, from main through V8's JIT code"
+		'(^|;)node::Start\(int, char\*\*\);.*;uv_run;uv__run_timers;.*;\[JIT: node\];.*;node::NodeArrayBufferAllocator::Allocate\(unsigned long\);calloc [0-9]+' \
+		"node: a timer's Buffer allocations (zeroed: calloc) have whole stacks, from main through V8's JIT code"
 	ok "node still runs" kill -0 "$NP"
 	run python3 tests/cli/code-bytes.py "$NP"
 	is "$RC" 0 "node: its code is its files' again" || show_run
