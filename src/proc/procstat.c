@@ -254,9 +254,19 @@ int procstat_parse_cpus(const char *buf, size_t len, struct procstat_system *s)
 	return have_total ? 0 : -EINVAL;
 }
 
+static void close_held(struct procstat_reader *r, struct procstat_held *h, int which)
+{
+	if (h->fd[which] >= 0) {
+		close(h->fd[which]);
+		h->fd[which] = -1;
+		r->held_open--;
+	}
+}
+
 int procstat_reader_init(struct procstat_reader *r, const char *root)
 {
 	memset(r, 0, sizeof(*r));
+	u64map_init(&r->held_at);
 	r->root = root ? root : "/proc";
 	r->buf = malloc(INITIAL_BUF);
 	if (!r->buf)
@@ -267,54 +277,165 @@ int procstat_reader_init(struct procstat_reader *r, const char *root)
 
 void procstat_reader_release(struct procstat_reader *r)
 {
+	for (size_t i = 0; i < r->nheld; i++) {
+		close_held(r, &r->held[i], 0);
+		close_held(r, &r->held[i], 1);
+	}
+	free(r->held);
+	u64map_release(&r->held_at);
 	free(r->buf);
 	proc_ids_release(&r->ids);
 	memset(r, 0, sizeof(*r));
 }
 
-ssize_t procstat_read_file(struct procstat_reader *r, const char *path)
+/* The file open at fd read whole into the reader's buffer (NUL-
+ * terminated): from its start, with pread, when it was read before (a
+ * kept file). Returns its length or -errno. */
+static ssize_t read_whole(struct procstat_reader *r, int fd, int again)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
 	for (;;) {
 		if (len + 1 >= r->cap) {
 			/* Grows rarely: the buffer is kept for later reads. */
 			if (r->cap >= MAX_BUF)
 				break;
 			char *n = realloc(r->buf, r->cap * 2);
-			if (!n) {
-				close(fd);
+			if (!n)
 				return -ENOMEM;
-			}
 			r->buf = n;
 			r->cap *= 2;
 		}
-		ssize_t got = read(fd, r->buf + len, r->cap - 1 - len);
-		if (got < 0) {
-			int err = errno;
-			close(fd);
-			return err == ENOENT ? -ESRCH : -err;
-		}
+		ssize_t got = again ? pread(fd, r->buf + len, r->cap - 1 - len, (off_t)len)
+				    : read(fd, r->buf + len, r->cap - 1 - len);
+		if (got < 0)
+			return errno == ENOENT ? -ESRCH : -errno;
 		if (got == 0)
 			break;
 		len += (size_t)got;
 	}
-	close(fd);
 	r->buf[len] = 0;
 	return (ssize_t)len;
 }
 
-/* Reads and parses a stat file into a zeroed *t, noting when: 0, -ESRCH
- * when the task is gone, -errno. */
-static int read_stat(struct procstat_reader *r, const char *path, struct procstat_task *t)
+ssize_t procstat_read_file(struct procstat_reader *r, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	ssize_t n = read_whole(r, fd, 0);
+	close(fd);
+	return n;
+}
+
+void procstat_reader_hold(struct procstat_reader *r, size_t max_fds)
+{
+	r->held_max = max_fds;
+}
+
+size_t procstat_reader_held(const struct procstat_reader *r)
+{
+	return r->held_open;
+}
+
+void procstat_reader_sweep(struct procstat_reader *r)
+{
+	size_t kept = 0;
+
+	u64map_release(&r->held_at);
+	u64map_init(&r->held_at);
+	for (size_t i = 0; i < r->nheld; i++) {
+		struct procstat_held *h = &r->held[i];
+		if (h->sweeps != r->sweeps || (h->fd[0] < 0 && h->fd[1] < 0)) {
+			close_held(r, h, 0);
+			close_held(r, h, 1);
+			continue;
+		}
+		r->held[kept] = *h;
+		/* Out of memory: the entry is left out of the map, and its
+		 * files are opened again as a new one's. */
+		if (u64map_put(&r->held_at, (uint64_t)(uint32_t)h->pid << 32 | (uint32_t)h->tid,
+			       kept + 1) < 0) {
+			close_held(r, &r->held[kept], 0);
+			close_held(r, &r->held[kept], 1);
+			continue;
+		}
+		kept++;
+	}
+	r->nheld = kept;
+	r->sweeps++;
+}
+
+/* The entry where the descriptors of pid's task tid are kept, found or
+ * made, marked read in this sweep, with room for file which (0 stat, 1
+ * status); NULL when files are not kept, or no more can be. */
+static struct procstat_held *held_entry(struct procstat_reader *r, pid_t pid, pid_t tid, int which)
+{
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, at;
+
+	if (!r->held_max)
+		return NULL;
+	if (u64map_get(&r->held_at, key, &at)) {
+		struct procstat_held *h = &r->held[at - 1];
+		h->sweeps = r->sweeps;
+		return h->fd[which] >= 0 || r->held_open < r->held_max ? h : NULL;
+	}
+	if (r->held_open >= r->held_max)
+		return NULL;
+	struct procstat_held *h = array_reserve(r->held, &r->held_cap, r->nheld + 1, sizeof(*h));
+	if (!h)
+		return NULL;
+	r->held = h;
+	if (u64map_put(&r->held_at, key, r->nheld + 1) < 0)
+		return NULL;
+	h = &r->held[r->nheld++];
+	*h = (struct procstat_held){pid, tid, {-1, -1}, r->sweeps};
+	return h;
+}
+
+/* File which (0 stat, 1 status) of pid's task tid (0: the process's own
+ * stat), at path, read whole into the reader's buffer: through the
+ * descriptor kept for it when there is one, else opened, and kept if
+ * the reader keeps files. Returns its length (0 for a task gone) or
+ * -errno. */
+static ssize_t read_task_file(struct procstat_reader *r, pid_t pid, pid_t tid, int which,
+			      const char *path)
+{
+	struct procstat_held *h = held_entry(r, pid, tid, which);
+
+	if (h && h->fd[which] >= 0) {
+		ssize_t n = read_whole(r, h->fd[which], 1);
+		if (n > 0)
+			return n;
+		/* The task they were opened for is gone: a task with its id
+		 * now is another, opened afresh. */
+		close_held(r, h, 0);
+		close_held(r, h, 1);
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	ssize_t n = read_whole(r, fd, 0);
+	if (h && n > 0) {
+		h->fd[which] = fd;
+		r->held_open++;
+	} else {
+		close(fd);
+	}
+	return n;
+}
+
+/* Reads and parses the stat file of pid's task tid (0: the process's) at
+ * path into a zeroed *t, noting when: 0, -ESRCH when the task is gone,
+ * -errno. */
+static int read_stat(struct procstat_reader *r, pid_t pid, pid_t tid, const char *path,
+		     struct procstat_task *t)
 {
 	ssize_t n;
 
 	memset(t, 0, sizeof(*t));
-	n = procstat_read_file(r, path);
+	n = read_task_file(r, pid, tid, 0, path);
 	if (n < 0)
 		return (int)n;
 	/* A thread that exits while it is read leaves an empty file. */
@@ -330,11 +451,11 @@ int procstat_read_task(struct procstat_reader *r, pid_t pid, pid_t tid, struct p
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%d/task/%d/stat", r->root, (int)pid, (int)tid);
-	int err = read_stat(r, path, t);
+	int err = read_stat(r, pid, tid, path, t);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "%s/%d/task/%d/status", r->root, (int)pid, (int)tid);
-	n = procstat_read_file(r, path);
+	n = read_task_file(r, pid, tid, 1, path);
 	if (n < 0)
 		return (int)n;
 	if (n == 0 || procstat_parse_status(r->buf, (size_t)n, t) < 0)
@@ -348,7 +469,7 @@ int procstat_read_process(struct procstat_reader *r, pid_t pid, struct procstat_
 	char path[64];
 
 	snprintf(path, sizeof(path), "%s/%d/stat", r->root, (int)pid);
-	int err = read_stat(r, path, t);
+	int err = read_stat(r, pid, 0, path, t);
 	if (!err)
 		t->pid = pid;
 	return err;

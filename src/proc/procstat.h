@@ -12,6 +12,13 @@
  * Threads come and go between a listing and a read: a task that vanished
  * reads as -ESRCH, never as half-filled data.
  *
+ * A reader that reads the same tasks again and again (top, every second)
+ * may keep their stat and status files open (procstat_reader_hold()) and
+ * read them again from the start: a read instead of an open, a read and a
+ * close. A kept file stays the task's it was opened for: once that task
+ * has exited it reads as nothing, and a new task with the same id is
+ * opened afresh.
+ *
  * Ownership: a procstat_reader is caller-allocated, set up with
  * procstat_reader_init() and freed with procstat_reader_release(); the
  * arrays procstat_list_*() return point into it and are valid until the
@@ -25,6 +32,7 @@
 #include <sys/types.h>
 
 #include "proc/tasks.h"
+#include "util/u64map.h"
 
 #define PROCSTAT_COMM_LEN  16	   /* the kernel's TASK_COMM_LEN */
 #define PROCSTAT_MAX_CPUS  1024	   /* cores beyond this are counted in the total only */
@@ -81,16 +89,40 @@ int procstat_parse_meminfo(const char *buf, size_t len, struct procstat_system *
 /* The cpu, cpuN and ctxt lines of /proc/stat. */
 int procstat_parse_cpus(const char *buf, size_t len, struct procstat_system *s);
 
+/* A task whose files a reader keeps open (procstat_reader_hold()). */
+struct procstat_held {
+	pid_t pid, tid;	 /* tid 0: the process's own /proc/PID/stat */
+	int fd[2];	 /* stat, status; -1 when not open */
+	uint64_t sweeps; /* the reader's sweep count when last read */
+};
+
 struct procstat_reader {
 	char *buf; /* file contents, reused */
 	size_t cap;
 	struct proc_ids ids; /* the latest listing, reused */
 	const char *root;    /* "/proc"; tests point it elsewhere */
+	/* Files kept open: at most held_max descriptors (0: none kept). */
+	struct procstat_held *held;
+	size_t nheld, held_cap, held_max, held_open;
+	struct u64map held_at; /* pid << 32 | tid -> index + 1 into held */
+	uint64_t sweeps;
 };
 
 /* root NULL means "/proc". Returns 0 or -ENOMEM. */
 int procstat_reader_init(struct procstat_reader *r, const char *root);
 void procstat_reader_release(struct procstat_reader *r);
+
+/* From now on, keeps the stat and status files of the tasks and processes
+ * read open, up to max_fds descriptors (past them, files are opened and
+ * closed at each read as before). */
+void procstat_reader_hold(struct procstat_reader *r, size_t max_fds);
+
+/* Closes the kept files of the tasks not read since the last sweep (gone,
+ * or no longer watched). */
+void procstat_reader_sweep(struct procstat_reader *r);
+
+/* Descriptors kept open now. */
+size_t procstat_reader_held(const struct procstat_reader *r);
 
 /* Reads a whole file into the reader's buffer (NUL-terminated). Returns
  * its length or -errno. */

@@ -3,7 +3,8 @@
 # function, threads appearing, targets exiting, system-wide process rows,
 # JSON output, and the /proc-only fallback when perf_event_open is refused.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf" "$TARGETS/spinner"
+need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf" "$TARGETS/spinner" \
+	"$TARGETS/threads"
 perl -MJSON::PP -e 1 2>/dev/null || skip_all "perl JSON::PP is missing"
 
 # jrow FILE SNAPSHOT NAME FIELD: FIELD of the row named NAME in the
@@ -73,6 +74,30 @@ wait_exit 20 "$TOP" || diag "top -n 4 did not end"
 is "$(jrow "$T/late.out" 0 late hot)" late_spin "the thread created mid-run appears, in late_spin"
 LATE_TID=$(jrow "$T/late.out" 0 late tid)
 ok "with its real thread id" test -d "/proc/$MIX/task/$LATE_TID"
+
+# --- threads that come and go: their /proc files kept open, then closed ------
+# top keeps each thread's stat and status files open between snapshots.
+# The threads target makes a wave of two threads every quarter second,
+# each ended and joined: once 50 snapshots have read dozens of them, the
+# files top holds are those of the threads it read last, not of all it
+# ever saw.
+spawn "$T/waves.out" "$TARGETS/threads" 60
+WAVES=$PID
+wait_for 10 grep -q 'early wave done' "$T/waves.out" || diag "the threads target never started"
+spawn_recce "$T/waves-top.out" "$T/waves-top.err" top -b -n 80 -d 0.1 --json -p "$WAVES"
+TOP=$PID
+wait_for 120 eval '[ "$(grep -c "^{" "$T/waves-top.out")" -ge 50 ]' ||
+	diag "top did not get to 50 snapshots"
+# kept_files KIND: top's descriptors of /proc/WAVES/task/TID/KIND.
+kept_files() { ls -l "/proc/$TOP/fd" 2>/dev/null | grep -c "/proc/$WAVES/task/[0-9]*/$1\$"; }
+STATS=$(kept_files stat) STATUSES=$(kept_files status)
+SEEN=$(grep -o '"tid":[0-9]*' "$T/waves-top.out" | sort -u | wc -l)
+cmp_ok "$SEEN" '>' 15 "top saw the threads come and go ($SEEN thread ids)"
+cmp_ok "$STATS" '>=' 1 "it keeps the stat files of the threads it reads open ($STATS)"
+cmp_ok "$STATS" '<' 8 "and closes those of the threads gone ($STATS kept of $SEEN seen)"
+cmp_ok "$STATUSES" '<' 8 "and their status files ($STATUSES kept)"
+wait_exit 60 "$TOP" || diag "top -n 80 did not end"
+kill "$WAVES"
 
 # --- a target exiting ---------------------------------------------------------
 

@@ -2,7 +2,9 @@
  * Unit tests of the /proc parsers: a stat line whose name holds spaces and
  * parentheses, truncated and empty files (a thread that vanished while it
  * was read), status, /proc/stat, loadavg, meminfo and uptime, and the
- * readers on this very process.
+ * readers on this very process: with files kept open, a kept file read
+ * again is read afresh, a thread that ended reads as gone and its file is
+ * closed, and a sweep closes what was not read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,9 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc/procstat.h"
@@ -137,6 +142,110 @@ static void test_read_self(void **state)
 	procstat_reader_release(&r);
 }
 
+/* A thread that says its id and waits to be let go. */
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	int go;
+};
+
+static void *wait_to_go(void *arg)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&w->cond);
+	while (!w->go)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Spins this thread 20 ms of CPU at a time until r reads more than
+ * ticks for it; fails after 5 s of CPU. */
+static void spin_past(struct procstat_reader *r, uint64_t ticks)
+{
+	struct procstat_task t;
+
+	for (int i = 0; i < 250; i++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 20000000L);
+		assert_int_equal(procstat_read_task(r, getpid(), getpid(), &t), 0);
+		if (t.utime + t.stime > ticks)
+			return;
+	}
+	fail_msg("5 s of CPU, and the kept stat file still says %llu ticks",
+		 (unsigned long long)ticks);
+}
+
+static void test_read_kept_open(void **state)
+{
+	struct procstat_reader r;
+	struct procstat_task t, p;
+	struct waiter w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(procstat_reader_init(&r, NULL), 0);
+	procstat_reader_hold(&r, 64);
+	assert_int_equal(pthread_create(&th, NULL, wait_to_go, &w), 0);
+	pthread_mutex_lock(&w.lock);
+	while (!w.tid)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+
+	/* Two tasks' stat and status, and the process's stat: 5 files. */
+	assert_int_equal(procstat_read_task(&r, getpid(), getpid(), &t), 0);
+	assert_int_equal(procstat_read_task(&r, getpid(), w.tid, &t), 0);
+	assert_int_equal(t.tid, w.tid);
+	assert_int_equal(procstat_read_process(&r, getpid(), &p), 0);
+	assert_int_equal(procstat_reader_held(&r), 5);
+
+	/* A kept file read again, not opened again (a read from its start
+	 * leaves where the descriptor stands alone), says what is true now. */
+	int fd = r.held[0].fd[0];
+	assert_int_equal(r.held[0].tid, getpid());
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(procstat_read_task(&r, getpid(), getpid(), &t), 0);
+	uint64_t before = t.utime + t.stime;
+	spin_past(&r, before);
+	assert_int_equal(r.held[0].fd[0], fd);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 0);
+	assert_int_equal(procstat_reader_held(&r), 5);
+
+	/* The thread ends: its kept files read as nothing, it is gone,
+	 * and they are closed. */
+	pthread_mutex_lock(&w.lock);
+	w.go = 1;
+	pthread_cond_broadcast(&w.cond);
+	pthread_mutex_unlock(&w.lock);
+	pthread_join(th, NULL);
+	assert_int_equal(procstat_read_task(&r, getpid(), w.tid, &t), -ESRCH);
+	assert_int_equal(procstat_reader_held(&r), 3);
+
+	/* A sweep keeps what was read since the last one, then closes the
+	 * rest at the next. */
+	procstat_reader_sweep(&r);
+	assert_int_equal(procstat_reader_held(&r), 3);
+	assert_int_equal(procstat_read_process(&r, getpid(), &p), 0);
+	procstat_reader_sweep(&r);
+	assert_int_equal(procstat_reader_held(&r), 1);
+	procstat_reader_sweep(&r);
+	assert_int_equal(procstat_reader_held(&r), 0);
+
+	/* No more than asked for: past it, files are opened and closed. */
+	procstat_reader_hold(&r, 1);
+	assert_int_equal(procstat_read_task(&r, getpid(), getpid(), &t), 0);
+	assert_int_equal(t.tid, getpid());
+	assert_int_equal(procstat_reader_held(&r), 1);
+	procstat_reader_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -146,6 +255,7 @@ int main(void)
 	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_system_files),
 	    cmocka_unit_test(test_read_self),
+	    cmocka_unit_test(test_read_kept_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
