@@ -168,7 +168,8 @@ int cmd_tasks(int argc, char **argv)
 	int err;
 	if (a.libuv) {
 		char why[512];
-		err = uv_tasks_open(pid, rate_n, rate_ms, &uv, why, sizeof(why));
+		err = uv_tasks_open(pid, rate_n, rate_ms, getenv("RECCE_NO_LINKS") != NULL, &uv,
+				    why, sizeof(why));
 		if (err == -ENOMEM)
 			die("out of memory");
 		if (err)

@@ -194,6 +194,7 @@ int cmd_trace(int argc, char **argv)
 	    /* Set by the tests of both probe mechanisms, and on kernels whose
 	     * BPF misbehaves. */
 	    .no_bpf = getenv("RECCE_NO_BPF") != NULL,
+	    .no_links = getenv("RECCE_NO_LINKS") != NULL,
 	    .ring_pages = ring_pages,
 	    /* Uretprobes instead of probes on the exits, for comparisons
 	     * (make bench) and the tests that show what they break. */
@@ -227,6 +228,7 @@ int cmd_trace(int argc, char **argv)
 		     what, st.ntargets > 1 ? "processes from" : "process", (int)st.first,
 		     a.fast	     ? "jumps into recce's library"
 		     : st.uses_links ? "BPF links"
+		     : st.uses_bpf   ? "BPF on perf uprobe events"
 				     : "perf uprobe events",
 		     a.count, a.seconds, (unsigned long long)a.rate_n,
 		     (unsigned long long)a.rate_ms);

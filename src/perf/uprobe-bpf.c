@@ -53,7 +53,7 @@ int ubpf_drops_new(void)
 }
 
 int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  char *log, size_t log_len)
+		  int for_links, char *log, size_t log_len)
 {
 	struct hits_prog *skel = hits_prog__open();
 	if (!skel)
@@ -64,8 +64,9 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32
 	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
 				    {skel->maps.drops, drops_fd},
 				    {skel->maps.family, family_fd}};
-	int err = bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 3 : 2,
-					  skel->progs.recce_hit, UBPF_ATTACH_MULTI, log, log_len);
+	int err =
+	    bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 3 : 2, skel->progs.recce_hit,
+				    for_links ? UBPF_ATTACH_MULTI : 0, log, log_len);
 	int fd = err ? err : bpf_program_dup(skel->progs.recce_hit);
 	hits_prog__destroy(skel);
 	return fd;
@@ -87,6 +88,14 @@ int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets,
 	a.multi_flags = mode == UBPF_LINK_RETURN ? UPROBE_MULTI_RETURN : 0;
 	a.pid = (uint32_t)pid;
 	return bpf_sys(BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+int ubpf_event_link_new(int prog_fd, int event_fd, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .perf_event.bpf_cookie = cookie);
+	int fd = bpf_link_create(prog_fd, event_fd, BPF_PERF_EVENT, &opts);
+
+	return fd < 0 ? (errno ? -errno : fd) : fd;
 }
 
 int ubpf_follow_forks(int family_fd, char *log, size_t log_len)

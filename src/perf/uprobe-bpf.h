@@ -51,10 +51,11 @@ int ubpf_drops_new(void);
  * user call chain, and with stack_bytes as well (a multiple of 8, at most
  * UBPF_MAX_STACK) that much user stack, or what is mapped of it; with a
  * family map (family_fd >= 0), only hits of the processes in it are
- * written. On failure, a verifier log (if any) is left in log, of size
- * log_len. */
+ * written. for_links loads it for uprobe_multi links (ubpf_link_new()),
+ * else for perf uprobe events (ubpf_event_link_new()). On failure, a verifier log (if any) is left
+ * in log, of size log_len. */
 int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  char *log, size_t log_len);
+		  int for_links, char *log, size_t log_len);
 
 /* Makes every process a member of the family creates (by fork, vfork or
  * clone without CLONE_THREAD) a member before it runs its first
@@ -82,5 +83,11 @@ enum { UBPF_LINK_ENTRY, UBPF_LINK_RETURN, UBPF_LINK_SESSION };
 int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets,
 		  const uint64_t *ref_ctr_offsets, const uint64_t *cookies, size_t n, int mode,
 		  pid_t pid);
+
+/* Attaches prog, loaded without for_links, to the perf uprobe event
+ * event_fd with cookie (Linux 5.15): the program runs at each of its hits
+ * in place of the event's own sample. Returns the link's descriptor or
+ * -errno. */
+int ubpf_event_link_new(int prog_fd, int event_fd, uint64_t cookie);
 
 #endif

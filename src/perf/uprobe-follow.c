@@ -43,8 +43,9 @@ static int process_running(pid_t pid)
 
 /*
  * A thread or process created while tracing (a PERF_RECORD_FORK). In link
- * mode a new thread is traced already (links are per process) and a new
- * process gets links of its own; in event mode every probe is opened on
+ * mode, and in event mode with the BPF program, a new thread is traced
+ * already (links and events are per process) and a new process gets links
+ * or events of its own; in event mode without it every probe is opened on
  * the new thread. Best effort: a task that already exited has nothing to
  * trace.
  */
@@ -63,7 +64,7 @@ void uprobe_follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 		u->stats.followed++;
 		return;
 	}
-	if (!u->links && !uprobe_within_budget(u, 1)) {
+	if (!u->links && !uprobe_within_budget(u, 1) && !(u->bpf && tid != pid)) {
 		/* Over max_events: left untraced, and holding no event. */
 		u->stats.unfollowed += u->nprobes;
 		u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
@@ -94,9 +95,10 @@ void uprobe_follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 		}
 		return;
 	}
-	if (u->links) {
+	if (u->links || u->bpf) {
 		if (pid != ppid && tid == pid) {
-			int rc = uprobe_attach_links(u, pid);
+			int rc = u->links ? uprobe_attach_links(u, pid)
+					  : uprobe_attach_process_events(u, pid, NULL, 0);
 			if (rc == 0 || rc == -ESRCH) /* ... or gone already */
 				u->stats.followed_late++;
 			else
@@ -148,7 +150,8 @@ void uprobe_forget_thread(struct uprobe_set *u, pid_t pid, pid_t tid)
 
 	if (u->removed || !u64map_get(&u->tids, (uint64_t)tid, &state))
 		return;
-	if (state == TID_PROBED && !u->links && u->nevents >= uprobe_events_for(u, 1))
+	if (state == TID_PROBED && !u->links && (!u->bpf || pid == tid) &&
+	    u->nevents >= uprobe_events_for(u, 1))
 		u->nevents -= uprobe_events_for(u, 1);
 	u64map_put(&u->tids, (uint64_t)tid, TID_GONE);
 	for (size_t i = 0; i < u->nfds; i++) {
@@ -187,7 +190,7 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 	if (family < 0)
 		return family;
 	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain,
-				 u->cfg.stack_bytes, NULL, 0);
+				 u->cfg.stack_bytes, 1, NULL, 0);
 	if (prog < 0) {
 		close(family);
 		return prog;

@@ -53,10 +53,12 @@ struct uprobe_set {
 	struct uprobe_set_config cfg;
 	/* Link mode (BPF uprobe_multi links, one per file, direction and
 	 * process) when the kernel has them, else one perf uprobe event per
-	 * probe, thread and CPU. */
+	 * probe and thread: with the BPF program on each (bpf, Linux 5.15),
+	 * or else per CPU too, into the rings directly. */
 	int links;
-	int map_fd, prog_fd; /* link mode */
-	int drops_fd;	     /* link mode: the program's count of hits dropped */
+	int bpf;	     /* the hits are the program's records (links, or on events) */
+	int map_fd, prog_fd; /* with bpf */
+	int drops_fd;	     /* with bpf: the program's count of hits dropped */
 	/* Link mode following forks (uprobe_set_follow_forks()): the
 	 * family's process ids, the fork tracepoint that fills them, and
 	 * whether the links (for every process, the program filtering) are
@@ -92,6 +94,7 @@ struct uprobe_set {
  * opening probes for ntids more threads stays within the event budget;
  * attaches the links of every probe to process pid (0: every process). */
 int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid);
+int uprobe_attach_process_events(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids);
 int uprobe_within_budget(const struct uprobe_set *u, size_t ntids);
 size_t uprobe_events_for(const struct uprobe_set *u, size_t ntids); /* events they take */
 int uprobe_attach_links(struct uprobe_set *u, pid_t pid);

@@ -194,7 +194,7 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 	}
 	if (h.type != PERF_RECORD_SAMPLE)
 		return 0;
-	if (u->links)
+	if (u->bpf)
 		return parse_raw(u, r, p, end);
 	if (end - p < 24)
 		return -EBADMSG;

@@ -93,7 +93,7 @@ static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t 
 	if (task) {
 		attr.watermark = 1;
 		attr.wakeup_watermark = 1;
-	} else if (u->links) {
+	} else if (u->bpf) {
 		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
 		attr.sample_type = PERF_SAMPLE_RAW;
 		attr.sample_period = 1;
@@ -101,7 +101,7 @@ static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t 
 	}
 	/* The program writes from the traced threads: its event must be
 	 * active whatever runs on the CPU (pid -1), not only recce. */
-	pid_t pid = !task && u->links ? -1 : 0;
+	pid_t pid = !task && u->bpf ? -1 : 0;
 	int fd = perf_event_open_fd(&attr, pid, cpu);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
@@ -113,10 +113,10 @@ static int ring_open(struct uprobe_set *u, struct perf_ring *r, int cpu, size_t 
  * links (6.6): the test link, on "/", fails with EBADF where links exist
  * (the path is not a regular file) and EINVAL where they do not.
  */
-static int links_open(struct uprobe_set *u, size_t nmap)
+/* The program's map of rings (nmap CPUs), its count of drops, and the
+ * program, loaded for links or for perf events: 0 or -errno. */
+static int prog_open(struct uprobe_set *u, size_t nmap, int for_links)
 {
-	static const uint64_t zero = 0;
-
 	u->map_fd = ubpf_map_new(nmap);
 	if (u->map_fd < 0)
 		return u->map_fd;
@@ -124,13 +124,54 @@ static int links_open(struct uprobe_set *u, size_t nmap)
 	if (u->drops_fd < 0)
 		return u->drops_fd;
 	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, u->cfg.stack_bytes,
-				   NULL, 0);
-	if (u->prog_fd < 0)
-		return u->prog_fd;
+				   for_links, NULL, 0);
+	return u->prog_fd < 0 ? u->prog_fd : 0;
+}
+
+static int links_open(struct uprobe_set *u, size_t nmap)
+{
+	static const uint64_t zero = 0;
+	int err = prog_open(u, nmap, 1);
+
+	if (err)
+		return err;
 	int fd = ubpf_link_new(u->prog_fd, "/", &zero, NULL, &zero, 1, UBPF_LINK_ENTRY, getpid());
 	if (fd >= 0)
 		close(fd);
 	return fd == -EBADF ? 0 : -EOPNOTSUPP;
+}
+
+/*
+ * Without links, the same program on each perf uprobe event (a link of
+ * the event with the probe's cookie, Linux 5.15). The test: a probe on
+ * the first byte of recce's own executable, which no executable mapping
+ * holds (so nothing is put in), with the program linked to it.
+ */
+static int event_bpf_open(struct uprobe_set *u, size_t nmap)
+{
+	int err = prog_open(u, nmap, 0);
+
+	if (err)
+		return err;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -EOPNOTSUPP;
+	self[n] = 0;
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = u->pmu_type;
+	attr.sample_period = 1;
+	attr.config1 = (uint64_t)(uintptr_t)self;
+	int ev = perf_event_open_fd(&attr, getpid(), -1);
+	if (ev < 0)
+		return -EOPNOTSUPP;
+	int fd = ubpf_event_link_new(u->prog_fd, ev, 0);
+	if (fd >= 0)
+		close(fd);
+	close(ev);
+	return fd >= 0 ? 0 : -EOPNOTSUPP;
 }
 
 static void links_close(struct uprobe_set *u)
@@ -167,13 +208,20 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	err = perf_cpus_online(&u->cpus, &u->ncpus);
 	if (err)
 		goto out_free;
-	if (!u->cfg.no_bpf && links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
-		u->links = 1;
+	if (!u->cfg.no_bpf && !u->cfg.no_links &&
+	    links_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
+		u->links = u->bpf = 1;
 	else
 		links_close(u);
 	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
 	if (err && !u->links)
 		goto out_free;
+	if (!u->links && !u->cfg.no_bpf) {
+		if (event_bpf_open(u, (size_t)u->cpus[u->ncpus - 1] + 1) == 0)
+			u->bpf = 1;
+		else
+			links_close(u);
+	}
 	u->sample_type =
 	    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
 	/* At a function's first instruction the caller has no frame of its
@@ -201,7 +249,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 		int task = i >= u->ncpus;
 		size_t n = task ? (pages >= 8 ? pages / 8 : 1) : pages;
 		err = ring_open(u, &u->rings[i], u->cpus[i % u->ncpus], n, task);
-		if (!err && u->links && !task)
+		if (!err && u->bpf && !task)
 			err = ubpf_map_set(u->map_fd, u->cpus[i], u->rings[i].fd);
 		if (err)
 			goto out_free;
@@ -361,7 +409,25 @@ int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	attr.config |= p->ref_ctr << 32;
 	attr.config1 = (uint64_t)(uintptr_t)p->path; /* uprobe_path */
 	attr.config2 = p->offset;		     /* probe_offset */
-	return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
+	if (!u->bpf)
+		return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
+	/* The program writes the hit, on whatever CPU: one event for the
+	 * thread, its cookie the probe's as a link's would be. */
+	int fd = perf_event_open_fd(&attr, tid, -1);
+	if (fd < 0)
+		return errno == EPERM ? -EACCES : -errno;
+	int link = ubpf_event_link_new(u->prog_fd, fd, probe | p->capture);
+	if (link < 0 || fds_push(u, fd, tid, 0) < 0) {
+		close(fd);
+		if (link >= 0)
+			close(link);
+		return link < 0 ? link : -ENOMEM;
+	}
+	if (fds_push(u, link, tid, 0) < 0) {
+		close(link);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -417,10 +483,48 @@ int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 	return err;
 }
 
-/* Event mode: the probe events that ntids more threads take. */
+/* Event mode: the probe events that ntids more threads take (with the
+ * BPF program, a process's probes are opened once, on one of its
+ * threads). */
 size_t uprobe_events_for(const struct uprobe_set *u, size_t ntids)
 {
-	return u->nprobes * ntids * u->ncpus;
+	return u->bpf ? u->nprobes : u->nprobes * ntids * u->ncpus;
+}
+
+/*
+ * Event mode with the BPF program: every probe opened once for process
+ * pid, on its main thread, or if that is gone on the first of its ntids
+ * threads tids that takes it. A probe
+ * event bound to one thread runs its program at the hits of every thread
+ * of that thread's address space (the kernel filters uprobes by address
+ * space, and only perf's own sample looks at the thread): the process's
+ * threads, present and future, are all traced, as with a link, and one
+ * event per thread would run the program once per thread at each hit.
+ * Returns 0 or -errno (-ESRCH when every thread is gone).
+ */
+int uprobe_attach_process_events(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
+{
+	if (!uprobe_within_budget(u, 1))
+		return -E2BIG;
+	int err = -ESRCH;
+	for (size_t t = 0; t <= ntids && err == -ESRCH; t++) {
+		pid_t on = t == 0 ? pid : tids[t - 1];
+		size_t first = u->nfds;
+		if (t > 0 && on == pid)
+			continue;
+		err = 0;
+		for (size_t i = 0; i < u->nprobes && !err; i++)
+			err = uprobe_open_probe(u, i, on);
+		if (err) {
+			fds_truncate(u, first);
+			if (err == -ESRCH)
+				continue;
+			u->error_path = u->probes[0].path;
+		}
+	}
+	if (!err)
+		u->nevents += uprobe_events_for(u, 1);
+	return err;
 }
 
 /* Whether ntids more threads stay within the config's max_events. */
@@ -540,7 +644,9 @@ int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t
 	if (!err && u->family_fd >= 0)
 		err = uprobe_family_attach(u, pid);
 	else if (!err)
-		err = u->links ? uprobe_attach_links(u, pid) : attach_events(u, tids, ntids);
+		err = u->links ? uprobe_attach_links(u, pid)
+		      : u->bpf ? uprobe_attach_process_events(u, pid, tids, ntids)
+			       : attach_events(u, tids, ntids);
 	if (err)
 		fds_truncate(u, first);
 	else
@@ -556,6 +662,11 @@ const char *uprobe_set_error_path(const struct uprobe_set *u)
 int uprobe_set_uses_links(const struct uprobe_set *u)
 {
 	return u->links;
+}
+
+int uprobe_set_uses_bpf(const struct uprobe_set *u)
+{
+	return u->bpf;
 }
 
 size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus)

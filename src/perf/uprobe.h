@@ -11,8 +11,12 @@
  *   uprobe_multi links, one per file, direction and traced process, which
  *   cover every thread of the process, present and future. Removing them
  *   takes a constant time, whatever the threads and CPUs.
- * - Event mode: the perf_event_open(2) uprobe PMU, one event per probe,
- *   thread and online CPU (pid = TID, cpu = N). Probe events are not
+ * - Event mode: the perf_event_open(2) uprobe PMU. On Linux 5.15 and
+ *   later the same BPF program runs at each hit, attached to one event
+ *   per probe and thread (pid = TID, cpu = -1) with its probe's cookie:
+ *   the hits and what they carry (strings and objects copied at the hit)
+ *   are link mode's. Else one event per probe, thread and online CPU
+ *   (pid = TID, cpu = N), its samples the hits. Probe events are not
  *   inherited (the kernel cannot copy one into a new thread: the target's
  *   clone() would fail), so recce opens the probes on each new thread when
  *   it reads the report of its creation; calls a new thread makes in its
@@ -58,7 +62,8 @@ struct uprobe_set_config {
 	 * the target's thread far more than the probe itself, so a caller
 	 * that polls with a timeout anyway should make this large. */
 	unsigned wakeup_hits;
-	int no_bpf; /* event mode even where uprobe_multi links work */
+	int no_bpf;   /* event mode, without BPF, even where links work */
+	int no_links; /* event mode, with BPF where it works, even where links work */
 	/* Event mode: the most probe events open at once (0: no limit). Each
 	 * is a kernel consumer removed after a grace period, one at a time,
 	 * with the target slowed until the last is gone: an attach that
@@ -194,6 +199,10 @@ int uprobe_set_follow_forks(struct uprobe_set *u);
 
 /* Whether link mode is in use (see above). */
 int uprobe_set_uses_links(const struct uprobe_set *u);
+
+/* Whether the hits are written by the BPF program: in link mode, or in
+ * event mode with the program on each event. */
+int uprobe_set_uses_bpf(const struct uprobe_set *u);
 
 /* Event mode: the probe events the last uprobe_set_attach() needed in all
  * (probes x threads x CPUs, with those open before), and the CPUs. */

@@ -333,6 +333,7 @@ static int open_buffers(struct tracer *t)
 	    .ring_pages = ring_pages(t),
 	    .wakeup_hits = wakeup_hits(t),
 	    .no_bpf = c->no_bpf,
+	    .no_links = c->no_links,
 	    .max_events = c->max_events,
 	};
 	int err = uprobe_set_new(&ucfg, &t->up);
@@ -350,20 +351,19 @@ static int read_hits(struct tracer *t, int (*cb)(const struct uprobe_hit *, void
 	return uprobe_set_read(t->up, cb, t);
 }
 
-/* With links, the BPF program's own count, which grows the moment a hit
- * is dropped; else what the kernel has reported, which comes later. */
+/* With the BPF program, its own count, which grows the moment a hit is
+ * dropped; else what the kernel has reported, which comes later. */
 static uint64_t lost(const struct tracer *t)
 {
 	if (!t->up)
 		return 0;
-	return uprobe_set_uses_links(t->up) ? uprobe_set_drops(t->up)
-					    : uprobe_set_stats(t->up)->lost;
+	return uprobe_set_uses_bpf(t->up) ? uprobe_set_drops(t->up) : uprobe_set_stats(t->up)->lost;
 }
 
-/* With links, the count is carried by the hit itself. */
+/* With the BPF program, the count is carried by the hit itself. */
 static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 {
-	return t->up && uprobe_set_uses_links(t->up) ? h->drops : lost(t);
+	return t->up && uprobe_set_uses_bpf(t->up) ? h->drops : lost(t);
 }
 
 /* In event mode, threads get their probes once recce reads of them. */
@@ -384,7 +384,7 @@ static void stats(const struct tracer *t, struct tracer_stats *st)
 
 	if (!us)
 		return;
-	/* With links, the program counts each hit it could not write at
+	/* With the BPF program, it counts each hit it could not write at
 	 * once; the kernel's record of them comes only with a later hit,
 	 * which a trace that stops may never read. */
 	st->lost = lost(t) > us->lost ? lost(t) : us->lost;
@@ -393,6 +393,7 @@ static void stats(const struct tracer *t, struct tracer_stats *st)
 	st->followed = us->followed;
 	st->followed_late = us->followed_late;
 	st->uses_links = uprobe_set_uses_links(t->up);
+	st->uses_bpf = uprobe_set_uses_bpf(t->up);
 }
 
 static void release(struct tracer *t)

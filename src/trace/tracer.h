@@ -93,7 +93,8 @@ struct tracer_config {
 	uint64_t rate_n, rate_ms; /* circuit breaker; rate_n 0: off */
 
 	int stop_fd; /* readable when a person asks to stop (a signalfd); -1: none */
-	int no_bpf;  /* per-event uprobes even where BPF links work */
+	int no_bpf;  /* per-event uprobes, without BPF, even where BPF links work */
+	int no_links; /* per-event uprobes, with BPF on each, even where links work */
 	/* Per-event uprobes (no links): the most probe events at once (see
 	 * uprobe_set_config); 0: no limit. */
 	size_t max_events;
@@ -171,6 +172,7 @@ struct tracer_stats {
 	uint64_t py_unnamed;
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
+	int uses_bpf;	  /* hits written by BPF (links, or on perf uprobe events) */
 	struct tracer_method_counts methods;
 };
 

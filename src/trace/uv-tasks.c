@@ -291,8 +291,8 @@ static int add_probes(struct uv_tasks *u)
 	return 0;
 }
 
-int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, struct uv_tasks **out, char *why,
-		  size_t len)
+int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, int no_links, struct uv_tasks **out,
+		  char *why, size_t len)
 {
 	struct uv_tasks *u = calloc(1, sizeof(*u));
 	struct proc_ids tids;
@@ -350,16 +350,17 @@ int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, struct uv_tasks 
 		snprintf(why, len, "no callback dispatch found in %s", u->library);
 		goto fail;
 	}
-	struct uprobe_set_config cfg = {.wakeup_hits = 256, .ring_pages = 256};
+	struct uprobe_set_config cfg = {
+	    .wakeup_hits = 256, .ring_pages = 256, .no_links = no_links};
 	if ((err = uprobe_set_new(&cfg, &u->probes)) < 0) {
 		snprintf(why, len, "cannot open uprobes: %s", strerror(-err));
 		goto fail;
 	}
-	if (!uprobe_set_uses_links(u->probes)) {
+	if (!uprobe_set_uses_bpf(u->probes)) {
 		err = -ENOTSUP;
 		snprintf(why, len,
-			 "--libuv reads each callback's address as it is called, which needs BPF "
-			 "uprobe_multi links (Linux 6.6 or later, CAP_BPF)");
+			 "--libuv reads each callback's address as it is called, which needs a BPF "
+			 "program at the probes (Linux 5.15 or later, CAP_BPF)");
 		goto fail;
 	}
 	if ((err = add_probes(u)) < 0)

@@ -47,10 +47,13 @@ struct uv_tasks_stats {
 
 /* Finds the libuv of pid and probes its indirect calls, under a circuit
  * breaker: more than rate_n callbacks within one window of rate_ms
- * milliseconds removes every probe (rate_n 0: none). Returns 0 and
- * *out, or -errno with a sentence in why[len]: -ENOENT (no libuv), -ESRCH (no such process), -EACCES, -ENOTSUP (no BPF links). */
-int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, struct uv_tasks **out, char *why,
-		  size_t len);
+ * milliseconds removes every probe (rate_n 0: none). no_links probes
+ * through BPF on perf uprobe events even where links work (for the
+ * tests). Returns 0 and *out, or -errno with a sentence in why[len]:
+ * -ENOENT (no libuv), -ESRCH (no such process), -EACCES, -ENOTSUP (no
+ * BPF program at the probes: a kernel before 5.15). */
+int uv_tasks_open(pid_t pid, uint64_t rate_n, uint64_t rate_ms, int no_links, struct uv_tasks **out,
+		  char *why, size_t len);
 
 /* Whether the circuit breaker tripped: the probes are gone, the counts
  * stop there. */

@@ -96,6 +96,18 @@ how()
 	sed -n 's/^recce: tracing .* with \(.*\); limits.*/with \1/p' "$T/$1.err" | head -n 1
 }
 
+# fell_back NAME: why run NAME traced without links, when it did and was
+# not told to; nothing when it used links or was told.
+fell_back()
+{
+	[ -z "${RECCE_NO_BPF:-}${RECCE_NO_LINKS:-}" ] || return 0
+	case $(how "$1") in
+	"with perf uprobe events" | "with BPF on perf uprobe events")
+		echo "to $(how "$1" | sed 's/^with //'): this kernel makes no BPF uprobe_multi links"
+		;;
+	esac
+}
+
 # --- the targets -----------------------------------------------------------
 
 start "$T/hot.out" "$TARGETS/hot"
@@ -250,9 +262,8 @@ trace_calls()
 	traced "$name" add_pair "$@" -- "$TARGETS/calls" 20 go
 	local got
 	got=$($check "$T/$name.out")
-	if [ "$RC" = 0 ] && [ "$got" = ok ] && [ -z "${RECCE_NO_BPF:-}" ] &&
-		[ "$(how "$name")" = "with perf uprobe events" ]; then
-		say "$feature" "falls back" "to perf uprobe events: this kernel makes no BPF uprobe_multi links"
+	if [ "$RC" = 0 ] && [ "$got" = ok ] && [ -n "$(fell_back "$name")" ]; then
+		say "$feature" "falls back" "$(fell_back "$name")"
 	elif [ "$RC" = 0 ] && [ "$got" = ok ]; then
 		say "$feature" works "$(how "$name")"
 	else
@@ -287,6 +298,7 @@ trace_calls "trace --stack" stacks_20 --stack
 trace_calls "trace --fast" calls_20 --fast
 trace_calls "trace --fast --return" returns_20 --fast --return
 RECCE_NO_BPF=1 trace_calls "trace (perf uprobe events)" calls_20
+RECCE_NO_LINKS=1 trace_calls "trace (BPF on perf uprobe events)" calls_20
 
 # trace_py FEATURE PATTERN CHECK ARGS...: Debian's python3.11 running
 # tests/py/trace-target.py, traced from its first call (it waits for
@@ -299,7 +311,9 @@ trace_py()
 	traced "$name" "$pattern" "$@" -- /usr/bin/python3.11 "$ROOT/tests/py/trace-target.py"
 	local got
 	got=$($check "$T/$name.out" "$T/$name.err")
-	if [ "$RC" = 0 ] && [ "$got" = ok ]; then
+	if [ "$RC" = 0 ] && [ "$got" = ok ] && [ -n "$(fell_back "$name")" ]; then
+		say "$feature" "falls back" "$(fell_back "$name")"
+	elif [ "$RC" = 0 ] && [ "$got" = ok ]; then
 		say "$feature" works "$(how "$name")"
 	elif [ "$RC" = 0 ] && [ "${got%% *}" = partly ]; then
 		say "$feature" "falls back" "${got#partly } $(how "$name")"
