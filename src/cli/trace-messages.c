@@ -170,11 +170,16 @@ static void events_refused(const struct trace_args *a, const struct tracer *t)
 	size_t events, probes, ncpus;
 
 	tracer_events_wanted(t, &events, &probes, &ncpus);
-	error("without BPF links this needs %zu perf uprobe events (%zu probe%s on each thread "
-	      "and each of %zu CPUs), more than --max-events %lld: each is removed after a "
-	      "kernel grace period, one at a time, with the target slowed until the last is "
-	      "gone (a tenth of a second each, under load)",
-	      events, probes, probes == 1 ? "" : "s", ncpus, a->max_events);
+	char each[64];
+	if (ncpus)
+		snprintf(each, sizeof(each), "on each thread and each of %zu CPUs", ncpus);
+	else
+		snprintf(each, sizeof(each), "in each process");
+	error("without BPF links this needs %zu perf uprobe events (%zu probe%s %s), more than "
+	      "--max-events %lld: each is removed after a kernel grace period, one at a time, "
+	      "with the target slowed until the last is gone (a tenth of a second each, under "
+	      "load)",
+	      events, probes, probes == 1 ? "" : "s", each, a->max_events);
 	note("trace fewer functions or a process with fewer threads, or raise --max-events if "
 	     "the target can wait; Linux 6.6 and later trace any number of threads with links");
 }

@@ -504,6 +504,7 @@ size_t uprobe_events_for(const struct uprobe_set *u, size_t ntids)
  */
 int uprobe_attach_process_events(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)
 {
+	u->events_wanted = u->nevents + uprobe_events_for(u, 1);
 	if (!uprobe_within_budget(u, 1))
 		return -E2BIG;
 	int err = -ESRCH;
@@ -671,7 +672,7 @@ int uprobe_set_uses_bpf(const struct uprobe_set *u)
 
 size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus)
 {
-	*ncpus = u->ncpus;
+	*ncpus = u->bpf ? 0 : u->ncpus;
 	return u->events_wanted;
 }
 

@@ -205,7 +205,8 @@ int uprobe_set_uses_links(const struct uprobe_set *u);
 int uprobe_set_uses_bpf(const struct uprobe_set *u);
 
 /* Event mode: the probe events the last uprobe_set_attach() needed in all
- * (probes x threads x CPUs, with those open before), and the CPUs. */
+ * (probes x threads x CPUs, with those open before), and the CPUs (0 with
+ * the BPF program, whose events are one per probe and process). */
 size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus);
 
 /* Removes every probe at once (closes their descriptors); the rings stay,

@@ -41,6 +41,17 @@ is "$(grep -c 'threads:late_worker_spin(' "$T/w.trace")" "$LATE" \
 is "$(grep -o '<[0-9]*>' "$T/w.trace" | sort -u | wc -l)" "$LATE" "each on its own thread"
 like "$(cat "$T/w.err")" 'with BPF on perf uprobe events' "and through BPF on perf uprobe events"
 
+# --max-events counts an event per probe and process here, whatever the
+# threads: past it, refused before any probe is placed.
+spawn_ready "$T/m.out" "$TARGETS/calls" 5 go 1 6
+RECCE_NO_LINKS=1 run "$RECCE" trace -p "$PID" add_pair --return --max-events 1
+is "$RC" 1 "over --max-events: exit 1" || show_run
+like "$(cat "$ERR")" "needs 2 perf uprobe events \\(2 probes in each process\\), more than --max-events 1" \
+	"the events counted per process, not per thread"
+RECCE_NO_LINKS=1 run_go "$PID" trace -p "$PID" add_pair --return --max-events 2 --count 0 --limit 0
+is "$RC" 0 "within it: trace exits 0" || show_run
+is "$(grep -c 'calls:add_pair(' "$OUT")" 30 "every call of its 6 threads (3 made while traced), once: 30"
+
 for t in trace-basic trace-more trace-unwind trace-values trace-usdt tasks; do
 	nested "BPF on perf uprobe events, $t.t" "$(dirname "$0")/$t.t" RECCE_NO_LINKS=1
 done
