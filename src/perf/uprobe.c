@@ -411,8 +411,9 @@ int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	attr.config2 = p->offset;		     /* probe_offset */
 	if (!u->bpf)
 		return open_on_cpus(u, &attr, tid, (uint64_t)probe << 1 | (p->retprobe != 0), 0);
-	/* The program writes the hit, on whatever CPU: one event for the
-	 * thread, its cookie the probe's as a link's would be. */
+	/* The program writes the hit, on whatever CPU: one event, on thread
+	 * tid for its whole process (uprobe_attach_process_events()), its
+	 * cookie the probe's as a link's would be. */
 	int fd = perf_event_open_fd(&attr, tid, -1);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
@@ -514,14 +515,13 @@ int uprobe_attach_process_events(struct uprobe_set *u, pid_t pid, const pid_t *t
 		if (t > 0 && on == pid)
 			continue;
 		err = 0;
-		for (size_t i = 0; i < u->nprobes && !err; i++)
-			err = uprobe_open_probe(u, i, on);
-		if (err) {
+		/* The last declared first: a function's exits before its
+		 * entry (uprobe_set_add()). */
+		for (size_t i = u->nprobes; i-- > 0 && !err;)
+			if ((err = uprobe_open_probe(u, i, on)) < 0 && err != -ESRCH)
+				u->error_path = u->probes[i].path;
+		if (err)
 			fds_truncate(u, first);
-			if (err == -ESRCH)
-				continue;
-			u->error_path = u->probes[0].path;
-		}
 	}
 	if (!err)
 		u->nevents += uprobe_events_for(u, 1);
@@ -543,7 +543,9 @@ static int attach_events(struct uprobe_set *u, const pid_t *tids, size_t ntids)
 	if (!uprobe_within_budget(u, ntids))
 		return -E2BIG;
 	u->nevents += uprobe_events_for(u, ntids);
-	for (size_t i = 0; i < u->nprobes; i++) {
+	/* The last declared first: a function's exits before its entry
+	 * (uprobe_set_add()). */
+	for (size_t i = u->nprobes; i-- > 0;) {
 		size_t opened = 0;
 		int err = 0;
 		for (size_t t = 0; t < ntids && !err; t++) {
