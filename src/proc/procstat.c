@@ -254,13 +254,21 @@ int procstat_parse_cpus(const char *buf, size_t len, struct procstat_system *s)
 	return have_total ? 0 : -EINVAL;
 }
 
-static void close_held(struct procstat_reader *r, struct procstat_held *h, int which)
+/* Closes the files kept for h's task. */
+static void close_held(struct procstat_reader *r, struct procstat_held *h)
 {
-	if (h->fd[which] >= 0) {
-		close(h->fd[which]);
-		h->fd[which] = -1;
-		r->held_open--;
-	}
+	for (int which = 0; which < 2; which++)
+		if (h->fd[which] >= 0) {
+			close(h->fd[which]);
+			h->fd[which] = -1;
+			r->held_open--;
+		}
+}
+
+/* The key of pid's task tid in held_at. */
+static uint64_t held_key(pid_t pid, pid_t tid)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
 }
 
 int procstat_reader_init(struct procstat_reader *r, const char *root)
@@ -277,10 +285,8 @@ int procstat_reader_init(struct procstat_reader *r, const char *root)
 
 void procstat_reader_release(struct procstat_reader *r)
 {
-	for (size_t i = 0; i < r->nheld; i++) {
-		close_held(r, &r->held[i], 0);
-		close_held(r, &r->held[i], 1);
-	}
+	for (size_t i = 0; i < r->nheld; i++)
+		close_held(r, &r->held[i]);
 	free(r->held);
 	u64map_release(&r->held_at);
 	free(r->buf);
@@ -348,17 +354,14 @@ void procstat_reader_sweep(struct procstat_reader *r)
 	for (size_t i = 0; i < r->nheld; i++) {
 		struct procstat_held *h = &r->held[i];
 		if (h->sweeps != r->sweeps || (h->fd[0] < 0 && h->fd[1] < 0)) {
-			close_held(r, h, 0);
-			close_held(r, h, 1);
+			close_held(r, h);
 			continue;
 		}
 		r->held[kept] = *h;
 		/* Out of memory: the entry is left out of the map, and its
 		 * files are opened again as a new one's. */
-		if (u64map_put(&r->held_at, (uint64_t)(uint32_t)h->pid << 32 | (uint32_t)h->tid,
-			       kept + 1) < 0) {
-			close_held(r, &r->held[kept], 0);
-			close_held(r, &r->held[kept], 1);
+		if (u64map_put(&r->held_at, held_key(h->pid, h->tid), kept + 1) < 0) {
+			close_held(r, &r->held[kept]);
 			continue;
 		}
 		kept++;
@@ -372,7 +375,7 @@ void procstat_reader_sweep(struct procstat_reader *r)
  * status); NULL when files are not kept, or no more can be. */
 static struct procstat_held *held_entry(struct procstat_reader *r, pid_t pid, pid_t tid, int which)
 {
-	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid, at;
+	uint64_t key = held_key(pid, tid), at;
 
 	if (!r->held_max)
 		return NULL;
@@ -410,8 +413,7 @@ static ssize_t read_task_file(struct procstat_reader *r, pid_t pid, pid_t tid, i
 			return n;
 		/* The task they were opened for is gone: a task with its id
 		 * now is another, opened afresh. */
-		close_held(r, h, 0);
-		close_held(r, h, 1);
+		close_held(r, h);
 	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
