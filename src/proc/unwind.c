@@ -811,6 +811,22 @@ static int code_byte(pid_t pid, uint64_t addr)
 	return proc_mem_read_all(pid, addr, &byte, 1) == 0 ? byte : -1;
 }
 
+/* Whether addr in pid's memory holds a breakpoint: 0xCC there where the
+ * file mapped at addr has another byte (compilers pad between functions
+ * with 0xCC, and a signal handler or a thread starts at such a function's
+ * first byte). Where the file cannot be read, the memory alone says. */
+static int breakpoint_at(struct unwinder *u, pid_t pid, uint64_t addr)
+{
+	if (code_byte(pid, addr) != 0xcc)
+		return 0;
+	const struct proc_map *m = procs_find(u->procs, pid, addr);
+	unsigned char byte = 0;
+	if (m && m->file && sym_file_fd(m->file) >= 0 &&
+	    pread(sym_file_fd(m->file), &byte, 1, (off_t)(m->pgoff + (addr - m->start))) == 1)
+		return byte != 0xcc;
+	return 1;
+}
+
 /*
  * The user IP to unwind from, for a sample taken in the kernel while its
  * thread was in the trap of a breakpoint (a uprobe's int3, anyone's),
@@ -821,16 +837,17 @@ static int code_byte(pid_t pid, uint64_t addr)
  * the push done, as at ip + 1. Unwound as reported, a function's first
  * instruction would lose its caller to a stack address.
  */
-static uint64_t trap_ip(pid_t pid, const uint64_t *regs, const uint8_t *stack, size_t len)
+static uint64_t trap_ip(struct unwinder *u, pid_t pid, const uint64_t *regs, const uint8_t *stack,
+			size_t len)
 {
 	uint64_t ip = regs[REG_IP], top = 0;
 
 	if (len >= sizeof(top))
 		memcpy(&top, stack, sizeof(top));
 	int pushed = top && top == regs[REG_BP];
-	if (!pushed && ip > 1 && code_byte(pid, ip - 1) == 0xcc)
+	if (!pushed && ip > 1 && breakpoint_at(u, pid, ip - 1))
 		return ip - 1;
-	if (pushed && code_byte(pid, ip) == 0xcc)
+	if (pushed && breakpoint_at(u, pid, ip))
 		return ip + 1;
 	return ip;
 }
@@ -852,7 +869,7 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 	if (n)
 		memcpy(out, smp->ips, n * sizeof(*out));
 	if (regs && user > 0 && smp->ips[0] == (uint64_t)PERF_CONTEXT_KERNEL) {
-		uint64_t ip = trap_ip(smp->pid, regs, smp->stack, smp->stack_len);
+		uint64_t ip = trap_ip(u, smp->pid, regs, smp->stack, smp->stack_len);
 		if (ip != regs[REG_IP]) {
 			memcpy(at_trap, regs, sizeof(at_trap));
 			at_trap[REG_IP] = ip;

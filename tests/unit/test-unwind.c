@@ -19,9 +19,11 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,6 +69,31 @@ __asm__(".text\n"
 void cfi_probe(void);
 void cfi_expr(void);
 void cfi_none(void);
+
+/* A function after the int3 padding compilers put between functions, and
+ * one whose first byte a test turns into a breakpoint, in memory only. */
+__asm__(".text\n"
+	".p2align 4\n"
+	"int3\nint3\nint3\nint3\n"
+	".globl after_pad\n"
+	".type after_pad, @function\n"
+	"after_pad:\n"
+	".cfi_startproc\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size after_pad, .-after_pad\n"
+	".globl probed\n"
+	".type probed, @function\n"
+	"probed:\n"
+	".cfi_startproc\n"
+	"nop\n"
+	"nop\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size probed, .-probed\n");
+void after_pad(void);
+void probed(void);
 
 static Dwfl *self_dwfl(void)
 {
@@ -290,12 +317,70 @@ static void test_end_markers(void **state)
 	symbolizer_free(sym);
 }
 
+/* The first user frame of a sample taken in the kernel, at ip, with a
+ * return address on the stack's top and rbp not pushed. */
+static uint64_t first_user_frame(struct unwinder *u, uint64_t ip)
+{
+	static const uint64_t ips[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000000ull,
+				       (uint64_t)PERF_CONTEXT_USER};
+	uint64_t r[17] = {0}, out[80];
+	uint8_t stack[16];
+	uint64_t ret = expected[1];
+
+	memcpy(r, regs, sizeof(r));
+	r[6] = 0;
+	r[8] = ip;
+	memcpy(stack, &ret, sizeof(ret));
+	memset(stack + 8, 0, 8);
+	struct unwind_sample smp = {
+	    getpid(), (pid_t)syscall(SYS_gettid), ip, ips, 3, r, stack, sizeof(stack), 0, 0};
+	size_t n = unwinder_sample(u, &smp, 0, 64, 64, out, 80);
+	assert_true(n >= 4);
+	assert_int_equal(out[2], (uint64_t)PERF_CONTEXT_USER);
+	return out[3];
+}
+
+/* A sample in the kernel while its thread sat in a breakpoint's trap is
+ * unwound from the breakpoint's address; one whose IP merely follows the
+ * 0xCC padding before a function (a signal handler's first instruction,
+ * as the kernel sets it up) is unwound from that IP. */
+static void test_trap_ip(void **state)
+{
+	struct symbolizer *sym = symbolizer_new();
+	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	uint64_t pad = (uint64_t)(uintptr_t)after_pad, bp = (uint64_t)(uintptr_t)probed;
+	long page = sysconf(_SC_PAGESIZE);
+	void *at = (void *)(uintptr_t)(bp & ~(uint64_t)(page - 1));
+
+	(void)state;
+	assert_non_null(procs);
+	assert_true(outer() > 0);
+	assert_int_equal(procs_scan(procs, getpid()), 0);
+	struct unwinder *u = unwinder_new(procs, 0);
+	assert_non_null(u);
+	assert_int_equal(*(const volatile uint8_t *)(uintptr_t)(pad - 1), 0xcc);
+	assert_int_equal(first_user_frame(u, pad), pad);
+	/* probed's first byte a breakpoint, as a uprobe makes it: the IP
+	 * past it is the breakpoint's. */
+	assert_int_equal(first_user_frame(u, bp + 1), bp + 1);
+	assert_int_equal(mprotect(at, (size_t)page * 2, PROT_READ | PROT_WRITE | PROT_EXEC), 0);
+	*(volatile uint8_t *)(uintptr_t)bp = 0xcc;
+	uint64_t got = first_user_frame(u, bp + 1);
+	*(volatile uint8_t *)(uintptr_t)bp = 0x90;
+	assert_int_equal(mprotect(at, (size_t)page * 2, PROT_READ | PROT_EXEC), 0);
+	assert_int_equal(got, bp);
+	unwinder_free(u);
+	procs_free(procs);
+	symbolizer_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cfi_rules),
 	    cmocka_unit_test(test_unwind_self),
 	    cmocka_unit_test(test_end_markers),
+	    cmocka_unit_test(test_trap_ip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
