@@ -385,6 +385,13 @@ alloc() {
 			2> "$TMP/alloc.err" || true
 		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
 		;;
+	recce-events)
+		# As on a kernel without uprobe_multi links (before 6.6): a
+		# perf uprobe event at every entry and return.
+		RECCE_NO_LINKS=1 "$RECCE" record -e alloc -p "$pid" -o "$TMP/recce.pb.gz" \
+			2> "$TMP/alloc.err" || true
+		events=$(sed -n 's/^recce: \([0-9]*\) allocations sampled.*/\1/p' "$TMP/alloc.err")
+		;;
 	bpftrace)
 		# A stack and a sum at every malloc, a count at every free: what
 		# a bpftrace user writes for an allocation profile.
@@ -420,6 +427,7 @@ group_alloc() {
 		alloc recce
 		alloc recce-fast
 		alloc recce-returns
+		alloc recce-events
 		[ $has_bpftrace = 0 ] || alloc bpftrace
 	done
 	rm -f "$TMP/recce.pb.gz"

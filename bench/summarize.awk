@@ -882,10 +882,12 @@ function figure_alloc() {
 	print "call. `recce record -e alloc --fast` samples in the process instead: recce's library and jumps"
 	print "on the allocator's entries and exits, a sampled call's stack copied and unwound by recce."
 	print "recce-returns is recce as on a kernel without uprobe sessions (before 6.13): a return probe on"
-	print "every allocation call as well (`RECCE_ALLOC_NO_SESSIONS=1`)."
+	print "every allocation call as well (`RECCE_ALLOC_NO_SESSIONS=1`); recce-events as on one without"
+	print "uprobe_multi links (before 6.6: Debian 12's 6.1), perf uprobe events at every entry and return"
+	print "(`RECCE_NO_LINKS=1`)."
 	print ""
-	slowdown_table(AL, "none recce recce-fast recce-returns bpftrace",
-		"none|recce record -e alloc|recce record -e alloc --fast|recce record -e alloc, entry and return probes|bpftrace, uprobes on malloc and free",
+	slowdown_table(AL, "none recce recce-fast recce-returns recce-events bpftrace",
+		"none|recce record -e alloc|recce record -e alloc --fast|recce record -e alloc, entry and return probes|recce record -e alloc, perf uprobe events|bpftrace, uprobes on malloc and free",
 		"| profiler | us a step | allocations a second | slowdown | samples |",
 		"allocs_per_s", "alloc", ALS)
 	if ("recce-fast" in ALS)
@@ -904,6 +906,11 @@ function figure_alloc() {
 			sprintf("%.2fx, against %.2fx with sessions", ALS["recce-returns"], ALS["recce"]), 1,
 			sprintf("entry and return probes slowed the target %.2fx (sessions: %.2fx).",
 				ALS["recce-returns"], ALS["recce"]))
+	if ("recce-events" in ALS)
+		budget("allocation sampling without uprobe_multi links (before 6.6)", "stated",
+			sprintf("%.2fx, against %.2fx with sessions", ALS["recce-events"], ALS["recce"]), 1,
+			sprintf("perf uprobe events at entries and returns slowed the target %.2fx (sessions: %.2fx).",
+				ALS["recce-events"], ALS["recce"]))
 }
 
 # V = field f of tool t in A (kept by keep_by_tool), one value a repetition.

@@ -103,8 +103,9 @@ int cmd_record(int argc, char **argv)
 	cfg.events = events[a.event];
 	cfg.alloc_interval = a.alloc_interval;
 	/* For the tests and make bench: the probes of a kernel without
-	 * uprobe sessions, on one that has them. */
-	cfg.alloc_no_sessions = getenv("RECCE_ALLOC_NO_SESSIONS") != NULL;
+	 * uprobe sessions, or without uprobe_multi links, on one that has
+	 * them. */
+	cfg.alloc_older = getenv("RECCE_NO_LINKS") ? 2 : getenv("RECCE_ALLOC_NO_SESSIONS") ? 1 : 0;
 	cfg.alloc_fast = a.fast;
 	cfg.inuse = inuse;
 	cfg.growing = growing;

@@ -76,12 +76,11 @@ static int load(struct alloc_bpf *b, uint32_t attach_type, char *log, size_t log
 	struct alloc_prog *skel = alloc_prog__open();
 	if (!skel)
 		return -errno;
-	struct bpf_map_fd maps[] = {{skel->maps.out, b->out_fd},
-				    {skel->maps.left, b->left_fd},
-				    {skel->maps.draws, b->table_fd},
-				    {skel->maps.pending, b->pending_fd},
-				    {skel->maps.live, b->live_fd},
-				    {skel->maps.tail, b->tail_fd}};
+	struct bpf_map_fd maps[] = {
+	    {skel->maps.out, b->out_fd},     {skel->maps.left, b->left_fd},
+	    {skel->maps.draws, b->table_fd}, {skel->maps.pending, b->pending_fd},
+	    {skel->maps.live, b->live_fd},   {skel->maps.tail, b->tail_fd},
+	    {skel->maps.armed, b->armed_fd}};
 	int err =
 	    bpf_object_load_quietly(skel->obj, maps, sizeof(maps) / sizeof(maps[0]),
 				    skel->progs.recce_alloc, attach_type, log, log_len);
@@ -93,12 +92,12 @@ static int load(struct alloc_bpf *b, uint32_t attach_type, char *log, size_t log
 	return err;
 }
 
-int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, int no_sessions, char *log,
-		  size_t log_len)
+int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, enum alloc_bpf_mode newest,
+		  char *log, size_t log_len)
 {
 	memset(b, 0, sizeof(*b));
 	b->prog_fd = b->out_fd = b->left_fd = b->table_fd = b->pending_fd = b->live_fd = -1;
-	b->tail_fd = -1;
+	b->tail_fd = b->armed_fd = -1;
 	if (!interval || !ncpus)
 		return -EINVAL;
 	int err;
@@ -108,7 +107,9 @@ int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, int no_s
 	b->pending_fd = bpf_map_new(BPF_MAP_TYPE_HASH, 8, 24, PENDING_MAX, "recce_pending");
 	b->live_fd = bpf_map_new(BPF_MAP_TYPE_HASH, 8, 8, ALLOC_BPF_LIVE_MAX, "recce_live");
 	b->tail_fd = bpf_map_new(BPF_MAP_TYPE_HASH, 8, 16, PENDING_MAX, "recce_tail");
-	int fds[] = {b->out_fd, b->left_fd, b->table_fd, b->pending_fd, b->live_fd, b->tail_fd};
+	b->armed_fd = bpf_map_new(BPF_MAP_TYPE_HASH, 4, 4, ALLOC_BPF_PROCS_MAX, "recce_armed");
+	int fds[] = {b->out_fd,	 b->left_fd, b->table_fd, b->pending_fd,
+		     b->live_fd, b->tail_fd, b->armed_fd};
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (fds[i] < 0) {
 			err = fds[i];
@@ -116,13 +117,13 @@ int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, int no_s
 		}
 	if ((err = fill_state(b, interval)) < 0)
 		goto fail;
-	/* Sessions where the kernel has them (it refuses the attach type
-	 * where not); else an entry and a return link. */
-	b->sessions = !no_sessions;
-	err = b->sessions ? load(b, UBPF_ATTACH_SESSION, log, log_len) : -EINVAL;
-	if (err == -EINVAL) {
-		b->sessions = 0;
-		err = load(b, UBPF_ATTACH_MULTI, log, log_len);
+	/* The newest mode whose attach type the kernel knows (it refuses an
+	 * unknown one); perf events need none. */
+	static const uint32_t attach_type[] = {0, UBPF_ATTACH_MULTI, UBPF_ATTACH_SESSION};
+	for (b->mode = newest;; b->mode--) {
+		err = load(b, attach_type[b->mode], log, log_len);
+		if (err != -EINVAL || b->mode == ALLOC_BPF_EVENTS)
+			break;
 	}
 	if (err)
 		goto fail;
@@ -159,53 +160,105 @@ static int return_link(const struct alloc_bpf *b, const char *path, const uint64
 	return fd;
 }
 
-int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offsets,
-		     const uint16_t *kinds, size_t n, pid_t pid, int links[2])
+/* Perf uprobe events: one at the return of each allocation function,
+ * then one at each function's entry (a call the entry samples always has
+ * its return seen). fds end up in the order to close them: the entries'
+ * events and links, then the returns'. */
+static int attach_events(struct alloc_bpf *b, const char *path, const uint64_t *offsets,
+			 const uint16_t *kinds, size_t n, pid_t pid, int *fds)
 {
-	int fd = -ENOMEM;
+	size_t entries = 0, returns = 2 * n;
+	int err = 0;
 
-	links[0] = links[1] = -1;
+	for (size_t i = 0; !err && i < n; i++)
+		if ((kinds[i] & 0xff) != ALLOC_FN_FREE &&
+		    !(err = ubpf_event_probe(b->prog_fd, path, offsets[i], 1, pid,
+					     kinds[i] | ALLOC_FN_AT_RETURN, fds + returns)))
+			returns += 2;
+	for (size_t i = 0; !err && i < n; i++)
+		if (!(err = ubpf_event_probe(b->prog_fd, path, offsets[i], 0, pid,
+					     kinds[i] | ALLOC_FN_RETURNS, fds + entries)))
+			entries += 2;
+	if (err) {
+		for (size_t i = 0; i < entries; i++)
+			close(fds[i]);
+		for (size_t i = 2 * n; i < returns; i++)
+			close(fds[i]);
+		return err == -EINVAL || err == -ENOENT ? -EOPNOTSUPP : err;
+	}
+	b->linked = 1;
+	return (int)returns;
+}
+
+/* The session or entry link of the n functions: its descriptor or -errno. */
+static int entry_link(const struct alloc_bpf *b, const char *path, const uint64_t *offsets,
+		      const uint16_t *kinds, size_t n, pid_t pid)
+{
+	uint64_t *cookies = calloc(n ? n : 1, sizeof(*cookies));
+	int sessions = b->mode == ALLOC_BPF_SESSIONS, fd = -ENOMEM;
+
+	for (size_t i = 0; cookies && i < n; i++)
+		cookies[i] = kinds[i] | (sessions ? 0 : ALLOC_FN_RETURNS);
+	if (cookies)
+		fd = ubpf_link_new(b->prog_fd, path, offsets, NULL, cookies, n,
+				   sessions ? UBPF_LINK_SESSION : UBPF_LINK_ENTRY, pid);
+	free(cookies);
+	return fd;
+}
+
+int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offsets,
+		     const uint16_t *kinds, size_t n, pid_t pid, int *fds)
+{
+	if (b->mode == ALLOC_BPF_EVENTS)
+		return attach_events(b, path, offsets, kinds, n, pid, fds);
 	/* Without sessions, the return link first: a call the entry link
 	 * samples always has its return seen (one whose return went unseen
 	 * would leave its thread a pending call, unsampled from then on).
 	 * Returns of calls no entry sampled are left alone. */
-	if (!b->sessions && (fd = return_link(b, path, offsets, kinds, n, pid)) < 0)
-		return fd == -EINVAL ? -EOPNOTSUPP : fd;
-	links[1] = b->sessions ? -1 : fd;
-	uint64_t *cookies = calloc(n ? n : 1, sizeof(*cookies));
-	for (size_t i = 0; cookies && i < n; i++)
-		cookies[i] = kinds[i] | (b->sessions ? 0 : ALLOC_FN_RETURNS);
-	fd = !cookies ? -ENOMEM
-		      : ubpf_link_new(b->prog_fd, path, offsets, NULL, cookies, n,
-				      b->sessions ? UBPF_LINK_SESSION : UBPF_LINK_ENTRY, pid);
-	free(cookies);
-	/* A kernel before 6.13 may load a program for sessions and refuse
-	 * only its link: at the first link, the program again for the two
-	 * links. */
-	if (fd == -EINVAL && b->sessions && !b->linked) {
+	int ret = b->mode == ALLOC_BPF_LINKS ? return_link(b, path, offsets, kinds, n, pid) : 0;
+	int fd = ret < 0 ? ret : entry_link(b, path, offsets, kinds, n, pid);
+	/* A kernel may load a program for an attach type it then refuses to
+	 * link (sessions before 6.13, uprobe_multi before 6.6): at the first
+	 * link, the program again for the next older mode. */
+	if (fd == -EINVAL && !b->linked) {
+		static const uint32_t attach_type[] = {0, UBPF_ATTACH_MULTI};
+		if (b->mode == ALLOC_BPF_LINKS && ret >= 0)
+			close(ret);
 		close(b->prog_fd);
 		b->prog_fd = -1;
-		b->sessions = 0;
-		int err = load(b, UBPF_ATTACH_MULTI, NULL, 0);
+		b->mode--;
+		int err = load(b, attach_type[b->mode], NULL, 0);
 		if (err)
 			return err == -EINVAL ? -EOPNOTSUPP : err;
-		return alloc_bpf_attach(b, path, offsets, kinds, n, pid, links);
+		return alloc_bpf_attach(b, path, offsets, kinds, n, pid, fds);
 	}
 	if (fd < 0) {
-		if (links[1] >= 0)
-			close(links[1]);
-		links[1] = -1;
+		if (b->mode == ALLOC_BPF_LINKS && ret >= 0)
+			close(ret);
 		return fd == -EINVAL ? -EOPNOTSUPP : fd;
 	}
-	links[0] = fd;
+	fds[0] = fd;
 	b->linked = 1;
-	return 0;
+	if (b->mode != ALLOC_BPF_LINKS)
+		return 1;
+	fds[1] = ret;
+	return 2;
+}
+
+int alloc_bpf_arm(struct alloc_bpf *b, pid_t pid, int armed)
+{
+	uint32_t key = (uint32_t)pid, one = 1;
+
+	if (armed)
+		return bpf_map_set(b->armed_fd, &key, &one);
+	int err = bpf_map_delete(b->armed_fd, &key);
+	return err == -ENOENT ? 0 : err;
 }
 
 void alloc_bpf_release(struct alloc_bpf *b)
 {
 	int *fds[] = {&b->prog_fd,    &b->out_fd,  &b->left_fd, &b->table_fd,
-		      &b->pending_fd, &b->live_fd, &b->tail_fd};
+		      &b->pending_fd, &b->live_fd, &b->tail_fd, &b->armed_fd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

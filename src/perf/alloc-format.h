@@ -40,6 +40,10 @@ struct alloc_raw {
 	__u64 event;
 	__u64 value;
 	__u64 caller; /* ALLOC_EV_SAMPLE: the call's return address */
+	/* ALLOC_EV_SAMPLE: where the call's return address is on the stack,
+	 * what is there instead (a uretprobe's trampoline, put there for the
+	 * glibc call that went on to this one), or 0. */
+	__u64 stacked;
 };
 
 #define ALLOC_DRAWS 1024 /* countdowns to draw from (a power of two) */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,4 +97,25 @@ int perf_cpus_online(int **out, size_t *n)
 bad:
 	free(cpus);
 	return -EINVAL;
+}
+
+int perf_uprobe_pmu(uint32_t *type, int *retprobe_bit)
+{
+	char buf[64];
+	int err = perf_read_text("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
+
+	if (err)
+		return -ENOENT;
+	*type = (uint32_t)strtoul(buf, NULL, 10);
+	/* The file reads "config:0"; without it, bit 0 is what every kernel
+	 * since 4.17 uses. */
+	*retprobe_bit = 0;
+	if (perf_read_text("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
+			   sizeof(buf)) == 0 &&
+	    strncmp(buf, "config:", 7) == 0) {
+		int bit = atoi(buf + 7);
+		if (bit >= 0 && bit < 64)
+			*retprobe_bit = bit;
+	}
+	return 0;
 }

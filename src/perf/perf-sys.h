@@ -9,6 +9,7 @@
 
 #include <linux/perf_event.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* perf_event_open(attr, pid, cpu, no group, close-on-exec): the new
@@ -30,5 +31,9 @@ int perf_sysctl_read(const char *path, long long *out);
 /* The online CPUs from /sys/devices/system/cpu/online ("0-3,5,7-8"): a
  * heap array in *out (the caller frees it). Returns 0 or -errno. */
 int perf_cpus_online(int **out, size_t *n);
+
+/* The uprobe PMU's type and the config bit that makes a uretprobe.
+ * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
+int perf_uprobe_pmu(uint32_t *type, int *retprobe_bit);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "perf/bpf-sys.h"
+#include "perf/perf-sys.h"
 #include "perf/bpf/fork.skel.h"
 #include "perf/bpf/hits.skel.h"
 
@@ -96,6 +97,36 @@ int ubpf_event_link_new(int prog_fd, int event_fd, uint64_t cookie)
 	int fd = bpf_link_create(prog_fd, event_fd, BPF_PERF_EVENT, &opts);
 
 	return fd < 0 ? (errno ? -errno : fd) : fd;
+}
+
+int ubpf_event_probe(int prog_fd, const char *path, uint64_t offset, int retprobe, pid_t pid,
+		     uint64_t cookie, int fds[2])
+{
+	uint32_t type;
+	int bit;
+	struct perf_event_attr attr;
+
+	fds[0] = fds[1] = -1;
+	if (perf_uprobe_pmu(&type, &bit) < 0)
+		return -ENOENT;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.sample_period = 1;
+	attr.config = retprobe ? 1ULL << bit : 0;
+	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
+	attr.config2 = offset;			  /* probe_offset */
+	fds[0] = perf_event_open_fd(&attr, pid, -1);
+	if (fds[0] < 0)
+		return errno == EPERM ? -EACCES : -errno;
+	fds[1] = ubpf_event_link_new(prog_fd, fds[0], cookie);
+	if (fds[1] < 0) {
+		int err = fds[1];
+		close(fds[0]);
+		fds[0] = fds[1] = -1;
+		return err;
+	}
+	return 0;
 }
 
 int ubpf_follow_forks(int family_fd, char *log, size_t log_len)

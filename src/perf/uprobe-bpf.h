@@ -90,4 +90,11 @@ int ubpf_link_new(int prog_fd, const char *path, const uint64_t *offsets,
  * -errno. */
 int ubpf_event_link_new(int prog_fd, int event_fd, uint64_t cookie);
 
+/* Opens a perf uprobe event at offset of path (a uretprobe with
+ * retprobe) for every thread of process pid, and links prog to it as
+ * ubpf_event_link_new() does: fds[0] the event, fds[1] the link, both
+ * the caller's. Returns 0 or -errno (-ENOENT: no uprobe PMU). */
+int ubpf_event_probe(int prog_fd, const char *path, uint64_t offset, int retprobe, pid_t pid,
+		     uint64_t cookie, int fds[2]);
+
 #endif

@@ -33,29 +33,6 @@
 #include "util/array.h"
 #include "util/lines.h"
 
-/* Reads the uprobe PMU's type and the config bit that makes a uretprobe.
- * Returns 0, or -ENOENT when the kernel has no uprobe PMU. */
-static int uprobe_pmu(uint32_t *type, int *retprobe_bit)
-{
-	char buf[64];
-	int err = perf_read_text("/sys/bus/event_source/devices/uprobe/type", buf, sizeof(buf));
-
-	if (err)
-		return -ENOENT;
-	*type = (uint32_t)strtoul(buf, NULL, 10);
-	/* The file reads "config:0"; without it, bit 0 is what every kernel
-	 * since 4.17 uses. */
-	*retprobe_bit = 0;
-	if (perf_read_text("/sys/bus/event_source/devices/uprobe/format/retprobe", buf,
-			   sizeof(buf)) == 0 &&
-	    strncmp(buf, "config:", 7) == 0) {
-		int bit = atoi(buf + 7);
-		if (bit >= 0 && bit < 64)
-			*retprobe_bit = bit;
-	}
-	return 0;
-}
-
 static void attr_common(const struct uprobe_set *u, struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
@@ -213,7 +190,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 		u->links = u->bpf = 1;
 	else
 		links_close(u);
-	err = uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
+	err = perf_uprobe_pmu(&u->pmu_type, &u->retprobe_bit);
 	if (err && !u->links)
 		goto out_free;
 	if (!u->links && !u->cfg.no_bpf) {

@@ -23,12 +23,12 @@ struct probed {
 	struct sym_file *file;
 	size_t n; /* the functions probed: file offsets and sizes */
 	uint64_t offsets[NFNS], sizes[NFNS];
+	size_t nfds; /* its links and events, in the order to close them */
+	int fds[ALLOC_BPF_FDS(NFNS)];
 };
 
 struct alloc_probes {
 	struct alloc_bpf bpf;
-	int (*links)[2]; /* a file's links: session or entry, and return (or -1) */
-	size_t nlinks, links_cap;
 	struct probed *probed; /* per process and file */
 	size_t nprobed, probed_cap;
 	const char **paths; /* distinct paths of the files probed */
@@ -36,7 +36,7 @@ struct alloc_probes {
 	int detached;
 };
 
-int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, enum alloc_bpf_mode newest,
 		     struct alloc_probes **out)
 {
 	struct alloc_probes *ap = calloc(1, sizeof(*ap));
@@ -47,9 +47,9 @@ int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
 	for (size_t i = 0; perf_events_output_fd(pe, i, &cpu) >= 0; i++)
 		if (cpu > max_cpu)
 			max_cpu = cpu;
-	int err = alloc_bpf_new(&ap->bpf, interval, (size_t)max_cpu + 1, no_sessions, NULL, 0);
+	int err = alloc_bpf_new(&ap->bpf, interval, (size_t)max_cpu + 1, newest, NULL, 0);
 	if (err == -EINVAL)
-		err = -EOPNOTSUPP; /* no uprobe_multi attach type to load for */
+		err = -EOPNOTSUPP; /* no uprobe program to load */
 	if (err == -EPERM)
 		err = -EACCES;
 	for (size_t i = 0; !err; i++) {
@@ -66,17 +66,17 @@ int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
 	return 0;
 }
 
-/* A file's links closed: the probes out. */
-static void close_links(const int link[2])
+/* A file's links and events closed: its probes out. */
+static void close_fds(struct probed *pr)
 {
-	close(link[0]);
-	if (link[1] >= 0)
-		close(link[1]);
+	for (size_t i = 0; i < pr->nfds; i++)
+		close(pr->fds[i]);
+	pr->nfds = 0;
 }
 
-int alloc_probes_sessions(const struct alloc_probes *ap)
+enum alloc_bpf_mode alloc_probes_mode(const struct alloc_probes *ap)
 {
-	return ap->bpf.sessions;
+	return ap->bpf.mode;
 }
 
 static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_file *f)
@@ -87,18 +87,13 @@ static int is_probed(const struct alloc_probes *ap, pid_t pid, const struct sym_
 	return 0;
 }
 
-/* Keeps pr and its link (links[i] belongs to probed[i]), and path among
- * the distinct paths probed. */
-static int remember(struct alloc_probes *ap, const struct probed *pr, const char *path,
-		    const int link[2])
+/* Keeps pr, and path among the distinct paths probed. */
+static int remember(struct alloc_probes *ap, const struct probed *pr, const char *path)
 {
 	struct probed *np =
 	    array_reserve(ap->probed, &ap->probed_cap, ap->nprobed + 1, sizeof(*ap->probed));
 	if (np)
 		ap->probed = np;
-	int(*nl)[2] = array_reserve(ap->links, &ap->links_cap, ap->nlinks + 1, sizeof(*ap->links));
-	if (nl)
-		ap->links = nl;
 	const char **paths = realloc(ap->paths, (ap->npaths + 1) * sizeof(*paths));
 	if (paths)
 		ap->paths = paths;
@@ -106,10 +101,8 @@ static int remember(struct alloc_probes *ap, const struct probed *pr, const char
 	for (size_t i = 0; paths && i < ap->npaths && !seen; i++)
 		seen = strcmp(ap->paths[i], path) == 0;
 	char *copy = seen ? NULL : strdup(path);
-	if (!np || !nl || !paths || (!seen && !copy))
+	if (!np || !paths || (!seen && !copy))
 		return -ENOMEM;
-	ap->links[ap->nlinks][0] = link[0];
-	ap->links[ap->nlinks++][1] = link[1];
 	ap->probed[ap->nprobed++] = *pr;
 	if (copy)
 		ap->paths[ap->npaths++] = copy;
@@ -121,7 +114,7 @@ static int remember(struct alloc_probes *ap, const struct probed *pr, const char
 static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sym_file *f,
 		      const char *path, pid_t pid)
 {
-	struct probed pr = {pid, f, 0, {0}, {0}};
+	struct probed pr = {pid, f, 0, {0}, {0}, 0, {0}};
 	struct alloc_fn found[ALLOC_FNS_MAX];
 	uint16_t kinds[NFNS];
 
@@ -136,13 +129,13 @@ static int probe_file(struct alloc_probes *ap, struct symbolizer *sym, struct sy
 	pr.n = n;
 	char fdpath[64];
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", sym_file_fd(f));
-	int link[2];
-	int err = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid, link);
-	if (err < 0)
-		return err;
-	err = remember(ap, &pr, path, link);
+	int got = alloc_bpf_attach(&ap->bpf, fdpath, pr.offsets, kinds, pr.n, pid, pr.fds);
+	if (got < 0)
+		return got;
+	pr.nfds = (size_t)got;
+	int err = remember(ap, &pr, path);
 	if (err) {
-		close_links(link);
+		close_fds(&pr);
 		return err;
 	}
 	return (int)n;
@@ -169,6 +162,9 @@ int alloc_probes_attach(struct alloc_probes *ap, struct proc_registry *procs,
 			return n;
 		total += n;
 	}
+	/* Sampled from now on, every function in. */
+	if (total && (err = alloc_bpf_arm(&ap->bpf, pid, 1)) < 0)
+		return err;
 	return total ? total : -ENOENT;
 }
 
@@ -201,28 +197,30 @@ void alloc_probes_forget(struct alloc_probes *ap, pid_t pid)
 {
 	size_t j = 0;
 
-	/* links[i] belongs to probed[i] (remember()); after
-	 * alloc_probes_detach() the links are gone and the rest stays. */
-	if (ap->detached || ap->nlinks != ap->nprobed)
+	/* After alloc_probes_detach() the probes are gone and what was
+	 * probed stays known. */
+	if (ap->detached)
 		return;
-	for (size_t i = 0; i < ap->nprobed && i < ap->nlinks; i++) {
+	(void)alloc_bpf_arm(&ap->bpf, pid, 0); /* a pid the kernel may give again */
+	for (size_t i = 0; i < ap->nprobed; i++) {
 		if (ap->probed[i].pid == pid) {
-			close_links(ap->links[i]);
+			close_fds(&ap->probed[i]);
 			continue;
 		}
-		ap->links[j][0] = ap->links[i][0];
-		ap->links[j][1] = ap->links[i][1];
 		ap->probed[j++] = ap->probed[i];
 	}
-	ap->nprobed = ap->nlinks = j;
+	ap->nprobed = j;
 }
 
 void alloc_probes_detach(struct alloc_probes *ap)
 {
 	ap->detached = 1;
-	for (size_t i = 0; i < ap->nlinks; i++)
-		close_links(ap->links[i]);
-	ap->nlinks = 0;
+	/* No process sampled any more, then the probes out: taken out one
+	 * after another, those left would be sampled alone meanwhile. */
+	for (size_t i = 0; i < ap->nprobed; i++)
+		(void)alloc_bpf_arm(&ap->bpf, ap->probed[i].pid, 0);
+	for (size_t i = 0; i < ap->nprobed; i++)
+		close_fds(&ap->probed[i]);
 	alloc_bpf_release(&ap->bpf);
 }
 
@@ -235,6 +233,5 @@ void alloc_probes_free(struct alloc_probes *ap)
 		free((char *)ap->paths[i]);
 	free(ap->probed);
 	free(ap->paths);
-	free(ap->links);
 	free(ap);
 }

@@ -17,21 +17,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perf/alloc-bpf.h"
+
 struct alloc_probes;
 struct perf_events;
 struct proc_registry;
 struct symbolizer;
 
 /* Loads the program, sampling every interval bytes on average, writing
- * into the output events of pe (opened with PERF_EVENTS_ALLOC), in uprobe
- * sessions unless the kernel has none or no_sessions is set. Returns 0,
- * -EOPNOTSUPP (no uprobe_multi links: Linux before 6.6), -EACCES, -errno. */
-int alloc_probes_new(uint64_t interval, struct perf_events *pe, int no_sessions,
+ * into the output events of pe (opened with PERF_EVENTS_ALLOC), attached
+ * the newest way the kernel has, newest at most (alloc-bpf.h). Returns 0,
+ * -EOPNOTSUPP (no way to attach it), -EACCES, -errno. */
+int alloc_probes_new(uint64_t interval, struct perf_events *pe, enum alloc_bpf_mode newest,
 		     struct alloc_probes **out);
 
-/* 1 when the probes run in uprobe sessions (Linux 6.13), 0 when every
- * allocator call's return is probed as well (alloc-bpf.h). */
-int alloc_probes_sessions(const struct alloc_probes *ap);
+/* How the probes are attached: in uprobe sessions (Linux 6.13), or with
+ * every allocator call's return probed as well, by uprobe_multi links
+ * (6.6) or perf uprobe events (alloc-bpf.h). After the first
+ * alloc_probes_attach(), the way that worked. */
+enum alloc_bpf_mode alloc_probes_mode(const struct alloc_probes *ap);
 
 /* Probes the allocators process pid maps (as procs knows them). Returns
  * the number of functions probed, -ENOENT when it maps no allocator,

@@ -101,7 +101,7 @@ static int is_marker(uint64_t frame)
 }
 
 static int add_sample(struct alloc_samples *as, pid_t pid, pid_t tid, uint64_t size,
-		      uint64_t caller, const uint64_t *frames, size_t n)
+		      uint64_t caller, uint64_t stacked, const uint64_t *frames, size_t n)
 {
 	struct alloc_one *old = take(&as->pending, (uint64_t)tid);
 
@@ -114,11 +114,15 @@ static int add_sample(struct alloc_samples *as, pid_t pid, pid_t tid, uint64_t s
 		return 0;
 	}
 	/* The leaf is the allocator's first instruction; the caller follows
-	 * it unless a frame pointer walk missed it. */
+	 * it unless a frame pointer walk missed it, or the unwinder read a
+	 * uretprobe's trampoline in its place (stacked), which the caller
+	 * replaces. */
 	size_t leaf = 0;
 	while (leaf < n && is_marker(frames[leaf]))
 		leaf++;
 	int put_back = caller && leaf < n && (leaf + 1 == n || frames[leaf + 1] != caller);
+	int replace = put_back && stacked && leaf + 1 < n && frames[leaf + 1] == stacked;
+	put_back &= !replace;
 	struct alloc_one *one = malloc(sizeof(*one) + (n + 1) * sizeof(*frames));
 	if (!one)
 		return -ENOMEM;
@@ -131,6 +135,8 @@ static int add_sample(struct alloc_samples *as, pid_t pid, pid_t tid, uint64_t s
 		memcpy(one->frames + leaf + 2, frames + leaf + 1, (n - leaf - 1) * sizeof(*frames));
 	} else {
 		memcpy(one->frames, frames, n * sizeof(*frames));
+		if (replace)
+			one->frames[leaf + 1] = caller;
 	}
 	frames = one->frames;
 	n = one->n;
@@ -159,7 +165,7 @@ int alloc_samples_add(struct alloc_samples *as, pid_t pid, pid_t tid, const void
 	memcpy(&r, raw, sizeof(r));
 	switch (r.event) {
 	case ALLOC_EV_SAMPLE:
-		return add_sample(as, pid, tid, r.value, r.caller, frames, n);
+		return add_sample(as, pid, tid, r.value, r.caller, r.stacked, frames, n);
 	case ALLOC_EV_RETURN: {
 		struct alloc_one *one = take(&as->pending, (uint64_t)tid);
 		if (!one) {

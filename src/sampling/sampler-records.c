@@ -311,7 +311,7 @@ static size_t copy_fp_walk(const struct fast_alloc_event *e, uint64_t *ips, size
 int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg)
 {
 	struct sampler *s = arg;
-	struct alloc_raw raw = {e->event, e->value, e->caller};
+	struct alloc_raw raw = {e->event, e->value, e->caller, 0};
 	uint64_t ips[MAX_FP_FRAMES];
 	size_t n = 0;
 

@@ -495,8 +495,11 @@ static int alloc_start(struct sampler *s)
 		return -ENOMEM;
 	if (s->cfg.alloc_fast)
 		return alloc_fast_start(s);
-	int err = alloc_probes_new(s->cfg.alloc_interval, s->pe, s->cfg.alloc_no_sessions,
-				   &s->alloc_probes);
+	int older =
+	    s->cfg.alloc_older < ALLOC_BPF_SESSIONS ? s->cfg.alloc_older : ALLOC_BPF_SESSIONS;
+	int err =
+	    alloc_probes_new(s->cfg.alloc_interval, s->pe,
+			     (enum alloc_bpf_mode)(ALLOC_BPF_SESSIONS - older), &s->alloc_probes);
 	if (err)
 		return err;
 	int probed = 0;
@@ -635,7 +638,7 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	}
 	if (s->alloc_probes) {
 		st->nallocators = alloc_probes_objects(s->alloc_probes, &st->allocators);
-		st->alloc_sessions = alloc_probes_sessions(s->alloc_probes);
+		st->alloc_mode = alloc_probes_mode(s->alloc_probes);
 	}
 	if (s->pe)
 		st->malformed = perf_events_stats(s->pe)->malformed;
@@ -683,9 +686,11 @@ static void describe_alloc(const struct sampler *s, const struct sampler_stats *
 	for (size_t i = 0; i < st->nallocators; i++)
 		add_comment(p, "allocator", "%s", st->allocators[i]);
 	add_comment(p, "alloc-probes", "%s",
-		    st->alloc_fast	 ? "in-process trampolines (--fast)"
-		    : st->alloc_sessions ? "uprobe sessions"
-					 : "entry and return probes (no uprobe sessions)");
+		    st->alloc_fast			   ? "in-process trampolines (--fast)"
+		    : st->alloc_mode == ALLOC_BPF_SESSIONS ? "uprobe sessions"
+		    : st->alloc_mode == ALLOC_BPF_LINKS
+			? "entry and return probes (no uprobe sessions)"
+			: "entry and return perf uprobe events (no uprobe_multi links)");
 	if (st->growth_points)
 		add_comment(
 		    p, "growing", "%d stacks only grew in use over %zu snapshots %.0f s apart",

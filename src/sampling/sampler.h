@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perf/alloc-bpf.h"
 #include "profile/profile.h"
 #include "sampling/alloc-fast.h"
 #include "sampling/alloc-samples.h"
@@ -87,10 +88,11 @@ struct sampler_config {
 	 * still in use at the end to inuse; the allocators are found through
 	 * sym. */
 	uint64_t alloc_interval; /* bytes allocated per sample, on average */
-	/* Probe every allocator call's return as on a kernel without uprobe
-	 * sessions (perf/alloc-bpf.h), where the kernel has them: for the
-	 * tests and the measures of that fallback. */
-	int alloc_no_sessions;
+	/* Attach the probes as an older kernel would (perf/alloc-bpf.h): 0
+	 * the newest way this one has, 1 without uprobe sessions, 2 without
+	 * uprobe_multi links either; for the tests and the measures of
+	 * those fallbacks. */
+	int alloc_older;
 	/* Sample in the process instead, through librecce-fast.so's
 	 * trampolines on the allocator (alloc-fast.h). */
 	int alloc_fast;
@@ -147,7 +149,7 @@ struct sampler_stats {
 	 * says why, by enum unwind_end (dwarf and auto). */
 	uint64_t unwind_ends[UNWIND_END_KINDS];
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
-	int alloc_sessions; /* in uprobe sessions; 0: a return probe on every call */
+	enum alloc_bpf_mode alloc_mode;		/* how the probes were attached */
 	/* With growing: the stacks that only grew, over how many snapshots
 	 * how far apart (-ENOMEM in growing_stacks: out of memory). */
 	int growing_stacks;

@@ -2,8 +2,9 @@
 # recce record --event alloc: sampled allocations of a running process,
 # checked against a target with known bytes per call site
 # (tests/targets/allocs.c): each site's share of the bytes allocated, the
-# bytes still in use after the target's known frees, on glibc's malloc and
-# on jemalloc preloaded; C++ with exceptions and a Rust-named function;
+# bytes still in use after the target's known frees, on glibc's malloc
+# (in uprobe sessions, and as on older kernels through entry and return
+# links or perf uprobe events) and on jemalloc preloaded; C++ with exceptions and a Rust-named function;
 # a Go program, which allocates in its own runtime, refused clearly; go tool
 # pprof reading the four sample types; and the usage errors.
 . "$(dirname "$0")/lib.sh"
@@ -67,19 +68,39 @@ else
 	skip 3 "go is not installed (Debian package golang-go)"
 fi
 
-# On a kernel without uprobe sessions (before 6.13; here forced, as
-# make check-kernels finds it on 6.12) every allocator call's return is
-# probed too: the same shares and the same bytes in use, glibc's realloc
-# jumping into malloc included, and recce says what it costs.
-P="$T/glibc-returns.pb.gz"
-RECCE_ALLOC_NO_SESSIONS=1 run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
-is "$RC" 0 "without uprobe sessions: record --event alloc exits 0" || show_run
-like "$(cat "$ERR")" 'warning: allocations are sampled through entry and return probes: this kernel has no uprobe sessions \(Linux 6\.13\)' \
-	"it says how it samples, and why"
-check_sites "glibc, entry and return probes" "$P"
-run "$RECCE" report -n 1 "$P"
-like "$(cat "$OUT")" 'alloc-probes: entry and return probes \(no uprobe sessions\)' \
-	"the profile says how it was sampled"
+# older_kernel NAME ENV WARNING COMMENT: recorded as on an older kernel
+# (ENV=1 forces it here, as make check-kernels finds it there): the same
+# shares and the same bytes in use, and recce says how it sampled and
+# why, on its standard error (WARNING) and in the profile (COMMENT).
+# glibc's realloc(NULL) goes on to malloc with its return address
+# already a return probe's trampoline: the stack has the real caller in
+# its place.
+older_kernel()
+{
+	local name=$1 env=$2 warning=$3 comment=$4 P="$T/glibc-$2.pb.gz"
+	run env "$env=1" "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+	is "$RC" 0 "$name: record --event alloc exits 0" || show_run
+	like "$(cat "$ERR")" "warning: allocations are sampled through $warning" \
+		"$name: it says how it samples, and why"
+	check_sites "glibc, $name" "$P"
+	run "$RECCE" report -n 1 "$P"
+	like "$(cat "$OUT")" "alloc-probes: $comment" "$name: the profile says how it was sampled"
+	is "$(value_folded "$P" alloc_space | grep -c '\[uprobes\]')" 0 \
+		"$name: no stack holds a return probe's trampoline" || value_folded "$P" alloc_space
+	like "$(value_folded "$P" alloc_space)" '(^|;)main;round_of;alloc_grown;malloc [0-9]+' \
+		"$name: realloc(NULL)'s malloc is alloc_grown's"
+	ok "$name: the target still runs after the probes are gone" kill -0 "$TGT"
+}
+# Without uprobe sessions (before 6.13: Debian 12's 6.12), every
+# allocator call's return is probed too, by a second link.
+older_kernel "entry and return probes" RECCE_ALLOC_NO_SESSIONS \
+	'entry and return probes: this kernel has no uprobe sessions \(Linux 6\.13\)' \
+	'entry and return probes \(no uprobe sessions\)'
+# Without uprobe_multi links either (before 6.6: Debian 12's 6.1), perf
+# uprobe events at each function's entry and return run the same program.
+older_kernel "perf uprobe events" RECCE_NO_LINKS \
+	'entry and return perf uprobe events: this kernel has no uprobe_multi links \(Linux 6\.6\) or sessions \(6\.13\)' \
+	'entry and return perf uprobe events \(no uprobe_multi links\)'
 
 # Dwarf stacks give the same shares.
 P="$T/glibc-dwarf.pb.gz"

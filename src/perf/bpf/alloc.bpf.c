@@ -14,8 +14,11 @@
  * entry found (tail).
  *
  * Sampling is a countdown of bytes per CPU (left), restarted from a
- * random draw of a table user space fills (draws). The maps are made by
- * user space and put in place of these before loading.
+ * random draw of a table user space fills (draws), in the processes whose
+ * probes are all in (armed): while a process's functions are probed, or
+ * their probes taken out, one after another, those in would be sampled
+ * alone. The maps are made by user space and put in place of these
+ * before loading.
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
@@ -75,6 +78,14 @@ struct {
 	__type(value, struct tail);
 } tail SEC(".maps");
 
+/* The processes whose probes are all in (tgid -> 1). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} armed SEC(".maps");
+
 /* Sampled allocations still in use (address -> 1). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -83,9 +94,11 @@ struct {
 	__type(value, __u64);
 } live SEC(".maps");
 
-static __always_inline void output(struct pt_regs *ctx, __u64 event, __u64 value, __u64 caller)
+static __always_inline void output(struct pt_regs *ctx, __u64 event, __u64 value, __u64 caller,
+				   __u64 stacked)
 {
-	struct alloc_raw rec = {.event = event, .value = value, .caller = caller};
+	struct alloc_raw rec = {
+	    .event = event, .value = value, .caller = caller, .stacked = stacked};
 
 	bpf_perf_event_output(ctx, &out, BPF_F_CURRENT_CPU, &rec, sizeof(rec));
 }
@@ -95,7 +108,7 @@ static __always_inline void output(struct pt_regs *ctx, __u64 event, __u64 value
 static __always_inline void forget(struct pt_regs *ctx, __u64 addr)
 {
 	if (addr && bpf_map_delete_elem(&live, &addr) == 0)
-		output(ctx, ALLOC_EV_FREE, addr, 0);
+		output(ctx, ALLOC_EV_FREE, addr, 0, 0);
 }
 
 /* The return of a sampled call: its result is in use from now on. */
@@ -116,7 +129,7 @@ static __always_inline int returned(struct pt_regs *ctx, __u64 tid, const struct
 		__u64 one = 1;
 		bpf_map_update_elem(&live, &addr, &one, BPF_ANY);
 	}
-	output(ctx, ALLOC_EV_RETURN, addr, 0);
+	output(ctx, ALLOC_EV_RETURN, addr, 0, 0);
 	return 0;
 }
 
@@ -142,6 +155,11 @@ int recce_alloc(struct pt_regs *ctx)
 			return returned(ctx, tid, p, rax);
 		return 1; /* an allocator call inside a sampled one: left alone */
 	}
+	/* Not sampled yet, or no more: neither allocations nor frees, so
+	 * that what is in use is what it was when sampling stopped. */
+	__u32 tgid = tid >> 32;
+	if (!bpf_map_lookup_elem(&armed, &tgid))
+		return 1;
 
 	/* An entry. Right after a glibc call left to malloc's probe, on the
 	 * same stack: the return address that call found. */
@@ -202,14 +220,13 @@ int recce_alloc(struct pt_regs *ctx)
 	if (draw)
 		*bytes = *draw;
 	struct pending pend = {0, 0, rsp + 8};
-	if (tail_ret)
-		pend.ret = tail_ret;
-	else
-		bpf_probe_read_user(&pend.ret, sizeof(pend.ret), (const void *)rsp);
+	__u64 stacked = 0;
+	bpf_probe_read_user(&stacked, sizeof(stacked), (const void *)rsp);
+	pend.ret = tail_ret ? tail_ret : stacked;
 	if (kind == ALLOC_FN_POSIX_MEMALIGN)
 		pend.result = rdi;
 	bpf_map_update_elem(&pending, &tid, &pend, BPF_ANY);
-	output(ctx, ALLOC_EV_SAMPLE, size, pend.ret);
+	output(ctx, ALLOC_EV_SAMPLE, size, pend.ret, tail_ret ? stacked : 0);
 	return 0; /* run at this call's return too */
 }
 
