@@ -3,7 +3,8 @@
  * sampler of one point per interval bytes implies), a sample and its
  * return making a live allocation that a free ends, what is live at the
  * end going to the in-use aggregate, the caller put back where a frame
- * pointer walk from a function's entry missed it, a sample of the
+ * pointer walk from a function's entry missed it or in place of a return
+ * probe's trampoline the walk read there, a sample of the
  * allocator calling itself left out, and records that are not ones.
  */
 #include <errno.h>
@@ -48,7 +49,7 @@ static void test_weight(void **state)
 static int send(struct alloc_samples *as, uint32_t tid, uint64_t ev, uint64_t value,
 		uint64_t caller, const uint64_t *frames, size_t n)
 {
-	struct alloc_raw r = {ev, value, caller};
+	struct alloc_raw r = {ev, value, caller, 0};
 
 	return alloc_samples_add(as, 10, (pid_t)tid, &r, sizeof(r), frames, n);
 }
@@ -122,6 +123,31 @@ static void test_caller_present(void **state)
 	aggregate_free(inuse);
 }
 
+/* A call reached by a tail call from a probed one (glibc's realloc(NULL)
+ * going on to malloc): where its return address is, the unwinder read
+ * the return probe's trampoline, which the program says it found; the
+ * caller takes its place, and nothing is added. */
+static void test_trampoline(void **state)
+{
+	struct aggregate *alloc = aggregate_new(), *inuse = aggregate_new();
+	struct alloc_samples *as = alloc_samples_new(1000, alloc, inuse, NULL, NULL);
+	const uint64_t tramp = 0x7fffffffe000ull;
+	uint64_t frames[] = {USER, MALLOC, tramp, GRANDPA};
+	struct alloc_raw r = {ALLOC_EV_SAMPLE, 10, CALLER, tramp};
+
+	(void)state;
+	assert_int_equal(alloc_samples_add(as, 10, 11, &r, sizeof(r), frames, 4), 0);
+	const struct agg_stack *s = aggregate_stack(alloc, 0);
+	assert_int_equal(s->nframes, 4);
+	assert_int_equal(s->frames[1], MALLOC);
+	assert_int_equal(s->frames[2], CALLER);
+	assert_int_equal(s->frames[3], GRANDPA);
+	assert_int_equal(frames[2], tramp); /* the record's frames are left as they were */
+	alloc_samples_free(as);
+	aggregate_free(alloc);
+	aggregate_free(inuse);
+}
+
 static int inside_alloc(void *ctx, pid_t pid, uint64_t addr)
 {
 	(void)ctx;
@@ -145,7 +171,7 @@ static void test_nested_and_bad(void **state)
 	assert_int_equal(st.nested, 1);
 	assert_int_equal(st.samples, 0);
 
-	struct alloc_raw r = {99, 0, 0};
+	struct alloc_raw r = {99, 0, 0, 0};
 	assert_int_equal(alloc_samples_add(as, 10, 11, &r, sizeof(r), frames, 3), -EBADMSG);
 	assert_int_equal(alloc_samples_add(as, 10, 11, &r, 8, frames, 3), -EBADMSG);
 	assert_int_equal(alloc_samples_finish(as), 0);
@@ -212,6 +238,7 @@ int main(void)
 	    cmocka_unit_test(test_live_and_freed),
 	    cmocka_unit_test(test_growth_beyond_chance),
 	    cmocka_unit_test(test_caller_present),
+	    cmocka_unit_test(test_trampoline),
 	    cmocka_unit_test(test_nested_and_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
