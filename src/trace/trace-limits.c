@@ -18,6 +18,7 @@ void trace_limits_init(struct trace_limits *l, uint64_t count_max, uint64_t time
 	l->rate_ms = rate_ms;
 	l->start_ns = now_ns;
 	l->window_start_ns = now_ns;
+	l->flood_ns = now_ns;
 }
 
 enum trace_stop trace_limits_seen(struct trace_limits *l, uint64_t t)
@@ -32,6 +33,23 @@ enum trace_stop trace_limits_seen(struct trace_limits *l, uint64_t t)
 		if (++l->window_count > l->rate_n)
 			return l->stop = TRACE_STOP_BREAKER;
 	}
+	return TRACE_RUNNING;
+}
+
+enum trace_stop trace_limits_flood(struct trace_limits *l, uint64_t now_ns, uint64_t seen,
+				   uint64_t lost)
+{
+	uint64_t win = l->rate_ms * 1000000ULL;
+
+	if (l->stop || !l->rate_n || now_ns < l->flood_ns + win)
+		return l->stop;
+	double n = (double)(seen - l->flood_seen) + (double)(lost - l->flood_lost);
+	double per_window = n * (double)win / (double)(now_ns - l->flood_ns);
+	l->flood_ns = now_ns;
+	l->flood_seen = seen;
+	l->flood_lost = lost;
+	if (per_window > (double)l->rate_n)
+		return l->stop = TRACE_STOP_BREAKER;
 	return TRACE_RUNNING;
 }
 

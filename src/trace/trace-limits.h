@@ -37,6 +37,8 @@ struct trace_limits {
 	uint64_t start_ns;
 	uint64_t count;
 	uint64_t window_start_ns, window_count;
+	/* trace_limits_flood()'s last look: when, and the totals then. */
+	uint64_t flood_ns, flood_seen, flood_lost;
 	enum trace_stop stop; /* the first limit that fired */
 };
 
@@ -53,6 +55,15 @@ enum trace_stop trace_limits_event(struct trace_limits *l, uint64_t t);
  * trap), and the count only (one of them shown). */
 enum trace_stop trace_limits_seen(struct trace_limits *l, uint64_t t);
 enum trace_stop trace_limits_shown(struct trace_limits *l);
+
+/* The breaker over what the target did, not only what recce kept up
+ * with: given at now the totals of events seen and of events lost (made
+ * by the target, never read: its rings were full), trips when, since its
+ * last look at least one window (rate_ms) before, the two together came
+ * at more than rate_n a window on average. Returns TRACE_STOP_BREAKER
+ * then; else l->stop. */
+enum trace_stop trace_limits_flood(struct trace_limits *l, uint64_t now_ns, uint64_t seen,
+				   uint64_t lost);
 
 /* Checks the time limit at now; returns l->stop (TRACE_STOP_TIME if the
  * time is up and nothing else fired first). */

@@ -69,6 +69,7 @@ struct tracer {
 	uint64_t sunk, sunk_told; /* events given the sink; as of its last catch-up */
 	uint64_t dropped;
 	uint64_t py_seen;     /* Python calls the probes saw, shown or not */
+	uint64_t calls_seen;  /* calls the probes saw, for the breaker's flood look */
 	uint64_t py_unnamed; /* ... whose names could not be read */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 

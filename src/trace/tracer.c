@@ -499,6 +499,14 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	/* Calls this one proves over are shown ended before it begins. */
 	if (st && !st->go && !tf->py)
 		unwind_to(t, st, trace_calls_live_depth(st, h->sp, 1), h);
+	/* Every 256 calls, the breaker's look at what the target made, the
+	 * calls lost included: a flood recce reads too slowly to see whole
+	 * (a busy machine, a sanitized build) is still one. A lost record is
+	 * a call, or with --return a call's half. */
+	if (!(++t->calls_seen & 255) &&
+	    trace_limits_flood(&t->limits, time_now_ns(CLOCK_MONOTONIC), t->calls_seen,
+			       lost_now(t) / (c->want_return ? 2 : 1)) == TRACE_STOP_BREAKER)
+		return 1;
 	/* Every Python call traps, shown or not: the breaker counts them all. */
 	if (tf->py) {
 		t->py_seen++;

@@ -156,6 +156,19 @@ static void test_limits(void **state)
 	assert_int_equal(trace_limits_event(&l, 160 * ms), TRACE_STOP_BREAKER);
 	assert_int_equal(l.count, 10);
 
+	/* The flood look: 5 per 100 ms again. Within a window of its last
+	 * look it waits; over a span of windows it takes the mean of the
+	 * events seen and lost: 4 seen and 5 lost over 200 ms is 4.5 a
+	 * window; then 3 seen and 9 lost over the next 200 ms, 6 a window,
+	 * trips, though no window ever saw more than 5 events. */
+	trace_limits_init(&l, 0, 0, 5, 100, 0);
+	assert_int_equal(trace_limits_flood(&l, 99 * ms, 100, 100), TRACE_RUNNING);
+	assert_int_equal(trace_limits_flood(&l, 200 * ms, 4, 5), TRACE_RUNNING);
+	/* 2 seen and 5 lost 99 ms later would be 7 a window: too soon to say. */
+	assert_int_equal(trace_limits_flood(&l, 299 * ms, 6, 10), TRACE_RUNNING);
+	assert_int_equal(trace_limits_flood(&l, 400 * ms, 7, 14), TRACE_STOP_BREAKER);
+	assert_int_equal(l.stop, TRACE_STOP_BREAKER);
+
 	trace_limits_init(&l, 10, 15000 * ms, 0, 0, 1000);
 	assert_int_equal(trace_limits_tick(&l, 1000 + 14999 * ms), TRACE_RUNNING);
 	assert_int_equal(trace_limits_tick(&l, 1000 + 15000 * ms), TRACE_STOP_TIME);
