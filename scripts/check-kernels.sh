@@ -27,6 +27,11 @@ sh scripts/install-deps.sh --kernels
 rm -rf "$W"
 mkdir -p "$W/results"
 
+# The suite's Go program, built here: the VMs' root is read-only.
+GO111MODULE=off GOFLAGS= GOCACHE="$W/gocache" GOPATH="$W/gopath" \
+	go build -o "$W/goprof" tests/go/main.go
+export RECCE_GO_TARGET="$W/goprof"
+
 echo "check-kernels: the suite on this machine's kernel ($(uname -r))"
 bash tests/kernels/compat.sh "$W/results/host.txt" >"$W/host.log" 2>&1
 
@@ -62,7 +67,7 @@ chroot /root /bin/sh -c '
 	mount -t debugfs debugfs /sys/kernel/debug &&
 	mount -t bpf bpf /sys/fs/bpf && ip link set lo up 2>/dev/null
 	echo /mnt/core.$version.%e.%p >/proc/sys/kernel/core_pattern && ulimit -c unlimited
-	cd "$ROOT" && bash tests/kernels/compat.sh /mnt/$version.txt >/mnt/$version.log 2>&1'
+	cd "$ROOT" && RECCE_GO_TARGET=$W/goprof bash tests/kernels/compat.sh /mnt/$version.txt >/mnt/$version.log 2>&1'
 poweroff -f
 EOF
 	chmod +x "$ir/init"

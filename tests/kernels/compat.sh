@@ -140,6 +140,23 @@ record_cpu "record cpu --call-graph fp" -p "$HOT" --call-graph fp
 record_cpu "record cpu --call-graph dwarf" -p "$HOT" --call-graph dwarf
 record_cpu "top-level record -- CMD" -- "$TARGETS/hot" 2
 
+# Go: tests/go/main.go, built by this machine's Go (make check-kernels
+# builds it before the VMs start, whose root is read-only), its CPU in
+# main.burnGoCPU under runtime.main, named from the runtime's own tables.
+GO_TARGET=${RECCE_GO_TARGET:-$T/goprof}
+if [ ! -x "$GO_TARGET" ]; then
+	GO111MODULE=off GOFLAGS= GOCACHE="$T/gocache" GOPATH="$T/gopath" \
+		go build -o "$GO_TARGET" "$ROOT/tests/go/main.go" >"$T/gobuild.err" 2>&1 ||
+		cat "$T/gobuild.err" >&2
+fi
+rec go record -o "$T/go.pb.gz" -- "$GO_TARGET" "$T/go.pprof" 2
+pct=$(share "$(folded "$T/go.pb.gz")" 'runtime\.main;.*main\.burnGoCPU')
+if [ "$RC" = 0 ] && [ "$pct" -ge 50 ]; then
+	say "record cpu, Go" works "main.burnGoCPU under runtime.main in $pct% of samples"
+else
+	refused_or_fails "record cpu, Go" go "main.burnGoCPU under runtime.main in $pct% of samples"
+fi
+
 # record -a: hot's samples among every process's.
 rec all record -a -d 2 -o "$T/all.pb.gz"
 f=$(folded "$T/all.pb.gz")
@@ -320,6 +337,27 @@ trace_calls "trace --fast" calls_20 --fast
 trace_calls "trace --fast --return" returns_20 --fast --return
 RECCE_NO_BPF=1 trace_calls "trace (perf uprobe events)" calls_20
 RECCE_NO_LINKS=1 trace_calls "trace (BPF on perf uprobe events)" calls_20
+
+# C++ that throws, traced with --return: shop::restock's 28 calls, the 4
+# an exception leaves (i = 0, 7, 14, 21) said to be unwound, and the
+# program catching exactly what it catches untraced.
+"$TARGETS/throws" 28 0 7 >"$T/throws.alone" 2>&1
+traced throws 'shop::restock' --return -- "$TARGETS/throws" 28 go 7
+calls=$(grep -c 'shop::restock(i=' "$T/throws.out")
+unwound=$(grep -c 'shop::restock/2 --> (unwound)' "$T/throws.out")
+alone=$(grep '^throws: calls' "$T/throws.alone")
+if [ "$RC" = 0 ] && [ "$calls" = 28 ] && [ "$unwound" = 4 ] &&
+	[ "$(grep '^throws: calls' "$T/throws.target")" = "$alone" ]; then
+	what="28 calls, 4 left by exceptions, the program's own count the same ($alone)"
+	if [ -n "$(fell_back throws)" ]; then
+		say "trace --return, C++ throwing" "falls back" "$(fell_back throws): $what"
+	else
+		say "trace --return, C++ throwing" works "$what $(how throws)"
+	fi
+else
+	refused_or_fails "trace --return, C++ throwing" throws \
+		"$calls of 28 calls, $unwound of 4 unwound, the program said: $(grep '^throws: calls' "$T/throws.target")"
+fi
 
 # trace_py FEATURE PATTERN CHECK ARGS...: Debian's python3.11 running
 # tests/py/trace-target.py, traced from its first call (it waits for
