@@ -47,6 +47,24 @@ static uint64_t mono_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The tick counter and CLOCK_MONOTONIC read together: the closest of a
+ * few tries, the ticks at their middle. A preemption between two reads
+ * (milliseconds on a busy machine) would put every event's time, or the
+ * rate a reader derives, that far off. */
+static void clock_pair(uint64_t *ticks, uint64_t *mono)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = clock_read(), m = mono_ns(CLOCK_MONOTONIC), b = clock_read();
+		if (b >= a && b - a < best) {
+			best = b - a;
+			*ticks = a + (b - a) / 2;
+			*mono = m;
+		}
+	}
+}
+
 /* Reads a small /proc file into buf, NUL-terminated; its length or -1. */
 static ssize_t read_small(const char *path, char *buf, size_t size)
 {
@@ -227,8 +245,7 @@ int file_create(unsigned threads, unsigned ring_events, const char *dir)
 	h->names_offset = names_off;
 	h->names_used = 8; /* offset 0 means "no name" */
 	h->clock = lib.use_tsc ? RECCE_CLOCK_TSC : RECCE_CLOCK_MONOTONIC;
-	h->mono0 = mono_ns(CLOCK_MONOTONIC);
-	h->tsc0 = clock_read();
+	clock_pair(&h->tsc0, &h->mono0);
 	h->real0 = mono_ns(CLOCK_REALTIME);
 	if (!lib.use_tsc)
 		h->tsc_hz = 1000000000ULL;
@@ -289,7 +306,8 @@ void file_calibrate(void)
 
 	if (!h || !lib.use_tsc)
 		return;
-	uint64_t mono = mono_ns(CLOCK_MONOTONIC), tsc = clock_read();
+	uint64_t mono = 0, tsc = 0;
+	clock_pair(&tsc, &mono);
 	if (mono <= h->mono0 + 200000000ULL || tsc <= h->tsc0)
 		return;
 	unsigned __int128 hz = (unsigned __int128)(tsc - h->tsc0) * 1000000000u / (mono - h->mono0);

@@ -86,6 +86,23 @@ static uint64_t rdtsc(void)
 #endif
 }
 
+/* The TSC and CLOCK_MONOTONIC read together: the closest of a few tries,
+ * the TSC at their middle (a preemption between two reads puts
+ * milliseconds between them on a busy machine). */
+static void clock_pair(uint64_t *tsc, uint64_t *mono)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = rdtsc(), m = time_now_ns(CLOCK_MONOTONIC), b = rdtsc();
+		if (b >= a && b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*mono = m;
+		}
+	}
+}
+
 /*
  * Ticks to nanoseconds. Where the file was written on this machine since
  * it booted, the rate comes from the reader's own clock readings against
@@ -107,8 +124,8 @@ static void clock_setup(struct ring_reader *r)
 			struct timespec ts = {0, (long)(50000000ULL - (mono - h->mono0))};
 			nanosleep(&ts, NULL);
 		}
-		uint64_t tsc = rdtsc();
-		mono = time_now_ns(CLOCK_MONOTONIC);
+		uint64_t tsc = 0;
+		clock_pair(&tsc, &mono);
 		if (tsc > h->tsc0 && mono > h->mono0) {
 			r->ns_per_tick = (double)(mono - h->mono0) / (double)(tsc - h->tsc0);
 			return;
