@@ -91,7 +91,7 @@ enum proc_verdict fast_set_find_process(const struct fast_set *s, pid_t pid, int
 {
 	size_t which;
 	int fd = pid > 0 ? proc_pidfd_open(pid) : -1;
-	int maps = fd >= 0 ? proc_maps_files(pid, &s->file, 1, &which) : -ESRCH;
+	int maps = fd >= 0 ? proc_maps_files(pid, &s->file, 1, 0, &which) : -ESRCH;
 
 	*pidfd = -1;
 	if (maps == 1) {

@@ -88,7 +88,8 @@ int proc_descendants(pid_t root, pid_t **v, size_t *n)
 	return 0;
 }
 
-int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which)
+int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, int exec,
+		    size_t *which)
 {
 	char path[64], line[4096];
 	int found = 0, lines = 0;
@@ -101,8 +102,10 @@ int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, 
 		lines++;
 		unsigned maj, min;
 		unsigned long long ino;
+		char perms[8];
 		/* "START-END PERMS OFFSET MAJ:MIN INODE [PATH]" */
-		if (sscanf(line, "%*x-%*x %*s %*x %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
+		if (sscanf(line, "%*x-%*x %7s %*x %x:%x %llu", perms, &maj, &min, &ino) != 4 ||
+		    !ino || (exec && perms[2] != 'x'))
 			continue;
 		uint64_t dev = (uint64_t)makedev(maj, min);
 		for (size_t i = 0; i < nfiles && !found; i++)
@@ -136,7 +139,7 @@ pid_t proc_file_outsider(const struct proc_file_id *files, size_t nfiles, const 
 			continue;
 		/* Gone, or hidden even from root (a sandbox's supervisor):
 		 * recce cannot know, nor could anyone else tracing it. */
-		int rc = proc_maps_files(pid, files, nfiles, which);
+		int rc = proc_maps_files(pid, files, nfiles, 1, which);
 		if (rc > 0 || (rc < 0 && rc != -ENOENT && rc != -ESRCH && rc != -EACCES))
 			outsider = pid;
 	}

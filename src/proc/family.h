@@ -29,16 +29,20 @@ struct proc_file_id {
 	uint64_t dev, ino;
 };
 
-/* Whether process pid maps (in any mapping) one of the nfiles files,
- * *which of them: 1, 0, or -errno (-ESRCH also for a process that has no
- * memory: one on its way out, its maps already empty; -EACCES for maps
- * even root may not read, in some sandboxes). */
-int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, size_t *which);
+/* Whether process pid maps (in any mapping, or with exec only in an
+ * executable one) one of the nfiles files, *which of them: 1, 0, or
+ * -errno (-ESRCH also for a process that has no memory: one on its way
+ * out, its maps already empty; -EACCES for maps even root may not read,
+ * in some sandboxes). */
+int proc_maps_files(pid_t pid, const struct proc_file_id *files, size_t nfiles, int exec,
+		    size_t *which);
 
-/* The first live process, not one of the n in family, that maps (in any
- * mapping) one of the nfiles files, *which of them. A process whose maps
- * even root may not read (EACCES: the supervisor of a sandbox) is left
- * out. Returns that pid, 0 when there is none, or -errno. */
+/* The first live process, not one of the n in family, that maps one of
+ * the nfiles files executable (code it may run; a file mapped to be read,
+ * as a profiler reads a program's symbols, runs nothing), *which of them.
+ * A process whose maps even root may not read (EACCES: the supervisor of
+ * a sandbox) is left out. Returns that pid, 0 when there is none, or
+ * -errno. */
 pid_t proc_file_outsider(const struct proc_file_id *files, size_t nfiles, const pid_t *family,
 			 size_t n, size_t *which);
 

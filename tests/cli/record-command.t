@@ -83,7 +83,8 @@ like "$(cat "$ERR")" 'no-such-command' "the message names it"
 spawn_recce "$T/int.out" "$T/int.err" record -o "$T/int.pb.gz" -- "$TARGETS/hot"
 REC=$PID
 if wait_for 5 has_perf_events "$REC"; then
-	sleep 1
+	# Once the command has run a third of a second on a CPU, sampled.
+	ran_cpu "$(pgrep -P "$REC" | head -n 1)" 30 || diag "the command never ran"
 	kill -INT -- "-$REC"
 	if wait_exit 5 "$REC"; then
 		is "$WAIT_RC" 0 "Ctrl-C ends record -- CMD with status 0"
