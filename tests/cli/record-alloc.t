@@ -41,7 +41,7 @@ check_sites()
 
 # --- glibc -----------------------------------------------------------------
 
-spawn "$T/a.out" "$TARGETS/allocs" 60
+spawn "$T/a.out" "$TARGETS/allocs" 600 # killed below; lives through every recording of it
 TGT=$PID
 wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
 P="$T/glibc.pb.gz"
