@@ -69,6 +69,10 @@ static int fill_state(struct alloc_bpf *b, uint64_t interval)
 	return err;
 }
 
+/* The attach type the program is loaded for, by enum alloc_bpf_mode:
+ * perf events need none. */
+static const uint32_t mode_attach_type[] = {0, UBPF_ATTACH_MULTI, UBPF_ATTACH_SESSION};
+
 /* Loads the program with the maps in place of its own, for links of
  * attach_type. */
 static int load(struct alloc_bpf *b, uint32_t attach_type, char *log, size_t log_len)
@@ -119,9 +123,8 @@ int alloc_bpf_new(struct alloc_bpf *b, uint64_t interval, size_t ncpus, enum all
 		goto fail;
 	/* The newest mode whose attach type the kernel knows (it refuses an
 	 * unknown one); perf events need none. */
-	static const uint32_t attach_type[] = {0, UBPF_ATTACH_MULTI, UBPF_ATTACH_SESSION};
 	for (b->mode = newest;; b->mode--) {
-		err = load(b, attach_type[b->mode], log, log_len);
+		err = load(b, mode_attach_type[b->mode], log, log_len);
 		if (err != -EINVAL || b->mode == ALLOC_BPF_EVENTS)
 			break;
 	}
@@ -221,13 +224,12 @@ int alloc_bpf_attach(struct alloc_bpf *b, const char *path, const uint64_t *offs
 	 * link (sessions before 6.13, uprobe_multi before 6.6): at the first
 	 * link, the program again for the next older mode. */
 	if (fd == -EINVAL && !b->linked) {
-		static const uint32_t attach_type[] = {0, UBPF_ATTACH_MULTI};
 		if (b->mode == ALLOC_BPF_LINKS && ret >= 0)
 			close(ret);
 		close(b->prog_fd);
 		b->prog_fd = -1;
 		b->mode--;
-		int err = load(b, attach_type[b->mode], NULL, 0);
+		int err = load(b, mode_attach_type[b->mode], NULL, 0);
 		if (err)
 			return err == -EINVAL ? -EOPNOTSUPP : err;
 		return alloc_bpf_attach(b, path, offsets, kinds, n, pid, fds);
