@@ -16,10 +16,11 @@
 #include "proc/py-frames.h"
 #include "proc/py-names.h"
 #include "proc/select.h"
+#include "profile/py-match.h"
 #include "util/array.h"
 #include "util/u64map.h"
 
-#define MATCH_NS  1000000ull /* a record this far from its sample at most */
+#define MATCH_NS  1000000ull /* a record this near its sample is its own */
 #define QUEUE_MAX 4096	     /* records queued per thread; beyond, the oldest go */
 #define KEPT_MAX  65536	     /* processes or threads known before the maps are pruned */
 
@@ -57,7 +58,7 @@ struct tid_queue {
 struct py_samples {
 	struct proc_registry *procs;
 	struct py_bpf bpf;
-	uint64_t match_ns;
+	struct py_match match;
 	struct u64map procs_by_pid; /* pid -> struct py_proc * */
 	struct u64map queues;	    /* tid -> struct tid_queue * */
 	uint64_t *stack;	    /* py_samples_stack()'s buffer */
@@ -337,7 +338,7 @@ int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_sa
 	if (!p)
 		return -ENOMEM;
 	p->procs = procs;
-	p->match_ns = period_ns / 2 < MATCH_NS ? period_ns / 2 : MATCH_NS;
+	py_match_init(&p->match, period_ns / 2 < MATCH_NS ? period_ns / 2 : MATCH_NS);
 	u64map_init(&p->procs_by_pid);
 	u64map_init(&p->queues);
 	int err = py_bpf_new(&p->bpf, take, p, log, log_len);
@@ -493,17 +494,20 @@ static const uint64_t *with_python(struct py_samples *p, const uint64_t *frames,
 	return v;
 }
 
-/* The record of the sample of tid at time, or NULL: the first queued
- * within match_ns of it (the program runs in the sample's interrupt,
- * just after perf takes its time on this kernel, before it on others);
- * the ones before it were the records of samples perf lost, and go. */
+/* The record of the sample of tid at time, or NULL (py-match.h); the
+ * ones before it were the records of samples perf lost, and go. */
 static struct queued *match(struct py_samples *p, struct tid_queue *q, uint64_t time)
 {
 	if (!q)
 		return NULL;
-	while (q->head < q->n && q->v[q->head].time + p->match_ns < time)
+	while (q->head < q->n &&
+	       py_match_orphan(&p->match, q->v[q->head].time,
+			       q->head + 1 < q->n ? &q->v[q->head + 1].time : NULL, time))
 		pop(q);
-	if (q->head < q->n && q->v[q->head].time <= time + p->match_ns)
+	if (q->head == q->n)
+		return NULL;
+	enum py_match_take t = py_match_take(&p->match, q->v[q->head].time, time);
+	if (t == PY_TAKE_YES || (t == PY_TAKE_IF_NO_DROPS && py_bpf_dropped(&p->bpf) == 0))
 		return &q->v[q->head];
 	return NULL;
 }

@@ -3,9 +3,8 @@
  * `agent --continuous`): a BPF program (perf/py-bpf.h) on the sampling
  * events (cpu-clock, switches off the CPU) reads a thread's frames at the
  * moment of each sample, and here each sample is given the record read
- * for it: the first of its thread's still queued that was taken within
- * MATCH_NS of it (the ones before were the records of samples perf
- * lost). The frames
+ * for it among its thread's still queued (profile/py-match.h: the ones
+ * before it were the records of samples perf lost). The frames
  * become the Python part of the sample's stack (proc/py-names.h), named
  * from the code objects when the record is read (proc/py-frames.h).
  *

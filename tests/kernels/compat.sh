@@ -157,6 +157,21 @@ else
 	refused_or_fails "record cpu, Go" go "main.burnGoCPU under runtime.main in $pct% of samples"
 fi
 
+# Python: Debian's python3.11 running tests/py/record-target.py, its main
+# thread in spin() under outer(), each sample given the frames the BPF
+# program read at it (Linux 5.17), paired with it by time: none without.
+start "$T/pytarget.out" /usr/bin/python3.11 "$ROOT/tests/py/record-target.py"
+wait_line "$T/pytarget.out" '^ready'
+rec py record -p "$PID" -d 2 -o "$T/py.pb.gz"
+pct=$(share "$(folded "$T/py.pb.gz")" '__main__\.outer;.*__main__\.spin')
+alone=$(sed -n 's/^recce: warning: \([0-9]*\) samples\{0,1\} of Python processes.*/\1/p' "$T/py.err")
+if [ "$RC" = 0 ] && [ "$pct" -ge 30 ] && [ "${alone:-0}" = 0 ]; then
+	say "record cpu, Python" works "__main__.spin under __main__.outer in $pct% of samples"
+else
+	refused_or_fails "record cpu, Python" py \
+		"__main__.spin under __main__.outer in $pct% of samples, ${alone:-0} without their Python frames"
+fi
+
 # record -a: hot's samples among every process's.
 rec all record -a -d 2 -o "$T/all.pb.gz"
 f=$(folded "$T/all.pb.gz")
