@@ -14,8 +14,11 @@ like "$NM" '_ZN4shop8fill_mapEl\.cold' "the target has a .cold fragment of shop:
 like "$NM" 'sort_batch.*\.constprop\.0' "and a .constprop clone of shop::sort_batch"
 
 # Rounds until told to stop: it lives through every trace below, however
-# slow the machine.
-spawn_ready "$T/shop.out" "$TARGETS/shop" 0 go
+# slow the machine. Its own copy of the program: a uretprobe (below) is
+# armed in every process where a breakpoint at its function fires, the
+# other tests' targets included.
+cp "$TARGETS/shop" "$T/shop"
+spawn_ready "$T/shop.out" "$T/shop" 0 go
 S=$PID
 kill -USR1 "$S"
 

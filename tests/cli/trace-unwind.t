@@ -79,8 +79,12 @@ like "$(tail -n 1 "$T/bl.trc")" 'blocker:main_wait/1 --> \(still running at exit
 kill_quietly "$BL"
 
 # The older method, for contrast: the unwinder meets the uretprobe's
-# trampoline, finds no unwind entry and the program aborts.
-spawn_ready "$T/old.got" "$TARGETS/throws" 30 go 7
+# trampoline, finds no unwind entry and the program aborts. Its own copy
+# of the program: the kernel arms a uretprobe in every process where a
+# breakpoint at its function fires, another tracer's too, so one on the
+# shared file would kill the other tests' targets traced at that moment.
+cp "$TARGETS/throws" "$T/throws"
+spawn_ready "$T/old.got" "$T/throws" 30 go 7
 OLD=$PID
 RECCE_RETURN_URETPROBE=1 run_go "$OLD" trace -p "$OLD" '*fill_map*' --return --count 0 --time 60
 wait_exit 20 "$OLD" || WAIT_RC=running
