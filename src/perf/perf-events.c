@@ -318,13 +318,17 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 }
 
 /* Opens the event of tid on one CPU, falling back to user-only sampling
- * the first time kernel sampling is refused. */
-static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsigned long flags)
+ * the first time kernel sampling is refused; held: disabled, for the
+ * caller to enable. */
+static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsigned long flags,
+		    int held)
 {
 	struct perf_event_attr attr;
 
 	for (;;) {
 		attr_sampling(pe, pe->kinds[k], k == 0, &attr);
+		if (held)
+			attr.disabled = 1;
 		if (flags & PERF_FLAG_PID_CGROUP)
 			attr.inherit = 0; /* the cgroup's tasks are all counted already */
 		int fd = perf_event_open_flags(&attr, tid, cpu, flags);
@@ -385,7 +389,12 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 	size_t n = pe->ncpus * pe->nkinds;
 	for (size_t i = 0; i < n; i++) {
 		size_t cpu = i % pe->ncpus, k = i / pe->ncpus;
-		int fd = open_one(pe, k, tid, pe->cpus[cpu], flags);
+		/* An event that runs the program is held until it has it: a
+		 * sample before would have no record (its Python frames). */
+		int bpf = pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
+			  !pe->bpf_refused;
+		int held = bpf && !pe->cfg.enable_on_exec;
+		int fd = open_one(pe, k, tid, pe->cpus[cpu], flags, held);
 		if (fd < 0) {
 			err = fd;
 			goto out_close;
@@ -396,9 +405,12 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 			err = -errno;
 			goto out_close;
 		}
-		if (pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
-		    !pe->bpf_refused && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
+		if (bpf && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
 			pe->bpf_refused = -errno;
+		if (held && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+			err = -errno;
+			goto out_close;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t kind = pe->kinds[i / pe->ncpus];
