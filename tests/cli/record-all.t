@@ -11,7 +11,11 @@ need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
 
 # --- -a -------------------------------------------------------------------
 
-spawn "$T/hot.out" "$TARGETS/hot"
+# Copies under names of their own: the other tests' hot and spinner
+# processes, sampled too, are not taken for these by name.
+cp "$TARGETS/hot" "$T/hot-all"
+cp "$TARGETS/spinner" "$T/spinner-all"
+spawn "$T/hot.out" "$T/hot-all"
 HOT=$PID
 P="$T/all.pb.gz"
 spawn_recce "$T/rec.out" "$T/rec.err" record -a -o "$P"
@@ -19,7 +23,7 @@ REC=$PID
 wait_for 20 grep -q 'recording every process' "$T/rec.err" || diag "record -a did not start"
 # A process that starts after the recording began and is gone before it
 # ends (Ctrl-C, once it has gone and the busy one has run a while more).
-"$TARGETS/spinner" 0.8 >"$T/short.out" 2>&1 &
+"$T/spinner-all" 0.8 >"$T/short.out" 2>&1 &
 SHORT=$!
 wait "$SHORT"
 ran_cpu "$HOT" 20 || diag "the busy process used no CPU while recorded"
@@ -43,15 +47,15 @@ cmp_ok "$(folded_count "$FOLDED" '(^|;)spin(_step)?(;|$)')" '>' \
 	diag "$(printf '%s\n' "$FOLDED" | head -n 3)"
 # Each process is a tower of its own, under a root frame "[COMM PID]"
 # (the test's shell forked it: a sample before its exec is the shell's).
-is "$(printf '%s\n' "$FOLDED" | grep -vEc "^\[(spinner|bash) $SHORT\];")" 0 \
-	"every stack of the short-lived process is under [spinner PID], or [bash PID] before its exec" ||
+is "$(printf '%s\n' "$FOLDED" | grep -vEc "^\[(spinner-all|bash) $SHORT\];")" 0 \
+	"every stack of the short-lived process is under [spinner-all PID], or [bash PID] before its exec" ||
 	diag "$(printf '%s\n' "$FOLDED" | head -n 3)"
 FOLDED=$(folded "$P")
-is "$(folded_count "$FOLDED" "^\\[hot $HOT\\];")" "$(folded_total "$(folded "$P" --pid "$HOT")")" \
-	"the busy one's under [hot PID], all of its samples and no other's"
+is "$(folded_count "$FOLDED" "^\\[hot-all $HOT\\];")" "$(folded_total "$(folded "$P" --pid "$HOT")")" \
+	"the busy one's under [hot-all PID], all of its samples and no other's"
 cmp_ok "$(printf '%s\n' "$FOLDED" | grep -vc '^\[[^];]* [0-9]*\];')" '==' 0 \
 	"every stack has its process's root frame"
-is "$(folded_total "$(folded "$P" --comm hot,spinner)")" \
+is "$(folded_total "$(folded "$P" --comm hot-all,spinner-all)")" \
 	"$(folded_total "$(folded "$P" --pid "$HOT,$SHORT" | grep -v "^\[bash $SHORT\];")")" \
 	"report --comm picks processes by command name"
 run "$RECCE" report -n 1 "$P"
