@@ -45,7 +45,10 @@ struct py_bpf_layout {
 #define PY_REC_NO_THREAD 2 /* the thread has no thread state (yet), or it could not be read */
 
 struct py_bpf_record {
-	__u64 time; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, as the samples' */
+	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC, as the samples') as the
+	 * program starts and as it ends: perf takes a sample's time before
+	 * the one or after the other (profile/py-match.h). */
+	__u64 time, time_end;
 	__u32 pid, tid;
 	__u32 n; /* frames read, innermost first */
 	__u32 flags;

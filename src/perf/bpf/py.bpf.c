@@ -5,9 +5,9 @@
  * finds the thread's state (tstates, else by walking the interpreter's
  * list of them for its native id), reads the chain of frames from the
  * current one outwards, and writes each frame's code object,
- * instruction, module name and qualified name (their str objects) to the ring, with the time, so
- * user space can put the record beside the sample perf writes next. It always lets the sample be
- * written. The maps are made by user space and put in place of these before loading.
+ * instruction, module name and qualified name (their str objects) to the ring, with the times it
+ * ran at, so user space can put the record beside the sample perf writes next. It always lets the
+ * sample be written. The maps are made by user space and put in place of these before loading.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
@@ -184,6 +184,7 @@ int recce_py(struct bpf_perf_event_data *ctx)
 	__u32 n = w.n;
 	rec->n = n;
 	__u64 size = sizeof(*rec) - sizeof(rec->frames) + (__u64)n * sizeof(rec->frames[0]);
+	rec->time_end = bpf_ktime_get_ns();
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
 	if (bpf_ringbuf_output(&out, rec, size, 0) != 0) {
