@@ -127,7 +127,15 @@ static int outputs_open(struct perf_events *pe)
 		attr.sample_max_stack = pe->cfg.max_stack;
 		attr.exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
 		attr.exclude_callchain_kernel = 1;
+		/* Its own count of what it lost: a loss as the recording ends
+		 * gets no record (the kernel writes one at the next output). */
+		attr.read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
 		int fd = perf_event_open_fd(&attr, -1, pe->cpus[i]);
+		if (fd < 0 && errno == EINVAL && pe->read_lost) {
+			pe->read_lost = 0; /* before 6.0 */
+			attr.read_format = 0;
+			fd = perf_event_open_fd(&attr, -1, pe->cpus[i]);
+		}
 		if (fd < 0)
 			return errno == EPERM ? -EACCES : -errno;
 		pe->outputs[i] = fd;
@@ -486,7 +494,14 @@ uint64_t perf_events_cpu_ns(const struct perf_events *pe)
 
 uint64_t perf_events_lost(const struct perf_events *pe)
 {
-	return pe->closed_lost + open_tasks_sum(pe, task_lost);
+	uint64_t sum = pe->closed_lost + open_tasks_sum(pe, task_lost);
+	struct event_read v;
+
+	for (size_t i = 0; pe->read_lost && pe->outputs && i < pe->ncpus; i++)
+		if (pe->outputs[i] >= 0 &&
+		    read(pe->outputs[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v.lost;
+	return sum;
 }
 
 void perf_events_close_task(struct perf_events *pe, int task)

@@ -141,10 +141,11 @@ int perf_events_open_task(struct perf_events *pe, pid_t tid);
  * for. 0 without cpu-clock events. */
 uint64_t perf_events_cpu_ns(const struct perf_events *pe);
 
-/* The samples every task's events lost so far (their ring full), by the
- * kernel's count of each event (Linux 6.0 and later; 0 before): unlike
- * the records of losses, which the kernel writes only once the ring has
- * room again, it holds losses at the very end of a run too. */
+/* The samples every task's events and the allocation outputs lost so far
+ * (their ring full), by the kernel's count of each event (Linux 6.0 and
+ * later; 0 before): unlike the records of losses, which the kernel
+ * writes only once the ring has room again, it holds losses at the very
+ * end of a run too. */
 uint64_t perf_events_lost(const struct perf_events *pe);
 
 /* Opens events on every CPU for the tasks of a cgroup (a descriptor of
