@@ -462,16 +462,23 @@ static uint64_t task_cpu_ns(const struct perf_events *pe, const struct perf_task
 	return sum;
 }
 
+/* The samples event fd lost, by its read() with PERF_FORMAT_LOST; 0
+ * for no event, or one that cannot be read. */
+static uint64_t event_lost(int fd)
+{
+	struct event_read v;
+
+	return fd >= 0 && read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v.lost : 0;
+}
+
 /* The samples the events of task t lost (their ring full), by the
  * kernel's count of each event; 0 without PERF_FORMAT_LOST. */
 static uint64_t task_lost(const struct perf_events *pe, const struct perf_task *t)
 {
 	uint64_t sum = 0;
-	struct event_read v;
 
 	for (size_t i = 0; pe->read_lost && i < pe->ncpus * pe->nkinds; i++)
-		if (t->fds[i] >= 0 && read(t->fds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			sum += v.lost;
+		sum += event_lost(t->fds[i]);
 	return sum;
 }
 
@@ -495,12 +502,9 @@ uint64_t perf_events_cpu_ns(const struct perf_events *pe)
 uint64_t perf_events_lost(const struct perf_events *pe)
 {
 	uint64_t sum = pe->closed_lost + open_tasks_sum(pe, task_lost);
-	struct event_read v;
 
 	for (size_t i = 0; pe->read_lost && pe->outputs && i < pe->ncpus; i++)
-		if (pe->outputs[i] >= 0 &&
-		    read(pe->outputs[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
-			sum += v.lost;
+		sum += event_lost(pe->outputs[i]);
 	return sum;
 }
 

@@ -44,7 +44,7 @@ struct py_proc {
 
 /* One record, its frames named (ids of py-names.h). */
 struct queued {
-	uint64_t time, end; /* the program's start and end */
+	struct py_match_run run; /* when the program ran */
 	uint32_t flags;
 	uint32_t n;
 	uint64_t *ids;
@@ -298,8 +298,8 @@ static void take(const struct py_bpf_record *rec, size_t size, void *arg)
 		return;
 	q->v = nv;
 	struct queued *e = &q->v[q->n];
-	e->time = rec->time;
-	e->end = rec->time_end;
+	e->run.start = rec->time;
+	e->run.end = rec->time_end;
 	e->flags = rec->flags;
 	e->n = 0;
 	e->ids = rec->n ? malloc(rec->n * sizeof(*e->ids)) : NULL;
@@ -501,17 +501,13 @@ static struct queued *match(struct py_samples *p, struct tid_queue *q, uint64_t 
 {
 	if (!q)
 		return NULL;
-	for (; q->head < q->n; pop(q)) {
-		const struct queued *h = &q->v[q->head], *next = q->head + 1 < q->n ? h + 1 : NULL;
-		struct py_match_run run = {h->time, h->end},
-				    after = {next ? next->time : 0, next ? next->end : 0};
-		if (!py_match_orphan(&p->match, &run, next ? &after : NULL, time))
-			break;
-	}
+	while (q->head < q->n &&
+	       py_match_orphan(&p->match, &q->v[q->head].run,
+			       q->head + 1 < q->n ? &q->v[q->head + 1].run : NULL, time))
+		pop(q);
 	if (q->head == q->n)
 		return NULL;
-	struct py_match_run run = {q->v[q->head].time, q->v[q->head].end};
-	enum py_match_take t = py_match_take(&p->match, &run, time);
+	enum py_match_take t = py_match_take(&p->match, &q->v[q->head].run, time);
 	if (t == PY_TAKE_YES || (t == PY_TAKE_IF_NO_DROPS && py_bpf_dropped(&p->bpf) == 0))
 		return &q->v[q->head];
 	return NULL;
