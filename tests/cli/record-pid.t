@@ -97,9 +97,17 @@ A=$PID
 spawn "$T/b.out" "$TARGETS/hot"
 B=$PID
 P3="$T/two.pb.gz"
-run "$RECCE" record -p "$A,$B" -d 1 -o "$P3"
-is "$RC" 0 "record -p A,B exits 0" || show_run
-like "$(cat "$ERR")" 'recording processes' "recce says it records the processes"
+# Until each has run 30 ticks while recorded (a second by the clock left
+# A without CPU once, on a loaded machine), then Ctrl-C.
+spawn_recce "$T/two.out" "$T/two.err" record -p "$A,$B" -o "$P3"
+REC=$PID
+recording "$T/two.err" || diag "recce never said it records"
+ran_cpu "$A" 30 || diag "process A used no CPU while recorded"
+ran_cpu "$B" 30 || diag "process B used no CPU while recorded"
+kill -INT "$REC"
+wait_exit 60 "$REC"
+is "$WAIT_RC" 0 "record -p A,B exits 0" || cat "$T/two.err"
+like "$(cat "$T/two.err")" 'recording processes' "recce says it records the processes"
 TOTAL=$(folded_total "$(folded "$P3")")
 NA=$(folded_total "$(folded "$P3" --pid "$A")")
 NB=$(folded_total "$(folded "$P3" --pid "$B")")
