@@ -102,12 +102,13 @@ like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runt
 	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by the table in .data.rel.ro" ||
 	show_run
 # Its cgo glue is C, stripped, and not in Go's table: below a cgo call a
-# range is all there is to name it by. A sample taken while the kernel
-# delivered a signal (the leaf runtime.sigtramp, then libc's restorer)
-# is unwound through the signal frame to the interrupted Go function,
-# and ends there, marked: Go code has no CFI here, and the walk takes no
-# frame-pointer step past a signal frame (not done yet).
-is "$(grep -E 'goprof-ext[+!]' "$OUT" | grep -v ';runtime\.sigtramp ' |
+# range is all there is to name it by. A sample taken while the program
+# handled a signal (runtime.sigtramp or a function it called, above
+# libc's restorer) is unwound through the signal frame to the
+# interrupted Go function, and ends there, marked: Go code has no CFI
+# here, and the walk takes no frame-pointer step past a signal frame
+# (not done yet).
+is "$(grep -E 'goprof-ext[+!]' "$OUT" | grep -vE ';runtime\.sigtramp[; ]' |
 	grep -cvE '(callCgo[A-Za-z]*|asmcgocall|cgocall);goprof-ext!')" 0 \
 	"no Go frame of it is left as an offset or a range" || show_run
 # The twin's symbols: burnGoCPU, and main.main right after it.
