@@ -10,7 +10,8 @@
  * stack reads instead of libdw's interpretation of the CFI program (a
  * malloc'd frame state per frame). Anything else (a CFA expression, a
  * signal frame, code without CFI) is reported as not simple, and the
- * caller unwinds that sample with libdwfl.
+ * caller unwinds that sample with libdwfl, unless it knows better (the
+ * unwinder knows signal frames and Go's own table).
  *
  * Ownership: cfi_rules_new() returns a heap object freed by
  * cfi_rules_free(); lookups borrow the Dwfl, whose modules must not change
@@ -31,6 +32,8 @@ enum cfi_how {
 	CFI_SAME,	  /* the caller's value is this frame's */
 	CFI_UNDEFINED,	  /* not recoverable; for the return address: the outermost frame */
 	CFI_NONE,	  /* ra_how only: the module has no CFI at this address */
+	CFI_SIGNAL,	  /* ra_how only: the caller returns to a signal's restorer, and
+			     the interrupted registers lie in the kernel's frame at SP */
 };
 
 struct cfi_rule {
@@ -39,6 +42,9 @@ struct cfi_rule {
 	int32_t bp_off;	 /* with bp_how CFI_SAVED_AT */
 	uint8_t cfa_reg; /* CFI_REG_SP or CFI_REG_BP */
 	uint8_t ra_how, bp_how;
+	uint8_t go;	  /* from Go's own table, where the file has no CFI */
+	uint8_t ra_exact; /* the return address is where the caller was interrupted
+			     (Go's asyncPreempt): looked up as it is, not minus one */
 };
 
 struct cfi_rules;

@@ -4,9 +4,11 @@
  * reported from the process registry.
  *
  * A fast path comes first: frames whose rules are in the common form
- * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only. A
- * sample that meets any other frame is unwound again, whole, by libdwfl,
- * so the two agree. They differ in one place on purpose: where the return
+ * (cfi-rules.h) are stepped with cached rules, rsp, rbp and rip only; so
+ * are signal frames (a restorer's code is known by its bytes) and Go
+ * code without CFI (by the stack offsets of Go's own table). A sample
+ * that meets any other frame is unwound again, whole, by libdwfl, so
+ * the two agree. They differ in one place on purpose: where the return
  * address lies past the copied stack, the fast path ends the stack, while
  * libdwfl goes on to guess the next frame from rbp as a frame pointer.
  * Check mode runs both on every sample and counts the stacks that differ.
@@ -34,6 +36,8 @@
 #include "proc/cfi-rules.h"
 #include "proc/mem-read.h"
 #include "proc/proc-maps.h"
+#include "symbols/gopclntab.h"
+#include "symbols/sym-file.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/path.h"
@@ -56,6 +60,12 @@ static const unsigned char dwarf_from_perf[17] = {
 #define REG_BP 6
 #define REG_SP 7
 #define REG_IP 8
+/* Where a signal's ucontext holds a register: its mcontext starts 40
+ * bytes in, with r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip. */
+#define UC_GREG(i) (40 + 8 * (i))
+#define REG_BP_AT  10
+#define REG_SP_AT  15
+#define REG_IP_AT  16
 
 struct reported {
 	const struct sym_file *file;
@@ -84,8 +94,12 @@ struct unwind_ctx {
 	uint64_t sp;
 	uint64_t *frames;
 	size_t n, max;
-	int ended;   /* the walk reached the outermost frame */
-	int ran_out; /* a read fell past the copy: the walk may have ended there */
+	int ended;	  /* the walk reached the outermost frame */
+	int ran_out;	  /* a read fell past the copy: the walk may have ended there */
+	int switched;	  /* a signal frame led to another stack than the copy's */
+	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
+	int after_signal; /* libdwfl's next frame is the one a signal interrupted */
+	int leaf_signal;  /* the fast path found the leaf in a restorer */
 };
 
 struct unwinder {
@@ -530,6 +544,48 @@ static uint64_t file_id(struct unwinder *u, const struct sym_file *file)
 	return ++u->nfile_ids;
 }
 
+/* rt_sigreturn as a signal's restorer makes it (glibc's __restore_rt,
+ * Go's runtime.sigreturn): mov $15, %rax; syscall. */
+static const uint8_t sigreturn_code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+/* Whether the code at addr, in m's file (open at fd), is a restorer. */
+static int restorer_at(const struct proc_map *m, int fd, uint64_t addr)
+{
+	uint8_t b[sizeof(sigreturn_code)];
+
+	if (addr < m->start || m->end - addr < sizeof(b))
+		return 0;
+	return pread(fd, b, sizeof(b), (off_t)(m->pgoff + (addr - m->start))) ==
+		   (ssize_t)sizeof(b) &&
+	       memcmp(b, sigreturn_code, sizeof(b)) == 0;
+}
+
+/* Where the file has no CFI at vaddr: the rule of Go's own table, when
+ * the code there is a Go function's (a stripped Go program: Go writes
+ * its CFI into .debug_frame, which -ldflags=-w drops). The runtime's
+ * functions that switch stacks are left without a rule, as before. */
+static void go_rule(const struct proc_map *m, uint64_t vaddr, struct cfi_rule *r)
+{
+	int64_t sp;
+	int kind = sym_table_go_step(m->file, vaddr, &sp);
+
+	if (kind < 0 || kind == GOPCLNTAB_SWITCH)
+		return;
+	memset(r, 0, sizeof(*r));
+	r->go = 1;
+	if (kind == GOPCLNTAB_OUTERMOST) {
+		r->ra_how = CFI_UNDEFINED;
+		return;
+	}
+	r->cfa_reg = CFI_REG_SP;
+	r->cfa_off = (int32_t)sp + 8;
+	r->ra_how = CFI_SAVED_AT;
+	r->ra_off = -8;
+	/* Where Go saved rbp is not in the table: no later step needs it. */
+	r->bp_how = sp ? CFI_UNDEFINED : CFI_SAME;
+	r->ra_exact = kind == GOPCLNTAB_INJECTED;
+}
+
 /* The rule at pc in p: shared by file and address when pc is in a file
  * (the symbolizer's sym_file lives as long as the unwinder, one per
  * file), else p's own (the vDSO). Computing it needs p's Dwfl. */
@@ -554,9 +610,25 @@ static int rule_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc, struc
 		return 0;
 	if (!key)
 		return cfi_rules_get(p->rules, dwfl, pc, r);
-	int simple = cfi_rules_compute(dwfl, pc, r);
-	if (simple < 0)
-		return 0; /* no module at pc in this Dwfl: nothing to keep */
+	int simple;
+	if (restorer_at(m, fd, pc + 1) || restorer_at(m, fd, pc) || restorer_at(m, fd, pc - 7) ||
+	    restorer_at(m, fd, pc - 9)) {
+		/* A return address minus one before a restorer, or a leaf
+		 * in one (at its mov, at its syscall, or in the kernel's
+		 * rt_sigreturn): the frame the kernel built to run a signal
+		 * handler, at SP. No other pc is so placed: a call never
+		 * returns into a restorer, and the byte before it is never
+		 * run. */
+		memset(r, 0, sizeof(*r));
+		r->ra_how = CFI_SIGNAL;
+		simple = 1;
+	} else {
+		simple = cfi_rules_compute(dwfl, pc, r);
+		if (simple < 0)
+			return 0; /* no module at pc in this Dwfl: nothing to keep */
+		if (simple && r->ra_how == CFI_NONE)
+			go_rule(m, pc - bias, r);
+	}
 	if (cfi_rules_put(u->shared, key, simple, r) < 0)
 		return -ENOMEM;
 	return simple;
@@ -575,6 +647,15 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
 	if (!pc && c->n) {
 		c->ended = 1;
 		return DWARF_CB_ABORT;
+	}
+	/* Below a signal frame, as the fast path keeps them: the restorer
+	 * (an activation to libdwfl) and the interrupted code one byte on. */
+	if (c->after_signal) {
+		pc++;
+		c->after_signal = 0;
+	} else if (activation && c->n) {
+		pc++;
+		c->after_signal = 1;
 	}
 	c->frames[c->n++] = pc;
 	return c->n < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
@@ -611,6 +692,32 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 		struct cfi_rule r;
 		if (rule_at(u, p, look, &r) <= 0)
 			return 0;
+		if (r.ra_how == CFI_SIGNAL) {
+			/* The interrupted registers: rbp, rsp and rip of the
+			 * ucontext's mcontext. Its stack may be another than the
+			 * copy's (a Go goroutine's, below a handler run on the
+			 * thread's signal stack). */
+			uint64_t ip;
+			if (!copy_read(c, sp + UC_GREG(REG_BP_AT), &bp) ||
+			    !copy_read(c, sp + UC_GREG(REG_IP_AT), &ip) ||
+			    !copy_read(c, sp + UC_GREG(REG_SP_AT), &sp) || !ip)
+				return 0;
+			bp_known = 1;
+			if (sp < c->sp || sp - c->sp >= c->stack_len)
+				c->switched = 1;
+			if (n == 1)
+				c->leaf_signal = 1;
+			/* A caller's frame is named at its address minus one,
+			 * where a call would be: the restorer and the
+			 * interrupted code are kept one byte on, so that they
+			 * are named where they are (Go's sigreturn has no byte
+			 * before it of its own, as glibc's has). */
+			if (n > 1)
+				c->frames[n - 1]++;
+			c->frames[n++] = ip + 1;
+			look = ip; /* where it was, not a return address */
+			continue;
+		}
 		if (r.ra_how == CFI_NONE) {
 			/* Code without CFI (Debian's ld.so _start, every new
 			 * process's first frame): libdwfl would go on by the
@@ -647,8 +754,8 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 			c->ended = 1;
 			break;
 		}
-		c->frames[n++] = ra;
-		look = ra - 1;
+		c->frames[n++] = r.ra_exact ? ra + 1 : ra;
+		look = r.ra_exact ? ra : ra - 1;
 	}
 	return n;
 }
@@ -657,7 +764,8 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
-	u->cur.ended = u->cur.ran_out = 0;
+	u->cur.ended = u->cur.ran_out = u->cur.switched = u->cur.after_signal = 0;
+	u->cur.by_dwfl = 1;
 	if (!proc_dwfl(u, p))
 		return 0;
 	/* 0: libdwfl found no caller of the last frame, the stack's end. */
@@ -678,11 +786,16 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 		nfast = fast_unwind(u, p);
 		c->frames = frames;
 	}
+	int leaf_signal = c->leaf_signal;
 	size_t n = dwfl_unwind(u, p);
 	u->checked++;
 	if (nfast) {
 		u->fast++;
-		if (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0)
+		/* A leaf past a restorer's syscall (in the kernel's
+		 * rt_sigreturn) lies past the restorer's CFI: libdwfl guesses
+		 * by rbp there and loses the interrupted function, which the
+		 * fast path reads from the signal frame. Not compared. */
+		if (!leaf_signal && (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0))
 			u->differ++;
 	}
 	free(fast);
@@ -691,7 +804,8 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 
 /* Whether the walk's last frame is in code its file has no CFI for (a
  * stub of hand-written assembly, say): there the walk could only guess by
- * the frame pointer, whatever its last read was, and stopped. */
+ * the frame pointer, whatever its last read was, and stopped. So is Go
+ * code for libdwfl, which does not read Go's table. */
 static int ends_without_cfi(struct unwinder *u, struct proc_unwind *p)
 {
 	struct unwind_ctx *c = &u->cur;
@@ -700,7 +814,8 @@ static int ends_without_cfi(struct unwinder *u, struct proc_unwind *p)
 	if (!p || !c->n)
 		return 0;
 	uint64_t pc = c->frames[c->n - 1];
-	return rule_at(u, p, c->n == 1 ? pc : pc - 1, &r) > 0 && r.ra_how == CFI_NONE;
+	return rule_at(u, p, c->n == 1 ? pc : pc - 1, &r) > 0 &&
+	       (r.ra_how == CFI_NONE || (r.go && c->by_dwfl));
 }
 
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
@@ -884,7 +999,7 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 					  out + n, max, &ended);
 		/* A copy shorter than asked holds the stack to its end: a read
 		 * past it was a guess, not a stack cut short. */
-		int to_end = u->end == UNWIND_END_COPY && smp->stack_asked &&
+		int to_end = u->end == UNWIND_END_COPY && !u->cur.switched && smp->stack_asked &&
 			     smp->stack_len < smp->stack_asked;
 		int unwound = got;
 		if (got > 0 && !ended && fp_after && nfp)

@@ -19,6 +19,9 @@
  * value starting at -1 and a delta zigzag-coded, a pc delta counted in
  * instruction quanta (the header's byte 6).
  *
+ * Frames (1.16+): a record's pcsp table gives, at each pc, how far SP is
+ * below where it was at the call, the return address lying there.
+ *
  * Inlined calls (1.18+): a record's pc-value table PCDATA_InlTreeIndex
  * gives, at each pc, the index of the innermost call inlined there (or
  * -1) in the function's inline tree, whose offset from moduledata.gofunc
@@ -237,11 +240,23 @@ static int func_at(const struct table *t, const struct layout *l, uint64_t pc, u
 	return want < *entry || want >= *end ? -ENOENT : 0;
 }
 
+/* The layout of the table and the function at pc, for a reader of a
+ * function's record (1.16+): 0, -EINVAL, -ENOTSUP or -ENOENT. */
+static int record_at(struct table *t, struct layout *l, uint64_t pc, uint64_t *entry, uint64_t *end,
+		     uint64_t *rec)
+{
+	if (layout_of(t, l) < 0)
+		return -EINVAL;
+	if (l->magic == GO12)
+		return -ENOTSUP;
+	return func_at(t, l, pc, entry, end, rec);
+}
+
 /* A record's fields after its entry: name, args, deferreturn, pcsp,
  * pcfile, pcln, npcdata, cuOffset, each 32 bits, then (1.20+) startLine;
  * then funcID, flag, a pad byte and nfuncdata; then npcdata offsets of
  * pc-value tables and (1.18+) nfuncdata offsets from moduledata.gofunc. */
-enum { F_NAME = 0, F_PCFILE = 16, F_PCLN = 20, F_NPCDATA = 24, F_CU = 28 };
+enum { F_NAME = 0, F_PCSP = 12, F_PCFILE = 16, F_PCLN = 20, F_NPCDATA = 24, F_CU = 28 };
 enum { PCDATA_INLTREE = 2, FUNCDATA_INLTREE = 3 };
 
 static uint64_t fixed_end(const struct layout *l)
@@ -292,13 +307,72 @@ int gopclntab_line(const uint8_t *data, size_t len, uint64_t pc, const char **fi
 	struct table t = {data, len, 0};
 	struct layout l;
 	uint64_t entry, end, rec;
+	int rc = record_at(&t, &l, pc, &entry, &end, &rec);
 
-	if (layout_of(&t, &l) < 0)
-		return -EINVAL;
-	if (l.magic == GO12)
-		return -ENOTSUP;
-	int rc = func_at(&t, &l, pc, &entry, &end, &rec);
 	return rc < 0 ? rc : line_in(&t, &l, rec, entry, pc, file, line);
+}
+
+/* Whether name, or name with the ".abi0" of an assembly function's
+ * wrapper, is one of the n names at list. */
+static int named(const char *name, const char *const *list, size_t n)
+{
+	size_t len = strlen(name);
+
+	if (len > 5 && strcmp(name + len - 5, ".abi0") == 0)
+		len -= 5;
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && strncmp(name, list[i], len) == 0)
+			return 1;
+	return 0;
+}
+
+/* The runtime's functions a walk treats as its own traceback does
+ * (runtime/traceback.go): where a goroutine's or a thread's stack
+ * begins; those that move SP to another stack (the frame above is on
+ * the stack they left, which the table does not say); those the signal
+ * handler makes the interrupted code seem to call (the return address
+ * is where that code was, not after a call). */
+static const char *const outermost[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go"};
+static const char *const switching[] = {
+    "runtime.systemstack",     "runtime.systemstack_switch",  "runtime.mcall",
+    "runtime.morestack",       "runtime.morestack_noctxt",    "runtime.asmcgocall",
+    "runtime.asmcgocall_no_g", "runtime.cgocallback",	      "runtime.gogo",
+    "runtime.sigreturn",       "runtime.sigreturn__sigaction"};
+static const char *const injected[] = {"runtime.asyncPreempt", "runtime.sigpanic0"};
+/* A record's flag (1.17+): the function writes SP as the table does not say. */
+#define FUNC_FLAG_SPWRITE 2
+#define COUNT(a)	  (sizeof(a) / sizeof((a)[0]))
+
+int gopclntab_step(const uint8_t *data, size_t len, uint64_t pc, int64_t *sp)
+{
+	struct table t = {data, len, 0};
+	struct layout l;
+	uint64_t entry, end, rec;
+	int bad = 0;
+	int rc = record_at(&t, &l, pc, &entry, &end, &rec);
+
+	if (rc < 0)
+		return rc;
+	uint64_t nameoff = word(&t, rec + l.entry_size + F_NAME, 4, &bad);
+	uint64_t pcsp = word(&t, rec + l.entry_size + F_PCSP, 4, &bad);
+	/* funcID, then the flags (a pad byte, 0, in 1.16). */
+	uint64_t flag = word(&t, rec + fixed_end(&l) - 3, 1, &bad);
+	const char *name = bad ? NULL : name_at(&t, l.names + nameoff);
+	if (!name)
+		return -EINVAL;
+	if (named(name, outermost, COUNT(outermost)))
+		return GOPCLNTAB_OUTERMOST;
+	if ((flag & FUNC_FLAG_SPWRITE) || named(name, switching, COUNT(switching)))
+		return GOPCLNTAB_SWITCH;
+	int64_t v;
+	rc = pcvalue(&t, l.pctab + pcsp, l.text + entry, pc, l.quantum, &v);
+	if (rc < 0)
+		return rc;
+	/* A frame is a few KiB at most; a value outside is a lying table. */
+	if (v < 0 || v > (1 << 24) || v % 8)
+		return -EINVAL;
+	*sp = v;
+	return named(name, injected, COUNT(injected)) ? GOPCLNTAB_INJECTED : GOPCLNTAB_FRAME;
 }
 
 int gopclntab_gofunc(const uint8_t *data, size_t len, uint64_t vaddr, const uint8_t *md,
@@ -342,11 +416,9 @@ int gopclntab_frames(const uint8_t *data, size_t len, uint64_t gofunc,
 	uint64_t entry, end, rec;
 	int bad = 0, n = 0;
 
-	if (cap < 1 || layout_of(&t, &l) < 0)
+	if (cap < 1)
 		return -EINVAL;
-	if (l.magic == GO12)
-		return -ENOTSUP;
-	int rc = func_at(&t, &l, pc, &entry, &end, &rec);
+	int rc = record_at(&t, &l, pc, &entry, &end, &rec);
 	if (rc < 0)
 		return rc;
 	/* The inlined calls at pc (1.18+, with the tree's base known): each

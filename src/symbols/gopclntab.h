@@ -5,12 +5,15 @@
  * address range of every function, the file and line of every
  * instruction, and the calls the compiler inlined there, so that a
  * stripped Go program (as distributions ship them) is profiled by name,
- * line and inlined call. In a position-independent executable an
- * external linker made (cgo's), the table is no section of its own but
- * lies inside .data.rel.ro, where gopclntab_find() finds it. Formats of Go 1.2
- * through 1.24 (magics 0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1);
- * the table is the binary's, so it is untrusted: every offset is checked
- * against its length.
+ * line and inlined call; and for what the runtime reads it for, the
+ * size of each frame at each instruction, so that a Go stack is unwound
+ * exactly where frame pointers are not yet (or no longer) pushed. In a
+ * position-independent executable an external linker made (cgo's), the
+ * table is no section of its own but lies inside .data.rel.ro, where
+ * gopclntab_find() finds it. Formats of Go 1.2 through 1.24 (magics
+ * 0xfffffffb, 0xfffffffa, 0xfffffff0, 0xfffffff1); the table is the
+ * binary's, so it is untrusted: every offset is checked against its
+ * length.
  */
 #ifndef RECCE_SYMBOLS_GOPCLNTAB_H
 #define RECCE_SYMBOLS_GOPCLNTAB_H
@@ -60,6 +63,23 @@ struct gopclntab_frame {
 int gopclntab_frames(const uint8_t *data, size_t len, uint64_t gofunc,
 		     int (*read)(void *arg, uint64_t vaddr, void *buf, size_t n), void *arg,
 		     uint64_t pc, struct gopclntab_frame *out, int cap);
+
+/* How a walk steps out of the frame of the Go function at pc. */
+enum gopclntab_step {
+	GOPCLNTAB_FRAME,     /* by *sp: its return address lies at SP + *sp */
+	GOPCLNTAB_INJECTED,  /* as FRAME, but the return address is the very pc where
+				the caller was interrupted (asyncPreempt, sigpanic0) */
+	GOPCLNTAB_OUTERMOST, /* it begins a goroutine's or a thread's stack */
+	GOPCLNTAB_SWITCH,    /* it moves SP to or from another stack, or writes it:
+				the table gives no step */
+};
+
+/* The step out of the frame at pc (pc itself for the interrupted
+ * frame, a return address minus one for a caller) from its pc-value
+ * table of stack offsets: an enum gopclntab_step with *sp for FRAME
+ * and INJECTED, -ENOENT (no function there, or pc past its table),
+ * -ENOTSUP (1.2-1.15) or -EINVAL. */
+int gopclntab_step(const uint8_t *data, size_t len, uint64_t pc, int64_t *sp);
 
 /* moduledata.gofunc of the module whose table of len bytes at data sits
  * at virtual address vaddr, found in md (md_len bytes: the binary's

@@ -187,6 +187,10 @@ int sym_table_find(struct sym_file *f, uint64_t vaddr, uint32_t *idx);
  * the function, innermost first, names and files pointing into the
  * section (gopclntab_frames()). How many, or -ENOENT. */
 int sym_table_go_frames(struct sym_file *f, uint64_t vaddr, struct gopclntab_frame *out, int cap);
+/* How a walk steps out of the Go frame at vaddr (gopclntab_step(): an
+ * enum gopclntab_step, *sp for a frame), or -ENOENT when the file has
+ * no Go function there. */
+int sym_table_go_step(struct sym_file *f, uint64_t vaddr, int64_t *sp);
 /* Adds where a Go binary's lines and inlined calls change (none for
  * another binary). */
 int sym_table_go_boundaries(struct sym_file *f, struct u64vec *out);

@@ -195,6 +195,14 @@ int sym_table_go_frames(struct sym_file *f, uint64_t vaddr, struct gopclntab_fra
 	return n < 0 ? -ENOENT : n;
 }
 
+int sym_table_go_step(struct sym_file *f, uint64_t vaddr, int64_t *sp)
+{
+	const uint8_t *d = go_table_once(f);
+	int kind = d ? gopclntab_step(d, f->go_table_len, vaddr, sp) : -ENOENT;
+
+	return kind < 0 ? -ENOENT : kind;
+}
+
 static int go_boundary(void *arg, uint64_t pc)
 {
 	return u64vec_push(arg, pc);

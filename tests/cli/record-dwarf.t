@@ -40,10 +40,11 @@ diag "fp: $(folded_count "$FP" "$CHAIN") of $(folded_count "$FP" '(^|;)slow_comp
 	"$(folded_top "$FP")"
 
 # RECCE_UNWIND_CHECK=1 unwinds every sample with both unwinders and counts
-# the stacks that differ: none may, and the fast path must do the most.
-for target in "qsort 1" "threads 1 --cpu"; do
+# the stacks that differ: none may, and the fast path must do the most,
+# signal frames among them (sigspin spends half its time in a handler).
+for target in "qsort 1" "threads 1 --cpu" "sigspin 1"; do
 	# shellcheck disable=SC2086
-	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F 499 -o "$T/check.pb.gz" \
+	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F 499 -o "$T/check-${target%% *}.pb.gz" \
 		-- "$TARGETS"/$target
 	is "$RC" 0 "record --call-graph dwarf -- $target, checking the unwinder, exits 0" || show_run
 	CHECK=$(grep '^recce: unwind check:' "$ERR")
@@ -56,6 +57,14 @@ for target in "qsort 1" "threads 1 --cpu"; do
 		diag "recce said:" "$(cat "$ERR")"
 	cmp_ok "${FAST:-0}" '>=' "${SAMPLES:-0} * 0.9" "$target: the fast path did nearly all"
 done
+# Through the signal frame, the handler's stacks are whole: main and
+# work below glibc's restorer, named as it is.
+SIG=$(folded_user "$(folded "$T/check-sigspin.pb.gz")")
+HS=$(folded_count "$SIG" '(^|;)handler_spin$')
+cmp_ok "$HS" '>' 0 "sigspin: samples in the handler"
+is "$(folded_count "$SIG" '^_start;__libc_start_main;__libc_start_call_main;main;work;(.*;)?__restore_rt;on_signal;handler_spin$')" \
+	"$HS" "sigspin: every one of them is main;work;...;__restore_rt;on_signal;handler_spin" ||
+	diag "$(printf '%s\n' "$SIG" | grep handler_spin | grep -v '^_start;.*;main;work;.*__restore_rt;on_signal;' | head -5)"
 
 # One call is one frame: with libc's debug info, read's cancellable path
 # is "__libc_read inlined into __libc_read", at an address named read.

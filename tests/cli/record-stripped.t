@@ -83,9 +83,44 @@ is "$(nm "$T/goprof-s" 2>&1)" "nm: $T/goprof-s: no symbols" "the stripped one ha
 run "$RECCE" record -o "$T/go.pb.gz" -- "$T/goprof-s" "$T/go.pprof" 1
 is "$RC" 0 "record -- the stripped Go program exits 0" || show_run
 run "$RECCE" report --folded "$T/go.pb.gz"
-like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;.*main\.burnGoCPU$' \
+like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;main\.main;main\.burnGoCPU$' \
 	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by .gopclntab" || show_run
-unlike "$(cat "$OUT")" 'goprof-s[+!]' "no frame of it is left as an offset or a range" || show_run
+# (A walk that stopped says where, "[no unwind info: goprof-s+0x...]": a
+# marker, not a frame. Go's time.now moves SP to the thread's stack to
+# call the vDSO, and is left to libdwfl, which stops there.)
+unlike "$(cat "$OUT")" '(^|;)goprof-s[+!]' "no frame of it is left as an offset or a range" || show_run
+
+# Unwound by .gopclntab too: its table of each function's stack offset
+# at each instruction steps out of every frame exactly, where frame
+# pointers lose the caller of a function that pushed none (leafSpin:
+# the walk by rbp goes from it to outer, past middle). Every stack of
+# leafSpin is one of the two it has, whole from runtime.goexit, as the
+# twin's CFI (Go writes it into .debug_frame, which -w drops) gives
+# them; a few samples that a signal handler took on the thread's signal
+# stack end at the interrupted leafSpin, marked: the goroutine's stack
+# is not in the copy.
+run go build -ldflags="-s -w" -o "$T/stacks-s" "$ROOT/tests/go/stacks/main.go"
+is "$RC" 0 "the Go program of known stacks builds stripped" || show_run
+run go build -o "$T/stacks" "$ROOT/tests/go/stacks/main.go"
+is "$RC" 0 "... and with its symbols and CFI" || show_run
+CHAINS='^runtime\.goexit(\.abi0)?;(runtime\.main;main\.main;main\.outer|main\.main\.func1;main\.worker);main\.middle;main\.leafSpin(;|$)'
+SIGNALLED='^\[stack copy ended\];main\.leafSpin;runtime\.sigreturn(\.abi0)?(;|$)'
+declare -A CHAINS_OF
+for b in stacks-s stacks; do
+	run "$RECCE" record -F 999 -o "$T/$b.pb.gz" -- "$T/$b" 1
+	is "$RC" 0 "record -- $b exits 0" || show_run
+	F=$(folded_user "$(folded "$T/$b.pb.gz")")
+	LEAF=$(folded_count "$F" '(^|;)main\.leafSpin(;|$)')
+	cmp_ok "$LEAF" '>' 0 "$b: samples in leafSpin"
+	is "$(($(folded_count "$F" "$CHAINS") + $(folded_count "$F" "$SIGNALLED")))" "$LEAF" \
+		"$b: every one has its whole stack, but for a signal handler's, marked" ||
+		diag "$(printf '%s\n' "$F" | grep leafSpin | grep -vE "$CHAINS|$SIGNALLED" | head -5)"
+	CHAINS_OF[$b]=$(printf '%s\n' "$F" | sed 's/ [0-9]*$//' | grep -E "$CHAINS" |
+		sed 's/\.abi0;/;/; s/;main\.leafSpin;.*/;main.leafSpin/' | sort -u | tr '\n' ' ')
+done
+WANT="runtime.goexit;main.main.func1;main.worker;main.middle;main.leafSpin runtime.goexit;runtime.main;main.main;main.outer;main.middle;main.leafSpin "
+is "${CHAINS_OF[stacks]}" "$WANT" "the twin's CFI gives leafSpin's two stacks"
+is "${CHAINS_OF[stacks-s]}" "$WANT" "and so does the stripped binary's table"
 
 # Built as a position-independent executable by the external linker (as
 # cgo programs are, Docker's among them), a stripped Go program has no
@@ -98,17 +133,17 @@ is "$(readelf -SW "$T/goprof-ext" | grep -c '\.gopclntab')" 0 "which has no .gop
 run "$RECCE" record -o "$T/go-ext.pb.gz" -- "$T/goprof-ext" "$T/go-ext.pprof" 1
 is "$RC" 0 "record -- the externally linked Go program exits 0" || show_run
 run "$RECCE" report --folded "$T/go-ext.pb.gz"
-like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;.*main\.burnGoCPU$' \
+like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runtime\.main;main\.main;main\.burnGoCPU$' \
 	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by the table in .data.rel.ro" ||
 	show_run
 # Its cgo glue is C, stripped, and not in Go's table: below a cgo call a
 # range is all there is to name it by. A sample taken while the program
 # handled a signal (runtime.sigtramp or a function it called, above
 # libc's restorer) is unwound through the signal frame to the
-# interrupted Go function, and ends there, marked: Go code has no CFI
-# here, and the walk takes no frame-pointer step past a signal frame
-# (not done yet).
-is "$(grep -E 'goprof-ext[+!]' "$OUT" | grep -vE ';runtime\.sigtramp[; ]' |
+# interrupted Go function, and ends there, marked [stack copy ended]:
+# the handler ran on the thread's signal stack, and the goroutine's is
+# not in the copy.
+is "$(grep -E '(^|;)goprof-ext[+!]' "$OUT" |
 	grep -cvE '(callCgo[A-Za-z]*|asmcgocall|cgocall);goprof-ext!')" 0 \
 	"no Go frame of it is left as an offset or a range" || show_run
 # The twin's symbols: burnGoCPU, and main.main right after it.

@@ -2,7 +2,9 @@
  * Unit tests of the .gopclntab reader: a table of two functions built
  * here in each layout Go has used (1.2, 1.16, 1.18 and 1.20), read back
  * with exact ranges and names; and tables that lie about their sizes or
- * offsets, refused without reading outside them.
+ * offsets, refused without reading outside them; and the step out of a
+ * frame at each pc, by its stack offsets or by what the runtime's
+ * special functions are.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +17,7 @@
 #include "symbols/gopclntab.h"
 
 struct buf {
-	uint8_t b[512];
+	uint8_t b[1024];
 	size_t n;
 };
 
@@ -158,12 +160,92 @@ static void test_found_inside(void **state)
 	assert_int_equal(gopclntab_find(sec, sizeof(sec)), -ENOENT);
 }
 
+/* Go 1.20's layout with full records: main.a, whose frame grows by 24
+ * bytes after its first 4 and shrinks back at 0x30; the runtime's
+ * goexit (by its wrapper's name), systemstack, asyncPreempt; and main.w,
+ * flagged as writing SP. */
+static size_t build_frames(uint8_t *b, size_t cap)
+{
+	static const char *const names[] = {"main.a", "runtime.goexit.abi0", "runtime.systemstack",
+					    "runtime.asyncPreempt", "main.w"};
+	static const uint32_t entry[] = {0x1000, 0x1040, 0x1050, 0x1080, 0x1100, 0x1120};
+	struct buf t;
+	const unsigned hdr = 72, names_at = 400, pctab = 600;
+
+	memset(&t, 0, sizeof(t));
+	put(&t, 0, 0xfffffff1, 4);
+	t.b[6] = 1;
+	t.b[7] = 8;
+	put(&t, 8, 5, 8);	  /* nfunc */
+	put(&t, 24, 0x400000, 8); /* textStart */
+	put(&t, 32, names_at, 8);
+	put(&t, 56, pctab, 8);
+	put(&t, 64, hdr, 8); /* the pairs; records at offsets from them */
+	size_t name_off = 0;
+	for (unsigned i = 0; i < 5; i++) {
+		unsigned rec = 60 + 48 * i;
+		put(&t, hdr + 8 * i, entry[i], 4);
+		put(&t, hdr + 8 * i + 4, rec, 4);
+		put(&t, hdr + rec, entry[i], 4);
+		put(&t, hdr + rec + 4, name_off, 4);
+		put(&t, hdr + rec + 4 + 12, i == 0 ? 1 : 20, 4); /* pcsp */
+		t.b[hdr + rec + 41] = i == 4 ? 2 : 0;		 /* flag: SPWRITE */
+		put_name(&t, names_at + name_off, names[i]);
+		name_off += strlen(names[i]) + 1;
+	}
+	put(&t, hdr + 40, entry[5], 4);
+	/* main.a: 0 for 4 bytes, 24 to 0x30, 0 to its end; the others 0 for
+	 * 0x80 bytes (zigzag value deltas, pc deltas). */
+	static const uint8_t a[] = {2, 4, 48, 0x2c, 47, 0x10, 0};
+	static const uint8_t flat[] = {2, 0x80, 1, 0};
+	memcpy(t.b + pctab + 1, a, sizeof(a));
+	memcpy(t.b + pctab + 20, flat, sizeof(flat));
+	t.n = pctab + 20 + sizeof(flat) > t.n ? pctab + 20 + sizeof(flat) : t.n;
+	assert_true(t.n <= cap);
+	memcpy(b, t.b, t.n);
+	return t.n;
+}
+
+static void test_frame_steps(void **state)
+{
+	uint8_t b[1024];
+	size_t n = build_frames(b, sizeof(b));
+	int64_t sp = -1;
+
+	(void)state;
+	assert_int_equal(gopclntab_step(b, n, 0x401000, &sp), GOPCLNTAB_FRAME);
+	assert_int_equal(sp, 0);
+	assert_int_equal(gopclntab_step(b, n, 0x401003, &sp), GOPCLNTAB_FRAME);
+	assert_int_equal(sp, 0);
+	assert_int_equal(gopclntab_step(b, n, 0x401004, &sp), GOPCLNTAB_FRAME);
+	assert_int_equal(sp, 24);
+	assert_int_equal(gopclntab_step(b, n, 0x40102f, &sp), GOPCLNTAB_FRAME);
+	assert_int_equal(sp, 24);
+	assert_int_equal(gopclntab_step(b, n, 0x401030, &sp), GOPCLNTAB_FRAME);
+	assert_int_equal(sp, 0);
+	assert_int_equal(gopclntab_step(b, n, 0x401048, &sp), GOPCLNTAB_OUTERMOST);
+	assert_int_equal(gopclntab_step(b, n, 0x401050, &sp), GOPCLNTAB_SWITCH);
+	assert_int_equal(gopclntab_step(b, n, 0x401090, &sp), GOPCLNTAB_INJECTED);
+	assert_int_equal(sp, 0);
+	assert_int_equal(gopclntab_step(b, n, 0x401110, &sp), GOPCLNTAB_SWITCH);
+	assert_int_equal(gopclntab_step(b, n, 0x401120, &sp), -ENOENT); /* past the text */
+	assert_int_equal(gopclntab_step(b, n, 0x400fff, &sp), -ENOENT);
+	/* A value no frame has (negative, odd, huge) is a lying table. */
+	b[600 + 1 + 2] = 49; /* -25 */
+	assert_int_equal(gopclntab_step(b, n, 0x401010, &sp), -EINVAL);
+	b[600 + 1 + 2] = 50; /* +25: not a whole word */
+	assert_int_equal(gopclntab_step(b, n, 0x401010, &sp), -EINVAL);
+	/* A table cut in its pc-value tables. */
+	assert_int_equal(gopclntab_step(b, 601, 0x401010, &sp), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_layout),
 	    cmocka_unit_test(test_lies_refused),
 	    cmocka_unit_test(test_found_inside),
+	    cmocka_unit_test(test_frame_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
