@@ -100,6 +100,12 @@ struct unwind_ctx {
 	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
 	int after_signal; /* libdwfl's next frame is the one a signal interrupted */
 	int leaf_signal;  /* the fast path found the leaf in a restorer */
+	/* The last signal frame's interrupted registers, and when the walk
+	 * had that frame as its sig_frame-th and its rbp was its own frame
+	 * pointer (where the kernel's frame-pointer walk goes on from). */
+	uint64_t sig_bp;
+	size_t sig_frame;
+	int sig_framed;
 };
 
 struct unwinder {
@@ -682,7 +688,7 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	struct unwind_ctx *c = &u->cur;
 	uint64_t sp = c->regs[REG_SP], bp = c->regs[REG_BP], look = c->regs[REG_IP];
-	int bp_known = 1;
+	int bp_known = 1, interrupted = 0;
 	size_t n = 0;
 
 	if (!p->rules)
@@ -716,6 +722,10 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 				c->frames[n - 1]++;
 			c->frames[n++] = ip + 1;
 			look = ip; /* where it was, not a return address */
+			c->sig_bp = bp;
+			c->sig_frame = n;
+			c->sig_framed = 0;
+			interrupted = 1;
 			continue;
 		}
 		if (r.ra_how == CFI_NONE) {
@@ -734,6 +744,15 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 		if (r.cfa_reg == CFI_REG_BP && !bp_known)
 			return 0;
 		uint64_t cfa = (r.cfa_reg == CFI_REG_SP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off;
+		/* Whether the interrupted frame's rbp is its own frame
+		 * pointer: the slot below its return address, where its CFI
+		 * (or Go's convention, for a frame that has one) saves the
+		 * caller's rbp. In a prologue or an epilogue it is not. */
+		if (interrupted)
+			c->sig_framed = bp == cfa - 16 && r.ra_off == -8 &&
+					((r.bp_how == CFI_SAVED_AT && r.bp_off == -16) ||
+					 (r.go && r.cfa_off >= 24));
+		interrupted = 0;
 		uint64_t ra;
 		int rd = stack_read(u, cfa + (uint64_t)(int64_t)r.ra_off, &ra);
 		if (rd == 0)
@@ -765,6 +784,7 @@ static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
 	u->cur.ended = u->cur.ran_out = u->cur.switched = u->cur.after_signal = 0;
+	u->cur.sig_framed = 0;
 	u->cur.by_dwfl = 1;
 	if (!proc_dwfl(u, p))
 		return 0;
@@ -917,6 +937,39 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 	return n;
 }
 
+/*
+ * The walk stopped at the frame a signal interrupted, on another stack than the copy's (the handler
+ * ran on the thread's signal stack), with that frame's rbp its own frame pointer: the kernel's
+ * frame-pointer walk went through the handler's frames, in the copy, up to that rbp, and on to the
+ * interrupted frame's callers. The same walk is redone in the copy, each return address checked
+ * against the kernel's, to find where in the kernel's list (fp, nfp entries, the IP first) the
+ * callers begin; they are added after the n frames at f. Returns the new count.
+ */
+static size_t go_on_after_signal(const struct unwind_ctx *c, uint64_t *f, size_t n, size_t cap,
+				 const uint64_t *fp, size_t nfp)
+{
+	uint64_t bp = c->regs[REG_BP];
+	size_t k = 0;
+
+	for (;;) {
+		uint64_t next, ra;
+		if (!copy_read(c, bp, &next) || !copy_read(c, bp + 8, &ra) || ++k >= nfp ||
+		    fp[k] != ra)
+			return n;
+		if (next == c->sig_bp)
+			break;
+		if (next <= bp)
+			return n;
+		bp = next;
+	}
+	for (size_t i = k + 1; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		f[n++] = fp[i];
+	}
+	return n;
+}
+
 /* The byte at addr in pid's memory (a breakpoint shows there as 0xCC,
  * unlike in the file), or -1 when it cannot be read. */
 static int code_byte(pid_t pid, uint64_t addr)
@@ -1002,7 +1055,12 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		int to_end = u->end == UNWIND_END_COPY && !u->cur.switched && smp->stack_asked &&
 			     smp->stack_len < smp->stack_asked;
 		int unwound = got;
-		if (got > 0 && !ended && fp_after && nfp)
+		const struct unwind_ctx *c = &u->cur;
+		if (got > 0 && !ended && fp_after && nfp && c->switched && c->sig_framed &&
+		    (size_t)got == c->sig_frame)
+			got = (int)go_on_after_signal(c, out + n, (size_t)got, max,
+						      smp->ips + user + 1, nfp);
+		else if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
 			n += (size_t)got;

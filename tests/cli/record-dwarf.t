@@ -66,6 +66,24 @@ is "$(folded_count "$SIG" '^_start;__libc_start_main;__libc_start_call_main;main
 	"$HS" "sigspin: every one of them is main;work;...;__restore_rt;on_signal;handler_spin" ||
 	diag "$(printf '%s\n' "$SIG" | grep handler_spin | grep -v '^_start;.*;main;work;.*__restore_rt;on_signal;' | head -5)"
 
+# On a signal stack of its own (sigaltstack, where Go's handlers run),
+# the interrupted stack is not in the copy: the walk reaches work() from
+# the signal frame, and where work's rbp is its own frame pointer, the
+# kernel's frame-pointer walk (through the handler's frames, checked in
+# the copy) gives its callers, as far as libc's frames let it (Debian's
+# libc keeps no frame pointer: the walk ends at its start code).
+# Elsewhere (in a prologue, in libc) the stack ends there, marked [stack
+# copy ended].
+run "$RECCE" record -F 499 -o "$T/sigalt.pb.gz" -- "$TARGETS/sigspin" 1 alt
+is "$RC" 0 "record -- sigspin alt exits 0" || show_run
+ALT=$(folded_user "$(folded "$T/sigalt.pb.gz")")
+HS=$(folded_count "$ALT" '(^|;)handler_spin$')
+WHOLE=$(folded_count "$ALT" '^(_start;__libc_start_main;)?__libc_start_call_main;main;work;(.*;)?__restore_rt;on_signal;handler_spin$')
+MARKED=$(folded_count "$ALT" '^\[stack copy ended\];([^;]*;)*__restore_rt;on_signal;handler_spin$')
+cmp_ok "$WHOLE" '>' 0 "sigspin alt: handler stacks whole below the signal stack ($WHOLE of $HS)"
+is "$((WHOLE + MARKED))" "$HS" "sigspin alt: the others end marked at the interrupted frame" ||
+	diag "$(printf '%s\n' "$ALT" | grep handler_spin | head -5)"
+
 # One call is one frame: with libc's debug info, read's cancellable path
 # is "__libc_read inlined into __libc_read", at an address named read.
 # Neither way of unwinding shows read;__libc_read.

@@ -5,9 +5,10 @@
  * handler on_signal() calls handler_spin(), which loops 500,000 times
  * (most of a millisecond).
  * Most samples of the main thread are main;work;(glibc's restorer);
- * on_signal;handler_spin, the handler running on the interrupted stack.
+ * on_signal;handler_spin, the handler running on the interrupted stack,
+ * or with "alt" on a signal stack of its own (as Go's handlers do).
  *
- *   sigspin [SECONDS]
+ *   sigspin [SECONDS] [alt]
  *
  * Runs until the main thread has had SECONDS (default 1) of CPU time, so
  * a busy machine does not shorten its profile; prints "sigspin: N
@@ -18,6 +19,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static atomic_int stop;
@@ -80,6 +82,13 @@ int main(int argc, char **argv)
 
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
+	if (argc > 2 && strcmp(argv[2], "alt") == 0) {
+		static char alt[1 << 16];
+		stack_t ss = {.ss_sp = alt, .ss_size = sizeof(alt)};
+		if (sigaltstack(&ss, NULL) != 0)
+			return 1;
+		sa.sa_flags |= SA_ONSTACK;
+	}
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) != 0)
 		return 1;
