@@ -296,7 +296,7 @@ is "$(awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s)
 	if (s ~ /^slow call 1: redis-server:call lasted [0-9.]+ ms on thread [0-9]+;call;(.*;)?debugCommand;(.*;)?\[off-CPU: sleep\]$/) n += v }
 	END { print (n >= 299000000) ? "asleep" : "asleep for " n " ns" }' "$OUT")" asleep \
 	"redis-server --slow --profile: the slow call asleep 300 ms under call;...;debugCommand" ||
-	diag "$(head -c 2000 "$OUT")"
+	diag "$(head -c 2000 "$OUT")" "trace said:" "$(cat "$T/redis.err")"
 kill "$REDIS"
 
 # --- replay --tree of a trace file -----------------------------------------

@@ -274,10 +274,12 @@ run_go "$P" trace -p "$P" 'py:handle' --slow 200ms --count 0 --time 60 --profile
 is "$RC" 0 "trace py:handle --slow --profile exits 0" || show_run
 is "$(grep -c '^# py:slow-target.handle lasted [0-9.]* ms on thread' "$OUT")" 2 \
 	"--slow 200ms: the two slow calls of ten"
+SLOW_ERR=$(cat "$ERR")
 run "$RECCE" report --folded --value wall "$T/slow.pb.gz"
 is "$(awk '{ v = $NF; s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
 	if (s ~ /^slow call [12]: [^;]*;__main__.handle;__main__.wait_db;(.*;)?\[off-CPU: sleep\]$/) n[f[1]] += v }
 	END { for (c in n) if (n[c] >= 299000000) k++; print k + 0 }' "$OUT")" 2 \
-	"each asleep 0.3 s under handle;wait_db, its stacks cut at handle" || diag "$(head -c 3000 "$OUT")"
+	"each asleep 0.3 s under handle;wait_db, its stacks cut at handle" ||
+	diag "$(head -c 3000 "$OUT")" "trace said:" "$SLOW_ERR"
 
 done_testing
