@@ -937,17 +937,33 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 	return n;
 }
 
+/* Whether the function at return address ra keeps its frame pointer
+ * there: its CFA is rbp + 16, or it is Go code with a frame (Go keeps
+ * one in every frame). Only then is the frame-pointer walk's next return
+ * address its own caller's, not one further up. */
+static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
+{
+	struct cfi_rule r;
+
+	if (!p || rule_at(u, p, ra - 1, &r) <= 0 || r.ra_how != CFI_SAVED_AT || r.ra_off != -8)
+		return 0;
+	return r.go ? r.cfa_off >= 24 : r.cfa_reg == CFI_REG_BP && r.cfa_off == 16;
+}
+
 /*
  * The walk stopped at the frame a signal interrupted, on another stack than the copy's (the handler
  * ran on the thread's signal stack), with that frame's rbp its own frame pointer: the kernel's
  * frame-pointer walk went through the handler's frames, in the copy, up to that rbp, and on to the
  * interrupted frame's callers. The same walk is redone in the copy, each return address checked
  * against the kernel's, to find where in the kernel's list (fp, nfp entries, the IP first) the
- * callers begin; they are added after the n frames at f. Returns the new count.
+ * callers begin; they are added after the n frames at f for as long as each function keeps its
+ * frame pointer (past one that does not, the walk skipped its caller: *cut is set there). Returns
+ * the new count.
  */
-static size_t go_on_after_signal(const struct unwind_ctx *c, uint64_t *f, size_t n, size_t cap,
-				 const uint64_t *fp, size_t nfp)
+static size_t go_on_after_signal(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t n,
+				 size_t cap, const uint64_t *fp, size_t nfp, int *cut)
 {
+	const struct unwind_ctx *c = &u->cur;
 	uint64_t bp = c->regs[REG_BP];
 	size_t k = 0;
 
@@ -965,6 +981,10 @@ static size_t go_on_after_signal(const struct unwind_ctx *c, uint64_t *f, size_t
 	for (size_t i = k + 1; i < nfp && n < cap; i++) {
 		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
 			break;
+		if (i > k + 1 && !keeps_fp(u, p, fp[i - 1])) {
+			*cut = 1;
+			break;
+		}
 		f[n++] = fp[i];
 	}
 	return n;
@@ -1054,12 +1074,13 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		 * past it was a guess, not a stack cut short. */
 		int to_end = u->end == UNWIND_END_COPY && !u->cur.switched && smp->stack_asked &&
 			     smp->stack_len < smp->stack_asked;
-		int unwound = got;
+		int unwound = got, cut = 0;
 		const struct unwind_ctx *c = &u->cur;
 		if (got > 0 && !ended && fp_after && nfp && c->switched && c->sig_framed &&
 		    (size_t)got == c->sig_frame)
-			got = (int)go_on_after_signal(c, out + n, (size_t)got, max,
-						      smp->ips + user + 1, nfp);
+			got =
+			    (int)go_on_after_signal(u, proc_find(u, smp->pid), out + n, (size_t)got,
+						    max, smp->ips + user + 1, nfp, &cut);
 		else if (got > 0 && !ended && fp_after && nfp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
@@ -1075,6 +1096,9 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		    u->end != UNWIND_END_STOPPED) {
 			out[n++] = UNWIND_MARK_BASE + u->end;
 			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;
+		} else if (smp->mark_end && cut && n < cap) {
+			out[n++] = UNWIND_MARK_BASE + UNWIND_END_COPY;
+			u->ends[UNWIND_END_COPY]++;
 		}
 	} else if (!n && cap) {
 		out[n++] = smp->ip;
