@@ -89,6 +89,12 @@ like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runt
 # marker, not a frame. Go's time.now moves SP to the thread's stack to
 # call the vDSO, and is left to libdwfl, which stops there.)
 unlike "$(cat "$OUT")" '(^|;)goprof-s[+!]' "no frame of it is left as an offset or a range" || show_run
+# The program profiled itself too (runtime/pprof): Go's own traceback
+# of the same run has the same heaviest stack, starting below goexit.
+TOP=$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')
+run "$RECCE" report --folded "$T/go.pprof"
+is "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" "${TOP#runtime.goexit;}" \
+	"Go's own profile of the run has recce's heaviest stack" || show_run
 
 # Unwound by .gopclntab too: its table of each function's stack offset
 # at each instruction steps out of every frame exactly, where frame
