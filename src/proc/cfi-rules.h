@@ -43,6 +43,7 @@ struct cfi_rule {
 	uint8_t cfa_reg; /* CFI_REG_SP or CFI_REG_BP */
 	uint8_t ra_how, bp_how;
 	uint8_t go;	  /* from Go's own table, where the file has no CFI */
+	uint8_t go_code;  /* Go code, which keeps its frame pointer in a frame */
 	uint8_t ra_exact; /* the return address is where the caller was interrupted
 			     (Go's asyncPreempt): looked up as it is, not minus one */
 };

@@ -100,12 +100,13 @@ struct unwind_ctx {
 	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
 	int after_signal; /* libdwfl's next frame is the one a signal interrupted */
 	int leaf_signal;  /* the fast path found the leaf in a restorer */
-	/* The last signal frame's interrupted registers, and when the walk
-	 * had that frame as its sig_frame-th and its rbp was its own frame
-	 * pointer (where the kernel's frame-pointer walk goes on from). */
-	uint64_t sig_bp;
-	size_t sig_frame;
-	int sig_framed;
+	/* The frame a signal interrupted, the join_frame-th, its rbp join_bp;
+	 * join_ok when that rbp is its own frame pointer and its stack is
+	 * not in the copy: where the kernel's frame-pointer walk goes on. */
+	uint64_t join_bp;
+	size_t join_frame;
+	int join_ok;
+	int no_fp; /* the frame-pointer walk may not go on from the last frame */
 };
 
 struct unwinder {
@@ -566,22 +567,29 @@ static int restorer_at(const struct proc_map *m, int fd, uint64_t addr)
 	       memcmp(b, sigreturn_code, sizeof(b)) == 0;
 }
 
-/* Where the file has no CFI at vaddr: the rule of Go's own table, when
- * the code there is a Go function's (a stripped Go program: Go writes
- * its CFI into .debug_frame, which -ldflags=-w drops). The runtime's
- * functions that switch stacks are left without a rule, as before. */
-static void go_rule(const struct proc_map *m, uint64_t vaddr, struct cfi_rule *r)
+/* The rule of Go's own table at vaddr, when the code there is a Go
+ * function's: its enum gopclntab_step, or -ENOENT. Taken where the file
+ * has no CFI (a stripped Go program: Go writes its CFI into .debug_frame,
+ * which -ldflags=-w drops), and for the runtime's functions that switch
+ * stacks even where it has (their CFI follows the old SP): those are
+ * left without a rule, the walk ending there (time.now, which calls the
+ * vDSO on the thread's stack, for one). */
+static int go_rule(const struct proc_map *m, uint64_t vaddr, struct cfi_rule *r)
 {
 	int64_t sp;
 	int kind = sym_table_go_step(m->file, vaddr, &sp);
 
-	if (kind < 0 || kind == GOPCLNTAB_SWITCH)
-		return;
+	if (kind < 0)
+		return kind;
 	memset(r, 0, sizeof(*r));
-	r->go = 1;
+	r->go = r->go_code = 1;
+	if (kind == GOPCLNTAB_SWITCH) {
+		r->ra_how = CFI_NONE;
+		return kind;
+	}
 	if (kind == GOPCLNTAB_OUTERMOST) {
 		r->ra_how = CFI_UNDEFINED;
-		return;
+		return kind;
 	}
 	r->cfa_reg = CFI_REG_SP;
 	r->cfa_off = (int32_t)sp + 8;
@@ -590,6 +598,7 @@ static void go_rule(const struct proc_map *m, uint64_t vaddr, struct cfi_rule *r
 	/* Where Go saved rbp is not in the table: no later step needs it. */
 	r->bp_how = sp ? CFI_UNDEFINED : CFI_SAME;
 	r->ra_exact = kind == GOPCLNTAB_INJECTED;
+	return kind;
 }
 
 /* The rule at pc in p: shared by file and address when pc is in a file
@@ -632,8 +641,14 @@ static int rule_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc, struc
 		simple = cfi_rules_compute(dwfl, pc, r);
 		if (simple < 0)
 			return 0; /* no module at pc in this Dwfl: nothing to keep */
-		if (simple && r->ra_how == CFI_NONE)
-			go_rule(m, pc - bias, r);
+		struct cfi_rule g;
+		int kind = go_rule(m, pc - bias, &g);
+		if (kind == GOPCLNTAB_SWITCH || (kind >= 0 && simple && r->ra_how == CFI_NONE)) {
+			*r = g;
+			simple = 1;
+		} else if (kind >= 0) {
+			r->go_code = 1;
+		}
 	}
 	if (cfi_rules_put(u->shared, key, simple, r) < 0)
 		return -ENOMEM;
@@ -722,11 +737,20 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 				c->frames[n - 1]++;
 			c->frames[n++] = ip + 1;
 			look = ip; /* where it was, not a return address */
-			c->sig_bp = bp;
-			c->sig_frame = n;
-			c->sig_framed = 0;
+			c->join_bp = bp;
+			c->join_frame = n;
+			c->join_ok = 0;
 			interrupted = 1;
 			continue;
+		}
+		if (r.ra_how == CFI_NONE && r.go) {
+			/* A Go stack switch (time.now calls the vDSO on the
+			 * thread's stack): the walk ends there, for the
+			 * kernel's frame-pointer walk to go on from, but not
+			 * from a leaf, whose rbp may still be its caller's
+			 * (the frame pointers would skip that caller). */
+			c->no_fp = n == 1;
+			break;
 		}
 		if (r.ra_how == CFI_NONE) {
 			/* Code without CFI (Debian's ld.so _start, every new
@@ -749,9 +773,9 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 		 * (or Go's convention, for a frame that has one) saves the
 		 * caller's rbp. In a prologue or an epilogue it is not. */
 		if (interrupted)
-			c->sig_framed = bp == cfa - 16 && r.ra_off == -8 &&
-					((r.bp_how == CFI_SAVED_AT && r.bp_off == -16) ||
-					 (r.go && r.cfa_off >= 24));
+			c->join_ok = c->switched && bp == cfa - 16 && r.ra_off == -8 &&
+				     ((r.bp_how == CFI_SAVED_AT && r.bp_off == -16) ||
+				      (r.go_code && r.cfa_reg == CFI_REG_SP && r.cfa_off >= 16));
 		interrupted = 0;
 		uint64_t ra;
 		int rd = stack_read(u, cfa + (uint64_t)(int64_t)r.ra_off, &ra);
@@ -784,7 +808,7 @@ static size_t dwfl_unwind(struct unwinder *u, struct proc_unwind *p)
 {
 	u->cur.n = 0;
 	u->cur.ended = u->cur.ran_out = u->cur.switched = u->cur.after_signal = 0;
-	u->cur.sig_framed = 0;
+	u->cur.join_ok = u->cur.no_fp = 0;
 	u->cur.by_dwfl = 1;
 	if (!proc_dwfl(u, p))
 		return 0;
@@ -947,34 +971,31 @@ static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
 
 	if (!p || rule_at(u, p, ra - 1, &r) <= 0 || r.ra_how != CFI_SAVED_AT || r.ra_off != -8)
 		return 0;
-	return r.go ? r.cfa_off >= 24 : r.cfa_reg == CFI_REG_BP && r.cfa_off == 16;
+	return r.go_code ? r.cfa_reg == CFI_REG_SP && r.cfa_off >= 16
+			 : r.cfa_reg == CFI_REG_BP && r.cfa_off == 16;
 }
 
 /*
  * The walk stopped at the frame a signal interrupted, on another stack than the copy's (the handler
  * ran on the thread's signal stack), with that frame's rbp its own frame pointer: the kernel's
- * frame-pointer walk went through the handler's frames, in the copy, up to that rbp, and on to the
- * interrupted frame's callers. The same walk is redone in the copy, each return address checked
- * against the kernel's, to find where in the kernel's list (fp, nfp entries, the IP first) the
- * callers begin; they are added after the n frames at f for as long as each function keeps its
- * frame pointer (past one that does not, the walk skipped its caller: *cut is set there). Returns
- * the new count.
+ * frame-pointer walk went through the handler's frames, in the copy, up to that rbp (or started
+ * there), and on to the interrupted frame's callers. The same walk is redone in the copy, each
+ * return address checked against the kernel's, to find where in the kernel's list (fp, nfp
+ * entries, the IP first) the callers begin; they are added after the n frames at f for as long as
+ * each function keeps its frame pointer (past one that does not, the walk skipped its caller: *cut
+ * is set there). Returns the new count.
  */
-static size_t go_on_after_signal(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t n,
-				 size_t cap, const uint64_t *fp, size_t nfp, int *cut)
+static size_t go_on_joined(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t n,
+			   size_t cap, const uint64_t *fp, size_t nfp, int *cut)
 {
 	const struct unwind_ctx *c = &u->cur;
 	uint64_t bp = c->regs[REG_BP];
 	size_t k = 0;
 
-	for (;;) {
+	while (bp != c->join_bp) {
 		uint64_t next, ra;
 		if (!copy_read(c, bp, &next) || !copy_read(c, bp + 8, &ra) || ++k >= nfp ||
-		    fp[k] != ra)
-			return n;
-		if (next == c->sig_bp)
-			break;
-		if (next <= bp)
+		    fp[k] != ra || (next <= bp && next != c->join_bp))
 			return n;
 		bp = next;
 	}
@@ -1076,12 +1097,11 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			     smp->stack_len < smp->stack_asked;
 		int unwound = got, cut = 0;
 		const struct unwind_ctx *c = &u->cur;
-		if (got > 0 && !ended && fp_after && nfp && c->switched && c->sig_framed &&
-		    (size_t)got == c->sig_frame)
-			got =
-			    (int)go_on_after_signal(u, proc_find(u, smp->pid), out + n, (size_t)got,
-						    max, smp->ips + user + 1, nfp, &cut);
-		else if (got > 0 && !ended && fp_after && nfp)
+		if (got > 0 && !ended && fp_after && nfp && c->join_ok &&
+		    (size_t)got == c->join_frame)
+			got = (int)go_on_joined(u, proc_find(u, smp->pid), out + n, (size_t)got,
+						max, smp->ips + user + 1, nfp, &cut);
+		else if (got > 0 && !ended && fp_after && nfp && !c->no_fp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
 			n += (size_t)got;

@@ -121,6 +121,15 @@ for b in stacks-s stacks; do
 	is "$(($(folded_count "$F" "$CHAINS") + $(folded_count "$F" "$SIGNALLED")))" "$LEAF" \
 		"$b: every one has its whole stack, but for a signal handler's, marked" ||
 		diag "$(printf '%s\n' "$F" | grep leafSpin | grep -vE "$CHAINS|$SIGNALLED" | head -5)"
+	# time.now moves SP to the thread's stack to call the vDSO, where the
+	# copy is: its callers are the frame-pointer walk's from its rbp, its
+	# own frame pointer at the call. As the leaf it ends the stack, marked.
+	NOW=$(folded_count "$F" '(^|;)time\.now(;|$)')
+	cmp_ok "$NOW" '>' 0 "$b: samples in time.now (clockSpin calls time.Now)"
+	NOW_WHOLE=$(folded_count "$F" '^runtime\.goexit(\.abi0)?;(runtime\.main;main\.main|main\.main\.func[0-9]+;main\.(worker|clockSpin));time\.Now;time\.now(;|$)')
+	cmp_ok "$NOW_WHOLE" '>' "$NOW / 2" "$b: most are whole through the stack switch ($NOW_WHOLE of $NOW)"
+	is "$((NOW_WHOLE + $(folded_count "$F" '^\[[^]]*\];(.*;)?time\.now(;|$)')))" "$NOW" \
+		"$b: the others end marked" || diag "$(printf '%s\n' "$F" | grep 'time\.now' | head -5)"
 	CHAINS_OF[$b]=$(printf '%s\n' "$F" | sed 's/ [0-9]*$//' | grep -E "$CHAINS" |
 		sed 's/\.abi0;/;/; s/;main\.leafSpin;.*/;main.leafSpin/' | sort -u | tr '\n' ' ')
 done

@@ -4,7 +4,9 @@
 // worker -> middle -> leafSpin, and leafSpin is a leaf with no frame of
 // its own (no frame pointer pushed, nothing on the stack but its return
 // address), where a frame-pointer walk loses its caller. outer and middle
-// have frames of different sizes.
+// have frames of different sizes. A third goroutine, clockSpin, calls
+// time.Now in a loop: time.now moves SP to the thread's stack to call the
+// vDSO.
 //
 //	stacks SECONDS
 package main
@@ -52,6 +54,15 @@ func worker(end time.Time, done chan<- uint64) {
 	done <- h
 }
 
+//go:noinline
+func clockSpin(end time.Time, done chan<- uint64) {
+	var n uint64
+	for time.Now().Before(end) {
+		n++
+	}
+	done <- n
+}
+
 func main() {
 	seconds := 1.0
 	if len(os.Args) > 1 {
@@ -65,8 +76,9 @@ func main() {
 	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
 	done := make(chan uint64)
 	go worker(end, done)
+	go clockSpin(end, done)
 	for time.Now().Before(end) {
 		sink += outer(sink)
 	}
-	sink += <-done
+	sink += <-done + <-done
 }
