@@ -108,6 +108,23 @@ static int ring_open(struct perf_events *pe, struct perf_ring *r, int cpu, size_
 	return perf_ring_map(r, fd, pages, 8);
 }
 
+/* perf_event_open() of attr. A kernel before 6.0 knows no
+ * PERF_FORMAT_LOST (EINVAL): attr is opened again without it, and no
+ * later event asks for it (only the records of losses count them
+ * there). The descriptor, or -1 with errno. */
+static int open_event(struct perf_events *pe, struct perf_event_attr *attr, pid_t tid, int cpu,
+		      unsigned long flags)
+{
+	int fd = perf_event_open_flags(attr, tid, cpu, flags);
+
+	if (fd < 0 && errno == EINVAL && (attr->read_format & PERF_FORMAT_LOST)) {
+		pe->read_lost = 0;
+		attr->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = perf_event_open_flags(attr, tid, cpu, flags);
+	}
+	return fd;
+}
+
 /* The output events of PERF_EVENTS_ALLOC, one per CPU, into its ring;
  * their samples carry the program's raw data after the call chain. */
 static int outputs_open(struct perf_events *pe)
@@ -130,12 +147,7 @@ static int outputs_open(struct perf_events *pe)
 		/* Its own count of what it lost: a loss as the recording ends
 		 * gets no record (the kernel writes one at the next output). */
 		attr.read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
-		int fd = perf_event_open_fd(&attr, -1, pe->cpus[i]);
-		if (fd < 0 && errno == EINVAL && pe->read_lost) {
-			pe->read_lost = 0; /* before 6.0 */
-			attr.read_format = 0;
-			fd = perf_event_open_fd(&attr, -1, pe->cpus[i]);
-		}
+		int fd = open_event(pe, &attr, -1, pe->cpus[i], 0);
 		if (fd < 0)
 			return errno == EPERM ? -EACCES : -errno;
 		pe->outputs[i] = fd;
@@ -339,18 +351,12 @@ static int open_one(struct perf_events *pe, size_t k, pid_t tid, int cpu, unsign
 			attr.disabled = 1;
 		if (flags & PERF_FLAG_PID_CGROUP)
 			attr.inherit = 0; /* the cgroup's tasks are all counted already */
-		int fd = perf_event_open_flags(&attr, tid, cpu, flags);
+		int fd = open_event(pe, &attr, tid, cpu, flags);
 		if (fd >= 0)
 			return fd;
 		int err = errno;
 		if ((err == EACCES || err == EPERM) && !pe->user_only) {
 			pe->user_only = 1;
-			continue;
-		}
-		/* A kernel before 6.0 knows no PERF_FORMAT_LOST: only the
-		 * records of losses count them there. */
-		if (err == EINVAL && pe->read_lost) {
-			pe->read_lost = 0;
 			continue;
 		}
 		/* Before 5.12: records with inodes, no build-ids. */
