@@ -234,13 +234,15 @@ LK=$PID
 wait_for 10 grep -q '^full' "$T/l.out" || diag "the leak target's cache did not fill"
 run "$RECCE" record -p "$LK" --event alloc --leaks --alloc-interval 64K -d 5 -o "$T/leaks.pb.gz"
 is "$RC" 0 "--leaks: record --event alloc exits 0" || show_run
+LEAKS_ERR=$(cat "$ERR")
 G=$(value_folded "$T/leaks.pb.gz" growing_space)
 like "$G" '(^|;)main;leak_request;malloc [0-9]+' "--leaks: leak_request's blocks only grew" ||
 	show_run
 # Each CPU has its ring; a block's return and its free, read from two of
 # them, are handled in the order they happened, so no churned block is
 # left in use.
-unlike "$G" 'churn|cache_put' "--leaks: neither the churn nor the full cache is said to grow"
+unlike "$G" 'churn|cache_put' "--leaks: neither the churn nor the full cache is said to grow" ||
+	diag "record said:" "$LEAKS_ERR"
 kill_quietly "$LK"
 
 # --- usage errors ----------------------------------------------------------
