@@ -105,7 +105,7 @@ busy_threads()
 	echo "$n"
 }
 
-spawn "$T/k.out" env SLOW_FIX_DONE="$T/slow-loaded" "$TARGETS/patchee"
+spawn "$T/k.out" env SLOW_FIX_DONE="$T/slow-loaded" SLOW_FIX_GATE="$T/slow-gate" "$TARGETS/patchee"
 K=$PID
 wait_for 5 grep -q old= "$T/k.out"
 spawn_recce "$T/kill.out" "$T/kill.err" patch -p "$K" --registry "$REG" \
@@ -114,6 +114,7 @@ KR=$PID
 wait_for 5 grep -q slow-fix.so "/proc/$K/maps"
 ok "the slow library is being loaded when recce is killed" grep -q slow-fix.so "/proc/$K/maps"
 kill_quietly "$KR"
+touch "$T/slow-gate" # the library's constructor returns only now
 ok "the call finishes in the target without recce" wait_for 5 test -e "$T/slow-loaded"
 # The stub waits about a second for recce's ack, then returns.
 all_busy() { [ "$(busy_threads "$K")" = 4 ]; }
