@@ -392,7 +392,7 @@ bench: deps
 # Small bugs put into a copy of the tree one at a time (tests/mutants/):
 # every one must make a test fail. MUTANTS="a b" runs only those.
 mutate: deps
-	sh scripts/mutate.sh
+	MUTATE_JOBS=$${MUTATE_JOBS:-$(JOBS)} sh scripts/mutate.sh
 
 # Minutes, never in `make check`: 20 random SIGKILLs of each of trace,
 # record and top (kill.t runs 2 in check), 20 runs and 20 SIGKILLs of

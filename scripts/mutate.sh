@@ -12,35 +12,41 @@
 #   test tests/cli/NAME.t | build/tests/test-NAME   (one or more)
 #
 # MUTANTS="a b" runs only those (by file name, without .mut).
+# MUTATE_JOBS=N runs N mutants at a time, each in its own copy of the
+# tree (the test files are written to run side by side, as in make
+# check); a mutant whose tests are in tests/cli/serial.list runs after
+# the others, alone, as those files do in make check.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 WORK=${MUTATE_DIR:-/tmp/recce-mutate.$(id -u)}
-LOG="$WORK/log"
+JOBS=${MUTATE_JOBS:-1}
 
 rm -rf "$WORK"
 mkdir -p "$WORK"
-# One copy of the tree, built once; each mutant changes one file in it,
-# rebuilds (the make rules see the change), runs its tests and is undone.
-git ls-files -z | (cd "$ROOT" && xargs -0 tar cf -) | (cd "$WORK" && mkdir tree && cd tree && tar xf -)
-TREE="$WORK/tree"
-echo "mutate: building a copy of the tree in $TREE"
-(cd "$TREE" && make -j"$(nproc)" all targets >"$LOG" 2>&1) || {
-	echo "mutate: the unmutated tree does not build (see $LOG)" >&2
-	exit 1
+
+# One copy of the tree per job, built once; each mutant changes one file
+# in it, rebuilds (the make rules see the change), runs its tests and is
+# undone.
+copy_tree() { # N
+	git ls-files -z | (cd "$ROOT" && xargs -0 tar cf -) |
+		(mkdir -p "$WORK/$1/tree" && cd "$WORK/$1/tree" && tar xf -)
+	echo "mutate: building a copy of the tree in $WORK/$1/tree"
+	(cd "$WORK/$1/tree" && make -j"$(nproc)" all targets >"$WORK/$1/log" 2>&1) || {
+		echo "mutate: the unmutated tree does not build (see $WORK/$1/log)" >&2
+		return 1
+	}
 }
 
-killed=0 total=0 survivors=""
-for m in tests/mutants/*.mut; do
-	name=$(basename "$m" .mut)
-	if [ -n "${MUTANTS:-}" ]; then
-		case " $MUTANTS " in *" $name "*) ;; *) continue ;; esac
-	fi
-	total=$((total + 1))
+# Applies mutant $2 in copy $1, prints its line and appends "killed NAME"
+# or "survived NAME" to the copy's results.
+run_one() { # N NAME
+	dir="$WORK/$1" tree="$WORK/$1/tree" log="$WORK/$1/log" name=$2
+	m="$tree/tests/mutants/$name.mut"
 	what=$(sed -n '1s/^# *//p' "$m")
 	file=$(sed -n 's/^file //p' "$m")
 	tests=$(sed -n 's/^test //p' "$m")
-	cp "$TREE/$file" "$WORK/orig"
+	cp "$tree/$file" "$dir/orig"
 	if ! FIND=$(sed -n 's/^find //p' "$m") REPLACE=$(sed -n 's/^replace //p' "$m") \
 		perl -e '
 			my ($path) = @ARGV;
@@ -51,35 +57,84 @@ for m in tests/mutants/*.mut; do
 			my ($indent) = $l[$at[0]] =~ /^(\s*)/;
 			$l[$at[0]] = "$indent$repl\n";
 			open($f, ">", $path) or die; print $f @l; close($f);
-		' "$TREE/$file" 2>"$WORK/apply.err"; then
-		echo "mutate: $name: cannot apply: $(cat "$WORK/apply.err")"
-		survivors="$survivors $name"
-		continue
+		' "$tree/$file" 2>"$dir/apply.err"; then
+		echo "mutate: $name: cannot apply: $(cat "$dir/apply.err")"
+		echo "survived $name" >>"$dir/results"
+		return 0
 	fi
 	# Rebuilt a second later than the original, so that make sees it.
-	touch "$TREE/$file"
+	touch "$tree/$file"
 	result=survived
-	if ! (cd "$TREE" && make -j"$(nproc)" all targets >>"$LOG" 2>&1); then
+	if ! (cd "$tree" && make -j"$(nproc)" all targets >>"$log" 2>&1); then
 		result="killed (does not build)"
 	else
 		for t in $tests; do
 			case "$t" in
-			*.t) (cd "$TREE" && B=build prove "$t" >>"$LOG" 2>&1) || result="killed by $t" ;;
+			*.t) (cd "$tree" && B=build prove "$t" >>"$log" 2>&1) || result="killed by $t" ;;
 			# A unit test is built again: make all builds none.
-			*) (cd "$TREE" && make "$t" >>"$LOG" 2>&1 && "./$t" >>"$LOG" 2>&1) ||
+			*) (cd "$tree" && make "$t" >>"$log" 2>&1 && "./$t" >>"$log" 2>&1) ||
 				result="killed by $t" ;;
 			esac
 			[ "$result" = survived ] || break
 		done
 	fi
-	cp "$WORK/orig" "$TREE/$file"
-	touch "$TREE/$file"
+	cp "$dir/orig" "$tree/$file"
+	touch "$tree/$file"
 	case "$result" in
-	killed*) killed=$((killed + 1)) ;;
-	*) survivors="$survivors $name" ;;
+	killed*) echo "killed $name" >>"$dir/results" ;;
+	*) echo "survived $name" >>"$dir/results" ;;
 	esac
 	echo "mutate: $name: $result: $what"
+}
+
+i=1 pids=""
+while [ $i -le "$JOBS" ]; do
+	copy_tree $i &
+	pids="$pids $!"
+	i=$((i + 1))
 done
-(cd "$TREE" && make -j"$(nproc)" all targets >>"$LOG" 2>&1) || true
-echo "mutate: $killed of $total mutants killed${survivors:+; survived:$survivors}"
+fail=0
+for p in $pids; do wait "$p" || fail=1; done
+[ $fail = 0 ] || exit 1
+
+# The mutants to run (as the copies have them, whatever changes in the
+# tree meanwhile), those of the serial files apart.
+parallel="" serial=""
+for m in "$WORK/1/tree"/tests/mutants/*.mut; do
+	name=$(basename "$m" .mut)
+	if [ -n "${MUTANTS:-}" ]; then
+		case " $MUTANTS " in *" $name "*) ;; *) continue ;; esac
+	fi
+	alone=no
+	for t in $(sed -n 's/^test //p' "$m"); do
+		grep -qx "$(basename "$t")" "$WORK/1/tree/tests/cli/serial.list" && alone=yes
+	done
+	if [ $alone = yes ]; then serial="$serial $name"; else parallel="$parallel $name"; fi
+done
+
+# Mutant k goes to copy k mod JOBS; the copies run side by side.
+i=1
+while [ $i -le "$JOBS" ]; do
+	(
+		k=0
+		for name in $parallel; do
+			[ $((k % JOBS + 1)) = $i ] && run_one $i "$name"
+			k=$((k + 1))
+		done
+	) &
+	i=$((i + 1))
+done
+wait
+for name in $serial; do run_one 1 "$name"; done
+
+i=1
+while [ $i -le "$JOBS" ]; do
+	(cd "$WORK/$i/tree" && make -j"$(nproc)" all targets >>"$WORK/$i/log" 2>&1) || true
+	i=$((i + 1))
+done
+cat "$WORK"/*/results >"$WORK/results" 2>/dev/null || true
+total=$(wc -l <"$WORK/results")
+killed=$(grep -c '^killed ' "$WORK/results" || true)
+survivors=$(sed -n 's/^survived //p' "$WORK/results" | tr '\n' ' ')
+echo "mutate: $killed of $total mutants killed${survivors:+; survived: $survivors}"
 [ "$killed" = "$total" ]
