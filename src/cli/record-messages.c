@@ -476,16 +476,19 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 			  "threads helps",
 		    (unsigned long long)st->lost);
 	const uint64_t *e = st->unwind_ends;
-	if (e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO])
+	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO] +
+			 e[UNWIND_END_OTHER_STACK];
+	if (early)
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
 		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit], %llu [no unwind "
 		     "info: FILE+OFFSET] (code of a file without CFI, such as hand-written "
-		     "assembly)",
-		     (unsigned long long)(e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] +
-					  e[UNWIND_END_NO_INFO]),
-		     (unsigned long long)e[UNWIND_END_COPY],
+		     "assembly), %llu [interrupted stack not copied] (a signal handler ran on a "
+		     "stack of its own: the interrupted code's callers are known only through "
+		     "their frame pointers)",
+		     (unsigned long long)early, (unsigned long long)e[UNWIND_END_COPY],
 		     (unsigned long long)e[UNWIND_END_DEPTH],
-		     (unsigned long long)e[UNWIND_END_NO_INFO]);
+		     (unsigned long long)e[UNWIND_END_NO_INFO],
+		     (unsigned long long)e[UNWIND_END_OTHER_STACK]);
 	if (unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
 		     (unsigned long long)st->unwind_check.checked,

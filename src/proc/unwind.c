@@ -903,6 +903,7 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	u->end = c->ended && !c->ran_out && c->n < c->max ? UNWIND_END_WHOLE
 		 : c->n >= c->max			  ? UNWIND_END_DEPTH
 		 : ends_without_cfi(u, p)		  ? UNWIND_END_NO_INFO
+		 : c->ran_out && c->switched		  ? UNWIND_END_OTHER_STACK
 		 : c->ran_out && !leaf_unknown		  ? UNWIND_END_COPY
 							  : UNWIND_END_STOPPED;
 	if (ended)
@@ -924,6 +925,8 @@ const char *unwind_mark_name(uint64_t addr)
 		return "[depth limit]";
 	case UNWIND_END_NO_INFO:
 		return "[no unwind info]";
+	case UNWIND_END_OTHER_STACK:
+		return "[interrupted stack not copied]";
 	default:
 		return "[unknown]";
 	}
@@ -1093,7 +1096,7 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 					  out + n, max, &ended);
 		/* A copy shorter than asked holds the stack to its end: a read
 		 * past it was a guess, not a stack cut short. */
-		int to_end = u->end == UNWIND_END_COPY && !u->cur.switched && smp->stack_asked &&
+		int to_end = u->end == UNWIND_END_COPY && smp->stack_asked &&
 			     smp->stack_len < smp->stack_asked;
 		int unwound = got, cut = 0;
 		const struct unwind_ctx *c = &u->cur;
@@ -1117,8 +1120,8 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			out[n++] = UNWIND_MARK_BASE + u->end;
 			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;
 		} else if (smp->mark_end && cut && n < cap) {
-			out[n++] = UNWIND_MARK_BASE + UNWIND_END_COPY;
-			u->ends[UNWIND_END_COPY]++;
+			out[n++] = UNWIND_MARK_BASE + UNWIND_END_OTHER_STACK;
+			u->ends[UNWIND_END_OTHER_STACK]++;
 		}
 	} else if (!n && cap) {
 		out[n++] = smp->ip;

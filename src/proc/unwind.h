@@ -89,20 +89,25 @@ size_t unwind_copy_fp(uint64_t bp, uint64_t sp, const uint8_t *stack, size_t sta
  * and names and counts the others.
  */
 enum unwind_end {
-	UNWIND_END_WHOLE,   /* the outermost frame was reached */
-	UNWIND_END_COPY,    /* the next frame lies past the stack copy */
-	UNWIND_END_NO_INFO, /* code of a file without CFI there */
-	UNWIND_END_DEPTH,   /* the most frames asked for */
-	UNWIND_END_STOPPED, /* for no reason the walk can tell (code in no
-			       file, such as JIT code; CFI that does not
-			       lead on): not marked */
+	UNWIND_END_WHOLE,	/* the outermost frame was reached */
+	UNWIND_END_COPY,	/* the next frame lies past the stack copy */
+	UNWIND_END_NO_INFO,	/* code of a file without CFI there */
+	UNWIND_END_DEPTH,	/* the most frames asked for */
+	UNWIND_END_OTHER_STACK, /* a signal handler ran on a stack of its own:
+				   the interrupted code's is not in the copy,
+				   and its callers past one that keeps no frame
+				   pointer are unknown */
+	UNWIND_END_STOPPED,	/* for no reason the walk can tell (code in no
+				   file, such as JIT code; CFI that does not
+				   lead on): not marked */
 	UNWIND_END_KINDS
 };
 #define UNWIND_MARK_BASE ((uint64_t)-3900) /* + an enum unwind_end other than WHOLE */
 
 /* Whether addr is one of the markers above. */
 int unwind_is_mark(uint64_t addr);
-/* Its frame's name: "[stack copy ended]", "[depth limit]", "[no unwind info]". */
+/* Its frame's name: "[stack copy ended]", "[depth limit]", "[no unwind info]",
+ * "[interrupted stack not copied]". */
 const char *unwind_mark_name(uint64_t addr);
 
 /* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */

@@ -72,18 +72,29 @@ is "$(folded_count "$SIG" '^_start;__libc_start_main;__libc_start_call_main;main
 # kernel's frame-pointer walk (through the handler's frames, checked in
 # the copy) gives its callers, for as long as each keeps its frame
 # pointer (Debian's libc does not: past libc's clock_gettime the walk
-# would skip cpu_seconds, and is cut there, marked [stack copy ended]; it
+# would skip cpu_seconds, and is cut there, marked [interrupted stack not
+# copied]; it
 # ends at libc's start code). In a prologue the stack ends at the
 # interrupted frame, marked too.
 run "$RECCE" record -F 499 -o "$T/sigalt.pb.gz" -- "$TARGETS/sigspin" 1 alt
 is "$RC" 0 "record -- sigspin alt exits 0" || show_run
+ALT_ERR=$(cat "$ERR")
 ALT=$(folded_user "$(folded "$T/sigalt.pb.gz")")
 HS=$(folded_count "$ALT" '(^|;)handler_spin$')
 WHOLE=$(folded_count "$ALT" '^(_start;__libc_start_main;)?__libc_start_call_main;main;work;(cpu_seconds;)?__restore_rt;on_signal;handler_spin$')
-MARKED=$(folded_count "$ALT" '^\[stack copy ended\];([^;]*;)*__restore_rt;on_signal;handler_spin$')
+MARKED=$(folded_count "$ALT" '^\[interrupted stack not copied\];([^;]*;)*__restore_rt;on_signal;handler_spin$')
 cmp_ok "$WHOLE" '>' 0 "sigspin alt: handler stacks whole below the signal stack ($WHOLE of $HS)"
 is "$((WHOLE + MARKED))" "$HS" "sigspin alt: the others end marked at the interrupted frame" ||
 	diag "$(printf '%s\n' "$ALT" | grep handler_spin | head -5)"
+# A larger copy would not reach them: the run counts them apart from
+# the stacks whose copy ended.
+ALL_MARKED=$(folded_count "$ALT" '^\[interrupted stack not copied\];')
+if [ "$ALL_MARKED" -gt 0 ]; then
+	like "$ALT_ERR" "recce: [0-9]+ stacks end early, at a frame that says why: 0 \\[stack copy ended\\] .* $ALL_MARKED \\[interrupted stack not copied\\] \\(a signal handler ran on a stack of its own" \
+		"sigspin alt: the run counts the $ALL_MARKED cut below the signal stack, none as a copy that ended"
+else
+	unlike "$ALT_ERR" "stacks end early" "sigspin alt: no stack cut, none counted"
+fi
 
 # One call is one frame: with libc's debug info, read's cancellable path
 # is "__libc_read inlined into __libc_read", at an address named read.
