@@ -483,8 +483,8 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit], %llu [no unwind "
 		     "info: FILE+OFFSET] (code of a file without CFI, such as hand-written "
 		     "assembly), %llu [interrupted stack not copied] (a signal handler ran on a "
-		     "stack of its own: the interrupted code's callers are known only through "
-		     "their frame pointers)",
+		     "stack of its own, which is all the copy holds; auto goes on by frame "
+		     "pointers where they are kept)",
 		     (unsigned long long)early, (unsigned long long)e[UNWIND_END_COPY],
 		     (unsigned long long)e[UNWIND_END_DEPTH],
 		     (unsigned long long)e[UNWIND_END_NO_INFO],

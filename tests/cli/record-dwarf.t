@@ -95,6 +95,19 @@ if [ "$ALL_MARKED" -gt 0 ]; then
 else
 	unlike "$ALT_ERR" "stacks end early" "sigspin alt: no stack cut, none counted"
 fi
+# Without the frame-pointer walk, every stack of the handler ends at the
+# frame it interrupted, marked so, and counted so.
+run "$RECCE" record --call-graph dwarf -F 499 -o "$T/sigalt-dwarf.pb.gz" -- "$TARGETS/sigspin" 1 alt
+is "$RC" 0 "record --call-graph dwarf -- sigspin alt exits 0" || show_run
+ALT_ERR=$(cat "$ERR")
+ALT=$(folded_user "$(folded "$T/sigalt-dwarf.pb.gz")")
+HS=$(folded_count "$ALT" '(^|;)handler_spin$')
+cmp_ok "$HS" '>' 0 "sigspin alt, dwarf: samples in the handler"
+is "$(folded_count "$ALT" '^\[interrupted stack not copied\];[^;]+;__restore_rt;on_signal;handler_spin$')" "$HS" \
+	"sigspin alt, dwarf: each ends marked at the frame the signal interrupted" ||
+	diag "$(printf '%s\n' "$ALT" | grep handler_spin | head -5)"
+like "$ALT_ERR" "at a frame that says why: 0 \\[stack copy ended\\] .* $HS \\[interrupted stack not copied\\]" \
+	"sigspin alt, dwarf: and the run counts them so"
 
 # One call is one frame: with libc's debug info, read's cancellable path
 # is "__libc_read inlined into __libc_read", at an address named read.
