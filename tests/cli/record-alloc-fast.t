@@ -103,7 +103,7 @@ kill_quietly "$HO"
 # --- --leaks: the stacks whose use only grows -----------------------------------
 
 # tests/targets/leaks.c keeps one block a round (leak_request), frees one
-# at once (churn) and 16 a round 64 rounds later (cache_put, steady once
+# at once (churn) and 16 a round 16 rounds later (cache_put, steady once
 # full: what it holds goes up and down from one snapshot to the next).
 need_file "$TARGETS/leaks"
 spawn "$T/l.out" "$TARGETS/leaks"

@@ -3,12 +3,15 @@
  * alloc --leaks`. Each round, about a millisecond apart:
  *   leak_request  malloc(2048), kept for ever: in use only grows
  *   churn         malloc(2048), freed at once
- *   cache_put     16 times malloc(2048) into a ring of 1024, freeing the
- *                 one it replaces: full after 64 rounds, steady after.
+ *   cache_put     16 times malloc(2048) into a ring of 256, freeing the
+ *                 one it replaces: full after 16 rounds, steady after.
  *                 A recording sees the blocks put since it began, all of
- *                 the ring within a few rounds, so the cache's use it sees
- *                 stops growing well before its second snapshot (1 s),
- *                 however slowly a busy machine runs the rounds
+ *                 the ring after 16 rounds, so the cache's use it sees
+ *                 stops growing before its first snapshot (1 s) even
+ *                 where a round, its 1 ms pause and some 50 calls through
+ *                 uprobes, takes ten times as long on a busy machine
+ *                 (64 rounds, with a ring of 1024, can take longer than
+ *                 that: the cache's use was once said to grow)
  * Prints "ready", then "full" once the cache is, and runs until killed.
  * Built with frame pointers and without inlining of the sites, so each is
  * a frame of its own.
@@ -19,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CACHE 1024
+#define CACHE 256
 #define PUTS  16 /* cache_put calls a round */
 
 static void *cache[CACHE];
