@@ -873,6 +873,18 @@ fast_run() {
 	say "fast $tool rep $rep: $(field "$TMP/stats" ns_per_call) ns a call${events:+, $events events}"
 }
 
+# One read of the CPU's time-stamp counter (bench/workloads/events.c's
+# clock loop), which each event of --fast makes: the floor under a call
+# and its return is two of them.
+fast_clock() {
+	rep=$1
+	if "$BIN/ev-recce" clock "$EV_FAST" > "$TMP/ev.out" 2>&1 &&
+		v=$(sed -n 's/^ns_per_iter=//p' "$TMP/ev.out") && [ -n "$v" ]; then
+		printf 'kind=fast\tcase=clock\ttool=clock\trep=%s\tstatus=ok\tns_per_read=%s\n' \
+			"$rep" "$v" >> "$RAW"
+	fi
+}
+
 # Start of `recce trace --fast --count 1` on the busy workload to its exit.
 fast_first() {
 	rep=$1
@@ -1000,6 +1012,10 @@ fast_tree() {
 }
 
 group_fast() {
+	lib=$B/lib/librecce.a
+	[ -f "$lib" ] || die "no $lib: run make first"
+	$CC -std=gnu11 -O2 -g -Iinclude -DWITH_RECCE -o "$BIN/ev-recce" bench/workloads/events.c \
+		"$lib" -pthread
 	uftrace_ok=0
 	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/calls-pg" \
 		bench/workloads/calls.c; then
@@ -1013,6 +1029,7 @@ group_fast() {
 			fast_run "$tool" "$rep"
 		done
 		fast_first "$rep"
+		fast_clock "$rep"
 		for mode in file file-ret text; do
 			fast_reader "$mode" "$rep"
 		done

@@ -285,12 +285,8 @@ static int claim(struct recce_fast_header *h, uint32_t start)
 	return 0;
 }
 
-int fast_writer_ready(struct recce_fast_header *h)
+int fast_writer_claim(struct recce_fast_header *h, uint32_t start)
 {
-	uint32_t start = fast_starts;
-
-	if (fast_me.file == h && fast_me.start == start)
-		return 0;
 	/* The program's errno stays its own: a claim asks the kernel. */
 	int saved = errno;
 	int err = claim(h, start);

@@ -55,8 +55,18 @@ static inline uint64_t fast_rdtsc(void)
 }
 
 /* The calling thread's ring in h, claimed if it has none in it (the
- * program's errno kept); 0, or -1 when no slot is left. */
-int fast_writer_ready(struct recce_fast_header *h) HIDDEN;
+ * program's errno kept); 0, or -1 when no slot is left. Inline: every
+ * event asks, and all but a thread's first find it there. */
+int fast_writer_claim(struct recce_fast_header *h, uint32_t start) HIDDEN
+    __attribute__((noinline));
+static inline int fast_writer_ready(struct recce_fast_header *h)
+{
+	uint32_t start = fast_starts;
+
+	if (__builtin_expect(fast_me.file == h && fast_me.start == start, 1))
+		return 0;
+	return fast_writer_claim(h, start);
+}
 
 /* alloc.c: an allocation trace starts (its table of sampled addresses
  * emptied); the calling thread claimed a ring in one (its sampling state
