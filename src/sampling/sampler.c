@@ -551,6 +551,12 @@ int sampler_start(struct sampler *s)
 			err = attach(s);
 			if (!err)
 				err = alloc_start(s);
+			/* Hooking the allocators can take seconds (a library
+			 * read and injected, the target's threads stopped, on a
+			 * slow or emulated machine): -d counts from when the
+			 * allocations are sampled. */
+			s->start_mono = time_now_ns(CLOCK_MONOTONIC);
+			s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
 		} else if (s->cfg.system_wide) {
 			if (s->py)
 				py_samples_watch_named(s->py, scanned_python, s);
