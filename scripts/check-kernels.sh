@@ -12,13 +12,22 @@
 # mounts; a process of the suite that crashes there leaves its core in
 # build/kernels/results. Exits 1 when a feature FAILS on any kernel or a VM
 # never reported.
+#
+# --smoke (make check-smoke, which .ci/run runs after make check): the
+# same suite in a VM on Debian 12's 6.1 only (five minutes here), not on
+# this machine's kernel (make check's kernel-compat.t runs it there); a
+# machine where that VM cannot start says so in one line and passes.
 set -eu
+
+SMOKE=0
+[ "${1:-}" = --smoke ] && SMOKE=1
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 KERNELS=${RECCE_KERNELS:-/var/cache/recce/kernels}
 W=$ROOT/build/kernels
 TIMEOUT=${RECCE_VM_TIMEOUT:-1800}
+[ $SMOKE = 1 ] && TIMEOUT=${RECCE_VM_TIMEOUT:-900}
 # Emulated by default: a KVM nested where it is not offered whole can hang
 # at boot (RECCE_VM_ACCEL=kvm where it works).
 ACCEL=${RECCE_VM_ACCEL:-tcg}
@@ -32,11 +41,16 @@ GO111MODULE=off GOFLAGS= GOCACHE="$W/gocache" GOPATH="$W/gopath" \
 	go build -o "$W/goprof" tests/go/main.go
 export RECCE_GO_TARGET="$W/goprof"
 
-echo "check-kernels: the suite on this machine's kernel ($(uname -r))"
-bash tests/kernels/compat.sh "$W/results/host.txt" >"$W/host.log" 2>&1
+if [ $SMOKE = 0 ]; then
+	echo "check-kernels: the suite on this machine's kernel ($(uname -r))"
+	bash tests/kernels/compat.sh "$W/results/host.txt" >"$W/host.log" 2>&1
+	VMS="$KERNELS/*/vmlinuz"
+else
+	VMS="$KERNELS/6.1.*/vmlinuz"
+fi
 
 status=0
-for k in "$KERNELS"/*/vmlinuz; do
+for k in $VMS; do
 	[ -f "$k" ] || { echo "check-kernels: no kernel in $KERNELS" >&2; exit 1; }
 	kdir=${k%/vmlinuz}
 	version=${kdir##*/}
@@ -55,6 +69,7 @@ for pass in 1 2 3 4 5 6; do
 	for m in /mods/*.ko; do insmod \$m 2>/dev/null && rm \$m; done
 done
 ls /mods/*.ko 2>/dev/null && echo "check-kernels: these modules would not load"
+echo "check-kernels: the VM is up"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro root /root
 mount -t 9p -o trans=virtio,version=9p2000.L,rw results /root/mnt
 for d in proc sys dev; do mount --move /\$d /root/\$d; done
@@ -79,7 +94,10 @@ EOF
 		-virtfs local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$W/results",mount_tag=results,security_model=none \
 		>"$W/vm-$version.console" 2>&1 </dev/null || true
-	if [ ! -s "$W/results/$version.txt" ]; then
+	if [ ! -s "$W/results/$version.txt" ] && [ $SMOKE = 1 ] &&
+		! grep -q '^check-kernels: the VM is up' "$W/vm-$version.console"; then
+		echo "check-kernels: a VM cannot start here: $version never reached its init (its console: $W/vm-$version.console)"
+	elif [ ! -s "$W/results/$version.txt" ]; then
 		echo "check-kernels: $version: the VM did not report (its console: $W/vm-$version.console)"
 		status=1
 	fi
@@ -88,6 +106,7 @@ done
 # The table: each feature, on this kernel and each VM's.
 echo
 for f in "$W"/results/*.txt; do
+	[ -f "$f" ] || continue
 	name=${f##*/}
 	name=${name%.txt}
 	[ "$name" = host ] && name="$(uname -r) (this machine)"
