@@ -110,7 +110,7 @@ is "$RC" 0 "the Go program of known stacks builds stripped" || show_run
 run go build -o "$T/stacks" "$ROOT/tests/go/stacks/main.go"
 is "$RC" 0 "... and with its symbols and CFI" || show_run
 CHAINS='^runtime\.goexit(\.abi0)?;(runtime\.main;main\.main;main\.outer|main\.main\.func1;main\.worker);main\.middle;main\.leafSpin(;|$)'
-SIGNALLED='^\[stack copy ended\];main\.leafSpin;runtime\.sigreturn(\.abi0)?(;|$)'
+SIGNALLED='^\[interrupted stack not copied\];main\.leafSpin;runtime\.sigreturn(\.abi0)?(;|$)'
 declare -A CHAINS_OF
 for b in stacks-s stacks; do
 	run "$RECCE" record -F 999 -o "$T/$b.pb.gz" -- "$T/$b" 1
@@ -155,7 +155,8 @@ like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runt
 # range is all there is to name it by. A sample taken while the program
 # handled a signal (runtime.sigtramp or a function it called, above
 # libc's restorer) is unwound through the signal frame to the
-# interrupted Go function, and ends there, marked [stack copy ended]:
+# interrupted Go function, and ends there, marked [interrupted stack not
+# copied]:
 # the handler ran on the thread's signal stack, and the goroutine's is
 # not in the copy.
 is "$(grep -E '(^|;)goprof-ext[+!]' "$OUT" |
