@@ -72,10 +72,9 @@ is "$(folded_count "$SIG" '^_start;__libc_start_main;__libc_start_call_main;main
 # kernel's frame-pointer walk (through the handler's frames, checked in
 # the copy) gives its callers, for as long as each keeps its frame
 # pointer (Debian's libc does not: past libc's clock_gettime the walk
-# would skip cpu_seconds, and is cut there, marked [interrupted stack not
-# copied]; it
-# ends at libc's start code). In a prologue the stack ends at the
-# interrupted frame, marked too.
+# would skip cpu_seconds, and is cut there, marked [interrupted stack
+# not copied]; it ends at libc's start code). In a prologue the stack
+# ends at the interrupted frame, marked too.
 run "$RECCE" record -F 499 -o "$T/sigalt.pb.gz" -- "$TARGETS/sigspin" 1 alt
 is "$RC" 0 "record -- sigspin alt exits 0" || show_run
 ALT_ERR=$(cat "$ERR")
