@@ -73,8 +73,11 @@ echo "check-kernels: the VM is up"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro root /root
 mount -t 9p -o trans=virtio,version=9p2000.L,rw results /root/mnt
 for d in proc sys dev; do mount --move /\$d /root/\$d; done
+# A fresh /tmp, with the tree seen again at its path should it be under
+# /tmp (a clone there, as CI may make).
 chroot /root /bin/sh -c '
-	mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /run &&
+	mount -t tmpfs tmpfs /run && mkdir -p /run/tree && mount --bind "$ROOT" /run/tree &&
+	mount -t tmpfs tmpfs /tmp && mkdir -p "$ROOT" && mount --bind /run/tree "$ROOT" &&
 	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm &&
 	mount -t cgroup2 cgroup2 /sys/fs/cgroup &&
 	echo +pids >/sys/fs/cgroup/cgroup.subtree_control &&
@@ -95,7 +98,7 @@ EOF
 		-virtfs local,path="$W/results",mount_tag=results,security_model=none \
 		>"$W/vm-$version.console" 2>&1 </dev/null || true
 	if [ ! -s "$W/results/$version.txt" ] && [ $SMOKE = 1 ] &&
-		! grep -q '^check-kernels: the VM is up' "$W/vm-$version.console"; then
+		! grep -q 'check-kernels: the VM is up' "$W/vm-$version.console"; then
 		echo "check-kernels: a VM cannot start here: $version never reached its init (its console: $W/vm-$version.console)"
 	elif [ ! -s "$W/results/$version.txt" ]; then
 		echo "check-kernels: $version: the VM did not report (its console: $W/vm-$version.console)"
