@@ -741,15 +741,21 @@ group_libuv() {
 	done
 }
 
+# bench/workloads/events.c with librecce, as $BIN/ev-recce: the events
+# group's writer, and the clock loop both it and the fast group time.
+build_ev_recce() {
+	lib=$B/lib/librecce.a
+	[ -f "$lib" ] || die "no $lib: run make first"
+	$CC -std=gnu11 -O2 -g -Iinclude -DWITH_RECCE -o "$BIN/ev-recce" bench/workloads/events.c \
+		"$lib" -pthread
+}
+
 # The cost of one in-process event: librecce with a reader attached, with
 # none and switched off; an LTTng-UST tracepoint with a session recording
 # it and with none; a call recorded by uftrace; the CPU's clock read alone
 # and the bare loop, which every figure is taken relative to.
 group_events() {
-	lib=$B/lib/librecce.a
-	[ -f "$lib" ] || die "no $lib: run make first"
-	$CC -std=gnu11 -O2 -g -Iinclude -DWITH_RECCE -o "$BIN/ev-recce" bench/workloads/events.c \
-		"$lib" -pthread
+	build_ev_recce
 	lttng_ok=0
 	if command -v lttng-sessiond > /dev/null &&
 		$CC -std=gnu11 -O2 -g -Ibench/workloads -DWITH_LTTNG -o "$BIN/ev-lttng" \
@@ -1012,10 +1018,7 @@ fast_tree() {
 }
 
 group_fast() {
-	lib=$B/lib/librecce.a
-	[ -f "$lib" ] || die "no $lib: run make first"
-	$CC -std=gnu11 -O2 -g -Iinclude -DWITH_RECCE -o "$BIN/ev-recce" bench/workloads/events.c \
-		"$lib" -pthread
+	build_ev_recce
 	uftrace_ok=0
 	if command -v uftrace > /dev/null && $CC -std=gnu11 -O2 -g -pg -o "$BIN/calls-pg" \
 		bench/workloads/calls.c; then

@@ -389,6 +389,16 @@ static int attach(struct sampler *s)
 	return attached ? 0 : -ESRCH;
 }
 
+/* The recording starts now: its clock, the profile's start time, and
+ * the off-CPU waits counted from then. */
+static void clock_starts(struct sampler *s)
+{
+	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
+	s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
+	if (s->offcpu)
+		offcpu_set_start(s->offcpu, s->start_mono);
+}
+
 /* The launched command waits at its gate (proc/launch.h) until its
  * events are open, then execs. */
 static int launch(struct sampler *s)
@@ -413,10 +423,7 @@ static int launch(struct sampler *s)
 	}
 	s->pidfds[0] = proc_pidfd_open(l.pid);
 	s->alive[0] = 1;
-	s->start_mono = time_now_ns(CLOCK_MONOTONIC);
-	s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
-	if (s->offcpu)
-		offcpu_set_start(s->offcpu, s->start_mono);
+	clock_starts(s);
 
 	err = launch_go(&l);
 	if (err && !l.pid) {
@@ -543,10 +550,7 @@ int sampler_start(struct sampler *s)
 	if (s->cfg.argv)
 		err = launch(s);
 	else {
-		s->start_mono = time_now_ns(CLOCK_MONOTONIC);
-		s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
-		if (s->offcpu)
-			offcpu_set_start(s->offcpu, s->start_mono);
+		clock_starts(s);
 		if (s->cfg.events & PERF_EVENTS_ALLOC) {
 			err = attach(s);
 			if (!err)
@@ -555,8 +559,7 @@ int sampler_start(struct sampler *s)
 			 * read and injected, the target's threads stopped, on a
 			 * slow or emulated machine): -d counts from when the
 			 * allocations are sampled. */
-			s->start_mono = time_now_ns(CLOCK_MONOTONIC);
-			s->stats.start_ns = (int64_t)s->start_mono + time_mono_to_real();
+			clock_starts(s);
 		} else if (s->cfg.system_wide) {
 			if (s->py)
 				py_samples_watch_named(s->py, scanned_python, s);
