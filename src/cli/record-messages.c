@@ -376,6 +376,11 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		     (unsigned long long)st->alloc.objects, bytes_text(st->alloc.bytes),
 		     (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
 		     st->threads, st->threads == 1 ? "" : "s", written, size);
+		if (st->alloc.unfollowed)
+			note("%llu of the sampled allocations had no block to follow to its free "
+			     "(the call still running as the recording ended, a record of it "
+			     "missing, or the allocator returned none): not in the in-use profile",
+			     (unsigned long long)st->alloc.unfollowed);
 		say_alloc_children(st);
 		if (st->alloc_fast)
 			say_alloc_fast(st);

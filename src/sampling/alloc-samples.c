@@ -107,6 +107,7 @@ static int add_sample(struct alloc_samples *as, pid_t pid, pid_t tid, uint64_t s
 
 	if (old) {
 		as->stats.unmatched++; /* its return never came */
+		as->stats.unfollowed++;
 		free(old);
 	}
 	if (caller && as->inside && as->inside(as->ctx, pid, caller - 1)) {
@@ -173,13 +174,22 @@ int alloc_samples_add(struct alloc_samples *as, pid_t pid, pid_t tid, const void
 			return 0;
 		}
 		if (!r.value) { /* the allocation failed: nothing lives */
+			as->stats.unfollowed++;
 			free(one);
 			return 0;
 		}
-		free(take(&as->live, r.value)); /* a free we did not see */
+		/* The allocator gave the address again: the block there was
+		 * freed, though its free was not seen. */
+		struct alloc_one *gone = take(&as->live, r.value);
+		if (gone) {
+			as->stats.frees++;
+			free(gone);
+		}
 		int err = u64map_put(&as->live, r.value, (uint64_t)(uintptr_t)one);
-		if (err)
+		if (err) {
+			as->stats.unfollowed++;
 			free(one);
+		}
 		return err;
 	}
 	case ALLOC_EV_FREE: {
@@ -209,11 +219,23 @@ static void add_live(void *ctx, uint64_t key, uint64_t val)
 		as->finished = -ENOMEM;
 }
 
+/* A sample whose call had not returned as the recording ended (or whose
+ * return was lost). */
+static void count_pending(void *ctx, uint64_t key, uint64_t val)
+{
+	struct alloc_samples *as = ctx;
+
+	(void)key;
+	if (val)
+		as->stats.unfollowed++;
+}
+
 int alloc_samples_finish(struct alloc_samples *as)
 {
 	if (as->finished)
 		return as->finished < 0 ? as->finished : 0;
 	as->finished = 1;
+	u64map_each(&as->pending, count_pending, as);
 	u64map_each(&as->live, add_live, as);
 	return as->finished < 0 ? as->finished : 0;
 }

@@ -25,6 +25,8 @@ struct alloc_samples_stats {
 	uint64_t samples;   /* allocations sampled */
 	uint64_t frees;	    /* sampled allocations freed */
 	uint64_t live;	    /* sampled allocations still in use at the end */
+	uint64_t unfollowed; /* sampled allocations with no block to follow: their result
+				not seen (still running at the end, its record lost) or none */
 	uint64_t unmatched; /* returns without their sample, or samples without their return */
 	uint64_t nested;    /* samples of the allocator calling itself, left out */
 	uint64_t objects;   /* allocations they stand for */
@@ -46,8 +48,9 @@ void alloc_samples_free(struct alloc_samples *as);
 int alloc_samples_add(struct alloc_samples *as, pid_t pid, pid_t tid, const void *raw,
 		      size_t raw_size, const uint64_t *frames, size_t n);
 
-/* Adds the allocations still live to the in-use aggregate, once. Returns 0
- * or -ENOMEM. */
+/* Adds the allocations still live to the in-use aggregate, once, and
+ * counts those whose result never came: from then on every sample is
+ * freed, live or unfollowed. Returns 0 or -ENOMEM. */
 int alloc_samples_finish(struct alloc_samples *as);
 
 /* Calls fn with each sampled allocation still in use: its process,

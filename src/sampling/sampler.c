@@ -704,9 +704,11 @@ static void describe_alloc(const struct sampler *s, const struct sampler_stats *
 		add_comment(
 		    p, "growing", "%d stacks only grew in use over %zu snapshots %.0f s apart",
 		    st->growing_stacks, st->growth_points, (double)st->growth_every_ns / 1e9);
-	add_comment(p, "allocations", "%llu sampled of about %llu, %llu freed, %llu still in use",
+	add_comment(p, "allocations",
+		    "%llu sampled of about %llu, %llu freed, %llu still in use, %llu not followed",
 		    (unsigned long long)st->alloc.samples, (unsigned long long)st->alloc.objects,
-		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live);
+		    (unsigned long long)st->alloc.frees, (unsigned long long)st->alloc.live,
+		    (unsigned long long)st->alloc.unfollowed);
 }
 
 void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
