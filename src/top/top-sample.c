@@ -345,9 +345,36 @@ static const char *python_leaf(struct top_sampler *s, const uint64_t *ips, uint6
 	return NULL;
 }
 
+/* How many frames up from a leaf in the interpreter its loop is looked
+ * for (PyNumber_InPlaceXor, binary_iop1, long_xor, long_bitwise: four). */
+#define HELPER_DEPTH 8
+
+/* Whether the user frames of ips from i up to the interpreter's loop all
+ * lie in the loop's own module: the interpreter's helpers (the number
+ * protocol, the methods of its objects), called by it for the Python
+ * function that runs, which py-spy --native leaves out too. A C
+ * extension's, or libc's, code is not. */
+static int interpreter_helper(struct top_sampler *s, struct top_proc *p, const uint64_t *ips,
+			      uint64_t i, uint64_t nr)
+{
+	const struct proc_map *leaf = procs_find(s->procs, p->pid, ips[i]);
+
+	if (!leaf || !leaf->file)
+		return 0;
+	for (uint64_t j = i + 1; j < nr && j <= i + HELPER_DEPTH; j++) {
+		const struct proc_map *m =
+		    ips[j] >= CONTEXT_FLOOR ? NULL : procs_find(s->procs, p->pid, ips[j]);
+		if (!m || m->file != leaf->file)
+			return 0;
+		if (strcmp(user_name(s, p, ips[j], 1), PY_EVAL_FUNCTION) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* The function of a sample: its first user frame, else its kernel leaf;
- * where that frame is the interpreter running Python code, the Python
- * function it runs. */
+ * where that frame is the interpreter running Python code, or one of its
+ * helpers, the Python function it runs. */
 static const char *sample_function(struct top_sampler *s, struct top_proc *p, const uint64_t *ips,
 				   uint64_t nr)
 {
@@ -367,8 +394,9 @@ static const char *sample_function(struct top_sampler *s, struct top_proc *p, co
 		if (context == 2)
 			continue;
 		if (!kernel) {
-			const char *name = user_name(s, p, a, 0), *py;
-			if (strcmp(name, PY_EVAL_FUNCTION) == 0 && (py = python_leaf(s, ips, nr)))
+			const char *name = user_name(s, p, a, 0), *py = python_leaf(s, ips, nr);
+			if (py && (strcmp(name, PY_EVAL_FUNCTION) == 0 ||
+				   interpreter_helper(s, p, ips, i, nr)))
 				return py;
 			return name;
 		}
