@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,6 +164,24 @@ static void *wait_to_go(void *arg)
 	return NULL;
 }
 
+/* Waits until the kernel has let go of thread tid, which pthread_join()
+ * returns before (the thread's exit clears its tid first): until its
+ * /proc directory is gone; fails after 60 s. */
+static void wait_released(pid_t tid)
+{
+	char path[64];
+	struct timespec start, now;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (access(path, F_OK) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > 60)
+			fail_msg("thread %d still in /proc 60 s after it ended", (int)tid);
+		sched_yield();
+	}
+}
+
 /* Spins this thread 20 ms of CPU at a time until r reads more than
  * ticks for it; fails after 5 s of CPU. */
 static void spin_past(struct procstat_reader *r, uint64_t ticks)
@@ -225,6 +244,7 @@ static void test_read_kept_open(void **state)
 	pthread_cond_broadcast(&w.cond);
 	pthread_mutex_unlock(&w.lock);
 	pthread_join(th, NULL);
+	wait_released(w.tid);
 	assert_int_equal(procstat_read_task(&r, getpid(), w.tid, &t), -ESRCH);
 	assert_int_equal(procstat_reader_held(&r), 3);
 
