@@ -353,6 +353,7 @@ lint:
 	@sh scripts/check-calls.sh
 	@bash scripts/check-engines.sh
 	@sh scripts/check-mutants.sh
+	@sh scripts/check-skips.sh
 
 # The same suite with every core kept busy by other work: green here is
 # green on a real machine (never in check itself: it is check, loaded).

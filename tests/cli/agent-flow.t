@@ -109,7 +109,7 @@ if command -v tmux >/dev/null; then
 	unlike "$SCREEN" 'recording: ' "and is gone from the screen once the command is done"
 	like "$SCREEN" 'status=0' "which exits 0"
 else
-	skip "tmux is not installed" 4
+	skip 4 "tmux is not installed"
 fi
 
 # A file that takes more than a second to come says how far it got.

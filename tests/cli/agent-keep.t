@@ -89,7 +89,7 @@ if [ -n "$MEMCG" ]; then
 		"the agent says the OOM killer killed it"
 	rmdir "$MEMCG"
 else
-	skip "this kernel has no memory cgroup controller to limit" 2
+	skip_env 2 "this kernel has no memory cgroup controller to limit"
 fi
 
 kill -INT "$AGENT"

@@ -208,7 +208,7 @@ if command -v go >/dev/null; then
 	run go tool pprof -top "$T/split.pb.gz"
 	like "$(cat "$OUT")" 'work_a' "go tool pprof reads it"
 else
-	skip "go is not installed" 1
+	skip 1 "go is not installed"
 fi
 
 # --- the schema -------------------------------------------------------

@@ -62,7 +62,7 @@ if command -v curl >/dev/null; then
 	if command -v promtool >/dev/null; then
 		ok "promtool accepts /metrics" promtool check metrics <"$T/metrics"
 	else
-		skip "promtool is not installed" 1
+		skip 1 "promtool is not installed"
 	fi
 	cmp_ok "$(agent_metric "http://$HTTP" profiler_resident_bytes)" '>' 1000000 \
 		"/metrics gives the profiler's resident memory"
@@ -97,7 +97,7 @@ if command -v curl >/dev/null; then
 		diag "$(head -n 5 "$T/gone.folded")"
 	cmp_ok "$(wc -l <"$T/burn.folded")" '>' 0 "their CPU is in burn_cpu"
 else
-	skip "curl is not installed" 7
+	skip 7 "curl is not installed"
 fi
 
 DOWN_FROM=$(now)
@@ -214,14 +214,14 @@ if [ "$(id -u)" = 0 ] && mkdir "$T/tiny" && mount -t tmpfs -o size=1m tmpfs "$T/
 		like "$(curl -sf "http://$HTTP/metrics")" 'recce_agent_store_full 1' \
 			"/metrics says the store is full"
 	else
-		skip "curl is not installed" 1
+		skip 1 "curl is not installed"
 	fi
 	rm -f "$T/tiny/fill"
 	ok "writing resumes when there is room" wait_for 10 grep -q 'has room again' "$T/agent4.err"
 	stop_agent
 	is "$WAIT_RC" 0 "and it stops with status 0"
 else
-	skip "needs root to mount a small tmpfs" 5
+	skip 5 "needs root to mount a small tmpfs"
 fi
 
 done_testing

@@ -296,7 +296,7 @@ if command -v go >/dev/null; then
 		fail "go build of tests/go/events" "$(cat "$T/go.err")"
 	fi
 else
-	skip "go is not installed" 4
+	skip 4 "go is not installed"
 fi
 
 done_testing

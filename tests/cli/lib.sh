@@ -201,6 +201,12 @@ fail()
 skip()
 {
 	local i
+	case $1 in
+	'' | *[!0-9]*)
+		fail "skip: the count first, then the reason (got '$1')"
+		return
+		;;
+	esac
 	for ((i = 0; i < $1; i++)); do
 		if [ "${CI:-}" = true ]; then
 			fail "nothing is skipped in CI, but: $2"
@@ -216,6 +222,12 @@ skip()
 skip_env()
 {
 	local i
+	case $1 in
+	'' | *[!0-9]*)
+		fail "skip_env: the count first, then the reason (got '$1')"
+		return
+		;;
+	esac
 	for ((i = 0; i < $1; i++)); do
 		_tap_n=$((_tap_n + 1))
 		echo "ok $_tap_n # skip $2"

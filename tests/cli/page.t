@@ -135,7 +135,7 @@ if command -v curl >/dev/null; then
 	curl -s -m 5 -o /dev/null "http://127.0.0.1:$PORT/metrics"
 	isnt "$?" 0 "plain HTTP gets nothing"
 else
-	skip "curl is not installed" 6
+	skip 6 "curl is not installed"
 fi
 RUN_TIMEOUT=120 run node tests/js/page-check.js "https://127.0.0.1:$PORT/?token=a-token-from-a-file-0123" \
 	"$B/artifacts/page-https"

@@ -145,7 +145,7 @@ print(sum(t["runs"] for t in d["types"] if sys.argv[2] in t["type"]))' "$T/last.
 	is "$RC" 0 "node's code is its file's again" || show_run
 	ok "node runs on" kill -0 "$NODEPID"
 else
-	skip "node is not installed" 11
+	skip 11 "node is not installed"
 fi
 
 # --- refusals ---------------------------------------------------------------

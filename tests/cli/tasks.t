@@ -94,7 +94,7 @@ if command -v tmux >/dev/null; then
 	tm send-keys -t tasks q
 	ok "q quits, exit status 0" wait_for 5 shows 'RECCE-EXIT-0'
 else
-	skip "tmux is not installed" 4
+	skip 4 "tmux is not installed"
 fi
 
 # --- Prometheus -----------------------------------------------------------
@@ -165,7 +165,7 @@ PY
 	kill -TERM "$SERVER"
 	wait_for 5 _gone "$SERVER"
 else
-	skip "prometheus is not installed" 8
+	skip 8 "prometheus is not installed"
 fi
 kill_quietly "$LOOP"
 

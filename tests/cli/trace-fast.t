@@ -268,7 +268,7 @@ if command -v erl >/dev/null && command -v erlc >/dev/null && mkdir -p "$T/ebin"
 	is "$RC" 0 "and its code is its files' again" || show_run
 	kill_quietly "$BEAM"
 else
-	skip "erl and erlc are not installed" 5
+	skip 5 "erl and erlc are not installed"
 fi
 
 # --- losses are a ring's own ----------------------------------------------
