@@ -26,6 +26,7 @@
 #define MALLOC	0x7000
 #define CALLER	0x1234
 #define GRANDPA 0x5678
+#define OTHER	0x9abc
 
 static void test_weight(void **state)
 {
@@ -209,7 +210,8 @@ static void free_blocks(struct alloc_samples *as, const uint64_t *frames, uint64
 /*
  * --leaks: a stack whose sampled blocks in use creep up by one at every
  * snapshot (a full cache, by chance) is not said to grow; one that keeps
- * ten more at every snapshot is.
+ * ten more at every snapshot is; one that keeps ten more but once gives
+ * back five (a pool that shrank) is not.
  */
 static void test_growth_beyond_chance(void **state)
 {
@@ -218,7 +220,9 @@ static void test_growth_beyond_chance(void **state)
 	struct alloc_samples *as = alloc_samples_new(1000, alloc, inuse, NULL, NULL);
 	struct alloc_growth *g = alloc_growth_new(1, growing);
 	uint64_t cache[] = {USER, MALLOC, CALLER}, leak[] = {USER, MALLOC, GRANDPA};
+	uint64_t pool[] = {USER, MALLOC, OTHER};
 	uint64_t cache_next = 0x1000, cache_oldest = 0x1000, leak_next = 0x100000;
+	uint64_t pool_next = 0x200000, pool_oldest = 0x200000;
 
 	(void)state;
 	keep_blocks(as, cache, &cache_next, 30);
@@ -227,6 +231,9 @@ static void test_growth_beyond_chance(void **state)
 		keep_blocks(as, cache, &cache_next, 31); /* 31 in, 30 out: one more */
 		free_blocks(as, cache, &cache_oldest, 30);
 		keep_blocks(as, leak, &leak_next, 10);
+		keep_blocks(as, pool, &pool_next, 10);
+		if (snap == 3)
+			free_blocks(as, pool, &pool_oldest, 15);
 	}
 	assert_int_equal(alloc_growth_finish(g, as), 1);
 	assert_int_equal(aggregate_nstacks(growing), 1);
