@@ -237,9 +237,26 @@ $(B)/targets/libs/%.so: tests/targets/libs/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fPIC -shared -Wl,-z,lazy -o $@ $<
 
+# A few again at -O2 without frame pointers, as distributions build their
+# packages, for the unwinder's check against libdwfl (tests/cli/
+# unwind-check.t).
+NOFP_FLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -pthread
+NOFP_BINS := $(addprefix $(B)/targets-nofp/,qsort threads sigspin throws qsort-lld)
+$(B)/targets-nofp/%: tests/targets/%.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(NOFP_FLAGS) -o $@ $< -lm
+$(B)/targets-nofp/%: tests/targets/%.cpp | $(B)
+	@mkdir -p $(@D)
+	$(CXX) $(NOFP_FLAGS) -o $@ $<
+# Linked by LLD, whose layout puts a segment's start in the page another
+# ends in, mapped twice at two addresses.
+$(B)/targets-nofp/%-lld: tests/targets/%.c | $(B)
+	@mkdir -p $(@D)
+	clang -std=gnu11 $(NOFP_FLAGS) -fuse-ld=lld -o $@ $< -lm
+
 OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-%,$(TARGET_BINS))
 targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(LIB_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
-	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib \
+	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib $(NOFP_BINS) \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.

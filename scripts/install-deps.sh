@@ -17,7 +17,7 @@ KERNELS=0
 
 PACKAGES="
 gcc make pkg-config perl binutils xz-utils procps man-db groff-base
-libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang libc6-dbg
+libdw-dev libelf-dev elfutils libiberty-dev libzydis-dev g++ clang lld libc6-dbg
 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libssl-dev libsqlite3-dev
 libcmocka-dev libncurses-dev tmux libuv1-dev
 erlang-base golang-go rustc libxml2-utils python3

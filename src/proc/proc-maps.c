@@ -581,11 +581,27 @@ int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint
 		    uint64_t *addr)
 {
 	const struct proc_map *maps;
-	uint64_t off;
+	uint64_t off, base;
 
 	if (sym_file_vaddr_to_offset(f, vaddr, &off) != 0)
 		return -ENOENT;
+	/* Through the file's load bias, which its executable mapping gives
+	 * (sym_file_map_vaddr): a file page shared by two segments is mapped
+	 * twice, at two addresses, and the offset alone cannot tell which. */
 	size_t n = procs_maps(r, pid, &maps);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = maps[i].end - maps[i].start;
+		if (maps[i].file != f || !(maps[i].prot & PROT_EXEC) ||
+		    sym_file_map_vaddr(f, maps[i].pgoff, len, 1, &base) != 0)
+			continue;
+		uint64_t at = maps[i].start - base + vaddr;
+		for (size_t j = 0; j < n; j++)
+			if (maps[j].file == f && at >= maps[j].start && at < maps[j].end) {
+				*addr = at;
+				return 0;
+			}
+		return -ENOENT;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (maps[i].file == f && off >= maps[i].pgoff &&
 		    off - maps[i].pgoff < maps[i].end - maps[i].start) {

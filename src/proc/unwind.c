@@ -100,6 +100,8 @@ struct unwind_ctx {
 	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
 	int after_signal; /* libdwfl's next frame is the one a signal interrupted */
 	int leaf_signal;  /* the fast path found the leaf in a restorer */
+	int popped;	  /* ... rbp restored by an epilogue's pop */
+	int stub;	  /* ... the leaf in a stub without CFI */
 	/* The frame a signal interrupted, the join_frame-th, its rbp join_bp;
 	 * join_ok when that rbp is its own frame pointer and its stack is
 	 * not in the copy: where the kernel's frame-pointer walk goes on. */
@@ -321,7 +323,8 @@ static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const
 	uint64_t vaddr;
 
 	if (m->file && sym_file_fd(m->file) >= 0 &&
-	    sym_file_offset_to_vaddr(m->file, m->pgoff, &vaddr) == 0) {
+	    sym_file_map_vaddr(m->file, m->pgoff, m->end - m->start, m->prot & PROT_EXEC, &vaddr) ==
+		0) {
 		*fd = sym_file_fd(m->file);
 		*path = sym_file_path(m->file);
 		*bias = m->start - vaddr;
@@ -698,6 +701,42 @@ static int stack_read(struct unwinder *u, uint64_t addr, uint64_t *out)
 	return 0;
 }
 
+/* The bytes of pid's file-backed code at [addr, addr + len): 0, or -1. */
+static int file_code(struct unwinder *u, pid_t pid, uint64_t addr, uint8_t *out, size_t len)
+{
+	const struct proc_map *m = procs_find(u->procs, pid, addr);
+
+	if (!m || !m->file || sym_file_fd(m->file) < 0 || !(m->prot & PROT_EXEC) ||
+	    addr - m->start < 8 || m->end - addr < len)
+		return -1;
+	return pread(sym_file_fd(m->file), out, len, (off_t)(m->pgoff + (addr - m->start))) ==
+		       (ssize_t)len
+		   ? 0
+		   : -1;
+}
+
+/* Whether the leaf's code at pc is a stub that has not touched the stack
+ * (an endbr64, a jump: a thunk's, a PLT entry's, for which LLD writes no
+ * CFI) and ra, the word at the stack's top, returns past a call: then
+ * the stack is as at a function's entry, its caller at ra. */
+static int stub_at(struct unwinder *u, pid_t pid, uint64_t pc, uint64_t ra)
+{
+	uint8_t b[4], c[7];
+
+	if (file_code(u, pid, pc, b, sizeof(b)) < 0 || file_code(u, pid, ra - 7, c, sizeof(c)) < 0)
+		return 0;
+	int stub = (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) || b[0] == 0xe9 ||
+		   b[0] == 0xeb || (b[0] == 0xff && b[1] == 0x25) ||
+		   (b[0] == 0xf2 && b[1] == 0xff && b[2] == 0x25);
+	/* call rel32; call through memory or a register (ff /2) of 2, 3, 6
+	 * or 7 bytes. */
+	int call = c[2] == 0xe8;
+	for (int len = 2; len <= 7 && !call; len++)
+		call = (len == 2 || len == 3 || len == 6 || len == 7) && c[7 - len] == 0xff &&
+		       ((c[8 - len] >> 3) & 7) == 2;
+	return stub && call;
+}
+
 /* The fast path: the count of frames, or 0 when libdwfl must do it. */
 static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 {
@@ -752,6 +791,17 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 			c->no_fp = n == 1;
 			break;
 		}
+		uint64_t top;
+		if (r.ra_how == CFI_NONE && n == 1 && copy_read(c, sp, &top) &&
+		    stub_at(u, c->pid, look, top)) {
+			memset(&r, 0, sizeof(r));
+			r.cfa_reg = CFI_REG_SP;
+			r.cfa_off = 8;
+			r.ra_how = CFI_SAVED_AT;
+			r.ra_off = -8;
+			r.bp_how = CFI_SAME;
+			c->stub = 1;
+		}
 		if (r.ra_how == CFI_NONE) {
 			/* Code without CFI (Debian's ld.so _start, every new
 			 * process's first frame): libdwfl would go on by the
@@ -783,8 +833,16 @@ static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 			break;
 		if (rd < 0)
 			return 0;
-		if (r.bp_how == CFI_SAVED_AT) {
-			rd = stack_read(u, cfa + (uint64_t)(int64_t)r.bp_off, &bp);
+		uint64_t bp_at = cfa + (uint64_t)(int64_t)r.bp_off;
+		if (r.bp_how == CFI_SAVED_AT && bp_at < sp) {
+			/* A slot below the stack pointer was popped: in an
+			 * epilogue, whose CFI (as GCC writes it) still says where
+			 * rbp was saved, rbp holds the caller's value again.
+			 * The copy begins at the stack pointer; libdwfl, which
+			 * reads the slot, stops there. */
+			c->popped = 1;
+		} else if (r.bp_how == CFI_SAVED_AT) {
+			rd = stack_read(u, bp_at, &bp);
 			if (rd < 0)
 				return 0;
 			bp_known = rd > 0;
@@ -830,7 +888,7 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 		nfast = fast_unwind(u, p);
 		c->frames = frames;
 	}
-	int leaf_signal = c->leaf_signal;
+	int not_compared = c->leaf_signal || c->popped || c->stub;
 	size_t n = dwfl_unwind(u, p);
 	u->checked++;
 	if (nfast) {
@@ -838,12 +896,26 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
 		/* A leaf past a restorer's syscall (in the kernel's
 		 * rt_sigreturn) lies past the restorer's CFI: libdwfl guesses
 		 * by rbp there and loses the interrupted function, which the
-		 * fast path reads from the signal frame. Not compared. */
-		if (!leaf_signal && (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0))
+		 * fast path reads from the signal frame; in an epilogue past
+		 * the pop of rbp, libdwfl reads the popped slot, not in the
+		 * copy, and stops; in a stub without CFI it has no rule.
+		 * Not compared. */
+		if (!not_compared && (nfast != n || memcmp(fast, frames, n * sizeof(*frames)) != 0))
 			u->differ++;
 	}
 	free(fast);
 	return n;
+}
+
+/* The CFI rule at the walk's last frame: 1, or 0 where there is none. */
+static int last_rule(struct unwinder *u, struct proc_unwind *p, struct cfi_rule *r)
+{
+	struct unwind_ctx *c = &u->cur;
+
+	if (!p || !c->n)
+		return 0;
+	uint64_t pc = c->frames[c->n - 1];
+	return rule_at(u, p, c->n == 1 ? pc : pc - 1, r) > 0;
 }
 
 /* Whether the walk's last frame is in code its file has no CFI for (a
@@ -852,14 +924,20 @@ static size_t checked_unwind(struct unwinder *u, struct proc_unwind *p)
  * code for libdwfl, which does not read Go's table. */
 static int ends_without_cfi(struct unwinder *u, struct proc_unwind *p)
 {
-	struct unwind_ctx *c = &u->cur;
 	struct cfi_rule r;
 
-	if (!p || !c->n)
-		return 0;
-	uint64_t pc = c->frames[c->n - 1];
-	return rule_at(u, p, c->n == 1 ? pc : pc - 1, &r) > 0 &&
-	       (r.ra_how == CFI_NONE || (r.go && c->by_dwfl));
+	return last_rule(u, p, &r) && (r.ra_how == CFI_NONE || (r.go && u->cur.by_dwfl));
+}
+
+/* Whether the walk's last frame is the outermost, its CFI saying it has
+ * no caller (_start, clone's child): libdwfl reads the registers of that
+ * frame before it asks, and one past the copy does not make the stack
+ * short. */
+static int ends_outermost(struct unwinder *u, struct proc_unwind *p)
+{
+	struct cfi_rule r;
+
+	return last_rule(u, p, &r) && r.ra_how == CFI_UNDEFINED;
 }
 
 int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *regs,
@@ -900,12 +978,16 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		frames[c->n++] = regs[REG_IP];
 	const struct proc_map *leaf = c->n == 1 ? procs_find(u->procs, pid, regs[REG_IP]) : NULL;
 	int leaf_unknown = c->n == 1 && (!leaf || !leaf->file);
-	u->end = c->ended && !c->ran_out && c->n < c->max ? UNWIND_END_WHOLE
-		 : c->n >= c->max			  ? UNWIND_END_DEPTH
-		 : ends_without_cfi(u, p)		  ? UNWIND_END_NO_INFO
-		 : c->ran_out && c->switched		  ? UNWIND_END_OTHER_STACK
-		 : c->ran_out && !leaf_unknown		  ? UNWIND_END_COPY
-							  : UNWIND_END_STOPPED;
+	/* A walk that reached the outermost frame is whole, whatever read
+	 * failed on the way (libdwfl goes on without a register it could not
+	 * read where the CFA needs it not). */
+	int whole = c->ended && (!c->ran_out || ends_outermost(u, p)) && c->n < c->max;
+	u->end = whole			       ? UNWIND_END_WHOLE
+		 : c->n >= c->max	       ? UNWIND_END_DEPTH
+		 : ends_without_cfi(u, p)      ? UNWIND_END_NO_INFO
+		 : c->ran_out && c->switched   ? UNWIND_END_OTHER_STACK
+		 : c->ran_out && !leaf_unknown ? UNWIND_END_COPY
+					       : UNWIND_END_STOPPED;
 	if (ended)
 		*ended = u->end == UNWIND_END_WHOLE;
 	return (int)c->n;

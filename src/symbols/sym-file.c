@@ -172,6 +172,29 @@ int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t
 	return -ENOENT;
 }
 
+int sym_file_map_vaddr(const struct sym_file *f, uint64_t pgoff, uint64_t len, int exec,
+		       uint64_t *vaddr)
+{
+	const struct load_seg *best = NULL;
+	int best_score = -1;
+
+	for (size_t i = 0; i < f->nsegs; i++) {
+		const struct load_seg *g = &f->segs[i];
+		if (g->offset >= pgoff + len || g->offset + g->filesz <= pgoff ||
+		    g->vaddr + pgoff < g->offset)
+			continue;
+		int score = !(g->flags & PF_X) == !exec;
+		if (score > best_score) {
+			best = g;
+			best_score = score;
+		}
+	}
+	if (!best)
+		return -ENOENT;
+	*vaddr = best->vaddr + pgoff - best->offset;
+	return 0;
+}
+
 int sym_file_segment_end(const struct sym_file *f, uint64_t lo, uint64_t hi, uint64_t *end)
 {
 	int found = 0;

@@ -39,6 +39,7 @@ int u64vec_push(struct u64vec *a, uint64_t x);
 
 struct load_seg {
 	uint64_t offset, filesz, vaddr;
+	uint64_t flags; /* p_flags: PF_X, PF_W, PF_R */
 };
 
 /* A subprogram or inlined subroutine of a unit's index. */

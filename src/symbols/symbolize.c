@@ -348,7 +348,8 @@ static int read_load_segments(struct sym_file *f)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		f->segs[f->nsegs++] = (struct load_seg){ph.p_offset, ph.p_filesz, ph.p_vaddr};
+		f->segs[f->nsegs++] =
+		    (struct load_seg){ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_flags};
 	}
 	return 0;
 }

@@ -138,6 +138,17 @@ int sym_file_elf_type(const struct sym_file *f);
  * program headers. Returns 0, or -ENOENT if no loadable segment covers it. */
 int sym_file_offset_to_vaddr(const struct sym_file *f, uint64_t offset, uint64_t *vaddr);
 
+/* The ELF address at which a mapping of the file that begins at file
+ * offset pgoff (len bytes, executable or not) begins: through the segment
+ * that mapping was made for. A file page can hold the end of one segment
+ * and the start of the next, each mapped at its own address (LLD's
+ * layout: text at file offset 0x8a0 and address 0x18a0, the page at 0
+ * mapped twice); of the segments the mapping's file range overlaps, the
+ * one executable as the mapping is, then the first. Returns 0, or
+ * -ENOENT. */
+int sym_file_map_vaddr(const struct sym_file *f, uint64_t pgoff, uint64_t len, int exec,
+		       uint64_t *vaddr);
+
 /* The other way: the file offset of ELF address vaddr (where a uprobe
  * goes). Returns 0, or -ENOENT if no loadable segment holds it. */
 int sym_file_vaddr_to_offset(const struct sym_file *f, uint64_t vaddr, uint64_t *offset);

@@ -782,6 +782,29 @@ unused_pid()
 	echo "$p"
 }
 
+# unwind_check NAME HZ CMD...: record CMD with --call-graph dwarf at HZ,
+# both unwinders on every sample (RECCE_UNWIND_CHECK=1), into
+# $T/check-NAME.pb.gz (a checked run's profile is libdwfl's unwind):
+# none of the stacks may differ, enough are compared, and the fast path
+# does nearly all. Four checks.
+unwind_check()
+{
+	local name=$1 hz=$2 check samples fast
+	shift 2
+	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F "$hz" \
+		-o "$T/check-$name.pb.gz" -- "$@"
+	is "$RC" 0 "$name: record --call-graph dwarf, checking the unwinder, exits 0" || show_run
+	check=$(grep '^recce: unwind check:' "$ERR")
+	like "$check" ' 0 stacks differ$' "$name: the fast path agrees with libdwfl ($check)"
+	samples=$(sed -n 's/.*check: \([0-9]*\) samples.*/\1/p' <<<"$check")
+	fast=$(sed -n 's/.*, \([0-9]*\) by the fast path.*/\1/p' <<<"$check")
+	# A second of CPU at 499 Hz is about 500 samples; a busy machine,
+	# which starves recce while the rings fill, has left 90.
+	cmp_ok "${samples:-0}" '>' 50 "$name: enough samples were compared" ||
+		diag "recce said:" "$(cat "$ERR")"
+	cmp_ok "${fast:-0}" '>=' "${samples:-0} * 0.9" "$name: the fast path did nearly all"
+}
+
 # folded_top TEXT [N]: the N (default 1) heaviest folded lines.
 folded_top()
 {

@@ -44,18 +44,7 @@ diag "fp: $(folded_count "$FP" "$CHAIN") of $(folded_count "$FP" '(^|;)slow_comp
 # signal frames among them (sigspin spends half its time in a handler).
 for target in "qsort 1" "threads 1 --cpu" "sigspin 1"; do
 	# shellcheck disable=SC2086
-	RECCE_UNWIND_CHECK=1 run "$RECCE" record --call-graph dwarf -F 499 -o "$T/check-${target%% *}.pb.gz" \
-		-- "$TARGETS"/$target
-	is "$RC" 0 "record --call-graph dwarf -- $target, checking the unwinder, exits 0" || show_run
-	CHECK=$(grep '^recce: unwind check:' "$ERR")
-	like "$CHECK" ' 0 stacks differ$' "$target: the fast path agrees with libdwfl ($CHECK)"
-	SAMPLES=$(sed -n 's/.*check: \([0-9]*\) samples.*/\1/p' <<<"$CHECK")
-	FAST=$(sed -n 's/.*, \([0-9]*\) by the fast path.*/\1/p' <<<"$CHECK")
-	# A second of CPU at 499 Hz is about 500 samples; a busy machine,
-	# which starves recce while the rings fill, has left 90.
-	cmp_ok "${SAMPLES:-0}" '>' 50 "$target: enough samples were compared" ||
-		diag "recce said:" "$(cat "$ERR")"
-	cmp_ok "${FAST:-0}" '>=' "${SAMPLES:-0} * 0.9" "$target: the fast path did nearly all"
+	unwind_check "${target%% *}" 499 "$TARGETS"/$target
 done
 # Through the signal frame, the handler's stacks are whole: main and
 # work below glibc's restorer, named as it is.

@@ -70,6 +70,37 @@ void cfi_probe(void);
 void cfi_expr(void);
 void cfi_none(void);
 
+/* An epilogue as GCC writes its CFI: after the pop, rbp's rule still
+ * says where it was saved (no .cfi_restore), below the stack pointer. */
+__asm__(".text\n"
+	".globl gcc_epilogue\n"
+	".type gcc_epilogue, @function\n"
+	"gcc_epilogue:\n"
+	".cfi_startproc\n"
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"nop\n"
+	"pop %rbp\n"
+	".cfi_def_cfa_offset 8\n"
+	".globl gcc_epilogue_ret\n"
+	"gcc_epilogue_ret:\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size gcc_epilogue, .-gcc_epilogue\n");
+void gcc_epilogue(void);
+void gcc_epilogue_ret(void);
+
+/* A thunk without CFI, as LLD writes PLT entries: endbr64, then a jump. */
+__asm__(".text\n"
+	".globl cfi_less_thunk\n"
+	".type cfi_less_thunk, @function\n"
+	"cfi_less_thunk:\n"
+	"endbr64\n"
+	"jmp cfi_none\n"
+	".size cfi_less_thunk, .-cfi_less_thunk\n");
+void cfi_less_thunk(void);
+
 /* A function after the int3 padding compilers put between functions, and
  * one whose first byte a test turns into a breakpoint, in memory only. */
 __asm__(".text\n"
@@ -228,17 +259,33 @@ static __attribute__((noinline)) int outer(void)
 	return middle() + 1;
 }
 
+/* A sample taken by hand (outer(), three calls deep), and this
+ * process's mappings read after it, for the unwinder to read. */
+static struct proc_registry *sampled_self(struct symbolizer **sym)
+{
+	*sym = symbolizer_new();
+	struct proc_registry *procs = *sym ? procs_new(*sym) : NULL;
+
+	assert_non_null(procs);
+	assert_true(outer() > 0);
+	assert_int_equal(procs_scan(procs, getpid()), 0);
+	return procs;
+}
+
+static void sampled_self_free(struct proc_registry *procs, struct symbolizer *sym)
+{
+	procs_free(procs);
+	symbolizer_free(sym);
+}
+
 static void test_unwind_self(void **state)
 {
-	struct symbolizer *sym = symbolizer_new();
-	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
 	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
 	uint64_t frames[64];
 
 	(void)state;
-	assert_non_null(procs);
-	assert_true(outer() > 0);
-	assert_int_equal(procs_scan(procs, pid), 0);
 	for (int check = 0; check < 2; check++) { /* the fast path, then both compared */
 		struct unwinder *u = unwinder_new(procs, check);
 		assert_non_null(u);
@@ -268,8 +315,100 @@ static void test_unwind_self(void **state)
 		}
 		unwinder_free(u);
 	}
-	procs_free(procs);
-	symbolizer_free(sym);
+	sampled_self_free(procs, sym);
+}
+
+/* A sample at the ret of a function whose rbp was popped, as GCC's CFI
+ * describes it, called from a frame whose CFA is rbp: the popped slot is
+ * below the stack pointer, not in the copy, and rbp holds the caller's
+ * value again. The walk goes on through the caller to its callers. */
+static void test_popped_rbp(void **state)
+{
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	static uint8_t copy[8 + STACK_COPY];
+	uint64_t frames[64], r[17];
+
+	(void)state;
+	/* take_sample's frame, with a return into it pushed below. */
+	memcpy(copy, &expected[0], 8);
+	memcpy(copy + 8, stack_copy, stack_len);
+	memcpy(r, regs, sizeof(r));
+	r[7] = regs[7] - 8;
+	r[8] = (uint64_t)(uintptr_t)gcc_epilogue_ret;
+	for (int check = 0; check < 2; check++) {
+		struct unwinder *u = unwinder_new(procs, check);
+		assert_non_null(u);
+		int n = unwinder_unwind(u, pid, tid, r, copy, stack_len + 8, frames, 64, NULL);
+		if (!check) {
+			assert_true(n >= 4);
+			assert_int_equal(frames[0], r[8]);
+			assert_int_equal(frames[1], expected[0]);
+			assert_int_equal(frames[2], expected[1]);
+			assert_int_equal(frames[3], expected[2]);
+		} else {
+			/* libdwfl reads the slot and stops; not compared. */
+			struct unwind_check_stats st;
+			unwinder_check_stats(u, &st);
+			assert_int_equal(st.checked, 1);
+			assert_int_equal(st.differ, 0);
+		}
+		unwinder_free(u);
+	}
+	sampled_self_free(procs, sym);
+}
+
+/* A sample at a thunk without CFI, called from middle: at its endbr64
+ * and at its jump the stack is as at entry, the return into middle on
+ * top; the walk goes on through middle and outer. At an address that is
+ * no stub (cfi_none's ret), or with a top word that follows no call,
+ * the fast path does not take the top word for the caller. */
+static void test_stub_leaf(void **state)
+{
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+	uint64_t frames[64], r[17], word;
+	size_t at = 0;
+
+	(void)state;
+	/* The stack as middle's call left it: from the return into middle,
+	 * with middle's rbp (saved in take_sample's frame). */
+	while (at + 8 <= stack_len && (memcpy(&word, stack_copy + at, 8), word != expected[1]))
+		at += 8;
+	assert_true(at + 8 <= stack_len);
+	memcpy(r, regs, sizeof(r));
+	memcpy(&r[6], stack_copy + (regs[6] - regs[7]), 8);
+	r[7] = regs[7] + at;
+	struct unwinder *u = unwinder_new(procs, 0);
+	assert_non_null(u);
+	for (int off = 0; off <= 4; off += 4) { /* endbr64, jmp */
+		r[8] = (uint64_t)(uintptr_t)cfi_less_thunk + (uint64_t)off;
+		int n = unwinder_unwind(u, pid, tid, r, stack_copy + at, stack_len - at, frames, 64,
+					NULL);
+		assert_true(n >= 3);
+		assert_int_equal(frames[0], r[8]);
+		assert_int_equal(frames[1], expected[1]);
+		assert_int_equal(frames[2], expected[2]);
+	}
+	/* (libdwfl then guesses by rbp, which skips middle.) */
+	r[8] = (uint64_t)(uintptr_t)cfi_none + 1;
+	frames[1] = 0;
+	unwinder_unwind(u, pid, tid, r, stack_copy + at, stack_len - at, frames, 64, NULL);
+	assert_int_not_equal(frames[1], expected[1]);
+	/* On top, code that follows no call: a byte past the return into
+	 * middle (from there the walk would go on, were it taken). */
+	static uint8_t copy[STACK_COPY];
+	uint64_t code = expected[1] + 1;
+	memcpy(copy, stack_copy + at, stack_len - at);
+	memcpy(copy, &code, 8);
+	r[8] = (uint64_t)(uintptr_t)cfi_less_thunk;
+	frames[1] = 0;
+	unwinder_unwind(u, pid, tid, r, copy, stack_len - at, frames, 64, NULL);
+	assert_int_not_equal(frames[1], code);
+	unwinder_free(u);
+	sampled_self_free(procs, sym);
 }
 
 /* How a sample's stack ends: a walk cut by a short copy says so with a
@@ -278,15 +417,12 @@ static void test_unwind_self(void **state)
  * not said to have run out of copy. */
 static void test_end_markers(void **state)
 {
-	struct symbolizer *sym = symbolizer_new();
-	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
 	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
 	uint64_t out[80], r[17];
 
 	(void)state;
-	assert_non_null(procs);
-	assert_true(outer() > 0);
-	assert_int_equal(procs_scan(procs, pid), 0);
 	struct unwinder *u = unwinder_new(procs, 0);
 	assert_non_null(u);
 	/* 48 bytes asked and copied: the copy ends in the middle of the
@@ -313,8 +449,7 @@ static void test_end_markers(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(out[1], 0x1000);
 	unwinder_free(u);
-	procs_free(procs);
-	symbolizer_free(sym);
+	sampled_self_free(procs, sym);
 }
 
 /* The first user frame of a sample taken in the kernel, at ip, with a
@@ -346,16 +481,13 @@ static uint64_t first_user_frame(struct unwinder *u, uint64_t ip)
  * as the kernel sets it up) is unwound from that IP. */
 static void test_trap_ip(void **state)
 {
-	struct symbolizer *sym = symbolizer_new();
-	struct proc_registry *procs = sym ? procs_new(sym) : NULL;
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
 	uint64_t pad = (uint64_t)(uintptr_t)after_pad, bp = (uint64_t)(uintptr_t)probed;
 	long page = sysconf(_SC_PAGESIZE);
 	void *at = (void *)(uintptr_t)(bp & ~(uint64_t)(page - 1));
 
 	(void)state;
-	assert_non_null(procs);
-	assert_true(outer() > 0);
-	assert_int_equal(procs_scan(procs, getpid()), 0);
 	struct unwinder *u = unwinder_new(procs, 0);
 	assert_non_null(u);
 	assert_int_equal(*(const volatile uint8_t *)(uintptr_t)(pad - 1), 0xcc);
@@ -370,17 +502,15 @@ static void test_trap_ip(void **state)
 	assert_int_equal(mprotect(at, (size_t)page * 2, PROT_READ | PROT_EXEC), 0);
 	assert_int_equal(got, bp);
 	unwinder_free(u);
-	procs_free(procs);
-	symbolizer_free(sym);
+	sampled_self_free(procs, sym);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cfi_rules),
-	    cmocka_unit_test(test_unwind_self),
-	    cmocka_unit_test(test_end_markers),
-	    cmocka_unit_test(test_trap_ip),
+	    cmocka_unit_test(test_cfi_rules),	cmocka_unit_test(test_unwind_self),
+	    cmocka_unit_test(test_end_markers), cmocka_unit_test(test_popped_rbp),
+	    cmocka_unit_test(test_stub_leaf),	cmocka_unit_test(test_trap_ip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Stacks of programs built as distributions and cargo build them: at -O2
+# without frame pointers (C; C++ with an exception always in flight), C
+# linked by LLD (whose layout maps a file page twice, at two addresses),
+# and a Rust release build (rustc -O; a recent rustc links with LLD too)
+# whose panics unwind through libgcc. The truth is libdwfl's unwind of
+# the same copy (RECCE_UNWIND_CHECK=1 compares both on every sample) and
+# the chain each target's code is known to run.
+. "$(dirname "$0")/lib.sh"
+NOFP=$(dirname "$TARGETS")/targets-nofp
+need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld"
+
+RUST=
+if rustc -g -O -o "$T/unwind" tests/rust/unwind.rs 2>"$T/rustc.err"; then
+	RUST=$T/unwind
+else
+	fail "rustc of tests/rust/unwind.rs" "$(cat "$T/rustc.err")"
+fi
+
+# Both unwinders on every sample: none may differ, and the fast path
+# does nearly all. With 16 KiB of environment above the program's first
+# frame, each copy is as long as asked (a shorter one holds the stack to
+# its top, and no walk of it is ever said to be cut): the check below
+# sees every stack so said.
+PAD=$(printf '%16384s' '')
+for target in "$NOFP/qsort 1" "$NOFP/threads 1 --cpu" "$NOFP/sigspin 1" \
+	"$NOFP/throws 6000000 0 7 0" "$NOFP/qsort-lld 1" ${RUST:+"$RUST 1"}; do
+	name=${target%% *}
+	# shellcheck disable=SC2086
+	STACK_PAD=$PAD unwind_check "${name##*/}" 999 $target
+done
+
+# The profile of a checked run is libdwfl's unwind. In an epilogue past
+# the pop of rbp it reads the popped slot, below the copy, and goes on
+# without it to _start: a stack that reaches the outermost frame is
+# whole, whatever read failed on the way, and is not said to be cut.
+is "$(folded_count "$(folded "$T/check-throws.pb.gz")" '^\[[^;]*\];_start;')" 0 \
+	"throws, by libdwfl: no whole stack is marked as cut"
+
+# record_auto NAME TARGET...: the default unwind of TARGET, its stacks
+# folded without the kernel's frames above the user's leaf, in $F, but
+# for the samples of the exec that starts it (in the kernel, before the
+# program has a stack: [unknown] alone).
+record_auto()
+{
+	local name=$1
+	shift
+	run "$RECCE" record -F 999 -o "$T/auto-$name.pb.gz" -- "$@"
+	is "$RC" 0 "$name: record exits 0" || show_run
+	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev '^\[unknown\];.*;__x64_sys_execve(at)?;')")
+}
+
+# A sample in a library's code without CFI (crti's _init, which each
+# library runs once as it is loaded): its stack ends there, marked so,
+# honestly. (The program's own code always has CFI.)
+AT_LOAD='^\[no unwind info: lib[^]]*\];[^;]*$'
+
+# The comparator under libc's qsort: whole from _start, with no frame
+# pointer anywhere. Linked by LLD, the text's file page is also mapped
+# read-only at another address: the unwinder finds its CFI through the
+# executable mapping (before, every stack ended at the first frame of
+# the program, [no unwind info]).
+for name in qsort qsort-lld; do
+	record_auto $name "$NOFP/$name" 1
+	CMP=$(folded_count "$F" '(^|;)slow_compare$')
+	cmp_ok "$CMP" '>' 50 "$name: samples in slow_compare ($CMP)"
+	is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;sort_batch;qsort_r;(.*;)?slow_compare$')" \
+		"$CMP" "$name: every one whole, _start;...;main;sort_batch;qsort_r;...;slow_compare" ||
+		diag "$(printf '%s\n' "$F" | grep 'slow_compare [0-9]*$' | grep -v '^_start;' | head -5)"
+	is "$(folded_count "$F" '^\[')" "$(folded_count "$F" "$AT_LOAD")" \
+		"$name: no stack ends with a marker (but at a library's code without CFI)" ||
+		diag "$(printf '%s\n' "$F" | grep '^\[' | head -5)"
+done
+
+# C++ throwing all the time: every sample of a throw in flight has its
+# thrower's callers, and no stack that reaches _start says it ended
+# early. Only while libgcc puts the handler's registers into _Unwind_RaiseException's
+# own frame (its return address among them) does a stack end elsewhere:
+# memory then holds neither the old stack nor yet the new.
+record_auto throws "$NOFP/throws" 3000000 0 7 0
+THROW=$(folded_count "$F" '(^|;)__cxa_throw(;|$)')
+cmp_ok "$THROW" '>' 10 "throws: samples of a throw in flight ($THROW)"
+is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;shop::restock\(long, long\);shop::fill_map\(long, long\)( \[clone \.cold\])?;__cxa_throw(;|$)')" \
+	"$THROW" "throws: each whole from _start through restock and fill_map" ||
+	diag "$(printf '%s\n' "$F" | grep '__cxa_throw' | grep -v '^_start;' | head -5)"
+is "$(folded_count "$F" '^\[[^;]*\];_start;')" 0 "throws: no whole stack is marked as cut" ||
+	diag "$(printf '%s\n' "$F" | grep '^\[[^;]*\];_start;' | head -5)"
+is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD")" \
+	"$(folded_total "$F")" "throws: every stack is whole, or in the unwinder" ||
+	diag "$(printf '%s\n' "$F" | grep -Ev '^(_start|_dl_start_user)[; ]|_Unwind_RaiseException' | head -5)"
+
+# Rust, panicking every seventh call: each sample of inner is whole from
+# _start through Rust's runtime, main, outer and middle.
+if [ -n "$RUST" ]; then
+	record_auto rust "$RUST" 1
+	INNER=$(folded_count "$F" '(^|;)unwind::inner(;|$)')
+	cmp_ok "$INNER" '>' 20 "rust: samples in inner ($INNER)"
+	is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;std::rt::lang_start_internal;(.*;)?unwind::main;unwind::outer;(.*;)?unwind::middle;unwind::inner(;|$)')" \
+		"$INNER" "rust: each whole, _start;...;unwind::main;unwind::outer;...;middle;inner" ||
+		diag "$(printf '%s\n' "$F" | grep 'unwind::inner' | grep -v '^_start;' | head -5)"
+	is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD")" \
+		"$(folded_total "$F")" "rust: every stack is whole, or in the unwinder" ||
+		diag "$(printf '%s\n' "$F" | grep -Ev '^(_start|_dl_start_user)[; ]|_Unwind_RaiseException' | head -5)"
+else
+	skip 4 "no Rust target (rustc failed, above)"
+fi
+
+done_testing
