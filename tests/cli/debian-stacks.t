@@ -1,16 +1,17 @@
 #!/bin/bash
 # Whole stacks on programs built the way Debian builds its packages:
-# Debian's own redis-server and nginx (no frame pointers, their C
-# library neither), under load, started by the test on sockets of their
+# Debian's own redis-server, nginx and postgres (no frame pointers, their
+# C library neither), under load, started by the test on sockets of their
 # own. With the default --call-graph auto nearly no sample has an
 # [unknown] frame, and the request paths run from main through redis's
-# aeMain to processCommand, and through nginx's worker loop to its
-# ngx_http_* functions, in `recce record` and in the continuous agent's
+# aeMain to processCommand, through nginx's worker loop to its ngx_http_*
+# functions, and through a postgres backend's PostgresMain to its query
+# stages, in `recce record` and (redis, nginx) in the continuous agent's
 # store. Debian's stripped Go prometheus, answering queries: no stack
 # goes on past where Go's own profiles start it.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark /usr/bin/prometheus \
-	/usr/sbin/nginx
+	/usr/sbin/nginx "$PGBIN/postgres" "$PGBIN/pgbench"
 
 spawn "$T/redis.log" /usr/bin/redis-server --port 0 --unixsocket "$T/redis.sock" \
 	--save '' --appendonly no --daemonize no
@@ -144,6 +145,23 @@ wait_exit 20 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops on Ctrl-C with status 0"
 
 kill_quietly "$BENCH" "$REDIS" "$NGINX_LOAD" "$NGINX"
+
+# Debian's postgres: a backend answering pgbench's select-only queries on
+# one connection, until pgbench is killed. Its static functions (Debian
+# strips the symbol table) are named by their .eh_frame ranges.
+start_postgres
+"$PGBIN/pgbench" -h "$T/pg" -U postgres -i -s 1 postgres >"$T/pgbench-init.out" 2>&1 ||
+	diag "pgbench -i failed: $(tail -n 3 "$T/pgbench-init.out")"
+spawn "$T/pgbench.out" "$PGBIN/pgbench" -h "$T/pg" -U postgres -n -S -c 1 -T 600 postgres
+PG_LOAD=$PID
+backend() { pgrep -u postgres -f '^postgres: postgres postgres' | head -n 1; }
+ok "pgbench connects" wait_for 60 eval '[ -n "$(backend)" ]'
+run "$RECCE" record -p "$(backend)" -F 999 -d 2 -o "$T/postgres.pb.gz"
+is "$RC" 0 "record -p a postgres backend exits 0" || show_run
+whole_stacks "record, postgres" "$T/postgres.pb.gz" \
+	'(^|;)main;PostmasterMain;(.*;)?PostgresMain;(.*;)?(pg_parse_query|pg_analyze_and_rewrite[a-z_]*|pg_plan_queries|PortalRun)(;|$)' \
+	'main;PostmasterMain;...;PostgresMain;...;pg_parse_query, pg_plan_queries, PortalRun...'
+kill_quietly "$PG_LOAD" "$PM"
 
 # Debian's prometheus, a Go binary stripped of symbols and DWARF, answering
 # queries: stacks start where Go's own profiles start them (a

@@ -481,6 +481,32 @@ start_prometheus()
 	PROM_URL=http://$(sed -n 's/.*Listening on.* address=\(127[0-9.:]*\).*/\1/p' "$T/prom.log" | head -n 1)
 }
 
+# start_postgres: Debian's postgres, a cluster of its own in $T/pg made
+# by initdb as the postgres user, reached by a socket in $T/pg alone,
+# until it is ready; sets PGBIN (Debian's newest server's bin directory)
+# and PM (the postmaster's pid). Bails out where it cannot.
+PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
+as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
+start_postgres()
+{
+	id postgres >/dev/null 2>&1 || {
+		echo "Bail out! no postgres user (scripts/install-deps.sh installs postgresql)"
+		exit 1
+	}
+	chmod 0711 "$T"
+	mkdir -m 0700 "$T/pg" && chown postgres: "$T/pg"
+	as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U postgres --no-sync >"$T/initdb.out" 2>&1 ||
+		{
+			echo "Bail out! initdb failed: $(tail -n 3 "$T/initdb.out")"
+			exit 1
+		}
+	spawn "$T/pg.log" setpriv --reuid=postgres --regid=postgres --init-groups -- \
+		"$PGBIN/postgres" -D "$T/pg/data" -k "$T/pg" -c listen_addresses= -c fsync=off \
+		-c max_connections=20
+	PM=$PID
+	ok "postgres starts" wait_for 60 grep -q 'ready to accept connections' "$T/pg.log"
+}
+
 # spawn OUTFILE CMD...: starts CMD in the background in its own session and
 # process group, stdout and stderr to OUTFILE; sets $PID. The group is
 # killed at exit. Returns once the process runs CMD: until the exec of

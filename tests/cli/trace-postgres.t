@@ -8,27 +8,8 @@
 # keeps recce's jumps after the trace, one still connected included; its
 # USDT probes in every backend.
 . "$(dirname "$0")/lib.sh"
-PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
 need_file "$RECCE" "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql"
-id postgres >/dev/null 2>&1 || {
-	echo "Bail out! no postgres user (scripts/install-deps.sh installs postgresql)"
-	exit 1
-}
-
-# A cluster of its own, reached by a socket in $T/pg alone.
-chmod 0711 "$T"
-mkdir -m 0700 "$T/pg" && chown postgres: "$T/pg"
-as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
-as_pg "$PGBIN/initdb" -D "$T/pg/data" -A trust -U postgres --no-sync >"$T/initdb.out" 2>&1 ||
-	{
-		echo "Bail out! initdb failed: $(tail -n 3 "$T/initdb.out")"
-		exit 1
-	}
-spawn "$T/pg.log" setpriv --reuid=postgres --regid=postgres --init-groups -- \
-	"$PGBIN/postgres" -D "$T/pg/data" -k "$T/pg" -c listen_addresses= -c fsync=off \
-	-c max_connections=20
-PM=$PID
-ok "postgres starts" wait_for 60 grep -q 'ready to accept connections' "$T/pg.log"
+start_postgres
 echo 'SELECT 1;' >"$T/q.sql"
 
 # bench N: 2 clients, N queries each, a connection for each query.
