@@ -320,11 +320,10 @@ static int proc_add_module(struct proc_unwind *p, const struct sym_file *f, uint
 static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const char **path,
 		    uint64_t *bias)
 {
-	uint64_t vaddr;
+	uint64_t vaddr, len = m->end - m->start;
 
 	if (m->file && sym_file_fd(m->file) >= 0 &&
-	    sym_file_map_vaddr(m->file, m->pgoff, m->end - m->start, m->prot & PROT_EXEC, &vaddr) ==
-		0) {
+	    sym_file_map_vaddr(m->file, m->pgoff, len, m->prot & PROT_EXEC, &vaddr) == 0) {
 		*fd = sym_file_fd(m->file);
 		*path = sym_file_path(m->file);
 		*bias = m->start - vaddr;
@@ -707,7 +706,7 @@ static int file_code(struct unwinder *u, pid_t pid, uint64_t addr, uint8_t *out,
 	const struct proc_map *m = procs_find(u->procs, pid, addr);
 
 	if (!m || !m->file || sym_file_fd(m->file) < 0 || !(m->prot & PROT_EXEC) ||
-	    addr - m->start < 8 || m->end - addr < len)
+	    m->end - addr < len)
 		return -1;
 	return pread(sym_file_fd(m->file), out, len, (off_t)(m->pgoff + (addr - m->start))) ==
 		       (ssize_t)len
