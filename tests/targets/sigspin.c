@@ -96,6 +96,11 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, sender, NULL) != 0)
 		return 1;
 	work(seconds);
+	/* No handler in pthread_join: a signal sent as stop is set waits. */
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
 	printf("sigspin: %lu signals\n", atomic_load(&handled));
