@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-static atomic_int stop;
+static atomic_int stop, working;
 static atomic_ulong handled;
 static volatile unsigned long sink;
 static pthread_t main_thread;
@@ -48,6 +48,10 @@ static void *sender(void *arg)
 	const struct timespec ms = {0, 1000 * 1000};
 
 	(void)arg;
+	/* Signals only while main is in work(), so that every handler's
+	 * stack is main;work;... */
+	while (!atomic_load(&working))
+		nanosleep(&ms, NULL);
 	while (!atomic_load(&stop)) {
 		pthread_kill(main_thread, SIGUSR1);
 		nanosleep(&ms, NULL);
@@ -66,12 +70,18 @@ static double cpu_seconds(void)
 __attribute__((noinline)) static void work(double seconds)
 {
 	unsigned long h = 1;
+	sigset_t usr1;
 
+	atomic_store(&working, 1);
 	while (cpu_seconds() < seconds) {
 		for (int i = 0; i < 100000; i++)
 			h = h * 2862933555777941757ul + 3037000493ul;
 		sink += h;
 	}
+	/* A signal sent from here on waits, blocked, until the exit. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 }
 
 int main(int argc, char **argv)
@@ -96,11 +106,6 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, sender, NULL) != 0)
 		return 1;
 	work(seconds);
-	/* No handler in pthread_join: a signal sent as stop is set waits. */
-	sigset_t usr1;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
 	printf("sigspin: %lu signals\n", atomic_load(&handled));
