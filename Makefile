@@ -239,7 +239,7 @@ $(B)/targets/libs/%.so: tests/targets/libs/%.c | $(B)
 
 # A few again at -O2 without frame pointers, as distributions build their
 # packages, for the unwinder's check against libdwfl (tests/cli/
-# unwind-check.t).
+# record-nofp.t).
 NOFP_FLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -pthread
 NOFP_BINS := $(addprefix $(B)/targets-nofp/,qsort threads sigspin throws qsort-lld)
 $(B)/targets-nofp/%: tests/targets/%.c | $(B)
