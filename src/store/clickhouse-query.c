@@ -384,10 +384,13 @@ int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void
 			      "SELECT uniqExact(host, pid, start_ns), uniqExact(host, pid),"
 			      " min(start_ns), max(end_ns) FROM @.samples",
 			      f, "", read_totals);
+	/* GLOBAL: over Distributed tables, the samples' stack hashes are
+	 * gathered once and sent to every shard of the stacks (a plain IN
+	 * is refused there, Code 288); one server takes it as an IN. */
 	if (!err && st->profiles)
 		err = select_rows(&r,
 				  "SELECT stack_hash, any(functions), any(files), any(lines),"
-				  " any(modules) FROM @.stacks WHERE stack_hash IN"
+				  " any(modules) FROM @.stacks WHERE stack_hash GLOBAL IN"
 				  " (SELECT stack_hash FROM @.samples",
 				  f, ") GROUP BY stack_hash", read_stack);
 	if (!err && st->profiles)

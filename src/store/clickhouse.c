@@ -165,7 +165,11 @@ int clickhouse_run(struct clickhouse *ch, const char *sql, const char *data, siz
 		return -ENOMEM;
 	fputs("/?", fp);
 	if (data) {
-		fputs("query=", fp);
+		/* Into a Distributed table, the rows reach their shards
+		 * before the INSERT returns: a window's stacks are there
+		 * before its samples, and its row is there when recce asks
+		 * (a table of one server ignores the setting). */
+		fputs("insert_distributed_sync=1&query=", fp);
 		http_url_encode(fp, sql);
 	}
 	/* "&user=...": after the query, or the first parameter. */

@@ -15,9 +15,7 @@
 # refused with what to do.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
-CH_SERVER=$(command -v clickhouse-server || echo /usr/sbin/clickhouse-server)
-[ -x "$CH_SERVER" ] || skip_all "clickhouse-server is not installed (Debian package clickhouse-server)"
-command -v curl >/dev/null || skip_all "curl is not installed"
+. "$(dirname "$0")/clickhouse.sh"
 
 now() { date +%s.%N; }
 
@@ -29,48 +27,10 @@ free_port()
 HTTP_PORT=$(free_port)
 TCP_PORT=$(free_port)
 CH=$T/ch
-mkdir -p "$CH"
-cat >"$CH/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$CH/server.log</log><errorlog>$CH/error.log</errorlog></logger>
-  <http_port>$HTTP_PORT</http_port>
-  <tcp_port>$TCP_PORT</tcp_port>
-  <listen_host>127.0.0.1</listen_host>
-  <path>$CH/data/</path>
-  <tmp_path>$CH/tmp/</tmp_path>
-  <user_files_path>$CH/user_files/</user_files_path>
-  <format_schema_path>$CH/schemas/</format_schema_path>
-  <users_config>users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>268435456</mark_cache_size>
-  <uncompressed_cache_size>268435456</uncompressed_cache_size>
-  <mlock_executable>false</mlock_executable>
-</yandex>
-EOF
-cat >"$CH/users.xml" <<'EOF'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default>
-    <recce><password>fleet-pw-3141</password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></recce></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
-    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
-  </interval></default></quotas>
-</yandex>
-EOF
+ch_config "$CH" "$HTTP_PORT" "$TCP_PORT" 127.0.0.1
 
 # start_clickhouse: the server, until it answers; sets CHPID.
-start_clickhouse()
-{
-	spawn "$CH/out" "$CH_SERVER" --config-file="$CH/config.xml"
-	CHPID=$PID
-	wait_for 60 curl -sf "http://127.0.0.1:$HTTP_PORT/ping" -o /dev/null ||
-		diag "clickhouse-server did not answer: $(tail -n 5 "$CH/error.log" "$CH/out" 2>&1)"
-}
+start_clickhouse() { ch_start "$CH" "http://127.0.0.1:$HTTP_PORT"; }
 
 # sql QUERY: ClickHouse's answer to QUERY, in TabSeparated.
 sql()
@@ -78,20 +38,9 @@ sql()
 	curl -sf --data-binary "$1" "http://127.0.0.1:$HTTP_PORT/"
 }
 
-# per_window STORE DB: each window's start and its processes' samples,
-# one line each, in the local store and in ClickHouse's database DB; the
-# same text when ClickHouse holds every window once.
-local_windows()
-{
-	python3 - "$1/store.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
-q = ("SELECT w.start_ns, coalesce((SELECT sum(samples) FROM profiles p"
-     " WHERE p.start_ns = w.start_ns), 0) FROM windows w ORDER BY w.start_ns")
-for start, n in db.execute(q):
-    print(start, n)
-PY
-}
+# fleet_windows DB: each window's start and its processes' samples, one
+# line each, in ClickHouse's database DB; the same text as local_windows
+# of the local store when ClickHouse holds every window once.
 fleet_windows()
 {
 	sql "SELECT start_ns, n FROM (SELECT start_ns FROM $1.windows)
