@@ -6,6 +6,7 @@
  */
 #include "cli/agent-continuous.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include "cli/secret.h"
 #include "cli/usage.h"
 #include "continuous/continuous.h"
+#include "continuous/export.h"
 #include "proc/self.h"
 #include "remote/tls.h"
 #include "store/clickhouse.h"
@@ -282,6 +284,18 @@ void agent_continuous_options(const struct agent_continuous_args *a)
 		}
 		clickhouse_close(ch);
 		cfg->export_url = a->export_url;
+		cfg->export_batch = 1;
+		if (a->export_batch) {
+			char *end;
+			unsigned long n = strtoul(a->export_batch, &end, 10);
+			if (!isdigit((unsigned char)a->export_batch[0]) || *end || n < 1 ||
+			    n > EXPORT_BATCH_MAX)
+				usage_die("agent",
+					  "--export-batch wants a number of windows from 1 to %d, "
+					  "not '%s'",
+					  EXPORT_BATCH_MAX, a->export_batch);
+			cfg->export_batch = n;
+		}
 	}
 }
 

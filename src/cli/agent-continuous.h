@@ -13,6 +13,7 @@ struct agent_continuous_args {
 	int on;
 	const char *store, *window, *rate, *http, *retain, *max_store, *export_url;
 	const char *export_password; /* --export-password FILE */
+	const char *export_batch;    /* --export-batch N */
 	const char *call_graph; /* --call-graph auto|fp|dwarf[,BYTES]; NULL: auto */
 	const char *http_token; /* --http-token FILE */
 	const char *tls;	/* the agent's certificates, for --http on the network */

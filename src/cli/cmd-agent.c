@@ -92,6 +92,8 @@ static const struct opt agent_options[] = {
 		"ship every window to this ClickHouse database too"),
     OPT_STRING_(0, "export-password", "FILE", struct agent_args, cont.export_password,
 		"--export's password, from the first line of FILE (never in the URL)"),
+    OPT_STRING_(0, "export-batch", "N", struct agent_args, cont.export_batch,
+		"--export N windows at a time, one INSERT a table (default 1)"),
     OPT_STRING_(0, "http-token", "FILE", struct agent_args, cont.http_token,
 		"--http on the network: the token, from FILE (default: a new one)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
@@ -130,6 +132,8 @@ int cmd_agent(int argc, char **argv)
 			  "--export, --export-password and --http go with --continuous");
 	if (a.cont.export_password && !a.cont.export_url)
 		usage_die("agent", "--export-password goes with --export");
+	if (a.cont.export_batch && !a.cont.export_url)
+		usage_die("agent", "--export-batch goes with --export");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	if (a.cont.on)

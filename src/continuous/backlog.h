@@ -23,11 +23,12 @@
 #include "continuous/export.h"
 #include "store/store.h"
 
-/* Starts sending again the oldest windows dest has not taken, while
- * more than one exporting process is free and they are not being sent
- * already. Returns how many it started, or -errno (the store could not
- * be read). */
-int backlog_pump(struct store *s, struct exporter *x, const char *dest);
+/* Starts sending again the oldest windows dest has not taken and that
+ * are not being sent already, batch of them (1 to EXPORT_BATCH_MAX) a
+ * process, while more than one exporting process is free; a last batch
+ * of fewer only with flush. Returns how many processes it started, or
+ * -errno (the store could not be read). */
+int backlog_pump(struct store *s, struct exporter *x, const char *dest, size_t batch, int flush);
 
 /* How many windows dest has not taken, or -errno. */
 int64_t backlog_count(struct store *s, const char *dest);

@@ -68,6 +68,14 @@ struct continuous {
 	struct clickhouse *fleet; /* --export, or NULL */
 	struct exporter *exporter;
 	int export_down; /* the last export failed */
+	size_t batch;	 /* windows an export sends */
+	int stopping;	 /* the last exports: batches not full go too */
+	/* What a window sent is, to count it resent: one of an earlier run
+	 * (it starts before first_ns, this run's first window), or one whose
+	 * export failed (in failed, as start_ns -> 1; emptied when none
+	 * waits). */
+	int64_t first_ns;
+	struct u64map failed;
 	struct continuous_stats st;
 	struct sampler_stats last; /* the sampler's counts at the last window's end */
 	double last_cpu;	   /* the agent's CPU time then */
@@ -249,42 +257,60 @@ static void write_window(struct continuous *c, const struct store_window *w,
 /* What became of a window sent to the fleet store: a failure is said
  * once, and when windows go through again; then the windows it missed
  * follow, oldest first (continuous/backlog.h). */
-static void on_exported(void *arg, int64_t start_ns, int again, int err, const char *why)
+static void on_exported(void *arg, const int64_t *start_ns, size_t n, int again, int err,
+			const char *why)
 {
 	struct continuous *c = arg;
 
 	if (!err) {
 		const char *dest = clickhouse_where(c->fleet);
-		store_sent(c->store, dest, start_ns);
-		c->st.exported++;
-		c->st.resent += again != 0;
+		/* All of a batch marked before the backlog is looked at. */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t failed = 0;
+			store_sent(c->store, dest, start_ns[i]);
+			u64map_get(&c->failed, (uint64_t)start_ns[i], &failed);
+			c->st.resent += start_ns[i] < c->first_ns || failed;
+		}
+		c->st.exported += n;
 		if (c->export_down) {
 			int64_t missed = backlog_count(c->store, dest);
 			say(c, CONTINUOUS_EXPORT_BACK, missed > 0 ? (int)missed : 0, dest);
 		}
 		c->export_down = 0;
-		backlog_pump(c->store, c->exporter, dest);
+		backlog_pump(c->store, c->exporter, dest, c->batch, c->stopping);
 		return;
 	}
-	c->st.export_failed++;
+	c->st.export_failed += n;
+	/* Remembered, to be counted resent once sent. */
+	for (size_t i = 0; i < n; i++)
+		u64map_put(&c->failed, (uint64_t)start_ns[i], 1);
 	if (!c->export_down)
 		say(c, CONTINUOUS_EXPORT_FAILED, err, why);
 	c->export_down = 1;
 }
 
-/* Ships the window to the fleet store, from a process of its own. */
+/* Ships the window to the fleet store, from a process of its own; in
+ * batches, the oldest windows not sent once batch of them wait (read
+ * back from the store, where this one is now). */
 static void export_window(struct continuous *c, const struct store_window *w,
 			  const struct store_profile *sp, const struct held *held, size_t n)
 {
+	if (c->batch > 1) {
+		if (backlog_pump(c->store, c->exporter, clickhouse_where(c->fleet), c->batch, 0) <
+		    0)
+			on_exported(c, &w->start_ns, 1, 0, -EIO, store_error(c->store));
+		return;
+	}
 	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
 
 	if (!ps) {
-		on_exported(c, w->start_ns, 0, -ENOMEM, strerror(ENOMEM));
+		on_exported(c, &w->start_ns, 1, 0, -ENOMEM, strerror(ENOMEM));
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		ps[i] = held[i].p;
-	exporter_send(c->exporter, w, sp, ps, n, 0);
+	struct clickhouse_window cw = {w, sp, ps, n};
+	exporter_send(c->exporter, &cw, 1, 0);
 	free(ps);
 }
 
@@ -359,6 +385,8 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	    .agent_cpu_ns = (int64_t)((cpu - c->last_cpu) * 1e9),
 	};
 	write_window(c, &w, profiles, n);
+	if (!c->first_ns)
+		c->first_ns = start;
 	if (c->fleet)
 		export_window(c, &w, profiles, held, n);
 	c->st.samples += w.samples;
@@ -431,6 +459,10 @@ static void refresh_stats(void *arg)
 	if (c->fleet) {
 		int64_t n = backlog_count(c->store, clickhouse_where(c->fleet));
 		c->st.export_pending = n > 0 ? (uint64_t)n : 0;
+		if (n == 0 && u64map_count(&c->failed)) {
+			u64map_release(&c->failed);
+			u64map_init(&c->failed);
+		}
 	}
 }
 
@@ -552,6 +584,8 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 
 	*why = "";
 	c.window_ns = cfg->window_ns > 0 ? cfg->window_ns : DEFAULT_WINDOW_NS;
+	c.batch = cfg->export_batch > 1 ? cfg->export_batch : 1;
+	u64map_init(&c.failed);
 	c.freq = cfg->freq ? cfg->freq : DEFAULT_FREQ;
 	if (cfg->host)
 		snprintf(c.host, sizeof(c.host), "%s", cfg->host);
@@ -578,7 +612,11 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 		if (err)
 			*why = "sampling stopped";
 	}
-	/* The windows on their way to the fleet store, the last included. */
+	/* The windows on their way to the fleet store, the last included;
+	 * in batches, those that wait for a batch to fill go too. */
+	c.stopping = 1;
+	if (c.exporter && c.batch > 1)
+		backlog_pump(c.store, c.exporter, clickhouse_where(c.fleet), c.batch, 1);
 	exporter_free(c.exporter);
 	evloop_release(&c.loop);
 	for (size_t i = 0; i < c.npages; i++) {
@@ -589,6 +627,7 @@ int continuous_run(const struct continuous_config *cfg, const char **why)
 	resolver_free(c.resolver);
 	store_close(c.store);
 	clickhouse_close(c.fleet);
+	u64map_release(&c.failed);
 	aggregate_free(c.agg);
 	kallsyms_free(c.kallsyms);
 	procs_free(c.procs);

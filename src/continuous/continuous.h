@@ -56,6 +56,7 @@ struct continuous_config {
 	const char *host;	/* the host label; NULL: gethostname() */
 	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
 	const char *export_password; /* its password, kept out of the URL; or NULL */
+	size_t export_batch;	     /* windows a process sends: 1 (0 too) to EXPORT_BATCH_MAX */
 	int stop_fd;		/* stop when readable (a signalfd) */
 	int http_fd;		/* a listening socket for the page and /metrics; -1: none */
 	/* With these, a connection accepted on http_fd goes through

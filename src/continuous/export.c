@@ -27,7 +27,8 @@ struct export_head {
 
 struct export_proc {
 	pid_t pid;
-	int64_t start_ns; /* the window's */
+	int64_t start_ns[EXPORT_BATCH_MAX]; /* the windows' */
+	size_t nw;
 	int again;
 	int fd; /* the pipe's reading end */
 	unsigned char *buf;
@@ -65,8 +66,7 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
  * deadline, whatever it waits for; the stop signals stay blocked, so
  * that the last window of an agent stopped by Ctrl-C is sent. Never
  * returns. */
-static void export_child(struct exporter *x, int fd, const struct store_window *w,
-			 const struct store_profile *sp, struct profile *const *p, size_t n,
+static void export_child(struct exporter *x, int fd, const struct clickhouse_window *ws, size_t nw,
 			 unsigned flags)
 {
 	sigset_t alrm;
@@ -83,7 +83,7 @@ static void export_child(struct exporter *x, int fd, const struct store_window *
 	signal(SIGPIPE, SIG_IGN);
 	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 	alarm(EXPORT_DEADLINE_S);
-	int err = clickhouse_export(x->ch, w, sp, p, n, flags);
+	int err = clickhouse_export(x->ch, ws, nw, flags);
 	h.err = err;
 	if (err)
 		snprintf(h.why, sizeof(h.why), "%s", clickhouse_error(x->ch));
@@ -132,10 +132,12 @@ static void finish(struct exporter *x, size_t i)
 		why = "the exporting process ended before it said";
 	}
 	free(e->buf);
-	int64_t start = e->start_ns;
+	int64_t start[EXPORT_BATCH_MAX];
+	size_t nw = e->nw;
 	int again = e->again;
+	memcpy(start, e->start_ns, nw * sizeof(*start));
 	x->procs[i] = x->procs[--x->n];
-	x->done(x->arg, start, again, err, why);
+	x->done(x->arg, start, nw, again, err, why);
 }
 
 /* Reads what a process says; its end finishes it. */
@@ -166,25 +168,34 @@ static void on_pipe(void *arg, int fd, short revents)
 		finish(x, i);
 }
 
-int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
-		  struct profile *const *p, size_t n, int again)
+/* Tells done that none of ws[0..nw) was sent, for err. */
+static int refused(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int again,
+		   int err, const char *why)
+{
+	int64_t start[EXPORT_BATCH_MAX];
+	size_t n = nw < EXPORT_BATCH_MAX ? nw : EXPORT_BATCH_MAX;
+
+	for (size_t k = 0; k < n; k++)
+		start[k] = ws[k].w->start_ns;
+	x->done(x->arg, start, n, again, err, why ? why : strerror(-err));
+	return err;
+}
+
+int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int again)
 {
 	int fds[2];
 
-	if (x->n == EXPORT_PROCESSES) {
-		x->done(x->arg, w->start_ns, again, -EBUSY,
-			"every exporting process is still busy with an earlier window");
-		return -EBUSY;
-	}
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		int err = -errno;
-		x->done(x->arg, w->start_ns, again, err, strerror(-err));
-		return err;
-	}
+	if (nw > EXPORT_BATCH_MAX)
+		return refused(x, ws, nw, again, -EINVAL, "more windows than one export sends");
+	if (x->n == EXPORT_PROCESSES)
+		return refused(x, ws, nw, again, -EBUSY,
+			       "every exporting process is still busy with an earlier window");
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return refused(x, ws, nw, again, -errno, NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		export_child(x, fds[1], w, sp, p, n, again ? CLICKHOUSE_AGAIN : 0);
+		export_child(x, fds[1], ws, nw, again ? CLICKHOUSE_AGAIN : 0);
 	}
 	close(fds[1]);
 	int err = pid < 0 ? -errno : evloop_add(x->loop, fds[0], 0, on_pipe, x);
@@ -194,11 +205,12 @@ int exporter_send(struct exporter *x, const struct store_window *w, const struct
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
-		x->done(x->arg, w->start_ns, again, err, strerror(-err));
-		return err;
+		return refused(x, ws, nw, again, err, NULL);
 	}
-	x->procs[x->n++] =
-	    (struct export_proc){.pid = pid, .fd = fds[0], .start_ns = w->start_ns, .again = again};
+	struct export_proc *e = &x->procs[x->n++];
+	*e = (struct export_proc){.pid = pid, .fd = fds[0], .nw = nw, .again = again};
+	for (size_t k = 0; k < nw; k++)
+		e->start_ns[k] = ws[k].w->start_ns;
 	return 0;
 }
 
@@ -210,8 +222,9 @@ size_t exporter_room(const struct exporter *x)
 int exporter_sending(const struct exporter *x, int64_t start_ns)
 {
 	for (size_t i = 0; i < x->n; i++)
-		if (x->procs[i].start_ns == start_ns)
-			return 1;
+		for (size_t k = 0; k < x->procs[i].nw; k++)
+			if (x->procs[i].start_ns[k] == start_ns)
+				return 1;
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * Shipping the continuous agent's windows to the fleet store beside the
- * sampling: each window goes in a process of its own, forked with the
+ * sampling: each window, or batch of windows, goes in a process of its own, forked with the
  * window in memory, so that a fleet store that is slow, away or
  * unreachable never holds up the loop that samples (a window that waits
  * on ClickHouse for its whole timeout costs the sampler a fork). The
@@ -33,10 +33,12 @@
 #define EXPORT_PROCESSES  4
 #define EXPORT_DEADLINE_S 30
 
-/* What became of the window that starts at start_ns (again: sent with
- * exporter_send()'s again): err 0 when ClickHouse took it, else -errno
- * and why in words (ClickHouse's answer, or what failed). */
-typedef void (*export_done_fn)(void *arg, int64_t start_ns, int again, int err, const char *why);
+/* What became of the n windows that start at start_ns[0..n), sent
+ * together (again: with exporter_send()'s again): err 0 when ClickHouse
+ * took them, else -errno and why in words (ClickHouse's answer, or what
+ * failed). */
+typedef void (*export_done_fn)(void *arg, const int64_t *start_ns, size_t n, int again, int err,
+			       const char *why);
 
 struct exporter;
 
@@ -44,13 +46,16 @@ struct exporter;
 int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done, void *arg,
 		 struct exporter **out);
 
-/* Sends a window (as clickhouse_export() takes it; with again, as
- * CLICKHOUSE_AGAIN says, for one that may be there already)
- * from a process of its own; done is called once it has ended. 0 when it
- * was started; -EBUSY (every process busy) or a fork's -errno, done
+/* The most windows one process sends. */
+#define EXPORT_BATCH_MAX 60
+
+/* Sends windows ws[0..nw) (as clickhouse_export() takes them, nw at
+ * most EXPORT_BATCH_MAX; with again, as CLICKHOUSE_AGAIN says, for
+ * windows that may be there already) from a process of its own; done is
+ * called once it has ended. 0 when it was started; -EBUSY
+ * (every process busy), -EINVAL (too many) or a fork's -errno, done
  * having been called. */
-int exporter_send(struct exporter *x, const struct store_window *w, const struct store_profile *sp,
-		  struct profile *const *p, size_t n, int again);
+int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int again);
 
 /* How many processes are free to send a window. */
 size_t exporter_room(const struct exporter *x);

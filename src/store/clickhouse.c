@@ -437,35 +437,71 @@ static int insert(struct clickhouse *ch, const char *table, const char *rows, si
 	return run_quiet(ch, sql, rows, len);
 }
 
-/* How many rows of table hold host's window that starts at start_ns,
- * or -errno. */
-static int64_t window_rows(struct clickhouse *ch, const char *table, const char *host,
-			   int64_t start_ns)
+/* Of the windows ws[0..nw), those of host whose start table holds a
+ * row of: how[i] |= bit. 0, or -errno. */
+static int rows_there(struct clickhouse *ch, const char *table, const char *host,
+		      const struct clickhouse_window *ws, size_t nw, unsigned char *how,
+		      unsigned char bit)
 {
 	char *sql = NULL;
-	size_t len = 0;
+	size_t len = 0, k = 0;
 	struct http_reply r;
 	FILE *fp = open_memstream(&sql, &len);
 
 	if (!fp)
 		return -ENOMEM;
-	fprintf(fp, "SELECT count() FROM %s.%s WHERE host = ", ch->db, table);
+	fprintf(fp, "SELECT DISTINCT start_ns FROM %s.%s WHERE host = ", ch->db, table);
 	clickhouse_put_quoted(fp, host);
-	fprintf(fp, " AND start_ns = %lld", (long long)start_ns);
+	fputs(" AND start_ns IN (", fp);
+	for (size_t i = 0; i < nw; i++)
+		if (strcmp(ws[i].w->host, host) == 0)
+			fprintf(fp, "%s%lld", k++ ? "," : "", (long long)ws[i].w->start_ns);
+	fputs(") FORMAT TSV", fp);
 	fclose(fp);
 	int err = clickhouse_run(ch, sql, NULL, 0, &r);
 	free(sql);
 	if (err)
 		return err;
-	char *end;
-	long long v = strtoll(r.body, &end, 10);
-	if (end == r.body || v < 0) {
-		snprintf(ch->error, sizeof(ch->error), "ClickHouse answered a count with '%.40s'",
-			 r.body);
-		v = -EIO;
+	for (char *line = r.body, *end; line && *line; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		char *stop;
+		long long start = strtoll(line, &stop, 10);
+		if (stop == line || *stop) {
+			snprintf(ch->error, sizeof(ch->error),
+				 "ClickHouse answered a window's start with '%.40s'", line);
+			err = -EIO;
+			break;
+		}
+		for (size_t i = 0; i < nw; i++)
+			if (ws[i].w->start_ns == start && strcmp(ws[i].w->host, host) == 0)
+				how[i] |= bit;
 	}
 	http_reply_release(&r);
-	return v;
+	return err;
+}
+
+enum { ROW_THERE = 1, SAMPLES_THERE = 2 };
+
+/* What of each window the server has already: how[i] of ROW_THERE and
+ * SAMPLES_THERE, asked once a table for each host (a batch has one). */
+static int windows_there(struct clickhouse *ch, const struct clickhouse_window *ws, size_t nw,
+			 unsigned char *how)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < nw && !err; i++) {
+		size_t j = 0;
+		while (j < i && strcmp(ws[j].w->host, ws[i].w->host) != 0)
+			j++;
+		if (j < i)
+			continue; /* asked with an earlier window */
+		err = rows_there(ch, "windows", ws[i].w->host, ws, nw, how, ROW_THERE);
+		if (!err)
+			err = rows_there(ch, "samples", ws[i].w->host, ws, nw, how, SAMPLES_THERE);
+	}
+	return err;
 }
 
 int clickhouse_share(struct clickhouse *ch)
@@ -584,62 +620,64 @@ static int send_stacks(struct clickhouse *ch, char *stacks, size_t len, const st
 	return err;
 }
 
-int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
-		      const struct store_profile *sp, struct profile *const *p, size_t n,
+/* The window's row of the windows table. */
+static void put_window(FILE *fp, const struct store_window *w)
+{
+	char day[16];
+
+	clickhouse_day(w->start_ns, day);
+	fprintf(fp, "%s\t%lld\t%lld\t", day, (long long)w->start_ns, (long long)w->end_ns);
+	put_field(fp, w->host);
+	fprintf(fp, "\t%llu\t%llu\t%llu\t%lld\n", (unsigned long long)w->samples,
+		(unsigned long long)w->lost, (unsigned long long)w->processes,
+		(long long)w->agent_cpu_ns);
+}
+
+int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws, size_t nw,
 		      unsigned flags)
 {
-	char *stacks = NULL, *samples = NULL, day[16];
-	size_t stacks_len = 0, samples_len = 0;
+	char *stacks = NULL, *samples = NULL, *rows = NULL, day[16];
+	size_t stacks_len = 0, samples_len = 0, rows_len = 0;
 	struct u64map fresh;
-	int err = 0, samples_in = 0;
+	int err = 0;
 
 	if (!ch->created && (err = clickhouse_create(ch)))
 		return err;
-	if (flags & CLICKHOUSE_AGAIN) {
-		int64_t rows = window_rows(ch, "windows", w->host, w->start_ns);
-		if (rows != 0)
-			return rows < 0 ? (int)rows : 0; /* it is there */
-		if ((rows = window_rows(ch, "samples", w->host, w->start_ns)) < 0)
-			return (int)rows;
-		samples_in = rows > 0;
-	}
-	clickhouse_day(w->start_ns, day);
+	unsigned char *how = calloc(nw ? nw : 1, 1);
+	if (!how)
+		return -ENOMEM;
+	if (flags & CLICKHOUSE_AGAIN)
+		err = windows_there(ch, ws, nw, how);
 	u64map_init(&fresh);
 	FILE *sfp = open_memstream(&stacks, &stacks_len);
 	FILE *pfp = open_memstream(&samples, &samples_len);
-	if (!sfp || !pfp)
+	FILE *wfp = open_memstream(&rows, &rows_len);
+	if (!err && (!sfp || !pfp || !wfp))
 		err = -ENOMEM;
-	for (size_t i = 0; i < n && !err; i++)
-		err = put_process(ch, day, &sp[i], p[i], sfp, pfp, &fresh);
+	for (size_t i = 0; i < nw && !err; i++) {
+		if (how[i] & ROW_THERE)
+			continue; /* it is there */
+		clickhouse_day(ws[i].w->start_ns, day);
+		for (size_t k = 0; k < ws[i].n && !err && !(how[i] & SAMPLES_THERE); k++)
+			err = put_process(ch, day, &ws[i].sp[k], ws[i].p[k], sfp, pfp, &fresh);
+		put_window(wfp, ws[i].w);
+		if (err)
+			snprintf(ch->error, sizeof(ch->error), "%s", strerror(-err));
+	}
 	if (sfp)
 		fclose(sfp);
 	if (pfp)
 		fclose(pfp);
-	if (err)
-		snprintf(ch->error, sizeof(ch->error), "%s", strerror(-err));
-	/* Stacks first: a sample never names a stack the server lacks. */
-	if (!err && !samples_in)
+	if (wfp)
+		fclose(wfp);
+	/* Stacks first: a sample never names a stack the server lacks; the
+	 * windows' rows last: a window whose row is there is whole. */
+	if (!err)
 		err = send_stacks(ch, stacks, stacks_len, &fresh);
-	if (!err && !samples_in)
+	if (!err)
 		err = insert(ch, "samples", samples, samples_len);
-	if (!err) {
-		char row[1024];
-		int k = snprintf(row, sizeof(row), "%s\t%lld\t%lld\t", day, (long long)w->start_ns,
-				 (long long)w->end_ns);
-		char *host = NULL;
-		size_t hlen = 0;
-		FILE *hfp = open_memstream(&host, &hlen);
-		if (hfp) {
-			put_field(hfp, w->host);
-			fclose(hfp);
-		}
-		k += snprintf(row + k, sizeof(row) - (size_t)k, "%s\t%llu\t%llu\t%llu\t%lld\n",
-			      host ? host : "", (unsigned long long)w->samples,
-			      (unsigned long long)w->lost, (unsigned long long)w->processes,
-			      (long long)w->agent_cpu_ns);
-		free(host);
-		err = insert(ch, "windows", row, (size_t)k < sizeof(row) ? (size_t)k : sizeof(row));
-	}
+	if (!err)
+		err = insert(ch, "windows", rows, rows_len);
 	if (!err) {
 		sent_room(ch, u64map_count(&fresh));
 		struct collect c = {ch, 0};
@@ -647,7 +685,9 @@ int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
 		u64map_each(&fresh, remember, &c);
 	}
 	u64map_release(&fresh);
+	free(how);
 	free(stacks);
 	free(samples);
+	free(rows);
 	return err;
 }

@@ -69,12 +69,24 @@ enum {
 	CLICKHOUSE_AGAIN = 1,
 };
 
-/* Ships one window: the window's row, and the samples of each process
- * profile (sp[i] its labels, p[i] its named stacks; "tid" and "thread"
- * labels of the samples are kept), as flags say. Makes the tables first
- * when they have not been made by this object yet. Returns 0 or -errno. */
-int clickhouse_export(struct clickhouse *ch, const struct store_window *w,
-		      const struct store_profile *sp, struct profile *const *p, size_t n,
+/* A window to ship: its row, and the samples of each of its n process
+ * profiles (sp[i] its labels, p[i] its named stacks; "tid" and "thread"
+ * labels of the samples are kept). */
+struct clickhouse_window {
+	const struct store_window *w;
+	const struct store_profile *sp;
+	struct profile *const *p;
+	size_t n;
+};
+
+/* Ships windows ws[0..nw), as flags say, in one INSERT a table: the
+ * stacks the server lacks, the samples, the windows' rows. With
+ * CLICKHOUSE_AGAIN it first asks, once a table, which of them are there.
+ * Makes the tables first when they have not been made by this object
+ * yet. Each INSERT lands whole while it holds fewer rows than the
+ * server's max_insert_block_size (1,048,576; a window of a host holds a
+ * few thousand). Returns 0 or -errno. */
+int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws, size_t nw,
 		      unsigned flags);
 
 /* For processes forked from this one that export at the same time: a

@@ -7,7 +7,8 @@ command -v curl >/dev/null || skip_all "curl is not installed"
 
 # ch_config DIR HTTP_PORT TCP_PORT ADDR [SHARD...]: the config of a
 # server in DIR that listens on ADDR. Its users, from loopback and ADDR's
-# /24: default, without a password, and recce, with fleet-pw-3141. With
+# /24: default, without a password, and recce, with fleet-pw-3141, their
+# queries in system.query_log. With
 # SHARDs (HOST:PORT of each one's native interface), the cluster
 # 'profiles' of those shards, one replica each.
 ch_config()
@@ -47,7 +48,7 @@ XML
 	cat >"$dir/users.xml" <<XML
 <?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage><log_queries>1</log_queries></default></profiles>
   <users><default><password></password><networks>$nets</networks>
     <profile>default</profile><quota>default</quota></default>
     <recce><password>fleet-pw-3141</password><networks>$nets</networks>

@@ -391,6 +391,48 @@ wait_exit 30 "$HOLE_AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0, its exports ended"
 kill_quietly "$HOLE"
 
+# --- batches ------------------------------------------------------------
+
+# --export-batch 4: one INSERT a table for every 4 windows. A server that
+# answers an error to a batch's windows' rows (a view of them that throws,
+# once ClickHouse has taken some or all of them) has them sent again,
+# each window once.
+export_agent batch "clickhouse://127.0.0.1:$HTTP_PORT/fleet4" --export-batch 4
+BATCH_AGENT=$XAGENT BATCH_METRICS=$XMETRICS
+ok "batches of 4 windows go through" \
+	wait_for 60 eval '[ "$(agent_metric "$BATCH_METRICS" windows_exported_total)" -ge 8 ]'
+is "$(agent_metric "$BATCH_METRICS" windows_resent_total)" 0 "none of them counted as sent again"
+sql "SYSTEM FLUSH LOGS" || diag "cannot flush ClickHouse's query log"
+# The rows of each INSERT into the windows table so far.
+sql "SELECT written_rows FROM system.query_log WHERE type = 2
+	AND query LIKE 'INSERT INTO fleet4.windows %'" >"$T/batch-inserts"
+is "$(sort -u "$T/batch-inserts") $(($(wc -l <"$T/batch-inserts") >= 2))" "4 1" \
+	"each INSERT into the windows table holds 4 windows" ||
+	diag "$(tr '\n' ' ' <"$T/batch-inserts")"
+sql "CREATE MATERIALIZED VIEW fleet4.refuse ENGINE = Null
+	AS SELECT throwIf(start_ns != 0) AS refused FROM fleet4.windows" ||
+	diag "cannot make fleet4 refuse windows"
+ok "a server that refuses the windows' rows fails whole batches" \
+	wait_for 60 eval '[ "$(agent_metric "$BATCH_METRICS" windows_export_failed_total)" -ge 8 ]'
+sql "DROP TABLE fleet4.refuse" || diag "cannot make fleet4 take windows again"
+# batch_settled: the windows that failed are sent again, and no more
+# wait than fill the next batch.
+batch_settled()
+{
+	[ "$(agent_metric "$BATCH_METRICS" windows_resent_total)" -ge 8 ] &&
+		[ "$(agent_metric "$BATCH_METRICS" windows_export_pending)" -le 3 ]
+}
+ok "and once it takes them, they are sent again" wait_for 60 batch_settled
+kill -INT "$BATCH_AGENT"
+wait_exit 30 "$BATCH_AGENT"
+is "$WAIT_RC" 0 "the agent stops with status 0, its last windows sent"
+same_windows "$T/batch-store" fleet4 \
+	"ClickHouse has every window of the batching agent's store once, each with the same samples"
+cmp_ok "$(wc -l <"$T/local-windows")" '>=' 16 "the batching agent's store has its windows"
+run "$RECCE" agent --continuous --export "$URL" --export-batch 61
+is "$RC" 2 "--export-batch past 60 is a usage error"
+like "$(cat "$ERR")" "export-batch wants a number of windows from 1 to 60, not '61'" "and says the bounds"
+
 # --- refusals ---------------------------------------------------------
 
 run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$(free_port)/fleet"
