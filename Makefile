@@ -408,8 +408,13 @@ demo-patch: deps
 	B=$(B) sh scripts/demo-patch.sh
 
 bench: deps
-	$(MAKE) all
+	$(MAKE) all $(B)/bench/fleet-sim
 	B=$(B) sh bench/run.sh
+
+# The fleet store's host simulator (bench/fleet-sim.c, for bench/fleet-store.sh).
+$(B)/bench/fleet-sim: bench/fleet-sim.c $(B)/librecce-core.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/librecce-core.a $(LDLIBS)
 
 # Small bugs put into a copy of the tree one at a time (tests/mutants/):
 # every one must make a test fail. MUTANTS="a b" runs only those.

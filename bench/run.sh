@@ -13,7 +13,9 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous agent libuv fast python
+#                patch continuous agent libuv fast python fleet
+#                (fleet: bench/fleet-store.sh, the fleet store with a
+#                host simulator; its own table in results/fleet-store.md)
 #   RECCE        the recce binary (default $B/recce)
 #
 # Raw measurements, one tab-separated key=value line per run, are kept in
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python fleet"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -1435,6 +1437,7 @@ start=$(date +%s)
 for g in $CASES; do
 	case $g in
 	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python) "group_$g" ;;
+	fleet) B=$B RECCE=$RECCE sh bench/fleet-store.sh >/dev/null || say "fleet: bench/fleet-store.sh failed" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac
 done

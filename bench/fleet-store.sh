@@ -1,0 +1,132 @@
+#!/bin/sh
+# bench/fleet-store.sh: the fleet store at fleet scale, for the numbers of
+# docs/fleet-store.md. A real agent profiles this machine for 70 s in
+# windows of 10 s at 19 Hz (its default) while redis-server serves
+# redis-benchmark and a Python loop runs; then bench/fleet-sim sends its
+# last windows again as 1,000 and 10,000 hosts, each window alone
+# (--export-batch 1, one round of 10 s) and six at a time (--export-batch
+# 6, one round of a minute), 8 senders at once, into a ClickHouse server
+# run here from a temporary config. For each: what the fleet asks of the
+# server (rows and INSERTs a second), how long the server took to take a
+# round against the span the round stands for, and the bytes a host-day
+# takes on disk once parts are merged. Writes bench/results/fleet-store.md.
+#
+#     sh bench/fleet-store.sh        after `make all build/bench/fleet-sim`
+set -eu
+B=${B:-build}
+RECCE=${RECCE:-$B/recce}
+SIM=$B/bench/fleet-sim
+OUT=${FLEET_OUT:-bench/results/fleet-store.md}
+HOSTS=${FLEET_HOSTS:-1000 10000}
+SENDERS=8
+
+die() {
+	echo "fleet-store: $*" >&2
+	exit 1
+}
+if [ ! -x "$RECCE" ] || [ ! -x "$SIM" ]; then
+	die "run make all $B/bench/fleet-sim first"
+fi
+for t in clickhouse-server redis-server redis-benchmark redis-cli curl python3; do
+	command -v "$t" >/dev/null || die "$t is missing: sh scripts/install-deps.sh"
+done
+TMP=$(mktemp -d)
+CHPID=""
+cleanup() {
+	[ -z "$CHPID" ] || kill "$CHPID" 2>/dev/null || true
+	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1 || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+HPORT=$(port)
+TPORT=$(port)
+RPORT=$(port)
+
+cat >"$TMP/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$TMP/ch.log</log><errorlog>$TMP/ch.err</errorlog></logger>
+  <http_port>$HPORT</http_port><tcp_port>$TPORT</tcp_port><listen_host>127.0.0.1</listen_host>
+  <path>$TMP/data/</path><tmp_path>$TMP/tmp/</tmp_path>
+  <user_files_path>$TMP/user_files/</user_files_path><format_schema_path>$TMP/schemas/</format_schema_path>
+  <users_config>users.xml</users_config><default_profile>default</default_profile>
+  <default_database>default</default_database><mark_cache_size>268435456</mark_cache_size>
+  <mlock_executable>false</mlock_executable>
+</yandex>
+EOF
+cat >"$TMP/users.xml" <<'EOF'
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
+    <profile>default</profile><quota>default</quota></default></users>
+  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
+    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
+  </interval></default></quotas>
+</yandex>
+EOF
+(cd "$TMP" && exec clickhouse-server --config-file="$TMP/config.xml" >"$TMP/ch.out" 2>&1) &
+CHPID=$!
+sql() { curl -sf --data-binary "$1" "http://127.0.0.1:$HPORT/"; }
+i=0
+until sql "SELECT 1" >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ "$i" -lt 600 ] || die "clickhouse-server did not start: $(tail -n 3 "$TMP/ch.err")"
+	sleep 0.1
+done
+
+# --- one real host's windows ----------------------------------------------
+
+echo "fleet-store: profiling this machine for 70 s (redis-benchmark, a Python loop)" >&2
+redis-server --port "$RPORT" --save "" --appendonly no >/dev/null 2>&1 &
+sleep 0.5
+timeout 75 redis-benchmark -p "$RPORT" -q -l -n 100000 >/dev/null 2>&1 &
+LOAD1=$!
+timeout 75 python3 -c 'while True: sum(i * i for i in range(1000))' &
+LOAD2=$!
+timeout -s INT 70 "$RECCE" agent --continuous --socket "$TMP/agent.sock" --store "$TMP/store" \
+	--http off >/dev/null 2>"$TMP/agent.err" || true
+redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1 || true
+
+# --- the fleet --------------------------------------------------------------
+
+event() { sql "SELECT value FROM system.events WHERE event = '$1'" || echo 0; }
+{
+	echo "# The fleet store at fleet scale"
+	echo
+	echo "\`sh bench/fleet-store.sh\`, $(date -u +%Y-%m-%d), ClickHouse $(sql 'SELECT version()'),"
+	echo "$(nproc) CPUs; the windows of a real agent (10 s, 19 Hz) on this machine under"
+	echo "redis-benchmark and a Python loop, sent as HOSTS hosts by $SENDERS senders at once."
+	echo "A round is one window of every host (batch 1) or six (batch 6); it keeps up"
+	echo "when the server takes it in less than the span it stands for."
+	echo
+	echo "| hosts | batch | rows a host-window | fleet rows/s | fleet INSERTs/s | round took | span | keeps up | bytes a host-day |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+} >"$OUT.tmp"
+for hosts in $HOSTS; do
+	for batch in 1 6; do
+		db=fleet_${hosts}_$batch
+		ins0=$(event InsertQuery)
+		line=$("$SIM" "$TMP/store" "clickhouse://127.0.0.1:$HPORT/$db" "$hosts" "$batch" "$SENDERS") ||
+			die "the simulator failed: $line"
+		ins1=$(event InsertQuery)
+		secs=$(echo "$line" | sed 's/.*seconds=\([0-9.]*\).*/\1/')
+		rows=$(sql "SELECT count() FROM $db.samples")
+		for t in samples windows stacks; do
+			sql "OPTIMIZE TABLE $db.$t FINAL" >/dev/null
+		done
+		bytes=$(sql "SELECT sum(bytes_on_disk) FROM system.parts WHERE database = '$db' AND active")
+		awk -v h="$hosts" -v b="$batch" -v r="$rows" -v s="$secs" -v i="$((ins1 - ins0))" \
+			-v by="$bytes" 'BEGIN {
+			span = 10 * b
+			printf "| %d | %d | %.0f | %.0f | %.0f | %.1f s | %d s | %.2fx | %.0f KiB |\n",
+				h, b, r / (h * b), r / span, i / span, s, span, span / s,
+				by / (h * b) * 8640 / 1024 }' >>"$OUT.tmp"
+		echo "fleet-store: $line" >&2
+		sql "DROP DATABASE $db" >/dev/null
+	done
+done
+wait "$LOAD1" "$LOAD2" 2>/dev/null || true
+mv "$OUT.tmp" "$OUT"
+cat "$OUT"
