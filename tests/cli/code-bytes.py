@@ -40,6 +40,11 @@ with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
         disk += b"\0" * (len(live) - len(disk))
         i = 0
         while i < len(live):
+            # Equal pages compared whole (a byte at a time, Python takes
+            # seconds over node's 50 MB of code).
+            if i % 4096 == 0 and live[i:i + 4096] == disk[i:i + 4096]:
+                i += 4096
+                continue
             if live[i] == disk[i]:
                 i += 1
                 continue
