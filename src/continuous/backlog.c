@@ -53,8 +53,10 @@ int backlog_pump(struct store *s, struct exporter *x, const char *dest, size_t b
 	size_t total, cap = 2 * EXPORT_PROCESSES * batch;
 	int started = 0;
 
-	if (batch < 1 || batch > EXPORT_BATCH_MAX || !(starts = calloc(cap, sizeof(*starts))))
-		return batch < 1 || batch > EXPORT_BATCH_MAX ? -EINVAL : -ENOMEM;
+	if (batch < 1 || batch > EXPORT_BATCH_MAX)
+		return -EINVAL;
+	if (!(starts = calloc(cap, sizeof(*starts))))
+		return -ENOMEM;
 	int n = store_unsent(s, dest, starts, cap, &total);
 	if (n < 0) {
 		free(starts);

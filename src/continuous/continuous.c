@@ -257,8 +257,7 @@ static void write_window(struct continuous *c, const struct store_window *w,
 /* What became of a window sent to the fleet store: a failure is said
  * once, and when windows go through again; then the windows it missed
  * follow, oldest first (continuous/backlog.h). */
-static void on_exported(void *arg, const int64_t *start_ns, size_t n, int again, int err,
-			const char *why)
+static void on_exported(void *arg, const int64_t *start_ns, size_t n, int err, const char *why)
 {
 	struct continuous *c = arg;
 
@@ -298,13 +297,13 @@ static void export_window(struct continuous *c, const struct store_window *w,
 	if (c->batch > 1) {
 		if (backlog_pump(c->store, c->exporter, clickhouse_where(c->fleet), c->batch, 0) <
 		    0)
-			on_exported(c, &w->start_ns, 1, 0, -EIO, store_error(c->store));
+			on_exported(c, &w->start_ns, 1, -EIO, store_error(c->store));
 		return;
 	}
 	struct profile **ps = calloc(n ? n : 1, sizeof(*ps));
 
 	if (!ps) {
-		on_exported(c, &w->start_ns, 1, 0, -ENOMEM, strerror(ENOMEM));
+		on_exported(c, &w->start_ns, 1, -ENOMEM, strerror(ENOMEM));
 		return;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -29,7 +29,6 @@ struct export_proc {
 	pid_t pid;
 	int64_t start_ns[EXPORT_BATCH_MAX]; /* the windows' */
 	size_t nw;
-	int again;
 	int fd; /* the pipe's reading end */
 	unsigned char *buf;
 	size_t len, cap;
@@ -134,10 +133,9 @@ static void finish(struct exporter *x, size_t i)
 	free(e->buf);
 	int64_t start[EXPORT_BATCH_MAX];
 	size_t nw = e->nw;
-	int again = e->again;
 	memcpy(start, e->start_ns, nw * sizeof(*start));
 	x->procs[i] = x->procs[--x->n];
-	x->done(x->arg, start, nw, again, err, why);
+	x->done(x->arg, start, nw, err, why);
 }
 
 /* Reads what a process says; its end finishes it. */
@@ -169,15 +167,15 @@ static void on_pipe(void *arg, int fd, short revents)
 }
 
 /* Tells done that none of ws[0..nw) was sent, for err. */
-static int refused(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int again,
-		   int err, const char *why)
+static int refused(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int err,
+		   const char *why)
 {
 	int64_t start[EXPORT_BATCH_MAX];
 	size_t n = nw < EXPORT_BATCH_MAX ? nw : EXPORT_BATCH_MAX;
 
 	for (size_t k = 0; k < n; k++)
 		start[k] = ws[k].w->start_ns;
-	x->done(x->arg, start, n, again, err, why ? why : strerror(-err));
+	x->done(x->arg, start, n, err, why ? why : strerror(-err));
 	return err;
 }
 
@@ -186,12 +184,12 @@ int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t
 	int fds[2];
 
 	if (nw > EXPORT_BATCH_MAX)
-		return refused(x, ws, nw, again, -EINVAL, "more windows than one export sends");
+		return refused(x, ws, nw, -EINVAL, "more windows than one export sends");
 	if (x->n == EXPORT_PROCESSES)
-		return refused(x, ws, nw, again, -EBUSY,
+		return refused(x, ws, nw, -EBUSY,
 			       "every exporting process is still busy with an earlier window");
 	if (pipe2(fds, O_CLOEXEC) != 0)
-		return refused(x, ws, nw, again, -errno, NULL);
+		return refused(x, ws, nw, -errno, NULL);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
@@ -205,10 +203,10 @@ int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 		}
-		return refused(x, ws, nw, again, err, NULL);
+		return refused(x, ws, nw, err, NULL);
 	}
 	struct export_proc *e = &x->procs[x->n++];
-	*e = (struct export_proc){.pid = pid, .fd = fds[0], .nw = nw, .again = again};
+	*e = (struct export_proc){.pid = pid, .fd = fds[0], .nw = nw};
 	for (size_t k = 0; k < nw; k++)
 		e->start_ns[k] = ws[k].w->start_ns;
 	return 0;

@@ -34,10 +34,9 @@
 #define EXPORT_DEADLINE_S 30
 
 /* What became of the n windows that start at start_ns[0..n), sent
- * together (again: with exporter_send()'s again): err 0 when ClickHouse
- * took them, else -errno and why in words (ClickHouse's answer, or what
- * failed). */
-typedef void (*export_done_fn)(void *arg, const int64_t *start_ns, size_t n, int again, int err,
+ * together: err 0 when ClickHouse took them, else -errno and why in
+ * words (ClickHouse's answer, or what failed). */
+typedef void (*export_done_fn)(void *arg, const int64_t *start_ns, size_t n, int err,
 			       const char *why);
 
 struct exporter;
