@@ -149,12 +149,19 @@ if [ ! -x "$GO_TARGET" ]; then
 		go build -o "$GO_TARGET" "$ROOT/tests/go/main.go" >"$T/gobuild.err" 2>&1 ||
 		cat "$T/gobuild.err" >&2
 fi
+#
+# Judged by the unwinding: of the samples in burnGoCPU, the share walked
+# to runtime.main. Its share of all samples is the program's own: in an
+# emulated VM beside the busy targets, its start (paged in over 9p) and
+# pprof's writer take half its CPU (runs read 35% to 61%).
 rec go record -o "$T/go.pb.gz" -- "$GO_TARGET" "$T/go.pprof" 2
-pct=$(share "$(folded "$T/go.pb.gz")" 'runtime\.main;.*main\.burnGoCPU')
-if [ "$RC" = 0 ] && [ "$pct" -ge 50 ]; then
-	say "record cpu, Go" works "main.burnGoCPU under runtime.main in $pct% of samples"
+f=$(folded "$T/go.pb.gz")
+n=$(printf '%s\n' "$f" | awk '/main\.burnGoCPU/ { n++ } END { print n + 0 }')
+pct=$(share "$(printf '%s\n' "$f" | grep 'main\.burnGoCPU')" 'runtime\.main;main\.main;main\.burnGoCPU')
+if [ "$RC" = 0 ] && [ "$n" -gt 0 ] && [ "$pct" -ge 90 ]; then
+	say "record cpu, Go" works "main.burnGoCPU under runtime.main in $pct% of its samples"
 else
-	refused_or_fails "record cpu, Go" go "main.burnGoCPU under runtime.main in $pct% of samples"
+	refused_or_fails "record cpu, Go" go "main.burnGoCPU under runtime.main in $pct% of its samples (of $n stacks)"
 fi
 
 # Python: Debian's python3.11 running tests/py/record-target.py, its main
