@@ -256,7 +256,7 @@ $(B)/targets-nofp/%-lld: tests/targets/%.c | $(B)
 
 OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-%,$(TARGET_BINS))
 targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(LIB_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
-	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib $(NOFP_BINS) \
+	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib $(NOFP_BINS) $(B)/bench/fleet-sim \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))
 
 # The same hot target without symbols or debug info, for the stripped test.

@@ -6,11 +6,14 @@
  * name of its own (sim-00000, ...), BATCH windows an export as an agent
  * with --export-batch BATCH sends them, by SENDERS processes at once,
  * each with a ClickHouse object of its own (so a stack another sender
- * sent is asked for, as another host's would be). Prints one line:
+ * sent is asked for, as another host's would be). With DAYS, each host's
+ * windows are sent again on each of the DAYS days that follow theirs, by
+ * the same objects, as agents that run past midnight send them (a stack
+ * is sent once a day). Prints one line:
  *
  *     hosts=H batch=B windows=W seconds=S failed=F
  *
- *     fleet-sim STORE-DIR clickhouse://HOST:PORT/DB HOSTS BATCH SENDERS
+ *     fleet-sim STORE-DIR clickhouse://HOST:PORT/DB HOSTS BATCH SENDERS [DAYS]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +29,7 @@
 #include "store/store.h"
 
 #define MAX_WINDOWS 60
+#define DAY_NS	    (86400LL * 1000000000)
 
 struct starts {
 	int64_t v[4096];
@@ -50,9 +54,23 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Sender k of n: hosts k, k + n, ... Exits with how many exports failed
- * (255 at most). */
-static void sender(const char *url, struct window_copy *c, size_t nw, int hosts, int k, int n)
+/* The windows c[0..nw), and their processes', moved by shift_ns. */
+static void shift(struct window_copy *c, size_t nw, int64_t shift_ns)
+{
+	for (size_t i = 0; i < nw; i++) {
+		c[i].w.start_ns += shift_ns;
+		c[i].w.end_ns += shift_ns;
+		for (size_t j = 0; j < c[i].n; j++) {
+			c[i].sp[j].start_ns += shift_ns;
+			c[i].sp[j].end_ns += shift_ns;
+		}
+	}
+}
+
+/* Sender k of n: hosts k, k + n, ..., on each of days days. Exits with
+ * how many exports failed (255 at most). */
+static void sender(const char *url, struct window_copy *c, size_t nw, int hosts, int days, int k,
+		   int n)
 {
 	struct clickhouse *ch;
 	const char *why;
@@ -63,17 +81,20 @@ static void sender(const char *url, struct window_copy *c, size_t nw, int hosts,
 		fprintf(stderr, "fleet-sim: %s %s\n", url, why);
 		_exit(255);
 	}
-	for (int h = k; h < hosts; h += n) {
-		for (size_t i = 0; i < nw; i++) {
-			snprintf(c[i].host, sizeof(c[i].host), "sim-%05d", h);
-			for (size_t j = 0; j < c[i].n; j++)
-				c[i].sp[j].host = c[i].host;
-			ws[i] = (struct clickhouse_window){&c[i].w, c[i].sp, c[i].p, c[i].n};
-		}
-		if (clickhouse_export(ch, ws, nw, 0) < 0) {
-			if (!failed)
-				fprintf(stderr, "fleet-sim: %s\n", clickhouse_error(ch));
-			failed++;
+	for (int d = 0; d < days; d++, shift(c, nw, DAY_NS)) {
+		for (int h = k; h < hosts; h += n) {
+			for (size_t i = 0; i < nw; i++) {
+				snprintf(c[i].host, sizeof(c[i].host), "sim-%05d", h);
+				for (size_t j = 0; j < c[i].n; j++)
+					c[i].sp[j].host = c[i].host;
+				ws[i] =
+				    (struct clickhouse_window){&c[i].w, c[i].sp, c[i].p, c[i].n};
+			}
+			if (clickhouse_export(ch, ws, nw, 0) < 0) {
+				if (!failed)
+					fprintf(stderr, "fleet-sim: %s\n", clickhouse_error(ch));
+				failed++;
+			}
 		}
 	}
 	clickhouse_close(ch);
@@ -82,13 +103,14 @@ static void sender(const char *url, struct window_copy *c, size_t nw, int hosts,
 
 int main(int argc, char **argv)
 {
-	if (argc != 6) {
-		fprintf(stderr, "usage: fleet-sim STORE-DIR URL HOSTS BATCH SENDERS\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: fleet-sim STORE-DIR URL HOSTS BATCH SENDERS [DAYS]\n");
 		return 2;
 	}
 	int hosts = atoi(argv[3]), batch = atoi(argv[4]), senders = atoi(argv[5]);
-	if (hosts < 1 || batch < 1 || batch > MAX_WINDOWS || senders < 1) {
-		fprintf(stderr, "fleet-sim: HOSTS >= 1, BATCH 1 to %d, SENDERS >= 1\n",
+	int days = argc == 7 ? atoi(argv[6]) : 1;
+	if (hosts < 1 || batch < 1 || batch > MAX_WINDOWS || senders < 1 || days < 1) {
+		fprintf(stderr, "fleet-sim: HOSTS >= 1, BATCH 1 to %d, SENDERS >= 1, DAYS >= 1\n",
 			MAX_WINDOWS);
 		return 2;
 	}
@@ -120,7 +142,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < senders; k++) {
 		pid_t pid = fork();
 		if (pid == 0)
-			sender(argv[2], c, (size_t)batch, hosts, k, senders);
+			sender(argv[2], c, (size_t)batch, hosts, days, k, senders);
 		if (pid < 0) {
 			perror("fleet-sim: fork");
 			return 1;
@@ -129,8 +151,8 @@ int main(int argc, char **argv)
 	int failed = 0, status;
 	while (wait(&status) > 0)
 		failed += WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-	printf("hosts=%d batch=%d windows=%d seconds=%.3f failed=%d\n", hosts, batch, hosts * batch,
-	       now() - t0, failed);
+	printf("hosts=%d batch=%d windows=%d seconds=%.3f failed=%d\n", hosts, batch,
+	       hosts * batch * days, now() - t0, failed);
 	for (int i = 0; i < batch; i++)
 		window_copy_release(&c[i]);
 	return failed ? 1 : 0;

@@ -38,6 +38,7 @@
 #define DEFAULT_HTTP   "127.0.0.1:7451"
 #define DEFAULT_RETAIN "7d"
 #define DEFAULT_MAX    ((uint64_t)1 << 30)
+#define DAY_NS	       (86400LL * 1000000000)
 
 struct said {
 	const char *store;
@@ -47,6 +48,7 @@ struct said {
 	unsigned freq;
 	const char *window;
 	char export_to[400]; /* HOST:PORT/DB, no password */
+	int export_retain_days;
 	int ready_fd;	     /* written once sampling runs, then closed */
 	unsigned restarts;   /* how often the agent started it again */
 };
@@ -97,6 +99,16 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 		warning("cannot export a window to %s: %s: windows wait in %s and are sent when it "
 			"takes them again, oldest first",
 			s->export_to, why && why[0] ? why : strerror(-err), s->store);
+		break;
+	case CONTINUOUS_EXPORT_RETAINED:
+		note("%s: the days before %s dropped, older than --export-retain %dd (%d "
+		     "partitions of its tables)",
+		     s->export_to, why, s->export_retain_days, err);
+		break;
+	case CONTINUOUS_EXPORT_RETAIN_FAILED:
+		warning(
+		    "cannot drop the old days of %s (--export-retain): %s; tried again tomorrow",
+		    s->export_to, why);
 		break;
 	case CONTINUOUS_EXPORT_BACK:
 		if (err > 0)
@@ -295,6 +307,15 @@ void agent_continuous_options(const struct agent_continuous_args *a)
 					  "not '%s'",
 					  EXPORT_BATCH_MAX, a->export_batch);
 			cfg->export_batch = n;
+		}
+		if (a->export_retain) {
+			int64_t ns = span_option("--export-retain", a->export_retain, NULL);
+			if (ns < DAY_NS || ns % DAY_NS || ns / DAY_NS > 100000)
+				usage_die("agent",
+					  "--export-retain wants whole days, such as 30d, not '%s'",
+					  a->export_retain);
+			cfg->export_retain_days = (int)(ns / DAY_NS);
+			said->export_retain_days = cfg->export_retain_days;
 		}
 	}
 }

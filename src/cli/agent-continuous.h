@@ -14,6 +14,7 @@ struct agent_continuous_args {
 	const char *store, *window, *rate, *http, *retain, *max_store, *export_url;
 	const char *export_password; /* --export-password FILE */
 	const char *export_batch;    /* --export-batch N */
+	const char *export_retain;   /* --export-retain SPAN */
 	const char *call_graph; /* --call-graph auto|fp|dwarf[,BYTES]; NULL: auto */
 	const char *http_token; /* --http-token FILE */
 	const char *tls;	/* the agent's certificates, for --http on the network */

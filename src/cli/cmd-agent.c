@@ -94,6 +94,8 @@ static const struct opt agent_options[] = {
 		"--export's password, from the first line of FILE (never in the URL)"),
     OPT_STRING_(0, "export-batch", "N", struct agent_args, cont.export_batch,
 		"--export N windows at a time, one INSERT a table (default 1)"),
+    OPT_STRING_(0, "export-retain", "SPAN", struct agent_args, cont.export_retain,
+		"drop the fleet store's days older than SPAN (whole days; default: kept)"),
     OPT_STRING_(0, "http-token", "FILE", struct agent_args, cont.http_token,
 		"--http on the network: the token, from FILE (default: a new one)"),
     OPT_STRING_(0, "http", "[ADDR:]PORT", struct agent_args, cont.http,
@@ -134,6 +136,8 @@ int cmd_agent(int argc, char **argv)
 		usage_die("agent", "--export-password goes with --export");
 	if (a.cont.export_batch && !a.cont.export_url)
 		usage_die("agent", "--export-batch goes with --export");
+	if (a.cont.export_retain && !a.cont.export_url)
+		usage_die("agent", "--export-retain goes with --export");
 	if (a.cont.on && a.stdio)
 		usage_die("agent", "--continuous runs beside the local agent, not under --stdio");
 	if (a.cont.on)

@@ -288,6 +288,18 @@ static void on_exported(void *arg, const int64_t *start_ns, size_t n, int err, c
 	c->export_down = 1;
 }
 
+/* What the fleet store's retention did, once a day: said, and counted. */
+static void on_retained(void *arg, const char *cutoff, int dropped, const char *why)
+{
+	struct continuous *c = arg;
+
+	c->st.export_days_dropped += (uint64_t)(dropped > 0 ? dropped : 0);
+	if (why)
+		say(c, CONTINUOUS_EXPORT_RETAIN_FAILED, -EIO, why);
+	else
+		say(c, CONTINUOUS_EXPORT_RETAINED, dropped, cutoff);
+}
+
 /* Ships the window to the fleet store, from a process of its own; in
  * batches, the oldest windows not sent once batch of them wait (read
  * back from the store, where this one is now). */
@@ -539,6 +551,10 @@ static int start(struct continuous *c, const char **why)
 	      (err = clickhouse_set_password(c->fleet, c->cfg->export_password))) ||
 	     (err = exporter_new(c->fleet, &c->loop, on_exported, c, &c->exporter))))
 		return err;
+	if (c->fleet && c->cfg->export_retain_days) {
+		clickhouse_set_retain(c->fleet, c->cfg->export_retain_days);
+		exporter_on_retained(c->exporter, on_retained);
+	}
 	c->st.store_bytes = store_bytes(c->store);
 	c->sym = symbolizer_new();
 	c->procs = c->sym ? procs_new(c->sym) : NULL;
@@ -672,6 +688,9 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	metric(fp, "windows_export_dropped_total", "counter",
 	       "Windows retention deleted before the fleet store took them.",
 	       (double)st->export_dropped);
+	metric(fp, "export_partitions_dropped_total", "counter",
+	       "Days of the fleet store's tables its retention dropped (--export-retain).",
+	       (double)st->export_days_dropped);
 	metric(fp, "cpu_seconds_total", "counter", "CPU time the agent used.", st->cpu_seconds);
 	metric(fp, "start_time_seconds", "gauge", "When the profiler started, in Unix time.",
 	       (double)st->started_ns / 1e9);

@@ -31,13 +31,15 @@ struct continuous;
 
 /* What happened to the store, for the agent's messages. */
 enum continuous_event {
-	CONTINUOUS_STARTED,	  /* sampling: the first window is under way */
-	CONTINUOUS_STORE_FULL,	  /* a window could not be written: the disk is full */
-	CONTINUOUS_STORE_BACK,	  /* windows are written again */
-	CONTINUOUS_STORE_FAILED,  /* a window could not be written: err, why */
-	CONTINUOUS_USER_ONLY,	  /* the kernel refuses kernel-mode sampling */
-	CONTINUOUS_EXPORT_FAILED, /* a window could not be exported: err, why */
-	CONTINUOUS_EXPORT_BACK,	  /* windows are exported again; err: how many it missed */
+	CONTINUOUS_STARTED,		 /* sampling: the first window is under way */
+	CONTINUOUS_STORE_FULL,		 /* a window could not be written: the disk is full */
+	CONTINUOUS_STORE_BACK,		 /* windows are written again */
+	CONTINUOUS_STORE_FAILED,	 /* a window could not be written: err, why */
+	CONTINUOUS_USER_ONLY,		 /* the kernel refuses kernel-mode sampling */
+	CONTINUOUS_EXPORT_FAILED,	 /* a window could not be exported: err, why */
+	CONTINUOUS_EXPORT_BACK,		 /* windows are exported again; err: how many it missed */
+	CONTINUOUS_EXPORT_RETAINED,	 /* its days before why dropped: err partitions */
+	CONTINUOUS_EXPORT_RETAIN_FAILED, /* they could not be: why */
 };
 
 struct continuous_config {
@@ -57,6 +59,7 @@ struct continuous_config {
 	const char *export_url; /* clickhouse://... (store/clickhouse.h), or NULL */
 	const char *export_password; /* its password, kept out of the URL; or NULL */
 	size_t export_batch;	     /* windows a process sends: 1 (0 too) to EXPORT_BATCH_MAX */
+	int export_retain_days;	     /* the fleet store's days kept before today's; 0: all */
 	int stop_fd;		/* stop when readable (a signalfd) */
 	int http_fd;		/* a listening socket for the page and /metrics; -1: none */
 	/* With these, a connection accepted on http_fd goes through
@@ -86,6 +89,7 @@ struct continuous_stats {
 	uint64_t export_pending; /* windows it has not taken yet */
 	uint64_t resent;	 /* windows it took when sent again */
 	uint64_t export_dropped; /* windows retention deleted before it took them */
+	uint64_t export_days_dropped; /* partitions the fleet store's retention dropped */
 	double cpu_seconds;	 /* the agent's own CPU time */
 	uint64_t restarts;	 /* the profiler started again after it died */
 	uint64_t files_open;	 /* binaries the symbolizer holds open */

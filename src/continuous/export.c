@@ -23,6 +23,10 @@ struct export_head {
 	int32_t err;
 	char why[512];
 	uint64_t nsent;
+	char retained[16]; /* the day it ran retention for, or "" */
+	char cutoff[16];   /* the first day it kept */
+	int32_t dropped;
+	char retain_why[512]; /* why retention failed, or "" */
 };
 
 struct export_proc {
@@ -38,6 +42,7 @@ struct exporter {
 	struct clickhouse *ch;
 	struct evloop *loop;
 	export_done_fn done;
+	export_retained_fn retained;
 	void *arg;
 	struct export_proc procs[EXPORT_PROCESSES];
 	size_t n;
@@ -83,6 +88,12 @@ static void export_child(struct exporter *x, int fd, const struct clickhouse_win
 	sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 	alarm(EXPORT_DEADLINE_S);
 	int err = clickhouse_export(x->ch, ws, nw, flags);
+	const char *retain_why = NULL,
+		   *day = clickhouse_retain_news(x->ch, h.cutoff, &h.dropped, &retain_why);
+	if (day)
+		snprintf(h.retained, sizeof(h.retained), "%s", day);
+	if (retain_why)
+		snprintf(h.retain_why, sizeof(h.retain_why), "%s", retain_why);
 	h.err = err;
 	if (err)
 		snprintf(h.why, sizeof(h.why), "%s", clickhouse_error(x->ch));
@@ -121,6 +132,15 @@ static void finish(struct exporter *x, size_t i)
 				clickhouse_learn(x->ch, sent, h.nsent);
 			}
 			free(sent);
+		}
+		h.retained[sizeof(h.retained) - 1] = '\0';
+		h.retain_why[sizeof(h.retain_why) - 1] = '\0';
+		h.cutoff[sizeof(h.cutoff) - 1] = '\0';
+		if (h.retained[0]) {
+			clickhouse_retained(x->ch, h.retained);
+			if (x->retained)
+				x->retained(x->arg, h.cutoff, h.dropped,
+					    h.retain_why[0] ? h.retain_why : NULL);
 		}
 	} else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
 		err = -ETIMEDOUT;
@@ -210,6 +230,11 @@ int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t
 	for (size_t k = 0; k < nw; k++)
 		e->start_ns[k] = ws[k].w->start_ns;
 	return 0;
+}
+
+void exporter_on_retained(struct exporter *x, export_retained_fn fn)
+{
+	x->retained = fn;
 }
 
 size_t exporter_room(const struct exporter *x)

@@ -56,6 +56,14 @@ int exporter_new(struct clickhouse *ch, struct evloop *loop, export_done_fn done
  * having been called. */
 int exporter_send(struct exporter *x, const struct clickhouse_window *ws, size_t nw, int again);
 
+/* What retention (clickhouse_set_retain()) did, in the export that ran
+ * it (once a day): the first day it kept, the partitions it dropped,
+ * and why it failed (NULL: it did not). */
+typedef void (*export_retained_fn)(void *arg, const char *cutoff, int dropped, const char *why);
+
+/* Calls fn, with exporter_new()'s arg, when an export ran retention. */
+void exporter_on_retained(struct exporter *x, export_retained_fn fn);
+
 /* How many processes are free to send a window. */
 size_t exporter_room(const struct exporter *x);
 

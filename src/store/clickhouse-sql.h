@@ -28,6 +28,12 @@ struct clickhouse {
 	uint64_t *last;	    /* those the last export sent */
 	size_t nlast, last_cap;
 	struct proc_lock *shared; /* taken around the stacks sent, or NULL */
+	int retain_days;	  /* days kept before today's, or 0: all */
+	char retained[16];	  /* the day retention last ran for */
+	char retained_now[16];	  /* the day this export ran it for, or "" */
+	char cutoff[16];	  /* the first day it kept */
+	int dropped;		  /* partitions it dropped */
+	char retain_error[512];	  /* why it failed, or "" */
 };
 
 /*

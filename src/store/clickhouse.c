@@ -27,6 +27,7 @@
 #define REPLY_MAX  ((size_t)1 << 30)
 #define SENT_MAX   1000000 /* stack hashes remembered as sent */
 #define SCHEME	   "clickhouse://"
+#define DAYS_MAX   64 /* days of the windows of one export (a batch of at most 60) */
 
 const char *clickhouse_where(const struct clickhouse *ch)
 {
@@ -207,15 +208,41 @@ void clickhouse_put_sql(FILE *fp, const char *sql, const char *db)
 	fputs(sql, fp);
 }
 
+/* Whether the stacks table has its days: one an earlier recce made has
+ * not, and would take no row of this one. 0, or -EPROTO and why. */
+static int stacks_dated(struct clickhouse *ch)
+{
+	char sql[256];
+	struct http_reply r;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT count() FROM system.columns WHERE database = '%s' AND table = 'stacks'"
+		 " AND name = 'day' FORMAT TSV",
+		 ch->db);
+	int err = clickhouse_run(ch, sql, NULL, 0, &r);
+	if (err)
+		return err;
+	if (strncmp(r.body ? r.body : "", "0\n", 2) == 0) {
+		snprintf(ch->error, sizeof(ch->error),
+			 "%s.stacks is an earlier recce's, without days: rename it (RENAME TABLE "
+			 "%s.stacks TO %s.stacks_undated) and the next export makes it anew; "
+			 "docs/fleet-store.md says how to keep its stacks",
+			 ch->db, ch->db, ch->db);
+		err = -EPROTO;
+	}
+	http_reply_release(&r);
+	return err;
+}
+
 int clickhouse_create(struct clickhouse *ch)
 {
 	/* Times are nanoseconds since the epoch; day is the UTC date of
 	 * start_ns, the partition key. */
 	static const char *const tables[] = {
-	    "CREATE TABLE IF NOT EXISTS @.stacks (stack_hash UInt64,"
+	    "CREATE TABLE IF NOT EXISTS @.stacks (day Date, stack_hash UInt64,"
 	    " functions Array(String), files Array(String), lines Array(UInt32),"
 	    " modules Array(String))"
-	    " ENGINE = ReplacingMergeTree ORDER BY stack_hash",
+	    " ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash",
 	    "CREATE TABLE IF NOT EXISTS @.samples (day Date, start_ns Int64, end_ns Int64,"
 	    " host String, pid UInt32, comm String, exe String, build_id String, cgroup String,"
 	    " tid UInt32, thread String, stack_hash UInt64, samples UInt64, cpu_ns Int64)"
@@ -239,6 +266,8 @@ int clickhouse_create(struct clickhouse *ch)
 		err = run_quiet(ch, text, NULL, 0);
 		free(text);
 	}
+	if (!err)
+		err = stacks_dated(ch);
 	ch->created = !err;
 	return err;
 }
@@ -305,14 +334,14 @@ static uint64_t stack_hash(const struct stack_entry *e)
 	return h;
 }
 
-/* The stack's row: hash, then the frames' names, files, lines and
- * modules, root first. */
 /* The frames' names, files, lines and modules, four arrays of one row. */
 enum frame_column { COL_NAME, COL_FILE, COL_LINE, COL_MODULE, NCOLS };
 
-static void put_stack(FILE *fp, uint64_t hash, const struct stack_entry *e)
+/* The stack's row of day: the day, its hash, then the frames' names,
+ * files, lines and modules, root first. */
+static void put_stack(FILE *fp, const char *day, uint64_t hash, const struct stack_entry *e)
 {
-	fprintf(fp, "%llu", (unsigned long long)hash);
+	fprintf(fp, "%s\t%llu", day, (unsigned long long)hash);
 	for (int col = 0; col < NCOLS; col++) {
 		fputs("\t[", fp);
 		for (size_t f = 0; f < e->nframes; f++) {
@@ -333,8 +362,20 @@ static void put_stack(FILE *fp, uint64_t hash, const struct stack_entry *e)
 	fputc('\n', fp);
 }
 
-/* Rows of one process's profile: its new stacks to stacks_fp (their
- * hashes to fresh), a row per stack and thread to samples_fp. */
+/*
+ * A stack is sent once a day: each day's partition of stacks holds the
+ * stacks that day's samples name, so that a day dropped from all three
+ * tables leaves every later sample its stack. What is remembered as sent
+ * is the stack of a day: its hash mixed with the day's.
+ */
+static uint64_t day_key(const char *day, uint64_t hash)
+{
+	return hash ^ hash_fnv1a_str(HASH_FNV1A_INIT, day);
+}
+
+/* Rows of one process's profile: its stacks new that day to stacks_fp
+ * (fresh maps their day keys to their hashes), a row per stack and
+ * thread to samples_fp. */
 static int put_process(struct clickhouse *ch, const char *day, const struct store_profile *sp,
 		       const struct profile *p, FILE *stacks_fp, FILE *samples_fp,
 		       struct u64map *fresh)
@@ -348,10 +389,10 @@ static int put_process(struct clickhouse *ch, const char *day, const struct stor
 		return err;
 	for (size_t i = 0; i < set.n && !err; i++) {
 		const struct stack_entry *e = &set.entries[i];
-		uint64_t h = stack_hash(e);
-		if (!u64map_get(&ch->sent, h, NULL) && !u64map_get(fresh, h, NULL)) {
-			err = u64map_put(fresh, h, 1);
-			put_stack(stacks_fp, h, e);
+		uint64_t h = stack_hash(e), key = day_key(day, h);
+		if (!u64map_get(&ch->sent, key, NULL) && !u64map_get(fresh, key, NULL)) {
+			err = u64map_put(fresh, key, h);
+			put_stack(stacks_fp, day, h, e);
 		}
 		const struct profile_label *tid = profile_sample_label(e->sample, "tid");
 		const struct profile_label *thread = profile_sample_label(e->sample, "thread");
@@ -513,13 +554,15 @@ int clickhouse_share(struct clickhouse *ch)
 
 #define ASK_MAX 2000 /* hashes in one question: a query is at most 256 KiB */
 
-/* A question to the server, in parts of ASK_MAX hashes. */
+/* A question to the server, in parts of ASK_MAX hashes: which of them
+ * it has on which of the days. */
 struct ask {
 	struct clickhouse *ch;
+	const char *days; /* "toDate('YYYY-MM-DD'),..." */
 	FILE *fp;
 	char *sql;
 	size_t len, n;
-	struct u64map *have;
+	struct u64map *have; /* day keys */
 	int err;
 };
 
@@ -534,7 +577,11 @@ static void ask_flush(struct ask *a)
 			end = strchr(line, '\n');
 			if (end)
 				*end++ = '\0';
-			if (*line && u64map_put(a->have, strtoull(line, NULL, 10), 1) < 0)
+			char *tab = strchr(line, '\t');
+			if (!tab)
+				continue;
+			*tab = '\0';
+			if (u64map_put(a->have, day_key(line, strtoull(tab + 1, NULL, 10)), 1) < 0)
 				a->err = -ENOMEM;
 		}
 		http_reply_release(&r);
@@ -544,11 +591,11 @@ static void ask_flush(struct ask *a)
 	a->n = 0;
 }
 
-static void ask_one(void *ctx, uint64_t key, uint64_t val)
+static void ask_one(void *ctx, uint64_t key, uint64_t hash)
 {
 	struct ask *a = ctx;
 
-	(void)val;
+	(void)key;
 	if (a->err)
 		return;
 	if (!a->fp) {
@@ -556,20 +603,24 @@ static void ask_one(void *ctx, uint64_t key, uint64_t val)
 			a->err = -ENOMEM;
 			return;
 		}
-		fprintf(a->fp, "SELECT stack_hash FROM %s.stacks WHERE stack_hash IN (", a->ch->db);
+		fprintf(a->fp,
+			"SELECT toString(day), stack_hash FROM %s.stacks"
+			" WHERE day IN (%s) AND stack_hash IN (",
+			a->ch->db, a->days);
 	}
-	fprintf(a->fp, "%s%llu", a->n ? "," : "", (unsigned long long)key);
+	fprintf(a->fp, "%s%llu", a->n ? "," : "", (unsigned long long)hash);
 	if (++a->n == ASK_MAX) {
 		fputs(") FORMAT TSV", a->fp);
 		ask_flush(a);
 	}
 }
 
-/* Of the stacks in fresh, those the server has already (another
- * process's export sent them) into have. 0 or -errno. */
-static int server_has(struct clickhouse *ch, const struct u64map *fresh, struct u64map *have)
+/* Of the stacks in fresh, those the server has already on their days
+ * (another process's export sent them) into have. 0 or -errno. */
+static int server_has(struct clickhouse *ch, const char *days, const struct u64map *fresh,
+		      struct u64map *have)
 {
-	struct ask a = {.ch = ch, .have = have};
+	struct ask a = {.ch = ch, .days = days, .have = have};
 
 	u64map_each(fresh, ask_one, &a);
 	if (a.fp) {
@@ -579,7 +630,8 @@ static int server_has(struct clickhouse *ch, const struct u64map *fresh, struct 
 	return a.err;
 }
 
-/* The rows of stacks (one a line, the hash first) but those in have. */
+/* The rows of stacks (one a line, the day and hash first) but those
+ * whose day keys are in have. */
 static size_t drop_rows(char *stacks, size_t len, const struct u64map *have)
 {
 	size_t out = 0;
@@ -587,7 +639,12 @@ static size_t drop_rows(char *stacks, size_t len, const struct u64map *have)
 	for (size_t at = 0; at < len;) {
 		char *nl = memchr(stacks + at, '\n', len - at);
 		size_t row = nl ? (size_t)(nl - (stacks + at)) + 1 : len - at;
-		if (!u64map_get(have, strtoull(stacks + at, NULL, 10), NULL)) {
+		char day[16] = "";
+		const char *tab = memchr(stacks + at, '\t', row);
+		if (tab && (size_t)(tab - (stacks + at)) < sizeof(day))
+			memcpy(day, stacks + at, (size_t)(tab - (stacks + at)));
+		uint64_t key = day_key(day, tab ? strtoull(tab + 1, NULL, 10) : 0);
+		if (!u64map_get(have, key, NULL)) {
 			memmove(stacks + out, stacks + at, row);
 			out += row;
 		}
@@ -600,7 +657,8 @@ static size_t drop_rows(char *stacks, size_t len, const struct u64map *have)
  * another host, by this one's profiler before it started again, or by
  * an export of this one at the same time (asked and sent under the lock
  * the exports share, so that one waits for the other's). */
-static int send_stacks(struct clickhouse *ch, char *stacks, size_t len, const struct u64map *fresh)
+static int send_stacks(struct clickhouse *ch, const char *days, char *stacks, size_t len,
+		       const struct u64map *fresh)
 {
 	struct u64map have;
 	int err = 0, locked = 0;
@@ -611,13 +669,123 @@ static int send_stacks(struct clickhouse *ch, char *stacks, size_t len, const st
 		locked = 1;
 	u64map_init(&have);
 	if (!err)
-		err = server_has(ch, fresh, &have);
+		err = server_has(ch, days, fresh, &have);
 	if (!err)
 		err = insert(ch, "stacks", stacks, drop_rows(stacks, len, &have));
 	u64map_release(&have);
 	if (locked)
 		proc_lock_give(ch->shared);
 	return err;
+}
+
+/* --- retention ---------------------------------------------------------- */
+
+void clickhouse_set_retain(struct clickhouse *ch, int days)
+{
+	ch->retain_days = days;
+}
+
+void clickhouse_retained(struct clickhouse *ch, const char *day)
+{
+	snprintf(ch->retained, sizeof(ch->retained), "%s", day);
+}
+
+const char *clickhouse_retain_news(const struct clickhouse *ch, char cutoff[16], int *dropped,
+				   const char **why)
+{
+	memcpy(cutoff, ch->cutoff, 16);
+	*dropped = ch->dropped;
+	*why = ch->retain_error[0] ? ch->retain_error : NULL;
+	return ch->retained_now[0] ? ch->retained_now : NULL;
+}
+
+/* The rows of a SELECT, each line's tab-separated fields handed to fn
+ * (at most 2). 0 or -errno. */
+static int each_row(struct clickhouse *ch, const char *sql,
+		    int (*fn)(struct clickhouse *ch, char **f, void *arg), void *arg)
+{
+	struct http_reply r;
+	int err = clickhouse_run(ch, sql, NULL, 0, &r);
+
+	if (err)
+		return err;
+	for (char *line = r.body, *end; line && *line && !err; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		char *f[2] = {line, strchr(line, '\t')};
+		if (f[1])
+			*f[1]++ = '\0';
+		err = fn(ch, f, arg);
+	}
+	http_reply_release(&r);
+	return err;
+}
+
+/* A table that is not a MergeTree (a Distributed one, over shards). */
+static int not_merge_tree(struct clickhouse *ch, char **f, void *arg)
+{
+	snprintf(ch->retain_error, sizeof(ch->retain_error),
+		 "%s.%s is a %s table: retention drops days from the tables that hold the rows "
+		 "(on each shard: ALTER TABLE ... DROP PARTITION, docs/fleet-store.md)",
+		 ch->db, f[0], f[1] ? f[1] : "?");
+	(void)arg;
+	return -EOPNOTSUPP;
+}
+
+/* One day of one table, older than the days kept: dropped. */
+static int drop_day(struct clickhouse *ch, char **f, void *arg)
+{
+	char sql[256];
+
+	(void)arg;
+	if (!f[1] || !valid_name(f[0]) || strlen(f[1]) != 10 || strspn(f[1], "0123456789-") != 10) {
+		snprintf(ch->retain_error, sizeof(ch->retain_error),
+			 "ClickHouse answered a partition with '%.40s'", f[0]);
+		return -EIO;
+	}
+	snprintf(sql, sizeof(sql), "ALTER TABLE %s.%s DROP PARTITION '%s'", ch->db, f[0], f[1]);
+	int err = run_quiet(ch, sql, NULL, 0);
+	if (err)
+		snprintf(ch->retain_error, sizeof(ch->retain_error), "%s", ch->error);
+	else
+		ch->dropped++;
+	return err;
+}
+
+/* Drops the days of the three tables older than ch->retain_days before
+ * today (the newest window's day), as ClickHouse 18 has no TTL: every
+ * part of a day is in its partition, and a partition dropped goes whole.
+ * Once a day: what it did is in clickhouse_retain_news(). */
+static void retain(struct clickhouse *ch, const char *today)
+{
+	char *cutoff = ch->cutoff, sql[512];
+	struct tm tm = {0};
+
+	ch->dropped = 0;
+	ch->retain_error[0] = '\0';
+	snprintf(ch->retained_now, sizeof(ch->retained_now), "%s", today);
+	if (!strptime(today, "%Y-%m-%d", &tm)) {
+		snprintf(ch->retain_error, sizeof(ch->retain_error), "no day in '%s'", today);
+		return;
+	}
+	clickhouse_day(((int64_t)timegm(&tm) - (int64_t)ch->retain_days * 86400) * 1000000000,
+		       cutoff);
+	snprintf(sql, sizeof(sql),
+		 "SELECT name, engine FROM system.tables WHERE database = '%s'"
+		 " AND name IN ('stacks', 'samples', 'windows') AND engine NOT LIKE '%%MergeTree'"
+		 " FORMAT TSV",
+		 ch->db);
+	int err = each_row(ch, sql, not_merge_tree, NULL);
+	snprintf(sql, sizeof(sql),
+		 "SELECT DISTINCT table, toString(min_date) FROM system.parts"
+		 " WHERE database = '%s' AND table IN ('stacks', 'samples', 'windows') AND active"
+		 " AND max_date < toDate('%s') AND min_date = max_date FORMAT TSV",
+		 ch->db, cutoff);
+	if (!err)
+		err = each_row(ch, sql, drop_day, NULL);
+	if (err && !ch->retain_error[0])
+		snprintf(ch->retain_error, sizeof(ch->retain_error), "%s", ch->error);
 }
 
 /* The window's row of the windows table. */
@@ -637,10 +805,12 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		      unsigned flags)
 {
 	char *stacks = NULL, *samples = NULL, *rows = NULL, day[16];
-	size_t stacks_len = 0, samples_len = 0, rows_len = 0;
+	char days[DAYS_MAX * 24] = "", newest[16] = "";
+	size_t stacks_len = 0, samples_len = 0, rows_len = 0, ndays = 0;
 	struct u64map fresh;
 	int err = 0;
 
+	ch->retained_now[0] = '\0';
 	if (!ch->created && (err = clickhouse_create(ch)))
 		return err;
 	unsigned char *how = calloc(nw ? nw : 1, 1);
@@ -658,6 +828,11 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		if (how[i] & ROW_THERE)
 			continue; /* it is there */
 		clickhouse_day(ws[i].w->start_ns, day);
+		if (strcmp(day, newest) > 0)
+			memcpy(newest, day, sizeof(newest));
+		if (!strstr(days, day) && ndays < DAYS_MAX)
+			snprintf(days + strlen(days), sizeof(days) - strlen(days), "%stoDate('%s')",
+				 ndays++ ? "," : "", day);
 		for (size_t k = 0; k < ws[i].n && !err && !(how[i] & SAMPLES_THERE); k++)
 			err = put_process(ch, day, &ws[i].sp[k], ws[i].p[k], sfp, pfp, &fresh);
 		put_window(wfp, ws[i].w);
@@ -673,7 +848,7 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 	/* Stacks first: a sample never names a stack the server lacks; the
 	 * windows' rows last: a window whose row is there is whole. */
 	if (!err)
-		err = send_stacks(ch, stacks, stacks_len, &fresh);
+		err = send_stacks(ch, days, stacks, stacks_len, &fresh);
 	if (!err)
 		err = insert(ch, "samples", samples, samples_len);
 	if (!err)
@@ -684,6 +859,8 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		ch->nlast = 0;
 		u64map_each(&fresh, remember, &c);
 	}
+	if (!err && ch->retain_days && strcmp(newest, ch->retained) > 0)
+		retain(ch, newest);
 	u64map_release(&fresh);
 	free(how);
 	free(stacks);

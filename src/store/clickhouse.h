@@ -103,6 +103,25 @@ int clickhouse_share(struct clickhouse *ch);
 const uint64_t *clickhouse_last_sent(const struct clickhouse *ch, size_t *n);
 int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n);
 
+/*
+ * Retention, as ClickHouse 18 has no TTL: with days > 0, an export that
+ * ships a window of a day newer than the last it ran for drops the days
+ * of the three tables older than days before that window's (their
+ * partitions, whole; stacks go with them, as each day's stacks are sent
+ * that day). An export runs it at most once a day; a process that
+ * exported for this object tells it of the day with
+ * clickhouse_retained(). Tables that are not MergeTrees (Distributed
+ * ones) are not dropped from, and said so.
+ */
+void clickhouse_set_retain(struct clickhouse *ch, int days);
+void clickhouse_retained(struct clickhouse *ch, const char *day);
+
+/* What the last export did of retention: the day it ran for (NULL: it
+ * did not run), the first day it kept in cutoff, the partitions it
+ * dropped in *dropped, and why it failed in *why (NULL: it did not). */
+const char *clickhouse_retain_news(const struct clickhouse *ch, char cutoff[16], int *dropped,
+				   const char **why);
+
 /* Merges the samples under f (host, pids, comms and labels as for the
  * local store) into *out, with the labels of store_query(). Returns 0 or
  * -errno; *out has no sample when nothing matched. */

@@ -56,9 +56,9 @@ is "$(sql 1 "SELECT count() FROM system.clusters WHERE cluster = 'profiles'")" 2
 # ZooKeeper): the same on both servers.
 for i in 1 2; do
 	sql "$i" "CREATE DATABASE recce_local" &&
-		sql "$i" "CREATE TABLE recce_local.stacks (stack_hash UInt64, functions Array(String),
-		files Array(String), lines Array(UInt32), modules Array(String))
-		ENGINE = ReplacingMergeTree ORDER BY stack_hash" &&
+		sql "$i" "CREATE TABLE recce_local.stacks (day Date, stack_hash UInt64,
+		functions Array(String), files Array(String), lines Array(UInt32),
+		modules Array(String)) ENGINE = ReplacingMergeTree PARTITION BY day ORDER BY stack_hash" &&
 		sql "$i" "CREATE TABLE recce_local.samples (day Date, start_ns Int64, end_ns Int64,
 		host String, pid UInt32, comm String, exe String, build_id String, cgroup String,
 		tid UInt32, thread String, stack_hash UInt64, samples UInt64, cpu_ns Int64)
@@ -96,7 +96,8 @@ start_agent()
 	eval "host=\$H$1 addr=\$A$1"
 	eval "spawn \"\$T/agent$1.err\" \"\${IN$1[@]}\" unshare --uts sh -c 'hostname \"\$0\" && exec \"\$@\"' \
 		\"$host\" \"\$RECCE\" agent --continuous --socket \"\$T/a$1/a.sock\" --store \"\$T/store$1\" \
-		--window 1s --rate 99 --http 127.0.0.1:0 --export \"clickhouse://$addr:8123/recce\""
+		--window 1s --rate 99 --http 127.0.0.1:0 --export \"clickhouse://$addr:8123/recce\" \
+		--export-retain 7d"
 	eval "AGENT$1=\$PID"
 	wait_for 15 grep -q 'metrics at http' "$T/agent$1.err" || diag "$(cat "$T/agent$1.err")"
 	eval "METRICS$1=\$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' \"\$T/agent$1.err\")"
@@ -123,6 +124,8 @@ like "$(cat "$T/agent1.err")" "exporting every window to ClickHouse at $A1:8123/
 	"the first host's agent exports to the server of its namespace"
 next_export 1 || diag "agent 1 exported nothing: $(cat "$T/agent1.err")"
 next_export 2 || diag "agent 2 exported nothing: $(cat "$T/agent2.err")"
+like "$(cat "$T/agent1.err")" "cannot drop the old days of $A1:8123/recce \\(--export-retain\\): recce\\.(samples|stacks|windows) is a Distributed table: retention drops days from the tables that hold the rows \\(on each shard" \
+	"--export-retain over Distributed tables says to drop days on each shard"
 
 T0=$(date +%s.%N)
 # The split target under a name of its own: clickhouse.t, beside this

@@ -3,8 +3,8 @@
 # this test from a temporary config on loopback): an agent exports every
 # window while a target with a known CPU split runs; `recce query
 # --clickhouse` reads it back with the same shares as the agent's local
-# store, by command, host and label; each stack is one row, samples are
-# partitioned by day; ClickHouse stopped mid-run costs the agent nothing
+# store, by command, host and label; each stack is one row a day, samples
+# and stacks partitioned by day; ClickHouse stopped mid-run costs the agent nothing
 # but a warning, and when it is back the windows it missed are sent, so
 # that it holds every window of the local store once, with the same
 # samples; a profiler killed after ClickHouse took a window and before it
@@ -12,9 +12,13 @@
 # that overlap or follow a restart send no stack twice; a password
 # given in a file is used and seen by no other user, one in a URL is
 # warned about; a server that is not there and a URL that is not one are
-# refused with what to do.
+# refused with what to do. With --export-retain, the days past it go from
+# the three tables, once a day, and every later sample keeps its stack; a
+# stacks table of an earlier recce (no days) is refused with what to do,
+# and the statement docs/fleet-store.md gives keeps its stacks.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
+FLEET_SIM=$TARGETS/../bench/fleet-sim # built with the targets
+need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot" "$FLEET_SIM"
 . "$(dirname "$0")/clickhouse.sh"
 
 now() { date +%s.%N; }
@@ -86,11 +90,11 @@ start_clickhouse
 ok "clickhouse-server runs from a temporary config" curl -sf "http://127.0.0.1:$HTTP_PORT/ping" -o /dev/null
 # The stacks tables of fleet and fleet2 made before the agents, as plain
 # MergeTree (the agent leaves a table that is there), so that a stack
-# sent twice stays two rows when parts merge.
+# sent twice on a day stays two rows when parts merge.
 for db in fleet fleet2; do
-	sql "CREATE DATABASE $db" && sql "CREATE TABLE $db.stacks (stack_hash UInt64,
+	sql "CREATE DATABASE $db" && sql "CREATE TABLE $db.stacks (day Date, stack_hash UInt64,
 		functions Array(String), files Array(String), lines Array(UInt32),
-		modules Array(String)) ENGINE = MergeTree ORDER BY stack_hash" ||
+		modules Array(String)) ENGINE = MergeTree PARTITION BY day ORDER BY stack_hash" ||
 		diag "cannot make $db.stacks"
 done
 URL=clickhouse://127.0.0.1:$HTTP_PORT/fleet
@@ -162,10 +166,10 @@ fi
 
 # --- the schema -------------------------------------------------------
 
-is "$(sql "SELECT count() - uniqExact(stack_hash) FROM fleet.stacks")" 0 \
-	"every stack was sent once"
-is "$(sql "SELECT count() FROM fleet.samples WHERE stack_hash NOT IN (SELECT stack_hash FROM fleet.stacks)")" 0 \
-	"every sample's stack is in the stacks table"
+is "$(sql "SELECT count() - uniqExact(day, stack_hash) FROM fleet.stacks")" 0 \
+	"every stack was sent once a day"
+is "$(sql "SELECT count() FROM fleet.samples WHERE (day, stack_hash) NOT IN (SELECT day, stack_hash FROM fleet.stacks)")" 0 \
+	"every sample's stack is in the stacks table, on the sample's day"
 is "$(sql "SELECT DISTINCT partition FROM system.parts WHERE database = 'fleet' AND table = 'samples' AND active")" \
 	"$(date -u +%Y-%m-%d)" "samples are partitioned by day" ||
 	diag "(a run across midnight UTC has two days)"
@@ -192,7 +196,8 @@ AWAY=$(now)
 start_clickhouse
 wait_for 15 grep -q 'exported to .* again' "$T/agent.err"
 like "$(cat "$T/agent.err")" "windows are exported to 127\\.0\\.0\\.1:$HTTP_PORT/fleet again; the [0-9]+ it missed follow, oldest first" \
-	"ClickHouse back: windows go through again, and those it missed follow"
+	"ClickHouse back: windows go through again, and those it missed follow" ||
+	diag "$(tail -n 5 "$T/agent.err")"
 # The window after the one that went through first starts after AWAY.
 next_count windows_exported_total "$METRICS" || diag "no window was exported after ClickHouse came back"
 cmp_ok "$(sql "SELECT count() FROM fleet.windows WHERE start_ns > $(awk "BEGIN { printf \"%d\", $AWAY * 1e9 }")")" \
@@ -208,7 +213,8 @@ same_windows "$T/store" fleet \
 cmp_ok "$(wc -l <"$T/local-windows")" '>=' 10 "the local store has the run's windows"
 run "$RECCE" query --clickhouse "$URL" --from "@$T0" -n 1
 is "$RC" 0 "a query of the whole run exits 0" || show_run
-unlike "$(cat "$OUT" "$ERR")" 'missing|no window' "and no time of it is missing"
+unlike "$(cat "$OUT" "$ERR")" 'missing|no window' "and no time of it is missing" ||
+	diag "$(grep -v '^ ' "$OUT"; cat "$ERR"; grep -v 'exported to' "$T/agent.err" | tail -n 5)"
 
 # --- a profiler killed between ClickHouse's answer and its mark -----------
 
@@ -296,9 +302,9 @@ is "$(sql "SELECT count() - uniqExact(start_ns) FROM fleet2.windows")" 0 \
 # Exports through the relay last longer than a window, so that they
 # overlap (the second waits for the first's stacks), and the profiler
 # started again knows nothing it sent.
-is "$(sql "SELECT count() - uniqExact(stack_hash) FROM fleet2.stacks")" 0 \
-	"every stack was sent once, by exports at the same time and by a profiler started again" ||
-	diag "$(sql "SELECT stack_hash, count() FROM fleet2.stacks GROUP BY stack_hash HAVING count() > 1")"
+is "$(sql "SELECT count() - uniqExact(day, stack_hash) FROM fleet2.stacks")" 0 \
+	"every stack was sent once a day, by exports at the same time and by a profiler started again" ||
+	diag "$(sql "SELECT day, stack_hash, count() FROM fleet2.stacks GROUP BY day, stack_hash HAVING count() > 1")"
 same_windows "$T/kill-store" fleet2 \
 	"ClickHouse has every window the local store has, once, with its samples"
 run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet2" --from "@$T0" -n 1
@@ -432,6 +438,103 @@ cmp_ok "$(wc -l <"$T/local-windows")" '>=' 16 "the batching agent's store has it
 run "$RECCE" agent --continuous --export "$URL" --export-batch 61
 is "$RC" 2 "--export-batch past 60 is a usage error"
 like "$(cat "$ERR")" "export-batch wants a number of windows from 1 to 60, not '61'" "and says the bounds"
+
+# --- a stacks table of an earlier recce ---------------------------------
+
+# Made as recce made it before its stacks had days, with a stack of an
+# application whose sample, of yesterday, the agent's tables get below.
+sql "CREATE DATABASE fleet5" && sql "CREATE TABLE fleet5.stacks (stack_hash UInt64,
+	functions Array(String), files Array(String), lines Array(UInt32),
+	modules Array(String)) ENGINE = ReplacingMergeTree ORDER BY stack_hash" &&
+	sql "INSERT INTO fleet5.stacks VALUES (42, ['main','old_fn'], ['',''], [0,0], ['oldapp','oldapp'])" ||
+	diag "cannot make fleet5.stacks"
+export_agent old "clickhouse://127.0.0.1:$HTTP_PORT/fleet5"
+OLD_AGENT=$XAGENT OLD_METRICS=$XMETRICS
+ok "the agent warns of the stacks table" \
+	wait_for 30 grep -q 'is an earlier recce' "$T/old.err"
+like "$(cat "$T/old.err")" "cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet5: fleet5\\.stacks is an earlier recce's, without days: rename it \\(RENAME TABLE fleet5\\.stacks TO fleet5\\.stacks_undated\\) and the next export makes it anew" \
+	"with what to do"
+is "$(agent_metric "$OLD_METRICS" windows_exported_total)" 0 "and exports nothing into it"
+YESTERDAY=$(date -u +%Y-%m-%d -d '-1 day')
+sql "INSERT INTO fleet5.samples (day, start_ns, end_ns, host, pid, comm, stack_hash, samples, cpu_ns)
+	VALUES ('$YESTERDAY', $(date -u +%s -d "$YESTERDAY 12:00")000000000,
+	$(date -u +%s -d "$YESTERDAY 12:00")010000000, 'oldhost', 7, 'oldapp', 42, 5, 50000000)" &&
+	sql "RENAME TABLE fleet5.stacks TO fleet5.stacks_undated" || diag "cannot rename fleet5.stacks"
+ok "renamed as it says, the windows go, those that waited too" \
+	wait_for 60 grep -q 'windows are exported to .*fleet5 again' "$T/old.err"
+# The statement of docs/fleet-store.md.
+sql "$(sed -n '/^    INSERT INTO recce.stacks SELECT/,/USING stack_hash/p' "$ROOT/docs/fleet-store.md" |
+	sed 's/recce\./fleet5./g')" || diag "the statement of docs/fleet-store.md fails"
+run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet5" \
+	--from "$YESTERDAY 00:00" --comm oldapp --format folded
+is "$(cat "$OUT")" "main;old_fn 50000000" "and the earlier samples keep their stacks" || diag "$(cat "$ERR")"
+kill -INT "$OLD_AGENT"
+wait_exit 30 "$OLD_AGENT"
+same_windows "$T/old-store" fleet5 "ClickHouse has every window of that agent's store once"
+
+# --- retention --------------------------------------------------------
+
+# Days of another host in the three tables: one past the day kept,
+# yesterday, kept. And as if sent yesterday, the stacks the first agent
+# sent (hot's among them), which the agent below sends again today.
+LONG_AGO=$(date -u +%Y-%m-%d -d '-10 days')
+sql "CREATE DATABASE fleet6" || diag "cannot make fleet6"
+for t in stacks samples windows; do
+	sql "CREATE TABLE fleet6.$t AS fleet5.$t" || diag "cannot make fleet6.$t"
+done
+for day in "$LONG_AGO" "$YESTERDAY"; do
+	at=$(date -u +%s -d "$day 12:00")000000000
+	sql "INSERT INTO fleet6.stacks VALUES ('$day', 42, ['main','old_fn'], ['',''], [0,0], ['a','a'])" &&
+		sql "INSERT INTO fleet6.samples (day, start_ns, end_ns, host, comm, stack_hash, samples, cpu_ns)
+			VALUES ('$day', $at, $at, 'oldhost', 'oldapp', 42, 5, 50000000)" &&
+		sql "INSERT INTO fleet6.windows (day, start_ns, end_ns, host, samples)
+			VALUES ('$day', $at, $at, 'oldhost', 5)" || diag "cannot fill fleet6 on $day"
+done
+sql "INSERT INTO fleet6.stacks SELECT toDate('$YESTERDAY'), stack_hash, functions, files, lines,
+	modules FROM fleet.stacks" || diag "cannot copy fleet.stacks to yesterday"
+export_agent retain "clickhouse://127.0.0.1:$HTTP_PORT/fleet6" --export-retain 1d
+RETAIN_AGENT=$XAGENT RETAIN_METRICS=$XMETRICS
+ok "the agent drops the days past --export-retain" \
+	wait_for 30 grep -q 'fleet6: the days before' "$T/retain.err"
+CUTOFF=$(date -u +%Y-%m-%d -d "$(sql "SELECT max(day) FROM fleet6.windows WHERE host != 'oldhost'") -1 day")
+like "$(cat "$T/retain.err")" "127\\.0\\.0\\.1:$HTTP_PORT/fleet6: the days before $CUTOFF dropped, older than --export-retain 1d \\(3 partitions of its tables\\)" \
+	"and says which, and how many partitions"
+is "$(sql "SELECT DISTINCT table, partition FROM system.parts WHERE database = 'fleet6' AND active
+	AND partition < '$CUTOFF' ORDER BY table")" "" "none of the three tables has a day before"
+is "$(sql "SELECT DISTINCT table FROM system.parts WHERE database = 'fleet6' AND active
+	AND partition = '$YESTERDAY' ORDER BY table" | tr '\n' ' ')" "samples stacks windows " \
+	"and each keeps yesterday"
+is "$(agent_metric "$RETAIN_METRICS" export_partitions_dropped_total)" 3 "/metrics counts them"
+"$TARGETS/hot" 2 >/dev/null 2>&1
+W=$(agent_metric "$RETAIN_METRICS" windows_exported_total)
+ok "windows go on" \
+	wait_for 60 eval '[ "$(agent_metric "$RETAIN_METRICS" windows_exported_total)" -ge $((W + 3)) ]'
+cmp_ok "$(sql "SELECT count() FROM fleet6.stacks WHERE day > '$YESTERDAY'
+	AND stack_hash IN (SELECT stack_hash FROM fleet6.stacks WHERE day = '$YESTERDAY')")" '>' 0 \
+	"stacks the server has of yesterday are sent again today"
+is "$(sql "SELECT count() FROM fleet6.samples WHERE (day, stack_hash) NOT IN (SELECT day, stack_hash FROM fleet6.stacks)")" 0 \
+	"every sample's stack is in the stacks table, on the sample's day"
+is "$(grep -c 'the days before' "$T/retain.err")" \
+	"$(sql "SELECT uniqExact(day) FROM fleet6.windows WHERE host != 'oldhost'")" \
+	"retention runs once a day of the windows"
+run "$RECCE" query --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet6" \
+	--from "$YESTERDAY 00:00" --comm oldapp --format folded
+is "$(cat "$OUT")" "main;old_fn 50000000" "yesterday's samples keep their stack" || diag "$(cat "$ERR")"
+kill -INT "$RETAIN_AGENT"
+wait_exit 30 "$RETAIN_AGENT"
+# An agent that runs past midnight: the windows of the first agent's
+# store sent on a day and the next by one ClickHouse object, as
+# bench/fleet-sim sends them.
+run "$FLEET_SIM" "$T/store" "clickhouse://127.0.0.1:$HTTP_PORT/fleet7" 1 1 1 2
+is "$RC" 0 "windows of two days go through one object" || diag "$(cat "$ERR")"
+is "$(sql "SELECT uniqExact(day) FROM fleet7.samples")" 2 "the samples are of two days"
+is "$(sql "SELECT count() FROM fleet7.samples WHERE (day, stack_hash) NOT IN (SELECT day, stack_hash FROM fleet7.stacks)")" 0 \
+	"and each day's have their stacks on their day"
+run "$RECCE" agent --continuous --export "$URL" --export-retain 36h
+is "$RC" 2 "--export-retain of part of a day is a usage error"
+like "$(cat "$ERR")" "export-retain wants whole days, such as 30d, not '36h'" "and says so"
+run "$RECCE" agent --continuous --export-retain 2d
+is "$RC" 2 "--export-retain without --export is a usage error"
 
 # --- refusals ---------------------------------------------------------
 
