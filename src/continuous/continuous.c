@@ -226,8 +226,8 @@ static int profile_process(struct continuous *c, const struct profile *all, pid_
 }
 
 /* Writes the window; a full disk is said once, and when it is over. */
-static void write_window(struct continuous *c, const struct store_window *w,
-			 const struct store_profile *p, size_t n)
+static int write_window(struct continuous *c, const struct store_window *w,
+			const struct store_profile *p, size_t n)
 {
 	int err = store_write(c->store, w, p, n, c->fleet ? clickhouse_where(c->fleet) : NULL);
 
@@ -252,6 +252,7 @@ static void write_window(struct continuous *c, const struct store_window *w,
 		c->st.export_dropped += unsent;
 	}
 	c->st.store_bytes = store_bytes(c->store);
+	return err;
 }
 
 /* What became of a window sent to the fleet store: a failure is said
@@ -302,11 +303,13 @@ static void on_retained(void *arg, const char *cutoff, int dropped, const char *
 
 /* Ships the window to the fleet store, from a process of its own; in
  * batches, the oldest windows not sent once batch of them wait (read
- * back from the store, where this one is now). */
+ * back from the store, where this one is now). One the store could not
+ * write (a full disk) goes alone, from memory, as without batches. */
 static void export_window(struct continuous *c, const struct store_window *w,
-			  const struct store_profile *sp, const struct held *held, size_t n)
+			  const struct store_profile *sp, const struct held *held, size_t n,
+			  int stored)
 {
-	if (c->batch > 1) {
+	if (c->batch > 1 && stored) {
 		if (backlog_pump(c->store, c->exporter, clickhouse_where(c->fleet), c->batch, 0) <
 		    0)
 			on_exported(c, &w->start_ns, 1, -EIO, store_error(c->store));
@@ -395,11 +398,11 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	    .processes = n,
 	    .agent_cpu_ns = (int64_t)((cpu - c->last_cpu) * 1e9),
 	};
-	write_window(c, &w, profiles, n);
+	int stored = write_window(c, &w, profiles, n) == 0;
 	if (!c->first_ns)
 		c->first_ns = start;
 	if (c->fleet)
-		export_window(c, &w, profiles, held, n);
+		export_window(c, &w, profiles, held, n, stored);
 	c->st.samples += w.samples;
 	c->st.lost += w.lost;
 	c->st.cpu_seconds = c->last_cpu = cpu;

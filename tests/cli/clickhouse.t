@@ -435,6 +435,26 @@ is "$WAIT_RC" 0 "the agent stops with status 0, its last windows sent"
 same_windows "$T/batch-store" fleet4 \
 	"ClickHouse has every window of the batching agent's store once, each with the same samples"
 cmp_ok "$(wc -l <"$T/local-windows")" '>=' 16 "the batching agent's store has its windows"
+# A full disk under a batching agent: the windows its store cannot
+# write go to ClickHouse alone, from memory, as without batches.
+if [ "$(id -u)" = 0 ] && mkdir "$T/tiny-store" && mount -t tmpfs -o size=1m tmpfs "$T/tiny-store"; then
+	unmount_at_exit "$T/tiny-store"
+	export_agent tiny "clickhouse://127.0.0.1:$HTTP_PORT/fleet8" --export-batch 4
+	wait_for 30 eval '[ "$(agent_metric "$XMETRICS" windows_written_total)" -ge 1 ]' ||
+		diag "the agent wrote no window"
+	dd if=/dev/zero of="$T/tiny-store/fill" bs=4k count=1024 2>/dev/null
+	ok "the batching agent's disk is full" wait_for 30 grep -q 'is full: windows are not written' "$T/tiny.err"
+	E=$(agent_metric "$XMETRICS" windows_exported_total)
+	ok "windows its store cannot write go to ClickHouse" \
+		wait_for 60 eval '[ "$(agent_metric "$XMETRICS" windows_exported_total)" -ge $((E + 2)) ]'
+	like "$(curl -sf "$XMETRICS/metrics")" 'recce_agent_store_full 1' "while the store is full"
+	cmp_ok "$(sql "SELECT count() FROM fleet8.windows")" '>=' $((E + 2)) "and ClickHouse has them"
+	rm -f "$T/tiny-store/fill"
+	kill -INT "$XAGENT"
+	wait_exit 30 "$XAGENT"
+else
+	skip 4 "needs root to mount a small tmpfs"
+fi
 run "$RECCE" agent --continuous --export "$URL" --export-batch 61
 is "$RC" 2 "--export-batch past 60 is a usage error"
 like "$(cat "$ERR")" "export-batch wants a number of windows from 1 to 60, not '61'" "and says the bounds"
