@@ -620,6 +620,26 @@ recording()
 	wait_for 20 grep -q '^recce: recording ' "$1"
 }
 
+# record_turns TARGET_OUT ARGS...: `recce record ARGS` of an allocs target
+# (tests/targets/allocs.c) writing to TARGET_OUT, stopped once the
+# target has turned its ring of kept blocks twice since recce said it
+# records: what is then in use is one whole turn of the ring, all seen,
+# however busy the machine. Sets $RC and fills $OUT and $ERR as run does.
+record_turns()
+{
+	local tout=$1 rp turns
+	shift
+	spawn_recce "$OUT" "$ERR" "$@"
+	rp=$PID
+	recording "$ERR" || diag "recce never said it records"
+	turns=$(grep -c '^turned' "$tout")
+	wait_for 120 lines_at_least "$tout" '^turned' $((turns + 2)) ||
+		diag "the target's ring did not turn twice"
+	kill -INT "$rp"
+	wait_exit 60 "$rp" || diag "recce did not stop when told"
+	RC=$WAIT_RC
+}
+
 # cpu_ticks PID: the CPU time PID's threads have used, in clock ticks
 # (1/100 s), from /proc/PID/stat; empty once PID is gone.
 cpu_ticks()

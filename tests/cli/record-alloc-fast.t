@@ -14,16 +14,16 @@ need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
 
 # 3 rounds a millisecond: about 4,000 samples a second, which a sanitized
 # recce beside another test keeps up with (at 10 it once lost 292 of
-# 36,000); 3 s of it turns the ring of kept blocks twice.
+# 36,000); recorded until the ring of kept blocks has turned twice.
 spawn "$T/a.out" "$TARGETS/allocs" 120 3
 TGT=$PID
 wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
 P="$T/fast.pb.gz"
-run "$RECCE" record -p "$TGT" --event alloc --fast --alloc-interval 4K -d 3 -o "$P"
+record_turns "$T/a.out" record -p "$TGT" --event alloc --fast --alloc-interval 4K -o "$P"
 is "$RC" 0 "record --event alloc --fast -p exits 0" || show_run
 like "$(cat "$ERR")" 'recording the allocations of 1 process inside it \(--fast\), one sample per 4K allocated' \
 	"it says what it records, and how"
-like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
+like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in [0-9.]+ s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
 	"the summary counts samples, what they stand for, frees and what is in use"
 # alloc_fates: from record's standard error, NS samples, NF of them
 # freed, NL still in use, NU with no block to follow (said only when

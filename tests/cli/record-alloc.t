@@ -45,11 +45,11 @@ spawn "$T/a.out" "$TARGETS/allocs" 600 # killed below; lives through every recor
 TGT=$PID
 wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
 P="$T/glibc.pb.gz"
-run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+record_turns "$T/a.out" record -p "$TGT" --event alloc --alloc-interval 64K -o "$P"
 is "$RC" 0 "record --event alloc -p exits 0" || show_run
 like "$(cat "$ERR")" 'recording the allocations of 1 process, one sample per 64K allocated' \
 	"it says what it records"
-like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in 3\.[0-9] s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
+like "$(cat "$ERR")" 'recce: [0-9]+ allocations sampled in [0-9.]+ s \(about [0-9]+ allocations, [0-9.]+ [KMG]iB\), [0-9]+ of them freed, [0-9]+ still in use, from 1 thread' \
 	"the summary counts samples, what they stand for, frees and what is in use"
 check_sites glibc "$P"
 ok "the target still runs" kill -0 "$TGT"
@@ -78,7 +78,9 @@ fi
 older_kernel()
 {
 	local name=$1 env=$2 warning=$3 comment=$4 P="$T/glibc-$2.pb.gz"
-	run env "$env=1" "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+	export "$env=1"
+	record_turns "$T/a.out" record -p "$TGT" --event alloc --alloc-interval 64K -o "$P"
+	unset "$env"
 	is "$RC" 0 "$name: record --event alloc exits 0" || show_run
 	like "$(cat "$ERR")" "warning: allocations are sampled through $warning" \
 		"$name: it says how it samples, and why"
@@ -136,7 +138,7 @@ if [ -n "$JE" ]; then
 	TGT=$PID
 	wait_for 5 grep -q '^ready' "$T/j.out" || diag "the target did not start with jemalloc"
 	P="$T/jemalloc.pb.gz"
-	run "$RECCE" record -p "$TGT" --event alloc --alloc-interval 64K -d 3 -o "$P"
+	record_turns "$T/j.out" record -p "$TGT" --event alloc --alloc-interval 64K -o "$P"
 	is "$RC" 0 "record --event alloc of a jemalloc process exits 0" || show_run
 	check_sites jemalloc "$P"
 	run "$RECCE" report -n 1 "$P"

@@ -8,10 +8,12 @@
  *   alloc_kept    posix_memalign(64, 16000) every 4th
  *                 round, kept in a ring of 1024 blocks   40%
  * so that once the ring has turned, 1024 x 16000 bytes (16.4 MB) stay in
- * use, all from alloc_kept. Prints "ready" and runs until killed, or for
- * argv[1] seconds; with argv[2], at most that many rounds a millisecond
- * (a pause after each batch), for a profiler that sees every sample. Built with frame pointers and
- * without inlining of the sites, so each is a frame of its own.
+ * use, all from alloc_kept. Prints "ready", then "turned" each time the
+ * ring has turned (for a test to record until it has), and runs until
+ * killed, or for argv[1] seconds; with argv[2], at most that many rounds
+ * a millisecond (a pause after each batch), for a profiler that sees
+ * every sample. Built with frame pointers and without inlining of the
+ * sites, so each is a frame of its own.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -65,6 +67,10 @@ __attribute__((noinline)) static void alloc_kept(void)
 	free(ring[ring_at]);
 	ring[ring_at] = p;
 	ring_at = (ring_at + 1) % RING;
+	if (ring_at == 0) {
+		printf("turned\n");
+		fflush(stdout);
+	}
 }
 
 __attribute__((noinline)) static void round_of(unsigned long n)
