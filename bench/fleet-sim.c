@@ -27,9 +27,9 @@
 #include "continuous/window-copy.h"
 #include "store/clickhouse.h"
 #include "store/store.h"
+#include "util/clock.h"
 
 #define MAX_WINDOWS 60
-#define DAY_NS	    (86400LL * 1000000000)
 
 struct starts {
 	int64_t v[4096];

@@ -31,6 +31,7 @@
 #include "remote/tls.h"
 #include "store/clickhouse.h"
 #include "store/store.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "util/tcp.h"
 #include "util/when.h"
@@ -38,7 +39,6 @@
 #define DEFAULT_HTTP   "127.0.0.1:7451"
 #define DEFAULT_RETAIN "7d"
 #define DEFAULT_MAX    ((uint64_t)1 << 30)
-#define DAY_NS	       (86400LL * 1000000000)
 
 struct said {
 	const char *store;

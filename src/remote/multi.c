@@ -25,7 +25,6 @@
 
 #define LATENESS_NS 300000000LL /* how long a line waits for the other nodes */
 #define LINE_MAX_B  65536	/* a longer line is cut there */
-#define DAY_NS	    (86400LL * 1000000000)
 
 struct line {
 	int64_t t;	 /* ns of the day on this machine's clock, or -1: untimed */

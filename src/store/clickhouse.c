@@ -18,6 +18,7 @@
 #include "profile/stacks.h"
 #include "util/hash.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/http-client.h"
 #include "util/proc-lock.h"
 #include "util/tcp.h"
@@ -468,6 +469,29 @@ int clickhouse_learn(struct clickhouse *ch, const uint64_t *sent, size_t n)
 	return 0;
 }
 
+/* The rows of a SELECT, each line's tab-separated fields handed to fn
+ * (at most 2). 0 or -errno. */
+static int each_row(struct clickhouse *ch, const char *sql,
+		    int (*fn)(struct clickhouse *ch, char **f, void *arg), void *arg)
+{
+	struct http_reply r;
+	int err = clickhouse_run(ch, sql, NULL, 0, &r);
+
+	if (err)
+		return err;
+	for (char *line = r.body, *end; line && *line && !err; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		char *f[2] = {line, strchr(line, '\t')};
+		if (f[1])
+			*f[1]++ = '\0';
+		err = fn(ch, f, arg);
+	}
+	http_reply_release(&r);
+	return err;
+}
+
 static int insert(struct clickhouse *ch, const char *table, const char *rows, size_t len)
 {
 	char sql[256];
@@ -478,15 +502,40 @@ static int insert(struct clickhouse *ch, const char *table, const char *rows, si
 	return run_quiet(ch, sql, rows, len);
 }
 
+/* What rows_there looks for, and where it marks what it found. */
+struct there {
+	const char *host;
+	const struct clickhouse_window *ws;
+	size_t nw;
+	unsigned char *how, bit;
+};
+
+static int mark_there(struct clickhouse *ch, char **f, void *arg)
+{
+	struct there *t = arg;
+	char *stop;
+	long long start = strtoll(f[0], &stop, 10);
+
+	if (stop == f[0] || *stop || f[1]) {
+		snprintf(ch->error, sizeof(ch->error),
+			 "ClickHouse answered a window's start with '%.40s'", f[0]);
+		return -EIO;
+	}
+	for (size_t i = 0; i < t->nw; i++)
+		if (t->ws[i].w->start_ns == start && strcmp(t->ws[i].w->host, t->host) == 0)
+			t->how[i] |= t->bit;
+	return 0;
+}
+
 /* Of the windows ws[0..nw), those of host whose start table holds a
  * row of: how[i] |= bit. 0, or -errno. */
 static int rows_there(struct clickhouse *ch, const char *table, const char *host,
 		      const struct clickhouse_window *ws, size_t nw, unsigned char *how,
 		      unsigned char bit)
 {
+	struct there t = {host, ws, nw, how, bit};
 	char *sql = NULL;
 	size_t len = 0, k = 0;
-	struct http_reply r;
 	FILE *fp = open_memstream(&sql, &len);
 
 	if (!fp)
@@ -499,27 +548,8 @@ static int rows_there(struct clickhouse *ch, const char *table, const char *host
 			fprintf(fp, "%s%lld", k++ ? "," : "", (long long)ws[i].w->start_ns);
 	fputs(") FORMAT TSV", fp);
 	fclose(fp);
-	int err = clickhouse_run(ch, sql, NULL, 0, &r);
+	int err = each_row(ch, sql, mark_there, &t);
 	free(sql);
-	if (err)
-		return err;
-	for (char *line = r.body, *end; line && *line; line = end) {
-		end = strchr(line, '\n');
-		if (end)
-			*end++ = '\0';
-		char *stop;
-		long long start = strtoll(line, &stop, 10);
-		if (stop == line || *stop) {
-			snprintf(ch->error, sizeof(ch->error),
-				 "ClickHouse answered a window's start with '%.40s'", line);
-			err = -EIO;
-			break;
-		}
-		for (size_t i = 0; i < nw; i++)
-			if (ws[i].w->start_ns == start && strcmp(ws[i].w->host, host) == 0)
-				how[i] |= bit;
-	}
-	http_reply_release(&r);
 	return err;
 }
 
@@ -566,26 +596,23 @@ struct ask {
 	int err;
 };
 
+/* A row of the answer, a day and a stack's hash: the server has it. */
+static int has_stack(struct clickhouse *ch, char **f, void *arg)
+{
+	struct u64map *have = arg;
+
+	(void)ch;
+	if (f[1] && u64map_put(have, day_key(f[0], strtoull(f[1], NULL, 10)), 1) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static void ask_flush(struct ask *a)
 {
-	struct http_reply r;
-
 	fclose(a->fp);
 	a->fp = NULL;
-	if (a->n && !a->err && !(a->err = clickhouse_run(a->ch, a->sql, NULL, 0, &r))) {
-		for (char *line = r.body, *end; line && *line; line = end) {
-			end = strchr(line, '\n');
-			if (end)
-				*end++ = '\0';
-			char *tab = strchr(line, '\t');
-			if (!tab)
-				continue;
-			*tab = '\0';
-			if (u64map_put(a->have, day_key(line, strtoull(tab + 1, NULL, 10)), 1) < 0)
-				a->err = -ENOMEM;
-		}
-		http_reply_release(&r);
-	}
+	if (a->n && !a->err)
+		a->err = each_row(a->ch, a->sql, has_stack, a->have);
 	free(a->sql);
 	a->sql = NULL;
 	a->n = 0;
@@ -699,29 +726,6 @@ const char *clickhouse_retain_news(const struct clickhouse *ch, char cutoff[16],
 	return ch->retained_now[0] ? ch->retained_now : NULL;
 }
 
-/* The rows of a SELECT, each line's tab-separated fields handed to fn
- * (at most 2). 0 or -errno. */
-static int each_row(struct clickhouse *ch, const char *sql,
-		    int (*fn)(struct clickhouse *ch, char **f, void *arg), void *arg)
-{
-	struct http_reply r;
-	int err = clickhouse_run(ch, sql, NULL, 0, &r);
-
-	if (err)
-		return err;
-	for (char *line = r.body, *end; line && *line && !err; line = end) {
-		end = strchr(line, '\n');
-		if (end)
-			*end++ = '\0';
-		char *f[2] = {line, strchr(line, '\t')};
-		if (f[1])
-			*f[1]++ = '\0';
-		err = fn(ch, f, arg);
-	}
-	http_reply_release(&r);
-	return err;
-}
-
 /* A table that is not a MergeTree (a Distributed one, over shards). */
 static int not_merge_tree(struct clickhouse *ch, char **f, void *arg)
 {
@@ -754,23 +758,17 @@ static int drop_day(struct clickhouse *ch, char **f, void *arg)
 }
 
 /* Drops the days of the three tables older than ch->retain_days before
- * today (the newest window's day), as ClickHouse 18 has no TTL: every
+ * the day of newest_ns (the newest window's start), as ClickHouse 18 has no TTL: every
  * part of a day is in its partition, and a partition dropped goes whole.
  * Once a day: what it did is in clickhouse_retain_news(). */
-static void retain(struct clickhouse *ch, const char *today)
+static void retain(struct clickhouse *ch, int64_t newest_ns)
 {
 	char *cutoff = ch->cutoff, sql[512];
-	struct tm tm = {0};
 
 	ch->dropped = 0;
 	ch->retain_error[0] = '\0';
-	snprintf(ch->retained_now, sizeof(ch->retained_now), "%s", today);
-	if (!strptime(today, "%Y-%m-%d", &tm)) {
-		snprintf(ch->retain_error, sizeof(ch->retain_error), "no day in '%s'", today);
-		return;
-	}
-	clickhouse_day(((int64_t)timegm(&tm) - (int64_t)ch->retain_days * 86400) * 1000000000,
-		       cutoff);
+	clickhouse_day(newest_ns, ch->retained_now);
+	clickhouse_day(newest_ns - ch->retain_days * DAY_NS, cutoff);
 	snprintf(sql, sizeof(sql),
 		 "SELECT name, engine FROM system.tables WHERE database = '%s'"
 		 " AND name IN ('stacks', 'samples', 'windows') AND engine NOT LIKE '%%MergeTree'"
@@ -805,7 +803,8 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		      unsigned flags)
 {
 	char *stacks = NULL, *samples = NULL, *rows = NULL, day[16];
-	char days[DAYS_MAX * 24] = "", newest[16] = "";
+	char days[DAYS_MAX * 24] = "";
+	int64_t newest = INT64_MIN;
 	size_t stacks_len = 0, samples_len = 0, rows_len = 0, ndays = 0;
 	struct u64map fresh;
 	int err = 0;
@@ -828,8 +827,8 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		if (how[i] & ROW_THERE)
 			continue; /* it is there */
 		clickhouse_day(ws[i].w->start_ns, day);
-		if (strcmp(day, newest) > 0)
-			memcpy(newest, day, sizeof(newest));
+		if (ws[i].w->start_ns > newest)
+			newest = ws[i].w->start_ns;
 		if (!strstr(days, day) && ndays < DAYS_MAX)
 			snprintf(days + strlen(days), sizeof(days) - strlen(days), "%stoDate('%s')",
 				 ndays++ ? "," : "", day);
@@ -859,8 +858,11 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 		ch->nlast = 0;
 		u64map_each(&fresh, remember, &c);
 	}
-	if (!err && ch->retain_days && strcmp(newest, ch->retained) > 0)
-		retain(ch, newest);
+	if (!err && ch->retain_days && newest != INT64_MIN) {
+		clickhouse_day(newest, day);
+		if (strcmp(day, ch->retained) > 0)
+			retain(ch, newest);
+	}
 	u64map_release(&fresh);
 	free(how);
 	free(stacks);

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#define DAY_NS (86400LL * 1000000000) /* a day of the clocks, in ns */
+
 static inline uint64_t time_now_ns(clockid_t clk)
 {
 	struct timespec ts;
