@@ -43,36 +43,14 @@ HPORT=$(port)
 TPORT=$(port)
 RPORT=$(port)
 
-cat >"$TMP/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$TMP/ch.log</log><errorlog>$TMP/ch.err</errorlog></logger>
-  <http_port>$HPORT</http_port><tcp_port>$TPORT</tcp_port><listen_host>127.0.0.1</listen_host>
-  <path>$TMP/data/</path><tmp_path>$TMP/tmp/</tmp_path>
-  <user_files_path>$TMP/user_files/</user_files_path><format_schema_path>$TMP/schemas/</format_schema_path>
-  <users_config>users.xml</users_config><default_profile>default</default_profile>
-  <default_database>default</default_database><mark_cache_size>268435456</mark_cache_size>
-  <mlock_executable>false</mlock_executable>
-</yandex>
-EOF
-cat >"$TMP/users.xml" <<'EOF'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
-    <profile>default</profile><quota>default</quota></default></users>
-  <quotas><default><interval><duration>3600</duration><queries>0</queries><errors>0</errors>
-    <result_rows>0</result_rows><read_rows>0</read_rows><execution_time>0</execution_time>
-  </interval></default></quotas>
-</yandex>
-EOF
-(cd "$TMP" && exec clickhouse-server --config-file="$TMP/config.xml" >"$TMP/ch.out" 2>&1) &
+CH_MAX_MEMORY=4000000000 sh scripts/clickhouse-config.sh "$TMP/ch" "$HPORT" "$TPORT" 127.0.0.1
+(cd "$TMP/ch" && exec clickhouse-server --config-file="$TMP/ch/config.xml" >"$TMP/ch/out" 2>&1) &
 CHPID=$!
 sql() { curl -sf --data-binary "$1" "http://127.0.0.1:$HPORT/"; }
 i=0
 until sql "SELECT 1" >/dev/null 2>&1; do
 	i=$((i + 1))
-	[ "$i" -lt 600 ] || die "clickhouse-server did not start: $(tail -n 3 "$TMP/ch.err")"
+	[ "$i" -lt 600 ] || die "clickhouse-server did not start: $(tail -n 3 "$TMP/ch/error.log")"
 	sleep 0.1
 done
 
