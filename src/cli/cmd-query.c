@@ -14,8 +14,8 @@
 #include "cli/builtin.h"
 #include "cli/cmd-query.h"
 #include "cli/dirs.h"
+#include "cli/fleet-open.h"
 #include "cli/profile-messages.h"
-#include "cli/secret.h"
 #include "cli/usage.h"
 #include "profile/pprof.h"
 #include "profile/view.h"
@@ -223,23 +223,7 @@ static void open_source(const struct query_args *a, struct source *src, char *di
 	const char *why;
 
 	if (a->clickhouse) {
-		int err = clickhouse_open(a->clickhouse, &src->fleet, &why);
-		if (err == -EINVAL)
-			usage_die("query", "--clickhouse %s, not '%s'", why, a->clickhouse);
-		if (err)
-			die("out of memory");
-		if (a->clickhouse_password) {
-			char password[256];
-			secret_read(a->clickhouse_password, "--clickhouse-password", password,
-				    sizeof(password));
-			if (clickhouse_set_password(src->fleet, password) < 0)
-				die("the password of %s is too long", a->clickhouse_password);
-			explicit_bzero(password, sizeof(password));
-		} else if (clickhouse_url_password(src->fleet)) {
-			warning(
-			    "the password in --clickhouse can be read by every user of this "
-			    "machine (ps): put it in a file, and give --clickhouse-password FILE");
-		}
+		src->fleet = fleet_open("query", a->clickhouse, a->clickhouse_password);
 		snprintf(dir, len, "%s", clickhouse_where(src->fleet));
 		src->name = dir;
 		return;

@@ -14,8 +14,7 @@
 
 #define HOUR_NS ((int64_t)3600 * 1000000000)
 
-/* from and to of the query, the last hour by default. */
-static void range_of(const char *query, int64_t *from, int64_t *to)
+void continuous_http_range(const char *query, int64_t *from, int64_t *to)
 {
 	char v[32];
 
@@ -42,7 +41,7 @@ static int series(struct continuous_http *h, const char *query, FILE *fp)
 	int64_t from, to;
 	struct page_series *s = page_series_new();
 
-	range_of(query, &from, &to);
+	continuous_http_range(query, &from, &to);
 	int err = s ? store_windows(h->store, from, to, add_window, s) : -ENOMEM;
 	if (!err)
 		err = store_series(h->store, from, to, add_point, s);
@@ -60,7 +59,7 @@ static int profile_of(struct continuous_http *h, const char *query, const char *
 	struct store_query_stats st;
 	struct profile *p;
 
-	range_of(query, &f.from_ns, &f.to_ns);
+	continuous_http_range(query, &f.from_ns, &f.to_ns);
 	if (http_query_param(query, "comm", comm, sizeof(comm)) && comm[0]) {
 		f.comms = comms;
 		f.ncomms = 1;

@@ -8,6 +8,7 @@
 #ifndef RECCE_CONTINUOUS_HTTP_H
 #define RECCE_CONTINUOUS_HTTP_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "continuous/continuous.h"
@@ -23,5 +24,9 @@ struct continuous_http {
 
 /* An http_handler_fn (util/http-serve.h) over a struct continuous_http. */
 int continuous_http(void *ctx, const char *path, const char *query, FILE *fp, const char **type);
+
+/* from and to (ns since the epoch) of a page request's query, the last
+ * hour by default. */
+void continuous_http_range(const char *query, int64_t *from, int64_t *to);
 
 #endif

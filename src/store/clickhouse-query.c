@@ -109,6 +109,7 @@ struct reader {
 	size_t *nlocs, nstacks, cap_locs, cap_nlocs;
 	struct htab modules, locations;
 	struct store_query_stats *st;
+	struct chart *chart; /* the page's chart, for clickhouse_series() */
 };
 
 struct loc_key {
@@ -352,6 +353,103 @@ static int read_totals(struct reader *r, char *row)
 static int fetch_http(void *arg, const char *sql, struct http_reply *rep)
 {
 	return clickhouse_run(arg, sql, NULL, 0, rep);
+}
+
+/* --- the fleet page's chart and hosts ------------------------------------ */
+
+#define CHART_MAX 720 /* points of the chart at most: coarser steps past it */
+
+struct chart {
+	int64_t step; /* ns */
+	int (*window)(void *arg, int64_t start, int64_t end);
+	int (*point)(void *arg, int64_t start, int64_t end, const char *comm, int64_t cpu_ns);
+	int (*host)(void *arg, const char *host, uint64_t windows);
+	void *arg;
+};
+
+/* The windows' usual span, in whole seconds (10 s: the agent's default,
+ * when the range has no window). */
+static int read_step(struct reader *r, char *row)
+{
+	char *f[1];
+
+	if (split_row(row, f, 1) != 1)
+		return -EBADMSG;
+	int64_t s = strtoll(f[0], NULL, 10);
+	r->chart->step = (s > 0 ? s : 10) * 1000000000LL;
+	return 0;
+}
+
+static int read_step_window(struct reader *r, char *row)
+{
+	char *f[1];
+
+	if (split_row(row, f, 1) != 1)
+		return -EBADMSG;
+	int64_t end = strtoll(f[0], NULL, 10) * r->chart->step;
+	return r->chart->window(r->chart->arg, end - r->chart->step, end);
+}
+
+static int read_point(struct reader *r, char *row)
+{
+	char *f[3];
+
+	if (split_row(row, f, 3) != 3)
+		return -EBADMSG;
+	int64_t end = strtoll(f[0], NULL, 10) * r->chart->step;
+	return r->chart->point(r->chart->arg, end - r->chart->step, end, f[1],
+			       strtoll(f[2], NULL, 10));
+}
+
+static int read_host(struct reader *r, char *row)
+{
+	char *f[2];
+
+	if (split_row(row, f, 2) != 2)
+		return -EBADMSG;
+	return r->chart->host(r->chart->arg, f[0], strtoull(f[1], NULL, 10));
+}
+
+int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
+		      int (*window)(void *arg, int64_t start, int64_t end),
+		      int (*point)(void *arg, int64_t start, int64_t end, const char *comm,
+				   int64_t cpu_ns),
+		      void *arg)
+{
+	struct chart c = {.step = 10000000000LL, .window = window, .point = point, .arg = arg};
+	struct reader r = {.ch = ch, .fetch = fetch_http, .fetch_arg = ch, .chart = &c};
+	char head[256];
+
+	/* Every host's windows end on the same multiples of their span (and
+	 * a moment after, when the window was late): one step of the chart
+	 * each. */
+	int err = select_where(&r, "SELECT round(median(end_ns - start_ns) / 1e9) FROM @.windows",
+			       f, 1, "", read_step);
+	if (err)
+		return err;
+	int64_t span = f->to_ns - f->from_ns;
+	if (span / c.step > CHART_MAX)
+		c.step *= (span / c.step + CHART_MAX - 1) / CHART_MAX;
+	snprintf(head, sizeof(head), "SELECT intDiv(end_ns, %lld) AS step FROM @.windows",
+		 (long long)c.step);
+	err = select_where(&r, head, f, 1, " GROUP BY step ORDER BY step", read_step_window);
+	snprintf(head, sizeof(head),
+		 "SELECT intDiv(end_ns, %lld) AS step, comm, sum(cpu_ns) FROM @.samples",
+		 (long long)c.step);
+	if (!err)
+		err = select_rows(&r, head, f, " GROUP BY step, comm ORDER BY step, comm",
+				  read_point);
+	return err;
+}
+
+int clickhouse_hosts(struct clickhouse *ch, const struct store_filter *f,
+		     int (*fn)(void *arg, const char *host, uint64_t windows), void *arg)
+{
+	struct chart c = {.host = fn, .arg = arg};
+	struct reader r = {.ch = ch, .fetch = fetch_http, .fetch_arg = ch, .chart = &c};
+
+	return select_where(&r, "SELECT host, count() FROM @.windows", f, 1,
+			    " GROUP BY host ORDER BY host", read_host);
 }
 
 int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,

@@ -128,4 +128,19 @@ const char *clickhouse_retain_news(const struct clickhouse *ch, char cutoff[16],
 int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,
 		     struct store_query_stats *st);
 
+/* The fleet page's chart of the range and host of f: the CPU time of
+ * each command in steps of the windows' span (coarser past 720 steps),
+ * summed over the hosts, each step's [start, end) given to window, then
+ * each command's to point, in time order. Returns 0, -errno, or a
+ * callback's nonzero return. */
+int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
+		      int (*window)(void *arg, int64_t start, int64_t end),
+		      int (*point)(void *arg, int64_t start, int64_t end, const char *comm,
+				   int64_t cpu_ns),
+		      void *arg);
+
+/* The hosts with windows in f's range, by name, with how many. */
+int clickhouse_hosts(struct clickhouse *ch, const struct store_filter *f,
+		     int (*fn)(void *arg, const char *host, uint64_t windows), void *arg);
+
 #endif

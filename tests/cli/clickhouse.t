@@ -15,11 +15,17 @@
 # refused with what to do. With --export-retain, the days past it go from
 # the three tables, once a day, and every later sample keeps its stack; a
 # stacks table of an earlier recce (no days) is refused with what to do,
-# and the statement docs/fleet-store.md gives keeps its stacks.
+# and the statement docs/fleet-store.md gives keeps its stacks. recce
+# view --clickhouse serves the profile page over three hosts' windows,
+# opened in headless Chromium.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/format-consumers.sh"
 FLEET_SIM=$TARGETS/../bench/fleet-sim # built with the targets
 need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot" "$FLEET_SIM"
 . "$(dirname "$0")/clickhouse.sh"
+[ -x /usr/bin/chromium ] || skip_all "chromium is not installed (Debian package chromium)"
+need_js playwright-core
+mkdir -p "$B/artifacts"
 
 now() { date +%s.%N; }
 
@@ -124,11 +130,11 @@ next_count windows_exported_total "$METRICS" || diag "the window holding END was
 run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --comm split -n 0
 is "$RC" 0 "query --clickhouse exits 0" || show_run
 cp "$OUT" "$T/fleet.txt"
-A=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
-B=$(awk '$4 == "work_b" { sub("%", "", $2); print $2; exit }' "$OUT")
+WA=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
+WB=$(awk '$4 == "work_b" { sub("%", "", $2); print $2; exit }' "$OUT")
 N=$(query_samples "$(cat "$OUT")")
-share_near "$A" 75 "$N" "work_a has 75% of split's $N samples in ClickHouse ($A%)" || diag "$(cat "$OUT")"
-share_near "$B" 25 "$N" "work_b has 25% ($B%)"
+share_near "$WA" 75 "$N" "work_a has 75% of split's $N samples in ClickHouse ($WA%)" || diag "$(cat "$OUT")"
+share_near "$WB" 25 "$N" "work_b has 25% ($WB%)"
 like "$(cat "$OUT")" 'work_a +[^ ]*split\.c:[0-9]+' "with file:line"
 like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
 
@@ -555,6 +561,90 @@ is "$RC" 2 "--export-retain of part of a day is a usage error"
 like "$(cat "$ERR")" "export-retain wants whole days, such as 30d, not '36h'" "and says so"
 run "$RECCE" agent --continuous --export-retain 2d
 is "$RC" 2 "--export-retain without --export is a usage error"
+
+# --- the fleet page ------------------------------------------------------
+
+# The windows of an agent that saw split run, sent as three hosts' by
+# bench/fleet-sim (all but the last, cut short), served by recce view
+# --clickhouse: the hosts, the chart summed over them or of one, the
+# flamegraph and top table of one host, in headless Chromium with its
+# host picker; a page that another user of the machine cannot read
+# without its token.
+spawn_recce "$T/pa.out" "$T/pa.err" agent --continuous --socket "$T/pa/a.sock" \
+	--store "$T/page-store" --window 1s --rate 99 --http 127.0.0.1:0
+PAGENT=$PID
+wait_for 15 grep -q 'metrics at http' "$T/pa.err" || diag "$(cat "$T/pa.err")"
+PMETRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/pa.err")
+next_count windows_written_total "$PMETRICS" || diag "the page's agent wrote no window"
+spawn "$T/split2.out" "$TARGETS/split" 3
+wait_exit 20 "$PID"
+next_count windows_written_total "$PMETRICS" || diag "split's last window was never written"
+kill -INT "$PAGENT"
+wait_exit 30 "$PAGENT"
+NW=$(($(local_windows "$T/page-store" | wc -l) - 1))
+run "$FLEET_SIM" "$T/page-store" "clickhouse://127.0.0.1:$HTTP_PORT/fleet9" 3 "$NW" 1
+is "$RC" 0 "three hosts' windows sent" || diag "$(cat "$ERR")"
+spawn_recce "$T/view.out" "$T/view.err" view --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/fleet9"
+VIEW=$PID
+wait_for 15 grep -q 'serving' "$T/view.err" || diag "$(cat "$T/view.err")"
+like "$(cat "$T/view.err")" \
+	"serving the fleet store at 127\\.0\\.0\\.1:$HTTP_PORT/fleet9 on http://127\\.0\\.0\\.1:[0-9]+/\\?token=[0-9a-f]{32} ; Ctrl-C to stop" \
+	"recce view --clickhouse says where the page is, with its token"
+PAGE=$(sed -n 's/.* on \(http:\/\/[0-9.:]*\/\).*/\1/p' "$T/view.err")
+TOKEN=$(sed -n 's/.*?token=\([0-9a-f]*\).*/\1/p' "$T/view.err")
+FROM="from=$(date -d "@${T0%.*}" +%s)000000000&to=$(date +%s)000000000"
+RANGE="$FROM&token=$TOKEN"
+# Another user of this machine reaches the port, but not the fleet.
+is "$(su -s /bin/sh "$U" -c "curl -s -o /dev/null -w '%{http_code}' '${PAGE}api/top?$FROM'")" 401 \
+	"another user without the token is refused the fleet store"
+is "$(su -s /bin/sh "$U" -c "curl -s -o /dev/null -w '%{http_code}' '${PAGE}api/hosts?token=0$TOKEN'")" 401 \
+	"and with a token of a guess"
+# json_of URL EXPR: EXPR of the JSON at URL (d is the object), by Python.
+json_of()
+{
+	curl -sf "$1" | python3 -c "import json, sys; d = json.load(sys.stdin); print($2)"
+}
+HOSTS=$(json_of "${PAGE}api/hosts?$RANGE" '" ".join("%s:%d" % (h["host"], h["windows"]) for h in d["hosts"])')
+is "$HOSTS" "sim-00000:$NW sim-00001:$NW sim-00002:$NW" "the page's hosts, each with its $NW windows" ||
+	diag "$(sql "SELECT host, count(), min(start_ns), max(end_ns) FROM fleet9.windows GROUP BY host")"
+# The chart: one step a window (every host's windows line up), and each
+# command's CPU the sum of every host's, or one host's.
+chart_cpu()
+{
+	json_of "${PAGE}api/series?$RANGE$1" \
+		'len(d["windows"]), sum(sum(s["cpu_ns"]) for s in d["series"] if s["comm"] == "split")'
+}
+is "$(chart_cpu "")" "$NW $(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE comm = 'split'")" \
+	"the chart has one step a window, and split's CPU of every host"
+is "$(chart_cpu "&host=sim-00002")" \
+	"$NW $(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE comm = 'split' AND host = 'sim-00002'")" \
+	"host= gives one host's"
+like "$(curl -sf "${PAGE}api/top?$RANGE&host=sim-00001&comm=split")" 'work_a +[^ ]*split\.c:[0-9]+' \
+	"the top table of one host and command, with file:line"
+like "$(curl -sf "${PAGE}api/flame?$RANGE&host=sim-00001")" '(^|;)work_a [0-9]+' "and its flamegraph"
+is "$(curl -sf "${PAGE}api/flame?$RANGE&host=another-host")" "" "a host without windows has an empty one"
+page_check "the fleet page" "$PAGE?token=$TOKEN" "$B/artifacts/page-fleet"
+like "$F" 'error: none' "the page works over the fleet store" || diag "$(head -c 2000 "$T/facts")"
+like "$F" "title: recce: the fleet in 127\\.0\\.0\\.1:$HTTP_PORT/fleet9" "its title names the store"
+like "$F" 'hosts:  sim-00000 sim-00001 sim-00002' "the picker has every host, and each"
+like "$F" 'host status: .*, on sim-00000' "a host picked is said"
+like "$F" 'host whole: .*work_a' "and its flamegraph drawn"
+sql "SYSTEM FLUSH LOGS" >/dev/null
+# asked LIKE: how many statements of the query log are LIKE that.
+asked() { sql "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE '$1'"; }
+cmp_ok "$(asked "SELECT intDiv(end_ns, % FROM fleet9.samples WHERE %host = \\'sim-00000\\'%")" '>=' 1 \
+	"the page asked for that host's chart"
+cmp_ok "$(asked "SELECT host, pid, comm, % FROM fleet9.samples WHERE %host = \\'sim-00000\\'%")" '>=' 2 \
+	"and for its flamegraph and top table"
+kill -INT "$VIEW"
+wait_exit 10 "$VIEW"
+is "$WAIT_RC" 0 "Ctrl-C stops the fleet page with status 0"
+run "$RECCE" view --clickhouse "clickhouse://127.0.0.1:$HTTP_PORT/nodb"
+is "$RC" 1 "a database that is not there is an error at once"
+like "$(cat "$ERR")" "recce: error: cannot read the fleet store at 127\\.0\\.0\\.1:$HTTP_PORT/nodb: .*Database nodb doesn't exist" \
+	"that says what ClickHouse said"
+run "$RECCE" view --clickhouse "$URL" "$T/split.pb.gz"
+is "$RC" 2 "a file and --clickhouse is a usage error"
 
 # --- refusals ---------------------------------------------------------
 

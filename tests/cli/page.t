@@ -15,33 +15,6 @@ need_file "$RECCE" "$TARGETS/split" "$TARGETS/hot"
 need_js playwright-core
 mkdir -p "$B/artifacts"
 
-# facts JSON: one line per fact the page-check reported, for like().
-facts()
-{
-	python3 - "$1" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-print("error:", d.get("error", "none"))
-print("errors:", len(d.get("errors", [])))
-print("title:", d.get("title"))
-print("comms:", " ".join(d.get("comms", [])))
-print("chart:", d.get("chartShown"))
-print("gaps:", " ".join("%d-%d" % (a, b) for a, b in d.get("gaps", [])) or "none")
-print("whole:", " ".join(d.get("whole", [])))
-print("range:", " ".join(d.get("range", [])))
-print("top:", d.get("top", "").replace("\n", " | "))
-print("matched:", round(d.get("matched", 0)))
-print("highlighted:", d.get("highlighted", 0))
-print("zoomed:", d.get("widthAfter", 0) >= 0.97 * d.get("fullWidth", 1))
-dl = d.get("deltas", {})
-print("grew:", " ".join(sorted(k for k, v in dl.items() if v > 0)))
-print("shrank:", " ".join(sorted(k for k, v in dl.items() if v < 0)))
-print("diff status:", d.get("diffStatus", ""))
-print("compare after:", d.get("deltasAfter", "none"))
-print("compare button:", d.get("compareShown"))
-PY
-}
-
 # --- the agent's page -----------------------------------------------------
 
 spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
@@ -70,10 +43,7 @@ if inside:
 [ -n "$RANGE" ] || diag "no window lies within split's run: $("$RECCE" query --store "$T/store" --windows --json)"
 read -r DRAG_FROM DRAG_TO <<<"${RANGE:-0 0}"
 SHOT=$B/artifacts/page-agent
-RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL/" "$SHOT" "$DRAG_FROM" "$DRAG_TO"
-is "$RC" 0 "Chromium opens the agent's page" || show_run
-facts "$OUT" >"$T/facts"
-F=$(cat "$T/facts")
+page_check "the agent's page" "$URL/" "$SHOT" "$DRAG_FROM" "$DRAG_TO"
 like "$F" 'error: none' "the page does all a person does with it" || diag "$(head -c 2000 "$T/facts")"
 like "$F" 'errors: 0' "its script raises no error"
 like "$F" "title: recce: every process on $(hostname)" "its title names the host"
@@ -137,11 +107,8 @@ if command -v curl >/dev/null; then
 else
 	skip 6 "curl is not installed"
 fi
-RUN_TIMEOUT=120 run node tests/js/page-check.js "https://127.0.0.1:$PORT/?token=a-token-from-a-file-0123" \
+page_check "the page over HTTPS" "https://127.0.0.1:$PORT/?token=a-token-from-a-file-0123" \
 	"$B/artifacts/page-https"
-is "$RC" 0 "Chromium opens the page over HTTPS" || show_run
-facts "$OUT" >"$T/facts"
-F=$(cat "$T/facts")
 like "$F" 'error: none' "the page, given its token, works" || diag "$(head -c 2000 "$T/facts")"
 like "$F" 'whole: .*\[hot\].*burn_cpu' "its requests carry the token: the flamegraph has hot's functions"
 ok "the agent still runs after them all" kill -0 "$NET"
@@ -159,10 +126,7 @@ wait_for 10 grep -q 'serving' "$T/view.err" || diag "$(cat "$T/view.err")"
 like "$(cat "$T/view.err")" "serving $T/hot.pb.gz at http://127\\.0\\.0\\.1:[0-9]+/ ; Ctrl-C to stop" \
 	"recce view says where the page is"
 URL=$(sed -n 's/.*at \(http:\/\/[0-9.:]*\/\).*/\1/p' "$T/view.err")
-RUN_TIMEOUT=120 run node tests/js/page-check.js "$URL" "$B/artifacts/page-view"
-is "$RC" 0 "Chromium opens recce view's page" || show_run
-facts "$OUT" >"$T/facts"
-F=$(cat "$T/facts")
+page_check "recce view's page" "$URL" "$B/artifacts/page-view"
 like "$F" 'error: none' "the page works" || diag "$(head -c 2000 "$T/facts")"
 like "$F" 'title: recce: hot.pb.gz' "its title names the file"
 like "$F" 'chart: False' "a file has no chart"

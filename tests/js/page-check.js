@@ -6,8 +6,10 @@
 // to the full width; with a range, the whole range compared with it (the
 // "compare with..." button, then a drag over the range) gives each frame
 // its change of share. The chart's shaded gaps (time no window covers) are
-// reported as [from, to] pairs. Saves screenshots SHOT-whole.png, SHOT-range.png
-// and, with a range, SHOT-diff.png.
+// reported as [from, to] pairs. Over the fleet store, the first host of
+// the host picker is picked. Saves screenshots SHOT-whole.png,
+// SHOT-range.png, with a range SHOT-diff.png, and with hosts
+// SHOT-host.png.
 // Prints one JSON object of what it saw for tests/cli/page.t.
 //
 //     node page-check.js URL SHOT [FROM TO]
@@ -92,5 +94,17 @@ async function steps(page, out, shot, from, to) {
 			await page.click('#nocompare');
 			await loaded(page, 5);
 			out.deltasAfter = Object.keys(await deltas(page)).length;
+		}
+		// Over the fleet store: the host picker's hosts, and the first
+		// one picked.
+		if (await page.locator('#host').isVisible()) {
+			out.hosts =
+			    await page.$$eval('#host option', (os) => os.map((o) => o.value));
+			const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
+			await page.selectOption('#host', out.hosts[1]);
+			await loaded(page, n + 1);
+			out.hostStatus = await page.$eval('#status', (e) => e.textContent);
+			out.hostWhole = await names(page);
+			await page.screenshot({path : shot + '-host.png'});
 		}
 }
