@@ -9,11 +9,14 @@
  * sent is asked for, as another host's would be). With DAYS, each host's
  * windows are sent again on each of the DAYS days that follow theirs, by
  * the same objects, as agents that run past midnight send them (a stack
- * is sent once a day). Prints one line:
+ * is sent once a day). With ROUNDS, each day's windows are sent ROUNDS
+ * times, each round moved on by the span of the batch, so that the fleet
+ * store holds ROUNDS x BATCH windows of every host in a row (a range of
+ * the fleet page). Prints one line:
  *
  *     hosts=H batch=B windows=W seconds=S failed=F
  *
- *     fleet-sim STORE-DIR clickhouse://HOST:PORT/DB HOSTS BATCH SENDERS [DAYS]
+ *     fleet-sim STORE-DIR clickhouse://HOST:PORT/DB HOSTS BATCH SENDERS [DAYS [ROUNDS]]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,11 +70,12 @@ static void shift(struct window_copy *c, size_t nw, int64_t shift_ns)
 	}
 }
 
-/* Sender k of n: hosts k, k + n, ..., on each of days days. Exits with
- * how many exports failed (255 at most). */
-static void sender(const char *url, struct window_copy *c, size_t nw, int hosts, int days, int k,
-		   int n)
+/* Sender k of n: hosts k, k + n, ..., on each of days days, rounds
+ * times. Exits with how many exports failed (255 at most). */
+static void sender(const char *url, struct window_copy *c, size_t nw, int hosts, int days,
+		   int rounds, int k, int n)
 {
+	int64_t span = c[nw - 1].w.end_ns - c[0].w.start_ns;
 	struct clickhouse *ch;
 	const char *why;
 	struct clickhouse_window ws[MAX_WINDOWS];
@@ -81,7 +85,7 @@ static void sender(const char *url, struct window_copy *c, size_t nw, int hosts,
 		fprintf(stderr, "fleet-sim: %s %s\n", url, why);
 		_exit(255);
 	}
-	for (int d = 0; d < days; d++, shift(c, nw, DAY_NS)) {
+	for (int d = 0; d < days * rounds; d++) {
 		for (int h = k; h < hosts; h += n) {
 			for (size_t i = 0; i < nw; i++) {
 				snprintf(c[i].host, sizeof(c[i].host), "sim-%05d", h);
@@ -96,6 +100,12 @@ static void sender(const char *url, struct window_copy *c, size_t nw, int hosts,
 				failed++;
 			}
 		}
+		/* The next round follows this one; the next day starts again
+		 * from the first round's windows, a day on. */
+		if ((d + 1) % rounds)
+			shift(c, nw, span);
+		else
+			shift(c, nw, DAY_NS - (rounds - 1) * span);
 	}
 	clickhouse_close(ch);
 	_exit(failed > 254 ? 254 : failed);
@@ -103,15 +113,19 @@ static void sender(const char *url, struct window_copy *c, size_t nw, int hosts,
 
 int main(int argc, char **argv)
 {
-	if (argc != 6 && argc != 7) {
-		fprintf(stderr, "usage: fleet-sim STORE-DIR URL HOSTS BATCH SENDERS [DAYS]\n");
+	if (argc < 6 || argc > 8) {
+		fprintf(stderr,
+			"usage: fleet-sim STORE-DIR URL HOSTS BATCH SENDERS [DAYS [ROUNDS]]\n");
 		return 2;
 	}
 	int hosts = atoi(argv[3]), batch = atoi(argv[4]), senders = atoi(argv[5]);
-	int days = argc == 7 ? atoi(argv[6]) : 1;
-	if (hosts < 1 || batch < 1 || batch > MAX_WINDOWS || senders < 1 || days < 1) {
-		fprintf(stderr, "fleet-sim: HOSTS >= 1, BATCH 1 to %d, SENDERS >= 1, DAYS >= 1\n",
-			MAX_WINDOWS);
+	int days = argc >= 7 ? atoi(argv[6]) : 1, rounds = argc == 8 ? atoi(argv[7]) : 1;
+	if (hosts < 1 || batch < 1 || batch > MAX_WINDOWS || senders < 1 || days < 1 ||
+	    rounds < 1) {
+		fprintf(
+		    stderr,
+		    "fleet-sim: HOSTS >= 1, BATCH 1 to %d, SENDERS >= 1, DAYS >= 1, ROUNDS >= 1\n",
+		    MAX_WINDOWS);
 		return 2;
 	}
 	struct store *s;
@@ -142,7 +156,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < senders; k++) {
 		pid_t pid = fork();
 		if (pid == 0)
-			sender(argv[2], c, (size_t)batch, hosts, days, k, senders);
+			sender(argv[2], c, (size_t)batch, hosts, days, rounds, k, senders);
 		if (pid < 0) {
 			perror("fleet-sim: fork");
 			return 1;
@@ -152,7 +166,7 @@ int main(int argc, char **argv)
 	while (wait(&status) > 0)
 		failed += WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	printf("hosts=%d batch=%d windows=%d seconds=%.3f failed=%d\n", hosts, batch,
-	       hosts * batch * days, now() - t0, failed);
+	       hosts * batch * days * rounds, now() - t0, failed);
 	for (int i = 0; i < batch; i++)
 		window_copy_release(&c[i]);
 	return failed ? 1 : 0;

@@ -9,7 +9,8 @@
 # run here from a temporary config. For each: what the fleet asks of the
 # server (rows and INSERTs a second), how long the server took to take a
 # round against the span the round stands for, and the bytes a host-day
-# takes on disk once parts are merged. Writes bench/results/fleet-store.md.
+# takes on disk once parts are merged; and how long the fleet page takes
+# to load ten minutes of 1,000 hosts. Writes bench/results/fleet-store.md.
 #
 #     sh bench/fleet-store.sh        after `make all build/bench/fleet-sim`
 set -eu
@@ -32,8 +33,10 @@ for t in clickhouse-server redis-server redis-benchmark redis-cli curl python3; 
 done
 TMP=$(mktemp -d)
 CHPID=""
+VIEW=""
 cleanup() {
-	[ -z "$CHPID" ] || kill "$CHPID" 2>/dev/null || true
+	[ -z "$VIEW" ] || kill "$VIEW" 2>/dev/null || true
+	[ -z "$CHPID" ] || { kill "$CHPID" 2>/dev/null && wait "$CHPID" 2>/dev/null; } || true
 	redis-cli -p "$RPORT" shutdown nosave >/dev/null 2>&1 || true
 	rm -rf "$TMP"
 }
@@ -105,6 +108,62 @@ for hosts in $HOSTS; do
 		sql "DROP DATABASE $db" >/dev/null
 	done
 done
+# --- the fleet page ---------------------------------------------------------
+
+# Ten minutes of PAGE_HOSTS hosts (ten rounds of six windows), then the
+# requests the fleet page makes for them (recce view --clickhouse): the
+# chart, then the flamegraph and the top table (the page asks for those
+# two at once; timed here one after the other), for the fleet and for one
+# host; best of three of each.
+PAGE_HOSTS=${FLEET_PAGE_HOSTS:-1000}
+db=fleet_page
+line=$("$SIM" "$TMP/store" "clickhouse://127.0.0.1:$HPORT/$db" "$PAGE_HOSTS" 6 "$SENDERS" 1 10) ||
+	die "the simulator failed: $line"
+echo "fleet-store: page: $line" >&2
+"$RECCE" view --clickhouse "clickhouse://127.0.0.1:$HPORT/$db" 2>"$TMP/view.err" &
+VIEW=$!
+i=0
+until grep -q 'token=' "$TMP/view.err"; do
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || die "recce view did not start: $(cat "$TMP/view.err")"
+	sleep 0.1
+done
+PAGE=$(sed -n 's/.* on \(http:\/\/[0-9.:]*\/\)?token=\([0-9a-f]*\).*/\1 \2/p' "$TMP/view.err")
+TOKEN=${PAGE#* }
+PAGE=${PAGE% *}
+range=$(sql "SELECT min(start_ns), max(end_ns) FROM $db.windows" | awk '{ printf "from=%s&to=%s", $1, $2 }')
+# took PATH: the best of three times of PATH's answer, in seconds.
+took()
+{
+	for _ in 1 2 3; do
+		curl -sf -o /dev/null -w '%{time_total}\n' "$PAGE$1&$range&token=$TOKEN" ||
+			die "the page's $1 failed"
+	done | sort -n | head -n 1
+}
+rows=$(sql "SELECT count() FROM $db.samples")
+{
+	echo
+	echo "The fleet page (\`recce view --clickhouse\`) over ten minutes of $PAGE_HOSTS hosts"
+	echo "($rows rows of samples): each request's time, best of three; a load of the page"
+	echo "is the chart, then the flamegraph and the top table."
+	echo
+	echo "| range of | chart | flamegraph | top table | page load |"
+	echo "|---|---:|---:|---:|---:|"
+	for who in fleet one; do
+		h=""
+		[ "$who" = one ] && h="&host=sim-00001"
+		c=$(took "api/series?x=1$h")
+		f=$(took "api/flame?x=1$h")
+		t=$(took "api/top?x=1$h")
+		awk -v w="$who" -v n="$PAGE_HOSTS" -v c="$c" -v f="$f" -v t="$t" 'BEGIN {
+			printf "| %s | %.2f s | %.2f s | %.2f s | %.2f s |\n",
+				w == "fleet" ? n " hosts" : "one host", c, f, t, c + f + t }'
+	done
+} >>"$OUT.tmp"
+kill -INT "$VIEW" 2>/dev/null || true
+wait "$VIEW" 2>/dev/null || true
+sql "DROP DATABASE $db" >/dev/null
+
 wait "$LOAD1" "$LOAD2" 2>/dev/null || true
 mv "$OUT.tmp" "$OUT"
 cat "$OUT"

@@ -86,7 +86,7 @@ static int profile_of(struct fleet_http *h, const struct asked *a, const char *w
 {
 	struct store_query_stats st;
 	struct profile *p;
-	int err = clickhouse_query(h->ch, &a->f, &p, &st);
+	int err = clickhouse_query_comms(h->ch, &a->f, &p, &st);
 
 	if (err)
 		return err;

@@ -110,6 +110,7 @@ struct reader {
 	struct htab modules, locations;
 	struct store_query_stats *st;
 	struct chart *chart; /* the page's chart, for clickhouse_series() */
+	int by_comm;	     /* samples merged by command and stack alone */
 };
 
 struct loc_key {
@@ -233,6 +234,8 @@ static int read_sample(struct reader *r, char *row)
 				    "build_id", "cgroup", "tid",  "thread"};
 	for (size_t k = 0; k < 8; k++) {
 		const char *v = field(f[k]);
+		if (r->by_comm && k != 2)
+			continue; /* not asked for */
 		if (k == 1 || k == 6)
 			l[nl++] =
 			    (struct profile_label){.key = keys[k], .num = strtoll(v, NULL, 10)};
@@ -452,19 +455,37 @@ int clickhouse_hosts(struct clickhouse *ch, const struct store_filter *f,
 			    " GROUP BY host ORDER BY host", read_host);
 }
 
+static int query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,
+		      const struct store_filter *f, int by_comm, struct profile **out,
+		      struct store_query_stats *st);
+
 int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,
 		     struct store_query_stats *st)
 {
-	return clickhouse_query_with(ch, fetch_http, ch, f, out, st);
+	return query_with(ch, fetch_http, ch, f, 0, out, st);
+}
+
+int clickhouse_query_comms(struct clickhouse *ch, const struct store_filter *f,
+			   struct profile **out, struct store_query_stats *st)
+{
+	return query_with(ch, fetch_http, ch, f, 1, out, st);
 }
 
 int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,
 			  const struct store_filter *f, struct profile **out,
 			  struct store_query_stats *st)
 {
+	return query_with(ch, fetch, arg, f, 0, out, st);
+}
+
+static int query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,
+		      const struct store_filter *f, int by_comm, struct profile **out,
+		      struct store_query_stats *st)
+{
 	static const struct profile_value_type types[] = {{"samples", "count"},
 							  {"cpu", "nanoseconds"}};
-	struct reader r = {.ch = ch, .fetch = fetch, .fetch_arg = arg, .st = st};
+	struct reader r = {
+	    .ch = ch, .fetch = fetch, .fetch_arg = arg, .st = st, .by_comm = by_comm};
 
 	memset(st, 0, sizeof(*st));
 	*out = NULL;
@@ -478,10 +499,14 @@ int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void
 	u64map_init(&r.stacks);
 	htab_init(&r.modules);
 	htab_init(&r.locations);
-	int err = select_rows(&r,
-			      "SELECT uniqExact(host, pid, start_ns), uniqExact(host, pid),"
-			      " min(start_ns), max(end_ns) FROM @.samples",
-			      f, "", read_totals);
+	/* A page counts no processes: whether there are samples is enough,
+	 * and costs a thousand hosts' rows far less. */
+	int err =
+	    select_rows(&r,
+			by_comm ? "SELECT count(), 0, min(start_ns), max(end_ns) FROM @.samples"
+				: "SELECT uniqExact(host, pid, start_ns), uniqExact(host, pid),"
+				  " min(start_ns), max(end_ns) FROM @.samples",
+			f, "", read_totals);
 	/* GLOBAL: over Distributed tables, the samples' stack hashes are
 	 * gathered once and sent to every shard of the stacks (a plain IN
 	 * is refused there, Code 288); one server takes it as an IN. */
@@ -491,7 +516,7 @@ int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void
 				  " any(modules) FROM @.stacks WHERE stack_hash GLOBAL IN"
 				  " (SELECT stack_hash FROM @.samples",
 				  f, ") GROUP BY stack_hash", read_stack);
-	if (!err && st->profiles)
+	if (!err && st->profiles && !by_comm)
 		err = select_rows(&r,
 				  "SELECT host, pid, comm, exe, build_id, cgroup, tid, thread,"
 				  " stack_hash, sum(samples), sum(cpu_ns) FROM @.samples",
@@ -499,6 +524,13 @@ int clickhouse_query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void
 				  " GROUP BY host, pid, comm, exe, build_id, cgroup, tid, thread,"
 				  " stack_hash",
 				  read_sample);
+	/* The same shape of row, the columns not asked for empty: a range
+	 * of a thousand hosts is thousands of rows, not millions. */
+	if (!err && st->profiles && by_comm)
+		err = select_rows(&r,
+				  "SELECT '', 0, comm, '', '', '', 0, '', stack_hash, sum(samples),"
+				  " sum(cpu_ns) FROM @.samples",
+				  f, " GROUP BY comm, stack_hash", read_sample);
 	if (!err && st->profiles)
 		err = select_where(&r,
 				   "SELECT host, count(), min(start_ns), max(end_ns),"

@@ -128,6 +128,13 @@ const char *clickhouse_retain_news(const struct clickhouse *ch, char cutoff[16],
 int clickhouse_query(struct clickhouse *ch, const struct store_filter *f, struct profile **out,
 		     struct store_query_stats *st);
 
+/* clickhouse_query() with the samples merged by command and stack, their
+ * only label comm: what a page's flamegraph and top table show, asked
+ * of a thousand hosts at once. st counts rows of samples as profiles,
+ * and no processes. */
+int clickhouse_query_comms(struct clickhouse *ch, const struct store_filter *f,
+			   struct profile **out, struct store_query_stats *st);
+
 /* The fleet page's chart of the range and host of f: the CPU time of
  * each command in steps of the windows' span (coarser past 720 steps),
  * summed over the hosts, each step's [start, end) given to window, then
