@@ -14,16 +14,23 @@
 
 #define HOUR_NS ((int64_t)3600 * 1000000000)
 
-void continuous_http_range(const char *query, int64_t *from, int64_t *to)
+void continuous_http_ask(const char *query, struct page_ask *a)
 {
 	char v[32];
+	int64_t *from = &a->f.from_ns, *to = &a->f.to_ns;
 
+	memset(a, 0, sizeof(*a));
 	*to = (int64_t)time_now_ns(CLOCK_REALTIME);
 	*from = *to - HOUR_NS;
 	if (http_query_param(query, "from", v, sizeof(v)))
 		*from = strtoll(v, NULL, 10);
 	if (http_query_param(query, "to", v, sizeof(v)) && strtoll(v, NULL, 10) > *from)
 		*to = strtoll(v, NULL, 10);
+	if (http_query_param(query, "comm", a->comm, sizeof(a->comm)) && a->comm[0]) {
+		a->comms[0] = a->comm;
+		a->f.comms = a->comms;
+		a->f.ncomms = 1;
+	}
 }
 
 static int add_point(void *arg, int64_t start, int64_t end, const char *comm, int64_t cpu_ns)
@@ -38,13 +45,13 @@ static int add_window(void *arg, const struct store_window *w)
 
 static int series(struct continuous_http *h, const char *query, FILE *fp)
 {
-	int64_t from, to;
+	struct page_ask a;
 	struct page_series *s = page_series_new();
 
-	continuous_http_range(query, &from, &to);
-	int err = s ? store_windows(h->store, from, to, add_window, s) : -ENOMEM;
+	continuous_http_ask(query, &a);
+	int err = s ? store_windows(h->store, a.f.from_ns, a.f.to_ns, add_window, s) : -ENOMEM;
 	if (!err)
-		err = store_series(h->store, from, to, add_point, s);
+		err = store_series(h->store, a.f.from_ns, a.f.to_ns, add_point, s);
 	if (!err)
 		page_series_write(fp, s);
 	page_series_free(s);
@@ -53,18 +60,12 @@ static int series(struct continuous_http *h, const char *query, FILE *fp)
 
 static int profile_of(struct continuous_http *h, const char *query, const char *what, FILE *fp)
 {
-	struct store_filter f = {0};
-	char comm[256];
-	const char *comms[1] = {comm};
+	struct page_ask a;
 	struct store_query_stats st;
 	struct profile *p;
 
-	continuous_http_range(query, &f.from_ns, &f.to_ns);
-	if (http_query_param(query, "comm", comm, sizeof(comm)) && comm[0]) {
-		f.comms = comms;
-		f.ncomms = 1;
-	}
-	int err = store_query(h->store, &f, &p, &st);
+	continuous_http_ask(query, &a);
+	int err = store_query(h->store, &a.f, &p, &st);
 	if (err)
 		return err;
 	/* A range without samples is an empty flamegraph, not an error. */

@@ -25,8 +25,15 @@ struct continuous_http {
 /* An http_handler_fn (util/http-serve.h) over a struct continuous_http. */
 int continuous_http(void *ctx, const char *path, const char *query, FILE *fp, const char **type);
 
-/* from and to (ns since the epoch) of a page request's query, the last
- * hour by default. */
-void continuous_http_range(const char *query, int64_t *from, int64_t *to);
+/* What a page request asks for, as a filter of the store: the range of
+ * its from and to (ns since the epoch; the last hour by default) and its
+ * comm, when it names one (f.comms points into the struct). */
+struct page_ask {
+	struct store_filter f;
+	char comm[256];
+	const char *comms[1];
+};
+
+void continuous_http_ask(const char *query, struct page_ask *a);
 
 #endif

@@ -13,25 +13,18 @@
 #include "util/json-out.h"
 #include "writers/page.h"
 
-/* The range, host and command of a request; host and comm are "" for
- * every one. */
+/* What a request asks for: the agent's page's range and command, and
+ * the host (f.host, when it names one). */
 struct asked {
-	struct store_filter f;
-	char host[256], comm[256];
-	const char *comms[1];
+	struct page_ask p;
+	char host[256];
 };
 
 static void asked_of(const char *query, struct asked *a)
 {
-	memset(a, 0, sizeof(*a));
-	continuous_http_range(query, &a->f.from_ns, &a->f.to_ns);
+	continuous_http_ask(query, &a->p);
 	if (http_query_param(query, "host", a->host, sizeof(a->host)) && a->host[0])
-		a->f.host = a->host;
-	if (http_query_param(query, "comm", a->comm, sizeof(a->comm)) && a->comm[0]) {
-		a->comms[0] = a->comm;
-		a->f.comms = a->comms;
-		a->f.ncomms = 1;
-	}
+		a->p.f.host = a->host;
 }
 
 static int add_window(void *arg, int64_t start, int64_t end)
@@ -47,7 +40,7 @@ static int add_point(void *arg, int64_t start, int64_t end, const char *comm, in
 static int series(struct fleet_http *h, const struct asked *a, FILE *fp)
 {
 	struct page_series *s = page_series_new();
-	int err = s ? clickhouse_series(h->ch, &a->f, add_window, add_point, s) : -ENOMEM;
+	int err = s ? clickhouse_series(h->ch, &a->p.f, add_window, add_point, s) : -ENOMEM;
 
 	if (!err)
 		page_series_write(fp, s);
@@ -75,7 +68,7 @@ static int hosts(struct fleet_http *h, const struct asked *a, FILE *fp)
 	json_object(&j);
 	json_key(&j, "hosts");
 	json_array(&j);
-	int err = clickhouse_hosts(h->ch, &a->f, add_host, &j);
+	int err = clickhouse_hosts(h->ch, &a->p.f, add_host, &j);
 	json_end(&j);
 	json_end(&j);
 	putc('\n', fp);
@@ -86,7 +79,7 @@ static int profile_of(struct fleet_http *h, const struct asked *a, const char *w
 {
 	struct store_query_stats st;
 	struct profile *p;
-	int err = clickhouse_query_comms(h->ch, &a->f, &p, &st);
+	int err = clickhouse_query_comms(h->ch, &a->p.f, &p, &st);
 
 	if (err)
 		return err;
