@@ -15,6 +15,7 @@
 #include "inject/target-mem.h"
 #include "proc/proc-maps.h"
 #include "proc/procstat.h"
+#include "proc/py-names.h"
 #include "proc/unwind.h"
 #include "symbols/symbolize.h"
 
@@ -237,7 +238,7 @@ const struct py_thread *stacks_now_python(const struct stacks_now *s, pid_t tid)
 int stacks_now_runs_python(const struct frame_name *f)
 {
 	return f->kind == FRAME_SYMBOL && f->nframes > 0 &&
-	       strcmp(f->frames[f->nframes - 1].function, "_PyEval_EvalFrameDefault") == 0;
+	       py_eval_function(f->frames[f->nframes - 1].function);
 }
 
 void stacks_now_release(struct stacks_now *s)

@@ -14,6 +14,7 @@
 #define RECCE_PROC_PY_NAMES_H
 
 #include <stdint.h>
+#include <string.h>
 
 /* Above the kernel's PERF_CONTEXT_* markers and below the off-CPU
  * markers (offcpu-reason.h): no address can be one. */
@@ -24,6 +25,17 @@
 /* The native function that runs Python frames (one C call of the
  * interpreter, 3.11 on). */
 #define PY_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
+
+/* Whether a native function's name is that function's, or its cold part's
+ * (FUNC.cold, as a full symbol table names it and recce names it in a
+ * stripped file: where its tracing and probe paths run). */
+static inline int py_eval_function(const char *name)
+{
+	size_t n = sizeof(PY_EVAL_FUNCTION) - 1;
+
+	return name && strncmp(name, PY_EVAL_FUNCTION, n) == 0 &&
+	       (name[n] == 0 || strcmp(name + n, ".cold") == 0);
+}
 
 struct py_names;
 

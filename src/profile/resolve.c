@@ -487,7 +487,7 @@ static int runs_python(struct resolver *r, uint64_t id)
 {
 	const struct profile_function *f = outer_function(r, id);
 
-	return f && strcmp(f->name, PY_EVAL_FUNCTION) == 0;
+	return f && py_eval_function(f->name);
 }
 
 /* Whether function f (NULL: none) is named one of names (n of them). */

@@ -34,7 +34,7 @@
 
 /* Bump when the symbolizer's answers change (naming, paths, inlines):
  * tables written by an older recce are then rebuilt. */
-#define SYM_CACHE_VERSION 7
+#define SYM_CACHE_VERSION 8
 
 /* Loadable segments kept with a table; binaries have four or five. */
 #define SYM_CACHE_MAX_SEGS 16

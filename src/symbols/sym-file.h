@@ -108,6 +108,8 @@ struct sym_file {
 	struct ranges fdes;	/* .eh_frame's function ranges, for code without symbols */
 	const char **fde_names; /* [i]: the interned name of fdes.v[i], made on need */
 	int fdes_built;
+	uint32_t *fde_parent; /* [i]: cold-parts.c's answer for fdes.v[i], once cold_built */
+	int cold_built;
 
 	struct sym_cache *cache; /* the table of every answer, when there is one */
 	int cache_tried;	 /* loading or building it was tried */
@@ -162,6 +164,13 @@ int sym_resolve(struct symbolizer *s, struct sym_file *f, uint64_t vaddr, struct
 uint64_t sym_file_source(struct sym_file *f, uint32_t *owner);
 /* Adds where f's symbols and .eh_frame entries start and end. */
 int sym_boundaries(struct sym_file *f, struct u64vec *out);
+
+/* cold-parts.c */
+
+/* Whether fde (an unnamed range of f->fdes) is a cold part of a named
+ * function: 1 with its index in f->sym_names in *function, 0, or -ENOMEM.
+ * The first call decodes f's code. */
+int sym_cold_parent(struct sym_file *f, const struct range *fde, uint32_t *function);
 
 /* sym-dwarf.c */
 /* Adds where f's units, functions, inlined calls and line rows start and

@@ -141,6 +141,7 @@ static void sym_file_free(struct sym_file *f)
 	ranges_release(&f->syms);
 	ranges_release(&f->fdes);
 	free(f->fde_names);
+	free(f->fde_parent);
 	free(f->sym_names);
 	free(f->sym_shown);
 	free(f->ifuncs);
@@ -552,7 +553,8 @@ static const struct ranges *fdes_of(struct sym_file *f)
  * Code that neither symbols nor DWARF name (a stripped binary): the
  * function .eh_frame says vaddr is in, as "module!0xSTART-0xEND" (file
  * addresses, as nm and objdump show them), so that a profile has one row
- * per function and not one per address. NULL when no entry covers it, or
+ * per function and not one per address; "FUNC.cold" where the range is
+ * the cold part of a named function. NULL when no entry covers it, or
  * out of memory (the address is then shown as an offset).
  */
 static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t vaddr)
@@ -562,6 +564,15 @@ static const char *fde_name(struct symbolizer *s, struct sym_file *f, uint64_t v
 	if (!r)
 		return NULL;
 	const char **name = &f->fde_names[r - f->fdes.v];
+	uint32_t parent;
+	if (!*name && sym_cold_parent(f, r, &parent) == 1) {
+		/* As a full symbol table names it. */
+		const char *raw = strpool_intern(&s->strings, f->sym_names[parent]);
+		const char *fn = raw ? sym_table_display_name(s, raw) : NULL;
+		char buf[512];
+		if (fn && snprintf(buf, sizeof(buf), "%s.cold", fn) < (int)sizeof(buf))
+			*name = strpool_intern(&s->strings, buf);
+	}
 	if (!*name) {
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s!0x%" PRIx64 "-0x%" PRIx64, path_base(f->path), r->lo,

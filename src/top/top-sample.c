@@ -366,7 +366,7 @@ static int interpreter_helper(struct top_sampler *s, struct top_proc *p, const u
 		    ips[j] >= CONTEXT_FLOOR ? NULL : procs_find(s->procs, p->pid, ips[j]);
 		if (!m || m->file != leaf->file)
 			return 0;
-		if (strcmp(user_name(s, p, ips[j], 1), PY_EVAL_FUNCTION) == 0)
+		if (py_eval_function(user_name(s, p, ips[j], 1)))
 			return 1;
 	}
 	return 0;
@@ -395,8 +395,7 @@ static const char *sample_function(struct top_sampler *s, struct top_proc *p, co
 			continue;
 		if (!kernel) {
 			const char *name = user_name(s, p, a, 0), *py = python_leaf(s, ips, nr);
-			if (py && (strcmp(name, PY_EVAL_FUNCTION) == 0 ||
-				   interpreter_helper(s, p, ips, i, nr)))
+			if (py && (py_eval_function(name) || interpreter_helper(s, p, ips, i, nr)))
 				return py;
 			return name;
 		}
@@ -429,8 +428,8 @@ static size_t splice_python(struct top_sampler *s, const uint64_t *py, size_t np
 	memcpy(native, out, n * sizeof(*native));
 	for (size_t i = 0; i <= n && k < max; i++) {
 		int at_root = i == n;
-		if (g < npy && (at_root || (!native[i].kernel &&
-					    strcmp(native[i].function, PY_EVAL_FUNCTION) == 0))) {
+		if (g < npy &&
+		    (at_root || (!native[i].kernel && py_eval_function(native[i].function)))) {
 			/* One group, or at the root all that is left. */
 			while (g < npy && k < max) {
 				uint64_t v = py[g++];

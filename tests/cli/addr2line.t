@@ -120,6 +120,25 @@ ok "and answers as no table does" cmp -s "$T/cold" "$T/direct"
 "$RECCE" addr2line -a -f -i -e "$T/hot" <"$T/s.addrs" >"$T/warm"
 ok "as does the table read back" cmp -s "$T/warm" "$T/direct"
 
+# Cold parts in a stripped file, where the dynamic symbol table names a
+# function but not the unlikely blocks GCC moved out of it: named
+# FUNC.cold, as the full symbol table names them (blocker at -O2, kept
+# with only its functions' names). A function that another reaches by a
+# jump, not a call (tails' cond_tail jumps into odd_leaf), is a function
+# of its own, not a part: without its name it stays a range.
+O2=${TARGETS%/*}/targets-O2/blocker
+strip -s -K start -K wait_pipe -K writer -K main -o "$T/blocker-dynsym" "$O2"
+nm "$O2" | awk '$3 ~ /\.cold$/ { print "0x" $1, $3 }' | sort -k2 >"$T/colds"
+is "$(wc -l <"$T/colds")" 3 "blocker -O2 has 3 cold parts: start, wait_pipe, writer"
+cut -d' ' -f1 "$T/colds" | "$RECCE" addr2line --no-cache -f -e "$T/blocker-dynsym" |
+	awk 'NR % 2 == 1' >"$T/cold-names"
+is "$(cat "$T/cold-names")" "$(cut -d' ' -f2 "$T/colds")" "stripped, each named FUNC.cold after its function"
+strip -s -K cond_tail -K main -o "$T/tails-dynsym" "$TARGETS/tails"
+leaf=$(nm "$TARGETS/tails" | awk '$3 == "odd_leaf" { print $1 }')
+run "$RECCE" addr2line --no-cache -f -e "$T/tails-dynsym" "$leaf"
+like "$(head -1 "$OUT")" '^tails-dynsym!0x[0-9a-f]+-0x[0-9a-f]+$' \
+	"a function only jumped into is no cold part: still its range"
+
 # Copies of one binary (one build-id) with other symbols have tables of
 # their own: the stripped copy's does not hide MiniDebugInfo's names.
 burn=$(nm "$TARGETS/hot" | awk '$3 == "burn_cpu" { print $1 }')

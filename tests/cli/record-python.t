@@ -127,6 +127,28 @@ for p in json.load(open(sys.argv[1]))["profiles"]:
 start_target /usr/bin/python3.11
 python_record
 python_offcpu
+
+# The interpreter's unlikely code: while Python calls are traced, CPython
+# runs each line through its tracing path, which GCC moved out of
+# _PyEval_EvalFrameDefault into its cold part (named
+# _PyEval_EvalFrameDefault.cold in the stripped python3.11, after the
+# function that jumps into it). Samples there get their Python frames in
+# place of that part as well: never above the root of the native stack.
+spawn "$T/traced.err" "$RECCE" trace -p "$P" 'py:nothing_is_called_this' --time 120
+TRACER=$PID
+ok "3.11 traced: the trace is on" wait_for 60 grep -q '^recce: tracing' "$T/traced.err"
+run "$RECCE" record -p "$P" -F 499 -d 1 -o "$T/traced.pb.gz"
+is "$RC" 0 "3.11 traced: record exits 0" || show_run
+kill -INT "$TRACER"
+"$RECCE" report "$T/traced.pb.gz" --tid "$P" --format folded >"$T/traced.main"
+cmp_ok "$(grep -c ';__main__\.spin;' "$T/traced.main")" '>' 0 \
+	"3.11 traced: samples in the native code under spin() (its tracing path)" || diag "$(cat "$T/traced.main")"
+is "$(grep -c '_PyEval_EvalFrameDefault' "$T/traced.main")" 0 \
+	"3.11 traced: every C call of the interpreter replaced by its Python frames, its cold part too" ||
+	diag "$(grep '_PyEval_EvalFrameDefault' "$T/traced.main" | head -n 3)"
+is "$(grep -vEc '^_start;([^;]+;)+__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/traced.main")" 0 \
+	"3.11 traced: every stack of the main thread runs spin() from sorted() from Worker.run() from outer(), all from the program's root" ||
+	diag "$(grep -vE '^_start;([^;]+;)+__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/traced.main" | head -n 3)"
 kill "$P"
 
 # Shares: a() runs unit() once for each three times b() does, so a
