@@ -258,6 +258,7 @@ int cmd_capture(int argc, char **argv)
 	struct sampler_stats ss;
 	sampler_get_stats(capture_sampler(c), &ss);
 	ss.unwind_ends[UNWIND_END_NO_INFO] = resolver_no_unwind_info(res);
+	ss.python.unplaced = resolver_python_unplaced(res);
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, 1, ss.samples};
 	sampler_describe(capture_sampler(c), &ss, &info, p);

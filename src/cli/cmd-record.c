@@ -225,6 +225,7 @@ int cmd_record(int argc, char **argv)
 	/* Stacks ended in code without unwind information are told from
 	 * whole ones by the last frame's name: counted once named. */
 	st.unwind_ends[UNWIND_END_NO_INFO] = resolver_no_unwind_info(res);
+	st.python.unplaced = resolver_python_unplaced(res);
 	struct profile *p = resolver_profile(res);
 	struct sampler_info info = {a.invocation, a.timeline,
 				    st.samples - (a.timeline ? timeline_dropped : 0)};

@@ -532,10 +532,11 @@ void record_say_python(const struct record_args *a, const struct sampler_stats *
 			     "(3.11 to 3.13): its stacks show the interpreter's C functions");
 		return;
 	}
+	uint64_t shown = py->matched - (py->unplaced < py->matched ? py->unplaced : py->matched);
 	note("Python %s: %llu sample%s with Python frames, %llu of threads running no Python "
 	     "code",
-	     py->version[0] ? py->version : "(version unknown)", (unsigned long long)py->matched,
-	     py->matched == 1 ? "" : "s", (unsigned long long)py->native);
+	     py->version[0] ? py->version : "(version unknown)", (unsigned long long)shown,
+	     shown == 1 ? "" : "s", (unsigned long long)py->native);
 	if (py->unmatched)
 		warning("%llu sample%s of Python processes show%s native frames only: taken "
 			"before recce knew the process as a Python (it started or exec'd during "
@@ -543,6 +544,12 @@ void record_say_python(const struct record_args *a, const struct sampler_stats *
 			(unsigned long long)py->unmatched, py->unmatched == 1 ? "" : "s",
 			py->unmatched == 1 ? "s" : "",
 			py->dropped ? ", the frame ring being full" : "");
+	if (py->unplaced)
+		warning("%llu sample%s of Python processes show%s native frames only: %s Python "
+			"frames did not fit %s native stack (read as a call began or ended)",
+			(unsigned long long)py->unplaced, py->unplaced == 1 ? "" : "s",
+			py->unplaced == 1 ? "s" : "", py->unplaced == 1 ? "its" : "their",
+			py->unplaced == 1 ? "its" : "their");
 	if (py->cut)
 		note("%llu Python stack%s end%s early: deeper than %d frames, or a frame could "
 		     "not be read while it changed",

@@ -189,6 +189,7 @@ int trace_profile_write(struct trace_profile *tp)
 	if (resolver_add(tp->res, tp->agg, 0) < 0 || resolver_add_timeline(tp->res, tp->agg) < 0)
 		die("out of memory while symbolizing");
 	ss.unwind_ends[UNWIND_END_NO_INFO] = resolver_no_unwind_info(tp->res);
+	ss.python.unplaced = resolver_python_unplaced(tp->res);
 	struct profile *p = resolver_profile(tp->res);
 	uint64_t dropped = aggregate_timeline(tp->agg)->dropped;
 	struct sampler_info info = {tp->a->invocation, 1, ss.samples - dropped};

@@ -33,6 +33,7 @@ struct py_samples_stats {
 	uint64_t unmatched; /* ...with no record of their own: native frames only */
 	uint64_t cut;	    /* chains cut short (too deep, or a read failed) */
 	uint64_t unread;    /* frames whose code object could not be read */
+	uint64_t unplaced;  /* samples shown without them: resolver_python_unplaced() */
 	uint64_t dropped;   /* records the program's ring had no room for */
 	char version[32];   /* of the first CPython sampled, "3.11.2" */
 };

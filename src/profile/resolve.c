@@ -73,6 +73,7 @@ struct resolver {
 	int label_comm;	    /* resolver_label_comm() */
 	int no_info;	    /* the stack being resolved ends at code without unwind info */
 	uint64_t no_info_samples; /* resolver_no_unwind_info() */
+	uint64_t py_unplaced;	  /* resolver_python_unplaced() */
 };
 
 static uint64_t key_hash(const struct key *k)
@@ -257,6 +258,11 @@ void resolver_free(struct resolver *r)
 uint64_t resolver_no_unwind_info(const struct resolver *r)
 {
 	return r ? r->no_info_samples : 0;
+}
+
+uint64_t resolver_python_unplaced(const struct resolver *r)
+{
+	return r ? r->py_unplaced : 0;
 }
 
 void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
@@ -515,12 +521,18 @@ static int go_top_frame(struct resolver *r, uint64_t id)
 	       named_one_of(f, top, sizeof(top) / sizeof(top[0]));
 }
 
+static int outermost_function(struct resolver *r, uint64_t id);
+
 /*
  * The Python frames of s (from frames[from] on, innermost first, see
  * py-names.h) in place of the native frames that ran them: each group up
  * to a frame marked PY_STACK_ENTRY replaces the next C call of the
  * interpreter among r->loc_ids (nlocs of them, leaf first); groups the
- * native walk did not reach go at the root end.
+ * native walk did not reach go at the root end. A walk that reached the
+ * program's or the thread's first function left none unreached: groups
+ * left over then mean the frames and the stack disagree (read while a
+ * call began or ended), and the sample keeps its native frames only,
+ * counted in r->py_unplaced.
  */
 static int splice_python(struct resolver *r, const struct agg_stack *s, size_t from, size_t nlocs,
 			 size_t *nlocs_out)
@@ -533,6 +545,11 @@ static int splice_python(struct resolver *r, const struct agg_stack *s, size_t f
 	size_t n = 0, g = 0;
 	for (size_t i = 0; i <= nlocs; i++) {
 		int at_root = i == nlocs;
+		if (at_root && g < npy && nlocs && outermost_function(r, r->loc_ids[nlocs - 1])) {
+			r->py_unplaced += s->count;
+			*nlocs_out = nlocs;
+			return 0;
+		}
 		if (g < npy && (at_root || runs_python(r, r->loc_ids[i]))) {
 			/* One group, or at the root all that is left. */
 			while (g < npy) {

@@ -110,6 +110,11 @@ void resolver_jit_losses(const struct resolver *r, size_t *dropped, size_t *cut)
  * (proc/unwind.h). */
 uint64_t resolver_no_unwind_info(const struct resolver *r);
 
+/* Samples of Python processes whose Python frames did not fit their whole
+ * native stack (more C calls of the interpreter than it holds: read while
+ * a call began or ended), shown with their native frames only. */
+uint64_t resolver_python_unplaced(const struct resolver *r);
+
 /* The processes whose JIT code had no perf map entry and is named
  * "[JIT: comm]" (frame_namer_jit_unnamed()). */
 size_t resolver_jit_unnamed(const struct resolver *r, pid_t *pids, size_t max);

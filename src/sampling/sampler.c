@@ -770,10 +770,12 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 		add_comment(
 		    p, "python",
 		    "%s (%zu process%s): %llu samples with Python frames, %llu in "
-		    "threads running no Python code, %llu without them (not read)",
+		    "threads running no Python code, %llu without them (not read), %llu "
+		    "shown without them (they did not fit the native stack)",
 		    st->python.version, st->python.processes, st->python.processes == 1 ? "" : "es",
-		    (unsigned long long)st->python.matched, (unsigned long long)st->python.native,
-		    (unsigned long long)st->python.unmatched);
+		    (unsigned long long)(st->python.matched - st->python.unplaced),
+		    (unsigned long long)st->python.native, (unsigned long long)st->python.unmatched,
+		    (unsigned long long)st->python.unplaced);
 	add_comment(p, "stopped-by", "%s", stops[st->stop]);
 	if (info->timeline)
 		add_comment(p, "timeline", "%llu samples in time order",

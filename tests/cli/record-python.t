@@ -41,11 +41,13 @@ python_record()
 	n=$(samples_of "$T/$v.err")
 	cmp_ok "${n:-0}" '>' 0 "$v: samples were taken"
 	# Every sample has its thread's Python frames, or is counted among
-	# those whose frames were not matched to it (rare: one in 53 on a
-	# loaded machine, its stack then native, never wrong).
+	# those shown with native frames only: its frames were not matched to
+	# it (rare: one in 53 on a loaded machine), or did not fit its native
+	# stack. Its stack is then native, never wrong.
 	local m u
 	m=$(sed -n "s/^recce: Python $v: \([0-9]*\) samples with Python frames, 0 of threads running no Python code\$/\1/p" "$T/$v.err")
-	u=$(sed -n 's/^recce: warning: \([0-9]*\) samples\{0,1\} of Python processes shows\{0,1\} native frames only.*/\1/p' "$T/$v.err")
+	u=$(sed -n 's/^recce: warning: \([0-9]*\) samples\{0,1\} of Python processes shows\{0,1\} native frames only.*/\1/p' "$T/$v.err" |
+		awk '{ n += $1 } END { print n + 0 }')
 	is "$((${m:-0} + ${u:-0}))" "$n" \
 		"$v: every sample has its thread's Python frames, read at the sample, or is counted without them" ||
 		diag "$(cat "$T/$v.err")"

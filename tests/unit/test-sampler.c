@@ -6,7 +6,9 @@
  * and when a launched command ends (with that command's status); it
  * refuses a pid that is gone and a command that cannot be run. The
  * resolver names addresses of this process (the leaf as is, a return
- * address by its call) and calls an address in no mapping "[unknown]".
+ * address by its call) and calls an address in no mapping "[unknown]";
+ * it puts Python frames in place of the interpreter's frame, or counts
+ * them when a whole native stack has no place for them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "proc/proc-maps.h"
+#include "proc/py-names.h"
 #include "profile/aggregate.h"
 #include "profile/profile.h"
 #include "profile/resolve.h"
@@ -281,12 +284,83 @@ static void test_resolve_self(void **state)
 	rig_release(&r);
 }
 
+/* Named as CPython's interpreter loop, for the resolver's placing of
+ * Python frames. */
+__attribute__((noinline)) uint64_t _PyEval_EvalFrameDefault(uint64_t x)
+{
+	return resolve_leaf(x) + 1;
+}
+
+extern char _start[];
+
+/* The names of stack k of set, root first, "a;b;c", into out. */
+static void stack_names(const struct stack_set *set, size_t k, char *out, size_t cap)
+{
+	const struct stack_entry *e = &set->entries[k];
+	size_t len = 0;
+
+	out[0] = 0;
+	for (size_t i = 0; i < e->nframes && len < cap; i++)
+		len +=
+		    (size_t)snprintf(out + len, cap - len, "%s%s", i ? ";" : "", e->frames[i].name);
+}
+
+/* Python frames go in place of the interpreter's native frame; where the
+ * native walk stops short of the root, at its root end; where the walk is
+ * whole and has no frame for them, nowhere: native frames only, counted. */
+static void test_resolve_python(void **state)
+{
+	struct rig r;
+	pid_t pid = getpid(), tid = (pid_t)syscall(SYS_gettid);
+
+	(void)state;
+	assert_true(_PyEval_EvalFrameDefault(1) != 0);
+	rig_init(&r, &pid, 1, NULL, 1, -1);
+	assert_int_equal(procs_scan(r.procs, pid), 0);
+	uint64_t py = py_names_id(procs_py_names(r.procs), "app.handle", "app.py", 7);
+	assert_true(py != 0);
+	uint64_t leaf = (uint64_t)(uintptr_t)resolve_leaf;
+	uint64_t eval = (uint64_t)(uintptr_t)_PyEval_EvalFrameDefault + 1;
+	uint64_t root = (uint64_t)(uintptr_t)_start + 1;
+	uint64_t caller = (uint64_t)(uintptr_t)resolve_caller + 1;
+	uint64_t placed[] = {leaf, eval, root, PY_STACK_MARK, py | PY_STACK_ENTRY};
+	uint64_t whole[] = {leaf, caller, root, PY_STACK_MARK, py | PY_STACK_ENTRY};
+	uint64_t cut[] = {leaf, caller, PY_STACK_MARK, py | PY_STACK_ENTRY};
+	assert_int_equal(aggregate_add(r.agg, pid, tid, placed, 5, 1000000), 0);
+	assert_int_equal(aggregate_add(r.agg, pid, tid, whole, 5, 1000000), 0);
+	assert_int_equal(aggregate_add(r.agg, pid, tid, whole, 5, 1000000), 0);
+	assert_int_equal(aggregate_add(r.agg, pid, tid, cut, 4, 1000000), 0);
+	assert_int_equal(resolver_add(r.res, r.agg, 0), 0);
+	assert_int_equal(resolver_python_unplaced(r.res), 2);
+	struct stack_filter none = {0};
+	struct stack_set set;
+	assert_int_equal(stacks_from_profile(resolver_profile(r.res), 0, &none, &set), 0);
+	assert_int_equal(set.n, 3);
+	int seen = 0;
+	for (size_t k = 0; k < set.n; k++) {
+		char names[512];
+		stack_names(&set, k, names, sizeof(names));
+		if (strcmp(names, "_start;app.handle;resolve_leaf") == 0)
+			seen |= 1;
+		else if (strcmp(names, "_start;resolve_caller;resolve_leaf") == 0)
+			seen |= 2;
+		else if (strcmp(names, "app.handle;resolve_caller;resolve_leaf") == 0)
+			seen |= 4;
+		else
+			fail_msg("a stack of no expected kind: %s", names);
+	}
+	assert_int_equal(seen, 7);
+	stacks_release(&set);
+	rig_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_attach_duration), cmocka_unit_test(test_target_exits),
 	    cmocka_unit_test(test_stop_fd),	    cmocka_unit_test(test_launch),
 	    cmocka_unit_test(test_gone_pid),	    cmocka_unit_test(test_resolve_self),
+	    cmocka_unit_test(test_resolve_python),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
