@@ -5,8 +5,10 @@
 # range has their functions under a frame per program, a drag across the
 # chart over the time only `split` ran shows split's functions and none of
 # hot's, the search highlights, a click zooms to the full width, the
-# top table has file:line, and the whole range compared with split's time
-# shows hot's frames grown and split's shrunk. Screenshots are kept as artifacts
+# top table has file:line and sits beside the flamegraph, the whole range
+# compared with split's time shows hot's frames grown and split's shrunk,
+# and the bottom-up and callers-and-callees views put each function's
+# callers under it. Screenshots are kept as artifacts
 # ($B/artifacts/page-*.png).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/format-consumers.sh"
@@ -65,7 +67,22 @@ like "$F" 'shrank: .*work_a' "and split's work_a shrank"
 unlike "$F" 'shrank: .*burn_cpu' "burn_cpu did not shrink"
 like "$F" 'diff status: .*compared with .*red: grew, blue: shrank' "the page says what it compares"
 like "$F" 'compare after: 0' "no comparison takes the colours back"
-ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png" -a -s "$SHOT-diff.png"
+# The bottom-up view: the functions that ran first, each caller under
+# it; burn_cpu clicked there, its callers and callees, none of split's.
+like "$F" 'bottom-up: .*1:burn_cpu<all .*2:main<burn_cpu' "bottom-up: burn_cpu, and main under it, its caller" ||
+	diag "$(grep -E '^(bottom-up|callees|callers)' "$T/facts")"
+like "$F" 'bottom-up: .*1:work_a<all' "and split's work_a"
+like "$F" 'callees: 0:all< 1:burn_cpu<all' "burn_cpu's callees: burn_cpu at their root"
+unlike "$F" 'callees: .*(main|work_a)' "and none of its callers or split's functions (it calls nothing)"
+like "$F" 'callers: 0:all< 1:burn_cpu<all 2:main<burn_cpu' "its callers: main, and main's"
+unlike "$F" 'callers: .*work_a' "none of split's functions among them"
+like "$F" 'callers title: callers of burn_cpu' "the page says whose callers they are"
+like "$F" 'focus label: callers and callees of burn_cpu' "and the view's name says whose"
+like "$F" 'callers hidden after: True' "the flamegraph again hides the callers"
+like "$F" 'flame again: all .*burn_cpu' "and draws the stacks root first"
+like "$F" 'side by side: True' "the top table is beside the flamegraph, not below it"
+ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png" -a -s "$SHOT-diff.png" \
+	-a -s "$SHOT-views.png"
 kill -INT "$AGENT"
 wait_exit 10 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0"
@@ -134,6 +151,10 @@ like "$F" 'compare button: False' "and nothing to compare"
 like "$F" 'whole: .*burn_cpu' "the flamegraph has the profile's functions"
 like "$F" 'top: .*burn_cpu +.*hot\.c:[0-9]+' "the top table too, with file:line"
 like "$F" 'zoomed: True' "a click zooms"
+STACK='1:burn_cpu<all 2:main<burn_cpu 3:__libc_start_call_main<main 4:__libc_start_main<__libc_start_call_main 5:_start<__libc_start_main( |$)'
+like "$F" "bottom-up: (.* )?$STACK" "bottom-up: burn_cpu and its callers to the program's start" ||
+	diag "$(grep -E '^(bottom-up|callers)' "$T/facts")"
+like "$F" "callers: 0:all< $STACK" "burn_cpu's callers: the same, its only stack"
 kill -INT "$VIEW"
 wait_exit 10 "$VIEW"
 is "$WAIT_RC" 0 "Ctrl-C stops recce view with status 0"

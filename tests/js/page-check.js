@@ -6,9 +6,12 @@
 // to the full width; with a range, the whole range compared with it (the
 // "compare with..." button, then a drag over the range) gives each frame
 // its change of share. The chart's shaded gaps (time no window covers) are
-// reported as [from, to] pairs. Over the fleet store, the first host of
-// the host picker is picked. Saves screenshots SHOT-whole.png,
-// SHOT-range.png, with a range SHOT-diff.png, and with hosts
+// reported as [from, to] pairs. The bottom-up view is drawn, then a
+// click on burn_cpu there puts it in focus and the callers and callees
+// view shows its callees' tree and its callers' (each frame as
+// DEPTH:NAME<PARENT). Over the fleet store, the first host of the host
+// picker is picked. Saves screenshots SHOT-whole.png, SHOT-range.png,
+// SHOT-views.png, with a range SHOT-diff.png, and with hosts
 // SHOT-host.png.
 // Prints one JSON object of what it saw for tests/cli/page.t.
 //
@@ -17,6 +20,10 @@
 const {withPage, report} = require('./browser.js');
 
 const names = (page) => page.$$eval('#flame div', (ds) => [...new Set(ds.map((d) => d.dataset.name))]);
+
+// Every frame of a graph as DEPTH:NAME<PARENT, once each.
+const frames = (page, box) => page.$$eval(box + ' div', (ds) => [...new Set(ds.map((d) =>
+	d.dataset.depth + ':' + d.dataset.name + '<' + d.dataset.parent))]);
 
 // Drags across the chart from time a to time b (ns since the epoch).
 async function drag(page, a, b) {
@@ -95,6 +102,28 @@ async function steps(page, out, shot, from, to) {
 			await loaded(page, 5);
 			out.deltasAfter = Object.keys(await deltas(page)).length;
 		}
+		// The bottom-up view; burn_cpu clicked there, the callers and
+		// callees view of it; and the flamegraph again.
+		await page.selectOption('#view', 'bottomup');
+		out.bottomUp = await frames(page, '#flame');
+		const burn = page.locator('#flame div[data-name="burn_cpu"]').first();
+		if (await burn.count()) {
+			await burn.click();
+			await page.selectOption('#view', 'focus');
+			out.callees = await frames(page, '#flame');
+			out.callers = await frames(page, '#callers');
+			out.callersTitle = await page.$eval('#callers-title', (e) => e.textContent);
+			out.focusLabel = await page.$eval('#view option[value="focus"]', (e) => e.textContent);
+			await page.screenshot({path: shot + '-views.png'});
+		}
+		await page.selectOption('#view', 'flame');
+		out.callersHidden = await page.$eval('#callers', (e) => e.classList.contains('hidden'));
+		out.flameAgain = await names(page);
+		out.sideBySide = await page.evaluate(() => {
+			const f = document.getElementById('flame').getBoundingClientRect();
+			const t = document.getElementById('top').getBoundingClientRect();
+			return t.left >= f.right && t.top < f.bottom;
+		});
 		// Over the fleet store: the host picker's hosts, and the first
 		// one picked.
 		if (await page.locator('#host').isVisible()) {
