@@ -73,7 +73,7 @@ static int handle(void *ctx, const char *path, const char *query, FILE *fp, cons
 	return 404;
 }
 
-static int no_host(void *arg, const char *host, uint64_t windows)
+static int no_host(void *arg, const char *host, int64_t windows)
 {
 	(void)arg;
 	(void)host;

@@ -13,11 +13,13 @@
 #include "util/json-out.h"
 #include "writers/page.h"
 
-/* What a request asks for: the agent's page's range and command, and
- * the host (f.host, when it names one). */
+/* What a request asks for: the agent's page's range and command, the
+ * host (f.host, when it names one) and the cgroup (a label of f). */
 struct asked {
 	struct page_ask p;
 	char host[256];
+	char cgroup[1024];
+	const char *key[1], *value[1];
 };
 
 static void asked_of(const char *query, struct asked *a)
@@ -25,6 +27,13 @@ static void asked_of(const char *query, struct asked *a)
 	continuous_http_ask(query, &a->p);
 	if (http_query_param(query, "host", a->host, sizeof(a->host)) && a->host[0])
 		a->p.f.host = a->host;
+	if (http_query_param(query, "cgroup", a->cgroup, sizeof(a->cgroup)) && a->cgroup[0]) {
+		a->key[0] = "cgroup";
+		a->value[0] = a->cgroup;
+		a->p.f.label_keys = a->key;
+		a->p.f.label_values = a->value;
+		a->p.f.nlabels = 1;
+	}
 }
 
 static int add_window(void *arg, int64_t start, int64_t end)
@@ -48,29 +57,39 @@ static int series(struct fleet_http *h, const struct asked *a, FILE *fp)
 	return err;
 }
 
-static int add_host(void *arg, const char *host, uint64_t windows)
-{
-	struct json_out *j = arg;
+/* A list of names, each with a count: {"LIST": [{"NAME": ..., "COUNT":
+ * n}, ...]}, of the hosts or the cgroups. */
+struct named_out {
+	struct json_out j;
+	const char *name, *count;
+};
 
-	json_newline(j, "  ");
-	json_object(j);
-	json_member_string(j, "host", host);
-	json_member_uint(j, "windows", windows);
-	json_end(j);
+static int add_named(void *arg, const char *name, int64_t n)
+{
+	struct named_out *o = arg;
+
+	json_newline(&o->j, "  ");
+	json_object(&o->j);
+	json_member_string(&o->j, o->name, name);
+	json_member_uint(&o->j, o->count, n > 0 ? (uint64_t)n : 0);
+	json_end(&o->j);
 	return 0;
 }
 
-static int hosts(struct fleet_http *h, const struct asked *a, FILE *fp)
+static int named_list(struct fleet_http *h, const struct store_filter *f, FILE *fp,
+		      const char *list, const char *name, const char *count,
+		      int (*lister)(struct clickhouse *ch, const struct store_filter *f,
+				    int (*fn)(void *arg, const char *name, int64_t n), void *arg))
 {
-	struct json_out j;
+	struct named_out o = {.name = name, .count = count};
 
-	json_out_init(&j, fp);
-	json_object(&j);
-	json_key(&j, "hosts");
-	json_array(&j);
-	int err = clickhouse_hosts(h->ch, &a->p.f, add_host, &j);
-	json_end(&j);
-	json_end(&j);
+	json_out_init(&o.j, fp);
+	json_object(&o.j);
+	json_key(&o.j, list);
+	json_array(&o.j);
+	int err = lister(h->ch, f, add_named, &o);
+	json_end(&o.j);
+	json_end(&o.j);
 	putc('\n', fp);
 	return err;
 }
@@ -107,7 +126,13 @@ int fleet_http(void *ctx, const char *path, const char *query, FILE *fp, const c
 		err = series(h, &a, fp);
 		*type = "application/json";
 	} else if (strcmp(path, "/api/hosts") == 0) {
-		err = hosts(h, &a, fp);
+		err = named_list(h, &a.p.f, fp, "hosts", "host", "windows", clickhouse_hosts);
+		*type = "application/json";
+	} else if (strcmp(path, "/api/cgroups") == 0) {
+		/* Every cgroup of the range and host, whichever the page shows. */
+		a.p.f.nlabels = 0;
+		a.p.f.ncomms = 0;
+		err = named_list(h, &a.p.f, fp, "cgroups", "cgroup", "cpu_ns", clickhouse_cgroups);
 		*type = "application/json";
 	} else if (strcmp(path, "/api/flame") == 0 || strcmp(path, "/api/top") == 0) {
 		err = profile_of(h, &a, path + 5, fp);

@@ -1,8 +1,10 @@
 /*
  * The profile page over the fleet store (`recce view --clickhouse`): the
  * agent's page and its requests (continuous-http.h), answered from
- * ClickHouse for every host or the one a request names (host=), and the
- * hosts the range has (/api/hosts), for the page's host picker.
+ * ClickHouse for every host or the one a request names (host=), and in
+ * every cgroup or the one it names (cgroup=, a systemd unit's or a
+ * container's); the hosts the range has (/api/hosts) and the cgroups of
+ * its samples (/api/cgroups), for the page's pickers.
  */
 #ifndef RECCE_CONTINUOUS_FLEET_HTTP_H
 #define RECCE_CONTINUOUS_FLEET_HTTP_H

@@ -366,7 +366,7 @@ struct chart {
 	int64_t step; /* ns */
 	int (*window)(void *arg, int64_t start, int64_t end);
 	int (*point)(void *arg, int64_t start, int64_t end, const char *comm, int64_t cpu_ns);
-	int (*host)(void *arg, const char *host, uint64_t windows);
+	int (*named)(void *arg, const char *name, int64_t n); /* a host's, a cgroup's */
 	void *arg;
 };
 
@@ -404,13 +404,15 @@ static int read_point(struct reader *r, char *row)
 			       strtoll(f[2], NULL, 10));
 }
 
-static int read_host(struct reader *r, char *row)
+/* A row of a name and a count (a host and its windows, a cgroup and its
+ * CPU time). */
+static int read_named(struct reader *r, char *row)
 {
 	char *f[2];
 
 	if (split_row(row, f, 2) != 2)
 		return -EBADMSG;
-	return r->chart->host(r->chart->arg, f[0], strtoull(f[1], NULL, 10));
+	return r->chart->named(r->chart->arg, f[0], strtoll(f[1], NULL, 10));
 }
 
 int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
@@ -446,13 +448,26 @@ int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
 }
 
 int clickhouse_hosts(struct clickhouse *ch, const struct store_filter *f,
-		     int (*fn)(void *arg, const char *host, uint64_t windows), void *arg)
+		     int (*fn)(void *arg, const char *host, int64_t windows), void *arg)
 {
-	struct chart c = {.host = fn, .arg = arg};
+	struct chart c = {.named = fn, .arg = arg};
 	struct reader r = {.ch = ch, .fetch = fetch_http, .fetch_arg = ch, .chart = &c};
 
 	return select_where(&r, "SELECT host, count() FROM @.windows", f, 1,
-			    " GROUP BY host ORDER BY host", read_host);
+			    " GROUP BY host ORDER BY host", read_named);
+}
+
+int clickhouse_cgroups(struct clickhouse *ch, const struct store_filter *f,
+		       int (*fn)(void *arg, const char *cgroup, int64_t cpu_ns), void *arg)
+{
+	struct chart c = {.named = fn, .arg = arg};
+	struct reader r = {.ch = ch, .fetch = fetch_http, .fetch_arg = ch, .chart = &c};
+	char tail[96];
+
+	snprintf(tail, sizeof(tail), " GROUP BY cgroup ORDER BY sum(cpu_ns) DESC, cgroup LIMIT %d",
+		 CLICKHOUSE_CGROUPS_MAX);
+	return select_where(&r, "SELECT cgroup, sum(cpu_ns) FROM @.samples", f, 0, tail,
+			    read_named);
 }
 
 static int query_with(struct clickhouse *ch, clickhouse_fetch_fn fetch, void *arg,

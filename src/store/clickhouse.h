@@ -148,6 +148,13 @@ int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
 
 /* The hosts with windows in f's range, by name, with how many. */
 int clickhouse_hosts(struct clickhouse *ch, const struct store_filter *f,
-		     int (*fn)(void *arg, const char *host, uint64_t windows), void *arg);
+		     int (*fn)(void *arg, const char *host, int64_t windows), void *arg);
+
+/* The cgroups (systemd units, containers) of the samples under f, the
+ * busiest first, CLICKHOUSE_CGROUPS_MAX of them at most, each with its
+ * CPU time. */
+#define CLICKHOUSE_CGROUPS_MAX 200
+int clickhouse_cgroups(struct clickhouse *ch, const struct store_filter *f,
+		       int (*fn)(void *arg, const char *cgroup, int64_t cpu_ns), void *arg);
 
 #endif

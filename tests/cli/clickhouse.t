@@ -564,23 +564,31 @@ is "$RC" 2 "--export-retain without --export is a usage error"
 
 # --- the fleet page ------------------------------------------------------
 
-# The windows of an agent that saw split run, sent as three hosts' by
+# The windows of an agent that saw split run in a systemd unit's cgroup
+# and hot after it in this test's, sent as three hosts' by
 # bench/fleet-sim (all but the last, cut short), served by recce view
 # --clickhouse: the hosts, the chart summed over them or of one, the
-# flamegraph and top table of one host, in headless Chromium with its
-# host picker; a page that another user of the machine cannot read
-# without its token.
+# flamegraph and top table of one host, the cgroups and one cgroup's
+# stacks, in headless Chromium with its host and cgroup pickers; a page
+# that another user of the machine cannot read without its token.
+CG_ROOT=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+UNIT_CG=/system.slice/recce-page-$$.service
+OWN_CG=$(sed -n 's/^0:://p' /proc/self/cgroup)
+mkdir -p "$CG_ROOT$UNIT_CG"
 spawn_recce "$T/pa.out" "$T/pa.err" agent --continuous --socket "$T/pa/a.sock" \
 	--store "$T/page-store" --window 1s --rate 99 --http 127.0.0.1:0
 PAGENT=$PID
 wait_for 15 grep -q 'metrics at http' "$T/pa.err" || diag "$(cat "$T/pa.err")"
 PMETRICS=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$T/pa.err")
 next_count windows_written_total "$PMETRICS" || diag "the page's agent wrote no window"
-spawn "$T/split2.out" "$TARGETS/split" 3
+# shellcheck disable=SC2016 # $$ and $1 are the shell's
+spawn "$T/split2.out" sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" 3' sh "$CG_ROOT$UNIT_CG" "$TARGETS/split"
 wait_exit 20 "$PID"
-next_count windows_written_total "$PMETRICS" || diag "split's last window was never written"
+"$TARGETS/hot" 1 >/dev/null 2>&1
+next_count windows_written_total "$PMETRICS" || diag "hot's last window was never written"
 kill -INT "$PAGENT"
 wait_exit 30 "$PAGENT"
+rmdir "$CG_ROOT$UNIT_CG"
 NW=$(($(local_windows "$T/page-store" | wc -l) - 1))
 run "$FLEET_SIM" "$T/page-store" "clickhouse://127.0.0.1:$HTTP_PORT/fleet9" 3 "$NW" 1
 is "$RC" 0 "three hosts' windows sent" || diag "$(cat "$ERR")"
@@ -627,12 +635,30 @@ is "$(curl -sf "${PAGE}api/flame?$RANGE&host=another-host")" "" "a host without 
 # every host's CPU.
 is "$(curl -sf "${PAGE}api/flame?$RANGE" | awk '{ s += $NF } END { printf "%.0f\n", s }')" \
 	"$(sql "SELECT sum(cpu_ns) FROM fleet9.samples")" "the fleet's flamegraph holds every host's CPU"
-page_check "the fleet page" "$PAGE?token=$TOKEN" "$B/artifacts/page-fleet"
+# The cgroups of the samples, split's unit among them with its CPU, and
+# each request of the page in one cgroup.
+CGROUPS=$(json_of "${PAGE}api/cgroups?$RANGE" '" ".join("%s:%d" % (c["cgroup"], c["cpu_ns"]) for c in d["cgroups"])')
+like " $CGROUPS " " $UNIT_CG:$(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE cgroup = '$UNIT_CG'") " \
+	"the page's cgroups: split's unit, with its CPU" || diag "$CGROUPS"
+like " $CGROUPS " " $OWN_CG:[0-9]+ " "and this test's, where hot ran"
+CGQ="&cgroup=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$UNIT_CG")"
+like "$(curl -sf "${PAGE}api/flame?$RANGE$CGQ")" '(^|;)work_a [0-9]+' "cgroup= gives the unit's flamegraph: split's"
+unlike "$(curl -sf "${PAGE}api/flame?$RANGE$CGQ")" 'burn_cpu' "and none of hot's"
+is "$(chart_cpu "$CGQ")" "$NW $(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE comm = 'split' AND cgroup = '$UNIT_CG'")" \
+	"and its chart"
+like "$(json_of "${PAGE}api/series?$RANGE$CGQ" '" ".join(s["comm"] for s in d["series"])')" '^split$' \
+	"in which split alone ran"
+page_check "the fleet page" "$PAGE?token=$TOKEN" "$B/artifacts/page-fleet" "" "" "$UNIT_CG"
 like "$F" 'error: none' "the page works over the fleet store" || diag "$(head -c 2000 "$T/facts")"
 like "$F" "title: recce: the fleet in 127\\.0\\.0\\.1:$HTTP_PORT/fleet9" "its title names the store"
 like "$F" 'hosts:  sim-00000 sim-00001 sim-00002' "the picker has every host, and each"
 like "$F" 'host status: .*, on sim-00000' "a host picked is said"
 like "$F" 'host whole: .*work_a' "and its flamegraph drawn"
+like "$F" "cgroups: =every cgroup \\([0-9]+\\) \\| .*$UNIT_CG=recce-page-$$\\.service" \
+	"the cgroup picker names split's by its unit" || diag "$(grep '^cgroup' "$T/facts")"
+like "$F" "cgroup status: .*, on sim-00000, in recce-page-$$\\.service" "a cgroup picked is said"
+like "$F" 'cgroup whole: .*work_a' "its stacks drawn"
+unlike "$F" 'cgroup whole: .*burn_cpu' "and no other cgroup's"
 sql "SYSTEM FLUSH LOGS" >/dev/null
 # asked LIKE: how many statements of the query log are LIKE that.
 asked() { sql "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE '$1'"; }

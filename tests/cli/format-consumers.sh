@@ -38,7 +38,7 @@ need_js()
 	fi
 }
 
-# page_check WHAT URL SHOT [FROM TO]: tests/js/page-check.js on the page
+# page_check WHAT URL SHOT [FROM TO [CGROUP]]: tests/js/page-check.js on the page
 # at URL (WHAT names it in the check that Chromium opened it), its facts
 # in $F and $T/facts, one a line, for like().
 page_check()
@@ -83,8 +83,14 @@ print("focus label:", d.get("focusLabel", ""))
 print("callers hidden after:", d.get("callersHidden"))
 print("flame again:", " ".join(d.get("flameAgain", [])))
 print("side by side:", d.get("sideBySide"))
+print("comm options:", " ".join(d.get("commOptions", [])))
+print("comm status:", d.get("commStatus", ""))
+print("comm whole:", " ".join(d.get("commWhole", [])))
 print("hosts:", " ".join(d.get("hosts", [])))
 print("host status:", d.get("hostStatus", ""))
 print("host whole:", " ".join(d.get("hostWhole", [])))
+print("cgroups:", " | ".join(d.get("cgroups", [])))
+print("cgroup status:", d.get("cgroupStatus", ""))
+print("cgroup whole:", " ".join(d.get("cgroupWhole", [])))
 PY
 }

@@ -81,6 +81,10 @@ like "$F" 'focus label: callers and callees of burn_cpu' "and the view's name sa
 like "$F" 'callers hidden after: True' "the flamegraph again hides the callers"
 like "$F" 'flame again: all .*burn_cpu' "and draws the stacks root first"
 like "$F" 'side by side: True' "the top table is beside the flamegraph, not below it"
+like "$F" 'comm options:  .*hot' "the command picker lists every command" || diag "$(grep '^comm' "$T/facts")"
+like "$F" 'comm status: .*, hot only' "hot picked there is said"
+like "$F" 'comm whole: .*burn_cpu' "and its stacks drawn"
+unlike "$F" 'comm whole: .*work_a' "without split's"
 ok "the screenshots are kept" test -s "$SHOT-whole.png" -a -s "$SHOT-range.png" -a -s "$SHOT-diff.png" \
 	-a -s "$SHOT-views.png"
 kill -INT "$AGENT"

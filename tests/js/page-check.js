@@ -10,12 +10,15 @@
 // click on burn_cpu there puts it in focus and the callers and callees
 // view shows its callees' tree and its callers' (each frame as
 // DEPTH:NAME<PARENT). Over the fleet store, the first host of the host
-// picker is picked. Saves screenshots SHOT-whole.png, SHOT-range.png,
-// SHOT-views.png, with a range SHOT-diff.png, and with hosts
-// SHOT-host.png.
+// picker is picked, then the cgroup CGROUP in the cgroup picker. Where
+// the page has a chart, the command picker lists every command, and hot
+// picked there shows hot's stacks alone. Saves screenshots
+// SHOT-whole.png, SHOT-range.png, SHOT-views.png, with a range
+// SHOT-diff.png, with hosts SHOT-host.png, with a cgroup
+// SHOT-cgroup.png.
 // Prints one JSON object of what it saw for tests/cli/page.t.
 //
-//     node page-check.js URL SHOT [FROM TO]
+//     node page-check.js URL SHOT [FROM TO [CGROUP]]
 'use strict';
 const {withPage, report} = require('./browser.js');
 
@@ -51,11 +54,11 @@ const deltas = (page) => page.$$eval('#flame div[data-delta]', (ds) => {
 });
 
 report(async () => {
-	const [url, shot, from, to] = process.argv.slice(2);
+	const [url, shot, from, to, cgroup] = process.argv.slice(2);
 	return await withPage(url, {width: 1100, height: 900}, async (page, errors) => {
 		const out = {};
 		try {
-			await steps(page, out, shot, from, to);
+			await steps(page, out, shot, from, to, cgroup);
 		} catch (e) {
 			out.error = String(e);
 		}
@@ -64,76 +67,101 @@ report(async () => {
 	});
 });
 
-async function steps(page, out, shot, from, to) {
-		await page.waitForSelector('body[data-loaded="1"]', {timeout: 20000});
-		out.title = await page.title();
-		out.comms = await page.$$eval('#chart polyline', (ps) => ps.map((p) => p.dataset.comm));
-		out.chartShown = await page.$eval('#chartbox', (e) => !e.classList.contains('hidden'));
-		out.gaps = await page.$$eval('#chart .gap', (gs) => gs.map((g) => [Number(g.dataset.from),
-			Number(g.dataset.to)]));
-		out.whole = await names(page);
-		out.top = await page.$eval('#top', (e) => e.textContent);
-		await page.screenshot({path: shot + '-whole.png'});
-		if (from && to) {
-			await drag(page, from, to);
-			await loaded(page, 2);
-			out.range = await names(page);
-			out.status = await page.$eval('#status', (e) => e.textContent);
-		}
-		out.matched = await page.evaluate(() => searchFrames('^(work_a|burn_cpu)$'));
-		out.highlighted = await page.locator('#flame div.match').count();
-		const frame = page.locator('#flame div.match').first();
-		out.widthBefore = (await frame.boundingBox()).width;
-		await frame.click();
-		out.widthAfter = (await page.locator('#flame div.match').first().boundingBox()).width;
-		out.fullWidth = (await page.locator('#flame').boundingBox()).width;
-		await page.screenshot({path: shot + '-range.png'});
-		out.compareShown = await page.locator('#compare').isVisible();
-		if (from && to) {
-			await page.click('#reset');
-			await loaded(page, 3);
-			await page.click('#compare');
-			await drag(page, from, to);
-			await loaded(page, 4);
-			out.deltas = await deltas(page);
-			out.diffStatus = await page.$eval('#status', (e) => e.textContent);
-			await page.screenshot({path: shot + '-diff.png'});
-			await page.click('#nocompare');
-			await loaded(page, 5);
-			out.deltasAfter = Object.keys(await deltas(page)).length;
-		}
-		// The bottom-up view; burn_cpu clicked there, the callers and
-		// callees view of it; and the flamegraph again.
-		await page.selectOption('#view', 'bottomup');
-		out.bottomUp = await frames(page, '#flame');
-		const burn = page.locator('#flame div[data-name="burn_cpu"]').first();
-		if (await burn.count()) {
-			await burn.click();
-			await page.selectOption('#view', 'focus');
-			out.callees = await frames(page, '#flame');
-			out.callers = await frames(page, '#callers');
-			out.callersTitle = await page.$eval('#callers-title', (e) => e.textContent);
-			out.focusLabel = await page.$eval('#view option[value="focus"]', (e) => e.textContent);
-			await page.screenshot({path: shot + '-views.png'});
-		}
-		await page.selectOption('#view', 'flame');
-		out.callersHidden = await page.$eval('#callers', (e) => e.classList.contains('hidden'));
-		out.flameAgain = await names(page);
-		out.sideBySide = await page.evaluate(() => {
-			const f = document.getElementById('flame').getBoundingClientRect();
-			const t = document.getElementById('top').getBoundingClientRect();
-			return t.left >= f.right && t.top < f.bottom;
-		});
-		// Over the fleet store: the host picker's hosts, and the first
-		// one picked.
-		if (await page.locator('#host').isVisible()) {
-			out.hosts =
-			    await page.$$eval('#host option', (os) => os.map((o) => o.value));
+async function steps(page, out, shot, from, to, cgroup)
+{
+	await page.waitForSelector('body[data-loaded="1"]', {timeout : 20000});
+	out.title = await page.title();
+	out.comms = await page.$$eval('#chart polyline', (ps) => ps.map((p) => p.dataset.comm));
+	out.chartShown = await page.$eval('#chartbox', (e) => !e.classList.contains('hidden'));
+	out.gaps = await page.$$eval(
+	    '#chart .gap', (gs) => gs.map((g) => [Number(g.dataset.from), Number(g.dataset.to)]));
+	out.whole = await names(page);
+	out.top = await page.$eval('#top', (e) => e.textContent);
+	await page.screenshot({path : shot + '-whole.png'});
+	if (from && to) {
+		await drag(page, from, to);
+		await loaded(page, 2);
+		out.range = await names(page);
+		out.status = await page.$eval('#status', (e) => e.textContent);
+	}
+	out.matched = await page.evaluate(() => searchFrames('^(work_a|burn_cpu)$'));
+	out.highlighted = await page.locator('#flame div.match').count();
+	const frame = page.locator('#flame div.match').first();
+	out.widthBefore = (await frame.boundingBox()).width;
+	await frame.click();
+	out.widthAfter = (await page.locator('#flame div.match').first().boundingBox()).width;
+	out.fullWidth = (await page.locator('#flame').boundingBox()).width;
+	await page.screenshot({path : shot + '-range.png'});
+	out.compareShown = await page.locator('#compare').isVisible();
+	if (from && to) {
+		await page.click('#reset');
+		await loaded(page, 3);
+		await page.click('#compare');
+		await drag(page, from, to);
+		await loaded(page, 4);
+		out.deltas = await deltas(page);
+		out.diffStatus = await page.$eval('#status', (e) => e.textContent);
+		await page.screenshot({path : shot + '-diff.png'});
+		await page.click('#nocompare');
+		await loaded(page, 5);
+		out.deltasAfter = Object.keys(await deltas(page)).length;
+	}
+	// The bottom-up view; burn_cpu clicked there, the callers and
+	// callees view of it; and the flamegraph again.
+	await page.selectOption('#view', 'bottomup');
+	out.bottomUp = await frames(page, '#flame');
+	const burn = page.locator('#flame div[data-name="burn_cpu"]').first();
+	if (await burn.count()) {
+		await burn.click();
+		await page.selectOption('#view', 'focus');
+		out.callees = await frames(page, '#flame');
+		out.callers = await frames(page, '#callers');
+		out.callersTitle = await page.$eval('#callers-title', (e) => e.textContent);
+		out.focusLabel =
+		    await page.$eval('#view option[value="focus"]', (e) => e.textContent);
+		await page.screenshot({path : shot + '-views.png'});
+	}
+	await page.selectOption('#view', 'flame');
+	out.callersHidden = await page.$eval('#callers', (e) => e.classList.contains('hidden'));
+	out.flameAgain = await names(page);
+	out.sideBySide = await page.evaluate(() => {
+		const f = document.getElementById('flame').getBoundingClientRect();
+		const t = document.getElementById('top').getBoundingClientRect();
+		return t.left >= f.right && t.top < f.bottom;
+	});
+	// Any command alone, from the command picker.
+	if (await page.locator('#comm').isVisible()) {
+		out.commOptions = await page.$$eval('#comm option', (os) => os.map((o) => o.value));
+		if (out.commOptions.includes('hot')) {
 			const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
-			await page.selectOption('#host', out.hosts[1]);
+			await page.selectOption('#comm', 'hot');
 			await loaded(page, n + 1);
-			out.hostStatus = await page.$eval('#status', (e) => e.textContent);
-			out.hostWhole = await names(page);
-			await page.screenshot({path : shot + '-host.png'});
+			out.commStatus = await page.$eval('#status', (e) => e.textContent);
+			out.commWhole = await names(page);
+			await page.selectOption('#comm', '');
+			await loaded(page, n + 2);
 		}
+	}
+	// Over the fleet store: the host picker's hosts, and the first
+	// one picked.
+	if (await page.locator('#host').isVisible()) {
+		out.hosts = await page.$$eval('#host option', (os) => os.map((o) => o.value));
+		const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
+		await page.selectOption('#host', out.hosts[1]);
+		await loaded(page, n + 1);
+		out.hostStatus = await page.$eval('#status', (e) => e.textContent);
+		out.hostWhole = await names(page);
+		await page.screenshot({path : shot + '-host.png'});
+	}
+	// And the cgroup picker's cgroups, and CGROUP picked.
+	if (cgroup && await page.locator('#cgroup').isVisible()) {
+		out.cgroups = await page.$$eval('#cgroup option',
+						(os) => os.map((o) => o.value + '=' + o.text));
+		const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
+		await page.selectOption('#cgroup', cgroup);
+		await loaded(page, n + 1);
+		out.cgroupStatus = await page.$eval('#status', (e) => e.textContent);
+		out.cgroupWhole = await names(page);
+		await page.screenshot({path : shot + '-cgroup.png'});
+	}
 }
