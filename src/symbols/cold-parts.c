@@ -94,7 +94,11 @@ static int build(struct sym_file *f)
 	GElf_Addr bias;
 	Elf *elf = f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
 	ZydisDecoder dec;
+	uint32_t idx;
+	int rc = sym_table_find(f, 0, &idx); /* f->syms, built on first use */
 
+	if (rc < 0)
+		return rc;
 	f->fde_parent = calloc(f->fdes.n, sizeof(*f->fde_parent));
 	if (!f->fde_parent)
 		return -ENOMEM;
@@ -103,7 +107,6 @@ static int build(struct sym_file *f)
 		return 0;
 	/* Ranges a symbol names are nobody's part. */
 	for (size_t j = 0; j < f->fdes.n; j++) {
-		uint32_t idx;
 		if (sym_table_find(f, f->fdes.v[j].lo, &idx) != 0)
 			f->fde_parent[j] = PARENT_AMBIGUOUS;
 	}
