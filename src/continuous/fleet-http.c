@@ -20,6 +20,7 @@ struct asked {
 	char host[256];
 	char cgroup[1024];
 	const char *key[1], *value[1];
+	int by_host; /* the chart's series are the hosts' (by=host) */
 };
 
 static void asked_of(const char *query, struct asked *a)
@@ -27,6 +28,8 @@ static void asked_of(const char *query, struct asked *a)
 	continuous_http_ask(query, &a->p);
 	if (http_query_param(query, "host", a->host, sizeof(a->host)) && a->host[0])
 		a->p.f.host = a->host;
+	char by[8];
+	a->by_host = http_query_param(query, "by", by, sizeof(by)) && strcmp(by, "host") == 0;
 	if (http_query_param(query, "cgroup", a->cgroup, sizeof(a->cgroup)) && a->cgroup[0]) {
 		a->key[0] = "cgroup";
 		a->value[0] = a->cgroup;
@@ -49,8 +52,11 @@ static int add_point(void *arg, int64_t start, int64_t end, const char *comm, in
 static int series(struct fleet_http *h, const struct asked *a, FILE *fp)
 {
 	struct page_series *s = page_series_new();
-	int err = s ? clickhouse_series(h->ch, &a->p.f, add_window, add_point, s) : -ENOMEM;
+	int err =
+	    s ? clickhouse_series(h->ch, &a->p.f, a->by_host, add_window, add_point, s) : -ENOMEM;
 
+	if (s && a->by_host)
+		page_series_by(s, "host");
 	if (!err)
 		page_series_write(fp, s);
 	page_series_free(s);

@@ -415,7 +415,7 @@ static int read_named(struct reader *r, char *row)
 	return r->chart->named(r->chart->arg, f[0], strtoll(f[1], NULL, 10));
 }
 
-int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
+int clickhouse_series(struct clickhouse *ch, const struct store_filter *f, int by_host,
 		      int (*window)(void *arg, int64_t start, int64_t end),
 		      int (*point)(void *arg, int64_t start, int64_t end, const char *comm,
 				   int64_t cpu_ns),
@@ -438,12 +438,14 @@ int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
 	snprintf(head, sizeof(head), "SELECT intDiv(end_ns, %lld) AS step FROM @.windows",
 		 (long long)c.step);
 	err = select_where(&r, head, f, 1, " GROUP BY step ORDER BY step", read_step_window);
+	const char *of = by_host ? "host" : "comm";
+	char tail[64];
 	snprintf(head, sizeof(head),
-		 "SELECT intDiv(end_ns, %lld) AS step, comm, sum(cpu_ns) FROM @.samples",
-		 (long long)c.step);
+		 "SELECT intDiv(end_ns, %lld) AS step, %s, sum(cpu_ns) FROM @.samples",
+		 (long long)c.step, of);
+	snprintf(tail, sizeof(tail), " GROUP BY step, %s ORDER BY step, %s", of, of);
 	if (!err)
-		err = select_rows(&r, head, f, " GROUP BY step, comm ORDER BY step, comm",
-				  read_point);
+		err = select_rows(&r, head, f, tail, read_point);
 	return err;
 }
 

@@ -136,11 +136,12 @@ int clickhouse_query_comms(struct clickhouse *ch, const struct store_filter *f,
 			   struct profile **out, struct store_query_stats *st);
 
 /* The fleet page's chart of the range and host of f: the CPU time of
- * each command in steps of the windows' span (coarser past 720 steps),
- * summed over the hosts, each step's [start, end) given to window, then
- * each command's to point, in time order. Returns 0, -errno, or a
- * callback's nonzero return. */
-int clickhouse_series(struct clickhouse *ch, const struct store_filter *f,
+ * each command (by_host: of each host) in steps of the windows' span
+ * (coarser past 720 steps), summed over the hosts (the commands), each
+ * step's [start, end) given to window, then each command's (host's) to
+ * point, in time order. Returns 0, -errno, or a callback's nonzero
+ * return. */
+int clickhouse_series(struct clickhouse *ch, const struct store_filter *f, int by_host,
 		      int (*window)(void *arg, int64_t start, int64_t end),
 		      int (*point)(void *arg, int64_t start, int64_t end, const char *comm,
 				   int64_t cpu_ns),

@@ -104,6 +104,7 @@ struct page_series {
 	size_t ncomms, comms_cap;
 	struct span *wins; /* every window, those without a sample too */
 	size_t nwins, wins_cap;
+	const char *by; /* what a series is of: "comm" (NULL), or "host" */
 };
 
 struct page_series *page_series_new(void)
@@ -175,6 +176,11 @@ int page_series_add(struct page_series *s, int64_t start, int64_t end, const cha
 
 /* Points arrive in time order: without the windows given, a window is a
  * run of equal starts. */
+void page_series_by(struct page_series *s, const char *by)
+{
+	s->by = by;
+}
+
 void page_series_write(FILE *fp, const struct page_series *s)
 {
 	size_t nwin = s->nwins;
@@ -218,7 +224,7 @@ void page_series_write(FILE *fp, const struct page_series *s)
 				cpu[index[i]] += s->points[i].cpu_ns;
 		json_newline(&j, "  ");
 		json_object(&j);
-		json_key(&j, "comm");
+		json_key(&j, s->by ? s->by : "comm");
 		json_string(&j, s->comms[c]);
 		json_key(&j, "cpu_ns");
 		json_array(&j);

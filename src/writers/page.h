@@ -21,7 +21,8 @@ void page_write_html(FILE *fp, const char *title);
 int page_write_profile(FILE *fp, const struct profile *p, const char *what);
 
 /* The chart's data: {"windows": [[start_ns, end_ns], ...], "series":
- * [{"comm": ..., "cpu_ns": [per window]}, ...]}, written a point at a time. */
+ * [{"comm": ..., "cpu_ns": [per window]}, ...]}, written a point at a time;
+ * a series of each host ({"host": ...}) where page_series_by() says so. */
 struct page_series;
 struct page_series *page_series_new(void);
 void page_series_free(struct page_series *s);
@@ -32,6 +33,8 @@ int page_series_window(struct page_series *s, int64_t start, int64_t end);
 /* CPU time of comm in the window [start, end). Returns 0 or -ENOMEM. */
 int page_series_add(struct page_series *s, int64_t start, int64_t end, const char *comm,
 		    int64_t cpu_ns);
+/* What each series is of, "host" (a static string); "comm" by default. */
+void page_series_by(struct page_series *s, const char *by);
 void page_series_write(FILE *fp, const struct page_series *s);
 
 #endif

@@ -627,6 +627,11 @@ is "$(chart_cpu "")" "$NW $(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE co
 is "$(chart_cpu "&host=sim-00002")" \
 	"$NW $(sql "SELECT sum(cpu_ns) FROM fleet9.samples WHERE comm = 'split' AND host = 'sim-00002'")" \
 	"host= gives one host's"
+is "$(json_of "${PAGE}api/series?$RANGE&by=host" \
+	'" ".join("%s:%d" % (s["host"], sum(s["cpu_ns"])) for s in sorted(d["series"], key=lambda s: s["host"]))')" \
+	"$(sql "SELECT host, sum(cpu_ns) FROM fleet9.samples GROUP BY host ORDER BY host" |
+		awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $2 }')" \
+	"by=host: a line of each host's CPU"
 like "$(curl -sf "${PAGE}api/top?$RANGE&host=sim-00001&comm=split")" 'work_a +[^ ]*split\.c:[0-9]+' \
 	"the top table of one host and command, with file:line"
 like "$(curl -sf "${PAGE}api/flame?$RANGE&host=sim-00001")" '(^|;)work_a [0-9]+' "and its flamegraph"
@@ -652,6 +657,7 @@ page_check "the fleet page" "$PAGE?token=$TOKEN" "$B/artifacts/page-fleet" "" ""
 like "$F" 'error: none' "the page works over the fleet store" || diag "$(head -c 2000 "$T/facts")"
 like "$F" "title: recce: the fleet in 127\\.0\\.0\\.1:$HTTP_PORT/fleet9" "its title names the store"
 like "$F" 'hosts:  sim-00000 sim-00001 sim-00002' "the picker has every host, and each"
+like "$F" 'by host: sim-00000 sim-00001 sim-00002' "the chart draws a line of each host, when asked"
 like "$F" 'host status: .*, on sim-00000' "a host picked is said"
 like "$F" 'host whole: .*work_a' "and its flamegraph drawn"
 like "$F" "cgroups: =every cgroup \\([0-9]+\\) \\| .*$UNIT_CG=recce-page-$$\\.service" \

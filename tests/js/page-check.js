@@ -9,8 +9,9 @@
 // reported as [from, to] pairs. The bottom-up view is drawn, then a
 // click on burn_cpu there puts it in focus and the callers and callees
 // view shows its callees' tree and its callers' (each frame as
-// DEPTH:NAME<PARENT). Over the fleet store, the first host of the host
-// picker is picked, then the cgroup CGROUP in the cgroup picker. Where
+// DEPTH:NAME<PARENT). Over the fleet store, the chart is drawn by host,
+// then the first host of the host picker is picked, then the cgroup
+// CGROUP in the cgroup picker. Where
 // the page has a chart, the command picker lists every command, and hot
 // picked there shows hot's stacks alone. Saves screenshots
 // SHOT-whole.png, SHOT-range.png, SHOT-views.png, with a range
@@ -142,8 +143,19 @@ async function steps(page, out, shot, from, to, cgroup)
 			await loaded(page, n + 2);
 		}
 	}
-	// Over the fleet store: the host picker's hosts, and the first
-	// one picked.
+	// Over the fleet store: the chart of each host's CPU, then each
+	// command's again.
+	if (await page.locator('#by').isVisible()) {
+		const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
+		await page.selectOption('#by', 'host');
+		await loaded(page, n + 1);
+		out.byHost = await page.$$eval('#chart polyline',
+					       (ps) => [...new Set(ps.map((p) => p.dataset.comm))]);
+		await page.screenshot({path : shot + '-byhost.png'});
+		await page.selectOption('#by', '');
+		await loaded(page, n + 2);
+	}
+	// The host picker's hosts, and the first one picked.
 	if (await page.locator('#host').isVisible()) {
 		out.hosts = await page.$$eval('#host option', (os) => os.map((o) => o.value));
 		const n = Number(await page.$eval('body', (b) => b.dataset.loaded));
