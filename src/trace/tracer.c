@@ -692,12 +692,11 @@ static int read_hits(struct tracer *t)
 	return t->be->read(t, on_hit);
 }
 
-/* Every call still in flight when the trace ends gets its end: lost if
- * events were dropped since it began (its return may be among them),
- * else still running, if its thread (or, for a goroutine, its process)
- * is there, else unwound (the thread or process ended inside it, an
- * exception its last call threw included). No call is left without
- * one. */
+/* Every call still in flight when the trace ends gets its end: still
+ * running, if its thread (or, for a goroutine, its process) is there,
+ * else lost if events were dropped since, else unwound (the thread or
+ * process ended inside it, an exception its last call threw included).
+ * No call is left without one. */
 static void close_open_calls(struct tracer *t)
 {
 	uint64_t now = time_now_ns(CLOCK_MONOTONIC), lost = lost_now(t);
@@ -721,7 +720,7 @@ static void close_open_calls(struct tracer *t)
 			    task.state != 'Z' && task.state != 'X';
 		while (st->depth > 0) {
 			const struct trace_call *f = &st->calls[--st->depth];
-			if (f->selected && alive && lost <= f->lost)
+			if (f->selected && alive)
 				show_return(t, f, &h, TRACE_RECORD_OPEN);
 			else if (f->selected)
 				show_end(t, f, &h, unseen_end(t, st, f, lost));
