@@ -298,6 +298,24 @@ uint64_t fast_set_lost(const struct fast_set *s)
 	return s->attached ? s->lost : count_lost(s);
 }
 
+int fast_set_thread_lost(const struct fast_set *s, int32_t tid, uint64_t *lost)
+{
+	uint32_t claimed = __atomic_load_n(&s->h->claimed, __ATOMIC_ACQUIRE);
+	int found = 0;
+
+	for (uint32_t i = 0; i < claimed && i < s->slots; i++) {
+		const struct recce_fast_slot *sl = slot_at(s, i);
+		uint64_t w = __atomic_load_n(&sl->owner, __ATOMIC_ACQUIRE);
+		if (RECCE_FAST_OWNER_ID(w) != tid)
+			continue;
+		uint64_t n = __atomic_load_n(&sl->lost, __ATOMIC_ACQUIRE);
+		if (!found || n > *lost)
+			*lost = n;
+		found = 1;
+	}
+	return found ? 0 : -1;
+}
+
 void fast_set_alloc_stats(const struct fast_set *s, uint64_t *no_stack, uint64_t *untracked)
 {
 	*no_stack = __atomic_load_n(&s->h->alloc_no_stack, __ATOMIC_RELAXED);

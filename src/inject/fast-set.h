@@ -174,6 +174,11 @@ size_t fast_set_children_left(const struct fast_set *s);
 /* Records lost: a ring was full, or a thread found no ring. */
 uint64_t fast_set_lost(const struct fast_set *s);
 
+/* The records thread tid's ring has lost so far, into lost: 0, or -1 if
+ * no ring is the thread's (the most of them, if rings passed from one
+ * thread to another of the same id). */
+int fast_set_thread_lost(const struct fast_set *s, int32_t tid, uint64_t *lost);
+
 /* Stops recording and puts every function's bytes back, all threads
  * stopped. Returns 0, or -errno when the bytes could not be put back
  * (the library does it when recce exits). */

@@ -140,6 +140,21 @@ static uint64_t tracer_fast_lost_before(const struct tracer *t, const struct upr
 	return h->drops_before;
 }
 
+/* A thread writes its own ring (a record names its thread). */
+static int tracer_fast_lost_thread(const struct tracer *t, uint32_t tid, uint64_t *lost)
+{
+	int rc = -1;
+
+	for (size_t i = 0; i < t->nfast; i++) {
+		uint64_t n;
+		if (fast_set_thread_lost(t->fast[i], (int32_t)tid, &n) == 0 && (rc || n > *lost)) {
+			*lost = n;
+			rc = 0;
+		}
+	}
+	return rc;
+}
+
 static uint64_t tracer_fast_lost(const struct tracer *t)
 {
 	uint64_t lost = 0;
@@ -193,6 +208,7 @@ const struct tracer_backend tracer_fast = {
     .lost = tracer_fast_lost,
     .lost_at = tracer_fast_lost_at,
     .lost_before = tracer_fast_lost_before,
+    .lost_thread = tracer_fast_lost_thread,
     .remove = tracer_fast_remove,
     .read_after_remove = 1,
     .sysv_args_only = 1,

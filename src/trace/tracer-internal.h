@@ -128,6 +128,9 @@ struct tracer_backend {
 	uint64_t (*lost)(const struct tracer *t);
 	uint64_t (*lost_at)(const struct tracer *t, const struct uprobe_hit *h);
 	uint64_t (*lost_before)(const struct tracer *t, const struct uprobe_hit *h);
+	/* The losses of thread tid alone so far, into lost: 0, or -1 where
+	 * they are not its own (NULL: never). */
+	int (*lost_thread)(const struct tracer *t, uint32_t tid, uint64_t *lost);
 	/* Threads that ran unwatched before they got their probes (NULL:
 	 * none can): a goroutine may have returned on one, unseen. */
 	uint64_t (*blind)(const struct tracer *t);

@@ -692,11 +692,13 @@ static int read_hits(struct tracer *t)
 	return t->be->read(t, on_hit);
 }
 
-/* Every call still in flight when the trace ends gets its end: still
- * running, if its thread (or, for a goroutine, its process) is there,
- * else lost if events were dropped since, else unwound (the thread or
- * process ended inside it, an exception its last call threw included).
- * No call is left without one. */
+/* Every call still in flight when the trace ends gets its end: lost if
+ * its thread's own events were dropped since it began (where the backend
+ * knows them: its return may be among them), else still running, if its
+ * thread (or, for a goroutine, its process) is there, else lost if events
+ * were dropped since, else unwound (the thread or process ended inside
+ * it, an exception its last call threw included). No call is left
+ * without one. */
 static void close_open_calls(struct tracer *t)
 {
 	uint64_t now = time_now_ns(CLOCK_MONOTONIC), lost = lost_now(t);
@@ -718,12 +720,15 @@ static void close_open_calls(struct tracer *t)
 		pid_t tid = st->go ? (pid_t)st->pid : (pid_t)st->id;
 		int alive = can_read && procstat_read_task(&r, (pid_t)st->pid, tid, &task) == 0 &&
 			    task.state != 'Z' && task.state != 'X';
+		uint64_t own = lost;
+		int known = !st->go && t->be->lost_thread &&
+			    t->be->lost_thread(t, (uint32_t)st->id, &own) == 0;
 		while (st->depth > 0) {
 			const struct trace_call *f = &st->calls[--st->depth];
-			if (f->selected && alive)
+			if (f->selected && alive && !(known && own > f->lost))
 				show_return(t, f, &h, TRACE_RECORD_OPEN);
 			else if (f->selected)
-				show_end(t, f, &h, unseen_end(t, st, f, lost));
+				show_end(t, f, &h, unseen_end(t, st, f, own));
 		}
 	}
 	if (can_read)

@@ -8,7 +8,7 @@
 # the machine), and reply(i).
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark
-plan 93
+plan 97
 
 FNS=(tree:request tree:parse tree:tokenize tree:slow_io tree:reply)
 
@@ -248,6 +248,32 @@ like "$(cat "$T/drops.err")" 'the kernel dropped [0-9]+ events' "the kernel drop
 is "$(sed -n 's/.*tree:request(i=\([0-9]*\)) = \([0-9]*\);$/\1 \2/p' "$T/drops.out" |
 	awk '$2 != 2 * $1 { print; n++ } n == 3 { exit }')" "" \
 	"no request is shown with another's return" || diag "$(grep -c 'return lost' "$T/drops.out") lost"
+# The same with --fast: while recce is stopped, the main thread's ring
+# fills in its request and parse, whose returns it drops; the thread then
+# waits at its halfway mark. Those calls' ends are not known, and are
+# said so: "(return lost)", never still running at exit (as a slow call
+# of the flight recorder once was).
+spawn_ready "$T/fdrops.got" "$TARGETS/tree" 20000 go 1 1000000 half
+P=$PID
+spawn_recce "$T/fdrops.out" "$T/fdrops.err" trace --fast -p "$P" tree:request tree:parse \
+	tree:tokenize tree:reply --return --count 0 --limit 0 --time 0
+R=$PID
+wait_for 60 grep -q '^recce: tracing' "$T/fdrops.err"
+kill -STOP "$R"
+kill -USR1 "$P"
+wait_for 60 grep -q '^tree: half$' "$T/fdrops.got"
+kill -CONT "$R"
+kill -INT "$R"
+wait_exit 60 "$R"
+is "$WAIT_RC" 0 "--fast, a ring full while its thread is in a call: trace exits 0" || cat "$T/fdrops.err"
+like "$(cat "$T/fdrops.err")" 'not recorded' "recce says calls were lost"
+is "$(grep -c 'still running at exit' "$T/fdrops.out")" 0 \
+	"no call whose return was dropped is said to be still running" ||
+	grep 'still running at exit' "$T/fdrops.out" | head -5
+like "$(grep " <$P> tree:request/1 --> " "$T/fdrops.out" | tail -1)" ' --> \(return lost\)$' \
+	"the main thread's last request is said to have lost its return" || tail -5 "$T/fdrops.out"
+kill -USR1 "$P"
+wait_exit 60 "$P"
 # A sampling ring too small for one sample (RECCE_RING_PAGES=1: a page,
 # where a stack copy is 8 KiB): every sample lost, and said.
 spawn_ready "$T/lost.got" "$TARGETS/tree" 8 go 100 4
