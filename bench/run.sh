@@ -112,6 +112,10 @@ build() {
 		# shellcheck disable=SC2086
 		$CC $wflags -o "$BIN/$w" "bench/workloads/$w.c"
 	done
+	# As Debian builds its packages: the continuous case's whole stacks
+	# come from its unwind tables, not a frame-pointer chain.
+	# shellcheck disable=SC2086
+	$CC $(echo "$wflags" | sed 's/-fno-omit/-fomit/') -o "$BIN/cpu2-nofp" bench/workloads/cpu2.c
 	# shellcheck disable=SC2086
 	$CC $wflags -O1 -o "$BIN/patchee" tests/targets/patchee.c
 	# shellcheck disable=SC2086
@@ -534,11 +538,13 @@ group_patch() {
 }
 
 # Every process of the machine profiled for a minute: two busy processes
-# (cpu2, two threads each, so both cores are full) and CONT_IDLE sleeping
-# ones, under nothing, `perf record -a -F 19 -g` or `recce agent
-# --continuous`. What the profiler costs: its own CPU time (wait4 of it
-# and everything it reaped), the busy processes' CPU time for a fixed
-# amount of work, and the bytes it wrote.
+# (cpu2 built without frame pointers, two threads each, so both cores
+# are full) and CONT_IDLE sleeping ones, under nothing, `perf record -a
+# -F 19` with `-g` or `--call-graph dwarf`, or `recce agent --continuous`
+# (its default unwinder). What the profiler costs: its own CPU time (wait4
+# of it and everything it reaped) and peak memory, the busy processes'
+# CPU time for a fixed amount of work, and the bytes it wrote; what it
+# got: the share of the busy processes' samples whose stack is whole.
 continuous_once() {
 	tool=$1
 	idle=""
@@ -549,8 +555,10 @@ continuous_once() {
 	rm -rf "$TMP/store" "$TMP/perf.data" "$TMP/run" "$TMP/agent"
 	ppid=""
 	case $tool in
-	perf)
-		"$BIN/measure" "$TMP/run" -- perf record -a -F "$CONT_HZ" -g -o "$TMP/perf.data" \
+	perf | perf-dwarf)
+		cg=-g
+		[ "$tool" = perf-dwarf ] && cg="--call-graph=dwarf"
+		"$BIN/measure" "$TMP/run" -- perf record -a -F "$CONT_HZ" "$cg" -o "$TMP/perf.data" \
 			> /dev/null 2> "$TMP/err" &
 		ppid=$!
 		;;
@@ -562,30 +570,46 @@ continuous_once() {
 	esac
 	sleep 2
 	: > "$TMP/stats"
-	BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null &
+	BENCH_STATS=$TMP/stats "$BIN/cpu2-nofp" "$units" > /dev/null &
 	b1=$!
-	BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null &
+	BENCH_STATS=$TMP/stats "$BIN/cpu2-nofp" "$units" > /dev/null &
 	b2=$!
 	wait "$b1" "$b2" || true
 	bytes=0
 	if [ -n "$ppid" ]; then
 		pkill -INT -P "$ppid" || true
 		wait "$ppid" || true
-		[ "$tool" = perf ] && bytes=$(stat -c %s "$TMP/perf.data" 2> /dev/null || echo 0)
 		[ "$tool" = recce ] && bytes=$(du -sb "$TMP/store" | cut -f1)
+		[ "$tool" = recce ] || bytes=$(stat -c %s "$TMP/perf.data" 2> /dev/null || echo 0)
 	fi
+	# The busy processes' stacks, folded: whole where main or the
+	# thread's start leads to the worker.
+	: > "$TMP/cont.folded"
+	case $tool in
+	perf*)
+		perf script -i "$TMP/perf.data" --comm cpu2-nofp 2> /dev/null |
+			awk -f bench/stackcollapse.awk > "$TMP/cont.folded" || true
+		;;
+	recce)
+		"$RECCE" query --store "$TMP/store" --comm cpu2-nofp --from -10m --to now \
+			-o "$TMP/cont.pb.gz" > /dev/null 2>&1 &&
+			"$RECCE" report --folded "$TMP/cont.pb.gz" > "$TMP/cont.folded" 2> /dev/null || true
+		;;
+	esac
+	whole=$(awk '/unit_of_work/ { n += $NF; if (/main;worker_left;|thread_right;worker_right;/ && !/\[unknown\]/) w += $NF }
+		END { printf "%.2f", n ? 100 * w / n : 0 }' "$TMP/cont.folded")
 	# shellcheck disable=SC2086
 	kill $idle 2> /dev/null || true
 	wait 2> /dev/null || true
 	busy_cpu=$(awk -F'\t' '{ for (i = 1; i <= NF; i++) if ($i ~ /^cpu_s=/) s += substr($i, 7) } END { printf "%.3f", s }' "$TMP/stats")
 	busy_wall=$(awk -F'\t' '{ for (i = 1; i <= NF; i++) if ($i ~ /^wall_s=/ && substr($i, 8) > w) w = substr($i, 8) } END { printf "%.3f", w }' "$TMP/stats")
-	prof_cpu=0
-	[ -n "$ppid" ] && prof_cpu=$(field "$TMP/run" cpu_s)
+	prof_cpu=0 prof_rss=0
+	[ -n "$ppid" ] && prof_cpu=$(field "$TMP/run" cpu_s) prof_rss=$(field "$TMP/run" maxrss_kb)
 	prof_wall=$busy_wall
 	[ -n "$ppid" ] && prof_wall=$(field "$TMP/run" wall_s)
-	printf 'kind=cont\ttool=%s\trep=%s\tbusy_cpu_s=%s\tbusy_wall_s=%s\tprof_cpu_s=%s\tprof_wall_s=%s\tbytes=%s\tstatus=ok\n' \
-		"$tool" "$rep" "$busy_cpu" "$busy_wall" "$prof_cpu" "$prof_wall" "$bytes" >> "$RAW"
-	say "continuous $tool rep $rep: busy $busy_cpu s CPU in $busy_wall s, profiler $prof_cpu s CPU, $bytes bytes"
+	printf 'kind=cont\ttool=%s\trep=%s\tbusy_cpu_s=%s\tbusy_wall_s=%s\tprof_cpu_s=%s\tprof_wall_s=%s\tprof_maxrss_kb=%s\tbytes=%s\twhole_pct=%s\tstatus=ok\n' \
+		"$tool" "$rep" "$busy_cpu" "$busy_wall" "$prof_cpu" "$prof_wall" "$prof_rss" "$bytes" "$whole" >> "$RAW"
+	say "continuous $tool rep $rep: busy $busy_cpu s CPU in $busy_wall s, profiler $prof_cpu s CPU, $prof_rss KiB, $bytes bytes, $whole% whole stacks"
 }
 
 # A query of one hour of one host: the store of the last recce run, its
@@ -611,9 +635,9 @@ continuous_query() {
 }
 
 group_continuous() {
-	units=$("$BIN/cpu2" --calibrate "$(calc "$CONT_SECONDS / 2")")
+	units=$("$BIN/cpu2-nofp" --calibrate "$(calc "$CONT_SECONDS / 2")")
 	for rep in $(seq "$REPS"); do
-		for tool in none perf recce; do
+		for tool in none perf perf-dwarf recce; do
 			continuous_once "$tool"
 		done
 	done
