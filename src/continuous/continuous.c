@@ -370,6 +370,7 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	struct profile *all = NULL;
 	if (c->resolver && resolver_add(c->resolver, c->agg, 0) == 0)
 		all = resolver_take_profile(c->resolver);
+	c->st.python_unplaced += resolver_python_unplaced(c->resolver);
 	resolver_free(c->resolver);
 	c->resolver = new_resolver(c);
 	sampler_set_resolver(c->sampler, c->resolver);
@@ -405,6 +406,8 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 		export_window(c, &w, profiles, held, n, stored);
 	c->st.samples += w.samples;
 	c->st.lost += w.lost;
+	c->st.python_samples = now.python.matched;
+	c->st.python_unread = now.python.unmatched;
 	c->st.cpu_seconds = c->last_cpu = cpu;
 	c->last = now;
 
@@ -706,4 +709,15 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	       "Binaries the profiler holds open to name stacks.", (double)st->files_open);
 	metric(fp, "profiler_files_closed_total", "counter",
 	       "Binaries closed once no process mapped them.", (double)st->files_closed);
+	metric(fp, "python_samples_total", "counter",
+	       "Samples of CPython processes whose Python frames were read.",
+	       (double)st->python_samples);
+	metric(fp, "python_samples_unplaced_total", "counter",
+	       "Of those, samples shown with native frames only: their Python frames did not "
+	       "fit their native stack.",
+	       (double)st->python_unplaced);
+	metric(fp, "python_samples_unread_total", "counter",
+	       "Samples of CPython processes whose Python frames were not read: native frames "
+	       "only.",
+	       (double)st->python_unread);
 }

@@ -95,6 +95,10 @@ struct continuous_stats {
 	uint64_t files_open;	 /* binaries the symbolizer holds open */
 	uint64_t files_closed;	 /* closed when no process mapped them any more */
 	uint64_t resident_bytes; /* the profiler's memory in RAM, after the last window */
+	/* Samples of CPython processes: with their Python frames read; of
+	 * them, shown with native frames only (the frames did not fit the
+	 * native stack); and those whose Python frames were not read. */
+	uint64_t python_samples, python_unplaced, python_unread;
 	int64_t started_ns;
 };
 
