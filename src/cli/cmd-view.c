@@ -184,6 +184,7 @@ int cmd_view(int argc, char **argv)
 	unblock_stop_signals(sfd, &old);
 	close(lfd);
 	profile_free(p);
+	fleet_http_release(&fleet);
 	clickhouse_close(fleet.ch);
 	return 0;
 }

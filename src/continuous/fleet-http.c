@@ -4,11 +4,13 @@
 #include "continuous/fleet-http.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "continuous/continuous-http.h"
 #include "profile/profile.h"
 #include "store/store.h"
+#include "util/clock.h"
 #include "util/http-serve.h"
 #include "util/json-out.h"
 #include "writers/page.h"
@@ -100,17 +102,71 @@ static int named_list(struct fleet_http *h, const struct store_filter *f, FILE *
 	return err;
 }
 
-static int profile_of(struct fleet_http *h, const struct asked *a, const char *what, FILE *fp)
+/* How long a profile is kept for the other request of its pair. */
+#define KEPT_NS (5 * 1000000000ull)
+
+void fleet_http_release(struct fleet_http *h)
+{
+	profile_free(h->kept);
+	free(h->kept_query);
+	h->kept = NULL;
+	h->kept_query = NULL;
+}
+
+/* The profile kept for query, when what is the other of the pair that
+ * read it, and it is fresh: taken (1), or 0. */
+static int take_kept(struct fleet_http *h, const char *query, const char *what, struct profile **p,
+		     int *empty)
+{
+	int fresh = h->kept_query && strcmp(h->kept_query, query) == 0 &&
+		    strcmp(h->kept_what, what) != 0 &&
+		    time_now_ns(CLOCK_MONOTONIC) - h->kept_ns < KEPT_NS;
+
+	if (!fresh)
+		return 0;
+	*p = h->kept;
+	*empty = h->kept_empty;
+	h->kept = NULL;
+	fleet_http_release(h);
+	return 1;
+}
+
+/* Keeps p for the other request of the pair (a copy of query; without
+ * memory, nothing is kept). Takes p. */
+static void keep(struct fleet_http *h, const char *query, const char *what, struct profile *p,
+		 int empty)
+{
+	fleet_http_release(h);
+	h->kept_query = strdup(query);
+	if (!h->kept_query) {
+		profile_free(p);
+		return;
+	}
+	h->kept = p;
+	h->kept_empty = empty;
+	h->kept_ns = time_now_ns(CLOCK_MONOTONIC);
+	snprintf(h->kept_what, sizeof(h->kept_what), "%s", what);
+}
+
+static int profile_of(struct fleet_http *h, const struct asked *a, const char *query,
+		      const char *what, FILE *fp)
 {
 	struct store_query_stats st;
 	struct profile *p;
-	int err = clickhouse_query_comms(h->ch, &a->p.f, &p, &st);
+	int empty, err = 0, kept = take_kept(h, query, what, &p, &empty);
 
-	if (err)
-		return err;
+	if (!kept) {
+		err = clickhouse_query_comms(h->ch, &a->p.f, &p, &st);
+		if (err)
+			return err;
+		empty = !st.profiles;
+	}
 	/* A range without samples is an empty flamegraph, not an error. */
-	err = st.profiles ? page_write_profile(fp, p, what) : 0;
-	profile_free(p);
+	err = empty ? 0 : page_write_profile(fp, p, what);
+	if (kept || err)
+		profile_free(p);
+	else
+		keep(h, query, what, p, empty);
 	return err;
 }
 
@@ -141,7 +197,7 @@ int fleet_http(void *ctx, const char *path, const char *query, FILE *fp, const c
 		err = named_list(h, &a.p.f, fp, "cgroups", "cgroup", "cpu_ns", clickhouse_cgroups);
 		*type = "application/json";
 	} else if (strcmp(path, "/api/flame") == 0 || strcmp(path, "/api/top") == 0) {
-		err = profile_of(h, &a, path + 5, fp);
+		err = profile_of(h, &a, query, path + 5, fp);
 	} else {
 		return 404;
 	}

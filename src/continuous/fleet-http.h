@@ -13,12 +13,26 @@
 
 #include "store/clickhouse.h"
 
+struct profile;
+
 struct fleet_http {
 	struct clickhouse *ch;
 	const char *title; /* the page's, "HOST:PORT/DB" */
+	/* The page asks for a range's flamegraph and top table at once, over
+	 * the same query, and ClickHouse's merge of a fleet's range is its
+	 * longest wait: the profile the first of the pair read is kept for
+	 * the other (once, within a few seconds). */
+	struct profile *kept;
+	char *kept_query;
+	char kept_what[8]; /* "flame" or "top": which asked for it */
+	uint64_t kept_ns;  /* CLOCK_MONOTONIC, when it was read */
+	int kept_empty;	   /* the range had no samples */
 };
 
 /* An http_handler_fn (util/http-serve.h) over a struct fleet_http. */
 int fleet_http(void *ctx, const char *path, const char *query, FILE *fp, const char **type);
+
+/* Frees what h keeps between requests. */
+void fleet_http_release(struct fleet_http *h);
 
 #endif
