@@ -172,6 +172,11 @@ for mode in links events; do
 		"$mode: function__entry's and line's semaphores are raised while traced"
 	kill -KILL "$R"
 	ok "$mode: recce is gone" wait_exit 60 "$R"
+	# The kernel lowers them as it lets go of recce's probes, which it
+	# may do on a work queue after the process is gone (a busy machine's
+	# queue runs late).
+	lowered() { [ "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" = "0 0" ]; }
+	wait_for 30 lowered
 	is "$(semaphore "$P" "$ENTRY_SEMA") $(semaphore "$P" "$LINE_SEMA")" "0 0" \
 		"$mode: both are lowered when recce is killed"
 	kill -USR1 "$P"
