@@ -13,7 +13,7 @@
 #   BENCH_REPS   repetitions of every case (default 3)
 #   BENCH_CASES  which groups to run (default: all of them)
 #                slowdown deep tenk split threads symbolize trace top events offcpu alloc
-#                patch continuous agent libuv fast python fleet
+#                patch continuous agent libuv fast python binaries fleet
 #                (fleet: bench/fleet-store.sh, the fleet store with a
 #                host simulator; its own table in results/fleet-store.md)
 #   RECCE        the recce binary (default $B/recce)
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python fleet"}
+CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python binaries fleet"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -69,6 +69,8 @@ AGENT_IDLE=30       # seconds the agent's idle cost is measured over
 AGENT_EVENTS=200000 # calls in the trace file replayed through the agent
 AGENT_RECORD=5      # seconds of the record run locally and through the agent
 LIBUV_SECONDS=3     # the uvloop workload's callbacks, after a second's wait
+BINS=${BENCH_BINARIES:-500} # distinct programs the binaries group runs at once
+BINS_SECONDS=90     # how long the continuous agent profiles them
 
 say() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 1; }
@@ -1452,6 +1454,63 @@ top_slowdown() {
 	say "cpu2-top $tool rep $rep: workload $(field "$TMP/stats" cpu_s) s CPU"
 }
 
+# What the continuous agent's memory costs a machine with many distinct
+# programs: BINS processes at once, each waking every second to burn 2 ms
+# (about half a core in all), profiled for BINS_SECONDS at the agent's
+# default 19 Hz; once all running one program, once each its own (built
+# with its own code and build-id, bench/workloads/binvariant.c). From
+# /metrics after the last window: the profiler's resident memory and the
+# binaries it holds open; the difference over the binaries is the cost of
+# one.
+binaries_once() {
+	how=$1
+	a=$TMP/bins-agent
+	rm -rf "$a"
+	mkdir -p "$a"
+	"$RECCE" agent --continuous --store "$a/store" --socket "$a/a.sock" \
+		--http 127.0.0.1:0 > /dev/null 2> "$a/err" &
+	apid=$!
+	i=0
+	until grep -q 'metrics at' "$a/err" || [ $i -ge 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	url=$(sed -n 's/.*metrics at \(http:\/\/[0-9.:]*\).*/\1/p' "$a/err")
+	pids=""
+	for i in $(seq "$BINS"); do
+		b=$BIN/bins/b-0
+		[ "$how" = distinct ] && b=$BIN/bins/b-$i
+		"$b" &
+		pids="$pids $!"
+	done
+	sleep "$BINS_SECONDS"
+	curl -s "$url/metrics" > "$a/metrics" || true
+	# shellcheck disable=SC2086
+	kill $pids 2> /dev/null || true
+	kill -INT "$apid" 2> /dev/null || true
+	wait 2> /dev/null || true
+	m() { sed -n "s/^recce_agent_$1 //p" "$a/metrics"; }
+	printf 'kind=bins\ttool=%s\trep=%s\tprocesses=%s\trss_bytes=%s\tfiles_open=%s\tsamples=%s\tstatus=ok\n' \
+		"$how" "$rep" "$BINS" "$(m profiler_resident_bytes)" "$(m profiler_files_open)" \
+		"$(m samples_total)" >> "$RAW"
+	say "binaries $how rep $rep: RSS $(m profiler_resident_bytes) bytes, $(m profiler_files_open) files open, $(m samples_total) samples"
+}
+
+group_binaries() {
+	command -v curl > /dev/null || die "curl is missing: sh scripts/install-deps.sh"
+	mkdir -p "$BIN/bins"
+	say "binaries: building $BINS programs of their own"
+	for i in $(seq 0 "$BINS"); do
+		[ -x "$BIN/bins/b-$i" ] || echo "$i"
+	done | xargs -r -P "$(nproc)" -I{} $CC -std=gnu11 -O2 -g -DVARIANT={} -Ibench/workloads \
+		-o "$BIN/bins/b-{}" bench/workloads/binvariant.c
+	for rep in $(seq "$REPS"); do
+		for how in same distinct; do
+			binaries_once "$how"
+		done
+	done
+}
+
 # ---------------------------------------------------------------------------
 
 build
@@ -1460,7 +1519,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python) "group_$g" ;;
+	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python | binaries) "group_$g" ;;
 	fleet) B=$B RECCE=$RECCE sh bench/fleet-store.sh >/dev/null || say "fleet: bench/fleet-store.sh failed" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac

@@ -65,6 +65,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(PA, rec)
 	} else if (kind == "cont") {
 		keep_by_tool(CO, rec)
+	} else if (kind == "bins") {
+		keep_by_tool(BI, rec)
 	} else if (kind == "agent") {
 		keep_by_tool(AG, rec)
 	} else if (kind == "uvtasks") {
@@ -286,6 +288,7 @@ END {
 	figure_alloc()
 	figure_patch()
 	figure_continuous()
+	figure_binaries()
 	figure_agent()
 	figure_libuv()
 	figure_fast()
@@ -988,6 +991,46 @@ function figure_patch(    med, worst, plain, extra) {
 			sprintf("%.1f ns more than the call as it is", extra), 1, "")
 }
 
+# 14b. Many distinct programs: the continuous agent's memory.
+function figure_binaries(    t, rss, files, n, rs, fs, rd, fd) {
+	if (!("distinct" in BI))
+		return
+	print "## 14b. Many distinct programs"
+	print ""
+	printf "%d processes at once, each waking every second to burn 2 ms, under `recce agent\n", BI["distinct", 1, "processes"]
+	print "--continuous` (19 Hz per CPU) for 90 s: all running one program, then each its own"
+	print "(its own code and build-id). From /metrics after the last window: the profiler's"
+	print "resident memory and the binaries it holds open to name stacks."
+	print ""
+	print "| programs | binaries open | profiler RSS | samples |"
+	print "|---|---|---|---|"
+	split("same distinct", T, " ")
+	for (t = 1; t <= 2; t++) {
+		if (!(T[t] in BI))
+			continue
+		tool_field(BI, T[t], "files_open")
+		files = MED
+		tool_field(BI, T[t], "rss_bytes")
+		rss = MED
+		tool_field(BI, T[t], "samples")
+		n = MED
+		printf "| %s | %d | %.1f MB | %d |\n", (T[t] == "same" ? "one for all" : "one each"), files, rss / 1e6, n
+		J["bins"] = J["bins"] (J["bins"] == "" ? "" : ",\n    ") \
+			sprintf("{\"tool\": %s, \"files_open\": %d, \"rss_bytes\": %.0f}", js(T[t]), files, rss)
+		if (T[t] == "same") {
+			rs = rss
+			fs = files
+		} else {
+			rd = rss
+			fd = files
+		}
+	}
+	print ""
+	if (fd > fs)
+		budget("continuous agent's memory for each distinct binary it names", "stated",
+			sprintf("%.0f KB (%.1f MB for %d binaries open)", (rd - rs) / (fd - fs) / 1e3, (rd - rs) / 1e6, fd - fs), 1, "")
+}
+
 # One row of the continuous table: a tool's median of field f, printed
 # with fmt.
 function cont_row(t, f, what, fmt) {
@@ -1352,6 +1395,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"alloc\": [\n    %s\n  ],\n", J["alloc"] > json
 	printf "  \"patch\": [\n    %s\n  ],\n", J["patch"] > json
 	printf "  \"continuous\": [\n    %s\n  ],\n", J["cont"] > json
+	printf "  \"binaries\": [\n    %s\n  ],\n", J["bins"] > json
 	printf "  \"agent\": [\n    %s\n  ],\n", J["agent"] > json
 	printf "  \"libuv\": [\n    %s\n  ],\n", J["uv"] > json
 	printf "  \"fast\": [\n    %s\n  ],\n", J["fast"] > json
