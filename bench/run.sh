@@ -1501,7 +1501,7 @@ group_binaries() {
 	mkdir -p "$BIN/bins"
 	say "binaries: building $BINS programs of their own"
 	for i in $(seq 0 "$BINS"); do
-		[ -x "$BIN/bins/b-$i" ] || echo "$i"
+		[ "$BIN/bins/b-$i" -nt bench/workloads/binvariant.c ] || echo "$i"
 	done | xargs -r -P "$(nproc)" -I{} $CC -std=gnu11 -O2 -g -DVARIANT={} -Ibench/workloads \
 		-o "$BIN/bins/b-{}" bench/workloads/binvariant.c
 	for rep in $(seq "$REPS"); do
