@@ -100,12 +100,15 @@ ok "the profile is written after Ctrl-C" gzip -t "$T/int.pb.gz"
 like "$(folded "$T/int.pb.gz")" '(^|;)burn_cpu [0-9]+$' "and it names burn_cpu"
 
 # -F sets the rate: ten times more samples at 999 Hz, each worth 1/999 s.
+# On a busy virtual machine the kernel's timer misses some of its 1 ms
+# points (a CI run kept 253 samples for 0.357 s of CPU): the bound tells
+# 999 Hz from any other rate, not a sampler that keeps every point.
 run "$RECCE" record -F 999 -o "$T/f999.pb.gz" -- "$TARGETS/hot" 0.5
 is "$RC" 0 "record -F 999 exits 0" || show_run
 N=$(summary_samples)
 CPU=$(sed -n 's/^hot: cpu \([0-9.]*\) s$/\1/p' "$ERR")
 WANT=$(awk -v c="$CPU" 'BEGIN { printf "%d", c * 999 }')
-ok "-F 999: the samples match the CPU time x 999 Hz ($N for ${CPU}s, ~$WANT)" near "${N:-0}" "$WANT" 0.25
+ok "-F 999: the samples match the CPU time x 999 Hz ($N for ${CPU}s, ~$WANT)" near "${N:-0}" "$WANT" 0.4
 like "$(cat "$ERR")" '999 Hz requested per thread' "the summary gives the requested 999 Hz"
 run "$RECCE" report --folded --value cpu "$T/f999.pb.gz"
 NS=$(folded_total "$(cat "$OUT")")
