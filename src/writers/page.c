@@ -174,13 +174,13 @@ int page_series_add(struct page_series *s, int64_t start, int64_t end, const cha
 	return 0;
 }
 
-/* Points arrive in time order: without the windows given, a window is a
- * run of equal starts. */
 void page_series_by(struct page_series *s, const char *by)
 {
 	s->by = by;
 }
 
+/* Points arrive in time order: without the windows given, a window is a
+ * run of equal starts. */
 void page_series_write(FILE *fp, const struct page_series *s)
 {
 	size_t nwin = s->nwins;
