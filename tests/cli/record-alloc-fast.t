@@ -14,7 +14,7 @@ need_file "$RECCE" "$TARGETS/allocs" "$TARGETS/allocs-cxx"
 
 # 3 rounds a millisecond: about 4,000 samples a second, which a sanitized
 # recce beside another test keeps up with (at 10 it once lost 292 of
-# 36,000); recorded until the ring of kept blocks has turned twice.
+# 36,000); recorded until the ring of kept blocks has turned three times.
 spawn "$T/a.out" "$TARGETS/allocs" 120 3
 TGT=$PID
 wait_for 5 grep -q '^ready' "$T/a.out" || diag "the allocation target did not start"
