@@ -482,18 +482,21 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 		    (unsigned long long)st->lost);
 	const uint64_t *e = st->unwind_ends;
 	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO] +
-			 e[UNWIND_END_OTHER_STACK];
+			 e[UNWIND_END_OTHER_STACK] + e[UNWIND_END_NOT_PRESENT];
 	if (early)
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
 		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit], %llu [no unwind "
 		     "info: FILE+OFFSET] (code of a file without CFI, such as hand-written "
 		     "assembly), %llu [interrupted stack not copied] (a signal handler ran on a "
 		     "stack of its own, which is all the copy holds; auto goes on by frame "
-		     "pointers where they are kept)",
+		     "pointers where they are kept), %llu [stack not in memory] (a page of the "
+		     "stack between a frame and its caller's was not in memory: never touched "
+		     "yet, or swapped out)",
 		     (unsigned long long)early, (unsigned long long)e[UNWIND_END_COPY],
 		     (unsigned long long)e[UNWIND_END_DEPTH],
 		     (unsigned long long)e[UNWIND_END_NO_INFO],
-		     (unsigned long long)e[UNWIND_END_OTHER_STACK]);
+		     (unsigned long long)e[UNWIND_END_OTHER_STACK],
+		     (unsigned long long)e[UNWIND_END_NOT_PRESENT]);
 	if (unwind_check)
 		note("unwind check: %llu samples, %llu by the fast path, %llu stacks differ",
 		     (unsigned long long)st->unwind_check.checked,

@@ -1008,6 +1008,8 @@ const char *unwind_mark_name(uint64_t addr)
 		return "[no unwind info]";
 	case UNWIND_END_OTHER_STACK:
 		return "[interrupted stack not copied]";
+	case UNWIND_END_NOT_PRESENT:
+		return "[stack not in memory]";
 	default:
 		return "[unknown]";
 	}
@@ -1045,18 +1047,24 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 	return n;
 }
 
-/* Whether the function at return address ra keeps its frame pointer
- * there: its CFA is rbp + 16, or it is Go code with a frame (Go keeps
- * one in every frame). Only then is the frame-pointer walk's next return
- * address its own caller's, not one further up. */
-static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
+/* Whether the function at pc keeps its frame pointer there: its CFA is
+ * rbp + 16, or it is Go code with a frame (Go keeps one in every frame).
+ * Only then is the frame-pointer walk's next return address its own
+ * caller's, not one further up. */
+static int fp_kept_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
 {
 	struct cfi_rule r;
 
-	if (!p || rule_at(u, p, ra - 1, &r) <= 0 || r.ra_how != CFI_SAVED_AT || r.ra_off != -8)
+	if (!p || rule_at(u, p, pc, &r) <= 0 || r.ra_how != CFI_SAVED_AT || r.ra_off != -8)
 		return 0;
 	return r.go_code ? r.cfa_reg == CFI_REG_SP && r.cfa_off >= 16
 			 : r.cfa_reg == CFI_REG_BP && r.cfa_off == 16;
+}
+
+/* The same of the function that return address ra returns into. */
+static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
+{
+	return fp_kept_at(u, p, ra - 1);
 }
 
 /*
@@ -1087,6 +1095,29 @@ static size_t go_on_joined(struct unwinder *u, struct proc_unwind *p, uint64_t *
 		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
 			break;
 		if (i > k + 1 && !keeps_fp(u, p, fp[i - 1])) {
+			*cut = 1;
+			break;
+		}
+		f[n++] = fp[i];
+	}
+	return n;
+}
+
+/*
+ * The stack copy was empty (UNWIND_END_NOT_PRESENT) and the leaf at f[0] keeps its frame pointer:
+ * the kernel's frame-pointer walk (fp, nfp entries, the IP first) names its callers for as long as
+ * each keeps its own (past one that does not, the walk would skip its caller, or read garbage:
+ * *cut is set there). Returns the new count.
+ */
+static size_t go_on_from_leaf(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t cap,
+			      const uint64_t *fp, size_t nfp, int *cut)
+{
+	size_t n = 1;
+
+	for (size_t i = 1; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		if (i > 1 && !keeps_fp(u, p, fp[i - 1])) {
 			*cut = 1;
 			break;
 		}
@@ -1145,6 +1176,23 @@ static uint64_t trap_ip(struct unwinder *u, pid_t pid, const uint64_t *regs, con
 	return ip;
 }
 
+/*
+ * Whether the stack copy of smp, shorter than asked, ended at a page of the stack not in memory
+ * rather than at the stack's end: a page never touched yet (a big frame's untouched middle; a
+ * function's first touch of a new stack page, ld.so's as a program starts, deep recursion) or
+ * swapped out. The kernel copies from the stack pointer sp on, up to the first page it cannot read;
+ * the memory there now tells which (a page of the stack reads, past its end nothing does). The
+ * stack pointer's own page, where an empty copy ended, is always the stack's.
+ */
+static int copy_ended_unpaged(const struct unwind_sample *smp, uint64_t sp)
+{
+	uint8_t byte;
+
+	if (!smp->stack_asked || smp->stack_len >= smp->stack_asked)
+		return 0;
+	return !smp->stack_len || proc_mem_read_all(smp->pid, sp + smp->stack_len, &byte, 1) == 0;
+}
+
 size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
 		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap)
 {
@@ -1175,16 +1223,30 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		int ended = 0;
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
-		/* A copy shorter than asked holds the stack to its end: a read
-		 * past it was a guess, not a stack cut short. */
-		int to_end = u->end == UNWIND_END_COPY && smp->stack_asked &&
+		int unpaged =
+		    got > 0 && u->end == UNWIND_END_COPY && copy_ended_unpaged(smp, regs[REG_SP]);
+		/* Else a copy shorter than asked holds the stack to its end: a
+		 * read past it was a guess, not a stack cut short. */
+		int to_end = u->end == UNWIND_END_COPY && !unpaged && smp->stack_asked &&
 			     smp->stack_len < smp->stack_asked;
+		/* With an empty copy only the leaf is known, and the frame
+		 * pointers go on from it only where its rbp is its own. */
+		int empty = unpaged && !smp->stack_len;
+		if (unpaged)
+			u->end = UNWIND_END_NOT_PRESENT;
+		if (empty)
+			got = 1;
 		int unwound = got, cut = 0;
 		const struct unwind_ctx *c = &u->cur;
-		if (got > 0 && !ended && fp_after && nfp && c->join_ok &&
-		    (size_t)got == c->join_frame)
-			got = (int)go_on_joined(u, proc_find(u, smp->pid), out + n, (size_t)got,
-						max, smp->ips + user + 1, nfp, &cut);
+		struct proc_unwind *p = proc_find(u, smp->pid);
+		if (empty) {
+			if (fp_after && nfp && fp_kept_at(u, p, out[n]))
+				got = (int)go_on_from_leaf(u, p, out + n, max, smp->ips + user + 1,
+							   nfp, &cut);
+		} else if (got > 0 && !ended && fp_after && nfp && c->join_ok &&
+			   (size_t)got == c->join_frame)
+			got = (int)go_on_joined(u, p, out + n, (size_t)got, max,
+						smp->ips + user + 1, nfp, &cut);
 		else if (got > 0 && !ended && fp_after && nfp && !c->no_fp)
 			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
 		if (got > 0)
@@ -1201,8 +1263,10 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			out[n++] = UNWIND_MARK_BASE + u->end;
 			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;
 		} else if (smp->mark_end && cut && n < cap) {
-			out[n++] = UNWIND_MARK_BASE + UNWIND_END_OTHER_STACK;
-			u->ends[UNWIND_END_OTHER_STACK]++;
+			enum unwind_end why =
+			    empty ? UNWIND_END_NOT_PRESENT : UNWIND_END_OTHER_STACK;
+			out[n++] = UNWIND_MARK_BASE + why;
+			u->ends[why]++;
 		}
 	} else if (!n && cap) {
 		out[n++] = smp->ip;

@@ -97,6 +97,10 @@ enum unwind_end {
 				   the interrupted code's is not in the copy,
 				   and its callers past one that keeps no frame
 				   pointer are unknown */
+	UNWIND_END_NOT_PRESENT, /* the copy ended at a page of the stack not
+				   in memory (never touched yet, as in the
+				   fault that brings a new one in, or swapped
+				   out), short of the next frame */
 	UNWIND_END_STOPPED,	/* for no reason the walk can tell (code in no
 				   file, such as JIT code; CFI that does not
 				   lead on): not marked */
@@ -107,7 +111,7 @@ enum unwind_end {
 /* Whether addr is one of the markers above. */
 int unwind_is_mark(uint64_t addr);
 /* Its frame's name: "[stack copy ended]", "[depth limit]", "[no unwind info]",
- * "[interrupted stack not copied]". */
+ * "[interrupted stack not copied]", "[stack not in memory]". */
 const char *unwind_mark_name(uint64_t addr);
 
 /* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */

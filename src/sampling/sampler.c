@@ -759,11 +759,13 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 		add_comment(
 		    p, "stacks-ended-early",
 		    "%llu where the stack copy ended, %llu at the depth limit, %llu in code "
-		    "without unwind information, %llu below a signal handler's own stack",
+		    "without unwind information, %llu below a signal handler's own stack, "
+		    "%llu at a stack page not in memory",
 		    (unsigned long long)st->unwind_ends[UNWIND_END_COPY],
 		    (unsigned long long)st->unwind_ends[UNWIND_END_DEPTH],
 		    (unsigned long long)st->unwind_ends[UNWIND_END_NO_INFO],
-		    (unsigned long long)st->unwind_ends[UNWIND_END_OTHER_STACK]);
+		    (unsigned long long)st->unwind_ends[UNWIND_END_OTHER_STACK],
+		    (unsigned long long)st->unwind_ends[UNWIND_END_NOT_PRESENT]);
 	if (st->user_only)
 		add_comment(p, "kernel-frames", "none (kernel.perf_event_paranoid)");
 	if (st->python.processes)

@@ -8,7 +8,7 @@
 # the chain each target's code is known to run.
 . "$(dirname "$0")/lib.sh"
 NOFP=$(dirname "$TARGETS")/targets-nofp
-need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld"
+need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld" "$NOFP/stackfault"
 
 RUST=
 if rustc -g -O -o "$T/unwind" tests/rust/unwind.rs 2>"$T/rustc.err"; then
@@ -58,6 +58,10 @@ record_auto()
 # followed: the fast path leaves it to libdwfl, which stops there).
 AT_LOAD='^\[no unwind info: lib[^]]*\];[^;]*$'
 RESOLVE='^_dl_runtime_resolve[a-z_]*;'
+# And one in ld.so's first touch of a new page of its stack, as every
+# program starts: the kernel's copy of the stack is empty, only the leaf
+# is known (tested below).
+UNPAGED='^\[stack not in memory\];'
 
 # The comparator under libc's qsort: whole from _start, with no frame
 # pointer anywhere. Linked by LLD, the text's file page is also mapped
@@ -90,7 +94,7 @@ is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;s
 	diag "$(printf '%s\n' "$F" | grep '__cxa_throw' | grep -v '^_start;' | head -5)"
 is "$(folded_count "$F" '^\[[^;]*\];_start;')" 0 "throws: no whole stack is marked as cut" ||
 	diag "$(printf '%s\n' "$F" | grep '^\[[^;]*\];_start;' | head -5)"
-is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD|$RESOLVE")" \
+is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD|$RESOLVE|$UNPAGED")" \
 	"$(folded_total "$F")" "throws: every stack is whole, or in the unwinder" ||
 	diag "$(printf '%s\n' "$F" | grep -Ev '^(_start|_dl_start_user)[; ]|_Unwind_RaiseException' | head -5)"
 
@@ -103,11 +107,37 @@ if [ -n "$RUST" ]; then
 	is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;std::rt::lang_start_internal;(.*;)?unwind::main;unwind::outer;(.*;)?unwind::middle;unwind::inner(;|$)')" \
 		"$INNER" "rust: each whole, _start;...;unwind::main;unwind::outer;...;middle;inner" ||
 		diag "$(printf '%s\n' "$F" | grep 'unwind::inner' | grep -v '^_start;' | head -5)"
-	is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD|$RESOLVE")" \
+	is "$(folded_count "$F" "^(_start|_dl_start_user)(;|\$)|(^|;)_Unwind_RaiseException(;|\$)|$AT_LOAD|$RESOLVE|$UNPAGED")" \
 		"$(folded_total "$F")" "rust: every stack is whole, or in the unwinder" ||
 		diag "$(printf '%s\n' "$F" | grep -Ev '^(_start|_dl_start_user)[; ]|_Unwind_RaiseException' | head -5)"
 else
 	skip 4 "no Rust target (rustc failed, above)"
 fi
+
+# A stack whose copy ends at a page not in memory: the target gives the
+# pages below its stack back and calls big_frame(), whose 16 KiB frame's
+# first touch, at the stack pointer, faults a page in (the kernel's copy
+# is then empty), and whose untouched middle stays out of memory (the
+# copy ends there, short of the caller). Each sample of big_frame is
+# whole or says why it is not; none is big_frame alone, unmarked, as if
+# the stack ended there. Recorded by -p, so that the target is alive when
+# its samples are read (the memory past a short copy says which end it
+# is).
+spawn "$T/sf.out" "$NOFP/stackfault" 600 # killed below
+SF=$PID
+run "$RECCE" record -F 999 -p "$SF" -d 2 -o "$T/sf.pb.gz"
+is "$RC" 0 "stackfault: record exits 0" || show_run
+SAID=$(cat "$ERR")
+kill "$SF"
+F=$(folded_user "$(folded "$T/sf.pb.gz")")
+BIG=$(folded_count "$F" '(^|;)big_frame$')
+cmp_ok "$BIG" '>' 10 "stackfault: samples in big_frame ($BIG)"
+MARKED=$(folded_count "$F" '^\[stack not in memory\];big_frame$')
+is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;churn;big_frame$')" \
+	"$((BIG - MARKED))" "stackfault: each is whole, _start;...;main;churn;big_frame, or marked" ||
+	diag "$(printf '%s\n' "$F" | grep 'big_frame' | grep -Ev '^(_start;|\[stack not in memory\];)' | head -5)"
+cmp_ok "$MARKED" '>' 0 "stackfault: $MARKED marked [stack not in memory]"
+like "$SAID" "[0-9]+ stacks end early, at a frame that says why: .* $(folded_count "$F" '^\[stack not in memory\];') \\[stack not in memory\\] \\(a page of the stack" \
+	"stackfault: recce counts them, and says why"
 
 done_testing

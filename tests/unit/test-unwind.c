@@ -432,11 +432,22 @@ static void test_end_markers(void **state)
 	assert_true(n >= 2);
 	assert_true(unwind_is_mark(out[n - 1]));
 	assert_string_equal(unwind_mark_name(out[n - 1]), "[stack copy ended]");
-	/* Asked for more, the kernel copies less only where the stack ends:
-	 * then the walk did not stop for want of copy. */
+	/* Asked for more, the kernel copies less where the stack ends, or
+	 * at a page of it not in memory. This stack goes on past the 48
+	 * bytes: such a page ended the copy. */
 	smp.stack_asked = STACK_COPY;
 	n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
+	assert_true(unwind_is_mark(out[n - 1]));
+	assert_string_equal(unwind_mark_name(out[n - 1]), "[stack not in memory]");
+	/* The same 48 bytes as the last of the stack: the copy held it to
+	 * its end, and the walk did not stop for want of copy. */
+	uint64_t at_end[17];
+	memcpy(at_end, regs, sizeof(at_end));
+	at_end[7] = stack_end() - 48;
+	smp.regs = at_end;
+	n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
 	assert_false(unwind_is_mark(out[n - 1]));
+	smp.regs = regs;
 	smp.stack_asked = 48;
 	/* The same stack, from an IP in no mapping and a frame pointer's
 	 * garbage, as in code built without them. */
