@@ -578,12 +578,49 @@ uint64_t record_wait_ns(const struct record_args *a)
 	return sum;
 }
 
-void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t wait_ns,
-		     int64_t duration_ns)
+uint64_t record_cpu_ns(const struct record_args *a)
 {
+	struct procstat_reader r;
+	struct procstat_task t;
+	uint64_t ticks = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (procstat_reader_init(&r, NULL) < 0)
+		return 0;
+	for (size_t i = 0; i < a->npids; i++)
+		if (procstat_read_process(&r, a->pids[i], &t) == 0)
+			ticks += t.utime + t.stime;
+	procstat_reader_release(&r);
+	return hz > 0 ? ticks * (1000000000ull / (uint64_t)hz) : 0;
+}
+
+/* The processes ran (used_ns, by their own count, which is in clock
+ * ticks: a tenth of a second is ten of them) but the samples stand for
+ * less than half of it (cpu_ns): says so. Returns whether it did. */
+static int say_unsampled(const struct record_args *a, uint64_t cpu_ns, uint64_t used_ns)
+{
+	if (used_ns < 100000000ull || (double)cpu_ns * 2 >= (double)used_ns)
+		return 0;
+	double period_ms = 1000.0 / (double)a->freq;
+	warning("the target%s used %.2f s of CPU while recorded, and %s samples stand for %.2f s: "
+		"%s threads that end before their CPU time adds up to a sampling period (%.1f ms "
+		"at -F %lld) are never sampled, as the kernel samples each thread by its own CPU "
+		"time; a higher -F (-F %d samples those of %.0f ms and more) helps",
+		a->npids == 1 ? "" : "s", (double)used_ns / 1e9, a->npids == 1 ? "its" : "their",
+		(double)cpu_ns / 1e9, a->npids == 1 ? "its" : "their", period_ms, a->freq,
+		period_ms > 1.5 ? 999 : 9999, period_ms > 1.5 ? 1.0 : 0.1);
+	return 1;
+}
+
+void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t used_ns,
+		     uint64_t wait_ns, int64_t duration_ns)
+{
+	if (a->event != RECORD_CPU || a->argv || a->all || a->cgroup || a->ntids)
+		return;
+	if (say_unsampled(a, cpu_ns, used_ns))
+		return;
 	/* Below 5% of one CPU a CPU profile is mostly noise. */
-	if (a->event != RECORD_CPU || a->argv || a->all || duration_ns < 1000000000 ||
-	    (double)cpu_ns >= 0.05 * (double)duration_ns)
+	if (duration_ns < 1000000000 || (double)cpu_ns >= 0.05 * (double)duration_ns)
 		return;
 	/* Runnable is not idle: a thread that waited on a run queue wanted a
 	 * CPU the machine did not give it. */

@@ -142,4 +142,25 @@ TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the child forked after the attach is recorded ($BURN of $TOTAL)"
 
+# A program whose work is done by threads of 5 ms of CPU each, as a server
+# that starts a thread per request: at 99 Hz a sampling period is 10.1 ms
+# of a thread's own CPU time, and no thread lives that long. recce says
+# the samples fall short of the CPU time the process counted, and why,
+# rather than that the target was idle; at -F 999 the threads are sampled.
+spawn "$T/brief.out" "$TARGETS/brief" 600 # killed below
+BRIEF=$PID
+wait_for 10 grep -q '^ready' "$T/brief.out" || diag "brief did not start"
+run "$RECCE" record -p "$BRIEF" -d 2 -o "$T/brief.pb.gz"
+is "$RC" 0 "brief threads: record exits 0" || show_run
+like "$(cat "$ERR")" 'recce: warning: the target used [0-9]+\.[0-9]+ s of CPU while recorded, and its samples stand for [0-9]+\.[0-9]+ s: its threads that end before their CPU time adds up to a sampling period \(10\.1 ms at -F 99\) are never sampled, .*; a higher -F \(-F 999 samples those of 1 ms and more\) helps' \
+	"brief threads: recce says its samples fall short of the CPU time, and why" || show_run
+unlike "$(cat "$ERR")" 'the target was idle' "brief threads: and not that the target was idle"
+run "$RECCE" record -p "$BRIEF" -F 999 -d 2 -o "$T/brief999.pb.gz"
+is "$RC" 0 "brief threads, -F 999: record exits 0" || show_run
+unlike "$(cat "$ERR")" 'never sampled' "brief threads, -F 999: the samples stand for the CPU time" ||
+	show_run
+BW=$(folded_count "$(folded_user "$(folded "$T/brief999.pb.gz")")" '(^|;)brief_work$')
+cmp_ok "$BW" '>' 0 "brief threads, -F 999: brief_work is sampled ($BW)"
+kill -TERM "$BRIEF"
+
 done_testing
