@@ -77,7 +77,7 @@ void top_format_columns(const struct top_session *s, char *buf, size_t len)
 
 void top_format_row(const struct top_session *s, const struct top_row *r, char *buf, size_t len)
 {
-	char hot[160], rkib[32], name[64], fn[128], last[128];
+	char hot[160], rkib[32], name[64], fn[128], last[128], id[24];
 
 	/* Names come from the target: escaped for the terminal. */
 	if (r->hot)
@@ -86,11 +86,14 @@ void top_format_row(const struct top_session *s, const struct top_row *r, char *
 	else
 		snprintf(hot, sizeof(hot), "-");
 	format_kib(rkib, sizeof(rkib), r->rss_kb);
-	snprintf(buf, len, "%7d %7ld %-15s %c %6.1f %6.1f %6.1f %7.0f %7.0f %9s  %-32s %s",
-		 (int)r->pid, s->npids ? (long)r->tid : r->nthreads,
-		 term_safe(r->name, name, sizeof(name)), r->state, r->cpu_user + r->cpu_sys,
-		 r->cpu_user, r->cpu_sys, r->vcsw_rate, r->ivcsw_rate, rkib, hot,
-		 r->last ? term_safe(r->last, last, sizeof(last)) : "-");
+	if (s->npids && r->tid == TOP_ENDED_TID)
+		snprintf(id, sizeof(id), "-");
+	else
+		snprintf(id, sizeof(id), "%ld", s->npids ? (long)r->tid : r->nthreads);
+	snprintf(buf, len, "%7d %7s %-15s %c %6.1f %6.1f %6.1f %7.0f %7.0f %9s  %-32s %s",
+		 (int)r->pid, id, term_safe(r->name, name, sizeof(name)), r->state,
+		 r->cpu_user + r->cpu_sys, r->cpu_user, r->cpu_sys, r->vcsw_rate, r->ivcsw_rate,
+		 rkib, hot, r->last ? term_safe(r->last, last, sizeof(last)) : "-");
 }
 
 static void print_text(struct top_session *s, FILE *out)

@@ -177,9 +177,10 @@ static int read_process(struct top_session *s, pid_t pid)
 	s->scratch_pids = p;
 	memcpy(s->scratch_pids, tids, (size_t)n * sizeof(*tids));
 	/* A process row: its ticks in one read, not the sum of reads spread
-	 * over the time it takes to read every thread. */
+	 * over the time it takes to read every thread; a thread row of its
+	 * ended threads: what those read do not account for. */
 	struct procstat_task whole;
-	if (!s->npids && procstat_read_process(&s->reader, pid, &whole) == 0)
+	if (procstat_read_process(&s->reader, pid, &whole) == 0)
 		top_model_add_process(s->model, &whole);
 	for (ssize_t i = 0; i < n; i++) {
 		struct procstat_task t;

@@ -8,6 +8,7 @@
 #include "top/top-model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +44,8 @@ struct top_model {
 
 	struct top_row *rows, *prev;
 	size_t nrows, nprev, rows_cap, prev_cap;
-	struct procstat_task *procs; /* whole-process ticks, by pid */
-	size_t nprocs, procs_cap;
+	struct procstat_task *procs, *prev_procs; /* whole-process ticks, by pid */
+	size_t nprocs, procs_cap, nprev_procs, prev_procs_cap;
 	int have_prev;
 	double interval;
 
@@ -112,6 +113,7 @@ void top_model_free(struct top_model *m)
 	free(m->rows);
 	free(m->prev);
 	free(m->procs);
+	free(m->prev_procs);
 	free(m->sys);
 	free(m->prev_sys);
 	free(m->cpus);
@@ -121,19 +123,28 @@ void top_model_free(struct top_model *m)
 	free(m);
 }
 
+/* A buffer of the last snapshot (*now, with its capacity and count)
+ * becomes the previous one's, whose memory is reused, emptied. */
+static void to_previous(void **now, size_t *now_cap, size_t *now_n, void **prev, size_t *prev_cap,
+			size_t *prev_n)
+{
+	void *t = *prev;
+	size_t tcap = *prev_cap;
+
+	*prev = *now;
+	*prev_cap = *now_cap;
+	*prev_n = *now_n;
+	*now = t;
+	*now_cap = tcap;
+	*now_n = 0;
+}
+
 void top_model_begin(struct top_model *m, double interval)
 {
-	/* The rows of the snapshot before become the previous ones. */
-	struct top_row *t = m->prev;
-	size_t tcap = m->prev_cap;
-
-	m->prev = m->rows;
-	m->prev_cap = m->rows_cap;
-	m->nprev = m->nrows;
-	m->rows = t;
-	m->rows_cap = tcap;
-	m->nrows = 0;
-	m->nprocs = 0;
+	to_previous((void **)&m->rows, &m->rows_cap, &m->nrows, (void **)&m->prev, &m->prev_cap,
+		    &m->nprev);
+	to_previous((void **)&m->procs, &m->procs_cap, &m->nprocs, (void **)&m->prev_procs,
+		    &m->prev_procs_cap, &m->nprev_procs);
 	m->interval = interval > 0 ? interval : 0;
 	m->have_sys = 0;
 }
@@ -171,21 +182,27 @@ int top_model_add_process(struct top_model *m, const struct procstat_task *t)
 	return 0;
 }
 
-/* The whole-process ticks of pid read this snapshot, or NULL. */
-static const struct procstat_task *find_process(const struct top_model *m, pid_t pid)
+/* The whole-process ticks of pid among n read, or NULL. */
+static const struct procstat_task *find_in(const struct procstat_task *procs, size_t n, pid_t pid)
 {
-	size_t lo = 0, hi = m->nprocs;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->procs[mid].pid == pid)
-			return &m->procs[mid];
-		if (m->procs[mid].pid < pid)
+		if (procs[mid].pid == pid)
+			return &procs[mid];
+		if (procs[mid].pid < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* The whole-process ticks of pid read this snapshot, or NULL. */
+static const struct procstat_task *find_process(const struct top_model *m, pid_t pid)
+{
+	return find_in(m->procs, m->nprocs, pid);
 }
 
 int top_model_add_sample(struct top_model *m, pid_t pid, pid_t tid, uint64_t time,
@@ -340,6 +357,62 @@ static void compute_rates(struct top_model *m)
 	}
 }
 
+/*
+ * Thread mode: the CPU time of threads that ended during the interval, as a row of their own
+ * (TOP_ENDED_TID) under each process whose whole ticks were read now and before: the process's
+ * CPU less its live threads'. A thread that starts and ends between two reads (a thread per
+ * request) is in no other row. Shown when a thread of the previous snapshot is gone, or when the
+ * rest is too large to be the difference of two reads of ticks. Rows stay sorted.
+ */
+static int add_ended_rows(struct top_model *m)
+{
+	double tps = (double)m->cfg.ticks_per_s;
+	size_t nrows = m->nrows, r = 0, q = 0;
+
+	for (size_t k = 0; k < m->nprocs && m->have_prev; k++) {
+		const struct procstat_task *w = &m->procs[k];
+		const struct procstat_task *p = find_in(m->prev_procs, m->nprev_procs, w->pid);
+		double cpu_user = 0, cpu_sys = 0, dt = m->interval;
+		int gone = 0;
+		if (p && p->read_ns && w->read_ns > p->read_ns)
+			dt = (double)(w->read_ns - p->read_ns) / 1e9;
+		if (p && p->starttime == w->starttime) {
+			cpu_user = per_second(w->utime, p->utime, dt) / tps * 100;
+			cpu_sys = per_second(w->stime, p->stime, dt) / tps * 100;
+		}
+		for (; r < nrows && m->rows[r].pid < w->pid; r++)
+			;
+		for (; r < nrows && m->rows[r].pid == w->pid; r++) {
+			cpu_user -= m->rows[r].cpu_user;
+			cpu_sys -= m->rows[r].cpu_sys;
+		}
+		for (; q < m->nprev && m->prev[q].pid < w->pid; q++)
+			;
+		for (; q < m->nprev && m->prev[q].pid == w->pid; q++)
+			gone |= m->prev[q].tid != TOP_ENDED_TID &&
+				!find_row(m->rows, nrows, w->pid, m->prev[q].tid);
+		cpu_user = cpu_user > 0 ? cpu_user : 0;
+		cpu_sys = cpu_sys > 0 ? cpu_sys : 0;
+		if (cpu_user + cpu_sys < (gone ? 1.0 : 5.0))
+			continue;
+		if (grow((void **)&m->rows, &m->rows_cap, m->nrows + 1, sizeof(*m->rows)) < 0)
+			return -ENOMEM;
+		struct top_row *e = &m->rows[m->nrows++];
+		memset(e, 0, sizeof(*e));
+		e->pid = w->pid;
+		e->tid = TOP_ENDED_TID;
+		snprintf(e->name, sizeof(e->name), "%s", TOP_ENDED_NAME);
+		e->state = 'X';
+		e->rss_kb = w->rss_pages * (uint64_t)m->cfg.page_kb;
+		e->starttime = w->starttime;
+		e->cpu_user = cpu_user;
+		e->cpu_sys = cpu_sys;
+	}
+	if (m->nrows > nrows)
+		qsort(m->rows, m->nrows, sizeof(*m->rows), compare_rows);
+	return 0;
+}
+
 static int compare_sample_refs(const void *a, const void *b, void *arg)
 {
 	const struct sample *base = arg;
@@ -367,6 +440,11 @@ static int assign_samples(struct top_model *m, struct interval *iv)
 		 * of process mode match on the pid alone. */
 		if (m->cfg.by_process)
 			iv->samples[i].tid = iv->samples[i].pid;
+		/* A thread that ended has no row: its process's ended row
+		 * gathers its samples, if it has one. */
+		else if (!find_row(m->rows, m->nrows, iv->samples[i].pid, iv->samples[i].tid) &&
+			 find_row(m->rows, m->nrows, iv->samples[i].pid, TOP_ENDED_TID))
+			iv->samples[i].tid = TOP_ENDED_TID;
 		m->refs[i].interval = m->cur;
 		m->refs[i].index = (uint32_t)i;
 	}
@@ -425,7 +503,7 @@ static void compute_header(struct top_model *m, const struct interval *iv)
 		const struct top_row *r = &m->rows[i];
 		h->cpu += r->cpu_user + r->cpu_sys;
 		h->csw_rate += r->vcsw_rate + r->ivcsw_rate;
-		h->threads += m->cfg.by_process ? (size_t)r->nthreads : 1;
+		h->threads += (size_t)r->nthreads;
 		if (i == 0 || m->rows[i - 1].pid != r->pid) {
 			h->processes++;
 			h->rss_kb += r->rss_kb;
@@ -469,7 +547,9 @@ int top_model_end(struct top_model *m)
 	if (m->cfg.by_process)
 		merge_processes(m);
 	compute_rates(m);
-	int err = assign_samples(m, iv);
+	int err = m->cfg.by_process ? 0 : add_ended_rows(m);
+	if (!err)
+		err = assign_samples(m, iv);
 	compute_header(m, iv);
 	if (m->have_sys) {
 		struct procstat_system *t = m->prev_sys;

@@ -48,14 +48,19 @@ enum top_sort {
 	TOP_SORT_NAME,
 };
 
+/* Thread mode: the row of a process's threads that ended during the
+ * interval (add_ended_rows() in top-model.c), under this TID and name. */
+#define TOP_ENDED_TID  0
+#define TOP_ENDED_NAME "[ended threads]"
+
 struct top_row {
-	pid_t pid, tid; /* tid == pid for a process row */
+	pid_t pid, tid; /* tid == pid for a process row; TOP_ENDED_TID */
 	char name[PROCSTAT_COMM_LEN];
 	char state;
 	double cpu_user, cpu_sys;     /* percent of one CPU over the interval */
 	double vcsw_rate, ivcsw_rate; /* context switches per second */
 	uint64_t rss_kb;	      /* of the process */
-	long nthreads;		      /* live threads of the process */
+	long nthreads;		      /* live threads of the row (0 for ended ones) */
 	uint32_t samples;	      /* this interval */
 	const char *hot;	      /* the function with most samples; NULL if none */
 	double hot_share;	      /* its share of the row's samples, 0..1 */
@@ -117,10 +122,12 @@ void top_model_begin(struct top_model *m, double interval);
  * ticks of one read must not be divided by the time of another. */
 int top_model_add_task(struct top_model *m, const struct procstat_task *t);
 
-/* Process mode: the ticks of the whole process (procstat_read_process()),
- * which its row then shows instead of the sum of its live threads: one
- * read, and threads that exited during the interval still count. Tasks
- * are added in ascending pid order. Returns 0 or -ENOMEM. */
+/* The ticks of the whole process (procstat_read_process()). In process
+ * mode its row then shows them instead of the sum of its live threads:
+ * one read, and threads that exited during the interval still count; in
+ * thread mode what its live threads do not account for is the row of its
+ * ended threads. Tasks are added in ascending pid order. Returns 0 or
+ * -ENOMEM. */
 int top_model_add_process(struct top_model *m, const struct procstat_task *t);
 
 /* One sample: time orders samples for "last", function names where it

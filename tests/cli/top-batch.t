@@ -162,4 +162,29 @@ is "$RC" 2 "-d 0 is a usage error"
 run "$RECCE" top --json
 is "$RC" 2 "--json without -b is a usage error"
 
+# A process whose work runs in threads that start and end between two
+# refreshes (5 ms of CPU each, as a thread per request): no listed thread
+# holds their CPU time. It is the row of the process's ended threads,
+# with their samples, and the targets' CPU counts it.
+spawn "$T/brief.out" "$TARGETS/brief" 600 # killed below
+BRIEF=$PID
+wait_for 10 grep -q '^ready' "$T/brief.out" || diag "brief did not start"
+run "$RECCE" top -b -n 3 -d 1 --json -p "$BRIEF"
+is "$RC" 0 "brief threads: top -b -n 3 exits 0" || show_run
+LAST=$(tail -n 1 "$OUT")
+ENDED=$(printf '%s\n' "$LAST" | grep -o '{"pid":'"$BRIEF"',"tid":0,[^}]*}')
+like "$ENDED" '"name":"\[ended threads\]","state":"X","cpu":[0-9]*[1-9][0-9]*\.[0-9]' \
+	"brief threads: their CPU is the row of the ended threads" || diag "$LAST"
+like "$ENDED" '"threads":0,"samples":[1-9][0-9]*,' "brief threads: with their samples" ||
+	diag "$LAST"
+# Each row's CPU and the targets' are rounded to a tenth apart.
+ROWS=$(printf '%s\n' "$LAST" | grep -o '"cpu":[0-9.]*' | tail -n +3 | cut -d: -f2 | paste -sd+)
+TARGETS_CPU=$(printf '%s\n' "$LAST" | grep -o '"targets":{[^}]*}' | grep -o '"cpu":[0-9.]*' | cut -d: -f2)
+cmp_ok "$(awk "BEGIN { d = ($ROWS) - (${TARGETS_CPU:-0}); print (d < 0 ? -d : d) <= 0.2 }")" '==' 1 \
+	"brief threads: the targets' CPU ($TARGETS_CPU) is their rows', the ended row's included ($ROWS)"
+run "$RECCE" top -b -n 2 -d 1 -p "$BRIEF"
+like "$(cat "$OUT")" " +$BRIEF +- \[ended threads\] X +[0-9.]+ " \
+	"brief threads: the text row says - for its TID" || show_run
+kill -TERM "$BRIEF"
+
 done_testing

@@ -281,12 +281,75 @@ static void test_rates_by_read_time(void **state)
 	top_model_free(m);
 }
 
+/* Thread mode: what the live threads do not account for of the
+ * process's ticks is its ended threads' row, with their samples. */
+static void whole_at(struct top_model *m, uint64_t utime, uint64_t s)
+{
+	struct procstat_task whole = task(20, 20, "app", utime, 0, 5);
+
+	whole.read_ns = s * 1000000000;
+	assert_int_equal(top_model_add_process(m, &whole), 0);
+}
+
+static void test_ended_threads(void **state)
+{
+	struct top_model *m = model(0);
+	const struct top_row *r;
+
+	(void)state;
+	top_model_begin(m, 0);
+	whole_at(m, 50, 1);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	add(m, task(20, 21, "worker", 50, 0, 6));
+	assert_int_equal(top_model_end(m), 0);
+	/* A thread started and ended between the reads, 50 ticks of CPU:
+	 * never listed, but its samples came. */
+	top_model_begin(m, 1.0);
+	whole_at(m, 110, 2);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	add(m, task(20, 21, "worker", 60, 0, 6));
+	sample(m, 20, 22, 5, F_OTHER, 0x3000);
+	sample(m, 20, 22, 6, F_OTHER, 0x3000);
+	sample(m, 20, 21, 7, F_BUSY, 0x2000);
+	assert_int_equal(top_model_end(m), 0);
+	r = top_model_find(m, 20, TOP_ENDED_TID);
+	assert_non_null(r);
+	assert_string_equal(r->name, TOP_ENDED_NAME);
+	assert_true(fabs(r->cpu_user - 50.0) < 0.01);
+	assert_int_equal(r->samples, 2);
+	assert_ptr_equal(r->hot, F_OTHER);
+	assert_int_equal(r->nthreads, 0);
+	assert_true(fabs(top_model_header(m)->cpu - 60.0) < 0.01);
+	assert_int_equal(top_model_header(m)->threads, 2);
+	const struct top_stack *st;
+	uint64_t total;
+	assert_int_equal(top_model_stacks(m, 20, TOP_ENDED_TID, 1, &st, &total), 1);
+	assert_int_equal(total, 2);
+	/* The live threads account for it all: no such row. */
+	top_model_begin(m, 1.0);
+	whole_at(m, 120, 3);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	add(m, task(20, 21, "worker", 70, 0, 6));
+	assert_int_equal(top_model_end(m), 0);
+	assert_null(top_model_find(m, 20, TOP_ENDED_TID));
+	/* A thread listed before is gone: its last 3 ticks are the row's. */
+	top_model_begin(m, 1.0);
+	whole_at(m, 123, 4);
+	add(m, task(20, 20, "app", 0, 0, 5));
+	assert_int_equal(top_model_end(m), 0);
+	r = top_model_find(m, 20, TOP_ENDED_TID);
+	assert_non_null(r);
+	assert_true(fabs(r->cpu_user - 3.0) < 0.01);
+	top_model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rates_and_hot), cmocka_unit_test(test_reused_tid),
 	    cmocka_unit_test(test_process_rows),  cmocka_unit_test(test_view),
 	    cmocka_unit_test(test_stack_history), cmocka_unit_test(test_rates_by_read_time),
+	    cmocka_unit_test(test_ended_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
