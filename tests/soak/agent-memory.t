@@ -3,12 +3,16 @@
 # in `make check`: it takes an hour, AGENT_SOAK_SECONDS to change it):
 # processes and binaries coming and going as on a build host or under
 # deploys, ten a second, each program a fresh copy (a new file, one
-# build-id) that runs 50 ms of CPU and is deleted; beside them a process
-# making a thousand threads a second. The sampler's resident
+# build-id) that runs 50 ms of CPU and is deleted, every other one built
+# as Debian builds its packages (-O2, no frame pointers: its stacks come
+# from its CFI, which the unwinder reads and caches for each new binary);
+# beside them a process making a thousand threads a second. The sampler's
+# resident
 # memory and open descriptors, read at a quarter of the run and at its
 # end, stay flat; the windows keep being written, the copies named.
 . "$(dirname "$0")/../cli/lib.sh"
-need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner"
+NOFP=$(dirname "$TARGETS")/targets-nofp
+need_file "$RECCE" "$TARGETS/hot" "$TARGETS/spinner" "$NOFP/qsort"
 SECONDS_RUN=${AGENT_SOAK_SECONDS:-3600}
 
 spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
@@ -25,7 +29,11 @@ mkdir -p "$T/bin"
 spawn "$T/churn.out" bash -c "i=0
 	while :; do
 		i=\$((i + 1))
-		cp '$TARGETS/hot' '$T/bin/prog-'\$i
+		if [ \$((i % 2)) = 0 ]; then
+			cp '$NOFP/qsort' '$T/bin/prog-'\$i
+		else
+			cp '$TARGETS/hot' '$T/bin/prog-'\$i
+		fi
 		'$T/bin/prog-'\$i 0.05 >/dev/null 2>&1
 		rm -f '$T/bin/prog-'\$i
 		echo \$i > '$T/churned'
@@ -58,6 +66,14 @@ like "$(cat "$OUT")" '"samples": *[1-9]' "with the last windows' samples"
 run "$RECCE" query --store "$T/store" --from -2m -n 0
 like "$(cat "$OUT")" ' burn_cpu +[^ ]*tests/targets/hot\.c' \
 	"and the deleted copies' CPU named, burn_cpu in hot.c" || show_run
+like "$(cat "$OUT")" ' slow_compare +[^ ]*tests/targets/qsort\.c' \
+	"and those without frame pointers, slow_compare in qsort.c" || show_run
+run "$RECCE" query --store "$T/store" --from -2m --format folded -o -
+F=$(grep 'slow_compare' "$OUT")
+cmp_ok "$(printf '%s\n' "$F" | grep -c .)" '>' 0 "the store holds their stacks" || show_run
+is "$(printf '%s\n' "$F" | grep -Evc '^([^;]*;)?_start;__libc_start_main;__libc_start_call_main;main;sort_batch;')" 0 \
+	"each whole, from _start through main and sort_batch" ||
+	diag "$(printf '%s\n' "$F" | grep -Ev '^([^;]*;)?_start;' | head -5)"
 
 kill -INT "$AGENT"
 wait_exit 30 "$AGENT"
