@@ -543,7 +543,8 @@ int top_model_end(struct top_model *m)
 {
 	struct interval *iv = &m->hist[m->cur];
 
-	qsort(m->rows, m->nrows, sizeof(*m->rows), compare_rows);
+	if (m->nrows > 1) /* rows is NULL until one was added */
+		qsort(m->rows, m->nrows, sizeof(*m->rows), compare_rows);
 	if (m->cfg.by_process)
 		merge_processes(m);
 	compute_rates(m);

@@ -1,6 +1,6 @@
 /*
  * A target whose work is done by brief threads, as a server that starts a
- * thread per request does: each thread runs brief_work() for 5 ms of its
+ * thread per request does: each thread runs brief_work() for 8 ms of its
  * own CPU time and ends, and the next starts; the main thread only waits
  * for each. A thread shorter than a sampling period of CPU time (10.1 ms
  * at 99 Hz) is never sampled, as the kernel samples each thread by its
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define WORK_NS 5000000ull
+#define WORK_NS 8000000ull
 
 static volatile unsigned long sink;
 
