@@ -101,18 +101,40 @@ kill "$WAVES"
 
 # --- a target exiting ---------------------------------------------------------
 
-spawn "$T/exits.out" "$TARGETS/exits" 1.5
-EX=$PID
-run "$RECCE" top -b -d 0.5 --json -p "$MIX,$EX" -n 8
+# The target waits on a FIFO until top has shown a snapshot of it, then
+# runs half a second and exits: however long top takes to start.
+# exiting_target NAME: spawns it, in $EX; go_exit NAME lets it go.
+exiting_target()
+{
+	mkfifo "$T/$1.go"
+	spawn "$T/$1.out" sh -c 'read x <"$0"; exec "$1" 0.5' "$T/$1.go" "$TARGETS/exits"
+	EX=$PID
+}
+go_exit()
+{
+	echo go >"$T/$1.go"
+}
+
+exiting_target ex1
+spawn_recce "$T/ex1.top" "$T/ex1.err" top -b -d 0.5 --json -p "$MIX,$EX" -n 8
+TOP=$PID
+wait_for 60 grep -q '^{' "$T/ex1.top" || diag "top showed no snapshot"
+go_exit ex1
+wait_exit 60 "$TOP" || diag "top -n 8 did not end"
+RC=$WAIT_RC OUT=$T/ex1.top ERR=$T/ex1.err
 is "$RC" 0 "top -p A,B exits 0 when one of them exits" || show_run
 like "$(cat "$OUT")" "\"events\":\\[\"process $EX exited\"\\]" "a line says the process exited"
 is "$(jrow "$OUT" 0 exits pid)" "" "its rows are gone from the last snapshot"
 is "$(jrow "$OUT" 0 busy hot)" busy_spin "the other process is still watched"
 is "$(grep -c '^{' "$OUT")" 8 "all 8 snapshots were shown"
 
-spawn "$T/exits2.out" "$TARGETS/exits" 1
-EX=$PID
-run "$RECCE" top -b -d 0.5 -p "$EX"
+exiting_target ex2
+spawn_recce "$T/ex2.top" "$T/ex2.err" top -b -d 0.5 -p "$EX"
+TOP=$PID
+wait_for 60 grep -q '^recce top' "$T/ex2.top" || diag "top showed no snapshot"
+go_exit ex2
+wait_exit 60 "$TOP" || diag "top did not end"
+RC=$WAIT_RC OUT=$T/ex2.top ERR=$T/ex2.err
 is "$RC" 0 "top without -n ends when its only target exits" || show_run
 like "$(cat "$OUT")" "^process $EX exited\$" "the text output says it exited"
 like "$(cat "$ERR")" 'every watched process has exited' "and stderr says none is left"
@@ -163,7 +185,7 @@ run "$RECCE" top --json
 is "$RC" 2 "--json without -b is a usage error"
 
 # A process whose work runs in threads that start and end between two
-# refreshes (5 ms of CPU each, as a thread per request): no listed thread
+# refreshes (8 ms of CPU each, as a thread per request): no listed thread
 # holds their CPU time. It is the row of the process's ended threads,
 # with their samples, and the targets' CPU counts it.
 spawn "$T/brief.out" "$TARGETS/brief" 600 # killed below
