@@ -182,7 +182,14 @@ int top_model_add_process(struct top_model *m, const struct procstat_task *t)
 	return 0;
 }
 
-/* The whole-process ticks of pid among n read, or NULL. */
+static int compare_procs(const void *a, const void *b)
+{
+	const struct procstat_task *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The whole-process ticks of pid among n read (sorted by pid), or NULL. */
 static const struct procstat_task *find_in(const struct procstat_task *procs, size_t n, pid_t pid)
 {
 	size_t lo = 0, hi = n;
@@ -545,6 +552,10 @@ int top_model_end(struct top_model *m)
 
 	if (m->nrows > 1) /* rows is NULL until one was added */
 		qsort(m->rows, m->nrows, sizeof(*m->rows), compare_rows);
+	/* By pid, for find_process() and add_ended_rows(): -p takes them in
+	 * any order. */
+	if (m->nprocs > 1)
+		qsort(m->procs, m->nprocs, sizeof(*m->procs), compare_procs);
 	if (m->cfg.by_process)
 		merge_processes(m);
 	compute_rates(m);

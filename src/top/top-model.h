@@ -126,7 +126,7 @@ int top_model_add_task(struct top_model *m, const struct procstat_task *t);
  * mode its row then shows them instead of the sum of its live threads:
  * one read, and threads that exited during the interval still count; in
  * thread mode what its live threads do not account for is the row of its
- * ended threads. Tasks are added in ascending pid order. Returns 0 or
+ * ended threads. Processes may come in any order. Returns 0 or
  * -ENOMEM. */
 int top_model_add_process(struct top_model *m, const struct procstat_task *t);
 

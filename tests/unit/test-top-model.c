@@ -283,12 +283,19 @@ static void test_rates_by_read_time(void **state)
 
 /* Thread mode: what the live threads do not account for of the
  * process's ticks is its ended threads' row, with their samples. */
-static void whole_at(struct top_model *m, uint64_t utime, uint64_t s)
+static void whole_of(struct top_model *m, pid_t pid, uint64_t utime, uint64_t s)
 {
-	struct procstat_task whole = task(20, 20, "app", utime, 0, 5);
+	struct procstat_task whole = task(pid, pid, "app", utime, 0, 5);
 
 	whole.read_ns = s * 1000000000;
 	assert_int_equal(top_model_add_process(m, &whole), 0);
+}
+
+/* pid 20's, after another's of a higher pid: -p takes any order. */
+static void whole_at(struct top_model *m, uint64_t utime, uint64_t s)
+{
+	whole_of(m, 30, 7, s);
+	whole_of(m, 20, utime, s);
 }
 
 static void test_ended_threads(void **state)
