@@ -264,7 +264,9 @@ int cmd_record(int argc, char **argv)
 		struct aggregate_stats as;
 		aggregate_get_stats(agg, &as);
 		uint64_t waited = record_wait_ns(&a), used = record_cpu_ns(&a);
-		record_say_idle(&a, as.period, used > used_before ? used - used_before : 0,
+		/* Samples the kernel lost are said so, not as unsampled. */
+		record_say_idle(&a, as.period,
+				used > used_before && !st.lost ? used - used_before : 0,
 				waited > wait_before ? waited - wait_before : 0, st.duration_ns);
 	}
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))
