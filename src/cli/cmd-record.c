@@ -128,7 +128,7 @@ int cmd_record(int argc, char **argv)
 	err = sampler_new(&cfg, &s);
 	if (err)
 		die("cannot start sampling: %s", strerror(-err));
-	uint64_t wait_before = record_wait_ns(&a), used_before = record_cpu_ns(&a);
+	uint64_t wait_before = record_wait_ns(&a);
 	err = sampler_start(s);
 	if (err) {
 		unblock_stop_signals(sfd, &old_mask);
@@ -263,10 +263,10 @@ int cmd_record(int argc, char **argv)
 	if (!st.child_exited && st.stop != SAMPLER_STOP_EXITED && a.event != RECORD_ALLOC) {
 		struct aggregate_stats as;
 		aggregate_get_stats(agg, &as);
-		uint64_t waited = record_wait_ns(&a), used = record_cpu_ns(&a);
-		/* Samples the kernel lost are said so, not as unsampled. */
-		record_say_idle(&a, as.period,
-				used > used_before && !st.lost ? used - used_before : 0,
+		uint64_t waited = record_wait_ns(&a);
+		/* Samples the kernel lost or withheld are said so, not as
+		 * unsampled. */
+		record_say_idle(&a, as.period, st.lost || st.throttled ? 0 : st.cpu_ns,
 				waited > wait_before ? waited - wait_before : 0, st.duration_ns);
 	}
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))

@@ -118,16 +118,13 @@ void record_say_python(const struct record_args *a, const struct sampler_stats *
 /* The time the -p targets' threads have waited on a run queue so far. */
 uint64_t record_wait_ns(const struct record_args *a);
 
-/* The CPU time the -p processes have used so far, their exited threads'
- * included (/proc/PID/stat), in ns. */
-uint64_t record_cpu_ns(const struct record_args *a);
-
 /* After a cpu recording of -p processes that were there all along but
  * hardly ran (cpu_ns of CPU time in duration_ns): says they were starved
  * for CPU when they waited for one longer (wait_ns) than they ran, else
  * idle, and how to see where they wait. Says instead that their samples
- * fell short when the processes' own count of their CPU time (used_ns)
- * is more than twice what the samples stand for (cpu_ns): threads that
+ * fell short when the events' count of their CPU time while sampled
+ * (used_ns, 0 for none) is more than twice what the samples stand for
+ * (cpu_ns): threads that
  * end before their CPU time adds up to one sampling period are never
  * sampled. */
 void record_say_idle(const struct record_args *a, uint64_t cpu_ns, uint64_t used_ns,

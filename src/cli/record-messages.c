@@ -578,25 +578,9 @@ uint64_t record_wait_ns(const struct record_args *a)
 	return sum;
 }
 
-uint64_t record_cpu_ns(const struct record_args *a)
-{
-	struct procstat_reader r;
-	struct procstat_task t;
-	uint64_t ticks = 0;
-	long hz = sysconf(_SC_CLK_TCK);
-
-	if (procstat_reader_init(&r, NULL) < 0)
-		return 0;
-	for (size_t i = 0; i < a->npids; i++)
-		if (procstat_read_process(&r, a->pids[i], &t) == 0)
-			ticks += t.utime + t.stime;
-	procstat_reader_release(&r);
-	return hz > 0 ? ticks * (1000000000ull / (uint64_t)hz) : 0;
-}
-
-/* The processes ran (used_ns, by their own count, which is in clock
- * ticks: a tenth of a second is ten of them) but the samples stand for
- * less than half of it (cpu_ns): says so. Returns whether it did. */
+/* The processes ran (used_ns, by the count of the sampling events, their
+ * ended threads' included) but the samples stand for less than half of
+ * it (cpu_ns): says so. Returns whether it did. */
 static int say_unsampled(const struct record_args *a, uint64_t cpu_ns, uint64_t used_ns)
 {
 	if (used_ns < 100000000ull || (double)cpu_ns * 2 >= (double)used_ns)
