@@ -592,6 +592,7 @@ static int in_probe_handler(struct resolver *r, const struct agg_stack *s)
 	    "handle_swbp",	    "uprobe_dispatcher",
 	    "uretprobe_dispatcher", "uprobe_multi_link_handler"};
 	int kernel = 0;
+	size_t named = 0, bpf = 0;
 
 	for (size_t i = 0; i < s->nframes; i++) {
 		uint64_t addr = s->frames[i];
@@ -606,11 +607,16 @@ static int in_probe_handler(struct resolver *r, const struct agg_stack *s)
 		uint64_t start;
 		if (!k || !(name = kallsyms_lookup(k, addr, &module, &start)))
 			continue;
+		named++;
+		bpf += strncmp(name, "bpf_prog_", 9) == 0;
 		for (size_t j = 0; j < sizeof(probe_fns) / sizeof(probe_fns[0]); j++)
 			if (strcmp(name, probe_fns[j]) == 0)
 				return 1;
 	}
-	return 0;
+	/* A kernel part that is a BPF program alone: the kernel's unwinder
+	 * stopped at its JIT code, which in a user thread's stack a probe's
+	 * trap ran (a system call's entry would be there too). */
+	return named && bpf == named;
 }
 
 /* Whether location id is a function that starts a program's or a
