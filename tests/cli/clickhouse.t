@@ -127,7 +127,9 @@ next_count windows_exported_total "$METRICS" || diag "the window holding END was
 
 # --- read back --------------------------------------------------------
 
-run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --comm split -n 0
+# The agent profiles every process: another test's split may run beside
+# this one, so its pid joins the name.
+run "$RECCE" query --clickhouse "$URL" --from "@$T0" --to "@$END" --comm split --pid "$SPLIT" -n 0
 is "$RC" 0 "query --clickhouse exits 0" || show_run
 cp "$OUT" "$T/fleet.txt"
 WA=$(awk '$4 == "work_a" { sub("%", "", $2); print $2; exit }' "$OUT")
@@ -136,9 +138,9 @@ N=$(query_samples "$(cat "$OUT")")
 share_near "$WA" 75 "$N" "work_a has 75% of split's $N samples in ClickHouse ($WA%)" || diag "$(cat "$OUT")"
 share_near "$WB" 25 "$N" "work_b has 25% ($WB%)"
 like "$(cat "$OUT")" 'work_a +[^ ]*split\.c:[0-9]+' "with file:line"
-like "$(cat "$OUT")" 'processes: 1 ' "one process of that name"
+like "$(cat "$OUT")" 'processes: 1 ' "one process of that name and pid"
 
-run "$RECCE" query --store "$T/store" --from "@$T0" --to "@$END" --comm split -n 0
+run "$RECCE" query --store "$T/store" --from "@$T0" --to "@$END" --comm split --pid "$SPLIT" -n 0
 is "$(grep -E '^ +[0-9]' "$OUT" | awk '{ print $1, $2, $3, $4 }')" \
 	"$(grep -E '^ +[0-9]' "$T/fleet.txt" | awk '{ print $1, $2, $3, $4 }')" \
 	"the fleet store gives the same table as the agent's own store"
