@@ -1068,6 +1068,27 @@ static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
 }
 
 /*
+ * The callers the kernel's frame-pointer walk (fp, nfp entries, the IP first) gives from entry
+ * from on, added after the n frames at f for as long as each function keeps its frame pointer (past
+ * one that does not, the walk skipped its caller or read garbage: *cut is set there). The function
+ * of the frame before fp[from] is known to keep one. Returns the new count.
+ */
+static size_t fp_callers(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t n,
+			 size_t cap, const uint64_t *fp, size_t nfp, size_t from, int *cut)
+{
+	for (size_t i = from; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		if (i > from && !keeps_fp(u, p, fp[i - 1])) {
+			*cut = 1;
+			break;
+		}
+		f[n++] = fp[i];
+	}
+	return n;
+}
+
+/*
  * The walk stopped at the frame a signal interrupted, on another stack than the copy's (the handler
  * ran on the thread's signal stack), with that frame's rbp its own frame pointer: the kernel's
  * frame-pointer walk went through the handler's frames, in the copy, up to that rbp (or started
@@ -1091,39 +1112,7 @@ static size_t go_on_joined(struct unwinder *u, struct proc_unwind *p, uint64_t *
 			return n;
 		bp = next;
 	}
-	for (size_t i = k + 1; i < nfp && n < cap; i++) {
-		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
-			break;
-		if (i > k + 1 && !keeps_fp(u, p, fp[i - 1])) {
-			*cut = 1;
-			break;
-		}
-		f[n++] = fp[i];
-	}
-	return n;
-}
-
-/*
- * The stack copy was empty (UNWIND_END_NOT_PRESENT) and the leaf at f[0] keeps its frame pointer:
- * the kernel's frame-pointer walk (fp, nfp entries, the IP first) names its callers for as long as
- * each keeps its own (past one that does not, the walk would skip its caller, or read garbage:
- * *cut is set there). Returns the new count.
- */
-static size_t go_on_from_leaf(struct unwinder *u, struct proc_unwind *p, uint64_t *f, size_t cap,
-			      const uint64_t *fp, size_t nfp, int *cut)
-{
-	size_t n = 1;
-
-	for (size_t i = 1; i < nfp && n < cap; i++) {
-		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
-			break;
-		if (i > 1 && !keeps_fp(u, p, fp[i - 1])) {
-			*cut = 1;
-			break;
-		}
-		f[n++] = fp[i];
-	}
-	return n;
+	return fp_callers(u, p, f, n, cap, fp, nfp, k + 1, cut);
 }
 
 /* The byte at addr in pid's memory (a breakpoint shows there as 0xCC,
@@ -1188,8 +1177,6 @@ static int copy_ended_unpaged(const struct unwind_sample *smp, uint64_t sp)
 {
 	uint8_t byte;
 
-	if (!smp->stack_asked || smp->stack_len >= smp->stack_asked)
-		return 0;
 	return !smp->stack_len || proc_mem_read_all(smp->pid, sp + smp->stack_len, &byte, 1) == 0;
 }
 
@@ -1223,12 +1210,12 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		int ended = 0;
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
-		int unpaged =
-		    got > 0 && u->end == UNWIND_END_COPY && copy_ended_unpaged(smp, regs[REG_SP]);
+		int short_copy = u->end == UNWIND_END_COPY && smp->stack_asked &&
+				 smp->stack_len < smp->stack_asked;
+		int unpaged = short_copy && got > 0 && copy_ended_unpaged(smp, regs[REG_SP]);
 		/* Else a copy shorter than asked holds the stack to its end: a
 		 * read past it was a guess, not a stack cut short. */
-		int to_end = u->end == UNWIND_END_COPY && !unpaged && smp->stack_asked &&
-			     smp->stack_len < smp->stack_asked;
+		int to_end = short_copy && !unpaged;
 		/* With an empty copy only the leaf is known, and the frame
 		 * pointers go on from it only where its rbp is its own. */
 		int empty = unpaged && !smp->stack_len;
@@ -1240,9 +1227,11 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		const struct unwind_ctx *c = &u->cur;
 		struct proc_unwind *p = proc_find(u, smp->pid);
 		if (empty) {
+			/* The leaf keeps its frame pointer: its callers from
+			 * the kernel's walk (past the IP). */
 			if (fp_after && nfp && fp_kept_at(u, p, out[n]))
-				got = (int)go_on_from_leaf(u, p, out + n, max, smp->ips + user + 1,
-							   nfp, &cut);
+				got = (int)fp_callers(u, p, out + n, 1, max, smp->ips + user + 1,
+						      nfp, 1, &cut);
 		} else if (got > 0 && !ended && fp_after && nfp && c->join_ok &&
 			   (size_t)got == c->join_frame)
 			got = (int)go_on_joined(u, p, out + n, (size_t)got, max,
