@@ -135,7 +135,7 @@ $(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c src/perf/bpf/family.h src/perf/hit-f
 $(B)/perf/bpf/%.skel.h: $(B)/perf/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_prog > $@.tmp && mv $@.tmp $@
 
-$(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o $(B)/perf/py-bpf.o: $(BPF_SKELS)
+$(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o $(B)/perf/py-bpf.o $(B)/perf/pick-bpf.o: $(BPF_SKELS)
 
 # The compiled programs stay, for llvm-objdump -d when one needs a look.
 .SECONDARY: $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.bpf.o,$(BPF_SRCS))

@@ -92,6 +92,7 @@ int cmd_record(int argc, char **argv)
 	cfg.ntids = a.ntids;
 	cfg.argv = a.beside ? NULL : a.argv;
 	cfg.system_wide = a.all;
+	cfg.per_thread = a.per_thread;
 	cfg.cgroup_fd = a.cgroup ? record_open_cgroup(a.cgroup) : -1;
 	cfg.child_sigmask = &old_mask;
 	static const unsigned events[] = {
@@ -265,8 +266,10 @@ int cmd_record(int argc, char **argv)
 		aggregate_get_stats(agg, &as);
 		uint64_t waited = record_wait_ns(&a);
 		/* Samples the kernel lost or withheld are said so, not as
-		 * unsampled. */
-		record_say_idle(&a, as.period, st.lost || st.throttled ? 0 : st.cpu_ns,
+		 * unsampled; sampled per CPU, a thread is sampled however
+		 * short. */
+		record_say_idle(&a, as.period,
+				st.lost || st.throttled || st.cpu_wide ? 0 : st.cpu_ns,
 				waited > wait_before ? waited - wait_before : 0, st.duration_ns);
 	}
 	if (a.npids && !st.threads && !status && record_targets_exited(t, ntargets))

@@ -45,6 +45,7 @@ struct record_args {
 	int timeline;
 	int tree;		 /* --tree: the -p processes' descendants too */
 	int all;		 /* -a: every process */
+	int per_thread;		 /* --per-thread: -p sampled by threads, not CPUs */
 	const char *cgroup;	 /* --cgroup: every process of this cgroup */
 	int no_symbolize;	 /* --no-symbolize: addresses and build-ids only */
 	int jit_map;		 /* --jit-map: JVM targets asked for their perf maps */

@@ -399,9 +399,14 @@ void record_say_written(const struct record_args *a, const struct sampler_stats 
 		     "thread%s%s, "
 		     "%llu records lost, %llu throttled; wrote %s (%s)",
 		     (unsigned long long)st->samples, offcpu, secs, sampler_rate(st), a->freq,
-		     a->all ? "CPU" : "thread on a CPU", st->threads, st->threads == 1 ? "" : "s",
-		     procs, (unsigned long long)st->lost, (unsigned long long)st->throttled,
-		     written, size);
+		     a->all || st->cpu_wide ? "CPU" : "thread on a CPU", st->threads,
+		     st->threads == 1 ? "" : "s", procs, (unsigned long long)st->lost,
+		     (unsigned long long)st->throttled, written, size);
+	if (st->cpu_wide_err && a->event != RECORD_ALLOC)
+		note("each thread was sampled by its own CPU time, as the BPF program that keeps "
+		     "the target's samples of each CPU could not be loaded (%s): a thread that ran "
+		     "less than %.1f ms in all has no sample",
+		     strerror(-st->cpu_wide_err), 1000.0 / (double)a->freq);
 }
 
 int record_command_status(const struct sampler_stats *st, int status)
@@ -589,9 +594,12 @@ static int say_unsampled(const struct record_args *a, uint64_t cpu_ns, uint64_t 
 	warning("the target%s used %.2f s of CPU while recorded, and %s samples stand for %.2f s: "
 		"%s threads that end before their CPU time adds up to a sampling period (%.1f ms "
 		"at -F %lld) are never sampled, as the kernel samples each thread by its own CPU "
-		"time; a higher -F (-F %d samples those of %.0f ms and more) helps",
+		"time; %sa higher -F (-F %d samples those of %.0f ms and more) helps",
 		a->npids == 1 ? "" : "s", (double)used_ns / 1e9, a->npids == 1 ? "its" : "their",
 		(double)cpu_ns / 1e9, a->npids == 1 ? "its" : "their", period_ms, a->freq,
+		a->per_thread ? "without --per-thread every CPU is sampled instead, and every "
+				"thread with it; or "
+			      : "",
 		period_ms > 1.5 ? 999 : 9999, period_ms > 1.5 ? 1.0 : 0.1);
 	return 1;
 }

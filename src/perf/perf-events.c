@@ -42,6 +42,7 @@ struct perf_events {
 	struct perf_ring *rings;
 	struct perf_record *recs; /* one per ring: its peeked record */
 	int *outputs;		  /* PERF_EVENTS_ALLOC: one output event per CPU */
+	int *cpu_events;	  /* cpu_wide: one cpu-clock sampling event per CPU */
 	unsigned kinds[3];	  /* the PERF_EVENTS_* events opened per thread and CPU */
 	size_t nkinds;
 	struct perf_task *tasks;
@@ -161,6 +162,54 @@ static int outputs_open(struct perf_events *pe)
 	return 0;
 }
 
+int perf_events_open_cpus(struct perf_events *pe, int prog_fd)
+{
+	if (!pe->cfg.cpu_wide || pe->cpu_events)
+		return -EINVAL;
+	pe->cpu_events = malloc(pe->ncpus * sizeof(*pe->cpu_events));
+	if (!pe->cpu_events)
+		return -ENOMEM;
+	for (size_t i = 0; i < pe->ncpus; i++)
+		pe->cpu_events[i] = -1;
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		struct perf_event_attr attr;
+		uint64_t id;
+		int fd;
+		/* Held until it has the program: a sample before would be of
+		 * any process. */
+		for (;;) {
+			attr_common(pe, &attr);
+			attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			attr.freq = 1;
+			attr.sample_freq = pe->cfg.freq;
+			attr.disabled = 1;
+			attr.exclude_kernel = pe->user_only ? 1 : 0;
+			attr.sample_max_stack = pe->cfg.max_stack;
+			attr.exclude_callchain_user = pe->cfg.dwarf && !pe->cfg.fp_chain ? 1 : 0;
+			attr.read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
+			fd = open_event(pe, &attr, -1, pe->cpus[i], 0);
+			if (fd >= 0 || (errno != EACCES && errno != EPERM) || pe->user_only)
+				break;
+			pe->user_only = 1;
+		}
+		if (fd < 0)
+			return errno == EPERM ? -EACCES : -errno;
+		pe->cpu_events[i] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0)
+			return -errno;
+		int err =
+		    u64map_put(&pe->ids, id, UINT32_MAX | (uint64_t)PERF_EVENTS_CPU_CLOCK << 32);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < pe->ncpus; i++)
+		if (ioctl(pe->cpu_events[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
+}
+
 int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu)
 {
 	if (!pe->outputs || i >= pe->ncpus)
@@ -262,6 +311,11 @@ void perf_events_free(struct perf_events *pe)
 			if (pe->outputs[i] >= 0)
 				close(pe->outputs[i]);
 	free(pe->outputs);
+	if (pe->cpu_events)
+		for (size_t i = 0; i < pe->ncpus; i++)
+			if (pe->cpu_events[i] >= 0)
+				close(pe->cpu_events[i]);
+	free(pe->cpu_events);
 	if (pe->rings)
 		for (size_t i = 0; i < pe->ncpus; i++)
 			perf_ring_release(&pe->rings[i]);
@@ -306,8 +360,10 @@ static void attr_sampling(const struct perf_events *pe, unsigned kind, int first
 	attr_common(pe, attr);
 	if (kind == PERF_EVENTS_CPU_CLOCK) {
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
-		attr->freq = 1;
-		attr->sample_freq = pe->cfg.freq;
+		/* cpu_wide: the thread's CPU time counted, its samples taken
+		 * by the events of its CPUs. */
+		attr->freq = pe->cfg.cpu_wide ? 0 : 1;
+		attr->sample_freq = pe->cfg.cpu_wide ? 0 : pe->cfg.freq;
 	} else if (kind == PERF_EVENTS_ALLOC) {
 		attr->config = PERF_COUNT_SW_DUMMY; /* the records beside samples only */
 	} else {
@@ -406,6 +462,7 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 		/* An event that runs the program is held until it has it: a
 		 * sample before would have no record (its Python frames). */
 		int bpf = pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
+			  !(pe->cfg.cpu_wide && pe->kinds[k] == PERF_EVENTS_CPU_CLOCK) &&
 			  !pe->bpf_refused;
 		int held = bpf && !pe->cfg.enable_on_exec;
 		int fd = open_one(pe, k, tid, pe->cpus[cpu], flags, held);
@@ -511,6 +568,8 @@ uint64_t perf_events_lost(const struct perf_events *pe)
 
 	for (size_t i = 0; pe->read_lost && pe->outputs && i < pe->ncpus; i++)
 		sum += event_lost(pe->outputs[i]);
+	for (size_t i = 0; pe->read_lost && pe->cpu_events && i < pe->ncpus; i++)
+		sum += event_lost(pe->cpu_events[i]);
 	return sum;
 }
 
@@ -593,7 +652,8 @@ static int parse_sample(const struct perf_events *pe, struct cursor *c, struct p
 		return -EBADMSG;
 	r->sample.ips = cur_bytes(c, r->sample.nr * 8);
 	uint64_t v;
-	if (pe->outputs && u64map_get(&pe->ids, r->id, &v) && (uint32_t)v == UINT32_MAX) {
+	if (pe->outputs && u64map_get(&pe->ids, r->id, &v) &&
+	    v == (UINT32_MAX | (uint64_t)PERF_EVENTS_ALLOC << 32)) {
 		uint32_t size = 0;
 		const void *sz = cur_bytes(c, 4);
 		if (sz)

@@ -12,7 +12,10 @@
  * sampled too). Each CPU's ring belongs to a dummy event that recce opens
  * on itself on that CPU; every target event of that CPU is redirected into
  * it with PERF_EVENT_IOC_SET_OUTPUT. The rings therefore outlive any target
- * event, and an event can be closed without losing its ring.
+ * event, and an event can be closed without losing its ring. With
+ * cpu_wide, the cpu-clock samples come from one more event per CPU (pid
+ * -1) whose BPF program keeps the targets' samples only, and the
+ * threads' cpu-clock events count without sampling.
  *
  * Records. perf_events_read() parses and bounds-checks every record and
  * calls a handler with a struct perf_record whose pointers point into the
@@ -61,6 +64,11 @@ struct perf_events_config {
 	 * it too); 0 for none. A kernel that refuses it leaves the events without it,
 	 * and perf_events_bpf_refused() says so. */
 	int bpf_prog_fd;
+	/* cpu-clock samples come from one event per CPU that samples
+	 * whatever runs there, opened by perf_events_open_cpus() with a
+	 * program that keeps the targets' (pick-bpf.h); the threads'
+	 * cpu-clock events only count their CPU time. */
+	int cpu_wide;
 };
 
 /* A parsed record. Which fields are set depends on type (PERF_RECORD_*). */
@@ -160,6 +168,11 @@ void perf_events_close_task(struct perf_events *pe, int task);
 /* The task whose events have this record id, or -1. */
 int perf_events_id_task(const struct perf_events *pe, uint64_t id);
 size_t perf_events_ntasks(const struct perf_events *pe);
+
+/* cpu_wide: opens the cpu-clock event of every CPU, with prog_fd's
+ * program (which returns 0 for a sample not to be written), and starts
+ * them. Returns 0 or -errno. */
+int perf_events_open_cpus(struct perf_events *pe, int prog_fd);
 
 /* With PERF_EVENTS_ALLOC, the output event of the i-th CPU (i < the number
  * of rings) and that CPU's number; -1 without. */

@@ -15,18 +15,19 @@
 #include "perf/bpf-sys.h"
 #include "perf/bpf/py.skel.h"
 
-static int load(struct py_bpf *b, char *log, size_t log_len)
+static int load(struct py_bpf *b, int family_fd, char *log, size_t log_len)
 {
 	struct py_prog *skel = py_prog__open();
 	if (!skel)
 		return -errno;
-	struct bpf_map_fd maps[] = {{skel->maps.layouts, b->layouts_fd},
-				    {skel->maps.tstates, b->tstates_fd},
-				    {skel->maps.scratch, b->scratch_fd},
-				    {skel->maps.drops, b->drops_fd},
-				    {skel->maps.out, b->out_fd}};
-	int err = bpf_object_load_quietly(skel->obj, maps, sizeof(maps) / sizeof(maps[0]),
-					  skel->progs.recce_py, 0, log, log_len);
+	skel->rodata->family_only = family_fd >= 0;
+	struct bpf_map_fd maps[] = {
+	    {skel->maps.layouts, b->layouts_fd}, {skel->maps.tstates, b->tstates_fd},
+	    {skel->maps.scratch, b->scratch_fd}, {skel->maps.drops, b->drops_fd},
+	    {skel->maps.out, b->out_fd},	 {skel->maps.family, family_fd}};
+	size_t n = sizeof(maps) / sizeof(maps[0]) - (family_fd < 0);
+	int err =
+	    bpf_object_load_quietly(skel->obj, maps, n, skel->progs.recce_py, 0, log, log_len);
 	if (!err) {
 		b->prog_fd = bpf_program_dup(skel->progs.recce_py);
 		err = b->prog_fd < 0 ? b->prog_fd : 0;
@@ -47,7 +48,7 @@ static int take(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int py_bpf_new(struct py_bpf *b, py_bpf_fn fn, void *arg, char *log, size_t log_len)
+int py_bpf_new(struct py_bpf *b, py_bpf_fn fn, void *arg, int family_fd, char *log, size_t log_len)
 {
 	memset(b, 0, sizeof(*b));
 	b->prog_fd = b->layouts_fd = b->tstates_fd = b->scratch_fd = b->drops_fd = b->out_fd = -1;
@@ -66,7 +67,7 @@ int py_bpf_new(struct py_bpf *b, py_bpf_fn fn, void *arg, char *log, size_t log_
 		if (fds[i] < 0)
 			err = fds[i];
 	if (!err)
-		err = load(b, log, log_len);
+		err = load(b, family_fd, log, log_len);
 	if (!err) {
 		b->ring = ring_buffer__new(b->out_fd, take, b, NULL);
 		if (!b->ring)

@@ -37,9 +37,10 @@ struct py_bpf {
 };
 
 /* Makes the maps and loads the program; fn(arg) takes the records
- * py_bpf_read() reads. On failure the verifier's log (if any) is left in
- * log. Returns 0 or -errno. */
-int py_bpf_new(struct py_bpf *b, py_bpf_fn fn, void *arg, char *log, size_t log_len);
+ * py_bpf_read() reads. With a family map (family_fd >= 0, pick-bpf.h)
+ * the program writes only the samples of the processes in it. On failure
+ * the verifier's log (if any) is left in log. Returns 0 or -errno. */
+int py_bpf_new(struct py_bpf *b, py_bpf_fn fn, void *arg, int family_fd, char *log, size_t log_len);
 
 /* Names process pid as a CPython of layout L (or, with L NULL, no longer). */
 int py_bpf_set_process(struct py_bpf *b, pid_t pid, const struct py_bpf_layout *L);

@@ -330,8 +330,8 @@ static void take(const struct py_bpf_record *rec, size_t size, void *arg)
 	q->n++;
 }
 
-int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_samples **out,
-		   char *log, size_t log_len)
+int py_samples_new(struct proc_registry *procs, uint64_t period_ns, int family_fd,
+		   struct py_samples **out, char *log, size_t log_len)
 {
 	struct py_samples *p = calloc(1, sizeof(*p));
 
@@ -342,7 +342,7 @@ int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_sa
 	py_match_init(&p->match, period_ns / 2 < MATCH_NS ? period_ns / 2 : MATCH_NS);
 	u64map_init(&p->procs_by_pid);
 	u64map_init(&p->queues);
-	int err = py_bpf_new(&p->bpf, take, p, log, log_len);
+	int err = py_bpf_new(&p->bpf, take, p, family_fd, log, log_len);
 	if (err) {
 		u64map_release(&p->procs_by_pid);
 		u64map_release(&p->queues);

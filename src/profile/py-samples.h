@@ -38,11 +38,12 @@ struct py_samples_stats {
 	char version[32];   /* of the first CPython sampled, "3.11.2" */
 };
 
-/* Loads the program (sampling one sample every period_ns of CPU time).
- * On failure the verifier's log, if any, is left in log. Returns 0 or
- * -errno (-EPERM: no CAP_BPF). */
-int py_samples_new(struct proc_registry *procs, uint64_t period_ns, struct py_samples **out,
-		   char *log, size_t log_len);
+/* Loads the program (sampling one sample every period_ns of CPU time);
+ * with a family map (family_fd >= 0, pick-bpf.h) it writes only the
+ * samples of the processes in it. On failure the verifier's log, if any,
+ * is left in log. Returns 0 or -errno (-EPERM: no CAP_BPF). */
+int py_samples_new(struct proc_registry *procs, uint64_t period_ns, int family_fd,
+		   struct py_samples **out, char *log, size_t log_len);
 void py_samples_free(struct py_samples *p);
 
 /* The program, for the sampling events (perf_events_config). */

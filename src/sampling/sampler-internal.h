@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perf/pick-bpf.h"
 #include "sampling/sampler.h"
 #include "util/evloop.h"
 #include "util/u64map.h"
@@ -31,6 +32,8 @@ struct sampler {
 	struct alloc_growth *growth; /* with cfg.growing */
 	struct py_samples *py; /* Python frames in the samples of CPythons, when loaded */
 	int py_err;
+	struct pick_bpf pick; /* cpu_wide: the targets' family and the program keeping them */
+	int cpu_wide, cpu_wide_err;
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;
 	struct sampler_target *targets;

@@ -53,6 +53,7 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **out)
 	s->cfg = *cfg;
 	s->cfg.events = events;
 	s->until_fd = -1;
+	s->pick.family_fd = s->pick.fork_fd = s->pick.prog_fd = -1;
 	u64map_init(&s->tid_task);
 	u64map_init(&s->known);
 	s->ntargets = cfg->system_wide ? 0 : cfg->argv ? 1 : cfg->npids ? cfg->npids : cfg->ntids;
@@ -96,9 +97,18 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.stack_bytes = s->cfg.stack_bytes;
 	pc.ring_pages = s->cfg.ring_pages;
 	pc.enable_on_exec = enable_on_exec;
+	/* Processes sampled per CPU: their family, followed into the
+	 * processes they create, and the program that keeps their samples. */
+	if (s->cfg.npids && !s->cfg.ntids && !s->cfg.per_thread &&
+	    (s->cfg.events & PERF_EVENTS_CPU_CLOCK)) {
+		s->cpu_wide_err = pick_bpf_new(&s->pick, NULL, 0);
+		s->cpu_wide = !s->cpu_wide_err;
+	}
+	pc.cpu_wide = s->cpu_wide;
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
-		s->py_err = py_samples_new(
-		    s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1), &s->py, NULL, 0);
+		s->py_err =
+		    py_samples_new(s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1),
+				   s->cpu_wide ? s->pick.family_fd : -1, &s->py, NULL, 0);
 		/* Every process, or a command: the program on every event (a
 		 * CPython may start at any time). Processes: on those of a
 		 * CPython only (attach()), so that no other pays for it. */
@@ -363,6 +373,8 @@ static int attach(struct sampler *s)
 			t->err = -ESRCH;
 			continue;
 		}
+		if (s->cpu_wide && pick_bpf_add(&s->pick, t->pid) < 0)
+			return -ENOMEM;
 		int n = t->tid ? attach_thread(s, t->pid, t->tid) : attach_threads(s, t->pid);
 		if (n == -EACCES || n == -EMFILE || n == -ENFILE || n == -ENOMEM)
 			return n;
@@ -571,6 +583,11 @@ int sampler_start(struct sampler *s)
 			err = task < 0 ? task : 0;
 		} else {
 			err = attach(s);
+			/* The Python frame program keeps the targets' samples
+			 * too, when one is a CPython. */
+			if (!err && s->cpu_wide)
+				err = perf_events_open_cpus(s->pe, s->py ? py_samples_prog_fd(s->py)
+									 : s->pick.prog_fd);
 		}
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);
@@ -654,6 +671,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	if (s->py)
 		py_samples_get_stats(s->py, &st->python);
 	st->python_err = s->py_err;
+	st->cpu_wide = s->cpu_wide;
+	st->cpu_wide_err = s->cpu_wide_err;
 	aggregate_get_stats(s->cfg.agg, &as);
 	st->threads = as.threads;
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
@@ -736,8 +755,12 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	if (s->cfg.events & PERF_EVENTS_SWITCHES)
 		add_comment(p, "event", "%s",
 			    s->cfg.events & PERF_EVENTS_CPU_CLOCK ? "wall" : "offcpu");
-	if (s->cfg.events & PERF_EVENTS_CPU_CLOCK)
+	if (s->cfg.events & PERF_EVENTS_CPU_CLOCK) {
 		add_comment(p, "rate-requested", "%u Hz", s->cfg.freq);
+		add_comment(p, "sampled", "%s",
+			    s->cfg.system_wide || st->cpu_wide ? "per CPU"
+							       : "per thread, by its own CPU time");
+	}
 	if (s->cfg.events & PERF_EVENTS_ALLOC)
 		describe_alloc(s, st, p);
 	if (s->cfg.events & PERF_EVENTS_SWITCHES)
@@ -806,6 +829,7 @@ void sampler_free(struct sampler *s)
 	alloc_growth_free(s->growth);
 	alloc_samples_free(s->alloc);
 	py_samples_free(s->py);
+	pick_bpf_release(&s->pick);
 	free(s->attached);
 	u64map_release(&s->tid_task);
 	u64map_release(&s->known);

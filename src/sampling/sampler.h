@@ -104,6 +104,12 @@ struct sampler_config {
 	/* Samples of CPython processes carry their Python frames
 	 * (py-samples.h) unless this is set. */
 	int no_python;
+	/* pids: each thread sampled by its own CPU time, on events of its
+	 * own, rather than every CPU at freq with only the targets'
+	 * samples kept (pick-bpf.h), which needs BPF and falls back to
+	 * this when it cannot be loaded. A thread that runs less than a
+	 * period has no sample this way. */
+	int per_thread;
 	struct aggregate *inuse;
 	struct symbolizer *sym;
 };
@@ -168,6 +174,11 @@ struct sampler_stats {
 	 * 0 when it was, or was not asked for). */
 	struct py_samples_stats python;
 	int python_err;
+	/* pids: sampled per CPU (cpu_wide), or per thread because that was
+	 * asked (per_thread) or because the program could not be loaded
+	 * (-errno in cpu_wide_err). */
+	int cpu_wide;
+	int cpu_wide_err;
 };
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **out);

@@ -121,7 +121,7 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	pc.stack_bytes = cfg->stack_bytes;
 	if (cfg->dwarf && !(s->unwinder = unwinder_new(s->procs, 0)))
 		goto out_free;
-	if (py_samples_new(s->procs, 1000000000ull / (cfg->freq ? cfg->freq : 1), &s->py, NULL,
+	if (py_samples_new(s->procs, 1000000000ull / (cfg->freq ? cfg->freq : 1), -1, &s->py, NULL,
 			   0) == 0 &&
 	    watch_pythons(s))
 		pc.bpf_prog_fd = py_samples_prog_fd(s->py);

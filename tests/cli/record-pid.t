@@ -144,22 +144,38 @@ BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the child forked after the attach is recorded ($BURN of $TOTAL)"
 
 # A program whose work is done by threads of 8 ms of CPU each, as a server
-# that starts a thread per request: at 99 Hz a sampling period is 10.1 ms
-# of a thread's own CPU time, and no thread lives that long. recce says
-# the samples fall short of the CPU time the process counted, and why,
-# rather than that the target was idle; at -F 999 the threads are sampled.
+# that starts a thread per request. Every CPU is sampled at 99 Hz and the
+# target's samples kept, so each thread is sampled as it runs, however
+# short; hot spins beside it, and none of its samples is kept.
 spawn "$T/brief.out" "$TARGETS/brief" 600 # killed below
 BRIEF=$PID
+spawn "$T/neighbour.out" "$TARGETS/hot" # killed below
+NEIGHBOUR=$PID
 wait_for 10 grep -q '^ready' "$T/brief.out" || diag "brief did not start"
 run "$RECCE" record -p "$BRIEF" -d 2 -o "$T/brief.pb.gz"
 is "$RC" 0 "brief threads: record exits 0" || show_run
-like "$(cat "$ERR")" 'recce: warning: the target used [0-9]+\.[0-9]+ s of CPU while recorded, and its samples stand for [0-9]+\.[0-9]+ s: its threads that end before their CPU time adds up to a sampling period \(10\.1 ms at -F 99\) are never sampled, .*; a higher -F \(-F 999 samples those of 1 ms and more\) helps' \
-	"brief threads: recce says its samples fall short of the CPU time, and why" || show_run
-unlike "$(cat "$ERR")" 'the target was idle' "brief threads: and not that the target was idle"
-run "$RECCE" record -p "$BRIEF" -F 999 -d 2 -o "$T/brief999.pb.gz"
-is "$RC" 0 "brief threads, -F 999: record exits 0" || show_run
-BW=$(folded_count "$(folded_user "$(folded "$T/brief999.pb.gz")")" '(^|;)brief_work$')
-cmp_ok "$BW" '>' 0 "brief threads, -F 999: brief_work is sampled ($BW)"
+cp "$ERR" "$T/brief.err"
+F=$(folded "$T/brief.pb.gz")
+BW=$(folded_count "$(folded_user "$F")" '(^|;)brief_work$')
+cmp_ok "$BW" '>' 0 "brief threads: brief_work is sampled ($BW)"
+is "$(folded_count "$F" '(^|;)burn_cpu(;|$)')" 0 "brief threads: no sample of the process beside them" ||
+	diag "$(folded_top "$F" 3)"
+like "$(cat "$T/brief.err")" 'recce: [0-9]+ samples in [0-9.]+ s \([0-9.]+/s; 99 Hz requested per CPU\) from [0-9]+ threads' \
+	"brief threads: the run says every CPU was sampled" || diag "$(cat "$T/brief.err")"
+unlike "$(cat "$T/brief.err")" 'never sampled|the target was idle' "brief threads: and says nothing of unsampled threads"
+kill -TERM "$NEIGHBOUR"
+# --per-thread: each thread sampled by its own CPU time, where a sampling
+# period at 99 Hz is 10.1 ms and no thread of brief lives that long. recce
+# says the samples fall short of the CPU time the process counted, and
+# why, rather than that the target was idle.
+run "$RECCE" record -p "$BRIEF" --per-thread -d 2 -o "$T/brief-threads.pb.gz"
+is "$RC" 0 "brief threads, --per-thread: record exits 0" || show_run
+like "$(cat "$ERR")" 'recce: warning: the target used [0-9]+\.[0-9]+ s of CPU while recorded, and its samples stand for [0-9]+\.[0-9]+ s: its threads that end before their CPU time adds up to a sampling period \(10\.1 ms at -F 99\) are never sampled, .*; without --per-thread every CPU is sampled instead, and every thread with it; or a higher -F \(-F 999 samples those of 1 ms and more\) helps' \
+	"brief threads, --per-thread: recce says its samples fall short of the CPU time, and why" || show_run
+unlike "$(cat "$ERR")" 'the target was idle' "brief threads, --per-thread: and not that the target was idle"
 kill -TERM "$BRIEF"
+run "$RECCE" record --per-thread -d 1 -- true
+is "$RC" 2 "--per-thread without -p: usage error"
+like "$(cat "$ERR")" '--per-thread says how the CPU samples of -p PID are taken' "saying what it is for"
 
 done_testing

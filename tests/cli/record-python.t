@@ -52,6 +52,12 @@ python_record()
 		"$v: every sample has its thread's Python frames, read at the sample, or is counted without them" ||
 		diag "$(cat "$T/$v.err")"
 	cmp_ok "$((${u:-0} * 10))" '<' "$n" "$v: nearly all have them (${u:-0} of $n without)"
+	# Every CPU is sampled and only the target's samples kept, by the
+	# same program that reads the Python frames: none of hot's, spinning
+	# beside it.
+	is "$("$RECCE" report "$T/$v.pb.gz" --pid "$P" --format folded | awk '{ n += $NF } END { print n + 0 }')" \
+		"$("$RECCE" report "$T/$v.pb.gz" --format folded | awk '{ n += $NF } END { print n + 0 }')" \
+		"$v: every sample is of the target, none of the process beside it"
 
 	"$RECCE" report "$T/$v.pb.gz" --format folded > "$T/$v.folded"
 	cmp_ok "$(grep -c '_PyEval_EvalFrameDefault' "$T/$v.folded")" '<=' "${u:-0}" \
@@ -126,8 +132,11 @@ for p in json.load(open(sys.argv[1]))["profiles"]:
 		"$v offcpu: its wait under waiter()"
 }
 
+spawn "$T/neighbour.out" "$TARGETS/hot" # spins beside the first recording
+NEIGHBOUR=$PID
 start_target /usr/bin/python3.11
 python_record
+kill "$NEIGHBOUR"
 python_offcpu
 
 # The interpreter's unlikely code: while Python calls are traced, CPython

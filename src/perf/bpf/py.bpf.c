@@ -6,15 +6,21 @@
  * list of them for its native id), reads the chain of frames from the
  * current one outwards, and writes each frame's code object,
  * instruction, module name and qualified name (their str objects) to the ring, with the times it
- * ran at, so user space can put the record beside the sample perf writes next. It always lets the
- * sample be written. The maps are made by user space and put in place of these before loading.
+ * ran at, so user space can put the record beside the sample perf writes next. It lets the sample
+ * be written, unless a family is given and the process is not in it. The maps are made by user
+ * space and put in place of these before loading.
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 
 #include <bpf/bpf_helpers.h>
 
+#include "perf/bpf/family.h"
 #include "perf/py-format.h"
+
+/* Only the samples of processes in family are written (per-CPU events
+ * of chosen processes, pick-bpf.h); else every sample is. */
+const volatile int family_only = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -157,6 +163,8 @@ int recce_py(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, zero = 0;
+	if (family_only && !bpf_map_lookup_elem(&family, &pid))
+		return 0;
 	const struct py_bpf_layout *L = bpf_map_lookup_elem(&layouts, &pid);
 
 	if (!L)
