@@ -714,26 +714,40 @@ static int file_code(struct unwinder *u, pid_t pid, uint64_t addr, uint8_t *out,
 		   : -1;
 }
 
-/* Whether the leaf's code at pc is a stub that has not touched the stack
- * (an endbr64, a jump: a thunk's, a PLT entry's, for which LLD writes no
- * CFI) and ra, the word at the stack's top, returns past a call: then
- * the stack is as at a function's entry, its caller at ra. */
-static int stub_at(struct unwinder *u, pid_t pid, uint64_t pc, uint64_t ra)
+/* Whether ra, in pid's file-backed code, returns past a call: call
+ * rel32, or through memory or a register (ff /2) of 2, 3, 6 or 7 bytes. */
+static int follows_call(struct unwinder *u, pid_t pid, uint64_t ra)
 {
-	uint8_t b[4], c[7];
+	uint8_t c[7];
 
-	if (file_code(u, pid, pc, b, sizeof(b)) < 0 || file_code(u, pid, ra - 7, c, sizeof(c)) < 0)
+	if (file_code(u, pid, ra - 7, c, sizeof(c)) < 0)
 		return 0;
-	int stub = (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) || b[0] == 0xe9 ||
-		   b[0] == 0xeb || (b[0] == 0xff && b[1] == 0x25) ||
-		   (b[0] == 0xf2 && b[1] == 0xff && b[2] == 0x25);
-	/* call rel32; call through memory or a register (ff /2) of 2, 3, 6
-	 * or 7 bytes. */
 	int call = c[2] == 0xe8;
 	for (int len = 2; len <= 7 && !call; len++)
 		call = (len == 2 || len == 3 || len == 6 || len == 7) && c[7 - len] == 0xff &&
 		       ((c[8 - len] >> 3) & 7) == 2;
-	return stub && call;
+	return call;
+}
+
+/* Whether the leaf's code at pc has not touched the stack, and ra, the
+ * word at the stack's top, returns past a call: then the stack is as at
+ * a function's entry, its caller at ra. So is a stub (an endbr64, a
+ * jump: a thunk's, a PLT entry's, for which LLD writes no CFI), and a
+ * system call's wrapper without CFI whose thread is in the call (glibc's
+ * clone3 ends its CFI before its syscall, for the child's sake: the
+ * parent's IP is past the syscall, its caller's return on top). */
+static int stub_at(struct unwinder *u, pid_t pid, uint64_t pc, uint64_t ra)
+{
+	uint8_t b[4], sc[2];
+
+	if (file_code(u, pid, pc, b, sizeof(b)) < 0)
+		return 0;
+	int stub =
+	    (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa) || b[0] == 0xe9 ||
+	    b[0] == 0xeb || (b[0] == 0xff && b[1] == 0x25) ||
+	    (b[0] == 0xf2 && b[1] == 0xff && b[2] == 0x25) ||
+	    (file_code(u, pid, pc - 2, sc, sizeof(sc)) == 0 && sc[0] == 0x0f && sc[1] == 0x05);
+	return stub && follows_call(u, pid, ra);
 }
 
 /* The fast path: the count of frames, or 0 when libdwfl must do it. */
@@ -968,6 +982,17 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		checked_unwind(u, p);
 	else if (p && (c->n = fast_unwind(u, p)) == 0)
 		dwfl_unwind(u, p);
+	/* From a leaf without CFI libdwfl guesses by rbp, which there may
+	 * hold anything (clone3's child has its parent's): only the leaf
+	 * is known. The kernel's frame-pointer walk may go on from it,
+	 * checked frame by frame (unwinder_sample()). */
+	struct cfi_rule leaf_rule;
+	if (p && c->by_dwfl && !u->check && c->n > 1 &&
+	    rule_at(u, p, regs[REG_IP], &leaf_rule) > 0 && leaf_rule.ra_how == CFI_NONE &&
+	    !leaf_rule.go) {
+		c->n = 1;
+		c->ended = c->ran_out = 0;
+	}
 	/* The unwinder gives nothing when the IP is in no module (JIT code,
 	 * an unknown mapping): the IP alone is still a true frame. A read
 	 * past the copy from a leaf in no file is a guess of libdwfl's (a
@@ -1021,14 +1046,42 @@ void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KI
 		counts[i] = u ? u->ends[i] : 0;
 }
 
+/* Whether pc is in Go code, whose goroutines return into runtime.goexit
+ * past a NOP, not a call. */
+static int go_code_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
+{
+	struct cfi_rule r;
+
+	return p && rule_at(u, p, pc, &r) > 0 && (r.go || r.go_code);
+}
+
+/* Whether ra, read by the kernel's frame-pointer walk, can be a return
+ * address: in code of the process, and in a file's code past a call (or
+ * at a signal's restorer, or in Go code). */
+static int plausible_return(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t ra)
+{
+	const struct proc_map *m = procs_find(u->procs, pid, ra - 1);
+
+	if (!m)
+		return 0;
+	if (!m->file)
+		return 1; /* JIT code: nothing to check it by */
+	return follows_call(u, pid, ra) || go_code_at(u, p, ra - 1) ||
+	       restorer_at(m, sym_file_fd(m->file), ra);
+}
+
 /*
  * The unwind of the copied stack (n frames at f) stopped short of the stack's end; the
  * frame-pointer walk (nfp entries, leaf first) goes on from the deepest frame both reached. In
  * recursion that frame's address repeats: the walk is joined at the same repeat of it (the k-th, if
  * the unwound stack holds it k times). A walk that never meets the unwound stack adds nothing: its
- * frames could be a frame pointer's garbage. Returns the new count.
+ * frames could be a frame pointer's garbage. So is a return address that could not be one: the
+ * walk stops before it, and *cut is set (from a function
+ * without its own frame pointer, the kernel's walk follows whatever rbp holds, up to its depth
+ * limit). Returns the new count.
  */
-static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp, size_t nfp)
+static size_t go_on_by_fp(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t *f,
+			  size_t n, size_t cap, const uint64_t *fp, size_t nfp, int *cut)
 {
 	uint64_t last = f[n - 1];
 	size_t repeats = 0, i = 0;
@@ -1042,6 +1095,10 @@ static size_t go_on_by_fp(uint64_t *f, size_t n, size_t cap, const uint64_t *fp,
 	for (; i < nfp && n < cap; i++) {
 		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
 			break;
+		if (!plausible_return(u, p, pid, fp[i])) {
+			*cut = 1;
+			break;
+		}
 		f[n++] = fp[i];
 	}
 	return n;
@@ -1223,7 +1280,7 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			u->end = UNWIND_END_NOT_PRESENT;
 		if (empty)
 			got = 1;
-		int unwound = got, cut = 0;
+		int unwound = got, cut = 0, garbage = 0;
 		const struct unwind_ctx *c = &u->cur;
 		struct proc_unwind *p = proc_find(u, smp->pid);
 		if (empty) {
@@ -1237,7 +1294,8 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			got = (int)go_on_joined(u, p, out + n, (size_t)got, max,
 						smp->ips + user + 1, nfp, &cut);
 		else if (got > 0 && !ended && fp_after && nfp && !c->no_fp)
-			got = (int)go_on_by_fp(out + n, (size_t)got, max, smp->ips + user + 1, nfp);
+			got = (int)go_on_by_fp(u, p, smp->pid, out + n, (size_t)got, max,
+					       smp->ips + user + 1, nfp, &garbage);
 		if (got > 0)
 			n += (size_t)got;
 		/* A stack the frame pointers went on with ends where their
@@ -1247,7 +1305,7 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		 * without CFI in a stripped binary) and of some C runtimes
 		 * end whole stacks so, and only their names tell them apart
 		 * (the resolver's, profile/resolve.c). */
-		if (smp->mark_end && !ended && got == unwound && n < cap && !to_end &&
+		if (smp->mark_end && !ended && (got == unwound || garbage) && n < cap && !to_end &&
 		    u->end != UNWIND_END_STOPPED) {
 			out[n++] = UNWIND_MARK_BASE + u->end;
 			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;

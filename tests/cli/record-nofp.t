@@ -8,7 +8,7 @@
 # the chain each target's code is known to run.
 . "$(dirname "$0")/lib.sh"
 NOFP=$(dirname "$TARGETS")/targets-nofp
-need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld" "$NOFP/stackfault"
+need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld" "$NOFP/stackfault" "$NOFP/spawner"
 
 RUST=
 if rustc -g -O -o "$T/unwind" tests/rust/unwind.rs 2>"$T/rustc.err"; then
@@ -142,5 +142,27 @@ is "$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;c
 cmp_ok "$MARKED" '>' 0 "stackfault: $MARKED marked [stack not in memory]"
 like "$SAID" "[0-9]+ stacks end early, at a frame that says why: .* $(folded_count "$F" '^\[stack not in memory\];') \\[stack not in memory\\] \\(a page of the stack" \
 	"stackfault: recce counts them, and says why"
+
+# A thread per request, without frame pointers. The main thread's samples
+# in glibc's clone3 (a wrapper without CFI, in its syscall) go on to its
+# callers, by the return address on the stack's top; a new thread's
+# first ones end at clone3, its outermost frame. None takes what rbp
+# holds there (garbage, or the parent's frames) for callers: before,
+# such stacks had up to 120 [unknown] frames.
+spawn "$T/spawner.out" "$NOFP/spawner" 600 # killed below
+SPAWNER=$PID
+wait_for 10 grep -q '^ready' "$T/spawner.out" || diag "spawner did not start"
+run "$RECCE" record -F 999 -p "$SPAWNER" -d 2 -o "$T/spawner.pb.gz"
+is "$RC" 0 "spawner: record exits 0" || show_run
+kill "$SPAWNER"
+F=$(folded_user "$(folded "$T/spawner.pb.gz")")
+is "$(folded_count "$F" '\[unknown\]')" 0 "spawner: no stack has an [unknown] frame" ||
+	diag "$(printf '%s\n' "$F" | grep -F '[unknown]' | head -3)"
+IN_CLONE=$(folded_count "$F" '(^|;)clone3$')
+PARENT=$(folded_count "$F" '^_start;__libc_start_main;__libc_start_call_main;main;pthread_create[^;]*;([^;]+;)*clone3$')
+cmp_ok "$PARENT" '>' 0 "spawner: the main thread's samples in clone3 have its callers to _start ($PARENT)"
+is "$((PARENT + $(folded_count "$F" '^clone3$')))" "$IN_CLONE" \
+	"spawner: every sample in clone3 is the main thread's, whole, or a new thread's, clone3 alone" ||
+	diag "$(printf '%s\n' "$F" | grep -E '(^|;)clone3 ' | grep -Ev '^(_start;|clone3 )' | head -3)"
 
 done_testing

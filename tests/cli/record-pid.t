@@ -19,7 +19,10 @@ not_sampling()
 	! has_perf_events "$1"
 }
 S0=$(date +%s.%N)
-spawn_recce "$T/rec.out" "$T/rec.err" record -p "$HOT" -d 2 -o "$P"
+# Sampled per thread here: the samples are then exactly the periods the
+# threads' own events counted (per CPU, the default, they are a sample of
+# them: see brief below).
+spawn_recce "$T/rec.out" "$T/rec.err" record -p "$HOT" --per-thread -d 2 -o "$P"
 REC=$PID
 wait_for 5 has_perf_events "$REC" || diag "recce never opened a perf event"
 wait_for 10 not_sampling "$REC"

@@ -98,8 +98,20 @@ __asm__(".text\n"
 	"cfi_less_thunk:\n"
 	"endbr64\n"
 	"jmp cfi_none\n"
-	".size cfi_less_thunk, .-cfi_less_thunk\n");
+	".size cfi_less_thunk, .-cfi_less_thunk\n"
+	/* A system call's wrapper without CFI, as glibc's clone3: its IP
+	 * past the syscall while its thread is in the call. */
+	".globl cfi_less_syscall\n"
+	".type cfi_less_syscall, @function\n"
+	"cfi_less_syscall:\n"
+	"mov $39, %eax\n"
+	"syscall\n"
+	".globl cfi_less_syscall_ret\n"
+	"cfi_less_syscall_ret:\n"
+	"ret\n"
+	".size cfi_less_syscall, .-cfi_less_syscall\n");
 void cfi_less_thunk(void);
+void cfi_less_syscall_ret(void);
 
 /* A function after the int3 padding compilers put between functions, and
  * one whose first byte a test turns into a breakpoint, in memory only. */
@@ -392,11 +404,17 @@ static void test_stub_leaf(void **state)
 		assert_int_equal(frames[1], expected[1]);
 		assert_int_equal(frames[2], expected[2]);
 	}
-	/* (libdwfl then guesses by rbp, which skips middle.) */
+	/* Past the syscall of a wrapper without CFI, the same. */
+	r[8] = (uint64_t)(uintptr_t)cfi_less_syscall_ret;
+	int n = unwinder_unwind(u, pid, tid, r, stack_copy + at, stack_len - at, frames, 64, NULL);
+	assert_true(n >= 3);
+	assert_int_equal(frames[1], expected[1]);
+	assert_int_equal(frames[2], expected[2]);
+	/* At code without CFI that is no stub, only the leaf is known
+	 * (libdwfl would guess by rbp, which skips middle). */
 	r[8] = (uint64_t)(uintptr_t)cfi_none + 1;
-	frames[1] = 0;
-	unwinder_unwind(u, pid, tid, r, stack_copy + at, stack_len - at, frames, 64, NULL);
-	assert_int_not_equal(frames[1], expected[1]);
+	n = unwinder_unwind(u, pid, tid, r, stack_copy + at, stack_len - at, frames, 64, NULL);
+	assert_int_equal(n, 1);
 	/* On top, code that follows no call: a byte past the return into
 	 * middle (from there the walk would go on, were it taken). */
 	static uint8_t copy[STACK_COPY];
@@ -463,6 +481,48 @@ static void test_end_markers(void **state)
 	sampled_self_free(procs, sym);
 }
 
+/* A sample at code without CFI (clone3's system call in libc, say) whose
+ * rbp is no frame pointer of its own: the kernel's frame-pointer walk
+ * gives whatever it read from there. A return address in no code of the
+ * process ends the stack there, marked, and is not shown; a chain of
+ * return addresses into code is kept. */
+static void test_fp_garbage(void **state)
+{
+	struct symbolizer *sym;
+	struct proc_registry *procs = sampled_self(&sym);
+	uint64_t r[17], out[80];
+	uint8_t stack[16] = {0};
+
+	(void)state;
+	struct unwinder *u = unwinder_new(procs, 0);
+	assert_non_null(u);
+	memcpy(r, regs, sizeof(r));
+	r[6] = 0x10; /* not 0, which would say "outermost" */
+	r[8] = (uint64_t)(uintptr_t)cfi_none;
+	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, r[8], 0x7f0000001000ull,
+			    0x7f0000002000ull};
+	struct unwind_sample smp = {
+	    getpid(), (pid_t)syscall(SYS_gettid), r[8], chain, 4, r, stack, sizeof(stack), 1, 0};
+	size_t n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[1], r[8]);
+	assert_true(unwind_is_mark(out[2]));
+	assert_string_equal(unwind_mark_name(out[2]), "[no unwind info]");
+	/* Into code, but past no call (cfi_expr's ret follows a nop). */
+	chain[2] = (uint64_t)(uintptr_t)cfi_expr + 1;
+	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
+	assert_int_equal(n, 3);
+	assert_true(unwind_is_mark(out[2]));
+	chain[2] = expected[1];
+	chain[3] = expected[2];
+	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[2], expected[1]);
+	assert_int_equal(out[3], expected[2]);
+	unwinder_free(u);
+	sampled_self_free(procs, sym);
+}
+
 /* The first user frame of a sample taken in the kernel, at ip, with a
  * return address on the stack's top and rbp not pushed. */
 static uint64_t first_user_frame(struct unwinder *u, uint64_t ip)
@@ -520,8 +580,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_cfi_rules),	cmocka_unit_test(test_unwind_self),
-	    cmocka_unit_test(test_end_markers), cmocka_unit_test(test_popped_rbp),
-	    cmocka_unit_test(test_stub_leaf),	cmocka_unit_test(test_trap_ip),
+	    cmocka_unit_test(test_end_markers), cmocka_unit_test(test_fp_garbage),
+	    cmocka_unit_test(test_popped_rbp),	cmocka_unit_test(test_stub_leaf),
+	    cmocka_unit_test(test_trap_ip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
