@@ -715,17 +715,18 @@ static int file_code(struct unwinder *u, pid_t pid, uint64_t addr, uint8_t *out,
 }
 
 /* Whether ra, in pid's file-backed code, returns past a call: call
- * rel32, or through memory or a register (ff /2) of 2, 3, 6 or 7 bytes. */
+ * rel32, or through memory or a register (ff /2) of 2 to 7 bytes. */
 static int follows_call(struct unwinder *u, pid_t pid, uint64_t ra)
 {
 	uint8_t c[7];
 
-	if (file_code(u, pid, ra - 7, c, sizeof(c)) < 0)
+	/* The file's bytes (a breakpoint may be in memory), else memory's. */
+	if (file_code(u, pid, ra - 7, c, sizeof(c)) < 0 &&
+	    proc_mem_read_all(pid, ra - 7, c, sizeof(c)) < 0)
 		return 0;
 	int call = c[2] == 0xe8;
 	for (int len = 2; len <= 7 && !call; len++)
-		call = (len == 2 || len == 3 || len == 6 || len == 7) && c[7 - len] == 0xff &&
-		       ((c[8 - len] >> 3) & 7) == 2;
+		call = c[7 - len] == 0xff && ((c[8 - len] >> 3) & 7) == 2;
 	return call;
 }
 
