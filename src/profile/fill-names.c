@@ -51,6 +51,22 @@ static int name_location(struct profile *p, struct symbolizer *s, struct sym_fil
 	return 1;
 }
 
+/* Whether location id is above a user leaf, not its caller: a kernel
+ * frame (the user frame below it is where the thread entered the kernel,
+ * or was interrupted) or an off-CPU marker. */
+static int above_leaf(const struct profile *p, uint64_t id)
+{
+	const struct profile_location *l = profile_location(p, id);
+	if (!l)
+		return 0;
+	const struct profile_mapping *m = profile_mapping(p, l->mapping_id);
+	if (m && m->file && strcmp(m->file, "[kernel.kallsyms]") == 0)
+		return 1;
+	const struct profile_function *f =
+	    l->nlines ? profile_function(p, l->lines[0].function_id) : NULL;
+	return f && f->name && strncmp(f->name, "[off-CPU", 8) == 0;
+}
+
 int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stats *st)
 {
 	unsigned char *caller = calloc(p->nlocations + 1, 1);
@@ -64,9 +80,12 @@ int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stat
 		rc = -ENOMEM;
 		goto out;
 	}
+	/* A location is named at its address minus one where some stack
+	 * has it as a caller (the call is before the return address). */
 	for (size_t i = 0; i < p->nsamples; i++)
 		for (size_t j = 1; j < p->samples[i].nlocations; j++)
-			if (p->samples[i].location_ids[j] <= p->nlocations)
+			if (p->samples[i].location_ids[j] <= p->nlocations &&
+			    !above_leaf(p, p->samples[i].location_ids[j - 1]))
 				caller[p->samples[i].location_ids[j]] = 1;
 	for (size_t i = 0; i < p->nlocations && rc >= 0; i++) {
 		struct profile_location *l = &p->locations[i];

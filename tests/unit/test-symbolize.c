@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "profile/fill-names.h"
+#include "profile/profile.h"
 #include "symbols/eh-frame.h"
 #include "symbols/symbolize.h"
 
@@ -129,6 +131,45 @@ static void test_function_and_line(void **state)
 	assert_int_equal(n, 1);
 	assert_string_equal(fr[0].function, "recce_test_known_function");
 	assert_int_equal(sym_file_has_debuginfo(f), 1);
+}
+
+/* A profile named after the fact: a user frame under a kernel frame is
+ * where its thread was (a leaf, interrupted at a function's first byte,
+ * say), named at its own address; under a user frame the same address is
+ * a return address, named one byte back. */
+static void test_fill_leaf_under_kernel(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	uint64_t off;
+	const struct profile_value_type type = {"samples", "count"};
+	const int64_t one = 1;
+
+	assert_int_equal(
+	    sym_file_vaddr_to_offset(f, self_vaddr((uintptr_t)recce_test_known_function), &off), 0);
+	struct profile *p = profile_new();
+	assert_non_null(p);
+	assert_int_equal(profile_set_sample_types(p, &type, 1), 0);
+	uint64_t kmap =
+	    profile_add_mapping(p, 0xffffffff80000000ull, UINT64_MAX, 0, "[kernel.kallsyms]", "");
+	uint64_t umap =
+	    profile_add_mapping(p, 0x10000000, 0x20000000, 0, self_path, sym_file_build_id(f));
+	struct profile_line kline = {0};
+	kline.function_id = profile_add_function(p, "asm_sysvec_apic_timer_interrupt",
+						 "asm_sysvec_apic_timer_interrupt", "", 0);
+	uint64_t kernel = profile_add_location(p, kmap, 0xffffffff81000000ull, &kline, 1);
+	uint64_t entry = profile_add_location(p, umap, 0x10000000 + off, NULL, 0);
+	assert_true(kernel && entry);
+	const uint64_t stack[] = {kernel, entry};
+	assert_int_equal(profile_add_sample(p, stack, 2, &one, NULL, 0), 0);
+	struct fill_stats st;
+	assert_int_equal(profile_fill_names(p, s, &st), 0);
+	assert_int_equal(st.named, 1);
+	const struct profile_location *l = profile_location(p, entry);
+	assert_int_equal(l->nlines, 1);
+	assert_string_equal(profile_function(p, l->lines[0].function_id)->name,
+			    "recce_test_known_function");
+	profile_free(p);
 }
 
 static void test_inlined_frames(void **state)
@@ -584,6 +625,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_function_and_line, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fill_leaf_under_kernel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_inlined_frames, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cached_lookup, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unknown_address, setup, teardown),
