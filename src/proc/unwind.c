@@ -751,6 +751,30 @@ static int stub_at(struct unwinder *u, pid_t pid, uint64_t pc, uint64_t ra)
 	return stub && follows_call(u, pid, ra);
 }
 
+/* Whether pc is in Go code, whose goroutines return into runtime.goexit
+ * past a NOP, not a call. */
+static int go_code_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
+{
+	struct cfi_rule r;
+
+	return p && rule_at(u, p, pc, &r) > 0 && (r.go || r.go_code);
+}
+
+/* Whether ra, read by the kernel's frame-pointer walk, can be a return
+ * address: in code of the process, and in a file's code past a call (or
+ * at a signal's restorer, or in Go code). */
+static int plausible_return(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t ra)
+{
+	const struct proc_map *m = procs_find(u->procs, pid, ra - 1);
+
+	if (!m)
+		return 0;
+	if (!m->file)
+		return 1; /* JIT code: nothing to check it by */
+	return follows_call(u, pid, ra) || go_code_at(u, p, ra - 1) ||
+	       restorer_at(m, sym_file_fd(m->file), ra);
+}
+
 /* The fast path: the count of frames, or 0 when libdwfl must do it. */
 static size_t fast_unwind(struct unwinder *u, struct proc_unwind *p)
 {
@@ -984,15 +1008,19 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	else if (p && (c->n = fast_unwind(u, p)) == 0)
 		dwfl_unwind(u, p);
 	/* From a leaf without CFI libdwfl guesses by rbp, which there may
-	 * hold anything (clone3's child has its parent's): only the leaf
-	 * is known. The kernel's frame-pointer walk may go on from it,
-	 * checked frame by frame (unwinder_sample()). */
+	 * hold anything (clone3's child has its parent's): its frames are
+	 * kept up to the first that cannot be a return address. */
 	struct cfi_rule leaf_rule;
 	if (p && c->by_dwfl && !u->check && c->n > 1 &&
 	    rule_at(u, p, regs[REG_IP], &leaf_rule) > 0 && leaf_rule.ra_how == CFI_NONE &&
 	    !leaf_rule.go) {
-		c->n = 1;
-		c->ended = c->ran_out = 0;
+		size_t k = 1;
+		while (k < c->n && plausible_return(u, p, pid, c->frames[k]))
+			k++;
+		if (k < c->n) {
+			c->n = k;
+			c->ended = c->ran_out = 0;
+		}
 	}
 	/* The unwinder gives nothing when the IP is in no module (JIT code,
 	 * an unknown mapping): the IP alone is still a true frame. A read
@@ -1045,30 +1073,6 @@ void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KI
 {
 	for (size_t i = 0; i < UNWIND_END_KINDS; i++)
 		counts[i] = u ? u->ends[i] : 0;
-}
-
-/* Whether pc is in Go code, whose goroutines return into runtime.goexit
- * past a NOP, not a call. */
-static int go_code_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
-{
-	struct cfi_rule r;
-
-	return p && rule_at(u, p, pc, &r) > 0 && (r.go || r.go_code);
-}
-
-/* Whether ra, read by the kernel's frame-pointer walk, can be a return
- * address: in code of the process, and in a file's code past a call (or
- * at a signal's restorer, or in Go code). */
-static int plausible_return(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t ra)
-{
-	const struct proc_map *m = procs_find(u->procs, pid, ra - 1);
-
-	if (!m)
-		return 0;
-	if (!m->file)
-		return 1; /* JIT code: nothing to check it by */
-	return follows_call(u, pid, ra) || go_code_at(u, p, ra - 1) ||
-	       restorer_at(m, sym_file_fd(m->file), ra);
 }
 
 /*

@@ -98,9 +98,12 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.ring_pages = s->cfg.ring_pages;
 	pc.enable_on_exec = enable_on_exec;
 	/* Processes sampled per CPU: their family, followed into the
-	 * processes they create, and the program that keeps their samples. */
+	 * processes they create, and the program that keeps their samples.
+	 * CPU samples alone: with switches too (wall), each thread's
+	 * samples and waits must add up to the time recorded, which its own
+	 * events' periods do. */
 	if (s->cfg.npids && !s->cfg.ntids && !s->cfg.per_thread &&
-	    (s->cfg.events & PERF_EVENTS_CPU_CLOCK)) {
+	    s->cfg.events == PERF_EVENTS_CPU_CLOCK) {
 		s->cpu_wide_err = pick_bpf_new(&s->pick, NULL, 0);
 		s->cpu_wide = !s->cpu_wide_err;
 	}
