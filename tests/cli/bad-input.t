@@ -65,10 +65,12 @@ kill "$SEL"
 # A process that exits without running on a CPU (during the attach, or
 # while idle): an empty profile, said so, status 1.
 # It ends once recce says it records (a shell that waits on a FIFO).
+# Sampled per thread: its few ms of waking up and exiting are then never
+# sampled (every CPU sampled, one of them may be).
 mkfifo "$T/idle"
 sh -c 'read x <"$0"' "$T/idle" &
 SLEEPER=$!
-spawn_recce "$T/idle.out" "$T/idle.err" record -p "$SLEEPER" -d 60 -o "$T/empty.pb.gz"
+spawn_recce "$T/idle.out" "$T/idle.err" record -p "$SLEEPER" --per-thread -d 60 -o "$T/empty.pb.gz"
 recording "$T/idle.err" || diag "recce never said it records"
 echo >"$T/idle"
 wait "$SLEEPER"
