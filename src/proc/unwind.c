@@ -676,6 +676,13 @@ static int cb_frame(Dwfl_Frame *state, void *arg)
 	if (c->after_signal) {
 		pc++;
 		c->after_signal = 0;
+		/* The interrupted frame's stack (DWARF register 7, rsp): a
+		 * handler run on a signal stack of its own left it out of the
+		 * copy, which then ends where that stack does, not this one. */
+		Dwarf_Word sp;
+		if (dwfl_frame_reg(state, 7, &sp) == 0 &&
+		    (sp < c->sp || sp - c->sp >= c->stack_len))
+			c->switched = 1;
 	} else if (activation && c->n) {
 		pc++;
 		c->after_signal = 1;
