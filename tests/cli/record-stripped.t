@@ -158,15 +158,15 @@ like "$(folded_top "$(cat "$OUT")" | sed 's/ [0-9]*$//')" '^runtime\.goexit;runt
 	"its heaviest stack runs from runtime.goexit to main.burnGoCPU, named by the table in .data.rel.ro" ||
 	show_run
 # Its cgo glue is C, stripped, and not in Go's table: below a cgo call a
-# range is all there is to name it by. A sample taken while the program
-# handled a signal (runtime.sigtramp or a function it called, above
-# libc's restorer) is unwound through the signal frame to the
-# interrupted Go function, and ends there, marked [interrupted stack not
-# copied]:
-# the handler ran on the thread's signal stack, and the goroutine's is
-# not in the copy.
+# range is all there is to name it by, and so is the C function a new
+# thread of the runtime starts in (cgo's threadentry, which frees its
+# argument). A sample taken while the program handled a signal
+# (runtime.sigtramp or a function it called, above libc's restorer) is
+# unwound through the signal frame to the interrupted Go function, and
+# ends there, marked [interrupted stack not copied]: the handler ran on
+# the thread's signal stack, and the goroutine's is not in the copy.
 is "$(grep -E '(^|;)goprof-ext[+!]' "$OUT" |
-	grep -cvE '(callCgo[A-Za-z]*|asmcgocall|cgocall);goprof-ext!')" 0 \
+	grep -cvE '(callCgo[A-Za-z]*|asmcgocall|cgocall|^clone3;start_thread);goprof-ext!')" 0 \
 	"no Go frame of it is left as an offset or a range" || show_run
 # The twin's symbols: burnGoCPU, and main.main right after it.
 read -r BURN SIZE NEXT <<<"$(go tool nm -size -sort address "$T/goprof" |
