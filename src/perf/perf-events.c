@@ -126,84 +126,90 @@ static int open_event(struct perf_events *pe, struct perf_event_attr *attr, pid_
 	return fd;
 }
 
-/* The output events of PERF_EVENTS_ALLOC, one per CPU, into its ring;
- * their samples carry the program's raw data after the call chain. */
-static int outputs_open(struct perf_events *pe)
+/* The attributes of a CPU's own event of kind, not a thread's: the
+ * output events of PERF_EVENTS_ALLOC (their samples carry the
+ * program's raw data after the call chain), or the cpu-clock events of
+ * cpu_wide, held until they have their program (a sample before would
+ * be of any process). */
+static void attr_per_cpu(const struct perf_events *pe, unsigned kind, struct perf_event_attr *attr)
 {
-	pe->outputs = malloc(pe->ncpus * sizeof(*pe->outputs));
-	if (!pe->outputs)
+	attr_common(pe, attr);
+	attr->sample_max_stack = pe->cfg.max_stack;
+	attr->read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
+	if (kind == PERF_EVENTS_ALLOC) {
+		attr->config = PERF_COUNT_SW_BPF_OUTPUT;
+		attr->sample_type |= PERF_SAMPLE_RAW;
+		attr->sample_period = 1;
+		attr->exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
+		attr->exclude_callchain_kernel = 1;
+		/* Its own count of what it lost (read_format): a loss as
+		 * the recording ends gets no record (the kernel writes one
+		 * at the next output). */
+	} else {
+		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+		attr->freq = 1;
+		attr->sample_freq = pe->cfg.freq;
+		attr->disabled = 1;
+		attr->exclude_kernel = pe->user_only ? 1 : 0;
+		attr->exclude_callchain_user = pe->cfg.dwarf && !pe->cfg.fp_chain ? 1 : 0;
+	}
+}
+
+/* One event of kind on each CPU, in *fds (an array the caller frees),
+ * writing into that CPU's ring, each running the perf_event program
+ * prog_fd when it is not -1. A refusal of the kernel's samples falls
+ * back to the user's, for cpu-clock. 0, or -errno. */
+static int cpu_events_open(struct perf_events *pe, unsigned kind, int prog_fd, int **fds)
+{
+	int *f = malloc(pe->ncpus * sizeof(*f));
+
+	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < pe->ncpus; i++)
-		pe->outputs[i] = -1;
+		f[i] = -1;
+	*fds = f;
 	for (size_t i = 0; i < pe->ncpus; i++) {
 		struct perf_event_attr attr;
 		uint64_t id;
-		attr_common(pe, &attr);
-		attr.config = PERF_COUNT_SW_BPF_OUTPUT;
-		attr.sample_type |= PERF_SAMPLE_RAW;
-		attr.sample_period = 1;
-		attr.sample_max_stack = pe->cfg.max_stack;
-		attr.exclude_callchain_user = pe->cfg.dwarf ? 1 : 0;
-		attr.exclude_callchain_kernel = 1;
-		/* Its own count of what it lost: a loss as the recording ends
-		 * gets no record (the kernel writes one at the next output). */
-		attr.read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
-		int fd = open_event(pe, &attr, -1, pe->cpus[i], 0);
+		int fd;
+		for (;;) {
+			attr_per_cpu(pe, kind, &attr);
+			fd = open_event(pe, &attr, -1, pe->cpus[i], 0);
+			if (fd >= 0 || kind != PERF_EVENTS_CPU_CLOCK ||
+			    (errno != EACCES && errno != EPERM) || pe->user_only)
+				break;
+			pe->user_only = 1;
+		}
 		if (fd < 0)
 			return errno == EPERM ? -EACCES : -errno;
-		pe->outputs[i] = fd;
+		f[i] = fd;
 		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
+		    (prog_fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0))
 			return -errno;
-		int err = u64map_put(&pe->ids, id, UINT32_MAX | (uint64_t)PERF_EVENTS_ALLOC << 32);
+		int err = u64map_put(&pe->ids, id, UINT32_MAX | (uint64_t)kind << 32);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
+/* Closes and frees what cpu_events_open() made (NULL: nothing). */
+static void cpu_events_close(const struct perf_events *pe, int *fds)
+{
+	for (size_t i = 0; fds && i < pe->ncpus; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+}
+
 int perf_events_open_cpus(struct perf_events *pe, int prog_fd)
 {
 	if (!pe->cfg.cpu_wide || pe->cpu_events)
 		return -EINVAL;
-	pe->cpu_events = malloc(pe->ncpus * sizeof(*pe->cpu_events));
-	if (!pe->cpu_events)
-		return -ENOMEM;
-	for (size_t i = 0; i < pe->ncpus; i++)
-		pe->cpu_events[i] = -1;
-	for (size_t i = 0; i < pe->ncpus; i++) {
-		struct perf_event_attr attr;
-		uint64_t id;
-		int fd;
-		/* Held until it has the program: a sample before would be of
-		 * any process. */
-		for (;;) {
-			attr_common(pe, &attr);
-			attr.config = PERF_COUNT_SW_CPU_CLOCK;
-			attr.freq = 1;
-			attr.sample_freq = pe->cfg.freq;
-			attr.disabled = 1;
-			attr.exclude_kernel = pe->user_only ? 1 : 0;
-			attr.sample_max_stack = pe->cfg.max_stack;
-			attr.exclude_callchain_user = pe->cfg.dwarf && !pe->cfg.fp_chain ? 1 : 0;
-			attr.read_format = pe->read_lost ? PERF_FORMAT_LOST : 0;
-			fd = open_event(pe, &attr, -1, pe->cpus[i], 0);
-			if (fd >= 0 || (errno != EACCES && errno != EPERM) || pe->user_only)
-				break;
-			pe->user_only = 1;
-		}
-		if (fd < 0)
-			return errno == EPERM ? -EACCES : -errno;
-		pe->cpu_events[i] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0)
-			return -errno;
-		int err =
-		    u64map_put(&pe->ids, id, UINT32_MAX | (uint64_t)PERF_EVENTS_CPU_CLOCK << 32);
-		if (err)
-			return err;
-	}
+	int err = cpu_events_open(pe, PERF_EVENTS_CPU_CLOCK, prog_fd, &pe->cpu_events);
+	if (err)
+		return err;
 	for (size_t i = 0; i < pe->ncpus; i++)
 		if (ioctl(pe->cpu_events[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return -errno;
@@ -287,7 +293,8 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 			goto out_free;
 		}
 	}
-	if ((events & PERF_EVENTS_ALLOC) && (err = outputs_open(pe)) < 0)
+	if ((events & PERF_EVENTS_ALLOC) &&
+	    (err = cpu_events_open(pe, PERF_EVENTS_ALLOC, -1, &pe->outputs)) < 0)
 		goto out_free;
 	*out = pe;
 	return 0;
@@ -306,16 +313,8 @@ void perf_events_free(struct perf_events *pe)
 		free(pe->tasks[t].ids);
 	}
 	free(pe->tasks);
-	if (pe->outputs)
-		for (size_t i = 0; i < pe->ncpus; i++)
-			if (pe->outputs[i] >= 0)
-				close(pe->outputs[i]);
-	free(pe->outputs);
-	if (pe->cpu_events)
-		for (size_t i = 0; i < pe->ncpus; i++)
-			if (pe->cpu_events[i] >= 0)
-				close(pe->cpu_events[i]);
-	free(pe->cpu_events);
+	cpu_events_close(pe, pe->outputs);
+	cpu_events_close(pe, pe->cpu_events);
 	if (pe->rings)
 		for (size_t i = 0; i < pe->ncpus; i++)
 			perf_ring_release(&pe->rings[i]);
