@@ -50,6 +50,8 @@
 /* A shared rule's key: a file's number above the address in the file. */
 #define VADDR_BITS 40
 #define FILE_IDS   (1u << 23)
+/* plausible_return()'s answers kept, beyond which they are dropped. */
+#define MAX_RETURNS (1u << 16)
 
 /* DWARF register numbers of x86-64 and where each sits in a sample's
  * registers (PERF_EVENTS_REGS_MASK order: AX BX CX DX SI DI BP SP IP
@@ -128,6 +130,9 @@ struct unwinder {
 	struct cfi_rules *shared;
 	struct u64map file_ids;
 	uint64_t nfile_ids;
+	/* plausible_return()'s answers for files' code, by file number
+	 * above the offset in the file: 1 + the answer. */
+	struct u64map returns;
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
@@ -166,6 +171,7 @@ struct unwinder *unwinder_new(struct proc_registry *procs, int check)
 	u->check = check;
 	u->shared = cfi_rules_new();
 	u64map_init(&u->file_ids);
+	u64map_init(&u->returns);
 	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	if (u->self_fd >= 0 && elf_version(EV_CURRENT) != EV_NONE)
 		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
@@ -197,6 +203,8 @@ void unwinder_files_closed(struct unwinder *u)
 	u64map_release(&u->file_ids);
 	u64map_init(&u->file_ids);
 	u->nfile_ids = 0;
+	u64map_release(&u->returns);
+	u64map_init(&u->returns);
 }
 
 void unwinder_free(struct unwinder *u)
@@ -207,6 +215,7 @@ void unwinder_free(struct unwinder *u)
 		proc_release(&u->procs_cache[i]);
 	cfi_rules_free(u->shared);
 	u64map_release(&u->file_ids);
+	u64map_release(&u->returns);
 	if (u->vdso_fd >= 0)
 		close(u->vdso_fd);
 	if (u->self_elf)
@@ -769,7 +778,9 @@ static int go_code_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
 
 /* Whether ra, read by the kernel's frame-pointer walk, can be a return
  * address: in code of the process, and in a file's code past a call (or
- * at a signal's restorer, or in Go code). */
+ * at a signal's restorer, or in Go code). The answer for a file's code
+ * depends on the file only, and is kept: a deep stack past the copy
+ * asks again for every frame of every sample. */
 static int plausible_return(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t ra)
 {
 	const struct proc_map *m = procs_find(u->procs, pid, ra - 1);
@@ -778,8 +789,22 @@ static int plausible_return(struct unwinder *u, struct proc_unwind *p, pid_t pid
 		return 0;
 	if (!m->file)
 		return 1; /* JIT code: nothing to check it by */
-	return follows_call(u, pid, ra) || go_code_at(u, p, ra - 1) ||
-	       restorer_at(m, sym_file_fd(m->file), ra);
+	uint64_t off = m->pgoff + (ra - m->start), id = 0, kept;
+	if (sym_file_fd(m->file) >= 0 && off < (1ull << VADDR_BITS))
+		id = file_id(u, m->file);
+	uint64_t key = id << VADDR_BITS | off;
+	if (id && u64map_get(&u->returns, key, &kept))
+		return (int)kept - 1;
+	int yes = follows_call(u, pid, ra) || go_code_at(u, p, ra - 1) ||
+		  restorer_at(m, sym_file_fd(m->file), ra);
+	if (id) {
+		if (u64map_count(&u->returns) >= MAX_RETURNS) {
+			u64map_release(&u->returns);
+			u64map_init(&u->returns);
+		}
+		(void)u64map_put(&u->returns, key, 1 + (uint64_t)yes);
+	}
+	return yes;
 }
 
 /* The fast path: the count of frames, or 0 when libdwfl must do it. */
@@ -1083,14 +1108,16 @@ void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KI
 }
 
 /*
- * The unwind of the copied stack (n frames at f) stopped short of the stack's end; the
- * frame-pointer walk (nfp entries, leaf first) goes on from the deepest frame both reached. In
- * recursion that frame's address repeats: the walk is joined at the same repeat of it (the k-th, if
- * the unwound stack holds it k times). A walk that never meets the unwound stack adds nothing: its
- * frames could be a frame pointer's garbage. So is a return address that could not be one: the
- * walk stops before it, and *cut is set (from a function
- * without its own frame pointer, the kernel's walk follows whatever rbp holds, up to its depth
- * limit). Returns the new count.
+ * The unwind of the copied stack (n frames at f) stopped short of the
+ * stack's end; the frame-pointer walk (nfp entries, leaf first) goes on
+ * from the deepest frame both reached. In recursion that frame's address
+ * repeats: the walk is joined at the same repeat of it (the k-th, if the
+ * unwound stack holds it k times). A walk that never meets the unwound
+ * stack adds nothing: its frames could be a frame pointer's garbage. So
+ * is a return address that could not be one (from a function without its
+ * own frame pointer, the kernel's walk follows whatever rbp holds, up to
+ * its depth limit): the walk stops before it, and *cut is set. Returns
+ * the new count.
  */
 static size_t go_on_by_fp(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t *f,
 			  size_t n, size_t cap, const uint64_t *fp, size_t nfp, int *cut)

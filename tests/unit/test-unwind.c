@@ -513,11 +513,18 @@ static void test_fp_garbage(void **state)
 	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
 	assert_int_equal(n, 3);
 	assert_true(unwind_is_mark(out[2]));
+	/* Asked again, the answer kept is the same. */
+	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
+	assert_int_equal(n, 3);
+	assert_true(unwind_is_mark(out[2]));
 	chain[2] = expected[1];
 	chain[3] = expected[2];
 	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
 	assert_int_equal(n, 4);
 	assert_int_equal(out[2], expected[1]);
+	assert_int_equal(out[3], expected[2]);
+	n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
+	assert_int_equal(n, 4);
 	assert_int_equal(out[3], expected[2]);
 	unwinder_free(u);
 	sampled_self_free(procs, sym);
