@@ -159,6 +159,15 @@ static void print_json(struct top_session *s, FILE *out)
 	json_member_fixed(j, "self_cpu", h->self_cpu, 2);
 	json_member_uint(j, "samples", h->samples);
 	json_member_raw(j, "sampling", s->sampler ? "true" : "false");
+	if (s->sampler) {
+		/* Since top started: records the kernel could not write, and
+		 * samples of processes not watched that recce read only to
+		 * drop them (none where the kernel picks the targets'). */
+		struct top_sampler_stats st;
+		top_sampler_get_stats(s->sampler, &st);
+		json_member_uint(j, "lost", st.lost);
+		json_member_uint(j, "others_dropped", st.others);
+	}
 	if (!s->sampler)
 		json_member_string(j, "sampling_off", s->sampling_off);
 	json_key(j, "events");

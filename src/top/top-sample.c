@@ -1,9 +1,10 @@
 /*
  * System-wide cpu-clock sampling for `recce top` (see top-sample.h): the
  * per-CPU rings of perf-events.c with one pid -1 event per CPU, samples
- * filtered by pid, and a per-process cache from addresses to function
- * names so that a steady program costs one symbol lookup per distinct
- * address, not one per sample.
+ * kept by pid (in the kernel with -p, by pick-bpf.h's program or the
+ * Python frame program, else here), and a per-process cache from
+ * addresses to function names so that a steady program costs one symbol
+ * lookup per distinct address, not one per sample.
  */
 #include "top/top-sample.h"
 
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "perf/perf-events.h"
+#include "perf/pick-bpf.h"
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
 #include "proc/py-names.h"
@@ -56,6 +58,7 @@ struct top_sampler {
 	struct strpool names;
 	struct top_model *model; /* during top_sampler_read() */
 	struct py_samples *py;	 /* Python frames in the samples of CPythons, when loaded */
+	struct pick_bpf pick;	 /* -p: the watched processes' samples kept in the kernel */
 	struct top_sampler_stats stats;
 };
 
@@ -107,6 +110,7 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	u64map_init(&s->watched);
 	u64map_init(&s->by_pid);
 	strpool_init(&s->names);
+	s->pick.family_fd = s->pick.fork_fd = s->pick.prog_fd = -1;
 	for (size_t i = 0; i < cfg->npids; i++)
 		if (u64map_put(&s->watched, (uint64_t)cfg->pids[i], 1) < 0)
 			goto out_free;
@@ -121,13 +125,25 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	pc.stack_bytes = cfg->stack_bytes;
 	if (cfg->dwarf && !(s->unwinder = unwinder_new(s->procs, 0)))
 		goto out_free;
-	if (py_samples_new(s->procs, 1000000000ull / (cfg->freq ? cfg->freq : 1), -1, &s->py, NULL,
-			   0) == 0 &&
+	/* Watched processes: a program on each CPU's event keeps their
+	 * samples (and their children's) only, so that the others' stacks
+	 * are neither copied into the rings nor read (a busy machine's
+	 * would crowd the watched ones' out). Without BPF, recce drops
+	 * them as it reads. */
+	if (cfg->npids && pick_bpf_new(&s->pick, NULL, 0) == 0)
+		for (size_t i = 0; i < cfg->npids; i++)
+			if (pick_bpf_add(&s->pick, cfg->pids[i]) < 0) {
+				pick_bpf_release(&s->pick);
+				break;
+			}
+	if (py_samples_new(s->procs, 1000000000ull / (cfg->freq ? cfg->freq : 1), s->pick.family_fd,
+			   &s->py, NULL, 0) == 0 &&
 	    watch_pythons(s))
 		pc.bpf_prog_fd = py_samples_prog_fd(s->py);
 	else {
 		py_samples_free(s->py); /* no watched process is a CPython */
 		s->py = NULL;
+		pc.bpf_prog_fd = s->pick.prog_fd >= 0 ? s->pick.prog_fd : 0;
 	}
 	err = perf_events_new(&pc, &s->pe);
 	if (err)
@@ -186,6 +202,7 @@ void top_sampler_free(struct top_sampler *s)
 		return;
 	perf_events_free(s->pe);
 	py_samples_free(s->py);
+	pick_bpf_release(&s->pick);
 	u64map_each(&s->by_pid, free_proc_value, NULL);
 	u64map_release(&s->by_pid);
 	u64map_release(&s->watched);
@@ -494,8 +511,10 @@ static int on_record(const struct perf_record *rec, void *arg)
 
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE: {
-		if (!watching(s, pid))
+		if (!watching(s, pid)) {
+			s->stats.others += pid > 0;
 			return 0;
+		}
 		struct top_proc *p = proc_of(s, pid);
 		if (!p)
 			return 0;

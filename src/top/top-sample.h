@@ -2,7 +2,8 @@
  * The sampling side of `recce top`: cpu-clock samples of every process,
  * taken by one event per CPU for the whole system (pid -1, which the
  * kernel allows to root, CAP_PERFMON, or at perf_event_paranoid <= 0),
- * filtered down to the watched processes, named, and handed to the top
+ * filtered down to the watched processes (in the kernel where BPF may
+ * run), named, and handed to the top
  * model with their raw stacks.
  *
  * System-wide events cost two descriptors on a two-CPU machine whatever
@@ -44,6 +45,7 @@ struct top_sampler_config {
 
 struct top_sampler_stats {
 	uint64_t samples, lost, throttled;
+	uint64_t others; /* of processes not watched, read and dropped */
 	int user_only; /* the kernel refused kernel-mode sampling */
 };
 

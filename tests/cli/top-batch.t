@@ -1,7 +1,8 @@
 #!/bin/bash
 # recce top in batch mode (-b): thread rows with CPU, names and the hot
 # function, threads appearing, targets exiting, system-wide process rows,
-# JSON output, and the /proc-only fallback when perf_event_open is refused.
+# JSON output, the targets' samples picked in the kernel, and the
+# /proc-only fallback when perf_event_open is refused.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/topmix" "$TARGETS/exits" "$TARGETS/deny-perf" "$TARGETS/spinner" \
 	"$TARGETS/threads"
@@ -207,6 +208,19 @@ cmp_ok "$(awk "BEGIN { d = ($ROWS) - (${TARGETS_CPU:-0}); print (d < 0 ? -d : d)
 run "$RECCE" top -b -n 2 -d 1 -p "$BRIEF"
 like "$(cat "$OUT")" " +$BRIEF +- \[ended threads\] X +[0-9.]+ " \
 	"brief threads: the text row says - for its TID" || show_run
-kill -TERM "$BRIEF"
+
+# Beside a spinning neighbour: top -p picks its targets' samples in the
+# kernel, so that no other process's stack is copied and read (a busy
+# machine's would crowd the targets' out of the rings).
+spawn "$T/neighbour.out" "$TARGETS/spinner" 30 200
+NEIGHBOUR=$PID
+wait_for 10 grep -q '^rate' "$T/neighbour.out" || diag "the spinner never started"
+run "$RECCE" top -b -n 2 -d 1 --json -p "$BRIEF"
+is "$RC" 0 "beside a neighbour: top -b -n 2 exits 0" || show_run
+LAST=$(tail -n 1 "$OUT")
+like "$LAST" '"samples":[1-9][0-9]*,' "beside a neighbour: the target is sampled" || diag "$LAST"
+like "$LAST" '"lost":[0-9]+,"others_dropped":0,' \
+	"beside a neighbour: no sample of another process reaches recce" || diag "$LAST"
+kill -TERM "$NEIGHBOUR" "$BRIEF"
 
 done_testing
