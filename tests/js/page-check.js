@@ -68,6 +68,23 @@ report(async () => {
 	});
 });
 
+// The widths of the frames sel matches, in the page's order.
+function widths(page, sel)
+{
+	return page.$$eval(sel, (ds) => ds.map((d) => d.getBoundingClientRect().width));
+}
+
+// Clicks the widest frame sel matches, and returns its width: a frame of
+// a pixel or less (a rare stack's) lies under its neighbours' edges,
+// which would take the click.
+async function clickWidest(page, sel)
+{
+	const w = await widths(page, sel);
+	const i = w.indexOf(Math.max(...w));
+	await page.locator(sel).nth(i).click();
+	return w[i];
+}
+
 async function steps(page, out, shot, from, to, cgroup)
 {
 	await page.waitForSelector('body[data-loaded="1"]', {timeout : 20000});
@@ -87,10 +104,8 @@ async function steps(page, out, shot, from, to, cgroup)
 	}
 	out.matched = await page.evaluate(() => searchFrames('^(work_a|burn_cpu)$'));
 	out.highlighted = await page.locator('#flame div.match').count();
-	const frame = page.locator('#flame div.match').first();
-	out.widthBefore = (await frame.boundingBox()).width;
-	await frame.click();
-	out.widthAfter = (await page.locator('#flame div.match').first().boundingBox()).width;
+	out.widthBefore = await clickWidest(page, '#flame div.match');
+	out.widthAfter = Math.max(...await widths(page, '#flame div.match'));
 	out.fullWidth = (await page.locator('#flame').boundingBox()).width;
 	await page.screenshot({path : shot + '-range.png'});
 	out.compareShown = await page.locator('#compare').isVisible();
@@ -111,9 +126,8 @@ async function steps(page, out, shot, from, to, cgroup)
 	// callees view of it; and the flamegraph again.
 	await page.selectOption('#view', 'bottomup');
 	out.bottomUp = await frames(page, '#flame');
-	const burn = page.locator('#flame div[data-name="burn_cpu"]').first();
-	if (await burn.count()) {
-		await burn.click();
+	if (await page.locator('#flame div[data-name="burn_cpu"]').count()) {
+		await clickWidest(page, '#flame div[data-name="burn_cpu"]');
 		await page.selectOption('#view', 'focus');
 		out.callees = await frames(page, '#flame');
 		out.callers = await frames(page, '#callers');
