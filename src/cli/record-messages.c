@@ -18,6 +18,7 @@
 #include "cli/jit-hint.h"
 #include "cli/usage.h"
 #include "inject/fast-set.h"
+#include "perf/perf-events.h"
 #include "perf/py-format.h"
 #include "proc/jvm-perfmap.h"
 #include "proc/proc-maps.h"
@@ -488,16 +489,28 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 	const uint64_t *e = st->unwind_ends;
 	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO] +
 			 e[UNWIND_END_OTHER_STACK] + e[UNWIND_END_NOT_PRESENT];
+	/* The option that copies more, in the mode in use: twice as much,
+	 * up to what the kernel allows. */
+	uint32_t more = a->stack_bytes <= PERF_EVENTS_MAX_STACK_BYTES / 2
+			    ? a->stack_bytes * 2
+			    : PERF_EVENTS_MAX_STACK_BYTES;
+	char copy_more[80];
+	if (more > a->stack_bytes)
+		snprintf(copy_more, sizeof(copy_more), "--call-graph %s,%u copies more",
+			 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)more);
+	else
+		snprintf(copy_more, sizeof(copy_more), "%u bytes are the most the kernel copies",
+			 (unsigned)a->stack_bytes);
 	if (early)
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
-		     "(--call-graph dwarf,BYTES copies more), %llu [depth limit], %llu [no unwind "
+		     "(%s), %llu [depth limit], %llu [no unwind "
 		     "info: FILE+OFFSET] (code of a file without CFI, such as hand-written "
 		     "assembly), %llu [interrupted stack not copied] (a signal handler ran on a "
 		     "stack of its own, which is all the copy holds; auto goes on by frame "
 		     "pointers where they are kept), %llu [stack not in memory] (a page of the "
 		     "stack between a frame and its caller's was not in memory: never touched "
 		     "yet, or swapped out)",
-		     (unsigned long long)early, (unsigned long long)e[UNWIND_END_COPY],
+		     (unsigned long long)early, (unsigned long long)e[UNWIND_END_COPY], copy_more,
 		     (unsigned long long)e[UNWIND_END_DEPTH],
 		     (unsigned long long)e[UNWIND_END_NO_INFO],
 		     (unsigned long long)e[UNWIND_END_OTHER_STACK],

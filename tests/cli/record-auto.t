@@ -47,8 +47,15 @@ is "$(folded_count "$F_dwarf" '^\[stack copy ended\];(.*;)?bottom(;|$)')" "$BOTT
 	"dwarf: every stack of bottom ends with [stack copy ended]" || diag "$(folded_top "$F_dwarf" 3)"
 is "$(folded_count "$F_auto" '\[(stack copy ended|depth limit)\]')" 0 \
 	"auto: none ends early, the frame pointers went on"
-like "$(cat "$T/dwarf.err")" '^recce: [0-9]+ stacks end early, at a frame that says why: [1-9][0-9]* \[stack copy ended\] ' \
-	"dwarf: the run says how many stacks end early, and why"
+like "$(cat "$T/dwarf.err")" '^recce: [0-9]+ stacks end early, at a frame that says why: [1-9][0-9]* \[stack copy ended\] \(--call-graph dwarf,16384 copies more\)' \
+	"dwarf: the run says how many stacks end early, and why, and the option that copies more"
+# Which works: 64 KiB hold deep's 41 KiB of stack.
+run "$RECCE" record --call-graph dwarf,65528 -o "$T/dwarf-64k.pb.gz" -- "$TARGETS/deep" 1
+is "$RC" 0 "record (dwarf,65528) -- deep exits 0" || show_run
+F=$(folded "$T/dwarf-64k.pb.gz")
+cmp_ok "$(folded_count "$F" "$IN_BOTTOM")" '>' 0 "dwarf,65528: samples in bottom"
+is "$(folded_count "$F" "$WHOLE")" "$(folded_count "$F" "$IN_BOTTOM")" \
+	"dwarf,65528: every one reaches main" || diag "$(folded_top "$F" 3)"
 unlike "$(cat "$T/auto.err")" 'stacks end early' "auto: and says nothing of it"
 run "$RECCE" report "$T/dwarf.pb.gz" -n 1
 like "$(cat "$OUT")" 'stacks-ended-early: [1-9][0-9]* where the stack copy ended, 0 at the depth limit' \
