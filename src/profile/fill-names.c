@@ -70,23 +70,28 @@ static int above_leaf(const struct profile *p, uint64_t id)
 int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stats *st)
 {
 	unsigned char *caller = calloc(p->nlocations + 1, 1);
+	unsigned char *above = calloc(p->nlocations + 1, 1); /* above_leaf(), by id */
 	/* Per mapping: 0 not looked for yet, 1 found (files[]), 2 missing. */
 	unsigned char *state = calloc(p->nmappings + 1, 1);
 	struct sym_file **files = calloc(p->nmappings + 1, sizeof(*files));
 	int rc = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!caller || !state || !files) {
+	if (!caller || !above || !state || !files) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	/* A location is named at its address minus one where some stack
 	 * has it as a caller (the call is before the return address). */
+	for (uint64_t id = 1; id <= p->nlocations; id++)
+		above[id] = (unsigned char)above_leaf(p, id);
 	for (size_t i = 0; i < p->nsamples; i++)
-		for (size_t j = 1; j < p->samples[i].nlocations; j++)
-			if (p->samples[i].location_ids[j] <= p->nlocations &&
-			    !above_leaf(p, p->samples[i].location_ids[j - 1]))
-				caller[p->samples[i].location_ids[j]] = 1;
+		for (size_t j = 1; j < p->samples[i].nlocations; j++) {
+			uint64_t id = p->samples[i].location_ids[j];
+			uint64_t below = p->samples[i].location_ids[j - 1];
+			if (id <= p->nlocations && !(below <= p->nlocations && above[below]))
+				caller[id] = 1;
+		}
 	for (size_t i = 0; i < p->nlocations && rc >= 0; i++) {
 		struct profile_location *l = &p->locations[i];
 		if (!needs_name(p, l))
@@ -117,6 +122,7 @@ int profile_fill_names(struct profile *p, struct symbolizer *s, struct fill_stat
 	}
 out:
 	free(caller);
+	free(above);
 	free(state);
 	free(files);
 	return rc < 0 ? rc : 0;
