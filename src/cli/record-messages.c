@@ -490,10 +490,14 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO] +
 			 e[UNWIND_END_OTHER_STACK] + e[UNWIND_END_NOT_PRESENT];
 	/* The option that copies more, in the mode in use: twice as much,
-	 * up to what the kernel allows. */
-	uint32_t more = a->stack_bytes <= PERF_EVENTS_MAX_STACK_BYTES / 2
-			    ? a->stack_bytes * 2
-			    : PERF_EVENTS_MAX_STACK_BYTES;
+	 * or more until a copy holds what the stacks cut wanted for their
+	 * next frame (a frame larger than the copy: memcached's 16 KiB of
+	 * iovecs), up to what the kernel allows. */
+	uint64_t more = (uint64_t)a->stack_bytes * 2;
+	while (more < st->copy_wanted && more < PERF_EVENTS_MAX_STACK_BYTES)
+		more *= 2;
+	if (more > PERF_EVENTS_MAX_STACK_BYTES)
+		more = PERF_EVENTS_MAX_STACK_BYTES;
 	char copy_more[80];
 	if (more > a->stack_bytes)
 		snprintf(copy_more, sizeof(copy_more), "--call-graph %s,%u copies more",

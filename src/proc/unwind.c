@@ -52,6 +52,9 @@
 #define FILE_IDS   (1u << 23)
 /* plausible_return()'s answers kept, beyond which they are dropped. */
 #define MAX_RETURNS (1u << 16)
+/* A read this far past the stack pointer or more is not the next frame's
+ * (a garbage CFA): it says nothing of the copy a stack wants. */
+#define PAST_COPY_MAX (1u << 20)
 
 /* DWARF register numbers of x86-64 and where each sits in a sample's
  * registers (PERF_EVENTS_REGS_MASK order: AX BX CX DX SI DI BP SP IP
@@ -98,6 +101,7 @@ struct unwind_ctx {
 	size_t n, max;
 	int ended;	  /* the walk reached the outermost frame */
 	int ran_out;	  /* a read fell past the copy: the walk may have ended there */
+	uint64_t wanted;  /* the bytes past sp the reads past the copy asked for */
 	int switched;	  /* a signal frame led to another stack than the copy's */
 	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
 	int after_signal; /* libdwfl's next frame is the one a signal interrupted */
@@ -137,6 +141,7 @@ struct unwinder {
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
 	uint64_t ends[UNWIND_END_KINDS]; /* stacks marked, by why */
+	uint64_t copy_wanted;		 /* the most a stack marked [stack copy ended] wanted */
 };
 
 /* The CFI of a module comes from its own file: .eh_frame, or .debug_frame
@@ -433,6 +438,15 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return tid == u->cur.tid;
 }
 
+/* A read of the word at addr fell past the copy: the walk may end
+ * there, and a copy of the stack to that word would have gone on. */
+static void past_copy(struct unwind_ctx *c, uint64_t addr)
+{
+	c->ran_out = 1;
+	if (addr >= c->sp && addr - c->sp < PAST_COPY_MAX && addr - c->sp + 8 > c->wanted)
+		c->wanted = addr - c->sp + 8;
+}
+
 /* A word of the sample's stack copy, if addr is in it. */
 static bool copy_read(const struct unwind_ctx *c, uint64_t addr, uint64_t *out)
 {
@@ -458,7 +472,7 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	if (!m || !m->file || sym_file_fd(m->file) < 0 || m->end - addr < 8) {
 		/* libdwfl takes a return address it cannot read for the
 		 * stack's end: remember that it was not. */
-		c->ran_out = 1;
+		past_copy(c, addr);
 		return false;
 	}
 	uint64_t off = addr - m->start + m->pgoff;
@@ -712,7 +726,7 @@ static int stack_read(struct unwinder *u, uint64_t addr, uint64_t *out)
 	const struct proc_map *m = procs_find(u->procs, c->pid, addr);
 	if (m && m->file)
 		return -1;
-	c->ran_out = 1;
+	past_copy(c, addr);
 	return 0;
 }
 
@@ -1107,6 +1121,11 @@ void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KI
 		counts[i] = u ? u->ends[i] : 0;
 }
 
+uint64_t unwinder_copy_wanted(const struct unwinder *u)
+{
+	return u ? u->copy_wanted : 0;
+}
+
 /*
  * The unwind of the copied stack (n frames at f) stopped short of the
  * stack's end; the frame-pointer walk (nfp entries, leaf first) goes on
@@ -1348,6 +1367,8 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		    u->end != UNWIND_END_STOPPED) {
 			out[n++] = UNWIND_MARK_BASE + u->end;
 			u->ends[u->end] += u->end != UNWIND_END_NO_INFO;
+			if (u->end == UNWIND_END_COPY && c->wanted > u->copy_wanted)
+				u->copy_wanted = c->wanted;
 		} else if (smp->mark_end && cut && n < cap) {
 			enum unwind_end why =
 			    empty ? UNWIND_END_NOT_PRESENT : UNWIND_END_OTHER_STACK;

@@ -117,6 +117,12 @@ const char *unwind_mark_name(uint64_t addr);
 /* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */
 void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KINDS]);
 
+/* The most bytes of stack, from the stack pointer, that a stack
+ * unwinder_sample() ended with [stack copy ended] read past the copy for
+ * its next frame (0: none ended so): a copy this long would have given
+ * at least one more frame of each. */
+uint64_t unwinder_copy_wanted(const struct unwinder *u);
+
 /* One sample as the kernel gave it. */
 struct unwind_sample {
 	pid_t pid, tid;

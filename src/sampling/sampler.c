@@ -680,6 +680,7 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	st->threads = as.threads;
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
 	unwinder_end_counts(s->unwinder, st->unwind_ends);
+	st->copy_wanted = unwinder_copy_wanted(s->unwinder);
 }
 
 static void add_comment(struct profile *p, const char *key, const char *fmt, ...)

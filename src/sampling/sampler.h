@@ -154,6 +154,7 @@ struct sampler_stats {
 	/* Stacks whose unwind stopped short, ended with a marker frame that
 	 * says why, by enum unwind_end (dwarf and auto). */
 	uint64_t unwind_ends[UNWIND_END_KINDS];
+	uint64_t copy_wanted;			/* unwinder_copy_wanted() */
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	enum alloc_bpf_mode alloc_mode;		/* how the probes were attached */
 	/* With growing: the stacks that only grew, over how many snapshots

@@ -57,6 +57,21 @@ cmp_ok "$(folded_count "$F" "$IN_BOTTOM")" '>' 0 "dwarf,65528: samples in bottom
 is "$(folded_count "$F" "$WHOLE")" "$(folded_count "$F" "$IN_BOTTOM")" \
 	"dwarf,65528: every one reaches main" || diag "$(folded_top "$F" 3)"
 unlike "$(cat "$T/auto.err")" 'stacks end early' "auto: and says nothing of it"
+
+# One frame larger than twice the copy (deep's wide: 20 KiB): the option
+# the run names is the one whose copy gets past it, which it then does.
+IN_WIDE='(^|;)main;wide;bottom(;|$)'
+run "$RECCE" record --call-graph dwarf -o "$T/wide.pb.gz" -- "$TARGETS/deep" 1 wide
+is "$RC" 0 "record (dwarf) -- deep wide exits 0" || show_run
+like "$(cat "$ERR")" '^recce: [0-9]+ stacks end early, at a frame that says why: [1-9][0-9]* \[stack copy ended\] \(--call-graph dwarf,32768 copies more\)' \
+	"a 20 KiB frame: the run names the copy of 32 KiB, the first twice over that gets past it"
+is "$(folded_count "$(folded "$T/wide.pb.gz")" "$IN_WIDE")" 0 "dwarf: no stack of bottom reaches main"
+run "$RECCE" record --call-graph dwarf,32768 -o "$T/wide-32k.pb.gz" -- "$TARGETS/deep" 1 wide
+is "$RC" 0 "record (dwarf,32768) -- deep wide exits 0" || show_run
+F=$(folded "$T/wide-32k.pb.gz")
+cmp_ok "$(folded_count "$F" '(^|;)bottom(;|$)')" '>' 0 "dwarf,32768: samples in bottom"
+is "$(folded_count "$F" "$IN_WIDE")" "$(folded_count "$F" '(^|;)bottom(;|$)')" \
+	"dwarf,32768: every one reaches main through wide" || diag "$(folded_top "$F" 3)"
 run "$RECCE" report "$T/dwarf.pb.gz" -n 1
 like "$(cat "$OUT")" 'stacks-ended-early: [1-9][0-9]* where the stack copy ended, 0 at the depth limit' \
 	"the profile counts them by why"

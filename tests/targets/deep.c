@@ -3,13 +3,16 @@
  * `--call-graph auto`: main calls descend() 40 times over, each frame
  * holding 1 KiB, and the innermost calls bottom(), which burns CPU. The
  * stack from bottom to main is about 41 KiB, far more than the 8 KiB a
- * sample copies.
+ * sample copies. With `wide`, main calls wide(), one frame of 20 KiB,
+ * and it calls bottom(): a copy that holds bottom's frame ends inside
+ * wide's, which only a copy of more than 20 KiB gets past.
  *
- *   deep SECONDS
+ *   deep SECONDS [wide]
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define DEPTH 40
@@ -43,11 +46,25 @@ __attribute__((noinline)) static void descend(int n, double end)
 	sink += (uint64_t)pad[n];
 }
 
+__attribute__((noinline)) static void wide(double end)
+{
+	volatile char pad[20 * 1024];
+
+	/* Every page of it touched: none is missing from a copy. */
+	for (size_t i = 0; i < sizeof(pad); i += 1024)
+		pad[i] = 1;
+	bottom(end);
+	sink += (uint64_t)pad[0];
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1;
 
-	descend(0, now() + seconds);
+	if (argc > 2 && strcmp(argv[2], "wide") == 0)
+		wide(now() + seconds);
+	else
+		descend(0, now() + seconds);
 	printf("deep: done\n");
 	return 0;
 }
