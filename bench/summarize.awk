@@ -79,6 +79,10 @@ BEGIN { FS = "\t" }
 		keep_by_tool(PT, rec)
 	} else if (kind == "pydump") {
 		keep_by_tool(PD, rec)
+	} else if (kind == "pybpf") {
+		if (rec["runs"] > 0)
+			rec["us_per_run"] = rec["run_ns"] / rec["runs"] / 1000
+		keep_by_tool(PB, rec)
 	}
 }
 
@@ -1424,8 +1428,8 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 }
 
 # 18. Python calls traced, and dump of a CPython.
-function figure_python(    alone, traced, ms) {
-	if (!("none" in PT) && !("recce" in PD))
+function figure_python(    alone, traced, ms, us, share) {
+	if (!("none" in PT) && !("recce" in PD) && !("recce" in PB))
 		return
 	print "## 18. Python: `recce trace 'py:...'` and `recce dump`"
 	print ""
@@ -1449,6 +1453,25 @@ function figure_python(    alone, traced, ms) {
 			printf "Traced, the workload took %.0fx its time alone.\n\n", traced / alone
 			jappend("python", "{\"case\": \"trace-py\", \"slowdown\": " jn(traced / alone) "}")
 		}
+	}
+	if ("recce" in PB) {
+		get_of(PB, "recce", "runs")
+		printf "The Python frame program's own time at the samples of `recce record -F %d` of the\n", PB["recce", 1, "hz"]
+		printf "python workload, as the kernel counts it (kernel.bpf_stats_enabled, read with bpftool;\n"
+		printf "%s runs a recording): ", spread("%d")
+		get_of(PB, "recce", "us_per_run")
+		us = MED
+		share = us * PB["recce", 1, "hz"] / 10000
+		printf "%s us a sample,\n", spread("%.2f")
+		printf "%.3f%% of the target's CPU time at %d Hz. It is what recce adds inside the target to\n",
+			share, PB["recce", 1, "hz"]
+		print "the sampling perf does too, measured where the target's CPU time alone varies by more"
+		print "than a percent here (section 1)."
+		print ""
+		jappend("python", "{\"case\": \"frame-program\", \"us_per_sample\": " jstats() "}")
+		budget(sprintf("Python frames at %d Hz: the frame program's share of the target's CPU", PB["recce", 1, "hz"]),
+			"under 1%", sprintf("%.3f%% (%.2f us a sample)", share, us), share < 1,
+			sprintf("the Python frame program took %.2f us a sample, %.3f%% of the target's CPU.", us, share))
 	}
 	if ("recce" in PD) {
 		get_of(PD, "recce", "wall_s")

@@ -16,6 +16,7 @@
 #define PY_BPF_PROCS	  1024
 #define PY_BPF_TIDS	  65536
 #define PY_BPF_RING_BYTES (4u << 20)
+#define PY_BPF_FRAME_BYTES 128 /* of a frame, read at once: its fields are in the first ones */
 
 /* Byte offsets into one CPython's structures, and where its runtime is. */
 struct py_bpf_layout {
@@ -27,6 +28,7 @@ struct py_bpf_layout {
 	__u32 ts_frame;	 /* the current frame in cframe (or the state) */
 	__u32 fr_code, fr_func, fr_previous, fr_instr, fr_owner;
 	__s32 fr_is_entry;   /* 3.11's flag; -1 when a shim frame marks an entry */
+	__u32 fr_size;	     /* bytes of a frame to its last field above, read at once */
 	__u32 func_module;   /* PyFunctionObject.func_module */
 	__u32 code_qualname; /* PyCodeObject.co_qualname */
 };

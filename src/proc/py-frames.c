@@ -784,6 +784,7 @@ int py_reader_chain(const struct py_reader *r, struct py_chain *out)
 	out->fr_instr = L->fr_instr;
 	out->fr_owner = L->fr_owner;
 	out->fr_is_entry = L->fr_is_entry;
+	out->fr_size = L->fr_size;
 	out->func_module = L->func_module;
 	out->code_qualname = L->code_qualname;
 	return 0;

@@ -91,6 +91,7 @@ struct py_chain {
 	uint32_t ts_frame;
 	uint32_t fr_code, fr_func, fr_previous, fr_instr, fr_owner;
 	int32_t fr_is_entry;	/* -1: an entry is marked by a shim frame after it */
+	uint32_t fr_size;	/* a frame's bytes to its last field above */
 	uint32_t func_module;	/* a function's __module__ */
 	uint32_t code_qualname; /* a code object's co_qualname */
 };

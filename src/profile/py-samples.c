@@ -185,6 +185,7 @@ static void check(struct py_samples *p, pid_t pid, struct py_proc *pp)
 	    .fr_instr = c.fr_instr,
 	    .fr_owner = c.fr_owner,
 	    .fr_is_entry = c.fr_is_entry,
+	    .fr_size = c.fr_size,
 	    .func_module = c.func_module,
 	    .code_qualname = c.code_qualname,
 	};

@@ -43,6 +43,15 @@ struct {
 	__type(value, struct py_bpf_record);
 } scratch SEC(".maps");
 
+/* One frame's first bytes, read at once: one read of the target's memory
+ * where a read a field cost most of a frame's time. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[PY_BPF_FRAME_BYTES]);
+} frame SEC(".maps");
+
 /* Records the ring had no room for. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -113,26 +122,36 @@ struct walk {
 	__u32 cut;
 };
 
+/* The word at byte off of a frame read into buf (0 past its end). */
+static __always_inline __u64 frame_u64(const __u8 *buf, __u32 off)
+{
+	if (off > PY_BPF_FRAME_BYTES - 8)
+		return 0;
+	return *(const __u64 *)(buf + off);
+}
+
 static long walk_one(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
-	__u32 zero = 0;
-	__u64 code = 0, instr = 0, prev = 0, func = 0, module = 0, qual = 0, at = w->at;
-	__u8 owner = 0, entry = 0;
+	__u32 zero = 0, size = w->L.fr_size;
+	__u64 module = 0, qual = 0, at = w->at;
 
 	if (!at || w->n >= PY_BPF_FRAMES)
 		return 1;
 	struct py_bpf_record *rec = bpf_map_lookup_elem(&scratch, &zero);
-	if (!rec)
+	__u8 *fr = bpf_map_lookup_elem(&frame, &zero);
+	if (!rec || !fr)
 		return 1;
-	if (read_u64(&code, at + w->L.fr_code) || read_u64(&prev, at + w->L.fr_previous) ||
-	    read_u64(&instr, at + w->L.fr_instr) || read_u64(&func, at + w->L.fr_func) ||
-	    bpf_probe_read_user(&owner, 1, (const void *)(at + w->L.fr_owner)) ||
-	    (w->L.fr_is_entry >= 0 &&
-	     bpf_probe_read_user(&entry, 1, (const void *)(at + (__u32)w->L.fr_is_entry)))) {
+	if (size < 8 || size > PY_BPF_FRAME_BYTES ||
+	    bpf_probe_read_user(fr, size, (const void *)at)) {
 		w->cut = 1;
 		return 1;
 	}
+	__u64 code = frame_u64(fr, w->L.fr_code), prev = frame_u64(fr, w->L.fr_previous);
+	__u64 instr = frame_u64(fr, w->L.fr_instr), func = frame_u64(fr, w->L.fr_func);
+	__u8 owner = fr[w->L.fr_owner & (PY_BPF_FRAME_BYTES - 1)];
+	__u8 entry =
+	    w->L.fr_is_entry >= 0 ? fr[(__u32)w->L.fr_is_entry & (PY_BPF_FRAME_BYTES - 1)] : 0;
 	w->at = prev;
 	__u32 n = w->n;
 	if (owner == PY_OWNER_CSTACK) {
@@ -195,7 +214,9 @@ int recce_py(struct bpf_perf_event_data *ctx)
 	rec->time_end = bpf_ktime_get_ns();
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
-	if (bpf_ringbuf_output(&out, rec, size, 0) != 0) {
+	/* No wakeup: user space reads the ring when the samples' rings or its
+	 * timer wake it, and a wakeup is an interrupt of this CPU. */
+	if (bpf_ringbuf_output(&out, rec, size, BPF_RB_NO_WAKEUP) != 0) {
 		__u64 *dropped = bpf_map_lookup_elem(&drops, &zero);
 		if (dropped)
 			__sync_fetch_and_add(dropped, 1);
