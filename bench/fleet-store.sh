@@ -10,7 +10,8 @@
 # server (rows and INSERTs a second), how long the server took to take a
 # round against the span the round stands for, and the bytes a host-day
 # takes on disk once parts are merged; and how long the fleet page takes
-# to load ten minutes of 1,000 hosts. Writes bench/results/fleet-store.md.
+# to load ten minutes of 1,000 hosts, its answers alone and drawn in
+# headless Chromium. Writes bench/results/fleet-store.md.
 #
 #     sh bench/fleet-store.sh        after `make all build/bench/fleet-sim`
 #
@@ -31,7 +32,7 @@ die() {
 if [ ! -x "$RECCE" ] || [ ! -x "$SIM" ]; then
 	die "run make all $B/bench/fleet-sim first"
 fi
-for t in clickhouse-server redis-server redis-benchmark redis-cli curl python3; do
+for t in clickhouse-server redis-server redis-benchmark redis-cli curl python3 node; do
 	command -v "$t" >/dev/null || die "$t is missing: sh scripts/install-deps.sh"
 done
 TMP=$(mktemp -d)
@@ -181,6 +182,18 @@ rows=$(sql "SELECT count() FROM $db.samples")
 				w == "fleet" ? n " hosts" : "one host", c, f, t, l }'
 	done
 } >>"$OUT.tmp"
+# The same loads in headless Chromium (bench/page-load.js): the answers,
+# the pickers' lists and the page's drawing of them, to a frame painted.
+shown=$(node bench/page-load.js "$PAGE?token=$TOKEN") || die "the page in Chromium: $shown"
+echo "$shown" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print()
+print("In headless Chromium (bench/page-load.js, best of three, each in a fresh browser), from")
+print("the navigation to the first frame painted after the chart, the flamegraph (%d frames)" % r["frames"])
+print("and the top table are drawn: %.2f s for the fleet; and after the pickers of hosts and" % r["drawn_s"])
+print("cgroups, asked then, are filled: %.2f s. From a pick of one host in the host picker to" % r["loaded_s"])
+print("its frame painted: %.2f s." % r["host_s"])' >>"$OUT.tmp"
 kill -INT "$VIEW" 2>/dev/null || true
 wait "$VIEW" 2>/dev/null || true
 sql "DROP DATABASE $db" >/dev/null

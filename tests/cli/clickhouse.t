@@ -670,6 +670,8 @@ is "$(sql "SELECT count() FROM system.query_log WHERE type = 2 AND query LIKE 'S
 page_check "the fleet page" "$PAGE?token=$TOKEN" "$B/artifacts/page-fleet" "" "" "$UNIT_CG"
 like "$F" 'error: none' "the page works over the fleet store" || diag "$(head -c 2000 "$T/facts")"
 like "$F" "title: recce: the fleet in 127\\.0\\.0\\.1:$HTTP_PORT/fleet9" "its title names the store"
+like "$F" 'asked: series (flame top|top flame) (hosts cgroups|cgroups hosts)$' \
+	"the page draws the range first, then asks for its pickers' lists" || diag "$(grep '^asked' "$T/facts")"
 like "$F" 'hosts:  sim-00000 sim-00001 sim-00002' "the picker has every host, and each"
 like "$F" 'by host: sim-00000 sim-00001 sim-00002' "the chart draws a line of each host, when asked"
 like "$F" 'host status: .*, on sim-00000' "a host picked is said"

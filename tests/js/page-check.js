@@ -13,7 +13,8 @@
 // then the first host of the host picker is picked, then the cgroup
 // CGROUP in the cgroup picker. Where
 // the page has a chart, the command picker lists every command, and hot
-// picked there shows hot's stacks alone. Saves screenshots
+// picked there shows hot's stacks alone. The questions the page asked
+// the server as it loaded are reported in the order it asked them. Saves screenshots
 // SHOT-whole.png, SHOT-range.png, SHOT-views.png, with a range
 // SHOT-diff.png, with hosts SHOT-host.png, with a cgroup
 // SHOT-cgroup.png.
@@ -88,6 +89,12 @@ async function clickWidest(page, sel)
 async function steps(page, out, shot, from, to, cgroup)
 {
 	await page.waitForSelector('body[data-loaded="1"]', {timeout : 20000});
+	// The questions of the first load, in the order they were asked.
+	out.asked = await page.evaluate(
+	    () => performance.getEntriesByType('resource')
+		      .filter((e) => /\/api\//.test(e.name))
+		      .sort((a, b) => a.startTime - b.startTime)
+		      .map((e) => new URL(e.name).pathname.replace(/^.*\/api\//, '')));
 	out.title = await page.title();
 	out.comms = await page.$$eval('#chart polyline', (ps) => ps.map((p) => p.dataset.comm));
 	out.chartShown = await page.$eval('#chartbox', (e) => !e.classList.contains('hidden'));
