@@ -43,8 +43,8 @@ struct {
 	__type(value, struct py_bpf_record);
 } scratch SEC(".maps");
 
-/* One frame's first bytes, read at once: one read of the target's memory
- * where a read a field cost most of a frame's time. */
+/* One frame's first bytes, read at once: a read of the target's memory
+ * for each field took most of a frame's time. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
