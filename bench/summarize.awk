@@ -1428,7 +1428,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 }
 
 # 18. Python calls traced, and dump of a CPython.
-function figure_python(    alone, traced, ms, us, share) {
+function figure_python(    alone, traced, ms, us, share, hz) {
 	if (!("none" in PT) && !("recce" in PD) && !("recce" in PB))
 		return
 	print "## 18. Python: `recce trace 'py:...'` and `recce dump`"
@@ -1455,21 +1455,24 @@ function figure_python(    alone, traced, ms, us, share) {
 		}
 	}
 	if ("recce" in PB) {
+		# The rate of the runs that worked (a failed one has no fields).
+		get_of(PB, "recce", "hz")
+		hz = MED
 		get_of(PB, "recce", "runs")
-		printf "The Python frame program's own time at the samples of `recce record -F %d` of the\n", PB["recce", 1, "hz"]
+		printf "The Python frame program's own time at the samples of `recce record -F %d` of the\n", hz
 		printf "python workload, as the kernel counts it (kernel.bpf_stats_enabled, read with bpftool;\n"
 		printf "%s runs a recording): ", spread("%d")
 		get_of(PB, "recce", "us_per_run")
 		us = MED
-		share = us * PB["recce", 1, "hz"] / 10000
+		share = us * hz / 10000
 		printf "%s us a sample,\n", spread("%.2f")
 		printf "%.3f%% of the target's CPU time at %d Hz. It is what recce adds inside the target to\n",
-			share, PB["recce", 1, "hz"]
+			share, hz
 		print "the sampling perf does too, measured where the target's CPU time alone varies by more"
 		print "than a percent here (section 1)."
 		print ""
 		jappend("python", "{\"case\": \"frame-program\", \"us_per_sample\": " jstats() "}")
-		budget(sprintf("Python frames at %d Hz: the frame program's share of the target's CPU", PB["recce", 1, "hz"]),
+		budget(sprintf("Python frames at %d Hz: the frame program's share of the target's CPU", hz),
 			"under 1%", sprintf("%.3f%% (%.2f us a sample)", share, us), share < 1,
 			sprintf("the Python frame program took %.2f us a sample, %.3f%% of the target's CPU.", us, share))
 	}
