@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 B=${B:-build}
 RECCE=${RECCE:-$B/recce}
 REPS=${BENCH_REPS:-3}
-CASES=${BENCH_CASES:-"slowdown deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python binaries fleet"}
+CASES=${BENCH_CASES:-"slowdown persample deep tenk split threads symbolize trace top events offcpu alloc patch continuous agent libuv fast python binaries fleet"}
 CC=${CC:-cc}
 
 OUT=bench/results
@@ -44,6 +44,8 @@ HZ_HIGH=999
 STACK_BYTES=8192
 CPU2_SECONDS=3      # the cpu2 workload, per thread
 DEEP_SECONDS=2      # the deep workload
+PS_HZ=20000         # the persample group's rate, a thread
+PS_SECONDS=1        # ... and its cpu2 workload, per thread
 TENK_SAMPLES=10000  # the recording of the "10,000 samples" flamegraph budget
 SPLIT_SECONDS=4     # the split workload (accuracy)
 THREADS_SECONDS=3   # how long the profilers follow the threads workloads
@@ -1245,6 +1247,60 @@ group_deep() {
 	done
 }
 
+# The cost of a sample to the target, by how its stack is taken: the
+# workload's own CPU time over the same work alone, per sample, at a rate
+# high enough (PS_HZ a thread, both threads busy) for a microsecond a
+# sample to stand well out of the noise. The kernel's sample with no stack
+# (perf record without -g) is the floor every way pays; the rest is the
+# stack: the kernel's frame-pointer walk (perf -g, recce fp), the 8 KiB
+# copy (perf --call-graph dwarf), and recce's default, auto (the walk and
+# the copy, unwound by recce).
+#     persample_once MODE REP UNITS
+persample_once() {
+	mode=$1 rep=$2 units=$3 samples= status=0
+	rm -f "$TMP/stats" "$TMP/err" "$TMP/perf.data" "$TMP/recce.pb.gz"
+	case $mode in
+	none)
+		BENCH_STATS=$TMP/stats "$BIN/cpu2" "$units" > /dev/null 2> "$TMP/err" || status=$?
+		;;
+	perf-*)
+		case $mode in
+		perf-nostack) pcg= ;;
+		perf-fp) pcg=-g ;;
+		perf-dwarf) pcg="--call-graph dwarf,$STACK_BYTES" ;;
+		esac
+		# shellcheck disable=SC2086
+		BENCH_STATS=$TMP/stats perf record -e cpu-clock -F "$PS_HZ" $pcg -o "$TMP/perf.data" \
+			-- "$BIN/cpu2" "$units" > /dev/null 2> "$TMP/err" || status=$?
+		samples=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$TMP/err" | tail -n 1)
+		;;
+	recce-*)
+		rcg=${mode#recce-}
+		[ "$rcg" = fp ] || rcg=$rcg,$STACK_BYTES
+		BENCH_STATS=$TMP/stats "$RECCE" record -F "$PS_HZ" --call-graph "$rcg" \
+			-o "$TMP/recce.pb.gz" -- "$BIN/cpu2" "$units" > /dev/null 2> "$TMP/err" || status=$?
+		samples=$(sed -n 's/^recce: \([0-9]*\) samples in.*/\1/p' "$TMP/err" | tail -n 1)
+		;;
+	esac
+	if [ "$status" -ne 0 ] || [ ! -s "$TMP/stats" ] || { [ "$mode" != none ] && [ -z "$samples" ]; }; then
+		say "persample $mode rep $rep failed (status $status):"
+		tail -n 5 "$TMP/err" >&2
+		printf 'kind=persample\ttool=%s\trep=%s\tstatus=failed\n' "$mode" "$rep" >> "$RAW"
+		return
+	fi
+	printf 'kind=persample\ttool=%s\trep=%s\tstatus=ok\thz=%s\tsamples=%s\t%s\n' \
+		"$mode" "$rep" "$PS_HZ" "${samples:-0}" "$(joined "$TMP/stats")" >> "$RAW"
+}
+
+group_persample() {
+	units=$("$BIN/cpu2" --calibrate "$PS_SECONDS")
+	for rep in $(seq "$REPS"); do
+		for mode in none perf-nostack perf-fp perf-dwarf recce-fp recce-auto; do
+			persample_once "$mode" "$rep" "$units"
+		done
+	done
+}
+
 # cpu2 long enough for TENK_SAMPLES samples at HZ_HIGH over its two threads.
 group_tenk() {
 	units=$("$BIN/cpu2" --calibrate "$(calc "$TENK_SAMPLES / $HZ_HIGH / 2")")
@@ -1559,7 +1615,7 @@ machine
 start=$(date +%s)
 for g in $CASES; do
 	case $g in
-	slowdown | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python | binaries) "group_$g" ;;
+	slowdown | persample | deep | tenk | split | threads | symbolize | trace | top | events | offcpu | alloc | patch | continuous | agent | libuv | fast | python | binaries) "group_$g" ;;
 	fleet) B=$B RECCE=$RECCE sh bench/fleet-store.sh >/dev/null || say "fleet: bench/fleet-store.sh failed" ;;
 	*) die "unknown case group '$g' in BENCH_CASES" ;;
 	esac

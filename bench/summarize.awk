@@ -77,6 +77,8 @@ BEGIN { FS = "\t" }
 		keep_by_tool(S, rec)
 	} else if (kind == "pytrace") {
 		keep_by_tool(PT, rec)
+	} else if (kind == "persample") {
+		keep_by_tool(PS, rec)
 	} else if (kind == "pydump") {
 		keep_by_tool(PD, rec)
 	} else if (kind == "pybpf") {
@@ -297,6 +299,7 @@ END {
 	figure_libuv()
 	figure_fast()
 	figure_python()
+	figure_persample()
 	print_budgets()
 	write_json()
 }
@@ -1404,6 +1407,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 	printf "  \"libuv\": [\n    %s\n  ],\n", J["uv"] > json
 	printf "  \"fast\": [\n    %s\n  ],\n", J["fast"] > json
 	printf "  \"python\": [\n    %s\n  ],\n", J["python"] > json
+	printf "  \"persample\": [\n    %s\n  ],\n", J["persample"] > json
 	printf "  \"budgets\": [\n" > json
 	for (i = 1; i <= nb; i++)
 		printf "    {\"budget\": %s, \"target\": %s, \"measured\": %s, \"verdict\": %s, \"note\": %s, \"noise\": %s}%s\n",
@@ -1486,4 +1490,72 @@ function figure_python(    alone, traced, ms, us, share, hz) {
 		budget("dump of a 100-thread CPython", "under 50 ms", sprintf("%.1f ms", ms), ms < 50,
 			sprintf("recce dump took %.1f ms on 100 Python threads, above 50 ms.", ms))
 	}
+}
+
+# Microseconds of the target's CPU a sample of tool t in repetition r,
+# over its run alone in the same repetition ("" without both runs).
+function ps_each(t, r) {
+	if (!((t, r, "cpu_s") in PS) || !(("none", r, "cpu_s") in PS) || PS[t, r, "samples"] <= 0)
+		return ""
+	return 1e6 * (PS[t, r, "cpu_s"] - PS["none", r, "cpu_s"]) / PS[t, r, "samples"]
+}
+
+# V = ps_each of tool t, one a repetition; with floor, less perf's sample
+# with no stack in the same repetition: the stack's own part.
+function ps_cost(t, floor,    r, n, c, f) {
+	n = 0
+	for (r = 1; r <= maxrep; r++) {
+		c = ps_each(t, r)
+		f = floor ? ps_each("perf-nostack", r) : 0
+		if (c != "" && f != "")
+			V[++n] = c - f
+	}
+	return stats(n)
+}
+
+function figure_persample(    tools, what, nt, i, t, part, fp, dwarf, autop) {
+	if (!("none" in PS))
+		return
+	print "## 19. Cost of a sample, by how its stack is taken"
+	print ""
+	printf "The cpu2 workload (two threads, frame pointers kept) sampled at %d Hz a thread, and\n", PS["none", 1, "hz"]
+	print "the same work alone just before: the workload's own CPU time (getrusage) over its time"
+	print "alone, per sample. At this rate a microsecond a sample is several percent of its CPU"
+	print "time, well above its noise. The kernel's sample with no stack at all (perf record"
+	print "without -g) is a floor every way pays, dominated on a virtual machine by its timer;"
+	print "the stack's part is the rest: the kernel's frame-pointer walk (perf -g, recce fp),"
+	print "its copy of 8 KiB of the stack (perf --call-graph dwarf), or both (recce's default, auto)."
+	print ""
+	print "| how | samples | us a sample | the stack's part, us |"
+	print "|---|---|---|---|"
+	nt = split("perf-nostack perf-fp perf-dwarf recce-fp recce-auto", tools, " ")
+	split("perf record, no stack|perf record -g|perf record --call-graph dwarf,8192|recce record --call-graph fp|recce record (auto,8192)", what, "|")
+	for (i = 1; i <= nt; i++) {
+		t = tools[i]
+		if (!(t in PS))
+			continue
+		get_of(PS, t, "samples")
+		printf "| %s | %d |", what[i], MED
+		ps_cost(t, 0)
+		printf " %s |", spread("%.2f")
+		ps_cost(t, 1)
+		part[t] = MED
+		printf " %s |\n", t == "perf-nostack" ? "(the floor)" : spread("%.2f")
+		jappend("persample", "{\"how\": " js(t) ", \"stack_us\": " jstats() "}")
+	}
+	print ""
+	fp = part["perf-fp"]; dwarf = part["perf-dwarf"]; autop = part["recce-auto"]
+	if (fp == "" || dwarf == "" || autop == "")
+		return
+	printf "auto's stack costs %.1fx the kernel's frame-pointer walk and %.1fx its 8 KiB copy: it\n", autop / fp, autop / dwarf
+	print "is both, the copy for the frames without frame pointers and the walk for the callers past"
+	print "the copy's end. Walking by the unwind tables in the kernel at the sample (no copy), as"
+	print "the OpenTelemetry profiler does, is not built."
+	print ""
+	budget("whole stacks (auto): the stack's cost per sample within 2x of the kernel's frame-pointer walk",
+		"under 2x", sprintf("%.1fx (%.2f us against %.2f us)", autop / fp, autop, fp), fp > 0 && autop <= 2 * fp,
+		sprintf("auto's stack took %.2f us a sample, %.1fx the frame-pointer walk's %.2f us.", autop, autop / fp, fp))
+	budget("whole stacks (auto): the stack's cost per sample 5x below the 8 KiB DWARF copy",
+		"5x below", sprintf("%.1fx of the copy (%.2f us against %.2f us)", autop / dwarf, autop, dwarf), autop > 0 && dwarf >= 5 * autop,
+		sprintf("auto's stack took %.2f us a sample, the 8 KiB copy alone %.2f us.", autop, dwarf))
 }
