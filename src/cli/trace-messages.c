@@ -404,7 +404,7 @@ static void say_python(const struct tracer *t)
 		if (res->fns[i].py == TRACE_PY_TRACING && !tracer_refused(t, i)) {
 			note("CPython fires its function probes only in its line-tracing mode, "
 			     "and each Python call, shown or not, traps into the kernel: while "
-			     "traced, %s runs Python code many times slower (13x on make "
+			     "traced, %s runs Python code many times slower (7x to 13x on make "
 			     "bench's Python workload); --limit counts every call",
 			     res->fns[i].object);
 			return;
