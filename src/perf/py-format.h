@@ -28,6 +28,7 @@ struct py_bpf_layout {
 	__u32 ts_frame;	 /* the current frame in cframe (or the state) */
 	__u32 fr_code, fr_func, fr_previous, fr_instr, fr_owner;
 	__s32 fr_is_entry;   /* 3.11's flag; -1 when a shim frame marks an entry */
+	__u32 fr_globals;    /* the frame's globals; 0: not known */
 	__u32 fr_size;	     /* bytes of a frame to its last field above, read at once */
 	__u32 func_module;   /* PyFunctionObject.func_module */
 	__u32 code_qualname; /* PyCodeObject.co_qualname */
@@ -42,6 +43,10 @@ struct py_bpf_layout {
 #define PY_FRAME_GEN   2ull /* owned by a generator or coroutine */
 #define PY_FRAME_BITS  7ull
 
+/* A record's module word with this bit set is the frame's globals dict,
+ * not a str: its function has no __module__ (module code in 3.11). */
+#define PY_MODULE_GLOBALS 1ull
+
 /* The record's flags. */
 #define PY_REC_CUT	 1 /* the chain went on past PY_BPF_FRAMES, or a read failed */
 #define PY_REC_NO_THREAD 2 /* the thread has no thread state (yet), or it could not be read */
@@ -55,8 +60,9 @@ struct py_bpf_record {
 	__u32 n; /* frames read, innermost first */
 	__u32 flags;
 	/* Code object | PY_FRAME_*, instruction pointer, the function's
-	 * __module__ (0 when not read) and the code's co_qualname, read at
-	 * the sample: a function of a comprehension is freed when it ends. */
+	 * __module__ (0 when not read; or globals | PY_MODULE_GLOBALS) and
+	 * the code's co_qualname, read at the sample: a function of a
+	 * comprehension is freed when it ends. */
 	__u64 frames[PY_BPF_FRAMES][4];
 };
 

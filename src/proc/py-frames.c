@@ -34,6 +34,7 @@ struct py_layout {
 	int32_t ts_cframe; /* PyThreadState.cframe; -1: the frame is in ts_frame */
 	uint32_t ts_frame; /* _PyCFrame.current_frame, or PyThreadState's (3.13) */
 	uint32_t fr_code, fr_func, fr_previous, fr_instr, fr_owner;
+	uint32_t fr_globals; /* 0: not known */
 	int32_t fr_is_entry; /* 3.11; later ones mark an entry by a shim frame after it */
 	uint32_t fr_size;
 	uint32_t code_firstlineno, code_filename, code_name, code_qualname, code_linetable;
@@ -91,6 +92,7 @@ static const struct py_layout layouts[] = {
      .ts_frame = 0x8,
      .fr_code = 0x20,
      .fr_func = 0x0,
+     .fr_globals = 0x8,
      .fr_previous = 0x30,
      .fr_instr = 0x38,
      .fr_owner = 0x45,
@@ -125,6 +127,7 @@ static const struct py_layout layouts[] = {
      .ts_frame = 0x0,
      .fr_code = 0x0,
      .fr_func = 0x10,
+     .fr_globals = 0x18,
      .fr_previous = 0x8,
      .fr_instr = 0x38,
      .fr_owner = 0x46,
@@ -270,7 +273,8 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	L->ts_cframe = -1;
 	L->ts_frame = (uint32_t)w[DO_TS_CURRENT_FRAME];
 	L->fr_code = (uint32_t)w[DO_FR_EXECUTABLE];
-	L->fr_func = 0x10; /* f_funcobj */
+	L->fr_func = 0x10;    /* f_funcobj */
+	L->fr_globals = 0x18; /* not published; as in 3.12 */
 	L->fr_previous = (uint32_t)w[DO_FR_PREVIOUS];
 	L->fr_instr = (uint32_t)w[DO_FR_INSTR_PTR];
 	L->fr_owner = (uint32_t)w[DO_FR_OWNER];
@@ -293,8 +297,8 @@ static int debug_offsets(const struct py_reader *r, struct py_layout *L)
 	L->str_ascii_data = (uint32_t)w[DO_STR_ASCII_SIZE];
 	L->str_compact_data = L->str_ascii_data + 16; /* utf8_length, utf8 */
 	/* The bytes of a frame read: to its last field used. */
-	const uint32_t fr[] = {L->fr_code + 8, L->fr_func + 8, L->fr_previous + 8, L->fr_instr + 8,
-			       L->fr_owner + 1};
+	const uint32_t fr[] = {L->fr_code + 8,	L->fr_func + 8,	 L->fr_previous + 8,
+			       L->fr_instr + 8, L->fr_owner + 1, L->fr_globals + 8};
 	for (size_t i = 0; i < sizeof(fr) / sizeof(fr[0]); i++)
 		L->fr_size = fr[i] > L->fr_size ? fr[i] : L->fr_size;
 	return L->fr_size <= FRAME_BYTES ? 0 : -ENOTSUP;
@@ -442,12 +446,15 @@ static int read_str(const struct py_reader *r, uint64_t addr, uint64_t type_want
 	return 0;
 }
 
+static int dict_get(struct py_reader *r, uint64_t dict, const char *name, uint64_t *value);
+
 /* The code object at addr, read once (module: its function's __module__,
- * 0 when not known; qual: its co_qualname as read at a sample, 0 when
+ * 0 when not known, else the __name__ of globals, its frame's globals, 0
+ * when not known; qual: its co_qualname as read at a sample, 0 when
  * not, which when it differs from the one read before says the object
  * there is another); NULL when it cannot be read. */
 static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint64_t module_at,
-				       uint64_t qual)
+				       uint64_t globals, uint64_t qual)
 {
 	const struct py_layout *L = r->lay;
 	uint64_t idx, name_at, qual_at, file_at, lt_at, str_type, size;
@@ -468,10 +475,13 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	    read_str(r, qual_at, str_type, qual_s, sizeof(qual_s)) ||
 	    read_str(r, file_at, str_type, file, sizeof(file)))
 		return NULL;
-	/* The function's __module__, when it is a str. */
+	/* The function's __module__, when it is a str; else (module code
+	 * of 3.11, whose function has none) its globals' __name__. */
 	module[0] = 0;
-	if (module_at)
-		read_str(r, module_at, str_type, module, sizeof(module));
+	if (!module_at && globals && dict_get(r, globals, "__name__", &module_at) < 0)
+		module_at = 0;
+	if (module_at && read_str(r, module_at, str_type, module, sizeof(module)) < 0)
+		module[0] = 0;
 	snprintf(full, sizeof(full), "%s%s%s", module, module[0] ? "." : "", qual_s);
 	if (known) {
 		/* Another code object where one was: read again in place. */
@@ -721,10 +731,13 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 			continue;
 		}
 		struct py_frame *f = &t->frames[t->n];
-		uint64_t module_at = 0;
+		uint64_t module_at = 0, globals = 0;
 		if (func && rd64(r, func + L->func_module, &module_at))
 			module_at = 0;
-		int rc = py_reader_frame(r, code, instr, module_at, 0, owner == OWNER_GEN, f);
+		if (L->fr_globals)
+			memcpy(&globals, fr + L->fr_globals, 8);
+		int rc =
+		    py_reader_frame(r, code, instr, module_at, globals, 0, owner == OWNER_GEN, f);
 		if (rc < 0) {
 			t->cut = 1;
 			return;
@@ -746,11 +759,11 @@ static void read_frames(struct py_reader *r, uint64_t ts, struct py_thread *t)
 }
 
 int py_reader_frame(struct py_reader *r, uint64_t code, uint64_t instr, uint64_t module,
-		    uint64_t qualname, int gen, struct py_frame *f)
+		    uint64_t globals, uint64_t qualname, int gen, struct py_frame *f)
 {
 	if (!r->lay)
 		return -ENOTSUP;
-	const struct code_info *c = code_of(r, code, module, qualname);
+	const struct code_info *c = code_of(r, code, module, globals, qualname);
 	if (!c)
 		return -EFAULT;
 	uint64_t first = code + r->lay->code_adaptive;
@@ -780,6 +793,7 @@ int py_reader_chain(const struct py_reader *r, struct py_chain *out)
 	out->ts_frame = L->ts_frame;
 	out->fr_code = L->fr_code;
 	out->fr_func = L->fr_func;
+	out->fr_globals = L->fr_globals;
 	out->fr_previous = L->fr_previous;
 	out->fr_instr = L->fr_instr;
 	out->fr_owner = L->fr_owner;

@@ -90,6 +90,7 @@ struct py_chain {
 	int32_t ts_cframe; /* -1: the current frame is in the thread state */
 	uint32_t ts_frame;
 	uint32_t fr_code, fr_func, fr_previous, fr_instr, fr_owner;
+	uint32_t fr_globals;	/* 0: not known */
 	int32_t fr_is_entry;	/* -1: an entry is marked by a shim frame after it */
 	uint32_t fr_size;	/* a frame's bytes to its last field above */
 	uint32_t func_module;	/* a function's __module__ */
@@ -102,7 +103,9 @@ int py_reader_chain(const struct py_reader *r, struct py_chain *out);
 
 /* One frame, as a chain holds it: code object `code` running the
  * instruction at `instr`, of a function whose __module__ is the str at
- * `module` (0: not known), owned by a generator with gen. `qualname`,
+ * `module` (0: not known; then the module is named by the __name__ of
+ * `globals`, the frame's globals, when not 0), owned by a generator with
+ * gen. `qualname`,
  * when not 0, is the code object's co_qualname as read with the frame: a
  * code object known at `code` with another is taken for a new one made
  * where a freed one was, and read again. Fills *f (entry left 0) and
@@ -110,7 +113,7 @@ int py_reader_chain(const struct py_reader *r, struct py_chain *out);
  * yet and is not shown; -EFAULT when the code object cannot be read;
  * -ENOTSUP. */
 int py_reader_frame(struct py_reader *r, uint64_t code, uint64_t instr, uint64_t module,
-		    uint64_t qualname, int gen, struct py_frame *f);
+		    uint64_t globals, uint64_t qualname, int gen, struct py_frame *f);
 
 void py_reader_free(struct py_reader *r);
 

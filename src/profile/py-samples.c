@@ -181,6 +181,7 @@ static void check(struct py_samples *p, pid_t pid, struct py_proc *pp)
 	    .ts_frame = c.ts_frame,
 	    .fr_code = c.fr_code,
 	    .fr_func = c.fr_func,
+	    .fr_globals = c.fr_globals,
 	    .fr_previous = c.fr_previous,
 	    .fr_instr = c.fr_instr,
 	    .fr_owner = c.fr_owner,
@@ -309,9 +310,14 @@ static void take(const struct py_bpf_record *rec, size_t size, void *arg)
 	struct py_names *names = procs_py_names(p->procs);
 	for (uint32_t i = 0; i < rec->n && names; i++) {
 		uint64_t code = rec->frames[i][0] & ~(uint64_t)PY_FRAME_BITS;
+		uint64_t module = rec->frames[i][2], globals = 0;
+		if (module & PY_MODULE_GLOBALS) {
+			globals = module & ~(uint64_t)PY_MODULE_GLOBALS;
+			module = 0;
+		}
 		struct py_frame f;
 		int rc =
-		    py_reader_frame(pp->reader, code, rec->frames[i][1], rec->frames[i][2],
+		    py_reader_frame(pp->reader, code, rec->frames[i][1], module, globals,
 				    rec->frames[i][3], (rec->frames[i][0] & PY_FRAME_GEN) != 0, &f);
 		if (rc > 0)
 			continue; /* set up, not run yet: not shown */

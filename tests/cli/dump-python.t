@@ -26,10 +26,8 @@ py_frames()
 # spinning; dumped into $T/NAME.dump, where NAME is its version.
 python_sleep()
 {
-	local py=$1 v minor main spinner
+	local py=$1 v main spinner
 	v=$(python_version "$py")
-	minor=${v#3.}
-	minor=${minor%%.*}
 	spawn "$T/$v.out" "$py" "$SRC" sleep
 	local P=$PID
 	main_asleep() { grep -qx hrtimer_nanosleep /proc/"$P"/wchan; }
@@ -39,11 +37,10 @@ python_sleep()
 	cp "$OUT" "$T/$v.dump"
 	is "$(sed -n 2p "$OUT")" "CPython $v: 2 Python threads, their frames in place of the interpreter's" \
 		"$v: the version and the Python threads are said"
-	local module="<module>"
-	[ "$minor" -ge 12 ] && module="__main__.<module>" # 3.11 gives module code no __module__
+	# (3.11 gives module code no __module__: its globals' __name__ names it.)
 	is "$(py_frames "$T/$v.dump" "$P")" "__main__.schläfer ($(at sleeper))
 __main__.mitte_眠 ($(at middle))
-$module ($(at module))" "$v: the main thread's Python frames, each at the line it runs, names in UTF-8"
+__main__.<module> ($(at module))" "$v: the main thread's Python frames, each at the line it runs, names in UTF-8"
 	like "$(awk -v tid="$P" '/^thread / { on = ($2 == tid) } on && /^    #0 /' "$T/$v.dump")" \
 		' clock_nanosleep ' "$v: the C code of time.sleep above them, the libc call first"
 	spinner=$(ls /proc/"$P"/task | grep -vx "$P")

@@ -64,9 +64,10 @@ python_record()
 		"$v: each C call of the interpreter is replaced by the Python frames it ran (but in those counted)"
 	"$RECCE" report "$T/$v.pb.gz" --tid "$P" --format folded > "$T/$v.main"
 	cmp_ok "$(wc -l < "$T/$v.main")" '>' 0 "$v: the main thread was sampled"
-	cmp_ok "$(grep -vEc ';__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/$v.main")" '<=' "${u:-0}" \
-		"$v: every stack of the main thread runs spin() from sorted()'s C code from Worker.run() from outer(), in that order" ||
-		diag "$(grep -vE ';__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)' "$T/$v.main")"
+	MAIN_RE=';__main__\.<module>;__main__\.outer;__main__\.Worker\.run;([^;]+;)+__main__\.spin( |;)'
+	cmp_ok "$(grep -vEc "$MAIN_RE" "$T/$v.main")" '<=' "${u:-0}" \
+		"$v: every stack of the main thread runs spin() from sorted()'s C code from Worker.run() from outer() from the script's own code (__main__.<module>, named from its globals where its function has no __module__), in that order" ||
+		diag "$(grep -vE "$MAIN_RE" "$T/$v.main")"
 	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.spin" { print $5 }')" \
 		"$(at spin)" "$v: spin() at the line it runs"
 	is "$("$RECCE" report "$T/$v.pb.gz" --tid "$P" -n 0 | awk '$4 == "__main__.Worker.run" { print $5 }')" \
@@ -191,6 +192,9 @@ B=$(folded_count "$(cat "$T/shares.folded")" ';__main__\.b(;|$)')
 SHARE=$(awk -v a="$A" -v b="$B" 'BEGIN { printf "%.1f", a + b ? 100 * a / (a + b) : 0 }')
 N=$(((A + B) / 1001001)) # the folded counts are CPU time: 1,001,001 ns a sample
 share_near "$SHARE" 25 "$N" "shares: a() has 25% of the $N samples under a() and b() ($SHARE%)"
+is "$(grep -E ';__main__\.(a|b);' "$T/shares.folded" | grep -Evc ';__main__\.<module>;__main__\.(a|b);')" 0 \
+	"shares: a() and b() under the command's own code, named __main__.<module> at the sample (3.11 gives it no __module__)" ||
+	diag "$(grep -E ';__main__\.(a|b);' "$T/shares.folded" | grep -Ev ';__main__\.<module>;__main__\.(a|b);' | head -5)"
 # The loop is two lines: FOR_ITER and STORE_FAST at 3, JUMP_BACKWARD at
 # 4. Which has more self time varies between runs of the interpreter
 # (from 42% and 7% to 27% and 20% under load here), but every sample of
@@ -199,6 +203,25 @@ is "$("$RECCE" report "$T/shares.pb.gz" --lines -n 0 | awk '$5 == "__main__.unit
 	sort | tr '\n' ' ')" "<string>:3 <string>:4 " "shares: unit()'s samples are at the two lines of its loop"
 like "$("$RECCE" report "$T/shares.pb.gz" -n 0 | awk '$4 == "__main__.unit" { print $5 }')" '^<string>:[34]$' \
 	"shares: its row shows one of them"
+
+# Module code made while recording: each run of the loop compiles the
+# module anew and runs it with globals of its own, named "burner" (both
+# kept, as a module's are, each code object at its own address). 3.11
+# gives module code no __module__: the frame program reads the frame's
+# globals at the sample, for recce to name it from their __name__; most
+# of these code objects are met first there.
+run "$RECCE" record -F 999 -d 2 -o "$T/burner.pb.gz" -- /usr/bin/python3.11 -c '
+SRC = "x = 0\nfor i in range(300000):\n    x += i\n"
+kept = []
+while True:
+    kept.append((compile(SRC, "<burner>", "exec"), {"__name__": "burner"}))
+    exec(*kept[-1])'
+is "$RC" 0 "module code: record exits 0" || show_run
+"$RECCE" report "$T/burner.pb.gz" --format folded > "$T/burner.folded"
+cmp_ok "$(grep -c ';burner\.<module>' "$T/burner.folded")" '>' 0 \
+	"module code: the code made while recording named burner.<module>, from its globals"
+is "$(grep -c ';<module>' "$T/burner.folded")" 0 \
+	"module code: none named <module> alone" || diag "$(grep ';<module>' "$T/burner.folded" | head -3)"
 
 # pyenv's builds where this machine has them (not a Debian package: none
 # is required): 3.11 to 3.13 read; an older one said to be unread.

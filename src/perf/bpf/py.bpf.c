@@ -122,11 +122,16 @@ struct walk {
 	__u32 cut;
 };
 
-/* The word at byte off of a frame read into buf (0 past its end). */
+/* The word at byte off of a frame read into buf (0 past its end, or
+ * where off is not a word's). */
 static __always_inline __u64 frame_u64(const __u8 *buf, __u32 off)
 {
-	if (off > PY_BPF_FRAME_BYTES - 8)
+	if (off > PY_BPF_FRAME_BYTES - 8 || (off & 7))
 		return 0;
+	/* The same offset, bounded where the verifier sees it (clang may
+	 * fold the test above into one the verifier cannot follow). */
+	asm volatile("" : "+r"(off));
+	off &= (PY_BPF_FRAME_BYTES - 8) & ~7u;
 	return *(const __u64 *)(buf + off);
 }
 
@@ -163,6 +168,8 @@ static long walk_one(__u32 i, void *ctx)
 	code &= ~PY_FRAME_BITS;
 	if (func && read_u64(&module, func + w->L.func_module))
 		module = 0;
+	if (!module && w->L.fr_globals && frame_u64(fr, w->L.fr_globals))
+		module = frame_u64(fr, w->L.fr_globals) | PY_MODULE_GLOBALS;
 	if (read_u64(&qual, code + w->L.code_qualname))
 		qual = 0;
 	if (entry)
