@@ -193,10 +193,10 @@ int cmd_capture(int argc, char **argv)
 		die("out of memory");
 	for (size_t i = 0; i < a.npatterns; i++)
 		if (trace_pattern_parse(a.patterns[i], &pats[i]) < 0 ||
-		    pats[i].kind != TRACE_PATTERN_FUNCTION)
+		    pats[i].kind == TRACE_PATTERN_USDT)
 			usage_die("capture",
-				  "'%s' is not a function pattern: [OBJECT:]FUNCTION or "
-				  "OBJECT:0xADDRESS (USDT and Python probes: recce trace)",
+				  "'%s' is not a function pattern: [OBJECT:]FUNCTION, "
+				  "OBJECT:0xADDRESS or py:GLOB (USDT probes: recce trace)",
 				  a.patterns[i]);
 	aggregate_enable_timeline(agg, TIMELINE_MAX_BYTES);
 	if (!aggregate_timeline(agg))
@@ -223,19 +223,26 @@ int cmd_capture(int argc, char **argv)
 	    .resolver = res,
 	};
 	err = capture_new(&cfg, &c);
-	if (!err)
+	if (!err) {
+		trace_say_python(capture_tracer(c));
 		err = capture_start(c);
+	}
 	if (err) {
 		say_failed(&a, c, err);
 		goto out;
 	}
 	struct tracer_stats ts;
+	char what[160];
 	tracer_get_stats(capture_tracer(c), &ts);
-	note("capturing the next %lld call%s of %zu function%s in process %d, sampling its "
-	     "threads at %lld Hz; limits: --time %g, --limit %llu/%llu",
-	     a.calls, a.calls == 1 ? "" : "s", ts.functions, ts.functions == 1 ? "" : "s",
-	     (int)a.pids[0], a.freq, a.seconds, (unsigned long long)a.rate_n,
-	     (unsigned long long)a.rate_ms);
+	trace_what_traced(&ts, what, sizeof(what));
+	/* Python functions by their patterns: "of py:handle". */
+	for (size_t i = 0, len = 0; ts.pythons && i < a.npatterns && len < sizeof(what); i++)
+		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s", i ? ", " : "",
+					a.patterns[i]);
+	note("capturing the next %lld call%s of %s in process %d, sampling its threads at %lld "
+	     "Hz; limits: --time %g, --limit %llu/%llu",
+	     a.calls, a.calls == 1 ? "" : "s", what, (int)a.pids[0], a.freq, a.seconds,
+	     (unsigned long long)a.rate_n, (unsigned long long)a.rate_ms);
 	err = capture_run(c);
 	unblock_stop_signals(sfd, &old_mask);
 	sfd = -1;

@@ -66,6 +66,9 @@ struct trace_args {
 void trace_say_failed(const struct trace_args *a, const struct tracer *t, int err);
 /* Warns of functions whose arguments will show as raw registers. */
 void trace_say_probes(const struct trace_args *a, const struct tracer *t);
+/* A Python traced through CPython's probes: what it costs the target
+ * (trace_say_probes says it too). */
+void trace_say_python(const struct tracer *t);
 /* What a trace holds, for its first line: "3 functions, 1 USDT probe and
  * Python calls". */
 void trace_what_traced(const struct tracer_stats *st, char *buf, size_t cap);

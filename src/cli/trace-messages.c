@@ -395,8 +395,7 @@ void trace_what_traced(const struct tracer_stats *st, char *buf, size_t cap)
 		 n > 1 ? part[1] : "", n == 3 ? " and " : "", n == 3 ? part[2] : "");
 }
 
-/* A Python traced through CPython's probes: what it costs the target. */
-static void say_python(const struct tracer *t)
+void trace_say_python(const struct tracer *t)
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
@@ -416,7 +415,7 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 	const struct trace_resolved *res = tracer_functions(t);
 
 	say_refused(a, t);
-	say_python(t);
+	trace_say_python(t);
 	int ifuncs_said = say_unresolved_ifuncs(t);
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);

@@ -3,7 +3,8 @@
 # on its own with only what ran inside it, against a target that times its
 # own calls and whose function has known callees (tests/targets/requests.c);
 # every output format; C++ calls left by an exception, a Rust-named
-# function and Go, each target unchanged; and the errors.
+# function, Go and a Python function (py:, through CPython's probes),
+# each target unchanged; and the errors.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/requests" "$TARGETS/throws" "$TARGETS/shop"
 
@@ -127,6 +128,10 @@ run "$RECCE" capture handle
 is "$RC" 2 "no -p: a usage error"
 run "$RECCE" capture -p "$REQ" handle --format lines
 is "$RC" 2 "--format lines: a usage error"
+run "$RECCE" capture -p "$REQ" 'usdt:python:function__entry'
+is "$RC" 2 "a USDT probe: a usage error"
+like "$(cat "$ERR")" "'usdt:python:function__entry' is not a function pattern: .*py:GLOB \\(USDT probes: recce trace\\)" \
+	"which says what capture takes and where USDT probes are traced"
 ok "the target still runs after all of it" kill -0 "$REQ"
 kill -TERM "$REQ"
 
@@ -179,5 +184,44 @@ if command -v go >/dev/null 2>&1; then
 else
 	skip 5 "go is not installed (Debian package golang-go)"
 fi
+
+# --- Python: py:handle, through CPython's probes ----------------------------
+# handle() spends a quarter of its CPU time in parse() and three quarters
+# in compute() (tests/py/capture-target.py). Each call is named as trace
+# names it, by its file and the line of its def, and its stacks are cut
+# at handle, the Python frames named as record names them.
+PYSRC=tests/py/capture-target.py
+spawn_ready "$T/py.out" /usr/bin/python3.11 "$PYSRC"
+PYP=$PID
+run_go "$PYP" capture -p "$PYP" 'py:handle' -n 2 --format folded -o "$T/py.folded"
+is "$RC" 0 "capture of a Python function exits 0" || show_run
+like "$(cat "$ERR")" "recce: capturing the next 2 calls of py:handle in process $PYP" \
+	"it says what it captures"
+like "$(cat "$ERR")" 'while traced, python3\.11 runs Python code many times slower' \
+	"and what CPython's probes cost the target meanwhile"
+like "$(cat "$ERR")" 'recce: 2 calls, [0-9]+ samples inside them' "it has the 2 calls"
+PYF=$(cat "$T/py.folded")
+is "$(printf '%s\n' "$PYF" | sed -n 's/^\(call [0-9]*\): .*/\1/p' | sort -u | paste -sd, -)" \
+	"call 1,call 2" "two Python calls, each its own root"
+for i in 1 2; do
+	CALL=$(printf '%s\n' "$PYF" | grep "^call $i: ")
+	like "$(printf '%s\n' "$CALL" | head -n 1)" \
+		"^call $i: capture-target\\.handle\\(file=\"[^\"]*/capture-target\\.py\", line=$(source_line "$PYSRC" "# mark: handle")\\), [0-9.]+ ms;__main__\\.handle;" \
+		"call $i: named by its module, file and line, its stacks under handle"
+	is "$(printf '%s\n' "$CALL" | grep -vEc "^call $i: [^;]*;__main__\\.handle(;| )")" 0 \
+		"call $i: every stack cut at handle" ||
+		diag "$(printf '%s\n' "$CALL" | grep -vE "^call $i: [^;]*;__main__\\.handle(;| )" | head -n 3)"
+	PARSE=$(folded_count "$CALL" ';__main__\.handle;__main__\.parse(;|$)')
+	COMPUTE=$(folded_count "$CALL" ';__main__\.handle;__main__\.compute(;|$)')
+	N=$(((PARSE + COMPUTE) / 200040)) # CPU ns: 200,040 a sample at 4999 Hz
+	SHARE=$(awk -v a="$PARSE" -v b="$COMPUTE" 'BEGIN { printf "%.1f", a + b ? 100 * a / (a + b) : 0 }')
+	if lost; then
+		pass "call $i: parse()'s share not asked, recce said it lost samples"
+	else
+		share_near "$SHARE" 25 "$N" "call $i: parse() has 25% of the $N samples under parse() and compute() ($SHARE%)"
+	fi
+done
+wait_exit 30 "$PYP"
+is "$WAIT_RC" 0 "the Python target exits 0"
 
 done_testing
