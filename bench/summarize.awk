@@ -1475,6 +1475,10 @@ function figure_python(    alone, traced, ms, us, share, hz) {
 		print "the sampling perf does too, measured where the target's CPU time alone varies by more"
 		print "than a percent here (section 1)."
 		print ""
+		print "No Python sampler runs beside it: py-spy is not packaged for Debian 12 (nor reachable"
+		print "here without PyPI), and Debian 12's austin (1.0.1) does not read CPython 3.11 (\"Interpreter"
+		print "state search timed out\"); perf's own cost at the same rate is section 1's."
+		print ""
 		jappend("python", "{\"case\": \"frame-program\", \"us_per_sample\": " jstats() "}")
 		budget(sprintf("Python frames at %d Hz: the frame program's share of the target's CPU", hz),
 			"under 1%", sprintf("%.3f%% (%.2f us a sample)", share, us), share < 1,
