@@ -260,6 +260,8 @@ int cmd_capture(int argc, char **argv)
 			: ts.stop == TRACE_STOP_EXITED	? "the process exited"
 			: ts.stop == TRACE_STOP_BREAKER ? "the --limit circuit breaker"
 							: "it stopped");
+	if (ts.stop == TRACE_STOP_BREAKER)
+		trace_say_raise_limit(&ts, a.rate_n, a.rate_ms, 0);
 	if (resolver_add(res, agg, 0) < 0 || resolver_add_timeline(res, agg) < 0)
 		die("out of memory while symbolizing");
 	struct sampler_stats ss;

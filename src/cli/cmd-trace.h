@@ -72,6 +72,10 @@ void trace_say_python(const struct tracer *t);
 /* What a trace holds, for its first line: "3 functions, 1 USDT probe and
  * Python calls". */
 void trace_what_traced(const struct tracer_stats *st, char *buf, size_t cap);
+/* After the circuit breaker tripped: what each call costs, and the limit
+ * to ask for if the target can afford more. */
+void trace_say_raise_limit(const struct tracer_stats *st, uint64_t rate_n, uint64_t rate_ms,
+			   int fast);
 /* How many events were shown and why tracing stopped. */
 void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st);
 /* The warnings about what was lost, and the histograms (--hist). */

@@ -473,12 +473,17 @@ void trace_say_stop(const struct trace_args *a, const struct tracer_stats *st)
 	note("stopped after %llu event%s%s; all probes removed", (unsigned long long)st->shown,
 	     st->shown == 1 ? "" : "s", what);
 	if (st->stop == TRACE_STOP_BREAKER)
-		note("each %s costs the target %s; if it can afford more, raise the "
-		     "limit (--limit %llu/%llu) or turn it off (--limit 0)",
-		     st->pythons ? "Python call, shown or not," : "traced call",
-		     a->fast ? "tens of nanoseconds, and recce the time to show it"
-			     : "a trap into the kernel",
-		     (unsigned long long)a->rate_n * 10, (unsigned long long)a->rate_ms);
+		trace_say_raise_limit(st, a->rate_n, a->rate_ms, a->fast);
+}
+
+void trace_say_raise_limit(const struct tracer_stats *st, uint64_t rate_n, uint64_t rate_ms,
+			   int fast)
+{
+	note("each %s costs the target %s; if it can afford more, raise the "
+	     "limit (--limit %llu/%llu) or turn it off (--limit 0)",
+	     st->pythons ? "Python call, shown or not," : "traced call",
+	     fast ? "tens of nanoseconds, and recce the time to show it" : "a trap into the kernel",
+	     (unsigned long long)rate_n * 10, (unsigned long long)rate_ms);
 }
 
 /* New processes traced from when recce read of them, not from their first

@@ -223,5 +223,16 @@ for i in 1 2; do
 done
 wait_exit 30 "$PYP"
 is "$WAIT_RC" 0 "the Python target exits 0"
+# Every Python call of the process counts toward the breaker (each
+# handle() makes seven): tripped, it says what to ask for instead.
+spawn_ready "$T/py2.out" /usr/bin/python3.11 "$PYSRC"
+PYP=$PID
+run_go "$PYP" capture -p "$PYP" 'py:handle' --limit 3/1000 -o "$T/never-py.svg"
+is "$RC" 1 "a Python capture stopped by its breaker before a call ended: exit 1" || show_run
+like "$(cat "$ERR")" 'each Python call, shown or not, costs the target a trap into the kernel; if it can afford more, raise the limit \(--limit 30/1000\)' \
+	"it says what each Python call costs and which limit to ask for"
+ok "and writes nothing" test ! -e "$T/never-py.svg"
+wait_exit 30 "$PYP"
+is "$WAIT_RC" 0 "the Python target, its probes out, exits 0"
 
 done_testing
