@@ -202,6 +202,10 @@ sql 2 "CREATE MATERIALIZED VIEW recce_local.refuse ENGINE = Null
 	diag "cannot make server 2 refuse stacks"
 ok "a shard that takes no stacks: the first host's windows wait" wait_for 60 pending_past 1 1
 ok "and the second host's" wait_for 60 pending_past 2 1
+# Windows wait from the first refused insert, and more while it is
+# answered: the warning comes with its answer, maybe after them.
+wait_for 60 grep -q "warning: cannot export a window to $A1:8123/recce" "$T/agent1.err" ||
+	diag "agent 1 said nothing of its export yet"
 like "$(cat "$T/agent1.err")" "warning: cannot export a window to $A1:8123/recce: ClickHouse answered 500: .*throwIf.*: windows wait in $T/store1" \
 	"the first host's agent says why, in ClickHouse's words"
 sql 2 "DROP TABLE recce_local.refuse" || diag "cannot make server 2 take stacks again"
