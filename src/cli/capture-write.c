@@ -99,23 +99,6 @@ static int write_calls(const struct capture_args *a, const struct profile *all,
 	return err ? RECCE_EXIT_ERROR : 0;
 }
 
-/* A Python call's function, known by its file (its argument named file)
- * and its last name, in place of the interpreter's symbols. */
-static void python_function(struct capture_call *c, const struct trace_record *r)
-{
-	if (strncmp(r->function, "py:", 3) != 0)
-		return;
-	for (int k = 0; k < r->nargs && k < TRACE_MAX_ARGS; k++) {
-		const struct trace_arg *arg = &r->args[k];
-		if (strcmp(arg->name, "file") == 0 && arg->kind == TRACE_ARG_STR &&
-		    !(arg->flags & TRACE_STR_UNREADABLE)) {
-			c->function = r->function;
-			c->file = arg->str;
-			c->file_cut = !!(arg->flags & TRACE_STR_TRUNCATED);
-		}
-	}
-}
-
 /* The capture's calls on the recording's timeline, named. */
 static struct capture_call *calls_of(const struct trace_record *r, size_t n, int64_t start_ns,
 				     char (**names)[CALL_NAME_BYTES])
@@ -131,7 +114,10 @@ static struct capture_call *calls_of(const struct trace_record *r, size_t n, int
 		c[i].end_ns = (int64_t)r[i].time_ns - start_ns;
 		c[i].start_ns = c[i].end_ns - (int64_t)r[i].duration_ns;
 		c[i].name = (*names)[i];
-		python_function(&c[i], &r[i]);
+		/* A Python call's stacks are cut at its function, known
+		 * by its file, in place of the interpreter's symbols. */
+		c[i].file = trace_record_py_file(&r[i], &c[i].file_cut);
+		c[i].function = c[i].file ? r[i].function : NULL;
 	}
 	return c;
 }

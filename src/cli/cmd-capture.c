@@ -234,11 +234,12 @@ int cmd_capture(int argc, char **argv)
 	struct tracer_stats ts;
 	char what[160];
 	tracer_get_stats(capture_tracer(c), &ts);
-	trace_what_traced(&ts, what, sizeof(what));
-	/* Python functions by their patterns: "of py:handle". */
-	for (size_t i = 0, len = 0; ts.pythons && i < a.npatterns && len < sizeof(what); i++)
-		len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s", i ? ", " : "",
-					a.patterns[i]);
+	if (ts.pythons) /* Python functions by their patterns: "of py:handle" */
+		for (size_t i = 0, len = 0; i < a.npatterns && len < sizeof(what); i++)
+			len += (size_t)snprintf(what + len, sizeof(what) - len, "%s%s",
+						i ? ", " : "", a.patterns[i]);
+	else
+		trace_what_traced(&ts, what, sizeof(what));
 	note("capturing the next %lld call%s of %s in process %d, sampling its threads at %lld "
 	     "Hz; limits: --time %g, --limit %llu/%llu",
 	     a.calls, a.calls == 1 ? "" : "s", what, (int)a.pids[0], a.freq, a.seconds,

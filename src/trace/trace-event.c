@@ -24,6 +24,21 @@ void trace_copy_str(char *dst, size_t cap, const char *src)
 	dst[n] = 0;
 }
 
+const char *trace_record_py_file(const struct trace_record *r, int *cut)
+{
+	if (strncmp(r->function, "py:", 3) != 0)
+		return NULL;
+	for (int i = 0; i < r->nargs && i < TRACE_MAX_ARGS; i++) {
+		const struct trace_arg *arg = &r->args[i];
+		if (strcmp(arg->name, "file") == 0 && arg->kind == TRACE_ARG_STR &&
+		    !(arg->flags & TRACE_STR_UNREADABLE)) {
+			*cut = !!(arg->flags & TRACE_STR_TRUNCATED);
+			return arg->str;
+		}
+	}
+	return NULL;
+}
+
 int trace_record_lookup(const char *name, struct trace_value *v, void *record)
 {
 	const struct trace_record *r = record;

@@ -108,6 +108,13 @@ enum trace_format { TRACE_FORMAT_TEXT, TRACE_FORMAT_JSON, TRACE_FORMAT_CHROME };
 /* Copies src into a fixed array, truncating, always NUL-terminated. */
 void trace_copy_str(char *dst, size_t cap, const char *src);
 
+/* A Python call's file ("py:..." records: its argument named file, read):
+ * the argument's text, *cut set when it was truncated; NULL for another
+ * record, or a file that could not be read. A Python function is known
+ * by its file and its last name (a C function's argument named file is
+ * no such thing). */
+const char *trace_record_py_file(const struct trace_record *r, int *cut);
+
 /* The --if lookup over a record (a trace_cond_lookup_fn): argument names,
  * arg0..arg5 (the raw registers), "function" (the name without its
  * object: "app.handle" of a Python call "py:app.handle") and, on a

@@ -344,16 +344,10 @@ static void end_tree(struct trace_tree *t, struct tree_thread *th, const struct 
 			      .tid = th->tid,
 			      .end_ns = ret->time_ns};
 	trace_copy_str(s.function, sizeof(s.function), ret->function);
-	/* A Python call names its file: its function is known by it (a C
-	 * function's argument named file is no such thing). */
-	const struct trace_record *call = &th->frames[0].call;
-	int python = strncmp(call->function, "py:", 3) == 0;
-	for (size_t i = 0; python && i < call->nargs && i < TRACE_MAX_ARGS; i++)
-		if (strcmp(call->args[i].name, "file") == 0 && call->args[i].kind == TRACE_ARG_STR &&
-		    !(call->args[i].flags & TRACE_STR_UNREADABLE)) {
-			trace_copy_str(s.file, sizeof(s.file), call->args[i].str);
-			s.file_cut = !!(call->args[i].flags & TRACE_STR_TRUNCATED);
-		}
+	/* A Python call names its file: its function is known by it. */
+	const char *file = trace_record_py_file(&th->frames[0].call, &s.file_cut);
+	if (file)
+		trace_copy_str(s.file, sizeof(s.file), file);
 	char d[32];
 	trace_format_duration(d, sizeof(d), ret->duration_ns);
 	snprintf(s.title, sizeof(s.title), "%s lasted %s%s on thread %u", ret->function, d,

@@ -168,8 +168,9 @@ static long walk_one(__u32 i, void *ctx)
 	code &= ~PY_FRAME_BITS;
 	if (func && read_u64(&module, func + w->L.func_module))
 		module = 0;
-	if (!module && w->L.fr_globals && frame_u64(fr, w->L.fr_globals))
-		module = frame_u64(fr, w->L.fr_globals) | PY_MODULE_GLOBALS;
+	__u64 globals = w->L.fr_globals ? frame_u64(fr, w->L.fr_globals) : 0;
+	if (!module && globals)
+		module = globals | PY_MODULE_GLOBALS;
 	if (read_u64(&qual, code + w->L.code_qualname))
 		qual = 0;
 	if (entry)
