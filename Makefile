@@ -122,23 +122,31 @@ $(B)/agent.pb-c.o: $(B)/agent.pb-c.c
 
 # The BPF programs, in BPF C (src/perf/bpf/), compiled by clang and
 # embedded as libbpf skeletons that the perf layer includes.
+# hits.bpf.c is built twice: hits-py with the Python frames of each hit.
 BPF_SRCS := $(wildcard src/perf/bpf/*.bpf.c)
-BPF_SKELS := $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.skel.h,$(BPF_SRCS))
+BPF_OBJS := $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.bpf.o,$(BPF_SRCS)) $(B)/perf/bpf/hits-py.bpf.o
+BPF_SKELS := $(BPF_OBJS:.bpf.o=.skel.h)
 BPFTOOL ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 BPF_CFLAGS = -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 \
 	-I/usr/include/$(shell $(CC) -print-multiarch) -Isrc
 
-$(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c src/perf/bpf/family.h src/perf/hit-format.h src/perf/alloc-format.h src/perf/py-format.h src/util/x86-regs.h
+BPF_HDRS := $(wildcard src/perf/bpf/*.h) src/perf/hit-format.h src/perf/alloc-format.h src/perf/py-format.h src/util/x86-regs.h
+
+$(B)/perf/bpf/%.bpf.o: src/perf/bpf/%.bpf.c $(BPF_HDRS)
 	@mkdir -p $(@D)
 	clang $(BPF_CFLAGS) -c -o $@ $<
 
+$(B)/perf/bpf/hits-py.bpf.o: src/perf/bpf/hits.bpf.c $(BPF_HDRS)
+	@mkdir -p $(@D)
+	clang $(BPF_CFLAGS) -DHITS_PY -c -o $@ $<
+
 $(B)/perf/bpf/%.skel.h: $(B)/perf/bpf/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $*_prog > $@.tmp && mv $@.tmp $@
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_prog > $@.tmp && mv $@.tmp $@
 
 $(B)/perf/uprobe-bpf.o $(B)/perf/alloc-bpf.o $(B)/perf/py-bpf.o $(B)/perf/pick-bpf.o: $(BPF_SKELS)
 
 # The compiled programs stay, for llvm-objdump -d when one needs a look.
-.SECONDARY: $(patsubst src/perf/bpf/%.bpf.c,$(B)/perf/bpf/%.bpf.o,$(BPF_SRCS))
+.SECONDARY: $(BPF_OBJS)
 
 $(B)/help-pages.c: scripts/gen-help.sh scripts/md-text.awk $(DOCS) | $(B)
 	sh scripts/gen-help.sh $(DOCS) > $@.tmp && mv $@.tmp $@

@@ -574,6 +574,15 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		    "the probe fired, and were gone when recce read them: the process exited, or "
 		    "freed the code) and were matched by no pattern",
 		    (unsigned long long)st->py_unnamed);
+	if (st->py_frames_off)
+		warning("the stacks show the interpreter's C functions, not the Python callers: "
+			"reading them at the call needs the probes' BPF program and Linux 5.17 or "
+			"later (a BPF loop)");
+	if (st->py_frames_unread)
+		warning("%llu Python frames of the stacks shown could not be named (their code "
+			"was gone when recce read the call: the process exited, or freed it): "
+			"shown as [unknown Python code]",
+			(unsigned long long)st->py_frames_unread);
 	if (st->dropped)
 		warning("%llu calls nested deeper than %d or on more than %d threads were not "
 			"paired with their returns",

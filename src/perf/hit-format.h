@@ -79,4 +79,20 @@ enum {
 	UBPF_CAP_WORDS = UBPF_CAP_STR + UBPF_CAPTURE_MAX / 8,
 };
 
+/*
+ * The program built for Python frames (hits.bpf.c with HITS_PY, loaded
+ * with a map of CPython layouts, py-format.h) puts UBPF_PY_WORDS words
+ * between the capture's and the stack copy's in every record with a call
+ * chain: a word of the frames read and the PY_REC_* flags (n | flags <<
+ * 32), then UBPF_PY_FRAMES frames of four words as py_bpf_record's, the
+ * thread's innermost first (a record without a stack copy ends after the
+ * frames read). It reads them at a hit whose cookie has
+ * UBPF_PY_WALK (a Python call's entry); at others n is 0 and the flags
+ * are UBPF_PY_NOT_ASKED. A process without a layout gets PY_REC_NO_THREAD.
+ */
+#define UBPF_PY_WALK	  (1ULL << 59)
+#define UBPF_PY_FRAMES	  32 /* frames a hit carries (a power of two); deeper is cut */
+#define UBPF_PY_WORDS	  (1 + 4 * UBPF_PY_FRAMES)
+#define UBPF_PY_NOT_ASKED 0x100
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * The BPF programs and uprobe_multi links of call tracing (see
- * uprobe-bpf.h). The programs are BPF C (bpf/hits.bpf.c, bpf/fork.bpf.c),
+ * uprobe-bpf.h). The programs are BPF C (bpf/hits.bpf.c, built twice, and
+ * bpf/fork.bpf.c),
  * embedded as libbpf skeletons; the maps are made here, and put in place
  * of the programs' own before loading, so that the caller owns them. The
  * links are bpf(2) calls of their own: libbpf 1.1 makes no uprobe_multi
@@ -18,7 +19,9 @@
 #include "perf/bpf-sys.h"
 #include "perf/perf-sys.h"
 #include "perf/bpf/fork.skel.h"
+#include "perf/bpf/hits-py.skel.h"
 #include "perf/bpf/hits.skel.h"
+#include "perf/py-format.h"
 
 #define UPROBE_MULTI_RETURN (1U << 0) /* BPF_F_UPROBE_MULTI_RETURN */
 
@@ -53,15 +56,54 @@ int ubpf_drops_new(void)
 	return bpf_map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1, "recce_drops");
 }
 
-int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  int for_links, char *log, size_t log_len)
+int ubpf_py_layouts_new(void)
 {
+	return bpf_map_new(BPF_MAP_TYPE_HASH, 4, sizeof(struct py_bpf_layout), PY_BPF_PROCS,
+			   "recce_py_procs");
+}
+
+/* The settings both builds of the program take (their read-only data
+ * has the same fields). */
+#define SETTINGS(skel, chain, bytes, family)                                                       \
+	do {                                                                                       \
+		(skel)->rodata->callchain = (chain) != 0;                                          \
+		(skel)->rodata->stack_bytes = (chain) ? (bytes) & ~7u : 0;                         \
+		(skel)->rodata->family_only = (family) >= 0;                                       \
+	} while (0)
+
+/* The build with Python frames (hits-py.bpf.o), its layouts from
+ * py_layouts_fd; its own map of thread states, sized for many threads. */
+static int py_prog_new(int map_fd, int drops_fd, int family_fd, uint32_t stack_bytes,
+		       int py_layouts_fd, int for_links, char *log, size_t log_len)
+{
+	struct hits_py_prog *skel = hits_py_prog__open();
+	if (!skel)
+		return -errno;
+	SETTINGS(skel, 1, stack_bytes, family_fd);
+	int err = bpf_map__set_max_entries(skel->maps.tstates, PY_BPF_TIDS);
+	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
+				    {skel->maps.drops, drops_fd},
+				    {skel->maps.layouts, py_layouts_fd},
+				    {skel->maps.family, family_fd}};
+	if (!err)
+		err = bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 4 : 3,
+					      skel->progs.recce_hit,
+					      for_links ? UBPF_ATTACH_MULTI : 0, log, log_len);
+	int fd = err ? err : bpf_program_dup(skel->progs.recce_hit);
+	hits_py_prog__destroy(skel);
+	return fd;
+}
+
+int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
+		  int py_layouts_fd, int for_links, char *log, size_t log_len)
+{
+	if (callchain && py_layouts_fd >= 0)
+		return py_prog_new(map_fd, drops_fd, family_fd, stack_bytes, py_layouts_fd,
+				   for_links, log, log_len);
 	struct hits_prog *skel = hits_prog__open();
 	if (!skel)
 		return -errno;
-	skel->rodata->callchain = callchain != 0;
-	skel->rodata->stack_bytes = callchain ? stack_bytes & ~7u : 0;
-	skel->rodata->family_only = family_fd >= 0;
+	SETTINGS(skel, callchain, stack_bytes, family_fd);
 	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
 				    {skel->maps.drops, drops_fd},
 				    {skel->maps.family, family_fd}};

@@ -51,11 +51,19 @@ int ubpf_drops_new(void);
  * user call chain, and with stack_bytes as well (a multiple of 8, at most
  * UBPF_MAX_STACK) that much user stack, or what is mapped of it; with a
  * family map (family_fd >= 0), only hits of the processes in it are
- * written. for_links loads it for uprobe_multi links (ubpf_link_new()),
+ * written. With a map of CPython layouts (py_layouts_fd >= 0, made by
+ * ubpf_py_layouts_new()) and callchain, the program built for Python
+ * frames is loaded: records carry them (hit-format.h's UBPF_PY_*; Linux
+ * 5.17). for_links loads it for uprobe_multi links (ubpf_link_new()),
  * else for perf uprobe events (ubpf_event_link_new()). On failure, a verifier log (if any) is left
  * in log, of size log_len. */
 int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  int for_links, char *log, size_t log_len);
+		  int py_layouts_fd, int for_links, char *log, size_t log_len);
+
+/* A hash of CPython layouts by process (u32 tgid -> struct
+ * py_bpf_layout, py-format.h), for the hit program built for Python
+ * frames. */
+int ubpf_py_layouts_new(void);
 
 /* Makes every process a member of the family creates (by fork, vfork or
  * clone without CLONE_THREAD) a member before it runs its first

@@ -190,7 +190,7 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 	if (family < 0)
 		return family;
 	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain,
-				 u->cfg.stack_bytes, 1, NULL, 0);
+				 u->cfg.stack_bytes, u->py_layouts_fd, 1, NULL, 0);
 	if (prog < 0) {
 		close(family);
 		return prog;

@@ -32,6 +32,7 @@ struct uprobe_slot {
 	uint64_t chain[UPROBE_MAX_CHAIN];
 	uint8_t object[UBPF_CAPTURE_MAX], string[UBPF_CAPTURE_MAX];
 	uint8_t stack[UPROBE_MAX_STACK];
+	uint64_t py[UBPF_PY_FRAMES][4];
 };
 
 /* What a probe is, to attach it to every process and thread traced. */
@@ -41,6 +42,7 @@ struct uprobe_probe {
 	int retprobe;
 	uint64_t capture; /* UBPF_CAPTURE bits of its cookie, or 0 */
 	uint64_t ref_ctr; /* file offset of its USDT semaphore, 0: none */
+	int py_walk;	  /* its hits read their thread's Python frames */
 };
 
 struct uprobe_fd {
@@ -59,6 +61,7 @@ struct uprobe_set {
 	int bpf;	     /* the hits are the program's records (links, or on events) */
 	int map_fd, prog_fd; /* with bpf */
 	int drops_fd;	     /* with bpf: the program's count of hits dropped */
+	int py_layouts_fd;   /* with bpf and cfg.py_frames: CPython layouts by process */
 	/* Link mode following forks (uprobe_set_follow_forks()): the
 	 * family's process ids, the fork tracepoint that fills them, and
 	 * whether the links (for every process, the program filtering) are
@@ -98,6 +101,7 @@ int uprobe_attach_process_events(struct uprobe_set *u, pid_t pid, const pid_t *t
 int uprobe_within_budget(const struct uprobe_set *u, size_t ntids);
 size_t uprobe_events_for(const struct uprobe_set *u, size_t ntids); /* events they take */
 int uprobe_attach_links(struct uprobe_set *u, pid_t pid);
+uint64_t uprobe_cookie(const struct uprobe_set *u, size_t probe); /* index | what hits carry */
 
 /* uprobe-follow.c: a task record of a new thread or process (pid, its
  * parent's ppid, thread tid), and of a thread that ended; pid joining

@@ -105,6 +105,28 @@ static int parse_capture(struct uprobe_slot *r, uint64_t cookie, const unsigned 
 	return 1;
 }
 
+/* The Python frames of a record of the program built for them (len
+ * bytes at p, hit-format.h's UBPF_PY_*). */
+static int parse_python(struct uprobe_slot *r, const unsigned char *p, size_t len)
+{
+	uint64_t word;
+
+	if (len < 8)
+		return -EBADMSG;
+	memcpy(&word, p, 8);
+	uint32_t n = (uint32_t)word, flags = (uint32_t)(word >> 32);
+	if (n > UBPF_PY_FRAMES || len < 8 + n * sizeof(r->py[0]))
+		return -EBADMSG;
+	if (flags & UBPF_PY_NOT_ASKED)
+		return 0;
+	memcpy(r->py, p + 8, n * sizeof(r->py[0]));
+	r->hit.py_read = 1;
+	r->hit.py = (const uint64_t(*)[4])r->py;
+	r->hit.npy = n;
+	r->hit.py_flags = flags;
+	return 0;
+}
+
 /* Link mode: the record the BPF program wrote (uprobe-bpf.h), as the raw
  * data of a sample. */
 static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned char *p,
@@ -162,6 +184,12 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 			return err;
 	}
 	head += UBPF_CAP_WORDS * 8;
+	if (u->py_layouts_fd >= 0) {
+		int err = parse_python(r, p + head, size - head);
+		if (err < 0)
+			return err;
+		head += UBPF_PY_WORDS * 8;
+	}
 	if (u->cfg.stack_bytes && size >= head + 8) {
 		uint64_t len;
 		memcpy(&len, p + head, 8);

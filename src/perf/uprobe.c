@@ -28,6 +28,7 @@
 #include "perf/bpf-sys.h"
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
+#include "perf/py-format.h"
 #include "perf/uprobe-bpf.h"
 #include "perf/uprobe-internal.h"
 #include "util/array.h"
@@ -100,8 +101,21 @@ static int prog_open(struct uprobe_set *u, size_t nmap, int for_links)
 	u->drops_fd = ubpf_drops_new();
 	if (u->drops_fd < 0)
 		return u->drops_fd;
+	if (u->cfg.py_frames && u->cfg.callchain) {
+		u->py_layouts_fd = ubpf_py_layouts_new();
+		if (u->py_layouts_fd >= 0) {
+			u->prog_fd =
+			    ubpf_prog_new(u->map_fd, u->drops_fd, -1, 1, u->cfg.stack_bytes,
+					  u->py_layouts_fd, for_links, NULL, 0);
+			if (u->prog_fd >= 0)
+				return 0;
+			/* A kernel without a BPF loop: hits without Python frames. */
+			close(u->py_layouts_fd);
+			u->py_layouts_fd = -1;
+		}
+	}
 	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, u->cfg.stack_bytes,
-				   for_links, NULL, 0);
+				   -1, for_links, NULL, 0);
 	return u->prog_fd < 0 ? u->prog_fd : 0;
 }
 
@@ -163,7 +177,9 @@ static void links_close(struct uprobe_set *u)
 		close(u->map_fd);
 	if (u->drops_fd >= 0)
 		close(u->drops_fd);
-	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = u->drops_fd = -1;
+	if (u->py_layouts_fd >= 0)
+		close(u->py_layouts_fd);
+	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = u->drops_fd = u->py_layouts_fd = -1;
 }
 
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
@@ -174,7 +190,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 	if (!u)
 		return -ENOMEM;
 	u->cfg = *cfg;
-	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = u->drops_fd = -1;
+	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = u->drops_fd = u->py_layouts_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
 	u->cfg.stack_bytes = !u->cfg.callchain			     ? 0
@@ -394,7 +410,7 @@ int uprobe_open_probe(struct uprobe_set *u, size_t probe, pid_t tid)
 	int fd = perf_event_open_fd(&attr, tid, -1);
 	if (fd < 0)
 		return errno == EPERM ? -EACCES : -errno;
-	int link = ubpf_event_link_new(u->prog_fd, fd, probe | p->capture);
+	int link = ubpf_event_link_new(u->prog_fd, fd, uprobe_cookie(u, probe));
 	if (link < 0 || fds_push(u, fd, tid, 0) < 0) {
 		close(fd);
 		if (link >= 0)
@@ -439,7 +455,7 @@ int uprobe_attach_links(struct uprobe_set *u, pid_t pid)
 			    strcmp(u->probes[j].path, p->path) == 0) {
 				offsets[n] = u->probes[j].offset;
 				ref_ctrs[n] = u->probes[j].ref_ctr;
-				cookies[n++] = j | u->probes[j].capture;
+				cookies[n++] = uprobe_cookie(u, j);
 				done[j] = 1;
 			}
 		int sema = 0;
@@ -555,6 +571,7 @@ int uprobe_set_add(struct uprobe_set *u, const char *path, uint64_t offset, int 
 	p->retprobe = retprobe != 0;
 	p->capture = 0;
 	p->ref_ctr = 0;
+	p->py_walk = 0;
 	if (!p->path)
 		return -ENOMEM;
 	return (int)u->nprobes++;
@@ -598,6 +615,32 @@ void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int le
 	uprobe_set_capture_strings(u, probe, reg, len_reg);
 	if (probe >= 0 && (size_t)probe < u->nprobes && u->probes[probe].capture)
 		u->probes[probe].capture |= UBPF_CAPTURE_COUNTED;
+}
+
+void uprobe_set_py_walk(struct uprobe_set *u, int probe)
+{
+	if (probe >= 0 && (size_t)probe < u->nprobes)
+		u->probes[probe].py_walk = 1;
+}
+
+int uprobe_set_py_process(struct uprobe_set *u, pid_t pid, const struct py_bpf_layout *L)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (u->py_layouts_fd < 0)
+		return -EOPNOTSUPP;
+	if (!L) {
+		int err = bpf_map_delete(u->py_layouts_fd, &key);
+		return err == -ENOENT ? 0 : err;
+	}
+	return bpf_map_set(u->py_layouts_fd, &key, L);
+}
+
+uint64_t uprobe_cookie(const struct uprobe_set *u, size_t probe)
+{
+	const struct uprobe_probe *p = &u->probes[probe];
+
+	return probe | p->capture | (p->py_walk && u->py_layouts_fd >= 0 ? UBPF_PY_WALK : 0);
 }
 
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)

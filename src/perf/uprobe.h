@@ -70,6 +70,11 @@ struct uprobe_set_config {
 	 * needs more fails with -E2BIG, and new threads past it are left
 	 * untraced (counted as unfollowed). */
 	size_t max_events;
+	/* With callchain and BPF: hits of probes marked by
+	 * uprobe_set_py_walk() carry the Python frames of their thread, in
+	 * the processes uprobe_set_py_process() names (a kernel without a
+	 * BPF loop, 5.17, gets hits without them). */
+	int py_frames;
 };
 
 /* One probe hit, valid only during the callback. */
@@ -111,6 +116,15 @@ struct uprobe_hit {
 	 * copied), and its memory is not read (no_memory). 0 otherwise. */
 	uint32_t maps_pid;
 	int no_memory;
+	/* A hit of a probe marked by uprobe_set_py_walk(), with py_frames:
+	 * py_read set, and the Python frames of its thread then, npy of them,
+	 * innermost first, as a py_bpf_record's (py-format.h), and the
+	 * PY_REC_* flags (PY_REC_NO_THREAD: none read, or the process has no
+	 * layout). */
+	int py_read;
+	const uint64_t (*py)[4];
+	size_t npy;
+	uint32_t py_flags;
 };
 
 struct uprobe_stats {
@@ -174,6 +188,17 @@ void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int re
  * object, object_len the count copied (a string result that is a
  * pointer and a length). Event mode captures nothing. */
 void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int len_reg);
+
+/* With py_frames, makes the hits of probe read their thread's Python
+ * frames (a Python call's entry probe). */
+void uprobe_set_py_walk(struct uprobe_set *u, int probe);
+
+/* With py_frames, where CPython process pid keeps its threads' frames
+ * (py-format.h), or with L NULL, that it has none. Returns 0, or
+ * -EOPNOTSUPP when the hits carry no Python frames (no py_frames, or a
+ * kernel without a BPF loop), or -errno. */
+struct py_bpf_layout;
+int uprobe_set_py_process(struct uprobe_set *u, pid_t pid, const struct py_bpf_layout *L);
 
 /*
  * Attaches every probe declared so far to process pid, whose threads are

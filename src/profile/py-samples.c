@@ -158,6 +158,41 @@ static int maps_python(struct proc_registry *procs, pid_t pid)
 	return 0;
 }
 
+int py_samples_frame(struct py_reader *r, const uint64_t fr[4], struct py_frame *f)
+{
+	uint64_t code = fr[0] & ~(uint64_t)PY_FRAME_BITS, module = fr[2], globals = 0;
+
+	if (module & PY_MODULE_GLOBALS) {
+		globals = module & ~(uint64_t)PY_MODULE_GLOBALS;
+		module = 0;
+	}
+	return py_reader_frame(r, code, fr[1], module, globals, fr[3], (fr[0] & PY_FRAME_GEN) != 0,
+			       f);
+}
+
+void py_samples_layout(const struct py_chain *c, struct py_bpf_layout *L)
+{
+	*L = (struct py_bpf_layout){
+	    .runtime = c->runtime,
+	    .rt_interp_head = c->rt_interp_head,
+	    .interp_threads_head = c->interp_threads_head,
+	    .ts_next = c->ts_next,
+	    .ts_native_tid = c->ts_native_tid,
+	    .ts_cframe = c->ts_cframe,
+	    .ts_frame = c->ts_frame,
+	    .fr_code = c->fr_code,
+	    .fr_func = c->fr_func,
+	    .fr_globals = c->fr_globals,
+	    .fr_previous = c->fr_previous,
+	    .fr_instr = c->fr_instr,
+	    .fr_owner = c->fr_owner,
+	    .fr_is_entry = c->fr_is_entry,
+	    .fr_size = c->fr_size,
+	    .func_module = c->func_module,
+	    .code_qualname = c->code_qualname,
+	};
+}
+
 static void check(struct py_samples *p, pid_t pid, struct py_proc *pp)
 {
 	struct py_chain c;
@@ -171,25 +206,8 @@ static void check(struct py_samples *p, pid_t pid, struct py_proc *pp)
 		pp->reader = NULL;
 		return;
 	}
-	struct py_bpf_layout L = {
-	    .runtime = c.runtime,
-	    .rt_interp_head = c.rt_interp_head,
-	    .interp_threads_head = c.interp_threads_head,
-	    .ts_next = c.ts_next,
-	    .ts_native_tid = c.ts_native_tid,
-	    .ts_cframe = c.ts_cframe,
-	    .ts_frame = c.ts_frame,
-	    .fr_code = c.fr_code,
-	    .fr_func = c.fr_func,
-	    .fr_globals = c.fr_globals,
-	    .fr_previous = c.fr_previous,
-	    .fr_instr = c.fr_instr,
-	    .fr_owner = c.fr_owner,
-	    .fr_is_entry = c.fr_is_entry,
-	    .fr_size = c.fr_size,
-	    .func_module = c.func_module,
-	    .code_qualname = c.code_qualname,
-	};
+	struct py_bpf_layout L;
+	py_samples_layout(&c, &L);
 	if (py_bpf_set_process(&p->bpf, pid, &L) != 0) {
 		py_reader_free(pp->reader);
 		pp->reader = NULL;
@@ -309,16 +327,8 @@ static void take(const struct py_bpf_record *rec, size_t size, void *arg)
 		return;
 	struct py_names *names = procs_py_names(p->procs);
 	for (uint32_t i = 0; i < rec->n && names; i++) {
-		uint64_t code = rec->frames[i][0] & ~(uint64_t)PY_FRAME_BITS;
-		uint64_t module = rec->frames[i][2], globals = 0;
-		if (module & PY_MODULE_GLOBALS) {
-			globals = module & ~(uint64_t)PY_MODULE_GLOBALS;
-			module = 0;
-		}
 		struct py_frame f;
-		int rc =
-		    py_reader_frame(pp->reader, code, rec->frames[i][1], module, globals,
-				    rec->frames[i][3], (rec->frames[i][0] & PY_FRAME_GEN) != 0, &f);
+		int rc = py_samples_frame(pp->reader, (const uint64_t *)rec->frames[i], &f);
 		if (rc > 0)
 			continue; /* set up, not run yet: not shown */
 		uint64_t id;

@@ -103,4 +103,18 @@ const char *py_samples_thread_name(struct py_samples *p, pid_t pid, pid_t tid, u
 
 void py_samples_get_stats(struct py_samples *p, struct py_samples_stats *st);
 
+/* The layout a BPF program reads a CPython's frames by (perf/py-format.h),
+ * from the chain its reader found (proc/py-frames.h): shared with the
+ * probes of `trace py:` (trace/py-stack.h). */
+struct py_chain;
+struct py_bpf_layout;
+void py_samples_layout(const struct py_chain *c, struct py_bpf_layout *L);
+
+/* One frame as those programs write it (four words: code object with
+ * PY_FRAME_* bits, instruction, module or globals, qualified name),
+ * named by reader r: what py_reader_frame() returns. */
+struct py_reader;
+struct py_frame;
+int py_samples_frame(struct py_reader *r, const uint64_t fr[4], struct py_frame *f);
+
 #endif

@@ -50,6 +50,7 @@ struct tracer {
 	struct trace_calls py_calls; /* py: patterns' calls, by thread */
 	struct py_hists py_hists;    /* --hist of Python calls, by name */
 	struct tracer_frame stack[TRACER_STACK_FRAMES];
+	struct py_stack *py_stack; /* with tracer_py_frames() */
 	struct unwinder *unwinder; /* want_stack with a stack copy: made at the first */
 	struct u64map unwound;	   /* ... and the processes it has unwound */
 
@@ -87,6 +88,10 @@ struct tracer {
 	const char *fork_outsider_file; /* the object it maps, borrowed */
 	int fork_err;
 };
+
+/* Whether the probes read the Python frames of Python calls: py:
+ * patterns with --stack or --caller, through the kernel. */
+int tracer_py_frames(const struct tracer *t);
 
 /* Records which step failed; returns err. */
 int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid);

@@ -21,6 +21,7 @@
 #include "symbols/usdt.h"
 #include "trace/trace-exits.h"
 #include "trace/py-call.h"
+#include "trace/py-stack.h"
 #include "trace/tracer-internal.h"
 #include "trace/usdt-args.h"
 #include "util/array.h"
@@ -139,6 +140,9 @@ static int attach_targets(struct tracer *t)
 		follow_forks(t);
 	proc_ids_init(&tids);
 	for (size_t p = 0; p < t->ntargets && !err; p++) {
+		/* A command is looked at its first call, once it runs Python. */
+		if (t->py_stack && !t->cfg.argv)
+			py_stack_watch(t->py_stack, t->up, t->targets[p]);
 		ssize_t n = proc_ids_list_tasks(&tids, NULL, t->targets[p], SIZE_MAX);
 		int rc =
 		    n > 0 ? uprobe_set_attach(t->up, t->targets[p], tids.ids, (size_t)n) : -ESRCH;
@@ -178,6 +182,8 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 		if (f->py == TRACE_PY_ENTRY &&
 		    py_call_registers(f->usdt, &name_reg, &file_reg) == 0)
 			uprobe_set_capture_strings(t->up, probe, name_reg, file_reg);
+		if (f->py == TRACE_PY_ENTRY)
+			uprobe_set_py_walk(t->up, probe);
 		else if (!f->py && c.str[0] >= 0)
 			uprobe_set_capture_strings(t->up, probe, a[c.str[0]].reg,
 						   a[c.str[c.str[1] >= 0]].reg);
@@ -335,6 +341,7 @@ static int open_buffers(struct tracer *t)
 	    .no_bpf = c->no_bpf,
 	    .no_links = c->no_links,
 	    .max_events = c->max_events,
+	    .py_frames = tracer_py_frames(t),
 	};
 	int err = uprobe_set_new(&ucfg, &t->up);
 

@@ -28,6 +28,7 @@
 #include "symbols/symbolize.h"
 #include "trace/arg-place.h"
 #include "trace/py-call.h"
+#include "trace/py-stack.h"
 #include "trace/trace-calls.h"
 #include "trace/trace-exits.h"
 #include "trace/usdt-args.h"
@@ -170,8 +171,23 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		if (t->hists)
 			trace_hist_init(&t->hists[i]);
 	}
+	/* Python calls' stacks and callers in Python terms, through the kernel. */
+	if (tracer_py_frames(t) && !(t->py_stack = py_stack_new(t->procs)))
+		return -ENOMEM;
 
 	return t->be->open ? t->be->open(t) : 0;
+}
+
+int tracer_py_frames(const struct tracer *t)
+{
+	const struct tracer_config *c = &t->cfg;
+
+	if (c->fast || (!c->want_stack && !c->want_caller))
+		return 0;
+	for (size_t i = 0; i < t->res.n; i++)
+		if (t->res.fns[i].py == TRACE_PY_ENTRY)
+			return 1;
+	return 0;
 }
 
 /* The next probe's entry, zeroed but for its function and role; probes
@@ -213,6 +229,19 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 	f->line = fn.kind == FRAME_SYMBOL ? fn.frames[0].line : 0;
 }
 
+/* name_caller() for py_stack_callers(). */
+struct name_ctx {
+	struct tracer *t;
+	uint32_t pid;
+};
+
+static void name_native(void *arg, uint64_t pc, struct tracer_frame *f)
+{
+	struct name_ctx *c = arg;
+
+	name_caller(c->t, c->pid, pc, f);
+}
+
 /* The process whose mappings name a hit's addresses. */
 static uint32_t maps_pid(const struct uprobe_hit *h)
 {
@@ -228,8 +257,9 @@ static uint32_t maps_pid(const struct uprobe_hit *h)
 static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
 {
 	uint64_t pcs[TRACER_STACK_FRAMES + 3];
-	const uint64_t *callers = h->chain + (h->nchain > 0);
-	size_t n = h->nchain > 0 ? h->nchain - 1 : 0;
+	/* The probed instruction's frame, then its callers'. */
+	const uint64_t *frames = h->chain;
+	size_t n = h->nchain;
 
 	if (h->stack_len && h->has_regs && !h->maps_pid) {
 		if (!t->unwinder)
@@ -260,14 +290,20 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
 					 : 0;
 		/* pcs[0] is the marker, pcs[1] the probed instruction. */
 		if (got >= 2) {
-			callers = pcs + 2;
-			n = got - 2;
+			frames = pcs + 1;
+			n = got - 1;
 		}
 	}
+	if (t->py_stack && h->py_read) {
+		struct name_ctx ctx = {t, maps_pid(h)};
+		return py_stack_callers(t->py_stack, h, frames, n, name_native, &ctx, t->stack,
+					TRACER_STACK_FRAMES);
+	}
+	n = n > 0 ? n - 1 : 0;
 	if (n > TRACER_STACK_FRAMES)
 		n = TRACER_STACK_FRAMES;
 	for (size_t i = 0; i < n; i++)
-		name_caller(t, maps_pid(h), callers[i], &t->stack[i]);
+		name_caller(t, maps_pid(h), frames[i + 1], &t->stack[i]);
 	return n;
 }
 
@@ -510,6 +546,9 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	/* Every Python call traps, shown or not: the breaker counts them all. */
 	if (tf->py) {
 		t->py_seen++;
+		/* A process met first: its Python frames from its next calls on. */
+		if (t->py_stack && h->py_read)
+			py_stack_watch(t->py_stack, t->up, (pid_t)h->pid);
 		if (trace_limits_seen(&t->limits, h->time) == TRACE_STOP_BREAKER)
 			return 1;
 	}
@@ -521,7 +560,10 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		if (stop == TRACE_STOP_BREAKER)
 			return 1;
 		size_t nstack = 0;
-		if (c->want_caller && h->nchain > 1) {
+		if (c->want_caller && t->py_stack && h->py_read) {
+			if (!py_stack_caller(t->py_stack, h, r.caller, sizeof(r.caller)))
+				r.caller[0] = 0;
+		} else if (c->want_caller && h->nchain > 1) {
 			struct tracer_frame caller;
 			name_caller(t, maps_pid(h), h->chain[1], &caller);
 			snprintf(r.caller, sizeof(r.caller), "%.*s", (int)sizeof(r.caller) - 1,
@@ -959,6 +1001,8 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->methods = t->methods;
 	st->py_seen = t->py_seen;
 	st->py_unnamed = t->py_unnamed;
+	if (t->py_stack)
+		py_stack_get_stats(t->py_stack, &st->py_frames_unread, &st->py_frames_off);
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *f = &t->res.fns[i];
 		if (tracer_refused(t, i))
@@ -991,6 +1035,7 @@ void tracer_free(struct tracer *t)
 	free(t->objs);
 	free(t->program);
 	frame_namer_free(t->namer);
+	py_stack_free(t->py_stack);
 	u64map_release(&t->unwound);
 	unwinder_free(t->unwinder);
 	procs_free(t->procs);

@@ -170,6 +170,12 @@ struct tracer_stats {
 	 * (perf uprobe events) and gone when recce read the hit (the
 	 * process exited, or the code was freed), so matched by no pattern */
 	uint64_t py_unnamed;
+	/* py: with --stack or --caller: Python frames at the calls shown
+	 * that could not be named (their code gone when recce read the
+	 * call), and whether the probes could not read them at all (no BPF
+	 * loop: Linux 5.17), the stacks then the interpreter's. */
+	uint64_t py_frames_unread;
+	int py_frames_off;
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	int uses_bpf;	  /* hits written by BPF (links, or on perf uprobe events) */

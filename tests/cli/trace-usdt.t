@@ -125,6 +125,64 @@ trace 'py:handle' 'py:leaf' --hist --count 0
 is "$(grep -E '^[a-z0-9:.-]+: count ' "$OUT" | sed 's/, min .*//' | sort)" "py:trace-target.handle: count 20
 py:trace-target.leaf: count 20" "--hist: one histogram per Python function, each of its 20 calls" || show_run
 
+# --stack and --caller: the Python callers of each call, read at the
+# hit, in place of the interpreter's native frame that runs them.
+# stacks: per call shown in $OUT, its first caller, its Python callers
+# (those in the script), its last and the count of frames not named,
+# "|" between them.
+stacks()
+{
+	awk -v file="$FILE" '
+		function done() { if (have) print first "|" py "|" last "|" unknown; have = 0 }
+		/^    at / { f = substr($0, 8); if (first == "") first = f; last = f
+			   if (index(f, "(" file ":")) py = py (py == "" ? "" : ";") f
+			   if (f == "[unknown Python code]") unknown++; next }
+		{ done() }
+		/ py:trace-target\./ { have = 1; first = ""; py = ""; last = ""; unknown = 0 }
+		END { done() }' "$OUT"
+}
+at() { echo "__main__.$1 ($FILE:$(line "$2"))"; }
+# trace_held ARGS...: as trace, with a target that waits after its calls
+# until recce has ended (the code objects named from its memory are
+# still there when recce reads the hits), then is let go.
+trace_held()
+{
+	spawn_ready "$T/target.out" "$PY" "$SRC" hold
+	P=$PID
+	run_go "$P" trace -p "$P" "$@"
+	kill -USR1 "$P"
+	wait_exit 60 "$P" || diag "the target did not exit"
+	cut -d' ' -f3- "$OUT" > "$T/lines"
+}
+trace_held 'py:leaf' --stack --count 20
+is "$RC" 0 "trace py:leaf --stack exits 0" || show_run
+want="$(at handle calls-leaf);$(at burst calls-handle);$(at '<module>' calls-burst)"
+is "$(stacks | sort | uniq -c | sed 's/^ *//')" "20 $(at handle calls-leaf)|$want|_start|0" \
+	"--stack: each of leaf()'s 20 calls under handle(), burst() and the module's code, at the lines that call them, then the native frames to _start" || show_run
+is "$(grep -c '_PyEval_EvalFrameDefault' "$OUT")" 0 \
+	"the interpreter's frames are replaced by the Python frames they ran"
+trace_held 'py:gen' --stack --count 4
+is "$(stacks | grep -c "|$(at burst calls-gen);$(at '<module>' calls-burst)|_start|0$")" 4 \
+	"a generator's start and resumes, called from C (list()): burst() and the module's code under the C frames"
+like "$(stacks | head -n 1 | cut -d'|' -f1)" '^[^_]' \
+	"... and the first caller is one of those C frames, not a Python one" || show_run
+trace_held 'py:leaf' 'py:gen' --caller --count 24
+is "$(sed 's/.* <- //' "$T/lines" | sort | uniq -c | sed 's/^ *//')" "4 __main__.burst
+20 __main__.handle" "--caller: a Python call's caller is the Python function that called it" || show_run
+# A target that exits at once: frames whose code was gone when recce read
+# the call are unknown, and counted, never named wrongly.
+trace 'py:leaf' --stack --count 100
+unknown=$(grep -c '^    at \[unknown Python code\]$' "$OUT")
+said=$(sed -n 's/^recce: warning: \([0-9]*\) Python frames of the stacks shown could not be named.*/\1/p' "$ERR")
+is "${said:-0}" "$unknown" "an exited target: the frames not named are said, each of them ($unknown)" || show_run
+is "$(stacks | grep -v '|[1-9][0-9]*$' | grep -vc "|$want|_start|0$")" 0 \
+	"... and those named are the right ones"
+# Without BPF, the interpreter's frames, and why.
+RECCE_NO_BPF=1 trace_held 'py:leaf' --stack --count 20
+is "$(stacks | cut -d'|' -f2 | sort -u)" "" "without BPF: no Python frames in the stacks"
+like "$(cat "$ERR")" "the stacks show the interpreter's C functions, not the Python callers" \
+	"and why is said" || show_run
+
 # A threaded server under a bounded load: Debian's python3.11 -m
 # http.server on loopback (a thread a request), 10 requests, each
 # do_GET() shown with its end, on its own thread.

@@ -436,6 +436,21 @@ gc_start_1()
 }
 trace_py "trace py: (USDT semaphores)" 'py:handle' py_handle_20 --return
 trace_py "trace usdt: (an argument in memory)" 'usdt:python:gc__start' gc_start_1
+# --stack of Python calls: their Python callers, read at the call by the
+# hit program's Python build (a BPF loop); the target held after its
+# calls, so that their code is there to be named.
+traced py_stack 'py:leaf' --stack --count 20 -- /usr/bin/python3.11 "$ROOT/tests/py/trace-target.py" hold
+n=$(grep -c 'py:trace-target.leaf(file=' "$T/py_stack.out")
+under=$(grep -c '^    at __main__.burst (' "$T/py_stack.out")
+if [ "$RC" = 0 ] && [ "$n" = 20 ] && [ "$under" = 20 ] && [ -n "$(fell_back py_stack)" ]; then
+	say "trace py: --stack" "falls back" "$(fell_back py_stack): each of 20 calls of leaf() under __main__.handle and __main__.burst"
+elif [ "$RC" = 0 ] && [ "$n" = 20 ] && [ "$under" = 20 ]; then
+	say "trace py: --stack" works "each of 20 calls of leaf() under __main__.handle and __main__.burst $(how py_stack)"
+elif [ "$RC" = 0 ] && [ "$n" = 20 ] && grep -q "the stacks show the interpreter's C functions" "$T/py_stack.err"; then
+	say "trace py: --stack" "falls back" "to the interpreter's frames: $(grep -o 'reading them at the call.*' "$T/py_stack.err")"
+else
+	refused_or_fails "trace py: --stack" py_stack "$n of 20 calls, $under under __main__.burst $(how py_stack)"
+fi
 
 # --- capture, tasks, patch, agent ------------------------------------------
 

@@ -6,10 +6,13 @@ run to its end (an entry at its start and at each resume, a return at
 each yield and at its end); rec(70), 71 calls nested; and
 gc.collect(1); then exits at once, with no collection at its exit. Each
 line a call is shown at is marked with a comment the test looks for.
+With the argument "hold", it waits for a second SIGUSR1 before it exits
+(its code objects still there to be read).
 """
 import gc
 import os
 import signal
+import sys
 
 
 def leaf(n):  # mark: leaf
@@ -17,7 +20,7 @@ def leaf(n):  # mark: leaf
 
 
 def handle(i):  # mark: handle
-    return leaf(i) + 1
+    return leaf(i) + 1  # mark: calls-leaf
 
 
 def boom():  # mark: boom
@@ -42,9 +45,9 @@ def rec(n):  # mark: rec
 
 def burst():
     for i in range(20):
-        handle(i)
+        handle(i)  # mark: calls-handle
     catcher()
-    list(gen(3))
+    list(gen(3))  # mark: calls-gen
     rec(70)
     gc.collect(1)
 
@@ -52,5 +55,7 @@ def burst():
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 print("trace-target: ready", flush=True)
 signal.sigwait({signal.SIGUSR1})
-burst()
+burst()  # mark: calls-burst
+if sys.argv[1:] == ["hold"]:
+    signal.sigwait({signal.SIGUSR1})
 os._exit(0)  # no collections at the exit

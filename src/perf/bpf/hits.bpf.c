@@ -9,6 +9,12 @@
  * settings are read-only data fixed before loading (the verifier then
  * drops the branches they turn off); the maps are made by user space and
  * put in place of these before loading.
+ *
+ * Built a second time with HITS_PY (hits-py.bpf.o), each record with a
+ * call chain also carries the Python frames of its thread where the
+ * cookie asks for them (py-walk.h, hit-format.h's UBPF_PY_*): a program
+ * of its own, as the walk needs a BPF loop (Linux 5.17), which call
+ * tracing elsewhere does not.
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
@@ -39,9 +45,15 @@ struct {
 } drops SEC(".maps");
 
 /* The words a record with a call chain has, its capture's after them,
- * then the stack copy's (hit-format.h). */
+ * (built for Python frames, theirs,) then the stack copy's
+ * (hit-format.h). */
 #define HEAD_WORDS (UBPF_NWORDS + UBPF_MAX_CHAIN)
+#ifdef HITS_PY
+#define PY_WORD	   (HEAD_WORDS + UBPF_CAP_WORDS)
+#define STACK_WORD (PY_WORD + UBPF_PY_WORDS)
+#else
 #define STACK_WORD (HEAD_WORDS + UBPF_CAP_WORDS)
+#endif
 
 struct record {
 	__u64 w[STACK_WORD + 1];
@@ -54,6 +66,40 @@ struct {
 	__type(key, __u32);
 	__type(value, struct record);
 } scratch SEC(".maps");
+
+#ifdef HITS_PY
+#define PY_WALK_FRAMES UBPF_PY_FRAMES
+
+/* Row n of the Python frames of the record being written. */
+static __always_inline __u64 *py_walk_row(__u32 n)
+{
+	__u32 zero = 0;
+	struct record *rec = bpf_map_lookup_elem(&scratch, &zero);
+
+	return rec ? &rec->w[PY_WORD + 1 + 4 * (n & (UBPF_PY_FRAMES - 1))] : 0;
+}
+
+#include "perf/bpf/py-walk.h"
+
+/* The Python frames of the thread at a hit, into the record's words from
+ * PY_WORD on (hit-format.h); returns how many. */
+static __always_inline __u32 python_frames(__u64 *w, __u64 cookie)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, flags = UBPF_PY_NOT_ASKED, n = 0;
+
+	if (cookie & UBPF_PY_WALK) {
+		const struct py_bpf_layout *L = bpf_map_lookup_elem(&layouts, &pid);
+		flags = PY_REC_NO_THREAD;
+		if (L)
+			n = py_walk(L, (__u32)id, &flags);
+	}
+	if (n > UBPF_PY_FRAMES)
+		n = UBPF_PY_FRAMES;
+	w[PY_WORD] = n | (__u64)flags << 32;
+	return n;
+}
+#endif
 
 /* The object at a register plus a displacement, of the size the cookie
  * says, and for a string the bytes its first word points to, as many as
@@ -130,7 +176,13 @@ int recce_hit(struct pt_regs *ctx)
 	struct record *rec = bpf_map_lookup_elem(&scratch, &zero);
 	if (!rec)
 		return 0;
+#ifdef HITS_PY
+	/* The Python frames' words are written before they are read. */
+	__builtin_memset(rec->w, 0, PY_WORD * 8);
+	rec->w[PY_WORD] = rec->w[STACK_WORD] = 0;
+#else
 	__builtin_memset(rec->w, 0, sizeof(rec->w));
+#endif
 	__u64 *dropped = bpf_map_lookup_elem(&drops, &zero);
 	if (dropped)
 		rec->w[UBPF_DROPS] = *dropped;
@@ -174,6 +226,11 @@ int recce_hit(struct pt_regs *ctx)
 			capture(rec, &w[HEAD_WORDS], cookie);
 			size = STACK_WORD * 8;
 		}
+#ifdef HITS_PY
+		/* Without a stack copy after them, the frames read only. */
+		__u32 npy = python_frames(w, cookie);
+		size = stack_bytes ? STACK_WORD * 8 : (PY_WORD + 1 + 4 * npy) * 8;
+#endif
 		if (stack_bytes) {
 			__u32 got = copy_stack(rec->stack, ctx->rsp);
 			w[STACK_WORD] = got;
