@@ -1171,12 +1171,14 @@ if ps:
 # `recce trace 'py:...'` matching none of pywork's functions: every
 # Python call still traps (function__entry), and CPython runs in its
 # line-tracing mode while traced, which its function probes need. The
-# workload's time alone and traced, for docs/recce-trace.md's figure; a
-# hundredth of the calibrated work, since traced it runs many times
-# slower. No budget: the cost is the interpreter's design, and said.
+# workload's time alone and traced, for docs/recce-trace.md's figure,
+# and traced with --caller, which has the probe's program read the
+# thread's Python frames at every call; a hundredth of the calibrated
+# work, since traced it runs many times slower. No budget: the cost is
+# the interpreter's design, and said.
 python_trace_once() {
 	pt_rep=$1 pt_units=$2
-	for tool in none recce; do
+	for tool in none recce recce-caller; do
 		rm -f "$TMP/stats"
 		status=0
 		case $tool in
@@ -1186,6 +1188,11 @@ python_trace_once() {
 			;;
 		recce)
 			BENCH_STATS=$TMP/stats "$RECCE" trace 'py:no_such_function' --limit 0 \
+				--count 0 --time 3600 -- "$py" bench/workloads/pywork.py "$pt_units" \
+				> /dev/null 2> "$TMP/err" || status=$?
+			;;
+		recce-caller)
+			BENCH_STATS=$TMP/stats "$RECCE" trace 'py:no_such_function' --caller --limit 0 \
 				--count 0 --time 3600 -- "$py" bench/workloads/pywork.py "$pt_units" \
 				> /dev/null 2> "$TMP/err" || status=$?
 			;;

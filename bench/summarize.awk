@@ -1432,7 +1432,7 @@ function write_json(    i, k, n, f, p, eq, sep, v) {
 }
 
 # 18. Python calls traced, and dump of a CPython.
-function figure_python(    alone, traced, ms, us, share, hz) {
+function figure_python(    alone, traced, caller, ms, us, share, hz) {
 	if (!("none" in PT) && !("recce" in PD) && !("recce" in PB))
 		return
 	print "## 18. Python: `recce trace 'py:...'` and `recce dump`"
@@ -1442,7 +1442,9 @@ function figure_python(    alone, traced, ms, us, share, hz) {
 		print "a dict, formatting) under Debian's python3.11, alone and launched by `recce trace"
 		print "'py:no_such_function' --limit 0 --count 0 -- ...`: no call is shown, but every Python call"
 		print "still traps on CPython's function__entry probe, and CPython runs in its line-tracing mode,"
-		print "which its function probes need. No budget: what docs/recce-trace.md says it costs."
+		print "which its function probes need; then with `--caller` too, which has the probe's program"
+		print "read the thread's Python frames at every call. No budget: what docs/recce-trace.md says"
+		print "it costs."
 		print ""
 		print "| run | wall s | CPU s |"
 		print "|---|---|---|"
@@ -1452,10 +1454,21 @@ function figure_python(    alone, traced, ms, us, share, hz) {
 		get_of(PT, "recce", "wall_s"); traced = MED
 		printf "| traced | %s |", spread("%.3f")
 		get_of(PT, "recce", "cpu_s"); printf " %s |\n", spread("%.3f")
+		if ("recce-caller" in PT) {
+			get_of(PT, "recce-caller", "wall_s"); caller = MED
+			printf "| traced, --caller | %s |", spread("%.3f")
+			get_of(PT, "recce-caller", "cpu_s"); printf " %s |\n", spread("%.3f")
+		}
 		print ""
 		if (alone > 0) {
-			printf "Traced, the workload took %.0fx its time alone.\n\n", traced / alone
+			printf "Traced, the workload took %.0fx its time alone", traced / alone
+			if (caller > 0)
+				printf "; with --caller (the thread's Python frames read at every call), %.0fx",
+					caller / alone
+			printf ".\n\n"
 			jappend("python", "{\"case\": \"trace-py\", \"slowdown\": " jn(traced / alone) "}")
+			if (caller > 0)
+				jappend("python", "{\"case\": \"trace-py-caller\", \"slowdown\": " jn(caller / alone) "}")
 		}
 	}
 	if ("recce" in PB) {

@@ -578,6 +578,12 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		warning("the stacks show the interpreter's C functions, not the Python callers: "
 			"reading them at the call needs the probes' BPF program and Linux 5.17 or "
 			"later (a BPF loop)");
+	if (st->py_no_frames && !st->py_frames_off)
+		warning(
+		    "%llu Python calls were shown without their Python callers: recce had not "
+		    "read their process's interpreter yet (a command's first calls), or found no "
+		    "state of their thread",
+		    (unsigned long long)st->py_no_frames);
 	if (st->py_frames_unread)
 		warning("%llu Python frames of the stacks shown could not be named (their code "
 			"was gone when recce read the call: the process exited, or freed it): "

@@ -7,8 +7,8 @@
  * of a C call of the interpreter in place of its native frame
  * (_PyEval_EvalFrameDefault), innermost first, the groups the native walk
  * did not reach at the root end, as record puts them
- * (profile/resolve.c). The call's own frame, set up but not yet run, is
- * not a caller and is not shown.
+ * (profile/resolve.c). The call's own frame (the innermost: a frame
+ * set up, or a generator resumed) is not a caller and is not shown.
  *
  * Ownership: py_stack_new() returns a heap object freed by
  * py_stack_free(); it borrows the registry, which must outlive it.

@@ -560,6 +560,9 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		if (stop == TRACE_STOP_BREAKER)
 			return 1;
 		size_t nstack = 0;
+		/* Its process's interpreter not read yet (a command's first
+		 * calls), or its thread's state not found. */
+		t->py_no_frames += t->py_stack && h->py_read && !h->npy;
 		if (c->want_caller && t->py_stack && h->py_read) {
 			if (!py_stack_caller(t->py_stack, h, r.caller, sizeof(r.caller)))
 				r.caller[0] = 0;
@@ -1003,6 +1006,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->py_unnamed = t->py_unnamed;
 	if (t->py_stack)
 		py_stack_get_stats(t->py_stack, &st->py_frames_unread, &st->py_frames_off);
+	st->py_no_frames = t->py_no_frames;
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *f = &t->res.fns[i];
 		if (tracer_refused(t, i))

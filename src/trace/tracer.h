@@ -176,6 +176,10 @@ struct tracer_stats {
 	 * loop: Linux 5.17), the stacks then the interpreter's. */
 	uint64_t py_frames_unread;
 	int py_frames_off;
+	/* ... calls shown whose Python frames were not read: their
+	 * process's interpreter not read yet (a command's first calls), or
+	 * their thread's state not found */
+	uint64_t py_no_frames;
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	int uses_bpf;	  /* hits written by BPF (links, or on perf uprobe events) */

@@ -177,6 +177,13 @@ said=$(sed -n 's/^recce: warning: \([0-9]*\) Python frames of the stacks shown c
 is "${said:-0}" "$unknown" "an exited target: the frames not named are said, each of them ($unknown)" || show_run
 is "$(stacks | grep -v '|[1-9][0-9]*$' | grep -vc "|$want|_start|0$")" 0 \
 	"... and those named are the right ones"
+# A command's first Python call comes before recce has read its
+# interpreter (it reads it at that call): shown without its Python
+# callers, and said.
+run "$RECCE" trace 'py:*' --stack --count 1 --limit 0 -- "$PY" -c pass
+is "$RC" 0 "trace py:* --stack -- python3.11 exits 0" || show_run
+like "$(cat "$ERR")" 'warning: 1 Python calls were shown without their Python callers: recce had not read' \
+	"a command's first call: shown without its Python callers, and said so" || show_run
 # Without BPF, the interpreter's frames, and why.
 RECCE_NO_BPF=1 trace_held 'py:leaf' --stack --count 20
 is "$(stacks | cut -d'|' -f2 | sort -u)" "" "without BPF: no Python frames in the stacks"
