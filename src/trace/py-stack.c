@@ -22,6 +22,7 @@
 struct py_stack {
 	struct proc_registry *procs;
 	struct u64map readers; /* pid -> struct py_reader *, or NOT_PYTHON */
+	struct u64map given;   /* pids whose layout the program has */
 	uint64_t unread;
 	int off;
 };
@@ -34,6 +35,7 @@ struct py_stack *py_stack_new(struct proc_registry *procs)
 		return NULL;
 	s->procs = procs;
 	u64map_init(&s->readers);
+	u64map_init(&s->given);
 	return s;
 }
 
@@ -51,29 +53,48 @@ void py_stack_free(struct py_stack *s)
 		return;
 	u64map_each(&s->readers, free_reader, NULL);
 	u64map_release(&s->readers);
+	u64map_release(&s->given);
 	free(s);
+}
+
+/* The reader of process pid, opened the first time it is asked for;
+ * NULL when it is no CPython recce has a layout for. */
+static struct py_reader *open_reader(struct py_stack *s, pid_t pid)
+{
+	struct py_reader *r = NULL;
+	struct py_chain c;
+	uint64_t v;
+
+	if (u64map_get(&s->readers, (uint64_t)pid, &v))
+		return v == NOT_PYTHON ? NULL : (struct py_reader *)(uintptr_t)v;
+	if (procs_scan(s->procs, pid) == 0 &&
+	    py_reader_open(s->procs, procs_symbolizer(s->procs), pid, &r) == 0 &&
+	    py_reader_chain(r, &c) == 0 &&
+	    u64map_put(&s->readers, (uint64_t)pid, (uint64_t)(uintptr_t)r) == 0)
+		return r;
+	py_reader_free(r);
+	u64map_put(&s->readers, (uint64_t)pid, NOT_PYTHON);
+	return NULL;
+}
+
+int py_stack_is_python(struct py_stack *s, pid_t pid)
+{
+	return open_reader(s, pid) != NULL;
 }
 
 void py_stack_watch(struct py_stack *s, struct uprobe_set *u, pid_t pid)
 {
-	struct py_reader *r = NULL;
 	struct py_chain c;
 	struct py_bpf_layout L;
-	uint64_t v;
 
-	if (u64map_get(&s->readers, (uint64_t)pid, &v))
+	if (u64map_get(&s->given, (uint64_t)pid, NULL))
 		return;
-	if (procs_scan(s->procs, pid) == 0 &&
-	    py_reader_open(s->procs, procs_symbolizer(s->procs), pid, &r) == 0 &&
-	    py_reader_chain(r, &c) == 0) {
-		py_samples_layout(&c, &L);
-		int err = uprobe_set_py_process(u, pid, &L);
-		s->off |= err == -EOPNOTSUPP;
-		if (!err && u64map_put(&s->readers, (uint64_t)pid, (uint64_t)(uintptr_t)r) == 0)
-			return;
-	}
-	py_reader_free(r);
-	u64map_put(&s->readers, (uint64_t)pid, NOT_PYTHON);
+	u64map_put(&s->given, (uint64_t)pid, 1);
+	struct py_reader *r = open_reader(s, pid);
+	if (!r || py_reader_chain(r, &c) != 0)
+		return;
+	py_samples_layout(&c, &L);
+	s->off |= uprobe_set_py_process(u, pid, &L) == -EOPNOTSUPP;
 }
 
 static struct py_reader *reader_of(struct py_stack *s, pid_t pid)
@@ -85,14 +106,15 @@ static struct py_reader *reader_of(struct py_stack *s, pid_t pid)
 	return (struct py_reader *)(uintptr_t)v;
 }
 
-/* Frame i of hit h as a caller: 0 and *f, or 1 when it is not shown
- * (the call itself, frame 0, or a frame set up that has run nothing). */
+/* Frame i of hit h as a caller: 0 and *f, or 1 when it is not shown (a
+ * Python call's own, frame 0 with own, or a frame set up that has run
+ * nothing). */
 static int name_frame(struct py_stack *s, struct py_reader *r, const struct uprobe_hit *h, size_t i,
-		      struct tracer_frame *f)
+		      int own, struct tracer_frame *f)
 {
 	struct py_frame pf;
 
-	if (i == 0)
+	if (i == 0 && own)
 		return 1;
 	int rc = py_samples_frame(r, h->py[i], &pf);
 	if (rc > 0)
@@ -107,11 +129,11 @@ static int name_frame(struct py_stack *s, struct py_reader *r, const struct upro
 /* The frames of h from *g on into out (k of max taken), up to the first
  * that is the outermost of its C call, or with all, every one left. */
 static size_t put_group(struct py_stack *s, struct py_reader *r, const struct uprobe_hit *h,
-			size_t *g, int all, struct tracer_frame *out, size_t k, size_t max)
+			int own, size_t *g, int all, struct tracer_frame *out, size_t k, size_t max)
 {
 	while (*g < h->npy) {
 		size_t i = (*g)++;
-		if (k < max && name_frame(s, r, h, i, &out[k]) == 0)
+		if (k < max && name_frame(s, r, h, i, own, &out[k]) == 0)
 			k++;
 		if ((h->py[i][0] & PY_FRAME_ENTRY) && !all)
 			break;
@@ -119,9 +141,9 @@ static size_t put_group(struct py_stack *s, struct py_reader *r, const struct up
 	return k;
 }
 
-size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, const uint64_t *native,
-			size_t n, py_stack_name_fn name, void *arg, struct tracer_frame *out,
-			size_t max)
+size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, int own,
+			const uint64_t *native, size_t n, py_stack_name_fn name, void *arg,
+			struct tracer_frame *out, size_t max)
 {
 	struct py_reader *r = h->py_read && h->npy ? reader_of(s, (pid_t)h->pid) : NULL;
 	size_t k = 0, g = 0;
@@ -129,13 +151,13 @@ size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, const ui
 	for (size_t i = 0; i < n && k < max; i++) {
 		name(arg, native[i], &out[k]);
 		if (r && g < h->npy && py_eval_function(out[k].name)) {
-			k = put_group(s, r, h, &g, 0, out, k, max);
+			k = put_group(s, r, h, own, &g, 0, out, k, max);
 			continue;
 		}
 		if (i > 0) /* the probed instruction's frame is not a caller */
 			k++;
 	}
-	return r ? put_group(s, r, h, &g, 1, out, k, max) : k;
+	return r ? put_group(s, r, h, own, &g, 1, out, k, max) : k;
 }
 
 int py_stack_caller(struct py_stack *s, const struct uprobe_hit *h, char *buf, size_t len)
@@ -144,7 +166,7 @@ int py_stack_caller(struct py_stack *s, const struct uprobe_hit *h, char *buf, s
 	struct tracer_frame f;
 
 	for (size_t i = 0; r && i < h->npy; i++)
-		if (name_frame(s, r, h, i, &f) == 0) {
+		if (name_frame(s, r, h, i, 1, &f) == 0) {
 			snprintf(buf, len, "%s", f.name);
 			return 1;
 		}

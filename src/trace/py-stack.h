@@ -1,14 +1,16 @@
 /*
  * Python callers in the stacks of `trace 'py:GLOB' --stack` (and
- * `--caller`): the probes' program reads a thread's Python frames at a
- * Python call's entry (perf/uprobe.h's py_frames) in the processes given
- * their CPython's layout here, and the frames a hit carries are named
+ * `--caller`), and of any call traced with --stack in a CPython (a C
+ * function under a Python one): the probes' program reads a thread's
+ * Python frames at a call's entry (perf/uprobe.h's py_frames) in the
+ * processes given their CPython's layout here, and the frames a hit carries are named
  * (proc/py-frames.h) and put where the interpreter ran them: each group
  * of a C call of the interpreter in place of its native frame
  * (_PyEval_EvalFrameDefault), innermost first, the groups the native walk
  * did not reach at the root end, as record puts them
- * (profile/resolve.c). The call's own frame (the innermost: a frame
- * set up, or a generator resumed) is not a caller and is not shown.
+ * (profile/resolve.c). A Python call's own frame (the innermost: a
+ * frame set up, or a generator resumed) is not a caller and is not
+ * shown.
  *
  * Ownership: py_stack_new() returns a heap object freed by
  * py_stack_free(); it borrows the registry, which must outlive it.
@@ -30,24 +32,27 @@ struct py_stack;
 struct py_stack *py_stack_new(struct proc_registry *procs);
 void py_stack_free(struct py_stack *s);
 
-/* Gives the program of u the layout of process pid (read into the
- * registry now) if it is a CPython recce has one for; a process is
- * looked at once. */
+/* Whether process pid is a CPython recce has a layout for (read into the
+ * registry and looked at the first time). */
+int py_stack_is_python(struct py_stack *s, pid_t pid);
+
+/* Gives the program of u the layout of process pid if it is such a
+ * CPython; once a process. */
 void py_stack_watch(struct py_stack *s, struct uprobe_set *u, pid_t pid);
 
 /* Names the native frame at address pc of a hit's process into *f. */
 typedef void (*py_stack_name_fn)(void *arg, uint64_t pc, struct tracer_frame *f);
 
 /*
- * The callers of a Python call at hit h (whose py_read is set) into out
- * (at most max): its native frames (the probed instruction's, then its
- * callers', n in all, at native), named by name(arg, ...), with the
- * Python frames the hit carries in place of those of the interpreter.
- * Returns how many.
+ * The callers of the call at hit h (whose py_read is set; own: a Python
+ * call's, whose own frame is the innermost) into out (at most max): its
+ * native frames (the probed instruction's, then its callers', n in all,
+ * at native), named by name(arg, ...), with the Python frames the hit
+ * carries in place of those of the interpreter. Returns how many.
  */
-size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, const uint64_t *native,
-			size_t n, py_stack_name_fn name, void *arg, struct tracer_frame *out,
-			size_t max);
+size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, int own,
+			const uint64_t *native, size_t n, py_stack_name_fn name, void *arg,
+			struct tracer_frame *out, size_t max);
 
 /* The Python function that called the one of hit h ("module.qualname"),
  * into buf; 0 when the hit carries none. */

@@ -90,8 +90,9 @@ struct tracer {
 	int fork_err;
 };
 
-/* Whether the probes read the Python frames of Python calls: py:
- * patterns with --stack or --caller, through the kernel. */
+/* Whether the probes read the Python frames of calls, through the
+ * kernel: py: patterns with --stack or --caller, and any call with
+ * --stack where a target is a CPython. */
 int tracer_py_frames(const struct tracer *t);
 
 /* Records which step failed; returns err. */

@@ -168,6 +168,10 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	int probe = uprobe_set_add(t->up, f->path, offset, role == PROBE_URETPROBE);
 	if (probe < 0)
 		return probe;
+	/* The Python callers: of a Python call, and with --stack of any. */
+	if (tracer_py_frames(t) && role == PROBE_ENTRY &&
+	    (f->py == TRACE_PY_ENTRY || (!f->py && t->cfg.want_stack)))
+		uprobe_set_py_walk(t->up, probe);
 	if (f->usdt) {
 		/* Its semaphore raised while it is in; its memory operand
 		 * copied when it fires. */
@@ -182,8 +186,6 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 		if (f->py == TRACE_PY_ENTRY &&
 		    py_call_registers(f->usdt, &name_reg, &file_reg) == 0)
 			uprobe_set_capture_strings(t->up, probe, name_reg, file_reg);
-		if (f->py == TRACE_PY_ENTRY)
-			uprobe_set_py_walk(t->up, probe);
 		else if (!f->py && c.str[0] >= 0)
 			uprobe_set_capture_strings(t->up, probe, a[c.str[0]].reg,
 						   a[c.str[c.str[1] >= 0]].reg);

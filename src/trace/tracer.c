@@ -35,6 +35,7 @@
 #include "util/array.h"
 #include "util/clock.h"
 #include "util/evloop.h"
+#include "util/path.h"
 
 const struct trace_usdt_spec *usdt_spec(const struct tracer *t, size_t i)
 {
@@ -113,6 +114,35 @@ static int find_objects(struct tracer *t)
 	return 0;
 }
 
+/*
+ * Python callers, through the kernel: of Python calls with --stack or
+ * --caller, and of every call with --stack where a target is a CPython
+ * (or the command runs a python): t->py_stack then. 0 or -ENOMEM.
+ */
+static int python_callers(struct tracer *t)
+{
+	const struct tracer_config *c = &t->cfg;
+	int py_calls = 0, python = 0;
+
+	if (c->fast || (!c->want_stack && !c->want_caller))
+		return 0;
+	for (size_t i = 0; i < t->res.n; i++)
+		py_calls |= t->res.fns[i].py == TRACE_PY_ENTRY;
+	if (!py_calls && !c->want_stack)
+		return 0;
+	if (!(t->py_stack = py_stack_new(t->procs)))
+		return -ENOMEM;
+	for (size_t p = 0; p < c->npids && !python && !py_calls; p++)
+		python = py_stack_is_python(t->py_stack, c->pids[p]);
+	if (t->program && strncmp(path_base(t->program), "python", 6) == 0)
+		python = 1;
+	if (!py_calls && !python) {
+		py_stack_free(t->py_stack);
+		t->py_stack = NULL;
+	}
+	return 0;
+}
+
 int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
@@ -171,23 +201,15 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		if (t->hists)
 			trace_hist_init(&t->hists[i]);
 	}
-	/* Python calls' stacks and callers in Python terms, through the kernel. */
-	if (tracer_py_frames(t) && !(t->py_stack = py_stack_new(t->procs)))
-		return -ENOMEM;
+	if ((err = python_callers(t)) < 0)
+		return err;
 
 	return t->be->open ? t->be->open(t) : 0;
 }
 
 int tracer_py_frames(const struct tracer *t)
 {
-	const struct tracer_config *c = &t->cfg;
-
-	if (c->fast || (!c->want_stack && !c->want_caller))
-		return 0;
-	for (size_t i = 0; i < t->res.n; i++)
-		if (t->res.fns[i].py == TRACE_PY_ENTRY)
-			return 1;
-	return 0;
+	return t->py_stack != NULL;
 }
 
 /* The next probe's entry, zeroed but for its function and role; probes
@@ -254,7 +276,7 @@ static uint32_t maps_pid(const struct uprobe_hit *h)
  * with fp_after, as the sampler's --call-graph auto), else the chain.
  * Returns how many.
  */
-static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
+static size_t call_stack(struct tracer *t, const struct uprobe_hit *h, int py_call)
 {
 	uint64_t pcs[TRACER_STACK_FRAMES + 3];
 	/* The probed instruction's frame, then its callers'. */
@@ -296,8 +318,8 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h)
 	}
 	if (t->py_stack && h->py_read) {
 		struct name_ctx ctx = {t, maps_pid(h)};
-		return py_stack_callers(t->py_stack, h, frames, n, name_native, &ctx, t->stack,
-					TRACER_STACK_FRAMES);
+		return py_stack_callers(t->py_stack, h, py_call, frames, n, name_native, &ctx,
+					t->stack, TRACER_STACK_FRAMES);
 	}
 	n = n > 0 ? n - 1 : 0;
 	if (n > TRACER_STACK_FRAMES)
@@ -543,12 +565,12 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 	    trace_limits_flood(&t->limits, time_now_ns(CLOCK_MONOTONIC), t->calls_seen,
 			       lost_now(t) / (c->want_return ? 2 : 1)) == TRACE_STOP_BREAKER)
 		return 1;
+	/* A process met first: its Python frames from its next calls on. */
+	if (t->py_stack && h->py_read)
+		py_stack_watch(t->py_stack, t->up, (pid_t)h->pid);
 	/* Every Python call traps, shown or not: the breaker counts them all. */
 	if (tf->py) {
 		t->py_seen++;
-		/* A process met first: its Python frames from its next calls on. */
-		if (t->py_stack && h->py_read)
-			py_stack_watch(t->py_stack, t->up, (pid_t)h->pid);
 		if (trace_limits_seen(&t->limits, h->time) == TRACE_STOP_BREAKER)
 			return 1;
 	}
@@ -562,7 +584,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		size_t nstack = 0;
 		/* Its process's interpreter not read yet (a command's first
 		 * calls), or its thread's state not found. */
-		t->py_no_frames += t->py_stack && h->py_read && !h->npy;
+		t->py_no_frames += tf->py && t->py_stack && h->py_read && !h->npy;
 		if (c->want_caller && t->py_stack && h->py_read) {
 			if (!py_stack_caller(t->py_stack, h, r.caller, sizeof(r.caller)))
 				r.caller[0] = 0;
@@ -573,7 +595,7 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 				 caller.name);
 		}
 		if (c->want_stack)
-			nstack = call_stack(t, h);
+			nstack = call_stack(t, h, tf->py != 0);
 		t->sunk++;
 		c->sink(c->sink_arg, &r, t->stack, nstack);
 		t->shown++;

@@ -138,7 +138,7 @@ stacks()
 			   if (index(f, "(" file ":")) py = py (py == "" ? "" : ";") f
 			   if (f == "[unknown Python code]") unknown++; next }
 		{ done() }
-		/ py:trace-target\./ { have = 1; first = ""; py = ""; last = ""; unknown = 0 }
+		/^[0-9:.]+ <[0-9]+> / { have = 1; first = ""; py = ""; last = ""; unknown = 0 }
 		END { done() }' "$OUT"
 }
 at() { echo "__main__.$1 ($FILE:$(line "$2"))"; }
@@ -169,6 +169,11 @@ like "$(stacks | head -n 1 | cut -d'|' -f1)" '^[^_]' \
 trace_held 'py:leaf' 'py:gen' --caller --count 24
 is "$(sed 's/.* <- //' "$T/lines" | sort | uniq -c | sed 's/^ *//')" "4 __main__.burst
 20 __main__.handle" "--caller: a Python call's caller is the Python function that called it" || show_run
+# --stack of a C function in a CPython: zlib's deflate, under the
+# Python code that called zlib.compress.
+trace_held 'deflate' --stack --count 1
+is "$(stacks | cut -d'|' -f2-)" "$(at burst calls-compress);$(at '<module>' calls-burst)|_start|0" \
+	"--stack of a C function (deflate) in a CPython: burst() and the module's code, at their lines, under the C frames" || show_run
 # A target that exits at once: frames whose code was gone when recce read
 # the call are unknown, and counted, never named wrongly.
 trace 'py:leaf' --stack --count 100

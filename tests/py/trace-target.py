@@ -3,8 +3,8 @@ says "trace-target: ready", waits for SIGUSR1, then makes exactly these
 calls on its main thread and exits: handle(i) for i in 0..19, each
 calling leaf(i); catcher(), which calls boom(), which raises; gen(3)
 run to its end (an entry at its start and at each resume, a return at
-each yield and at its end); rec(70), 71 calls nested; and
-gc.collect(1); then exits at once, with no collection at its exit. Each
+each yield and at its end); rec(70), 71 calls nested; zlib.compress()
+once (C code: no Python call); and gc.collect(1); then exits at once, with no collection at its exit. Each
 line a call is shown at is marked with a comment the test looks for.
 With the argument "hold", it waits for a second SIGUSR1 before it exits
 (its code objects still there to be read).
@@ -13,6 +13,7 @@ import gc
 import os
 import signal
 import sys
+import zlib
 
 
 def leaf(n):  # mark: leaf
@@ -49,6 +50,7 @@ def burst():
     catcher()
     list(gen(3))  # mark: calls-gen
     rec(70)
+    zlib.compress(b"recce")  # mark: calls-compress
     gc.collect(1)
 
 
