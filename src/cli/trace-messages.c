@@ -520,6 +520,55 @@ static void say_followed_late(const struct tracer_stats *st)
 		n == 1 ? "its" : "their", why);
 }
 
+/* --stack: the stacks shown that end early, each reason that did with
+ * what it means (the copy's end, with what copies more). */
+static void say_stack_ends(const struct trace_args *a, const struct tracer_stats *st)
+{
+	const uint64_t *e = st->stack_ends;
+	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_OTHER_STACK] +
+			 e[UNWIND_END_NOT_PRESENT];
+	/* Twice the copy, or more until it holds what the stacks cut
+	 * wanted for their next frame. */
+	uint64_t more = (uint64_t)a->stack_bytes * 2;
+	char copy_more[96], why[768];
+	size_t n = 0;
+
+	if (!early)
+		return;
+	while (more < st->copy_wanted && more < UPROBE_MAX_STACK)
+		more *= 2;
+	if (more > UPROBE_MAX_STACK)
+		more = UPROBE_MAX_STACK;
+	if (more > a->stack_bytes)
+		snprintf(copy_more, sizeof(copy_more), "--call-graph %s,%u copies more",
+			 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)more);
+	else
+		snprintf(copy_more, sizeof(copy_more), "%u bytes are the most a call carries",
+			 (unsigned)a->stack_bytes);
+	why[0] = 0;
+	if (e[UNWIND_END_COPY])
+		n += (size_t)snprintf(why + n, sizeof(why) - n, ", %llu [stack copy ended] (%s)",
+				      (unsigned long long)e[UNWIND_END_COPY], copy_more);
+	if (e[UNWIND_END_DEPTH] && n < sizeof(why))
+		n += (size_t)snprintf(why + n, sizeof(why) - n,
+				      ", %llu [depth limit] (%d callers are the most shown)",
+				      (unsigned long long)e[UNWIND_END_DEPTH], TRACER_STACK_FRAMES);
+	if (e[UNWIND_END_OTHER_STACK] && n < sizeof(why))
+		n += (size_t)snprintf(why + n, sizeof(why) - n,
+				      ", %llu [interrupted stack not copied] (a signal handler ran "
+				      "on a stack of its own, which is all the copy holds)",
+				      (unsigned long long)e[UNWIND_END_OTHER_STACK]);
+	if (e[UNWIND_END_NOT_PRESENT] && n < sizeof(why))
+		snprintf(
+		    why + n, sizeof(why) - n,
+		    ", %llu [stack not in memory] (a page of the stack between a frame and its "
+		    "caller's was not in memory, never touched yet or swapped out: the probe "
+		    "cannot read it)",
+		    (unsigned long long)e[UNWIND_END_NOT_PRESENT]);
+	note("%llu stacks shown end early, at a frame that says why: %s", (unsigned long long)early,
+	     why + 2); /* past the first ", " */
+}
+
 void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct tracer_stats *st)
 {
 	const struct trace_resolved *res = tracer_functions(t);
@@ -574,6 +623,7 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		    "the probe fired, and were gone when recce read them: the process exited, or "
 		    "freed the code) and were matched by no pattern",
 		    (unsigned long long)st->py_unnamed);
+	say_stack_ends(a, st);
 	if (st->py_frames_off)
 		warning("the stacks show the interpreter's C functions, not the Python callers: "
 			"reading them at the call needs the probes' BPF program and Linux 5.17 or "

@@ -10,7 +10,10 @@
 #include "util/x86-regs.h"
 
 #define UBPF_MAX_CHAIN 40    /* call chain entries a hit carries */
-#define UBPF_MAX_STACK 16384 /* bytes of user stack a hit can carry */
+/* Bytes of user stack a hit can carry (whole pages): the record, with a
+ * page more for the copy's last read, is a per-CPU map's value, which
+ * the kernel keeps under 32 KiB. */
+#define UBPF_MAX_STACK 24576
 
 /*
  * The record the program writes, as the raw data of a PERF_RECORD_SAMPLE:

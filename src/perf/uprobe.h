@@ -48,7 +48,7 @@
 #include "util/x86-regs.h"
 
 #define UPROBE_MAX_CHAIN 64    /* call chain entries kept per hit */
-#define UPROBE_MAX_STACK 16384 /* bytes of user stack a hit can carry */
+#define UPROBE_MAX_STACK 24576 /* bytes of user stack a hit can carry (UBPF_MAX_STACK) */
 
 struct uprobe_set_config {
 	int callchain; /* record the user call chain of every hit */

@@ -73,6 +73,7 @@ struct tracer {
 	uint64_t calls_seen;  /* calls the probes saw, for the breaker's flood look */
 	uint64_t py_unnamed; /* ... whose names could not be read */
 	uint64_t py_no_frames;	 /* shown calls whose hit read no Python frames */
+	uint64_t stack_ends[UNWIND_END_KINDS]; /* --stack: stacks cut short, by why */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 
 	enum tracer_step failed;

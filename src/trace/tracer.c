@@ -239,6 +239,12 @@ static void name_caller(struct tracer *t, uint32_t pid, uint64_t addr, struct tr
 {
 	struct frame_name fn;
 
+	if (unwind_is_mark(addr)) { /* where and why the walk ended */
+		snprintf(f->name, sizeof(f->name), "%s", unwind_mark_name(addr));
+		f->file = NULL;
+		f->line = 0;
+		return;
+	}
 	frame_namer_user(t->namer, (pid_t)pid, addr, 1, &fn);
 	if (fn.kind == FRAME_UNKNOWN && !fn.map) {
 		/* A command's mappings appear after recce looked; look again. */
@@ -303,9 +309,17 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h, int py_ca
 				     g[X86_RDI], g[X86_RBP], g[X86_RSP], h->ip,	     g[X86_R8],
 				     g[X86_R9],	 g[X86_R10], g[X86_R11], g[X86_R12], g[X86_R13],
 				     g[X86_R14], g[X86_R15]};
-		struct unwind_sample smp = {(pid_t)h->pid, (pid_t)h->tid, h->ip,
-					    ips,	   h->nchain + 1, regs,
-					    h->stack,	   h->stack_len,  0, 0};
+		/* A walk cut short ends with a frame that says why. */
+		struct unwind_sample smp = {.pid = (pid_t)h->pid,
+					    .tid = (pid_t)h->tid,
+					    .ip = h->ip,
+					    .ips = ips,
+					    .nips = h->nchain + 1,
+					    .regs = regs,
+					    .stack = h->stack,
+					    .stack_len = h->stack_len,
+					    .mark_end = 1,
+					    .stack_asked = t->cfg.stack_bytes};
 		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
 							   TRACER_STACK_FRAMES + 1, pcs,
 							   sizeof(pcs) / sizeof(pcs[0]))
@@ -315,6 +329,12 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h, int py_ca
 			frames = pcs + 1;
 			n = got - 1;
 		}
+		/* An end in code without CFI is left unmarked: whole stacks end
+		 * so too (a stripped Go binary's runtime.goexit). */
+		if (n > 1 && frames[n - 1] == UNWIND_MARK_BASE + UNWIND_END_NO_INFO)
+			n--;
+		if (n > 1 && unwind_is_mark(frames[n - 1]))
+			t->stack_ends[frames[n - 1] - UNWIND_MARK_BASE]++;
 	}
 	if (t->py_stack && h->py_read) {
 		struct name_ctx ctx = {t, maps_pid(h)};
@@ -1029,6 +1049,8 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	if (t->py_stack)
 		py_stack_get_stats(t->py_stack, &st->py_frames_unread, &st->py_frames_off);
 	st->py_no_frames = t->py_no_frames;
+	memcpy(st->stack_ends, t->stack_ends, sizeof(st->stack_ends));
+	st->copy_wanted = t->unwinder ? unwinder_copy_wanted(t->unwinder) : 0;
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *f = &t->res.fns[i];
 		if (tracer_refused(t, i))

@@ -42,6 +42,7 @@
 #include <sys/types.h>
 
 #include "inject/fast-set.h"
+#include "proc/unwind.h"
 #include "trace/trace-args.h"
 #include "trace/trace-event.h"
 #include "trace/trace-hist.h"
@@ -180,6 +181,11 @@ struct tracer_stats {
 	 * process's interpreter not read yet (a command's first calls), or
 	 * their thread's state not found */
 	uint64_t py_no_frames;
+	/* --stack: the stacks shown that end early, at a frame that says
+	 * why, by enum unwind_end; the most bytes of stack past the copy
+	 * that one ended at the copy's end wanted for its next frame. */
+	uint64_t stack_ends[UNWIND_END_KINDS];
+	uint64_t copy_wanted;
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	int uses_bpf;	  /* hits written by BPF (links, or on perf uprobe events) */

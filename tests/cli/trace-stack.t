@@ -78,14 +78,32 @@ is "$(grep -cE '(^|;)aeMain;(.*;)?main(;|$)' "$T/callers")" 5 \
 	diag "$(head -n 3 "$T/callers")"
 kill "$REDIS"
 
+# --- a frame larger than the copy ---------------------------------------------
+
+# deep's wide() holds 20 KiB: with the 8 KiB copy the walk of bottom()'s
+# callers ends in it, at a frame that says so, and the run says what
+# copies more; a copy of 24 KiB holds it, and the walk reaches _start.
+frames() { grep '^    at ' "$OUT" | sed 's/^    at //; s/ (.*//' | paste -sd';'; }
+run "$RECCE" trace --stack --call-graph dwarf --count 1 bottom -- "$TARGETS/deep" 0.2 wide
+is "$RC" 0 "deep wide: trace --stack --call-graph dwarf exits 0" || show_run
+is "$(frames)" "wide;[stack copy ended]" "dwarf,8192: bottom under wide, then the copy's end, said" ||
+	show_run
+like "$(cat "$ERR")" 'recce: 1 stacks shown end early, at a frame that says why: 1 \[stack copy ended\] \(--call-graph dwarf,24576 copies more\)' \
+	"the run counts it and names the option that copies enough" || show_run
+run "$RECCE" trace --stack --call-graph dwarf,24576 --count 1 bottom -- "$TARGETS/deep" 0.2 wide
+is "$RC" 0 "deep wide: --call-graph dwarf,24576 exits 0" || show_run
+like "$(frames)" '^wide;main;(.*;)?_start$' "dwarf,24576: bottom under wide and main, to _start" ||
+	show_run
+unlike "$(cat "$ERR")" 'end early' "and says nothing of ends"
+
 # --- usage -------------------------------------------------------------------
 
 run "$RECCE" trace --call-graph dwarf -p 1 main
 is "$RC" 2 "--call-graph without --stack is a usage error"
 like "$(cat "$ERR")" 'add --stack, or leave --call-graph out' "that says what to do"
-run "$RECCE" trace --stack --call-graph dwarf,20000 -p 1 main
+run "$RECCE" trace --stack --call-graph dwarf,40000 -p 1 main
 is "$RC" 2 "a copy larger than a call can carry is a usage error"
-like "$(cat "$ERR")" 'at most 16384 bytes' "that names the largest"
+like "$(cat "$ERR")" 'at most 24576 bytes' "that names the largest"
 run "$RECCE" trace --stack --call-graph frames -p 1 main
 is "$RC" 2 "an unknown walk is a usage error"
 like "$(cat "$ERR")" 'must be auto, fp or dwarf' "that names the walks"

@@ -234,9 +234,9 @@ int recce_hit(struct pt_regs *ctx)
 		if (stack_bytes) {
 			__u32 got = copy_stack(rec->stack, ctx->rsp);
 			w[STACK_WORD] = got;
-			size = (STACK_WORD + 1) * 8 + (got & (UBPF_MAX_STACK * 2 - 1));
-			if (size > (STACK_WORD + 1) * 8 + UBPF_MAX_STACK)
-				size = (STACK_WORD + 1) * 8 + UBPF_MAX_STACK;
+			if (got > UBPF_MAX_STACK)
+				got = UBPF_MAX_STACK;
+			size = (STACK_WORD + 1) * 8 + got;
 		}
 	} else if (cookie & UBPF_CAPTURE) {
 		capture(rec, &w[UBPF_NWORDS], cookie);
