@@ -171,10 +171,11 @@ struct tracer_stats {
 	 * (perf uprobe events) and gone when recce read the hit (the
 	 * process exited, or the code was freed), so matched by no pattern */
 	uint64_t py_unnamed;
-	/* py: with --stack or --caller: Python frames at the calls shown
-	 * that could not be named (their code gone when recce read the
-	 * call), and whether the probes could not read them at all (no BPF
-	 * loop: Linux 5.17), the stacks then the interpreter's. */
+	/* With Python callers read (py: calls with --stack or --caller,
+	 * any call with --stack in a CPython): Python frames at the calls
+	 * shown that could not be named (their code gone when recce read
+	 * the call), and whether the probes could not read them at all (no
+	 * BPF loop: Linux 5.17), the stacks then the interpreter's. */
 	uint64_t py_frames_unread;
 	int py_frames_off;
 	/* ... calls shown whose Python frames were not read: their
