@@ -530,7 +530,7 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 	/* Twice the copy, or more until it holds what the stacks cut
 	 * wanted for their next frame. */
 	uint64_t more = (uint64_t)a->stack_bytes * 2;
-	char copy_more[96], why[768];
+	char copy_more[96], max_copy[64], why[900];
 	size_t n = 0;
 
 	if (!early)
@@ -545,6 +545,8 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 	else
 		snprintf(copy_more, sizeof(copy_more), "%u bytes are the most a call carries",
 			 (unsigned)a->stack_bytes);
+	snprintf(max_copy, sizeof(max_copy), "--call-graph %s,%u",
+		 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)UPROBE_MAX_STACK);
 	why[0] = 0;
 	if (e[UNWIND_END_COPY])
 		n += (size_t)snprintf(why + n, sizeof(why) - n, ", %llu [stack copy ended] (%s)",
@@ -563,8 +565,12 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 		    why + n, sizeof(why) - n,
 		    ", %llu [stack not in memory] (a page of the stack between a frame and its "
 		    "caller's was not in memory, never touched yet or swapped out: the probe "
-		    "cannot read it)",
-		    (unsigned long long)e[UNWIND_END_NOT_PRESENT]);
+		    "cannot read it, and the copy goes on past it%s%s)",
+		    (unsigned long long)e[UNWIND_END_NOT_PRESENT],
+		    a->stack_bytes < UPROBE_MAX_STACK ? ": a larger one reaches the callers "
+							"above it, "
+						      : "",
+		    a->stack_bytes < UPROBE_MAX_STACK ? max_copy : "");
 	note("%llu stacks shown end early, at a frame that says why: %s", (unsigned long long)early,
 	     why + 2); /* past the first ", " */
 }

@@ -193,6 +193,8 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	if (u->cfg.stack_bytes && size >= head + 8) {
 		uint64_t len;
 		memcpy(&len, p + head, 8);
+		hit->stack_holes = (uint32_t)(len >> 32);
+		len &= 0xffffffffu;
 		if (len > size - head - 8 || len > UPROBE_MAX_STACK)
 			return -EBADMSG;
 		memcpy(r->stack, p + head + 8, len);

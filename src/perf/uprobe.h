@@ -101,6 +101,7 @@ struct uprobe_hit {
 	 * bytes (fewer where the stack ends sooner; 0 when unreadable). */
 	const uint8_t *stack;
 	size_t stack_len;
+	uint32_t stack_holes; /* pages of it not read, zeros (hit-format.h) */
 	/* A probe with a capture (uprobe_set_capture()), in link mode: the
 	 * object at rax, NULL when not captured or unreadable, and its
 	 * string's first bytes (min(string_len, 64) of them), NULL when not

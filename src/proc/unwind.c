@@ -101,6 +101,8 @@ struct unwind_ctx {
 	size_t n, max;
 	int ended;	  /* the walk reached the outermost frame */
 	int ran_out;	  /* a read fell past the copy: the walk may have ended there */
+	uint32_t holes;	  /* pages of the copy not read (unwind_sample's) */
+	int in_hole;	  /* ... and a read fell in one of them */
 	uint64_t wanted;  /* the bytes past sp the reads past the copy asked for */
 	int switched;	  /* a signal frame led to another stack than the copy's */
 	int by_dwfl;	  /* libdwfl made the walk, without Go's table */
@@ -140,6 +142,7 @@ struct unwinder {
 	int check;			/* run both unwinders on every sample */
 	uint64_t checked, differ, fast; /* samples compared, stacks that differ, fast ones */
 	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
+	uint32_t holes;			/* the holes of the copy unwinder_sample() unwinds */
 	uint64_t ends[UNWIND_END_KINDS]; /* stacks marked, by why */
 	uint64_t copy_wanted;		 /* the most a stack marked [stack copy ended] wanted */
 };
@@ -438,19 +441,35 @@ static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return tid == u->cur.tid;
 }
 
+/* Whether the word at addr, in the copy, lies in a page of it not read. */
+static bool in_hole(const struct unwind_ctx *c, uint64_t addr)
+{
+	uint64_t first = ((addr & ~4095ull) - (c->sp & ~4095ull)) / 4096;
+	uint64_t last = (((addr + 7) & ~4095ull) - (c->sp & ~4095ull)) / 4096;
+
+	return c->holes &&
+	       ((first < 32 && (c->holes >> first) & 1) || (last < 32 && (c->holes >> last) & 1));
+}
+
 /* A read of the word at addr fell past the copy: the walk may end
  * there, and a copy of the stack to that word would have gone on. */
 static void past_copy(struct unwind_ctx *c, uint64_t addr)
 {
 	c->ran_out = 1;
+	if (addr >= c->sp && addr - c->sp < c->stack_len && in_hole(c, addr)) {
+		c->in_hole = 1; /* in the copy, in a page not read */
+		return;
+	}
 	if (addr >= c->sp && addr - c->sp < PAST_COPY_MAX && addr - c->sp + 8 > c->wanted)
 		c->wanted = addr - c->sp + 8;
 }
 
-/* A word of the sample's stack copy, if addr is in it. */
+/* A word of the sample's stack copy, if addr is in it (and not in a
+ * page of it not read). */
 static bool copy_read(const struct unwind_ctx *c, uint64_t addr, uint64_t *out)
 {
-	if (addr >= c->sp && addr - c->sp <= c->stack_len && c->stack_len - (addr - c->sp) >= 8) {
+	if (addr >= c->sp && addr - c->sp <= c->stack_len && c->stack_len - (addr - c->sp) >= 8 &&
+	    !in_hole(c, addr)) {
 		memcpy(out, c->stack + (addr - c->sp), sizeof(*out));
 		return true;
 	}
@@ -1046,6 +1065,7 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 	c->regs = regs;
 	c->stack = stack;
 	c->stack_len = stack ? stack_len : 0;
+	c->holes = u->holes;
 	c->sp = regs[REG_SP];
 	c->frames = frames;
 	c->max = max;
@@ -1085,6 +1105,7 @@ int unwinder_unwind(struct unwinder *u, pid_t pid, pid_t tid, const uint64_t *re
 		 : c->n >= c->max	       ? UNWIND_END_DEPTH
 		 : ends_without_cfi(u, p)      ? UNWIND_END_NO_INFO
 		 : c->ran_out && c->switched   ? UNWIND_END_OTHER_STACK
+		 : c->ran_out && c->in_hole    ? UNWIND_END_NOT_PRESENT
 		 : c->ran_out && !leaf_unknown ? UNWIND_END_COPY
 					       : UNWIND_END_STOPPED;
 	if (ended)
@@ -1323,8 +1344,10 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		out[n++] = (uint64_t)PERF_CONTEXT_USER;
 		size_t max = cap - n < max_user ? cap - n : max_user;
 		int ended = 0;
+		u->holes = smp->holes;
 		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
 					  out + n, max, &ended);
+		u->holes = 0;
 		int short_copy = u->end == UNWIND_END_COPY && smp->stack_asked &&
 				 smp->stack_len < smp->stack_asked;
 		int unpaged = short_copy && got > 0 && copy_ended_unpaged(smp, regs[REG_SP]);

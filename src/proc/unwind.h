@@ -141,6 +141,10 @@ struct unwind_sample {
 	 * shorter than that holds the stack to its end: a walk that tried
 	 * to read past it did not stop for want of a longer copy. */
 	size_t stack_asked;
+	/* Pages of the copy not read (bit i: page i, the stack pointer's
+	 * being 0), their bytes not the stack's: a walk that needs a word
+	 * of one ends there, at [stack not in memory]. */
+	uint32_t holes;
 };
 
 /*

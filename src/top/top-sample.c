@@ -533,6 +533,7 @@ static int on_record(const struct perf_record *rec, void *arg)
 						    rec->sample.stack,
 						    rec->sample.stack_size,
 						    0,
+						    0,
 						    0};
 			if (rec->sample.abi)
 				smp.regs = rec->sample.regs;

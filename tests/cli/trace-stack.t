@@ -5,7 +5,9 @@
 # (the copied stack unwound) and with --call-graph dwarf, through BPF
 # links and through perf uprobe events; the kernel's frame-pointer walk
 # (--call-graph fp) stops inside libc. Debian's own redis-server (no frame
-# pointers at all) shows each command's path from main through aeMain.
+# pointers at all) shows each command's path from main through aeMain. A
+# frame larger than the copy, or over pages never in memory, ends the
+# stack at a frame that says so; a larger copy goes past both.
 # And the usage errors of --call-graph.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/qsort" /usr/bin/redis-server /usr/bin/redis-cli
@@ -95,6 +97,21 @@ is "$RC" 0 "deep wide: --call-graph dwarf,24576 exits 0" || show_run
 like "$(frames)" '^wide;main;(.*;)?_start$' "dwarf,24576: bottom under wide and main, to _start" ||
 	show_run
 unlike "$(cat "$ERR")" 'end early' "and says nothing of ends"
+
+# deep's hole(): 16 KiB on a fresh thread's stack, its middle pages
+# never touched, so no probe can read them. The 8 KiB copy ends at the
+# first: the stack ends there, said, with the copy that goes on; the
+# copy of 24 KiB goes on past them, and the walk reaches clone3.
+run "$RECCE" trace --stack --call-graph dwarf --count 1 bottom -- "$TARGETS/deep" 0.2 hole
+is "$RC" 0 "deep hole: trace --stack --call-graph dwarf exits 0" || show_run
+is "$(frames)" "hole;[stack not in memory]" "dwarf,8192: bottom under hole, then the page not in memory, said" ||
+	show_run
+like "$(cat "$ERR")" 'recce: 1 stacks shown end early, at a frame that says why: 1 \[stack not in memory\] .*a larger one reaches the callers above it, --call-graph dwarf,24576' \
+	"the run counts it and names the copy that goes past it" || show_run
+run "$RECCE" trace --stack --call-graph dwarf,24576 --count 1 bottom -- "$TARGETS/deep" 0.2 hole
+is "$RC" 0 "deep hole: --call-graph dwarf,24576 exits 0" || show_run
+like "$(frames)" '^hole;hole_thread;start_thread;clone3$' \
+	"dwarf,24576: the copy goes past the pages not in memory, to clone3" || show_run
 
 # --- usage -------------------------------------------------------------------
 

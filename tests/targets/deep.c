@@ -5,14 +5,20 @@
  * stack from bottom to main is about 41 KiB, far more than the 8 KiB a
  * sample copies. With `wide`, main calls wide(), one frame of 20 KiB,
  * and it calls bottom(): a copy that holds bottom's frame ends inside
- * wide's, which only a copy of more than 20 KiB gets past.
+ * wide's, which only a copy of more than 20 KiB gets past. With `hole`,
+ * a thread on a stack of its own, fresh from mmap, calls hole(), one
+ * frame of 16 KiB of which only the ends are touched, and it calls
+ * bottom(): the pages in between were never in memory, so no probe can
+ * read them.
  *
- *   deep SECONDS [wide]
+ *   deep SECONDS [wide|hole]
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define DEPTH 40
@@ -57,12 +63,54 @@ __attribute__((noinline)) static void wide(double end)
 	sink += (uint64_t)pad[0];
 }
 
+__attribute__((noinline)) static void hole(double end)
+{
+	volatile char pad[16 * 1024];
+
+	/* Its lowest page touched, its highest by the call: not the middle. */
+	pad[0] = 1;
+	bottom(end);
+	sink += (uint64_t)pad[0];
+}
+
+static void *hole_thread(void *arg)
+{
+	hole(*(double *)arg);
+	return NULL;
+}
+
+/* hole() on a thread whose stack no page of which was touched before,
+ * and none brought in by a huge page. */
+static void run_hole(double end)
+{
+	size_t size = 1 << 20;
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+
+	if (stack == MAP_FAILED) {
+		perror("deep: mmap");
+		exit(1);
+	}
+	madvise(stack, size, MADV_NOHUGEPAGE);
+	pthread_attr_init(&attr);
+	pthread_attr_setstack(&attr, stack, size);
+	if (pthread_create(&t, &attr, hole_thread, &end) != 0) {
+		fprintf(stderr, "deep: pthread_create failed\n");
+		exit(1);
+	}
+	pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 1;
 
 	if (argc > 2 && strcmp(argv[2], "wide") == 0)
 		wide(now() + seconds);
+	else if (argc > 2 && strcmp(argv[2], "hole") == 0)
+		run_hole(now() + seconds);
 	else
 		descend(0, now() + seconds);
 	printf("deep: done\n");

@@ -445,7 +445,7 @@ static void test_end_markers(void **state)
 	assert_non_null(u);
 	/* 48 bytes asked and copied: the copy ends in the middle of the
 	 * stack. */
-	struct unwind_sample smp = {pid, tid, regs[8], NULL, 0, regs, stack_copy, 48, 1, 48};
+	struct unwind_sample smp = {pid, tid, regs[8], NULL, 0, regs, stack_copy, 48, 1, 48, 0};
 	size_t n = unwinder_sample(u, &smp, 0, 0, 64, out, 80);
 	assert_true(n >= 2);
 	assert_true(unwind_is_mark(out[n - 1]));
@@ -502,7 +502,7 @@ static void test_fp_garbage(void **state)
 	uint64_t chain[] = {(uint64_t)PERF_CONTEXT_USER, r[8], 0x7f0000001000ull,
 			    0x7f0000002000ull};
 	struct unwind_sample smp = {
-	    getpid(), (pid_t)syscall(SYS_gettid), r[8], chain, 4, r, stack, sizeof(stack), 1, 0};
+	    getpid(), (pid_t)syscall(SYS_gettid), r[8], chain, 4, r, stack, sizeof(stack), 1, 0, 0};
 	size_t n = unwinder_sample(u, &smp, 1, 64, 64, out, 80);
 	assert_int_equal(n, 3);
 	assert_int_equal(out[1], r[8]);
@@ -546,7 +546,7 @@ static uint64_t first_user_frame(struct unwinder *u, uint64_t ip)
 	memcpy(stack, &ret, sizeof(ret));
 	memset(stack + 8, 0, 8);
 	struct unwind_sample smp = {
-	    getpid(), (pid_t)syscall(SYS_gettid), ip, ips, 3, r, stack, sizeof(stack), 0, 0};
+	    getpid(), (pid_t)syscall(SYS_gettid), ip, ips, 3, r, stack, sizeof(stack), 0, 0, 0};
 	size_t n = unwinder_sample(u, &smp, 0, 64, 64, out, 80);
 	assert_true(n >= 4);
 	assert_int_equal(out[2], (uint64_t)PERF_CONTEXT_USER);

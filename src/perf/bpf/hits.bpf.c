@@ -142,25 +142,35 @@ static __always_inline void capture(struct record *rec, __u64 *cap, __u64 cookie
  * as is mapped: to the end of sp's page first, then page by page, so that
  * a stack whose end is nearer than stack_bytes (a main thread's, under
  * its arguments and environment) is copied up to that end, and not cut
- * where a single read of the whole would fail. The last page may be read
- * past stack_bytes (dst has a page more): whole pages keep every read's
- * size a constant, as the verifier wants. Returns the bytes copied, at
- * most stack_bytes.
+ * where a single read of the whole would fail. A page that cannot be
+ * read below one that can (never touched yet, as the middle of a big
+ * frame, or swapped out: a probe cannot bring it in) is left a hole, its
+ * bit set in *holes (page i of the copy, sp's being 0) and its bytes
+ * zero, as the failed read leaves them. The last page may be read past
+ * stack_bytes (dst has a page more): whole pages keep every read's size a
+ * constant, as the verifier wants. Returns the bytes copied, at most
+ * stack_bytes, to the end of the last page read.
  */
-static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp)
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 *holes)
 {
-	__u32 got = 4096 - (sp & 4095);
+	__u32 got = 4096 - (sp & 4095), valid, missing = 0;
 
+	*holes = 0;
 	if (bpf_probe_read_user(dst, got, (const void *)sp) != 0)
 		return 0;
+	valid = got;
 	for (int i = 0; i < UBPF_MAX_STACK / 4096; i++) {
 		if (got >= stack_bytes || got >= UBPF_MAX_STACK)
 			break;
-		if (bpf_probe_read_user(dst + got, 4096, (const void *)(sp + got)) != 0)
-			break;
+		if (bpf_probe_read_user(dst + got, 4096, (const void *)(sp + got)) == 0) {
+			valid = got + 4096;
+			*holes |= missing;
+		} else {
+			missing |= 2u << i; /* page i + 1 */
+		}
 		got += 4096;
 	}
-	return got < stack_bytes ? got : stack_bytes;
+	return valid < stack_bytes ? valid : stack_bytes;
 }
 
 SEC("uprobe")
@@ -232,8 +242,8 @@ int recce_hit(struct pt_regs *ctx)
 		size = stack_bytes ? STACK_WORD * 8 : (PY_WORD + 1 + 4 * npy) * 8;
 #endif
 		if (stack_bytes) {
-			__u32 got = copy_stack(rec->stack, ctx->rsp);
-			w[STACK_WORD] = got;
+			__u32 holes = 0, got = copy_stack(rec->stack, ctx->rsp, &holes);
+			w[STACK_WORD] = got | (__u64)holes << 32;
 			if (got > UBPF_MAX_STACK)
 				got = UBPF_MAX_STACK;
 			size = (STACK_WORD + 1) * 8 + got;
