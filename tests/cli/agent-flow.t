@@ -92,7 +92,9 @@ cmp_ok "$PROG" -ge 3 "RECCE_PROGRESS=1: a recording says how far it got, about t
 	diag "$(cat "$ERR")"
 is "$(grep "recording: " "$ERR" | sed 's/.*recording: \([0-9.]*\) s.*/\1/' | sort -n -c && echo sorted)" \
 	sorted "in seconds that only go up"
-like "$(cat "$ERR")" 'recce: [0-9]+ samples in 2\.5 s' "then record's own summary"
+# (The summary gives the time the recording took: 2.6 s on a busy
+# machine.)
+like "$(cat "$ERR")" 'recce: [0-9]+ samples in 2\.[5-9] s' "then record's own summary"
 run "$RECCE" --node "$NODE" record -p "$SPIN" -d 1 -o "$T/spin2.pb.gz"
 unlike "$(cat "$ERR")" 'recording: ' "without it and without a terminal, nothing more than locally"
 
