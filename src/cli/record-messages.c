@@ -489,22 +489,12 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 	const uint64_t *e = st->unwind_ends;
 	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_NO_INFO] +
 			 e[UNWIND_END_OTHER_STACK] + e[UNWIND_END_NOT_PRESENT];
-	/* The option that copies more, in the mode in use: twice as much,
-	 * or more until a copy holds what the stacks cut wanted for their
-	 * next frame (a frame larger than the copy: memcached's 16 KiB of
-	 * iovecs), up to what the kernel allows. */
-	uint64_t more = (uint64_t)a->stack_bytes * 2;
-	while (more < st->copy_wanted && more < PERF_EVENTS_MAX_STACK_BYTES)
-		more *= 2;
-	if (more > PERF_EVENTS_MAX_STACK_BYTES)
-		more = PERF_EVENTS_MAX_STACK_BYTES;
+	/* The option that copies more, in the mode in use, up to what the
+	 * kernel allows (a frame larger than the copy: memcached's 16 KiB
+	 * of iovecs). */
 	char copy_more[80];
-	if (more > a->stack_bytes)
-		snprintf(copy_more, sizeof(copy_more), "--call-graph %s,%u copies more",
-			 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)more);
-	else
-		snprintf(copy_more, sizeof(copy_more), "%u bytes are the most the kernel copies",
-			 (unsigned)a->stack_bytes);
+	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, a->stack_bytes,
+			     st->copy_wanted, PERF_EVENTS_MAX_STACK_BYTES, "the kernel copies");
 	if (early)
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
 		     "(%s), %llu [depth limit], %llu [no unwind "

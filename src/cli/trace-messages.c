@@ -527,24 +527,13 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 	const uint64_t *e = st->stack_ends;
 	uint64_t early = e[UNWIND_END_COPY] + e[UNWIND_END_DEPTH] + e[UNWIND_END_OTHER_STACK] +
 			 e[UNWIND_END_NOT_PRESENT];
-	/* Twice the copy, or more until it holds what the stacks cut
-	 * wanted for their next frame. */
-	uint64_t more = (uint64_t)a->stack_bytes * 2;
 	char copy_more[96], max_copy[64], why[900];
 	size_t n = 0;
 
 	if (!early)
 		return;
-	while (more < st->copy_wanted && more < UPROBE_MAX_STACK)
-		more *= 2;
-	if (more > UPROBE_MAX_STACK)
-		more = UPROBE_MAX_STACK;
-	if (more > a->stack_bytes)
-		snprintf(copy_more, sizeof(copy_more), "--call-graph %s,%u copies more",
-			 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)more);
-	else
-		snprintf(copy_more, sizeof(copy_more), "%u bytes are the most a call carries",
-			 (unsigned)a->stack_bytes);
+	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, a->stack_bytes,
+			     st->copy_wanted, UPROBE_MAX_STACK, "a call carries");
 	snprintf(max_copy, sizeof(max_copy), "--call-graph %s,%u",
 		 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)UPROBE_MAX_STACK);
 	why[0] = 0;

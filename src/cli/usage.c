@@ -275,6 +275,22 @@ void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *
 	usage_die(cmd, "--call-graph must be auto, fp or dwarf[,BYTES], not '%s'", arg);
 }
 
+void call_graph_copy_more(char *buf, size_t len, enum call_graph mode, uint32_t bytes,
+			  uint64_t wanted, uint32_t max, const char *most)
+{
+	uint64_t more = (uint64_t)bytes * 2;
+
+	while (more < wanted && more < max)
+		more *= 2;
+	if (more > max)
+		more = max;
+	if (more > bytes)
+		snprintf(buf, len, "--call-graph %s,%u copies more",
+			 mode == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)more);
+	else
+		snprintf(buf, len, "%u bytes are the most %s", (unsigned)bytes, most);
+}
+
 void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms)
 {
 	if (strcmp(arg, "0") == 0)

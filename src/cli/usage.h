@@ -74,6 +74,13 @@ enum call_graph {
 void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
 			     uint32_t *stack_bytes);
 
+/* What to say copies more stack than --call-graph MODE,BYTES did, into
+ * buf: "--call-graph MODE,N copies more", N twice BYTES or more until it
+ * holds wanted (what the stacks cut wanted for their next frame), at
+ * most max; at max already, "BYTES bytes are the most " and most. */
+void call_graph_copy_more(char *buf, size_t len, enum call_graph mode, uint32_t bytes,
+			  uint64_t wanted, uint32_t max, const char *most);
+
 /* --limit N/MS, the tracer's circuit breaker ("0" turns it off: *rate_n
  * 0); exits with a usage error otherwise. */
 void parse_limit_option(const char *cmd, const char *arg, uint64_t *rate_n, uint64_t *rate_ms);
