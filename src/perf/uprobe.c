@@ -629,10 +629,6 @@ int uprobe_set_py_process(struct uprobe_set *u, pid_t pid, const struct py_bpf_l
 
 	if (u->py_layouts_fd < 0)
 		return -EOPNOTSUPP;
-	if (!L) {
-		int err = bpf_map_delete(u->py_layouts_fd, &key);
-		return err == -ENOENT ? 0 : err;
-	}
 	return bpf_map_set(u->py_layouts_fd, &key, L);
 }
 

@@ -195,7 +195,7 @@ void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int le
 void uprobe_set_py_walk(struct uprobe_set *u, int probe);
 
 /* With py_frames, where CPython process pid keeps its threads' frames
- * (py-format.h), or with L NULL, that it has none. Returns 0, or
+ * (py-format.h). Returns 0, or
  * -EOPNOTSUPP when the hits carry no Python frames (no py_frames, or a
  * kernel without a BPF loop), or -errno. */
 struct py_bpf_layout;

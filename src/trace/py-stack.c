@@ -57,16 +57,26 @@ void py_stack_free(struct py_stack *s)
 	free(s);
 }
 
-/* The reader of process pid, opened the first time it is asked for;
- * NULL when it is no CPython recce has a layout for. */
+/* Whether process pid was looked at, and then its reader in *r (NULL
+ * when it is no CPython recce has a layout for). */
+static int looked_at(const struct py_stack *s, pid_t pid, struct py_reader **r)
+{
+	uint64_t v;
+
+	if (!u64map_get(&s->readers, (uint64_t)pid, &v))
+		return 0;
+	*r = v == NOT_PYTHON ? NULL : (struct py_reader *)(uintptr_t)v;
+	return 1;
+}
+
+/* The reader of process pid, opened the first time it is asked for. */
 static struct py_reader *open_reader(struct py_stack *s, pid_t pid)
 {
 	struct py_reader *r = NULL;
 	struct py_chain c;
-	uint64_t v;
 
-	if (u64map_get(&s->readers, (uint64_t)pid, &v))
-		return v == NOT_PYTHON ? NULL : (struct py_reader *)(uintptr_t)v;
+	if (looked_at(s, pid, &r))
+		return r;
 	if (procs_scan(s->procs, pid) == 0 &&
 	    py_reader_open(s->procs, procs_symbolizer(s->procs), pid, &r) == 0 &&
 	    py_reader_chain(r, &c) == 0 &&
@@ -97,13 +107,14 @@ void py_stack_watch(struct py_stack *s, struct uprobe_set *u, pid_t pid)
 	s->off |= uprobe_set_py_process(u, pid, &L) == -EOPNOTSUPP;
 }
 
-static struct py_reader *reader_of(struct py_stack *s, pid_t pid)
+/* The reader of process pid if it was opened; never opens one (a hit
+ * carries frames only of processes py_stack_watch gave the program). */
+static struct py_reader *reader_of(const struct py_stack *s, pid_t pid)
 {
-	uint64_t v;
+	struct py_reader *r = NULL;
 
-	if (!u64map_get(&s->readers, (uint64_t)pid, &v) || v == NOT_PYTHON)
-		return NULL;
-	return (struct py_reader *)(uintptr_t)v;
+	looked_at(s, pid, &r);
+	return r;
 }
 
 /* Frame i of hit h as a caller: 0 and *f, or 1 when it is not shown (a
