@@ -74,19 +74,18 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 				     size_t *nframes)
 {
 	if (s->cfg.dwarf) {
-		struct unwind_sample smp = {(pid_t)rec->pid,
-					    (pid_t)rec->tid,
-					    rec->sample.ip,
-					    rec->sample.ips,
-					    rec->sample.nr,
-					    NULL,
-					    rec->sample.stack,
-					    rec->sample.stack_size,
-					    1,
-					    s->cfg.stack_bytes,
-					    0};
-		if (rec->sample.abi)
-			smp.regs = rec->sample.regs;
+		struct unwind_sample smp = {
+		    .pid = (pid_t)rec->pid,
+		    .tid = (pid_t)rec->tid,
+		    .ip = rec->sample.ip,
+		    .ips = rec->sample.ips,
+		    .nips = rec->sample.nr,
+		    .regs = rec->sample.abi ? rec->sample.regs : NULL,
+		    .stack = rec->sample.stack,
+		    .stack_len = rec->sample.stack_size,
+		    .mark_end = 1,
+		    .stack_asked = s->cfg.stack_bytes,
+		};
 		*nframes = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL_FRAMES,
 					   MAX_UNWIND_FRAMES, s->frames, s->frames_cap);
 		return s->frames;
@@ -329,9 +328,16 @@ int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg)
 	 * code without unwind information: V8's, a JVM's), the frame
 	 * pointers' chain after it, as for a perf sample in auto mode. */
 	if (e->event == ALLOC_EV_SAMPLE && s->unwinder && s->frames_cap > 1) {
-		struct unwind_sample smp = {e->pid,   e->tid,	    e->regs[8], ips, 0, e->regs,
-					    e->stack, e->stack_len, 0,		0,   0};
-		smp.nips = copy_fp_walk(e, ips, MAX_FP_FRAMES);
+		struct unwind_sample smp = {
+		    .pid = e->pid,
+		    .tid = e->tid,
+		    .ip = e->regs[8],
+		    .ips = ips,
+		    .nips = copy_fp_walk(e, ips, MAX_FP_FRAMES),
+		    .regs = e->regs,
+		    .stack = e->stack,
+		    .stack_len = e->stack_len,
+		};
 		n = unwinder_sample(s->unwinder, &smp, 1, 0, MAX_UNWIND_FRAMES, s->frames,
 				    s->frames_cap);
 	}

@@ -524,19 +524,16 @@ static int on_record(const struct perf_record *rec, void *arg)
 		if (s->unwinder) {
 			/* The unwinder reads the modules of the registry. */
 			proc_scan(s, p);
-			struct unwind_sample smp = {pid,
-						    (pid_t)rec->tid,
-						    rec->sample.ip,
-						    rec->sample.ips,
-						    rec->sample.nr,
-						    NULL,
-						    rec->sample.stack,
-						    rec->sample.stack_size,
-						    0,
-						    0,
-						    0};
-			if (rec->sample.abi)
-				smp.regs = rec->sample.regs;
+			struct unwind_sample smp = {
+			    .pid = pid,
+			    .tid = (pid_t)rec->tid,
+			    .ip = rec->sample.ip,
+			    .ips = rec->sample.ips,
+			    .nips = rec->sample.nr,
+			    .regs = rec->sample.abi ? rec->sample.regs : NULL,
+			    .stack = rec->sample.stack,
+			    .stack_len = rec->sample.stack_size,
+			};
 			n = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL,
 					    MAX_USER, s->frames,
 					    sizeof(s->frames) / sizeof(s->frames[0]));
