@@ -155,8 +155,12 @@ static const struct py_layout layouts[] = {
 
 /* What a code object says, read once per object. */
 struct code_info {
-	uint64_t
-	    qual_at; /* its co_qualname, which tells a code object freed and another made there */
+	/* Its co_qualname, and the __module__ or globals it was named by, as
+	 * a sample read them: where one differs, the code object was freed
+	 * and another made there (module code's "<module>" is one interned
+	 * string: a script's own code can take the place of an imported
+	 * module's, and only its globals tell them apart). */
+	uint64_t qual_at, module_at, globals;
 	const char *name, *file;
 	int firstline, firsttraceable;
 	uint8_t *lines; /* the line table */
@@ -463,7 +467,9 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	struct code_info *c;
 
 	int known = u64map_get(&r->codes, addr, &idx);
-	if (known && (!qual || r->code[idx - 1].qual_at == qual))
+	if (known && (!qual || r->code[idx - 1].qual_at == qual) &&
+	    (!module_at || r->code[idx - 1].module_at == module_at) &&
+	    (!globals || r->code[idx - 1].globals == globals))
 		return &r->code[idx - 1];
 	if (rd64(r, addr + L->code_name, &name_at) || rd64(r, name_at + L->ob_type, &str_type) ||
 	    rd64(r, addr + L->code_qualname, &qual_at) ||
@@ -477,6 +483,7 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 		return NULL;
 	/* The function's __module__, when it is a str; else (module code
 	 * of 3.11, whose function has none) its globals' __name__. */
+	uint64_t module_from = module_at;
 	module[0] = 0;
 	if (!module_at && globals && dict_get(r, globals, "__name__", &module_at) < 0)
 		module_at = 0;
@@ -497,6 +504,8 @@ static const struct code_info *code_of(struct py_reader *r, uint64_t addr, uint6
 	}
 	memset(c, 0, sizeof(*c));
 	c->qual_at = qual_at;
+	c->module_at = module_from;
+	c->globals = globals;
 	c->name = strpool_intern(&r->names, full);
 	c->file = strpool_intern(&r->names, file);
 	c->firstline = firstline;

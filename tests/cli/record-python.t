@@ -195,6 +195,20 @@ share_near "$SHARE" 25 "$N" "shares: a() has 25% of the $N samples under a() and
 is "$(grep -E ';__main__\.(a|b);' "$T/shares.folded" | grep -Evc ';__main__\.<module>;__main__\.(a|b);')" 0 \
 	"shares: a() and b() under the command's own code, named __main__.<module> at the sample (3.11 gives it no __module__)" ||
 	diag "$(grep -E ';__main__\.(a|b);' "$T/shares.folded" | grep -Ev ';__main__\.<module>;__main__\.(a|b);' | head -5)"
+# A code object freed and another made in its place, both module code
+# ("<module>", one interned string), named by the globals each ran in:
+# late's never under early's name (tests/py/code-reuse.py).
+run "$RECCE" record -F 999 -o "$T/reuse.pb.gz" -- /usr/bin/python3.11 tests/py/code-reuse.py
+is "$RC" 0 "code reuse: record exits 0" || show_run
+F=$(folded "$T/reuse.pb.gz")
+cmp_ok "$(folded_count "$F" ';__main__\.phase_one;(.*;)?early\.<module>(;|$)')" '>' 0 \
+	"code reuse: early's module code sampled"
+cmp_ok "$(folded_count "$F" ';__main__\.phase_two;(.*;)?late\.<module>(;|$)')" '>' 0 \
+	"code reuse: late's module code sampled, under its own name"
+is "$(folded_count "$F" ';__main__\.phase_two;(.*;)?early\.<module>(;|$)')" 0 \
+	"code reuse: none of late's samples named after the code that was there before" ||
+	diag "$(folded_top "$F" 3)"
+
 # The loop is two lines: FOR_ITER and STORE_FAST at 3, JUMP_BACKWARD at
 # 4. Which has more self time varies between runs of the interpreter
 # (from 42% and 7% to 27% and 20% under load here), but every sample of
