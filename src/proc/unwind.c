@@ -355,6 +355,20 @@ static int map_bias(struct unwinder *u, const struct proc_map *m, int *fd, const
 	return -ENOENT;
 }
 
+/* Whether the file at fd is an executable linked at fixed addresses
+ * (ET_EXEC). libdwfl puts such a file at those addresses whatever bias it
+ * is given: a second mapping of it (node's V8 maps its builtins' code
+ * again, near its JIT code) reported too takes the place of the first,
+ * and the process is left without its executable's CFI. */
+static int fixed_executable(int fd)
+{
+	unsigned char e[EI_NIDENT + 2];
+
+	return pread(fd, e, sizeof(e), 0) == (ssize_t)sizeof(e) &&
+	       memcmp(e, ELFMAG, SELFMAG) == 0 && e[EI_DATA] == ELFDATA2LSB &&
+	       (e[EI_NIDENT] | e[EI_NIDENT + 1] << 8) == ET_EXEC;
+}
+
 /* How many modules dwfl holds. */
 static int count_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start,
 			void *arg)
@@ -400,6 +414,10 @@ static int proc_report(struct unwinder *u, struct proc_unwind *p)
 			dwfl_report_end(p->dwfl, NULL, NULL);
 			return -1;
 		}
+		/* An executable's own load is at bias 0; another mapping of
+		 * it is code it copied, unwound as code in no file. */
+		if (bias && key && fixed_executable(fd))
+			continue;
 		int dupfd = dup(fd);
 		if (dupfd < 0)
 			continue;

@@ -2,11 +2,14 @@
 # `recce dump -p PID`: every thread's stack now, kernel and user, each
 # frame named with file and line; the target runs on unharmed. On the
 # tree target (both threads asleep in slow_io), on Debian's redis-server
-# (no frame pointers) and Debian's stripped Go prometheus; JSON; and a
-# second user who tries it on root's process is refused.
+# (no frame pointers), Debian's node (an executable at fixed addresses
+# that maps part of itself a second time) and Debian's stripped Go
+# prometheus; JSON; and a second user who tries it on root's process is
+# refused.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/prometheus
-plan 22
+need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/prometheus \
+	/usr/bin/node
+plan 24
 
 # Both threads of the tree target asleep inside slow_io (60 s a call).
 spawn_ready "$T/tree.out" "$TARGETS/tree" 10 go 60000 1
@@ -76,6 +79,23 @@ is "$RC" 0 "dump of redis-server exits 0" || show_run
 like "$(main_frames)" '^epoll_wait .*aeMain main ' "its main thread waits in epoll_wait under aeMain and main"
 is "$(redis-cli -s "$T/redis.sock" ping)" PONG "and redis-server answers after"
 kill "$REDIS"
+
+# Debian's node, idle: V8 maps its builtins' code from the executable a
+# second time, which must not cost the executable its CFI (it did: the
+# walk ended at libc's epoll_pwait).
+spawn "$T/node.out" /usr/bin/node -e \
+	"require('http').createServer(() => {}).listen(0, '127.0.0.1', () => console.log('ready'))"
+NODE=$PID
+wait_for 30 grep -q ready "$T/node.out" || diag "node did not start: $(cat "$T/node.out")"
+for try in 1 2 3 4 5; do
+	run "$RECCE" dump -p "$NODE"
+	[ "$RC" = 0 ] && [[ $(main_frames) == epoll_pwait* ]] && break
+done
+is "$RC" 0 "dump of node exits 0" || show_run
+like "$(main_frames)" '^epoll_pwait uv__io_poll uv_run .*node::Start\(int, .*__libc_start_main _start $' \
+	"its main thread waits in epoll_pwait under uv_run and node::Start, down to _start" ||
+	diag "$(awk '/^thread / { n++ } n == 1' "$OUT")"
+kill "$NODE"
 
 # Debian's prometheus, a Go binary stripped of symbols and DWARF: names,
 # files and lines from the Go runtime's own tables.
