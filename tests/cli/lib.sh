@@ -481,10 +481,15 @@ start_prometheus()
 	PROM_URL=http://$(sed -n 's/.*Listening on.* address=\(127[0-9.:]*\).*/\1/p' "$T/prom.log" | head -n 1)
 }
 
-# start_postgres: Debian's postgres, a cluster of its own in $T/pg made
-# by initdb as the postgres user, reached by a socket in $T/pg alone,
+# start_postgres [copy]: Debian's postgres, a cluster of its own in $T/pg
+# made by initdb as the postgres user, reached by a socket in $T/pg alone,
 # until it is ready; sets PGBIN (Debian's newest server's bin directory)
-# and PM (the postmaster's pid). Bails out where it cannot.
+# and PM (the postmaster's pid). With copy, the server runs from a copy of
+# Debian's executable in $T: a postgres already running on the machine
+# (Debian starts one where the package is installed) maps another file,
+# and a trace that follows the backends the test's postmaster forks is
+# not kept by that neighbour to the backends it has already read of. Bails
+# out where it cannot.
 PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
 as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
 start_postgres()
@@ -500,8 +505,13 @@ start_postgres()
 			echo "Bail out! initdb failed: $(tail -n 3 "$T/initdb.out")"
 			exit 1
 		}
+	local server=$PGBIN/postgres
+	if [ "${1:-}" = copy ]; then
+		mkdir -m 0755 "$T/pgbin" && cp "$PGBIN/postgres" "$T/pgbin/postgres" &&
+			server=$T/pgbin/postgres
+	fi
 	spawn "$T/pg.log" setpriv --reuid=postgres --regid=postgres --init-groups -- \
-		"$PGBIN/postgres" -D "$T/pg/data" -k "$T/pg" -c listen_addresses= -c fsync=off \
+		"$server" -D "$T/pg/data" -k "$T/pg" -c listen_addresses= -c fsync=off \
 		-c max_connections=20
 	PM=$PID
 	ok "postgres starts" wait_for 60 grep -q 'ready to accept connections' "$T/pg.log"

@@ -1,5 +1,8 @@
 #!/bin/bash
-# `recce trace` on Debian's own postgres, through its postmaster, under
+# `recce trace` on Debian's own postgres (run from a copy of its
+# executable, which no postgres the machine runs already maps: recce puts
+# no breakpoint in such a neighbour, so it would follow each backend only
+# from when it read of it), through its postmaster, under
 # `pgbench -C` (a new connection, so a new backend forked, for each
 # query): every query of every backend forked while traced, each with its
 # return and none made up as unwound, with jumps (--fast) and with
@@ -9,7 +12,7 @@
 # USDT probes in every backend.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$PGBIN/initdb" "$PGBIN/postgres" "$PGBIN/pgbench" "$PGBIN/psql"
-start_postgres
+start_postgres copy
 echo 'SELECT 1;' >"$T/q.sql"
 
 # bench N: 2 clients, N queries each, a connection for each query.
