@@ -94,8 +94,13 @@ enum {
  * frames read). It reads them at a hit whose cookie has
  * UBPF_PY_WALK (a Python call's entry); at others n is 0 and the flags
  * are UBPF_PY_NOT_ASKED. A process without a layout gets PY_REC_NO_THREAD.
+ * With UBPF_PY_FEW too, the walk takes UBPF_PY_FEW_STEPS steps only, as
+ * many as the call's own frame and its caller's need with shims and
+ * frames not yet run between them (--caller without --stack).
  */
 #define UBPF_PY_WALK	  (1ULL << 59)
+#define UBPF_PY_FEW	  (1ULL << 58)
+#define UBPF_PY_FEW_STEPS 8
 #define UBPF_PY_FRAMES	  32 /* frames a hit carries (a power of two); deeper is cut */
 #define UBPF_PY_WORDS	  (1 + 4 * UBPF_PY_FRAMES)
 #define UBPF_PY_NOT_ASKED 0x100

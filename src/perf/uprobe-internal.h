@@ -42,7 +42,7 @@ struct uprobe_probe {
 	int retprobe;
 	uint64_t capture; /* UBPF_CAPTURE bits of its cookie, or 0 */
 	uint64_t ref_ctr; /* file offset of its USDT semaphore, 0: none */
-	int py_walk;	  /* its hits read their thread's Python frames */
+	int py_walk;	  /* its hits read their thread's Python frames: 1 all, 2 the first few */
 };
 
 struct uprobe_fd {

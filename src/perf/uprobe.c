@@ -617,10 +617,10 @@ void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int le
 		u->probes[probe].capture |= UBPF_CAPTURE_COUNTED;
 }
 
-void uprobe_set_py_walk(struct uprobe_set *u, int probe)
+void uprobe_set_py_walk(struct uprobe_set *u, int probe, int few)
 {
 	if (probe >= 0 && (size_t)probe < u->nprobes)
-		u->probes[probe].py_walk = 1;
+		u->probes[probe].py_walk = few ? 2 : 1;
 }
 
 int uprobe_set_py_process(struct uprobe_set *u, pid_t pid, const struct py_bpf_layout *L)
@@ -636,7 +636,11 @@ uint64_t uprobe_cookie(const struct uprobe_set *u, size_t probe)
 {
 	const struct uprobe_probe *p = &u->probes[probe];
 
-	return probe | p->capture | (p->py_walk && u->py_layouts_fd >= 0 ? UBPF_PY_WALK : 0);
+	uint64_t walk = !p->py_walk || u->py_layouts_fd < 0 ? 0
+			: p->py_walk == 2		    ? UBPF_PY_WALK | UBPF_PY_FEW
+							    : UBPF_PY_WALK;
+
+	return probe | p->capture | walk;
 }
 
 int uprobe_set_attach(struct uprobe_set *u, pid_t pid, const pid_t *tids, size_t ntids)

@@ -191,8 +191,9 @@ void uprobe_set_capture_strings(struct uprobe_set *u, int probe, int reg, int re
 void uprobe_set_capture_counted(struct uprobe_set *u, int probe, int reg, int len_reg);
 
 /* With py_frames, makes the hits of probe read their thread's Python
- * frames (a Python call's entry probe). */
-void uprobe_set_py_walk(struct uprobe_set *u, int probe);
+ * frames (a Python call's entry probe); with few, only the first few (the
+ * call's own and its caller's: UBPF_PY_FEW). */
+void uprobe_set_py_walk(struct uprobe_set *u, int probe, int few);
 
 /* With py_frames, where CPython process pid keeps its threads' frames
  * (py-format.h). Returns 0, or

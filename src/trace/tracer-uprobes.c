@@ -168,10 +168,11 @@ static int add_probe(struct tracer *t, int fn, uint64_t offset, enum probe_role 
 	int probe = uprobe_set_add(t->up, f->path, offset, role == PROBE_URETPROBE);
 	if (probe < 0)
 		return probe;
-	/* The Python callers: of a Python call, and with --stack of any. */
+	/* The Python callers: of a Python call, and with --stack of any;
+	 * for --caller alone, the first few frames. */
 	if (tracer_py_frames(t) && role == PROBE_ENTRY &&
 	    (f->py == TRACE_PY_ENTRY || (!f->py && t->cfg.want_stack)))
-		uprobe_set_py_walk(t->up, probe);
+		uprobe_set_py_walk(t->up, probe, !t->cfg.want_stack);
 	if (f->usdt) {
 		/* Its semaphore raised while it is in; its memory operand
 		 * copied when it fires. */

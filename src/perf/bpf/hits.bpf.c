@@ -92,7 +92,9 @@ static __always_inline __u32 python_frames(__u64 *w, __u64 cookie)
 		const struct py_bpf_layout *L = bpf_map_lookup_elem(&layouts, &pid);
 		flags = PY_REC_NO_THREAD;
 		if (L)
-			n = py_walk(L, (__u32)id, &flags);
+			n = py_walk(L, (__u32)id,
+				    cookie & UBPF_PY_FEW ? UBPF_PY_FEW_STEPS : PY_WALK_STEPS,
+				    &flags);
 	}
 	if (n > UBPF_PY_FRAMES)
 		n = UBPF_PY_FRAMES;

@@ -168,10 +168,13 @@ static long walk_one(__u32 i, void *ctx)
 
 /*
  * Walks the frames of thread tid of the process whose layout is L, up to
- * PY_WALK_FRAMES of them (with room for a few shim frames beside):
- * returns the frames written, and sets *flags (PY_REC_*).
+ * PY_WALK_FRAMES of them, in at most steps steps (a frame or a shim
+ * frame each; PY_WALK_STEPS for the whole chain): returns the frames
+ * written, and sets *flags (PY_REC_*).
  */
-static __always_inline __u32 py_walk(const struct py_bpf_layout *L, __u32 tid, __u32 *flags)
+#define PY_WALK_STEPS (PY_WALK_FRAMES + 16) /* room for a few shim frames beside */
+static __always_inline __u32 py_walk(const struct py_bpf_layout *L, __u32 tid, __u32 steps,
+				     __u32 *flags)
 {
 	__u64 ts = thread_state(L, tid), frames = ts, at = 0;
 
@@ -182,7 +185,7 @@ static __always_inline __u32 py_walk(const struct py_bpf_layout *L, __u32 tid, _
 		at = 0;
 	}
 	struct walk w = {.L = *L, .at = at, .n = 0, .cut = 0};
-	bpf_loop(PY_WALK_FRAMES + 16, walk_one, &w, 0);
+	bpf_loop(steps, walk_one, &w, 0);
 	if (w.at || w.cut)
 		*flags |= PY_REC_CUT;
 	return w.n;

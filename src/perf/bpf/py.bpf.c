@@ -72,7 +72,7 @@ int recce_py(struct bpf_perf_event_data *ctx)
 	rec->pid = pid;
 	rec->tid = tid;
 
-	__u32 flags = 0, n = py_walk(L, tid, &flags);
+	__u32 flags = 0, n = py_walk(L, tid, PY_WALK_STEPS, &flags);
 	rec->flags = flags;
 	rec->n = n;
 	__u64 size = sizeof(*rec) - sizeof(rec->frames) + (__u64)n * sizeof(rec->frames[0]);
