@@ -137,8 +137,10 @@ struct uprobe_stats {
 	 * instruction, and those traced only from when recce read of them. */
 	uint64_t followed, followed_late;
 	/* Event mode: threads given their probes only after they ran (a
-	 * goroutine's return on one of them, before then, went unseen). */
-	uint64_t threads_late;
+	 * goroutine's return on one of them, before then, went unseen), and
+	 * when the last of them was given its probes or found gone
+	 * (CLOCK_MONOTONIC ns; 0: none yet). */
+	uint64_t threads_late, late_until_ns;
 };
 
 struct uprobe_set;

@@ -33,7 +33,6 @@ struct trace_call {
 	uint64_t time;	/* CLOCK_MONOTONIC ns */
 	uint64_t sp;	/* at the call: the address of the return address */
 	uint64_t lost;	/* events lost (tracer.c's lost_at()) when it was seen */
-	uint64_t blind; /* threads that ran unwatched (tracer.c's blind_now()), then */
 	/* When it last hit an indirect jump out whose target could not be
 	 * read (its process gone): how it left, should nothing follow. */
 	uint64_t left_at;

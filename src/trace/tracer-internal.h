@@ -139,8 +139,11 @@ struct tracer_backend {
 	/* The losses of thread tid alone so far, into lost: 0, or -1 where
 	 * they are not its own (NULL: never). */
 	int (*lost_thread)(const struct tracer *t, uint32_t tid, uint64_t *lost);
-	/* Threads that ran unwatched before they got their probes (NULL:
-	 * none can): a goroutine may have returned on one, unseen. */
+	/* Until when (CLOCK_MONOTONIC ns) a thread ran unwatched before it
+	 * got its probes, the latest such, 0 none (NULL: none can): a
+	 * goroutine's call that began before then may have returned on
+	 * one, unseen. A time, not a count: recce may take a thread in
+	 * before it reads a call that began earlier. */
 	uint64_t (*blind)(const struct tracer *t);
 	/* Every probe out of every target: 0, or the first error. */
 	int (*remove)(struct tracer *t);

@@ -379,7 +379,7 @@ static uint64_t lost_at(const struct tracer *t, const struct uprobe_hit *h)
 /* In event mode, threads get their probes once recce reads of them. */
 static uint64_t blind(const struct tracer *t)
 {
-	return t->up ? uprobe_set_stats(t->up)->threads_late : 0;
+	return t->up ? uprobe_set_stats(t->up)->late_until_ns : 0;
 }
 
 static int remove_all(struct tracer *t)

@@ -448,7 +448,7 @@ static uint64_t call_lost(const struct tracer *t, const struct call_stack *st,
 	return entry ? t->be->lost_before(t, h) : lost_at(t, h);
 }
 
-/* Threads that ran unwatched so far (tracer_backend.blind). */
+/* Until when a thread ran unwatched (tracer_backend.blind). */
 static uint64_t blind_now(const struct tracer *t)
 {
 	return t->be->blind ? t->be->blind(t) : 0;
@@ -456,13 +456,14 @@ static uint64_t blind_now(const struct tracer *t)
 
 /* How call f of st ended, unseen: lost if events were dropped since it
  * began (its return may be among them) or, for a goroutine, if a thread
- * ran unwatched since (it may have returned there); else unwound. */
+ * ran unwatched after it began (it may have returned there); else
+ * unwound. */
 static unsigned unseen_end(struct tracer *t, const struct call_stack *st,
 			   const struct trace_call *f, uint64_t lost)
 {
 	if (lost > f->lost)
 		return TRACE_RECORD_LOST;
-	if (st->go && blind_now(t) > f->blind) {
+	if (st->go && blind_now(t) > f->time) {
 		t->returns_unseen++;
 		return TRACE_RECORD_LOST;
 	}
@@ -641,7 +642,6 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 			else
 				f->function[0] = 0;
 			f->lost = call_lost(t, st, h, 1);
-			f->blind = blind_now(t);
 			f->left_at = 0;
 			f->unshown = 0;
 			f->doubtful = 0;
