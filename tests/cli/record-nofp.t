@@ -50,13 +50,15 @@ record_auto()
 	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev '^\[unknown\];.*;__x64_sys_execve(at)?;')")
 }
 
-# A sample in a library's code without CFI (crti's _init, which each
-# library runs once as it is loaded): its stack ends there, marked so,
-# honestly. (The program's own code always has CFI.) And one in ld.so's
+# A sample in code without CFI as a file is loaded (crti's _init, which
+# each library and the program runs once; a library's other such code):
+# its stack ends there, marked so, honestly. (The rest of the program's
+# own code always has CFI; a busy machine once sampled the Rust
+# program's _init.) And one in ld.so's
 # lazy binding, a function's first call through the PLT: the walk stops
 # in _dl_runtime_resolve_*, whose frame address is rbx's (not yet
 # followed: the fast path leaves it to libdwfl, which stops there).
-AT_LOAD='^\[no unwind info: lib[^]]*\];[^;]*$'
+AT_LOAD='^\[no unwind info: (lib[^]]*\];[^;]*|[^]]*\];_init)$'
 RESOLVE='^_dl_runtime_resolve[a-z_]*;'
 # And one in ld.so's first touch of a new page of its stack, as every
 # program starts: the kernel's copy of the stack is empty, only the leaf
