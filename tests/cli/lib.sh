@@ -485,11 +485,11 @@ start_prometheus()
 # made by initdb as the postgres user, reached by a socket in $T/pg alone,
 # until it is ready; sets PGBIN (Debian's newest server's bin directory)
 # and PM (the postmaster's pid). With copy, the server runs from a copy of
-# Debian's executable in $T: a postgres already running on the machine
-# (Debian starts one where the package is installed) maps another file,
-# and a trace that follows the backends the test's postmaster forks is
-# not kept by that neighbour to the backends it has already read of. Bails
-# out where it cannot.
+# Debian's executable in $T, a file no other postgres maps: recce puts no
+# breakpoint in a neighbour that maps the traced file (Debian starts a
+# cluster where the package is installed), and then follows the backends
+# the test's postmaster forks only from when it reads of them, not from
+# their fork. Bails out where it cannot.
 PGBIN=$(find /usr/lib/postgresql -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
 as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; }
 start_postgres()
