@@ -1334,6 +1334,28 @@ static int copy_ended_unpaged(const struct unwind_sample *smp, uint64_t sp)
 	return !smp->stack_len || proc_mem_read_all(smp->pid, sp + smp->stack_len, &byte, 1) == 0;
 }
 
+/*
+ * For a sample whose thread was running a probed instruction out of line
+ * (a uprobe single-steps a copy of it in the "[uprobes]" page, where no
+ * CFI says anything): the return address at the top of the stack, *ra,
+ * where one is there. Probes sit at a function's first instruction or at
+ * its returns, where that word is its caller's return address; a word
+ * that cannot be one (a probe inside a function) leaves the stack as it
+ * was, ended at the copy.
+ */
+static int xol_return(struct unwinder *u, const struct unwind_sample *smp, const uint64_t *regs,
+		      uint64_t *ra)
+{
+	const struct proc_map *m = procs_find(u->procs, smp->pid, regs[REG_IP]);
+	const struct proc_map *caller;
+
+	if (!m || !m->path || strcmp(m->path, "[uprobes]") != 0 || smp->stack_len < 8 || smp->holes)
+		return 0;
+	memcpy(ra, smp->stack, sizeof(*ra));
+	caller = procs_find(u->procs, smp->pid, *ra - 1);
+	return caller && caller->file && plausible_return(u, proc_find(u, smp->pid), smp->pid, *ra);
+}
+
 size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int fp_after,
 		       size_t max_kernel, size_t max_user, uint64_t *out, size_t cap)
 {
@@ -1362,13 +1384,28 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 		out[n++] = (uint64_t)PERF_CONTEXT_USER;
 		size_t max = cap - n < max_user ? cap - n : max_user;
 		int ended = 0;
+		const uint8_t *stack = smp->stack;
+		size_t stack_len = smp->stack_len;
+		uint64_t sp = regs[REG_SP], ra, at_xol[sizeof(dwarf_from_perf)];
+		/* Out of line: that frame, then its caller's state as at the
+		 * return, one word up the stack. */
+		if (max > 1 && xol_return(u, smp, regs, &ra)) {
+			out[n++] = regs[REG_IP];
+			max--;
+			memcpy(at_xol, regs, sizeof(at_xol));
+			at_xol[REG_IP] = ra;
+			at_xol[REG_SP] += 8;
+			regs = at_xol;
+			stack += 8;
+			stack_len -= 8;
+		}
 		u->holes = smp->holes;
-		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, smp->stack, smp->stack_len,
-					  out + n, max, &ended);
+		int got = unwinder_unwind(u, smp->pid, smp->tid, regs, stack, stack_len, out + n,
+					  max, &ended);
 		u->holes = 0;
 		int short_copy = u->end == UNWIND_END_COPY && smp->stack_asked &&
 				 smp->stack_len < smp->stack_asked;
-		int unpaged = short_copy && got > 0 && copy_ended_unpaged(smp, regs[REG_SP]);
+		int unpaged = short_copy && got > 0 && copy_ended_unpaged(smp, sp);
 		/* Else a copy shorter than asked holds the stack to its end: a
 		 * read past it was a guess, not a stack cut short. */
 		int to_end = short_copy && !unpaged;

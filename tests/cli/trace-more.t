@@ -202,7 +202,9 @@ kill_quietly "$RD" "$IDLE"
 
 # A profile of a traced process: samples taken while a thread sat in a
 # probe's trap (the breakpoint, the single step after it, the handlers)
-# keep their user frames, never the probe's kernel frames.
+# keep their user frames, never the probe's kernel frames. spin_step's
+# first instruction is run out of line, in the [uprobes] page, where most
+# samples find the thread: its caller is kept there too.
 spawn "$T/sp.out" "$TARGETS/spinner" 60 1
 SP=$PID
 wait_for 20 grep -q rate "$T/sp.out" || fail "spinner runs" "$(cat "$T/sp.out")"
@@ -214,7 +216,11 @@ is "$RC" 0 "record of a process being traced exits 0" || show_run
 run "$RECCE" report "$T/sp.pb.gz" --format folded
 unlike "$(cat "$OUT")" 'asm_exc_int3|asm_exc_debug|exc_debug_user|uprobe_notify_resume|handle_swbp|uprobe_dispatcher|bpf_prog' \
 	"no frame of a probe's trap or handler in any stack"
-like "$(cat "$OUT")" 'spin_step [0-9]+' "the probed function's samples are there"
+SPIN=$(folded_count "$(cat "$OUT")" '^clone3;start_thread(;|$)')
+cmp_ok "$SPIN" '>' 0 "the spinning thread's samples are there"
+is "$(folded_count "$(cat "$OUT")" '^clone3;start_thread;spin(;(spin_step|\[uprobes\]))?$')" "$SPIN" \
+	"each in spin, spin_step or its instruction run out of line, under spin" ||
+	diag "$(head -5 "$OUT")"
 unlike "$(cat "$OUT")" '\[unknown\]' \
 	"no frame is unknown: the instruction the kernel steps out of line is named [uprobes]"
 kill_quietly "$SPT" "$SP"
