@@ -114,12 +114,10 @@ void uprobe_follow_task(struct uprobe_set *u, pid_t pid, pid_t ppid, pid_t tid)
 			u->stats.unfollowed++;
 			failed = 1;
 		}
-	if (pid != ppid && tid == pid && !failed) {
+	if (pid != ppid && tid == pid && !failed)
 		u->stats.followed_late++;
-	} else if (tid != pid) {
-		u->stats.threads_late++;
+	else if (tid != pid)
 		u->stats.late_until_ns = time_now_ns(CLOCK_MONOTONIC);
-	}
 }
 
 /* Whether process pid has a live thread (its "Threads:" line above 0 and,

@@ -136,11 +136,10 @@ struct uprobe_stats {
 	/* Following forks: new processes traced from their first
 	 * instruction, and those traced only from when recce read of them. */
 	uint64_t followed, followed_late;
-	/* Event mode: threads given their probes only after they ran (a
-	 * goroutine's return on one of them, before then, went unseen), and
-	 * when the last of them was given its probes or found gone
-	 * (CLOCK_MONOTONIC ns; 0: none yet). */
-	uint64_t threads_late, late_until_ns;
+	/* Event mode: when the last thread given its probes only after it
+	 * ran (a goroutine's return on it, before then, went unseen) was
+	 * given them or found gone (CLOCK_MONOTONIC ns; 0: none yet). */
+	uint64_t late_until_ns;
 };
 
 struct uprobe_set;
