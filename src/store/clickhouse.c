@@ -786,6 +786,26 @@ static void retain(struct clickhouse *ch, int64_t newest_ns)
 		snprintf(ch->retain_error, sizeof(ch->retain_error), "%s", ch->error);
 }
 
+/* Retention for day, the day of newest_ns, unless a process exporting
+ * for this object at the same time ran it for that day or a later one:
+ * the day it last ran for is kept beside the processes' lock, as
+ * ch->retained learns of it only when that process has ended. */
+static void retain_once(struct clickhouse *ch, int64_t newest_ns, const char *day)
+{
+	char *ran = NULL;
+	int locked = ch->shared && proc_lock_take(ch->shared) == 0;
+
+	if (locked)
+		ran = proc_lock_note(ch->shared);
+	if (!ran || strcmp(day, ran) > 0) {
+		retain(ch, newest_ns);
+		if (ran)
+			snprintf(ran, PROC_LOCK_NOTE, "%s", day);
+	}
+	if (locked)
+		proc_lock_give(ch->shared);
+}
+
 /* The window's row of the windows table. */
 static void put_window(FILE *fp, const struct store_window *w)
 {
@@ -861,7 +881,7 @@ int clickhouse_export(struct clickhouse *ch, const struct clickhouse_window *ws,
 	if (!err && ch->retain_days && newest != INT64_MIN) {
 		clickhouse_day(newest, day);
 		if (strcmp(day, ch->retained) > 0)
-			retain(ch, newest);
+			retain_once(ch, newest, day);
 	}
 	u64map_release(&fresh);
 	free(how);

@@ -10,6 +10,7 @@
 
 struct proc_lock {
 	pthread_mutex_t mutex;
+	char note[PROC_LOCK_NOTE];
 };
 
 struct proc_lock *proc_lock_new(void)
@@ -56,4 +57,9 @@ int proc_lock_take(struct proc_lock *l)
 void proc_lock_give(struct proc_lock *l)
 {
 	pthread_mutex_unlock(&l->mutex);
+}
+
+char *proc_lock_note(struct proc_lock *l)
+{
+	return l->note;
 }

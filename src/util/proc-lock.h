@@ -4,7 +4,8 @@
  * dies (killed at its deadline, say) passes it on instead of leaving the
  * others waiting for ever. The fleet store's exporting processes take it
  * around the stacks they send, so that two of them at once do not send
- * the same stack twice.
+ * the same stack twice. Beside the lock, a few bytes the processes
+ * share, read and written by the one that holds it.
  *
  * Ownership: proc_lock_new() maps the page before the forks; every
  * process that inherits it may take and give it; the one that made it
@@ -23,5 +24,10 @@ void proc_lock_free(struct proc_lock *l);
  * is. 0, or -errno. */
 int proc_lock_take(struct proc_lock *l);
 void proc_lock_give(struct proc_lock *l);
+
+/* The PROC_LOCK_NOTE bytes shared beside the lock, zeroed when it is
+ * made: read or written only while holding it. */
+#define PROC_LOCK_NOTE 64
+char *proc_lock_note(struct proc_lock *l);
 
 #endif

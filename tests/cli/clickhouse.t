@@ -363,6 +363,9 @@ is "$RC" 2 "--clickhouse-password without --clickhouse is a usage error"
 # --- a ClickHouse that takes connections and never answers ----------------
 
 # It prints its port, then "accepted" and "closed" for each connection.
+# The first connection's answer never ends: a byte of a header each
+# second, so that the export waits for it until its deadline (30 s),
+# not the 5 s an export waits for a silent server, as the others do.
 cat >"$T/hole.py" <<'PY'
 import select, socket
 s = socket.socket()
@@ -370,11 +373,20 @@ s.bind(("127.0.0.1", 0))
 s.listen(64)
 print(s.getsockname()[1], flush=True)
 conns = []
+first = None
 while True:
-    ready, _, _ = select.select([s] + conns, [], [])
+    ready, _, _ = select.select([s] + conns, [], [], 1)
+    if first in conns:
+        try:
+            first.send(b"HTTP/1.1 200 OK\r\nX-Wait: " if first_new else b"a")
+            first_new = False
+        except OSError:
+            pass
     for c in ready:
         if c is s:
             conns.append(s.accept()[0])
+            if first is None:
+                first, first_new = conns[-1], True
             print("accepted", flush=True)
             continue
         try:
@@ -384,7 +396,7 @@ while True:
         if not data:
             conns.remove(c)
             c.close()
-            print("closed", flush=True)
+            print("closed first" if c is first else "closed", flush=True)
 PY
 spawn "$T/hole.out" python3 "$T/hole.py"
 HOLE=$PID
@@ -393,17 +405,18 @@ export_agent hole "clickhouse://127.0.0.1:$(head -n 1 "$T/hole.out")/fleet"
 HOLE_AGENT=$XAGENT HOLE_METRICS=$XMETRICS
 wait_for 30 grep -q '^accepted' "$T/hole.out" || diag "the agent never tried to export"
 W0=$(windows_written "$HOLE_METRICS")
-# An export waits 5 s for an answer: two windows of 1 s come first.
+# The first export waits 30 s for its answer: two windows of 1 s come first.
 ok "while an export waits on ClickHouse, windows go on being written" \
 	wait_for 30 eval '[ "$(windows_written "$HOLE_METRICS")" -ge $((W0 + 2)) ]'
-is "$(grep -c '^closed' "$T/hole.out")" 0 "before the agent gave up its first connection"
+is "$(grep -c '^closed first' "$T/hole.out")" 0 "before the agent gave up its first connection"
 wait_for 30 grep -q 'cannot export a window' "$T/hole.err"
 like "$(cat "$T/hole.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:[0-9]+/fleet: .*(timed out|still busy)" \
 	"then it says the exports are timing out, or all busy waiting"
+# Without its server, the exports still waiting end at once.
+kill_quietly "$HOLE"
 kill -INT "$HOLE_AGENT"
 wait_exit 30 "$HOLE_AGENT"
 is "$WAIT_RC" 0 "the agent stops with status 0, its exports ended"
-kill_quietly "$HOLE"
 
 # --- batches ------------------------------------------------------------
 
@@ -520,6 +533,10 @@ for day in "$LONG_AGO" "$YESTERDAY"; do
 done
 sql "INSERT INTO fleet6.stacks SELECT toDate('$YESTERDAY'), stack_hash, functions, files, lines,
 	modules FROM fleet.stacks" || diag "cannot copy fleet.stacks to yesterday"
+# Each export takes 2 s more than a window: exports of the first day's
+# windows run side by side, and still only one drops days.
+sql "CREATE MATERIALIZED VIEW fleet6.slow ENGINE = Null
+	AS SELECT sleep(2) AS slept FROM fleet6.windows" || diag "cannot make fleet6 slow"
 export_agent retain "clickhouse://127.0.0.1:$HTTP_PORT/fleet6" --export-retain 1d
 RETAIN_AGENT=$XAGENT RETAIN_METRICS=$XMETRICS
 ok "the agent drops the days past --export-retain" \
