@@ -87,7 +87,11 @@ int record_spans_label(struct span_follow *f, struct profile *p, int64_t start_n
 	int status = 0;
 
 	span_follow_get_stats(f, &st);
-	if (st.err)
+	if (st.err && st.err_opening)
+		warning("cannot look for the librecce events of process %d (%s): if it writes "
+			"any, its samples have no span labels",
+			(int)st.err_pid, strerror(-st.err));
+	else if (st.err)
 		warning("the librecce events of process %d could not be read to the end (%s): "
 			"samples after that are labelled span_name=" UNKNOWN,
 			(int)st.err_pid, strerror(-st.err));

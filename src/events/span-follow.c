@@ -56,11 +56,12 @@ int span_follow_new(const pid_t *pids, size_t n, struct span_follow **out)
 	return 0;
 }
 
-static void failed(struct span_follow *f, struct followed *p, int err)
+static void failed(struct span_follow *f, struct followed *p, int err, int opening)
 {
 	if (!f->stats.err) {
 		f->stats.err = err;
 		f->stats.err_pid = p->pid;
+		f->stats.err_opening = opening;
 	}
 }
 
@@ -78,7 +79,7 @@ static void drain_one(struct span_follow *f, size_t i, int last)
 		int err = ring_reader_open_pid(&p->reader, p->pid, path, sizeof(path));
 		p->next_try = now + RETRY_NS;
 		if (err && err != -ENOENT && err != -ESRCH)
-			failed(f, p, err); /* a file recce will not read */
+			failed(f, p, err, 1); /* a file recce will not read */
 		if (err && err != -ENOENT)
 			p->gone = 1;
 		if (err)
@@ -94,7 +95,7 @@ static void drain_one(struct span_follow *f, size_t i, int last)
 		/* What was read is kept; from here the process is unknown
 		 * (the track, when full, says so itself). */
 		if (err || !span_track_full(f->track))
-			failed(f, p, err ? err : terr);
+			failed(f, p, err ? err : terr, 0);
 		p->gone = 1;
 		span_track_stop(f->track, (unsigned)i, &p->reader, time_now_ns(CLOCK_REALTIME));
 		return;

@@ -28,6 +28,7 @@ struct span_follow_stats {
 	uint64_t spans;	 /* spans begun or ended among them */
 	int err;	 /* 0, or the first error reading a file (-EBADMSG, -ENOMEM) */
 	pid_t err_pid;	 /* whose */
+	int err_opening; /* 1: it came looking for the file (-EACCES), none was read */
 };
 
 /* Follows pids[0..n) (copied). Returns 0 or -ENOMEM. */

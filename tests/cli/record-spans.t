@@ -9,7 +9,7 @@
 # labelled [unknown], never a span the thread was not in.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/ev-spans"
-plan 32
+plan 36
 
 start_spans()
 {
@@ -111,3 +111,39 @@ is "$(folded_count "$(tagged "$L" span_name=parse)" ';render_work(;|$)|;gap_work
 	"no sample of render_work or the gaps' core is labelled parse"
 is "$(folded_count "$(tagged "$L" span_name=render)" ';parse_work(;|$)|;gap_work;spin$')" 0 \
 	"no sample of parse_work or the gaps' core is labelled render"
+
+# A process that stops letting its user read it (undumpable, as a
+# program that drops privileges makes itself), recorded by that user:
+# recce cannot look for its events, and says so, not that it read them
+# in part; the samples are written.
+make_user
+cat >"$T/bin/undumpable.py" <<'PY'
+import ctypes, os, signal
+def undumpable(*_):
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    print("undumpable", flush=True)
+signal.signal(signal.SIGUSR1, undumpable)
+print(os.getpid(), flush=True)
+while True:
+    sum(range(10000))
+PY
+chmod 644 "$T/bin/undumpable.py"
+HER=(setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups)
+spawn "$T/undumpable.out" "${HER[@]}" /usr/bin/python3 "$T/bin/undumpable.py"
+wait_for 20 test -s "$T/undumpable.out" || diag "the undumpable target did not start"
+NDPID=$(head -n 1 "$T/undumpable.out")
+fresh "$T/nd.out" "$T/nd.err"
+setsid env --default-signal=INT "${HER[@]}" "$RECCE" record -p "$NDPID" -o "$T/home/nd.pb.gz" >"$T/nd.out" 2>"$T/nd.err" </dev/null &
+REC=$!
+_spawned+=("$REC")
+recording "$T/nd.err" || diag "her record did not start: $(cat "$T/nd.err")"
+kill -USR1 "$NDPID"
+wait_for 20 grep -q '^undumpable$' "$T/undumpable.out" || diag "the target did not say it is undumpable"
+kill -INT "$REC"
+wait_exit 30 "$REC"
+kill_quietly "$NDPID"
+is "$WAIT_RC" 0 "her record of her process that became undumpable exits 0" || diag "$(cat "$T/nd.err")"
+like "$(cat "$T/nd.err")" "warning: cannot look for the librecce events of process $NDPID \\(Permission denied\\): if it writes any, its samples have no span labels" \
+	"it says it could not look for the process's librecce events"
+unlike "$(cat "$T/nd.err")" 'read to the end' "not that it read them in part"
+like "$(cat "$T/nd.err")" "wrote $T/home/nd\\.pb\\.gz" "and writes the profile"
