@@ -96,7 +96,13 @@ static struct off_thread *find_or_add(struct offcpu *o, pid_t pid, pid_t tid)
 static void add(struct offcpu *o, pid_t pid, pid_t tid, const uint64_t *frames, size_t n,
 		uint64_t from_ns, uint64_t to_ns)
 {
-	uint64_t ns = to_ns > from_ns ? to_ns - from_ns : 0;
+	/* Counted from the start (a switch seen as the events came on, before
+	 * it), and nothing of a wait over before it. */
+	if ((int64_t)from_ns < o->start_ns)
+		from_ns = (uint64_t)o->start_ns;
+	if (to_ns <= from_ns)
+		return;
+	uint64_t ns = to_ns - from_ns;
 	int64_t when = (int64_t)from_ns - o->start_ns;
 
 	if (aggregate_add_at(o->agg, pid, tid, frames, n, ns, when < 0 ? 0 : when) < 0) {

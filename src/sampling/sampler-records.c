@@ -193,6 +193,10 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 		return;
 	}
 	int64_t when = rec->time ? (int64_t)rec->time - s->start_mono : -1;
+	/* With switches, time counts from the start (sampler.c): a sample
+	 * before it is of time before it. */
+	if (s->offcpu && when < 0 && rec->time)
+		return;
 	if (aggregate_add_at(s->cfg.agg, (pid_t)rec->pid, (pid_t)rec->tid, frames, n,
 			     rec->sample.period, when) < 0)
 		s->stats.dropped++;

@@ -591,6 +591,12 @@ int sampler_start(struct sampler *s)
 			if (!err && s->cpu_wide)
 				err = perf_events_open_cpus(s->pe, s->py ? py_samples_prog_fd(s->py)
 									 : s->pick.prog_fd);
+			/* With switches (offcpu, wall), each thread is watched
+			 * from when all the events are on: one that ran while
+			 * recce attached (a tenth of a second on a busy machine)
+			 * was neither sampled nor seen to switch before. */
+			if (!err && s->offcpu)
+				clock_starts(s);
 		}
 	}
 	s->stats.user_only = perf_events_user_only(s->pe);

@@ -115,7 +115,8 @@ SPIN=$(awk '$2 == "spinner" { print $1 }' "$T/threads")
 FOLDED=$(value_folded "$P" wall --tid "$SPIN")
 # On its CPU, or preempted while it could run: either way, in spin.
 cmp_ok "$(folded_count "$FOLDED" '(^|;)spin(;|$)')" '>' "$(folded_total "$FOLDED") * 0.9" \
-	"the spinner's wall time is in spin, on the CPU or runnable"
+	"the spinner's wall time is in spin, on the CPU or runnable" ||
+	diag "$(printf '%s\n' "$FOLDED" | grep -Ev '(^|;)spin(;|$)' | awk '{ print $NF "\t" $0 }' | sort -nr | cut -f2 | head -n 5)"
 cmp_ok "$(folded_count "$FOLDED" '(^|;)spin(;clock_gettime)*$')" '>' 0 "... some of it on the CPU"
 MIXED=$(awk '$2 == "mixed" { print $1 }' "$T/threads")
 FOLDED=$(value_folded "$P" wall --tid "$MIXED")
