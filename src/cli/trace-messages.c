@@ -522,6 +522,21 @@ static void say_followed_late(const struct tracer_stats *st)
 
 /* --stack: the stacks shown that end early, each reason that did with
  * what it means (the copy's end, with what copies more). */
+/* No py: pattern named a call of the many seen: what their names are. */
+static void say_py_others(const struct tracer_stats *st)
+{
+	char names[TRACER_PY_OTHERS * 100] = "";
+
+	for (size_t i = 0; i < st->npy_others; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 i ? ", " : "", st->py_others[i]);
+	warning("no pattern named any of the %llu Python calls seen (such as %s): trace names "
+		"a call py:MODULE.FUNCTION, MODULE its file's name without .py and FUNCTION its "
+		"own name without its class (recce record's __main__.Handler.handle, in app.py, "
+		"is py:app.handle; py:handle names it in any file)",
+		(unsigned long long)st->py_seen, names);
+}
+
 static void say_stack_ends(const struct trace_args *a, const struct tracer_stats *st)
 {
 	const uint64_t *e = st->stack_ends;
@@ -618,6 +633,8 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		    "the probe fired, and were gone when recce read them: the process exited, or "
 		    "freed the code) and were matched by no pattern",
 		    (unsigned long long)st->py_unnamed);
+	if (st->py_seen && !st->py_named && st->npy_others)
+		say_py_others(st);
 	say_stack_ends(a, st);
 	if (st->py_frames_off)
 		warning("the stacks show the interpreter's C functions, not the Python callers: "

@@ -72,6 +72,9 @@ struct tracer {
 	uint64_t py_seen;     /* Python calls the probes saw, shown or not */
 	uint64_t calls_seen;  /* calls the probes saw, for the breaker's flood look */
 	uint64_t py_unnamed; /* ... whose names could not be read */
+	uint64_t py_named;   /* ... that a py: pattern named */
+	char py_others[TRACER_PY_OTHERS][96]; /* the first names of those none named */
+	size_t npy_others;
 	uint64_t py_no_frames;	 /* shown calls whose hit read no Python frames */
 	uint64_t stack_ends[UNWIND_END_KINDS]; /* --stack: stacks cut short, by why */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */

@@ -520,6 +520,18 @@ static int *py_unshown(struct call_stack *st)
 	return st->depth ? &st->calls[st->depth - 1].unshown : &st->unshown;
 }
 
+/* A Python call's name that no pattern named: kept among the first
+ * few, to show what the names look like when none is named. */
+static void py_other(struct tracer *t, const char *name)
+{
+	if (t->py_named || t->npy_others == TRACER_PY_OTHERS)
+		return;
+	for (size_t i = 0; i < t->npy_others; i++)
+		if (strncmp(t->py_others[i], name, sizeof(t->py_others[i]) - 1) == 0)
+			return;
+	snprintf(t->py_others[t->npy_others++], sizeof(t->py_others[0]), "%s", name);
+}
+
 /* The record of a call at hit h of fn, its function and arguments;
  * whether a pattern names it (a Python call's name is matched now). */
 static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
@@ -540,6 +552,9 @@ static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
 		int rc = py_call_fill(f->usdt, h->gpr, &strs, mem_pid(h), c->patterns,
 				      c->npatterns, r);
 		t->py_unnamed += rc < 0;
+		t->py_named += rc > 0;
+		if (rc == 0)
+			py_other(t, r->function);
 		return rc > 0;
 	}
 	snprintf(r->function, sizeof(r->function), "%s:%s", f->object, f->name);
@@ -1047,6 +1062,9 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->methods = t->methods;
 	st->py_seen = t->py_seen;
 	st->py_unnamed = t->py_unnamed;
+	st->py_named = t->py_named;
+	memcpy(st->py_others, t->py_others, sizeof(st->py_others));
+	st->npy_others = t->npy_others;
 	if (t->py_stack)
 		py_stack_get_stats(t->py_stack, &st->py_frames_unread, &st->py_frames_off);
 	st->py_no_frames = t->py_no_frames;

@@ -50,6 +50,7 @@
 #include "trace/trace-pattern.h"
 
 #define TRACER_STACK_FRAMES 32 /* callers shown for --stack */
+#define TRACER_PY_OTHERS    4  /* Python names kept for a pattern that names none */
 
 /* One caller of a traced call, for --stack. */
 struct tracer_frame {
@@ -167,6 +168,11 @@ struct tracer_stats {
 	size_t usdt_probes; /* USDT probes traced (usdt: patterns) */
 	size_t pythons;	    /* interpreters whose Python calls are traced (py:) */
 	uint64_t py_seen;   /* Python calls the probes saw, shown or not */
+	uint64_t py_named;  /* ... that a py: pattern named */
+	/* The first distinct names of those no pattern named, as shown
+	 * ("py:app.handle"), for the message when none was named. */
+	char py_others[TRACER_PY_OTHERS][96];
+	size_t npy_others;
 	/* ... whose name or file could not be read: not copied at the hit
 	 * (perf uprobe events) and gone when recce read the hit (the
 	 * process exited, or the code was freed), so matched by no pattern */

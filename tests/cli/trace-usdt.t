@@ -77,6 +77,7 @@ like "$(cat "$ERR")" "recce: tracing Python calls in process [0-9]+ with $MECH" 
 like "$(cat "$ERR")" "CPython fires its function probes only in its line-tracing mode" \
 	"what tracing costs a CPython is said"
 like "$(cat "$ERR")" 'stopped after 20 events: the target exited' "20 events, then the target's exit"
+unlike "$(cat "$ERR")" 'no pattern named' "a pattern that named calls is not told the names"
 is "$(grep -cxF "$(call handle handle)" "$T/lines")" 20 "each of the 20 calls of handle(), at its line"
 is "$(grep -cx 'py:trace-target.handle --> ended  ([0-9.]* [mun]*s)' "$T/lines")" 20 \
 	"each with its end and duration"
@@ -228,6 +229,8 @@ like "$(cat "$ERR")" 'stopped after 0 events: circuit breaker tripped' \
 	"calls not shown trip the breaker too" || show_run
 like "$(cat "$ERR")" 'each Python call, shown or not, costs the target a trap into the kernel' \
 	"and the note says why"
+like "$(cat "$ERR")" "warning: no pattern named any of the [0-9]+ Python calls seen \\(such as py:[A-Za-z0-9_.-]+(, py:[A-Za-z0-9_.-]+){0,3}\\): trace names a call py:MODULE\\.FUNCTION" \
+	"a pattern that named no call is told what the calls' names look like"
 
 # 6. Semaphores: raised while traced, lowered when recce ends, even by
 # SIGKILL, with links and with perf events.
