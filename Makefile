@@ -249,7 +249,7 @@ $(B)/targets/libs/%.so: tests/targets/libs/%.c | $(B)
 # packages, for the unwinder's check against libdwfl (tests/cli/
 # record-nofp.t).
 NOFP_FLAGS = -O2 -g -fomit-frame-pointer -fno-inline-functions-called-once -pthread
-NOFP_BINS := $(addprefix $(B)/targets-nofp/,qsort threads sigspin throws qsort-lld stackfault spawner)
+NOFP_BINS := $(addprefix $(B)/targets-nofp/,qsort threads sigspin throws qsort-lld stackfault spawner deep)
 $(B)/targets-nofp/%: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(NOFP_FLAGS) -o $@ $< -lm

@@ -117,6 +117,7 @@ int cmd_record(int argc, char **argv)
 	cfg.dwarf = a.call_graph != CALL_GRAPH_FP;
 	cfg.fp_after = a.call_graph == CALL_GRAPH_AUTO;
 	cfg.stack_bytes = a.stack_bytes;
+	cfg.copy_grows = a.call_graph == CALL_GRAPH_AUTO && !a.stack_bytes_given;
 	/* For the tests and for reports of a wrong stack: both unwinders on
 	 * every sample, compared. */
 	const char *check = getenv("RECCE_UNWIND_CHECK");

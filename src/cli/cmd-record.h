@@ -42,6 +42,7 @@ struct record_args {
 	const char *output;
 	enum call_graph call_graph;
 	uint32_t stack_bytes;
+	int stack_bytes_given; /* --call-graph MODE,BYTES: the copy does not grow */
 	int timeline;
 	int tree;		 /* --tree: the -p processes' descendants too */
 	int all;		 /* -a: every process */

@@ -493,8 +493,19 @@ void record_say_losses(const struct record_args *a, const struct sampler_stats *
 	 * kernel allows (a frame larger than the copy: memcached's 16 KiB
 	 * of iovecs). */
 	char copy_more[80];
-	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, a->stack_bytes,
+	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, st->copy_bytes,
 			     st->copy_wanted, PERF_EVENTS_MAX_STACK_BYTES, "the kernel copies");
+	int grew = st->copy_bytes != a->stack_bytes;
+	if (grew && st->copy_cut_before == e[UNWIND_END_COPY])
+		snprintf(copy_more, sizeof(copy_more), "each with a copy before it grew");
+	if (grew)
+		note(
+		    "the stack copy grew from %u to %u bytes: %llu of the %llu samples taken with "
+		    "smaller copies were cut where it ended (--call-graph auto,%u copies that much "
+		    "from the start)",
+		    (unsigned)a->stack_bytes, (unsigned)st->copy_bytes,
+		    (unsigned long long)st->copy_cut_before, (unsigned long long)st->copy_before,
+		    (unsigned)st->copy_bytes);
 	if (early)
 		note("%llu stacks end early, at a frame that says why: %llu [stack copy ended] "
 		     "(%s), %llu [depth limit], %llu [no unwind "

@@ -56,6 +56,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_CALL_GRAPH:
 		parse_call_graph_option("record", arg, &a->call_graph, &a->stack_bytes);
+		a->stack_bytes_given = strchr(arg, ',') != NULL;
 		break;
 	case V_G:
 		a->call_graph = CALL_GRAPH_FP;

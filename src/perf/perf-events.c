@@ -216,6 +216,29 @@ int perf_events_open_cpus(struct perf_events *pe, int prog_fd)
 	return 0;
 }
 
+int perf_events_grow_stack(struct perf_events *pe, uint32_t bytes, int prog_fd)
+{
+	uint32_t was = pe->cfg.stack_bytes;
+	int *fds = NULL;
+
+	if (!pe->cfg.cpu_wide || !pe->cpu_events || !pe->cfg.dwarf || bytes % 8 || bytes <= was ||
+	    bytes > PERF_EVENTS_MAX_STACK_BYTES)
+		return -EINVAL;
+	pe->cfg.stack_bytes = bytes;
+	int err = cpu_events_open(pe, PERF_EVENTS_CPU_CLOCK, prog_fd, &fds);
+	if (err) {
+		cpu_events_close(pe, fds);
+		pe->cfg.stack_bytes = was;
+		return err;
+	}
+	cpu_events_close(pe, pe->cpu_events);
+	pe->cpu_events = fds;
+	for (size_t i = 0; i < pe->ncpus; i++)
+		if (ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
+}
+
 int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu)
 {
 	if (!pe->outputs || i >= pe->ncpus)
@@ -670,6 +693,7 @@ static int parse_sample(const struct perf_events *pe, struct cursor *c, struct p
 				return -EBADMSG;
 		}
 		uint64_t size = cur_u64(c);
+		r->sample.stack_asked = size;
 		if (size) {
 			r->sample.stack = cur_bytes(c, size);
 			uint64_t dyn = cur_u64(c);

@@ -87,6 +87,7 @@ struct perf_record {
 			uint64_t abi;	      /* PERF_SAMPLE_REGS_ABI_*; 0 = no registers */
 			const uint64_t *regs; /* PERF_EVENTS_REGS_MASK order, when abi != 0 */
 			uint64_t stack_size;  /* valid bytes of the user stack copy */
+			uint64_t stack_asked; /* bytes the event asked the kernel for */
 			const uint8_t *stack; /* starts at the sampled stack pointer */
 			const void *raw;      /* PERF_EVENTS_ALLOC: what the program sent */
 			uint32_t raw_size;    /* its bytes (the kernel may pad them) */
@@ -173,6 +174,13 @@ size_t perf_events_ntasks(const struct perf_events *pe);
  * program (which returns 0 for a sample not to be written), and starts
  * them. Returns 0 or -errno. */
 int perf_events_open_cpus(struct perf_events *pe, int prog_fd);
+
+/* cpu_wide, dwarf: the per-CPU sampling events opened again with a copy
+ * of bytes of user stack (a multiple of 8, more than the copy now, at
+ * most PERF_EVENTS_MAX_STACK_BYTES), running prog_fd, the old ones
+ * closed first (no moment is sampled twice; their records still in the
+ * rings are read as any). 0, or -errno with the old events kept. */
+int perf_events_grow_stack(struct perf_events *pe, uint32_t bytes, int prog_fd);
 
 /* With PERF_EVENTS_ALLOC, the output event of the i-th CPU (i < the number
  * of rings) and that CPU's number; -1 without. */

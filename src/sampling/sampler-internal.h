@@ -34,6 +34,12 @@ struct sampler {
 	int py_err;
 	struct pick_bpf pick; /* cpu_wide: the targets' family and the program keeping them */
 	int cpu_wide, cpu_wide_err;
+	/* The copy the events ask for now (dwarf) and the one before it
+	 * grew (0: it never did); the samples unwound, those that asked for
+	 * more than the copy before, and of those the stacks that ended
+	 * where their copy did (stack-copy.c). */
+	uint32_t copy_now, copy_was;
+	uint64_t copy_samples, samples_at_copy, cut_at_copy;
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;
 	struct sampler_target *targets;
@@ -92,6 +98,17 @@ int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg);
 
 /* Puts one record where it belongs (sampler-records.c); s is arg. */
 int sampler_handle_record(const struct perf_record *rec, void *arg);
+
+/* With cfg.copy_grows, after the rings are read: when stacks ended
+ * where the copy did in 1 sample in 100 since it last grew, the copy
+ * grows (stack-copy.c). */
+void sampler_copy_check(struct sampler *s);
+
+/* A sample's frames (n, leaf first) as unwound from rec: counted when
+ * the copy it asked for is the one now, and its stack ended there. */
+struct perf_record;
+void sampler_copy_seen(struct sampler *s, const struct perf_record *rec, const uint64_t *frames,
+		       size_t n);
 
 /* Reaps the launched command if it has exited; returns 1 if it did. */
 int sampler_child_wait(struct sampler *s, int options);

@@ -84,10 +84,11 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 		    .stack = rec->sample.stack,
 		    .stack_len = rec->sample.stack_size,
 		    .mark_end = 1,
-		    .stack_asked = s->cfg.stack_bytes,
+		    .stack_asked = rec->sample.stack_asked,
 		};
 		*nframes = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL_FRAMES,
 					   MAX_UNWIND_FRAMES, s->frames, s->frames_cap);
+		sampler_copy_seen(s, rec, s->frames, *nframes);
 		return s->frames;
 	}
 	if (!rec->sample.nr) {

@@ -138,6 +138,9 @@ static void on_wake(void *arg)
 		return;
 	if (s->py)
 		py_samples_read(s->py);
+	/* On what the last reads unwound: what the rings hold now was taken
+	 * with the copy as it was, and is read as such. */
+	sampler_copy_check(s);
 	int r = perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC), sampler_handle_record, s);
 	/* After the mappings the rings told of: a sample's stack is
 	 * unwound through them. */

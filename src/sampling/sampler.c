@@ -95,6 +95,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.dwarf = s->cfg.dwarf;
 	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
+	s->copy_now = s->cfg.stack_bytes;
 	pc.ring_pages = s->cfg.ring_pages;
 	pc.enable_on_exec = enable_on_exec;
 	/* Processes sampled per CPU: their family, followed into the
@@ -687,6 +688,11 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
 	unwinder_end_counts(s->unwinder, st->unwind_ends);
 	st->copy_wanted = unwinder_copy_wanted(s->unwinder);
+	st->copy_bytes = s->copy_now ? s->copy_now : s->cfg.stack_bytes;
+	if (st->copy_bytes != s->cfg.stack_bytes) {
+		st->copy_before = s->copy_samples - s->samples_at_copy;
+		st->copy_cut_before = st->unwind_ends[UNWIND_END_COPY] - s->cut_at_copy;
+	}
 }
 
 static void add_comment(struct profile *p, const char *key, const char *fmt, ...)
@@ -785,7 +791,13 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	add_comment(p, "throttled", "%llu", (unsigned long long)st->throttled);
 	if (s->cfg.dwarf)
 		add_comment(p, "call-graph", "%s,%u", s->cfg.fp_after ? "auto" : "dwarf",
-			    (unsigned)s->cfg.stack_bytes);
+			    (unsigned)st->copy_bytes);
+	if (st->copy_bytes != s->cfg.stack_bytes)
+		add_comment(p, "stack-copy-grew",
+			    "from %u bytes: %llu samples taken with smaller copies, %llu of them "
+			    "cut where the copy ended",
+			    (unsigned)s->cfg.stack_bytes, (unsigned long long)st->copy_before,
+			    (unsigned long long)st->copy_cut_before);
 	else
 		add_comment(p, "call-graph", "fp");
 	if (s->cfg.dwarf)

@@ -76,6 +76,9 @@ struct sampler_config {
 	 * both reached. */
 	int fp_after;
 	uint32_t stack_bytes;
+	/* The copy grows while recording when stacks end where it did
+	 * (sampler-run.c): only with -p sampled per CPU (cpu_wide). */
+	int copy_grows;
 	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
 	int unwind_check;  /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd;	   /* stop when readable (a signalfd); -1 for none */
@@ -155,6 +158,11 @@ struct sampler_stats {
 	 * says why, by enum unwind_end (dwarf and auto). */
 	uint64_t unwind_ends[UNWIND_END_KINDS];
 	uint64_t copy_wanted;			/* unwinder_copy_wanted() */
+	/* The copy at the end (dwarf); when it grew (copy_grows), the
+	 * samples taken with smaller copies, and the stacks of those that
+	 * ended where their copy did. */
+	uint32_t copy_bytes;
+	uint64_t copy_before, copy_cut_before;
 	struct alloc_samples_stats alloc;	/* with PERF_EVENTS_ALLOC */
 	enum alloc_bpf_mode alloc_mode;		/* how the probes were attached */
 	/* With growing: the stacks that only grew, over how many snapshots

@@ -8,7 +8,7 @@
 # the chain each target's code is known to run.
 . "$(dirname "$0")/lib.sh"
 NOFP=$(dirname "$TARGETS")/targets-nofp
-need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld" "$NOFP/stackfault" "$NOFP/spawner"
+need_file "$RECCE" "$NOFP/qsort" "$NOFP/threads" "$NOFP/sigspin" "$NOFP/throws" "$NOFP/qsort-lld" "$NOFP/stackfault" "$NOFP/spawner" "$NOFP/deep"
 
 RUST=
 if rustc -g -O -o "$T/unwind" tests/rust/unwind.rs 2>"$T/rustc.err"; then
@@ -166,5 +166,37 @@ cmp_ok "$PARENT" '>' 0 "spawner: the main thread's samples in clone3 have its ca
 is "$((PARENT + $(folded_count "$F" '^clone3$')))" "$IN_CLONE" \
 	"spawner: every sample in clone3 is the main thread's, whole, or a new thread's, clone3 alone" ||
 	diag "$(printf '%s\n' "$F" | grep -E '(^|;)clone3 ' | grep -Ev '^(_start;|clone3 )' | head -3)"
+
+# A stack deeper than the copy, without frame pointers to go on by
+# (deep: 40 frames of 1 KiB above bottom): recorded by -p, the default
+# copy grows once stacks end where it did, to 64 KiB, and every stack
+# after is whole. A copy given is kept as it is.
+spawn "$T/deep.out" "$NOFP/deep" 600 # killed below
+DEEP=$PID
+run "$RECCE" record -F 499 -p "$DEEP" -d 2 -o "$T/deep.pb.gz"
+is "$RC" 0 "deep: record exits 0" || show_run
+like "$(cat "$ERR")" 'the stack copy grew from 8192 to 65528 bytes: [0-9]+ of the [0-9]+ samples taken with smaller copies were cut where it ended \(--call-graph auto,65528 copies that much from the start\)' \
+	"deep: the run says the copy grew, and the option that copies that much"
+CUT=$(sed -n 's/.*the stack copy grew from .* bytes: \([0-9]*\) of the.*/\1/p' "$ERR")
+BEFORE=$(sed -n 's/.*the stack copy grew from .* bytes: [0-9]* of the \([0-9]*\) samples.*/\1/p' "$ERR")
+is "$CUT" "$BEFORE" "deep: every sample taken with a smaller copy was cut, even those read after it grew"
+like "$(cat "$ERR")" "[0-9]+ stacks end early, at a frame that says why: $CUT \\[stack copy ended\\] \\(each with a copy before it grew\\)" \
+	"deep: the stacks cut short are those of the copies before"
+F=$(folded "$T/deep.pb.gz")
+WHOLE=$(folded_count "$F" "^_start;__libc_start_main;__libc_start_call_main;main;$(printf 'descend;%.0s' $(seq 40))bottom(;|\$)")
+is "$(folded_count "$F" '^\[stack copy ended\];')" "$CUT" "deep: $CUT samples have [stack copy ended]"
+is "$((WHOLE + CUT))" "$(folded_total "$F")" "deep: every other sample's stack is whole, main to bottom ($WHOLE)" ||
+	diag "$(printf '%s\n' "$F" | grep -Ev '^(_start;|\[stack copy ended\];)' | head -3)"
+cmp_ok "$WHOLE" '>' "$CUT" "deep: most samples come after the copy grew"
+run "$RECCE" report "$T/deep.pb.gz" -n 1
+like "$(cat "$OUT")" 'call-graph: auto,65528' "deep: the profile names the copy it ended with" &&
+	like "$(cat "$OUT")" "stack-copy-grew: from 8192 bytes: $BEFORE samples taken with smaller copies, $CUT of them cut where the copy ended" \
+	"and the one it began with"
+run "$RECCE" record -F 499 -p "$DEEP" -d 1 --call-graph auto,8192 -o "$T/deep-8k.pb.gz"
+is "$RC" 0 "deep, auto,8192: record exits 0" || show_run
+unlike "$(cat "$ERR")" 'grew' "deep: a copy given does not grow"
+cmp_ok "$(folded_count "$(folded "$T/deep-8k.pb.gz")" '^\[stack copy ended\];')" '>' 0 \
+	"deep: and its stacks stay cut"
+kill "$DEEP"
 
 done_testing
