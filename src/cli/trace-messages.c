@@ -520,8 +520,6 @@ static void say_followed_late(const struct tracer_stats *st)
 		n == 1 ? "its" : "their", why);
 }
 
-/* --stack: the stacks shown that end early, each reason that did with
- * what it means (the copy's end, with what copies more). */
 /* No py: pattern named a call of the many seen: what their names are. */
 static void say_py_others(const struct tracer_stats *st)
 {
@@ -537,6 +535,8 @@ static void say_py_others(const struct tracer_stats *st)
 		(unsigned long long)st->py_seen, names);
 }
 
+/* --stack: the stacks shown that end early, each reason that did with
+ * what it means (the copy's end, with what copies more). */
 static void say_stack_ends(const struct trace_args *a, const struct tracer_stats *st)
 {
 	const uint64_t *e = st->stack_ends;

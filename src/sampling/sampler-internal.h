@@ -99,13 +99,14 @@ int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg);
 /* Puts one record where it belongs (sampler-records.c); s is arg. */
 int sampler_handle_record(const struct perf_record *rec, void *arg);
 
-/* With cfg.copy_grows, after the rings are read: when stacks ended
- * where the copy did in 1 sample in 100 since it last grew, the copy
- * grows (stack-copy.c). */
+/* With cfg.copy_grows, before the rings are read again: when the
+ * stacks that ended where the copy did are 1 in 100 of the samples
+ * taken with the copy as it is, the copy grows (stack-copy.c). */
 void sampler_copy_check(struct sampler *s);
 
-/* A sample's frames (n, leaf first) as unwound from rec: counted when
- * the copy it asked for is the one now, and its stack ended there. */
+/* A sample's frames (n, leaf first) as unwound from rec: counted, and
+ * when it asked for the copy as it is now, whether its stack ended
+ * there. */
 struct perf_record;
 void sampler_copy_seen(struct sampler *s, const struct perf_record *rec, const uint64_t *frames,
 		       size_t n);

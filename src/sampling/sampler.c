@@ -792,14 +792,14 @@ void sampler_describe(const struct sampler *s, const struct sampler_stats *st,
 	if (s->cfg.dwarf)
 		add_comment(p, "call-graph", "%s,%u", s->cfg.fp_after ? "auto" : "dwarf",
 			    (unsigned)st->copy_bytes);
-	if (st->copy_bytes != s->cfg.stack_bytes)
+	else
+		add_comment(p, "call-graph", "fp");
+	if (s->cfg.dwarf && st->copy_bytes != s->cfg.stack_bytes)
 		add_comment(p, "stack-copy-grew",
 			    "from %u bytes: %llu samples taken with smaller copies, %llu of them "
 			    "cut where the copy ended",
 			    (unsigned)s->cfg.stack_bytes, (unsigned long long)st->copy_before,
 			    (unsigned long long)st->copy_cut_before);
-	else
-		add_comment(p, "call-graph", "fp");
 	if (s->cfg.dwarf)
 		add_comment(
 		    p, "stacks-ended-early",

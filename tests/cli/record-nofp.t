@@ -195,6 +195,9 @@ like "$(cat "$OUT")" 'call-graph: auto,65528' "deep: the profile names the copy 
 run "$RECCE" record -F 499 -p "$DEEP" -d 1 --call-graph auto,8192 -o "$T/deep-8k.pb.gz"
 is "$RC" 0 "deep, auto,8192: record exits 0" || show_run
 unlike "$(cat "$ERR")" 'grew' "deep: a copy given does not grow"
+run "$RECCE" report "$T/deep-8k.pb.gz" -n 1
+is "$(grep -E '(call-graph|stack-copy-grew):' "$OUT" | sed 's/^ *//')" "call-graph: auto,8192" \
+	"deep: the profile names the copy given, once"
 cmp_ok "$(folded_count "$(folded "$T/deep-8k.pb.gz")" '^\[stack copy ended\];')" '>' 0 \
 	"deep: and its stacks stay cut"
 kill "$DEEP"
