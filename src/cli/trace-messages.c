@@ -528,10 +528,12 @@ static void say_py_others(const struct tracer_stats *st)
 	for (size_t i = 0; i < st->npy_others; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 i ? ", " : "", st->py_others[i]);
-	warning("no pattern named any of the %llu Python calls seen (such as %s): trace names "
-		"a call py:MODULE.FUNCTION, MODULE its file's name without .py and FUNCTION its "
-		"own name without its class (recce record's __main__.Handler.handle, in app.py, "
-		"is py:app.handle; py:handle names it in any file)",
+	warning("no pattern named any of the %llu Python calls seen (such as %s): a glob with "
+		"one dot matches py:MODULE.FUNCTION (MODULE the file's name without .py, "
+		"FUNCTION the code's own name, without its class: py:app.handle), one with two "
+		"dots or more, or of __main__, the name recce record gives "
+		"(py:__main__.Handler.handle), and one without a dot the code's own name "
+		"(py:handle)",
 		(unsigned long long)st->py_seen, names);
 }
 
@@ -633,6 +635,11 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 		    "the probe fired, and were gone when recce read them: the process exited, or "
 		    "freed the code) and were matched by no pattern",
 		    (unsigned long long)st->py_unnamed);
+	if (st->py_unqualified)
+		warning("%llu Python calls were named by their file and code name alone, not "
+			"module.qualname as the patterns ask: their frame could not be read (recce "
+			"had not read their process's interpreter yet, or their code was gone)",
+			(unsigned long long)st->py_unqualified);
 	if (st->py_seen && !st->py_named && st->npy_others)
 		say_py_others(st);
 	say_stack_ends(a, st);

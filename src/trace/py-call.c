@@ -50,9 +50,10 @@ void py_call_module(const char *file, char *buf, size_t cap)
 	snprintf(buf, cap, "%.*s", (int)len, start);
 }
 
-/* Whether a py: pattern of pats names function of module. */
+/* Whether a py: pattern of pats names function of module, or the call
+ * named qualified (module.qualname, or NULL). */
 static int named(const struct trace_pattern *pats, size_t npat, const char *module,
-		 const char *function)
+		 const char *function, const char *qualified)
 {
 	char full[256];
 
@@ -61,7 +62,19 @@ static int named(const struct trace_pattern *pats, size_t npat, const char *modu
 		if (pats[p].kind != TRACE_PATTERN_PY)
 			continue;
 		const char *name = strchr(pats[p].function, '.') ? full : function;
-		if (fnmatch(pats[p].function, name, 0) == 0)
+		if (fnmatch(pats[p].function, name, 0) == 0 ||
+		    (qualified && name == full && fnmatch(pats[p].function, qualified, 0) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+int py_call_wants_qualified(const struct trace_pattern *pats, size_t npat)
+{
+	for (size_t p = 0; p < npat; p++) {
+		const char *g = pats[p].function, *dot = strchr(g, '.');
+		if (pats[p].kind == TRACE_PATTERN_PY && dot &&
+		    (strchr(dot + 1, '.') || strncmp(g, "__main__.", 9) == 0))
 			return 1;
 	}
 	return 0;
@@ -112,7 +125,11 @@ int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct p
 		snprintf(file, sizeof(file), "?");
 	py_call_module(file, module, sizeof(module));
 	char full[sizeof(module) + sizeof(name) + 4];
-	snprintf(full, sizeof(full), "py:%s.%s", have_file ? module : "?", have_name ? name : "?");
+	if (s->qualified)
+		snprintf(full, sizeof(full), "py:%s", s->qualified);
+	else
+		snprintf(full, sizeof(full), "py:%s.%s", have_file ? module : "?",
+			 have_name ? name : "?");
 	trace_copy_str(r->function, sizeof(r->function), full);
 	r->arity = -1; /* its parameters are not known */
 	r->ret_kind = TRACE_ARG_NONE;
@@ -134,7 +151,7 @@ int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct p
 		a[1].flags = TRACE_ARG_WHY_SET(TRACE_WHY_OPERAND);
 	if (file_rc < 0 || name_rc < 0)
 		return -1;
-	return file_rc == 0 && name_rc == 0 && named(pats, npat, module, name);
+	return file_rc == 0 && name_rc == 0 && named(pats, npat, module, name, s->qualified);
 }
 
 struct py_hist {

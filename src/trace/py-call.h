@@ -36,12 +36,16 @@ uint64_t py_call_key(const struct usdt_probe *u, const uint64_t *gpr);
 struct py_call_strings {
 	const char *name, *file;
 	size_t name_len, file_len;
+	/* The call's own frame named as recce record names it
+	 * ("__main__.Handler.handle"), when the probe read it; or NULL. */
+	const char *qualified;
 };
 #define PY_CALL_CAPTURED 63
 
 /*
  * Fills r (kind and time left to the caller) for a Python call at probe
- * u with registers gpr: function "py:module.function", and the
+ * u with registers gpr: function "py:module.function" (or with
+ * s->qualified, "py:" and that, which a pattern may name too), and the
  * arguments file (its path) and line. The strings are those copied at
  * the hit, else (or when a copy may be cut) read from pid (0: none may
  * be). Returns 1 when one of the npat py: patterns of pats names the
@@ -50,6 +54,12 @@ struct py_call_strings {
  */
 int py_call_fill(const struct usdt_probe *u, const uint64_t *gpr, const struct py_call_strings *s,
 		 pid_t pid, const struct trace_pattern *pats, size_t npat, struct trace_record *r);
+
+/* Whether one of the npat patterns of pats is a py: glob that only
+ * the name recce record gives matches: two dots or more
+ * ("app.Handler.handle", "http.server.*"), or the module __main__. The
+ * probes then read each call's own frame to name it so. */
+int py_call_wants_qualified(const struct trace_pattern *pats, size_t npat);
 
 /* The registers of u's function name and file (enum x86_gpr), for the
  * probe to copy them: 0, or -1 when they are not in registers. */

@@ -184,6 +184,17 @@ int py_stack_caller(struct py_stack *s, const struct uprobe_hit *h, char *buf, s
 	return 0;
 }
 
+int py_stack_own(struct py_stack *s, const struct uprobe_hit *h, char *buf, size_t len)
+{
+	struct py_reader *r = h->py_read && h->npy ? reader_of(s, (pid_t)h->pid) : NULL;
+	struct py_frame pf;
+
+	if (!r || py_samples_frame(r, h->py[0], &pf) != 0)
+		return 0;
+	snprintf(buf, len, "%s", pf.name);
+	return 1;
+}
+
 void py_stack_get_stats(const struct py_stack *s, uint64_t *unread, int *off)
 {
 	*unread = s->unread;

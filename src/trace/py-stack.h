@@ -58,6 +58,11 @@ size_t py_stack_callers(struct py_stack *s, const struct uprobe_hit *h, int own,
  * into buf; 0 when the hit carries none. */
 int py_stack_caller(struct py_stack *s, const struct uprobe_hit *h, char *buf, size_t len);
 
+/* The Python function of hit h's own frame, as recce record names it
+ * ("module.qualname"), into buf; 0 when the hit carries none, or its
+ * code could not be read. */
+int py_stack_own(struct py_stack *s, const struct uprobe_hit *h, char *buf, size_t len);
+
 /* The frames shown as "[unknown Python code]" (their code object could
  * not be read: the process exited, or freed it, before recce read the
  * hit), and whether the probes' program reads no Python frames (a kernel

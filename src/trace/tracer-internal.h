@@ -73,6 +73,8 @@ struct tracer {
 	uint64_t calls_seen;  /* calls the probes saw, for the breaker's flood look */
 	uint64_t py_unnamed; /* ... whose names could not be read */
 	uint64_t py_named;   /* ... that a py: pattern named */
+	int py_qualified;    /* py_call_wants_qualified(): each call's own frame read */
+	uint64_t py_unqualified;	      /* ... and not read, named by its file alone */
 	char py_others[TRACER_PY_OTHERS][96]; /* the first names of those none named */
 	size_t npy_others;
 	uint64_t py_no_frames;	 /* shown calls whose hit read no Python frames */

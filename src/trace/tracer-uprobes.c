@@ -337,7 +337,9 @@ static int open_buffers(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
 	struct uprobe_set_config ucfg = {
-	    .callchain = c->want_stack || c->want_caller,
+	    /* The program that reads Python frames takes the call chain
+	     * too. */
+	    .callchain = c->want_stack || c->want_caller || t->py_qualified,
 	    .stack_bytes = c->want_stack ? c->stack_bytes : 0,
 	    .ring_pages = ring_pages(t),
 	    .wakeup_hits = wakeup_hits(t),

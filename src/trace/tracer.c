@@ -124,7 +124,10 @@ static int python_callers(struct tracer *t)
 	const struct tracer_config *c = &t->cfg;
 	int py_calls = 0, python = 0;
 
-	if (c->fast || (!c->want_stack && !c->want_caller))
+	/* A pattern that only the name record gives matches: each call's
+	 * own frame is read to name it so. */
+	t->py_qualified = !c->fast && py_call_wants_qualified(c->patterns, c->npatterns);
+	if (c->fast || (!c->want_stack && !c->want_caller && !t->py_qualified))
 		return 0;
 	for (size_t i = 0; i < t->res.n; i++)
 		py_calls |= t->res.fns[i].py == TRACE_PY_ENTRY;
@@ -548,7 +551,12 @@ static int call_record(struct tracer *t, const struct uprobe_hit *h, int fn,
 	r->tid = h->tid;
 	if (f->py) {
 		struct py_call_strings strs = {(const char *)h->object, (const char *)h->string,
-					       h->object_len, h->string_len};
+					       h->object_len, h->string_len, NULL};
+		char qualified[128];
+		if (t->py_qualified && t->py_stack &&
+		    py_stack_own(t->py_stack, h, qualified, sizeof(qualified)))
+			strs.qualified = qualified;
+		t->py_unqualified += t->py_qualified && !strs.qualified;
 		int rc = py_call_fill(f->usdt, h->gpr, &strs, mem_pid(h), c->patterns,
 				      c->npatterns, r);
 		t->py_unnamed += rc < 0;
@@ -621,7 +629,8 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		size_t nstack = 0;
 		/* Its process's interpreter not read yet (a command's first
 		 * calls), or its thread's state not found. */
-		t->py_no_frames += tf->py && t->py_stack && h->py_read && !h->npy;
+		t->py_no_frames += tf->py && t->py_stack && h->py_read && !h->npy &&
+				   (c->want_stack || c->want_caller);
 		if (c->want_caller && t->py_stack && h->py_read) {
 			if (!py_stack_caller(t->py_stack, h, r.caller, sizeof(r.caller)))
 				r.caller[0] = 0;
@@ -1063,6 +1072,7 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->py_seen = t->py_seen;
 	st->py_unnamed = t->py_unnamed;
 	st->py_named = t->py_named;
+	st->py_unqualified = t->py_unqualified;
 	memcpy(st->py_others, t->py_others, sizeof(st->py_others));
 	st->npy_others = t->npy_others;
 	if (t->py_stack)

@@ -169,6 +169,9 @@ struct tracer_stats {
 	size_t pythons;	    /* interpreters whose Python calls are traced (py:) */
 	uint64_t py_seen;   /* Python calls the probes saw, shown or not */
 	uint64_t py_named;  /* ... that a py: pattern named */
+	/* With a pattern only module.qualname matches: calls whose own
+	 * frame was not read, named and matched by their file alone. */
+	uint64_t py_unqualified;
 	/* The first distinct names of those no pattern named, as shown
 	 * ("py:app.handle"), for the message when none was named. */
 	char py_others[TRACER_PY_OTHERS][96];

@@ -191,7 +191,7 @@ like "$(cat "$T/metrics")" 'recce_agent_windows_export_failed_total 0' "and none
 
 kill -TERM "$CHPID"
 wait_exit 30 "$CHPID"
-wait_for 10 grep -q 'cannot export a window' "$T/agent.err"
+wait_for 60 grep -q 'cannot export a window' "$T/agent.err"
 # Refused, or reset when it went away in the middle of a window's insert.
 like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1:$HTTP_PORT/fleet: .*(refused|reset by peer|Broken pipe|timed out|answered [0-9]+).*: windows wait in $T/store and are sent when it takes them again, oldest first" \
 	"ClickHouse gone: the agent warns, and why"

@@ -155,6 +155,14 @@ trace_held()
 	wait_exit 60 "$P" || diag "the target did not exit"
 	cut -d' ' -f3- "$OUT" > "$T/lines"
 }
+# A glob of the name recce record gives (module.qualname; the script is
+# __main__): each call's own frame is read at the call, and names it
+# (its code read while the target lives: held).
+trace_held 'py:__main__.l*' --count 20
+is "$RC" 0 "trace py:__main__.l* exits 0" || show_run
+is "$(grep -cxF "py:__main__.leaf(file=$SHOWN, line=$(line leaf))" "$T/lines") $(wc -l < "$T/lines")" "20 20" \
+	"the 20 calls of leaf(), named as recce record names them, and nothing else"
+unlike "$(cat "$ERR")" 'named by their file' "each call's own frame was read"
 trace_held 'py:leaf' --stack --count 20
 is "$RC" 0 "trace py:leaf --stack exits 0" || show_run
 want="$(at handle calls-leaf);$(at burst calls-handle);$(at '<module>' calls-burst)"
@@ -229,7 +237,7 @@ like "$(cat "$ERR")" 'stopped after 0 events: circuit breaker tripped' \
 	"calls not shown trip the breaker too" || show_run
 like "$(cat "$ERR")" 'each Python call, shown or not, costs the target a trap into the kernel' \
 	"and the note says why"
-like "$(cat "$ERR")" "warning: no pattern named any of the [0-9]+ Python calls seen \\(such as py:[A-Za-z0-9_.-]+(, py:[A-Za-z0-9_.-]+){0,3}\\): trace names a call py:MODULE\\.FUNCTION" \
+like "$(cat "$ERR")" "warning: no pattern named any of the [0-9]+ Python calls seen \\(such as py:[A-Za-z0-9_.-]+(, py:[A-Za-z0-9_.-]+){0,3}\\): a glob with one dot matches py:MODULE\\.FUNCTION" \
 	"a pattern that named no call is told what the calls' names look like"
 
 # 6. Semaphores: raised while traced, lowered when recce ends, even by
