@@ -523,7 +523,7 @@ static void say_followed_late(const struct tracer_stats *st)
 /* No py: pattern named a call of the many seen: what their names are. */
 static void say_py_others(const struct tracer_stats *st)
 {
-	char names[TRACER_PY_OTHERS * 100] = "";
+	char names[TRACER_PY_OTHERS * (TRACE_FUNCTION_LEN + 2)] = "";
 
 	for (size_t i = 0; i < st->npy_others; i++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",

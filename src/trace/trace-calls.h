@@ -39,7 +39,7 @@ struct trace_call {
 	uint8_t nargs;
 	struct trace_arg args[TRACE_MAX_ARGS];
 	uint64_t regs[TRACE_MAX_ARGS];
-	char function[96]; /* a Python call's name ("py:app.handle"), else "" */
+	char function[TRACE_FUNCTION_LEN]; /* a Python call's name ("py:app.handle"), else "" */
 	int unshown;	   /* Python calls not shown running above it */
 	/* A call above it ended unseen while events were lost: its own
 	 * return may be among them, and a return seen at its place that of

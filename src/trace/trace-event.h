@@ -19,6 +19,7 @@
 
 #define TRACE_RECORD_SIZE 1024
 #define TRACE_MAX_ARGS	  6
+#define TRACE_FUNCTION_LEN 96 /* a record's function name, its NUL included */
 
 enum trace_kind { TRACE_CALL = 1, TRACE_RETURN = 2 };
 
@@ -92,7 +93,7 @@ struct trace_record {
 	uint32_t pid, tid;
 	int32_t arity;	   /* parameters from DWARF, -1 if unknown */
 	uint32_t flags;	   /* TRACE_RECORD_* */
-	char function[96]; /* "object:function", "py:module.function" */
+	char function[TRACE_FUNCTION_LEN]; /* "object:function", "py:module.function" */
 	char caller[120];  /* "function+0xoff" with --caller, else "" */
 	struct trace_arg args[TRACE_MAX_ARGS];
 	/* A TRACE_ARG_OBJECT return as read when it returned ("" when it

@@ -75,7 +75,8 @@ struct tracer {
 	uint64_t py_named;   /* ... that a py: pattern named */
 	int py_qualified;    /* py_call_wants_qualified(): each call's own frame read */
 	uint64_t py_unqualified;	      /* ... and not read, named by its file alone */
-	char py_others[TRACER_PY_OTHERS][96]; /* the first names of those none named */
+	/* The first names of those none named. */
+	char py_others[TRACER_PY_OTHERS][TRACE_FUNCTION_LEN];
 	size_t npy_others;
 	uint64_t py_no_frames;	 /* shown calls whose hit read no Python frames */
 	uint64_t stack_ends[UNWIND_END_KINDS]; /* --stack: stacks cut short, by why */

@@ -174,7 +174,7 @@ struct tracer_stats {
 	uint64_t py_unqualified;
 	/* The first distinct names of those no pattern named, as shown
 	 * ("py:app.handle"), for the message when none was named. */
-	char py_others[TRACER_PY_OTHERS][96];
+	char py_others[TRACER_PY_OTHERS][TRACE_FUNCTION_LEN];
 	size_t npy_others;
 	/* ... whose name or file could not be read: not copied at the hit
 	 * (perf uprobe events) and gone when recce read the hit (the
