@@ -99,6 +99,11 @@ int sampler_handle_fast_alloc(const struct fast_alloc_event *e, void *arg);
 /* Puts one record where it belongs (sampler-records.c); s is arg. */
 int sampler_handle_record(const struct perf_record *rec, void *arg);
 
+/* cpu_wide: the program of the per-CPU sampling events, which keeps the
+ * targets' samples (with their Python frames, when a target is a
+ * CPython). */
+int sampler_cpu_prog(const struct sampler *s);
+
 /* With cfg.copy_grows, before the rings are read again: when the
  * stacks that ended where the copy did are 1 in 100 of the samples
  * taken with the copy as it is, the copy grows (stack-copy.c). */

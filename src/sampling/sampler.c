@@ -405,6 +405,11 @@ static int attach(struct sampler *s)
 	return attached ? 0 : -ESRCH;
 }
 
+int sampler_cpu_prog(const struct sampler *s)
+{
+	return s->py ? py_samples_prog_fd(s->py) : s->pick.prog_fd;
+}
+
 /* The recording starts now: its clock, the profile's start time, and
  * the off-CPU waits counted from then. */
 static void clock_starts(struct sampler *s)
@@ -590,8 +595,7 @@ int sampler_start(struct sampler *s)
 			/* The Python frame program keeps the targets' samples
 			 * too, when one is a CPython. */
 			if (!err && s->cpu_wide)
-				err = perf_events_open_cpus(s->pe, s->py ? py_samples_prog_fd(s->py)
-									 : s->pick.prog_fd);
+				err = perf_events_open_cpus(s->pe, sampler_cpu_prog(s));
 			/* With switches (offcpu, wall), each thread is watched
 			 * from when all the events are on: one that ran while
 			 * recce attached (a tenth of a second on a busy machine)

@@ -6,7 +6,6 @@
 
 #include "perf/perf-events.h"
 #include "proc/unwind.h"
-#include "profile/py-samples.h"
 
 /* A stack in GROW_PER cut where the copy ended, of the samples taken
  * with the copy as it is now, and GROW_MIN_CUT of them at least. A
@@ -32,8 +31,7 @@ void sampler_copy_check(struct sampler *s)
 		more *= 2;
 	if (more > PERF_EVENTS_MAX_STACK_BYTES)
 		more = PERF_EVENTS_MAX_STACK_BYTES;
-	int prog = s->py ? py_samples_prog_fd(s->py) : s->pick.prog_fd;
-	if (perf_events_grow_stack(s->pe, (uint32_t)more, prog) < 0) {
+	if (perf_events_grow_stack(s->pe, (uint32_t)more, sampler_cpu_prog(s)) < 0) {
 		s->cfg.copy_grows = 0; /* the events it has go on */
 		return;
 	}
