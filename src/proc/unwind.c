@@ -1165,42 +1165,6 @@ uint64_t unwinder_copy_wanted(const struct unwinder *u)
 	return u ? u->copy_wanted : 0;
 }
 
-/*
- * The unwind of the copied stack (n frames at f) stopped short of the
- * stack's end; the frame-pointer walk (nfp entries, leaf first) goes on
- * from the deepest frame both reached. In recursion that frame's address
- * repeats: the walk is joined at the same repeat of it (the k-th, if the
- * unwound stack holds it k times). A walk that never meets the unwound
- * stack adds nothing: its frames could be a frame pointer's garbage. So
- * is a return address that could not be one (from a function without its
- * own frame pointer, the kernel's walk follows whatever rbp holds, up to
- * its depth limit): the walk stops before it, and *cut is set. Returns
- * the new count.
- */
-static size_t go_on_by_fp(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t *f,
-			  size_t n, size_t cap, const uint64_t *fp, size_t nfp, int *cut)
-{
-	uint64_t last = f[n - 1];
-	size_t repeats = 0, i = 0;
-
-	for (size_t k = 0; k < n; k++)
-		repeats += f[k] == last;
-	for (; i < nfp && repeats; i++)
-		repeats -= fp[i] == last;
-	if (repeats)
-		return n;
-	for (; i < nfp && n < cap; i++) {
-		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
-			break;
-		if (!plausible_return(u, p, pid, fp[i])) {
-			*cut = 1;
-			break;
-		}
-		f[n++] = fp[i];
-	}
-	return n;
-}
-
 /* Whether the function at pc keeps its frame pointer there: its CFA is
  * rbp + 16, or it is Go code with a frame (Go keeps one in every frame).
  * Only then is the frame-pointer walk's next return address its own
@@ -1219,6 +1183,60 @@ static int fp_kept_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
 static int keeps_fp(struct unwinder *u, struct proc_unwind *p, uint64_t ra)
 {
 	return fp_kept_at(u, p, ra - 1);
+}
+
+/*
+ * Whether the function of frame k of f (the leaf at 0, return addresses
+ * after it) is known not to keep its frame pointer there: its CFI says
+ * where its caller's address is, and not as a frame pointer's (not Go's,
+ * which keeps one in every frame). The kernel's walk, reading rbp past
+ * it, skipped its caller (rbp was still a caller's further up) or read
+ * garbage. Code without CFI (JIT code) or with a rule too complex to
+ * read says nothing.
+ */
+static int drops_fp(struct unwinder *u, struct proc_unwind *p, const uint64_t *f, size_t k)
+{
+	struct cfi_rule r;
+	uint64_t pc = k ? f[k] - 1 : f[k];
+
+	return p && rule_at(u, p, pc, &r) > 0 && r.ra_how == CFI_SAVED_AT && !r.go && !r.go_code &&
+	       !fp_kept_at(u, p, pc);
+}
+
+/*
+ * The unwind of the copied stack (n frames at f) stopped short of the
+ * stack's end; the frame-pointer walk (nfp entries, leaf first) goes on
+ * from the deepest frame both reached. In recursion that frame's address
+ * repeats: the walk is joined at the same repeat of it (the k-th, if the
+ * unwound stack holds it k times). A walk that never meets the unwound
+ * stack adds nothing: its frames could be a frame pointer's garbage. It
+ * stops, and *cut is set, past a function known not to keep its frame
+ * pointer (drops_fp()), and before a return address that could not be
+ * one (the kernel's walk follows whatever rbp holds, up to its depth
+ * limit). Returns the new count.
+ */
+static size_t go_on_by_fp(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t *f,
+			  size_t n, size_t cap, const uint64_t *fp, size_t nfp, int *cut)
+{
+	uint64_t last = f[n - 1];
+	size_t repeats = 0, i = 0;
+
+	for (size_t k = 0; k < n; k++)
+		repeats += f[k] == last;
+	for (; i < nfp && repeats; i++)
+		repeats -= fp[i] == last;
+	if (repeats)
+		return n;
+	for (; i < nfp && n < cap; i++) {
+		if (fp[i] >= PERF_CONTEXT_MAX || !fp[i])
+			break;
+		if (drops_fp(u, p, f, n - 1) || !plausible_return(u, p, pid, fp[i])) {
+			*cut = 1;
+			break;
+		}
+		f[n++] = fp[i];
+	}
+	return n;
 }
 
 /*

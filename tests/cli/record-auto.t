@@ -6,7 +6,8 @@
 # 8 KiB copy: dwarf alone never reaches main; auto gives every sample
 # the whole chain, each of the 40 frames once, as the frame-pointer walk
 # of this frame-pointer build does. dwarf's stacks end with a frame that
-# says why ([stack copy ended]), counted.
+# says why ([stack copy ended]), counted. deep skip puts a function
+# without a frame pointer among those with one.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/deep"
 
@@ -80,6 +81,30 @@ run "$RECCE" report "$T/auto.pb.gz" -n 1
 like "$(cat "$OUT")" 'call-graph: auto,8192' "the profile says how its stacks were walked"
 is "$(folded_count "$F_auto$F_dwarf" '\[no unwind info')" 0 \
 	"no stack of deep ends at code without unwind information"
+
+# A function without a frame pointer among those with one: deep's
+# middle, between outer and the 40 frames of descend, leaves rbp as
+# outer's, so the kernel's frame-pointer walk goes from middle to main,
+# outer skipped. Past a function its CFI says keeps no frame pointer the
+# walk is not followed: each stack ends there, marked, where made-up
+# callers would say main called middle. The whole truth, from a copy that
+# holds the stack: main, outer, middle.
+IN_MIDDLE='(^|;)middle;descend;(.*;)?bottom(;|$)'
+run "$RECCE" record -o "$T/skip.pb.gz" -- "$TARGETS/deep" 1 skip
+is "$RC" 0 "record -- deep skip exits 0" || show_run
+F=$(folded "$T/skip.pb.gz")
+MIDDLE=$(folded_count "$F" "$IN_MIDDLE")
+cmp_ok "$MIDDLE" '>' 0 "skip: samples under middle ($MIDDLE)"
+is "$(folded_count "$F" '(^|;)main;middle;')" 0 "skip: no stack has main call middle" ||
+	diag "$(folded_top "$F" 3)"
+is "$(folded_count "$F" '^\[stack copy ended\];middle;descend;')" "$MIDDLE" \
+	"skip: every one ends at middle with [stack copy ended]" || diag "$(folded_top "$F" 3)"
+run "$RECCE" record --call-graph dwarf,65528 -o "$T/skip-64k.pb.gz" -- "$TARGETS/deep" 1 skip
+is "$RC" 0 "record (dwarf,65528) -- deep skip exits 0" || show_run
+F=$(folded "$T/skip-64k.pb.gz")
+cmp_ok "$(folded_count "$F" "$IN_MIDDLE")" '>' 0 "dwarf,65528: samples under middle"
+is "$(folded_count "$F" '(^|;)main;outer;middle;descend;')" "$(folded_count "$F" "$IN_MIDDLE")" \
+	"dwarf,65528: every one has main, outer, middle" || diag "$(folded_top "$F" 3)"
 
 # Code without unwind information: nocfi's stub, assembly with no CFI,
 # calls spin with a frame pointer that leads nowhere. Every stack of spin

@@ -9,9 +9,12 @@
  * a thread on a stack of its own, fresh from mmap, calls hole(), one
  * frame of 16 KiB of which only the ends are touched, and it calls
  * bottom(): the pages in between were never in memory, so no probe can
- * read them.
+ * read them. With `skip`, main calls outer(), which calls middle(), built
+ * without a frame pointer (rbp left as outer's), which calls descend():
+ * the frame-pointer walk from descend's frames goes from middle straight
+ * to main, outer skipped.
  *
- *   deep SECONDS [wide|hole]
+ *   deep SECONDS [wide|hole|skip]
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -73,6 +76,20 @@ __attribute__((noinline)) static void hole(double end)
 	sink += (uint64_t)pad[0];
 }
 
+/* Leaves rbp as its caller's (a frame pointer's walk reads outer's frame
+ * for its own). */
+__attribute__((noinline, optimize("omit-frame-pointer"))) static void middle(double end)
+{
+	descend(0, end);
+	sink++;
+}
+
+__attribute__((noinline)) static void outer(double end)
+{
+	middle(end);
+	sink++;
+}
+
 static void *hole_thread(void *arg)
 {
 	hole(*(double *)arg);
@@ -111,6 +128,8 @@ int main(int argc, char **argv)
 		wide(now() + seconds);
 	else if (argc > 2 && strcmp(argv[2], "hole") == 0)
 		run_hole(now() + seconds);
+	else if (argc > 2 && strcmp(argv[2], "skip") == 0)
+		outer(now() + seconds);
 	else
 		descend(0, now() + seconds);
 	printf("deep: done\n");
