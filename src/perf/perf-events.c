@@ -20,6 +20,7 @@
 #include "perf/perf-ring.h"
 #include "perf/perf-sys.h"
 #include "util/array.h"
+#include "util/clock.h"
 #include "util/hex.h"
 #include "util/u64map.h"
 
@@ -29,6 +30,7 @@
 
 struct perf_task {
 	pid_t tid;
+	unsigned long flags; /* perf_event_open's: PERF_FLAG_PID_CGROUP for a cgroup's */
 	int closed;
 	int *fds;      /* one per CPU and event, -1 once closed */
 	uint64_t *ids; /* one per CPU and event */
@@ -48,6 +50,10 @@ struct perf_events {
 	struct perf_task *tasks;
 	size_t ntasks, tasks_cap;
 	struct u64map ids; /* event id -> task index | event << 32 */
+	/* id of a sampling event another took over from (a larger stack
+	 * copy) -> the time the other began: its records from then on are
+	 * the same moments again. */
+	struct u64map retired;
 	int user_only;
 	int bpf_refused; /* the errno of a refused PERF_EVENT_IOC_SET_BPF, negative */
 	uint64_t sample_type;
@@ -216,29 +222,6 @@ int perf_events_open_cpus(struct perf_events *pe, int prog_fd)
 	return 0;
 }
 
-int perf_events_grow_stack(struct perf_events *pe, uint32_t bytes, int prog_fd)
-{
-	uint32_t was = pe->cfg.stack_bytes;
-	int *fds = NULL;
-
-	if (!pe->cfg.cpu_wide || !pe->cpu_events || !pe->cfg.dwarf || bytes % 8 || bytes <= was ||
-	    bytes > PERF_EVENTS_MAX_STACK_BYTES)
-		return -EINVAL;
-	pe->cfg.stack_bytes = bytes;
-	int err = cpu_events_open(pe, PERF_EVENTS_CPU_CLOCK, prog_fd, &fds);
-	if (err) {
-		cpu_events_close(pe, fds);
-		pe->cfg.stack_bytes = was;
-		return err;
-	}
-	cpu_events_close(pe, pe->cpu_events);
-	pe->cpu_events = fds;
-	for (size_t i = 0; i < pe->ncpus; i++)
-		if (ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0)
-			return -errno;
-	return 0;
-}
-
 int perf_events_output_fd(const struct perf_events *pe, size_t i, int *cpu)
 {
 	if (!pe->outputs || i >= pe->ncpus)
@@ -274,6 +257,7 @@ int perf_events_new(const struct perf_events_config *cfg, struct perf_events **o
 	if (events & PERF_EVENTS_ALLOC)
 		pe->kinds[pe->nkinds++] = PERF_EVENTS_ALLOC;
 	u64map_init(&pe->ids);
+	u64map_init(&pe->retired);
 	perf_sysctl_read("/proc/sys/kernel/perf_event_max_stack", &max_stack);
 	if (max_stack < 1)
 		max_stack = 1;
@@ -345,6 +329,7 @@ void perf_events_free(struct perf_events *pe)
 	free(pe->recs);
 	free(pe->cpus);
 	u64map_release(&pe->ids);
+	u64map_release(&pe->retired);
 	free(pe);
 }
 
@@ -478,6 +463,7 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 		return err;
 	struct perf_task *t = &pe->tasks[pe->ntasks];
 	t->tid = tid;
+	t->flags = flags;
 	size_t n = pe->ncpus * pe->nkinds;
 	for (size_t i = 0; i < n; i++) {
 		size_t cpu = i % pe->ncpus, k = i / pe->ncpus;
@@ -529,6 +515,108 @@ int perf_events_open_task(struct perf_events *pe, pid_t tid)
 int perf_events_open_cgroup(struct perf_events *pe, int cgroup_fd)
 {
 	return open_task(pe, cgroup_fd, PERF_FLAG_PID_CGROUP);
+}
+
+/*
+ * Event fresh, opened held, takes over from event old, which goes: fresh
+ * starts, then old's counts are kept (its CPU time where counted) and it
+ * is closed. Its records from the moment fresh began, read later, are
+ * dropped (perf_events_read()): the same moments sampled twice, the same
+ * mappings and tasks told twice. Nothing is lost in between.
+ */
+static int take_over(struct perf_events *pe, int old, int fresh, int counted)
+{
+	struct event_read v = {0, 0};
+	size_t len = pe->read_lost ? sizeof(v) : sizeof(v.value);
+	uint64_t id;
+
+	if (ioctl(fresh, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		return -errno;
+	uint64_t at = time_now_ns(CLOCK_MONOTONIC);
+	int err =
+	    ioctl(old, PERF_EVENT_IOC_ID, &id) < 0 ? -errno : u64map_put(&pe->retired, id, at);
+	if (read(old, &v, len) == (ssize_t)len) {
+		pe->closed_lost += v.lost;
+		pe->closed_cpu_ns += counted ? v.value : 0;
+	}
+	close(old);
+	return err;
+}
+
+/* The system-wide task's cpu-clock events (pid -1 on every CPU, the first
+ * kind: they carry the mappings and tasks as well) opened again with the
+ * copy pe->cfg.stack_bytes and their program, into fresh (ncpus). */
+static int task_events_open(struct perf_events *pe, const struct perf_task *t, int *fresh)
+{
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		uint64_t id;
+		int bpf = pe->cfg.bpf_prog_fd > 0 && !pe->bpf_refused;
+		int fd = open_one(pe, 0, t->tid, pe->cpus[i], t->flags, 1);
+		if (fd < 0)
+			return fd;
+		fresh[i] = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+			return -errno;
+		if (bpf && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
+			pe->bpf_refused = -errno;
+		int err =
+		    u64map_put(&pe->ids, id,
+			       (uint64_t)(t - pe->tasks) | (uint64_t)PERF_EVENTS_CPU_CLOCK << 32);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The events whose copy grows: the per-CPU events of cpu_wide, or the
+ * one task of a system-wide recording (nothing else open). NULL for
+ * none; *task: -1 for the former. */
+static int *growing_events(struct perf_events *pe, int *task)
+{
+	*task = -1;
+	if (pe->cfg.cpu_wide)
+		return pe->cpu_events;
+	if (pe->ntasks != 1 || pe->tasks[0].closed || pe->tasks[0].tid != -1 ||
+	    pe->tasks[0].flags || pe->kinds[0] != PERF_EVENTS_CPU_CLOCK)
+		return NULL;
+	*task = 0;
+	return pe->tasks[0].fds;
+}
+
+int perf_events_grow_stack(struct perf_events *pe, uint32_t bytes, int prog_fd)
+{
+	uint32_t was = pe->cfg.stack_bytes;
+	int task, *old = growing_events(pe, &task), *fresh = NULL, err;
+
+	if (!old || !pe->cfg.dwarf || bytes % 8 || bytes <= was ||
+	    bytes > PERF_EVENTS_MAX_STACK_BYTES)
+		return -EINVAL;
+	pe->cfg.stack_bytes = bytes;
+	if (task < 0) {
+		err = cpu_events_open(pe, PERF_EVENTS_CPU_CLOCK, prog_fd, &fresh);
+	} else if (!(fresh = malloc(pe->ncpus * sizeof(*fresh)))) {
+		err = -ENOMEM;
+	} else {
+		for (size_t i = 0; i < pe->ncpus; i++)
+			fresh[i] = -1;
+		err = task_events_open(pe, &pe->tasks[task], fresh);
+	}
+	if (err) {
+		cpu_events_close(pe, fresh);
+		pe->cfg.stack_bytes = was;
+		return err;
+	}
+	/* From here on the copy is the new one, whatever fails: each CPU's
+	 * event is the old or the new, and its records say which. */
+	for (size_t i = 0; i < pe->ncpus; i++) {
+		int e = take_over(pe, old[i], fresh[i], task >= 0);
+		if (e < 0 && !err)
+			err = e;
+		old[i] = fresh[i];
+	}
+	free(fresh);
+	return err;
 }
 
 /* What the cpu-clock events of task t counted on every CPU: the CPU
@@ -805,6 +893,11 @@ static int parse_pass(void *ctx, size_t ring, const unsigned char *p, size_t len
 	if (parse_record(rp->pe, p, len, r) < 0)
 		return -EBADMSG;
 	uint64_t v;
+	if (r->type != PERF_RECORD_LOST && u64map_count(&rp->pe->retired) &&
+	    u64map_get(&rp->pe->retired, r->id, &v) && r->time >= v) {
+		rp->pe->stats.taken_over++;
+		return 0;
+	}
 	if (rp->pe->nkinds > 1 && u64map_get(&rp->pe->ids, r->id, &v))
 		r->event = (unsigned)(v >> 32);
 	else

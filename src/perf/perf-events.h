@@ -123,6 +123,7 @@ struct perf_events_stats {
 	uint64_t records;
 	uint64_t malformed; /* records skipped because they failed a bounds check */
 	uint64_t wraps;	    /* records copied through a bounce buffer */
+	uint64_t taken_over; /* records of an event after another took over (grow_stack) */
 };
 
 struct perf_events;
@@ -175,11 +176,14 @@ size_t perf_events_ntasks(const struct perf_events *pe);
  * them. Returns 0 or -errno. */
 int perf_events_open_cpus(struct perf_events *pe, int prog_fd);
 
-/* cpu_wide, dwarf: the per-CPU sampling events opened again with a copy
- * of bytes of user stack (a multiple of 8, more than the copy now, at
- * most PERF_EVENTS_MAX_STACK_BYTES), running prog_fd, the old ones
- * closed first (no moment is sampled twice; their records still in the
- * rings are read as any). 0, or -errno with the old events kept. */
+/* dwarf, cpu_wide or system-wide (one task, of pid -1, cpu-clock
+ * first): the per-CPU sampling events opened again with a copy of bytes
+ * of user stack (a multiple of 8, more than the copy now, at most
+ * PERF_EVENTS_MAX_STACK_BYTES), running prog_fd (cpu_wide; the config's
+ * program else). Each new event starts before its old one goes: no
+ * moment is missed, and the old one's records of the moments after are
+ * dropped as read (stats.taken_over); those before are read as any.
+ * 0, or -errno: with the old events kept where none was opened. */
 int perf_events_grow_stack(struct perf_events *pe, uint32_t bytes, int prog_fd);
 
 /* With PERF_EVENTS_ALLOC, the output event of the i-th CPU (i < the number

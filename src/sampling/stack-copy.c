@@ -1,6 +1,7 @@
 /*
  * The stack copy that grows while recording (see sampler-internal.h):
- * with --call-graph auto and its default copy, by -p sampled per CPU.
+ * with --call-graph auto and its default copy, by -p sampled per CPU and
+ * by the whole system's CPU samples (record -a, agent --continuous).
  */
 #include "sampling/sampler-internal.h"
 
@@ -17,8 +18,10 @@
 void sampler_copy_check(struct sampler *s)
 {
 	uint32_t now = s->copy_now;
+	int all = s->cfg.system_wide && s->cfg.cgroup_fd < 0;
+	int whole = all && s->cfg.events == PERF_EVENTS_CPU_CLOCK;
 
-	if (!s->cfg.copy_grows || !s->cpu_wide || !s->cfg.dwarf || !s->pe ||
+	if (!s->cfg.copy_grows || !(s->cpu_wide || whole) || !s->cfg.dwarf || !s->pe ||
 	    now >= PERF_EVENTS_MAX_STACK_BYTES)
 		return;
 	uint64_t cut = s->cut_at_copy;
@@ -31,7 +34,8 @@ void sampler_copy_check(struct sampler *s)
 		more *= 2;
 	if (more > PERF_EVENTS_MAX_STACK_BYTES)
 		more = PERF_EVENTS_MAX_STACK_BYTES;
-	if (perf_events_grow_stack(s->pe, (uint32_t)more, sampler_cpu_prog(s)) < 0) {
+	if (perf_events_grow_stack(s->pe, (uint32_t)more, s->cpu_wide ? sampler_cpu_prog(s) : -1) <
+	    0) {
 		s->cfg.copy_grows = 0; /* the events it has go on */
 		return;
 	}

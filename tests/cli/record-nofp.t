@@ -170,7 +170,7 @@ is "$((PARENT + $(folded_count "$F" '^clone3$')))" "$IN_CLONE" \
 # A stack deeper than the copy, without frame pointers to go on by
 # (deep: 40 frames of 1 KiB above bottom): recorded by -p, the default
 # copy grows once stacks end where it did, to 64 KiB, and every stack
-# after is whole. A copy given is kept as it is.
+# after is whole. A copy given is kept as it is. So with -a.
 spawn "$T/deep.out" "$NOFP/deep" 600 # killed below
 DEEP=$PID
 run "$RECCE" record -F 499 -p "$DEEP" -d 3 -o "$T/deep.pb.gz"
@@ -200,6 +200,18 @@ is "$(grep -E '(call-graph|stack-copy-grew):' "$OUT" | sed 's/^ *//')" "call-gra
 	"deep: the profile names the copy given, once"
 cmp_ok "$(folded_count "$(folded "$T/deep-8k.pb.gz")" '^\[stack copy ended\];')" '>' 0 \
 	"deep: and its stacks stay cut"
+# The whole system's samples (-a): the copy grows as well, to 64 KiB
+# (by way of a size another process asked for first, maybe), and deep's
+# stacks are cut or whole.
+run "$RECCE" record -a -F 499 -d 3 -o "$T/deep-a.pb.gz"
+is "$RC" 0 "deep, -a: record exits 0" || show_run
+like "$(cat "$ERR")" 'the stack copy grew from 8192 to 65528 bytes: ' "deep, -a: the copy grew to 64 KiB"
+F=$(folded "$T/deep-a.pb.gz" | grep "^\[deep $DEEP\];" | sed 's/^[^;]*;//')
+WHOLE=$(folded_count "$F" "^_start;__libc_start_main;__libc_start_call_main;main;$(printf 'descend;%.0s' $(seq 40))bottom(;|\$)")
+cmp_ok "$WHOLE" '>' 0 "deep, -a: whole stacks after it grew ($WHOLE)"
+is "$((WHOLE + $(folded_count "$F" '^\[stack copy ended\];')))" "$(folded_total "$F")" \
+	"deep, -a: every other stack of deep was cut where a smaller copy ended" ||
+	diag "$(printf '%s\n' "$F" | grep -Ev '^(_start;|\[stack copy ended\];)' | head -3)"
 kill "$DEEP"
 
 done_testing
