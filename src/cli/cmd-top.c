@@ -49,6 +49,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		parse_call_graph_option("top", arg, &cg, &s->stack_bytes);
 		s->dwarf = cg != CALL_GRAPH_FP;
 		s->fp_after = cg == CALL_GRAPH_AUTO;
+		s->copy_grows = cg == CALL_GRAPH_AUTO && !strchr(arg, ',');
 		break;
 	}
 	case V_HISTORY:
@@ -80,7 +81,7 @@ static void parse_args(struct top_session *s, int argc, char **argv)
 
 	s->delay = DEFAULT_DELAY;
 	s->freq = DEFAULT_FREQ;
-	s->dwarf = s->fp_after = 1; /* --call-graph auto */
+	s->dwarf = s->fp_after = s->copy_grows = 1; /* --call-graph auto */
 	s->stack_bytes = CALL_GRAPH_STACK_BYTES;
 	s->history = TOP_DEFAULT_HISTORY;
 	first = options_parse("top", top_options, 0, argc, argv, s, NULL);

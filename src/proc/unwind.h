@@ -114,6 +114,13 @@ int unwind_is_mark(uint64_t addr);
  * "[interrupted stack not copied]", "[stack not in memory]". */
 const char *unwind_mark_name(uint64_t addr);
 
+/* Whether frames (n, as unwinder_sample() gave them) end where the
+ * stack copy did. */
+static inline int unwind_cut_at_copy(const uint64_t *frames, size_t n)
+{
+	return n && frames[n - 1] == UNWIND_MARK_BASE + UNWIND_END_COPY;
+}
+
 /* Stacks unwinder_sample() ended with a marker, by enum unwind_end. */
 void unwinder_end_counts(const struct unwinder *u, uint64_t counts[UNWIND_END_KINDS]);
 

@@ -13,6 +13,7 @@
 
 #include "perf/pick-bpf.h"
 #include "sampling/sampler.h"
+#include "perf/stack-copy.h"
 #include "util/evloop.h"
 #include "util/u64map.h"
 
@@ -34,12 +35,7 @@ struct sampler {
 	int py_err;
 	struct pick_bpf pick; /* cpu_wide: the targets' family and the program keeping them */
 	int cpu_wide, cpu_wide_err;
-	/* The copy the events ask for now (dwarf) and the one before it
-	 * grew (0: it never did); the samples unwound, those that asked for
-	 * more than the copy before, and of those the stacks that ended
-	 * where their copy did (stack-copy.c). */
-	uint32_t copy_now, copy_was;
-	uint64_t copy_samples, samples_at_copy, cut_at_copy;
+	struct stack_copy copy; /* the copy the events ask for (dwarf) */
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;
 	struct sampler_target *targets;
@@ -103,18 +99,6 @@ int sampler_handle_record(const struct perf_record *rec, void *arg);
  * targets' samples (with their Python frames, when a target is a
  * CPython). */
 int sampler_cpu_prog(const struct sampler *s);
-
-/* With cfg.copy_grows, before the rings are read again: when the
- * stacks that ended where the copy did are 1 in 100 of the samples
- * taken with the copy as it is, the copy grows (stack-copy.c). */
-void sampler_copy_check(struct sampler *s);
-
-/* A sample's frames (n, leaf first) as unwound from rec: counted, and
- * when it asked for the copy as it is now, whether its stack ended
- * there. */
-struct perf_record;
-void sampler_copy_seen(struct sampler *s, const struct perf_record *rec, const uint64_t *frames,
-		       size_t n);
 
 /* Reaps the launched command if it has exited; returns 1 if it did. */
 int sampler_child_wait(struct sampler *s, int options);

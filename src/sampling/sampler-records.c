@@ -88,7 +88,8 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 		};
 		*nframes = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL_FRAMES,
 					   MAX_UNWIND_FRAMES, s->frames, s->frames_cap);
-		sampler_copy_seen(s, rec, s->frames, *nframes);
+		stack_copy_seen(&s->copy, rec->sample.stack_asked,
+				unwind_cut_at_copy(s->frames, *nframes));
 		return s->frames;
 	}
 	if (!rec->sample.nr) {

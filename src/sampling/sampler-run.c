@@ -20,6 +20,7 @@
 #include "sampling/alloc-growth.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
+#include "proc/unwind.h"
 #include "util/clock.h"
 #include "util/evloop.h"
 #include "util/progress.h"
@@ -140,7 +141,8 @@ static void on_wake(void *arg)
 		py_samples_read(s->py);
 	/* On what the last reads unwound: what the rings hold now was taken
 	 * with the copy as it was, and is read as such. */
-	sampler_copy_check(s);
+	stack_copy_check(&s->copy, s->pe, unwinder_copy_wanted(s->unwinder),
+			 s->cpu_wide ? sampler_cpu_prog(s) : -1);
 	int r = perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC), sampler_handle_record, s);
 	/* After the mappings the rings told of: a sample's stack is
 	 * unwound through them. */

@@ -95,7 +95,6 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	pc.dwarf = s->cfg.dwarf;
 	pc.fp_chain = s->cfg.dwarf && s->cfg.fp_after;
 	pc.stack_bytes = s->cfg.stack_bytes;
-	s->copy_now = s->cfg.stack_bytes;
 	pc.ring_pages = s->cfg.ring_pages;
 	pc.enable_on_exec = enable_on_exec;
 	/* Processes sampled per CPU: their family, followed into the
@@ -109,6 +108,12 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 		s->cpu_wide = !s->cpu_wide_err;
 	}
 	pc.cpu_wide = s->cpu_wide;
+	/* The copy grows for the events sampled per CPU: those of -p
+	 * (cpu_wide), or CPU samples of the whole system. */
+	int all =
+	    s->cfg.system_wide && s->cfg.cgroup_fd < 0 && s->cfg.events == PERF_EVENTS_CPU_CLOCK;
+	stack_copy_init(&s->copy, s->cfg.stack_bytes,
+			s->cfg.copy_grows && s->cfg.dwarf && (s->cpu_wide || all));
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err =
 		    py_samples_new(s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1),
@@ -692,11 +697,8 @@ void sampler_get_stats(const struct sampler *s, struct sampler_stats *st)
 	unwinder_check_stats(s->unwinder, &st->unwind_check);
 	unwinder_end_counts(s->unwinder, st->unwind_ends);
 	st->copy_wanted = unwinder_copy_wanted(s->unwinder);
-	st->copy_bytes = s->copy_now ? s->copy_now : s->cfg.stack_bytes;
-	if (st->copy_bytes != s->cfg.stack_bytes) {
-		st->copy_before = s->copy_samples - s->samples_at_copy;
-		st->copy_cut_before = st->unwind_ends[UNWIND_END_COPY] - s->cut_at_copy;
-	}
+	st->copy_bytes = s->copy.now;
+	stack_copy_grew(&s->copy, &st->copy_before, &st->copy_cut_before);
 }
 
 static void add_comment(struct profile *p, const char *key, const char *fmt, ...)

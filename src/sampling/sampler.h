@@ -77,7 +77,7 @@ struct sampler_config {
 	int fp_after;
 	uint32_t stack_bytes;
 	/* The copy grows while recording when stacks end where it did
-	 * (stack-copy.c): only with -p sampled per CPU (cpu_wide), or the
+	 * (perf/stack-copy.h): only with -p sampled per CPU (cpu_wide), or the
 	 * whole system's CPU samples (system_wide without a cgroup). */
 	int copy_grows;
 	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */

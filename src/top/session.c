@@ -104,6 +104,8 @@ int top_session_init(struct top_session *s)
 	cfg.dwarf = s->dwarf;
 	cfg.fp_after = s->fp_after;
 	cfg.stack_bytes = s->stack_bytes;
+	cfg.copy_grows = s->copy_grows;
+	s->copy_said = s->stack_bytes;
 	cfg.pids = s->pids;
 	cfg.npids = s->npids;
 	s->sampling_err = top_sampler_new(&cfg, &s->sampler);
@@ -214,6 +216,21 @@ static void read_all_processes(struct top_session *s)
 	free(pids);
 }
 
+/* The stack copy, when it grew since the last snapshot: said once. */
+static void copy_grew(struct top_session *s)
+{
+	struct top_sampler_stats st;
+
+	top_sampler_get_stats(s->sampler, &st);
+	if (!st.copy_bytes || st.copy_bytes == s->copy_said || s->nevents >= TOP_MAX_EVENTS)
+		return;
+	snprintf(s->events[s->nevents++], sizeof(s->events[0]),
+		 "the stack copy grew from %u to %u bytes (--call-graph auto,%u copies that "
+		 "much from the start)",
+		 (unsigned)s->copy_said, (unsigned)st.copy_bytes, (unsigned)st.copy_bytes);
+	s->copy_said = st.copy_bytes;
+}
+
 int top_session_snapshot(struct top_session *s)
 {
 	static struct procstat_system sys; /* large: keep it off the stack */
@@ -221,8 +238,10 @@ int top_session_snapshot(struct top_session *s)
 	double now = top_now();
 
 	s->nevents = 0;
-	if (s->sampler)
+	if (s->sampler) {
 		top_sampler_read(s->sampler, s->model);
+		copy_grew(s);
+	}
 	top_model_begin(s->model, s->last_time ? now - s->last_time : 0);
 	s->last_time = now;
 	if (s->npids) {

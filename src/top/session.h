@@ -30,6 +30,8 @@ struct top_session {
 	unsigned history;
 	int dwarf, fp_after; /* how stacks are walked (top-sample.h) */
 	uint32_t stack_bytes;
+	int copy_grows;	    /* the copy grows where stacks end at it (perf/stack-copy.h) */
+	uint32_t copy_said; /* the copy last said */
 	int batch, json; /* how the program shows it */
 	int stop_fd;	 /* readable on a stop signal (a signalfd); -1: none */
 

@@ -21,6 +21,7 @@
 #include "proc/py-names.h"
 #include "proc/unwind.h"
 #include "profile/py-samples.h"
+#include "perf/stack-copy.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "top/top-model.h"
@@ -49,6 +50,7 @@ struct top_sampler {
 	struct proc_registry *procs;
 	struct frame_namer *namer;
 	struct unwinder *unwinder; /* with --call-graph auto or dwarf */
+	struct stack_copy copy;	   /* the copy its events ask for */
 	uint64_t frames[MAX_KERNEL + 1 + MAX_USER];
 	struct kallsyms *kallsyms;
 	int kallsyms_tried;
@@ -123,6 +125,7 @@ int top_sampler_new(const struct top_sampler_config *cfg, struct top_sampler **o
 	pc.dwarf = cfg->dwarf;
 	pc.fp_chain = cfg->dwarf && cfg->fp_after;
 	pc.stack_bytes = cfg->stack_bytes;
+	stack_copy_init(&s->copy, cfg->stack_bytes, cfg->dwarf && cfg->copy_grows);
 	if (cfg->dwarf && !(s->unwinder = unwinder_new(s->procs, 0)))
 		goto out_free;
 	/* Watched processes: a program on each CPU's event keeps their
@@ -225,6 +228,7 @@ void top_sampler_get_stats(const struct top_sampler *s, struct top_sampler_stats
 {
 	*st = s->stats;
 	st->user_only = perf_events_user_only(s->pe);
+	st->copy_bytes = s->cfg.dwarf ? s->copy.now : 0;
 }
 
 static int watching(const struct top_sampler *s, pid_t pid)
@@ -480,6 +484,10 @@ size_t top_sampler_name_stack(struct top_sampler *s, pid_t pid, const uint64_t *
 			python = i + 1; /* the rest are Python frames */
 			break;
 		}
+		if (unwind_is_mark(a)) { /* where and why the walk ended */
+			out[n++] = (struct top_frame){unwind_mark_name(a), NULL, 0, 0};
+			continue;
+		}
 		if (a >= CONTEXT_FLOOR) {
 			context = a == (uint64_t)PERF_CONTEXT_KERNEL ? 1
 				  : a == (uint64_t)PERF_CONTEXT_USER ? 0
@@ -533,10 +541,14 @@ static int on_record(const struct perf_record *rec, void *arg)
 			    .regs = rec->sample.abi ? rec->sample.regs : NULL,
 			    .stack = rec->sample.stack,
 			    .stack_len = rec->sample.stack_size,
+			    .mark_end = 1,
+			    .stack_asked = rec->sample.stack_asked,
 			};
 			n = unwinder_sample(s->unwinder, &smp, s->cfg.fp_after, MAX_KERNEL,
 					    MAX_USER, s->frames,
 					    sizeof(s->frames) / sizeof(s->frames[0]));
+			stack_copy_seen(&s->copy, rec->sample.stack_asked,
+					unwind_cut_at_copy(s->frames, n));
 			ips = s->frames;
 		}
 		if (s->py) {
@@ -590,6 +602,9 @@ int top_sampler_read(struct top_sampler *s, struct top_model *m)
 	s->model = m;
 	if (s->py)
 		py_samples_read(s->py);
+	/* On what the last reads unwound: what the rings hold now was taken
+	 * with the copy as it was, and is read as such. */
+	stack_copy_check(&s->copy, s->pe, unwinder_copy_wanted(s->unwinder), -1);
 	int n = perf_events_read(s->pe, time_now_ns(CLOCK_MONOTONIC), on_record, s);
 	s->model = NULL;
 	return n;

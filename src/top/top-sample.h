@@ -39,6 +39,7 @@ struct top_sampler_config {
 	 * (fp_after); with neither, frame pointers alone. */
 	int dwarf, fp_after;
 	uint32_t stack_bytes;
+	int copy_grows;	   /* the copy grows where stacks end at it (perf/stack-copy.h) */
 	const pid_t *pids; /* the processes watched; npids == 0 watches all */
 	size_t npids;
 };
@@ -47,6 +48,7 @@ struct top_sampler_stats {
 	uint64_t samples, lost, throttled;
 	uint64_t others; /* of processes not watched, read and dropped */
 	int user_only; /* the kernel refused kernel-mode sampling */
+	uint32_t copy_bytes; /* the stack each sample copies now (dwarf) */
 };
 
 /* One frame of a named stack. */

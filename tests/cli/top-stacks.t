@@ -5,8 +5,10 @@
 # frame-pointer walk (--call-graph fp) never reaches; a CPython's with
 # its Python frames in place of the interpreter's. Seen in the
 # flamegraph that f writes. A CPython's threads by their Python names.
+# A stack deeper than the copy: the copy grows.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/hot" /usr/bin/python3.11
+NOFP=$(dirname "$TARGETS")/targets-nofp
+need_file "$RECCE" "$TARGETS/hot" /usr/bin/python3.11 "$NOFP/deep"
 command -v tmux >/dev/null || {
 	echo "Bail out! tmux is not installed (scripts/install-deps.sh installs it)"
 	exit 1
@@ -92,4 +94,32 @@ is "$(awk -v t="$SUM" '$2 == t && $12 != "-" { print $12, $14 }' "$OUT" | sort -
 	"__main__.summer __main__.summer" \
 	"HOT and LAST name the Python function that calls a builtin, not the builtin" || show_run
 kill_quietly "$SUM"
+
+# A stack deeper than the copy, without frame pointers (deep, built as
+# Debian builds: 41 KiB of stack above bottom): top's copy grows, as
+# record's does, and says so once per size; its flamegraph then has
+# whole stacks, main to bottom, where those cut before it grew are
+# marked [stack copy ended].
+spawn "$T/deep.out" "$NOFP/deep" 600
+DEEP=$PID
+run "$RECCE" top -b -n 8 -d 0.5 -p "$DEEP"
+like "$(cat "$OUT")" 'the stack copy grew from [0-9]+ to 65528 bytes \(--call-graph auto,65528 copies that much from the start\)' \
+	"top -b: the copy grows to 64 KiB, and top says so" || show_run
+is "$(grep -o 'grew from [0-9]* to [0-9]*' "$OUT" | sort | uniq -d)" "" "each growth said once"
+run "$RECCE" top -b -n 8 -d 0.5 -p "$DEEP" --call-graph auto,8192
+unlike "$(cat "$OUT")" 'grew' "a copy given does not grow"
+mkdir "$T/deep"
+tm new-session -d -s deep -x 160 -y 40 "cd '$T/deep' && '$RECCE' top -d 1 -p $DEEP; exec sleep 60"
+# The refresh after the one that says it grew to 64 KiB holds samples
+# taken with that copy.
+wait_for 60 shows deep 'grew from [0-9]+ to 65528' || diag "top never grew its copy" "$(screen deep)"
+wait_for 20 eval '! shows deep "grew from [0-9]+ to 65528"' || diag "$(screen deep)"
+tm send-keys -t deep f
+wait_for 10 shows deep "wrote 'recce-top-[0-9]+\\.svg'" || diag "$(screen deep)"
+SVG=$(ls "$T/deep"/recce-top-*.svg 2>/dev/null | head -n 1)
+tm send-keys -t deep q
+ok "f writes a flamegraph (deep)" test -s "$SVG"
+like "$(cat "$SVG")" 'data-name="main"' "it holds deep's whole stacks, main to bottom"
+like "$(cat "$SVG")" 'data-name="\[stack copy ended\]"' "and marks those cut before the copy grew"
+kill_quietly "$DEEP"
 done_testing
