@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 #include "perf/pick-bpf.h"
-#include "sampling/sampler.h"
 #include "perf/stack-copy.h"
+#include "sampling/sampler.h"
 #include "util/evloop.h"
 #include "util/u64map.h"
 

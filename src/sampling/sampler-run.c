@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "perf/perf-events.h"
+#include "proc/unwind.h"
 #include "sampling/alloc-fast.h"
 #include "sampling/alloc-growth.h"
 #include "sampling/alloc-probes.h"
 #include "sampling/offcpu.h"
-#include "proc/unwind.h"
 #include "util/clock.h"
 #include "util/evloop.h"
 #include "util/progress.h"

@@ -6,8 +6,7 @@
 # [unknown] frame, and the request paths run from main through redis's
 # aeMain to processCommand, through nginx's worker loop to its ngx_http_*
 # functions, and through a postgres backend's PostgresMain to its query
-# stages, in `recce record` and (redis, nginx) in the continuous agent's
-# store. Debian's stripped Go prometheus, answering queries: no stack
+# stages, in `recce record` and in the continuous agent's store. Debian's stripped Go prometheus, answering queries: no stack
 # goes on past where Go's own profiles start it.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" /usr/bin/redis-server /usr/bin/redis-benchmark /usr/bin/prometheus \
@@ -108,6 +107,19 @@ run "$RECCE" record -p "$NGINX_WORKER" -F 999 -d 2 -o "$T/nginx.pb.gz"
 is "$RC" 0 "record -p the nginx worker exits 0" || show_run
 whole_stacks "record, nginx" "$T/nginx.pb.gz" "$NGINX_REQUEST" "$NGINX_WHAT"
 
+# Debian's postgres: a backend answering pgbench's select-only queries on
+# one connection, until pgbench is killed. Its static functions (Debian
+# strips the symbol table) are named by their .eh_frame ranges.
+start_postgres
+"$PGBIN/pgbench" -h "$T/pg" -U postgres -i -s 1 postgres >"$T/pgbench-init.out" 2>&1 ||
+	diag "pgbench -i failed: $(tail -n 3 "$T/pgbench-init.out")"
+spawn "$T/pgbench.out" "$PGBIN/pgbench" -h "$T/pg" -U postgres -n -S -c 1 -T 600 postgres
+PG_LOAD=$PID
+backend() { pgrep -u postgres -f '^postgres: postgres postgres' | head -n 1; }
+ok "pgbench connects" wait_for 60 eval '[ -n "$(backend)" ]'
+PG_REQUEST='(^|;)main;PostmasterMain;(.*;)?PostgresMain;(.*;)?(pg_parse_query|pg_analyze_and_rewrite[a-z_]*|pg_plan_queries|PortalRun)(;|$)'
+PG_WHAT='main;PostmasterMain;...;PostgresMain;...;pg_parse_query, pg_plan_queries, PortalRun...'
+
 # The continuous agent, whole system, into its store.
 STORE=$T/store
 spawn_recce "$T/agent.out" "$T/agent.err" agent --continuous --socket "$T/a/a.sock" \
@@ -140,27 +152,28 @@ fleet_nginx() {
 wait_for 60 fleet_nginx
 is "$QUERY_RC" 0 "query --comm nginx exits 0" || show_run
 whole_stacks "the agent's store, nginx" "$T/fleet-nginx.pb.gz" "$NGINX_REQUEST" "$NGINX_WHAT"
+# postgres's, from its backend: deep stacks (the agent's stack copy grows
+# for them where they end at it).
+fleet_pg() {
+	run "$RECCE" query --store "$STORE" --from "@$FROM" --pid "$(backend)" -o "$T/fleet-pg.pb.gz"
+	QUERY_RC=$RC
+	[ "$RC" = 0 ] && [ "$(folded_count "$(folded "$T/fleet-pg.pb.gz")" "$PG_REQUEST")" -gt 0 ]
+}
+wait_for 60 fleet_pg
+is "$QUERY_RC" 0 "query --pid (a postgres backend) exits 0" || show_run
+whole_stacks "the agent's store, postgres" "$T/fleet-pg.pb.gz" "$PG_REQUEST" "$PG_WHAT"
+f=$(folded "$T/fleet-pg.pb.gz")
+diag "the agent's postgres backend: $(folded_count "$f" '\[stack copy ended\]') of $(folded_total "$f") samples cut where the copy ended; $(grep 'stack copy grew' "$T/agent.err" | sed 's/^recce: //')"
 kill -INT "$AGENT"
 wait_exit 20 "$AGENT"
 is "$WAIT_RC" 0 "the agent stops on Ctrl-C with status 0"
 
 kill_quietly "$BENCH" "$REDIS" "$NGINX_LOAD" "$NGINX"
 
-# Debian's postgres: a backend answering pgbench's select-only queries on
-# one connection, until pgbench is killed. Its static functions (Debian
-# strips the symbol table) are named by their .eh_frame ranges.
-start_postgres
-"$PGBIN/pgbench" -h "$T/pg" -U postgres -i -s 1 postgres >"$T/pgbench-init.out" 2>&1 ||
-	diag "pgbench -i failed: $(tail -n 3 "$T/pgbench-init.out")"
-spawn "$T/pgbench.out" "$PGBIN/pgbench" -h "$T/pg" -U postgres -n -S -c 1 -T 600 postgres
-PG_LOAD=$PID
-backend() { pgrep -u postgres -f '^postgres: postgres postgres' | head -n 1; }
-ok "pgbench connects" wait_for 60 eval '[ -n "$(backend)" ]'
+# postgres's backend, as redis-server (the agent saw it above).
 run "$RECCE" record -p "$(backend)" -F 999 -d 2 -o "$T/postgres.pb.gz"
 is "$RC" 0 "record -p a postgres backend exits 0" || show_run
-whole_stacks "record, postgres" "$T/postgres.pb.gz" \
-	'(^|;)main;PostmasterMain;(.*;)?PostgresMain;(.*;)?(pg_parse_query|pg_analyze_and_rewrite[a-z_]*|pg_plan_queries|PortalRun)(;|$)' \
-	'main;PostmasterMain;...;PostgresMain;...;pg_parse_query, pg_plan_queries, PortalRun...'
+whole_stacks "record, postgres" "$T/postgres.pb.gz" "$PG_REQUEST" "$PG_WHAT"
 kill_quietly "$PG_LOAD" "$PM"
 
 # Debian's prometheus, a Go binary stripped of symbols and DWARF, answering
