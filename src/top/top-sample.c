@@ -16,12 +16,12 @@
 
 #include "perf/perf-events.h"
 #include "perf/pick-bpf.h"
+#include "perf/stack-copy.h"
 #include "proc/frame-name.h"
 #include "proc/proc-maps.h"
 #include "proc/py-names.h"
 #include "proc/unwind.h"
 #include "profile/py-samples.h"
-#include "perf/stack-copy.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "top/top-model.h"
