@@ -359,23 +359,6 @@ static void forget(struct continuous *c)
 	c->st.resident_bytes = resident_bytes();
 }
 
-/* The stack copy, when it grew since the last window: said once. */
-static void copy_grew(struct continuous *c, const struct sampler_stats *now)
-{
-	char why[160];
-
-	c->st.copy_ended = now->unwind_ends[UNWIND_END_COPY];
-	if (!now->copy_bytes || now->copy_bytes == c->st.copy_bytes)
-		return;
-	snprintf(why, sizeof(why),
-		 "from %u to %u bytes: %llu of the %llu samples taken with smaller copies were "
-		 "cut where it ended",
-		 (unsigned)c->st.copy_bytes, (unsigned)now->copy_bytes,
-		 (unsigned long long)now->copy_cut_before, (unsigned long long)now->copy_before);
-	c->st.copy_bytes = now->copy_bytes;
-	say(c, CONTINUOUS_COPY_GREW, (int)now->copy_bytes, why);
-}
-
 static void on_window(struct continuous *c, int64_t start, int64_t end)
 {
 	struct sampler_stats now;
@@ -425,7 +408,7 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	c->st.lost += w.lost;
 	c->st.python_samples = now.python.matched;
 	c->st.python_unread = now.python.unmatched;
-	copy_grew(c, &now);
+	c->st.copy_ended = now.unwind_ends[UNWIND_END_COPY];
 	c->st.cpu_seconds = c->last_cpu = cpu;
 	c->last = now;
 
@@ -596,7 +579,6 @@ static int start(struct continuous *c, const char **why)
 	sc.dwarf = c->cfg->dwarf;
 	sc.fp_after = c->cfg->fp_after;
 	sc.stack_bytes = c->cfg->stack_bytes;
-	sc.copy_grows = c->cfg->copy_grows;
 	sc.stop_fd = c->cfg->stop_fd;
 	sc.procs = c->procs;
 	sc.agg = c->agg;
@@ -741,8 +723,7 @@ void continuous_metrics(FILE *fp, const struct continuous_stats *st)
 	       "only.",
 	       (double)st->python_unread);
 	metric(fp, "stack_copy_bytes", "gauge",
-	       "Bytes of the sampled thread's stack each sample copies (--call-graph auto "
-	       "grows it where stacks end at it).",
+	       "Bytes of the sampled thread's stack each sample copies (--call-graph).",
 	       (double)st->copy_bytes);
 	metric(fp, "stacks_copy_ended_total", "counter",
 	       "Stacks that ended where the stack copy did, their callers unknown.",

@@ -3,8 +3,8 @@
  * BYTES): each sample's stack is copied as the events ask; when the
  * stacks that ended where the copy did are 1 in 100 of the samples taken
  * with it (4 at least), the events are opened again with a larger copy
- * (perf_events_grow_stack()). Used by the sampler (record -p, -a, the
- * agent) and by top.
+ * (perf_events_grow_stack()). Used by the sampler (record -p and -a) and
+ * by top; not by the continuous agent (continuous.h says why).
  */
 #ifndef RECCE_STACK_COPY_H
 #define RECCE_STACK_COPY_H
