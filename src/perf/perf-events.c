@@ -454,6 +454,36 @@ static int task_slot(struct perf_events *pe)
 	return 0;
 }
 
+/* Whether a task's event of kind k runs the config's program. */
+static int runs_bpf(const struct perf_events *pe, size_t k)
+{
+	return pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
+	       !(pe->cfg.cpu_wide && pe->kinds[k] == PERF_EVENTS_CPU_CLOCK) && !pe->bpf_refused;
+}
+
+/* The event of kind k of tid (flags: perf_event_open's) on the cpu-th CPU,
+ * into that CPU's ring, with the config's program where it runs it; held:
+ * disabled, for the caller to enable. *fd, -1 until opened, and *id. 0,
+ * or -errno (*fd for the caller to close). */
+static int open_wired(struct perf_events *pe, size_t k, pid_t tid, size_t cpu, unsigned long flags,
+		      int held, int *fd, uint64_t *id)
+{
+	int bpf = runs_bpf(pe, k);
+
+	*fd = open_one(pe, k, tid, pe->cpus[cpu], flags, held);
+	if (*fd < 0) {
+		int err = *fd;
+		*fd = -1;
+		return err;
+	}
+	if (ioctl(*fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[cpu].fd) < 0 ||
+	    ioctl(*fd, PERF_EVENT_IOC_ID, id) < 0)
+		return -errno;
+	if (bpf && ioctl(*fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
+		pe->bpf_refused = -errno;
+	return 0;
+}
+
 /* The events of a thread (pid -1: every one) or a cgroup on every CPU. */
 static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 {
@@ -469,24 +499,11 @@ static int open_task(struct perf_events *pe, pid_t tid, unsigned long flags)
 		size_t cpu = i % pe->ncpus, k = i / pe->ncpus;
 		/* An event that runs the program is held until it has it: a
 		 * sample before would have no record (its Python frames). */
-		int bpf = pe->cfg.bpf_prog_fd > 0 && pe->kinds[k] != PERF_EVENTS_ALLOC &&
-			  !(pe->cfg.cpu_wide && pe->kinds[k] == PERF_EVENTS_CPU_CLOCK) &&
-			  !pe->bpf_refused;
-		int held = bpf && !pe->cfg.enable_on_exec;
-		int fd = open_one(pe, k, tid, pe->cpus[cpu], flags, held);
-		if (fd < 0) {
-			err = fd;
+		int held = runs_bpf(pe, k) && !pe->cfg.enable_on_exec;
+		err = open_wired(pe, k, tid, cpu, flags, held, &t->fds[i], &t->ids[i]);
+		if (err)
 			goto out_close;
-		}
-		t->fds[i] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[cpu].fd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &t->ids[i]) < 0) {
-			err = -errno;
-			goto out_close;
-		}
-		if (bpf && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
-			pe->bpf_refused = -errno;
-		if (held && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		if (held && ioctl(t->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			err = -errno;
 			goto out_close;
 		}
@@ -550,19 +567,11 @@ static int task_events_open(struct perf_events *pe, const struct perf_task *t, i
 {
 	for (size_t i = 0; i < pe->ncpus; i++) {
 		uint64_t id;
-		int bpf = pe->cfg.bpf_prog_fd > 0 && !pe->bpf_refused;
-		int fd = open_one(pe, 0, t->tid, pe->cpus[i], t->flags, 1);
-		if (fd < 0)
-			return fd;
-		fresh[i] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, pe->rings[i].fd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
-			return -errno;
-		if (bpf && ioctl(fd, PERF_EVENT_IOC_SET_BPF, pe->cfg.bpf_prog_fd) < 0)
-			pe->bpf_refused = -errno;
-		int err =
-		    u64map_put(&pe->ids, id,
-			       (uint64_t)(t - pe->tasks) | (uint64_t)PERF_EVENTS_CPU_CLOCK << 32);
+		int err = open_wired(pe, 0, t->tid, i, t->flags, 1, &fresh[i], &id);
+		if (!err)
+			err = u64map_put(&pe->ids, id,
+					 (uint64_t)(t - pe->tasks) | (uint64_t)PERF_EVENTS_CPU_CLOCK
+									 << 32);
 		if (err)
 			return err;
 	}
