@@ -1165,18 +1165,24 @@ uint64_t unwinder_copy_wanted(const struct unwinder *u)
 	return u ? u->copy_wanted : 0;
 }
 
-/* Whether the function at pc keeps its frame pointer there: its CFA is
- * rbp + 16, or it is Go code with a frame (Go keeps one in every frame).
- * Only then is the frame-pointer walk's next return address its own
- * caller's, not one further up. */
+/* Whether the function whose rule is r keeps its frame pointer there: its
+ * CFA is rbp + 16, or it is Go code with a frame (Go keeps one in every
+ * frame). Only then is the frame-pointer walk's next return address its
+ * own caller's, not one further up. */
+static int rule_keeps_fp(const struct cfi_rule *r)
+{
+	if (r->ra_how != CFI_SAVED_AT || r->ra_off != -8)
+		return 0;
+	return r->go_code ? r->cfa_reg == CFI_REG_SP && r->cfa_off >= 16
+			  : r->cfa_reg == CFI_REG_BP && r->cfa_off == 16;
+}
+
+/* The same of the function at pc, by its rule. */
 static int fp_kept_at(struct unwinder *u, struct proc_unwind *p, uint64_t pc)
 {
 	struct cfi_rule r;
 
-	if (!p || rule_at(u, p, pc, &r) <= 0 || r.ra_how != CFI_SAVED_AT || r.ra_off != -8)
-		return 0;
-	return r.go_code ? r.cfa_reg == CFI_REG_SP && r.cfa_off >= 16
-			 : r.cfa_reg == CFI_REG_BP && r.cfa_off == 16;
+	return p && rule_at(u, p, pc, &r) > 0 && rule_keeps_fp(&r);
 }
 
 /* The same of the function that return address ra returns into. */
@@ -1200,7 +1206,7 @@ static int drops_fp(struct unwinder *u, struct proc_unwind *p, const uint64_t *f
 	uint64_t pc = k ? f[k] - 1 : f[k];
 
 	return p && rule_at(u, p, pc, &r) > 0 && r.ra_how == CFI_SAVED_AT && !r.go && !r.go_code &&
-	       !fp_kept_at(u, p, pc);
+	       !rule_keeps_fp(&r);
 }
 
 /*
