@@ -108,12 +108,9 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 		s->cpu_wide = !s->cpu_wide_err;
 	}
 	pc.cpu_wide = s->cpu_wide;
-	/* The copy grows for the events sampled per CPU: those of -p
-	 * (cpu_wide), or CPU samples of the whole system. */
-	int all =
-	    s->cfg.system_wide && s->cfg.cgroup_fd < 0 && s->cfg.events == PERF_EVENTS_CPU_CLOCK;
-	stack_copy_init(&s->copy, s->cfg.stack_bytes,
-			s->cfg.copy_grows && s->cfg.dwarf && (s->cpu_wide || all));
+	/* The events decide whether their copy can grow
+	 * (perf_events_grow_stack()): a refusal keeps it as it is. */
+	stack_copy_init(&s->copy, s->cfg.stack_bytes, s->cfg.copy_grows && s->cfg.dwarf);
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err =
 		    py_samples_new(s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1),
