@@ -113,7 +113,7 @@ static void finish(struct exporter *x, size_t i)
 	struct export_head h;
 	int status = 0, err;
 	const char *why;
-	char words[64];
+	char words[96];
 
 	evloop_remove(x->loop, e->fd);
 	close(e->fd);
@@ -147,8 +147,17 @@ static void finish(struct exporter *x, size_t i)
 		snprintf(words, sizeof(words), "not done within %d s", EXPORT_DEADLINE_S);
 		why = words;
 	} else {
+		/* How it ended, for whoever looks into it: a crash is a bug. */
 		err = -EIO;
-		why = "the exporting process ended before it said";
+		if (WIFSIGNALED(status))
+			snprintf(words, sizeof(words),
+				 "the exporting process was killed by signal %d before it said",
+				 WTERMSIG(status));
+		else
+			snprintf(words, sizeof(words),
+				 "the exporting process ended (status %d) before it said",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		why = words;
 	}
 	free(e->buf);
 	int64_t start[EXPORT_BATCH_MAX];

@@ -185,7 +185,8 @@ cmp_ok "$(sql "SELECT count() FROM fleet.windows")" '>=' 8 "every window has its
 
 curl -sf "$METRICS/metrics" >"$T/metrics"
 like "$(cat "$T/metrics")" 'recce_agent_windows_exported_total [1-9]' "/metrics counts the windows exported"
-like "$(cat "$T/metrics")" 'recce_agent_windows_export_failed_total 0' "and none failed"
+like "$(cat "$T/metrics")" 'recce_agent_windows_export_failed_total 0' "and none failed" ||
+	diag "$(grep -E 'warning|error' "$T/agent.err")"
 
 # --- ClickHouse away and back -----------------------------------------
 
@@ -198,7 +199,8 @@ like "$(cat "$T/agent.err")" "warning: cannot export a window to 127\\.0\\.0\\.1
 FAILED=$(agent_metric "$METRICS" windows_export_failed_total)
 ok "the windows go on failing while it is away" \
 	wait_for 60 eval '[ "$(agent_metric "$METRICS" windows_export_failed_total)" -ge $((FAILED + 2)) ]'
-is "$(grep -c 'cannot export a window' "$T/agent.err")" 1 "and the warning is said once"
+is "$(grep -c 'cannot export a window' "$T/agent.err")" 1 "and the warning is said once" ||
+	diag "$(grep -E 'warning|error|again' "$T/agent.err")"
 ok "and goes on" kill -0 "$AGENT"
 AWAY=$(now)
 start_clickhouse
