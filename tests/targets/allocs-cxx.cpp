@@ -7,13 +7,16 @@
  *                           string and its copy)
  *   alloc::raw_vec::finish_grow (as rustc names it: a Vec growing through
  *                           the system allocator) malloc(3000), freed
- * Prints "ready" and runs until killed, or for argv[1] seconds.
+ * Prints "ready" and runs until killed, or for argv[1] seconds; with
+ * argv[2], at most that many rounds a millisecond (a pause after each
+ * batch), for a profiler that sees every sample.
  */
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <time.h>
 #include <unistd.h>
 
 namespace shop
@@ -67,6 +70,8 @@ extern "C" __attribute__((noinline)) void rust_finish_grow(void)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 0;
+	unsigned long per_ms = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
+	struct timespec pause = {0, 1000000};
 	auto start = std::chrono::steady_clock::now();
 	shop::Basket basket;
 
@@ -76,6 +81,8 @@ int main(int argc, char **argv)
 		basket.fill();
 		basket.reject();
 		rust_finish_grow();
+		if (per_ms && n % per_ms == 0)
+			nanosleep(&pause, NULL);
 		if (n % 256 == 0 && seconds > 0 &&
 		    std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
 			    .count() >= seconds)
