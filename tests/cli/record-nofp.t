@@ -200,6 +200,13 @@ is "$(grep -E '(call-graph|stack-copy-grew):' "$OUT" | sed 's/^ *//')" "call-gra
 	"deep: the profile names the copy given, once"
 cmp_ok "$(folded_count "$(folded "$T/deep-8k.pb.gz")" '^\[stack copy ended\];')" '>' 0 \
 	"deep: and its stacks stay cut"
+# One thread's events (--tid) are not reopened: its copy stays, and the
+# run names the option that copies more.
+run "$RECCE" record -F 499 --tid "$DEEP" -d 1 -o "$T/deep-tid.pb.gz"
+is "$RC" 0 "deep, --tid: record exits 0" || show_run
+unlike "$(cat "$ERR")" 'grew' "deep, --tid: a thread's copy does not grow"
+like "$(cat "$ERR")" '[0-9]+ stacks end early, at a frame that says why: [1-9][0-9]* \[stack copy ended\] \(--call-graph auto,16384 copies more\)' \
+	"deep, --tid: its stacks are cut, and the run says what copies more"
 # The whole system's samples (-a): the copy grows as well, to 64 KiB
 # (by way of a size another process asked for first, maybe), and deep's
 # stacks are cut or whole.
