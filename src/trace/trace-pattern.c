@@ -372,10 +372,26 @@ static const char *last_component(const char *name)
 	return tail;
 }
 
+/* A Go name without its package path's directories ("promql.(*Engine).exec"
+ * of "github.com/prometheus/prometheus/promql.(*Engine).exec", as Go's
+ * short names and people write it), or NULL for a name without them. Only
+ * a '/' before the first '(' or '[' is the path's: a generic's type
+ * arguments name packages of their own. */
+static const char *package_tail(const char *name)
+{
+	const char *tail = NULL;
+
+	for (const char *c = name; *c && *c != '(' && *c != '['; c++)
+		if (*c == '/')
+			tail = c + 1;
+	return tail && *tail ? tail : NULL;
+}
+
 /* Whether pattern p names the symbol sym, whose name as people write it
  * is display: by the symbol, that name, or that name without a clone's
- * suffix; and, for a pattern without "::", by the name's last component,
- * as gdb's `break fill_map` finds shop::fill_map. */
+ * suffix; for a pattern without "::", by the name's last component, as
+ * gdb's `break fill_map` finds shop::fill_map; and for one without '/',
+ * by a Go name without its package's directories. */
 static int names(const struct trace_pattern *p, const char *sym, const char *display)
 {
 	char base[1024];
@@ -383,6 +399,9 @@ static int names(const struct trace_pattern *p, const char *sym, const char *dis
 
 	if (fnmatch(p->function, sym, 0) == 0 || fnmatch(p->function, display, 0) == 0 ||
 	    fnmatch(p->function, b, 0) == 0)
+		return 1;
+	tail = strchr(p->function, '/') ? NULL : package_tail(b);
+	if (tail && fnmatch(p->function, tail, 0) == 0)
 		return 1;
 	tail = strstr(p->function, "::") ? NULL : last_component(b);
 	return tail && fnmatch(p->function, tail, 0) == 0;
@@ -419,17 +438,22 @@ static int match_cb(const char *name, uint64_t vaddr, uint64_t size, void *ctx)
 
 /* How far the name a person wants is from display: the edit distance to
  * the whole name, or, one more, to its last component ("fill_map" is near
- * "shop::fill_map"). */
+ * "shop::fill_map") or to a Go name without its package's directories
+ * ("promql.(*Engine).Exec" is near ".../promql.(*Engine).exec"). */
 static size_t name_distance(const char *want, const char *display, size_t cap)
 {
 	size_t d = trace_edit_distance(want, display, cap);
-	const char *tail = last_component(display);
+	const char *tails[2] = {
+	    strstr(want, "::") ? NULL : last_component(display),
+	    strchr(want, '/') ? NULL : package_tail(display),
+	};
 
-	if (tail && !strstr(want, "::")) {
-		size_t t = trace_edit_distance(want, tail, cap) + 1;
-		if (t < d)
-			d = t;
-	}
+	for (size_t i = 0; i < 2; i++)
+		if (tails[i]) {
+			size_t t = trace_edit_distance(want, tails[i], cap) + 1;
+			if (t < d)
+				d = t;
+		}
 	return d;
 }
 

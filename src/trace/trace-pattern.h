@@ -4,7 +4,9 @@
  * functions to probe in every executable object of the target. OBJECT
  * matches a file's base name, or its name up to a dot ("libc" is
  * "libc.so.6"); without OBJECT every object is searched. A "::" belongs to
- * the function (C++ names), not to an object.
+ * the function (C++ names), not to an object. A pattern without "::" also
+ * matches a qualified name's last part, and one without '/' a Go name
+ * without its package path's directories (`promql.(*Engine).exec`).
  *
  * Code without symbols is named by where it is: `OBJECT:0xADDRESS`, the
  * file address where a function starts (as `perf probe` and bpftrace

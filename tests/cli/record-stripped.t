@@ -276,6 +276,17 @@ is "$RC" 0 "trace of the stripped Go program by a pattern exits 0" || show_run
 like "$(cat "$ERR")" 'tracing 1 function in process' "the pattern matches the one function" || show_run
 is "$(grep -c "goprof-s:main\.burnGoCPU --> " "$OUT")" 2 \
 	"both calls and their returns are main.burnGoCPU's, found in .gopclntab" || show_run
+# A Go name is found without its package path's directories too, as Go's
+# short names give it: runtime/pprof's writer, every 100 ms.
+run "$RECCE" trace -p "$PID" 'pprof.(*profileBuilder).addCPUData' --count 1
+is "$RC" 0 "trace by a Go name without its package's directories exits 0" || show_run
+is "$(grep -c 'goprof-s:runtime/pprof\.(\*profileBuilder)\.addCPUData()$' "$OUT")" 1 \
+	"and traces runtime/pprof.(*profileBuilder).addCPUData" || show_run
+run "$RECCE" trace -p "$PID" 'pprof.profileWritr' --count 1
+is "$RC" 1 "a Go name misspelled exits 1"
+like "$(cat "$ERR")" 'the nearest names are: runtime/pprof\.profileWriter, runtime/pprof\.' \
+	"and offers the whole names nearest without their directories, of that package first" ||
+	show_run
 kill_quietly "$PID"
 
 done_testing
