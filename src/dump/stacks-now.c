@@ -17,6 +17,7 @@
 #include "proc/procstat.h"
 #include "proc/py-names.h"
 #include "proc/unwind.h"
+#include "symbols/gopclntab.h"
 #include "symbols/symbolize.h"
 
 #define STACK_COPY (64u << 10) /* bytes of stack copied from the stack pointer */
@@ -122,6 +123,24 @@ static void fp_walk(struct now_thread *t, const struct stack_copy *c)
 				  STACKS_NOW_FRAMES - t->npcs, &t->ended);
 }
 
+/* A Go thread's stack ends where Go's own traceback ends it: at the
+ * first function a goroutine or thread starts in, or that switched to
+ * the thread's own stack (mcall, morestack), past which no frame is the
+ * goroutine's; its walk then is whole. */
+static void end_at_go_top(struct stacks_now *s, struct now_thread *t)
+{
+	for (size_t k = 0; k < t->npcs; k++) {
+		struct frame_name f;
+		stacks_now_name(s, t->pcs[k], k > 0, &f);
+		if (f.kind == FRAME_SYMBOL && f.nframes > 0 &&
+		    gopclntab_stack_top(f.frames[f.nframes - 1].function)) {
+			t->npcs = k + 1;
+			t->ended = 1;
+			return;
+		}
+	}
+}
+
 int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym)
 {
 	struct procstat_reader r;
@@ -213,6 +232,7 @@ int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym)
 			t->ended = ended;
 			if (!ended)
 				fp_walk(t, c);
+			end_at_go_top(s, t);
 			t->unread = 0;
 		}
 		free(c->bytes);

@@ -24,6 +24,7 @@
 #include "profile/offcpu-reason.h"
 #include "profile/profile.h"
 #include "profile/timeline.h"
+#include "symbols/gopclntab.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
@@ -513,12 +514,9 @@ static int named_one_of(const struct profile_function *f, const char *const *nam
  * frames are not the program's. */
 static int go_top_frame(struct resolver *r, uint64_t id)
 {
-	static const char *const top[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
-					  "runtime.mcall", "runtime.morestack"};
 	const struct profile_function *f = outer_function(r, id);
 
-	return f && strncmp(f->name, "runtime.", 8) == 0 &&
-	       named_one_of(f, top, sizeof(top) / sizeof(top[0]));
+	return f && gopclntab_stack_top(f->name);
 }
 
 static int outermost_function(struct resolver *r, uint64_t id);

@@ -343,6 +343,14 @@ static const char *const injected[] = {"runtime.asyncPreempt", "runtime.sigpanic
 #define FUNC_FLAG_SPWRITE 2
 #define COUNT(a)	  (sizeof(a) / sizeof((a)[0]))
 
+int gopclntab_stack_top(const char *name)
+{
+	static const char *const top[] = {"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+					  "runtime.mcall", "runtime.morestack"};
+
+	return named(name, top, COUNT(top));
+}
+
 int gopclntab_step(const uint8_t *data, size_t len, uint64_t pc, int64_t *sp)
 {
 	struct table t = {data, len, 0};

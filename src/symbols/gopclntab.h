@@ -81,6 +81,14 @@ enum gopclntab_step {
  * -ENOTSUP (1.2-1.15) or -EINVAL. */
 int gopclntab_step(const uint8_t *data, size_t len, uint64_t pc, int64_t *sp);
 
+/* Whether the function named name is where Go's own tracebacks and
+ * profiles end a stack: one the runtime marks TOPFRAME, which a thread or
+ * goroutine starts in (goexit, mstart, rt0_go), or one that switched to
+ * the thread's own stack to run the scheduler or grow a stack (mcall,
+ * morestack): the frames past it are not the goroutine's. An ABI0
+ * wrapper's ".abi0" is left out. */
+int gopclntab_stack_top(const char *name);
+
 /* moduledata.gofunc of the module whose table of len bytes at data sits
  * at virtual address vaddr, found in md (md_len bytes: the binary's
  * .noptrdata, where the linker puts the first module's moduledata): the

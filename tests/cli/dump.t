@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/tree" /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/prometheus \
 	/usr/bin/node
-plan 24
+plan 26
 
 # Both threads of the tree target asleep inside slow_io (60 s a call).
 spawn_ready "$T/tree.out" "$TARGETS/tree" 10 go 60000 1
@@ -104,6 +104,15 @@ run "$RECCE" dump -p "$PROM"
 is "$RC" 0 "dump of the stripped Go prometheus exits 0" || show_run
 like "$(cat "$OUT")" 'runtime\.futex \(runtime/sys_linux_amd64\.s:[0-9]+\)' \
 	"its threads wait in runtime.futex, with file and line" || head -20 "$OUT"
+# Each thread's stack ends where Go's own traceback ends it: where the
+# thread started (mstart), or where it switched to its own stack to run
+# the scheduler (mcall) or grow a goroutine's (morestack); no walk stops
+# short of that.
+is "$(grep -c '^thread ' "$OUT")" "$(awk '/^thread / { t = 1; next } t && /^    #/ { last = $0 } /^$/ && t { print last; t = 0 } END { if (t) print last }' "$OUT" |
+	grep -cE ' runtime\.(mstart|mcall|morestack|goexit|rt0_go)(\.abi0)? ')" \
+	"every thread's stack ends at runtime.mstart, mcall or morestack" ||
+	diag "$(grep -B2 'walk ended here' "$OUT" | head -12)"
+unlike "$(cat "$OUT")" 'the walk ended here' "and none says its walk ended short"
 kill "$PROM"
 
 run "$RECCE" dump
