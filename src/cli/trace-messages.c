@@ -585,16 +585,29 @@ void trace_say_losses(const struct trace_args *a, struct tracer *t, const struct
 {
 	const struct trace_resolved *res = tracer_functions(t);
 
-	if (st->lost && a->fast)
-		warning("%llu calls or returns were not recorded: recce read a thread's ring "
+	/* Those lost after the last call --count asked for are no loss of
+	 * what was shown: said, not warned of. */
+	uint64_t after = st->lost_after_count, before = st->lost - after;
+	char more[128] = "";
+	if (after && before)
+		snprintf(more, sizeof(more),
+			 ", and %llu more after the last call --count asked for",
+			 (unsigned long long)after);
+	if (before && a->fast)
+		warning("%llu calls or returns were not recorded%s: recce read a thread's ring "
 			"too slowly, or more threads ran at once than it made rings for (one for "
 			"each thread and child process at the start, and 4 more, 64 at most; a "
 			"thread or child that ended leaves its ring to the next); narrow the "
 			"trace with --if, or write it with -o",
-			(unsigned long long)st->lost);
-	else if (st->lost)
-		warning("the kernel dropped %llu events (the ring was full)",
-			(unsigned long long)st->lost);
+			(unsigned long long)before, more);
+	else if (before)
+		warning("the kernel dropped %llu events (the ring was full)%s",
+			(unsigned long long)before, more);
+	else if (after)
+		note("the kernel dropped %llu events (the ring was full), all after the last call "
+		     "--count asked for: none of the calls shown is missing%s",
+		     (unsigned long long)after,
+		     a->ret ? ", and a shown call whose return was among them says so" : "");
 	if (st->malformed)
 		warning("%llu records in the kernel's rings failed recce's bounds checks and "
 			"were skipped (after a bad header, with the rest of its ring): calls may "

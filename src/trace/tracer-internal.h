@@ -66,6 +66,7 @@ struct tracer {
 	uint64_t mono_to_real;
 	uint64_t pending; /* selected calls whose return is still to come */
 	int draining;	  /* --count reached: wait for the returns of shown calls */
+	uint64_t lost_at_count; /* draining: the losses before the last call shown */
 	uint64_t shown;
 	uint64_t sunk, sunk_told; /* events given the sink; as of its last catch-up */
 	uint64_t dropped;

@@ -645,8 +645,10 @@ static int on_call(struct tracer *t, const struct uprobe_hit *h, int fn)
 		t->sunk++;
 		c->sink(c->sink_arg, &r, t->stack, nstack);
 		t->shown++;
-		if (stop == TRACE_STOP_COUNT)
+		if (stop == TRACE_STOP_COUNT) {
 			t->draining = 1;
+			t->lost_at_count = lost_at(t, h);
+		}
 	}
 	if (pairs) {
 		/* A Python call not shown is only counted: its end is the
@@ -1066,6 +1068,10 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->fork_outsider_file = t->fork_outsider_file;
 	st->fork_err = t->fork_err;
 	t->be->stats(t, st);
+	/* Dropped after the last call --count asked for was written: none
+	 * of them was wanted (but a shown call's return, which says so). */
+	if (t->draining && st->lost > t->lost_at_count)
+		st->lost_after_count = st->lost - t->lost_at_count;
 	st->ntargets = t->ntargets;
 	st->first = t->ntargets ? t->targets[0] : (t->cfg.npids ? t->cfg.pids[0] : 0);
 	st->methods = t->methods;

@@ -149,6 +149,7 @@ struct tracer_stats {
 	uint64_t shown;		   /* events shown (a call and its return once) */
 	uint64_t dropped;	   /* calls beyond MAX_DEPTH or MAX_THREADS, unpaired */
 	uint64_t lost;		   /* events the kernel dropped, its ring full */
+	uint64_t lost_after_count; /* ... of them after the last call --count asked for */
 	uint64_t malformed;	   /* records that failed a bounds check, skipped */
 	uint64_t unfollowed;	   /* probes not opened on threads created while traced */
 	uint64_t returns_unseen;   /* goroutine returns maybe on a thread not yet watched */

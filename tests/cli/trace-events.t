@@ -83,6 +83,31 @@ like "$(grep -m1 ' --> ' "$T/drop.out")" 'spin_step/1 --> ([0-9]+  \(|\(return l
 	"returns read as a value, or (return lost)"
 kill_quietly "$WIDE"
 
+# --count 1, the ring full after that call: recce is stopped before the
+# target makes its first call, and goes on when it has made half its
+# requests, which a ring of one page does not hold. What the kernel
+# dropped came after the call shown, and the run says so, not as a
+# warning.
+spawn_ready "$T/cnt.out" "$TARGETS/tree" 20000 go 1 1000000 half
+CNT=$PID
+RECCE_RING_PAGES=1 spawn_recce "$T/cnt.rec" "$T/cnt.err" trace -p "$CNT" tree:request --count 1 \
+	--limit 0 --time 600
+R=$PID
+wait_for 60 grep -q '^recce: tracing' "$T/cnt.err"
+kill -STOP "$R"
+kill -USR1 "$CNT"
+wait_for 60 grep -q '^tree: half$' "$T/cnt.out" || diag "the target did not reach half its requests"
+kill -CONT "$R"
+wait_exit 60 "$R"
+is "$WAIT_RC" 0 "--count 1, the ring full after it: trace exits 0" || cat "$T/cnt.err"
+is "$(grep -cE 'tree:request\(i=(0|1000)\)$' "$T/cnt.rec")" 1 "and shows the first call, of either thread" ||
+	cat "$T/cnt.rec"
+like "$(cat "$T/cnt.err")" 'recce: the kernel dropped [1-9][0-9]* events \(the ring was full\), all after the last call --count asked for: none of the calls shown is missing$' \
+	"and says the kernel dropped events, all after it"
+unlike "$(cat "$T/cnt.err")" 'warning' "which is no warning"
+kill -USR1 "$CNT"
+wait_exit 60 "$CNT"
+
 # The other tests, on perf uprobe events.
 for t in trace-basic trace-more trace-unwind; do
 	nested "perf uprobe events, $t.t" "$(dirname "$0")/$t.t" RECCE_NO_BPF=1
