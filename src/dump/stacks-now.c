@@ -123,10 +123,11 @@ static void fp_walk(struct now_thread *t, const struct stack_copy *c)
 				  STACKS_NOW_FRAMES - t->npcs, &t->ended);
 }
 
-/* A Go thread's stack ends where Go's own traceback ends it: at the
- * first function a goroutine or thread starts in, or that switched to
- * the thread's own stack (mcall, morestack), past which no frame is the
- * goroutine's; its walk then is whole. */
+/* A Go thread's stack whose walk did not end ends where Go's own
+ * traceback ends it: at the first function a goroutine or thread starts
+ * in, or that switched to the thread's own stack (mcall, morestack), past
+ * which no frame is the goroutine's; its walk then is whole. (A walk that
+ * ended is not named twice: dump's budget is for many threads.) */
 static void end_at_go_top(struct stacks_now *s, struct now_thread *t)
 {
 	for (size_t k = 0; k < t->npcs; k++) {
@@ -230,9 +231,10 @@ int stacks_now_take(struct stacks_now *s, pid_t pid, struct symbolizer *sym)
 						  c->len, t->pcs, STACKS_NOW_FRAMES, &ended);
 			t->npcs = got > 0 ? (size_t)got : 0;
 			t->ended = ended;
-			if (!ended)
+			if (!ended) {
 				fp_walk(t, c);
-			end_at_go_top(s, t);
+				end_at_go_top(s, t);
+			}
 			t->unread = 0;
 		}
 		free(c->bytes);
