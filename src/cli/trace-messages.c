@@ -21,6 +21,7 @@
 #include "trace/trace-hist.h"
 #include "trace/trace-report.h"
 #include "trace/trace-tree.h"
+#include "util/path.h"
 #include "util/term-safe.h"
 
 /* The kernel's ENOTSUPP, which it returns to user space for an instruction
@@ -137,6 +138,17 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 			}
 			fputc('\n', stderr);
 		}
+		/* A stripped program (Debian's): its own functions have no
+		 * names but those it exports. */
+		if (!usdt && res->unnamed && res->unnamed[p])
+			note(
+			    "%s keeps no symbol table (it was stripped, as distributions ship "
+			    "programs): only the functions it exports are found by name. Its "
+			    "debug symbols name the others (its -dbgsym package, or a debuginfod "
+			    "server in DEBUGINFOD_URLS); without them, trace one by the name recce "
+			    "record gives it (%s!0xSTART-0xEND) or by its address (%s:0xSTART)",
+			    res->unnamed[p], path_base(res->unnamed[p]),
+			    path_base(res->unnamed[p]));
 	}
 }
 

@@ -150,6 +150,15 @@ int sym_file_is_go(const struct sym_file *f)
 	       sym_file_find_section(f, ".note.go.buildid", &sh);
 }
 
+int sym_file_names_all(const struct sym_file *f)
+{
+	GElf_Shdr sh;
+
+	return sym_file_find_section(f, ".symtab", &sh) ||
+	       sym_file_find_section(f, ".gnu_debugdata", &sh) || sym_file_is_go(f) ||
+	       sym_file_has_debuginfo(f);
+}
+
 int sym_file_has_debuginfo(const struct sym_file *f)
 {
 	/* A table says without reading any DWARF. */

@@ -130,6 +130,11 @@ const char *sym_file_build_id(const struct sym_file *f); /* lowercase hex, "" if
 int sym_file_fd(const struct sym_file *f);		 /* stays open for the symbolizer's life */
 int sym_file_has_debuginfo(const struct sym_file *f);	 /* DWARF lines available */
 int sym_file_is_go(const struct sym_file *f);		 /* built by Go's toolchain */
+/* Whether f names its functions that are not exported too: it keeps a
+ * symbol table (.symtab, or MiniDebugInfo's), DWARF was found for it, or
+ * Go's own table names them. A stripped file (as Debian ships its
+ * programs) names only what it exports. */
+int sym_file_names_all(const struct sym_file *f);
 
 /* ELF type of the file: ET_EXEC or ET_DYN (from <elf.h>). */
 int sym_file_elf_type(const struct sym_file *f);

@@ -670,7 +670,8 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 	memset(out, 0, sizeof(*out));
 	out->matched = calloc(npat ? npat : 1, sizeof(*out->matched));
 	out->nearest = calloc(npat ? npat : 1, sizeof(*out->nearest));
-	if (!out->matched || !out->nearest)
+	out->unnamed = calloc(npat ? npat : 1, sizeof(*out->unnamed));
+	if (!out->matched || !out->nearest || !out->unnamed)
 		return -ENOMEM;
 	for (size_t o = 0; o < nobj; o++) {
 		w.obj = &objs[o];
@@ -716,6 +717,9 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 				free(probes);
 			} else {
 				err = symbolizer_foreach_function(s, objs[o].file, near_cb, &w);
+				if (!err && !out->unnamed[p] && !sym_file_names_all(objs[o].file) &&
+				    !(out->unnamed[p] = strdup(objs[o].path)))
+					err = -ENOMEM;
 			}
 			if (err)
 				return err;
@@ -740,6 +744,10 @@ void trace_resolved_release(struct trace_resolved *r, size_t npat)
 			for (size_t i = 0; i < TRACE_NEAREST; i++)
 				free(r->nearest[p][i]);
 	free(r->nearest);
+	if (r->unnamed)
+		for (size_t p = 0; p < npat; p++)
+			free(r->unnamed[p]);
+	free(r->unnamed);
 	free(r->matched);
 	memset(r, 0, sizeof(*r));
 }

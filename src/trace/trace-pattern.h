@@ -127,6 +127,10 @@ struct trace_resolved {
 	 * names when it matched none. */
 	size_t *matched;
 	char *(*nearest)[TRACE_NEAREST];
+	/* For each pattern of a function that matched none, the path of an
+	 * object it searched that names only its exported functions (the
+	 * first such), or NULL. */
+	char **unnamed;
 };
 
 /* An object to search: an ELF file, the path it is known by and, for a

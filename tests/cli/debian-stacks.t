@@ -106,6 +106,12 @@ diag "with --call-graph fp: $(unknown_share "$(folded "$T/fp.pb.gz")")% of the s
 run "$RECCE" record -p "$NGINX_WORKER" -F 999 -d 2 -o "$T/nginx.pb.gz"
 is "$RC" 0 "record -p the nginx worker exits 0" || show_run
 whole_stacks "record, nginx" "$T/nginx.pb.gz" "$NGINX_REQUEST" "$NGINX_WHAT"
+# Debian strips nginx's symbol table: a static function is not found by
+# its name, and trace says why.
+run "$RECCE" trace -p "$NGINX_WORKER" ngx_http_process_request_line --count 1
+is "$RC" 1 "trace of nginx's static ngx_http_process_request_line exits 1"
+like "$(cat "$ERR")" 'recce: /usr/sbin/nginx keeps no symbol table .* \(nginx!0xSTART-0xEND\) or by its address \(nginx:0xSTART\)$' \
+	"and says nginx keeps no symbol table, and how to trace it" || show_run
 
 # Debian's postgres: a backend answering pgbench's select-only queries on
 # one connection, until pgbench is killed. Its static functions (Debian

@@ -33,6 +33,11 @@ is "$RC" 1 "an address inside a function: exit 1"
 like "$(cat "$ERR")" "'hot-stripped:0x$INSIDE' matches no function" "saying it matches none"
 like "$(cat "$ERR")" "the nearest names are: hot-stripped:0x$A$" "and where the function holding it starts"
 
+# Its functions' names are gone: trace says why, and what to do.
+run "$RECCE" trace -p "$TGT" burn_cpu --count 1
+is "$RC" 1 "a function of a stripped program by its name: exit 1"
+like "$(cat "$ERR")" "recce: $T/hot-stripped keeps no symbol table \(it was stripped, .*\): only the functions it exports are found by name\. Its debug symbols name the others .*trace one by the name recce record gives it \(hot-stripped!0xSTART-0xEND\) or by its address \(hot-stripped:0xSTART\)\$" \
+	"and says the program keeps no symbol table, and how to trace its functions"
 run "$RECCE" trace -p "$TGT" "0x$A" --count 1
 is "$RC" 2 "an address without its object: usage error"
 like "$(cat "$ERR")" "OBJECT:0xADDRESS" "naming the form to use"
@@ -44,5 +49,8 @@ SYM=$PID
 run "$RECCE" trace -p "$SYM" "hot:0x$A" --count 1 --time 60
 is "$RC" 0 "trace of an address in a binary with symbols exits 0" || show_run
 like "$(cat "$OUT")" "<$SYM> hot:burn_cpu\\(" "and shows the function by its name"
+run "$RECCE" trace -p "$SYM" burn_cpuu --count 1
+is "$RC" 1 "a name it lacks, in a program with symbols: exit 1"
+unlike "$(cat "$ERR")" 'symbol table' "and no word of a symbol table"
 kill_quietly "$SYM"
 done_testing
