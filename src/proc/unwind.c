@@ -56,6 +56,13 @@
  * (a garbage CFA): it says nothing of the copy a stack wants. */
 #define PAST_COPY_MAX (1u << 20)
 
+/* The callers past a frame-pointer chain's end read from the thread's
+ * memory (fp_chain_tail()): threads kept, frames kept each, and how far
+ * past the copy the chain's last return address is looked for. */
+#define TAILS	    64
+#define TAIL_FRAMES 6
+#define TAIL_SCAN   (256u << 10)
+
 /* DWARF register numbers of x86-64 and where each sits in a sample's
  * registers (PERF_EVENTS_REGS_MASK order: AX BX CX DX SI DI BP SP IP
  * R8..R15). DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip. */
@@ -144,6 +151,15 @@ struct unwinder {
 	enum unwind_end end;		/* why the last unwinder_unwind() stopped */
 	uint32_t holes;			/* the holes of the copy unwinder_sample() unwinds */
 	uint64_t ends[UNWIND_END_KINDS]; /* stacks marked, by why */
+	/* fp_chain_tail()'s answers, by thread and return address: where
+	 * that address lies in the thread's stack (0: not found, or its
+	 * callers could not be read) and the callers there. */
+	struct fp_tail {
+		pid_t pid, tid;
+		uint64_t ra, slot, slot0; /* slot0: where frames[0] lies */
+		uint64_t frames[TAIL_FRAMES];
+		size_t n;
+	} tails[TAILS];
 	uint64_t copy_wanted;		 /* the most a stack marked [stack copy ended] wanted */
 };
 
@@ -1246,6 +1262,93 @@ static size_t go_on_by_fp(struct unwinder *u, struct proc_unwind *p, pid_t pid, 
 }
 
 /*
+ * The callers of return address ra found at slot of pid's memory, stepped
+ * by the CFI of the code each returns into up to the outermost frame (its
+ * return address undefined: _start, clone3), into f (cap at most): their
+ * count, or 0 when a step is not simple (a frame by rbp), a read fails or
+ * an address could not be a return address. *slot0: where f[0] was read.
+ */
+static size_t tail_from(struct unwinder *u, struct proc_unwind *p, pid_t pid, uint64_t ra,
+			uint64_t slot, uint64_t *f, size_t cap, uint64_t *slot0)
+{
+	uint64_t sp = slot + 8;
+	size_t n = 0;
+
+	for (;;) {
+		struct cfi_rule r;
+		if (rule_at(u, p, ra - 1, &r) <= 0)
+			return 0;
+		if (r.ra_how == CFI_UNDEFINED)
+			return n;
+		if (n == cap || r.ra_how != CFI_SAVED_AT || r.cfa_reg != CFI_REG_SP || r.go)
+			return 0;
+		uint64_t cfa = sp + (uint64_t)(int64_t)r.cfa_off;
+		uint64_t at = cfa + (uint64_t)(int64_t)r.ra_off;
+		if (cfa <= sp || proc_mem_read_all(pid, at, &ra, sizeof(ra)) != 0 ||
+		    !plausible_return(u, p, pid, ra))
+			return 0;
+		if (!n)
+			*slot0 = at;
+		f[n++] = ra;
+		sp = cfa;
+	}
+}
+
+/*
+ * The kernel's frame-pointer walk went on past the copy and its chain ended at return address ra
+ * (f[n - 1]), in a function that keeps no frame pointer: a C library's __libc_start_call_main or
+ * start_thread, whose callers (__libc_start_main and _start, clone3) the chain lost. Frames older
+ * than a live one do not change while it lives, so they are read from the thread's memory now: ra
+ * is looked for from the copy's end (from, in pid's memory) up, and the callers of the first place
+ * that holds it are stepped by their CFI to the outermost frame. Each thread's answer is kept, and
+ * checked against its memory at the next such sample (a thread gone, its number taken again),
+ * or used as it is when the process is gone (they lived as long as it did); so is a search that
+ * failed, not made again. Adds them after f[n - 1] and returns the new count, or n, unchanged,
+ * where they were not found to the outermost frame.
+ */
+static size_t fp_chain_tail(struct unwinder *u, struct proc_unwind *p, pid_t pid, pid_t tid,
+			    uint64_t from, uint64_t *f, size_t n, size_t cap)
+{
+	uint64_t ra = f[n - 1], word;
+	struct fp_tail *t = &u->tails[((uint64_t)(uint32_t)tid * 31 + ra) % TAILS];
+
+	if (t->pid == pid && t->tid == tid && t->ra == ra && !t->slot)
+		return n;
+	int known = t->pid == pid && t->tid == tid && t->ra == ra;
+	int err = known ? proc_mem_read_all(pid, t->slot, &word, sizeof(word)) : 0;
+	/* The function ra returns into may have called another since (main
+	 * returned, and exit was called): its own return address, then, is
+	 * where it was. */
+	if (known && err == 0 && word != ra && t->n &&
+	    (err = proc_mem_read_all(pid, t->slot0, &word, sizeof(word))) == 0 &&
+	    word == t->frames[0])
+		word = ra;
+	/* A process gone by now (its last samples are read after it exits)
+	 * kept them to its end. */
+	if (!(known && ((err == 0 && word == ra) || err == -ESRCH))) {
+		memset(t, 0, sizeof(*t));
+		t->pid = pid, t->tid = tid, t->ra = ra;
+		uint64_t buf[512];
+		from = (from + 7) & ~7ull;
+		for (uint64_t at = from; at < from + TAIL_SCAN && !t->slot;) {
+			ssize_t got = proc_mem_read(pid, at, buf, sizeof(buf));
+			if (got < 8)
+				break;
+			for (size_t i = 0; i < (size_t)got / 8 && !t->slot; i++)
+				if (buf[i] == ra &&
+				    (t->n = tail_from(u, p, pid, ra, at + 8 * i, t->frames,
+						      TAIL_FRAMES, &t->slot0)) > 0)
+					t->slot = at + 8 * i;
+			at += (uint64_t)got & ~7ull;
+		}
+	}
+	if (!t->slot || n + t->n > cap)
+		return n;
+	memcpy(f + n, t->frames, t->n * sizeof(*f));
+	return n + t->n;
+}
+
+/*
  * The callers the kernel's frame-pointer walk (fp, nfp entries, the IP first) gives from entry
  * from on, added after the n frames at f for as long as each function keeps its frame pointer (past
  * one that does not, the walk skipped its caller or read garbage: *cut is set there). The function
@@ -1453,9 +1556,27 @@ size_t unwinder_sample(struct unwinder *u, const struct unwind_sample *smp, int 
 			   (size_t)got == c->join_frame)
 			got = (int)go_on_joined(u, p, out + n, (size_t)got, max,
 						smp->ips + user + 1, nfp, &cut);
-		else if (got > 0 && !ended && fp_after && nfp && !c->no_fp)
+		else if (got > 0 && !ended && fp_after && nfp && !c->no_fp) {
 			got = (int)go_on_by_fp(u, p, smp->pid, out + n, (size_t)got, max,
 					       smp->ips + user + 1, nfp, &garbage);
+			/* Past the copy, a chain that ends after a function
+			 * that drops its frame pointer (a C library's
+			 * __libc_start_call_main, start_thread) lost that
+			 * function's callers with it: they are read from the
+			 * thread's memory, or else the stack ended where the
+			 * copy did, which a larger one gets past. */
+			if (!garbage && got > unwound && (size_t)got < max &&
+			    drops_fp(u, p, out + n, (size_t)got - 1)) {
+				size_t had = (size_t)got;
+				got = (int)fp_chain_tail(u, p, smp->pid, smp->tid,
+							 sp + smp->stack_len, out + n, had, max);
+				if ((size_t)got > had)
+					ended = 1;
+				else if (u->end == UNWIND_END_COPY ||
+					 u->end == UNWIND_END_NOT_PRESENT)
+					garbage = 1;
+			}
+		}
 		if (got > 0)
 			n += (size_t)got;
 		/* A stack the frame pointers went on with ends where their

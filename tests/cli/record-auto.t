@@ -38,6 +38,21 @@ is "$WHOLE_auto" "$BOTTOM_auto" "auto: every one has main and the 40 frames of d
 is "$MAIN_dwarf" 0 "dwarf alone: the 8 KiB copy never reaches main"
 cmp_ok "$BOTTOM_dwarf" '>' 0 "... though it names bottom ($BOTTOM_dwarf)"
 is "$WHOLE_fp" "$BOTTOM_fp" "fp: every sample whole too (frame pointers, the anchor)"
+# Past main the kernel's chain ends: the C library keeps no frame
+# pointer. __libc_start_call_main's callers are read from the thread's
+# memory (frames older than a live one do not change) and stepped by
+# their CFI, to _start.
+is "$(folded_count "$F_auto" "^_start;__libc_start_main;__libc_start_call_main;$(printf 'descend;%.0s' $(seq 40) | sed 's/^/main;/')bottom(;|\$)")" \
+	"$BOTTOM_auto" "auto: every one whole from _start, the C library's frames past main read" ||
+	diag "$(folded_top "$F_auto" 3)"
+# So for a thread, to clone3: deep's hole runs on a stack of its own,
+# 16 KiB of it never touched, which the copy cannot pass.
+run "$RECCE" record -o "$T/hole.pb.gz" -- "$TARGETS/deep" 1 hole
+is "$RC" 0 "record -- deep hole exits 0" || show_run
+F=$(folded "$T/hole.pb.gz")
+cmp_ok "$(folded_count "$F" "$IN_BOTTOM")" '>' 0 "hole: samples in bottom"
+is "$(folded_count "$F" '^clone3;start_thread;hole_thread;hole;bottom(;|$)')" \
+	"$(folded_count "$F" "$IN_BOTTOM")" "hole: every one whole from clone3" || diag "$(folded_top "$F" 3)"
 
 # A stack the unwind could not finish ends with a frame that says why,
 # not with made-up callers: each of dwarf's ends (its root, in folded
