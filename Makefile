@@ -245,6 +245,15 @@ $(B)/targets/libs/%.so: tests/targets/libs/%.c | $(B)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g -fPIC -shared -Wl,-z,lazy -o $@ $<
 
+# A program with a private library of its own, found by its RUNPATH.
+$(B)/targets/libs/libgreet.so: tests/targets/libs/libgreet.c | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fPIC -shared -Wl,-soname,libgreet.so -o $@ $<
+$(B)/targets/needs: tests/targets/needs.c $(B)/targets/libs/libgreet.so | $(B)
+	@mkdir -p $(@D)
+	$(CC) -O1 $(TARGET_FLAGS) -o $@ $< -L$(B)/targets/libs -lgreet \
+		-Wl,--enable-new-dtags,-rpath,'$$ORIGIN/libs'
+
 # A few again at -O2 without frame pointers, as distributions build their
 # packages, for the unwinder's check against libdwfl (tests/cli/
 # record-nofp.t).
@@ -262,7 +271,7 @@ $(B)/targets-nofp/%-lld: tests/targets/%.c | $(B)
 	@mkdir -p $(@D)
 	clang -std=gnu11 $(NOFP_FLAGS) -fuse-ld=lld -o $@ $< -lm
 
-OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-%,$(TARGET_BINS))
+OPT_TARGET_BINS := $(filter-out $(B)/targets/ev-% $(B)/targets/uv-% $(B)/targets/needs,$(TARGET_BINS))
 targets: $(TARGET_BINS) $(TARGET_CXX_BINS) $(FIX_SOS) $(LIB_SOS) $(B)/targets/hot-stripped $(B)/targets/hot-minidebug \
 	$(B)/ratchet $(B)/targets/ratchet-ipa-ra $(B)/drive $(B)/fibchain lib $(NOFP_BINS) $(B)/bench/fleet-sim \
 	$(subst /targets/,/targets-O0/,$(OPT_TARGET_BINS)) $(subst /targets/,/targets-O2/,$(OPT_TARGET_BINS))

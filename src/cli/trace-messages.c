@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -13,6 +14,7 @@
 #include "cli/jit-hint.h"
 #include "cli/usage.h"
 #include "inject/fast-format.h"
+#include "proc/launch.h"
 #include "proc/procstat.h"
 #include "symbols/perfmap.h"
 #include "trace/trace-calls.h"
@@ -89,6 +91,36 @@ static int say_exited(pid_t pid)
 	return gone;
 }
 
+/* A command whose functions cannot be looked for: not found, or not a
+ * program (a script, such as a pyenv shim, whose program is known only
+ * when it runs). */
+static void program_failed(const char *argv0)
+{
+	char *path = launch_which(argv0);
+	char head[4] = {0};
+	FILE *f = path ? fopen(path, "re") : NULL;
+
+	int err = errno;
+	if (f) {
+		if (fread(head, 1, sizeof(head), f) < 2)
+			head[0] = 0;
+		fclose(f);
+	}
+	if (!path || (!f && err == ENOENT))
+		error("cannot run '%s': no such executable", argv0);
+	else if (!f)
+		error("cannot read '%s' (%s): %s", argv0, path, strerror(err));
+	else if (head[0] == '#' && head[1] == '!')
+		error("'%s' (%s) is a script, and trace looks for a command's functions in its "
+		      "program before it runs: name the program the script runs (for a pyenv "
+		      "shim, the path 'pyenv which %s' prints), or start the command and trace "
+		      "it with -p PID",
+		      argv0, path, path_base(argv0));
+	else
+		error("'%s' (%s) is no program trace can read (an ELF file)", argv0, path);
+	free(path);
+}
+
 static void resolve_failed(const struct trace_args *a, const struct tracer *t, int err, pid_t pid)
 {
 	const struct trace_resolved *res = tracer_functions(t);
@@ -105,27 +137,34 @@ static void resolve_failed(const struct trace_args *a, const struct tracer *t, i
 		error("cannot read the symbols of process %d: %s", (int)pid, strerror(-err));
 		return;
 	}
+	/* What was searched: a process's mappings, or a command's files
+	 * before it runs. */
+	char who[320], in[400];
+	if (a->argv) {
+		snprintf(who, sizeof(who), "the command '%s'", a->argv[0]);
+		snprintf(in, sizeof(in), "%s or the libraries it loads at its start", who);
+	} else {
+		snprintf(who, sizeof(who), "process %d", (int)pid);
+		snprintf(in, sizeof(in), "%s", who);
+	}
 	for (size_t p = 0; p < a->npatterns; p++) {
 		if (res->matched[p])
 			continue;
 		if (strncmp(a->patterns[p], "py:", 3) == 0) {
-			error("'%s': %s %d runs no Python with USDT probes: CPython has them when "
+			error("'%s': %s runs no Python with USDT probes: CPython has them when "
 			      "built with --with-dtrace (Debian's python3 is; pyenv's builds are "
 			      "not); recce record, top and dump show its Python frames without "
 			      "them",
-			      a->patterns[p], a->argv ? "the command, run as" : "process",
-			      (int)pid);
+			      a->patterns[p], who);
 			continue;
 		}
 		int usdt = strncmp(a->patterns[p], "usdt:", 5) == 0;
 		if (usdt)
-			error("'%s' matches no USDT probe in %s %d (readelf -n FILE lists a "
+			error("'%s' matches no USDT probe in %s (readelf -n FILE lists a "
 			      "file's probes)",
-			      a->patterns[p], a->argv ? "the command, run as" : "process",
-			      (int)pid);
+			      a->patterns[p], in);
 		else
-			error("'%s' matches no function in %s %d", a->patterns[p],
-			      a->argv ? "the command, run as" : "process", (int)pid);
+			error("'%s' matches no function in %s", a->patterns[p], in);
 		/* A name in a JIT's perf map: said so (a probe is in no map). */
 		if (!a->argv && !usdt && say_jit(a->patterns[p], pid))
 			continue;
@@ -223,7 +262,7 @@ void trace_say_failed(const struct trace_args *a, const struct tracer *t, int er
 			      strerror(-err));
 		break;
 	case TRACER_PROGRAM:
-		error("cannot run '%s': no such executable", a->argv[0]);
+		program_failed(a->argv[0]);
 		break;
 	case TRACER_RESOLVE:
 		resolve_failed(a, t, err, pid);

@@ -34,6 +34,8 @@ struct tracer {
 	struct trace_object *objs;
 	size_t nobjs, objs_cap;
 	char *program; /* the command's executable */
+	char **libs;   /* ... and the libraries it loads at its start */
+	size_t nlibs;
 	struct trace_resolved res;
 	int resolved;
 	struct trace_sig *sigs;

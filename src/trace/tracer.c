@@ -21,6 +21,7 @@
 
 #include "perf/uprobe.h"
 #include "proc/frame-name.h"
+#include "proc/lib-needs.h"
 #include "proc/proc-maps.h"
 #include "proc/procstat.h"
 #include "proc/self.h"
@@ -81,8 +82,8 @@ static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
 }
 
 /* The objects to search: those the targets map or, for a command not
- * running yet, its executable and the shared libraries recce itself
- * maps (libc and friends), which are the very files it will map. */
+ * running yet, its executable and the shared libraries the dynamic
+ * loader will map for it (lib-needs.h). */
 static int find_objects(struct tracer *t)
 {
 	const struct tracer_config *c = &t->cfg;
@@ -106,11 +107,17 @@ static int find_objects(struct tracer *t)
 		return -ENOMEM;
 	t->objs[0] = (struct trace_object){f, t->program, NULL};
 	t->nobjs = 1;
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = 0;
-	if (procs_scan(t->procs, getpid()) == 0)
-		return add_process_objects(t, getpid(), self);
+	if ((err = lib_needs(t->program, &t->libs, &t->nlibs)) < 0)
+		return err == -ENOMEM ? err : 0;
+	for (size_t i = 0; i < t->nlibs; i++) {
+		struct trace_object *no =
+		    array_reserve(t->objs, &t->objs_cap, t->nobjs + 1, sizeof(*no));
+		if (!no)
+			return -ENOMEM;
+		t->objs = no;
+		if (symbolizer_open(t->sym, t->libs[i], -1, &f) == 0)
+			no[t->nobjs++] = (struct trace_object){f, t->libs[i], NULL};
+	}
 	return 0;
 }
 
@@ -1116,6 +1123,9 @@ void tracer_free(struct tracer *t)
 	if (t->resolved)
 		trace_resolved_release(&t->res, t->cfg.npatterns);
 	free(t->objs);
+	for (size_t i = 0; i < t->nlibs; i++)
+		free(t->libs[i]);
+	free(t->libs);
 	free(t->program);
 	frame_namer_free(t->namer);
 	py_stack_free(t->py_stack);
