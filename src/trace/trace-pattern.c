@@ -724,6 +724,12 @@ int trace_resolve(struct symbolizer *s, const struct trace_pattern *pats, size_t
 			if (err)
 				return err;
 		}
+		/* A name one or two edits away is most likely the one meant:
+		 * a stripped object is no reason then. */
+		if (out->unnamed[p] && out->nearest[p][0] && w.best[0] <= 2) {
+			free(out->unnamed[p]);
+			out->unnamed[p] = NULL;
+		}
 	}
 	return missing ? -ENOENT : 0;
 }

@@ -32,6 +32,21 @@ like "$(head -1 "$ERR")" "^recce: error: 'sqlite3_open\\*' matches no function i
 	"saying what was searched"
 unlike "$(cat "$OUT")" 'hello' "and the command was not run"
 
+# Its library stripped of its symbol table: a name one edit from one it
+# exports is a misspelling, said with the nearest names alone; a name far
+# from any brings the note that the library keeps no symbol table.
+mkdir -p "$T/strip/libs"
+cp "$TARGETS/needs" "$T/strip/needs"
+strip -o "$T/strip/libs/libgreet.so" "$TARGETS/libs/libgreet.so"
+run "$RECCE" trace gret -- "$T/strip/needs" 1
+is "$RC" 1 "a misspelled name: exit 1"
+like "$(cat "$ERR")" 'the nearest names are: greet(,|$)' "the name meant is offered" || show_run
+unlike "$(cat "$ERR")" 'symbol table' "and no word of a symbol table"
+run "$RECCE" trace say_goodbye_twice -- "$T/strip/needs" 1
+is "$RC" 1 "a name near none: exit 1"
+like "$(cat "$ERR")" "recce: $T/strip/libs/libgreet.so keeps no symbol table " \
+	"the stripped library is named" || show_run
+
 # A script: its program is known only when it runs.
 printf '#!/bin/sh\nexec "%s" 1\n' "$TARGETS/needs" >"$T/run-needs"
 chmod +x "$T/run-needs"
