@@ -467,7 +467,7 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 
 	say_refused(a, t);
 	trace_say_python(t);
-	int ifuncs_said = say_unresolved_ifuncs(t);
+	int ifuncs_said = say_unresolved_ifuncs(t), blind_said = 0;
 	for (size_t i = 0; i < res->n; i++) {
 		const struct trace_sig *sig = tracer_signature(t, i);
 		if (tracer_refused(t, i))
@@ -475,6 +475,15 @@ void trace_say_probes(const struct trace_args *a, const struct tracer *t)
 		if (!sig->known && (a->show_args || a->cond))
 			warning("%s:%s: arguments shown as raw registers arg0..arg5: %s",
 				res->fns[i].object, res->fns[i].name, sig->reason);
+		else if (!sig->known && a->ret && !res->fns[i].usdt && !res->fns[i].py &&
+			 !blind_said++)
+			/* What --return shows of a function of unknown types. */
+			note("%s:%s: %s: its calls show no arguments and its returns the "
+			     "register rax in hex (%s); --args shows the argument registers",
+			     res->fns[i].object, res->fns[i].name, sig->reason,
+			     res->fns[i].go ? "Go's first result, or its first word: an "
+					      "interface's type, a string's pointer"
+					    : "the result, whatever its type");
 		const char *impl = res->fns[i].ifunc;
 		if (impl && *impl)
 			note("%s:%s is chosen at load time (an IFUNC): tracing the implementation "

@@ -276,6 +276,8 @@ is "$RC" 0 "trace of the stripped Go program by a pattern exits 0" || show_run
 like "$(cat "$ERR")" 'tracing 1 function in process' "the pattern matches the one function" || show_run
 is "$(grep -c "goprof-s:main\.burnGoCPU --> " "$OUT")" 2 \
 	"both calls and their returns are main.burnGoCPU's, found in .gopclntab" || show_run
+like "$(cat "$ERR")" "^recce: goprof-s:main\.burnGoCPU: no DWARF debug info for it: its calls show no arguments and its returns the register rax in hex \(Go's first result, .*\); --args shows the argument registers\$" \
+	"and says what its returns show without types" || show_run
 # A Go name is found without its package path's directories too, as Go's
 # short names give it: runtime/pprof's writer, every 100 ms.
 run "$RECCE" trace -p "$PID" 'pprof.(*profileBuilder).addCPUData' --count 1
