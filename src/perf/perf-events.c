@@ -579,15 +579,17 @@ static int task_events_open(struct perf_events *pe, const struct perf_task *t, i
 }
 
 /* The events whose copy grows: the per-CPU events of cpu_wide, or the
- * one task of a system-wide recording of CPU samples alone (nothing else
- * open, no cgroup). NULL for none; *task: -1 for the former. */
+ * one task of a system-wide or a cgroup's recording of CPU samples alone
+ * (nothing else open). NULL for none; *task: -1 for the former. */
 static int *growing_events(struct perf_events *pe, int *task)
 {
 	*task = -1;
 	if (pe->cfg.cpu_wide)
 		return pe->cpu_events;
-	if (pe->ntasks != 1 || pe->tasks[0].closed || pe->tasks[0].tid != -1 ||
-	    pe->tasks[0].flags || pe->nkinds != 1 || pe->kinds[0] != PERF_EVENTS_CPU_CLOCK)
+	const struct perf_task *t = &pe->tasks[0];
+	int whole = t->tid == -1 && !t->flags, cgroup = t->flags == PERF_FLAG_PID_CGROUP;
+	if (pe->ntasks != 1 || t->closed || !(whole || cgroup) || pe->nkinds != 1 ||
+	    pe->kinds[0] != PERF_EVENTS_CPU_CLOCK)
 		return NULL;
 	*task = 0;
 	return pe->tasks[0].fds;

@@ -149,11 +149,28 @@ if [ -n "$CG" ]; then
 	is "$(awk -v p="$INSIDE" '$2 != "pid=" p' "$T/cg.labels" | wc -l)" 0 \
 		"every one of them from the process in the cgroup, none from the busy one outside"
 	kill_quietly "$INSIDE"
+	# A cgroup's stacks deeper than the copy, without frame pointers
+	# (deep: 41 KiB): the copy grows, as for -p and -a, and every stack
+	# after is whole.
+	spawn "$T/deep.out" "$(dirname "$TARGETS")/targets-nofp/deep" 600 # killed below
+	DEEP=$PID
+	echo "$DEEP" >"$CG/cgroup.procs"
+	run "$RECCE" record --cgroup "recce-test-$$" -F 499 -d 3 -o "$T/cg-deep.pb.gz"
+	is "$RC" 0 "record --cgroup of deep exits 0" || show_run
+	like "$(cat "$ERR")" 'the stack copy grew from 8192 to 65528 bytes: ' "the copy grew to 64 KiB" ||
+		show_run
+	F=$(folded "$T/cg-deep.pb.gz" | sed 's/^[^;]*;//')
+	WHOLE=$(folded_count "$F" "^_start;__libc_start_main;__libc_start_call_main;main;$(printf 'descend;%.0s' $(seq 40))bottom(;|\$)")
+	cmp_ok "$WHOLE" '>' 0 "whole stacks after it grew ($WHOLE)"
+	is "$((WHOLE + $(folded_count "$F" '^\[stack copy ended\];')))" "$(folded_total "$F")" \
+		"every other stack was cut where a smaller copy ended" ||
+		diag "$(printf '%s\n' "$F" | grep -Ev '^(_start;|\[stack copy ended\];)' | head -3)"
+	kill_quietly "$DEEP"
 	# The cgroup goes when its last process has.
 	wait_for 5 sh -c "! [ -s '$CG/cgroup.procs' ]"
 	rmdir "$CG" 2>/dev/null || diag "could not remove $CG"
 else
-	skip 4 "no writable cgroup v2 mount here"
+	skip 8 "no writable cgroup v2 mount here"
 fi
 run "$RECCE" record --cgroup no-such-cgroup-here -d 1
 is "$RC" 1 "an unknown cgroup: exit 1"
