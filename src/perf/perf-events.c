@@ -587,7 +587,8 @@ static int *growing_events(struct perf_events *pe, int *task)
 	if (pe->cfg.cpu_wide)
 		return pe->cpu_events;
 	const struct perf_task *t = &pe->tasks[0];
-	int whole = t->tid == -1 && !t->flags, cgroup = t->flags == PERF_FLAG_PID_CGROUP;
+	int whole = t->tid == -1 && !t->flags;
+	int cgroup = t->flags == PERF_FLAG_PID_CGROUP;
 	if (pe->ntasks != 1 || t->closed || !(whole || cgroup) || pe->nkinds != 1 ||
 	    pe->kinds[0] != PERF_EVENTS_CPU_CLOCK)
 		return NULL;
