@@ -208,7 +208,9 @@ static int find(struct search *s, const char *path, const struct dyn *d, const c
 	const char *slash = strrchr(path, '/');
 	snprintf(origin, sizeof(origin), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? path : ".");
-	if (strchr(name, '/'))
+	if (*name == '/') /* the path itself */
+		return try_dir(s, "", 0, origin, name + 1) < 0 ? -ENOMEM : 0;
+	if (strchr(name, '/')) /* from the command's folder, recce's */
 		return try_dir(s, ".", 1, origin, name) < 0 ? -ENOMEM : 0;
 	int rc = 0;
 	if (!d->runpath && d->rpath)
@@ -280,7 +282,7 @@ int lib_needs(const char *program, char ***paths, size_t *n)
 		for (size_t i = 0; i < s.n && !seen; i++)
 			seen = strcmp(s.paths[i], real) == 0;
 		if (!seen)
-			rc = try_dir(&s, "/", 1, "/", real + 1) < 0 ? -ENOMEM : 0;
+			rc = try_dir(&s, "", 0, "/", real + 1) < 0 ? -ENOMEM : 0;
 	}
 	free(interp);
 	free(s.conf);
