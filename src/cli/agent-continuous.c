@@ -110,6 +110,11 @@ static void say(void *arg, enum continuous_event ev, int err, const char *why)
 		    "cannot drop the old days of %s (--export-retain): %s; tried again tomorrow",
 		    s->export_to, why);
 		break;
+	case CONTINUOUS_COPY_GREW:
+		note("stacks ended where the stack copy did, 1 in 100 or more: it grew to %d "
+		     "bytes (at most %d: --call-graph auto,BYTES copies more from the start)",
+		     err, CONTINUOUS_COPY_MAX);
+		break;
 	case CONTINUOUS_EXPORT_BACK:
 		if (err > 0)
 			note("windows are exported to %s again; the %d it missed follow, oldest "
@@ -273,6 +278,7 @@ void agent_continuous_options(const struct agent_continuous_args *a)
 		parse_call_graph_option("agent", a->call_graph, &cg, &cfg->stack_bytes);
 	cfg->dwarf = cg != CALL_GRAPH_FP;
 	cfg->fp_after = cg == CALL_GRAPH_AUTO;
+	cfg->copy_grows = cg == CALL_GRAPH_AUTO && !(a->call_graph && strchr(a->call_graph, ','));
 	said->freq = cfg->freq;
 	if (a->export_url) {
 		struct clickhouse *ch;

@@ -409,6 +409,10 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	c->st.python_samples = now.python.matched;
 	c->st.python_unread = now.python.unmatched;
 	c->st.copy_ended = now.unwind_ends[UNWIND_END_COPY];
+	if (c->cfg->dwarf && now.copy_bytes > c->st.copy_bytes) {
+		c->st.copy_bytes = now.copy_bytes;
+		say(c, CONTINUOUS_COPY_GREW, (int)now.copy_bytes, NULL);
+	}
 	c->st.cpu_seconds = c->last_cpu = cpu;
 	c->last = now;
 
@@ -579,6 +583,8 @@ static int start(struct continuous *c, const char **why)
 	sc.dwarf = c->cfg->dwarf;
 	sc.fp_after = c->cfg->fp_after;
 	sc.stack_bytes = c->cfg->stack_bytes;
+	sc.copy_grows = c->cfg->copy_grows;
+	sc.copy_max = CONTINUOUS_COPY_MAX;
 	sc.stop_fd = c->cfg->stop_fd;
 	sc.procs = c->procs;
 	sc.agg = c->agg;

@@ -40,7 +40,14 @@ enum continuous_event {
 	CONTINUOUS_EXPORT_BACK,		 /* windows are exported again; err: how many it missed */
 	CONTINUOUS_EXPORT_RETAINED,	 /* its days before why dropped: err partitions */
 	CONTINUOUS_EXPORT_RETAIN_FAILED, /* they could not be: why */
+	CONTINUOUS_COPY_GREW,		 /* the stack copy grew: err bytes now */
 };
+
+/* The most the agent's stack copy grows to: each CPU's ring holds 2 MiB,
+ * 128 samples of 16 KiB (an agent whose copy grew to 64 KiB, busy with a
+ * window on a loaded machine, lost records, the names of mappings among
+ * them). A backend of Debian's postgres under pgbench needs 16 KiB. */
+#define CONTINUOUS_COPY_MAX 16384
 
 struct continuous_config {
 	const char *store_dir;
@@ -53,6 +60,7 @@ struct continuous_config {
 	 * frame pointers alone. */
 	int dwarf, fp_after;
 	uint32_t stack_bytes;
+	int copy_grows;		/* ... and grows, up to CONTINUOUS_COPY_MAX (perf/stack-copy.h) */
 	int64_t retain_ns;	/* windows older than this go; 0: kept */
 	uint64_t max_bytes;	/* the store's cap; 0: none */
 	const char *host;	/* the host label; NULL: gethostname() */
@@ -99,10 +107,8 @@ struct continuous_stats {
 	 * them, shown with native frames only (the frames did not fit the
 	 * native stack); and those whose Python frames were not read. */
 	uint64_t python_samples, python_unplaced, python_unread;
-	/* The stack copy (dwarf), and the stacks that ended where it did.
-	 * It does not grow, as record's does: each CPU's ring holds 2 MiB,
-	 * which a 64 KiB copy fills in 32 samples, and an agent busy with a
-	 * window on a loaded machine lost records so. */
+	/* The stack copy (dwarf) as it is now, and the stacks that ended
+	 * where it did. */
 	uint32_t copy_bytes;
 	uint64_t copy_ended;
 	int64_t started_ns;

@@ -14,12 +14,18 @@
 
 void stack_copy_init(struct stack_copy *c, uint32_t bytes, int grows)
 {
-	*c = (struct stack_copy){.grows = grows, .first = bytes, .now = bytes};
+	*c = (struct stack_copy){
+	    .grows = grows, .first = bytes, .now = bytes, .max = PERF_EVENTS_MAX_STACK_BYTES};
+}
+
+void stack_copy_set_max(struct stack_copy *c, uint32_t max)
+{
+	c->max = max && max < PERF_EVENTS_MAX_STACK_BYTES ? max : PERF_EVENTS_MAX_STACK_BYTES;
 }
 
 uint32_t stack_copy_wants(const struct stack_copy *c, uint64_t wanted)
 {
-	if (!c->grows || c->now >= PERF_EVENTS_MAX_STACK_BYTES)
+	if (!c->grows || c->now >= c->max)
 		return 0;
 	if (c->cut_at < GROW_MIN_CUT || c->cut_at * GROW_PER < c->samples_at)
 		return 0;
@@ -28,7 +34,7 @@ uint32_t stack_copy_wants(const struct stack_copy *c, uint64_t wanted)
 	uint64_t more = (uint64_t)c->now * 2;
 	while (more < wanted)
 		more *= 2;
-	return more > PERF_EVENTS_MAX_STACK_BYTES ? PERF_EVENTS_MAX_STACK_BYTES : (uint32_t)more;
+	return more > c->max ? c->max : (uint32_t)more;
 }
 
 void stack_copy_grown(struct stack_copy *c, uint32_t bytes)

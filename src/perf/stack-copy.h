@@ -3,8 +3,9 @@
  * BYTES): each sample's stack is copied as the events ask; when the
  * stacks that ended where the copy did are 1 in 100 of the samples taken
  * with it (4 at least), the events are opened again with a larger copy
- * (perf_events_grow_stack()). Used by the sampler (record -p and -a) and
- * by top; not by the continuous agent (continuous.h says why).
+ * (perf_events_grow_stack()), up to a most the user of it may lower.
+ * Used by the sampler (record -p, -a, --cgroup; the continuous agent,
+ * whose rings hold 2 MiB: continuous.h) and by top.
  */
 #ifndef RECCE_STACK_COPY_H
 #define RECCE_STACK_COPY_H
@@ -18,13 +19,18 @@ struct stack_copy {
 	int grows;	     /* 0: the copy stays as it is */
 	uint32_t first;	     /* the copy it began with */
 	uint32_t now, was;   /* the copy now; before it last grew (0: it never did) */
+	uint32_t max;	     /* the most it grows to */
 	uint64_t samples;    /* every sample seen */
 	uint64_t samples_at; /* of them, taken with the copy as it is now */
 	uint64_t cut_at;     /* and of those, cut where it ended */
 	uint64_t cut;	     /* every stack cut where its copy ended */
 };
 
+/* A copy of bytes, which grows (up to the kernel's most) or not. */
 void stack_copy_init(struct stack_copy *c, uint32_t bytes, int grows);
+
+/* Lowers the most the copy grows to (0: the kernel's most). */
+void stack_copy_set_max(struct stack_copy *c, uint32_t max);
 
 /* Before the rings are read again (what they hold was taken with the
  * copy as it was): grows the copy of pe's events when the samples seen

@@ -111,6 +111,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	/* The events decide whether their copy can grow
 	 * (perf_events_grow_stack()): a refusal keeps it as it is. */
 	stack_copy_init(&s->copy, s->cfg.stack_bytes, s->cfg.copy_grows && s->cfg.dwarf);
+	stack_copy_set_max(&s->copy, s->cfg.copy_max);
 	if (!(s->cfg.events & PERF_EVENTS_ALLOC) && !s->cfg.no_python) {
 		s->py_err =
 		    py_samples_new(s->cfg.procs, 1000000000ull / (s->cfg.freq ? s->cfg.freq : 1),

@@ -78,8 +78,10 @@ struct sampler_config {
 	uint32_t stack_bytes;
 	/* The copy grows while recording when stacks end where it did
 	 * (perf/stack-copy.h): only with -p sampled per CPU (cpu_wide), or the
-	 * whole system's CPU samples (system_wide without a cgroup). */
+	 * whole system's or a cgroup's CPU samples; up to copy_max bytes (0:
+	 * the kernel's most). */
 	int copy_grows;
+	uint32_t copy_max;
 	size_t ring_pages; /* data pages per CPU ring (a power of two); 0 = default */
 	int unwind_check;  /* dwarf: compare the fast unwinder with libdwfl's */
 	int stop_fd;	   /* stop when readable (a signalfd); -1 for none */
