@@ -55,15 +55,13 @@ int tracer_fail(struct tracer *t, enum tracer_step step, int err, pid_t pid)
 }
 
 /* Adds the distinct ELF files mapped by pid to the objects to search. */
-static int add_process_objects(struct tracer *t, pid_t pid, const char *skip)
+static int add_process_objects(struct tracer *t, pid_t pid)
 {
 	const struct proc_map *maps;
 	size_t nmaps = procs_maps(t->procs, pid, &maps);
 
 	for (size_t i = 0; i < nmaps; i++) {
 		if (!maps[i].file || maps[i].path[0] != '/')
-			continue;
-		if (skip && strcmp(skip, maps[i].real_path) == 0)
 			continue;
 		int seen = 0;
 		for (size_t j = 0; j < t->nobjs && !seen; j++)
@@ -93,7 +91,7 @@ static int find_objects(struct tracer *t)
 		err = procs_scan(t->procs, c->pids[i]);
 		if (err)
 			return tracer_fail(t, TRACER_TARGET, err, c->pids[i]);
-		if ((err = add_process_objects(t, c->pids[i], NULL)) < 0)
+		if ((err = add_process_objects(t, c->pids[i])) < 0)
 			return err;
 	}
 	if (c->npids)

@@ -767,6 +767,19 @@ folded_count()
 		if (s ~ re) n += c } END { print n + 0 }'
 }
 
+# deep_grown LABEL TEXT: the folded stacks of the deep target (40 frames
+# of 1 KiB, no process frame) after the stack copy grew: some whole from
+# _start to bottom (their count in WHOLE), every other one cut where a
+# smaller copy ended.
+deep_grown()
+{
+	WHOLE=$(folded_count "$2" "^_start;__libc_start_main;__libc_start_call_main;main;$(printf 'descend;%.0s' $(seq 40))bottom(;|\$)")
+	cmp_ok "$WHOLE" '>' 0 "$1: whole stacks after it grew ($WHOLE)"
+	is "$((WHOLE + $(folded_count "$2" '^\[stack copy ended\];')))" "$(folded_total "$2")" \
+		"$1: every other stack was cut where a smaller copy ended" ||
+		diag "$(printf '%s\n' "$2" | grep -Ev '^(_start;|\[stack copy ended\];)' | head -3)"
+}
+
 # folded_user TEXT: TEXT's folded stacks with the kernel's frames above
 # each user-space leaf taken off (names /proc/kallsyms holds), so that a
 # sample the kernel took while it ran on the thread's behalf counts for
