@@ -140,29 +140,41 @@ static void cgroup_of(pid_t pid, char *buf, size_t size)
 	fclose(fp);
 }
 
-static void collect_pid(void *ctx, uint64_t pid, uint64_t val)
+static void collect_image(void *ctx, uint64_t key, uint64_t val)
 {
 	(void)val;
-	pid_t **next = ctx;
-	*(*next)++ = (pid_t)pid;
+	uint64_t **next = ctx;
+	*(*next)++ = key;
 }
 
-/* The processes with samples in this window. */
-static pid_t *window_pids(struct aggregate *agg, size_t *n)
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The process images with samples in this window, each as pid << 32 |
+ * generation, in order: a process that exec'd ran two programs, each its
+ * own profile with its own labels. */
+static uint64_t *window_images(struct aggregate *agg, size_t *n)
 {
 	struct u64map seen;
 	size_t nstacks = aggregate_nstacks(agg);
 
 	u64map_init(&seen);
-	for (size_t i = 0; i < nstacks; i++)
-		if (u64map_put(&seen, aggregate_stack(agg, i)->pid, 1) < 0)
+	for (size_t i = 0; i < nstacks; i++) {
+		const struct agg_stack *s = aggregate_stack(agg, i);
+		if (u64map_put(&seen, (uint64_t)s->pid << 32 | s->gen, 1) < 0)
 			break;
+	}
 	*n = u64map_count(&seen);
-	pid_t *pids = malloc((*n ? *n : 1) * sizeof(*pids)), *next = pids;
-	if (pids)
-		u64map_each(&seen, collect_pid, &next);
+	uint64_t *images = malloc((*n ? *n : 1) * sizeof(*images)), *next = images;
+	if (images) {
+		u64map_each(&seen, collect_image, &next);
+		qsort(images, *n, sizeof(*images), by_value);
+	}
 	u64map_release(&seen);
-	return pids;
+	return images;
 }
 
 /* One process's profile of the window, encoded, with its labels; the
@@ -182,39 +194,55 @@ static struct resolver *new_resolver(struct continuous *c)
 
 	if (r && c->kallsyms)
 		resolver_use_kallsyms(r, c->kallsyms);
+	if (r)
+		resolver_label_images(r, 1);
 	return r;
 }
 
-/* pid's samples of the window's profile all, as a profile of its own. */
-static int profile_process(struct continuous *c, const struct profile *all, pid_t pid,
-			   int64_t start, int64_t end, struct store_profile *out, struct held *h)
+/* The samples of one image of a process (image: pid << 32 | generation)
+ * in the window's profile all, as a profile of its own, labelled by the
+ * program that image ran: the one before an exec as r found it then. */
+static int profile_process(struct continuous *c, const struct profile *all,
+			   const struct resolver *r, uint64_t image, int64_t start, int64_t end,
+			   struct store_profile *out, struct held *h)
 {
+	pid_t pid = (pid_t)(image >> 32);
+	uint32_t gen = (uint32_t)image;
 	struct profile_merger m;
 
 	memset(h, 0, sizeof(*h));
 	if (!(h->p = profile_new()))
 		return -ENOMEM;
 	profile_merger_init(&m, h->p);
-	m.only_key = "pid";
-	m.only_num = pid;
+	m.only[0].key = "pid";
+	m.only[0].num = pid;
+	m.only[1].key = "image";
+	m.only[1].num = gen;
+	m.only[1].drop = 1;
+	m.nonly = 2;
 	int err = profile_merge(&m, all, NULL, 0);
 	profile_merger_release(&m);
 	if (err)
 		return err;
 	h->p->time_nanos = start;
 	h->p->duration_nanos = end - start;
-	const char *comm = procs_comm(c->procs, pid);
+	const struct resolver_image *before = resolver_image(r, pid, gen);
+	const char *comm = before ? before->comm : procs_comm(c->procs, pid);
 	snprintf(h->comm, sizeof(h->comm), "%s", comm ? comm : "");
 	cgroup_of(pid, h->cgroup, sizeof(h->cgroup));
-	const struct proc_map *exe = procs_exe(c->procs, pid);
+	const struct proc_map *exe = before ? NULL : procs_exe(c->procs, pid);
 	*out = (struct store_profile){
 	    .start_ns = start,
 	    .end_ns = end,
 	    .host = c->host,
 	    .pid = pid,
 	    .comm = h->comm,
-	    .exe = exe ? exe->path : "",
-	    .build_id = exe && exe->file ? sym_file_build_id(exe->file) : "",
+	    .exe = before ? before->exe
+		   : exe  ? exe->path
+			  : "",
+	    .build_id = before		   ? before->build_id
+			: exe && exe->file ? sym_file_build_id(exe->file)
+					   : "",
 	    .cgroup = h->cgroup,
 	};
 	for (size_t i = 0; i < h->p->nsamples; i++) {
@@ -362,7 +390,7 @@ static void forget(struct continuous *c)
 static void on_window(struct continuous *c, int64_t start, int64_t end)
 {
 	struct sampler_stats now;
-	size_t npids = 0, n = 0;
+	size_t nimages = 0, npids = 0, n = 0;
 
 	sampler_get_stats(c->sampler, &now);
 	/* Every stack of the window, named at once; then the next window's
@@ -371,15 +399,17 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	if (c->resolver && resolver_add(c->resolver, c->agg, 0) == 0)
 		all = resolver_take_profile(c->resolver);
 	c->st.python_unplaced += resolver_python_unplaced(c->resolver);
-	resolver_free(c->resolver);
+	struct resolver *named = c->resolver; /* what images exec ended */
 	c->resolver = new_resolver(c);
 	sampler_set_resolver(c->sampler, c->resolver);
 
-	pid_t *pids = window_pids(c->agg, &npids);
-	struct store_profile *profiles = calloc(npids ? npids : 1, sizeof(*profiles));
-	struct held *held = calloc(npids ? npids : 1, sizeof(*held));
-	for (size_t i = 0; all && pids && profiles && held && i < npids; i++) {
-		if (profile_process(c, all, pids[i], start, end, &profiles[n], &held[n]) == 0) {
+	uint64_t *images = window_images(c->agg, &nimages);
+	struct store_profile *profiles = calloc(nimages ? nimages : 1, sizeof(*profiles));
+	struct held *held = calloc(nimages ? nimages : 1, sizeof(*held));
+	for (size_t i = 0; all && images && profiles && held && i < nimages; i++) {
+		if (profile_process(c, all, named, images[i], start, end, &profiles[n], &held[n]) ==
+		    0) {
+			npids += !n || profiles[n].pid != profiles[n - 1].pid;
 			n++;
 		} else {
 			profile_free(held[n].p);
@@ -396,7 +426,7 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	    .samples = now.samples - c->last.samples,
 	    .lost = now.lost - c->last.lost,
 	    .idle = now.idle - c->last.idle,
-	    .processes = n,
+	    .processes = npids,
 	    .agent_cpu_ns = (int64_t)((cpu - c->last_cpu) * 1e9),
 	};
 	int stored = write_window(c, &w, profiles, n) == 0;
@@ -422,7 +452,8 @@ static void on_window(struct continuous *c, int64_t start, int64_t end)
 	}
 	free(held);
 	free(profiles);
-	free(pids);
+	free(images);
+	resolver_free(named);
 	aggregate_clear(c->agg);
 	forget(c);
 }

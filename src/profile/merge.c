@@ -177,6 +177,26 @@ static uint64_t labels_hash(uint64_t h, const struct profile_label *l, size_t n)
 	return h;
 }
 
+/* Whether s has every label m->only[] asks for. */
+static int wanted(const struct profile_merger *m, const struct profile_sample *s)
+{
+	for (size_t i = 0; i < m->nonly; i++) {
+		const struct profile_label *l = profile_sample_label(s, m->only[i].key);
+		if (!l || l->str || l->num != m->only[i].num)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether label l is one m->only[] says to leave out. */
+static int dropped(const struct profile_merger *m, const struct profile_label *l)
+{
+	for (size_t i = 0; i < m->nonly; i++)
+		if (m->only[i].drop && !strcmp(l->key, m->only[i].key))
+			return 1;
+	return 0;
+}
+
 /* Adds one sample of src, with its labels then the extra ones. */
 static int merge_sample(struct profile_merger *m, const struct profile *src,
 			const struct profile_sample *s, const size_t *columns,
@@ -204,10 +224,13 @@ static int merge_sample(struct profile_merger *m, const struct profile *src,
 			return -ENOMEM;
 		h = hash_fnv1a_value(h, (*locs)[i]);
 	}
-	if (s->nlabels)
-		memcpy(*labels, s->labels, s->nlabels * sizeof(**labels));
+	nlabels = 0;
+	for (size_t i = 0; i < s->nlabels; i++)
+		if (!dropped(m, &s->labels[i]))
+			(*labels)[nlabels++] = s->labels[i];
 	if (nextra)
-		memcpy(*labels + s->nlabels, extra, nextra * sizeof(**labels));
+		memcpy(*labels + nlabels, extra, nextra * sizeof(**labels));
+	nlabels += nextra;
 	h = labels_hash(hash_fnv1a_value(h, s->nlocations), *labels, nlabels);
 
 	struct profile *dst = m->dst;
@@ -270,12 +293,8 @@ int profile_merge(struct profile_merger *m, const struct profile *src,
 	struct profile_label *labels = NULL;
 	size_t locs_cap = 0, labels_cap = 0;
 	for (size_t i = 0; i < src->nsamples && !ret; i++) {
-		if (m->only_key) {
-			const struct profile_label *l =
-			    profile_sample_label(&src->samples[i], m->only_key);
-			if (!l || l->str || l->num != m->only_num)
-				continue;
-		}
+		if (!wanted(m, &src->samples[i]))
+			continue;
 		ret = merge_sample(m, src, &src->samples[i], columns, extra, nextra, &locs,
 				   &locs_cap, &labels, &labels_cap);
 	}

@@ -22,10 +22,16 @@
 struct profile_merger {
 	struct profile *dst;
 	struct htab mappings, locations, samples; /* content hash -> id or index in dst */
-	/* When only_key is set, only the samples whose numeric label only_key
-	 * is only_num are merged (one process's samples: "pid"). */
-	const char *only_key;
-	int64_t only_num;
+	/* Only the samples whose numeric label only[i].key is only[i].num,
+	 * for each of the first nonly, are merged (one process's samples:
+	 * "pid"), with every label but those of a key in only[] whose
+	 * drop is set (a label the caller keeps elsewhere). */
+	struct {
+		const char *key;
+		int64_t num;
+		int drop;
+	} only[2];
+	size_t nonly;
 };
 
 void profile_merger_init(struct profile_merger *m, struct profile *dst);

@@ -72,6 +72,9 @@ struct resolver {
 	int addresses_only; /* resolver_keep_addresses() */
 	size_t column;	    /* resolver_set_column() */
 	int label_comm;	    /* resolver_label_comm() */
+	int label_images;   /* resolver_label_images() */
+	struct resolver_image *images;
+	size_t nimages, images_cap;
 	int no_info;	    /* the stack being resolved ends at code without unwind info */
 	uint64_t no_info_samples; /* resolver_no_unwind_info() */
 	uint64_t py_unplaced;	  /* resolver_python_unplaced() */
@@ -185,6 +188,43 @@ void resolver_label_comm(struct resolver *r, int on)
 	r->label_comm = on;
 }
 
+void resolver_label_images(struct resolver *r, int on)
+{
+	r->label_images = on;
+}
+
+const struct resolver_image *resolver_image(const struct resolver *r, pid_t pid, uint32_t gen)
+{
+	for (size_t i = 0; r && i < r->nimages; i++)
+		if (r->images[i].pid == pid && r->images[i].gen == gen)
+			return &r->images[i];
+	return NULL;
+}
+
+/* Keeps what pid's image is now, before an exec replaces it. */
+static int keep_image(struct resolver *r, struct aggregate *a, pid_t pid)
+{
+	struct resolver_image *grown =
+	    array_reserve(r->images, &r->images_cap, r->nimages + 1, sizeof(*r->images));
+	if (!grown)
+		return -ENOMEM;
+	r->images = grown;
+	struct resolver_image *im = &r->images[r->nimages];
+	const struct proc_map *exe = procs_exe(r->procs, pid);
+	const char *comm = procs_comm(r->procs, pid);
+
+	memset(im, 0, sizeof(*im));
+	im->pid = pid;
+	im->gen = aggregate_gen(a, pid);
+	snprintf(im->comm, sizeof(im->comm), "%s", comm ? comm : "");
+	snprintf(im->build_id, sizeof(im->build_id), "%s",
+		 exe && exe->file ? sym_file_build_id(exe->file) : "");
+	if (!(im->exe = strdup(exe ? exe->path : "")))
+		return -ENOMEM;
+	r->nimages++;
+	return 0;
+}
+
 void resolver_set_column(struct resolver *r, size_t column)
 {
 	r->column = column;
@@ -253,6 +293,9 @@ void resolver_free(struct resolver *r)
 	idmap_release(&r->mappings);
 	free(r->loc_ids);
 	free(r->spliced);
+	for (size_t i = 0; i < r->nimages; i++)
+		free(r->images[i].exe);
+	free(r->images);
 	free(r);
 }
 
@@ -756,7 +799,7 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 		return -EINVAL;
 	values[r->column] = (int64_t)s->count;
 	values[r->column + 1] = (int64_t)s->period;
-	struct profile_label labels[4];
+	struct profile_label labels[5];
 	size_t nlabels = 0;
 	memset(labels, 0, sizeof(labels));
 	labels[nlabels].key = "pid";
@@ -774,6 +817,10 @@ static int resolve_stack(struct resolver *r, struct aggregate *a, const struct a
 	if (comm && *comm) {
 		labels[nlabels].key = "comm";
 		labels[nlabels++].str = comm;
+	}
+	if (r->label_images) {
+		labels[nlabels].key = "image";
+		labels[nlabels++].num = s->gen;
 	}
 	return profile_add_sample(r->prof, r->loc_ids, nlocs, values, labels, nlabels);
 }
@@ -797,6 +844,11 @@ int resolver_add(struct resolver *r, struct aggregate *a, pid_t pid)
 {
 	if (!r->prof)
 		return -EINVAL;
+	if (pid && r->label_images && !resolver_image(r, pid, aggregate_gen(a, pid))) {
+		int err = keep_image(r, a, pid);
+		if (err)
+			return err;
+	}
 	size_t n = aggregate_nstacks(a), nlocs;
 	for (size_t i = 0; i < n && !r->kallsyms_tried; i++) {
 		const struct agg_stack *s = aggregate_stack(a, i);

@@ -18,7 +18,7 @@
  *    an address in no mapping or in anonymous memory without a perf map.
  *  - Samples carry two values, samples/count and cpu/nanoseconds (other
  *    names with resolver_name_values()), and three labels: numeric "pid"
- *    and "tid" and the string "thread".
+ *    and "tid" and the string "thread" (and "comm", "image" when asked).
  *  - An off-CPU marker frame (offcpu-reason.h) becomes a location of its
  *    own, "[off-CPU: REASON]", at the leaf of its stack.
  *
@@ -71,6 +71,27 @@ void resolver_set_column(struct resolver *r, size_t column);
  * "comm" label (a recording of many processes: the views give each a
  * root frame of its own, and report --comm picks by it). */
 void resolver_label_comm(struct resolver *r, int on);
+
+/* With on, every sample also carries the numeric "image" label: its
+ * process's address-space generation (0 until its first exec seen). And
+ * each resolver_add() for one process, made before its exec, keeps what
+ * that image was (resolver_image()): a caller that labels a process's
+ * samples by the program it runs, such as the continuous agent, labels
+ * those of the program before an exec by it, not by the one after. */
+void resolver_label_images(struct resolver *r, int on);
+
+/* A process's image before an exec, as resolver_add() for it found it. */
+struct resolver_image {
+	pid_t pid;
+	uint32_t gen;
+	char comm[64];
+	char *exe;	   /* "" when unknown */
+	char build_id[65]; /* lowercase hex, "" if none */
+};
+
+/* The image pid ran as generation gen, if an exec ended it while this
+ * resolver named its stacks; NULL otherwise (the image it runs now). */
+const struct resolver_image *resolver_image(const struct resolver *r, pid_t pid, uint32_t gen);
 
 /* Names kernel code with k (kept by the caller, who frees it after the
  * resolver) rather than reading /proc/kallsyms again: for a caller that

@@ -164,17 +164,26 @@ like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "the process that lived 2 s is there,
 run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --pid "$PERL" -n 0
 like "$(cat "$OUT")" 'Perl_pp_[a-z]+ +.*perl' "a process's code before its exec is named from the old program"
 like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "and after it from the new one"
+# Each program's samples are labelled by it, those of the window of the
+# exec too: the program before the exec is the one that ran them.
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --pid "$PERL" --comm perl -n 0
+like "$(cat "$OUT")" 'Perl_pp_[a-z]+ +.*perl' "the code before the exec is perl's"
+unlike "$(cat "$OUT")" 'burn_cpu' "and none of hot's"
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$END" --pid "$PERL" --comm hot -n 0
+like "$(cat "$OUT")" 'burn_cpu +.*hot\.c:' "the code after it is hot's"
+unlike "$(cat "$OUT")" 'Perl_pp_' "and none of perl's"
 
 run "$RECCE" query --store "$STORE" --from "@$SPLIT_AT" --to "@$END" --pid "$SPLIT" \
 	-o "$T/split.pb.gz"
 is "$RC" 0 "query -o writes a pprof profile" || show_run
 perl "$(dirname "$0")/pprof-labels.pl" "$T/split.pb.gz" >"$T/labels"
-# Before its exec the process was spawn's setsid and env, and its samples
-# say so.
-is "$(grep -Ev "pid=$SPLIT .*comm=(setsid|env) exe=/usr/bin/(setsid|env) " "$T/labels" |
+# Before its exec the process was the test's forked shell, then spawn's
+# setsid and env, and its samples say so.
+is "$(grep -Ev "pid=$SPLIT .*comm=(bash|setsid|env) exe=/usr/bin/\1 " "$T/labels" |
 	grep -vc "pid=$SPLIT .*comm=split exe=/[^ ]*/split build_id=[0-9a-f]\\{40\\}")" 0 \
 	"every sample has the process's pid, comm, exe and build-id" ||
 	diag "$(grep -v "comm=split exe=/[^ ]*/split build_id=" "$T/labels")"
+unlike "$(cat "$T/labels")" ' image=' "the labels say the program, not the agent's count of its execs"
 run "$RECCE" report "$T/split.pb.gz" -n 3
 like "$(cat "$OUT")" 'work_a' "recce report reads it"
 
