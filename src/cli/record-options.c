@@ -104,8 +104,8 @@ static const struct opt record_options[] = {
     OPT_FLAG_(0, "tree", struct record_args, tree,
 	      "with -p: their descendants too, existing and new"),
     OPT_FLAG_(0, "per-thread", struct record_args, per_thread,
-	      "with -p: each thread sampled by its own CPU time, not each CPU (threads shorter "
-	      "than a period go unsampled)"),
+	      "with -p or a command: each thread sampled by its own CPU time, not each CPU "
+	      "(threads shorter than a period go unsampled)"),
     OPT_FLAG_(0, "jit-map", struct record_args, jit_map,
 	      "ask each JVM target for its perf map at the end (jcmd PID Compiler.perfmap)"),
     OPT_FLAG_(0, "no-symbolize", struct record_args, no_symbolize,
@@ -172,9 +172,10 @@ void record_parse_args(struct record_args *a, int argc, char **argv)
 		usage_die("record", "-o wants a file name");
 	if (a->tree && !a->npids)
 		usage_die("record", "--tree follows the processes of -p PID");
-	if (a->per_thread && (!a->npids || a->event == RECORD_ALLOC))
-		usage_die("record", "--per-thread says how the CPU samples of -p PID are taken (-t "
-				    "and a command are always sampled per thread)");
+	if (a->per_thread && ((!a->npids && (!a->argv || a->beside)) || a->event == RECORD_ALLOC))
+		usage_die("record",
+			  "--per-thread says how the CPU samples of -p PID or of a command "
+			  "are taken (-t is always sampled per thread, -a per CPU)");
 	if (a->freq_given && a->event == RECORD_OFFCPU)
 		usage_die("record", "-F sets the rate of CPU samples: --event offcpu takes a stack "
 				    "at every switch off a CPU (--event wall takes both)");

@@ -35,6 +35,12 @@ struct sampler {
 	int py_err;
 	struct pick_bpf pick; /* cpu_wide: the targets' family and the program keeping them */
 	int cpu_wide, cpu_wide_err;
+	/* cpu_wide and a launched command: its pid until its exec is over,
+	 * whose samples till then are of recce's code that launches it
+	 * (exec_begun: from its exec's record on, those the exec's kernel
+	 * code took with the user registers still recce's). */
+	pid_t before_exec;
+	int exec_begun;
 	struct stack_copy copy; /* the copy the events ask for (dwarf) */
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;

@@ -24,6 +24,7 @@
 
 #define TID_FREE      UINT64_MAX /* tid_task value of a thread that exited */
 #define MAX_FP_FRAMES 256	 /* a fast sample's frame-pointer walk, at most */
+#define USER_END      0x0000800000000000ULL /* x86-64 user addresses lie below */
 
 /*
  * Whether a sample comes from a second stream on its thread (see
@@ -98,6 +99,18 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 	}
 	*nframes = rec->sample.nr;
 	return rec->sample.ips;
+}
+
+/* Whether the launched command's exec is over, by a sample of it taken
+ * after the exec's record: its user code is in a mapping of the new
+ * program. Until the exec sets its registers, they are those of recce's
+ * code that launched it, whose mappings are gone. */
+static int exec_over(struct sampler *s, pid_t pid, const uint64_t *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] < USER_END)
+			return procs_find(s->cfg.procs, pid, frames[i]) != NULL;
+	return 0;
 }
 
 /*
@@ -177,12 +190,19 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 		know_process(s, (pid_t)rec->pid, &fresh);
 		know_thread(s, (pid_t)rec->pid, (pid_t)rec->tid);
 	}
+	if (rec->pid && (pid_t)rec->pid == s->before_exec && !s->exec_begun)
+		return; /* recce's own code, launching the command */
 	if ((s->live_rescued || s->any_closed) && sample_is_duplicate(s, rec)) {
 		s->stats.dropped++;
 		return;
 	}
 	size_t n;
 	const uint64_t *frames = sample_frames(s, rec, &n);
+	if (rec->pid && (pid_t)rec->pid == s->before_exec) {
+		if (!exec_over(s, (pid_t)rec->pid, frames, n))
+			return;
+		s->before_exec = 0;
+	}
 	if (s->py) {
 		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					  frames, n, &n);
@@ -241,6 +261,8 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 			unwinder_maps_changed(s->unwinder, pid);
 		break;
 	case PERF_RECORD_COMM:
+		if (rec->comm.exec && pid == s->before_exec)
+			s->exec_begun = 1;
 		if (rec->comm.exec)
 			handle_exec(s, pid);
 		if (pid == tid)

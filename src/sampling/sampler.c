@@ -102,7 +102,7 @@ static int open_rings(struct sampler *s, int enable_on_exec)
 	 * CPU samples alone: with switches too (wall), each thread's
 	 * samples and waits must add up to the time recorded, which its own
 	 * events' periods do. */
-	if (s->cfg.npids && !s->cfg.ntids && !s->cfg.per_thread &&
+	if ((s->cfg.npids || s->cfg.argv) && !s->cfg.ntids && !s->cfg.per_thread &&
 	    s->cfg.events == PERF_EVENTS_CPU_CLOCK) {
 		s->cpu_wide_err = pick_bpf_new(&s->pick, NULL, 0);
 		s->cpu_wide = !s->cpu_wide_err;
@@ -440,6 +440,15 @@ static int launch(struct sampler *s)
 	int task = perf_events_open_task(s->pe, l.pid);
 	if (task >= 0 && s->offcpu && offcpu_attached(s->offcpu, l.pid, l.pid) < 0)
 		task = -ENOMEM;
+	/* Per CPU, as -p: the events sample from now on, and the samples
+	 * until the command's exec are dropped (a task's events start at
+	 * its exec). */
+	if (task >= 0 && s->cpu_wide) {
+		s->before_exec = l.pid;
+		task = pick_bpf_add(&s->pick, l.pid);
+		if (!task)
+			task = perf_events_open_cpus(s->pe, sampler_cpu_prog(s));
+	}
 	if (task < 0) {
 		launch_cancel(&l); /* the child exits without running the command */
 		s->child = 0;

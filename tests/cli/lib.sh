@@ -767,6 +767,10 @@ folded_count()
 		if (s ~ re) n += c } END { print n + 0 }'
 }
 
+# A folded stack of a process's exit taken once its memory was released
+# (exit_mmap): no user frames are left to walk, only the kernel's.
+AT_EXIT='^entry_SYSCALL_64_after_hwframe;do_syscall_64;(x64_sys_call;)?__x64_sys_exit_group;'
+
 # deep_grown LABEL TEXT: the folded stacks of the deep target (40 frames
 # of 1 KiB, no process frame) after the stack copy grew: some whole from
 # _start to bottom (their count in WHOLE), every other one cut where a

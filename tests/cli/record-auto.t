@@ -102,10 +102,11 @@ is "$(folded_count "$F_auto$F_dwarf" '\[no unwind info')" 0 \
 # outer's, so the kernel's frame-pointer walk goes from middle to main,
 # outer skipped. Past a function its CFI says keeps no frame pointer the
 # walk is not followed: each stack ends there, marked, where made-up
-# callers would say main called middle. The whole truth, from a copy that
-# holds the stack: main, outer, middle.
+# callers would say main called middle (the copy is given, so that it
+# does not grow past them). The whole truth, from a copy that holds the
+# stack: main, outer, middle.
 IN_MIDDLE='(^|;)middle;descend;(.*;)?bottom(;|$)'
-run "$RECCE" record -o "$T/skip.pb.gz" -- "$TARGETS/deep" 1 skip
+run "$RECCE" record --call-graph auto,8192 -o "$T/skip.pb.gz" -- "$TARGETS/deep" 1 skip
 is "$RC" 0 "record -- deep skip exits 0" || show_run
 F=$(folded "$T/skip.pb.gz")
 MIDDLE=$(folded_count "$F" "$IN_MIDDLE")

@@ -2,7 +2,7 @@
 # `recce record -- CMD`: launch a program with a known hot function, profile
 # it, and find that function, with its file:line, in the report.
 . "$(dirname "$0")/lib.sh"
-need_file "$RECCE" "$TARGETS/hot"
+need_file "$RECCE" "$TARGETS/hot" "$TARGETS/brief"
 
 SRC=tests/targets/hot.c
 HOT_LINE=$(source_line "$SRC" '/* HOT-LINE */')
@@ -26,7 +26,7 @@ ok "the samples match the command's CPU time x 99 Hz ($N for ${CPU}s, ~$WANT)" n
 # However little CPU a loaded machine gave hot, some (the count itself is
 # checked against its CPU time above).
 cmp_ok "${N:-0}" '>' 0 "and there are some ($N)"
-like "$(cat "$ERR")" '99 Hz requested per thread' "the summary gives the default rate, 99 Hz"
+like "$(cat "$ERR")" '99 Hz requested per CPU' "the summary gives the default rate, 99 Hz, per CPU"
 like "$(cat "$ERR")" ', [0-9]+ records lost, [0-9]+ throttled' \
 	"the summary counts the kernel's lost records and throttled samples"
 
@@ -109,7 +109,7 @@ N=$(summary_samples)
 CPU=$(sed -n 's/^hot: cpu \([0-9.]*\) s$/\1/p' "$ERR")
 WANT=$(awk -v c="$CPU" 'BEGIN { printf "%d", c * 999 }')
 ok "-F 999: the samples match the CPU time x 999 Hz ($N for ${CPU}s, ~$WANT)" near "${N:-0}" "$WANT" 0.4
-like "$(cat "$ERR")" '999 Hz requested per thread' "the summary gives the requested 999 Hz"
+like "$(cat "$ERR")" '999 Hz requested per CPU' "the summary gives the requested 999 Hz"
 run "$RECCE" report --folded --value cpu "$T/f999.pb.gz"
 NS=$(folded_total "$(cat "$OUT")")
 ok "each sample weighs about 1/999 s of CPU ($NS ns for $N samples)" near "$NS" "${N:-0} * 1001001" 0.25
@@ -122,6 +122,17 @@ FOLDED=$(folded "$T/child.pb.gz")
 TOTAL=$(folded_total "$FOLDED")
 BURN=$(folded_count "$(folded_user "$FOLDED")" '(^|;)burn_cpu$')
 cmp_ok "$BURN" '>' "$TOTAL * 0.8" "the forked child's burn_cpu is recorded ($BURN of $TOTAL)"
+
+# A command whose work runs in threads shorter than a sampling period of
+# CPU time (brief: 8 ms each, against 10.1 ms at 99 Hz) is sampled per
+# CPU, as -p: a thread's own event would never sample them.
+run "$RECCE" record -o "$T/brief.pb.gz" -- "$TARGETS/brief" 2
+is "$RC" 0 "record -- brief exits 0" || show_run
+BW=$(folded_count "$(folded_user "$(folded "$T/brief.pb.gz")")" '(^|;)brief_work$')
+cmp_ok "$BW" '>' 0 "brief threads of a command are sampled ($BW)"
+run "$RECCE" record --per-thread -o "$T/brief-threads.pb.gz" -- "$TARGETS/hot" 0.3
+is "$RC" 0 "record --per-thread -- CMD exits 0" || show_run
+like "$(cat "$ERR")" '99 Hz requested per thread on a CPU' "--per-thread samples a command's threads by their own events"
 
 # The profile's header keeps the shell's quoting: the command line in it
 # can be pasted back into a terminal.

@@ -47,7 +47,7 @@ record_auto()
 	shift
 	run "$RECCE" record -F 999 -o "$T/auto-$name.pb.gz" -- "$@"
 	is "$RC" 0 "$name: record exits 0" || show_run
-	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev '^\[unknown\];.*;__x64_sys_execve(at)?;')")
+	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev "^\\[unknown\\];.*;__x64_sys_execve(at)?;|$AT_EXIT")")
 }
 
 # A sample in code without CFI as a file is loaded (crti's _init, which
@@ -170,7 +170,8 @@ is "$((PARENT + $(folded_count "$F" '^clone3$')))" "$IN_CLONE" \
 # A stack deeper than the copy, without frame pointers to go on by
 # (deep: 40 frames of 1 KiB above bottom): recorded by -p, the default
 # copy grows once stacks end where it did, to 64 KiB, and every stack
-# after is whole. A copy given is kept as it is. So with -a.
+# after is whole. A copy given is kept as it is. So with -a, and for a
+# command recce runs.
 spawn "$T/deep.out" "$NOFP/deep" 600 # killed below
 DEEP=$PID
 run "$RECCE" record -F 499 -p "$DEEP" -d 3 -o "$T/deep.pb.gz"
@@ -215,5 +216,11 @@ is "$RC" 0 "deep, -a: record exits 0" || show_run
 like "$(cat "$ERR")" 'the stack copy grew from 8192 to 65528 bytes: ' "deep, -a: the copy grew to 64 KiB"
 deep_grown "deep, -a" "$(folded "$T/deep-a.pb.gz" | grep "^\[deep $DEEP\];" | sed 's/^[^;]*;//')"
 kill "$DEEP"
+# A command recce runs: sampled per CPU as -p, its copy grows too.
+run "$RECCE" record -F 499 -o "$T/deep-cmd.pb.gz" -- "$NOFP/deep" 3
+is "$RC" 0 "record -- deep: exits 0" || show_run
+like "$(cat "$ERR")" 'the stack copy grew from 8192 to 65528 bytes: ' "record -- deep: the copy grew to 64 KiB"
+# Its start (ld.so, main) and its exit aside: the stacks down to bottom.
+deep_grown "record -- deep" "$(folded "$T/deep-cmd.pb.gz" | grep -E ';bottom(;| )')"
 
 done_testing

@@ -177,8 +177,8 @@ like "$(cat "$ERR")" 'recce: warning: the target used [0-9]+\.[0-9]+ s of CPU wh
 	"brief threads, --per-thread: recce says its samples fall short of the CPU time, and why" || show_run
 unlike "$(cat "$ERR")" 'the target was idle' "brief threads, --per-thread: and not that the target was idle"
 kill -TERM "$BRIEF"
-run "$RECCE" record --per-thread -d 1 -- true
-is "$RC" 2 "--per-thread without -p: usage error"
-like "$(cat "$ERR")" '--per-thread says how the CPU samples of -p PID are taken' "saying what it is for"
+run "$RECCE" record --per-thread -a -d 1
+is "$RC" 2 "--per-thread without -p or a command: usage error"
+like "$(cat "$ERR")" '--per-thread says how the CPU samples of -p PID or of a command are taken' "saying what it is for"
 
 done_testing
