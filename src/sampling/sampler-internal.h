@@ -22,6 +22,11 @@ struct perf_record;
 #define MAX_KERNEL_FRAMES 1024 /* kernel callchain entries kept in dwarf mode */
 #define MAX_UNWIND_FRAMES 512  /* user frames unwound per sample: a bad stack cannot loop us */
 
+/* Processes seen in the midst of an exec at once, at most: an exec's
+ * kernel work is short, so there are as many as CPUs at most but for
+ * one blocked in it; past them the oldest is forgotten. */
+#define SAMPLER_MID_EXECS 64
+
 struct sampler {
 	struct sampler_config cfg;
 	struct perf_events *pe;
@@ -41,6 +46,10 @@ struct sampler {
 	 * code took with the user registers still recce's). */
 	pid_t before_exec;
 	int exec_begun;
+	/* The processes between their exec's record and the new program's
+	 * first instruction (past_exec()), the oldest first. */
+	pid_t mid_exec[SAMPLER_MID_EXECS];
+	size_t nmid_exec;
 	struct stack_copy copy; /* the copy the events ask for (dwarf) */
 	pid_t *attached; /* with it: the threads attach() opened, to look at */
 	size_t nattached, attached_cap;

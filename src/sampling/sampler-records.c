@@ -113,6 +113,57 @@ static int exec_over(struct sampler *s, pid_t pid, const uint64_t *frames, size_
 	return 0;
 }
 
+/* Forgets that pid is in the midst of an exec. */
+static void mid_exec_end(struct sampler *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nmid_exec; i++)
+		if (s->mid_exec[i] == pid) {
+			memmove(&s->mid_exec[i], &s->mid_exec[i + 1],
+				(s->nmid_exec - i - 1) * sizeof(s->mid_exec[0]));
+			s->nmid_exec--;
+			return;
+		}
+}
+
+/* pid's exec has begun (its record): until its new program runs. */
+static void mid_exec_begin(struct sampler *s, pid_t pid)
+{
+	mid_exec_end(s, pid);
+	if (s->nmid_exec == SAMPLER_MID_EXECS)
+		mid_exec_end(s, s->mid_exec[0]);
+	s->mid_exec[s->nmid_exec++] = pid;
+}
+
+/*
+ * Between a process's exec record and its new program's first
+ * instruction, the exec's kernel code runs with the user registers of
+ * the program it replaced, whose mappings are gone: a sample's user part
+ * would be [unknown]. Such a sample keeps its kernel frames alone (*n
+ * cut), and the launched command's (its samples begin at its exec) is
+ * dropped: returns 0 for that.
+ */
+static int past_exec(struct sampler *s, pid_t pid, const uint64_t *frames, size_t *n)
+{
+	size_t i = 0;
+
+	while (i < s->nmid_exec && s->mid_exec[i] != pid)
+		i++;
+	if (i == s->nmid_exec)
+		return 1;
+	if (exec_over(s, pid, frames, *n)) {
+		mid_exec_end(s, pid);
+		if (pid == s->before_exec)
+			s->before_exec = 0;
+		return 1;
+	}
+	if (pid == s->before_exec)
+		return 0;
+	for (i = 0; i < *n && frames[i] >= USER_END; i++)
+		;
+	*n = i;
+	return 1;
+}
+
 /*
  * System-wide: reads pid from /proc the first time a record names it, and
  * then sets *fresh. Returns KNOWN_SCANNED, or KNOWN_RECORDS when it was
@@ -198,11 +249,8 @@ static void handle_sample(struct sampler *s, const struct perf_record *rec)
 	}
 	size_t n;
 	const uint64_t *frames = sample_frames(s, rec, &n);
-	if (rec->pid && (pid_t)rec->pid == s->before_exec) {
-		if (!exec_over(s, (pid_t)rec->pid, frames, n))
-			return;
-		s->before_exec = 0;
-	}
+	if (s->nmid_exec && !past_exec(s, (pid_t)rec->pid, frames, &n))
+		return;
 	if (s->py) {
 		frames = py_samples_stack(s->py, (pid_t)rec->pid, (pid_t)rec->tid, rec->time,
 					  frames, n, &n);
@@ -263,6 +311,8 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 	case PERF_RECORD_COMM:
 		if (rec->comm.exec && pid == s->before_exec)
 			s->exec_begun = 1;
+		if (rec->comm.exec && pid == tid)
+			mid_exec_begin(s, pid);
 		if (rec->comm.exec)
 			handle_exec(s, pid);
 		if (pid == tid)
@@ -312,6 +362,8 @@ int sampler_handle_record(const struct perf_record *rec, void *arg)
 			u64map_put(&s->tid_task, (uint64_t)tid, TID_FREE);
 		if (pid == tid && s->unwinder)
 			unwinder_forget(s->unwinder, pid);
+		if (pid == tid && s->nmid_exec)
+			mid_exec_end(s, pid);
 		if (pid == tid && s->alloc_probes)
 			alloc_probes_forget(s->alloc_probes, pid);
 		break;

@@ -768,8 +768,10 @@ folded_count()
 }
 
 # A folded stack of a process's exit taken once its memory was released
-# (exit_mmap): no user frames are left to walk, only the kernel's.
+# (exit_mmap), or of its exec once its old program was gone: no user
+# frames are left to walk, only the kernel's.
 AT_EXIT='^entry_SYSCALL_64_after_hwframe;do_syscall_64;(x64_sys_call;)?__x64_sys_exit_group;'
+AT_EXEC='^entry_SYSCALL_64_after_hwframe;do_syscall_64;(x64_sys_call;)?__x64_sys_execve(at)?;'
 
 # deep_grown LABEL TEXT: the folded stacks of the deep target (40 frames
 # of 1 KiB, no process frame) after the stack copy grew: some whole from

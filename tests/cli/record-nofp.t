@@ -47,7 +47,7 @@ record_auto()
 	shift
 	run "$RECCE" record -F 999 -o "$T/auto-$name.pb.gz" -- "$@"
 	is "$RC" 0 "$name: record exits 0" || show_run
-	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev "^\\[unknown\\];.*;__x64_sys_execve(at)?;|$AT_EXIT")")
+	F=$(folded_user "$(folded "$T/auto-$name.pb.gz" | grep -Ev "$AT_EXEC|$AT_EXIT")")
 }
 
 # A sample in code without CFI as a file is loaded (crti's _init, which
