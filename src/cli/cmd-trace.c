@@ -184,6 +184,7 @@ int cmd_trace(int argc, char **argv)
 	    .want_stack = a.stack && !a.output && a.format == TRACE_FORMAT_TEXT,
 	    .stack_bytes = a.call_graph == CALL_GRAPH_FP ? 0 : a.stack_bytes,
 	    .fp_after = a.call_graph == CALL_GRAPH_AUTO,
+	    .copy_grows = a.call_graph == CALL_GRAPH_AUTO && !a.stack_bytes_given,
 	    .want_hist = a.hist,
 	    .cond = a.cond,
 	    .count = (uint64_t)a.count,

@@ -44,6 +44,7 @@ struct trace_args {
 	enum call_graph call_graph;
 	uint32_t stack_bytes;
 	int call_graph_given;
+	int stack_bytes_given; /* --call-graph MODE,BYTES: the copy does not grow */
 	int report;	    /* --report: the calls summed by function, at the end */
 	struct tree_args t; /* --tree, --slow and what shapes them */
 	int fast;	    /* --fast: injected, not uprobes */

@@ -606,11 +606,21 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 			 e[UNWIND_END_NOT_PRESENT];
 	char copy_more[96], max_copy[64], why[900];
 	size_t n = 0;
+	uint32_t copy = st->copy_bytes ? st->copy_bytes : a->stack_bytes;
 
+	if (copy != a->stack_bytes)
+		note("the stack copy grew from %u to %u bytes: %llu of the %llu calls taken with "
+		     "smaller copies were cut where it ended (--call-graph auto,%u copies that "
+		     "much from the start)",
+		     (unsigned)a->stack_bytes, (unsigned)copy,
+		     (unsigned long long)st->copy_cut_before, (unsigned long long)st->copy_before,
+		     (unsigned)copy);
 	if (!early)
 		return;
-	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, a->stack_bytes,
-			     st->copy_wanted, UPROBE_MAX_STACK, "a call carries");
+	call_graph_copy_more(copy_more, sizeof(copy_more), a->call_graph, copy, st->copy_wanted,
+			     UPROBE_MAX_STACK, "a call carries");
+	if (copy != a->stack_bytes && st->copy_cut == st->copy_cut_before)
+		snprintf(copy_more, sizeof(copy_more), "each with a copy before it grew");
 	snprintf(max_copy, sizeof(max_copy), "--call-graph %s,%u",
 		 a->call_graph == CALL_GRAPH_DWARF ? "dwarf" : "auto", (unsigned)UPROBE_MAX_STACK);
 	why[0] = 0;
@@ -633,10 +643,8 @@ static void say_stack_ends(const struct trace_args *a, const struct tracer_stats
 		    "caller's was not in memory, never touched yet or swapped out: the probe "
 		    "cannot read it, and the copy goes on past it%s%s)",
 		    (unsigned long long)e[UNWIND_END_NOT_PRESENT],
-		    a->stack_bytes < UPROBE_MAX_STACK ? ": a larger one reaches the callers "
-							"above it, "
-						      : "",
-		    a->stack_bytes < UPROBE_MAX_STACK ? max_copy : "");
+		    copy < UPROBE_MAX_STACK ? ": a larger one reaches the callers above it, " : "",
+		    copy < UPROBE_MAX_STACK ? max_copy : "");
 	note("%llu stacks shown end early, at a frame that says why: %s", (unsigned long long)early,
 	     why + 2); /* past the first ", " */
 }

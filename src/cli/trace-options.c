@@ -113,6 +113,7 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 				  a->call_graph == CALL_GRAPH_AUTO ? "auto" : "dwarf",
 				  UPROBE_MAX_STACK);
 		a->call_graph_given = 1;
+		a->stack_bytes_given = strchr(arg, ',') != NULL;
 		break;
 	}
 }

@@ -22,9 +22,9 @@
  * (below) for a hit that asks for one. Built with a stack copy as well,
  * the capture's words (there, zero without a capture) are followed by one
  * word, the bytes of user stack copied from the stack pointer up (at most
- * UBPF_MAX_STACK) with the copy's holes above bit 32 (bit i: page i of it,
- * the stack pointer's being 0, could not be read and is zeros), and
- * those bytes.
+ * UBPF_MAX_STACK) with the copy's holes from bit 32 (bit i: page i of it,
+ * the stack pointer's being 0, could not be read and is zeros) and the
+ * copy asked for, in words, from bit 48; and those bytes.
  */
 enum {
 	UBPF_COOKIE,	  /* the link's cookie for the offset hit */

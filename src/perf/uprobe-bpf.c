@@ -56,6 +56,30 @@ int ubpf_drops_new(void)
 	return bpf_map_new(BPF_MAP_TYPE_ARRAY, 4, 8, 1, "recce_drops");
 }
 
+int ubpf_copy_new(uint32_t bytes)
+{
+	uint32_t zero = 0;
+	int fd = bpf_map_new(BPF_MAP_TYPE_ARRAY, 4, 4, 1, "recce_copy");
+
+	if (fd >= 0 && bpf_map_set(fd, &zero, &bytes) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* The maps put in place of the program's: those given (fd >= 0). */
+static size_t given_maps(struct bpf_map_fd *out, const struct bpf_map_fd *maps, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].fd >= 0)
+			out[k++] = maps[i];
+	return k;
+}
+
 int ubpf_py_layouts_new(void)
 {
 	return bpf_map_new(BPF_MAP_TYPE_HASH, 4, sizeof(struct py_bpf_layout), PY_BPF_PROCS,
@@ -73,7 +97,7 @@ int ubpf_py_layouts_new(void)
 
 /* The build with Python frames (hits-py.bpf.o), its layouts from
  * py_layouts_fd; its own map of thread states, sized for many threads. */
-static int py_prog_new(int map_fd, int drops_fd, int family_fd, uint32_t stack_bytes,
+static int py_prog_new(int map_fd, int drops_fd, int copy_fd, int family_fd, uint32_t stack_bytes,
 		       int py_layouts_fd, int for_links, char *log, size_t log_len)
 {
 	struct hits_py_prog *skel = hits_py_prog__open();
@@ -84,9 +108,11 @@ static int py_prog_new(int map_fd, int drops_fd, int family_fd, uint32_t stack_b
 	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
 				    {skel->maps.drops, drops_fd},
 				    {skel->maps.layouts, py_layouts_fd},
-				    {skel->maps.family, family_fd}};
+				    {skel->maps.copy, copy_fd},
+				    {skel->maps.family, family_fd}},
+			  given[5];
 	if (!err)
-		err = bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 4 : 3,
+		err = bpf_object_load_quietly(skel->obj, given, given_maps(given, maps, 5),
 					      skel->progs.recce_hit,
 					      for_links ? UBPF_ATTACH_MULTI : 0, log, log_len);
 	int fd = err ? err : bpf_program_dup(skel->progs.recce_hit);
@@ -94,11 +120,11 @@ static int py_prog_new(int map_fd, int drops_fd, int family_fd, uint32_t stack_b
 	return fd;
 }
 
-int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  int py_layouts_fd, int for_links, char *log, size_t log_len)
+int ubpf_prog_new(int map_fd, int drops_fd, int copy_fd, int family_fd, int callchain,
+		  uint32_t stack_bytes, int py_layouts_fd, int for_links, char *log, size_t log_len)
 {
 	if (callchain && py_layouts_fd >= 0)
-		return py_prog_new(map_fd, drops_fd, family_fd, stack_bytes, py_layouts_fd,
+		return py_prog_new(map_fd, drops_fd, copy_fd, family_fd, stack_bytes, py_layouts_fd,
 				   for_links, log, log_len);
 	struct hits_prog *skel = hits_prog__open();
 	if (!skel)
@@ -106,10 +132,12 @@ int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32
 	SETTINGS(skel, callchain, stack_bytes, family_fd);
 	struct bpf_map_fd maps[] = {{skel->maps.hits, map_fd},
 				    {skel->maps.drops, drops_fd},
-				    {skel->maps.family, family_fd}};
-	int err =
-	    bpf_object_load_quietly(skel->obj, maps, family_fd >= 0 ? 3 : 2, skel->progs.recce_hit,
-				    for_links ? UBPF_ATTACH_MULTI : 0, log, log_len);
+				    {skel->maps.copy, copy_fd},
+				    {skel->maps.family, family_fd}},
+			  given[4];
+	int err = bpf_object_load_quietly(skel->obj, given, given_maps(given, maps, 4),
+					  skel->progs.recce_hit, for_links ? UBPF_ATTACH_MULTI : 0,
+					  log, log_len);
 	int fd = err ? err : bpf_program_dup(skel->progs.recce_hit);
 	hits_prog__destroy(skel);
 	return fd;

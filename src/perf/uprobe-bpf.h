@@ -46,10 +46,16 @@ int ubpf_family_new(size_t n);
  * something written after a record may be missing. */
 int ubpf_drops_new(void);
 
+/* A one-entry array (key 0, a u32): the bytes of stack the program
+ * copies now, bytes to begin with (a multiple of 8, at most
+ * UBPF_MAX_STACK); user space makes the copy grow by setting it. */
+int ubpf_copy_new(uint32_t bytes);
+
 /* Loads the program writing into map_fd and counting its drops in
  * drops_fd; with callchain, records carry the return address and the
  * user call chain, and with stack_bytes as well (a multiple of 8, at most
- * UBPF_MAX_STACK) that much user stack, or what is mapped of it; with a
+ * UBPF_MAX_STACK) that much user stack, or what is mapped of it, or as
+ * much as copy_fd says when one is given (ubpf_copy_new()); with a
  * family map (family_fd >= 0), only hits of the processes in it are
  * written. With a map of CPython layouts (py_layouts_fd >= 0, made by
  * ubpf_py_layouts_new()) and callchain, the program built for Python
@@ -57,8 +63,9 @@ int ubpf_drops_new(void);
  * 5.17). for_links loads it for uprobe_multi links (ubpf_link_new()),
  * else for perf uprobe events (ubpf_event_link_new()). On failure, a verifier log (if any) is left
  * in log, of size log_len. */
-int ubpf_prog_new(int map_fd, int drops_fd, int family_fd, int callchain, uint32_t stack_bytes,
-		  int py_layouts_fd, int for_links, char *log, size_t log_len);
+int ubpf_prog_new(int map_fd, int drops_fd, int copy_fd, int family_fd, int callchain,
+		  uint32_t stack_bytes, int py_layouts_fd, int for_links, char *log,
+		  size_t log_len);
 
 /* A hash of CPython layouts by process (u32 tgid -> struct
  * py_bpf_layout, py-format.h), for the hit program built for Python

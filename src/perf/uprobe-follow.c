@@ -190,7 +190,7 @@ int uprobe_set_follow_forks(struct uprobe_set *u)
 	int family = ubpf_family_new(FAMILY_MAX);
 	if (family < 0)
 		return family;
-	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, family, u->cfg.callchain,
+	int prog = ubpf_prog_new(u->map_fd, u->drops_fd, u->copy_fd, family, u->cfg.callchain,
 				 u->cfg.stack_bytes, u->py_layouts_fd, 1, NULL, 0);
 	if (prog < 0) {
 		close(family);

@@ -61,6 +61,7 @@ struct uprobe_set {
 	int bpf;	     /* the hits are the program's records (links, or on events) */
 	int map_fd, prog_fd; /* with bpf */
 	int drops_fd;	     /* with bpf: the program's count of hits dropped */
+	int copy_fd; /* with bpf and a stack copy: its bytes now (uprobe_set_stack_copy()) */
 	int py_layouts_fd;   /* with bpf and cfg.py_frames: CPython layouts by process */
 	/* Link mode following forks (uprobe_set_follow_forks()): the
 	 * family's process ids, the fork tracepoint that fills them, and

@@ -193,7 +193,8 @@ static int parse_raw(struct uprobe_set *u, struct uprobe_slot *r, const unsigned
 	if (u->cfg.stack_bytes && size >= head + 8) {
 		uint64_t len;
 		memcpy(&len, p + head, 8);
-		hit->stack_holes = (uint32_t)(len >> 32);
+		hit->stack_holes = (uint32_t)(len >> 32) & 0xffffu;
+		hit->stack_asked = (uint32_t)(len >> 48) * 8;
 		len &= 0xffffffffu;
 		if (len > size - head - 8 || len > UPROBE_MAX_STACK)
 			return -EBADMSG;
@@ -303,6 +304,7 @@ static int parse_record(struct uprobe_set *u, struct uprobe_slot *r, const unsig
 			memcpy(r->stack, p, dyn);
 			hit->stack = r->stack;
 			hit->stack_len = dyn;
+			hit->stack_asked = u->cfg.stack_bytes;
 		}
 	}
 	return 1;

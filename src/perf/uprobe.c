@@ -101,12 +101,17 @@ static int prog_open(struct uprobe_set *u, size_t nmap, int for_links)
 	u->drops_fd = ubpf_drops_new();
 	if (u->drops_fd < 0)
 		return u->drops_fd;
+	if (u->cfg.stack_bytes) {
+		u->copy_fd = ubpf_copy_new(u->cfg.stack_bytes);
+		if (u->copy_fd < 0)
+			return u->copy_fd;
+	}
 	if (u->cfg.py_frames && u->cfg.callchain) {
 		u->py_layouts_fd = ubpf_py_layouts_new();
 		if (u->py_layouts_fd >= 0) {
 			u->prog_fd =
-			    ubpf_prog_new(u->map_fd, u->drops_fd, -1, 1, u->cfg.stack_bytes,
-					  u->py_layouts_fd, for_links, NULL, 0);
+			    ubpf_prog_new(u->map_fd, u->drops_fd, u->copy_fd, -1, 1,
+					  u->cfg.stack_bytes, u->py_layouts_fd, for_links, NULL, 0);
 			if (u->prog_fd >= 0)
 				return 0;
 			/* A kernel without a BPF loop: hits without Python frames. */
@@ -114,8 +119,8 @@ static int prog_open(struct uprobe_set *u, size_t nmap, int for_links)
 			u->py_layouts_fd = -1;
 		}
 	}
-	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, -1, u->cfg.callchain, u->cfg.stack_bytes,
-				   -1, for_links, NULL, 0);
+	u->prog_fd = ubpf_prog_new(u->map_fd, u->drops_fd, u->copy_fd, -1, u->cfg.callchain,
+				   u->cfg.stack_bytes, -1, for_links, NULL, 0);
 	return u->prog_fd < 0 ? u->prog_fd : 0;
 }
 
@@ -179,7 +184,10 @@ static void links_close(struct uprobe_set *u)
 		close(u->drops_fd);
 	if (u->py_layouts_fd >= 0)
 		close(u->py_layouts_fd);
+	if (u->copy_fd >= 0)
+		close(u->copy_fd);
 	u->prog_fd = u->map_fd = u->family_fd = u->fork_fd = u->drops_fd = u->py_layouts_fd = -1;
+	u->copy_fd = -1;
 }
 
 int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
@@ -191,6 +199,7 @@ int uprobe_set_new(const struct uprobe_set_config *cfg, struct uprobe_set **out)
 		return -ENOMEM;
 	u->cfg = *cfg;
 	u->map_fd = u->prog_fd = u->family_fd = u->fork_fd = u->drops_fd = u->py_layouts_fd = -1;
+	u->copy_fd = -1;
 	if (u->cfg.wakeup_hits == 0)
 		u->cfg.wakeup_hits = 1;
 	u->cfg.stack_bytes = !u->cfg.callchain			     ? 0
@@ -690,6 +699,17 @@ int uprobe_set_uses_links(const struct uprobe_set *u)
 int uprobe_set_uses_bpf(const struct uprobe_set *u)
 {
 	return u->bpf;
+}
+
+int uprobe_set_stack_copy(struct uprobe_set *u, uint32_t bytes)
+{
+	uint32_t zero = 0;
+
+	if (!u->bpf || u->copy_fd < 0)
+		return -EOPNOTSUPP;
+	if (!bytes || bytes % 8 || bytes > UPROBE_MAX_STACK)
+		return -EINVAL;
+	return bpf_map_set(u->copy_fd, &zero, &bytes) < 0 ? -errno : 0;
 }
 
 size_t uprobe_set_events_wanted(const struct uprobe_set *u, size_t *ncpus)

@@ -102,6 +102,7 @@ struct uprobe_hit {
 	const uint8_t *stack;
 	size_t stack_len;
 	uint32_t stack_holes; /* pages of it not read, zeros (hit-format.h) */
+	uint32_t stack_asked; /* the bytes the copy was asked for (uprobe_set_stack_copy()) */
 	/* A probe with a capture (uprobe_set_capture()), in link mode: the
 	 * object at rax, NULL when not captured or unreadable, and its
 	 * string's first bytes (min(string_len, 64) of them), NULL when not
@@ -231,6 +232,12 @@ int uprobe_set_uses_links(const struct uprobe_set *u);
 /* Whether the hits are written by the BPF program: in link mode, or in
  * event mode with the program on each event. */
 int uprobe_set_uses_bpf(const struct uprobe_set *u);
+
+/* With the program (uprobe_set_uses_bpf()) and a stack copy: the hits
+ * from now on copy bytes of stack (a multiple of 8, at most
+ * UPROBE_MAX_STACK), as the copy grows; each hit says what it asked
+ * for. Returns 0, -EOPNOTSUPP without the program, or -errno. */
+int uprobe_set_stack_copy(struct uprobe_set *u, uint32_t bytes);
 
 /* Event mode: the probe events the last uprobe_set_attach() needed in all
  * (probes x threads x CPUs, with those open before), and the CPUs (0 with

@@ -7,6 +7,7 @@
 #ifndef RECCE_TRACE_TRACER_INTERNAL_H
 #define RECCE_TRACE_TRACER_INTERNAL_H
 
+#include "perf/stack-copy.h"
 #include "proc/launch.h"
 #include "symbols/func-exits.h"
 #include "inject/fast-set.h"
@@ -83,6 +84,7 @@ struct tracer {
 	size_t npy_others;
 	uint64_t py_no_frames;	 /* shown calls whose hit read no Python frames */
 	uint64_t stack_ends[UNWIND_END_KINDS]; /* --stack: stacks cut short, by why */
+	struct stack_copy copy;		       /* --stack: the copy each call carries */
 	uint64_t returns_unseen; /* goroutine returns maybe on unwatched threads */
 
 	enum tracer_step failed;

@@ -161,6 +161,8 @@ int tracer_new(const struct tracer_config *cfg, struct tracer **out)
 		return -ENOMEM;
 	t->cfg = *cfg;
 	t->be = cfg->fast ? &tracer_fast : &tracer_uprobes;
+	stack_copy_init(&t->copy, cfg->stack_bytes, cfg->copy_grows && cfg->stack_bytes);
+	stack_copy_set_max(&t->copy, UPROBE_MAX_STACK);
 	t->child.gate = t->child.status = -1;
 	u64map_init(&t->unwound);
 	t->sym = symbolizer_new();
@@ -327,12 +329,14 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h, int py_ca
 					    .stack = h->stack,
 					    .stack_len = h->stack_len,
 					    .mark_end = 1,
-					    .stack_asked = t->cfg.stack_bytes,
+					    .stack_asked = h->stack_asked ? h->stack_asked
+									  : t->cfg.stack_bytes,
 					    .holes = h->stack_holes};
 		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
 							   TRACER_STACK_FRAMES + 1, pcs,
 							   sizeof(pcs) / sizeof(pcs[0]))
 					 : 0;
+		stack_copy_seen(&t->copy, smp.stack_asked, unwind_cut_at_copy(pcs, got));
 		/* pcs[0] is the marker, pcs[1] the probed instruction. */
 		if (got >= 2) {
 			frames = pcs + 1;
@@ -805,10 +809,29 @@ static int on_hit(const struct uprobe_hit *h, void *arg)
 	}
 }
 
+/* --stack: the copy grows when the calls read ask for it (stack-copy.h):
+ * the program copies more from the next call on. A refusal (no BPF
+ * program) keeps it as it is. */
+static void grow_copy(struct tracer *t)
+{
+	uint32_t want =
+	    t->copy.grows && t->up
+		? stack_copy_wants(&t->copy, t->unwinder ? unwinder_copy_wanted(t->unwinder) : 0)
+		: 0;
+
+	if (want && uprobe_set_stack_copy(t->up, want) == 0)
+		stack_copy_grown(&t->copy, want);
+	else if (want)
+		t->copy.grows = 0;
+}
+
 /* The hits since the last read, of whichever probes there are. */
 static int read_hits(struct tracer *t)
 {
-	return t->be->read(t, on_hit);
+	int n = t->be->read(t, on_hit);
+
+	grow_copy(t);
+	return n;
 }
 
 /* Every call still in flight when the trace ends gets its end: lost if
@@ -1091,6 +1114,9 @@ void tracer_get_stats(const struct tracer *t, struct tracer_stats *st)
 	st->py_no_frames = t->py_no_frames;
 	memcpy(st->stack_ends, t->stack_ends, sizeof(st->stack_ends));
 	st->copy_wanted = t->unwinder ? unwinder_copy_wanted(t->unwinder) : 0;
+	st->copy_bytes = t->copy.now;
+	st->copy_cut = t->copy.cut;
+	stack_copy_grew(&t->copy, &st->copy_before, &st->copy_cut_before);
 	for (size_t i = 0; i < t->res.n; i++) {
 		const struct trace_fn *f = &t->res.fns[i];
 		if (tracer_refused(t, i))

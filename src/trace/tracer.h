@@ -87,6 +87,10 @@ struct tracer_config {
 	 * short (--call-graph auto, as the sampler's). */
 	uint32_t stack_bytes;
 	int fp_after;
+	/* The copy grows, with the BPF program, when the stacks cut where it
+	 * ended are 1 in 100 of the calls (4 at least), up to
+	 * UPROBE_MAX_STACK (--call-graph auto without BYTES). */
+	int copy_grows;
 	int want_hist;		       /* a latency histogram per function */
 	const struct trace_cond *cond; /* --if, or NULL */
 
@@ -197,6 +201,11 @@ struct tracer_stats {
 	 * that one ended at the copy's end wanted for its next frame. */
 	uint64_t stack_ends[UNWIND_END_KINDS];
 	uint64_t copy_wanted;
+	/* The copy as it ends; when it grew, the calls taken with smaller
+	 * copies and of them those cut where the copy ended. */
+	uint32_t copy_bytes;
+	uint64_t copy_before, copy_cut_before;
+	uint64_t copy_cut; /* every call cut where its copy ended */
 	pid_t first;	  /* the first of them (or the command) */
 	int uses_links;	  /* attached with BPF links, not perf uprobe events */
 	int uses_bpf;	  /* hits written by BPF (links, or on perf uprobe events) */

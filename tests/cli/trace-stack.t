@@ -7,7 +7,8 @@
 # (--call-graph fp) stops inside libc. Debian's own redis-server (no frame
 # pointers at all) shows each command's path from main through aeMain. A
 # frame larger than the copy, or over pages never in memory, ends the
-# stack at a frame that says so; a larger copy goes past both.
+# stack at a frame that says so; a larger copy goes past both, and by
+# default the copy grows to reach a deep stack's end.
 # And the usage errors of --call-graph.
 . "$(dirname "$0")/lib.sh"
 need_file "$RECCE" "$TARGETS/qsort" /usr/bin/redis-server /usr/bin/redis-cli
@@ -112,6 +113,32 @@ run "$RECCE" trace --stack --call-graph dwarf,24576 --count 1 bottom -- "$TARGET
 is "$RC" 0 "deep hole: --call-graph dwarf,24576 exits 0" || show_run
 like "$(frames)" '^hole;hole_thread;start_thread;clone3$' \
 	"dwarf,24576: the copy goes past the pages not in memory, to clone3" || show_run
+
+# --- a copy that grows --------------------------------------------------------
+
+# deep built without frame pointers, 14 frames of 1 KiB over clock_gettime:
+# deeper than the 8 KiB copy. By default (auto without BYTES) the copy
+# grows once calls are cut where it ended, and every call after reaches
+# _start. A copy given stays as it is.
+NOFP=$(dirname "$TARGETS")/targets-nofp
+run "$RECCE" trace --stack --count 1000 --limit 0 clock_gettime -- "$NOFP/deep" 5 14
+is "$RC" 0 "deep 14: trace --stack exits 0" || show_run
+like "$(cat "$ERR")" 'recce: the stack copy grew from 8192 to 16384 bytes: [0-9]+ of the [0-9]+ calls taken with smaller copies were cut where it ended \(--call-graph auto,16384 copies that much from the start\)' \
+	"deep 14: the run says the copy grew, and the option that copies that much" || show_run
+callers "$OUT" >"$T/grow.callers"
+CUT=$(grep -c '^    at \[stack copy ended\]$' "$OUT")
+WHOLE=$(grep -c ';_start$' "$T/grow.callers")
+DEEP=$(grep -Ec '^now;(descend;){14}main;.*;_start$' "$T/grow.callers")
+cmp_ok "$DEEP" '>' 0 "deep 14: calls after the copy grew reach _start from 14 frames down ($DEEP)" ||
+	diag "$(head -3 "$T/grow.callers")"
+is "$((CUT + WHOLE))" 1000 "deep 14: every other call was cut where a smaller copy ended ($CUT)" ||
+	diag "$(grep -Ev ';(_start|\[stack)$' "$T/grow.callers" | head -3)"
+like "$(cat "$ERR")" "recce: $CUT stacks shown end early, at a frame that says why: $CUT \\[stack copy ended\\] \\(each with a copy before it grew\\)" \
+	"deep 14: the stacks cut are counted as those of the smaller copies"
+run "$RECCE" trace --stack --call-graph auto,8192 --count 20 clock_gettime -- "$NOFP/deep" 2 14
+is "$RC" 0 "deep 14, auto,8192: trace --stack exits 0" || show_run
+unlike "$(cat "$ERR")" 'grew' "deep 14: a copy given does not grow"
+cmp_ok "$(grep -c '^    at \[stack copy ended\]$' "$OUT")" '>' 0 "deep 14: and its calls stay cut"
 
 # --- usage -------------------------------------------------------------------
 

@@ -28,8 +28,16 @@
 const volatile int callchain = 0;   /* the return address and user call chain */
 const volatile int family_only = 0; /* only the processes in family */
 /* With callchain: bytes of user stack to copy (a multiple of 8, at most
- * UBPF_MAX_STACK), for an unwind from the call frame information. */
+ * UBPF_MAX_STACK), for an unwind from the call frame information; as
+ * the copy grows, the copy map's value says how many now. */
 const volatile __u32 stack_bytes = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} copy SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -140,20 +148,20 @@ static __always_inline void capture(struct record *rec, __u64 *cap, __u64 cookie
 }
 
 /*
- * Copies the user stack from sp up into dst, stack_bytes of it or as much
+ * Copies the user stack from sp up into dst, limit bytes of it or as much
  * as is mapped: to the end of sp's page first, then page by page, so that
- * a stack whose end is nearer than stack_bytes (a main thread's, under
+ * a stack whose end is nearer than limit (a main thread's, under
  * its arguments and environment) is copied up to that end, and not cut
  * where a single read of the whole would fail. A page that cannot be
  * read below one that can (never touched yet, as the middle of a big
  * frame, or swapped out: a probe cannot bring it in) is left a hole, its
  * bit set in *holes (page i of the copy, sp's being 0) and its bytes
  * zero, as the failed read leaves them. The last page may be read past
- * stack_bytes (dst has a page more): whole pages keep every read's size a
+ * limit (dst has a page more): whole pages keep every read's size a
  * constant, as the verifier wants. Returns the bytes copied, at most
- * stack_bytes, to the end of the last page read.
+ * limit, to the end of the last page read.
  */
-static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 *holes)
+static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 limit, __u32 *holes)
 {
 	__u32 got = 4096 - (sp & 4095), valid, missing = 0;
 
@@ -162,7 +170,7 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 *holes)
 		return 0;
 	valid = got;
 	for (int i = 0; i < UBPF_MAX_STACK / 4096; i++) {
-		if (got >= stack_bytes || got >= UBPF_MAX_STACK)
+		if (got >= limit || got >= UBPF_MAX_STACK)
 			break;
 		if (bpf_probe_read_user(dst + got, 4096, (const void *)(sp + got)) == 0) {
 			valid = got + 4096;
@@ -172,7 +180,7 @@ static __always_inline __u32 copy_stack(__u8 *dst, __u64 sp, __u32 *holes)
 		}
 		got += 4096;
 	}
-	return valid < stack_bytes ? valid : stack_bytes;
+	return valid < limit ? valid : limit;
 }
 
 SEC("uprobe")
@@ -244,8 +252,12 @@ int recce_hit(struct pt_regs *ctx)
 		size = stack_bytes ? STACK_WORD * 8 : (PY_WORD + 1 + 4 * npy) * 8;
 #endif
 		if (stack_bytes) {
-			__u32 holes = 0, got = copy_stack(rec->stack, ctx->rsp, &holes);
-			w[STACK_WORD] = got | (__u64)holes << 32;
+			__u32 *now = bpf_map_lookup_elem(&copy, &zero);
+			__u32 limit = now && *now ? *now : stack_bytes;
+			if (limit > UBPF_MAX_STACK)
+				limit = UBPF_MAX_STACK;
+			__u32 holes = 0, got = copy_stack(rec->stack, ctx->rsp, limit, &holes);
+			w[STACK_WORD] = got | (__u64)holes << 32 | (__u64)(limit / 8) << 48;
 			if (got > UBPF_MAX_STACK)
 				got = UBPF_MAX_STACK;
 			size = (STACK_WORD + 1) * 8 + got;
