@@ -101,10 +101,10 @@ static const uint64_t *sample_frames(struct sampler *s, const struct perf_record
 	return rec->sample.ips;
 }
 
-/* Whether the launched command's exec is over, by a sample of it taken
- * after the exec's record: its user code is in a mapping of the new
- * program. Until the exec sets its registers, they are those of recce's
- * code that launched it, whose mappings are gone. */
+/* Whether pid's exec is over, by a sample of it taken after the exec's
+ * record: its user code is in a mapping of the new program. Until the
+ * exec sets its registers, they are those of the program it replaced
+ * (recce's code, for the launched command), whose mappings are gone. */
 static int exec_over(struct sampler *s, pid_t pid, const uint64_t *frames, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
