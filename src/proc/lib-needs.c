@@ -131,19 +131,9 @@ static int try_dir(struct search *s, const char *dir, size_t dlen, const char *o
 		n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)dlen, dir, name);
 	if (n <= 0 || (size_t)n >= sizeof(buf) || !fits(s, buf) || !realpath(buf, real))
 		return 0;
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->paths[i], real) == 0)
-			return 1;
-	if (s->n >= MAX_LIBS)
+	if (s->n >= MAX_LIBS) /* a path there already, or one more left out */
 		return 1;
-	char **grown = array_reserve(s->paths, &s->cap, s->n + 1, sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	s->paths = grown;
-	if (!(s->paths[s->n] = strdup(real)))
-		return -ENOMEM;
-	s->n++;
-	return 1;
+	return array_add_string(&s->paths, &s->n, &s->cap, real) < 0 ? -ENOMEM : 1;
 }
 
 /* try_dir() over the ':'-separated folders of list. */

@@ -42,8 +42,8 @@ struct alloc_fast {
 	size_t nfns, fns_cap;
 	struct probe_of *probes;
 	size_t nprobes, probes_cap;
-	const char **paths;
-	size_t npaths;
+	char **paths;
+	size_t npaths, paths_cap;
 	size_t refused;
 	const char *refused_name, *refused_why;
 	uint64_t bad;
@@ -151,17 +151,7 @@ static int find_exits(struct alloc_fast *af, struct sym_file *f, const struct al
 
 static int remember_path(struct alloc_fast *af, const char *path)
 {
-	for (size_t i = 0; i < af->npaths; i++)
-		if (strcmp(af->paths[i], path) == 0)
-			return 0;
-	const char **v = realloc(af->paths, (af->npaths + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	af->paths = v;
-	if (!(af->paths[af->npaths] = strdup(path)))
-		return -ENOMEM;
-	af->npaths++;
-	return 0;
+	return array_add_string(&af->paths, &af->npaths, &af->paths_cap, path) < 0 ? -ENOMEM : 0;
 }
 
 /* Hooks function fn of f, at addr in the set's process: 1 when hooked, 0
@@ -371,7 +361,7 @@ void alloc_fast_free(struct alloc_fast *af)
 	for (size_t i = 0; i < af->nsets; i++)
 		fast_set_free(af->sets[i]);
 	for (size_t i = 0; i < af->npaths; i++)
-		free((char *)af->paths[i]);
+		free(af->paths[i]);
 	free(af->paths);
 	free(af->sets);
 	free(af->fns);

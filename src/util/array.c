@@ -4,8 +4,10 @@
  */
 #include "util/array.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *array_reserve(void *items, size_t *cap, size_t need, size_t size)
 {
@@ -25,4 +27,18 @@ void *array_reserve(void *items, size_t *cap, size_t need, size_t size)
 		return NULL;
 	*cap = ncap;
 	return n;
+}
+
+long array_add_string(char ***items, size_t *n, size_t *cap, const char *s)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*items)[i], s) == 0)
+			return (long)i;
+	char **grown = array_reserve(*items, cap, *n + 1, sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	*items = grown;
+	if (!(grown[*n] = strdup(s)))
+		return -ENOMEM;
+	return (long)(*n)++;
 }

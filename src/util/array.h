@@ -15,4 +15,11 @@
  */
 void *array_reserve(void *items, size_t *cap, size_t need, size_t size);
 
+/*
+ * A set of strings in a growing array (*items, *n of them, capacity
+ * *cap): the index of a string equal to s, a copy of s added at the end
+ * when there is none. Returns the index, or -ENOMEM (nothing added).
+ */
+long array_add_string(char ***items, size_t *n, size_t *cap, const char *s);
+
 #endif

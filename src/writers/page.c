@@ -153,24 +153,14 @@ static size_t window_at(const struct span *wins, size_t n, int64_t start)
 int page_series_add(struct page_series *s, int64_t start, int64_t end, const char *comm,
 		    int64_t cpu_ns)
 {
-	size_t c = 0;
-	while (c < s->ncomms && strcmp(s->comms[c], comm) != 0)
-		c++;
-	if (c == s->ncomms) {
-		char **grown =
-		    array_reserve(s->comms, &s->comms_cap, s->ncomms + 1, sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		s->comms = grown;
-		if (!(s->comms[s->ncomms] = strdup(comm)))
-			return -ENOMEM;
-		s->ncomms++;
-	}
+	long c = array_add_string(&s->comms, &s->ncomms, &s->comms_cap, comm);
+	if (c < 0)
+		return (int)c;
 	struct point *pts = array_reserve(s->points, &s->cap, s->n + 1, sizeof(*pts));
 	if (!pts)
 		return -ENOMEM;
 	s->points = pts;
-	s->points[s->n++] = (struct point){start, end, c, cpu_ns};
+	s->points[s->n++] = (struct point){start, end, (size_t)c, cpu_ns};
 	return 0;
 }
 
