@@ -113,16 +113,27 @@ static int exec_over(struct sampler *s, pid_t pid, const uint64_t *frames, size_
 	return 0;
 }
 
+/* Where pid is among the processes in the midst of an exec;
+ * s->nmid_exec when it is not. */
+static size_t mid_exec_find(const struct sampler *s, pid_t pid)
+{
+	size_t i = 0;
+
+	while (i < s->nmid_exec && s->mid_exec[i] != pid)
+		i++;
+	return i;
+}
+
 /* Forgets that pid is in the midst of an exec. */
 static void mid_exec_end(struct sampler *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->nmid_exec; i++)
-		if (s->mid_exec[i] == pid) {
-			memmove(&s->mid_exec[i], &s->mid_exec[i + 1],
-				(s->nmid_exec - i - 1) * sizeof(s->mid_exec[0]));
-			s->nmid_exec--;
-			return;
-		}
+	size_t i = mid_exec_find(s, pid);
+
+	if (i == s->nmid_exec)
+		return;
+	memmove(&s->mid_exec[i], &s->mid_exec[i + 1],
+		(s->nmid_exec - i - 1) * sizeof(s->mid_exec[0]));
+	s->nmid_exec--;
 }
 
 /* pid's exec has begun (its record): until its new program runs. */
@@ -144,11 +155,7 @@ static void mid_exec_begin(struct sampler *s, pid_t pid)
  */
 static int past_exec(struct sampler *s, pid_t pid, const uint64_t *frames, size_t *n)
 {
-	size_t i = 0;
-
-	while (i < s->nmid_exec && s->mid_exec[i] != pid)
-		i++;
-	if (i == s->nmid_exec)
+	if (mid_exec_find(s, pid) == s->nmid_exec)
 		return 1;
 	if (exec_over(s, pid, frames, *n)) {
 		mid_exec_end(s, pid);
@@ -158,9 +165,10 @@ static int past_exec(struct sampler *s, pid_t pid, const uint64_t *frames, size_
 	}
 	if (pid == s->before_exec)
 		return 0;
-	for (i = 0; i < *n && frames[i] >= USER_END; i++)
-		;
-	*n = i;
+	size_t k = 0;
+	while (k < *n && frames[k] >= USER_END)
+		k++;
+	*n = k;
 	return 1;
 }
 

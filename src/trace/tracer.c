@@ -329,8 +329,7 @@ static size_t call_stack(struct tracer *t, const struct uprobe_hit *h, int py_ca
 					    .stack = h->stack,
 					    .stack_len = h->stack_len,
 					    .mark_end = 1,
-					    .stack_asked = h->stack_asked ? h->stack_asked
-									  : t->cfg.stack_bytes,
+					    .stack_asked = h->stack_asked,
 					    .holes = h->stack_holes};
 		size_t got = t->unwinder ? unwinder_sample(t->unwinder, &smp, t->cfg.fp_after, 0,
 							   TRACER_STACK_FRAMES + 1, pcs,
