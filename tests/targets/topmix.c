@@ -46,7 +46,6 @@ __attribute__((noinline)) void idle_sleep(void)
 static void *busy_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "busy");
 	busy_spin();
 	return NULL;
 }
@@ -54,7 +53,6 @@ static void *busy_main(void *arg)
 static void *idle_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "idle");
 	idle_sleep();
 	return NULL;
 }
@@ -62,7 +60,6 @@ static void *idle_main(void *arg)
 static void *late_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "late");
 	late_spin();
 	return NULL;
 }
@@ -80,12 +77,19 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (pthread_create(&t, NULL, busy_main, NULL) || pthread_create(&t, NULL, idle_main, NULL))
+	/* Each thread is named by main before it is said to run: a reader
+	 * of its comm then finds it. */
+	if (pthread_create(&t, NULL, busy_main, NULL))
 		return 1;
+	pthread_setname_np(t, "busy");
+	if (pthread_create(&t, NULL, idle_main, NULL))
+		return 1;
+	pthread_setname_np(t, "idle");
 	printf("topmix: ready\n");
 	while (sigtimedwait(&set, &si, &ts) == SIGUSR1) {
 		if (pthread_create(&t, NULL, late_main, NULL))
 			return 1;
+		pthread_setname_np(t, "late");
 		printf("topmix: late started\n");
 	}
 	return 0;
