@@ -230,19 +230,21 @@ static int profile_process(struct continuous *c, const struct profile *all,
 	const char *comm = before ? before->comm : procs_comm(c->procs, pid);
 	snprintf(h->comm, sizeof(h->comm), "%s", comm ? comm : "");
 	cgroup_of(pid, h->cgroup, sizeof(h->cgroup));
-	const struct proc_map *exe = before ? NULL : procs_exe(c->procs, pid);
+	const char *exe = "", *build_id = "";
+	if (before) {
+		exe = before->exe;
+		build_id = before->build_id;
+	} else {
+		procs_program(c->procs, pid, &exe, &build_id);
+	}
 	*out = (struct store_profile){
 	    .start_ns = start,
 	    .end_ns = end,
 	    .host = c->host,
 	    .pid = pid,
 	    .comm = h->comm,
-	    .exe = before ? before->exe
-		   : exe  ? exe->path
-			  : "",
-	    .build_id = before		   ? before->build_id
-			: exe && exe->file ? sym_file_build_id(exe->file)
-					   : "",
+	    .exe = exe,
+	    .build_id = build_id,
 	    .cgroup = h->cgroup,
 	};
 	for (size_t i = 0; i < h->p->nsamples; i++) {

@@ -11,6 +11,7 @@
 
 #include "proc/exe-name.h"
 #include "proc/py-names.h"
+#include "symbols/elf-build-id.h"
 #include "symbols/symbolize.h"
 #include "util/array.h"
 #include "util/lines.h"
@@ -41,6 +42,9 @@ struct proc {
 	 * differ (exe_as_run NULL otherwise); looked up once per exec. */
 	const char *exe_real, *exe_as_run;
 	int exe_looked;
+	/* Without maps: the program and build-id it was noted running
+	 * (procs_note()), until an exec. */
+	const char *noted_exe, *noted_build_id;
 	struct proc_map *maps; /* sorted by start, non-overlapping */
 	size_t nmaps, cap;
 	int dead_seen; /* procs_forget_dead() found it gone once */
@@ -462,6 +466,56 @@ int procs_scan(struct proc_registry *r, pid_t pid)
 	return read_comm(r, pid, p);
 }
 
+int procs_note(struct proc_registry *r, pid_t pid)
+{
+	char real[4096], as_run[4096], path[64], id[129];
+
+	if (!r || pid <= 0)
+		return -EINVAL;
+	if (proc_find(r, pid))
+		return 0;
+	int named = exe_name_as_run(pid, real, sizeof(real), as_run, sizeof(as_run));
+	if (named < 0)
+		return -ESRCH;
+	/* The file the process runs, whatever its path holds by now. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		elf_build_id(fd, id, sizeof(id));
+		close(fd);
+	} else {
+		id[0] = '\0';
+	}
+	struct proc *p = proc_get(r, pid);
+	if (!p)
+		return -ENOMEM;
+	p->noted_exe = strpool_intern(&r->strings, named == 1 ? as_run : real);
+	p->noted_build_id = strpool_intern(&r->strings, id);
+	if (!p->noted_exe || !p->noted_build_id)
+		return -ENOMEM;
+	return read_comm(r, pid, p);
+}
+
+int procs_program(struct proc_registry *r, pid_t pid, const char **path, const char **build_id)
+{
+	const struct proc_map *exe = procs_exe(r, pid);
+	const struct proc *p = r ? proc_find(r, pid) : NULL;
+
+	*path = *build_id = "";
+	if (exe) {
+		*path = exe->path;
+		*build_id = exe->file	    ? sym_file_build_id(exe->file)
+			    : exe->build_id ? exe->build_id
+					    : "";
+		return 1;
+	}
+	if (!p || !p->noted_exe)
+		return 0;
+	*path = p->noted_exe;
+	*build_id = p->noted_build_id;
+	return 1;
+}
+
 int procs_mmap(struct proc_registry *r, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 	       const char *path, int prot, const char *build_id)
 {
@@ -533,6 +587,8 @@ int procs_fork(struct proc_registry *r, pid_t parent, pid_t child)
 	c->exe_real = p->exe_real;
 	c->exe_as_run = p->exe_as_run;
 	c->exe_looked = p->exe_looked;
+	c->noted_exe = p->noted_exe;
+	c->noted_build_id = p->noted_build_id;
 	return 0;
 }
 
@@ -547,6 +603,7 @@ void procs_exec(struct proc_registry *r, pid_t pid)
 	p->nmaps = p->cap = 0;
 	p->exe_looked = 0;
 	p->exe_real = p->exe_as_run = NULL;
+	p->noted_exe = p->noted_build_id = NULL;
 }
 
 const struct proc_map *procs_find(struct proc_registry *r, pid_t pid, uint64_t addr)

@@ -76,6 +76,21 @@ int procs_file_addr(struct proc_registry *r, pid_t pid, struct sym_file *f, uint
  * is mapped below its libraries and the loader), or NULL. */
 const struct proc_map *procs_exe(struct proc_registry *r, pid_t pid);
 
+/* What pid runs, for labelling its samples: the path and build-id ("" for
+ * none) of its program's mapping, else of the program it was noted
+ * running. Returns 1, or 0 when neither is known (both ""). */
+int procs_program(struct proc_registry *r, pid_t pid, const char **path, const char **build_id);
+
+/*
+ * Notes a running process not yet registered: its command name, and the
+ * program it runs with its build-id, but not its mappings (procs_scan()
+ * reads them when it is first sampled). A sampler of every process notes
+ * them all as it starts, so that one that ends before its samples are
+ * read, and so before it can be scanned, is still named. Returns 0,
+ * -ESRCH when it is gone, or -ENOMEM.
+ */
+int procs_note(struct proc_registry *r, pid_t pid);
+
 /* Drops every process found gone by the call before, with its mappings
  * (the continuous agent calls it once a window, after naming its
  * samples: the last samples of a process that exits may be read in the

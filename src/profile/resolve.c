@@ -210,16 +210,15 @@ static int keep_image(struct resolver *r, struct aggregate *a, pid_t pid)
 		return -ENOMEM;
 	r->images = grown;
 	struct resolver_image *im = &r->images[r->nimages];
-	const struct proc_map *exe = procs_exe(r->procs, pid);
-	const char *comm = procs_comm(r->procs, pid);
+	const char *comm = procs_comm(r->procs, pid), *exe, *build_id;
 
+	procs_program(r->procs, pid, &exe, &build_id);
 	memset(im, 0, sizeof(*im));
 	im->pid = pid;
 	im->gen = aggregate_gen(a, pid);
 	snprintf(im->comm, sizeof(im->comm), "%s", comm ? comm : "");
-	snprintf(im->build_id, sizeof(im->build_id), "%s",
-		 exe && exe->file ? sym_file_build_id(exe->file) : "");
-	if (!(im->exe = strdup(exe ? exe->path : "")))
+	snprintf(im->build_id, sizeof(im->build_id), "%s", build_id);
+	if (!(im->exe = strdup(exe)))
 		return -ENOMEM;
 	r->nimages++;
 	return 0;

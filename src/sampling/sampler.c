@@ -568,6 +568,24 @@ static void scanned_python(void *arg, pid_t pid)
 	u64map_put(&s->known, (uint64_t)pid, KNOWN_SCANNED);
 }
 
+/* System-wide, once the events are on: every process running is noted
+ * (proc-maps.h), so that one that ends before its first sample is read
+ * is named all the same. What cannot be listed is only read later. */
+static int note_running(struct sampler *s)
+{
+	struct proc_ids all;
+
+	proc_ids_init(&all);
+	ssize_t n = proc_ids_list_dir(&all, "/proc", PROCSTAT_MAX_TASKS);
+	for (ssize_t i = 0; i < n; i++)
+		if (procs_note(s->cfg.procs, all.ids[i]) == -ENOMEM) {
+			proc_ids_release(&all);
+			return -ENOMEM;
+		}
+	proc_ids_release(&all);
+	return 0;
+}
+
 int sampler_start(struct sampler *s)
 {
 	int err = open_rings(s, s->cfg.argv != NULL);
@@ -601,7 +619,7 @@ int sampler_start(struct sampler *s)
 			int task = s->cfg.cgroup_fd >= 0
 				       ? perf_events_open_cgroup(s->pe, s->cfg.cgroup_fd)
 				       : perf_events_open_task(s->pe, -1);
-			err = task < 0 ? task : 0;
+			err = task < 0 ? task : note_running(s);
 		} else {
 			err = attach(s);
 			/* The Python frame program keeps the targets' samples

@@ -154,7 +154,8 @@ like "$(cat "$OUT")" "windows: [0-9]+, [0-9.]+ s missing between them \\($(hostn
 	"the query says how long no window covers: the restart"
 like "$(cat "$ERR")" "warning: no window of $STORE covers [0-9.]+ s of the range" "and warns"
 
-run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$BEFORE" --comm split
+# Another test's split may have run then: this one's pid picks it out.
+run "$RECCE" query --store "$STORE" --from "@$T0" --to "@$BEFORE" --comm split --pid "$SPLIT"
 is "$RC" 1 "a range before the target started has none of it"
 like "$(cat "$ERR")" 'no samples in .* that match: widen --from and --to' "and says so"
 

@@ -1,8 +1,8 @@
 /*
  * Unit tests of the process registry: scanning this test process (an
  * address of one of its functions maps back to the function), its uid
- * and comm, the vDSO, fork and exec, and how a new mapping cuts the parts
- * of older ones that it overlaps.
+ * and comm, the vDSO, a process noted without its maps, fork and exec,
+ * and how a new mapping cuts the parts of older ones that it overlaps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,6 +127,19 @@ static void test_scan_missing_process(void **state)
 	assert_int_equal(procs_scan(fx->procs, 0), -EINVAL);
 }
 
+/* A child of this process that waits to be killed. */
+static pid_t paused_child(void)
+{
+	pid_t child = fork();
+
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	return child;
+}
+
 /* The program of a process is its lowest file mapping; a process that
  * exited keeps its mappings until the second look finds it gone. */
 static void test_exe_and_forget(void **state)
@@ -134,12 +147,7 @@ static void test_exe_and_forget(void **state)
 	struct fixture *fx = *state;
 	const struct proc_map *maps;
 
-	pid_t child = fork();
-	assert_true(child >= 0);
-	if (child == 0) {
-		pause();
-		_exit(0);
-	}
+	pid_t child = paused_child();
 	assert_int_equal(procs_scan(fx->procs, child), 0);
 	const struct proc_map *exe = procs_exe(fx->procs, child);
 	assert_non_null(exe);
@@ -199,6 +207,42 @@ static void test_fork_and_exec(void **state)
 	assert_string_equal(procs_comm(fx->procs, FAKE_CHILD), "newname");
 
 	assert_int_equal(procs_fork(fx->procs, FAKE_PID, FAKE_CHILD + 1), -ESRCH);
+}
+
+/* A process noted, not scanned: its name, program and build-id, the
+ * same as a scan of it gives; a fork keeps them, an exec drops them. */
+static void test_note(void **state)
+{
+	struct fixture *fx = *state;
+	const char *path, *id, *scanned_path, *scanned_id;
+	const struct proc_map *maps;
+
+	pid_t child = paused_child();
+	assert_int_equal(procs_program(fx->procs, child, &path, &id), 0);
+	assert_string_equal(path, "");
+	assert_int_equal(procs_note(fx->procs, child), 0);
+	assert_int_equal(procs_maps(fx->procs, child, &maps), 0);
+	assert_non_null(procs_comm(fx->procs, child));
+	assert_int_equal(procs_program(fx->procs, child, &path, &id), 1);
+	assert_int_equal(procs_scan(fx->procs, getpid()), 0);
+	assert_int_equal(procs_program(fx->procs, getpid(), &scanned_path, &scanned_id), 1);
+	assert_string_equal(path, scanned_path);
+	assert_string_equal(id, scanned_id);
+	assert_int_equal(strlen(id), 40);
+	/* Noting a process known already changes nothing. */
+	assert_int_equal(procs_note(fx->procs, getpid()), 0);
+	assert_true(procs_maps(fx->procs, getpid(), &maps) > 0);
+
+	assert_int_equal(procs_fork(fx->procs, child, FAKE_CHILD), 0);
+	assert_int_equal(procs_program(fx->procs, FAKE_CHILD, &path, &id), 1);
+	assert_string_equal(id, scanned_id);
+	procs_exec(fx->procs, FAKE_CHILD);
+	assert_int_equal(procs_program(fx->procs, FAKE_CHILD, &path, &id), 0);
+	assert_string_equal(id, "");
+
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(procs_note(fx->procs, FAKE_PID), -ESRCH);
 }
 
 static void expect_map(const struct proc_map *m, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -373,6 +417,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_scan_missing_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fork_and_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exe_and_forget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_note, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_overlap, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_mmap_build_ids, setup, teardown),
