@@ -274,11 +274,11 @@ void agent_continuous_options(const struct agent_continuous_args *a)
 	cfg->freq = a->rate ? (unsigned)parse_freq_option("agent", a->rate) : 19;
 	enum call_graph cg = CALL_GRAPH_AUTO;
 	cfg->stack_bytes = CALL_GRAPH_STACK_BYTES;
-	if (a->call_graph)
-		parse_call_graph_option("agent", a->call_graph, &cg, &cfg->stack_bytes);
+	int given = a->call_graph &&
+		    parse_call_graph_option("agent", a->call_graph, &cg, &cfg->stack_bytes);
 	cfg->dwarf = cg != CALL_GRAPH_FP;
 	cfg->fp_after = cg == CALL_GRAPH_AUTO;
-	cfg->copy_grows = cg == CALL_GRAPH_AUTO && !(a->call_graph && strchr(a->call_graph, ','));
+	cfg->copy_grows = cg == CALL_GRAPH_AUTO && !given;
 	said->freq = cfg->freq;
 	if (a->export_url) {
 		struct clickhouse *ch;

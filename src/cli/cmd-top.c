@@ -46,10 +46,10 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		break;
 	case V_CALL_GRAPH: {
 		enum call_graph cg;
-		parse_call_graph_option("top", arg, &cg, &s->stack_bytes);
+		int given = parse_call_graph_option("top", arg, &cg, &s->stack_bytes);
 		s->dwarf = cg != CALL_GRAPH_FP;
 		s->fp_after = cg == CALL_GRAPH_AUTO;
-		s->copy_grows = cg == CALL_GRAPH_AUTO && !strchr(arg, ',');
+		s->copy_grows = cg == CALL_GRAPH_AUTO && !given;
 		break;
 	}
 	case V_HISTORY:

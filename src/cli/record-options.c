@@ -55,8 +55,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 			usage_die("record", "-d wants a positive number of seconds, not '%s'", arg);
 		break;
 	case V_CALL_GRAPH:
-		parse_call_graph_option("record", arg, &a->call_graph, &a->stack_bytes);
-		a->stack_bytes_given = strchr(arg, ',') != NULL;
+		a->stack_bytes_given =
+		    parse_call_graph_option("record", arg, &a->call_graph, &a->stack_bytes);
 		break;
 	case V_G:
 		a->call_graph = CALL_GRAPH_FP;

@@ -105,7 +105,8 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 		a->t.tree = a->ret = 1;
 		break;
 	case V_CALL_GRAPH:
-		parse_call_graph_option("trace", arg, &a->call_graph, &a->stack_bytes);
+		a->stack_bytes_given =
+		    parse_call_graph_option("trace", arg, &a->call_graph, &a->stack_bytes);
 		if (a->call_graph != CALL_GRAPH_FP && a->stack_bytes > UPROBE_MAX_STACK)
 			usage_die("trace",
 				  "--call-graph %s,BYTES: a call carries at most %u bytes "
@@ -113,7 +114,6 @@ static void set_value(void *ctx, const char *arg, const struct opt *o)
 				  a->call_graph == CALL_GRAPH_AUTO ? "auto" : "dwarf",
 				  UPROBE_MAX_STACK);
 		a->call_graph_given = 1;
-		a->stack_bytes_given = strchr(arg, ',') != NULL;
 		break;
 	}
 }

@@ -247,8 +247,8 @@ long long parse_freq_option(const char *cmd, const char *arg)
 	return v;
 }
 
-void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
-			     uint32_t *stack_bytes)
+int parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
+			    uint32_t *stack_bytes)
 {
 	static const struct {
 		const char *name;
@@ -257,7 +257,7 @@ void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *
 
 	if (strcmp(arg, "fp") == 0) {
 		*mode = CALL_GRAPH_FP;
-		return;
+		return 0;
 	}
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		size_t n = strlen(modes[i].name);
@@ -270,7 +270,7 @@ void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *
 				  modes[i].name, PERF_EVENTS_MAX_STACK_BYTES);
 		*mode = modes[i].mode;
 		*stack_bytes = (uint32_t)bytes & ~7u;
-		return;
+		return arg[n] == ',';
 	}
 	usage_die(cmd, "--call-graph must be auto, fp or dwarf[,BYTES], not '%s'", arg);
 }

@@ -69,10 +69,11 @@ enum call_graph {
 /* --call-graph auto|fp|dwarf[,BYTES], as record and capture take it:
  * sets *mode and, for auto and dwarf, *stack_bytes (BYTES, default
  * CALL_GRAPH_STACK_BYTES, cut to a multiple of 8 as the kernel wants);
- * exits with a usage error otherwise. */
+ * exits with a usage error otherwise. Returns 1 when BYTES was given (a
+ * copy given keeps its size), else 0. */
 #define CALL_GRAPH_STACK_BYTES 8192
-void parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
-			     uint32_t *stack_bytes);
+int parse_call_graph_option(const char *cmd, const char *arg, enum call_graph *mode,
+			    uint32_t *stack_bytes);
 
 /* What to say copies more stack than --call-graph MODE,BYTES did, into
  * buf: "--call-graph MODE,N copies more", N twice BYTES or more until it
