@@ -2,15 +2,19 @@
 "capture-target: ready", waits for SIGUSR1, then calls handle(i) for i
 in 0..4 on its main thread and exits. Each handle(i) spends a quarter of
 its CPU time in parse() and three quarters in compute(): the same loop,
-run once and three times.
+run once and three times, in rounds, so that a machine that is slower
+for a while (a busy neighbour) slows both alike.
 """
 import os
 import signal
 
 
+ROUNDS = 20
+
+
 def spin():
     s = 0
-    for k in range(300000):
+    for k in range(300000 // ROUNDS):
         s += k
     return s
 
@@ -24,7 +28,10 @@ def compute(i):
 
 
 def handle(i):  # mark: handle
-    return parse(i) + compute(i)
+    s = 0
+    for r in range(ROUNDS):
+        s += parse(i) + compute(i)
+    return s
 
 
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
