@@ -2,9 +2,9 @@
  * Unit tests of the symbolizer on code whose truth we know: functions of
  * this very test program (names, file:line, an inlined call expanded into
  * two frames), libstdc++ (C++ names), the vDSO, a deleted copy of this
- * program, and files that are not ELF. Lines are captured with __LINE__
- * next to the calls whose return addresses are looked up, so the tests
- * hold at any optimisation level.
+ * program, files that are not ELF, and build-ids read from notes alone.
+ * Lines are captured with __LINE__ next to the calls whose return
+ * addresses are looked up, so the tests hold at any optimisation level.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +27,7 @@
 #include "profile/fill-names.h"
 #include "profile/profile.h"
 #include "symbols/eh-frame.h"
+#include "symbols/elf-build-id.h"
 #include "symbols/symbolize.h"
 
 #if defined(__clang__)
@@ -311,6 +312,46 @@ static void test_not_elf(void **state)
 	unlink(path);
 	assert_int_equal(symbolizer_open(s, path, -1, &f), -ENOENT);
 	assert_int_equal(symbolizer_open(s, dir, -1, &f), -ENOEXEC);
+	rmdir(dir);
+}
+
+/* The build-id read from the notes alone is the symbolizer's; a file
+ * without one, or a buffer too small for it, gives "". */
+static void test_build_id_of_notes(void **state)
+{
+	struct symbolizer *s = *state;
+	struct sym_file *f = open_self(s);
+	char id[129], small[8], dir[] = "/tmp/recce-test-XXXXXX", path[256];
+	int fd = open(self_path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(elf_build_id(fd, id, sizeof(id)), 1);
+	assert_string_equal(id, sym_file_build_id(f));
+	assert_int_equal(elf_build_id(fd, small, sizeof(small)), 0);
+	assert_string_equal(small, "");
+	close(fd);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/text", dir);
+	write_file(path, "#!/bin/sh\necho this is not ELF\n");
+	fd = open(path, O_RDONLY);
+	assert_int_equal(elf_build_id(fd, id, sizeof(id)), 0);
+	assert_string_equal(id, "");
+	close(fd);
+	/* The header alone: its program headers are past the end. */
+	char head[64];
+	fd = open(self_path, O_RDONLY);
+	assert_int_equal(read(fd, head, sizeof(head)), (ssize_t)sizeof(head));
+	close(fd);
+	FILE *w = fopen(path, "w");
+	assert_non_null(w);
+	assert_int_equal(fwrite(head, 1, sizeof(head), w), sizeof(head));
+	fclose(w);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(elf_build_id(fd, id, sizeof(id)), 0);
+	assert_string_equal(id, "");
+	close(fd);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -632,6 +673,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_open_cache_and_metadata, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_offset_to_vaddr, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_elf, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_build_id_of_notes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sweep_forgets_misses, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_deleted_file, setup, teardown),
